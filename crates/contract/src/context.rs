@@ -1,0 +1,159 @@
+use crate::ToolError;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A progress report from a running tool (MCP-style: progress out of an optional total).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Where secrets come from (the OS keyring in the app, a map in tests).
+pub trait SecretSource: Send + Sync {
+    fn get(&self, name: &str) -> Result<Option<String>, String>;
+}
+
+/// What a tool needs to compute its effects: workspace roots and the home directory, so paths
+/// are resolved the same way for the policy as for the call itself.
+#[derive(Clone, Debug, Default)]
+pub struct EffectEnv {
+    pub workspace_roots: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+impl EffectEnv {
+    /// Resolve a path argument to the real target the policy must see: `~` expanded, relative
+    /// paths joined to the first workspace root, `.`/`..` removed lexically, and the longest
+    /// existing prefix canonicalized so a symlink cannot point the policy at the wrong file.
+    pub fn resolve_path(&self, raw: &str) -> PathBuf {
+        let expanded = match (raw.strip_prefix('~'), &self.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            _ => PathBuf::from(raw),
+        };
+        let absolute = if expanded.is_absolute() {
+            expanded
+        } else {
+            let base = self.workspace_roots.first().cloned().unwrap_or_else(|| PathBuf::from("/"));
+            base.join(expanded)
+        };
+        canonicalize_existing_prefix(&normalize_lexically(&absolute))
+    }
+
+    /// Whether a resolved path lies inside one of the workspace roots (roots are canonicalized
+    /// the same way as the path).
+    pub fn is_inside_workspace(&self, resolved: &Path) -> bool {
+        self.workspace_roots
+            .iter()
+            .any(|root| resolved.starts_with(canonicalize_existing_prefix(&normalize_lexically(root))))
+    }
+}
+
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.file_name().map(|n| n.to_owned()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Everything a running tool may use. Built by the scheduler for each call; cheap to clone.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub call_id: String,
+    pub conversation_id: String,
+    pub env: EffectEnv,
+    pub cancel: CancellationToken,
+    pub progress: ProgressSink,
+    pub config: Arc<serde_json::Value>,
+    secrets: Option<Arc<dyn SecretSource>>,
+    /// Secret names the reviewed effects named (`secrets.read(name)`): nothing else is readable.
+    allowed_secrets: Arc<[String]>,
+}
+
+impl ToolContext {
+    pub fn new(call_id: impl Into<String>, conversation_id: impl Into<String>, env: EffectEnv) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            conversation_id: conversation_id.into(),
+            env,
+            cancel: CancellationToken::new(),
+            progress: Arc::new(|_| {}),
+            config: Arc::new(serde_json::Value::Null),
+            secrets: None,
+            allowed_secrets: Arc::from(Vec::new()),
+        }
+    }
+
+    pub fn with_secrets(mut self, source: Arc<dyn SecretSource>, allowed: Vec<String>) -> Self {
+        self.secrets = Some(source);
+        self.allowed_secrets = Arc::from(allowed);
+        self
+    }
+
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        (self.progress)(Progress { progress, total, message });
+    }
+
+    /// A secret, if this call's reviewed effects included `secrets.read(name)`.
+    pub fn secret(&self, name: &str) -> Result<Option<String>, ToolError> {
+        if !self.allowed_secrets.iter().any(|n| n == name) {
+            return Err(ToolError::SecurityViolation {
+                reason: format!("secret {name:?} was not declared as an effect of this call"),
+            });
+        }
+        match &self.secrets {
+            Some(source) => source.get(name).map_err(ToolError::failed),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_path_expands_home_joins_roots_and_removes_dotdot() {
+        let tmp = std::env::temp_dir().canonicalize().unwrap();
+        let env = EffectEnv { workspace_roots: vec![tmp.join("ws")], home: Some(PathBuf::from("/home/u")) };
+        assert_eq!(env.resolve_path("~/Documents/a.txt"), PathBuf::from("/home/u/Documents/a.txt"));
+        assert_eq!(env.resolve_path("src/../x.rs"), tmp.join("ws/x.rs"));
+        assert_eq!(env.resolve_path("../../etc/passwd"), PathBuf::from("/etc/passwd"));
+        assert!(env.is_inside_workspace(&env.resolve_path("a/b")));
+        assert!(!env.is_inside_workspace(&env.resolve_path("../ws2/b")));
+    }
+}

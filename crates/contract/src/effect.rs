@@ -1,0 +1,245 @@
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What a tool call does to the world. A closed vocabulary (DESIGN.md): the PolicyBridge scores and
+/// matches rules against these, so adding a kind is a deliberate change to policy too.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum Effect {
+    #[serde(rename = "fs.read")]
+    FsRead { path: String },
+    #[serde(rename = "fs.write")]
+    FsWrite { path: String },
+    #[serde(rename = "fs.delete")]
+    FsDelete { path: String },
+    #[serde(rename = "process.exec")]
+    ProcessExec { command: String },
+    #[serde(rename = "net.fetch")]
+    NetFetch { origin: String },
+    #[serde(rename = "browser.navigate")]
+    BrowserNavigate { origin: String },
+    #[serde(rename = "browser.act")]
+    BrowserAct { origin: String },
+    #[serde(rename = "mail.read")]
+    MailRead { account: String },
+    #[serde(rename = "mail.send")]
+    MailSend { account: String, recipients: Vec<String> },
+    #[serde(rename = "calendar.read")]
+    CalendarRead { calendar: String },
+    #[serde(rename = "calendar.write")]
+    CalendarWrite { calendar: String },
+    #[serde(rename = "vault.read")]
+    VaultRead,
+    #[serde(rename = "vault.write")]
+    VaultWrite,
+    #[serde(rename = "tasks.read")]
+    TasksRead,
+    #[serde(rename = "tasks.write")]
+    TasksWrite,
+    #[serde(rename = "notes.write")]
+    NotesWrite,
+    #[serde(rename = "audio.capture")]
+    AudioCapture,
+    #[serde(rename = "audio.play")]
+    AudioPlay,
+    #[serde(rename = "secrets.read")]
+    SecretsRead { name: String },
+    #[serde(rename = "system.read")]
+    SystemRead,
+    #[serde(rename = "ui.ask")]
+    UiAsk,
+    /// An MCP tool whose toolpack declared nothing: unknown, and scored as risky.
+    #[serde(rename = "mcp.call")]
+    McpCall { server: String, tool: String },
+}
+
+/// The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum EffectKind {
+    #[serde(rename = "fs.read")]
+    FsRead,
+    #[serde(rename = "fs.write")]
+    FsWrite,
+    #[serde(rename = "fs.delete")]
+    FsDelete,
+    #[serde(rename = "process.exec")]
+    ProcessExec,
+    #[serde(rename = "net.fetch")]
+    NetFetch,
+    #[serde(rename = "browser.navigate")]
+    BrowserNavigate,
+    #[serde(rename = "browser.act")]
+    BrowserAct,
+    #[serde(rename = "mail.read")]
+    MailRead,
+    #[serde(rename = "mail.send")]
+    MailSend,
+    #[serde(rename = "calendar.read")]
+    CalendarRead,
+    #[serde(rename = "calendar.write")]
+    CalendarWrite,
+    #[serde(rename = "vault.read")]
+    VaultRead,
+    #[serde(rename = "vault.write")]
+    VaultWrite,
+    #[serde(rename = "tasks.read")]
+    TasksRead,
+    #[serde(rename = "tasks.write")]
+    TasksWrite,
+    #[serde(rename = "notes.write")]
+    NotesWrite,
+    #[serde(rename = "audio.capture")]
+    AudioCapture,
+    #[serde(rename = "audio.play")]
+    AudioPlay,
+    #[serde(rename = "secrets.read")]
+    SecretsRead,
+    #[serde(rename = "system.read")]
+    SystemRead,
+    #[serde(rename = "ui.ask")]
+    UiAsk,
+    #[serde(rename = "mcp.call")]
+    McpCall,
+}
+
+impl EffectKind {
+    pub fn as_str(self) -> &'static str {
+        use EffectKind::*;
+        match self {
+            FsRead => "fs.read",
+            FsWrite => "fs.write",
+            FsDelete => "fs.delete",
+            ProcessExec => "process.exec",
+            NetFetch => "net.fetch",
+            BrowserNavigate => "browser.navigate",
+            BrowserAct => "browser.act",
+            MailRead => "mail.read",
+            MailSend => "mail.send",
+            CalendarRead => "calendar.read",
+            CalendarWrite => "calendar.write",
+            VaultRead => "vault.read",
+            VaultWrite => "vault.write",
+            TasksRead => "tasks.read",
+            TasksWrite => "tasks.write",
+            NotesWrite => "notes.write",
+            AudioCapture => "audio.capture",
+            AudioPlay => "audio.play",
+            SecretsRead => "secrets.read",
+            SystemRead => "system.read",
+            UiAsk => "ui.ask",
+            McpCall => "mcp.call",
+        }
+    }
+
+    /// Reads only: allowed in plan mode, and parallel-safe in a batch.
+    pub fn is_read_only(self) -> bool {
+        use EffectKind::*;
+        matches!(
+            self,
+            FsRead | MailRead | CalendarRead | VaultRead | TasksRead | SystemRead | UiAsk
+        )
+    }
+
+    /// Sends data or control out of the machine (or to code we don't control): these are asked
+    /// while the conversation is tainted by untrusted content.
+    pub fn is_egress(self) -> bool {
+        use EffectKind::*;
+        matches!(
+            self,
+            ProcessExec | NetFetch | MailSend | BrowserNavigate | BrowserAct | McpCall
+        )
+    }
+}
+
+impl Effect {
+    pub fn kind(&self) -> EffectKind {
+        use Effect::*;
+        match self {
+            FsRead { .. } => EffectKind::FsRead,
+            FsWrite { .. } => EffectKind::FsWrite,
+            FsDelete { .. } => EffectKind::FsDelete,
+            ProcessExec { .. } => EffectKind::ProcessExec,
+            NetFetch { .. } => EffectKind::NetFetch,
+            BrowserNavigate { .. } => EffectKind::BrowserNavigate,
+            BrowserAct { .. } => EffectKind::BrowserAct,
+            MailRead { .. } => EffectKind::MailRead,
+            MailSend { .. } => EffectKind::MailSend,
+            CalendarRead { .. } => EffectKind::CalendarRead,
+            CalendarWrite { .. } => EffectKind::CalendarWrite,
+            VaultRead => EffectKind::VaultRead,
+            VaultWrite => EffectKind::VaultWrite,
+            TasksRead => EffectKind::TasksRead,
+            TasksWrite => EffectKind::TasksWrite,
+            NotesWrite => EffectKind::NotesWrite,
+            AudioCapture => EffectKind::AudioCapture,
+            AudioPlay => EffectKind::AudioPlay,
+            SecretsRead { .. } => EffectKind::SecretsRead,
+            SystemRead => EffectKind::SystemRead,
+            UiAsk => EffectKind::UiAsk,
+            McpCall { .. } => EffectKind::McpCall,
+        }
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.kind().is_read_only()
+    }
+
+    /// The strings a rule specifier is matched against (`read_file(~/Documents/**)` matches the
+    /// path, `email_send(*@corp.com)` each recipient). Empty when the effect has no argument.
+    pub fn subjects(&self) -> Vec<&str> {
+        use Effect::*;
+        match self {
+            FsRead { path } | FsWrite { path } | FsDelete { path } => vec![path],
+            ProcessExec { command } => vec![command],
+            NetFetch { origin } | BrowserNavigate { origin } | BrowserAct { origin } => vec![origin],
+            MailRead { account } => vec![account],
+            MailSend { recipients, .. } => recipients.iter().map(String::as_str).collect(),
+            CalendarRead { calendar } | CalendarWrite { calendar } => vec![calendar],
+            SecretsRead { name } => vec![name],
+            McpCall { tool, .. } => vec![tool],
+            VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
+            | AudioPlay | SystemRead | UiAsk => vec![],
+        }
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind().as_str();
+        match self {
+            Effect::MailSend { account, recipients } => {
+                write!(f, "{kind}({account} → {})", recipients.join(", "))
+            }
+            Effect::McpCall { server, tool } => write!(f, "{kind}({server}/{tool})"),
+            other => match other.subjects().first() {
+                Some(subject) => write!(f, "{kind}({subject})"),
+                None => f.write_str(kind),
+            },
+        }
+    }
+}
+
+impl fmt::Display for EffectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effects_serialize_with_dotted_kind_names() {
+        let e = Effect::MailSend { account: "work".into(), recipients: vec!["a@x.com".into()] };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["kind"], "mail.send");
+        assert_eq!(serde_json::from_value::<Effect>(v).unwrap(), e);
+        assert_eq!(e.to_string(), "mail.send(work → a@x.com)");
+        assert_eq!(Effect::TasksWrite.to_string(), "tasks.write");
+        assert_eq!(
+            serde_json::to_value(EffectKind::ProcessExec).unwrap(),
+            serde_json::json!("process.exec")
+        );
+    }
+}

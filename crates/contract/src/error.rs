@@ -1,0 +1,65 @@
+use std::time::Duration;
+use thiserror::Error;
+
+/// Every way a tool call can fail. The message is what the model and the person read, so each
+/// one says what to do next.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum ToolError {
+    #[error("invalid arguments for {tool}: {message}")]
+    InvalidArguments { tool: String, message: String },
+    #[error("no tool named {name:?}{}", suggestions_text(.suggestions))]
+    NotFound { name: String, suggestions: Vec<String> },
+    #[error("denied by policy: {reason}")]
+    Denied { reason: String },
+    #[error("security violation: {reason}")]
+    SecurityViolation { reason: String },
+    #[error("timed out after {:.1} s", .after.as_secs_f64())]
+    Timeout { after: Duration },
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{message}")]
+    Failed { message: String, transient: bool },
+    #[error("{tool}: {what} — {how}")]
+    NotConfigured { tool: String, what: String, how: String },
+    #[error("rate limited: {tool} allows {per_minute} calls per minute; retry in {:.1} s", .retry_after.as_secs_f64())]
+    RateLimited { tool: String, per_minute: u32, retry_after: Duration },
+}
+
+fn suggestions_text(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        "; `cowork tools list` shows what exists".into()
+    } else {
+        format!("; did you mean {}?", suggestions.join(", "))
+    }
+}
+
+impl ToolError {
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed { message: message.into(), transient: false }
+    }
+
+    pub fn transient(message: impl Into<String>) -> Self {
+        ToolError::Failed { message: message.into(), transient: true }
+    }
+
+    /// A short stable name for audit rows, events and `--json` output.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArguments { .. } => "invalid_arguments",
+            ToolError::NotFound { .. } => "not_found",
+            ToolError::Denied { .. } => "denied",
+            ToolError::SecurityViolation { .. } => "security_violation",
+            ToolError::Timeout { .. } => "timeout",
+            ToolError::Cancelled => "cancelled",
+            ToolError::Failed { transient: true, .. } => "failed_transient",
+            ToolError::Failed { transient: false, .. } => "failed",
+            ToolError::NotConfigured { .. } => "not_configured",
+            ToolError::RateLimited { .. } => "rate_limited",
+        }
+    }
+
+    /// Worth retrying for an idempotent tool.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ToolError::Failed { transient: true, .. } | ToolError::Timeout { .. })
+    }
+}

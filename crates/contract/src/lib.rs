@@ -1,0 +1,24 @@
+//! The tool contract: the smallest crate, depended on by every other one.
+//!
+//! A tool is described by a [`ToolSpec`], declares the [`Effect`]s a call will have (computed from
+//! its arguments), and runs with a [`ToolContext`]. Tools are written as typed [`Tool`]s (serde +
+//! schemars types, schemas derived once) and handed to the core erased as [`DynTool`]. Nothing in
+//! this crate executes a tool: only the core's `Scheduler::call` does.
+
+mod context;
+mod effect;
+mod error;
+mod output;
+mod spec;
+mod tool;
+
+pub use context::{EffectEnv, Progress, ProgressSink, SecretSource, ToolContext};
+pub use effect::{Effect, EffectKind};
+pub use error::ToolError;
+pub use output::{Content, ToolOutput};
+pub use spec::{Annotations, RateLimit, ToolSpec};
+pub use tool::{DynTool, PreparedCall, Tool, ToolMeta, ToolProvider, Typed, typed};
+
+/// Re-exported so families derive schemas with the same schemars version as the contract.
+pub use schemars;
+pub use tokio_util::sync::CancellationToken;

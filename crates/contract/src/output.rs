@@ -1,0 +1,43 @@
+use serde::{Deserialize, Serialize};
+
+/// A content block, aligned with MCP's `CallToolResult.content`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text { text: String },
+    Json { value: serde_json::Value },
+    Image { mime_type: String, data_base64: String },
+    ResourceLink { uri: String, name: String, mime_type: Option<String> },
+}
+
+/// What a tool returns: content blocks for the model and the UI, the typed result as JSON
+/// (validated against the output schema), and whether the content came from an untrusted origin
+/// (web page, incoming mail…), which taints the conversation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput { content: vec![Content::Text { text: text.into() }], ..Default::default() }
+    }
+
+    /// All text blocks joined: what a terminal or a model prompt shows.
+    pub fn text_content(&self) -> String {
+        let mut parts = Vec::new();
+        for block in &self.content {
+            match block {
+                Content::Text { text } => parts.push(text.clone()),
+                Content::Json { value } => parts.push(value.to_string()),
+                Content::Image { mime_type, .. } => parts.push(format!("[image {mime_type}]")),
+                Content::ResourceLink { uri, name, .. } => parts.push(format!("[{name}]({uri})")),
+            }
+        }
+        parts.join("\n")
+    }
+}

@@ -1,0 +1,195 @@
+use crate::{Annotations, Content, Effect, EffectEnv, EffectKind, RateLimit, ToolContext, ToolError, ToolOutput, ToolSpec};
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::{Serialize, de::DeserializeOwned};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The hand-written part of a spec; schemas come from the typed input and output.
+#[derive(Clone, Debug)]
+pub struct ToolMeta {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub category: String,
+    pub annotations: Annotations,
+    pub timeout: Duration,
+    pub effects: Vec<EffectKind>,
+    pub aliases: Vec<String>,
+    pub deferred: bool,
+    pub rate_limit: Option<RateLimit>,
+    pub secret_args: Vec<String>,
+}
+
+impl ToolMeta {
+    pub fn new(name: &str, title: &str, description: &str) -> Self {
+        ToolMeta {
+            name: name.into(),
+            title: title.into(),
+            description: description.into(),
+            category: "general".into(),
+            annotations: Annotations::default(),
+            timeout: Duration::from_secs(30),
+            effects: Vec::new(),
+            aliases: Vec::new(),
+            deferred: false,
+            rate_limit: None,
+            secret_args: Vec::new(),
+        }
+    }
+    pub fn category(mut self, category: &str) -> Self {
+        self.category = category.into();
+        self
+    }
+    pub fn effects(mut self, effects: &[EffectKind]) -> Self {
+        self.effects = effects.to_vec();
+        self
+    }
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    pub fn aliases(mut self, aliases: &[&str]) -> Self {
+        self.aliases = aliases.iter().map(|a| a.to_string()).collect();
+        self
+    }
+    pub fn deferred(mut self) -> Self {
+        self.deferred = true;
+        self
+    }
+    pub fn rate_limit(mut self, per_minute: u32, burst: u32) -> Self {
+        self.rate_limit = Some(RateLimit { per_minute, burst });
+        self
+    }
+    pub fn secret_args(mut self, names: &[&str]) -> Self {
+        self.secret_args = names.iter().map(|a| a.to_string()).collect();
+        self
+    }
+}
+
+/// A tool written the Rust way: typed input and output (serde + schemars), effects computed from
+/// the typed input. Wrap it with [`typed`] to register it.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
+
+    fn meta(&self) -> ToolMeta;
+
+    /// The concrete effects of this call. Paths must be resolved through `env` so the policy
+    /// sees the real target.
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError>;
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Self::Output, ToolError>;
+
+    /// The text block the model and the terminal see; JSON by default.
+    fn to_text(&self, output: &Self::Output) -> String {
+        serde_json::to_string_pretty(output).unwrap_or_default()
+    }
+}
+
+type Runner = Arc<dyn Fn(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
+
+/// A call whose arguments are parsed and whose effects are known, ready for review. Only the
+/// scheduler runs it (possibly more than once, for retries of idempotent tools).
+pub struct PreparedCall {
+    pub effects: Vec<Effect>,
+    runner: Runner,
+}
+
+impl PreparedCall {
+    pub fn new(effects: Vec<Effect>, runner: Runner) -> Self {
+        PreparedCall { effects, runner }
+    }
+
+    pub fn run(&self, ctx: ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        (self.runner)(ctx)
+    }
+}
+
+/// A tool with its types erased: what the registry stores and the scheduler executes. Callers
+/// outside the core never get one (the registry hands out [`ToolSpec`]s only).
+pub trait DynTool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError>;
+}
+
+/// A family's set of tools; the registry asks again on `reload`.
+pub trait ToolProvider: Send + Sync {
+    fn name(&self) -> &str;
+    fn tools(&self) -> Vec<Arc<dyn DynTool>>;
+}
+
+/// Adapter from [`Tool`] to [`DynTool`]; builds the spec (with derived schemas) once.
+pub struct Typed<T: Tool> {
+    tool: Arc<T>,
+    spec: ToolSpec,
+}
+
+pub fn typed<T: Tool>(tool: T) -> Arc<dyn DynTool> {
+    Arc::new(Typed::new(tool))
+}
+
+fn schema_value<S: JsonSchema>() -> serde_json::Value {
+    let mut value = serde_json::to_value(schemars::schema_for!(S)).unwrap_or_default();
+    // Tool-definition formats (MCP, Anthropic, OpenAI) want a bare object schema.
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("$schema");
+    }
+    value
+}
+
+impl<T: Tool> Typed<T> {
+    pub fn new(tool: T) -> Self {
+        let meta = tool.meta();
+        let spec = ToolSpec {
+            name: meta.name,
+            title: meta.title,
+            description: meta.description,
+            category: meta.category,
+            input_schema: schema_value::<T::Input>(),
+            output_schema: Some(schema_value::<T::Output>()),
+            annotations: meta.annotations,
+            timeout_ms: meta.timeout.as_millis() as u64,
+            effects: meta.effects,
+            aliases: meta.aliases,
+            deferred: meta.deferred,
+            rate_limit: meta.rate_limit,
+            secret_args: meta.secret_args,
+        };
+        Typed { tool: Arc::new(tool), spec }
+    }
+}
+
+impl<T: Tool> DynTool for Typed<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
+        let input: T::Input = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+            tool: self.spec.name.clone(),
+            message: e.to_string(),
+        })?;
+        let effects = self.tool.effects(&input, env)?;
+        let input = Arc::new(input);
+        let tool = self.tool.clone();
+        let untrusted = self.spec.annotations.open_world;
+        let runner: Runner = Arc::new(move |ctx: ToolContext| {
+            let tool = tool.clone();
+            let input = input.clone();
+            Box::pin(async move {
+                let output = tool.call(&input, &ctx).await?;
+                let text = tool.to_text(&output);
+                let structured = serde_json::to_value(&output)
+                    .map_err(|e| ToolError::failed(format!("output not serializable: {e}")))?;
+                Ok(ToolOutput { content: vec![Content::Text { text }], structured: Some(structured), untrusted })
+            })
+        });
+        Ok(PreparedCall::new(effects, runner))
+    }
+}

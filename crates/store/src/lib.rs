@@ -1,0 +1,155 @@
+//! The one SQLite database and the data directory around it.
+//!
+//! Layout under the data dir (`COWORK_HOME`, else the platform data dir):
+//! `cowork.db` (WAL) · `settings.json` (user policy rules, mode) · `notes/` (Markdown the person can
+//! open) · `logs/` (rotating tracing files). Every component opens its own connection with
+//! [`Store::connect`], which applies the same pragmas; the schema is one versioned migration list.
+
+mod migrations;
+
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot find a data directory: set COWORK_HOME to a writable folder")]
+    NoDataDir,
+    #[error("cannot create {path}: {source} — check the permissions or set COWORK_HOME elsewhere")]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot open the database {path}: {source}")]
+    Open { path: PathBuf, source: rusqlite::Error },
+    #[error(
+        "cannot migrate the database {path}: {message} — if it was written by a newer Cowork, \
+         update Cowork or point COWORK_HOME elsewhere; your data is untouched"
+    )]
+    Migrate { path: PathBuf, message: String },
+}
+
+/// Where Cowork keeps its data.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// `COWORK_HOME` if set (tests use temp dirs), else the platform data dir
+    /// (`~/.local/share/cowork` on Linux).
+    pub fn locate() -> Result<Self, StoreError> {
+        if let Some(home) = std::env::var_os("COWORK_HOME").filter(|v| !v.is_empty()) {
+            return Ok(DataDir::at(PathBuf::from(home)));
+        }
+        directories::ProjectDirs::from("app", "Cowork", "cowork")
+            .map(|dirs| DataDir::at(dirs.data_dir().to_path_buf()))
+            .ok_or(StoreError::NoDataDir)
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        DataDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join("cowork.db")
+    }
+    pub fn settings_path(&self) -> PathBuf {
+        self.root.join("settings.json")
+    }
+    pub fn notes_dir(&self) -> PathBuf {
+        self.root.join("notes")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+}
+
+/// An opened, migrated data directory.
+#[derive(Clone, Debug)]
+pub struct Store {
+    dir: DataDir,
+}
+
+impl Store {
+    /// Creates the folders, opens the database and applies pending migrations.
+    pub fn open(dir: DataDir) -> Result<Self, StoreError> {
+        for path in [dir.root().to_path_buf(), dir.notes_dir(), dir.logs_dir()] {
+            std::fs::create_dir_all(&path).map_err(|source| StoreError::CreateDir { path, source })?;
+        }
+        let store = Store { dir };
+        let mut conn = store.connect()?;
+        migrations::apply(&mut conn).map_err(|e| StoreError::Migrate {
+            path: store.dir.db_path(),
+            message: e.to_string(),
+        })?;
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &DataDir {
+        &self.dir
+    }
+
+    /// A new connection with the project's pragmas. WAL + synchronous=NORMAL: a committed
+    /// transaction survives a crash or kill -9 of the app; an OS crash or power loss can lose
+    /// only the transactions since the last WAL sync (checkpoint).
+    pub fn connect(&self) -> Result<Connection, StoreError> {
+        let path = self.dir.db_path();
+        let open_err = |source| StoreError::Open { path: path.clone(), source };
+        let conn = Connection::open(&path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA foreign_keys = ON;",
+        )
+        .map_err(open_err)?;
+        Ok(conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_creates_layout_and_migrates_idempotently() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
+        assert!(store.dir().notes_dir().is_dir());
+        let conn = store.connect().unwrap();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+        drop(conn);
+        // Opening again is a no-op migration.
+        Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
+    }
+
+    #[test]
+    fn a_database_from_a_newer_version_is_refused_with_a_clear_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = DataDir::at(tmp.path());
+        let store = Store::open(dir.clone()).unwrap();
+        store.connect().unwrap().pragma_update(None, "user_version", 999).unwrap();
+        let err = Store::open(dir).unwrap_err().to_string();
+        assert!(err.contains("newer Cowork"), "{err}");
+    }
+
+    #[test]
+    fn audit_rows_cannot_be_updated_or_deleted_through_sql() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(DataDir::at(tmp.path())).unwrap();
+        let conn = store.connect().unwrap();
+        conn.execute(
+            "INSERT INTO audit_log (seq, ts, call_id, phase, tool, layer, caller, conversation, args,
+             effects, decision, score, rule, approved_by, outcome, error, duration_us, prev_hash, hash)
+             VALUES (1,'t','c','final','x','builtin','cli','conv','{}','[]','allow',1,NULL,NULL,'ok',NULL,0,'0','h')",
+            [],
+        )
+        .unwrap();
+        let update = conn.execute("UPDATE audit_log SET tool = 'y'", []).unwrap_err();
+        assert!(update.to_string().contains("append-only"));
+        assert!(conn.execute("DELETE FROM audit_log", []).is_err());
+    }
+}

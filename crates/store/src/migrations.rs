@@ -1,0 +1,80 @@
+//! One ordered migration list for the whole database. Each table names its owner; append new
+//! migrations, never edit applied ones.
+
+use rusqlite::Connection;
+use rusqlite_migration::{M, Migrations};
+
+const V1: &str = r#"
+-- core/audit: append-only, hash-chained. Every column is covered by the row hash.
+CREATE TABLE audit_log (
+    seq          INTEGER PRIMARY KEY,
+    ts           TEXT    NOT NULL,
+    call_id      TEXT    NOT NULL,
+    phase        TEXT    NOT NULL,   -- 'intent' (before an effectful call runs) | 'final'
+    tool         TEXT    NOT NULL,
+    layer        TEXT,
+    caller       TEXT    NOT NULL,
+    conversation TEXT    NOT NULL,
+    args         TEXT    NOT NULL,   -- JSON, secrets redacted
+    effects      TEXT    NOT NULL,   -- JSON array
+    decision     TEXT    NOT NULL,   -- allow | ask | deny | rejected
+    score        INTEGER,
+    rule         TEXT,
+    approved_by  TEXT,
+    outcome      TEXT,
+    error        TEXT,
+    duration_us  INTEGER,
+    prev_hash    TEXT    NOT NULL,
+    hash         TEXT    NOT NULL
+);
+CREATE INDEX audit_log_call ON audit_log(call_id);
+CREATE INDEX audit_log_tool ON audit_log(tool, seq);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
+
+-- core/policy: per-conversation state (taint, grants "for this conversation").
+CREATE TABLE conversation_state (
+    conversation TEXT PRIMARY KEY,
+    tainted_by   TEXT,
+    tainted_at   TEXT
+);
+CREATE TABLE conversation_grants (
+    conversation TEXT NOT NULL,
+    rule         TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (conversation, rule)
+);
+
+-- personal/tasks
+CREATE TABLE tasks (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    title       TEXT NOT NULL,
+    notes       TEXT NOT NULL DEFAULT '',
+    status      TEXT NOT NULL DEFAULT 'todo'
+                CHECK (status IN ('todo', 'in_progress', 'done', 'cancelled')),
+    priority    TEXT NOT NULL DEFAULT 'normal'
+                CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
+    due         TEXT,
+    tags        TEXT NOT NULL DEFAULT '[]',
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    call_id     TEXT
+);
+CREATE INDEX tasks_status_due ON tasks(status, due);
+
+-- personal/notes: the Markdown file is the content; this is its index.
+CREATE TABLE notes (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    path        TEXT NOT NULL UNIQUE,
+    title       TEXT NOT NULL,
+    tags        TEXT NOT NULL DEFAULT '[]',
+    created_at  TEXT NOT NULL,
+    call_id     TEXT
+);
+"#;
+
+pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
+    Migrations::new(vec![M::up(V1)]).to_latest(conn)
+}

@@ -1,0 +1,28 @@
+//! The core: registry (discovery), scheduler (the only way to run a tool), PolicyBridge (the
+//! one review) and the audit log. See ARCHITECTURE.md for the call path.
+
+pub mod approver;
+pub mod audit;
+pub mod policy;
+pub mod redact;
+pub mod registry;
+pub mod scheduler;
+mod search_tool;
+mod stubs;
+
+pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover};
+pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, VerifyReport};
+pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
+pub use registry::{Layer, Registry, SearchHit, ToolInfo};
+pub use scheduler::{CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent};
+pub use stubs::StubCatalog;
+
+use std::sync::Arc;
+
+/// Registers the core's own builtins (`tool_search`) into `registry`.
+pub fn register_core_tools(registry: &Arc<Registry>) {
+    registry.register(
+        Layer::Builtin,
+        cowork_contract::typed(search_tool::ToolSearch { registry: Arc::downgrade(registry) }),
+    );
+}

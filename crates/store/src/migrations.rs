@@ -28,6 +28,13 @@ CREATE TABLE audit_log (
     hash         TEXT    NOT NULL
 );
 CREATE INDEX audit_log_call ON audit_log(call_id);
+-- The chain's head, written in the same transaction as each batch: verify compares it with the
+-- last row, so deleting rows from the end is detected too.
+CREATE TABLE audit_head (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    seq  INTEGER NOT NULL,
+    hash TEXT    NOT NULL
+);
 CREATE INDEX audit_log_tool ON audit_log(tool, seq);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;

@@ -1,0 +1,94 @@
+//! Who answers an `ask`: the window's modal (over a channel), the terminal prompt (the CLI
+//! implements [`Approver`]), or nobody (headless: deny). The scheduler bounds every ask with the
+//! policy's timeout; silence is a denial.
+
+use crate::policy::Review;
+use cowork_contract::Effect;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalChoice {
+    Once,
+    Conversation,
+    Always,
+    Deny,
+}
+
+impl ApprovalChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalChoice::Once => "once",
+            ApprovalChoice::Conversation => "conversation",
+            ApprovalChoice::Always => "always",
+            ApprovalChoice::Deny => "deny",
+        }
+    }
+}
+
+/// Everything the modal shows.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub conversation: String,
+    pub caller: String,
+    pub tool: String,
+    pub title: String,
+    /// Arguments with secrets redacted.
+    pub args: serde_json::Value,
+    pub effects: Vec<Effect>,
+    pub review: Review,
+    /// The choices offered; `conversation`/`always` only when a grant would be meaningful.
+    pub choices: Vec<ApprovalChoice>,
+}
+
+#[async_trait::async_trait]
+pub trait Approver: Send + Sync {
+    /// Shown in the audit row's `approved_by` (e.g. "terminal", "window").
+    fn name(&self) -> &str;
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice;
+}
+
+/// Nobody can answer (non-interactive CLI, background jobs): every ask is denied.
+pub struct DenyApprover;
+
+#[async_trait::async_trait]
+impl Approver for DenyApprover {
+    fn name(&self) -> &str {
+        "nobody (non-interactive)"
+    }
+    async fn decide(&self, _request: &ApprovalRequest) -> ApprovalChoice {
+        ApprovalChoice::Deny
+    }
+}
+
+pub type PendingApproval = (ApprovalRequest, oneshot::Sender<ApprovalChoice>);
+
+/// Forwards asks to a receiver (the window shows a modal and answers on the oneshot). A dropped
+/// answer or a closed channel is a denial.
+pub struct ChannelApprover {
+    name: String,
+    tx: mpsc::Sender<PendingApproval>,
+}
+
+impl ChannelApprover {
+    pub fn new(name: &str, capacity: usize) -> (Self, mpsc::Receiver<PendingApproval>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (ChannelApprover { name: name.to_string(), tx }, rx)
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for ChannelApprover {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
+        let (answer_tx, answer_rx) = oneshot::channel();
+        if self.tx.send((request.clone(), answer_tx)).await.is_err() {
+            return ApprovalChoice::Deny;
+        }
+        answer_rx.await.unwrap_or(ApprovalChoice::Deny)
+    }
+}

@@ -1,0 +1,117 @@
+//! Per-conversation policy state: taint and "this conversation" grants. Persisted in the store
+//! (a conversation resumed after a restart keeps both), cached in memory for the per-call gate.
+
+use super::{PolicyError, Rule};
+use cowork_store::Store;
+use rusqlite::{Connection, params};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+#[derive(Clone, Default)]
+struct State {
+    tainted_by: Option<String>,
+    grants: Vec<Rule>,
+}
+
+pub struct ConversationStates {
+    conn: Mutex<Connection>,
+    cache: Mutex<HashMap<String, State>>,
+}
+
+fn db_err(e: impl std::fmt::Display) -> PolicyError {
+    PolicyError::Store(e.to_string())
+}
+
+impl ConversationStates {
+    pub fn open(store: &Store) -> Result<Self, PolicyError> {
+        Ok(ConversationStates { conn: Mutex::new(store.connect().map_err(db_err)?), cache: Mutex::new(HashMap::new()) })
+    }
+
+    fn with_state<R>(&self, conversation: &str, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut cache = self.cache.lock().unwrap();
+        if !cache.contains_key(conversation) {
+            let loaded = self.load(conversation).unwrap_or_else(|e| {
+                tracing::error!("loading policy state of conversation {conversation}: {e}");
+                State::default()
+            });
+            cache.insert(conversation.to_string(), loaded);
+        }
+        f(cache.get_mut(conversation).expect("inserted above"))
+    }
+
+    fn load(&self, conversation: &str) -> Result<State, PolicyError> {
+        let conn = self.conn.lock().unwrap();
+        let tainted_by = conn
+            .query_row("SELECT tainted_by FROM conversation_state WHERE conversation = ?1", [conversation], |r| r.get(0))
+            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })
+            .map_err(db_err)?;
+        let mut stmt = conn.prepare_cached("SELECT rule FROM conversation_grants WHERE conversation = ?1 ORDER BY created_at").map_err(db_err)?;
+        let grants = stmt
+            .query_map([conversation], |r| r.get::<_, String>(0))
+            .map_err(db_err)?
+            .filter_map(|r| r.ok())
+            .filter_map(|text| Rule::parse(&text).ok())
+            .collect();
+        Ok(State { tainted_by, grants })
+    }
+
+    pub fn tainted_by(&self, conversation: &str) -> Option<String> {
+        self.with_state(conversation, |s| s.tainted_by.clone())
+    }
+
+    pub fn grants(&self, conversation: &str) -> Vec<Rule> {
+        self.with_state(conversation, |s| s.grants.clone())
+    }
+
+    pub fn taint(&self, conversation: &str, by_tool: &str) -> Result<(), PolicyError> {
+        if self.tainted_by(conversation).is_some() {
+            return Ok(());
+        }
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO conversation_state (conversation, tainted_by, tainted_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(conversation) DO UPDATE SET tainted_by = excluded.tainted_by, tainted_at = excluded.tainted_at",
+                params![conversation, by_tool, chrono::Utc::now().to_rfc3339()],
+            )
+            .map_err(db_err)?;
+        self.with_state(conversation, |s| s.tainted_by = Some(by_tool.to_string()));
+        Ok(())
+    }
+
+    pub fn grant(&self, conversation: &str, rules: &[String]) -> Result<(), PolicyError> {
+        let parsed = rules.iter().map(|t| Rule::parse(t).map_err(PolicyError::Store)).collect::<Result<Vec<_>, _>>()?;
+        {
+            let mut conn = self.conn.lock().unwrap();
+            let tx = conn.transaction().map_err(db_err)?;
+            for rule in &parsed {
+                tx.execute(
+                    "INSERT OR IGNORE INTO conversation_grants (conversation, rule, created_at) VALUES (?1, ?2, ?3)",
+                    params![conversation, rule.text, chrono::Utc::now().to_rfc3339()],
+                )
+                .map_err(db_err)?;
+            }
+            tx.commit().map_err(db_err)?;
+        }
+        self.with_state(conversation, |s| {
+            for rule in parsed {
+                if !s.grants.contains(&rule) {
+                    s.grants.push(rule);
+                }
+            }
+        });
+        Ok(())
+    }
+
+    pub fn revoke(&self, conversation: &str, rule: &str) -> Result<usize, PolicyError> {
+        let n = self
+            .conn
+            .lock()
+            .unwrap()
+            .execute("DELETE FROM conversation_grants WHERE conversation = ?1 AND rule = ?2", params![conversation, rule])
+            .map_err(db_err)?;
+        self.with_state(conversation, |s| s.grants.retain(|r| r.text != rule));
+        Ok(n)
+    }
+}

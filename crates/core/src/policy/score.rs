@@ -1,0 +1,136 @@
+//! The deterministic risk score (1–10). Every point carries a reason the modal shows.
+//!
+//! The riskiest effect sets the base (DESIGN.md's scale: local reads 1–2, workspace writes 3–4,
+//! network egress 5, mail/exec/delete/outside the workspace 7–9, unknown MCP 8); modifiers add
+//! points for the destructive annotation and for egress from a tainted conversation.
+
+use cowork_contract::{Effect, EffectEnv, ToolSpec};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    pub points: i32,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Risk {
+    pub score: u8,
+    pub reasons: Vec<Reason>,
+}
+
+/// Paths that hold credentials or another program's secrets: asked even inside a workspace.
+fn is_sensitive(path: &str) -> bool {
+    let p = Path::new(path);
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name == ".env"
+        || name.starts_with(".env.")
+        || name == ".netrc"
+        || name == ".pgpass"
+        || name.ends_with(".pem")
+        || name.ends_with(".key")
+        || p.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some(".ssh" | ".gnupg" | ".aws" | "keyrings" | ".password-store" | ".mozilla" | "google-chrome" | "chromium")
+            )
+        })
+}
+
+fn effect_base(effect: &Effect, env: &EffectEnv) -> (i32, String) {
+    let inside = |path: &str| env.is_inside_workspace(Path::new(path));
+    match effect {
+        Effect::FsRead { path } if is_sensitive(path) => (7, format!("reads a sensitive file ({path})")),
+        Effect::FsRead { path } if inside(path) => (1, "reads a file inside the workspace".into()),
+        Effect::FsRead { path } => (4, format!("reads outside the workspace ({path})")),
+        Effect::FsWrite { path } if is_sensitive(path) => (9, format!("writes a sensitive file ({path})")),
+        Effect::FsWrite { path } if inside(path) => (3, "writes a file inside the workspace".into()),
+        Effect::FsWrite { path } => (8, format!("writes outside the workspace ({path})")),
+        Effect::FsDelete { path } if inside(path) => (6, "deletes a file inside the workspace".into()),
+        Effect::FsDelete { path } => (9, format!("deletes outside the workspace ({path})")),
+        Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
+        Effect::NetFetch { origin } => (5, format!("sends a request to {origin}")),
+        Effect::BrowserNavigate { origin } => (4, format!("opens {origin} in the browser")),
+        Effect::BrowserAct { origin } => (5, format!("acts on a page of {origin}")),
+        Effect::MailRead { .. } => (2, "reads mail".into()),
+        Effect::MailSend { recipients, .. } => (7, format!("sends mail to {}", recipients.join(", "))),
+        Effect::CalendarRead { .. } => (1, "reads the calendar".into()),
+        Effect::CalendarWrite { .. } => (3, "changes the calendar".into()),
+        Effect::VaultRead => (1, "reads memory".into()),
+        Effect::VaultWrite => (2, "writes memory".into()),
+        Effect::TasksRead => (1, "reads tasks".into()),
+        Effect::TasksWrite => (2, "changes tasks".into()),
+        Effect::NotesWrite => (2, "writes a note".into()),
+        Effect::AudioCapture => (5, "records from the microphone".into()),
+        Effect::AudioPlay => (2, "plays sound".into()),
+        Effect::SecretsRead { name } => (7, format!("reads the secret {name}")),
+        Effect::SystemRead => (1, "reads system information".into()),
+        Effect::UiAsk => (1, "asks you a question".into()),
+        Effect::McpCall { server, tool } => (8, format!("{server}/{tool} declares no effects: unknown")),
+    }
+}
+
+pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: bool) -> Risk {
+    let (base, text) = effects
+        .iter()
+        .map(|e| effect_base(e, env))
+        .max_by_key(|(points, _)| *points)
+        .unwrap_or((1, "no effects".into()));
+    let mut reasons = vec![Reason { points: base, text }];
+    if spec.annotations.destructive && base < 10 {
+        reasons.push(Reason { points: 1, text: "the tool is marked destructive".into() });
+    }
+    if tainted && effects.iter().any(|e| e.kind().is_egress()) {
+        reasons.push(Reason {
+            points: 1,
+            text: "the conversation contains untrusted content and this call sends data out".into(),
+        });
+    }
+    let total: i32 = reasons.iter().map(|r| r.points).sum();
+    if total > 10 {
+        // Keep "every point has a reason" true after clamping.
+        reasons.push(Reason { points: 10 - total, text: "capped at 10".into() });
+    }
+    Risk { score: total.clamp(1, 10) as u8, reasons }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cowork_contract::Annotations;
+    use std::path::PathBuf;
+
+    fn spec(destructive: bool) -> ToolSpec {
+        ToolSpec {
+            name: "t".into(),
+            title: "t".into(),
+            description: String::new(),
+            category: "x".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            annotations: Annotations { destructive, ..Default::default() },
+            timeout_ms: 1000,
+            effects: vec![],
+            aliases: vec![],
+            deferred: false,
+            rate_limit: None,
+            secret_args: vec![],
+        }
+    }
+
+    #[test]
+    fn scores_follow_the_scale_and_reasons_add_up() {
+        let env = EffectEnv { workspace_roots: vec![PathBuf::from("/ws")], home: None };
+        let score = |effects: &[Effect], destructive, tainted| assess(&spec(destructive), effects, &env, tainted);
+        assert_eq!(score(&[Effect::TasksWrite], false, false).score, 2);
+        assert_eq!(score(&[Effect::FsWrite { path: "/ws/a".into() }], false, false).score, 3);
+        assert_eq!(score(&[Effect::FsWrite { path: "/etc/a".into() }], false, false).score, 8);
+        assert_eq!(score(&[Effect::FsRead { path: "/ws/.env".into() }], false, false).score, 7);
+        assert_eq!(score(&[Effect::FsDelete { path: "/etc/a".into() }], true, false).score, 10);
+        let r = score(&[Effect::ProcessExec { command: "ls".into() }, Effect::FsDelete { path: "/x".into() }], true, true);
+        assert_eq!(r.score, 10);
+        assert_eq!(r.reasons.iter().map(|r| r.points).sum::<i32>(), 10);
+        assert_eq!(score(&[], false, false).score, 1);
+    }
+}

@@ -1,0 +1,304 @@
+//! The registry: discovery and metadata. It hands out [`ToolInfo`] (spec + layer), never a
+//! handler: only the scheduler (same crate) reaches [`Registry::handler`].
+//!
+//! Layers: MCP > builtin > stub. A higher layer replaces a lower one of the same name and the
+//! replacement stays visible (`ToolInfo::overrides`, shown in the catalog and every audit row).
+
+use cowork_contract::{DynTool, ToolError, ToolProvider, ToolSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Stub,
+    Builtin,
+    Mcp,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Stub => "stub",
+            Layer::Builtin => "builtin",
+            Layer::Mcp => "mcp",
+        }
+    }
+}
+
+/// What callers see of a tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolInfo {
+    pub spec: Arc<ToolSpec>,
+    pub layer: Layer,
+    /// Lower layers this tool replaces (e.g. an MCP tool overriding a builtin of the same name).
+    pub overrides: Vec<Layer>,
+}
+
+/// The scheduler's view of a tool: the handler plus its compiled schemas.
+pub(crate) struct Handler {
+    pub tool: Arc<dyn DynTool>,
+    pub info: ToolInfo,
+    pub input: Arc<jsonschema::Validator>,
+    pub output: Option<Arc<jsonschema::Validator>>,
+}
+
+enum Source {
+    Provider(Arc<dyn ToolProvider>),
+    Tool(Arc<dyn DynTool>),
+}
+
+#[derive(Default)]
+struct Snapshot {
+    tools: BTreeMap<String, Arc<Handler>>,
+    aliases: HashMap<String, String>,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    sources: Mutex<Vec<(Layer, Source)>>,
+    snapshot: RwLock<Arc<Snapshot>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchHit {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    pub category: String,
+    pub score: u32,
+}
+
+fn compile(schema: &serde_json::Value, what: &str, name: &str) -> Option<Arc<jsonschema::Validator>> {
+    match jsonschema::validator_for(schema) {
+        Ok(v) => Some(Arc::new(v)),
+        Err(e) => {
+            tracing::error!("tool {name}: its {what} schema does not compile ({e}); the tool is not registered");
+            None
+        }
+    }
+}
+
+impl Registry {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Registry::default())
+    }
+
+    pub fn register(&self, layer: Layer, tool: Arc<dyn DynTool>) {
+        self.sources.lock().unwrap().push((layer, Source::Tool(tool)));
+        self.reload();
+    }
+
+    /// A family's tools; asked again on every [`Registry::reload`].
+    pub fn add_provider(&self, layer: Layer, provider: Arc<dyn ToolProvider>) {
+        self.sources.lock().unwrap().push((layer, Source::Provider(provider)));
+        self.reload();
+    }
+
+    /// Rebuilds the tool table from every source (hot reload: in-flight calls keep the handler
+    /// they resolved; new calls see the new table).
+    pub fn reload(&self) {
+        let mut sources: Vec<(Layer, Vec<Arc<dyn DynTool>>)> = self
+            .sources
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(layer, source)| match source {
+                Source::Provider(p) => (*layer, p.tools()),
+                Source::Tool(t) => (*layer, vec![t.clone()]),
+            })
+            .collect();
+        sources.sort_by_key(|(layer, _)| *layer);
+        let mut snap = Snapshot::default();
+        for (layer, tools) in sources {
+            for tool in tools {
+                let spec = tool.spec();
+                let Some(input) = compile(&spec.input_schema, "input", &spec.name) else { continue };
+                let output = match &spec.output_schema {
+                    Some(schema) => match compile(schema, "output", &spec.name) {
+                        Some(v) => Some(v),
+                        None => continue,
+                    },
+                    None => None,
+                };
+                let mut overrides = Vec::new();
+                if let Some(previous) = snap.tools.get(&spec.name) {
+                    overrides = previous.info.overrides.clone();
+                    overrides.push(previous.info.layer);
+                    if previous.info.layer == layer {
+                        tracing::warn!("two {} tools are named {}; the later one wins", layer.as_str(), spec.name);
+                    }
+                }
+                let info = ToolInfo { spec: Arc::new(spec.clone()), layer, overrides };
+                snap.tools.insert(spec.name.clone(), Arc::new(Handler { tool: tool.clone(), info, input, output }));
+            }
+        }
+        // Aliases never shadow a real name; an alias claimed by two tools goes to neither.
+        let mut claimed: HashMap<String, Vec<String>> = HashMap::new();
+        for (name, handler) in &snap.tools {
+            for alias in &handler.info.spec.aliases {
+                claimed.entry(alias.clone()).or_default().push(name.clone());
+            }
+        }
+        for (alias, names) in claimed {
+            if snap.tools.contains_key(&alias) || names.len() > 1 {
+                tracing::warn!("alias {alias} is ambiguous ({names:?}) and is ignored");
+                continue;
+            }
+            snap.aliases.insert(alias, names[0].clone());
+        }
+        *self.snapshot.write().unwrap() = Arc::new(snap);
+    }
+
+    fn snap(&self) -> Arc<Snapshot> {
+        self.snapshot.read().unwrap().clone()
+    }
+
+    /// The canonical name for a name or alias.
+    pub fn canonical_name(&self, name: &str) -> Option<String> {
+        let snap = self.snap();
+        if snap.tools.contains_key(name) {
+            return Some(name.to_string());
+        }
+        snap.aliases.get(name).cloned()
+    }
+
+    pub(crate) fn handler(&self, name: &str) -> Option<Arc<Handler>> {
+        let snap = self.snap();
+        let canonical = snap.aliases.get(name).map(String::as_str).unwrap_or(name);
+        snap.tools.get(canonical).cloned()
+    }
+
+    pub fn get(&self, name: &str) -> Option<ToolInfo> {
+        self.handler(name).map(|h| h.info.clone())
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.handler(name).is_some()
+    }
+
+    pub fn list(&self) -> Vec<ToolInfo> {
+        self.snap().tools.values().map(|h| h.info.clone()).collect()
+    }
+
+    pub fn categories(&self) -> Vec<String> {
+        let mut cats: Vec<String> = self.snap().tools.values().map(|h| h.info.spec.category.clone()).collect();
+        cats.sort();
+        cats.dedup();
+        cats
+    }
+
+    /// Specs for a list of names (or aliases), in order; the first unknown name is an error.
+    pub fn resolve(&self, names: &[&str]) -> Result<Vec<ToolInfo>, ToolError> {
+        names.iter().map(|n| self.get(n).ok_or_else(|| self.not_found(n))).collect()
+    }
+
+    pub fn not_found(&self, name: &str) -> ToolError {
+        let snap = self.snap();
+        let lower = name.to_lowercase();
+        let mut scored: Vec<(f64, &String)> = snap
+            .tools
+            .keys()
+            .chain(snap.aliases.keys())
+            .map(|candidate| (strsim::jaro_winkler(&lower, &candidate.to_lowercase()), candidate))
+            .filter(|(score, _)| *score > 0.8)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        ToolError::NotFound { name: name.to_string(), suggestions: scored.into_iter().take(3).map(|(_, n)| n.clone()).collect() }
+    }
+
+    /// The tools a model sees: everything not deferred, plus the deferred ones already
+    /// selected through `tool_search`.
+    pub fn visible(&self, loaded: &[String]) -> Vec<ToolInfo> {
+        self.snap()
+            .tools
+            .values()
+            .filter(|h| !h.info.spec.deferred || loaded.contains(&h.info.spec.name))
+            .map(|h| h.info.clone())
+            .collect()
+    }
+
+    /// Ranked keyword search over names, titles, descriptions and parameter names.
+    /// `select:a,b` picks exact names; `+word` makes a word required.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<SearchHit> {
+        let snap = self.snap();
+        let hit = |h: &Handler, score| SearchHit {
+            name: h.info.spec.name.clone(),
+            title: h.info.spec.title.clone(),
+            description: h.info.spec.description.clone(),
+            category: h.info.spec.category.clone(),
+            score,
+        };
+        if let Some(names) = query.trim().strip_prefix("select:") {
+            return names.split(',').filter_map(|n| self.handler(n.trim())).map(|h| hit(&h, 100)).collect();
+        }
+        let words: Vec<(bool, String)> = query
+            .split_whitespace()
+            .map(|w| match w.strip_prefix('+') {
+                Some(req) => (true, req.to_lowercase()),
+                None => (false, w.to_lowercase()),
+            })
+            .filter(|(_, w)| !w.is_empty())
+            .collect();
+        let mut hits: Vec<SearchHit> = snap
+            .tools
+            .values()
+            .filter_map(|h| {
+                let spec = &h.info.spec;
+                let name = spec.name.to_lowercase();
+                let name_parts: Vec<&str> = name.split(['_', '-', '.']).collect();
+                let text = format!("{} {} {}", spec.title, spec.description, spec.category).to_lowercase();
+                let params = spec.parameter_names().join(" ").to_lowercase();
+                let aliases = spec.aliases.join(" ").to_lowercase();
+                let mut total = 0;
+                for (required, word) in &words {
+                    let score = if name == *word || aliases.split(' ').any(|a| a == word) {
+                        20
+                    } else if name_parts.contains(&word.as_str()) {
+                        10
+                    } else if name.contains(word.as_str()) {
+                        6
+                    } else if params.contains(word.as_str()) {
+                        3
+                    } else if text.contains(word.as_str()) {
+                        2
+                    } else {
+                        0
+                    };
+                    if *required && score == 0 {
+                        return None;
+                    }
+                    total += score;
+                }
+                (total > 0).then(|| hit(h, total))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+        hits.truncate(limit);
+        hits
+    }
+
+    /// Anthropic Messages `tools` entries.
+    pub fn export_anthropic(tools: &[ToolInfo]) -> serde_json::Value {
+        serde_json::Value::Array(
+            tools
+                .iter()
+                .map(|t| serde_json::json!({"name": t.spec.name, "description": t.spec.description, "input_schema": t.spec.input_schema}))
+                .collect(),
+        )
+    }
+
+    /// OpenAI Chat Completions `tools` entries.
+    pub fn export_openai(tools: &[ToolInfo]) -> serde_json::Value {
+        serde_json::Value::Array(
+            tools
+                .iter()
+                .map(|t| {
+                    serde_json::json!({"type": "function", "function": {
+                        "name": t.spec.name, "description": t.spec.description, "parameters": t.spec.input_schema}})
+                })
+                .collect(),
+        )
+    }
+}

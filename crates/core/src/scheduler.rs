@@ -1,0 +1,469 @@
+//! The Scheduler: the only way a tool runs. Every call, from every caller, takes this path:
+//!
+//! resolve → size check → validate input (JSON Schema) → compute effects → PolicyBridge review →
+//! ask the Approver if needed → rate limit → intent audit row (effectful calls) → run with
+//! timeout, cancellation and retries (idempotent + transient only) → validate output → taint →
+//! final audit row → event. A call that fails at any step still gets its final audit row.
+
+use crate::approver::{ApprovalChoice, ApprovalRequest, Approver};
+use crate::audit::{AuditLog, AuditRecord};
+use crate::policy::{Action, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for};
+use crate::redact::redact;
+use crate::registry::{Handler, Layer, Registry};
+use cowork_contract::{CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast;
+
+/// Who is calling: recorded in every audit row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Caller {
+    Chat,
+    Palette,
+    Cli,
+    Chain,
+    McpClient,
+}
+
+impl Caller {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Caller::Chat => "chat",
+            Caller::Palette => "palette",
+            Caller::Cli => "cli",
+            Caller::Chain => "chain",
+            Caller::McpClient => "mcp_client",
+        }
+    }
+}
+
+pub struct CallRequest {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub caller: Caller,
+    pub conversation: String,
+    /// Workspace roots and home for this call; the scheduler's default when None.
+    pub env: Option<EffectEnv>,
+    pub cancel: CancellationToken,
+    /// Overrides the tool's default timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl CallRequest {
+    pub fn new(tool: &str, args: serde_json::Value, caller: Caller, conversation: &str) -> Self {
+        CallRequest {
+            tool: tool.to_string(),
+            args,
+            caller,
+            conversation: conversation.to_string(),
+            env: None,
+            cancel: CancellationToken::new(),
+            timeout: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolEvent {
+    Started { call_id: String, tool: String, conversation: String },
+    Progress { call_id: String, progress: Progress },
+    Completed { call_id: String, tool: String, duration_us: u64 },
+    Failed { call_id: String, tool: String, error_kind: String, message: String, duration_us: u64 },
+}
+
+/// The result of one call: always returned (errors included) with its review and duration.
+#[derive(Debug)]
+pub struct CallOutcome {
+    pub call_id: String,
+    /// The canonical name (an alias resolves to its tool).
+    pub tool: String,
+    pub layer: Option<Layer>,
+    pub review: Option<Review>,
+    pub approved_by: Option<String>,
+    pub result: Result<ToolOutput, ToolError>,
+    pub duration: Duration,
+}
+
+/// What `policy explain` shows: the review a call would get, without running it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub tool: String,
+    pub layer: Layer,
+    pub effects: Vec<Effect>,
+    pub review: Review,
+}
+
+#[derive(Clone, Debug)]
+pub struct SchedulerConfig {
+    /// Larger arguments are refused before anything else happens.
+    pub max_args_bytes: usize,
+    /// Arguments longer than this are stored truncated (with their hash) in the audit row.
+    pub max_audit_args_bytes: usize,
+    pub retry_attempts: u32,
+    pub retry_base_delay: Duration,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            max_args_bytes: 1 << 20,
+            max_audit_args_bytes: 16 << 10,
+            retry_attempts: 3,
+            retry_base_delay: Duration::from_millis(100),
+        }
+    }
+}
+
+pub struct Scheduler {
+    registry: Arc<Registry>,
+    policy: Arc<PolicyBridge>,
+    audit: Arc<AuditLog>,
+    approver: Arc<dyn Approver>,
+    env: EffectEnv,
+    config: SchedulerConfig,
+    events: broadcast::Sender<ToolEvent>,
+    limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
+}
+
+/// How far a call got, for the final audit row.
+#[derive(Default)]
+struct Trail {
+    layer: Option<Layer>,
+    tool: Option<String>,
+    effects: Vec<Effect>,
+    review: Option<Review>,
+    approved_by: Option<String>,
+}
+
+struct CountingWriter(usize);
+impl std::io::Write for CountingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+fn format_schema_errors(tool: &str, validator: &jsonschema::Validator, args: &serde_json::Value) -> Option<ToolError> {
+    let messages: Vec<String> = validator
+        .iter_errors(args)
+        .take(5)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let at = if path.is_empty() { "the arguments".to_string() } else { format!("`{path}`") };
+            format!("{at}: {e}")
+        })
+        .collect();
+    (!messages.is_empty()).then(|| ToolError::InvalidArguments { tool: tool.to_string(), message: messages.join("; ") })
+}
+
+impl Scheduler {
+    pub fn new(
+        registry: Arc<Registry>,
+        policy: Arc<PolicyBridge>,
+        audit: Arc<AuditLog>,
+        approver: Arc<dyn Approver>,
+        env: EffectEnv,
+        config: SchedulerConfig,
+    ) -> Self {
+        let (events, _) = broadcast::channel(1024);
+        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+    pub fn policy(&self) -> &Arc<PolicyBridge> {
+        &self.policy
+    }
+    pub fn audit(&self) -> &Arc<AuditLog> {
+        &self.audit
+    }
+    pub fn env(&self) -> &EffectEnv {
+        &self.env
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<ToolEvent> {
+        self.events.subscribe()
+    }
+
+    fn resolve(&self, name: &str) -> Result<Arc<Handler>, ToolError> {
+        self.registry.handler(name).ok_or_else(|| self.registry.not_found(name))
+    }
+
+    fn check_size(&self, tool: &str, args: &serde_json::Value) -> Result<(), ToolError> {
+        let mut counter = CountingWriter(0);
+        let _ = serde_json::to_writer(&mut counter, args);
+        if counter.0 > self.config.max_args_bytes {
+            return Err(ToolError::InvalidArguments {
+                tool: tool.to_string(),
+                message: format!(
+                    "the arguments are {} bytes; the limit is {} bytes — pass a file path or a smaller piece",
+                    counter.0, self.config.max_args_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Resolve, validate and compute effects: shared by `call` and `explain`.
+    fn prepare(&self, name: &str, args: &serde_json::Value, env: &EffectEnv) -> Result<(Arc<Handler>, cowork_contract::PreparedCall), ToolError> {
+        let handler = self.resolve(name)?;
+        let spec = &handler.info.spec;
+        self.check_size(&spec.name, args)?;
+        if let Some(err) = format_schema_errors(&spec.name, &handler.input, args) {
+            return Err(err);
+        }
+        let prepared = handler.tool.prepare(args.clone(), env)?;
+        Ok((handler, prepared))
+    }
+
+    /// The review a call would get, without running it or writing anything.
+    pub fn explain(&self, name: &str, args: &serde_json::Value, conversation: &str, env: Option<&EffectEnv>) -> Result<Explanation, ToolError> {
+        let env = env.unwrap_or(&self.env);
+        let (handler, prepared) = self.prepare(name, args, env)?;
+        let review = self.policy.review(&ReviewRequest { spec: &handler.info.spec, effects: &prepared.effects, conversation, env });
+        Ok(Explanation { tool: handler.info.spec.name.clone(), layer: handler.info.layer, effects: prepared.effects, review })
+    }
+
+    /// Runs one tool call through the whole gate. Never panics on bad input; always audits.
+    pub async fn call(&self, req: CallRequest) -> CallOutcome {
+        let started = Instant::now();
+        let call_id = uuid::Uuid::now_v7().to_string();
+        let mut trail = Trail::default();
+        let mut result = self.run(&req, &call_id, &mut trail).await;
+        let duration = started.elapsed();
+        let declared_secrets = trail.tool.as_ref().and_then(|_| self.registry.get(&req.tool)).map(|i| i.spec.secret_args.clone()).unwrap_or_default();
+        let mut record = self.record(&req, &call_id, "final", &trail, &declared_secrets);
+        record.outcome = Some(match &result {
+            Ok(_) => "ok".into(),
+            Err(e) => e.kind().into(),
+        });
+        record.error = result.as_ref().err().map(|e| e.to_string());
+        record.duration_us = Some(duration.as_micros() as i64);
+        if let Err(e) = self.audit.append(record) {
+            // Fail closed: a result we could not record is not handed out.
+            result = Err(ToolError::failed(e.to_string()));
+        }
+        let tool = trail.tool.clone().unwrap_or_else(|| req.tool.clone());
+        let duration_us = duration.as_micros() as u64;
+        let _ = self.events.send(match &result {
+            Ok(_) => ToolEvent::Completed { call_id: call_id.clone(), tool: tool.clone(), duration_us },
+            Err(e) => ToolEvent::Failed { call_id: call_id.clone(), tool: tool.clone(), error_kind: e.kind().into(), message: e.to_string(), duration_us },
+        });
+        CallOutcome { call_id, tool, layer: trail.layer, review: trail.review, approved_by: trail.approved_by, result, duration }
+    }
+
+    /// Runs calls in order, except that consecutive read-only calls run in parallel: the
+    /// batch means what it would mean run one by one.
+    pub async fn call_batch(&self, requests: Vec<CallRequest>) -> Vec<CallOutcome> {
+        let mut outcomes = Vec::with_capacity(requests.len());
+        let mut parallel: Vec<CallRequest> = Vec::new();
+        for req in requests {
+            let read_only = self.registry.get(&req.tool).is_some_and(|i| i.spec.is_read_only());
+            if read_only {
+                parallel.push(req);
+                continue;
+            }
+            outcomes.extend(futures::future::join_all(parallel.drain(..).map(|r| self.call(r))).await);
+            outcomes.push(self.call(req).await);
+        }
+        outcomes.extend(futures::future::join_all(parallel.into_iter().map(|r| self.call(r))).await);
+        outcomes
+    }
+
+    fn record(&self, req: &CallRequest, call_id: &str, phase: &str, trail: &Trail, secrets: &[String]) -> AuditRecord {
+        let mut args = serde_json::to_string(&redact(&req.args, secrets)).unwrap_or_default();
+        if args.len() > self.config.max_audit_args_bytes {
+            use sha2::Digest;
+            let digest = hex::encode(sha2::Sha256::digest(args.as_bytes()));
+            let mut cut = self.config.max_audit_args_bytes;
+            while !args.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            args = format!("{}…(truncated: {} bytes, sha256 {digest})", &args[..cut], args.len());
+        }
+        let review = trail.review.as_ref();
+        AuditRecord {
+            ts: now(),
+            call_id: call_id.to_string(),
+            phase: phase.to_string(),
+            tool: trail.tool.clone().unwrap_or_else(|| req.tool.clone()),
+            layer: trail.layer.map(|l| l.as_str().to_string()),
+            caller: req.caller.as_str().to_string(),
+            conversation: req.conversation.clone(),
+            args,
+            effects: serde_json::to_string(&trail.effects).unwrap_or_default(),
+            decision: review.map(|r| r.decision.as_str()).unwrap_or("rejected").to_string(),
+            score: review.map(|r| r.score as i64),
+            rule: review.and_then(|r| r.matched.as_ref()).map(|m| format!("{} ({})", m.rule, m.source.as_str())),
+            approved_by: trail.approved_by.clone(),
+            ..Default::default()
+        }
+    }
+
+    async fn run(&self, req: &CallRequest, call_id: &str, trail: &mut Trail) -> Result<ToolOutput, ToolError> {
+        let env = req.env.as_ref().unwrap_or(&self.env);
+        let (handler, prepared) = self.prepare(&req.tool, &req.args, env)?;
+        let spec = handler.info.spec.clone();
+        trail.tool = Some(spec.name.clone());
+        trail.layer = Some(handler.info.layer);
+        trail.effects = prepared.effects.clone();
+
+        let review = self.policy.review(&ReviewRequest { spec: &spec, effects: &prepared.effects, conversation: &req.conversation, env });
+        trail.review = Some(review.clone());
+        match review.decision {
+            Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),
+            Action::Allow => trail.approved_by = Some(format!("policy: {}", review.why)),
+            Action::Ask => {
+                let redacted = redact(&req.args, &spec.secret_args);
+                let (choice, by) = self.ask(req, call_id, &spec.name, &spec.title, redacted, &prepared.effects, &review).await;
+                trail.approved_by = Some(by.clone());
+                if choice == ApprovalChoice::Deny {
+                    return Err(ToolError::Denied { reason: format!("{} ({by})", review.why) });
+                }
+            }
+        }
+
+        if let Some(limit) = spec.rate_limit {
+            self.check_rate(&spec.name, limit)?;
+        }
+        let read_only = prepared.effects.iter().all(Effect::is_read_only);
+        if !read_only {
+            // Write-ahead: an effectful call is on record before it can touch the world.
+            self.audit.append(self.record(req, call_id, "intent", trail, &spec.secret_args)).map_err(|e| ToolError::failed(e.to_string()))?;
+        }
+
+        let _ = self.events.send(ToolEvent::Started { call_id: call_id.to_string(), tool: spec.name.clone(), conversation: req.conversation.clone() });
+        let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
+        ctx.cancel = req.cancel.clone();
+        let events = self.events.clone();
+        let progress_id = call_id.to_string();
+        ctx.progress = Arc::new(move |progress| {
+            let _ = events.send(ToolEvent::Progress { call_id: progress_id.clone(), progress });
+        });
+        let timeout = req.timeout.unwrap_or(Duration::from_millis(spec.timeout_ms));
+        let attempts = if spec.annotations.idempotent { self.config.retry_attempts.max(1) } else { 1 };
+        let mut attempt = 0;
+        let output = loop {
+            attempt += 1;
+            let run = prepared.run(ctx.clone());
+            let result = tokio::select! {
+                biased;
+                _ = req.cancel.cancelled() => Err(ToolError::Cancelled),
+                r = tokio::time::timeout(timeout, run) => r.unwrap_or(Err(ToolError::Timeout { after: timeout })),
+            };
+            match result {
+                Err(e) if e.is_transient() && attempt < attempts => {
+                    let delay = self.config.retry_base_delay * 2u32.pow(attempt - 1);
+                    tracing::debug!(tool = %spec.name, attempt, "transient failure, retrying in {delay:?}");
+                    tokio::select! {
+                        _ = req.cancel.cancelled() => break Err(ToolError::Cancelled),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
+                other => break other,
+            }
+        }?;
+
+        if let (Some(validator), Some(structured)) = (&handler.output, &output.structured)
+            && let Some(err) = format_schema_errors(&spec.name, validator, structured)
+        {
+            return Err(ToolError::failed(format!("{} returned output that does not match its output schema: {err}", spec.name)));
+        }
+        if output.untrusted {
+            self.policy.mark_tainted(&req.conversation, &spec.name).map_err(|e| ToolError::failed(e.to_string()))?;
+        }
+        Ok(output)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn ask(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        tool: &str,
+        title: &str,
+        args: serde_json::Value,
+        effects: &[Effect],
+        review: &Review,
+    ) -> (ApprovalChoice, String) {
+        let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
+        let choices = if grants.is_some() {
+            vec![ApprovalChoice::Once, ApprovalChoice::Conversation, ApprovalChoice::Always, ApprovalChoice::Deny]
+        } else {
+            vec![ApprovalChoice::Once, ApprovalChoice::Deny]
+        };
+        let request = ApprovalRequest {
+            call_id: call_id.to_string(),
+            conversation: req.conversation.clone(),
+            caller: req.caller.as_str().to_string(),
+            tool: tool.to_string(),
+            title: title.to_string(),
+            args,
+            effects: effects.to_vec(),
+            review: review.clone(),
+            choices: choices.clone(),
+        };
+        let who = self.approver.name().to_string();
+        let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
+        let choice = tokio::select! {
+            _ = req.cancel.cancelled() => return (ApprovalChoice::Deny, "cancelled while asking".into()),
+            answer = tokio::time::timeout(limit, self.approver.decide(&request)) => match answer {
+                Ok(choice) => choice,
+                Err(_) => return (ApprovalChoice::Deny, format!("no answer within {} s", limit.as_secs())),
+            },
+        };
+        // A choice that was not offered counts as the narrowest approval.
+        let choice = if choices.contains(&choice) { choice } else { ApprovalChoice::Once };
+        let persisted = match (choice, &grants) {
+            (ApprovalChoice::Conversation, Some(rules)) => self.policy.grant_for_conversation(&req.conversation, rules).map(|_| rules.join(", ")),
+            (ApprovalChoice::Always, Some(rules)) => rules
+                .iter()
+                .try_for_each(|r| self.policy.add_rule(Action::Allow, r, RuleSource::User))
+                .map(|_| rules.join(", ")),
+            _ => Ok(String::new()),
+        };
+        let by = match (choice, persisted) {
+            (ApprovalChoice::Deny, _) => format!("{who}: denied"),
+            (_, Err(e)) => format!("{who}: {} (could not save the grant: {e})", choice.as_str()),
+            (_, Ok(rules)) if rules.is_empty() => format!("{who}: {}", choice.as_str()),
+            (_, Ok(rules)) => format!("{who}: {} ({rules})", choice.as_str()),
+        };
+        (choice, by)
+    }
+
+    fn check_rate(&self, tool: &str, limit: cowork_contract::RateLimit) -> Result<(), ToolError> {
+        let limiter = {
+            let mut limiters = self.limiters.lock().unwrap();
+            limiters
+                .entry(tool.to_string())
+                .or_insert_with(|| {
+                    let per_minute = NonZeroU32::new(limit.per_minute.max(1)).expect("max(1)");
+                    let burst = NonZeroU32::new(limit.burst.max(1)).expect("max(1)");
+                    Arc::new(RateLimiter::direct(Quota::per_minute(per_minute).allow_burst(burst)))
+                })
+                .clone()
+        };
+        limiter.check().map_err(|not_until| {
+            use governor::clock::{Clock, DefaultClock};
+            ToolError::RateLimited {
+                tool: tool.to_string(),
+                per_minute: limit.per_minute,
+                retry_after: not_until.wait_time_from(DefaultClock::default().now()),
+            }
+        })
+    }
+}

@@ -1,0 +1,72 @@
+//! `tool_search`: how a model finds deferred tools (and any tool) by need. A builtin of the
+//! core because it reads the registry; it runs through the scheduler like every tool.
+
+use crate::registry::Registry;
+use cowork_contract::{Annotations, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolMeta};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Weak;
+
+pub struct ToolSearch {
+    pub(crate) registry: Weak<Registry>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchInput {
+    /// `select:name1,name2` for exact tools, or keywords; prefix a word with `+` to require it.
+    pub query: String,
+    /// How many tools to return (default 5, at most 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct FoundTool {
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    pub input_schema: serde_json::Value,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ToolSearchOutput {
+    pub tools: Vec<FoundTool>,
+}
+
+#[async_trait::async_trait]
+impl Tool for ToolSearch {
+    type Input = ToolSearchInput;
+    type Output = ToolSearchOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "tool_search",
+            "Search tools",
+            "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called.",
+        )
+        .category("system")
+        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Self::Output, ToolError> {
+        let registry = self.registry.upgrade().ok_or_else(|| ToolError::failed("the registry is shutting down"))?;
+        let limit = input.limit.unwrap_or(5).clamp(1, 50) as usize;
+        let tools = registry
+            .search(&input.query, limit)
+            .into_iter()
+            .filter_map(|hit| registry.get(&hit.name))
+            .map(|info| FoundTool {
+                name: info.spec.name.clone(),
+                description: info.spec.description.clone(),
+                category: info.spec.category.clone(),
+                input_schema: info.spec.input_schema.clone(),
+            })
+            .collect();
+        Ok(ToolSearchOutput { tools })
+    }
+}

@@ -1,0 +1,109 @@
+//! The stub layer: every catalog tool exists from day one. Until its family is built and
+//! configured, calling it (through the scheduler, reviewed and audited like any call) answers
+//! with exactly what is missing and how to get it.
+
+use cowork_contract::{Annotations, DynTool, EffectEnv, PreparedCall, ToolError, ToolProvider, ToolSpec};
+use std::sync::Arc;
+
+struct StubTool {
+    spec: ToolSpec,
+    what: &'static str,
+    how: &'static str,
+}
+
+impl DynTool for StubTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
+        let err = ToolError::NotConfigured { tool: self.spec.name.clone(), what: self.what.into(), how: self.how.into() };
+        // A stub has no effects: it does nothing but explain.
+        Ok(PreparedCall::new(vec![], Arc::new(move |_ctx| {
+            let err = err.clone();
+            Box::pin(async move { Err(err) })
+        })))
+    }
+}
+
+const MAIL: (&str, &str) = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
+const CALENDAR: (&str, &str) = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
+const FILES: (&str, &str) = ("the files & coding family is not built into this version yet", "planned: open a workspace folder (Settings → Workspaces, or `--workspace DIR`)");
+const WEB: (&str, &str) = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
+const BROWSER: (&str, &str) = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
+const VAULT: (&str, &str) = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
+const VOICE: (&str, &str) = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
+const MCP: (&str, &str) = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
+const PERSONAL: (&str, &str) = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
+
+/// name, category, description, aliases, (what, how)
+const CATALOG: &[(&str, &str, &str, &[&str], (&str, &str))] = &[
+    ("calendar_check", "calendar", "List events in a time range across calendars.", &[], CALENDAR),
+    ("calendar_find_free_time", "calendar", "Find free slots of a given duration in a range.", &[], CALENDAR),
+    ("calendar_create", "calendar", "Create a calendar event.", &[], CALENDAR),
+    ("calendar_update", "calendar", "Change a calendar event.", &[], CALENDAR),
+    ("calendar_delete", "calendar", "Delete a calendar event.", &[], CALENDAR),
+    ("email_check", "mail", "List or search mail: unread, from, subject, since, folder.", &[], MAIL),
+    ("email_read", "mail", "Read one message: headers, text, attachments.", &[], MAIL),
+    ("email_send", "mail", "Send an email (undo window before it leaves).", &[], MAIL),
+    ("email_reply", "mail", "Reply to an email, keeping the thread.", &[], MAIL),
+    ("list_directory", "files", "List a directory inside the workspace.", &["LS"], FILES),
+    ("create_directory", "files", "Create a directory inside the workspace.", &[], FILES),
+    ("move_file", "files", "Move or rename a file inside the workspace.", &[], FILES),
+    ("read_file", "files", "Read a text file, by line range.", &["Read"], FILES),
+    ("write_file", "files", "Write a file (staged for review).", &["Write"], FILES),
+    ("edit_file", "files", "Replace exact text in a file (staged for review).", &["Edit"], FILES),
+    ("glob", "files", "Find files by glob pattern.", &["Glob"], FILES),
+    ("search_code", "files", "Search file contents by regex.", &["Grep"], FILES),
+    ("run_command", "files", "Run a shell command in the workspace.", &["Bash"], FILES),
+    ("check_code_quality", "files", "Complexity, long functions, secrets and TODOs of a file.", &[], FILES),
+    ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),
+    ("web_search", "web", "Search the web.", &["WebSearch"], WEB),
+    ("browser_navigate", "browser", "Open a URL in the automated browser.", &[], BROWSER),
+    ("browser_click", "browser", "Click an element of the page.", &[], BROWSER),
+    ("browser_type", "browser", "Type into an element of the page.", &[], BROWSER),
+    ("browser_snapshot", "browser", "Accessible text outline of the page.", &[], BROWSER),
+    ("browser_screenshot", "browser", "Screenshot of the page.", &[], BROWSER),
+    ("save_to_vault", "vault", "Remember a note or fact.", &[], VAULT),
+    ("search_vault", "vault", "Search memories and notes by meaning.", &[], VAULT),
+    ("get_weather", "personal", "Weather forecast for a place.", &[], PERSONAL),
+    ("get_news", "personal", "Latest headlines from configured feeds.", &[], PERSONAL),
+    ("speak", "voice", "Say a text aloud.", &[], VOICE),
+    ("transcribe", "voice", "Transcribe speech from the microphone or a file.", &[], VOICE),
+    ("reload_tools", "mcp", "Re-read toolpacks and refresh the tool list.", &[], MCP),
+];
+
+pub struct StubCatalog;
+
+impl ToolProvider for StubCatalog {
+    fn name(&self) -> &str {
+        "stubs"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        CATALOG
+            .iter()
+            .map(|(name, category, description, aliases, (what, how))| {
+                Arc::new(StubTool {
+                    spec: ToolSpec {
+                        name: name.to_string(),
+                        title: name.replace('_', " "),
+                        description: format!("{description} (not configured: {what})"),
+                        category: category.to_string(),
+                        input_schema: serde_json::json!({"type": "object"}),
+                        output_schema: None,
+                        annotations: Annotations { read_only: true, ..Default::default() },
+                        timeout_ms: 1000,
+                        effects: vec![],
+                        aliases: aliases.iter().map(|a| a.to_string()).collect(),
+                        deferred: false,
+                        rate_limit: None,
+                        secret_args: vec![],
+                    },
+                    what,
+                    how,
+                }) as Arc<dyn DynTool>
+            })
+            .collect()
+    }
+}

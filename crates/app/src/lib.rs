@@ -1,0 +1,95 @@
+//! The composition root: opens the data dir, builds the core and registers every family. Both
+//! shells (the `cowork` CLI and the Tauri window) start here and then talk only to the
+//! [`Scheduler`] and the services it exposes — no tool is ever reachable any other way.
+
+use cowork_contract::EffectEnv;
+use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog};
+use cowork_store::{DataDir, Store};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use thiserror::Error;
+
+pub use cowork_store::DataDir as Home;
+
+#[derive(Debug, Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Store(#[from] cowork_store::StoreError),
+    #[error(transparent)]
+    Policy(#[from] cowork_core::PolicyError),
+    #[error(transparent)]
+    Audit(#[from] cowork_core::AuditError),
+    #[error("workspace {path}: {source} — pass an existing folder to --workspace")]
+    Workspace { path: PathBuf, source: std::io::Error },
+}
+
+pub struct AppOptions {
+    /// The data dir; `COWORK_HOME` or the platform data dir when None.
+    pub home: Option<PathBuf>,
+    pub workspace_roots: Vec<PathBuf>,
+    pub approver: Arc<dyn Approver>,
+    pub scheduler: SchedulerConfig,
+}
+
+pub struct App {
+    store: Store,
+    scheduler: Arc<Scheduler>,
+}
+
+static LOG_GUARD: OnceLock<tracing_appender::non_blocking::WorkerGuard> = OnceLock::new();
+
+/// Logs go to a daily-rotated file in the data dir (`COWORK_LOG` sets the filter, default
+/// `info`). Arguments are never logged; tool output neither — secrets can't reach a log line.
+fn init_logging(dir: &DataDir) {
+    if LOG_GUARD.get().is_some() {
+        return;
+    }
+    let appender = tracing_appender::rolling::Builder::new()
+        .rotation(tracing_appender::rolling::Rotation::DAILY)
+        .filename_prefix("cowork")
+        .filename_suffix("log")
+        .max_log_files(14)
+        .build(dir.logs_dir());
+    let Ok(appender) = appender else { return };
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
+    if tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().is_ok() {
+        let _ = LOG_GUARD.set(guard);
+    }
+}
+
+impl App {
+    pub fn open(options: AppOptions) -> Result<App, AppError> {
+        let dir = match options.home {
+            Some(home) => DataDir::at(home),
+            None => DataDir::locate()?,
+        };
+        let store = Store::open(dir)?;
+        init_logging(store.dir());
+        let roots = options
+            .workspace_roots
+            .iter()
+            .map(|r| r.canonicalize().map_err(|source| AppError::Workspace { path: r.clone(), source }))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let registry = Registry::new();
+        registry.add_provider(Layer::Stub, Arc::new(StubCatalog));
+        cowork_core::register_core_tools(&registry);
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
+
+        let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
+        let audit = Arc::new(AuditLog::open(&store)?);
+        let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
+        let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
+        tracing::info!(home = %store.dir().root().display(), "cowork opened");
+        Ok(App { store, scheduler })
+    }
+
+    pub fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
+    }
+
+    pub fn home(&self) -> &DataDir {
+        self.store.dir()
+    }
+}

@@ -1,0 +1,52 @@
+//! The personal family: tasks (`create_task`, `list_tasks`, `update_task`), notes
+//! (`quick_note`) and `get_system_info`. Calendar, weather and news join later.
+//!
+//! Tool types are private: the only thing this crate hands out is a [`ToolProvider`] for the
+//! registry, so no shell can call a tool except through the scheduler.
+
+mod notes;
+mod system;
+mod tasks;
+
+use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_store::{Store, StoreError};
+use rusqlite::Connection;
+use std::sync::{Arc, Mutex};
+
+pub(crate) type Db = Arc<Mutex<Connection>>;
+
+pub struct PersonalTools {
+    db: Db,
+    store: Store,
+}
+
+impl PersonalTools {
+    pub fn new(store: &Store) -> Result<Self, StoreError> {
+        Ok(PersonalTools { db: Arc::new(Mutex::new(store.connect()?)), store: store.clone() })
+    }
+}
+
+impl ToolProvider for PersonalTools {
+    fn name(&self) -> &str {
+        "personal"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        vec![
+            typed(tasks::CreateTask { db: self.db.clone() }),
+            typed(tasks::ListTasks { db: self.db.clone() }),
+            typed(tasks::UpdateTask { db: self.db.clone() }),
+            typed(notes::QuickNote { db: self.db.clone(), dir: self.store.dir().notes_dir() }),
+            typed(system::GetSystemInfo),
+        ]
+    }
+}
+
+pub(crate) fn db_error(e: rusqlite::Error) -> cowork_contract::ToolError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            cowork_contract::ToolError::transient(format!("the database is busy: {e}"))
+        }
+        other => cowork_contract::ToolError::failed(format!("database error: {other}")),
+    }
+}

@@ -64,7 +64,7 @@ impl Mode {
 }
 
 /// Where a rule came from, narrowest last.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RuleSource {
     Builtin,

@@ -1,0 +1,159 @@
+//! Human-readable and `--json` output.
+
+use cowork_core::policy::RuleEntry;
+use cowork_core::{AuditEntry, CallOutcome, Explanation, SearchHit, ToolInfo, VerifyReport};
+use serde_json::json;
+
+fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+}
+
+fn layer_text(info: &ToolInfo) -> String {
+    let mut text = info.layer.as_str().to_string();
+    for overridden in &info.overrides {
+        text.push_str(&format!(" (overrides {})", overridden.as_str()));
+    }
+    text
+}
+
+pub fn tools(tools: &[ToolInfo], json: bool) {
+    if json {
+        return print_json(&tools);
+    }
+    let width = tools.iter().map(|t| t.spec.name.len()).max().unwrap_or(4);
+    println!("{:width$}  {:10}  {:8}  EFFECTS", "NAME", "CATEGORY", "LAYER");
+    for t in tools {
+        let effects: Vec<&str> = t.spec.effects.iter().map(|e| e.as_str()).collect();
+        println!("{:width$}  {:10}  {:8}  {}", t.spec.name, t.spec.category, layer_text(t), effects.join(", "));
+    }
+    println!("\n{} tools ({} configured, {} stubs)", tools.len(), tools.iter().filter(|t| t.layer != cowork_core::Layer::Stub).count(), tools.iter().filter(|t| t.layer == cowork_core::Layer::Stub).count());
+}
+
+pub fn search(hits: &[SearchHit], json: bool) {
+    if json {
+        return print_json(&hits);
+    }
+    if hits.is_empty() {
+        println!("no tool matches");
+    }
+    for h in hits {
+        println!("{:4}  {}  — {}", h.score, h.name, h.description);
+    }
+}
+
+pub fn tool(info: &ToolInfo, json: bool) {
+    if json {
+        return print_json(info);
+    }
+    let s = &info.spec;
+    println!("{} — {}\n{}\n", s.name, s.title, s.description);
+    println!("category: {}\nlayer: {}", s.category, layer_text(info));
+    if !s.aliases.is_empty() {
+        println!("aliases: {}", s.aliases.join(", "));
+    }
+    let effects: Vec<&str> = s.effects.iter().map(|e| e.as_str()).collect();
+    println!("effects: {}", if effects.is_empty() { "none".into() } else { effects.join(", ") });
+    let a = s.annotations;
+    println!("read-only: {}  destructive: {}  idempotent: {}  open-world: {}", a.read_only, a.destructive, a.idempotent, a.open_world);
+    println!("timeout: {} ms", s.timeout_ms);
+    println!("input schema:\n{}", serde_json::to_string_pretty(&s.input_schema).unwrap_or_default());
+}
+
+pub fn outcome(o: &CallOutcome, json: bool) {
+    if json {
+        let review = o.review.as_ref();
+        let mut out = json!({
+            "call_id": o.call_id,
+            "tool": o.tool,
+            "decision": review.map(|r| r.decision.as_str()),
+            "score": review.map(|r| r.score),
+            "approved_by": o.approved_by,
+            "duration_us": o.duration.as_micros() as u64,
+        });
+        match &o.result {
+            Ok(output) => {
+                out["ok"] = json!(true);
+                out["output"] = json!(output);
+            }
+            Err(e) => {
+                out["ok"] = json!(false);
+                out["error"] = json!({"kind": e.kind(), "message": e.to_string()});
+            }
+        }
+        return print_json(&out);
+    }
+    match &o.result {
+        Ok(output) => println!("{}", output.text_content()),
+        Err(e) => eprintln!("{}: {e}", o.tool),
+    }
+}
+
+pub fn explanation(e: &Explanation, json: bool) {
+    if json {
+        return print_json(e);
+    }
+    let r = &e.review;
+    println!("{} ({}): {}", e.tool, e.layer.as_str(), r.decision.as_str().to_uppercase());
+    println!("why: {}", r.why);
+    println!("mode: {}", r.mode.as_str());
+    match &r.matched {
+        Some(m) => println!("rule: {} {} (from {})", m.action.as_str(), m.rule, m.source.as_str()),
+        None => println!("rule: none matched"),
+    }
+    if let Some(by) = &r.tainted_by {
+        println!("tainted by: {by}");
+    }
+    for effect in &e.effects {
+        println!("effect: {effect}");
+    }
+    println!("risk {}/10:", r.score);
+    for reason in &r.reasons {
+        println!("  {:+} {}", reason.points, reason.text);
+    }
+}
+
+pub fn rules(rules: &[RuleEntry], json: bool) {
+    if json {
+        return print_json(&rules);
+    }
+    for r in rules {
+        let file = r.file.as_ref().map(|f| format!("  [{}]", f.display())).unwrap_or_default();
+        println!("{:5}  {:40}  {}{file}", r.action.as_str(), r.rule, r.source.as_str());
+    }
+}
+
+pub fn audit_rows(rows: &[AuditEntry], json: bool) {
+    if json {
+        return print_json(&rows);
+    }
+    for e in rows {
+        let r = &e.record;
+        let outcome = r.outcome.as_deref().unwrap_or("-");
+        println!(
+            "#{:<6} {}  {:7} {:24} {:6} {:8} score {:>2}  {}{}",
+            e.seq,
+            &r.ts[..r.ts.len().min(19)],
+            r.phase,
+            r.tool,
+            r.caller,
+            r.decision,
+            r.score.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+            outcome,
+            r.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+        );
+    }
+}
+
+pub fn verify(report: &VerifyReport, json: bool) {
+    if json {
+        return print_json(&json!({"ok": report.ok(), "rows": report.rows, "head_seq": report.head_seq, "head_hash": report.head_hash, "problems": report.problems}));
+    }
+    if report.ok() {
+        println!("audit log OK: {} rows, chain intact, head #{} {}", report.rows, report.head_seq, report.head_hash);
+    } else {
+        println!("audit log TAMPERED: {} problem(s) in {} rows", report.problems.len(), report.rows);
+        for p in &report.problems {
+            println!("  {}", p.message);
+        }
+    }
+}

@@ -1,0 +1,338 @@
+use crate::{Db, db_error};
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use rusqlite::{OptionalExtension, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Todo,
+    InProgress,
+    Done,
+    Cancelled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Low,
+    Normal,
+    High,
+    Urgent,
+}
+
+fn as_text<T: Serialize>(value: T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+fn from_text<T: serde::de::DeserializeOwned>(text: String) -> rusqlite::Result<T> {
+    serde_json::from_value(serde_json::Value::String(text)).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Task {
+    pub id: i64,
+    pub title: String,
+    pub notes: String,
+    pub status: Status,
+    pub priority: Priority,
+    pub due: Option<String>,
+    pub tags: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const TASK_COLUMNS: &str = "id, title, notes, status, priority, due, tags, created_at, updated_at";
+
+fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
+    Ok(Task {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        notes: r.get(2)?,
+        status: from_text(r.get(3)?)?,
+        priority: from_text(r.get(4)?)?,
+        due: r.get(5)?,
+        tags: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
+    })
+}
+
+/// Accepts `YYYY-MM-DD` or an RFC 3339 date-time; stores it normalized so string order is time
+/// order.
+fn normalize_due(tool: &str, due: &str) -> Result<String, ToolError> {
+    let due = due.trim();
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d") {
+        return Ok(date.format("%Y-%m-%d").to_string());
+    }
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(due) {
+        return Ok(dt.with_timezone(&chrono::Utc).format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    Err(ToolError::InvalidArguments {
+        tool: tool.into(),
+        message: format!("`due` {due:?} is not a date: use YYYY-MM-DD or an RFC 3339 time like 2026-11-23T10:00:00+08:00"),
+    })
+}
+
+fn clean_tags(tags: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = tags.iter().map(|t| t.trim().trim_start_matches('#').to_string()).filter(|t| !t.is_empty()).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn check_title(tool: &str, title: &str) -> Result<(), ToolError> {
+    if title.trim().is_empty() {
+        return Err(ToolError::InvalidArguments { tool: tool.into(), message: "`title` is empty: give the task a short title".into() });
+    }
+    Ok(())
+}
+
+pub struct CreateTask {
+    pub db: Db,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTaskInput {
+    /// What to do, in a few words.
+    pub title: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// Due date `YYYY-MM-DD` or RFC 3339 date-time.
+    #[serde(default)]
+    pub due: Option<String>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for CreateTask {
+    type Input = CreateTaskInput;
+    type Output = Task;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("create_task", "Create task", "Add a task to the to-do list, with optional due date, priority and tags.")
+            .category("tasks")
+            .effects(&[EffectKind::TasksWrite])
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::TasksWrite])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Task, ToolError> {
+        check_title("create_task", &input.title)?;
+        let due = input.due.as_deref().map(|d| normalize_due("create_task", d)).transpose()?;
+        let tags = serde_json::to_string(&clean_tags(&input.tags)).unwrap_or_else(|_| "[]".into());
+        let now = now();
+        let conn = self.db.lock().unwrap();
+        conn.query_row(
+            &format!(
+                "INSERT INTO tasks (title, notes, priority, due, tags, created_at, updated_at, call_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7) RETURNING {TASK_COLUMNS}"
+            ),
+            params![
+                input.title.trim(),
+                input.notes.clone().unwrap_or_default(),
+                as_text(input.priority.unwrap_or(Priority::Normal)),
+                due,
+                tags,
+                now,
+                ctx.call_id
+            ],
+            task_from_row,
+        )
+        .map_err(db_error)
+    }
+
+    fn to_text(&self, task: &Task) -> String {
+        format!("Created task #{}: {}{}", task.id, task.title, task.due.as_ref().map(|d| format!(" (due {d})")).unwrap_or_default())
+    }
+}
+
+pub struct ListTasks {
+    pub db: Db,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ListTasksInput {
+    #[serde(default)]
+    pub status: Option<Status>,
+    /// Only tasks due on or before this date/time.
+    #[serde(default)]
+    pub due_before: Option<String>,
+    /// Only tasks due on or after this date/time.
+    #[serde(default)]
+    pub due_after: Option<String>,
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Words to find in the title or notes.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// At most this many tasks (default 50, max 500).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct TaskList {
+    pub tasks: Vec<Task>,
+}
+
+#[async_trait::async_trait]
+impl Tool for ListTasks {
+    type Input = ListTasksInput;
+    type Output = TaskList;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("list_tasks", "List tasks", "List tasks, filtered by status, due range, tag or text; soonest due first.")
+            .category("tasks")
+            .effects(&[EffectKind::TasksRead])
+            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::TasksRead])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<TaskList, ToolError> {
+        let before = input.due_before.as_deref().map(|d| normalize_due("list_tasks", d)).transpose()?;
+        // A bare date as upper bound includes that whole day.
+        let before = before.map(|b| if b.len() == 10 { format!("{b}T23:59:59Z") } else { b });
+        let after = input.due_after.as_deref().map(|d| normalize_due("list_tasks", d)).transpose()?;
+        let text = input.text.as_ref().map(|t| format!("%{}%", t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let tag = input.tag.as_ref().map(|t| t.trim().trim_start_matches('#').to_string());
+        let limit = input.limit.unwrap_or(50).clamp(1, 500);
+        let conn = self.db.lock().unwrap();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks
+                 WHERE (?1 IS NULL OR status = ?1)
+                   AND (?2 IS NULL OR (due IS NOT NULL AND due <= ?2))
+                   AND (?3 IS NULL OR (due IS NOT NULL AND due >= ?3))
+                   AND (?4 IS NULL OR EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE value = ?4))
+                   AND (?5 IS NULL OR title LIKE ?5 ESCAPE '\\' OR notes LIKE ?5 ESCAPE '\\')
+                 ORDER BY due IS NULL, due, id
+                 LIMIT ?6"
+            ))
+            .map_err(db_error)?;
+        let tasks = stmt
+            .query_map(params![input.status.map(as_text), before, after, tag, text, limit], task_from_row)
+            .map_err(db_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(db_error)?;
+        Ok(TaskList { tasks })
+    }
+
+    fn to_text(&self, list: &TaskList) -> String {
+        if list.tasks.is_empty() {
+            return "No tasks match.".into();
+        }
+        list.tasks
+            .iter()
+            .map(|t| {
+                let due = t.due.as_ref().map(|d| format!(" — due {d}")).unwrap_or_default();
+                let tags = if t.tags.is_empty() { String::new() } else { format!(" #{}", t.tags.join(" #")) };
+                format!("#{} [{}] {}{due}{tags}", t.id, as_text(t.status), t.title)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+pub struct UpdateTask {
+    pub db: Db,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTaskInput {
+    /// The task's id (from `list_tasks`).
+    pub id: i64,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub status: Option<Status>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    /// New due date; an empty string clears it.
+    #[serde(default)]
+    pub due: Option<String>,
+    /// Replaces the tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Tool for UpdateTask {
+    type Input = UpdateTaskInput;
+    type Output = Task;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("update_task", "Update task", "Change a task's status, title, notes, due date, priority or tags.")
+            .category("tasks")
+            .effects(&[EffectKind::TasksWrite])
+            .annotations(Annotations { idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::TasksWrite])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Task, ToolError> {
+        if let Some(title) = &input.title {
+            check_title("update_task", title)?;
+        }
+        let due = match input.due.as_deref().map(str::trim) {
+            None => None,
+            Some("") => Some(None),
+            Some(d) => Some(Some(normalize_due("update_task", d)?)),
+        };
+        let mut conn = self.db.lock().unwrap();
+        let tx = conn.transaction().map_err(db_error)?;
+        let exists: Option<i64> = tx.query_row("SELECT id FROM tasks WHERE id = ?1", [input.id], |r| r.get(0)).optional().map_err(db_error)?;
+        if exists.is_none() {
+            return Err(ToolError::InvalidArguments {
+                tool: "update_task".into(),
+                message: format!("no task has id {}: `list_tasks` shows the ids", input.id),
+            });
+        }
+        tx.execute(
+            "UPDATE tasks SET
+                title = COALESCE(?2, title), notes = COALESCE(?3, notes), status = COALESCE(?4, status),
+                priority = COALESCE(?5, priority), due = CASE WHEN ?6 THEN ?7 ELSE due END,
+                tags = COALESCE(?8, tags), updated_at = ?9
+             WHERE id = ?1",
+            params![
+                input.id,
+                input.title.as_deref().map(str::trim),
+                input.notes,
+                input.status.map(as_text),
+                input.priority.map(as_text),
+                due.is_some(),
+                due.flatten(),
+                input.tags.as_ref().map(|t| serde_json::to_string(&clean_tags(t)).unwrap_or_default()),
+                now()
+            ],
+        )
+        .map_err(db_error)?;
+        let task = tx.query_row(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"), [input.id], task_from_row).map_err(db_error)?;
+        tx.commit().map_err(db_error)?;
+        Ok(task)
+    }
+
+    fn to_text(&self, task: &Task) -> String {
+        format!("Updated task #{} [{}]: {}", task.id, as_text(task.status), task.title)
+    }
+}

@@ -189,6 +189,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Tools(ToolsCmd::Call { name, args }) => {
             let args = parse_args(&args)?;
             let outcome = scheduler.call(CallRequest::new(&name, args, Caller::Cli, conversation)).await;
+            // Nothing is reported done before its audit row is committed.
+            scheduler.flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);
             return Ok(match &outcome.result {
                 Ok(_) => ExitCode::SUCCESS,

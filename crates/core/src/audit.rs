@@ -1,11 +1,18 @@
 //! The audit log: append-only SQLite rows, each hash-chained to the previous one.
 //!
-//! Durability contract: [`AuditLog::append`] returns only after the row's transaction has
-//! committed to the WAL. From then on the row survives a crash or kill -9 of the app; with the
-//! store's `synchronous=NORMAL` it survives an OS crash or power loss once the WAL is synced (at
-//! the next checkpoint). Concurrent appends are group-committed: whoever holds the writer commits
-//! every row queued so far in one transaction, so throughput grows with concurrency while a lone
-//! caller pays one commit.
+//! Durability contract (group commit). Rows are chained and committed by one writer thread, in
+//! batches: everything queued when it wakes goes into one transaction (at most 4096 rows).
+//! - [`AuditLog::append`] queues a row and returns a [`Ticket`] at once.
+//! - [`AuditLog::durable`] / [`AuditLog::flush`] return once the row / every row queued so far
+//!   is committed to the WAL: from then on it survives a crash or kill -9 of the app, and (with
+//!   the store's `synchronous=NORMAL`) an OS crash or power loss once the WAL is synced at the next
+//!   checkpoint.
+//! - The scheduler waits for durability of the *intent* row before any effectful tool runs
+//!   (write-ahead: no effect without a committed record of who allowed it). A call's *final* row
+//!   is queued before the call returns and committed in the next batch — typically well under a
+//!   millisecond later; the CLI flushes before it prints, the app on shutdown, and dropping the
+//!   log drains the queue. Only a kill -9 inside that window can lose final rows, never an
+//!   effectful call's intent row.
 //!
 //! Tamper evidence: `hash = sha256(prev_hash, seq, every column)`, and `audit_head` (updated in
 //! the same transaction) names the last row. `verify` finds edited, deleted, inserted and
@@ -16,8 +23,9 @@ use cowork_store::Store;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::sync::Mutex;
+use std::sync::{Arc, Condvar, Mutex};
 use thiserror::Error;
+use tokio::sync::watch;
 
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -101,23 +109,39 @@ fn chain_hash(prev_hash: &str, seq: i64, r: &AuditRecord) -> String {
     hex::encode(h.finalize())
 }
 
-struct Queue {
-    next_ticket: u64,
-    rows: Vec<AuditRecord>,
+/// A queued row's position; ask [`AuditLog::durable`] when it is committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ticket(u64);
+
+const MAX_BATCH: usize = 4096;
+
+struct State {
+    queue: Vec<AuditRecord>,
+    /// Tickets handed out so far (the last queued row's ticket).
+    enqueued: u64,
+    /// Every ticket up to this one has been through a transaction (committed or failed).
+    done_through: u64,
+    /// Ticket ranges whose transaction failed, so their waiters learn it (rare; bounded).
+    failed: Vec<(u64, u64, String)>,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake_writer: Condvar,
+    done: Condvar,
+    /// The same progress as `done`, for async waiters.
+    done_tx: watch::Sender<u64>,
 }
 
 struct Writer {
     conn: Connection,
-    /// Every ticket up to this one has been through a transaction (committed or failed).
-    done_through: u64,
-    /// Ticket ranges whose transaction failed, so their callers learn it (rare; bounded).
-    failed: Vec<(u64, u64, String)>,
 }
 
 pub struct AuditLog {
     store: Store,
-    queue: Mutex<Queue>,
-    writer: Mutex<Writer>,
+    shared: Arc<Shared>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -211,41 +235,64 @@ impl Writer {
 impl AuditLog {
     pub fn open(store: &Store) -> Result<Self, AuditError> {
         let conn = store.connect().map_err(|e| AuditError::Write(e.to_string()))?;
-        Ok(AuditLog {
-            store: store.clone(),
-            queue: Mutex::new(Queue { next_ticket: 0, rows: Vec::new() }),
-            writer: Mutex::new(Writer { conn, done_through: 0, failed: Vec::new() }),
-        })
+        let (done_tx, _) = watch::channel(0);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { queue: Vec::new(), enqueued: 0, done_through: 0, failed: Vec::new(), shutdown: false }),
+            wake_writer: Condvar::new(),
+            done: Condvar::new(),
+            done_tx,
+        });
+        let writer_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("cowork-audit".into())
+            .spawn(move || run_writer(Writer { conn }, &writer_shared))
+            .map_err(|e| AuditError::Write(format!("cannot start the audit writer: {e}")))?;
+        Ok(AuditLog { store: store.clone(), shared, thread: Mutex::new(Some(thread)) })
     }
 
-    /// Appends a row; returns once it is committed (see the module doc).
-    pub fn append(&self, record: AuditRecord) -> Result<(), AuditError> {
-        let ticket = {
-            let mut q = self.queue.lock().unwrap();
-            q.next_ticket += 1;
-            q.rows.push(record);
-            q.next_ticket
-        };
-        let mut w = self.writer.lock().unwrap();
-        if w.done_through < ticket {
-            // Leader: commit everything queued so far, ours included.
-            let (batch, last) = {
-                let mut q = self.queue.lock().unwrap();
-                (std::mem::take(&mut q.rows), q.next_ticket)
-            };
-            let first = last + 1 - batch.len() as u64;
-            if let Err(e) = w.write_batch(&batch) {
-                if w.failed.len() >= 256 {
-                    w.failed.remove(0);
-                }
-                w.failed.push((first, last, e.to_string()));
-            }
-            w.done_through = last;
+    /// Queues a row (chained and committed by the writer, in queue order).
+    pub fn append(&self, record: AuditRecord) -> Result<Ticket, AuditError> {
+        let mut state = self.shared.state.lock().unwrap();
+        if state.shutdown {
+            return Err(AuditError::Write("the audit log is closed".into()));
         }
-        match w.failed.iter().find(|(a, b, _)| (*a..=*b).contains(&ticket)) {
+        state.queue.push(record);
+        state.enqueued += 1;
+        let ticket = Ticket(state.enqueued);
+        drop(state);
+        self.shared.wake_writer.notify_one();
+        Ok(ticket)
+    }
+
+    fn outcome(state: &State, ticket: Ticket) -> Result<(), AuditError> {
+        match state.failed.iter().find(|(a, b, _)| (*a..=*b).contains(&ticket.0)) {
             Some((_, _, message)) => Err(AuditError::Write(message.clone())),
             None => Ok(()),
         }
+    }
+
+    /// Waits (async) until the row is committed; an error if its transaction failed.
+    pub async fn durable(&self, ticket: Ticket) -> Result<(), AuditError> {
+        let mut rx = self.shared.done_tx.subscribe();
+        rx.wait_for(|done| *done >= ticket.0).await.map_err(|_| AuditError::Write("the audit writer stopped".into()))?;
+        Self::outcome(&self.shared.state.lock().unwrap(), ticket)
+    }
+
+    /// Waits (blocking) until every row queued so far is committed.
+    pub fn flush(&self) -> Result<(), AuditError> {
+        let mut state = self.shared.state.lock().unwrap();
+        let ticket = Ticket(state.enqueued);
+        while state.done_through < ticket.0 {
+            state = self.shared.done.wait(state).unwrap();
+        }
+        Self::outcome(&state, ticket)
+    }
+
+    /// Appends and waits for the commit: for rows that must be on disk before anything else
+    /// happens (write-ahead intent rows).
+    pub async fn append_durable(&self, record: AuditRecord) -> Result<(), AuditError> {
+        let ticket = self.append(record)?;
+        self.durable(ticket).await
     }
 
     fn read_conn(&self) -> Result<Connection, AuditError> {
@@ -329,6 +376,47 @@ impl AuditLog {
     }
 }
 
+fn run_writer(mut writer: Writer, shared: &Shared) {
+    loop {
+        let (batch, last) = {
+            let mut state = shared.state.lock().unwrap();
+            while state.queue.is_empty() && !state.shutdown {
+                state = shared.wake_writer.wait(state).unwrap();
+            }
+            if state.queue.is_empty() {
+                return;
+            }
+            let n = state.queue.len().min(MAX_BATCH);
+            let batch: Vec<AuditRecord> = state.queue.drain(..n).collect();
+            (batch, state.done_through + n as u64)
+        };
+        let result = writer.write_batch(&batch);
+        let mut state = shared.state.lock().unwrap();
+        if let Err(e) = result {
+            tracing::error!("audit log write failed for {} rows: {e}", batch.len());
+            if state.failed.len() >= 256 {
+                state.failed.remove(0);
+            }
+            state.failed.push((last + 1 - batch.len() as u64, last, e.to_string()));
+        }
+        state.done_through = last;
+        drop(state);
+        shared.done.notify_all();
+        shared.done_tx.send_replace(last);
+    }
+}
+
+impl Drop for AuditLog {
+    /// Drains the queue: every appended row is committed before the log goes away.
+    fn drop(&mut self) {
+        self.shared.state.lock().unwrap().shutdown = true;
+        self.shared.wake_writer.notify_all();
+        if let Some(thread) = self.thread.lock().unwrap().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,7 +436,12 @@ mod tests {
         let threads: Vec<_> = (0..8)
             .map(|t| {
                 let log = if t % 2 == 0 { log.clone() } else { other.clone() };
-                std::thread::spawn(move || (0..50).for_each(|i| log.append(record(t * 100 + i)).unwrap()))
+                std::thread::spawn(move || {
+                    (0..50).for_each(|i| {
+                        log.append(record(t * 100 + i)).unwrap();
+                    });
+                    log.flush().unwrap();
+                })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());

@@ -11,7 +11,7 @@ mod search_tool;
 mod stubs;
 
 pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover};
-pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, VerifyReport};
+pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
 pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent};

@@ -195,6 +195,11 @@ impl Scheduler {
         &self.env
     }
 
+    /// Waits until the audit rows of every call that has returned are committed.
+    pub fn flush(&self) -> Result<(), crate::AuditError> {
+        self.audit.flush()
+    }
+
     pub fn subscribe(&self) -> broadcast::Receiver<ToolEvent> {
         self.events.subscribe()
     }
@@ -253,6 +258,7 @@ impl Scheduler {
         });
         record.error = result.as_ref().err().map(|e| e.to_string());
         record.duration_us = Some(duration.as_micros() as i64);
+        // Queued, committed by the next group commit (see audit.rs for the contract).
         if let Err(e) = self.audit.append(record) {
             // Fail closed: a result we could not record is not handed out.
             result = Err(ToolError::failed(e.to_string()));
@@ -343,7 +349,10 @@ impl Scheduler {
         let read_only = prepared.effects.iter().all(Effect::is_read_only);
         if !read_only {
             // Write-ahead: an effectful call is on record before it can touch the world.
-            self.audit.append(self.record(req, call_id, "intent", trail, &spec.secret_args)).map_err(|e| ToolError::failed(e.to_string()))?;
+            self.audit
+                .append_durable(self.record(req, call_id, "intent", trail, &spec.secret_args))
+                .await
+                .map_err(|e| ToolError::failed(e.to_string()))?;
         }
 
         let _ = self.events.send(ToolEvent::Started { call_id: call_id.to_string(), tool: spec.name.clone(), conversation: req.conversation.clone() });

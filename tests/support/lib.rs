@@ -1,0 +1,200 @@
+//! Test harness: a real data dir in a temp folder, the real core, and probe tools whose effects
+//! and behaviour tests choose. Probes are registered like any family's tools and run only
+//! through the scheduler.
+
+use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
+use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
+use cowork_store::{DataDir, Store};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+pub struct Harness {
+    pub dir: tempfile::TempDir,
+    pub workspace: PathBuf,
+    pub store: Store,
+    pub scheduler: Arc<Scheduler>,
+}
+
+impl Harness {
+    pub fn new(approver: Arc<dyn Approver>) -> Harness {
+        Harness::with_config(approver, SchedulerConfig::default())
+    }
+
+    pub fn with_config(approver: Arc<dyn Approver>, config: SchedulerConfig) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws").canonicalize().unwrap_or_else(|_| {
+            std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+            dir.path().join("ws").canonicalize().unwrap()
+        });
+        let store = Store::open(DataDir::at(dir.path().join("home"))).unwrap();
+        let registry = Registry::new();
+        registry.add_provider(Layer::Stub, Arc::new(cowork_core::StubCatalog));
+        cowork_core::register_core_tools(&registry);
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()));
+        registry.add_provider(Layer::Builtin, Arc::new(Probes::default()));
+        let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
+        let audit = Arc::new(AuditLog::open(&store).unwrap());
+        let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
+        let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
+        Harness { dir, workspace, store, scheduler }
+    }
+
+    /// Audit rows of one call, oldest first, after a flush.
+    pub fn audit_rows(&self, call_id: &str) -> Vec<cowork_core::AuditEntry> {
+        self.scheduler.flush().unwrap();
+        let mut rows = self
+            .scheduler
+            .audit()
+            .list(&cowork_core::AuditFilter { call_id: Some(call_id.into()), ..Default::default() })
+            .unwrap();
+        rows.reverse();
+        rows
+    }
+}
+
+/// A tool with a chosen effect and behaviour.
+#[derive(Clone)]
+pub struct Probe {
+    pub name: &'static str,
+    pub effect: fn(&ProbeInput) -> Vec<Effect>,
+    pub kinds: &'static [EffectKind],
+    pub annotations: Annotations,
+    pub rate_limit: Option<(u32, u32)>,
+    pub failures: Arc<AtomicU32>,
+    pub calls: Arc<AtomicU32>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+pub struct ProbeInput {
+    #[serde(default)]
+    pub target: String,
+    /// Sleep this long (cooperating with cancellation).
+    #[serde(default)]
+    pub sleep_ms: u64,
+    /// Fail transiently this many times first.
+    #[serde(default)]
+    pub fail_times: u32,
+    #[serde(default)]
+    pub api_key: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ProbeOutput {
+    pub target: String,
+    pub calls: u32,
+}
+
+#[async_trait::async_trait]
+impl Tool for Probe {
+    type Input = ProbeInput;
+    type Output = ProbeOutput;
+    fn meta(&self) -> ToolMeta {
+        let mut meta = ToolMeta::new(self.name, self.name, "A test probe.").category("test").effects(self.kinds).annotations(self.annotations);
+        if let Some((per_minute, burst)) = self.rate_limit {
+            meta = meta.rate_limit(per_minute, burst);
+        }
+        meta
+    }
+    fn effects(&self, input: &ProbeInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let mut effects = (self.effect)(input);
+        for e in &mut effects {
+            if let Effect::FsWrite { path } | Effect::FsRead { path } = e {
+                *path = env.resolve_path(path).display().to_string();
+            }
+        }
+        Ok(effects)
+    }
+    async fn call(&self, input: &ProbeInput, ctx: &ToolContext) -> Result<ProbeOutput, ToolError> {
+        let calls = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if input.sleep_ms > 0 {
+            ctx.report_progress(0.0, Some(1.0), Some("sleeping".into()));
+            tokio::select! {
+                _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+                _ = tokio::time::sleep(Duration::from_millis(input.sleep_ms)) => {}
+            }
+        }
+        if self.failures.fetch_add(1, Ordering::SeqCst) < input.fail_times {
+            return Err(ToolError::transient("flaky peer"));
+        }
+        Ok(ProbeOutput { target: input.target.clone(), calls })
+    }
+}
+
+fn probe(name: &'static str, kinds: &'static [EffectKind], effect: fn(&ProbeInput) -> Vec<Effect>) -> Probe {
+    Probe { name, effect, kinds, annotations: Annotations::default(), rate_limit: None, failures: Arc::default(), calls: Arc::default() }
+}
+
+/// A tool whose output breaks its own declared output schema.
+struct LiarTool {
+    spec: ToolSpec,
+}
+
+impl DynTool for LiarTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
+        Ok(PreparedCall::new(vec![], Arc::new(|_ctx| {
+            Box::pin(async { Ok(ToolOutput { content: vec![Content::Text { text: "x".into() }], structured: Some(serde_json::json!({"count": "many"})), untrusted: false }) })
+        })))
+    }
+}
+
+#[derive(Default)]
+pub struct Probes;
+
+impl cowork_contract::ToolProvider for Probes {
+    fn name(&self) -> &str {
+        "probes"
+    }
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let mut fetch = probe("fetch_probe", &[EffectKind::NetFetch], |i| vec![Effect::NetFetch { origin: i.target.clone() }]);
+        fetch.annotations = Annotations { read_only: true, open_world: true, ..Default::default() };
+        let mut flaky = probe("flaky_probe", &[EffectKind::TasksRead], |_| vec![Effect::TasksRead]);
+        flaky.annotations = Annotations { read_only: true, idempotent: true, ..Default::default() };
+        let mut limited = probe("limited_probe", &[EffectKind::TasksRead], |_| vec![Effect::TasksRead]);
+        limited.rate_limit = Some((2, 2));
+        vec![
+            typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| vec![Effect::ProcessExec { command: i.target.clone() }])),
+            typed(probe("write_probe", &[EffectKind::FsWrite], |i| vec![Effect::FsWrite { path: i.target.clone() }])),
+            typed(probe("read_probe", &[EffectKind::FsRead], |i| vec![Effect::FsRead { path: i.target.clone() }])),
+            typed(probe("mail_probe", &[EffectKind::MailSend], |i| vec![Effect::MailSend { account: "work".into(), recipients: i.target.split(',').map(String::from).collect() }])),
+            typed(fetch),
+            typed(flaky),
+            typed(limited),
+            Arc::new(LiarTool {
+                spec: ToolSpec {
+                    name: "liar_probe".into(),
+                    title: "liar".into(),
+                    description: "returns output that breaks its schema".into(),
+                    category: "test".into(),
+                    input_schema: serde_json::json!({"type": "object"}),
+                    output_schema: Some(serde_json::json!({"type": "object", "properties": {"count": {"type": "integer"}}})),
+                    annotations: Annotations { read_only: true, ..Default::default() },
+                    timeout_ms: 1000,
+                    effects: vec![],
+                    aliases: vec![],
+                    deferred: false,
+                    rate_limit: None,
+                    secret_args: vec![],
+                },
+            }),
+        ]
+    }
+}
+
+/// The `cowork` binary built for this test run.
+pub fn cowork_bin() -> PathBuf {
+    let mut path = std::env::current_exe().unwrap();
+    path.pop();
+    if path.ends_with("deps") {
+        path.pop();
+    }
+    let bin = path.join("cowork");
+    assert!(bin.exists(), "{} missing: build it with `cargo build -p cowork-cli` (the test script does)", bin.display());
+    bin
+}

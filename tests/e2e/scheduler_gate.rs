@@ -1,0 +1,165 @@
+//! The spine's promise: every way to execute a tool yields a review and an audit row, and bad
+//! input gets a clear error — also audited, with no gap in the chain.
+
+use cowork_contract::ToolError;
+use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig, ToolEvent};
+use cowork_tests::Harness;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn req(tool: &str, args: serde_json::Value) -> CallRequest {
+    CallRequest::new(tool, args, Caller::Chat, "conv-1")
+}
+
+/// The public surface that can execute a tool is `Scheduler::call` and `Scheduler::call_batch`
+/// (the CLI's `tools call` is covered in cli.rs; `tool_search` runs as a tool itself). The
+/// registry hands out specs only: `Registry::handler` is crate-private, and families expose only
+/// their `ToolProvider`, so there is no other path to try.
+#[tokio::test]
+async fn every_public_execution_path_is_reviewed_and_audited() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let mut events = h.scheduler.subscribe();
+
+    let single = h.scheduler.call(req("create_task", json!({"title": "Write report"}))).await;
+    assert!(single.result.is_ok(), "{:?}", single.result);
+    assert_eq!(single.review.as_ref().unwrap().decision, cowork_core::Action::Allow);
+    let rows = h.audit_rows(&single.call_id);
+    assert_eq!(rows.iter().map(|r| r.record.phase.as_str()).collect::<Vec<_>>(), ["intent", "final"]);
+    assert_eq!(rows[1].record.outcome.as_deref(), Some("ok"));
+    assert_eq!(rows[1].record.caller, "chat");
+
+    let batch = h
+        .scheduler
+        .call_batch(vec![
+            req("list_tasks", json!({})),
+            req("get_system_info", json!({})),
+            req("create_task", json!({"title": "second"})),
+            req("tool_search", json!({"query": "task"})),
+            req("Bash", json!({"command": "ls"})), // alias of the run_command stub
+        ])
+        .await;
+    let names: Vec<&str> = batch.iter().map(|o| o.tool.as_str()).collect();
+    assert_eq!(names, ["list_tasks", "get_system_info", "create_task", "tool_search", "run_command"]);
+    for outcome in &batch {
+        assert!(outcome.review.is_some(), "{} was not reviewed", outcome.tool);
+        let rows = h.audit_rows(&outcome.call_id);
+        assert_eq!(rows.last().unwrap().record.phase, "final", "{} has no final audit row", outcome.tool);
+        assert_eq!(rows.last().unwrap().record.tool, outcome.tool);
+    }
+    match &batch[4].result {
+        Err(ToolError::NotConfigured { how, .. }) => assert!(!how.is_empty()),
+        other => panic!("the stub must say what to configure, got {other:?}"),
+    }
+    let found = batch[3].result.as_ref().unwrap().structured.clone().unwrap();
+    assert!(found["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_task"));
+
+    // Events: started and completed for the first call, with its id.
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        match event {
+            ToolEvent::Started { call_id, .. } if call_id == single.call_id => seen.push("started"),
+            ToolEvent::Completed { call_id, duration_us, .. } if call_id == single.call_id => {
+                assert!(duration_us > 0);
+                seen.push("completed")
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["started", "completed"]);
+    let report = h.scheduler.audit().verify().unwrap();
+    assert!(report.ok(), "{:?}", report.problems);
+}
+
+#[tokio::test]
+async fn bad_input_gets_clear_errors_and_still_leaves_audit_rows() {
+    let config = SchedulerConfig { max_args_bytes: 1024, ..Default::default() };
+    let h = Harness::with_config(Arc::new(DenyApprover), config);
+    let cases = vec![
+        (req("create_tsk", json!({"title": "x"})), "did you mean create_task"),
+        (req("create_task", json!({"title": 42})), "`/title`: 42 is not of type \"string\""),
+        (req("create_task", json!({})), "\"title\" is a required property"),
+        (req("create_task", json!({"title": "x", "colour": "red"})), "colour"),
+        (req("create_task", json!({"title": "x", "priority": "whenever"})), "/priority"),
+        (req("create_task", json!({"title": "x", "due": "next tuesday"})), "YYYY-MM-DD"),
+        (req("update_task", json!({"id": 999})), "no task has id 999"),
+        (req("create_task", json!({"title": "x".repeat(2000)})), "the limit is 1024 bytes"),
+    ];
+    let n = cases.len();
+    for (request, expected) in cases {
+        let tool = request.tool.clone();
+        let outcome = h.scheduler.call(request).await;
+        let err = outcome.result.expect_err(&tool).to_string();
+        assert!(err.contains(expected), "{tool}: {err:?} should contain {expected:?}");
+        let rows = h.audit_rows(&outcome.call_id);
+        assert_eq!(rows.last().unwrap().record.error.as_deref(), Some(err.as_str()));
+    }
+    let report = h.scheduler.audit().verify().unwrap();
+    assert!(report.ok());
+    // One final row per call, plus intent rows for the two calls that passed the schema and got
+    // as far as running (the unparsable due date and the missing task id).
+    assert_eq!(report.rows as usize, n + 2);
+}
+
+#[tokio::test]
+async fn timeouts_cancellation_retries_rate_limits_and_output_validation() {
+    let h = Harness::new(Arc::new(DenyApprover));
+
+    let mut slow = req("flaky_probe", json!({"sleep_ms": 5000}));
+    slow.timeout = Some(Duration::from_millis(50));
+    assert!(matches!(h.scheduler.call(slow).await.result, Err(ToolError::Timeout { .. })));
+
+    let cancel_req = req("flaky_probe", json!({"sleep_ms": 5000}));
+    let token = cancel_req.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        token.cancel();
+    });
+    let outcome = h.scheduler.call(cancel_req).await;
+    assert!(matches!(outcome.result, Err(ToolError::Cancelled)), "{:?}", outcome.result);
+    assert_eq!(h.audit_rows(&outcome.call_id).last().unwrap().record.outcome.as_deref(), Some("cancelled"));
+
+    // Idempotent + transient: retried with backoff; the first two attempts fail.
+    let outcome = h.scheduler.call(req("flaky_probe", json!({"fail_times": 2}))).await;
+    assert!(outcome.result.is_ok(), "third attempt should succeed: {:?}", outcome.result);
+    let outcome = h.scheduler.call(req("flaky_probe", json!({"fail_times": 100}))).await;
+    assert!(matches!(outcome.result, Err(ToolError::Failed { transient: true, .. })));
+
+    // Not idempotent: never retried. create_task has no transient failures, so use the rate-limited
+    // probe (2 per minute, burst 2).
+    for _ in 0..2 {
+        assert!(h.scheduler.call(req("limited_probe", json!({}))).await.result.is_ok());
+    }
+    let limited = h.scheduler.call(req("limited_probe", json!({}))).await;
+    assert!(matches!(limited.result, Err(ToolError::RateLimited { .. })), "{:?}", limited.result);
+    assert!(limited.result.unwrap_err().to_string().contains("retry in"));
+
+    let liar = h.scheduler.call(req("liar_probe", json!({}))).await;
+    let err = liar.result.unwrap_err().to_string();
+    assert!(err.contains("does not match its output schema") && err.contains("/count"), "{err}");
+
+    // Secrets never reach the audit log.
+    let outcome = h.scheduler.call(req("flaky_probe", json!({"api_key": "sk-live-0123456789abcdef"}))).await;
+    let rows = h.audit_rows(&outcome.call_id);
+    assert!(rows[0].record.args.contains("[redacted]"));
+    assert!(!rows.iter().any(|r| r.record.args.contains("sk-live")));
+    assert!(h.scheduler.audit().verify().unwrap().ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_runs_read_only_calls_in_parallel_and_effectful_ones_in_order() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let start = Instant::now();
+    let outcomes = h.scheduler.call_batch((0..4).map(|_| req("flaky_probe", json!({"sleep_ms": 300}))).collect()).await;
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+    // Four 300 ms calls one by one take 1.2 s; in parallel about 0.3 s.
+    assert!(start.elapsed() < Duration::from_millis(1000), "read-only calls did not overlap: {:?}", start.elapsed());
+
+    // A write is a barrier: the read after it sees the task it created.
+    let outcomes = h
+        .scheduler
+        .call_batch(vec![req("create_task", json!({"title": "barrier"})), req("list_tasks", json!({"text": "barrier"}))])
+        .await;
+    let listed = outcomes[1].result.as_ref().unwrap().structured.clone().unwrap();
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 1);
+}

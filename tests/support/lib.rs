@@ -102,7 +102,7 @@ impl Tool for Probe {
     fn effects(&self, input: &ProbeInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let mut effects = (self.effect)(input);
         for e in &mut effects {
-            if let Effect::FsWrite { path } | Effect::FsRead { path } = e {
+            if let Effect::FsWrite { path } | Effect::FsRead { path } | Effect::FsDelete { path } = e {
                 *path = env.resolve_path(path).display().to_string();
             }
         }
@@ -161,6 +161,7 @@ impl cowork_contract::ToolProvider for Probes {
         vec![
             typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| vec![Effect::ProcessExec { command: i.target.clone() }])),
             typed(probe("write_probe", &[EffectKind::FsWrite], |i| vec![Effect::FsWrite { path: i.target.clone() }])),
+            typed(probe("delete_probe", &[EffectKind::FsDelete], |i| vec![Effect::FsDelete { path: i.target.clone() }])),
             typed(probe("read_probe", &[EffectKind::FsRead], |i| vec![Effect::FsRead { path: i.target.clone() }])),
             typed(probe("mail_probe", &[EffectKind::MailSend], |i| vec![Effect::MailSend { account: "work".into(), recipients: i.target.split(',').map(String::from).collect() }])),
             typed(fetch),

@@ -338,7 +338,14 @@ impl Scheduler {
                 let (choice, by) = self.ask(req, call_id, &spec.name, &spec.title, redacted, &prepared.effects, &review).await;
                 trail.approved_by = Some(by.clone());
                 if choice == ApprovalChoice::Deny {
-                    return Err(ToolError::Denied { reason: format!("{} ({by})", review.why) });
+                    let fix = match grant_rules_for(&spec.name, &prepared.effects) {
+                        Some(rules) if review.can_grant => format!(
+                            " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
+                            rules.join("' '")
+                        ),
+                        _ => String::new(),
+                    };
+                    return Err(ToolError::Denied { reason: format!("{} ({by}){fix}", review.why) });
                 }
             }
         }

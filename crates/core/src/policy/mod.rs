@@ -356,9 +356,11 @@ impl PolicyBridge {
     }
 }
 
+/// What accept-edits allows without asking: writing or deleting ordinary files inside the
+/// workspace (the shadow FS journals them, so they can be rolled back). Sensitive files still ask.
 fn is_workspace_edit(effect: &Effect, env: &EffectEnv) -> bool {
     match effect {
-        Effect::FsWrite { path } => env.is_inside_workspace(Path::new(path)),
+        Effect::FsWrite { path } | Effect::FsDelete { path } => env.is_inside_workspace(Path::new(path)) && !score::is_sensitive(path),
         other => other.kind() == EffectKind::NotesWrite,
     }
 }

@@ -21,7 +21,7 @@ pub struct Risk {
 }
 
 /// Paths that hold credentials or another program's secrets: asked even inside a workspace.
-fn is_sensitive(path: &str) -> bool {
+pub(crate) fn is_sensitive(path: &str) -> bool {
     let p = Path::new(path);
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name == ".env"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test: unit, property, cross-crate and end-to-end (real SQLite files, real `cowork`
+# processes killed with -9), plus a smoke run of the gate benchmark. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tests/setup.sh
+
+# Reuse a target dir outside the clone when one exists (CI keeps it between runs); a fresh
+# machine simply builds from scratch.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cowork/target}"
+mkdir -p "$CARGO_TARGET_DIR"
+export CARGO_TERM_COLOR=never
+
+echo "== build"
+cargo build --locked --workspace --bins --tests
+
+echo "== gate benchmark (smoke run, debug build; real figures: cargo bench -p cowork-core --bench gate)"
+GATE_BENCH_CALLS=640 cargo test --locked -p cowork-core --bench gate
+
+echo "== tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --locked --workspace --no-fail-fast
+else
+  cargo test --locked --workspace --no-fail-fast
+fi

@@ -92,6 +92,20 @@ fn calls_explain_rules_and_terminal_approval() {
     let bad = cowork(h, &["tools", "call", "create_task", "--args", "{title: x}"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad).contains("not valid JSON") && text(&bad).contains("--args '{\"title\""), "{}", text(&bad));
+    // Secrets reach neither the database nor the logs, even in a rejected call.
+    let secret = "hunter2-f00dcafe";
+    let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": "x", "password": "{secret}"}}"#)]);
+    assert_eq!(rejected.status.code(), Some(1));
+    let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": {{"password": "{secret}"}}}}"#)]);
+    assert_eq!(rejected.status.code(), Some(1));
+    for entry in std::fs::read_dir(h).unwrap().chain(std::fs::read_dir(h.join("logs")).unwrap()) {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(!String::from_utf8_lossy(&bytes).contains(secret), "the secret reached {}", path.display());
+        }
+    }
+
     let bad_rule = cowork(h, &["policy", "rules", "add", "allow", "run_command(git status"]);
     assert!(!bad_rule.status.success() && text(&bad_rule).contains("closing parenthesis"));
 

@@ -77,7 +77,8 @@ async fn bad_input_gets_clear_errors_and_still_leaves_audit_rows() {
     let h = Harness::with_config(Arc::new(DenyApprover), config);
     let cases = vec![
         (req("create_tsk", json!({"title": "x"})), "did you mean create_task"),
-        (req("create_task", json!({"title": 42})), "`/title`: 42 is not of type \"string\""),
+        (req("create_task", json!({"title": 42})), "`/title`: value is not of type \"string\""),
+        (req("create_task", json!({"title": {"api_key": "sk-live-0123456789abcdef"}})), "`/title`: value is not of type"),
         (req("create_task", json!({})), "\"title\" is a required property"),
         (req("create_task", json!({"title": "x", "colour": "red"})), "colour"),
         (req("create_task", json!({"title": "x", "priority": "whenever"})), "/priority"),
@@ -94,6 +95,9 @@ async fn bad_input_gets_clear_errors_and_still_leaves_audit_rows() {
         let rows = h.audit_rows(&outcome.call_id);
         assert_eq!(rows.last().unwrap().record.error.as_deref(), Some(err.as_str()));
     }
+    let mut leaked = false;
+    h.scheduler.audit().for_each(|row| leaked |= format!("{row:?}").contains("sk-live")).unwrap();
+    assert!(!leaked, "a secret in a mistyped argument reached the audit log");
     let report = h.scheduler.audit().verify().unwrap();
     assert!(report.ok());
     // One final row per call, plus intent rows for the two calls that passed the schema and got

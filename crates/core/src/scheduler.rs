@@ -163,7 +163,9 @@ fn format_schema_errors(tool: &str, validator: &jsonschema::Validator, args: &se
         .map(|e| {
             let path = e.instance_path().to_string();
             let at = if path.is_empty() { "the arguments".to_string() } else { format!("`{path}`") };
-            format!("{at}: {e}")
+            // Masked: the message names the field and the expected type but never echoes the
+            // value, which may be a secret in the wrong place (error text lands in the audit row).
+            format!("{at}: {}", e.masked())
         })
         .collect();
     (!messages.is_empty()).then(|| ToolError::InvalidArguments { tool: tool.to_string(), message: messages.join("; ") })

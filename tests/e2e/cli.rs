@@ -1,6 +1,5 @@
 //! The `cowork` binary as a person (or a script) uses it: real processes on a real data dir.
 
-use cowork_tests::cowork_bin;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -10,7 +9,7 @@ fn cowork(home: &Path, args: &[&str]) -> Output {
 }
 
 fn cowork_with_stdin(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(cowork_bin());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cowork"));
     cmd.args(args).env("COWORK_HOME", home).env_remove("COWORK_APPROVE_FROM_STDIN").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     if stdin.is_some() {
         cmd.env("COWORK_APPROVE_FROM_STDIN", "1");

@@ -1,7 +1,6 @@
 //! kill -9 at random moments while `cowork tools call create_task` runs: every call that
 //! reported success has its task row and its audit rows afterwards, and the chain verifies.
 
-use cowork_tests::cowork_bin;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -19,7 +18,7 @@ fn kill_9_at_random_moments_loses_no_reported_write() {
     let mut reported = Vec::new();
     let mut killed = 0;
     for i in 0..40 {
-        let mut child = Command::new(cowork_bin())
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cowork"))
             .args(["tools", "call", "create_task", "--json", "--args", &format!(r#"{{"title": "durable {i}"}}"#)])
             .env("COWORK_HOME", home.path())
             .stdin(Stdio::null())
@@ -42,7 +41,7 @@ fn kill_9_at_random_moments_loses_no_reported_write() {
     }
     // Make sure the run exercised both sides: some calls killed, some reported.
     assert!(killed > 0, "no call was killed: the delays are too long for this machine");
-    let ok = Command::new(cowork_bin()).args(["tools", "call", "create_task", "--json", "--args", r#"{"title": "after"}"#]).env("COWORK_HOME", home.path()).output().unwrap();
+    let ok = Command::new(env!("CARGO_BIN_EXE_cowork")).args(["tools", "call", "create_task", "--json", "--args", r#"{"title": "after"}"#]).env("COWORK_HOME", home.path()).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
     reported.push((json["call_id"].as_str().unwrap().to_string(), json["output"]["structured"]["id"].as_i64().unwrap()));
 
@@ -64,7 +63,7 @@ fn kill_9_at_random_moments_loses_no_reported_write() {
         .query_row("SELECT COUNT(*) FROM tasks t WHERE NOT EXISTS (SELECT 1 FROM audit_log a WHERE a.call_id = t.call_id AND a.phase = 'intent')", [], |r| r.get(0))
         .unwrap();
     assert_eq!(orphans, 0, "a task was written without a committed intent row");
-    let verify = Command::new(cowork_bin()).args(["audit", "verify"]).env("COWORK_HOME", home.path()).output().unwrap();
+    let verify = Command::new(env!("CARGO_BIN_EXE_cowork")).args(["audit", "verify"]).env("COWORK_HOME", home.path()).output().unwrap();
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
     eprintln!("durability: {} reported, {killed} killed of 40", reported.len());
 }

@@ -169,33 +169,15 @@ impl cowork_contract::ToolProvider for Probes {
             typed(limited),
             Arc::new(LiarTool {
                 spec: ToolSpec {
-                    name: "liar_probe".into(),
-                    title: "liar".into(),
-                    description: "returns output that breaks its schema".into(),
-                    category: "test".into(),
-                    input_schema: serde_json::json!({"type": "object"}),
                     output_schema: Some(serde_json::json!({"type": "object", "properties": {"count": {"type": "integer"}}})),
-                    annotations: Annotations { read_only: true, ..Default::default() },
-                    timeout_ms: 1000,
-                    effects: vec![],
-                    aliases: vec![],
-                    deferred: false,
-                    rate_limit: None,
-                    secret_args: vec![],
+                    ..ToolSpec::from_meta(
+                        ToolMeta::new("liar_probe", "liar", "returns output that breaks its schema")
+                            .category("test")
+                            .annotations(Annotations { read_only: true, ..Default::default() }),
+                        serde_json::json!({"type": "object"}),
+                    )
                 },
             }),
         ]
     }
-}
-
-/// The `cowork` binary built for this test run.
-pub fn cowork_bin() -> PathBuf {
-    let mut path = std::env::current_exe().unwrap();
-    path.pop();
-    if path.ends_with("deps") {
-        path.pop();
-    }
-    let bin = path.join("cowork");
-    assert!(bin.exists(), "{} missing: build it with `cargo build -p cowork-cli` (the test script does)", bin.display());
-    bin
 }

@@ -71,6 +71,28 @@ impl ToolMeta {
     }
 }
 
+impl ToolSpec {
+    /// A spec from its hand-written part and an input schema (typed tools derive the schema;
+    /// stubs and MCP tools bring their own).
+    pub fn from_meta(meta: ToolMeta, input_schema: serde_json::Value) -> ToolSpec {
+        ToolSpec {
+            name: meta.name,
+            title: meta.title,
+            description: meta.description,
+            category: meta.category,
+            input_schema,
+            output_schema: None,
+            annotations: meta.annotations,
+            timeout_ms: meta.timeout.as_millis() as u64,
+            effects: meta.effects,
+            aliases: meta.aliases,
+            deferred: meta.deferred,
+            rate_limit: meta.rate_limit,
+            secret_args: meta.secret_args,
+        }
+    }
+}
+
 /// A tool written the Rust way: typed input and output (serde + schemars), effects computed from
 /// the typed input. Wrap it with [`typed`] to register it.
 #[async_trait::async_trait]
@@ -145,22 +167,8 @@ fn schema_value<S: JsonSchema>() -> serde_json::Value {
 
 impl<T: Tool> Typed<T> {
     pub fn new(tool: T) -> Self {
-        let meta = tool.meta();
-        let spec = ToolSpec {
-            name: meta.name,
-            title: meta.title,
-            description: meta.description,
-            category: meta.category,
-            input_schema: schema_value::<T::Input>(),
-            output_schema: Some(schema_value::<T::Output>()),
-            annotations: meta.annotations,
-            timeout_ms: meta.timeout.as_millis() as u64,
-            effects: meta.effects,
-            aliases: meta.aliases,
-            deferred: meta.deferred,
-            rate_limit: meta.rate_limit,
-            secret_args: meta.secret_args,
-        };
+        let mut spec = ToolSpec::from_meta(tool.meta(), schema_value::<T::Input>());
+        spec.output_schema = Some(schema_value::<T::Output>());
         Typed { tool: Arc::new(tool), spec }
     }
 }

@@ -2,7 +2,7 @@
 //! configured, calling it (through the scheduler, reviewed and audited like any call) answers
 //! with exactly what is missing and how to get it.
 
-use cowork_contract::{Annotations, DynTool, EffectEnv, PreparedCall, ToolError, ToolProvider, ToolSpec};
+use cowork_contract::{Annotations, DynTool, EffectEnv, PreparedCall, ToolError, ToolMeta, ToolProvider, ToolSpec};
 use std::sync::Arc;
 
 struct StubTool {
@@ -84,22 +84,13 @@ impl ToolProvider for StubCatalog {
         CATALOG
             .iter()
             .map(|(name, category, description, aliases, (what, how))| {
+                let meta = ToolMeta::new(name, &name.replace('_', " "), &format!("{description} (not configured: {what})"))
+                    .category(category)
+                    .aliases(aliases)
+                    .annotations(Annotations { read_only: true, ..Default::default() })
+                    .timeout(std::time::Duration::from_secs(1));
                 Arc::new(StubTool {
-                    spec: ToolSpec {
-                        name: name.to_string(),
-                        title: name.replace('_', " "),
-                        description: format!("{description} (not configured: {what})"),
-                        category: category.to_string(),
-                        input_schema: serde_json::json!({"type": "object"}),
-                        output_schema: None,
-                        annotations: Annotations { read_only: true, ..Default::default() },
-                        timeout_ms: 1000,
-                        effects: vec![],
-                        aliases: aliases.iter().map(|a| a.to_string()).collect(),
-                        deferred: false,
-                        rate_limit: None,
-                        secret_args: vec![],
-                    },
+                    spec: ToolSpec::from_meta(meta, serde_json::json!({"type": "object"})),
                     what,
                     how,
                 }) as Arc<dyn DynTool>

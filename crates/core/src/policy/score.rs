@@ -102,21 +102,8 @@ mod tests {
     use std::path::PathBuf;
 
     fn spec(destructive: bool) -> ToolSpec {
-        ToolSpec {
-            name: "t".into(),
-            title: "t".into(),
-            description: String::new(),
-            category: "x".into(),
-            input_schema: serde_json::json!({"type": "object"}),
-            output_schema: None,
-            annotations: Annotations { destructive, ..Default::default() },
-            timeout_ms: 1000,
-            effects: vec![],
-            aliases: vec![],
-            deferred: false,
-            rate_limit: None,
-            secret_args: vec![],
-        }
+        let meta = cowork_contract::ToolMeta::new("t", "t", "").annotations(Annotations { destructive, ..Default::default() });
+        ToolSpec::from_meta(meta, serde_json::json!({"type": "object"}))
     }
 
     #[test]

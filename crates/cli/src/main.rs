@@ -143,7 +143,10 @@ fn parse_args(text: &str) -> Result<serde_json::Value, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    // A terminal prompt still blocked on stdin (its ask timed out) must not keep us alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");

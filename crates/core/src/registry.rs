@@ -302,3 +302,59 @@ impl Registry {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cowork_contract::{Annotations, EffectEnv, PreparedCall, ToolMeta};
+
+    struct Fake(ToolSpec);
+    impl DynTool for Fake {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
+            Ok(PreparedCall::new(vec![], Arc::new(|_| Box::pin(async { Ok(Default::default()) }))))
+        }
+    }
+
+    fn fake(meta: ToolMeta) -> Arc<dyn DynTool> {
+        let schema = serde_json::json!({"type": "object", "properties": {"recipient": {"type": "string"}}});
+        Arc::new(Fake(ToolSpec::from_meta(meta.annotations(Annotations::default()), schema)))
+    }
+
+    #[test]
+    fn layers_override_visibly_and_deferred_tools_wait_for_selection() {
+        let registry = Registry::new();
+        registry.register(Layer::Stub, fake(ToolMeta::new("email_send", "Send", "stub").aliases(&["Mail", "Shared"])));
+        registry.register(Layer::Mcp, fake(ToolMeta::new("email_send", "Send", "from a toolpack")));
+        registry.register(Layer::Builtin, fake(ToolMeta::new("email_send", "Send", "builtin")));
+        let info = registry.get("email_send").unwrap();
+        assert_eq!((info.layer, info.overrides.clone()), (Layer::Mcp, vec![Layer::Stub, Layer::Builtin]));
+        assert_eq!(info.spec.description, "from a toolpack");
+
+        registry.register(Layer::Builtin, fake(ToolMeta::new("archive_mail", "Archive", "Move mail to the archive").deferred().aliases(&["Shared"])));
+        assert!(registry.visible(&[]).iter().all(|t| t.spec.name != "archive_mail"));
+        assert!(registry.visible(&["archive_mail".into()]).iter().any(|t| t.spec.name == "archive_mail"));
+        // The MCP override replaced the stub (and its aliases), so `Shared` has one claimant.
+        assert_eq!(registry.canonical_name("Shared").as_deref(), Some("archive_mail"));
+        assert!(registry.resolve(&["email_send", "nope"]).is_err());
+
+        let names = |q: &str| registry.search(q, 5).into_iter().map(|h| h.name).collect::<Vec<_>>();
+        assert_eq!(names("mail archive"), ["archive_mail", "email_send"], "ranked by name matches");
+        assert_eq!(names("+archive mail"), ["archive_mail"], "`+word` is required");
+        let hits = registry.search("recipient", 5);
+        assert_eq!(hits.len(), 2, "parameter names are searched");
+        assert_eq!(registry.search("select:archive_mail,email_send", 5).len(), 2);
+    }
+
+    #[test]
+    fn an_alias_claimed_twice_goes_to_neither() {
+        let registry = Registry::new();
+        registry.register(Layer::Builtin, fake(ToolMeta::new("a", "A", "").aliases(&["Both"])));
+        registry.register(Layer::Builtin, fake(ToolMeta::new("b", "B", "").aliases(&["Both"])));
+        assert_eq!(registry.canonical_name("Both"), None);
+        let exported = Registry::export_openai(&registry.list());
+        assert_eq!(exported[0]["function"]["name"], "a");
+    }
+}

@@ -139,6 +139,7 @@ struct Trail {
     effects: Vec<Effect>,
     review: Option<Review>,
     approved_by: Option<String>,
+    secret_args: Vec<String>,
 }
 
 struct CountingWriter(usize);
@@ -252,8 +253,7 @@ impl Scheduler {
         let mut trail = Trail::default();
         let mut result = self.run(&req, &call_id, &mut trail).await;
         let duration = started.elapsed();
-        let declared_secrets = trail.tool.as_ref().and_then(|_| self.registry.get(&req.tool)).map(|i| i.spec.secret_args.clone()).unwrap_or_default();
-        let mut record = self.record(&req, &call_id, "final", &trail, &declared_secrets);
+        let mut record = self.record(&req, &call_id, "final", &trail);
         record.outcome = Some(match &result {
             Ok(_) => "ok".into(),
             Err(e) => e.kind().into(),
@@ -292,8 +292,8 @@ impl Scheduler {
         outcomes
     }
 
-    fn record(&self, req: &CallRequest, call_id: &str, phase: &str, trail: &Trail, secrets: &[String]) -> AuditRecord {
-        let mut args = serde_json::to_string(&redact(&req.args, secrets)).unwrap_or_default();
+    fn record(&self, req: &CallRequest, call_id: &str, phase: &str, trail: &Trail) -> AuditRecord {
+        let mut args = serde_json::to_string(&redact(&req.args, &trail.secret_args)).unwrap_or_default();
         if args.len() > self.config.max_audit_args_bytes {
             use sha2::Digest;
             let digest = hex::encode(sha2::Sha256::digest(args.as_bytes()));
@@ -329,6 +329,7 @@ impl Scheduler {
         trail.tool = Some(spec.name.clone());
         trail.layer = Some(handler.info.layer);
         trail.effects = prepared.effects.clone();
+        trail.secret_args = spec.secret_args.clone();
 
         let review = self.policy.review(&ReviewRequest { spec: &spec, effects: &prepared.effects, conversation: &req.conversation, env });
         trail.review = Some(review.clone());
@@ -359,7 +360,7 @@ impl Scheduler {
         if !read_only {
             // Write-ahead: an effectful call is on record before it can touch the world.
             self.audit
-                .append_durable(self.record(req, call_id, "intent", trail, &spec.secret_args))
+                .append_durable(self.record(req, call_id, "intent", trail))
                 .await
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }

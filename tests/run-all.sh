@@ -11,6 +11,9 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cowork/target}"
 mkdir -p "$CARGO_TARGET_DIR"
 export CARGO_TERM_COLOR=never
 
+echo "== lint"
+cargo clippy --locked --workspace --all-targets -- -D warnings
+
 echo "== build"
 cargo build --locked --workspace --bins --tests
 

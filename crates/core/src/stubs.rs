@@ -26,18 +26,21 @@ impl DynTool for StubTool {
     }
 }
 
-const MAIL: (&str, &str) = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
-const CALENDAR: (&str, &str) = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
-const FILES: (&str, &str) = ("the files & coding family is not built into this version yet", "planned: open a workspace folder (Settings → Workspaces, or `--workspace DIR`)");
-const WEB: (&str, &str) = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
-const BROWSER: (&str, &str) = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
-const VAULT: (&str, &str) = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
-const VOICE: (&str, &str) = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
-const MCP: (&str, &str) = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
-const PERSONAL: (&str, &str) = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
+/// What is missing, and how to get it.
+type Missing = (&'static str, &'static str);
 
-/// name, category, description, aliases, (what, how)
-const CATALOG: &[(&str, &str, &str, &[&str], (&str, &str))] = &[
+const MAIL: Missing = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
+const CALENDAR: Missing = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
+const FILES: Missing = ("the files & coding family is not built into this version yet", "planned: open a workspace folder (Settings → Workspaces, or `--workspace DIR`)");
+const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
+const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
+const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
+const VOICE: Missing = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
+const MCP: Missing = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
+const PERSONAL: Missing = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
+
+/// name, category, description, aliases, what is missing
+const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
     ("calendar_check", "calendar", "List events in a time range across calendars.", &[], CALENDAR),
     ("calendar_find_free_time", "calendar", "Find free slots of a given duration in a range.", &[], CALENDAR),
     ("calendar_create", "calendar", "Create a calendar event.", &[], CALENDAR),

@@ -208,7 +208,7 @@ impl PolicyBridge {
         let mut out: Vec<RuleEntry> = config
             .rules
             .iter()
-            .map(|(action, rule, source, file)| RuleEntry { action: *action, rule: rule.text.clone(), source: source.clone(), file: file.clone() })
+            .map(|(action, rule, source, file)| RuleEntry { action: *action, rule: rule.text.clone(), source: *source, file: file.clone() })
             .collect();
         if let Some(conv) = conversation {
             for rule in self.conversations.grants(conv) {
@@ -296,7 +296,7 @@ impl PolicyBridge {
         let find = |action: Action| -> Option<MatchedRule> {
             let mut best: Option<MatchedRule> = None;
             let granted = grants.iter().map(|r| (Action::Allow, r, RuleSource::Conversation));
-            let configured = config.rules.iter().map(|(a, r, s, _)| (*a, r, s.clone()));
+            let configured = config.rules.iter().map(|(a, r, s, _)| (*a, r, *s));
             for (a, rule, source) in configured.chain(granted) {
                 if a == action && rule.matches(action, &facts) && best.as_ref().is_none_or(|b| source >= b.source) {
                     best = Some(MatchedRule { rule: rule.text.clone(), action, source });

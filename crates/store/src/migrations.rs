@@ -27,7 +27,9 @@ CREATE TABLE audit_log (
     prev_hash    TEXT    NOT NULL,
     hash         TEXT    NOT NULL
 );
-CREATE INDEX audit_log_call ON audit_log(call_id);
+-- No secondary indexes: each costs a page write per commit on the write-ahead path (measured
+-- with the gate bench: a call_id index took the effectful p50 from 80 to 90 µs and throughput
+-- from 63k to 48k calls/s). Viewers read newest-first along seq and stop at their LIMIT.
 -- The chain's head, written in the same transaction as each batch: verify compares it with the
 -- last row, so deleting rows from the end is detected too.
 CREATE TABLE audit_head (
@@ -35,7 +37,6 @@ CREATE TABLE audit_head (
     seq  INTEGER NOT NULL,
     hash TEXT    NOT NULL
 );
-CREATE INDEX audit_log_tool ON audit_log(tool, seq);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log

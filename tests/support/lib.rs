@@ -2,6 +2,8 @@
 //! and behaviour tests choose. Probes are registered like any family's tools and run only
 //! through the scheduler.
 
+pub mod llm_server;
+
 use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
 use cowork_store::{DataDir, Store};

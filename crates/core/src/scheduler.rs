@@ -52,6 +52,8 @@ pub struct CallRequest {
     pub cancel: CancellationToken,
     /// Overrides the tool's default timeout.
     pub timeout: Option<Duration>,
+    /// The conversation's profile (least privilege): any other tool is denied, on record.
+    pub allowed_tools: Option<Arc<[String]>>,
 }
 
 impl CallRequest {
@@ -64,6 +66,7 @@ impl CallRequest {
             env: None,
             cancel: CancellationToken::new(),
             timeout: None,
+            allowed_tools: None,
         }
     }
 }
@@ -331,7 +334,14 @@ impl Scheduler {
         trail.effects = prepared.effects.clone();
         trail.secret_args = spec.secret_args.clone();
 
-        let review = self.policy.review(&ReviewRequest { spec: &spec, effects: &prepared.effects, conversation: &req.conversation, env });
+        let mut review = self.policy.review(&ReviewRequest { spec: &spec, effects: &prepared.effects, conversation: &req.conversation, env });
+        if let Some(allowed) = &req.allowed_tools
+            && !allowed.iter().any(|t| *t == spec.name)
+        {
+            review.decision = Action::Deny;
+            review.matched = None;
+            review.why = format!("{} is not in this conversation's tool profile", spec.name);
+        }
         trail.review = Some(review.clone());
         match review.decision {
             Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),

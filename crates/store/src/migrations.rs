@@ -83,6 +83,25 @@ CREATE TABLE notes (
 );
 "#;
 
+const V2: &str = r#"
+-- agent: conversations and their messages (provider-neutral parts as JSON).
+CREATE TABLE conversations (
+    id           TEXT PRIMARY KEY,
+    title        TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    loaded_tools TEXT NOT NULL DEFAULT '[]'   -- deferred tools selected through tool_search
+);
+CREATE TABLE messages (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    role         TEXT NOT NULL,
+    parts        TEXT NOT NULL,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX messages_conversation ON messages(conversation, id);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2)]).to_latest(conn)
 }

@@ -1,0 +1,214 @@
+//! The agent: a conversation turn with an LLM, where every tool call the model asks for goes
+//! through `Scheduler::call_batch` (parallel calls: read-only ones run together), results flow
+//! back to the model, and every message is persisted.
+
+mod conversations;
+pub mod provider;
+
+pub use conversations::{ConversationSummary, Conversations};
+pub use provider::{ChatRequest, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent, ToolDef};
+
+use cowork_core::{CallRequest, Caller, Scheduler};
+use futures::StreamExt;
+use serde::Serialize;
+use std::sync::Arc;
+use thiserror::Error;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    pub model: String,
+    pub system: String,
+    /// Model round trips per turn before the agent stops and says so.
+    pub max_steps: u32,
+    pub max_tokens: u32,
+    /// Tool results longer than this are cut, with a note the model can act on.
+    pub max_tool_result_chars: usize,
+    /// The profile: only these tools are offered (and any other is denied). None = all visible.
+    pub allowed_tools: Option<Vec<String>>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            model: String::new(),
+            system: "You are Cowork, a careful desktop assistant. Use tools when they help; say what you did.".into(),
+            max_steps: 8,
+            max_tokens: 4096,
+            max_tool_result_chars: 20_000,
+            allowed_tools: None,
+        }
+    }
+}
+
+/// What the window (or a test) sees while a turn runs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    TextDelta { text: String },
+    ToolCallRequested { id: String, name: String, input: serde_json::Value },
+    ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, duration_ms: u64 },
+    Finished { steps: u32 },
+}
+
+#[derive(Debug, Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("stopped after {0} model steps without a final answer — ask again to continue, or raise max steps in the profile")]
+    MaxSteps(u32),
+    #[error("stopped")]
+    Cancelled,
+    #[error("{0}")]
+    Store(String),
+}
+
+pub struct Agent {
+    scheduler: Arc<Scheduler>,
+    provider: Arc<dyn Provider>,
+    conversations: Conversations,
+    config: AgentConfig,
+}
+
+fn truncate(text: String, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text;
+    }
+    let kept: String = text.chars().take(limit).collect();
+    let total = text.chars().count();
+    format!("{kept}\n[truncated: showing {limit} of {total} characters — ask the tool for a narrower range (offset/limit, filters) to see the rest]")
+}
+
+impl Agent {
+    pub fn new(scheduler: Arc<Scheduler>, provider: Arc<dyn Provider>, conversations: Conversations, config: AgentConfig) -> Agent {
+        Agent { scheduler, provider, conversations, config }
+    }
+
+    pub fn conversations(&self) -> &Conversations {
+        &self.conversations
+    }
+
+    fn tools(&self, conversation: &str) -> Result<Vec<ToolDef>, AgentError> {
+        let loaded = self.conversations.loaded_tools(conversation).map_err(AgentError::Store)?;
+        Ok(self
+            .scheduler
+            .registry()
+            .visible(&loaded)
+            .into_iter()
+            .filter(|t| self.config.allowed_tools.as_ref().is_none_or(|allowed| allowed.contains(&t.spec.name)))
+            .map(|t| ToolDef { name: t.spec.name.clone(), description: t.spec.description.clone(), input_schema: t.spec.input_schema.clone() })
+            .collect())
+    }
+
+    /// Runs one user turn to its end: streams text, runs tool calls through the scheduler,
+    /// loops until the model stops asking for tools (or `max_steps`).
+    pub async fn send(&self, conversation: &str, text: &str, events: &mpsc::UnboundedSender<AgentEvent>, cancel: CancellationToken) -> Result<u32, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let title: String = text.chars().take(60).collect();
+        self.conversations.ensure(conversation, &title).map_err(store)?;
+        self.conversations.append(conversation, &Message::user_text(text)).map_err(store)?;
+        let allowed: Option<Arc<[String]>> = self.config.allowed_tools.as_ref().map(|t| Arc::from(t.clone()));
+
+        for step in 1..=self.config.max_steps {
+            let request = ChatRequest {
+                model: self.config.model.clone(),
+                system: self.config.system.clone(),
+                messages: self.conversations.messages(conversation).map_err(store)?,
+                tools: self.tools(conversation)?,
+                max_tokens: self.config.max_tokens,
+            };
+            let mut stream = self.provider.stream(&request, cancel.clone()).await?;
+            let mut reply = String::new();
+            let mut calls = Vec::new();
+            let mut failure = None;
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(StreamEvent::TextDelta(delta)) => {
+                        reply.push_str(&delta);
+                        let _ = events.send(AgentEvent::TextDelta { text: delta });
+                    }
+                    Ok(StreamEvent::ToolCall { id, name, input }) => {
+                        let _ = events.send(AgentEvent::ToolCallRequested { id: id.clone(), name: name.clone(), input: input.clone() });
+                        calls.push((id, name, input));
+                    }
+                    Ok(StreamEvent::Done { .. }) => break,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = failure {
+                // Keep what was said before the break, marked, so the person sees it.
+                if !reply.is_empty() {
+                    let note = if e == ProviderError::Cancelled { "[stopped]" } else { "[interrupted]" };
+                    let partial = Message { role: Role::Assistant, parts: vec![Part::Text { text: format!("{reply}\n\n{note}") }] };
+                    self.conversations.append(conversation, &partial).map_err(store)?;
+                }
+                return Err(if e == ProviderError::Cancelled { AgentError::Cancelled } else { e.into() });
+            }
+
+            let mut parts = Vec::new();
+            if !reply.is_empty() {
+                parts.push(Part::Text { text: reply });
+            }
+            parts.extend(calls.iter().map(|(id, name, input)| Part::ToolUse { id: id.clone(), name: name.clone(), input: input.clone() }));
+            if parts.is_empty() {
+                parts.push(Part::Text { text: String::new() });
+            }
+            self.conversations.append(conversation, &Message { role: Role::Assistant, parts }).map_err(store)?;
+            if calls.is_empty() {
+                let _ = events.send(AgentEvent::Finished { steps: step });
+                return Ok(step);
+            }
+
+            let requests = calls
+                .iter()
+                .map(|(_, name, input)| {
+                    let mut req = CallRequest::new(name, input.clone(), Caller::Chat, conversation);
+                    req.cancel = cancel.child_token();
+                    req.allowed_tools = allowed.clone();
+                    req
+                })
+                .collect();
+            let outcomes = self.scheduler.call_batch(requests).await;
+            let mut results = Vec::new();
+            for ((id, name, _), outcome) in calls.iter().zip(outcomes) {
+                let (ok, content) = match &outcome.result {
+                    Ok(output) => (true, output.text_content()),
+                    Err(e) => (false, e.to_string()),
+                };
+                if let (true, "tool_search") = (ok, outcome.tool.as_str()) {
+                    let names: Vec<String> = outcome.result.as_ref().ok().and_then(|o| o.structured.as_ref()).and_then(|s| s["tools"].as_array().cloned()).unwrap_or_default().iter().filter_map(|t| t["name"].as_str().map(String::from)).collect();
+                    self.conversations.add_loaded_tools(conversation, &names).map_err(store)?;
+                }
+                let content = truncate(content, self.config.max_tool_result_chars);
+                let _ = events.send(AgentEvent::ToolCallFinished {
+                    id: id.clone(),
+                    name: name.clone(),
+                    call_id: outcome.call_id.clone(),
+                    ok,
+                    result: content.clone(),
+                    duration_ms: outcome.duration.as_millis() as u64,
+                });
+                results.push(Part::ToolResult { tool_use_id: id.clone(), content, is_error: !ok });
+            }
+            self.conversations.append(conversation, &Message { role: Role::User, parts: results }).map_err(store)?;
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+        }
+        Err(AgentError::MaxSteps(self.config.max_steps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_results_are_cut_with_an_actionable_note() {
+        let out = super::truncate("x".repeat(50), 10);
+        assert!(out.starts_with("xxxxxxxxxx\n[truncated: showing 10 of 50"));
+        assert_eq!(super::truncate("short".into(), 10), "short");
+    }
+}

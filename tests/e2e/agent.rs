@@ -1,0 +1,213 @@
+//! The agent against the scripted LLM server, for both wire formats: streaming, tool calls
+//! through the scheduler (reviewed and audited), parallel calls, denials reaching the model,
+//! profiles, and every provider failure the issue names.
+
+use cowork_agent::{Agent, AgentConfig, AgentError, AgentEvent, Conversations, Provider, ProviderError};
+use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
+use cowork_core::DenyApprover;
+use cowork_tests::Harness;
+use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy, Debug)]
+enum Api {
+    Anthropic,
+    OpenAi,
+}
+
+const BOTH: [Api; 2] = [Api::Anthropic, Api::OpenAi];
+
+fn provider(api: Api, server: &ScriptedLlm, key: &str) -> Arc<dyn Provider> {
+    match api {
+        Api::Anthropic => Arc::new(Anthropic::new(&server.anthropic_base(), key)),
+        Api::OpenAi => Arc::new(OpenAiCompatible::new("openai", &server.openai_base(), key)),
+    }
+}
+
+struct Setup {
+    h: Harness,
+    server: ScriptedLlm,
+    agent: Agent,
+}
+
+async fn setup(api: Api, config: AgentConfig) -> Setup {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let server = ScriptedLlm::start().await;
+    let conversations = Conversations::open(&h.store).unwrap();
+    let agent = Agent::new(h.scheduler.clone(), provider(api, &server, "test-key"), conversations, AgentConfig { model: "scripted".into(), ..config });
+    Setup { h, server, agent }
+}
+
+async fn send(agent: &Agent, conversation: &str, text: &str) -> (Result<u32, AgentError>, Vec<AgentEvent>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let result = agent.send(conversation, text, &tx, CancellationToken::new()).await;
+    drop(tx);
+    let mut events = Vec::new();
+    while let Some(e) = rx.recv().await {
+        events.push(e);
+    }
+    (result, events)
+}
+
+#[tokio::test]
+async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
+    for api in BOTH {
+        let s = setup(api, AgentConfig::default()).await;
+        s.server.push(Turn::tools("I'll add that. ", &[("call_1", "create_task", json!({"title": "Buy milk", "due": "2026-11-23"}))]));
+        s.server.push(Turn::text("Added task #1: Buy milk."));
+        let (result, events) = send(&s.agent, "conv-a", "remind me to buy milk tomorrow").await;
+        assert_eq!(result.unwrap(), 2, "{api:?}");
+
+        let text: String = events.iter().filter_map(|e| if let AgentEvent::TextDelta { text } = e { Some(text.as_str()) } else { None }).collect();
+        assert_eq!(text, "I'll add that. Added task #1: Buy milk.", "{api:?}");
+        let finished = events.iter().find_map(|e| if let AgentEvent::ToolCallFinished { ok, result, call_id, .. } = e { Some((*ok, result.clone(), call_id.clone())) } else { None }).unwrap();
+        assert!(finished.0 && finished.1.contains("Created task #1"), "{api:?}: {finished:?}");
+
+        // Reviewed and audited as a chat call.
+        let rows = s.h.audit_rows(&finished.2);
+        assert_eq!(rows.last().unwrap().record.caller, "chat");
+        assert_eq!(rows.last().unwrap().record.conversation, "conv-a");
+
+        // The second request carried the tool result back, in that API's shape.
+        let requests = s.server.requests();
+        assert_eq!(requests.len(), 2);
+        let second = &requests[1].2;
+        match api {
+            Api::Anthropic => {
+                assert_eq!(requests[1].1["x-api-key"], "test-key");
+                let last = second["messages"].as_array().unwrap().last().unwrap();
+                assert_eq!(last["content"][0]["type"], "tool_result");
+                assert_eq!(last["content"][0]["tool_use_id"], "call_1");
+                assert!(second["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_task"));
+            }
+            Api::OpenAi => {
+                assert_eq!(requests[1].1["authorization"], "Bearer test-key");
+                let messages = second["messages"].as_array().unwrap();
+                assert_eq!(messages[0]["role"], "system");
+                let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
+                assert_eq!(tool["tool_call_id"], "call_1");
+                let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+                assert_eq!(assistant["tool_calls"][0]["function"]["name"], "create_task");
+            }
+        }
+        // Persisted: user, assistant (text + tool use), tool results, final answer.
+        let messages = s.agent.conversations().messages("conv-a").unwrap();
+        assert_eq!(messages.len(), 4);
+        let listed = s.agent.conversations().list(Some("milk")).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].messages, 4);
+    }
+}
+
+#[tokio::test]
+async fn parallel_calls_denials_and_profiles_reach_the_model_as_results() {
+    for api in BOTH {
+        let s = setup(api, AgentConfig::default()).await;
+        s.server.push(Turn::tools("", &[("a", "list_tasks", json!({})), ("b", "get_system_info", json!({})), ("c", "exec_probe", json!({"target": "rm -rf ~"}))]));
+        s.server.push(Turn::text("Here is what I found."));
+        let (result, events) = send(&s.agent, "conv-p", "look around").await;
+        assert!(result.is_ok(), "{api:?}: {result:?}");
+        let finished: Vec<(String, bool, String)> = events
+            .iter()
+            .filter_map(|e| if let AgentEvent::ToolCallFinished { name, ok, result, .. } = e { Some((name.clone(), *ok, result.clone())) } else { None })
+            .collect();
+        assert_eq!(finished.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["list_tasks", "get_system_info", "exec_probe"]);
+        assert!(finished[0].1 && finished[1].1);
+        assert!(!finished[2].1 && finished[2].2.contains("denied by policy"), "{:?}", finished[2]);
+        // All three results went back in one message, the denial marked as an error.
+        let body = &s.server.requests()[1].2;
+        let as_text = body.to_string();
+        assert!(as_text.contains("denied by policy"));
+        if let Api::Anthropic = api {
+            let results = body["messages"].as_array().unwrap().last().unwrap()["content"].as_array().unwrap().clone();
+            assert_eq!(results.len(), 3);
+            assert_eq!(results[2]["is_error"], true);
+        }
+
+        // A profile limits what is offered and denies the rest, on record.
+        let limited = setup(api, AgentConfig { allowed_tools: Some(vec!["list_tasks".into()]), ..Default::default() }).await;
+        limited.server.push(Turn::tools("", &[("x", "create_task", json!({"title": "sneaky"}))]));
+        limited.server.push(Turn::text("ok"));
+        let (_, events) = send(&limited.agent, "conv-l", "hi").await;
+        let offered: Vec<String> = limited.server.requests()[0].2["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string()).collect();
+        assert_eq!(offered, ["list_tasks"]);
+        let denial = events.iter().find_map(|e| if let AgentEvent::ToolCallFinished { result, .. } = e { Some(result.clone()) } else { None }).unwrap();
+        assert!(denial.contains("not in this conversation's tool profile"), "{denial}");
+    }
+}
+
+#[tokio::test]
+async fn provider_failures_are_clear_and_lose_nothing() {
+    for api in BOTH {
+        // 429 with retry-after: waited for, then the turn succeeds.
+        let s = setup(api, AgentConfig::default()).await;
+        s.server.push(Turn::Error { status: 429, retry_after: Some("0.2".into()), body: "slow down".into() });
+        s.server.push(Turn::text("fine"));
+        let (result, _) = send(&s.agent, "c429", "hi").await;
+        assert!(result.is_ok(), "{api:?}: {result:?}");
+        assert_eq!(s.server.requests().len(), 2);
+
+        // 401: a clear error naming the fix.
+        s.server.push(Turn::Error { status: 401, retry_after: None, body: "bad key".into() });
+        let (result, _) = send(&s.agent, "c401", "hi").await;
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains("API key was rejected") && err.contains("Settings → Providers"), "{err}");
+
+        // Context overflow.
+        s.server.push(Turn::Error { status: 400, retry_after: None, body: r#"{"error":{"message":"prompt is too long: 300000 tokens"}}"#.into() });
+        let (result, _) = send(&s.agent, "cctx", "hi").await;
+        assert!(matches!(result, Err(AgentError::Provider(ProviderError::ContextOverflow { .. }))), "{result:?}");
+
+        // Cut mid-stream: the error says so, and what was said is kept, marked.
+        s.server.push(Turn::Disconnect { text: vec!["Partial ".into(), "answer".into()] });
+        let (result, _) = send(&s.agent, "ccut", "hi").await;
+        assert!(matches!(result, Err(AgentError::Provider(ProviderError::Stream { .. }))), "{api:?}: {result:?}");
+        let messages = s.agent.conversations().messages("ccut").unwrap();
+        assert_eq!(messages.len(), 2);
+        assert!(serde_json::to_string(&messages[1]).unwrap().contains("Partial answer\\n\\n[interrupted]"));
+
+        s.server.push(Turn::Malformed);
+        let (result, _) = send(&s.agent, "cbad", "hi").await;
+        assert!(matches!(result, Err(AgentError::Provider(ProviderError::Malformed { .. }))), "{api:?}: {result:?}");
+
+        // Nothing listening: a network error naming the base URL.
+        let dead = Agent::new(s.h.scheduler.clone(), match api {
+            Api::Anthropic => Arc::new(Anthropic::new("http://127.0.0.1:9", "k")) as Arc<dyn Provider>,
+            Api::OpenAi => Arc::new(OpenAiCompatible::new("ollama", "http://127.0.0.1:9/v1", "")),
+        }, Conversations::open(&s.h.store).unwrap(), AgentConfig::default());
+        let (result, _) = send(&dead, "cdead", "hi").await;
+        assert!(result.unwrap_err().to_string().contains("127.0.0.1:9"), "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn stop_mid_stream_and_the_max_steps_guard() {
+    for api in BOTH {
+        let s = setup(api, AgentConfig { max_steps: 2, ..Default::default() }).await;
+        s.server.push(Turn::Reply { text: (0..50).map(|i| format!("word{i} ")).collect(), tool_calls: vec![], chunk_delay: Duration::from_millis(20) });
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let cancel = CancellationToken::new();
+        let stopper = cancel.clone();
+        tokio::spawn(async move {
+            // Stop as soon as the first words arrive.
+            if rx.recv().await.is_some() {
+                stopper.cancel();
+            }
+        });
+        let result = s.agent.send("cstop", "talk", &tx, cancel).await;
+        assert!(matches!(result, Err(AgentError::Cancelled)), "{api:?}: {result:?}");
+        let saved = serde_json::to_string(&s.agent.conversations().messages("cstop").unwrap()).unwrap();
+        assert!(saved.contains("[stopped]") && !saved.contains("word49"), "{saved}");
+
+        for i in 0..2 {
+            s.server.push(Turn::tools("", &[(&format!("t{i}"), "list_tasks", json!({}))]));
+        }
+        let (result, _) = send(&s.agent, "cloop", "loop").await;
+        let err = result.unwrap_err();
+        assert!(matches!(err, AgentError::MaxSteps(2)) && err.to_string().contains("ask again to continue"), "{err}");
+    }
+}

@@ -15,9 +15,10 @@ if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$
   exit 1
 fi
 
-# Debian packages: a C compiler for the bundled SQLite. (The window, mail, calendar, browser and
-# voice issues add theirs here.)
-packages=(build-essential pkg-config)
+# Debian packages: a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
+# Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests.
+packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
+  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver xdotool imagemagick)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,4 +35,24 @@ if ((${#missing[@]})); then
     sleep 2
   done
 fi
-echo "setup: ok (rustc $have_rust)"
+# Node for the UI build (Vite 8 needs Node >= 20.19; Debian 12's own nodejs is 18, too old).
+need_node="20.19.0"
+if ! command -v node >/dev/null 2>&1; then
+  echo "setup: node not found: install Node.js >= $need_node (with npm) and re-run." >&2
+  exit 1
+fi
+have_node=$(node --version | tr -d v)
+if [ "$(printf '%s\n%s\n' "$need_node" "$have_node" | sort -V | head -n1)" != "$need_node" ]; then
+  echo "setup: node $have_node is older than $need_node: install a newer Node.js and re-run." >&2
+  exit 1
+fi
+
+# The UI, built into ui/dist (the Tauri build embeds it). npm ci only when the lockfile changed.
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here/ui"
+if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+  echo "setup: installing UI dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+npm run --silent build >/dev/null
+echo "setup: ok (rustc $have_rust, node $have_node, ui built)"

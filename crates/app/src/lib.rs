@@ -2,6 +2,10 @@
 //! shells (the `cowork` CLI and the Tauri window) start here and then talk only to the
 //! [`Scheduler`] and the services it exposes — no tool is ever reachable any other way.
 
+mod agent_settings;
+
+pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
+
 use cowork_contract::EffectEnv;
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog};
 use cowork_store::{DataDir, Store};
@@ -91,5 +95,17 @@ impl App {
 
     pub fn home(&self) -> &DataDir {
         self.store.dir()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The chat agent per the user's settings; `Ok(None)` while no provider is configured (the
+    /// palette and slash commands still work then).
+    pub fn agent(&self) -> Result<Option<cowork_agent::Agent>, String> {
+        let Some(settings) = AgentSettings::load(&self.store.dir().settings_path())? else { return Ok(None) };
+        let conversations = cowork_agent::Conversations::open(&self.store)?;
+        Ok(Some(cowork_agent::Agent::new(self.scheduler.clone(), settings.provider()?, conversations, settings.agent_config())))
     }
 }

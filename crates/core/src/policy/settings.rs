@@ -5,7 +5,7 @@
 use super::rules::{Action, Rule};
 use super::{Mode, PolicyError};
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -74,31 +74,13 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
     Ok(Loaded { rules, mode, thresholds: file.policy })
 }
 
-/// Read-modify-write of one file's rule list, keeping every other key, written atomically
-/// (temp file + rename) so a crash never leaves a half-written settings file.
+/// Read-modify-write of one file's `permissions` object, keeping every other key (atomic).
 pub fn edit_rules(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> Result<(), PolicyError> {
-    let bad = |message: String| PolicyError::Settings { path: path.into(), message };
-    let mut root: serde_json::Value = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
-        Err(e) => return Err(bad(e.to_string())),
-    };
-    let Some(obj) = root.as_object_mut() else { return Err(bad("the top level must be a JSON object".into())) };
-    let perms = obj.entry("permissions").or_insert_with(|| serde_json::json!({}));
-    let Some(perms) = perms.as_object_mut() else { return Err(bad("`permissions` must be an object".into())) };
-    edit(perms);
-    write_atomically(path, &serde_json::to_string_pretty(&root).unwrap_or_default()).map_err(|e| bad(e.to_string()))
-}
-
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp: PathBuf = path.with_extension("json.tmp");
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    cowork_store::settings::update_json(path, |root| {
+        let perms = root.entry("permissions").or_insert_with(|| serde_json::json!({}));
+        let Some(perms) = perms.as_object_mut() else { return Err("`permissions` must be an object".into()) };
+        edit(perms);
+        Ok(())
+    })
+    .map_err(|message| PolicyError::Settings { path: path.into(), message })
 }

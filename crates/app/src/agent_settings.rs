@@ -1,0 +1,86 @@
+//! Which model the chat talks to: the `agent` key of the user settings. API keys are never in
+//! this file: they come from the environment variable the settings name (OS keyring storage is
+//! the window issue's next step).
+
+use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
+use cowork_agent::{AgentConfig, Provider};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Anthropic,
+    /// Any OpenAI-compatible Chat Completions server (OpenAI, Ollama, DeepSeek, DashScope, LM Studio, llama.cpp).
+    Openai,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSettings {
+    pub provider: ProviderKind,
+    /// Anthropic: without `/v1`; OpenAI-compatible: with it (e.g. `http://127.0.0.1:11434/v1`).
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key; empty for servers that need none (Ollama).
+    #[serde(default)]
+    pub api_key_env: String,
+    #[serde(default)]
+    pub allowed_tools: Option<Vec<String>>,
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+}
+
+fn default_max_steps() -> u32 {
+    AgentConfig::default().max_steps
+}
+
+impl AgentSettings {
+    pub fn load(settings_path: &Path) -> Result<Option<AgentSettings>, String> {
+        let root = cowork_store::settings::read_json(settings_path)?;
+        match root.get("agent") {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(value) => serde_json::from_value(value.clone())
+                .map(Some)
+                .map_err(|e| format!("{}: `agent` is invalid ({e}) — fix it in Settings → Provider", settings_path.display())),
+        }
+    }
+
+    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
+        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        cowork_store::settings::update_json(settings_path, |root| {
+            root.insert("agent".into(), value);
+            Ok(())
+        })
+    }
+
+    /// The provider, with its key read from the environment now (never stored by us).
+    pub fn provider(&self) -> Result<Arc<dyn Provider>, String> {
+        let key = if self.api_key_env.is_empty() {
+            String::new()
+        } else {
+            std::env::var(&self.api_key_env).map_err(|_| {
+                format!("the API key is expected in the environment variable {} — set it before starting Cowork", self.api_key_env)
+            })?
+        };
+        Ok(match self.provider {
+            ProviderKind::Anthropic => Arc::new(Anthropic::new(&self.base_url, &key)),
+            ProviderKind::Openai => Arc::new(OpenAiCompatible::new("openai-compatible", &self.base_url, &key)),
+        })
+    }
+
+    pub fn agent_config(&self) -> AgentConfig {
+        AgentConfig { model: self.model.clone(), max_steps: self.max_steps, allowed_tools: self.allowed_tools.clone(), ..AgentConfig::default() }
+    }
+}
+
+/// Whether an Ollama server answers on its default port (first-run hint).
+pub async fn detect_ollama() -> bool {
+    let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).build();
+    match client {
+        Ok(client) => client.get("http://127.0.0.1:11434/api/tags").send().await.is_ok_and(|r| r.status().is_success()),
+        Err(_) => false,
+    }
+}

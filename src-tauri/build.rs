@@ -1,0 +1,14 @@
+/// Every command the webview may call; each becomes an `allow-<name>` permission that the
+/// capability file must grant explicitly.
+const COMMANDS: &[&str] = &["first_run", "send_message", "stop_run", "list_conversations", "get_messages", "rename_conversation", "delete_conversation", "list_tools", "call_tool", "answer_approval", "get_agent_settings", "save_agent_settings", "list_rules", "add_rule", "remove_rule", "set_mode", "audit_list", "audit_verify"];
+
+fn main() {
+    // The config sits at the repository root (the product layout); plain cargo builds it.
+    println!("cargo:rerun-if-changed=../tauri.conf.json");
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .config_path("../tauri.conf.json")
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri build step");
+}

@@ -1,0 +1,193 @@
+//! Tauri commands: each one calls the core (through cowork-app) and shapes nothing but the
+//! transport. Streaming reaches the webview as events: `agent-event`, `agent-done`,
+//! `approval-request`, `tool-event`.
+
+use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message};
+use cowork_app::{AgentSettings, App};
+use cowork_core::policy::RuleEntry;
+use cowork_core::{Action, ApprovalChoice, AuditEntry, AuditFilter, CallRequest, Caller, Mode, RuleSource, ToolInfo, VerifyReport};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tauri::{AppHandle, Emitter, State};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+pub struct Shell {
+    pub app: App,
+    pub conversations: Conversations,
+    pub agent: Mutex<Option<Arc<Agent>>>,
+    pub runs: Mutex<HashMap<String, CancellationToken>>,
+    pub approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalChoice>>>,
+}
+
+type Res<T> = Result<T, String>;
+
+#[derive(Serialize)]
+pub struct FirstRun {
+    provider_configured: bool,
+    provider_error: Option<String>,
+    ollama_detected: bool,
+    mode: Mode,
+}
+
+#[tauri::command]
+pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
+    let (configured, error) = match shell.app.agent() {
+        Ok(agent) => {
+            let configured = agent.is_some();
+            *shell.agent.lock().unwrap() = agent.map(Arc::new);
+            (configured, None)
+        }
+        Err(e) => (false, Some(e)),
+    };
+    let ollama_detected = !configured && cowork_app::detect_ollama().await;
+    Ok(FirstRun { provider_configured: configured, provider_error: error, ollama_detected, mode: shell.app.scheduler().policy().mode() })
+}
+
+#[derive(Clone, Serialize)]
+struct AgentEventPayload {
+    conversation: String,
+    event: AgentEvent,
+}
+
+#[derive(Clone, Serialize)]
+struct AgentDone {
+    conversation: String,
+    error: Option<String>,
+}
+
+/// Starts a turn; returns the conversation id at once. Progress arrives as events.
+#[tauri::command]
+pub fn send_message(handle: AppHandle, shell: State<'_, Shell>, conversation: Option<String>, text: String) -> Res<String> {
+    let agent = shell.agent.lock().unwrap().clone().ok_or("no model provider is configured — open Settings → Provider, or use /tool commands")?;
+    let conversation = conversation.unwrap_or_else(|| shell.conversations.create(&text.chars().take(60).collect::<String>()).unwrap_or_default());
+    let cancel = CancellationToken::new();
+    shell.runs.lock().unwrap().insert(conversation.clone(), cancel.clone());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward_handle = handle.clone();
+    let forward_conv = conversation.clone();
+    tauri::async_runtime::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            let _ = forward_handle.emit("agent-event", AgentEventPayload { conversation: forward_conv.clone(), event });
+        }
+    });
+    let conv = conversation.clone();
+    tauri::async_runtime::spawn(async move {
+        let result = agent.send(&conv, &text, &tx, cancel).await;
+        drop(tx);
+        let _ = handle.emit("agent-done", AgentDone { conversation: conv, error: result.err().map(|e| e.to_string()) });
+    });
+    Ok(conversation)
+}
+
+#[tauri::command]
+pub fn stop_run(shell: State<'_, Shell>, conversation: String) {
+    if let Some(token) = shell.runs.lock().unwrap().remove(&conversation) {
+        token.cancel();
+    }
+}
+
+#[tauri::command]
+pub fn list_conversations(shell: State<'_, Shell>, search: Option<String>) -> Res<Vec<ConversationSummary>> {
+    shell.conversations.list(search.as_deref().filter(|s| !s.is_empty()))
+}
+
+#[tauri::command]
+pub fn get_messages(shell: State<'_, Shell>, conversation: String) -> Res<Vec<Message>> {
+    shell.conversations.messages(&conversation)
+}
+
+#[tauri::command]
+pub fn rename_conversation(shell: State<'_, Shell>, conversation: String, title: String) -> Res<bool> {
+    shell.conversations.rename(&conversation, &title)
+}
+
+#[tauri::command]
+pub fn delete_conversation(shell: State<'_, Shell>, conversation: String) -> Res<bool> {
+    shell.conversations.delete(&conversation)
+}
+
+#[tauri::command]
+pub fn list_tools(shell: State<'_, Shell>) -> Vec<ToolInfo> {
+    shell.app.scheduler().registry().list()
+}
+
+#[derive(Serialize)]
+pub struct ToolCallView {
+    call_id: String,
+    tool: String,
+    ok: bool,
+    text: String,
+    decision: Option<Action>,
+    score: Option<u8>,
+    duration_ms: u64,
+}
+
+/// The palette and slash commands: a direct call, through the same scheduler and approvals.
+#[tauri::command]
+pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String) -> Res<ToolCallView> {
+    let outcome = shell.app.scheduler().call(CallRequest::new(&name, args, Caller::Palette, &conversation)).await;
+    let (ok, text) = match &outcome.result {
+        Ok(output) => (true, output.text_content()),
+        Err(e) => (false, e.to_string()),
+    };
+    Ok(ToolCallView {
+        call_id: outcome.call_id,
+        tool: outcome.tool,
+        ok,
+        text,
+        decision: outcome.review.as_ref().map(|r| r.decision),
+        score: outcome.review.as_ref().map(|r| r.score),
+        duration_ms: outcome.duration.as_millis() as u64,
+    })
+}
+
+#[tauri::command]
+pub fn answer_approval(shell: State<'_, Shell>, call_id: String, choice: ApprovalChoice) -> Res<()> {
+    let answer = shell.approvals.lock().unwrap().remove(&call_id).ok_or("this approval is no longer waiting (it timed out or was answered)")?;
+    answer.send(choice).map_err(|_| "the call is no longer waiting".to_string())
+}
+
+#[tauri::command]
+pub fn get_agent_settings(shell: State<'_, Shell>) -> Res<Option<AgentSettings>> {
+    AgentSettings::load(&shell.app.home().settings_path())
+}
+
+#[tauri::command]
+pub fn save_agent_settings(shell: State<'_, Shell>, settings: AgentSettings) -> Res<()> {
+    settings.save(&shell.app.home().settings_path())?;
+    *shell.agent.lock().unwrap() = shell.app.agent()?.map(Arc::new);
+    Ok(())
+}
+
+#[tauri::command]
+pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<RuleEntry> {
+    shell.app.scheduler().policy().rules(conversation.as_deref())
+}
+
+#[tauri::command]
+pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String) -> Res<()> {
+    shell.app.scheduler().policy().add_rule(action, &rule, RuleSource::User).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn remove_rule(shell: State<'_, Shell>, rule: String, conversation: Option<String>) -> Res<usize> {
+    shell.app.scheduler().policy().remove_rule(&rule, conversation.as_deref()).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn set_mode(shell: State<'_, Shell>, mode: Mode) -> Res<()> {
+    shell.app.scheduler().policy().set_mode(mode, true).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<AuditEntry>> {
+    shell.app.scheduler().audit().list(&filter).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn audit_verify(shell: State<'_, Shell>) -> Res<VerifyReport> {
+    shell.app.scheduler().flush().map_err(|e| e.to_string())?;
+    shell.app.scheduler().audit().verify().map_err(|e| e.to_string())
+}

@@ -1,0 +1,75 @@
+// Typed access to the shell's commands and events. Every tool call the UI causes goes through
+// the core's Scheduler (chat → agent, palette → call_tool): the UI never runs anything itself.
+import { invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+
+export type Action = "allow" | "ask" | "deny";
+export type Mode = "normal" | "plan" | "accept-edits";
+export type Choice = "once" | "conversation" | "always" | "deny";
+
+export interface Reason { points: number; text: string }
+export interface Review {
+  decision: Action; score: number; reasons: Reason[]; why: string; mode: Mode;
+  matched: { rule: string; action: Action; source: string } | null;
+  tainted_by: string | null; can_grant: boolean;
+}
+export interface Effect { kind: string; [k: string]: unknown }
+export interface ApprovalRequest {
+  call_id: string; conversation: string; caller: string; tool: string; title: string;
+  args: unknown; effects: Effect[]; review: Review; choices: Choice[];
+}
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error: boolean };
+export interface Message { role: "user" | "assistant"; parts: Part[] }
+export interface ConversationSummary { id: string; title: string; updated_at: string; messages: number }
+export interface ToolSpec {
+  name: string; title: string; description: string; category: string; effects: string[];
+  input_schema: unknown; aliases?: string[]; annotations: { read_only: boolean; destructive: boolean };
+}
+export interface ToolInfo { spec: ToolSpec; layer: "stub" | "builtin" | "mcp"; overrides: string[] }
+export type AgentEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "tool_call_requested"; id: string; name: string; input: unknown }
+  | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; duration_ms: number }
+  | { type: "finished"; steps: number };
+export interface AgentSettings {
+  provider: "anthropic" | "openai"; baseUrl: string; model: string; apiKeyEnv: string;
+  allowedTools?: string[] | null; maxSteps?: number;
+}
+export interface RuleEntry { action: Action; rule: string; source: string; file?: string }
+export interface AuditEntry {
+  seq: number; ts: string; call_id: string; phase: string; tool: string; layer: string | null;
+  caller: string; conversation: string; args: string; effects: string; decision: string;
+  score: number | null; rule: string | null; approved_by: string | null; outcome: string | null;
+  error: string | null; duration_us: number | null; hash: string;
+}
+export interface VerifyReport { rows: number; head_seq: number; head_hash: string; problems: { seq: number; message: string }[] }
+export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; decision: Action | null; score: number | null; duration_ms: number }
+export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode }
+
+export const api = {
+  firstRun: () => invoke<FirstRun>("first_run"),
+  send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
+  stop: (conversation: string) => invoke<void>("stop_run", { conversation }),
+  conversations: (search: string) => invoke<ConversationSummary[]>("list_conversations", { search }),
+  messages: (conversation: string) => invoke<Message[]>("get_messages", { conversation }),
+  rename: (conversation: string, title: string) => invoke<boolean>("rename_conversation", { conversation, title }),
+  remove: (conversation: string) => invoke<boolean>("delete_conversation", { conversation }),
+  tools: () => invoke<ToolInfo[]>("list_tools"),
+  callTool: (name: string, args: unknown, conversation: string) => invoke<ToolCallView>("call_tool", { name, args, conversation }),
+  answer: (callId: string, choice: Choice) => invoke<void>("answer_approval", { callId, choice }),
+  agentSettings: () => invoke<AgentSettings | null>("get_agent_settings"),
+  saveAgentSettings: (settings: AgentSettings) => invoke<void>("save_agent_settings", { settings }),
+  rules: (conversation: string | null) => invoke<RuleEntry[]>("list_rules", { conversation }),
+  addRule: (action: Action, rule: string) => invoke<void>("add_rule", { action, rule }),
+  removeRule: (rule: string, conversation: string | null) => invoke<number>("remove_rule", { rule, conversation }),
+  setMode: (mode: Mode) => invoke<void>("set_mode", { mode }),
+  audit: (filter: { tool?: string; decision?: string; limit?: number }) => invoke<AuditEntry[]>("audit_list", { filter }),
+  verify: () => invoke<VerifyReport>("audit_verify"),
+};
+
+export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
+  return listen<T>(event, (e) => handler(e.payload));
+}

@@ -1,0 +1,68 @@
+// The approval modal. Never dismissable into "allow" by accident: no backdrop click, Escape
+// denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, type ApprovalRequest, type Choice } from "./api";
+import { t } from "./i18n";
+
+const ARM_DELAY_MS = 400;
+
+function describe(effect: { kind: string; [k: string]: unknown }): string {
+  const args = Object.entries(effect).filter(([k]) => k !== "kind").map(([, v]) => (Array.isArray(v) ? v.join(", ") : String(v)));
+  return args.length ? `${effect.kind}(${args.join(" → ")})` : effect.kind;
+}
+
+export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; onDone: () => void }) {
+  const [armed, setArmed] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const denyRef = useRef<HTMLButtonElement>(null);
+  const r = request.review;
+
+  const answer = async (choice: Choice) => {
+    if (busy || (choice !== "deny" && !armed)) return;
+    setBusy(true);
+    try { await api.answer(request.call_id, choice); } catch { /* timed out meanwhile: the call was denied */ }
+    onDone();
+  };
+  useEffect(() => {
+    setArmed(false);
+    setBusy(false);
+    denyRef.current?.focus();
+    const timer = setTimeout(() => setArmed(true), ARM_DELAY_MS);
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === "Escape") { e.preventDefault(); answer("deny"); return; }
+      if (!e.altKey) return;
+      const map: Record<string, Choice> = { o: "once", c: "conversation", a: "always", d: "deny" };
+      const choice = map[e.key.toLowerCase()];
+      if (choice && request.choices.includes(choice)) { e.preventDefault(); answer(choice); }
+    };
+    window.addEventListener("keydown", keys);
+    return () => { clearTimeout(timer); window.removeEventListener("keydown", keys); };
+  }, [request.call_id, armed]);
+
+  const level = r.score >= 7 ? "high" : r.score >= 4 ? "medium" : "low";
+  const label: Record<Choice, string> = { once: t("once"), conversation: t("conversation"), always: t("always"), deny: t("deny") };
+  const key: Record<Choice, string> = { once: "Alt+O", conversation: "Alt+C", always: "Alt+A", deny: "Esc" };
+  return (
+    <div class="modal-backdrop">
+      <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="approval-title" data-testid="approval-modal">
+        <h2 id="approval-title">{t("approvalTitle")}</h2>
+        <p class="tool-line"><code>{request.tool}</code> — {request.title} <span class="caller">({request.caller})</span></p>
+        <div class={`risk ${level}`} data-testid="risk-score">{t("risk")} {r.score}/10</div>
+        <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
+        <p class="why">{r.why}</p>
+        <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({r.matched.source})</code> : <em>{t("noRule")}</em>}</p>
+        {r.tainted_by && <p class="taint">⚠ {t("tainted")} {r.tainted_by}</p>}
+        <h3>{t("effects")}</h3>
+        <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>
+        <h3>{t("arguments")}</h3>
+        <pre class="args">{JSON.stringify(request.args, null, 2)}</pre>
+        <div class="choices">
+          {request.choices.filter((c) => c !== "deny").map((c) => (
+            <button key={c} class="allow" disabled={!armed || busy} onClick={() => answer(c)} data-choice={c}>{label[c]} <kbd>{key[c]}</kbd></button>
+          ))}
+          <button ref={denyRef} class="deny" disabled={busy} onClick={() => answer("deny")} data-choice="deny">{label.deny} <kbd>{key.deny}</kbd></button>
+        </div>
+      </div>
+    </div>
+  );
+}

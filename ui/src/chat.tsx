@@ -1,0 +1,144 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, on, type AgentEvent, type FirstRun, type Message, type Part } from "./api";
+import { t } from "./i18n";
+import { renderMarkdown } from "./markdown";
+
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error"; result?: string; duration_ms?: number }
+type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard };
+
+/// Persisted messages → display items (tool uses paired with their results).
+function toItems(messages: Message[]): Item[] {
+  const items: Item[] = [];
+  const cards = new Map<string, ToolCard>();
+  for (const m of messages) {
+    for (const p of m.parts as Part[]) {
+      if (p.type === "text" && p.text) items.push({ kind: m.role, text: p.text });
+      if (p.type === "tool_use") { const card: ToolCard = { id: p.id, name: p.name, input: p.input, status: "running" }; cards.set(p.id, card); items.push({ kind: "tool", card }); }
+      if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = p.is_error ? "error" : "ok"; c.result = p.content; } }
+    }
+  }
+  return items;
+}
+
+/// `/create_task title="Buy milk" due=2026-11-23` or `/create_task {"title": "x"}`.
+export function parseSlash(text: string): { name: string; args: Record<string, unknown> } | null {
+  const m = text.trim().match(/^\/([\w.-]+)\s*(.*)$/s);
+  if (!m) return null;
+  const rest = m[2].trim();
+  if (rest.startsWith("{")) return { name: m[1], args: JSON.parse(rest) };
+  const args: Record<string, unknown> = {};
+  for (const pair of rest.matchAll(/([\w-]+)=("(?:[^"\\]|\\.)*"|\S+)/g)) {
+    const raw = pair[2];
+    try { args[pair[1]] = JSON.parse(raw); } catch { args[pair[1]] = raw; }
+  }
+  return { name: m[1], args };
+}
+
+function Card({ card }: { card: ToolCard }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div class={`tool-card ${card.status}`} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
+      <button class="card-head" onClick={() => setOpen(!open)} aria-expanded={open}>
+        <span class="status-dot" />{card.name}
+        <span class="meta">{card.status === "running" ? <span class="spinner" aria-label={t("running")} /> : `${card.duration_ms ?? ""}${card.duration_ms !== undefined ? " ms" : ""}`}</span>
+      </button>
+      {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
+      {card.result !== undefined && <pre class="card-result">{card.result}</pre>}
+    </div>
+  );
+}
+
+export function Chat({ conversation, firstRun, onConversation, onSettings }: { conversation: string | null; firstRun: FirstRun | null; onConversation: (id: string) => void; onSettings: () => void }) {
+  const [items, setItems] = useState<Item[]>([]);
+  const [input, setInput] = useState("");
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const current = useRef<string | null>(conversation);
+  const bottom = useRef<HTMLDivElement>(null);
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    current.current = conversation;
+    setError(null);
+    if (conversation && !running) api.messages(conversation).then((m) => setItems(toItems(m))).catch((e) => setError(String(e)));
+    if (!conversation) setItems([]);
+    inputRef.current?.focus();
+  }, [conversation]);
+  useEffect(() => { bottom.current?.scrollIntoView({ block: "end" }); }, [items]);
+  useEffect(() => {
+    const a = on<{ conversation: string; event: AgentEvent }>("agent-event", ({ conversation: c, event }) => {
+      if (c !== current.current) return;
+      setItems((list) => {
+        const next = [...list];
+        const last = next[next.length - 1];
+        if (event.type === "text_delta") {
+          if (last?.kind === "assistant") next[next.length - 1] = { kind: "assistant", text: last.text + event.text };
+          else next.push({ kind: "assistant", text: event.text });
+        } else if (event.type === "tool_call_requested") {
+          next.push({ kind: "tool", card: { id: event.id, name: event.name, input: event.input, status: "running" } });
+        } else if (event.type === "tool_call_finished") {
+          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: event.ok ? "ok" : "error", result: event.result, duration_ms: event.duration_ms } } : it);
+        }
+        return next;
+      });
+    });
+    const d = on<{ conversation: string; error: string | null }>("agent-done", ({ conversation: c, error: e }) => {
+      if (c !== current.current) return;
+      setRunning(false);
+      if (e) setError(e);
+    });
+    return () => { a.then((f) => f()); d.then((f) => f()); };
+  }, []);
+
+  const submit = async () => {
+    const text = input.trim();
+    if (!text || running) return;
+    setInput("");
+    setError(null);
+    const slash = text.startsWith("/") ? (() => { try { return parseSlash(text); } catch (e) { setError(String(e)); return undefined; } })() : null;
+    if (slash === undefined) return;
+    if (slash) {
+      const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
+      setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
+      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette").catch((e) => ({ ok: false, text: String(e), duration_ms: 0 }));
+      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: view.ok ? "ok" : "error", result: view.text, duration_ms: view.duration_ms } } : it));
+      return;
+    }
+    setItems((l) => [...l, { kind: "user", text }]);
+    setRunning(true);
+    try {
+      const id = await api.send(current.current, text);
+      if (id !== current.current) { current.current = id; onConversation(id); }
+    } catch (e) { setRunning(false); setError(String(e)); }
+  };
+
+  const waiting = running && items[items.length - 1]?.kind === "user";
+  return (
+    <section class="chat">
+      {firstRun && !firstRun.provider_configured && (
+        <div class="banner" data-testid="first-run">
+          <p>{t("noProvider")}</p>
+          {firstRun.provider_error && <p class="error">{firstRun.provider_error}</p>}
+          {firstRun.ollama_detected && <p>{t("ollamaFound")}</p>}
+          <button onClick={onSettings}>{t("addProvider")}</button>
+        </div>
+      )}
+      <div class="messages" aria-live="polite">
+        {items.map((it, i) => it.kind === "tool" ? <Card key={it.card.id} card={it.card} /> :
+          it.kind === "user" ? <div key={i} class="msg user">{it.text}</div> :
+          <div key={i} class="msg assistant markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />)}
+        {waiting && <div class="msg assistant thinking"><span class="spinner" /> {t("thinking")}</div>}
+        {error && <div class="msg error" role="alert">{error}</div>}
+        <div ref={bottom} />
+      </div>
+      <div class="composer">
+        <textarea ref={inputRef} data-testid="chat-input" rows={2} placeholder={t("placeholder")} value={input}
+          onInput={(e) => setInput(e.currentTarget.value)}
+          onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />
+        {running
+          ? <button class="stop" onClick={() => current.current && api.stop(current.current)}>{t("stop")}</button>
+          : <button class="primary" data-testid="send" onClick={submit}>{t("send")}</button>}
+      </div>
+    </section>
+  );
+}

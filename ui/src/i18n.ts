@@ -1,0 +1,43 @@
+// English and Simplified Chinese. Keys are English sentences' ids; missing zh entries fall back.
+const en = {
+  newChat: "New chat", search: "Search conversations", chat: "Chat", tools: "Tools", audit: "Audit log", settings: "Settings",
+  placeholder: "Message Cowork — or /tool_name key=value (Enter to send, Shift+Enter for a new line)",
+  send: "Send", stop: "Stop", thinking: "Thinking…", running: "Running…",
+  noProvider: "No model provider is configured. You can still call tools: type / and a tool name (e.g. /create_task title=\"Buy milk\").",
+  ollamaFound: "A local Ollama server answers on 127.0.0.1:11434 — use it in Settings → Provider.",
+  addProvider: "Add a provider",
+  approvalTitle: "Allow this action?", effects: "Effects", risk: "Risk", arguments: "Arguments", rule: "Rule", noRule: "no rule matched",
+  once: "Allow once", conversation: "Allow in this conversation", always: "Always allow", deny: "Deny",
+  tainted: "This conversation contains untrusted content from",
+  provider: "Provider", baseUrl: "Base URL", model: "Model", apiKeyEnv: "API key environment variable", save: "Save", saved: "Saved",
+  keyNote: "Keys are read from the environment variable you name here and never written to disk.",
+  mode: "Mode", normal: "Normal", plan: "Plan (read-only)", acceptEdits: "Accept edits",
+  rules: "Permission rules", addRule: "Add rule", revoke: "Revoke", language: "Language", theme: "Theme", light: "Light", dark: "Dark", system: "System",
+  verify: "Verify chain", chainOk: "Chain intact", tampered: "Tampered", filterTool: "Tool", filterDecision: "Decision", all: "All",
+  layer: "Layer", overrides: "overrides", category: "Category", result: "Result", error: "Error",
+};
+type Dict = typeof en;
+const zh: Partial<Dict> = {
+  newChat: "新对话", search: "搜索对话", chat: "对话", tools: "工具", audit: "审计日志", settings: "设置",
+  placeholder: "给 Cowork 发消息 — 或输入 /工具名 参数=值（Enter 发送，Shift+Enter 换行）",
+  send: "发送", stop: "停止", thinking: "思考中…", running: "运行中…",
+  noProvider: "尚未配置模型服务。你仍可直接调用工具：输入 / 加工具名（例如 /create_task title=\"买牛奶\"）。",
+  ollamaFound: "检测到本机 Ollama（127.0.0.1:11434）— 可在 设置 → 模型服务 中使用。",
+  addProvider: "添加模型服务",
+  approvalTitle: "允许此操作吗？", effects: "影响", risk: "风险", arguments: "参数", rule: "规则", noRule: "无匹配规则",
+  once: "仅允许一次", conversation: "本对话内允许", always: "始终允许", deny: "拒绝",
+  tainted: "本对话包含来自以下来源的不可信内容：",
+  provider: "模型服务", baseUrl: "服务地址", model: "模型", apiKeyEnv: "API 密钥环境变量", save: "保存", saved: "已保存",
+  keyNote: "密钥从你指定的环境变量读取，绝不写入磁盘。",
+  mode: "模式", normal: "普通", plan: "计划（只读）", acceptEdits: "自动接受编辑",
+  rules: "权限规则", addRule: "添加规则", revoke: "撤销", language: "语言", theme: "主题", light: "浅色", dark: "深色", system: "跟随系统",
+  verify: "校验哈希链", chainOk: "链完整", tampered: "已被篡改", filterTool: "工具", filterDecision: "决定", all: "全部",
+  layer: "层", overrides: "覆盖", category: "类别", result: "结果", error: "错误",
+};
+export type Lang = "en" | "zh-CN";
+let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");
+export function t(key: keyof Dict): string {
+  return (lang === "zh-CN" ? zh[key] : undefined) ?? en[key];
+}
+export function getLang(): Lang { return lang; }
+export function setLang(next: Lang) { lang = next; localStorage.setItem("lang", next); document.documentElement.lang = next; }

@@ -1,0 +1,71 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { api, on, type ApprovalRequest, type ConversationSummary, type FirstRun } from "./api";
+import { t, getLang } from "./i18n";
+import { Chat } from "./chat";
+import { ApprovalModal } from "./approval";
+import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
+import "./style.css";
+
+type View = "chat" | "tools" | "audit" | "settings";
+
+function App() {
+  const [view, setView] = useState<View>("chat");
+  const [conversation, setConversation] = useState<string | null>(null);
+  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [search, setSearch] = useState("");
+  const [approvals, setApprovals] = useState<ApprovalRequest[]>([]);
+  const [firstRun, setFirstRun] = useState<FirstRun | null>(null);
+  const [, setLangTick] = useState(0);
+
+  const refresh = () => api.conversations(search).then(setConversations).catch(() => {});
+  useEffect(() => { refresh(); }, [search]);
+  useEffect(() => {
+    applyTheme();
+    document.documentElement.lang = getLang();
+    api.firstRun().then(setFirstRun).catch(() => {});
+    const un = on<ApprovalRequest>("approval-request", (r) => setApprovals((q) => [...q, r]));
+    return () => { un.then((f) => f()); };
+  }, []);
+  // Keyboard-first: Ctrl+N new chat, Ctrl+K search, Ctrl+, settings.
+  useEffect(() => {
+    const keys = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || approvals.length) return;
+      if (e.key === "n") { e.preventDefault(); setConversation(null); setView("chat"); }
+      if (e.key === "k") { e.preventDefault(); document.getElementById("conv-search")?.focus(); }
+      if (e.key === ",") { e.preventDefault(); setView("settings"); }
+    };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, [approvals.length]);
+
+  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["audit", t("audit")], ["settings", t("settings")]];
+  return (
+    <div class="app">
+      <aside class="sidebar">
+        <button class="primary" onClick={() => { setConversation(null); setView("chat"); }} title="Ctrl+N">+ {t("newChat")}</button>
+        <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+        <ul class="conversations">
+          {conversations.map((c) => (
+            <li key={c.id} class={c.id === conversation ? "active" : ""}>
+              <button class="link" onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>
+              <button class="icon" aria-label="delete" onClick={async () => { await api.remove(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
+            </li>
+          ))}
+        </ul>
+        <nav>
+          {nav.map(([v, label]) => <button key={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>{label}</button>)}
+        </nav>
+      </aside>
+      <main>
+        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} />}
+        {view === "tools" && <ToolsView />}
+        {view === "audit" && <AuditView />}
+        {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
+      </main>
+      {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
+    </div>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,136 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type ToolInfo, type VerifyReport } from "./api";
+import { t, getLang, setLang, type Lang } from "./i18n";
+
+type Theme = "system" | "light" | "dark";
+export function applyTheme() {
+  const theme = (localStorage.getItem("theme") as Theme) || "system";
+  const dark = theme === "dark" || (theme === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+}
+
+const DEFAULTS: Record<AgentSettings["provider"], { baseUrl: string; apiKeyEnv: string }> = {
+  anthropic: { baseUrl: "https://api.anthropic.com", apiKeyEnv: "ANTHROPIC_API_KEY" },
+  openai: { baseUrl: "http://127.0.0.1:11434/v1", apiKeyEnv: "" },
+};
+
+export function SettingsView({ conversation, onChange }: { conversation: string | null; onChange: () => void }) {
+  const [settings, setSettings] = useState<AgentSettings>({ provider: "anthropic", model: "", ...DEFAULTS.anthropic });
+  const [status, setStatus] = useState<string>("");
+  const [rules, setRules] = useState<RuleEntry[]>([]);
+  const [newRule, setNewRule] = useState("");
+  const [newAction, setNewAction] = useState<Action>("allow");
+  const [mode, setMode] = useState<Mode>("normal");
+  const loadRules = () => api.rules(conversation).then(setRules);
+  useEffect(() => {
+    api.agentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
+    api.firstRun().then((f) => setMode(f.mode));
+    loadRules();
+  }, []);
+  const save = async () => {
+    try { await api.saveAgentSettings(settings); setStatus(t("saved")); onChange(); } catch (e) { setStatus(String(e)); }
+  };
+  return (
+    <section class="page settings">
+      <h1>{t("settings")}</h1>
+      <fieldset>
+        <legend>{t("provider")}</legend>
+        <label>{t("provider")}
+          <select value={settings.provider} onChange={(e) => { const p = e.currentTarget.value as AgentSettings["provider"]; setSettings({ ...settings, provider: p, ...DEFAULTS[p] }); }}>
+            <option value="anthropic">Anthropic</option>
+            <option value="openai">OpenAI-compatible (OpenAI, Ollama, DeepSeek, Qwen, LM Studio, llama.cpp)</option>
+          </select>
+        </label>
+        <label>{t("baseUrl")}<input value={settings.baseUrl} onInput={(e) => setSettings({ ...settings, baseUrl: e.currentTarget.value })} /></label>
+        <label>{t("model")}<input value={settings.model} onInput={(e) => setSettings({ ...settings, model: e.currentTarget.value })} /></label>
+        <label>{t("apiKeyEnv")}<input value={settings.apiKeyEnv} onInput={(e) => setSettings({ ...settings, apiKeyEnv: e.currentTarget.value })} /></label>
+        <p class="hint">{t("keyNote")}</p>
+        <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+      </fieldset>
+      <fieldset>
+        <legend>{t("mode")}</legend>
+        {(["normal", "plan", "accept-edits"] as Mode[]).map((m) => (
+          <label class="inline" key={m}><input type="radio" name="mode" checked={mode === m} onChange={async () => { await api.setMode(m); setMode(m); }} />
+            {m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits")}</label>
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>{t("rules")}</legend>
+        <table class="rules" data-testid="rules">
+          <tbody>{rules.map((r) => (
+            <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code></td><td>{r.source}</td>
+              <td>{r.source !== "built-in" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
+          ))}</tbody>
+        </table>
+        <div class="row">
+          <select value={newAction} onChange={(e) => setNewAction(e.currentTarget.value as Action)}><option>allow</option><option>ask</option><option>deny</option></select>
+          <input placeholder="run_command(git status:*)" value={newRule} onInput={(e) => setNewRule(e.currentTarget.value)} />
+          <button onClick={async () => { try { await api.addRule(newAction, newRule); setNewRule(""); loadRules(); } catch (e) { setStatus(String(e)); } }}>{t("addRule")}</button>
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>{t("language")} · {t("theme")}</legend>
+        <select value={getLang()} onChange={(e) => { setLang(e.currentTarget.value as Lang); onChange(); }}><option value="en">English</option><option value="zh-CN">简体中文</option></select>
+        <select value={localStorage.getItem("theme") || "system"} onChange={(e) => { localStorage.setItem("theme", e.currentTarget.value); applyTheme(); onChange(); }}>
+          <option value="system">{t("system")}</option><option value="light">{t("light")}</option><option value="dark">{t("dark")}</option>
+        </select>
+      </fieldset>
+    </section>
+  );
+}
+
+export function ToolsView() {
+  const [tools, setTools] = useState<ToolInfo[]>([]);
+  const [query, setQuery] = useState("");
+  const [category, setCategory] = useState("");
+  useEffect(() => { api.tools().then(setTools); }, []);
+  const q = query.toLowerCase();
+  const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
+  const categories = [...new Set(tools.map((x) => x.spec.category))].sort();
+  return (
+    <section class="page">
+      <h1>{t("tools")}</h1>
+      <div class="row">
+        <input type="search" placeholder={t("search")} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <select value={category} onChange={(e) => setCategory(e.currentTarget.value)}><option value="">{t("all")}</option>{categories.map((c) => <option>{c}</option>)}</select>
+      </div>
+      <table class="catalog">
+        <thead><tr><th>Name</th><th>{t("category")}</th><th>{t("layer")}</th><th>{t("effects")}</th></tr></thead>
+        <tbody>{shown.map((x) => (
+          <tr key={x.spec.name}><td><code>{x.spec.name}</code><div class="desc">{x.spec.description}</div></td><td>{x.spec.category}</td>
+            <td><span class={`badge ${x.layer}`}>{x.layer}</span>{x.overrides.length > 0 && ` ${t("overrides")} ${x.overrides.join(", ")}`}</td>
+            <td>{x.spec.effects.join(", ")}</td></tr>
+        ))}</tbody>
+      </table>
+    </section>
+  );
+}
+
+export function AuditView() {
+  const [rows, setRows] = useState<AuditEntry[]>([]);
+  const [tool, setTool] = useState("");
+  const [decision, setDecision] = useState("");
+  const [report, setReport] = useState<VerifyReport | null>(null);
+  useEffect(() => { api.audit({ tool: tool || undefined, decision: decision || undefined, limit: 200 }).then(setRows); }, [tool, decision]);
+  return (
+    <section class="page">
+      <h1>{t("audit")}</h1>
+      <div class="row">
+        <input placeholder={t("filterTool")} value={tool} onInput={(e) => setTool(e.currentTarget.value)} />
+        <select value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
+          <option value="">{t("all")}</option><option>allow</option><option>ask</option><option>deny</option><option>rejected</option>
+        </select>
+        <button onClick={() => api.verify().then(setReport)}>{t("verify")}</button>
+        {report && <span class={report.problems.length ? "error" : "ok"} data-testid="verify-result">
+          {report.problems.length ? `${t("tampered")}: ${report.problems.map((p) => p.message).join("; ")}` : `${t("chainOk")} (${report.rows})`}</span>}
+      </div>
+      <table class="audit" data-testid="audit-rows">
+        <thead><tr><th>#</th><th>time</th><th>tool</th><th>caller</th><th>decision</th><th>score</th><th>approved by</th><th>outcome</th></tr></thead>
+        <tbody>{rows.map((r) => (
+          <tr key={r.seq} title={r.args}><td>{r.seq}</td><td>{r.ts.slice(0, 19).replace("T", " ")}</td><td><code>{r.tool}</code> {r.phase === "intent" ? "(intent)" : ""}</td>
+            <td>{r.caller}</td><td class={`action ${r.decision}`}>{r.decision}</td><td>{r.score ?? ""}</td><td>{r.approved_by ?? ""}</td><td>{r.outcome ?? ""}{r.error ? `: ${r.error}` : ""}</td></tr>
+        ))}</tbody>
+      </table>
+    </section>
+  );
+}

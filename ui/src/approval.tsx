@@ -2,7 +2,7 @@
 // denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, type ApprovalRequest, type Choice } from "./api";
-import { t } from "./i18n";
+import { t, sourceLabel } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
@@ -23,11 +23,15 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
     try { await api.answer(request.call_id, choice); } catch { /* timed out meanwhile: the call was denied */ }
     onDone();
   };
+  // Arm once per request: the allow buttons work only after a short look at the request.
   useEffect(() => {
     setArmed(false);
     setBusy(false);
     denyRef.current?.focus();
     const timer = setTimeout(() => setArmed(true), ARM_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [request.call_id]);
+  useEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if (e.key === "Escape") { e.preventDefault(); answer("deny"); return; }
       if (!e.altKey) return;
@@ -36,8 +40,8 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
       if (choice && request.choices.includes(choice)) { e.preventDefault(); answer(choice); }
     };
     window.addEventListener("keydown", keys);
-    return () => { clearTimeout(timer); window.removeEventListener("keydown", keys); };
-  }, [request.call_id, armed]);
+    return () => window.removeEventListener("keydown", keys);
+  }, [request.call_id, armed, busy]);
 
   const level = r.score >= 7 ? "high" : r.score >= 4 ? "medium" : "low";
   const label: Record<Choice, string> = { once: t("once"), conversation: t("conversation"), always: t("always"), deny: t("deny") };
@@ -50,7 +54,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         <div class={`risk ${level}`} data-testid="risk-score">{t("risk")} {r.score}/10</div>
         <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
         <p class="why">{r.why}</p>
-        <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({r.matched.source})</code> : <em>{t("noRule")}</em>}</p>
+        <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({sourceLabel(r.matched.source)})</code> : <em>{t("noRule")}</em>}</p>
         {r.tainted_by && <p class="taint">⚠ {t("tainted")} {r.tainted_by}</p>}
         <h3>{t("effects")}</h3>
         <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>

@@ -15,6 +15,7 @@ const en = {
   rules: "Permission rules", addRule: "Add rule", revoke: "Revoke", language: "Language", theme: "Theme", light: "Light", dark: "Dark", system: "System",
   verify: "Verify chain", chainOk: "Chain intact", tampered: "Tampered", filterTool: "Tool", filterDecision: "Decision", all: "All",
   layer: "Layer", overrides: "overrides", category: "Category", result: "Result", error: "Error",
+  builtin: "built-in", user: "user settings", workspace: "workspace settings", thisConversation: "this conversation",
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
@@ -33,6 +34,7 @@ const zh: Partial<Dict> = {
   rules: "权限规则", addRule: "添加规则", revoke: "撤销", language: "语言", theme: "主题", light: "浅色", dark: "深色", system: "跟随系统",
   verify: "校验哈希链", chainOk: "链完整", tampered: "已被篡改", filterTool: "工具", filterDecision: "决定", all: "全部",
   layer: "层", overrides: "覆盖", category: "类别", result: "结果", error: "错误",
+  builtin: "内置", user: "用户设置", workspace: "工作区设置", thisConversation: "本对话",
 };
 export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");
@@ -41,3 +43,9 @@ export function t(key: keyof Dict): string {
 }
 export function getLang(): Lang { return lang; }
 export function setLang(next: Lang) { lang = next; localStorage.setItem("lang", next); document.documentElement.lang = next; }
+
+/** Where a rule came from, as the person reads it. */
+export function sourceLabel(source: string): string {
+  const keys: Record<string, keyof Dict> = { builtin: "builtin", user: "user", workspace: "workspace", conversation: "thisConversation" };
+  return keys[source] ? t(keys[source]) : source;
+}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type ToolInfo, type VerifyReport } from "./api";
-import { t, getLang, setLang, type Lang } from "./i18n";
+import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
 type Theme = "system" | "light" | "dark";
 export function applyTheme() {
@@ -58,8 +58,8 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         <legend>{t("rules")}</legend>
         <table class="rules" data-testid="rules">
           <tbody>{rules.map((r) => (
-            <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code></td><td>{r.source}</td>
-              <td>{r.source !== "built-in" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
+            <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code></td><td>{sourceLabel(r.source)}</td>
+              <td>{r.source !== "builtin" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
           ))}</tbody>
         </table>
         <div class="row">

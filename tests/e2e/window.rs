@@ -1,0 +1,221 @@
+//! End-to-end in the REAL window: the Tauri app under a private Xvfb, driven over W3C WebDriver
+//! (WebKitWebDriver), talking to the scripted LLM server on loopback. A chat asks for
+//! `create_task`, an ask rule makes the PolicyBridge ask, the modal shows tool, effects, score
+//! and reasons; approve once → the result card and an audit row; deny → the model gets a clear
+//! denial. Screenshots of the modal and the finished chat are saved as artifacts.
+
+use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A private X server on a free display number (Xvfb picks it and writes it to a pipe).
+fn start_xvfb() -> (Kill, String) {
+    let (mut reader, writer) = std::io::pipe().expect("pipe");
+    let child = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x820x24", "-nolisten", "tcp"])
+        .stdout(writer.try_clone().expect("pipe"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is not installed: run tests/setup.sh");
+    drop(writer);
+    let mut number = String::new();
+    use std::io::Read;
+    let mut byte = [0u8; 1];
+    while reader.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+        number.push(byte[0] as char);
+    }
+    assert!(!number.is_empty(), "Xvfb did not report a display");
+    (Kill(child), format!(":{number}"))
+}
+
+struct Driver {
+    http: reqwest::Client,
+    base: String,
+    session: String,
+}
+
+impl Driver {
+    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{}", self.base, self.session, path);
+        let mut req = self.http.request(method, &url).timeout(Duration::from_secs(30));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("webdriver {path}: {e}"));
+        let value: Value = resp.json().await.unwrap();
+        value["value"].clone()
+    }
+    async fn find(&self, css: &str) -> Option<String> {
+        let v = self.cmd(reqwest::Method::POST, "/element", Some(json!({"using": "css selector", "value": css}))).await;
+        // W3C: a found element is {"element-6066-…": id}; a miss is {"error": "no such element", …}.
+        v["element-6066-11e4-a52e-4f735466cecf"].as_str().map(String::from)
+    }
+    async fn wait_for(&self, css: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(id) = self.find(css).await {
+                return id;
+            }
+            if start.elapsed() > timeout {
+                let shot = artifacts().join("timeout.png");
+                self.screenshot(&shot).await;
+                panic!("{css} did not appear within {timeout:?} (screenshot: {})", shot.display());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    async fn text(&self, element: &str) -> String {
+        let v = self.cmd(reqwest::Method::GET, &format!("/element/{element}/text"), None).await;
+        v.as_str().unwrap_or_else(|| panic!("element text: {v}")).to_string()
+    }
+    async fn click(&self, element: &str) {
+        self.cmd(reqwest::Method::POST, &format!("/element/{element}/click"), Some(json!({}))).await;
+    }
+    async fn type_into(&self, element: &str, text: &str) {
+        self.cmd(reqwest::Method::POST, &format!("/element/{element}/value"), Some(json!({"text": text}))).await;
+    }
+    async fn screenshot(&self, path: &Path) {
+        // WebKit may hand back the previous frame right after a change.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let b64 = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
+        let bytes = base64_decode(b64.as_str().unwrap());
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Standard base64 (WebDriver screenshots); small enough not to need a crate.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let table = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let clean: Vec<u8> = s.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, c)| acc | (table(*c) as u32) << (18 - 6 * i));
+        out.push((n >> 16) as u8);
+        if chunk.len() > 2 {
+            out.push((n >> 8) as u8);
+        }
+        if chunk.len() > 3 {
+            out.push(n as u8);
+        }
+    }
+    out
+}
+
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    // An ask rule makes the everyday create_task a question, as a person might configure it.
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "permissions": {"ask": ["create_task"]},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::tools("I'll add it. ", &[("call_1", "create_task", json!({"title": "Buy milk", "due": "2026-11-23"}))]));
+    server.push(Turn::text("Added **Buy milk** to your tasks."));
+    server.push(Turn::tools("", &[("call_2", "create_task", json!({"title": "Sneaky"}))]));
+    server.push(Turn::text("Understood, I did not add it."));
+
+    let (_xvfb, display) = start_xvfb();
+    let port = free_port();
+    let _driver = Kill(
+        Command::new("WebKitWebDriver")
+            .arg(format!("--port={port}"))
+            .env("DISPLAY", &display)
+            .env("COWORK_HOME", home.path())
+            .env("TAURI_WEBVIEW_AUTOMATION", "true")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("WebKitWebDriver is not installed (apt webkit2gtk-driver): run tests/setup.sh"),
+    );
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let caps = json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": env!("CARGO_BIN_EXE_cowork-desktop"), "args": []}}}});
+    let start = Instant::now();
+    let session = loop {
+        match http.post(format!("{base}/session")).json(&caps).timeout(Duration::from_secs(60)).send().await {
+            Ok(resp) => {
+                let v: Value = resp.json().await.unwrap();
+                break v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {v}")).to_string();
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(20) => tokio::time::sleep(Duration::from_millis(200)).await,
+            Err(e) => panic!("WebKitWebDriver did not answer: {e}"),
+        }
+    };
+    let d = Driver { http, base, session };
+    let out = artifacts();
+
+    // Approve once.
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(30)).await;
+    d.type_into(&input, "remind me to buy milk tomorrow").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    let modal = d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30)).await;
+    let text = d.text(&modal).await;
+    for expected in ["create_task", "Risk 2/10", "+2 changes tasks", "tasks.write", "ask create_task (user settings)", "Buy milk"] {
+        assert!(text.contains(expected), "the modal lacks {expected:?}:\n{text}");
+    }
+    d.screenshot(&out.join("approval-modal.png")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await; // the allow buttons arm after 400 ms
+    d.click(&d.wait_for("button[data-choice=once]", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-testid=tool-card][data-status=ok]", Duration::from_secs(30)).await;
+    d.wait_for(".msg.assistant strong", Duration::from_secs(30)).await;
+    d.screenshot(&out.join("finished-chat.png")).await;
+
+    // Deny: the model receives the denial as the tool's result.
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(5)).await;
+    d.type_into(&input, "also add something sneaky").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(10)).await).await;
+    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30)).await;
+    d.click(&d.wait_for("button[data-choice=deny]", Duration::from_secs(5)).await).await;
+    let denied = d.wait_for("[data-testid=tool-card][data-status=error]", Duration::from_secs(30)).await;
+    assert!(d.text(&denied).await.contains("denied by policy"));
+    let requests = server.requests();
+    let last = requests.last().unwrap().2.to_string();
+    assert!(last.contains("denied by policy") && last.contains("window: denied"), "{last}");
+
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+
+    // The audit log has both decisions, by the window.
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    let approvals: Vec<(String, String)> = conn
+        .prepare("SELECT approved_by, COALESCE(outcome, '') FROM audit_log WHERE tool = 'create_task' AND phase = 'final' ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(approvals, [("window: once".to_string(), "ok".to_string()), ("window: denied".to_string(), "denied".to_string())]);
+    let tasks: i64 = conn.query_row("SELECT COUNT(*) FROM tasks WHERE title = 'Buy milk'", [], |r| r.get(0)).unwrap();
+    assert_eq!(tasks, 1);
+}

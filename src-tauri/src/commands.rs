@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 pub struct Shell {
+    pub started: std::time::Instant,
     pub app: App,
     pub conversations: Conversations,
     pub agent: Mutex<Option<Arc<Agent>>>,
@@ -190,4 +191,13 @@ pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<Audit
 pub fn audit_verify(shell: State<'_, Shell>) -> Res<VerifyReport> {
     shell.app.scheduler().flush().map_err(|e| e.to_string())?;
     shell.app.scheduler().audit().verify().map_err(|e| e.to_string())
+}
+
+/// The UI calls this once the chat input is mounted and focused. With COWORK_REPORT_READY=1 the
+/// time since process start goes to stdout (the launch benchmark reads it).
+#[tauri::command]
+pub fn ui_ready(shell: State<'_, Shell>) {
+    if std::env::var_os("COWORK_REPORT_READY").is_some() {
+        println!("ready_ms={}", shell.started.elapsed().as_millis());
+    }
 }

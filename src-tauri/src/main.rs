@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use tauri::{Emitter, Manager};
 
 fn main() {
+    let started = std::time::Instant::now();
     if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         eprintln!(
             "Cowork needs a display. Without one, run it under Xvfb:\n  xvfb-run -a cargo run --release -p cowork-desktop\n\
@@ -32,7 +33,7 @@ fn main() {
         eprintln!("Cowork cannot start: {e}");
         std::process::exit(2);
     });
-    let shell = Shell { app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()) };
+    let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()) };
 
     tauri::Builder::default()
         .manage(shell)
@@ -80,6 +81,7 @@ fn main() {
             commands::set_mode,
             commands::audit_list,
             commands::audit_verify,
+            commands::ui_ready,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Cowork");

@@ -68,6 +68,7 @@ export const api = {
   setMode: (mode: Mode) => invoke<void>("set_mode", { mode }),
   audit: (filter: { tool?: string; decision?: string; limit?: number }) => invoke<AuditEntry[]>("audit_list", { filter }),
   verify: () => invoke<VerifyReport>("audit_verify"),
+  ready: () => invoke<void>("ui_ready"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

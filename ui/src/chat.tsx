@@ -64,6 +64,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (!conversation) setItems([]);
     inputRef.current?.focus();
   }, [conversation]);
+  // The launch benchmark's finish line: the input exists and has the focus.
+  useEffect(() => { inputRef.current?.focus(); api.ready().catch(() => {}); }, []);
   useEffect(() => { bottom.current?.scrollIntoView({ block: "end" }); }, [items]);
   useEffect(() => {
     const a = on<{ conversation: string; event: AgentEvent }>("agent-event", ({ conversation: c, event }) => {

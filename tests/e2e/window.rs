@@ -2,7 +2,8 @@
 //! (WebKitWebDriver), talking to the scripted LLM server on loopback. A chat asks for
 //! `create_task`, an ask rule makes the PolicyBridge ask, the modal shows tool, effects, score
 //! and reasons; approve once → the result card and an audit row; deny → the model gets a clear
-//! denial. Screenshots of the modal and the finished chat are saved as artifacts.
+//! denial; always → a rule shown in Settings, and no more asking; plan mode → a write is
+//! blocked. Screenshots of the modal and the finished chat are saved as artifacts.
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
 use serde_json::{Value, json};
@@ -131,11 +132,12 @@ fn artifacts() -> PathBuf {
 async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let home = tempfile::tempdir().unwrap();
     let server = ScriptedLlm::start().await;
-    // An ask rule makes the everyday create_task a question, as a person might configure it.
+    // A cautious person: only score-1 calls run unasked, so create_task (score 2) asks, by
+    // score and not by a rule, which makes "always" available.
     std::fs::write(
         home.path().join("settings.json"),
         serde_json::to_string_pretty(&json!({
-            "permissions": {"ask": ["create_task"]},
+            "policy": {"allowMax": 1},
             "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
         }))
         .unwrap(),
@@ -145,6 +147,12 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     server.push(Turn::text("Added **Buy milk** to your tasks."));
     server.push(Turn::tools("", &[("call_2", "create_task", json!({"title": "Sneaky"}))]));
     server.push(Turn::text("Understood, I did not add it."));
+    server.push(Turn::tools("", &[("call_3", "create_task", json!({"title": "Water plants"}))]));
+    server.push(Turn::text("Added."));
+    server.push(Turn::tools("", &[("call_4", "create_task", json!({"title": "Call mom"}))]));
+    server.push(Turn::text("Added that too."));
+    server.push(Turn::tools("", &[("call_5", "create_task", json!({"title": "Planned"}))]));
+    server.push(Turn::text("Plan mode stopped me."));
 
     let (_xvfb, display) = start_xvfb();
     let port = free_port();
@@ -182,7 +190,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
     let modal = d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30)).await;
     let text = d.text(&modal).await;
-    for expected in ["create_task", "Risk 2/10", "+2 changes tasks", "tasks.write", "ask create_task (user settings)", "Buy milk"] {
+    for expected in ["create_task", "Risk 2/10", "+2 changes tasks", "tasks.write", "no rule matched", "score 2 asks by default", "Buy milk", "Always allow"] {
         assert!(text.contains(expected), "the modal lacks {expected:?}:\n{text}");
     }
     d.screenshot(&out.join("approval-modal.png")).await;
@@ -204,18 +212,54 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let last = requests.last().unwrap().2.to_string();
     assert!(last.contains("denied by policy") && last.contains("window: denied"), "{last}");
 
+    // Always: persists a rule, shown in Settings; the next call does not ask.
+    let send = |text: &'static str| {
+        let d = &d;
+        async move {
+            let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(10)).await;
+            d.type_into(&input, text).await;
+            d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(10)).await).await;
+        }
+    };
+    send("water the plants").await;
+    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(&d.wait_for("button[data-choice=always]", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-tool=create_task][data-status=ok] ~ [data-tool=create_task][data-status=error] ~ [data-tool=create_task][data-status=ok]", Duration::from_secs(30)).await;
+    send("call mom").await;
+    d.wait_for("[data-status=error] ~ [data-status=ok] ~ [data-status=ok]", Duration::from_secs(30)).await;
+    assert!(d.find("[data-testid=approval-modal]").await.is_none(), "the always-rule must answer without a modal");
+    d.click(&d.wait_for("nav button:nth-child(4)", Duration::from_secs(5)).await).await;
+    let rules = d.wait_for("[data-testid=rules]", Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rules_text = d.text(&rules).await;
+    assert!(rules_text.contains("allow") && rules_text.contains("create_task") && rules_text.contains("user settings"), "{rules_text}");
+
+    // Plan mode: the write is blocked without asking, and the model hears why.
+    let plan = d.wait_for("fieldset:nth-of-type(2) label:nth-of-type(2) input[name=mode]", Duration::from_secs(5)).await;
+    d.click(&plan).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    d.click(&d.wait_for("nav button:nth-child(1)", Duration::from_secs(5)).await).await;
+    send("plan something").await;
+    d.wait_for("[data-status=ok] ~ [data-status=ok] ~ [data-status=error]", Duration::from_secs(30)).await;
+    let last = server.requests().last().unwrap().2.to_string();
+    assert!(last.contains("plan mode allows read-only tools only"), "{last}");
+
     d.cmd(reqwest::Method::DELETE, "", None).await;
 
     // The audit log has both decisions, by the window.
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let approvals: Vec<(String, String)> = conn
-        .prepare("SELECT approved_by, COALESCE(outcome, '') FROM audit_log WHERE tool = 'create_task' AND phase = 'final' ORDER BY seq")
+        .prepare("SELECT COALESCE(approved_by, ''), COALESCE(outcome, '') FROM audit_log WHERE tool = 'create_task' AND phase = 'final' ORDER BY seq")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(approvals, [("window: once".to_string(), "ok".to_string()), ("window: denied".to_string(), "denied".to_string())]);
+    let by: Vec<&str> = approvals.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(by[..3], ["window: once", "window: denied", "window: always (create_task)"]);
+    assert!(by[3].starts_with("policy: allow rule `create_task`"), "{by:?}");
+    assert_eq!(approvals[4].1, "denied", "plan mode");
     let tasks: i64 = conn.query_row("SELECT COUNT(*) FROM tasks WHERE title = 'Buy milk'", [], |r| r.get(0)).unwrap();
     assert_eq!(tasks, 1);
 }

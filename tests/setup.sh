@@ -18,7 +18,8 @@ fi
 # Debian packages: a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
 # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests.
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
-  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc)
+  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
+  gnome-keyring dbus)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

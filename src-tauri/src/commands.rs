@@ -201,3 +201,19 @@ pub fn ui_ready(shell: State<'_, Shell>) {
         println!("ready_ms={}", shell.started.elapsed().as_millis());
     }
 }
+
+/// Stores the current provider's API key in the OS keyring. The key is never sent back.
+#[tauri::command]
+pub fn set_api_key(shell: State<'_, Shell>, key: String) -> Res<()> {
+    let settings = AgentSettings::load(&shell.app.home().settings_path())?.ok_or("save the provider first")?;
+    cowork_app::secrets::set(&settings.keyring_account(), &key)?;
+    *shell.agent.lock().unwrap() = shell.app.agent()?.map(Arc::new);
+    Ok(())
+}
+
+/// Whether a key is stored for the current provider (never the key itself).
+#[tauri::command]
+pub fn has_api_key(shell: State<'_, Shell>) -> Res<bool> {
+    let Some(settings) = AgentSettings::load(&shell.app.home().settings_path())? else { return Ok(false) };
+    Ok(cowork_app::secrets::get(&settings.keyring_account())?.is_some())
+}

@@ -82,6 +82,8 @@ fn main() {
             commands::audit_list,
             commands::audit_verify,
             commands::ui_ready,
+            commands::set_api_key,
+            commands::has_api_key,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"))
         .expect("error while running Cowork");

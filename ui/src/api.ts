@@ -69,6 +69,8 @@ export const api = {
   audit: (filter: { tool?: string; decision?: string; limit?: number }) => invoke<AuditEntry[]>("audit_list", { filter }),
   verify: () => invoke<VerifyReport>("audit_verify"),
   ready: () => invoke<void>("ui_ready"),
+  setApiKey: (key: string) => invoke<void>("set_api_key", { key }),
+  hasApiKey: () => invoke<boolean>("has_api_key"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -21,11 +21,14 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const [newRule, setNewRule] = useState("");
   const [newAction, setNewAction] = useState<Action>("allow");
   const [mode, setMode] = useState<Mode>("normal");
+  const [key, setKey] = useState("");
+  const [hasKey, setHasKey] = useState(false);
   const loadRules = () => api.rules(conversation).then(setRules);
   useEffect(() => {
     api.agentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
     api.firstRun().then((f) => setMode(f.mode));
     loadRules();
+    api.hasApiKey().then(setHasKey).catch(() => {});
   }, []);
   const save = async () => {
     try { await api.saveAgentSettings(settings); setStatus(t("saved")); onChange(); } catch (e) { setStatus(String(e)); }
@@ -45,6 +48,13 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         <label>{t("model")}<input value={settings.model} onInput={(e) => setSettings({ ...settings, model: e.currentTarget.value })} /></label>
         <label>{t("apiKeyEnv")}<input value={settings.apiKeyEnv} onInput={(e) => setSettings({ ...settings, apiKeyEnv: e.currentTarget.value })} /></label>
         <p class="hint">{t("keyNote")}</p>
+        <label>{t("apiKey")}
+          <span class="row">
+            <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+            <button disabled={!key} onClick={async () => { try { await api.setApiKey(key); setKey(""); setHasKey(true); setStatus(t("saved")); } catch (e) { setStatus(String(e)); } }}>{t("storeKey")}</button>
+          </span>
+          <span class="hint">{hasKey ? t("keyStored") : t("noKey")}</span>
+        </label>
         <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
       </fieldset>
       <fieldset>

@@ -1,6 +1,6 @@
 //! Which model the chat talks to: the `agent` key of the user settings. API keys are never in
-//! this file: they come from the environment variable the settings name (OS keyring storage is
-//! the window issue's next step).
+//! this file, a log line or the database: they live in the OS keyring (Secret Service on Linux),
+//! or in an environment variable the settings name.
 
 use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
 use cowork_agent::{AgentConfig, Provider};
@@ -24,7 +24,8 @@ pub struct AgentSettings {
     /// Anthropic: without `/v1`; OpenAI-compatible: with it (e.g. `http://127.0.0.1:11434/v1`).
     pub base_url: String,
     pub model: String,
-    /// The environment variable holding the API key; empty for servers that need none (Ollama).
+    /// An environment variable holding the API key. Empty: the key is in the OS keyring (or
+    /// there is none, as for Ollama).
     #[serde(default)]
     pub api_key_env: String,
     #[serde(default)]
@@ -56,13 +57,18 @@ impl AgentSettings {
         })
     }
 
-    /// The provider, with its key read from the environment now (never stored by us).
+    /// The keyring account that holds this provider's key.
+    pub fn keyring_account(&self) -> String {
+        format!("agent/{}", serde_json::to_value(self.provider).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+    }
+
+    /// The provider, with its key read now from the environment variable or the keyring.
     pub fn provider(&self) -> Result<Arc<dyn Provider>, String> {
         let key = if self.api_key_env.is_empty() {
-            String::new()
+            crate::secrets::get(&self.keyring_account())?.unwrap_or_default()
         } else {
             std::env::var(&self.api_key_env).map_err(|_| {
-                format!("the API key is expected in the environment variable {} — set it before starting Cowork", self.api_key_env)
+                format!("the API key is expected in the environment variable {} — set it before starting Cowork, or store the key in Settings → Provider", self.api_key_env)
             })?
         };
         Ok(match self.provider {

@@ -3,6 +3,7 @@
 //! [`Scheduler`] and the services it exposes — no tool is ever reachable any other way.
 
 mod agent_settings;
+pub mod secrets;
 
 pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
 

@@ -1,0 +1,66 @@
+//! API keys live in a real Secret Service (gnome-keyring inside a private D-Bus session) and
+//! nowhere else: the provider receives the key, and the data dir (database, WAL, settings, logs)
+//! never contains it.
+
+use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use std::process::Command;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_goes_to_the_keyring_and_nowhere_else() {
+    let server = ScriptedLlm::start().await;
+    server.push(Turn::text("pong"));
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("cowork");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&user).unwrap();
+    let key = "sk-test-f00d-CAFE-1234567890";
+    let script = format!(
+        r#"set -e
+printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+"$COWORK" provider set --provider openai --base-url {base} --model scripted
+printf '%s\n' "$KEY" | "$COWORK" provider key
+"$COWORK" provider check
+"#,
+        base = server.openai_base()
+    );
+    let bin = env!("CARGO_BIN_EXE_cowork");
+    // Run the blocking child off the runtime so the scripted server keeps answering.
+    let out = tokio::task::spawn_blocking({
+        let (home, user) = (home.clone(), user.clone());
+        move || {
+            Command::new("dbus-run-session")
+                .args(["--", "sh", "-c", &script])
+                .env("COWORK", bin)
+                .env("KEY", key)
+                .env("COWORK_HOME", &home)
+                .env("HOME", &user)
+                .env("XDG_DATA_HOME", user.join("data"))
+                .env("XDG_CONFIG_HOME", user.join("config"))
+                .env("XDG_RUNTIME_DIR", &user)
+                .output()
+                .expect("dbus-run-session is not installed: run tests/setup.sh")
+        }
+    })
+    .await
+    .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("key stored in the OS keyring") && stdout.trim_end().ends_with("pong"), "{text}");
+
+    // The provider got the key from the keyring…
+    let requests = server.requests();
+    assert_eq!(requests[0].1["authorization"], format!("Bearer {key}"));
+    // …and it is nowhere in the data dir (settings, database, WAL, logs, notes).
+    let mut files = vec![home.clone()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(!String::from_utf8_lossy(&bytes).contains(key), "the key reached {}", path.display());
+        }
+    }
+    let settings = std::fs::read_to_string(home.join("settings.json")).unwrap();
+    assert!(settings.contains("\"apiKeyEnv\": \"\""), "{settings}");
+}

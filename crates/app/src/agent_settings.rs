@@ -65,7 +65,13 @@ impl AgentSettings {
     /// The provider, with its key read now from the environment variable or the keyring.
     pub fn provider(&self) -> Result<Arc<dyn Provider>, String> {
         let key = if self.api_key_env.is_empty() {
-            crate::secrets::get(&self.keyring_account())?.unwrap_or_default()
+            // No keyring (a bare session, a container) must not stop keyless local servers
+            // such as Ollama; a provider that needs a key answers 401, whose error names the fix.
+            crate::secrets::get(&self.keyring_account()).unwrap_or_else(|e| {
+                tracing::warn!("{e}");
+                None
+            })
+            .unwrap_or_default()
         } else {
             std::env::var(&self.api_key_env).map_err(|_| {
                 format!("the API key is expected in the environment variable {} — set it before starting Cowork, or store the key in Settings → Provider", self.api_key_env)

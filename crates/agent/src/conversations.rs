@@ -37,12 +37,7 @@ impl Conversations {
 
     pub fn create(&self, title: &str) -> Result<String> {
         let id = uuid::Uuid::now_v7().to_string();
-        let now = now();
-        self.conn
-            .lock()
-            .unwrap()
-            .execute("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)", params![id, title, now])
-            .map_err(err)?;
+        self.ensure(&id, title)?;
         Ok(id)
     }
 

@@ -15,9 +15,9 @@ xvfb=$!
 trap 'kill $xvfb 2>/dev/null || true' EXIT
 sleep 0.5
 
-pss_kb() { # PSS of a process and all its descendants, in kB
+pss_kb() { # PSS of a process and all its descendant processes (not threads), in kB
   local total=0 p
-  for p in $(pstree -p "$1" | grep -o '([0-9]*)' | tr -d '()'); do
+  for p in $(pstree -pT "$1" | grep -o '([0-9]*)' | tr -d '()'); do
     [ -r /proc/$p/smaps_rollup ] && total=$((total + $(awk '/^Pss:/ {print $2}' /proc/$p/smaps_rollup)))
   done
   echo $total

@@ -162,6 +162,8 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             .env("DISPLAY", &display)
             .env("COWORK_HOME", home.path())
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
+            // WebKitWebDriver's screenshots need compositing, which the app turns off by default.
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

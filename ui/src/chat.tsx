@@ -108,9 +108,14 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     }
     setItems((l) => [...l, { kind: "user", text }]);
     setRunning(true);
+    // A new chat gets its id here, before sending: the turn's first events can arrive before
+    // send_message returns, and events of an unknown conversation are dropped.
+    const isNew = !current.current;
+    const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    current.current = id;
     try {
-      const id = await api.send(current.current, text);
-      if (id !== current.current) { current.current = id; onConversation(id); }
+      await api.send(id, text);
+      if (isNew) onConversation(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };
 

@@ -167,3 +167,15 @@ async fn a_batch_runs_read_only_calls_in_parallel_and_effectful_ones_in_order() 
     let listed = outcomes[1].result.as_ref().unwrap().structured.clone().unwrap();
     assert_eq!(listed["tasks"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn quick_note_writes_a_whole_markdown_file_and_an_index_row() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let outcome = h.scheduler.call(req("quick_note", json!({"title": "周会 纪要", "body": "- ship the spine", "tags": ["#work"]}))).await;
+    let saved = outcome.result.unwrap().structured.unwrap();
+    let path = std::path::PathBuf::from(saved["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("---\ntitle: \"周会 纪要\"") && text.contains("tags: [\"work\"]") && text.ends_with("- ship the spine\n"), "{text}");
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -245,7 +245,7 @@ impl Scheduler {
     pub fn explain(&self, name: &str, args: &serde_json::Value, conversation: &str, env: Option<&EffectEnv>) -> Result<Explanation, ToolError> {
         let env = env.unwrap_or(&self.env);
         let (handler, prepared) = self.prepare(name, args, env)?;
-        let review = self.policy.review(&ReviewRequest { spec: &handler.info.spec, effects: &prepared.effects, conversation, env });
+        let review = self.policy.review(&ReviewRequest { spec: &handler.info.spec, effects: &prepared.effects, conversation, env, allowed_tools: None });
         Ok(Explanation { tool: handler.info.spec.name.clone(), layer: handler.info.layer, effects: prepared.effects, review })
     }
 
@@ -334,14 +334,13 @@ impl Scheduler {
         trail.effects = prepared.effects.clone();
         trail.secret_args = spec.secret_args.clone();
 
-        let mut review = self.policy.review(&ReviewRequest { spec: &spec, effects: &prepared.effects, conversation: &req.conversation, env });
-        if let Some(allowed) = &req.allowed_tools
-            && !allowed.iter().any(|t| *t == spec.name)
-        {
-            review.decision = Action::Deny;
-            review.matched = None;
-            review.why = format!("{} is not in this conversation's tool profile", spec.name);
-        }
+        let review = self.policy.review(&ReviewRequest {
+            spec: &spec,
+            effects: &prepared.effects,
+            conversation: &req.conversation,
+            env,
+            allowed_tools: req.allowed_tools.as_deref(),
+        });
         trail.review = Some(review.clone());
         match review.decision {
             Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),

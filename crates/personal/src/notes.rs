@@ -3,8 +3,7 @@ use cowork_contract::{Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolErro
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub struct QuickNote {
     pub db: Db,
@@ -58,19 +57,6 @@ fn front_matter(title: &str, created: &str, tags: &[String], call_id: &str) -> S
     )
 }
 
-/// Temp file + fsync + rename: the note is either fully there or not at all.
-fn write_new_file(path: &Path, content: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("md.tmp");
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(content.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent)?.sync_all()?;
-    }
-    Ok(())
-}
-
 #[async_trait::async_trait]
 impl Tool for QuickNote {
     type Input = QuickNoteInput;
@@ -100,7 +86,7 @@ impl Tool for QuickNote {
             .expect("unbounded");
         let content = format!("{}# {}\n\n{}\n", front_matter(input.title.trim(), &created, &tags, &ctx.call_id), input.title.trim(), input.body.trim_end());
         std::fs::create_dir_all(&self.dir).map_err(|e| ToolError::failed(format!("cannot create {}: {e}", self.dir.display())))?;
-        write_new_file(&path, &content).map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
+        cowork_store::write_atomically(&path, content.as_bytes()).map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
         let conn = self.db.lock().unwrap();
         let id = conn
             .query_row(

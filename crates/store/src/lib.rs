@@ -28,6 +28,22 @@ pub enum StoreError {
     Migrate { path: PathBuf, message: String },
 }
 
+/// Writes a whole file so that it is either the old or the new content, never a mix: a temp
+/// file beside it, fsync, rename, then fsync of the folder so the rename itself is durable.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = parent.join(tmp_name);
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    std::fs::File::open(parent)?.sync_all()
+}
+
 /// Where Cowork keeps its data.
 #[derive(Clone, Debug)]
 pub struct DataDir {

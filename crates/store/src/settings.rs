@@ -2,7 +2,6 @@
 //! (`permissions`, `policy`, `agent`…). Reads tolerate a missing file; writes are
 //! read-modify-write of one key, atomic (temp file + fsync + rename), keeping every other key.
 
-use std::io::Write;
 use std::path::Path;
 
 /// The whole file as JSON (`{}` when it does not exist).
@@ -21,18 +20,6 @@ pub fn update_json(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, s
         return Err(format!("{}: the top level must be a JSON object", path.display()));
     };
     edit(obj)?;
-    let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())?;
-    write_atomically(path, &text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = path.with_extension("json.tmp");
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(text.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
+    crate::write_atomically(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -121,6 +121,8 @@ pub struct ReviewRequest<'a> {
     pub effects: &'a [Effect],
     pub conversation: &'a str,
     pub env: &'a EffectEnv,
+    /// The conversation's tool profile (least privilege); None = every tool.
+    pub allowed_tools: Option<&'a [String]>,
 }
 
 struct Config {
@@ -319,6 +321,11 @@ impl PolicyBridge {
         };
         let taint_note = |by: &str| format!("the conversation holds untrusted content from {by} and this call sends data out");
 
+        if let Some(allowed) = req.allowed_tools
+            && !allowed.contains(&req.spec.name)
+        {
+            return review(Action::Deny, None, format!("{} is not in this conversation's tool profile", req.spec.name), false);
+        }
         if let Some(m) = find(Action::Deny) {
             let why = format!("deny rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Deny, Some(m), why, false);

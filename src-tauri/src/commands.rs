@@ -9,7 +9,7 @@ use cowork_core::{Action, ApprovalChoice, AuditEntry, AuditFilter, CallRequest, 
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tauri::{AppHandle, Emitter, State};
+use tauri::{AppHandle, Emitter, Runtime, State};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -30,6 +30,8 @@ pub struct FirstRun {
     provider_error: Option<String>,
     ollama_detected: bool,
     mode: Mode,
+    /// A workspace is open: rules may go to its `.cowork/settings.json`.
+    workspace: bool,
 }
 
 #[tauri::command]
@@ -43,7 +45,7 @@ pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
         Err(e) => (false, Some(e)),
     };
     let ollama_detected = !configured && cowork_app::detect_ollama().await;
-    Ok(FirstRun { provider_configured: configured, provider_error: error, ollama_detected, mode: shell.app.scheduler().policy().mode() })
+    Ok(FirstRun { provider_configured: configured, provider_error: error, ollama_detected, mode: shell.app.scheduler().policy().mode(), workspace: shell.app.scheduler().policy().has_workspace() })
 }
 
 #[derive(Clone, Serialize)]
@@ -60,7 +62,7 @@ struct AgentDone {
 
 /// Starts a turn; returns the conversation id at once. Progress arrives as events.
 #[tauri::command]
-pub fn send_message(handle: AppHandle, shell: State<'_, Shell>, conversation: Option<String>, text: String) -> Res<String> {
+pub fn send_message<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, conversation: Option<String>, text: String) -> Res<String> {
     let agent = shell.agent.lock().unwrap().clone().ok_or("no model provider is configured — open Settings → Provider, or use /tool commands")?;
     let conversation = conversation.unwrap_or_else(|| shell.conversations.create(&text.chars().take(60).collect::<String>()).unwrap_or_default());
     let cancel = CancellationToken::new();
@@ -127,8 +129,10 @@ pub struct ToolCallView {
 
 /// The palette and slash commands: a direct call, through the same scheduler and approvals.
 #[tauri::command]
-pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String) -> Res<ToolCallView> {
-    let outcome = shell.app.scheduler().call(CallRequest::new(&name, args, Caller::Palette, &conversation)).await;
+pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String, card: Option<String>) -> Res<ToolCallView> {
+    let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
+    request.caller_ref = card;
+    let outcome = shell.app.scheduler().call(request).await;
     let (ok, text) = match &outcome.result {
         Ok(output) => (true, output.text_content()),
         Err(e) => (false, e.to_string()),
@@ -168,8 +172,9 @@ pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<
 }
 
 #[tauri::command]
-pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String) -> Res<()> {
-    shell.app.scheduler().policy().add_rule(action, &rule, RuleSource::User).map_err(|e| e.to_string())
+pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String, source: Option<RuleSource>) -> Res<()> {
+    let source = source.unwrap_or(RuleSource::User);
+    shell.app.scheduler().policy().add_rule(action, &rule, source).map_err(|e| e.to_string())
 }
 
 #[tauri::command]
@@ -184,6 +189,8 @@ pub fn set_mode(shell: State<'_, Shell>, mode: Mode) -> Res<()> {
 
 #[tauri::command]
 pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<AuditEntry>> {
+    // Final rows are group-committed just after a call returns; the viewer must show them.
+    shell.app.scheduler().flush().map_err(|e| e.to_string())?;
     shell.app.scheduler().audit().list(&filter).map_err(|e| e.to_string())
 }
 

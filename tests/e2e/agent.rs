@@ -83,6 +83,14 @@ async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
                 assert_eq!(last["content"][0]["type"], "tool_result");
                 assert_eq!(last["content"][0]["tool_use_id"], "call_1");
                 assert!(second["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_task"));
+                // Prompt caching: breakpoints after the tools, the system prompt and the newest block.
+                let ephemeral = json!({"type": "ephemeral"});
+                assert_eq!(second["tools"].as_array().unwrap().last().unwrap()["cache_control"], ephemeral);
+                assert_eq!(second["system"][0]["cache_control"], ephemeral);
+                assert!(second["system"][0]["text"].as_str().unwrap().contains("Cowork"), "{}", second["system"]);
+                assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"], ephemeral);
+                let marked = second.to_string().matches("cache_control").count();
+                assert!(marked <= 4, "the API allows at most 4 breakpoints, sent {marked}");
             }
             Api::OpenAi => {
                 assert_eq!(requests[1].1["authorization"], "Bearer test-key");

@@ -65,7 +65,7 @@ async fn once_conversation_always_and_deny() {
     assert_eq!(asked.tool, "exec_probe");
     assert_eq!(asked.review.score, 7);
     assert!(asked.review.reasons.iter().any(|r| r.text.contains("runs a program")));
-    assert_eq!(asked.choices, [ApprovalChoice::Once, ApprovalChoice::Conversation, ApprovalChoice::Always, ApprovalChoice::Deny]);
+    assert_eq!(asked.choices, [ApprovalChoice::Once, ApprovalChoice::Conversation, ApprovalChoice::Always, ApprovalChoice::AlwaysWorkspace, ApprovalChoice::Deny]);
     assert_eq!(h.audit_rows(&outcome.call_id).last().unwrap().record.approved_by.as_deref(), Some("script: once"));
 
     // Once means once: the same call asks again; this time for the conversation.
@@ -100,6 +100,17 @@ async fn once_conversation_always_and_deny() {
     script.answer(ApprovalChoice::Deny);
     assert!(h.scheduler.call(call("exec_probe", json!({"target": "git status"}), "c4")).await.result.is_err());
     assert_eq!(script.asked(), 6);
+
+    // Always in this workspace writes the workspace's settings file, not the user's.
+    script.answer(ApprovalChoice::AlwaysWorkspace);
+    assert!(h.scheduler.call(call("exec_probe", json!({"target": "cargo check"}), "c5")).await.result.is_ok());
+    let rules = h.scheduler.policy().rules(None);
+    assert!(rules.iter().any(|r| r.rule == "exec_probe(cargo check)" && r.source == RuleSource::Workspace), "{rules:?}");
+    let ws_settings = std::fs::read_to_string(cowork_core::policy::workspace_settings_path(&h.workspace)).unwrap();
+    assert!(ws_settings.contains("exec_probe(cargo check)"));
+    assert!(!std::fs::read_to_string(h.store.dir().settings_path()).unwrap().contains("cargo check"));
+    assert!(h.scheduler.call(call("exec_probe", json!({"target": "cargo check"}), "c6")).await.result.is_ok());
+    assert_eq!(script.asked(), 7, "the workspace rule answers the next call");
     assert!(h.scheduler.audit().verify().unwrap().ok());
 }
 

@@ -5,7 +5,8 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
 export type Action = "allow" | "ask" | "deny";
 export type Mode = "normal" | "plan" | "accept-edits";
-export type Choice = "once" | "conversation" | "always" | "deny";
+export type Choice = "once" | "conversation" | "always" | "always_workspace" | "deny";
+export type RuleScope = "user" | "workspace";
 
 export interface Reason { points: number; text: string }
 export interface Review {
@@ -34,6 +35,12 @@ export type AgentEvent =
   | { type: "tool_call_requested"; id: string; name: string; input: unknown }
   | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; duration_ms: number }
   | { type: "finished"; steps: number };
+export interface Progress { progress: number; total?: number | null; message?: string | null }
+export type ToolEvent =
+  | { type: "started"; call_id: string; tool: string; conversation: string; caller_ref: string | null }
+  | { type: "progress"; call_id: string; progress: Progress }
+  | { type: "completed"; call_id: string; tool: string; duration_us: number }
+  | { type: "failed"; call_id: string; tool: string; error_kind: string; message: string; duration_us: number };
 export interface AgentSettings {
   provider: "anthropic" | "openai"; baseUrl: string; model: string; apiKeyEnv: string;
   allowedTools?: string[] | null; maxSteps?: number;
@@ -47,7 +54,7 @@ export interface AuditEntry {
 }
 export interface VerifyReport { rows: number; head_seq: number; head_hash: string; problems: { seq: number; message: string }[] }
 export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; decision: Action | null; score: number | null; duration_ms: number }
-export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode }
+export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
@@ -58,12 +65,12 @@ export const api = {
   rename: (conversation: string, title: string) => invoke<boolean>("rename_conversation", { conversation, title }),
   remove: (conversation: string) => invoke<boolean>("delete_conversation", { conversation }),
   tools: () => invoke<ToolInfo[]>("list_tools"),
-  callTool: (name: string, args: unknown, conversation: string) => invoke<ToolCallView>("call_tool", { name, args, conversation }),
+  callTool: (name: string, args: unknown, conversation: string, card: string) => invoke<ToolCallView>("call_tool", { name, args, conversation, card }),
   answer: (callId: string, choice: Choice) => invoke<void>("answer_approval", { callId, choice }),
   agentSettings: () => invoke<AgentSettings | null>("get_agent_settings"),
   saveAgentSettings: (settings: AgentSettings) => invoke<void>("save_agent_settings", { settings }),
   rules: (conversation: string | null) => invoke<RuleEntry[]>("list_rules", { conversation }),
-  addRule: (action: Action, rule: string) => invoke<void>("add_rule", { action, rule }),
+  addRule: (action: Action, rule: string, source: RuleScope) => invoke<void>("add_rule", { action, rule, source }),
   removeRule: (rule: string, conversation: string | null) => invoke<number>("remove_rule", { rule, conversation }),
   setMode: (mode: Mode) => invoke<void>("set_mode", { mode }),
   audit: (filter: { tool?: string; decision?: string; limit?: number }) => invoke<AuditEntry[]>("audit_list", { filter }),

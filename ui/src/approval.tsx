@@ -35,7 +35,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
     const keys = (e: KeyboardEvent) => {
       if (e.key === "Escape") { e.preventDefault(); answer("deny"); return; }
       if (!e.altKey) return;
-      const map: Record<string, Choice> = { o: "once", c: "conversation", a: "always", d: "deny" };
+      const map: Record<string, Choice> = { o: "once", c: "conversation", a: "always", w: "always_workspace", d: "deny" };
       const choice = map[e.key.toLowerCase()];
       if (choice && request.choices.includes(choice)) { e.preventDefault(); answer(choice); }
     };
@@ -44,8 +44,8 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
   }, [request.call_id, armed, busy]);
 
   const level = r.score >= 7 ? "high" : r.score >= 4 ? "medium" : "low";
-  const label: Record<Choice, string> = { once: t("once"), conversation: t("conversation"), always: t("always"), deny: t("deny") };
-  const key: Record<Choice, string> = { once: "Alt+O", conversation: "Alt+C", always: "Alt+A", deny: "Esc" };
+  const label: Record<Choice, string> = { once: t("once"), conversation: t("conversation"), always: t("always"), always_workspace: t("alwaysWorkspace"), deny: t("deny") };
+  const key: Record<Choice, string> = { once: "Alt+O", conversation: "Alt+C", always: "Alt+A", always_workspace: "Alt+W", deny: "Esc" };
   return (
     <div class="modal-backdrop">
       <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="approval-title" data-testid="approval-modal">

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, on, type AgentEvent, type FirstRun, type Message, type Part } from "./api";
+import { api, on, type AgentEvent, type FirstRun, type Message, type Part, type Progress, type ToolEvent } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error"; result?: string; duration_ms?: number }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error"; result?: string; duration_ms?: number; progress?: Progress }
 type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard };
 
 /// Persisted messages → display items (tool uses paired with their results).
@@ -34,6 +34,17 @@ export function parseSlash(text: string): { name: string; args: Record<string, u
   return { name: m[1], args };
 }
 
+/// What a running tool reported: a bar when it knows the total, otherwise the count.
+function ProgressLine({ progress: p }: { progress: Progress }) {
+  const known = typeof p.total === "number" && p.total > 0;
+  return (
+    <div class="card-progress" data-testid="tool-progress">
+      {known ? <progress value={p.progress} max={p.total!} /> : <span>{p.progress}</span>}
+      {p.message && <span class="progress-message">{p.message}</span>}
+    </div>
+  );
+}
+
 function Card({ card }: { card: ToolCard }) {
   const [open, setOpen] = useState(false);
   return (
@@ -42,6 +53,7 @@ function Card({ card }: { card: ToolCard }) {
         <span class="status-dot" />{card.name}
         <span class="meta">{card.status === "running" ? <span class="spinner" aria-label={t("running")} /> : `${card.duration_ms ?? ""}${card.duration_ms !== undefined ? " ms" : ""}`}</span>
       </button>
+      {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
       {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
       {card.result !== undefined && <pre class="card-result">{card.result}</pre>}
     </div>
@@ -89,7 +101,16 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       setRunning(false);
       if (e) setError(e);
     });
-    return () => { a.then((f) => f()); d.then((f) => f()); };
+    // The scheduler's events carry its own call ids; `started` ties one to our card id.
+    const cardOf = new Map<string, string>();
+    const p = on<ToolEvent>("tool-event", (event) => {
+      if (event.type === "started" && event.caller_ref) cardOf.set(event.call_id, event.caller_ref);
+      else if (event.type === "progress") {
+        const id = cardOf.get(event.call_id);
+        if (id) setItems((list) => list.map((it) => it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, progress: event.progress } } : it));
+      } else if (event.type === "completed" || event.type === "failed") cardOf.delete(event.call_id);
+    });
+    return () => { a.then((f) => f()); d.then((f) => f()); p.then((f) => f()); };
   }, []);
 
   const submit = async () => {
@@ -102,7 +123,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
-      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette").catch((e) => ({ ok: false, text: String(e), duration_ms: 0 }));
+      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, text: String(e), duration_ms: 0 }));
       setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: view.ok ? "ok" : "error", result: view.text, duration_ms: view.duration_ms } } : it));
       return;
     }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type ToolInfo, type VerifyReport } from "./api";
+import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
 type Theme = "system" | "light" | "dark";
@@ -20,13 +20,15 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const [rules, setRules] = useState<RuleEntry[]>([]);
   const [newRule, setNewRule] = useState("");
   const [newAction, setNewAction] = useState<Action>("allow");
+  const [newScope, setNewScope] = useState<RuleScope>("user");
+  const [hasWorkspace, setHasWorkspace] = useState(false);
   const [mode, setMode] = useState<Mode>("normal");
   const [key, setKey] = useState("");
   const [hasKey, setHasKey] = useState(false);
   const loadRules = () => api.rules(conversation).then(setRules);
   useEffect(() => {
     api.agentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
-    api.firstRun().then((f) => setMode(f.mode));
+    api.firstRun().then((f) => { setMode(f.mode); setHasWorkspace(f.workspace); });
     loadRules();
     api.hasApiKey().then(setHasKey).catch(() => {});
   }, []);
@@ -75,7 +77,9 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         <div class="row">
           <select value={newAction} onChange={(e) => setNewAction(e.currentTarget.value as Action)}><option>allow</option><option>ask</option><option>deny</option></select>
           <input placeholder="run_command(git status:*)" value={newRule} onInput={(e) => setNewRule(e.currentTarget.value)} />
-          <button onClick={async () => { try { await api.addRule(newAction, newRule); setNewRule(""); loadRules(); } catch (e) { setStatus(String(e)); } }}>{t("addRule")}</button>
+          {hasWorkspace && <select value={newScope} onChange={(e) => setNewScope(e.currentTarget.value as RuleScope)} aria-label={t("ruleScope")}>
+            <option value="user">{sourceLabel("user")}</option><option value="workspace">{sourceLabel("workspace")}</option></select>}
+          <button onClick={async () => { try { await api.addRule(newAction, newRule, newScope); setNewRule(""); loadRules(); } catch (e) { setStatus(String(e)); } }}>{t("addRule")}</button>
         </div>
       </fieldset>
       <fieldset>

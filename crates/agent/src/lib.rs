@@ -165,10 +165,11 @@ impl Agent {
 
             let requests = calls
                 .iter()
-                .map(|(_, name, input)| {
+                .map(|(id, name, input)| {
                     let mut req = CallRequest::new(name, input.clone(), Caller::Chat, conversation);
                     req.cancel = cancel.child_token();
                     req.allowed_tools = allowed.clone();
+                    req.caller_ref = Some(id.clone());
                     req
                 })
                 .collect();

@@ -25,6 +25,7 @@ fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
             ApprovalChoice::Once => "[o]nce",
             ApprovalChoice::Conversation => "[c]onversation",
             ApprovalChoice::Always => "[a]lways",
+            ApprovalChoice::AlwaysWorkspace => "always in this [w]orkspace",
             ApprovalChoice::Deny => "[d]eny",
         })
         .collect();
@@ -39,6 +40,7 @@ fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
         "o" | "once" | "y" | "yes" => ApprovalChoice::Once,
         "c" | "conversation" => ApprovalChoice::Conversation,
         "a" | "always" => ApprovalChoice::Always,
+        "w" | "workspace" => ApprovalChoice::AlwaysWorkspace,
         _ => ApprovalChoice::Deny,
     }
 }

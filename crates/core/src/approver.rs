@@ -12,7 +12,11 @@ use tokio::sync::{mpsc, oneshot};
 pub enum ApprovalChoice {
     Once,
     Conversation,
+    /// Always, for everyone using this user account.
     Always,
+    /// Always, but only in the open workspace (its `.cowork/settings.json`, which can be shared
+    /// with the project).
+    AlwaysWorkspace,
     Deny,
 }
 
@@ -22,6 +26,7 @@ impl ApprovalChoice {
             ApprovalChoice::Once => "once",
             ApprovalChoice::Conversation => "conversation",
             ApprovalChoice::Always => "always",
+            ApprovalChoice::AlwaysWorkspace => "always_workspace",
             ApprovalChoice::Deny => "deny",
         }
     }

@@ -54,6 +54,9 @@ pub struct CallRequest {
     pub timeout: Option<Duration>,
     /// The conversation's profile (least privilege): any other tool is denied, on record.
     pub allowed_tools: Option<Arc<[String]>>,
+    /// The caller's own id for this call (the model's tool_use id, a palette card id), echoed
+    /// in `ToolEvent::Started` so a UI can tie progress events to what it shows.
+    pub caller_ref: Option<String>,
 }
 
 impl CallRequest {
@@ -67,6 +70,7 @@ impl CallRequest {
             cancel: CancellationToken::new(),
             timeout: None,
             allowed_tools: None,
+            caller_ref: None,
         }
     }
 }
@@ -74,7 +78,7 @@ impl CallRequest {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolEvent {
-    Started { call_id: String, tool: String, conversation: String },
+    Started { call_id: String, tool: String, conversation: String, caller_ref: Option<String> },
     Progress { call_id: String, progress: Progress },
     Completed { call_id: String, tool: String, duration_us: u64 },
     Failed { call_id: String, tool: String, error_kind: String, message: String, duration_us: u64 },
@@ -374,7 +378,12 @@ impl Scheduler {
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }
 
-        let _ = self.events.send(ToolEvent::Started { call_id: call_id.to_string(), tool: spec.name.clone(), conversation: req.conversation.clone() });
+        let _ = self.events.send(ToolEvent::Started {
+            call_id: call_id.to_string(),
+            tool: spec.name.clone(),
+            conversation: req.conversation.clone(),
+            caller_ref: req.caller_ref.clone(),
+        });
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
         let events = self.events.clone();
@@ -429,11 +438,14 @@ impl Scheduler {
         review: &Review,
     ) -> (ApprovalChoice, String) {
         let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
-        let choices = if grants.is_some() {
-            vec![ApprovalChoice::Once, ApprovalChoice::Conversation, ApprovalChoice::Always, ApprovalChoice::Deny]
-        } else {
-            vec![ApprovalChoice::Once, ApprovalChoice::Deny]
-        };
+        let mut choices = vec![ApprovalChoice::Once];
+        if grants.is_some() {
+            choices.extend([ApprovalChoice::Conversation, ApprovalChoice::Always]);
+            if self.policy.has_workspace() {
+                choices.push(ApprovalChoice::AlwaysWorkspace);
+            }
+        }
+        choices.push(ApprovalChoice::Deny);
         let request = ApprovalRequest {
             call_id: call_id.to_string(),
             conversation: req.conversation.clone(),
@@ -458,10 +470,10 @@ impl Scheduler {
         let choice = if choices.contains(&choice) { choice } else { ApprovalChoice::Once };
         let persisted = match (choice, &grants) {
             (ApprovalChoice::Conversation, Some(rules)) => self.policy.grant_for_conversation(&req.conversation, rules).map(|_| rules.join(", ")),
-            (ApprovalChoice::Always, Some(rules)) => rules
-                .iter()
-                .try_for_each(|r| self.policy.add_rule(Action::Allow, r, RuleSource::User))
-                .map(|_| rules.join(", ")),
+            (ApprovalChoice::Always | ApprovalChoice::AlwaysWorkspace, Some(rules)) => {
+                let source = if choice == ApprovalChoice::Always { RuleSource::User } else { RuleSource::Workspace };
+                rules.iter().try_for_each(|r| self.policy.add_rule(Action::Allow, r, source)).map(|_| rules.join(", "))
+            }
             _ => Ok(String::new()),
         };
         let by = match (choice, persisted) {

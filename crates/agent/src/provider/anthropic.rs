@@ -36,10 +36,22 @@ impl Anthropic {
                 json!({"role": match m.role { Role::User => "user", Role::Assistant => "assistant" }, "content": content})
             })
             .collect();
-        let tools: Vec<Value> = request.tools.iter().map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema})).collect();
+        let mut tools: Vec<Value> = request.tools.iter().map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema})).collect();
+        let mut messages = messages;
+        // Prompt caching: the tool list and system prompt repeat on every step of a turn, and
+        // each step's history is the previous one plus a little, so three breakpoints (tools,
+        // system, the newest message) let the API reuse nearly the whole prefix. Prefixes below
+        // the model's minimum are simply not cached; the markers cost nothing.
+        let ephemeral = json!({"type": "ephemeral"});
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral.clone();
+        }
+        if let Some(block) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()) {
+            block["cache_control"] = ephemeral.clone();
+        }
         let mut body = json!({"model": request.model, "max_tokens": request.max_tokens, "stream": true, "messages": messages});
         if !request.system.is_empty() {
-            body["system"] = json!(request.system);
+            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral}]);
         }
         if !tools.is_empty() {
             body["tools"] = json!(tools);

@@ -220,6 +220,12 @@ impl PolicyBridge {
         out
     }
 
+    /// Whether a workspace settings file can take rules (the modal offers "always in this
+    /// workspace" only then).
+    pub fn has_workspace(&self) -> bool {
+        !self.workspace_settings.is_empty()
+    }
+
     fn settings_file(&self, source: &RuleSource) -> Result<&Path, PolicyError> {
         match source {
             RuleSource::User => Ok(&self.user_settings),

@@ -1,0 +1,91 @@
+//! The Cowork window as a library: the binary (`main.rs`) runs it on the real webview, and the
+//! IPC tests run the very same builder on Tauri's mock runtime (`tauri::test`), capabilities
+//! included. No business logic lives here; commands call cowork-app and the core.
+
+pub mod commands;
+
+pub use commands::Shell;
+use cowork_app::{App, AppOptions};
+use cowork_core::{ChannelApprover, PendingApproval, SchedulerConfig};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tauri::{Emitter, Manager, Runtime};
+use tokio::sync::mpsc;
+
+/// Approval requests waiting for the modal, in the order the scheduler asked.
+pub type Asks = mpsc::Receiver<PendingApproval>;
+
+impl Shell {
+    /// Opens the core with the window as its Approver. `home: None` means `COWORK_HOME` or the
+    /// platform data dir.
+    pub fn open(home: Option<PathBuf>, workspace_roots: Vec<PathBuf>) -> Result<(Shell, Asks), String> {
+        let started = std::time::Instant::now();
+        let (approver, asks) = ChannelApprover::new("window", 16);
+        let app = App::open(AppOptions { home, workspace_roots, approver: Arc::new(approver), scheduler: SchedulerConfig::default() }).map_err(|e| e.to_string())?;
+        let conversations = cowork_agent::Conversations::open(app.store())?;
+        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()) };
+        Ok((shell, asks))
+    }
+}
+
+/// The app's builder: state, the two event pumps (approval requests and scheduler events) and
+/// every command. The same for the real and the mock runtime.
+pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: Asks) -> tauri::Builder<R> {
+    builder
+        .manage(shell)
+        .setup(move |tauri_app| {
+            let handle = tauri_app.handle().clone();
+            // Asks become a modal: keep the answer channel by call id, show the request.
+            tauri::async_runtime::spawn(async move {
+                while let Some((request, answer)) = asks.recv().await {
+                    let shell = handle.state::<Shell>();
+                    shell.approvals.lock().unwrap().insert(request.call_id.clone(), answer);
+                    let _ = handle.emit("approval-request", &request);
+                }
+            });
+            let handle = tauri_app.handle().clone();
+            let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
+            tauri::async_runtime::spawn(async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) => {
+                            let _ = handle.emit("tool-event", &event);
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    }
+                }
+            });
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::first_run,
+            commands::send_message,
+            commands::stop_run,
+            commands::list_conversations,
+            commands::get_messages,
+            commands::rename_conversation,
+            commands::delete_conversation,
+            commands::list_tools,
+            commands::call_tool,
+            commands::answer_approval,
+            commands::get_agent_settings,
+            commands::save_agent_settings,
+            commands::list_rules,
+            commands::add_rule,
+            commands::remove_rule,
+            commands::set_mode,
+            commands::audit_list,
+            commands::audit_verify,
+            commands::ui_ready,
+            commands::set_api_key,
+            commands::has_api_key,
+        ])
+}
+
+/// The app's context from the root `tauri.conf.json`: window, CSP, the built UI and the
+/// capability files (so the IPC tests exercise the real permissions).
+pub fn context<R: Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!("../tauri.conf.json")
+}

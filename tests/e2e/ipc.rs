@@ -1,0 +1,196 @@
+//! The window's IPC layer on Tauri's mock runtime (no display): the same builder, commands and
+//! capability files as the real app, invoked the way the webview invokes them. Covers what the
+//! real-window e2e cannot reach cheaply: the ACL refusing other webviews and unknown commands,
+//! every command's argument names, an approval answered over IPC, the deny and plan-mode paths,
+//! progress correlation (`caller_ref`) and a streamed chat turn.
+
+use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Listener, Manager, WebviewWindow, WebviewWindowBuilder};
+
+struct Ui {
+    app: App<MockRuntime>,
+    main: WebviewWindow<MockRuntime>,
+}
+
+fn open(home: &Path, workspace: Option<&Path>) -> Ui {
+    let (shell, asks) = cowork_desktop::Shell::open(Some(home.to_path_buf()), workspace.map(Path::to_path_buf).into_iter().collect()).unwrap();
+    let mut app = cowork_desktop::builder(mock_builder(), shell, asks).build(cowork_desktop::context()).expect("the app builds on the mock runtime");
+    // Tauri runs `setup` (the window from the config and our event pumps) on the first turn of
+    // the event loop; one mock iteration does exactly that.
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    // tauri.conf.json declares the "main" window; the capability grants exactly that label.
+    let main = app.get_webview_window("main").unwrap_or_else(|| WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap());
+    Ui { app, main }
+}
+
+fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(webview, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// Events of one name, as JSON, through a channel the test can wait on.
+fn events(app: &App<MockRuntime>, name: &str) -> mpsc::Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    app.listen_any(name, move |event| {
+        let _ = tx.send(serde_json::from_str(event.payload()).unwrap());
+    });
+    rx
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn commands_capabilities_and_rules() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let ui = open(home.path(), Some(workspace.path()));
+
+    let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
+    let create_task = tools.as_array().unwrap().iter().find(|t| t["spec"]["name"] == "create_task").expect("create_task is listed");
+    assert_eq!(create_task["layer"], "builtin");
+
+    let first = invoke(&ui.main, "first_run", json!({})).unwrap();
+    assert_eq!(first["provider_configured"], false);
+    assert_eq!(first["workspace"], true);
+    assert_eq!(first["mode"], "normal");
+
+    // No provider: sending names the fix.
+    let err = invoke(&ui.main, "send_message", json!({"conversation": null, "text": "hi"})).unwrap_err();
+    assert!(err.as_str().unwrap().contains("Settings"), "{err}");
+
+    // Rules: user and workspace scope, a bad rule names the problem, revoke removes it.
+    invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "list_tasks"})).unwrap();
+    invoke(&ui.main, "add_rule", json!({"action": "ask", "rule": "create_task", "source": "workspace"})).unwrap();
+    let rules = invoke(&ui.main, "list_rules", json!({"conversation": null})).unwrap();
+    let source_of = |rule: &str| rules.as_array().unwrap().iter().find(|r| r["rule"] == rule).map(|r| r["source"].clone());
+    assert_eq!(source_of("list_tasks"), Some(json!("user")));
+    assert_eq!(source_of("create_task"), Some(json!("workspace")));
+    assert!(std::fs::read_to_string(cowork_core::policy::workspace_settings_path(workspace.path())).unwrap().contains("create_task"));
+    let bad = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "run_command(git status"})).unwrap_err();
+    assert!(!bad.as_str().unwrap().is_empty());
+    assert_eq!(invoke(&ui.main, "remove_rule", json!({"rule": "list_tasks", "conversation": null})).unwrap(), 1);
+
+    // A wrong argument name is an IPC error, not a silent default.
+    assert!(invoke(&ui.main, "set_mode", json!({"mood": "plan"})).is_err());
+    assert!(invoke(&ui.main, "set_mode", json!({"mode": "yolo"})).is_err());
+
+    // The ACL: an unknown command and a webview the capability does not name are refused.
+    assert!(invoke(&ui.main, "plugin:shell|execute", json!({"program": "sh"})).is_err());
+    let intruder = WebviewWindowBuilder::new(&ui.app, "intruder", Default::default()).build().unwrap();
+    let refused = invoke(&intruder, "list_tools", json!({})).unwrap_err();
+    assert!(refused.to_string().contains("not allowed"), "{refused}");
+}
+
+#[test]
+fn approval_over_ipc_once_deny_and_plan_mode() {
+    let home = tempfile::tempdir().unwrap();
+    let ui = open(home.path(), None);
+    let asks = events(&ui.app, "approval-request");
+    let tool_events = events(&ui.app, "tool-event");
+    invoke(&ui.main, "add_rule", json!({"action": "ask", "rule": "create_task"})).unwrap();
+    let first = invoke(&ui.main, "first_run", json!({})).unwrap();
+    assert_eq!(first["workspace"], false);
+
+    // The palette's call blocks on the modal; the test plays the modal.
+    let call = |title: &str, card: &str| {
+        let main = ui.main.clone();
+        let args = json!({"name": "create_task", "args": {"title": title}, "conversation": "palette", "card": card});
+        std::thread::spawn(move || invoke(&main, "call_tool", args))
+    };
+    let pending = call("Buy milk", "card-1");
+    let request = asks.recv_timeout(WAIT).expect("an approval request event");
+    assert_eq!(request["tool"], "create_task");
+    assert_eq!(request["args"]["title"], "Buy milk");
+    assert!(request["review"]["score"].as_u64().is_some());
+    assert!(!request["review"]["reasons"].as_array().unwrap().is_empty());
+    assert_eq!(request["review"]["matched"]["rule"], "create_task");
+    let choices = request["choices"].as_array().unwrap();
+    assert!(!choices.contains(&json!("always_workspace")), "no workspace is open: {choices:?}");
+    invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "once"})).unwrap();
+    let view = pending.join().unwrap().unwrap();
+    assert_eq!(view["ok"], true, "{view}");
+    assert_eq!(view["decision"], "ask");
+    assert!(view["text"].as_str().unwrap().contains("Buy milk"));
+    // Progress correlation: the scheduler's started event names our card.
+    let started = std::iter::from_fn(|| tool_events.recv_timeout(WAIT).ok())
+        .find(|e| e["type"] == "started" && e["call_id"] == view["call_id"])
+        .expect("a started event");
+    assert_eq!(started["caller_ref"], "card-1");
+
+    // An answer for a call that is no longer waiting is an error that says so.
+    let late = invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "once"})).unwrap_err();
+    assert!(late.as_str().unwrap().contains("no longer waiting"));
+
+    // Deny: the call fails with a denial naming who denied.
+    let pending = call("Sell milk", "card-2");
+    let request = asks.recv_timeout(WAIT).unwrap();
+    invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "deny"})).unwrap();
+    let view = pending.join().unwrap().unwrap();
+    assert_eq!(view["ok"], false);
+    assert!(view["text"].as_str().unwrap().contains("denied"), "{view}");
+
+    // Plan mode blocks the write without asking.
+    invoke(&ui.main, "set_mode", json!({"mode": "plan"})).unwrap();
+    let view = call("Plan milk", "card-3").join().unwrap().unwrap();
+    assert_eq!(view["ok"], false);
+    assert_eq!(view["decision"], "deny");
+    assert!(asks.try_recv().is_err(), "plan mode must not ask");
+
+    // Every call is on record and the chain verifies.
+    let rows = invoke(&ui.main, "audit_list", json!({"filter": {"tool": "create_task"}})).unwrap();
+    let decisions: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["decision"].as_str()).collect();
+    assert!(decisions.contains(&"deny") && decisions.iter().any(|d| d.contains("ask") || d.contains("allow")), "{decisions:?}");
+    let report = invoke(&ui.main, "audit_verify", json!({})).unwrap();
+    assert_eq!(report["problems"], json!([]));
+    assert!(report["rows"].as_u64().unwrap() >= 3);
+}
+
+#[test]
+fn a_chat_turn_streams_events_and_persists() {
+    let home = tempfile::tempdir().unwrap();
+    let ui = open(home.path(), None);
+    let server = tauri::async_runtime::block_on(ScriptedLlm::start());
+    server.push(Turn::text("Hello from the scripted model."));
+    let agent_events = events(&ui.app, "agent-event");
+    let done = events(&ui.app, "agent-done");
+
+    let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
+    invoke(&ui.main, "save_agent_settings", json!({"settings": settings})).unwrap();
+    assert_eq!(invoke(&ui.main, "get_agent_settings", json!({})).unwrap()["model"], "scripted");
+
+    let id = invoke(&ui.main, "send_message", json!({"conversation": "c-ipc", "text": "Say hello"})).unwrap();
+    assert_eq!(id, "c-ipc");
+    let finished = done.recv_timeout(WAIT).expect("agent-done");
+    assert_eq!(finished, json!({"conversation": "c-ipc", "error": null}));
+    let text: String = std::iter::from_fn(|| agent_events.try_recv().ok())
+        .filter(|e| e["conversation"] == "c-ipc" && e["event"]["type"] == "text_delta")
+        .map(|e| e["event"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(text, "Hello from the scripted model.");
+
+    let messages = invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap();
+    assert_eq!(messages.as_array().unwrap().len(), 2, "{messages}");
+    let listed = invoke(&ui.main, "list_conversations", json!({"search": null})).unwrap();
+    assert!(listed.as_array().unwrap().iter().any(|c| c["id"] == "c-ipc"));
+    assert_eq!(invoke(&ui.main, "rename_conversation", json!({"conversation": "c-ipc", "title": "Greeting"})).unwrap(), true);
+    let found = invoke(&ui.main, "list_conversations", json!({"search": "Greet"})).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(invoke(&ui.main, "delete_conversation", json!({"conversation": "c-ipc"})).unwrap(), true);
+    assert_eq!(invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap(), json!([]));
+}

@@ -1,0 +1,193 @@
+//! The gateway: every supervised server's tools as registry tools (`ToolProvider`), so an MCP
+//! call is reviewed, approved, audited, rate-limited and timed out by the scheduler like any
+//! builtin. This module only adapts; it never decides.
+
+use crate::effects::effects_of;
+use crate::manifest::{CoworkMeta, EffectTemplate};
+use crate::server::{LaunchSpec, McpServer, ServerStatus};
+use cowork_contract::{Annotations, DynTool, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider, ToolSpec};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// The canonical name of a server's tool.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+struct Entry {
+    server: McpServer,
+    meta: CoworkMeta,
+}
+
+#[derive(Default)]
+pub struct McpGateway {
+    servers: RwLock<BTreeMap<String, Entry>>,
+    on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
+}
+
+impl McpGateway {
+    pub fn new() -> Arc<McpGateway> {
+        Arc::new(McpGateway::default())
+    }
+
+    /// What to run when the set of tools changes (the app reloads the registry).
+    pub fn set_on_change(&self, f: Arc<dyn Fn() + Send + Sync>) {
+        *self.on_change.write().unwrap() = Some(f);
+    }
+
+    fn notify(self: &Arc<Self>) {
+        if let Some(f) = self.on_change.read().unwrap().clone() {
+            f();
+        }
+    }
+
+    /// Starts (or restarts with a new spec) a server. Needs a tokio runtime.
+    pub fn add_server(self: &Arc<Self>, spec: LaunchSpec, meta: CoworkMeta) {
+        let weak = Arc::downgrade(self);
+        let on_change = Arc::new(move || {
+            if let Some(gateway) = weak.upgrade() {
+                gateway.notify();
+            }
+        });
+        let name = spec.name.clone();
+        let server = McpServer::start(spec, on_change);
+        if let Some(old) = self.servers.write().unwrap().insert(name, Entry { server, meta }) {
+            old.server.stop();
+        }
+        self.notify();
+    }
+
+    pub fn remove_server(self: &Arc<Self>, name: &str) -> bool {
+        let removed = self.servers.write().unwrap().remove(name);
+        if let Some(entry) = &removed {
+            entry.server.stop();
+            self.notify();
+        }
+        removed.is_some()
+    }
+
+    pub fn stop_all(&self) {
+        for entry in self.servers.read().unwrap().values() {
+            entry.server.stop();
+        }
+    }
+
+    pub fn server(&self, name: &str) -> Option<McpServer> {
+        self.servers.read().unwrap().get(name).map(|e| e.server.clone())
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers.read().unwrap().values().map(|e| e.server.status()).collect()
+    }
+
+    /// Waits until every server is running, stopped or failed (the CLI waits before calling).
+    pub async fn wait_settled(&self, limit: Duration) -> Vec<ServerStatus> {
+        let servers: Vec<McpServer> = self.servers.read().unwrap().values().map(|e| e.server.clone()).collect();
+        futures::future::join_all(servers.iter().map(|s| s.wait_settled(limit))).await
+    }
+}
+
+impl ToolProvider for McpGateway {
+    fn name(&self) -> &str {
+        "mcp"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let mut out: Vec<Arc<dyn DynTool>> = Vec::new();
+        for entry in self.servers.read().unwrap().values() {
+            let server_name = entry.server.name().to_string();
+            for remote in entry.server.tools() {
+                let tool = Arc::new(McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone()));
+                // An override answers to the builtin's name too (same handler, visible layer).
+                for (builtin, target) in &entry.meta.overrides {
+                    if *target == remote.name {
+                        let mut twin = (*tool).clone();
+                        twin.spec.name = builtin.clone();
+                        twin.spec.aliases.clear();
+                        out.push(Arc::new(twin));
+                    }
+                }
+                out.push(tool);
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone)]
+struct McpTool {
+    spec: ToolSpec,
+    server_name: String,
+    remote: String,
+    declared: Option<Vec<EffectTemplate>>,
+    server: McpServer,
+}
+
+impl McpTool {
+    fn new(server_name: &str, remote: &rmcp::model::Tool, meta: &CoworkMeta, server: McpServer) -> McpTool {
+        let declared = meta.effects.get(remote.name.as_ref()).cloned();
+        let mut kinds: Vec<EffectKind> = match &declared {
+            Some(templates) => templates.iter().filter_map(|t| serde_json::from_value(t["kind"].clone()).ok()).collect(),
+            None => vec![EffectKind::McpCall],
+        };
+        kinds.sort();
+        kinds.dedup();
+        let hints = remote.annotations.clone().unwrap_or_default();
+        // The server's hints only ever make a tool stricter: read-only (which lets calls run in
+        // parallel and pass plan mode) needs declared read-only effects as well.
+        let declared_read_only = declared.is_some() && kinds.iter().all(|k| k.is_read_only());
+        let read_only = declared_read_only && hints.read_only_hint != Some(false);
+        let annotations = Annotations {
+            read_only,
+            destructive: hints.destructive_hint.unwrap_or(!read_only),
+            idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
+            // MCP's default is open-world; a pack that declares only local effects is not.
+            open_world: hints.open_world_hint.unwrap_or(declared.is_none() || kinds.iter().any(|k| k.is_egress() || matches!(k, EffectKind::MailRead))),
+        };
+        let title = remote.title.clone().or_else(|| hints.title.clone()).unwrap_or_else(|| remote.name.to_string());
+        let spec = ToolSpec {
+            name: crate::tool_name(server_name, &remote.name),
+            title,
+            description: remote.description.as_deref().unwrap_or_default().to_string(),
+            category: meta.category.clone().unwrap_or_else(|| "mcp".into()),
+            input_schema: serde_json::Value::Object((*remote.input_schema).clone()),
+            output_schema: None,
+            annotations,
+            timeout_ms: 60_000,
+            effects: kinds,
+            aliases: vec![remote.name.to_string()],
+            deferred: false,
+            rate_limit: None,
+            secret_args: Vec::new(),
+        };
+        McpTool { spec, server_name: server_name.to_string(), remote: remote.name.to_string(), declared, server }
+    }
+}
+
+impl DynTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
+        let effects = effects_of(&self.server_name, &self.remote, self.declared.as_deref(), &args, env);
+        let server = self.server.clone();
+        let remote = self.remote.clone();
+        let untrusted = self.spec.annotations.open_world;
+        Ok(PreparedCall::new(
+            effects,
+            Arc::new(move |ctx| {
+                let server = server.clone();
+                let remote = remote.clone();
+                let args = args.clone();
+                Box::pin(async move {
+                    let mut output = server.call(&remote, args, &ctx).await?;
+                    // Open-world output (web pages, third-party data) taints the conversation.
+                    output.untrusted |= untrusted;
+                    Ok(output)
+                })
+            }),
+        ))
+    }
+}

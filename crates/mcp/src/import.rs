@@ -1,0 +1,54 @@
+//! Import Claude Desktop's `claude_desktop_config.json` (`mcpServers{name:{command,args,env}}`):
+//! each server becomes a toolpack folder with a generated MCPB manifest. Nothing declares
+//! effects, so every imported tool asks until the person adds declarations or rules.
+
+use crate::toolpacks::PackError;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaudeConfig {
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, ClaudeServer>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeServer {
+    command: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// Writes one folder per server under `out` and returns them (install each as a folder source).
+pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, PackError> {
+    let text = std::fs::read_to_string(config).map_err(|source| PackError::Io { what: format!("reading {}", config.display()), source })?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let parsed: ClaudeConfig =
+        serde_path_to_error::deserialize(de).map_err(|e| PackError::Invalid(format!("{}: field `{}`: {}", config.display(), e.path(), e.inner())))?;
+    if parsed.mcp_servers.is_empty() {
+        return Err(PackError::Invalid(format!("{}: no `mcpServers` to import", config.display())));
+    }
+    let mut dirs = Vec::new();
+    for (name, server) in parsed.mcp_servers {
+        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        let manifest = json!({
+            "manifest_version": "0.3",
+            "name": safe,
+            "display_name": name,
+            "version": "0.0.0",
+            "description": format!("Imported from {}", config.display()),
+            "server": {"type": "binary", "entry_point": server.command, "mcp_config": {"command": server.command, "args": server.args, "env": server.env}},
+        });
+        let dir = out.join(&safe);
+        std::fs::create_dir_all(&dir).map_err(|source| PackError::Io { what: format!("creating {}", dir.display()), source })?;
+        let bytes = serde_json::to_vec_pretty(&manifest).expect("json");
+        std::fs::write(dir.join("manifest.json"), bytes).map_err(|source| PackError::Io { what: format!("writing {}", dir.display()), source })?;
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}

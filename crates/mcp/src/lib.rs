@@ -1,0 +1,23 @@
+//! The MCP family: a gateway that runs MCP servers and offers their tools to the registry,
+//! and toolpacks — MCPB folders installed from GitHub, a folder or a `.mcpb` file, pinned to a
+//! commit and a content hash.
+//!
+//! - `manifest.rs`: the MCPB manifest and our effect declarations (`_meta["app.cowork"]`).
+//! - `effects.rs`: declared effect templates → the concrete effects of one call.
+//! - `server.rs`: one supervised server (lifecycle, restart with backoff, calls, progress,
+//!   cancellation, per-server log).
+//! - `gateway.rs`: all servers as a `ToolProvider` (`mcp__<server>__<tool>`).
+//! - `toolpacks.rs`: install (stage → review → commit), pin, verify, enable/disable, remove.
+//! - `import.rs`: `claude_desktop_config.json` → toolpacks.
+
+pub mod effects;
+pub mod gateway;
+pub mod import;
+pub mod manifest;
+pub mod server;
+pub mod toolpacks;
+
+pub use gateway::{McpGateway, tool_name};
+pub use manifest::Manifest;
+pub use server::{LaunchSpec, McpServer, RestartPolicy, ServerState, ServerStatus, Transport};
+pub use toolpacks::{PackError, Record, Review, Staged, Toolpacks};

@@ -1,0 +1,293 @@
+//! The toolpack manifest: MCPB `manifest.json` v0.3 (the format of Claude Desktop extensions)
+//! plus Cowork's per-tool effect declarations under `_meta["app.cowork"]`.
+//!
+//! Parsing goes through `serde_path_to_error`, so a wrong or missing field is reported by its
+//! path (`server.mcp_config.command`), never as a bare serde message.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The `_meta` key our extensions live under (MCPB asks for reverse-DNS keys).
+pub const META_KEY: &str = "app.cowork";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    /// "0.3" (older packs say `dxt_version`).
+    #[serde(alias = "dxt_version")]
+    pub manifest_version: String,
+    pub name: String,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    pub version: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub author: Option<Author>,
+    pub server: Server,
+    #[serde(default)]
+    pub tools: Vec<DeclaredTool>,
+    #[serde(default)]
+    pub user_config: BTreeMap<String, UserConfigField>,
+    #[serde(default, rename = "_meta")]
+    pub meta: BTreeMap<String, Value>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Author {
+    pub name: String,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerType {
+    Node,
+    Python,
+    Binary,
+    Uv,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Server {
+    #[serde(rename = "type")]
+    pub kind: ServerType,
+    pub entry_point: String,
+    pub mcp_config: McpConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct McpConfig {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DeclaredTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigType {
+    String,
+    Number,
+    Boolean,
+    Directory,
+    File,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UserConfigField {
+    #[serde(rename = "type")]
+    pub kind: ConfigType,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// Stored in the OS keyring, never in toolpacks.json.
+    #[serde(default)]
+    pub sensitive: bool,
+    #[serde(default)]
+    pub required: bool,
+    /// Several values (a directory list): expands to several arguments.
+    #[serde(default)]
+    pub multiple: bool,
+    #[serde(default)]
+    pub default: Option<Value>,
+}
+
+/// Cowork's additions, from `_meta["app.cowork"]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoworkMeta {
+    /// Per tool, the effects of a call as templates over its arguments. A tool missing here
+    /// declares nothing: its calls are `mcp.call` (unknown) and ask.
+    #[serde(default)]
+    pub effects: BTreeMap<String, Vec<EffectTemplate>>,
+    /// Builtin tool names this toolpack takes over: `{"read_file": "read_text_file"}` makes the
+    /// server's `read_text_file` answer to `read_file` (shown as an override everywhere).
+    #[serde(default)]
+    pub overrides: BTreeMap<String, String>,
+    /// A category for the catalog (default "mcp").
+    #[serde(default)]
+    pub category: Option<String>,
+}
+
+/// `{"kind": "fs.read", "path": "{path}"}`: an effect whose string fields may name arguments in
+/// braces. An array argument yields one effect per element.
+pub type EffectTemplate = BTreeMap<String, Value>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+    #[error("{file}: cannot read it: {source}")]
+    Io { file: String, source: std::io::Error },
+}
+
+impl Manifest {
+    pub fn load(dir: &Path) -> Result<Manifest, ManifestError> {
+        let path = dir.join("manifest.json");
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io { file: file.clone(), source })?;
+        Manifest::parse(&text, &file)
+    }
+
+    pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
+        let invalid = |message: String| ManifestError::Invalid { file: file.to_string(), message };
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let manifest: Manifest = serde_path_to_error::deserialize(de).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.into_inner();
+            if at == "." || at.is_empty() { invalid(inner.to_string()) } else { invalid(format!("field `{at}`: {inner}")) }
+        })?;
+        if !manifest.manifest_version.starts_with("0.") {
+            return Err(invalid(format!("field `manifest_version`: {:?} is not supported (expected 0.1–0.3)", manifest.manifest_version)));
+        }
+        if manifest.name.is_empty() || !manifest.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(invalid(format!("field `name`: {:?} must be letters, digits, '-' or '_' (it becomes part of tool names)", manifest.name)));
+        }
+        if manifest.server.mcp_config.command.trim().is_empty() {
+            return Err(invalid("field `server.mcp_config.command`: must not be empty".into()));
+        }
+        let meta = manifest.cowork().map_err(invalid)?;
+        for (tool, templates) in &meta.effects {
+            for (i, t) in templates.iter().enumerate() {
+                if !t.get("kind").is_some_and(Value::is_string) {
+                    return Err(invalid(format!("field `_meta.{META_KEY}.effects.{tool}[{i}].kind`: missing (e.g. \"fs.read\")")));
+                }
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// The server name used in tool names (`mcp__<server>__<tool>`): the manifest name with
+    /// '-' as '_', since rules and tool names split on "__".
+    pub fn server_name(&self) -> String {
+        self.name.replace('-', "_")
+    }
+
+    pub fn cowork(&self) -> Result<CoworkMeta, String> {
+        match self.meta.get(META_KEY) {
+            None => Ok(CoworkMeta::default()),
+            Some(v) => {
+                serde_path_to_error::deserialize(v.clone()).map_err(|e| format!("field `_meta.{META_KEY}.{}`: {}", e.path(), e.inner()))
+            }
+        }
+    }
+}
+
+/// Expands `${__dirname}`, `${user_config.x}`, `${HOME}` and friends in the launch command.
+/// A `multiple` user_config value standing alone in an argument becomes several arguments.
+pub fn substitute_args(args: &[String], vars: &Vars) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for arg in args {
+        if let Some(key) = arg.strip_prefix("${user_config.").and_then(|r| r.strip_suffix('}'))
+            && let Some(Value::Array(items)) = vars.user_config.get(key)
+        {
+            out.extend(items.iter().map(value_text));
+            continue;
+        }
+        out.push(substitute(arg, vars)?);
+    }
+    Ok(out)
+}
+
+pub struct Vars<'a> {
+    pub dirname: &'a Path,
+    pub home: Option<&'a Path>,
+    pub user_config: &'a BTreeMap<String, Value>,
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn substitute(text: &str, vars: &Vars) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
+        let name = &after[..end];
+        let home = || vars.home.map(|h| h.display().to_string()).ok_or("no home directory");
+        let value = match name {
+            "__dirname" => vars.dirname.display().to_string(),
+            "HOME" => home()?,
+            "DESKTOP" => format!("{}/Desktop", home()?),
+            "DOCUMENTS" => format!("{}/Documents", home()?),
+            "DOWNLOADS" => format!("{}/Downloads", home()?),
+            "pathSeparator" | "/" => std::path::MAIN_SEPARATOR.to_string(),
+            _ => match name.strip_prefix("user_config.") {
+                Some(key) => vars.user_config.get(key).map(value_text).ok_or_else(|| {
+                    format!("${{user_config.{key}}} has no value: set it with `cowork toolpack configure <name> {key}=…`")
+                })?,
+                None => return Err(format!("unknown variable ${{{name}}} in {text:?}")),
+            },
+        };
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{
+      "manifest_version": "0.3", "name": "time", "version": "1.0.0",
+      "server": {"type": "python", "entry_point": "server.py",
+                 "mcp_config": {"command": "${__dirname}/.venv/bin/python", "args": ["-m", "mcp_server_time", "--local-timezone=${user_config.tz}"]}},
+      "user_config": {"tz": {"type": "string", "title": "Time zone", "default": "UTC"}},
+      "_meta": {"app.cowork": {"effects": {"get_current_time": [], "convert_time": []}}}
+    }"#;
+
+    #[test]
+    fn a_good_manifest_parses_and_substitutes() {
+        let m = Manifest::parse(GOOD, "manifest.json").unwrap();
+        assert_eq!(m.server.kind, ServerType::Python);
+        assert_eq!(m.cowork().unwrap().effects["get_current_time"], Vec::<EffectTemplate>::new());
+        let config = BTreeMap::from([("tz".to_string(), Value::from("Europe/Paris"))]);
+        let vars = Vars { dirname: Path::new("/packs/time"), home: Some(Path::new("/home/me")), user_config: &config };
+        assert_eq!(substitute(&m.server.mcp_config.command, &vars).unwrap(), "/packs/time/.venv/bin/python");
+        assert_eq!(substitute_args(&m.server.mcp_config.args, &vars).unwrap(), ["-m", "mcp_server_time", "--local-timezone=Europe/Paris"]);
+        let dirs = BTreeMap::from([("dirs".to_string(), serde_json::json!(["/a", "/b c"]))]);
+        let vars = Vars { dirname: Path::new("/p"), home: None, user_config: &dirs };
+        assert_eq!(substitute_args(&["x".into(), "${user_config.dirs}".into()], &vars).unwrap(), ["x", "/a", "/b c"]);
+        let missing = substitute("${user_config.nope}", &vars).unwrap_err();
+        assert!(missing.contains("toolpack configure"), "{missing}");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (GOOD.replace(r#""name": "time","#, ""), "missing field `name`"),
+            (GOOD.replace(r#""type": "python""#, r#""type": "ruby""#), "field `server.type`"),
+            (GOOD.replace(r#""command": "${__dirname}/.venv/bin/python", "#, ""), "field `server.mcp_config`"),
+            (GOOD.replace(r#""args": ["#, r#""args": 5, "x": ["#), "field `server.mcp_config.args`"),
+            (GOOD.replace(r#""name": "time""#, r#""name": "my time""#), "field `name`"),
+            (GOOD.replace(r#""get_current_time": []"#, r#""get_current_time": [{"path": "{p}"}]"#), "effects.get_current_time[0].kind"),
+            (GOOD.replace(r#""effects": {"#, r#""efects": {"#), "_meta.app.cowork"),
+            (GOOD.replace("0.3", "2.0"), "manifest_version"),
+            ("{".to_string(), "EOF"),
+        ];
+        for (text, expected) in cases {
+            let err = Manifest::parse(&text, "manifest.json").unwrap_err().to_string();
+            assert!(err.contains(expected), "expected {expected:?} in: {err}");
+        }
+    }
+}

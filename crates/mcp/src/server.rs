@@ -1,0 +1,433 @@
+//! One MCP server under supervision: spawn (stdio) or connect (streamable HTTP), initialize,
+//! discover tools, serve calls, and restart with exponential backoff when it dies.
+//!
+//! Lifecycle: configured → starting → running (initialized, tools discovered, registered) →
+//! restarting (backoff) → … → stopped | failed. While it is down its tools stay in the catalog
+//! and calls fail at once with an error that says so; a call in flight when it dies fails with
+//! "exited during the call", never hangs.
+
+use cowork_contract::{Content, Progress, ProgressSink, ToolContext, ToolError, ToolOutput};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProgressToken, ServerResult};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// How to reach a server.
+#[derive(Clone, Debug)]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout; stderr goes to the server's log.
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    /// Streamable HTTP (`http://127.0.0.1:P/mcp`).
+    Http { url: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct LaunchSpec {
+    /// The server's name in tool names (`mcp__<name>__<tool>`).
+    pub name: String,
+    pub transport: Transport,
+    pub log_file: PathBuf,
+    pub restart: RestartPolicy,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct RestartPolicy {
+    /// First backoff; doubles per consecutive failure.
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// Consecutive failed starts (or crashes soon after start) before giving up.
+    pub max_restarts: u32,
+    /// Initialization (spawn + handshake + tools/list) must finish within this.
+    pub start_timeout: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy { initial_backoff: Duration::from_millis(250), max_backoff: Duration::from_secs(30), max_restarts: 5, start_timeout: Duration::from_secs(30) }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerState {
+    Configured,
+    Starting,
+    Running,
+    Restarting,
+    Stopped,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: ServerState,
+    pub restarts: u32,
+    pub tools: usize,
+    pub pid: Option<u32>,
+    pub last_error: Option<String>,
+    pub log_file: PathBuf,
+}
+
+type OnChange = Arc<dyn Fn() + Send + Sync>;
+
+struct Inner {
+    spec: LaunchSpec,
+    status: Mutex<ServerStatus>,
+    peer: RwLock<Option<Peer<RoleClient>>>,
+    tools: RwLock<Vec<rmcp::model::Tool>>,
+    /// Progress sinks of calls in flight, by the progress token rmcp put in their request.
+    progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
+    on_change: OnChange,
+    stop: CancellationToken,
+    /// Bumped on every state change; `wait_settled` watches it.
+    changed: watch::Sender<u64>,
+}
+
+/// A cheap handle to a supervised server.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+impl McpServer {
+    /// Starts supervising (spawns a task on the current tokio runtime). `on_change` runs when
+    /// the tool list changes (first discovery, `list_changed`, restart).
+    pub fn start(spec: LaunchSpec, on_change: OnChange) -> McpServer {
+        let status = ServerStatus {
+            name: spec.name.clone(),
+            state: ServerState::Configured,
+            restarts: 0,
+            tools: 0,
+            pid: None,
+            last_error: None,
+            log_file: spec.log_file.clone(),
+        };
+        let inner = Arc::new(Inner {
+            spec,
+            status: Mutex::new(status),
+            peer: RwLock::new(None),
+            tools: RwLock::new(Vec::new()),
+            progress: Mutex::new(HashMap::new()),
+            on_change,
+            stop: CancellationToken::new(),
+            changed: watch::channel(0).0,
+        });
+        tokio::spawn(supervise(inner.clone()));
+        McpServer { inner }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.inner.spec.name
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        self.inner.status.lock().unwrap().clone()
+    }
+
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.inner.tools.read().unwrap().clone()
+    }
+
+    /// Stops the server for good (disable, uninstall, app exit).
+    pub fn stop(&self) {
+        self.inner.stop.cancel();
+    }
+
+    /// Waits until the server is running, stopped or failed (not starting or in backoff).
+    pub async fn wait_settled(&self, limit: Duration) -> ServerStatus {
+        let mut rx = self.inner.changed.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let status = self.status();
+            if matches!(status.state, ServerState::Running | ServerState::Stopped | ServerState::Failed) {
+                return status;
+            }
+            if tokio::time::timeout_at(deadline, rx.changed()).await.is_err() {
+                return status;
+            }
+        }
+    }
+
+    /// One `tools/call`. Dropping the future (timeout, cancel) sends `notifications/cancelled`.
+    pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let inner = &self.inner;
+        let peer = inner.peer.read().unwrap().clone().ok_or_else(|| {
+            let s = self.status();
+            let why = s.last_error.as_deref().unwrap_or("not started yet");
+            let msg = match s.state {
+                ServerState::Failed => format!("MCP server {} failed after {} restarts ({why}); its log: {}", s.name, s.restarts, s.log_file.display()),
+                ServerState::Stopped => format!("MCP server {} is stopped; enable its toolpack to use it", s.name),
+                _ => format!("MCP server {} is {} ({why}); try again in a moment", s.name, state_word(s.state)),
+            };
+            if s.state == ServerState::Failed || s.state == ServerState::Stopped { ToolError::failed(msg) } else { ToolError::transient(msg) }
+        })?;
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => return Err(ToolError::InvalidArguments { tool: tool.to_string(), message: format!("MCP arguments must be an object, got {other}") }),
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| self.service_error(e))?;
+        let token = handle.progress_token.clone();
+        inner.progress.lock().unwrap().insert(token.clone(), ctx.progress.clone());
+        let mut guard = InFlight { inner: inner.clone(), peer, id: Some(handle.id.clone()), token };
+        let response = handle.await_response().await;
+        guard.id = None;
+        drop(guard);
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => convert(result),
+            Ok(other) => Err(ToolError::failed(format!("MCP server {} answered tools/call with an unexpected result: {other:?}", self.name()))),
+            Err(e) => Err(self.service_error(e)),
+        }
+    }
+
+    fn service_error(&self, e: rmcp::service::ServiceError) -> ToolError {
+        use rmcp::service::ServiceError as E;
+        match e {
+            E::TransportClosed | E::TransportSend(_) => {
+                ToolError::transient(format!("MCP server {} exited during the call; it is restarting (log: {})", self.name(), self.inner.spec.log_file.display()))
+            }
+            E::McpError(err) => ToolError::failed(format!("MCP server {}: {}", self.name(), err.message)),
+            other => ToolError::failed(format!("MCP server {}: {other}", self.name())),
+        }
+    }
+}
+
+fn state_word(state: ServerState) -> &'static str {
+    match state {
+        ServerState::Configured | ServerState::Starting => "starting",
+        ServerState::Running => "running",
+        ServerState::Restarting => "restarting",
+        ServerState::Stopped => "stopped",
+        ServerState::Failed => "failed",
+    }
+}
+
+/// Cleans up after a call; if the call did not finish (timeout, cancel), tells the server.
+struct InFlight {
+    inner: Arc<Inner>,
+    peer: Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+    token: ProgressToken,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.inner.progress.lock().unwrap().remove(&self.token);
+        if let Some(id) = self.id.take() {
+            let peer = self.peer.clone();
+            let param = rmcp::model::CancelledNotificationParam::new(Some(id), Some("cancelled by Cowork (stop or timeout)".into()));
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}
+
+fn convert(result: rmcp::model::CallToolResult) -> Result<ToolOutput, ToolError> {
+    // Map through JSON: the block types are plain and stable on the wire, less so in rmcp.
+    let content: Vec<Content> = result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .map(|v| match v["type"].as_str() {
+            Some("text") => Content::Text { text: v["text"].as_str().unwrap_or_default().to_string() },
+            Some("image") => Content::Image {
+                mime_type: v["mimeType"].as_str().unwrap_or("application/octet-stream").to_string(),
+                data_base64: v["data"].as_str().unwrap_or_default().to_string(),
+            },
+            Some("resource_link") => Content::ResourceLink {
+                uri: v["uri"].as_str().unwrap_or_default().to_string(),
+                name: v["name"].as_str().unwrap_or_default().to_string(),
+                mime_type: v["mimeType"].as_str().map(String::from),
+            },
+            _ => Content::Json { value: v },
+        })
+        .collect();
+    let output = ToolOutput { content, structured: result.structured_content.filter(|v| !v.is_null()), untrusted: false };
+    if result.is_error == Some(true) {
+        return Err(ToolError::failed(output.text_content()));
+    }
+    Ok(output)
+}
+
+/// Receives the server's notifications.
+struct Client {
+    inner: Weak<Inner>,
+}
+
+impl ClientHandler for Client {
+    fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(inner) = self.inner.upgrade() {
+            let sink = inner.progress.lock().unwrap().get(&params.progress_token).cloned();
+            if let Some(sink) = sink {
+                sink(Progress { progress: params.progress, total: params.total, message: params.message });
+            }
+        }
+        std::future::ready(())
+    }
+
+    fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
+        // Refresh off the service loop: the loop must stay free to deliver the response.
+        if let Some(inner) = self.inner.upgrade() {
+            tokio::spawn(async move {
+                let peer = inner.peer.read().unwrap().clone();
+                if let Some(peer) = peer {
+                    match peer.list_all_tools().await {
+                        Ok(tools) => inner.set_tools(tools),
+                        Err(e) => tracing::warn!("MCP server {}: tools/list after list_changed failed: {e}", inner.spec.name),
+                    }
+                }
+            });
+        }
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.client_info.name = "cowork".into();
+        info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        info
+    }
+}
+
+impl Inner {
+    fn update(&self, f: impl FnOnce(&mut ServerStatus)) {
+        f(&mut self.status.lock().unwrap());
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+        let count = tools.len();
+        *self.tools.write().unwrap() = tools;
+        self.update(|s| s.tools = count);
+        (self.on_change)();
+    }
+
+    async fn connect(self: &Arc<Self>) -> Result<RunningService<RoleClient, Client>, String> {
+        let client = Client { inner: Arc::downgrade(self) };
+        let running = match &self.spec.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let log = open_log(&self.spec.log_file)?;
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args);
+                // A server sees only a plain environment plus what its manifest sets: the
+                // app's own secrets (API keys in env vars) are not handed to third-party code.
+                cmd.env_clear();
+                for key in ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT", "NODE_PATH", "PYTHONPATH"] {
+                    if let Some(v) = std::env::var_os(key) {
+                        cmd.env(key, v);
+                    }
+                }
+                cmd.envs(env);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(log)
+                    .spawn()
+                    .map_err(|e| format!("cannot start {command:?}: {e} — is it installed and on PATH?"))?;
+                let pid = transport.id();
+                self.update(|s| s.pid = pid);
+                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?
+            }
+            Transport::Http { url } => {
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                client.serve(transport).await.map_err(|e| format!("initialize with {url} failed: {e}"))?
+            }
+        };
+        let tools = running.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        *self.peer.write().unwrap() = Some(running.peer().clone());
+        self.set_tools(tools);
+        Ok(running)
+    }
+}
+
+fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Keep logs bounded: a chatty server starts a fresh file past 5 MB.
+    let too_big = std::fs::metadata(path).map(|m| m.len() > 5 << 20).unwrap_or(false);
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if too_big { options.write(true).truncate(true) } else { options.append(true) };
+    options.open(path).map_err(|e| format!("cannot open the log {}: {e}", path.display()))
+}
+
+async fn supervise(inner: Arc<Inner>) {
+    let policy = inner.spec.restart;
+    let mut failures = 0u32;
+    loop {
+        inner.update(|s| s.state = ServerState::Starting);
+        let started = Instant::now();
+        let connected = tokio::select! {
+            _ = inner.stop.cancelled() => break,
+            r = tokio::time::timeout(policy.start_timeout, inner.connect()) => r.unwrap_or_else(|_| Err(format!("no answer to initialize within {} s", policy.start_timeout.as_secs()))),
+        };
+        match connected {
+            Ok(running) => {
+                inner.update(|s| {
+                    s.state = ServerState::Running;
+                    s.last_error = None;
+                });
+                tracing::info!("MCP server {} running", inner.spec.name);
+                let cancel = running.cancellation_token();
+                let reason = tokio::select! {
+                    _ = inner.stop.cancelled() => {
+                        cancel.cancel();
+                        None
+                    }
+                    quit = running.waiting() => Some(format!("{quit:?}")),
+                };
+                *inner.peer.write().unwrap() = None;
+                let Some(reason) = reason else { break };
+                tracing::warn!("MCP server {} exited ({reason})", inner.spec.name);
+                inner.update(|s| {
+                    s.pid = None;
+                    s.last_error = Some("the server exited".into());
+                });
+                // A server that ran a while before dying starts a fresh backoff series.
+                if started.elapsed() > Duration::from_secs(30) {
+                    failures = 0;
+                }
+            }
+            Err(e) => {
+                tracing::warn!("MCP server {} did not start: {e}", inner.spec.name);
+                inner.update(|s| {
+                    s.pid = None;
+                    s.last_error = Some(e);
+                });
+            }
+        }
+        failures += 1;
+        if failures > policy.max_restarts {
+            inner.update(|s| s.state = ServerState::Failed);
+            (inner.on_change)();
+            return;
+        }
+        inner.update(|s| {
+            s.state = ServerState::Restarting;
+            s.restarts += 1;
+        });
+        let backoff = policy.initial_backoff.saturating_mul(1 << (failures - 1).min(16)).min(policy.max_backoff);
+        tokio::select! {
+            _ = inner.stop.cancelled() => break,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+    }
+    *inner.peer.write().unwrap() = None;
+    inner.update(|s| {
+        s.state = ServerState::Stopped;
+        s.pid = None;
+    });
+}

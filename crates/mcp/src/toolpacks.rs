@@ -1,0 +1,604 @@
+//! Installed toolpacks: folders under `<data dir>/toolpacks/<name>/`, recorded in
+//! `<data dir>/toolpacks.json` with where they came from and what they hashed to.
+//!
+//! Install is two steps so a person can review before anything runs: [`Toolpacks::stage`]
+//! fetches and unpacks into a staging folder and returns a [`Review`]; [`Toolpacks::commit`]
+//! moves it into place, installs dependencies and pins it. Every later start re-hashes the
+//! folder and refuses a pack whose content no longer matches its pin.
+
+use crate::manifest::{Manifest, Vars, substitute, substitute_args};
+use crate::server::{LaunchSpec, RestartPolicy, Transport};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// Content that is generated on install and so not part of the pin.
+const UNPINNED: &[&str] = &["node_modules", ".venv", "__pycache__", ".git"];
+/// A download or unpacked pack larger than this is refused.
+const MAX_PACK_BYTES: u64 = 200 << 20;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub source: String,
+    #[serde(default)]
+    pub r#ref: Option<String>,
+    #[serde(default)]
+    pub commit: Option<String>,
+    pub sha256: String,
+    pub enabled: bool,
+    #[serde(default)]
+    pub last_used: Option<String>,
+    /// Non-sensitive `user_config` values; sensitive ones live in the keyring.
+    #[serde(default)]
+    pub config: BTreeMap<String, Value>,
+    pub version: String,
+    pub installed_at: String,
+}
+
+/// What the person sees before accepting an install or update.
+#[derive(Clone, Debug, Serialize)]
+pub struct Review {
+    pub name: String,
+    pub display_name: String,
+    pub version: String,
+    pub description: String,
+    pub source: String,
+    pub commit: Option<String>,
+    pub sha256: String,
+    /// The command line that will run, as far as it is known before configuration.
+    pub command: String,
+    /// Each declared tool with its declared effects (or "undeclared: asks").
+    pub tools: Vec<ReviewTool>,
+    pub overrides: BTreeMap<String, String>,
+    /// Settings the pack needs; sensitive ones go to the keyring.
+    pub user_config: Vec<ReviewConfig>,
+    /// For an update: what changed in permissions (empty for a fresh install).
+    pub changes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewTool {
+    pub name: String,
+    pub description: String,
+    pub effects: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewConfig {
+    pub key: String,
+    pub title: String,
+    pub required: bool,
+    pub sensitive: bool,
+    pub has_default: bool,
+}
+
+pub struct Staged {
+    dir: PathBuf,
+    pub manifest: Manifest,
+    pub review: Review,
+    record: Record,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("download failed: {0}")]
+    Download(String),
+    #[error(
+        "toolpack {name}: its content hash changed ({found}, pinned {pinned}) — refusing to run it. Reinstall it with `cowork toolpack update {name}` to review the new content"
+    )]
+    Tampered { name: String, pinned: String, found: String },
+    #[error("no toolpack named {0:?}; `cowork toolpack list` shows the installed ones")]
+    Unknown(String),
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> PackError {
+    let what = what.into();
+    move |source| PackError::Io { what, source }
+}
+
+/// Where a pack comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Github { owner: String, repo: String, r#ref: Option<String> },
+    Folder(PathBuf),
+    Mcpb(PathBuf),
+}
+
+impl Source {
+    pub fn parse(text: &str) -> Result<Source, PackError> {
+        if let Some(rest) = text.strip_prefix("github:") {
+            let (path, r#ref) = match rest.split_once('@') {
+                Some((p, r)) => (p, Some(r.to_string())),
+                None => (rest, None),
+            };
+            let (owner, repo) = path.split_once('/').filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/')).ok_or_else(|| {
+                PackError::Invalid(format!("{text:?}: expected github:owner/repo or github:owner/repo@ref"))
+            })?;
+            return Ok(Source::Github { owner: owner.into(), repo: repo.into(), r#ref });
+        }
+        let path = PathBuf::from(text);
+        if path.extension().is_some_and(|e| e == "mcpb" || e == "dxt") {
+            return Ok(Source::Mcpb(path));
+        }
+        if path.is_dir() {
+            return Ok(Source::Folder(path));
+        }
+        Err(PackError::Invalid(format!("{text:?} is neither github:owner/repo[@ref], a folder with a manifest.json, nor a .mcpb file")))
+    }
+}
+
+pub struct Toolpacks {
+    root: PathBuf,
+    index: PathBuf,
+    logs: PathBuf,
+    /// `https://api.github.com` unless configured (tests serve repositories from loopback).
+    pub github_api: String,
+}
+
+impl Toolpacks {
+    /// `home` is the data dir: packs in `toolpacks/`, the index in `toolpacks.json`, server
+    /// logs in `logs/mcp/`.
+    pub fn new(home: &Path) -> Toolpacks {
+        let github_api = std::env::var("COWORK_GITHUB_API").unwrap_or_else(|_| "https://api.github.com".into());
+        Toolpacks { root: home.join("toolpacks"), index: home.join("toolpacks.json"), logs: home.join("logs").join("mcp"), github_api }
+    }
+
+    pub fn dir_of(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub fn list(&self) -> Result<BTreeMap<String, Record>, PackError> {
+        match std::fs::read(&self.index) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| PackError::Invalid(format!("{} is not valid ({e}); fix or remove it", self.index.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(io(format!("reading {}", self.index.display()))(e)),
+        }
+    }
+
+    fn save(&self, index: &BTreeMap<String, Record>) -> Result<(), PackError> {
+        let bytes = serde_json::to_vec_pretty(index).expect("records serialize");
+        cowork_store::write_atomically(&self.index, &bytes).map_err(io(format!("writing {}", self.index.display())))
+    }
+
+    fn edit(&self, name: &str, f: impl FnOnce(&mut Record)) -> Result<Record, PackError> {
+        let mut index = self.list()?;
+        let record = index.get_mut(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        f(record);
+        let record = record.clone();
+        self.save(&index)?;
+        Ok(record)
+    }
+
+    /// Fetches and unpacks `source` into a staging folder and prepares the review. Nothing is
+    /// installed or run yet. `expected_sha256` pins the content up front (e.g. from a shared
+    /// toolpacks.json); a mismatch is refused.
+    pub async fn stage(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
+        let parsed = Source::parse(source)?;
+        let staging = self.root.join(".staging").join(format!("{}-{}", std::process::id(), nanos()));
+        std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
+        let result = self.stage_into(&parsed, source, &staging, expected_sha256).await;
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        result
+    }
+
+    async fn stage_into(&self, parsed: &Source, source: &str, staging: &Path, expected: Option<&str>) -> Result<Staged, PackError> {
+        let (r#ref, commit) = match parsed {
+            Source::Folder(dir) => {
+                copy_tree(dir, staging)?;
+                (None, None)
+            }
+            Source::Mcpb(file) => {
+                let bytes = std::fs::read(file).map_err(io(format!("reading {}", file.display())))?;
+                unzip(&bytes, staging)?;
+                (None, None)
+            }
+            Source::Github { owner, repo, r#ref } => {
+                let (commit, tarball) = self.fetch_github(owner, repo, r#ref.as_deref()).await?;
+                untar_gz(&tarball, staging)?;
+                (r#ref.clone(), Some(commit))
+            }
+        };
+        let manifest = Manifest::load(staging)?;
+        let sha256 = hash_tree(staging)?;
+        let name = manifest.name.clone();
+        if let Some(expected) = expected
+            && expected != sha256
+        {
+            return Err(PackError::Tampered { name, pinned: expected.into(), found: sha256 });
+        }
+        // Re-fetching the same commit must give the same bytes: a changed tarball is tampering.
+        if let Some(previous) = self.list()?.get(&name)
+            && previous.commit.is_some()
+            && previous.commit == commit
+            && previous.sha256 != sha256
+        {
+            return Err(PackError::Tampered { name, pinned: previous.sha256.clone(), found: sha256 });
+        }
+        let previous = self.list()?.get(&name).map(|_| Manifest::load(&self.dir_of(&name))).transpose().ok().flatten();
+        let review = review_of(&manifest, source, commit.clone(), &sha256, previous.as_ref());
+        let record = Record {
+            source: source.to_string(),
+            r#ref,
+            commit,
+            sha256,
+            enabled: true,
+            last_used: None,
+            config: BTreeMap::new(),
+            version: manifest.version.clone(),
+            installed_at: now(),
+        };
+        Ok(Staged { dir: staging.to_path_buf(), manifest, review, record })
+    }
+
+    /// The person accepted: move into place, install dependencies, pin. `config` holds the
+    /// non-sensitive `user_config` values (defaults fill the rest).
+    pub fn commit(&self, staged: Staged, config: BTreeMap<String, Value>, install_deps: bool) -> Result<Record, PackError> {
+        let name = staged.manifest.name.clone();
+        let target = self.dir_of(&name);
+        let old = self.root.join(".staging").join(format!("old-{name}-{}", nanos()));
+        if target.exists() {
+            std::fs::rename(&target, &old).map_err(io(format!("moving the old {}", target.display())))?;
+        }
+        std::fs::rename(&staged.dir, &target).map_err(io(format!("moving into {}", target.display())))?;
+        let mut record = staged.record;
+        let mut index = self.list()?;
+        if let Some(previous) = index.get(&name) {
+            // An update keeps the person's settings and on/off choice.
+            record.config = previous.config.clone();
+            record.enabled = previous.enabled;
+        }
+        record.config.extend(config);
+        if install_deps && let Err(e) = install_dependencies(&target, &staged.manifest) {
+            let _ = std::fs::remove_dir_all(&target);
+            if old.exists() {
+                let _ = std::fs::rename(&old, &target);
+            }
+            return Err(e);
+        }
+        index.insert(name, record.clone());
+        self.save(&index)?;
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(record)
+    }
+
+    /// Throws a staged install away (the person declined).
+    pub fn discard(&self, staged: Staged) {
+        let _ = std::fs::remove_dir_all(&staged.dir);
+    }
+
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<Record, PackError> {
+        self.edit(name, |r| r.enabled = enabled)
+    }
+
+    pub fn configure(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
+        self.edit(name, |r| r.config.extend(values))
+    }
+
+    pub fn touch(&self, name: &str) -> Result<(), PackError> {
+        self.edit(name, |r| r.last_used = Some(now())).map(|_| ())
+    }
+
+    pub fn remove(&self, name: &str) -> Result<(), PackError> {
+        let mut index = self.list()?;
+        index.remove(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        self.save(&index)?;
+        let dir = self.dir_of(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(io(format!("removing {}", dir.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Verifies the pin and builds the launch spec. `secret` reads a sensitive `user_config`
+    /// value (the keyring).
+    pub fn launch(&self, name: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<(LaunchSpec, Manifest), PackError> {
+        let index = self.list()?;
+        let record = index.get(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        let dir = self.dir_of(name);
+        let found = hash_tree(&dir)?;
+        if found != record.sha256 {
+            return Err(PackError::Tampered { name: name.into(), pinned: record.sha256.clone(), found });
+        }
+        let manifest = Manifest::load(&dir)?;
+        let mut values = BTreeMap::new();
+        for (key, field) in &manifest.user_config {
+            let value = if field.sensitive { secret(key).map(Value::String) } else { record.config.get(key).cloned() }.or_else(|| field.default.clone());
+            match value {
+                Some(v) => {
+                    values.insert(key.clone(), v);
+                }
+                None if field.required => {
+                    return Err(PackError::Invalid(format!("toolpack {name} needs `{key}` ({}): `cowork toolpack configure {name} {key}=…`", field.title)));
+                }
+                None => {}
+            }
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let vars = Vars { dirname: &dir, home: home.as_deref(), user_config: &values };
+        let config = &manifest.server.mcp_config;
+        let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
+        let command = substitute(&config.command, &vars).map_err(bad)?;
+        let args = substitute_args(&config.args, &vars).map_err(bad)?;
+        let env = config.env.iter().map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?))).collect::<Result<_, PackError>>()?;
+        let server = manifest.server_name();
+        let spec = LaunchSpec {
+            name: server.clone(),
+            transport: Transport::Stdio { command, args, env, cwd: Some(dir) },
+            log_file: self.logs.join(format!("{server}.log")),
+            restart: RestartPolicy::default(),
+        };
+        Ok((spec, manifest))
+    }
+
+    async fn fetch_github(&self, owner: &str, repo: &str, r#ref: Option<&str>) -> Result<(String, Vec<u8>), PackError> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("cowork/", env!("CARGO_PKG_VERSION")))
+            .timeout(std::time::Duration::from_secs(120))
+            .build()
+            .map_err(|e| PackError::Download(e.to_string()))?;
+        let base = self.github_api.trim_end_matches('/');
+        let r#ref = r#ref.unwrap_or("HEAD");
+        // Resolve the ref to a commit first: the install is pinned to it, not to a moving ref.
+        let url = format!("{base}/repos/{owner}/{repo}/commits/{ref}");
+        let resp = http.get(&url).header("accept", "application/vnd.github.sha").send().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        if !resp.status().is_success() {
+            return Err(PackError::Download(format!("{url}: HTTP {} — check the owner, repository and ref", resp.status())));
+        }
+        let commit = resp.text().await.map_err(|e| PackError::Download(e.to_string()))?.trim().to_string();
+        if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(PackError::Download(format!("{url}: expected a commit sha, got {:?}", commit.chars().take(60).collect::<String>())));
+        }
+        let url = format!("{base}/repos/{owner}/{repo}/tarball/{commit}");
+        let resp = http.get(&url).send().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        if !resp.status().is_success() {
+            return Err(PackError::Download(format!("{url}: HTTP {}", resp.status())));
+        }
+        if resp.content_length().is_some_and(|n| n > MAX_PACK_BYTES) {
+            return Err(PackError::Download(format!("{url}: larger than {} MB", MAX_PACK_BYTES >> 20)));
+        }
+        let bytes = resp.bytes().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        Ok((commit, bytes.to_vec()))
+    }
+}
+
+fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: &str, previous: Option<&Manifest>) -> Review {
+    let meta = manifest.cowork().unwrap_or_default();
+    let describe = |m: &Manifest, tool: &str| -> Option<Vec<String>> {
+        let meta = m.cowork().unwrap_or_default();
+        meta.effects.get(tool).map(|ts| ts.iter().map(|t| t["kind"].as_str().unwrap_or("?").to_string()).collect())
+    };
+    let mut names: Vec<String> = manifest.tools.iter().map(|t| t.name.clone()).collect();
+    names.extend(meta.effects.keys().filter(|k| !names.contains(k)).cloned().collect::<Vec<_>>());
+    let tools = names
+        .iter()
+        .map(|name| ReviewTool {
+            name: name.clone(),
+            description: manifest.tools.iter().find(|t| &t.name == name).map(|t| t.description.clone()).unwrap_or_default(),
+            effects: describe(manifest, name),
+        })
+        .collect();
+    let mut changes = Vec::new();
+    if let Some(old) = previous {
+        let old_cmd = format!("{} {}", old.server.mcp_config.command, old.server.mcp_config.args.join(" "));
+        let new_cmd = format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" "));
+        if old_cmd != new_cmd {
+            changes.push(format!("command: {old_cmd} → {new_cmd}"));
+        }
+        let old_meta = old.cowork().unwrap_or_default();
+        for name in &names {
+            let (before, after) = (describe(old, name), describe(manifest, name));
+            if before != after {
+                let show = |e: &Option<Vec<String>>| e.as_ref().map(|v| if v.is_empty() { "none".to_string() } else { v.join(", ") }).unwrap_or_else(|| "undeclared".into());
+                changes.push(format!("{name}: {} → {}", show(&before), show(&after)));
+            }
+        }
+        for gone in old_meta.effects.keys().filter(|k| !names.contains(k)) {
+            changes.push(format!("{gone}: removed"));
+        }
+        if old_meta.overrides != meta.overrides {
+            changes.push(format!("overrides: {:?} → {:?}", old_meta.overrides, meta.overrides));
+        }
+    }
+    Review {
+        name: manifest.name.clone(),
+        display_name: manifest.display_name.clone().unwrap_or_else(|| manifest.name.clone()),
+        version: manifest.version.clone(),
+        description: manifest.description.clone(),
+        source: source.to_string(),
+        commit,
+        sha256: sha256.to_string(),
+        command: format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" ")),
+        tools,
+        overrides: meta.overrides.clone(),
+        user_config: manifest
+            .user_config
+            .iter()
+            .map(|(k, f)| ReviewConfig { key: k.clone(), title: f.title.clone(), required: f.required, sensitive: f.sensitive, has_default: f.default.is_some() })
+            .collect(),
+        changes,
+    }
+}
+
+/// npm / pip into the pack's own folder, so packs never share or pollute global installs.
+fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError> {
+    use crate::manifest::ServerType;
+    let run = |program: &str, args: &[&str]| -> Result<(), PackError> {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| PackError::Invalid(format!("cannot run {program}: {e} — install it (tests/setup.sh does) and try again")))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(PackError::Invalid(format!("{program} {} failed in {}: {}", args.join(" "), dir.display(), err.lines().rev().take(5).collect::<Vec<_>>().join(" | "))));
+        }
+        Ok(())
+    };
+    match manifest.server.kind {
+        ServerType::Node if dir.join("package.json").exists() && !dir.join("node_modules").exists() => {
+            run("npm", &["install", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+        }
+        ServerType::Python | ServerType::Uv if dir.join("requirements.txt").exists() && !dir.join(".venv").exists() => {
+            run("python3", &["-m", "venv", ".venv"])?;
+            run(".venv/bin/pip", &["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt"])
+        }
+        _ => Ok(()),
+    }
+}
+
+/// sha256 over the pack's files: sorted relative paths and contents, generated folders
+/// (`node_modules`, `.venv`) excluded. Symlinks are hashed as their target text.
+pub fn hash_tree(dir: &Path) -> Result<String, PackError> {
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
+    files.sort();
+    let mut hasher = Sha256::new();
+    for rel in files {
+        let path = dir.join(&rel);
+        hasher.update(rel.as_bytes());
+        hasher.update([0]);
+        let meta = std::fs::symlink_metadata(&path).map_err(io(format!("reading {}", path.display())))?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).map_err(io(format!("reading {}", path.display())))?;
+            hasher.update(b"symlink:");
+            hasher.update(target.to_string_lossy().as_bytes());
+        } else {
+            let mut file = std::fs::File::open(&path).map_err(io(format!("reading {}", path.display())))?;
+            let mut buf = [0u8; 64 * 1024];
+            loop {
+                let n = file.read(&mut buf).map_err(io(format!("reading {}", path.display())))?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+            }
+        }
+        hasher.update([0]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackError> {
+    for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
+        let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
+        let name = entry.file_name();
+        if dir == root && UNPINNED.iter().any(|u| name == *u) || name == "__pycache__" {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type().map_err(io(format!("reading {}", path.display())))?;
+        if kind.is_dir() {
+            collect(root, &path, out)?;
+        } else {
+            out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), PackError> {
+    for entry in std::fs::read_dir(from).map_err(io(format!("listing {}", from.display())))? {
+        let entry = entry.map_err(io(format!("listing {}", from.display())))?;
+        let name = entry.file_name();
+        if UNPINNED.iter().any(|u| name == *u) {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        let kind = entry.file_type().map_err(io(format!("reading {}", src.display())))?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dst).map_err(io(format!("creating {}", dst.display())))?;
+            copy_tree(&src, &dst)?;
+        } else if kind.is_file() {
+            std::fs::copy(&src, &dst).map_err(io(format!("copying {}", src.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// A relative path that stays inside the destination, or None (`..`, absolute, empty).
+fn safe_relative(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!out.as_os_str().is_empty()).then_some(out)
+}
+
+/// GitHub tarballs have one top folder (`owner-repo-sha/`); it is stripped. Links, devices and
+/// paths escaping the folder are refused rather than skipped: such a pack is not trustworthy.
+fn untar_gz(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes).take(MAX_PACK_BYTES));
+    let bad = |e: std::io::Error| PackError::Download(format!("the tarball is not a valid .tar.gz: {e}"));
+    for entry in archive.entries().map_err(bad)? {
+        let mut entry = entry.map_err(bad)?;
+        let path = entry.path().map_err(bad)?.into_owned();
+        let stripped: PathBuf = path.components().skip(1).collect();
+        if stripped.as_os_str().is_empty() {
+            continue;
+        }
+        let rel = safe_relative(&stripped).ok_or_else(|| PackError::Download(format!("the tarball has an unsafe path {}", path.display())))?;
+        let target = dest.join(&rel);
+        match entry.header().entry_type() {
+            tar::EntryType::Directory => std::fs::create_dir_all(&target).map_err(io(format!("creating {}", target.display())))?,
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
+                }
+                entry.unpack(&target).map_err(io(format!("unpacking {}", rel.display())))?;
+            }
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
+            other => return Err(PackError::Download(format!("the tarball has a {other:?} entry ({}); toolpacks may hold only files and folders", path.display()))),
+        }
+    }
+    Ok(())
+}
+
+fn unzip(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
+    let bad = |e: zip::result::ZipError| PackError::Invalid(format!("not a valid .mcpb (zip) file: {e}"));
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;
+    let mut total = 0u64;
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).map_err(bad)?;
+        let rel = file.enclosed_name().and_then(|p| safe_relative(&p)).ok_or_else(|| PackError::Invalid(format!("the .mcpb has an unsafe path {:?}", file.name())))?;
+        let target = dest.join(rel);
+        if file.is_dir() {
+            std::fs::create_dir_all(&target).map_err(io(format!("creating {}", target.display())))?;
+            continue;
+        }
+        total += file.size();
+        if total > MAX_PACK_BYTES {
+            return Err(PackError::Invalid(format!("the .mcpb unpacks to more than {} MB", MAX_PACK_BYTES >> 20)));
+        }
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
+        }
+        let mut out = std::fs::File::create(&target).map_err(io(format!("creating {}", target.display())))?;
+        std::io::copy(&mut file, &mut out).map_err(io(format!("unpacking {}", target.display())))?;
+    }
+    Ok(())
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default()
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}

@@ -15,11 +15,11 @@ if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$
   exit 1
 fi
 
-# Debian packages: a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
+# Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
 # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests.
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus)
+  gnome-keyring dbus python3 python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -56,4 +56,19 @@ if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 npm run --silent build >/dev/null
-echo "setup: ok (rustc $have_rust, node $have_node, ui built)"
+
+# Real MCP servers the tests start on loopback (npm: filesystem, memory; PyPI: time), pinned in
+# tests/mcp-servers/. Installed into that folder only; reinstalled when the pins change.
+cd "$here/tests/mcp-servers"
+if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+  echo "setup: installing test MCP servers from npm"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
+  echo "setup: installing test MCP servers from PyPI"
+  rm -rf .venv
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  cp requirements.txt .venv/installed-requirements.txt
+fi
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers installed)"

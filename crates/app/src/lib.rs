@@ -4,8 +4,12 @@
 
 mod agent_settings;
 pub mod secrets;
+mod toolpacks;
 
 pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
+pub use cowork_mcp::{PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus, Staged as StagedToolpack};
+pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
+pub use toolpacks::Started;
 
 use cowork_contract::EffectEnv;
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog};
@@ -39,6 +43,15 @@ pub struct AppOptions {
 pub struct App {
     store: Store,
     scheduler: Arc<Scheduler>,
+    gateway: Arc<cowork_mcp::McpGateway>,
+    toolpacks: cowork_mcp::Toolpacks,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        // Servers are child processes: they end with the app.
+        self.gateway.stop_all();
+    }
 }
 
 static LOG_GUARD: OnceLock<tracing_appender::non_blocking::WorkerGuard> = OnceLock::new();
@@ -81,13 +94,24 @@ impl App {
         registry.add_provider(Layer::Stub, Arc::new(StubCatalog));
         cowork_core::register_core_tools(&registry);
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
+        // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
+        // each discovery or list_changed reloads the registry.
+        let gateway = cowork_mcp::McpGateway::new();
+        registry.add_provider(Layer::Mcp, gateway.clone());
+        let weak = Arc::downgrade(&registry);
+        gateway.set_on_change(Arc::new(move || {
+            if let Some(registry) = weak.upgrade() {
+                registry.reload();
+            }
+        }));
+        let toolpacks = cowork_mcp::Toolpacks::new(store.dir().root());
 
         let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
         let audit = Arc::new(AuditLog::open(&store)?);
         let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
-        Ok(App { store, scheduler })
+        Ok(App { store, scheduler, gateway, toolpacks })
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {

@@ -45,6 +45,59 @@ enum Command {
     /// Configure the chat's model provider; keys go to the OS keyring.
     #[command(subcommand)]
     Provider(ProviderCmd),
+    /// Install and manage toolpacks (MCP servers with an MCPB manifest).
+    #[command(subcommand)]
+    Toolpack(ToolpackCmd),
+    /// MCP servers of the enabled toolpacks.
+    #[command(subcommand)]
+    Mcp(McpCmd),
+}
+
+#[derive(Subcommand)]
+enum ToolpackCmd {
+    /// Install from github:owner/repo[@ref], a folder, or a .mcpb file. Shows a review first.
+    Install {
+        source: String,
+        /// Accept the review without asking (scripts).
+        #[arg(long)]
+        yes: bool,
+        /// Refuse unless the content hashes to this (a pin shared from another toolpacks.json).
+        #[arg(long)]
+        sha256: Option<String>,
+        /// A user_config value, `key=value` (repeatable; JSON values allowed).
+        #[arg(long = "config", value_name = "KEY=VALUE")]
+        config: Vec<String>,
+        /// Skip npm/pip (the dependencies are already in the folder).
+        #[arg(long)]
+        no_deps: bool,
+    },
+    /// Installed toolpacks with their pins.
+    List,
+    Enable { name: String },
+    Disable { name: String },
+    /// Fetch the source again (same ref), show the permission changes and ask.
+    Update {
+        name: String,
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Set user_config values: `cowork toolpack configure NAME key=value …`.
+    Configure { name: String, values: Vec<String> },
+    Remove { name: String },
+    /// Restart every enabled toolpack's server from disk.
+    Reload,
+    /// Turn the servers of a claude_desktop_config.json into toolpacks.
+    Import {
+        config: PathBuf,
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpCmd {
+    /// State, restarts, tool count, pid and log of each server.
+    Servers,
 }
 
 #[derive(Subcommand)]
@@ -194,6 +247,11 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     };
     let app = App::open(AppOptions { home: cli.home.clone(), workspace_roots: cli.workspaces.clone(), approver, scheduler: SchedulerConfig::default() })
         .map_err(|e| e.to_string())?;
+    // Toolpack servers start before anything that lists or calls tools; their tools join the
+    // registry as they come up. Managing toolpacks starts them itself.
+    if matches!(cli.command, Command::Tools(_) | Command::Policy(PolicyCmd::Explain { .. }) | Command::Mcp(_)) {
+        start_toolpacks(&app).await?;
+    }
     let scheduler = app.scheduler().clone();
     let registry = scheduler.registry().clone();
     let policy = scheduler.policy().clone();
@@ -292,6 +350,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             out.flush().map_err(|e| e.to_string())?;
         }
         Command::Provider(cmd) => return provider(&app, cmd).await,
+        Command::Toolpack(cmd) => return toolpack(&app, cmd, json).await,
+        Command::Mcp(McpCmd::Servers) => print::servers(&app.mcp_servers(), json),
         Command::Audit(AuditCmd::Head) => {
             let (seq, hash) = scheduler.audit().head().map_err(|e| e.to_string())?;
             if json {
@@ -340,6 +400,134 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+async fn start_toolpacks(app: &App) -> Result<(), String> {
+    for started in app.start_toolpacks().map_err(|e| e.to_string())? {
+        if let Some(e) = started.error {
+            eprintln!("warning: toolpack {} not started: {e}", started.name);
+        }
+    }
+    app.toolpacks_settled(SETTLE).await;
+    Ok(())
+}
+
+fn parse_config(pairs: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').ok_or_else(|| format!("{pair:?}: expected key=value"))?;
+            let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+            Ok((k.trim().to_string(), value))
+        })
+        .collect()
+}
+
+/// Shows the review and asks; `--yes` accepts, and without a terminal nothing is accepted
+/// silently (COWORK_APPROVE_FROM_STDIN lets scripts answer).
+fn accept(review: &cowork_app::ToolpackReview, yes: bool, json: bool) -> Result<bool, String> {
+    print::toolpack_review(review, json);
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() && std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_none() {
+        return Err("not installed: no terminal to ask — review the above and pass --yes to accept".into());
+    }
+    eprint!("Install {}? [y/N] > ", review.name);
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())?;
+    Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+}
+
+async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, String> {
+    let err = |e: cowork_app::PackError| e.to_string();
+    match cmd {
+        ToolpackCmd::Install { source, yes, sha256, config, no_deps } => {
+            let config = parse_config(&config)?;
+            let staged = app.stage_toolpack(&source, sha256.as_deref()).await.map_err(err)?;
+            if !accept(App::review_of(&staged), yes, json)? {
+                app.discard_toolpack(staged);
+                eprintln!("not installed");
+                return Ok(ExitCode::from(3));
+            }
+            let name = staged.manifest.name.clone();
+            app.install_toolpack(staged, config, !no_deps).map_err(err)?;
+            let statuses = app.toolpacks_settled(SETTLE).await;
+            print::servers(&statuses, json);
+            if !json {
+                println!("installed {name}");
+            }
+        }
+        ToolpackCmd::List => print::toolpacks(&app.toolpack_records().map_err(err)?, json),
+        ToolpackCmd::Enable { name } => {
+            app.set_toolpack_enabled(&name, true).map_err(err)?;
+            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+        }
+        ToolpackCmd::Disable { name } => {
+            app.set_toolpack_enabled(&name, false).map_err(err)?;
+            if !json {
+                println!("disabled {name}");
+            }
+        }
+        ToolpackCmd::Update { name, yes } => {
+            let records = app.toolpack_records().map_err(err)?;
+            let record = records.get(&name).ok_or_else(|| format!("no toolpack named {name:?}"))?;
+            let staged = app.stage_toolpack(&record.source, None).await.map_err(err)?;
+            if staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
+                app.discard_toolpack(staged);
+                println!("{name} is up to date");
+                return Ok(ExitCode::SUCCESS);
+            }
+            if !accept(App::review_of(&staged), yes, json)? {
+                app.discard_toolpack(staged);
+                eprintln!("not updated");
+                return Ok(ExitCode::from(3));
+            }
+            app.install_toolpack(staged, Default::default(), true).map_err(err)?;
+            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+        }
+        ToolpackCmd::Configure { name, values } => {
+            app.configure_toolpack(&name, parse_config(&values)?).map_err(err)?;
+            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+        }
+        ToolpackCmd::Remove { name } => {
+            app.remove_toolpack(&name).map_err(err)?;
+            if !json {
+                println!("removed {name}");
+            }
+        }
+        ToolpackCmd::Reload => {
+            for started in app.reload_toolpacks().map_err(err)? {
+                if let Some(e) = started.error {
+                    eprintln!("warning: toolpack {} not started: {e}", started.name);
+                }
+            }
+            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+        }
+        ToolpackCmd::Import { config, yes } => {
+            let out = tempdir_for_import(app)?;
+            for dir in cowork_app::import_claude_desktop_config(&config, &out).map_err(err)? {
+                let staged = app.stage_toolpack(&dir.display().to_string(), None).await.map_err(err)?;
+                if accept(App::review_of(&staged), yes, json)? {
+                    let name = staged.manifest.name.clone();
+                    app.install_toolpack(staged, Default::default(), false).map_err(err)?;
+                    println!("imported {name}");
+                } else {
+                    app.discard_toolpack(staged);
+                }
+            }
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tempdir_for_import(app: &App) -> Result<PathBuf, String> {
+    let dir = app.home().root().join("toolpacks").join(".staging").join(format!("import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 fn cowork_agent_default_steps() -> u32 {

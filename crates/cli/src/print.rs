@@ -157,3 +157,82 @@ pub fn verify(report: &VerifyReport, json: bool) {
         }
     }
 }
+
+pub fn servers(servers: &[cowork_app::ServerStatus], json: bool) {
+    if json {
+        return print_json(&servers);
+    }
+    if servers.is_empty() {
+        println!("no MCP servers (install a toolpack: `cowork toolpack install ./toolpacks/time`)");
+    }
+    for s in servers {
+        let state = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
+        println!("{:16} {:10} {:3} tools  {} restarts{pid}  log {}", s.name, state, s.tools, s.restarts, s.log_file.display());
+        if let Some(e) = &s.last_error {
+            println!("{:16} last error: {e}", "");
+        }
+    }
+}
+
+pub fn toolpacks(records: &std::collections::BTreeMap<String, cowork_app::ToolpackRecord>, json: bool) {
+    if json {
+        return print_json(&records);
+    }
+    if records.is_empty() {
+        println!("no toolpacks installed");
+    }
+    for (name, r) in records {
+        let pin = r.commit.as_deref().map(|c| format!(" @{}", &c[..c.len().min(12)])).unwrap_or_default();
+        println!(
+            "{name:16} {:8} {:9} {}{pin}  sha256 {}…  last used {}",
+            r.version,
+            if r.enabled { "enabled" } else { "disabled" },
+            r.source,
+            &r.sha256[..16],
+            r.last_used.as_deref().unwrap_or("never")
+        );
+    }
+}
+
+/// The install review: what will run, each tool's declared effects, what it needs.
+pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
+    if json {
+        return print_json(&r);
+    }
+    let err = &mut std::io::stderr();
+    use std::io::Write;
+    let _ = writeln!(err, "┌ toolpack {} {} — {}", r.display_name, r.version, r.description);
+    let _ = writeln!(err, "│ source:  {}{}", r.source, r.commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default());
+    let _ = writeln!(err, "│ sha256:  {}", r.sha256);
+    let _ = writeln!(err, "│ runs:    {}", r.command);
+    let _ = writeln!(err, "│ tools:");
+    for t in &r.tools {
+        let effects = match &t.effects {
+            Some(e) if e.is_empty() => "no effects".to_string(),
+            Some(e) => e.join(", "),
+            None => "UNDECLARED — every call asks (risk 8)".to_string(),
+        };
+        let _ = writeln!(err, "│   {:28} {effects}", t.name);
+    }
+    for (builtin, tool) in &r.overrides {
+        let _ = writeln!(err, "│ overrides the builtin {builtin} with {tool}");
+    }
+    for c in &r.user_config {
+        let _ = writeln!(
+            err,
+            "│ needs {}{}{}: {}",
+            c.key,
+            if c.required && !c.has_default { " (required)" } else { "" },
+            if c.sensitive { " (kept in the OS keyring)" } else { "" },
+            c.title
+        );
+    }
+    if !r.changes.is_empty() {
+        let _ = writeln!(err, "│ changes since the installed version:");
+        for c in &r.changes {
+            let _ = writeln!(err, "│   {c}");
+        }
+    }
+    let _ = writeln!(err, "└");
+}

@@ -193,7 +193,9 @@ pub fn substitute_args(args: &[String], vars: &Vars) -> Result<Vec<String>, Stri
         if let Some(key) = arg.strip_prefix("${user_config.").and_then(|r| r.strip_suffix('}'))
             && let Some(Value::Array(items)) = vars.user_config.get(key)
         {
-            out.extend(items.iter().map(value_text));
+            for item in items {
+                out.push(substitute(&value_text(item), vars)?);
+            }
             continue;
         }
         out.push(substitute(arg, vars)?);

@@ -313,11 +313,12 @@ impl Inner {
         (self.on_change)();
     }
 
-    async fn connect(self: &Arc<Self>) -> Result<RunningService<RoleClient, Client>, String> {
+    /// Err carries whether retrying can help (a missing program will not appear by itself).
+    async fn connect(self: &Arc<Self>) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
         let client = Client { inner: Arc::downgrade(self) };
         let running = match &self.spec.transport {
             Transport::Stdio { command, args, env, cwd } => {
-                let log = open_log(&self.spec.log_file)?;
+                let log = open_log(&self.spec.log_file).map_err(|e| (e, false))?;
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args);
                 // A server sees only a plain environment plus what its manifest sets: the
@@ -335,17 +336,20 @@ impl Inner {
                 let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
                     .stderr(log)
                     .spawn()
-                    .map_err(|e| format!("cannot start {command:?}: {e} — is it installed and on PATH?"))?;
+                    .map_err(|e| {
+                        let permanent = matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied);
+                        (format!("cannot start {command:?}: {e} — is it installed (toolpack dependencies included) and on PATH?"), !permanent)
+                    })?;
                 let pid = transport.id();
                 self.update(|s| s.pid = pid);
-                client.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))?
+                client.serve(transport).await.map_err(|e| (format!("initialize failed: {e}"), true))?
             }
             Transport::Http { url } => {
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-                client.serve(transport).await.map_err(|e| format!("initialize with {url} failed: {e}"))?
+                client.serve(transport).await.map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
             }
         };
-        let tools = running.peer().list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = running.peer().list_all_tools().await.map_err(|e| (format!("tools/list failed: {e}"), true))?;
         *self.peer.write().unwrap() = Some(running.peer().clone());
         self.set_tools(tools);
         Ok(running)
@@ -372,7 +376,7 @@ async fn supervise(inner: Arc<Inner>) {
         let started = Instant::now();
         let connected = tokio::select! {
             _ = inner.stop.cancelled() => break,
-            r = tokio::time::timeout(policy.start_timeout, inner.connect()) => r.unwrap_or_else(|_| Err(format!("no answer to initialize within {} s", policy.start_timeout.as_secs()))),
+            r = tokio::time::timeout(policy.start_timeout, inner.connect()) => r.unwrap_or_else(|_| Err((format!("no answer to initialize within {} s", policy.start_timeout.as_secs()), true))),
         };
         match connected {
             Ok(running) => {
@@ -401,12 +405,17 @@ async fn supervise(inner: Arc<Inner>) {
                     failures = 0;
                 }
             }
-            Err(e) => {
+            Err((e, retry)) => {
                 tracing::warn!("MCP server {} did not start: {e}", inner.spec.name);
                 inner.update(|s| {
                     s.pid = None;
                     s.last_error = Some(e);
                 });
+                if !retry {
+                    inner.update(|s| s.state = ServerState::Failed);
+                    (inner.on_change)();
+                    return;
+                }
             }
         }
         failures += 1;

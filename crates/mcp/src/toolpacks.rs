@@ -128,10 +128,11 @@ impl Source {
         }
         let path = PathBuf::from(text);
         if path.extension().is_some_and(|e| e == "mcpb" || e == "dxt") {
-            return Ok(Source::Mcpb(path));
+            return Ok(Source::Mcpb(path.canonicalize().unwrap_or(path)));
         }
         if path.is_dir() {
-            return Ok(Source::Folder(path));
+            // Recorded absolute, so `update` works from any directory.
+            return Ok(Source::Folder(path.canonicalize().unwrap_or(path)));
         }
         Err(PackError::Invalid(format!("{text:?} is neither github:owner/repo[@ref], a folder with a manifest.json, nor a .mcpb file")))
     }
@@ -185,6 +186,11 @@ impl Toolpacks {
     /// toolpacks.json); a mismatch is refused.
     pub async fn stage(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
         let parsed = Source::parse(source)?;
+        let source = match &parsed {
+            Source::Folder(dir) | Source::Mcpb(dir) => dir.display().to_string(),
+            Source::Github { .. } => source.to_string(),
+        };
+        let source = source.as_str();
         let staging = self.root.join(".staging").join(format!("{}-{}", std::process::id(), nanos()));
         std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
         let result = self.stage_into(&parsed, source, &staging, expected_sha256).await;

@@ -1,0 +1,127 @@
+//! Toolpacks as the shells see them: install (stage → the person reviews → commit), enable,
+//! disable, update, remove, reload — each keeps the gateway, and so the registry, in step.
+//! Sensitive `user_config` values go to the OS keyring (`toolpack/<name>/<key>`).
+
+use crate::App;
+use cowork_mcp::{PackError, Record, Review, ServerStatus, Staged};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn secret_account(pack: &str, key: &str) -> String {
+    format!("toolpack/{pack}/{key}")
+}
+
+/// One pack's start result, for `toolpack reload` and the UI.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Started {
+    pub name: String,
+    pub error: Option<String>,
+}
+
+impl App {
+    /// Starts every enabled toolpack's server (needs a tokio runtime). A pack that cannot start
+    /// (tampered, misconfigured) is reported and skipped; the others run.
+    pub fn start_toolpacks(&self) -> Result<Vec<Started>, PackError> {
+        let mut out = Vec::new();
+        for (name, record) in self.toolpacks.list()? {
+            if record.enabled {
+                out.push(Started { error: self.start_toolpack(&name).err().map(|e| e.to_string()), name });
+            }
+        }
+        Ok(out)
+    }
+
+    fn start_toolpack(&self, name: &str) -> Result<(), PackError> {
+        let secret = |key: &str| crate::secrets::get(&secret_account(name, key)).ok().flatten();
+        let (spec, manifest) = self.toolpacks.launch(name, &secret)?;
+        let meta = manifest.cowork().map_err(PackError::Invalid)?;
+        self.gateway.add_server(spec, meta);
+        Ok(())
+    }
+
+    /// Stops every server and starts the enabled ones again from disk (`reload_tools`).
+    pub fn reload_toolpacks(&self) -> Result<Vec<Started>, PackError> {
+        for status in self.gateway.statuses() {
+            self.gateway.remove_server(&status.name);
+        }
+        self.start_toolpacks()
+    }
+
+    /// Waits until every server has started or given up (the CLI does before a call).
+    pub async fn toolpacks_settled(&self, limit: Duration) -> Vec<ServerStatus> {
+        self.gateway.wait_settled(limit).await
+    }
+
+    pub fn mcp_servers(&self) -> Vec<ServerStatus> {
+        self.gateway.statuses()
+    }
+
+    pub fn toolpack_records(&self) -> Result<BTreeMap<String, Record>, PackError> {
+        self.toolpacks.list()
+    }
+
+    /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].
+    pub async fn stage_toolpack(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
+        self.toolpacks.stage(source, expected_sha256).await
+    }
+
+    pub fn review_of(staged: &Staged) -> &Review {
+        &staged.review
+    }
+
+    /// The person accepted the review: install, store sensitive values in the keyring, start.
+    pub fn install_toolpack(&self, staged: Staged, config: BTreeMap<String, Value>, install_deps: bool) -> Result<Record, PackError> {
+        let name = staged.manifest.name.clone();
+        let sensitive: Vec<String> = staged.manifest.user_config.iter().filter(|(_, f)| f.sensitive).map(|(k, _)| k.clone()).collect();
+        let (secret, plain): (BTreeMap<_, _>, BTreeMap<_, _>) = config.into_iter().partition(|(k, _)| sensitive.contains(k));
+        for (key, value) in secret {
+            let text = value.as_str().map(String::from).unwrap_or_else(|| value.to_string());
+            crate::secrets::set(&secret_account(&name, &key), &text).map_err(PackError::Invalid)?;
+        }
+        let record = self.toolpacks.commit(staged, plain, install_deps)?;
+        let server = cowork_mcp::Manifest::load(&self.toolpacks.dir_of(&name)).map(|m| m.server_name()).unwrap_or_else(|_| name.clone());
+        self.gateway.remove_server(&server);
+        if record.enabled {
+            self.start_toolpack(&name)?;
+        }
+        Ok(record)
+    }
+
+    pub fn discard_toolpack(&self, staged: Staged) {
+        self.toolpacks.discard(staged);
+    }
+
+    pub fn set_toolpack_enabled(&self, name: &str, enabled: bool) -> Result<Record, PackError> {
+        let record = self.toolpacks.set_enabled(name, enabled)?;
+        let server = self.server_of(name);
+        self.gateway.remove_server(&server);
+        if enabled {
+            self.start_toolpack(name)?;
+        }
+        Ok(record)
+    }
+
+    pub fn configure_toolpack(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
+        let record = self.toolpacks.configure(name, values)?;
+        if record.enabled {
+            self.gateway.remove_server(&self.server_of(name));
+            self.start_toolpack(name)?;
+        }
+        Ok(record)
+    }
+
+    pub fn remove_toolpack(&self, name: &str) -> Result<(), PackError> {
+        self.gateway.remove_server(&self.server_of(name));
+        if let Ok(manifest) = cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name)) {
+            for key in manifest.user_config.keys() {
+                let _ = crate::secrets::delete(&secret_account(name, key));
+            }
+        }
+        self.toolpacks.remove(name)
+    }
+
+    fn server_of(&self, name: &str) -> String {
+        cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name)).map(|m| m.server_name()).unwrap_or_else(|_| name.replace('-', "_"))
+    }
+}

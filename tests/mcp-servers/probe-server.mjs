@@ -1,0 +1,47 @@
+// A real MCP server (the official TypeScript SDK over stdio) with the behaviours the gateway
+// tests need: progress, cancellation, list_changed, a crash, a hang, garbage on stdout and a
+// server that never answers initialize. Started by tests; never shipped.
+//   node probe-server.mjs [--garbage] [--mute]
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+const args = new Set(process.argv.slice(2));
+if (args.has("--mute")) {
+  // Reads requests and never answers: initialize must time out.
+  process.stdin.resume();
+} else {
+  if (args.has("--garbage")) {
+    // Not JSON-RPC: a client must survive (or fail clearly), not hang.
+    process.stdout.write("hello, I am not JSON\n{\"broken\": \n");
+  }
+  const server = new McpServer({ name: "probe", version: "1.0.0" });
+  server.registerTool("echo", { description: "Returns its text.", inputSchema: { text: z.string() } },
+    async ({ text }) => ({ content: [{ type: "text", text }] }));
+  server.registerTool("pid", { description: "The server's process id.", inputSchema: {} },
+    async () => ({ content: [{ type: "text", text: String(process.pid) }] }));
+  server.registerTool("slow", { description: "Reports progress each step.", inputSchema: { steps: z.number(), delay_ms: z.number() } },
+    async ({ steps, delay_ms }, extra) => {
+      for (let i = 1; i <= steps; i++) {
+        if (extra.signal.aborted) { console.error(`cancelled request ${extra.requestId}`); return { content: [{ type: "text", text: "cancelled" }] }; }
+        await new Promise((r) => setTimeout(r, delay_ms));
+        const token = extra._meta?.progressToken;
+        if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps, message: `step ${i}` } });
+      }
+      return { content: [{ type: "text", text: `done after ${steps} steps` }] };
+    });
+  server.registerTool("hang", { description: "Never answers (until cancelled).", inputSchema: {} },
+    async (_args, extra) => new Promise((resolve) => {
+      extra.signal.addEventListener("abort", () => { console.error(`cancelled request ${extra.requestId}`); resolve({ content: [{ type: "text", text: "cancelled" }] }); });
+    }));
+  server.registerTool("crash", { description: "Exits the process.", inputSchema: {} }, async () => { process.exit(3); });
+  server.registerTool("fail", { description: "Returns an error result.", inputSchema: {} },
+    async () => ({ isError: true, content: [{ type: "text", text: "the probe failed on purpose" }] }));
+  server.registerTool("add_tool", { description: "Registers a new tool (sends tools/list_changed).", inputSchema: { name: z.string() } },
+    async ({ name }) => {
+      server.registerTool(name, { description: `Added at runtime: ${name}.`, inputSchema: {} }, async () => ({ content: [{ type: "text", text: `I am ${name}` }] }));
+      return { content: [{ type: "text", text: `added ${name}` }] };
+    });
+  await server.connect(new StdioServerTransport());
+  console.error(`probe server ${process.pid} ready`);
+}

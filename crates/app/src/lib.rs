@@ -104,7 +104,14 @@ impl App {
                 registry.reload();
             }
         }));
-        let toolpacks = cowork_mcp::Toolpacks::new(store.dir().root());
+        let mut toolpacks = cowork_mcp::Toolpacks::new(store.dir().root());
+        // `toolpacks.githubApi` in settings.json points GitHub installs elsewhere (a mirror, or
+        // the tests' loopback server).
+        if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path())
+            && let Some(api) = settings.pointer("/toolpacks/githubApi").and_then(|v| v.as_str())
+        {
+            toolpacks.github_api = api.to_string();
+        }
 
         let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
         let audit = Arc::new(AuditLog::open(&store)?);

@@ -317,8 +317,11 @@ impl AuditLog {
     }
 
     /// Every row in order, for `export --jsonl`.
-    pub fn for_each(&self, mut f: impl FnMut(AuditEntry)) -> Result<(), AuditError> {
-        let conn = self.read_conn()?;
+    pub fn for_each(&self, f: impl FnMut(AuditEntry)) -> Result<(), AuditError> {
+        Self::for_each_on(&self.read_conn()?, f)
+    }
+
+    fn for_each_on(conn: &Connection, mut f: impl FnMut(AuditEntry)) -> Result<(), AuditError> {
         let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit_log ORDER BY seq")).map_err(|e| AuditError::Read(e.to_string()))?;
         let rows = stmt.query_map([], entry_from_row).map_err(|e| AuditError::Read(e.to_string()))?;
         for row in rows {
@@ -328,7 +331,10 @@ impl AuditLog {
     }
 
     pub fn head(&self) -> Result<(i64, String), AuditError> {
-        let conn = self.read_conn()?;
+        Self::head_on(&self.read_conn()?)
+    }
+
+    fn head_on(conn: &Connection) -> Result<(i64, String), AuditError> {
         conn.query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .map(|h| h.unwrap_or((0, GENESIS_HASH.to_string())))
@@ -337,12 +343,16 @@ impl AuditLog {
 
     /// Walks the chain and reports every row that is not what was written.
     pub fn verify(&self) -> Result<VerifyReport, AuditError> {
-        let (head_seq, head_hash) = self.head()?;
+        // One read transaction: the head and the rows come from the same snapshot, even while
+        // the writer commits a batch (otherwise a live log could look truncated).
+        let mut conn = self.read_conn()?;
+        let tx = conn.transaction().map_err(|e| AuditError::Read(e.to_string()))?;
+        let (head_seq, head_hash) = Self::head_on(&tx)?;
         let mut problems = Vec::new();
         let mut expected_seq = 1i64;
         let mut expected_prev = GENESIS_HASH.to_string();
         let mut rows = 0u64;
-        self.for_each(|e| {
+        Self::for_each_on(&tx, |e| {
             rows += 1;
             if e.seq != expected_seq {
                 let message = if e.seq > expected_seq {
@@ -449,5 +459,28 @@ mod tests {
         assert_eq!(report.rows, 400);
         assert!(report.ok(), "{:?}", report.problems);
         assert_eq!(report.head_seq, 400);
+    }
+
+    #[test]
+    fn verify_while_the_writer_commits_sees_one_snapshot() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(DataDir::at(tmp.path())).unwrap();
+        let log = std::sync::Arc::new(AuditLog::open(&store).unwrap());
+        let writer = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for i in 0..600 {
+                    log.append(record(i)).unwrap();
+                }
+                log.flush().unwrap();
+            })
+        };
+        // A live log must never look truncated or edited to a concurrent verify.
+        while !writer.is_finished() {
+            let report = log.verify().unwrap();
+            assert!(report.ok(), "{:?}", report.problems);
+        }
+        writer.join().unwrap();
+        assert_eq!(log.verify().unwrap().rows, 600);
     }
 }

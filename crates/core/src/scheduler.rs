@@ -142,6 +142,8 @@ pub struct Scheduler {
 #[derive(Default)]
 struct Trail {
     layer: Option<Layer>,
+    /// Lower layers the tool replaced: an override is named in every audit row.
+    overrides: Vec<Layer>,
     tool: Option<String>,
     effects: Vec<Effect>,
     review: Option<Review>,
@@ -316,7 +318,10 @@ impl Scheduler {
             call_id: call_id.to_string(),
             phase: phase.to_string(),
             tool: trail.tool.clone().unwrap_or_else(|| req.tool.clone()),
-            layer: trail.layer.map(|l| l.as_str().to_string()),
+            layer: trail.layer.map(|l| {
+                let replaced: Vec<&str> = trail.overrides.iter().map(|o| o.as_str()).collect();
+                if replaced.is_empty() { l.as_str().to_string() } else { format!("{} (overrides {})", l.as_str(), replaced.join(", ")) }
+            }),
             caller: req.caller.as_str().to_string(),
             conversation: req.conversation.clone(),
             args,
@@ -335,6 +340,7 @@ impl Scheduler {
         let spec = handler.info.spec.clone();
         trail.tool = Some(spec.name.clone());
         trail.layer = Some(handler.info.layer);
+        trail.overrides = handler.info.overrides.clone();
         trail.effects = prepared.effects.clone();
         trail.secret_args = spec.secret_args.clone();
 

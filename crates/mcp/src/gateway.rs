@@ -140,7 +140,9 @@ impl McpTool {
         let read_only = declared_read_only && hints.read_only_hint != Some(false);
         let annotations = Annotations {
             read_only,
-            destructive: hints.destructive_hint.unwrap_or(!read_only),
+            // Only an explicit hint adds the destructive point: an undeclared tool already
+            // scores 8 for being unknown, and must ask rather than be denied outright.
+            destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
             idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
             // MCP's default is open-world; a pack that declares only local effects is not.
             open_world: hints.open_world_hint.unwrap_or(declared.is_none() || kinds.iter().any(|k| k.is_egress() || matches!(k, EffectKind::MailRead))),

@@ -1,0 +1,415 @@
+//! The MCP gateway and toolpacks against REAL servers: npm `@modelcontextprotocol/server-filesystem`
+//! and `server-memory`, PyPI `mcp-server-time`, and a probe server written with the official
+//! TypeScript SDK (`tests/mcp-servers/probe-server.mjs`) for progress, cancellation,
+//! list_changed, crashes, hangs and garbage. All installed by tests/setup.sh; all on stdio or
+//! loopback. Every call goes through the scheduler, so reviews and audit rows are checked too.
+
+use cowork_app::{App, AppOptions, ServerState};
+use cowork_contract::{Effect, ToolError};
+use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, Layer, SchedulerConfig, ToolEvent};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn servers() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Answers asks with a queued choice (deny when the queue is empty) and remembers each ask.
+#[derive(Default)]
+struct Script {
+    answers: Mutex<Vec<ApprovalChoice>>,
+    asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Script {
+    fn name(&self) -> &str {
+        "script"
+    }
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
+        self.asked.lock().unwrap().push(request.clone());
+        self.answers.lock().unwrap().pop().unwrap_or(ApprovalChoice::Deny)
+    }
+}
+
+impl Script {
+    fn answer(&self, choice: ApprovalChoice) {
+        self.answers.lock().unwrap().push(choice);
+    }
+    fn asked(&self) -> usize {
+        self.asked.lock().unwrap().len()
+    }
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+    workspace: PathBuf,
+    script: Arc<Script>,
+    app: App,
+}
+
+fn open(settings: Option<Value>) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    if let Some(settings) = settings {
+        std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    }
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let script = Arc::new(Script::default());
+    let app = App::open(AppOptions { home: Some(home), workspace_roots: vec![workspace.clone()], approver: script.clone(), scheduler: SchedulerConfig::default() }).unwrap();
+    Env { dir, workspace, script, app }
+}
+
+impl Env {
+    /// Installs a folder (dependencies are linked from tests/mcp-servers, never downloaded).
+    async fn install(&self, folder: &Path, config: BTreeMap<String, Value>) -> cowork_app::ToolpackRecord {
+        let staged = self.app.stage_toolpack(&folder.display().to_string(), None).await.unwrap();
+        let name = staged.manifest.name.clone();
+        let record = self.app.install_toolpack(staged, config, false).unwrap();
+        let installed = self.app.home().root().join("toolpacks").join(&name);
+        for dep in ["node_modules", ".venv"] {
+            if folder.join(dep).exists() || !servers().join(dep).exists() {
+                continue;
+            }
+            std::os::unix::fs::symlink(servers().join(dep), installed.join(dep)).unwrap();
+        }
+        // The links are not part of the pin; restart so the server finds them.
+        self.app.set_toolpack_enabled(&name, true).unwrap();
+        record
+    }
+
+    async fn settle(&self) {
+        self.app.toolpacks_settled(Duration::from_secs(60)).await;
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> cowork_core::CallOutcome {
+        self.app.scheduler().call(CallRequest::new(tool, args, Caller::Cli, "mcp-test")).await
+    }
+
+    fn status(&self, server: &str) -> cowork_app::ServerStatus {
+        self.app.mcp_servers().into_iter().find(|s| s.name == server).unwrap_or_else(|| panic!("no server {server}"))
+    }
+
+    fn audit_layer(&self, call_id: &str) -> Option<String> {
+        self.app.scheduler().flush().unwrap();
+        let rows = self.app.scheduler().audit().list(&cowork_core::AuditFilter { call_id: Some(call_id.into()), ..Default::default() }).unwrap();
+        rows.first().and_then(|r| r.record.layer.clone())
+    }
+}
+
+/// A toolpack folder around the probe server; `extra` is merged into `_meta["app.cowork"]`.
+fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> PathBuf {
+    let dir = parent.join(format!("pack-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args = vec![servers().join("probe-server.mjs").display().to_string()];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let manifest = json!({
+        "manifest_version": "0.3", "name": name, "version": "1.0.0", "description": "probe",
+        "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": args}},
+        "_meta": {"app.cowork": cowork},
+    });
+    std::fs::write(dir.join("manifest.json"), serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    dir
+}
+
+async fn eventually(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
+    let env = open(None);
+    let fs_config = BTreeMap::from([("allowed_directories".to_string(), json!([env.workspace.display().to_string()]))]);
+    env.install(&repo().join("toolpacks/time"), BTreeMap::new()).await;
+    env.install(&repo().join("toolpacks/filesystem"), fs_config).await;
+    // server-memory ships with no declarations: every call is an unknown effect.
+    let memory = env.dir.path().join("pack-memory");
+    std::fs::create_dir_all(&memory).unwrap();
+    let js = servers().join("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    let manifest = json!({"manifest_version": "0.3", "name": "memory", "version": "1.0.0",
+        "server": {"type": "node", "entry_point": "index.js", "mcp_config": {"command": "node", "args": [js],
+            "env": {"MEMORY_FILE_PATH": env.dir.path().join("memory.jsonl")}}}});
+    std::fs::write(memory.join("manifest.json"), manifest.to_string()).unwrap();
+    env.install(&memory, BTreeMap::new()).await;
+    env.settle().await;
+    for server in ["time", "filesystem", "memory"] {
+        let s = env.status(server);
+        assert_eq!(s.state, ServerState::Running, "{s:?}");
+        assert!(s.tools > 0 && s.pid.is_some(), "{s:?}");
+    }
+
+    // Discovery: namespaced names, the plain name as alias, the MCP layer.
+    let registry = env.app.scheduler().registry();
+    let time = registry.get("mcp__time__get_current_time").expect("discovered");
+    assert_eq!(time.layer, Layer::Mcp);
+    assert_eq!(registry.canonical_name("get_current_time").as_deref(), Some("mcp__time__get_current_time"));
+    // The shipped declarations cover every tool the real servers report.
+    for info in registry.list().into_iter().filter(|t| t.spec.name.starts_with("mcp__filesystem__") || t.spec.name.starts_with("mcp__time__")) {
+        assert!(!info.spec.effects.contains(&cowork_contract::EffectKind::McpCall), "{} is undeclared in its shipped manifest", info.spec.name);
+    }
+
+    // A call with no effects: allowed, runs, audited as an MCP call.
+    let out = env.call("get_current_time", json!({"timezone": "Asia/Shanghai"})).await;
+    let text = out.result.as_ref().unwrap().text_content();
+    assert!(text.contains("+08:00"), "{text}");
+    assert_eq!(out.review.as_ref().unwrap().decision, cowork_core::Action::Allow);
+    assert_eq!(env.audit_layer(&out.call_id).as_deref(), Some("mcp"));
+
+    // Declared effects are judged on the call's real paths: inside the workspace a write
+    // scores 3, plus 1 for the server's destructive hint (it overwrites), so it asks; outside,
+    // a read asks too (and here is denied, never reaching the server).
+    let target = env.workspace.join("hello.txt");
+    env.script.answer(ApprovalChoice::Once);
+    let write = env.call("mcp__filesystem__write_file", json!({"path": target, "content": "hi from MCP"})).await;
+    assert!(write.result.is_ok(), "{:?}", write.result);
+    let review = write.review.as_ref().unwrap();
+    assert_eq!(review.score, 4, "{review:?}");
+    assert!(review.reasons.iter().any(|r| r.text.contains("inside the workspace")) && review.reasons.iter().any(|r| r.text.contains("destructive")), "{review:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi from MCP");
+    let read = env.call("mcp__filesystem__read_text_file", json!({"path": target})).await;
+    assert_eq!(read.result.unwrap().text_content(), "hi from MCP");
+    let outside = env.call("mcp__filesystem__read_text_file", json!({"path": "/etc/hostname"})).await;
+    assert!(matches!(outside.result, Err(ToolError::Denied { .. })), "{:?}", outside.result);
+    let asked = env.script.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(asked.effects, [Effect::FsRead { path: "/etc/hostname".into() }]);
+    // A move declares a delete and a write; both are reviewed (delete inside: 6, asks).
+    env.script.answer(ApprovalChoice::Once);
+    let moved = env.call("mcp__filesystem__move_file", json!({"source": target, "destination": env.workspace.join("moved.txt")})).await;
+    assert!(moved.result.is_ok(), "{:?}", moved.result);
+    assert!(env.workspace.join("moved.txt").exists());
+
+    // Undeclared → mcp.call, risk 8, asks; approved once it runs.
+    env.script.answer(ApprovalChoice::Once);
+    let before = env.script.asked();
+    let created = env.call("mcp__memory__create_entities", json!({"entities": [{"name": "Ada", "entityType": "person", "observations": ["likes tea"]}]})).await;
+    assert!(created.result.is_ok(), "{:?}", created.result);
+    assert_eq!(env.script.asked(), before + 1);
+    let review = created.review.unwrap();
+    assert_eq!(review.score, 8, "{review:?}");
+    assert!(review.reasons[0].text.contains("declares no effects"), "{review:?}");
+    // Plan mode lets declared read-only tools run and stops the undeclared ones.
+    env.app.scheduler().policy().set_mode(cowork_core::Mode::Plan, false).unwrap();
+    assert!(env.call("mcp__filesystem__list_directory", json!({"path": env.workspace})).await.result.is_ok());
+    assert!(matches!(env.call("mcp__memory__read_graph", json!({})).await.result, Err(ToolError::Denied { .. })));
+    env.app.scheduler().flush().unwrap();
+    let report = env.app.scheduler().audit().verify().unwrap();
+    assert!(report.ok(), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
+    let env = open(None);
+    let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": []},
+                          "overrides": {"web_fetch": "echo"}});
+    env.install(&probe_pack(env.dir.path(), "probe", &[], declared), BTreeMap::new()).await;
+    env.settle().await;
+    let scheduler = env.app.scheduler();
+
+    // Override: the stub web_fetch is now the probe's echo, visibly, also in the audit row.
+    let web_fetch = scheduler.registry().get("web_fetch").unwrap();
+    assert_eq!((web_fetch.layer, web_fetch.overrides.clone()), (Layer::Mcp, vec![Layer::Stub]));
+    let echoed = env.call("web_fetch", json!({"text": "via override"})).await;
+    assert_eq!(echoed.result.unwrap().text_content(), "via override");
+    assert_eq!(env.audit_layer(&echoed.call_id).as_deref(), Some("mcp (overrides stub)"));
+
+    // Progress notifications become scheduler progress events.
+    let mut events = scheduler.subscribe();
+    let slow = env.call("mcp__probe__slow", json!({"steps": 3, "delay_ms": 30})).await;
+    assert_eq!(slow.result.unwrap().text_content(), "done after 3 steps");
+    let mut progress = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let ToolEvent::Progress { call_id, progress: p } = event
+            && call_id == slow.call_id
+        {
+            progress.push((p.progress, p.total, p.message));
+        }
+    }
+    assert_eq!(progress, [(1.0, Some(3.0), Some("step 1".into())), (2.0, Some(3.0), Some("step 2".into())), (3.0, Some(3.0), Some("step 3".into()))]);
+
+    // Cancel and timeout send notifications/cancelled: the server sees them (its log says so).
+    let log = env.status("probe").log_file;
+    let req = CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test");
+    let cancel = req.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    assert!(matches!(scheduler.call(req).await.result, Err(ToolError::Cancelled)));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let mut req = CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test");
+    req.timeout = Some(Duration::from_millis(300));
+    assert!(matches!(scheduler.call(req).await.result, Err(ToolError::Timeout { .. })));
+    eventually("two cancellations in the server log", Duration::from_secs(5), || {
+        std::fs::read_to_string(&log).unwrap_or_default().matches("cancelled request").count() >= 2
+    })
+    .await;
+
+    // An error result is a failed call with the server's message.
+    let failed = env.call("mcp__probe__fail", json!({})).await;
+    assert!(failed.result.unwrap_err().to_string().contains("failed on purpose"));
+
+    // list_changed refreshes the registry without a restart.
+    assert!(env.call("mcp__probe__add_tool", json!({"name": "fresh"})).await.result.is_ok());
+    eventually("the new tool in the registry", Duration::from_secs(5), || scheduler.registry().has("mcp__probe__fresh")).await;
+    // Undeclared in the manifest, so it asks; approve once.
+    env.script.answer(ApprovalChoice::Once);
+    assert_eq!(env.call("mcp__probe__fresh", json!({})).await.result.unwrap().text_content(), "I am fresh");
+
+    // Crash: kill -9 the server mid-call; the call fails at once (no hang), the server comes
+    // back by itself with a new pid, and calls work again.
+    let pid: i32 = env.call("mcp__probe__pid", json!({})).await.result.unwrap().text_content().parse().unwrap();
+    let hanging = tokio::spawn({
+        let scheduler = scheduler.clone();
+        async move { scheduler.call(CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let killed_at = Instant::now();
+    std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    let in_flight = hanging.await.unwrap();
+    let err = in_flight.result.unwrap_err().to_string();
+    assert!(err.contains("exited during the call"), "{err}");
+    assert!(killed_at.elapsed() < Duration::from_secs(5), "the in-flight call must fail promptly");
+    eventually("a restart", Duration::from_secs(20), || {
+        let s = env.status("probe");
+        s.restarts >= 1 && s.state == ServerState::Running
+    })
+    .await;
+    let new_pid: i32 = env.call("mcp__probe__pid", json!({})).await.result.unwrap().text_content().parse().unwrap();
+    assert_ne!(pid, new_pid);
+    scheduler.flush().unwrap();
+    let report = scheduler.audit().verify().unwrap();
+    assert!(report.ok(), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_that_misbehave_fail_clearly() {
+    use cowork_mcp::{LaunchSpec, McpServer, RestartPolicy, Transport};
+    let dir = tempfile::tempdir().unwrap();
+    let quick = RestartPolicy { initial_backoff: Duration::from_millis(50), max_backoff: Duration::from_millis(200), max_restarts: 2, start_timeout: Duration::from_millis(1500) };
+    let spec = |name: &str, flags: &[&str]| {
+        let mut args = vec![servers().join("probe-server.mjs").display().to_string()];
+        args.extend(flags.iter().map(|f| f.to_string()));
+        LaunchSpec {
+            name: name.into(),
+            transport: Transport::Stdio { command: "node".into(), args, env: Default::default(), cwd: None },
+            log_file: dir.path().join(format!("{name}.log")),
+            restart: quick,
+        }
+    };
+    // Never answers initialize: bounded by the start timeout, retried, then failed.
+    let mute = McpServer::start(spec("mute", &["--mute"]), Arc::new(|| {}));
+    let started = Instant::now();
+    let status = mute.wait_settled(Duration::from_secs(30)).await;
+    assert_eq!(status.state, ServerState::Failed, "{status:?}");
+    assert!(status.last_error.unwrap().contains("no answer to initialize"));
+    assert_eq!(status.restarts, 2);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let ctx = cowork_contract::ToolContext::new("c", "t", Default::default());
+    let err = mute.call("echo", json!({"text": "x"}), &ctx).await.unwrap_err().to_string();
+    assert!(err.contains("failed after 2 restarts") && err.contains("mute.log"), "{err}");
+
+    // Garbage on stdout before the protocol: either survived or a clear failure, never a hang.
+    let garbage = McpServer::start(spec("garbage", &["--garbage"]), Arc::new(|| {}));
+    let status = garbage.wait_settled(Duration::from_secs(30)).await;
+    match status.state {
+        ServerState::Running => {
+            let out = garbage.call("echo", json!({"text": "still fine"}), &ctx).await.unwrap();
+            assert_eq!(out.text_content(), "still fine");
+        }
+        ServerState::Failed => assert!(status.last_error.is_some()),
+        other => panic!("garbage server left in {other:?}"),
+    }
+
+    // A program that does not exist fails at once, without retrying.
+    let mut missing = spec("missing", &[]);
+    missing.transport = Transport::Stdio { command: "/nonexistent/mcp-server".into(), args: vec![], env: Default::default(), cwd: None };
+    let status = McpServer::start(missing, Arc::new(|| {})).wait_settled(Duration::from_secs(10)).await;
+    assert_eq!((status.state, status.restarts), (ServerState::Failed, 0));
+    assert!(status.last_error.unwrap().contains("is it installed"));
+    mute.stop();
+    garbage.stop();
+}
+
+/// A tar.gz like GitHub's: one top folder `owner-repo-sha/` holding the pack.
+fn tarball(pack: &Path, top: &str) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    builder.append_dir_all(top, pack).unwrap();
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_install_is_pinned_and_tampering_is_refused() {
+    use axum::{Router, extract::State, routing::get};
+    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+    let work = tempfile::tempdir().unwrap();
+    let pack = probe_pack(work.path(), "gh-probe", &[], json!({"effects": {"echo": []}}));
+    let served = Arc::new(Mutex::new(tarball(&pack, &format!("owner-repo-{}", &SHA[..7]))));
+    async fn commit() -> &'static str {
+        SHA
+    }
+    async fn tar(State(bytes): State<Arc<Mutex<Vec<u8>>>>) -> Vec<u8> {
+        bytes.lock().unwrap().clone()
+    }
+    let app = Router::new()
+        .route("/repos/owner/repo/commits/{r}", get(commit))
+        .route("/repos/owner/repo/tarball/{r}", get(tar))
+        .with_state(served.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let env = open(Some(json!({"toolpacks": {"githubApi": base}})));
+    let staged = env.app.stage_toolpack("github:owner/repo@v1", None).await.unwrap();
+    assert_eq!(staged.review.commit.as_deref(), Some(SHA));
+    assert_eq!(staged.review.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo"]);
+    let record = env.app.install_toolpack(staged, BTreeMap::new(), false).unwrap();
+    assert_eq!((record.source.as_str(), record.r#ref.as_deref(), record.commit.as_deref()), ("github:owner/repo@v1", Some("v1"), Some(SHA)));
+    env.settle().await;
+    let echoed = env.call("mcp__gh_probe__echo", json!({"text": "from github"})).await;
+    assert_eq!(echoed.result.unwrap().text_content(), "from github");
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(env.app.home().root().join("toolpacks.json")).unwrap()).unwrap();
+    assert_eq!(on_disk["gh-probe"]["sha256"], json!(record.sha256));
+    assert_eq!(on_disk["gh-probe"]["commit"], json!(SHA));
+
+    // The same commit served with different bytes: refused, and nothing replaced.
+    std::fs::write(pack.join("extra.js"), "console.log('evil')").unwrap();
+    *served.lock().unwrap() = tarball(&pack, &format!("owner-repo-{}", &SHA[..7]));
+    let err = env.app.stage_toolpack("github:owner/repo@v1", None).await.err().expect("tampered tarball refused").to_string();
+    assert!(err.contains("content hash changed"), "{err}");
+    // A pin given up front is enforced too.
+    let err = env.app.stage_toolpack(&pack.display().to_string(), Some(&record.sha256)).await.err().unwrap().to_string();
+    assert!(err.contains("content hash changed"), "{err}");
+
+    // Tampering on disk: the pack is refused at the next start.
+    let installed = env.app.home().root().join("toolpacks/gh-probe/manifest.json");
+    let text = std::fs::read_to_string(&installed).unwrap().replace("probe", "pwned");
+    std::fs::write(&installed, text).unwrap();
+    let started = env.app.reload_toolpacks().unwrap();
+    let error = started.iter().find(|s| s.name == "gh-probe").and_then(|s| s.error.clone()).expect("refused");
+    assert!(error.contains("content hash changed") && error.contains("toolpack update"), "{error}");
+    assert!(!env.app.scheduler().registry().has("mcp__gh_probe__echo"));
+
+    // Bad manifests name the field; unknown sources say what is accepted.
+    let broken = work.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("manifest.json"), r#"{"manifest_version": "0.3", "name": "b", "version": "1", "server": {"type": "node", "entry_point": "x", "mcp_config": {"args": []}}}"#).unwrap();
+    let err = env.app.stage_toolpack(&broken.display().to_string(), None).await.err().unwrap().to_string();
+    assert!(err.contains("server.mcp_config") && err.contains("command"), "{err}");
+    let err = env.app.stage_toolpack("gitlab:x/y", None).await.err().unwrap().to_string();
+    assert!(err.contains("github:owner/repo"), "{err}");
+}

@@ -4,13 +4,13 @@
 //! batches: everything queued when it wakes goes into one transaction (at most 4096 rows).
 //! - [`AuditLog::append`] queues a row and returns a [`Ticket`] at once.
 //! - [`AuditLog::durable`] / [`AuditLog::flush`] return once the row / every row queued so far
-//!   is committed to the WAL: from then on it survives a crash or kill -9 of the app, and (with
+//!   is committed to the WAL (they hurry the writer): from then on it survives a crash or kill -9 of the app, and (with
 //!   the store's `synchronous=NORMAL`) an OS crash or power loss once the WAL is synced at the next
 //!   checkpoint.
 //! - The scheduler waits for durability of the *intent* row before any effectful tool runs
 //!   (write-ahead: no effect without a committed record of who allowed it). A call's *final* row
-//!   is queued before the call returns and committed in the next batch — typically well under a
-//!   millisecond later; the CLI flushes before it prints, the app on shutdown, and dropping the
+//!   is queued before the call returns and committed in the next batch — at most [`LINGER`]
+//!   (2 ms) later unless someone waits; the CLI flushes before it prints, the app on shutdown, and dropping the
 //!   log drains the queue. Only a kill -9 inside that window can lose final rows, never an
 //!   effectful call's intent row.
 //!
@@ -123,8 +123,16 @@ struct State {
     done_through: u64,
     /// Ticket ranges whose transaction failed, so their waiters learn it (rare; bounded).
     failed: Vec<(u64, u64, String)>,
+    /// The highest ticket someone is waiting on (durable/flush): commit it without lingering.
+    urgent: u64,
     shutdown: bool,
 }
+
+/// How long the writer lets non-urgent rows gather before committing. Each commit costs tens of
+/// microseconds of CPU that, on a 2-core machine, competes with the tools being called; a short
+/// linger turns a commit per call into one per few calls (the MCP gateway benchmark: +60 µs →
+/// +5 µs per sequential call). Waiters (write-ahead intents, flush) never wait for it.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(2);
 
 struct Shared {
     state: Mutex<State>,
@@ -237,7 +245,7 @@ impl AuditLog {
         let conn = store.connect().map_err(|e| AuditError::Write(e.to_string()))?;
         let (done_tx, _) = watch::channel(0);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { queue: Vec::new(), enqueued: 0, done_through: 0, failed: Vec::new(), shutdown: false }),
+            state: Mutex::new(State { queue: Vec::new(), enqueued: 0, done_through: 0, failed: Vec::new(), urgent: 0, shutdown: false }),
             wake_writer: Condvar::new(),
             done: Condvar::new(),
             done_tx,
@@ -259,9 +267,24 @@ impl AuditLog {
         state.queue.push(record);
         state.enqueued += 1;
         let ticket = Ticket(state.enqueued);
+        // Wake the writer only when it sleeps for want of rows or the batch is full: while it
+        // lingers it collects the rest itself, and a wake-up per row costs a context switch.
+        let wake = state.queue.len() == 1 || state.queue.len() >= MAX_BATCH;
         drop(state);
-        self.shared.wake_writer.notify_one();
+        if wake {
+            self.shared.wake_writer.notify_one();
+        }
         Ok(ticket)
+    }
+
+    /// Someone waits for this ticket: the writer commits it without lingering.
+    fn hurry(&self, ticket: Ticket) {
+        let mut state = self.shared.state.lock().unwrap();
+        if ticket.0 > state.urgent {
+            state.urgent = ticket.0;
+            drop(state);
+            self.shared.wake_writer.notify_one();
+        }
     }
 
     fn outcome(state: &State, ticket: Ticket) -> Result<(), AuditError> {
@@ -274,14 +297,16 @@ impl AuditLog {
     /// Waits (async) until the row is committed; an error if its transaction failed.
     pub async fn durable(&self, ticket: Ticket) -> Result<(), AuditError> {
         let mut rx = self.shared.done_tx.subscribe();
+        self.hurry(ticket);
         rx.wait_for(|done| *done >= ticket.0).await.map_err(|_| AuditError::Write("the audit writer stopped".into()))?;
         Self::outcome(&self.shared.state.lock().unwrap(), ticket)
     }
 
     /// Waits (blocking) until every row queued so far is committed.
     pub fn flush(&self) -> Result<(), AuditError> {
+        let ticket = Ticket(self.shared.state.lock().unwrap().enqueued);
+        self.hurry(ticket);
         let mut state = self.shared.state.lock().unwrap();
-        let ticket = Ticket(state.enqueued);
         while state.done_through < ticket.0 {
             state = self.shared.done.wait(state).unwrap();
         }
@@ -395,6 +420,14 @@ fn run_writer(mut writer: Writer, shared: &Shared) {
             }
             if state.queue.is_empty() {
                 return;
+            }
+            let deadline = std::time::Instant::now() + LINGER;
+            while !state.shutdown && state.urgent <= state.done_through && state.queue.len() < MAX_BATCH {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                state = shared.wake_writer.wait_timeout(state, left).unwrap().0;
             }
             let n = state.queue.len().min(MAX_BATCH);
             let batch: Vec<AuditRecord> = state.queue.drain(..n).collect();

@@ -1,0 +1,143 @@
+//! A trivial MCP tool call through the full gateway path (scheduler: schema validation, effects,
+//! PolicyBridge review, audit row, events; then the supervised rmcp client) vs a bare `rmcp`
+//! client calling the same stdio server (`echo` of the SDK probe server), side by side in one
+//! run: sequential calls in rotation (each server process equally warm — blocks of calls per
+//! process skewed results by ±20 µs), then 8 concurrent callers for each. The middle path, our
+//! supervised client without the scheduler, splits the overhead between client and gate.
+//!
+//!     cargo bench -p cowork-tests --bench mcp_gateway        (MCP_BENCH_CALLS=2000 by default)
+
+use cowork_app::{App, AppOptions};
+use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
+    let probe = servers.join("probe-server.mjs");
+    assert!(servers.join("node_modules").exists(), "run tests/setup.sh first (it installs the MCP test servers)");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        // The gateway: a real data dir with the probe installed as a toolpack.
+        let home = tempfile::tempdir().unwrap();
+        let pack = home.path().join("pack");
+        std::fs::create_dir_all(&pack).unwrap();
+        let manifest = json!({"manifest_version": "0.3", "name": "probe", "version": "1.0.0",
+            "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": [probe]}},
+            "_meta": {"app.cowork": {"effects": {"echo": []}}}});
+        std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+        let app = App::open(AppOptions { home: Some(home.path().join("home")), workspace_roots: vec![], approver: Arc::new(DenyApprover), scheduler: SchedulerConfig::default() }).unwrap();
+        let staged = app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
+        app.install_toolpack(staged, Default::default(), false).unwrap();
+        app.toolpacks_settled(Duration::from_secs(30)).await;
+        let scheduler = app.scheduler().clone();
+
+        // The baseline: a bare rmcp client on its own copy of the same server.
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg(&probe);
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let bare = ().serve(transport).await.unwrap();
+        let bare_peer = bare.peer().clone();
+        let bare_call = move |text: String| {
+            let peer = bare_peer.clone();
+            async move {
+                let args = json!({"text": text}).as_object().unwrap().clone();
+                let r = peer.call_tool(CallToolRequestParams::new("echo").with_arguments(args)).await.unwrap();
+                assert!(r.is_error != Some(true));
+            }
+        };
+        let gateway_scheduler = scheduler.clone();
+        let gateway_call = move |text: String| {
+            let scheduler = gateway_scheduler.clone();
+            async move {
+                let out = scheduler.call(CallRequest::new("mcp__probe__echo", json!({"text": text}), Caller::Cli, "bench")).await;
+                assert!(out.result.is_ok(), "{:?}", out.result);
+            }
+        };
+
+        // The middle: our supervised client alone (no scheduler), to split the overhead.
+        let spec = cowork_mcp::LaunchSpec {
+            name: "probe2".into(),
+            transport: cowork_mcp::Transport::Stdio { command: "node".into(), args: vec![probe.display().to_string()], env: Default::default(), cwd: None },
+            log_file: home.path().join("probe2.log"),
+            restart: Default::default(),
+        };
+        let supervised = cowork_mcp::McpServer::start(spec, Arc::new(|| {}));
+        supervised.wait_settled(Duration::from_secs(30)).await;
+        let supervised_call = move |text: String| {
+            let server = supervised.clone();
+            async move {
+                let ctx = cowork_contract::ToolContext::new("bench", "bench", Default::default());
+                server.call("echo", json!({"text": text}), &ctx).await.unwrap();
+            }
+        };
+
+        {
+            let t = Instant::now();
+            for i in 0..1000 { scheduler.explain("mcp__probe__echo", &json!({"text": format!("x{i}")}), "bench", None).unwrap(); }
+            println!("review alone, hot loop (scheduler.explain: schema, effects, policy): {:.1} µs", micros(t.elapsed()) / 1000.0);
+        }
+        // Warm up both (JIT in node, connection caches, SQLite pages).
+        for i in 0..100 {
+            bare_call(format!("w{i}")).await;
+            supervised_call(format!("w{i}")).await;
+            gateway_call(format!("w{i}")).await;
+        }
+        let (mut bare_t, mut sup_t, mut gate_t) = (Vec::with_capacity(calls), Vec::with_capacity(calls), Vec::with_capacity(calls));
+        // Call by call in rotation, so each server process is exactly as warm as the others.
+        for i in 0..calls {
+            for k in 0..3 {
+                let which = (i + k) % 3;
+                let t = Instant::now();
+                match which {
+                    0 => { bare_call(format!("{i}")).await; bare_t.push(t.elapsed()) }
+                    1 => { supervised_call(format!("{i}")).await; sup_t.push(t.elapsed()) }
+                    _ => { gateway_call(format!("{i}")).await; gate_t.push(t.elapsed()) }
+                }
+            }
+        }
+        let (b, sv, g) = (median(bare_t), median(sup_t), median(gate_t));
+        println!("sequential, {calls} calls each (median):");
+        println!("  bare rmcp client   {:8.1} µs", micros(b));
+        println!("  supervised client  {:8.1} µs  (our McpServer::call, no scheduler)", micros(sv));
+        println!("  gateway full path  {:8.1} µs", micros(g));
+        println!("  ratio {:.3}x, overhead {:+.1} µs", g.as_secs_f64() / b.as_secs_f64(), micros(g) - micros(b));
+
+        // Throughput: 8 concurrent callers, each making calls/8 calls.
+        let per = (calls / 8).max(1);
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..8).map(|c| tokio::spawn({
+            let f = bare_call.clone();
+            async move { for i in 0..per { f(format!("{c}-{i}")).await } }
+        })).collect();
+        futures::future::join_all(tasks).await;
+        let bare_rate = (per * 8) as f64 / t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..8).map(|c| tokio::spawn({
+            let f = gateway_call.clone();
+            async move { for i in 0..per { f(format!("{c}-{i}")).await } }
+        })).collect();
+        futures::future::join_all(tasks).await;
+        let gate_rate = (per * 8) as f64 / t.elapsed().as_secs_f64();
+        println!("8 concurrent callers, {} calls each path:", per * 8);
+        println!("  bare rmcp client   {bare_rate:8.0} calls/s");
+        println!("  gateway full path  {gate_rate:8.0} calls/s  ({:.2} of bare)", gate_rate / bare_rate);
+        scheduler.flush().unwrap();
+        let report = scheduler.audit().verify().unwrap();
+        assert!(report.ok() && report.rows as usize >= calls, "every gateway call left an audit row: {report:?}");
+    });
+}

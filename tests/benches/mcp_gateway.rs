@@ -12,7 +12,6 @@ use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,19 +26,14 @@ fn micros(d: Duration) -> f64 {
 
 fn main() {
     let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers");
+    let servers = cowork_tests::mcp::servers();
     let probe = servers.join("probe-server.mjs");
     assert!(servers.join("node_modules").exists(), "run tests/setup.sh first (it installs the MCP test servers)");
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         // The gateway: a real data dir with the probe installed as a toolpack.
         let home = tempfile::tempdir().unwrap();
-        let pack = home.path().join("pack");
-        std::fs::create_dir_all(&pack).unwrap();
-        let manifest = json!({"manifest_version": "0.3", "name": "probe", "version": "1.0.0",
-            "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": [probe]}},
-            "_meta": {"app.cowork": {"effects": {"echo": []}}}});
-        std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+        let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": []}}));
         let app = App::open(AppOptions { home: Some(home.path().join("home")), workspace_roots: vec![], approver: Arc::new(DenyApprover), scheduler: SchedulerConfig::default() }).unwrap();
         let staged = app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
         app.install_toolpack(staged, Default::default(), false).unwrap();

@@ -7,15 +7,12 @@
 use cowork_app::{App, AppOptions, ServerState};
 use cowork_contract::{Effect, ToolError};
 use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, Layer, SchedulerConfig, ToolEvent};
+use cowork_tests::mcp::{FakeGithub, probe_pack, servers};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-fn servers() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers")
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -105,21 +102,6 @@ impl Env {
         let rows = self.app.scheduler().audit().list(&cowork_core::AuditFilter { call_id: Some(call_id.into()), ..Default::default() }).unwrap();
         rows.first().and_then(|r| r.record.layer.clone())
     }
-}
-
-/// A toolpack folder around the probe server; `extra` is merged into `_meta["app.cowork"]`.
-fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> PathBuf {
-    let dir = parent.join(format!("pack-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut args = vec![servers().join("probe-server.mjs").display().to_string()];
-    args.extend(flags.iter().map(|f| f.to_string()));
-    let manifest = json!({
-        "manifest_version": "0.3", "name": name, "version": "1.0.0", "description": "probe",
-        "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": args}},
-        "_meta": {"app.cowork": cowork},
-    });
-    std::fs::write(dir.join("manifest.json"), serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
-    dir
 }
 
 async fn eventually(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
@@ -345,34 +327,13 @@ async fn servers_that_misbehave_fail_clearly() {
     garbage.stop();
 }
 
-/// A tar.gz like GitHub's: one top folder `owner-repo-sha/` holding the pack.
-fn tarball(pack: &Path, top: &str) -> Vec<u8> {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-    builder.append_dir_all(top, pack).unwrap();
-    builder.into_inner().unwrap().finish().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_install_is_pinned_and_tampering_is_refused() {
-    use axum::{Router, extract::State, routing::get};
-    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
     let work = tempfile::tempdir().unwrap();
     let pack = probe_pack(work.path(), "gh-probe", &[], json!({"effects": {"echo": []}}));
-    let served = Arc::new(Mutex::new(tarball(&pack, &format!("owner-repo-{}", &SHA[..7]))));
-    async fn commit() -> &'static str {
-        SHA
-    }
-    async fn tar(State(bytes): State<Arc<Mutex<Vec<u8>>>>) -> Vec<u8> {
-        bytes.lock().unwrap().clone()
-    }
-    let app = Router::new()
-        .route("/repos/owner/repo/commits/{r}", get(commit))
-        .route("/repos/owner/repo/tarball/{r}", get(tar))
-        .with_state(served.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-
+    let github = FakeGithub::start(&pack);
+    const SHA: &str = FakeGithub::SHA;
+    let base = github.base.clone();
     let env = open(Some(json!({"toolpacks": {"githubApi": base}})));
     let staged = env.app.stage_toolpack("github:owner/repo@v1", None).await.unwrap();
     assert_eq!(staged.review.commit.as_deref(), Some(SHA));
@@ -388,7 +349,7 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
 
     // The same commit served with different bytes: refused, and nothing replaced.
     std::fs::write(pack.join("extra.js"), "console.log('evil')").unwrap();
-    *served.lock().unwrap() = tarball(&pack, &format!("owner-repo-{}", &SHA[..7]));
+    github.serve(&pack);
     let err = env.app.stage_toolpack("github:owner/repo@v1", None).await.err().expect("tampered tarball refused").to_string();
     assert!(err.contains("content hash changed"), "{err}");
     // A pin given up front is enforced too.

@@ -3,6 +3,7 @@
 //! through the scheduler.
 
 pub mod llm_server;
+pub mod mcp;
 
 use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};

@@ -215,6 +215,7 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
         };
         let _ = writeln!(err, "│   {:28} {effects}", t.name);
     }
+    let _ = writeln!(err, "│   {:28} UNDECLARED — every call asks (risk 8)", "(any other tool)");
     for (builtin, tool) in &r.overrides {
         let _ = writeln!(err, "│ overrides the builtin {builtin} with {tool}");
     }

@@ -1,0 +1,127 @@
+//! `cowork toolpack …` and `cowork mcp servers` as a person uses them: install from GitHub
+//! (served on loopback) with the review answered at the prompt, a pinned record, a tool call
+//! that asks and is audited, disable/enable/remove, a .mcpb file and a Claude Desktop import.
+
+use cowork_tests::mcp::{FakeGithub, probe_pack};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn cowork(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cowork"));
+    cmd.args(args).env("COWORK_HOME", home).env_remove("COWORK_APPROVE_FROM_STDIN").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if stdin.is_some() {
+        cmd.env("COWORK_APPROVE_FROM_STDIN", "1");
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        pipe.write_all(text.as_bytes()).unwrap();
+    }
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)))
+}
+
+#[test]
+fn install_from_github_review_pin_call_and_manage() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // echo declares no effects; `fail` is left undeclared so its calls ask.
+    let pack = probe_pack(work.path(), "probe", &[], json!({"effects": {"echo": [], "pid": []}}));
+    let github = FakeGithub::start(&pack);
+    std::fs::write(home.join("settings.json"), json!({"toolpacks": {"githubApi": github.base}}).to_string()).unwrap();
+
+    // No terminal and no --yes: the review is shown and nothing is installed.
+    let refused = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], None);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("pass --yes"), "{}", text(&refused));
+    assert!(text(&refused).contains("UNDECLARED — every call asks"), "the review names undeclared tools: {}", text(&refused));
+    // Declined at the prompt: exit 3, nothing recorded.
+    let declined = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], Some("n\n"));
+    assert_eq!(declined.status.code(), Some(3), "{}", text(&declined));
+    assert!(text(&cowork(&home, &["toolpack", "list"], None)).contains("no toolpacks installed"));
+
+    // Accepted: installed, pinned to the commit and hash, the server running.
+    let installed = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], Some("y\n"));
+    assert!(installed.status.success(), "{}", text(&installed));
+    let review = text(&installed);
+    assert!(review.contains(&format!("commit {}", FakeGithub::SHA)) && review.contains("runs:    node"), "{review}");
+    assert!(review.contains("running") && review.contains("installed probe"), "{review}");
+    let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
+    assert_eq!(list["probe"]["commit"], FakeGithub::SHA);
+    assert_eq!(list["probe"]["ref"], "main");
+    assert_eq!(list["probe"]["sha256"].as_str().unwrap().len(), 64);
+    let servers = json_of(&cowork(&home, &["mcp", "servers", "--json"], None));
+    assert_eq!(servers[0]["name"], "probe");
+    assert_eq!(servers[0]["state"], "running");
+    assert!(servers[0]["tools"].as_u64().unwrap() >= 7);
+
+    // Its tools: listed in the MCP layer, called through review and audit.
+    let tools = text(&cowork(&home, &["tools", "list", "--category", "mcp"], None));
+    assert!(tools.lines().any(|l| l.starts_with("mcp__probe__echo") && l.contains("mcp")), "{tools}");
+    let echoed = cowork(&home, &["tools", "call", "echo", "--args", r#"{"text": "hello over MCP"}"#], None);
+    assert!(echoed.status.success() && text(&echoed).contains("hello over MCP"), "{}", text(&echoed));
+    let denied = cowork(&home, &["tools", "call", "mcp__probe__fail", "--args", "{}"], None);
+    assert_eq!(denied.status.code(), Some(3), "undeclared asks; nobody to answer: {}", text(&denied));
+    let asked = cowork(&home, &["tools", "call", "mcp__probe__fail", "--args", "{}"], Some("o\n"));
+    assert!(text(&asked).contains("risk 8/10") && text(&asked).contains("failed on purpose"), "{}", text(&asked));
+    let audit = text(&cowork(&home, &["audit", "list", "--tool", "mcp__probe__echo"], None));
+    assert!(audit.contains("mcp__probe__echo") && audit.contains("allow"), "{audit}");
+    assert!(cowork(&home, &["audit", "verify"], None).status.success());
+
+    // Disable removes its tools; enable brings them back; remove forgets it.
+    assert!(cowork(&home, &["toolpack", "disable", "probe"], None).status.success());
+    let gone = cowork(&home, &["tools", "call", "mcp__probe__echo", "--args", r#"{"text": "x"}"#], None);
+    assert!(!gone.status.success() && text(&gone).contains("no tool named"), "{}", text(&gone));
+    assert!(cowork(&home, &["toolpack", "enable", "probe"], None).status.success());
+    assert!(cowork(&home, &["tools", "call", "mcp__probe__echo", "--args", r#"{"text": "back"}"#], None).status.success());
+    let up_to_date = text(&cowork(&home, &["toolpack", "update", "probe"], None));
+    assert!(up_to_date.contains("up to date"), "{up_to_date}");
+    assert!(cowork(&home, &["toolpack", "remove", "probe"], None).status.success());
+    assert!(!home.join("toolpacks/probe").exists());
+    assert!(text(&cowork(&home, &["mcp", "servers"], None)).contains("no MCP servers"));
+}
+
+#[test]
+fn mcpb_file_and_claude_desktop_import() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    // A .mcpb is a zip of the pack folder.
+    let pack = probe_pack(work.path(), "zipped", &[], json!({"effects": {"echo": []}}));
+    let file = work.path().join("zipped.mcpb");
+    let status = Command::new("python3")
+        .args(["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'manifest.json'); z.close()"])
+        .arg(&file)
+        .arg(pack.join("manifest.json"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = cowork(&home, &["toolpack", "install", file.to_str().unwrap(), "--yes"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    let called = cowork(&home, &["tools", "call", "mcp__zipped__echo", "--args", r#"{"text": "from a .mcpb"}"#], None);
+    assert!(text(&called).contains("from a .mcpb"), "{}", text(&called));
+
+    // claude_desktop_config.json → toolpacks whose tools all ask (nothing declared).
+    let probe = cowork_tests::mcp::servers().join("probe-server.mjs");
+    let config = work.path().join("claude_desktop_config.json");
+    std::fs::write(&config, json!({"mcpServers": {"my probe": {"command": "node", "args": [probe]}}}).to_string()).unwrap();
+    let out = cowork(&home, &["toolpack", "import", config.to_str().unwrap(), "--yes"], None);
+    assert!(out.status.success() && text(&out).contains("imported my_probe"), "{}", text(&out));
+    let explain = json_of(&cowork(&home, &["policy", "explain", "mcp__my_probe__echo", "--json", "--args", r#"{"text": "x"}"#], None));
+    assert_eq!(explain["review"]["decision"], "ask");
+    assert_eq!(explain["review"]["score"], 8);
+    let bad = work.path().join("bad.json");
+    std::fs::write(&bad, r#"{"mcpServers": {"x": {"args": []}}}"#).unwrap();
+    let out = cowork(&home, &["toolpack", "import", bad.to_str().unwrap(), "--yes"], None);
+    assert!(!out.status.success() && text(&out).contains("mcpServers.x") && text(&out).contains("command"), "{}", text(&out));
+}

@@ -24,7 +24,7 @@ impl Shell {
         let (approver, asks) = ChannelApprover::new("window", 16);
         let app = App::open(AppOptions { home, workspace_roots, approver: Arc::new(approver), scheduler: SchedulerConfig::default() }).map_err(|e| e.to_string())?;
         let conversations = cowork_agent::Conversations::open(app.store())?;
-        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()) };
+        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()), staged: Mutex::new(HashMap::new()) };
         Ok((shell, asks))
     }
 }
@@ -42,6 +42,15 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: A
                     let shell = handle.state::<Shell>();
                     shell.approvals.lock().unwrap().insert(request.call_id.clone(), answer);
                     let _ = handle.emit("approval-request", &request);
+                }
+            });
+            // Toolpack servers start in the background; their tools join the registry as each
+            // comes up, so the window opens without waiting for them.
+            let handle = tauri_app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                match handle.state::<Shell>().app.start_toolpacks() {
+                    Ok(started) => started.iter().filter_map(|s| s.error.as_ref().map(|e| (&s.name, e))).for_each(|(n, e)| tracing::warn!("toolpack {n}: {e}")),
+                    Err(e) => tracing::warn!("toolpacks: {e}"),
                 }
             });
             let handle = tauri_app.handle().clone();
@@ -81,6 +90,14 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: A
             commands::ui_ready,
             commands::set_api_key,
             commands::has_api_key,
+            commands::list_toolpacks,
+            commands::stage_toolpack,
+            commands::install_toolpack,
+            commands::discard_toolpack,
+            commands::set_toolpack_enabled,
+            commands::remove_toolpack,
+            commands::reload_toolpacks,
+            commands::toolpack_log,
         ])
 }
 

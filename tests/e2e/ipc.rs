@@ -194,3 +194,41 @@ fn a_chat_turn_streams_events_and_persists() {
     assert_eq!(invoke(&ui.main, "delete_conversation", json!({"conversation": "c-ipc"})).unwrap(), true);
     assert_eq!(invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap(), json!([]));
 }
+
+#[test]
+fn toolpacks_install_review_state_logs_and_removal() {
+    let home = tempfile::tempdir().unwrap();
+    let ui = open(home.path(), None);
+    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": []}}));
+
+    // Stage → the review the modal shows; nothing runs yet.
+    let staged = invoke(&ui.main, "stage_toolpack", json!({"source": pack})).unwrap();
+    assert_eq!(staged["review"]["name"], "probe");
+    assert!(staged["review"]["command"].as_str().unwrap().starts_with("node "));
+    assert_eq!(staged["review"]["tools"][0]["effects"], json!([]));
+    assert_eq!(invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"], json!({}));
+    let bad = invoke(&ui.main, "stage_toolpack", json!({"source": "gitlab:x/y"})).unwrap_err();
+    assert!(bad.as_str().unwrap().contains("github:owner/repo"), "{bad}");
+
+    // Accept → installed, pinned, its server running and its tools callable.
+    let record = invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).unwrap();
+    assert_eq!(record["enabled"], true);
+    assert_eq!(record["sha256"], staged["review"]["sha256"]);
+    let view = invoke(&ui.main, "list_toolpacks", json!({})).unwrap();
+    assert_eq!(view["servers"][0]["state"], "running", "{view}");
+    let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
+    assert!(tools.as_array().unwrap().iter().any(|t| t["spec"]["name"] == "mcp__probe__echo" && t["layer"] == "mcp"));
+    let called = invoke(&ui.main, "call_tool", json!({"name": "echo", "args": {"text": "over IPC"}, "conversation": "p"})).unwrap();
+    assert_eq!((called["ok"].clone(), called["text"].clone()), (json!(true), json!("over IPC")), "{called}");
+    let log = invoke(&ui.main, "toolpack_log", json!({"server": "probe"})).unwrap();
+    assert!(log.as_str().unwrap().contains("probe server") && log.as_str().unwrap().contains("ready"), "{log}");
+    // A used token is gone: a stale review cannot install twice.
+    assert!(invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).is_err());
+
+    // Disable stops it and hides its tools; remove forgets it.
+    invoke(&ui.main, "set_toolpack_enabled", json!({"name": "probe", "enabled": false})).unwrap();
+    let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
+    assert!(!tools.as_array().unwrap().iter().any(|t| t["spec"]["name"] == "mcp__probe__echo"));
+    invoke(&ui.main, "remove_toolpack", json!({"name": "probe"})).unwrap();
+    assert_eq!(invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"], json!({}));
+}

@@ -231,7 +231,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     send("call mom").await;
     d.wait_for("[data-status=error] ~ [data-status=ok] ~ [data-status=ok]", Duration::from_secs(30)).await;
     assert!(d.find("[data-testid=approval-modal]").await.is_none(), "the always-rule must answer without a modal");
-    d.click(&d.wait_for("nav button:nth-child(4)", Duration::from_secs(5)).await).await;
+    d.click(&d.wait_for("nav button:nth-child(5)", Duration::from_secs(5)).await).await;
     let rules = d.wait_for("[data-testid=rules]", Duration::from_secs(10)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rules_text = d.text(&rules).await;
@@ -246,6 +246,22 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.wait_for("[data-status=ok] ~ [data-status=ok] ~ [data-status=error]", Duration::from_secs(30)).await;
     let last = server.requests().last().unwrap().2.to_string();
     assert!(last.contains("plan mode allows read-only tools only"), "{last}");
+
+    // Toolpacks: fetch → the review modal (photographed) → install → the server runs.
+    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": [], "pid": []}}));
+    d.click(&d.wait_for("nav button:nth-child(3)", Duration::from_secs(5)).await).await;
+    let source = d.wait_for("[data-testid=toolpack-source]", Duration::from_secs(5)).await;
+    d.type_into(&source, &format!("{}\u{E007}", pack.display())).await;
+    d.wait_for("[data-testid=toolpack-review]", Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    d.screenshot(&out.join("toolpack-review.png")).await;
+    d.click(&d.wait_for("button[data-choice=install]:not([disabled])", Duration::from_secs(5)).await).await;
+    let start = Instant::now();
+    while d.text(&d.wait_for("[data-toolpack=probe] [data-testid=server-state]", Duration::from_secs(30)).await).await != "running" {
+        assert!(start.elapsed() < Duration::from_secs(30), "the probe server did not reach running");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    d.screenshot(&out.join("toolpacks.png")).await;
 
     d.cmd(reqwest::Method::DELETE, "", None).await;
 

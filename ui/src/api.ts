@@ -56,6 +56,18 @@ export interface VerifyReport { rows: number; head_seq: number; head_hash: strin
 export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; decision: Action | null; score: number | null; duration_ms: number }
 export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
+export interface ToolpackRecord {
+  source: string; ref?: string | null; commit?: string | null; sha256: string; enabled: boolean;
+  lastUsed?: string | null; config: Record<string, unknown>; version: string; installedAt: string;
+}
+export type ServerState = "configured" | "starting" | "running" | "restarting" | "stopped" | "failed";
+export interface ServerStatus { name: string; state: ServerState; restarts: number; tools: number; pid: number | null; last_error: string | null; log_file: string }
+export interface ToolpackReview {
+  name: string; display_name: string; version: string; description: string; source: string; commit: string | null; sha256: string;
+  command: string; tools: { name: string; description: string; effects: string[] | null }[]; overrides: Record<string, string>;
+  user_config: { key: string; title: string; required: boolean; sensitive: boolean; has_default: boolean }[]; changes: string[];
+}
+
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
   send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
@@ -78,6 +90,14 @@ export const api = {
   ready: () => invoke<void>("ui_ready"),
   setApiKey: (key: string) => invoke<void>("set_api_key", { key }),
   hasApiKey: () => invoke<boolean>("has_api_key"),
+  toolpacks: () => invoke<{ records: Record<string, ToolpackRecord>; servers: ServerStatus[] }>("list_toolpacks"),
+  stageToolpack: (source: string) => invoke<{ token: string; review: ToolpackReview }>("stage_toolpack", { source }),
+  installToolpack: (token: string, config: Record<string, unknown>) => invoke<ToolpackRecord>("install_toolpack", { token, config }),
+  discardToolpack: (token: string) => invoke<void>("discard_toolpack", { token }),
+  setToolpackEnabled: (name: string, enabled: boolean) => invoke<void>("set_toolpack_enabled", { name, enabled }),
+  removeToolpack: (name: string) => invoke<void>("remove_toolpack", { name }),
+  reloadToolpacks: () => invoke<{ name: string; error: string | null }[]>("reload_toolpacks"),
+  toolpackLog: (server: string) => invoke<string>("toolpack_log", { server }),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -17,6 +17,11 @@ const en = {
   verify: "Verify chain", chainOk: "Chain intact", tampered: "Tampered", filterTool: "Tool", filterDecision: "Decision", all: "All",
   layer: "Layer", overrides: "overrides", category: "Category", result: "Result", error: "Error",
   builtin: "built-in", user: "user settings", workspace: "workspace settings", thisConversation: "this conversation",
+  toolpacks: "Toolpacks", install: "Install", installing: "Installing…", fetching: "Fetching…", sourcePlaceholder: "github:owner/repo[@ref], a folder, or a .mcpb file",
+  reviewTitle: "Install this toolpack?", runs: "Runs", pinned: "Pinned to", undeclared: "undeclared — every call asks", noEffects: "no effects",
+  otherTools: "Any other tool the server offers is undeclared and asks every time.", needs: "Settings", sensitiveNote: "kept in the OS keyring",
+  changes: "Changes since the installed version", cancel: "Cancel", enable: "Enable", disable: "Disable", remove: "Remove", reload: "Reload all",
+  logs: "Logs", state: "State", restarts: "restarts", noToolpacks: "No toolpacks installed. Try ./toolpacks/time from the Cowork folder.",
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
@@ -37,6 +42,11 @@ const zh: Partial<Dict> = {
   verify: "校验哈希链", chainOk: "链完整", tampered: "已被篡改", filterTool: "工具", filterDecision: "决定", all: "全部",
   layer: "层", overrides: "覆盖", category: "类别", result: "结果", error: "错误",
   builtin: "内置", user: "用户设置", workspace: "工作区设置", thisConversation: "本对话",
+  toolpacks: "工具包", install: "安装", installing: "安装中…", fetching: "获取中…", sourcePlaceholder: "github:所有者/仓库[@引用]、文件夹或 .mcpb 文件",
+  reviewTitle: "安装此工具包吗？", runs: "运行命令", pinned: "固定到", undeclared: "未声明 — 每次调用都会询问", noEffects: "无影响",
+  otherTools: "服务器提供的其他工具均未声明，每次调用都会询问。", needs: "配置项", sensitiveNote: "保存在系统钥匙串中",
+  changes: "与已安装版本相比的变化", cancel: "取消", enable: "启用", disable: "停用", remove: "移除", reload: "全部重新加载",
+  logs: "日志", state: "状态", restarts: "次重启", noToolpacks: "尚未安装工具包。可试试 Cowork 目录中的 ./toolpacks/time。",
 };
 export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");

@@ -5,9 +5,10 @@ import { t, getLang } from "./i18n";
 import { Chat } from "./chat";
 import { ApprovalModal } from "./approval";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
+import { ToolpacksView } from "./toolpacks";
 import "./style.css";
 
-type View = "chat" | "tools" | "audit" | "settings";
+type View = "chat" | "tools" | "toolpacks" | "audit" | "settings";
 
 function App() {
   const [view, setView] = useState<View>("chat");
@@ -39,7 +40,7 @@ function App() {
     return () => window.removeEventListener("keydown", keys);
   }, [approvals.length]);
 
-  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["audit", t("audit")], ["settings", t("settings")]];
+  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")]];
   return (
     <div class="app">
       <aside class="sidebar">
@@ -60,6 +61,7 @@ function App() {
       <main>
         {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} />}
         {view === "tools" && <ToolsView />}
+        {view === "toolpacks" && <ToolpacksView />}
         {view === "audit" && <AuditView />}
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>

@@ -241,6 +241,21 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     })
     .await;
 
+    // Resources and prompts: listed and read through the gateway tools, reviewed like any call.
+    let listed = env.call("mcp_list_resources", json!({})).await.result.unwrap();
+    assert_eq!(listed.structured.as_ref().unwrap()[0]["uri"], "probe://readme", "{listed:?}");
+    assert_eq!(listed.structured.as_ref().unwrap()[0]["server"], "probe");
+    env.script.answer(ApprovalChoice::Once);
+    let read = env.call("mcp_read_resource", json!({"server": "probe", "uri": "probe://readme"})).await;
+    assert_eq!(read.result.unwrap().text_content(), "The probe says hi.");
+    assert_eq!(read.review.unwrap().score, 8, "reading runs server code on its URI: asks");
+    let prompts = env.call("mcp_list_prompts", json!({"server": "probe"})).await.result.unwrap();
+    assert_eq!(prompts.structured.unwrap()[0]["name"], "greet");
+    let prompt = env.call("mcp_get_prompt", json!({"server": "probe", "name": "greet", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(prompt.result.unwrap().text_content(), "user: Say hello to Ada.");
+    let missing = env.call("mcp_list_prompts", json!({"server": "nope"})).await.result.unwrap_err().to_string();
+    assert!(missing.contains("no running MCP server named \"nope\"") && missing.contains("toolpack"), "{missing}");
+
     // An error result is a failed call with the server's message.
     let failed = env.call("mcp__probe__fail", json!({})).await;
     assert!(failed.result.unwrap_err().to_string().contains("failed on purpose"));

@@ -42,6 +42,10 @@ if (args.has("--mute")) {
       server.registerTool(name, { description: `Added at runtime: ${name}.`, inputSchema: {} }, async () => ({ content: [{ type: "text", text: `I am ${name}` }] }));
       return { content: [{ type: "text", text: `added ${name}` }] };
     });
+  server.registerResource("readme", "probe://readme", { title: "Probe readme", description: "A fixed text.", mimeType: "text/plain" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "The probe says hi." }] }));
+  server.registerPrompt("greet", { description: "Greets someone.", argsSchema: { name: z.string() } },
+    ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}.` } }] }));
   await server.connect(new StdioServerTransport());
   console.error(`probe server ${process.pid} ready`);
 }

@@ -24,11 +24,22 @@ struct Entry {
 pub struct McpGateway {
     servers: RwLock<BTreeMap<String, Entry>>,
     on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
+    /// The resources/prompts tools, built once around a lookup into `servers`.
+    context_tools: std::sync::OnceLock<(Arc<dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync>, Vec<Arc<dyn DynTool>>)>,
 }
 
 impl McpGateway {
     pub fn new() -> Arc<McpGateway> {
-        Arc::new(McpGateway::default())
+        let gateway = Arc::new(McpGateway::default());
+        let weak = Arc::downgrade(&gateway);
+        let lookup: Arc<dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync> = Arc::new(move |name: Option<&str>| {
+            let Some(gateway) = weak.upgrade() else { return Vec::new() };
+            let servers = gateway.servers.read().unwrap();
+            servers.values().map(|e| e.server.clone()).filter(|s| name.is_none_or(|n| s.name() == n)).collect()
+        });
+        let tools = crate::context_tools::tools(Arc::downgrade(&lookup));
+        let _ = gateway.context_tools.set((lookup, tools));
+        gateway
     }
 
     /// What to run when the set of tools changes (the app reloads the registry).
@@ -94,8 +105,14 @@ impl ToolProvider for McpGateway {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let servers = self.servers.read().unwrap();
         let mut out: Vec<Arc<dyn DynTool>> = Vec::new();
-        for entry in self.servers.read().unwrap().values() {
+        if !servers.is_empty()
+            && let Some((_, context)) = self.context_tools.get()
+        {
+            out.extend(context.iter().cloned());
+        }
+        for entry in servers.values() {
             let server_name = entry.server.name().to_string();
             for remote in entry.server.tools() {
                 let tool = Arc::new(McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone()));

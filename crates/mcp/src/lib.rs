@@ -7,9 +7,11 @@
 //! - `server.rs`: one supervised server (lifecycle, restart with backoff, calls, progress,
 //!   cancellation, per-server log).
 //! - `gateway.rs`: all servers as a `ToolProvider` (`mcp__<server>__<tool>`).
+//! - `context_tools.rs`: resources and prompts as four gateway tools.
 //! - `toolpacks.rs`: install (stage → review → commit), pin, verify, enable/disable, remove.
 //! - `import.rs`: `claude_desktop_config.json` → toolpacks.
 
+pub mod context_tools;
 pub mod effects;
 pub mod gateway;
 pub mod import;

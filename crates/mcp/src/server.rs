@@ -156,11 +156,10 @@ impl McpServer {
         }
     }
 
-    /// One `tools/call`. Dropping the future (timeout, cancel) sends `notifications/cancelled`.
-    pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let inner = &self.inner;
-        let peer = inner.peer.read().unwrap().clone().ok_or_else(|| {
-            let s = self.status();
+    /// The live connection, or an error saying why there is none (and whether to retry).
+    fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        self.inner.peer.read().unwrap().clone().ok_or_else(|| {
+                let s = self.status();
             let why = s.last_error.as_deref().unwrap_or("not started yet");
             let msg = match s.state {
                 ServerState::Failed => format!("MCP server {} failed after {} restarts ({why}); its log: {}", s.name, s.restarts, s.log_file.display()),
@@ -168,7 +167,40 @@ impl McpServer {
                 _ => format!("MCP server {} is {} ({why}); try again in a moment", s.name, state_word(s.state)),
             };
             if s.state == ServerState::Failed || s.state == ServerState::Stopped { ToolError::failed(msg) } else { ToolError::transient(msg) }
-        })?;
+        })
+    }
+
+    /// `resources/list` (all pages), as the protocol's JSON.
+    pub async fn list_resources(&self) -> Result<Vec<Value>, ToolError> {
+        let list = self.peer()?.list_all_resources().await.map_err(|e| self.service_error(e))?;
+        Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect())
+    }
+
+    /// `resources/read`: the contents, as the protocol's JSON.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, ToolError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let result = self.peer()?.read_resource(params).await.map_err(|e| self.service_error(e))?;
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    /// `prompts/list` (all pages).
+    pub async fn list_prompts(&self) -> Result<Vec<Value>, ToolError> {
+        let list = self.peer()?.list_all_prompts().await.map_err(|e| self.service_error(e))?;
+        Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect())
+    }
+
+    /// `prompts/get` with string arguments.
+    pub async fn get_prompt(&self, name: &str, arguments: serde_json::Map<String, Value>) -> Result<Value, ToolError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        params.arguments = Some(arguments);
+        let result = self.peer()?.get_prompt(params).await.map_err(|e| self.service_error(e))?;
+        Ok(serde_json::to_value(result).unwrap_or_default())
+    }
+
+    /// One `tools/call`. Dropping the future (timeout, cancel) sends `notifications/cancelled`.
+    pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let inner = &self.inner;
+        let peer = self.peer()?;
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),

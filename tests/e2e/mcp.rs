@@ -389,3 +389,42 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
     let err = env.app.stage_toolpack("gitlab:x/y", None).await.err().unwrap().to_string();
     assert!(err.contains("github:owner/repo"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_server_through_the_gateway() {
+    // The official Python SDK serving streamable HTTP on loopback.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = std::process::Command::new(servers().join(".venv/bin/python"))
+        .arg(servers().join("http_server.py"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the test venv exists (tests/setup.sh)");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _guard = Kill(child);
+    eventually("the HTTP server listening", Duration::from_secs(30), || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await;
+
+    let env = open(None);
+    let pack = env.dir.path().join("pack-http");
+    std::fs::create_dir_all(&pack).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "web-echo", "version": "1.0.0",
+        "server": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+        "_meta": {"app.cowork": {"effects": {"echo": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let staged = env.app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
+    assert!(staged.review.command.contains("streamable HTTP"), "{}", staged.review.command);
+    env.app.install_toolpack(staged, BTreeMap::new(), false).unwrap();
+    env.settle().await;
+    let status = env.status("web_echo");
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    let out = env.call("mcp__web_echo__echo", json!({"text": "over HTTP"})).await;
+    assert_eq!(out.result.unwrap().text_content(), "over HTTP");
+    assert_eq!(out.review.unwrap().decision, cowork_core::Action::Allow);
+}

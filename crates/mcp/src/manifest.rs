@@ -48,17 +48,25 @@ pub enum ServerType {
     Python,
     Binary,
     Uv,
+    /// Cowork's extension: a server already listening on streamable HTTP at `server.url`.
+    Http,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Server {
     #[serde(rename = "type")]
     pub kind: ServerType,
+    #[serde(default)]
     pub entry_point: String,
+    /// Required for every type but `http`.
+    #[serde(default)]
     pub mcp_config: McpConfig,
+    /// For `type: "http"` only: the streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct McpConfig {
     pub command: String,
     #[serde(default)]
@@ -155,8 +163,13 @@ impl Manifest {
         if manifest.name.is_empty() || !manifest.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             return Err(invalid(format!("field `name`: {:?} must be letters, digits, '-' or '_' (it becomes part of tool names)", manifest.name)));
         }
-        if manifest.server.mcp_config.command.trim().is_empty() {
-            return Err(invalid("field `server.mcp_config.command`: must not be empty".into()));
+        match (&manifest.server.kind, &manifest.server.url) {
+            (ServerType::Http, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {}
+            (ServerType::Http, _) => return Err(invalid("field `server.url`: an http server needs its URL (http://host:port/mcp)".into())),
+            _ if manifest.server.mcp_config.command.trim().is_empty() => {
+                return Err(invalid("field `server.mcp_config.command`: missing or empty (the program that runs the server)".into()));
+            }
+            _ => {}
         }
         let meta = manifest.cowork().map_err(invalid)?;
         for (tool, templates) in &meta.effects {
@@ -279,7 +292,8 @@ mod tests {
         let cases = [
             (GOOD.replace(r#""name": "time","#, ""), "missing field `name`"),
             (GOOD.replace(r#""type": "python""#, r#""type": "ruby""#), "field `server.type`"),
-            (GOOD.replace(r#""command": "${__dirname}/.venv/bin/python", "#, ""), "field `server.mcp_config`"),
+            (GOOD.replace(r#""command": "${__dirname}/.venv/bin/python", "#, ""), "field `server.mcp_config`: missing field `command`"),
+            (GOOD.replace(r#""type": "python""#, r#""type": "http""#), "field `server.url`"),
             (GOOD.replace(r#""args": ["#, r#""args": 5, "x": ["#), "field `server.mcp_config.args`"),
             (GOOD.replace(r#""name": "time""#, r#""name": "my time""#), "field `name`"),
             (GOOD.replace(r#""get_current_time": []"#, r#""get_current_time": [{"path": "{p}"}]"#), "effects.get_current_time[0].kind"),

@@ -336,13 +336,19 @@ impl Toolpacks {
         let vars = Vars { dirname: &dir, home: home.as_deref(), user_config: &values };
         let config = &manifest.server.mcp_config;
         let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
-        let command = substitute(&config.command, &vars).map_err(bad)?;
-        let args = substitute_args(&config.args, &vars).map_err(bad)?;
-        let env = config.env.iter().map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?))).collect::<Result<_, PackError>>()?;
+        let transport = match &manifest.server.url {
+            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => Transport::Http { url: substitute(url, &vars).map_err(bad)? },
+            _ => {
+                let command = substitute(&config.command, &vars).map_err(bad)?;
+                let args = substitute_args(&config.args, &vars).map_err(bad)?;
+                let env = config.env.iter().map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?))).collect::<Result<_, PackError>>()?;
+                Transport::Stdio { command, args, env, cwd: Some(dir) }
+            }
+        };
         let server = manifest.server_name();
         let spec = LaunchSpec {
             name: server.clone(),
-            transport: Transport::Stdio { command, args, env, cwd: Some(dir) },
+            transport,
             log_file: self.logs.join(format!("{server}.log")),
             restart: RestartPolicy::default(),
         };
@@ -426,7 +432,10 @@ fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: 
         source: source.to_string(),
         commit,
         sha256: sha256.to_string(),
-        command: format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" ")),
+        command: match &manifest.server.url {
+            Some(url) => format!("connects to {url} (streamable HTTP)"),
+            None => format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" ")),
+        },
         tools,
         overrides: meta.overrides.clone(),
         user_config: manifest

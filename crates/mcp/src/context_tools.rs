@@ -10,8 +10,9 @@ use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKi
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
 
-/// Finds servers by name at call time (the set changes as packs start and stop).
-pub(crate) type Lookup = Weak<dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync>;
+/// Finds servers by name (all when None) at call time: the set changes as packs start and stop.
+pub(crate) type FindServers = dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync;
+pub(crate) type Lookup = Weak<FindServers>;
 
 #[derive(Clone, Copy)]
 enum Kind {

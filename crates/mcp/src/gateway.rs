@@ -2,6 +2,7 @@
 //! call is reviewed, approved, audited, rate-limited and timed out by the scheduler like any
 //! builtin. This module only adapts; it never decides.
 
+use crate::context_tools::FindServers;
 use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
 use crate::server::{LaunchSpec, McpServer, ServerStatus};
@@ -25,14 +26,14 @@ pub struct McpGateway {
     servers: RwLock<BTreeMap<String, Entry>>,
     on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The resources/prompts tools, built once around a lookup into `servers`.
-    context_tools: std::sync::OnceLock<(Arc<dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync>, Vec<Arc<dyn DynTool>>)>,
+    context_tools: std::sync::OnceLock<(Arc<FindServers>, Vec<Arc<dyn DynTool>>)>,
 }
 
 impl McpGateway {
     pub fn new() -> Arc<McpGateway> {
         let gateway = Arc::new(McpGateway::default());
         let weak = Arc::downgrade(&gateway);
-        let lookup: Arc<dyn Fn(Option<&str>) -> Vec<McpServer> + Send + Sync> = Arc::new(move |name: Option<&str>| {
+        let lookup: Arc<FindServers> = Arc::new(move |name: Option<&str>| {
             let Some(gateway) = weak.upgrade() else { return Vec::new() };
             let servers = gateway.servers.read().unwrap();
             servers.values().map(|e| e.server.clone()).filter(|s| name.is_none_or(|n| s.name() == n)).collect()

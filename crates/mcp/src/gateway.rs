@@ -26,7 +26,13 @@ pub struct McpGateway {
     servers: RwLock<BTreeMap<String, Entry>>,
     on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
     /// The resources/prompts tools, built once around a lookup into `servers`.
-    context_tools: std::sync::OnceLock<(Arc<FindServers>, Vec<Arc<dyn DynTool>>)>,
+    context_tools: std::sync::OnceLock<ContextTools>,
+}
+
+/// The resources/prompts tools and the lookup they hold weakly (kept alive here).
+struct ContextTools {
+    _find: Arc<FindServers>,
+    tools: Vec<Arc<dyn DynTool>>,
 }
 
 impl McpGateway {
@@ -39,7 +45,7 @@ impl McpGateway {
             servers.values().map(|e| e.server.clone()).filter(|s| name.is_none_or(|n| s.name() == n)).collect()
         });
         let tools = crate::context_tools::tools(Arc::downgrade(&lookup));
-        let _ = gateway.context_tools.set((lookup, tools));
+        let _ = gateway.context_tools.set(ContextTools { _find: lookup, tools });
         gateway
     }
 
@@ -109,9 +115,9 @@ impl ToolProvider for McpGateway {
         let servers = self.servers.read().unwrap();
         let mut out: Vec<Arc<dyn DynTool>> = Vec::new();
         if !servers.is_empty()
-            && let Some((_, context)) = self.context_tools.get()
+            && let Some(context) = self.context_tools.get()
         {
-            out.extend(context.iter().cloned());
+            out.extend(context.tools.iter().cloned());
         }
         for entry in servers.values() {
             let server_name = entry.server.name().to_string();

@@ -19,6 +19,8 @@ cargo build --locked --workspace --bins --tests
 
 echo "== gate benchmark (smoke run, debug build; real figures: cargo bench -p cowork-core --bench gate)"
 GATE_BENCH_CALLS=640 cargo test --locked -p cowork-core --bench gate
+echo "== MCP gateway benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench mcp_gateway)"
+MCP_BENCH_CALLS=200 cargo test --locked -p cowork-tests --bench mcp_gateway
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then

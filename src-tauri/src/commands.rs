@@ -5,7 +5,7 @@
 use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message};
 use cowork_app::{AgentSettings, App};
 use cowork_core::policy::RuleEntry;
-use cowork_core::{Action, ApprovalChoice, AuditEntry, AuditFilter, CallRequest, Caller, Mode, RuleSource, ToolInfo, VerifyReport};
+use cowork_core::{Action, ApprovalChoice, AuditEntry, ElicitationAnswer, AuditFilter, CallRequest, Caller, Mode, RuleSource, ToolInfo, VerifyReport};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ pub struct Shell {
     pub agent: Mutex<Option<Arc<Agent>>>,
     pub runs: Mutex<HashMap<String, CancellationToken>>,
     pub approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalChoice>>>,
+    pub elicitations: Mutex<HashMap<String, oneshot::Sender<ElicitationAnswer>>>,
     /// Fetched toolpacks waiting for the person's decision on their review, by token.
     pub staged: Mutex<HashMap<String, cowork_app::StagedToolpack>>,
 }
@@ -154,6 +155,13 @@ pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::
 pub fn answer_approval(shell: State<'_, Shell>, call_id: String, choice: ApprovalChoice) -> Res<()> {
     let answer = shell.approvals.lock().unwrap().remove(&call_id).ok_or("this approval is no longer waiting (it timed out or was answered)")?;
     answer.send(choice).map_err(|_| "the call is no longer waiting".to_string())
+}
+
+/// The person's answer to an MCP server's form.
+#[tauri::command]
+pub fn answer_elicitation(shell: State<'_, Shell>, id: String, answer: ElicitationAnswer) -> Res<()> {
+    let waiting = shell.elicitations.lock().unwrap().remove(&id).ok_or("this form is no longer waiting (it timed out or was answered)")?;
+    waiting.send(answer).map_err(|_| "the server is no longer waiting".to_string())
 }
 
 #[tauri::command]

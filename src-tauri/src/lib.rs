@@ -6,32 +6,39 @@ pub mod commands;
 
 pub use commands::Shell;
 use cowork_app::{App, AppOptions};
-use cowork_core::{ChannelApprover, PendingApproval, SchedulerConfig};
+use cowork_core::{ChannelApprover, PendingApproval, PendingElicitation, SchedulerConfig};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tauri::{Emitter, Manager, Runtime};
 use tokio::sync::mpsc;
 
-/// Approval requests waiting for the modal, in the order the scheduler asked.
-pub type Asks = mpsc::Receiver<PendingApproval>;
+/// What waits for the person, in the order it was asked: approvals (the approval modal) and
+/// MCP servers' forms (the elicitation modal).
+pub struct Asks {
+    pub approvals: mpsc::Receiver<PendingApproval>,
+    pub elicitations: mpsc::Receiver<PendingElicitation>,
+}
 
 impl Shell {
     /// Opens the core with the window as its Approver. `home: None` means `COWORK_HOME` or the
     /// platform data dir.
     pub fn open(home: Option<PathBuf>, workspace_roots: Vec<PathBuf>) -> Result<(Shell, Asks), String> {
         let started = std::time::Instant::now();
-        let (approver, asks) = ChannelApprover::new("window", 16);
+        let (approver, approvals) = ChannelApprover::new("window", 16);
+        let (approver, elicitations) = approver.with_elicitations(4);
+        let asks = Asks { approvals, elicitations };
         let app = App::open(AppOptions { home, workspace_roots, approver: Arc::new(approver), scheduler: SchedulerConfig::default() }).map_err(|e| e.to_string())?;
         let conversations = cowork_agent::Conversations::open(app.store())?;
-        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()), staged: Mutex::new(HashMap::new()) };
+        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()), elicitations: Mutex::new(HashMap::new()), staged: Mutex::new(HashMap::new()) };
         Ok((shell, asks))
     }
 }
 
 /// The app's builder: state, the two event pumps (approval requests and scheduler events) and
 /// every command. The same for the real and the mock runtime.
-pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: Asks) -> tauri::Builder<R> {
+pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks) -> tauri::Builder<R> {
+    let Asks { approvals: mut asks, mut elicitations } = asks;
     builder
         .manage(shell)
         .setup(move |tauri_app| {
@@ -42,6 +49,15 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: A
                     let shell = handle.state::<Shell>();
                     shell.approvals.lock().unwrap().insert(request.call_id.clone(), answer);
                     let _ = handle.emit("approval-request", &request);
+                }
+            });
+            // MCP servers' forms become the elicitation modal, answered by `answer_elicitation`.
+            let handle = tauri_app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                while let Some((request, answer)) = elicitations.recv().await {
+                    let shell = handle.state::<Shell>();
+                    shell.elicitations.lock().unwrap().insert(request.id.clone(), answer);
+                    let _ = handle.emit("elicitation-request", &request);
                 }
             });
             // Toolpack servers start in the background; their tools join the registry as each
@@ -79,6 +95,7 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, mut asks: A
             commands::list_tools,
             commands::call_tool,
             commands::answer_approval,
+            commands::answer_elicitation,
             commands::get_agent_settings,
             commands::save_agent_settings,
             commands::list_rules,

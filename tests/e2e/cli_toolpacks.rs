@@ -37,7 +37,7 @@ fn install_from_github_review_pin_call_and_manage() {
     let home = work.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     // echo declares no effects; `fail` is left undeclared so its calls ask.
-    let pack = probe_pack(work.path(), "probe", &[], json!({"effects": {"echo": [], "pid": []}}));
+    let pack = probe_pack(work.path(), "probe", &[], json!({"effects": {"echo": [], "pid": [], "ask_name": [{"kind": "ui.ask"}]}}));
     let github = FakeGithub::start(&pack);
     std::fs::write(home.join("settings.json"), json!({"toolpacks": {"githubApi": github.base}}).to_string()).unwrap();
 
@@ -75,6 +75,11 @@ fn install_from_github_review_pin_call_and_manage() {
     assert_eq!(denied.status.code(), Some(3), "undeclared asks; nobody to answer: {}", text(&denied));
     let asked = cowork(&home, &["tools", "call", "mcp__probe__fail", "--args", "{}"], Some("o\n"));
     assert!(text(&asked).contains("risk 8/10") && text(&asked).contains("failed on purpose"), "{}", text(&asked));
+    // The server's form (elicitation) at the terminal: accept, then the field.
+    let named = cowork(&home, &["tools", "call", "mcp__probe__ask_name", "--args", "{}"], Some("y\nAda\n"));
+    assert!(text(&named).contains("mcp:probe asks: What is your name?") && text(&named).contains("Hello, Ada!"), "{}", text(&named));
+    let nobody = cowork(&home, &["tools", "call", "mcp__probe__ask_name", "--args", "{}"], None);
+    assert!(text(&nobody).contains("no name (decline)"), "no terminal declines: {}", text(&nobody));
     let audit = text(&cowork(&home, &["audit", "list", "--tool", "mcp__probe__echo"], None));
     assert!(audit.contains("mcp__probe__echo") && audit.contains("allow"), "{audit}");
     assert!(cowork(&home, &["audit", "verify"], None).status.success());

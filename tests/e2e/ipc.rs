@@ -232,3 +232,28 @@ fn toolpacks_install_review_state_logs_and_removal() {
     invoke(&ui.main, "remove_toolpack", json!({"name": "probe"})).unwrap();
     assert_eq!(invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"], json!({}));
 }
+
+#[test]
+fn an_mcp_form_reaches_the_window_and_its_answer_returns() {
+    let home = tempfile::tempdir().unwrap();
+    let ui = open(home.path(), None);
+    let forms = events(&ui.app, "elicitation-request");
+    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"ask_name": [{"kind": "ui.ask"}]}}));
+    let staged = invoke(&ui.main, "stage_toolpack", json!({"source": pack})).unwrap();
+    invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).unwrap();
+
+    let call = |main: WebviewWindow<MockRuntime>| std::thread::spawn(move || invoke(&main, "call_tool", json!({"name": "mcp__probe__ask_name", "args": {}, "conversation": "f"})));
+    let pending = call(ui.main.clone());
+    let form = forms.recv_timeout(WAIT).expect("the form reaches the window");
+    assert_eq!((form["from"].clone(), form["message"].clone()), (json!("mcp:probe"), json!("What is your name?")));
+    assert_eq!(form["schema"]["properties"]["name"]["type"], "string");
+    invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "accept", "content": {"name": "Grace"}}})).unwrap();
+    assert_eq!(pending.join().unwrap().unwrap()["text"], "Hello, Grace!");
+
+    let pending = call(ui.main.clone());
+    let form = forms.recv_timeout(WAIT).unwrap();
+    invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "decline"}})).unwrap();
+    assert_eq!(pending.join().unwrap().unwrap()["text"], "no name (decline)");
+    let late = invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "cancel"}})).unwrap_err();
+    assert!(late.as_str().unwrap().contains("no longer waiting"));
+}

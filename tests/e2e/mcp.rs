@@ -6,7 +6,7 @@
 
 use cowork_app::{App, AppOptions, ServerState};
 use cowork_contract::{Effect, ToolError};
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, Layer, SchedulerConfig, ToolEvent};
+use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ElicitationAnswer, ElicitationRequest, Layer, SchedulerConfig, ToolEvent};
 use cowork_tests::mcp::{FakeGithub, probe_pack, servers};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -23,6 +23,9 @@ fn repo() -> PathBuf {
 struct Script {
     answers: Mutex<Vec<ApprovalChoice>>,
     asked: Mutex<Vec<ApprovalRequest>>,
+    /// The next form's answer (decline when none).
+    form: Mutex<Option<ElicitationAnswer>>,
+    forms: Mutex<Vec<ElicitationRequest>>,
 }
 
 #[async_trait::async_trait]
@@ -33,6 +36,10 @@ impl Approver for Script {
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
         self.asked.lock().unwrap().push(request.clone());
         self.answers.lock().unwrap().pop().unwrap_or(ApprovalChoice::Deny)
+    }
+    async fn elicit(&self, request: &ElicitationRequest) -> ElicitationAnswer {
+        self.forms.lock().unwrap().push(request.clone());
+        self.form.lock().unwrap().take().unwrap_or(ElicitationAnswer::Decline)
     }
 }
 
@@ -195,7 +202,7 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     let env = open(None);
-    let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": []},
+    let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": [], "ask_name": [{"kind": "ui.ask"}]},
                           "overrides": {"web_fetch": "echo"}});
     env.install(&probe_pack(env.dir.path(), "probe", &[], declared), BTreeMap::new()).await;
     env.settle().await;
@@ -255,6 +262,22 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     assert_eq!(prompt.result.unwrap().text_content(), "user: Say hello to Ada.");
     let missing = env.call("mcp_list_prompts", json!({"server": "nope"})).await.result.unwrap_err().to_string();
     assert!(missing.contains("no running MCP server named \"nope\"") && missing.contains("toolpack"), "{missing}");
+
+    // Elicitation: the server's form goes to the person through the Approver, and is audited
+    // (the action, never the content).
+    *env.script.form.lock().unwrap() = Some(ElicitationAnswer::Accept { content: json!({"name": "Ada"}) });
+    let named = env.call("mcp__probe__ask_name", json!({})).await;
+    assert_eq!(named.result.unwrap().text_content(), "Hello, Ada!");
+    let form = env.script.forms.lock().unwrap().last().cloned().unwrap();
+    assert_eq!((form.from.as_str(), form.message.as_str()), ("mcp:probe", "What is your name?"));
+    assert_eq!(form.schema["properties"]["name"]["type"], "string");
+    let declined = env.call("mcp__probe__ask_name", json!({})).await;
+    assert_eq!(declined.result.unwrap().text_content(), "no name (decline)");
+    scheduler.flush().unwrap();
+    let rows = scheduler.audit().list(&cowork_core::AuditFilter { tool: Some("elicitation".into()), ..Default::default() }).unwrap();
+    let answers: Vec<_> = rows.iter().map(|r| r.record.approved_by.clone().unwrap_or_default()).collect();
+    assert_eq!(answers, ["script: declined", "script: accepted"], "newest first");
+    assert!(rows.iter().all(|r| !r.record.args.contains("Ada")), "the answer's content stays out of the log");
 
     // An error result is a failed call with the server's message.
     let failed = env.call("mcp__probe__fail", json!({})).await;

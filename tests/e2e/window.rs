@@ -248,7 +248,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     assert!(last.contains("plan mode allows read-only tools only"), "{last}");
 
     // Toolpacks: fetch → the review modal (photographed) → install → the server runs.
-    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": [], "pid": []}}));
+    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": [], "pid": [], "ask_name": [{"kind": "ui.ask"}]}}));
     d.click(&d.wait_for("nav button:nth-child(3)", Duration::from_secs(5)).await).await;
     let source = d.wait_for("[data-testid=toolpack-source]", Duration::from_secs(5)).await;
     d.type_into(&source, &format!("{}\u{E007}", pack.display())).await;
@@ -262,6 +262,16 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     d.screenshot(&out.join("toolpacks.png")).await;
+
+    // The server asks for a name (MCP elicitation): the form modal, answered in the window.
+    d.click(&d.wait_for("nav button:nth-child(1)", Duration::from_secs(5)).await).await;
+    send("/mcp__probe__ask_name").await;
+    let field = d.wait_for("[data-testid=elicitation-modal] input[data-field=name]", Duration::from_secs(20)).await;
+    d.type_into(&field, "Grace").await;
+    d.screenshot(&out.join("elicitation-modal.png")).await;
+    d.click(&d.wait_for("[data-testid=elicitation-modal] button[data-choice=accept]", Duration::from_secs(5)).await).await;
+    let card = d.wait_for("[data-tool=mcp__probe__ask_name][data-status=ok]", Duration::from_secs(20)).await;
+    assert!(d.text(&card).await.contains("Hello, Grace!"));
 
     d.cmd(reqwest::Method::DELETE, "", None).await;
 

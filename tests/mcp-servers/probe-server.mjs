@@ -42,6 +42,15 @@ if (args.has("--mute")) {
       server.registerTool(name, { description: `Added at runtime: ${name}.`, inputSchema: {} }, async () => ({ content: [{ type: "text", text: `I am ${name}` }] }));
       return { content: [{ type: "text", text: `added ${name}` }] };
     });
+  server.registerTool("ask_name", { description: "Asks the person for their name (elicitation).", inputSchema: {} },
+    async () => {
+      const answer = await server.server.elicitInput({
+        message: "What is your name?",
+        requestedSchema: { type: "object", properties: { name: { type: "string", title: "Your name" } }, required: ["name"] },
+      });
+      const text = answer.action === "accept" ? `Hello, ${answer.content.name}!` : `no name (${answer.action})`;
+      return { content: [{ type: "text", text }] };
+    });
   server.registerResource("readme", "probe://readme", { title: "Probe readme", description: "A fixed text.", mimeType: "text/plain" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "The probe says hi." }] }));
   server.registerPrompt("greet", { description: "Greets someone.", argsSchema: { name: z.string() } },

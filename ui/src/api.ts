@@ -56,6 +56,8 @@ export interface VerifyReport { rows: number; head_seq: number; head_hash: strin
 export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; decision: Action | null; score: number | null; duration_ms: number }
 export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
+export interface ElicitationRequest { id: string; from: string; message: string; schema: { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] } }
+export type ElicitationAnswer = { action: "accept"; content: Record<string, unknown> } | { action: "decline" } | { action: "cancel" };
 export interface ToolpackRecord {
   source: string; ref?: string | null; commit?: string | null; sha256: string; enabled: boolean;
   lastUsed?: string | null; config: Record<string, unknown>; version: string; installedAt: string;
@@ -79,6 +81,7 @@ export const api = {
   tools: () => invoke<ToolInfo[]>("list_tools"),
   callTool: (name: string, args: unknown, conversation: string, card: string) => invoke<ToolCallView>("call_tool", { name, args, conversation, card }),
   answer: (callId: string, choice: Choice) => invoke<void>("answer_approval", { callId, choice }),
+  answerElicitation: (id: string, answer: ElicitationAnswer) => invoke<void>("answer_elicitation", { id, answer }),
   agentSettings: () => invoke<AgentSettings | null>("get_agent_settings"),
   saveAgentSettings: (settings: AgentSettings) => invoke<void>("save_agent_settings", { settings }),
   rules: (conversation: string | null) => invoke<RuleEntry[]>("list_rules", { conversation }),

@@ -1,7 +1,7 @@
 // The approval modal. Never dismissable into "allow" by accident: no backdrop click, Escape
 // denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, type ApprovalRequest, type Choice } from "./api";
+import { api, type ApprovalRequest, type Choice, type ElicitationAnswer, type ElicitationRequest } from "./api";
 import { t, sourceLabel } from "./i18n";
 
 const ARM_DELAY_MS = 400;
@@ -66,6 +66,53 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
           ))}
           <button ref={denyRef} class="deny" disabled={busy} onClick={() => answer("deny")} data-choice="deny">{label.deny} <kbd>{key.deny}</kbd></button>
         </div>
+      </div>
+    </div>
+  );
+}
+
+/// An MCP server's form (elicitation). Nothing is sent unless the person presses Send; Escape
+/// declines. Values are typed per the schema (numbers, booleans, enums).
+export function ElicitationModal({ request, onDone }: { request: ElicitationRequest; onDone: () => void }) {
+  const fields = Object.entries(request.schema.properties ?? {});
+  const required = new Set(request.schema.required ?? []);
+  const [values, setValues] = useState<Record<string, unknown>>({});
+  const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLInputElement>(null);
+  const reply = async (answer: ElicitationAnswer) => {
+    if (busy) return;
+    setBusy(true);
+    try { await api.answerElicitation(request.id, answer); } catch { /* timed out meanwhile: declined */ }
+    onDone();
+  };
+  useEffect(() => {
+    setValues({}); setBusy(false); first.current?.focus();
+    const keys = (e: KeyboardEvent) => { if (e.key === "Escape") { e.preventDefault(); reply({ action: "decline" }); } };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, [request.id]);
+  const missing = [...required].some((k) => values[k] === undefined || values[k] === "");
+  return (
+    <div class="modal-backdrop">
+      <div class="modal" role="dialog" aria-modal="true" aria-labelledby="form-title" data-testid="elicitation-modal">
+      <form onSubmit={(e) => { e.preventDefault(); if (!missing) reply({ action: "accept", content: values }); }}>
+        <h2 id="form-title">{t("formTitle")}</h2>
+        <p class="tool-line">{request.message} <span class="caller">({t("formFrom")} {request.from})</span></p>
+        {fields.map(([key, f], i) => (
+          <label class="field" key={key}>{f.title ?? key}{required.has(key) ? " *" : ""}{f.description && <span class="desc"> — {f.description}</span>}
+            {f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option>{o}</option>)}</select>
+              : f.type === "boolean" ? <input type="checkbox" onChange={(e) => setValues({ ...values, [key]: e.currentTarget.checked })} />
+              : f.type === "number" || f.type === "integer"
+                ? <input ref={i === 0 ? first : undefined} type="number" data-field={key} onInput={(e) => { const v = e.currentTarget.value; setValues({ ...values, [key]: v === "" ? "" : Number(v) }); }} />
+                : <input ref={i === 0 ? first : undefined} type="text" data-field={key} onInput={(e) => setValues({ ...values, [key]: e.currentTarget.value })} />}
+          </label>
+        ))}
+        <div class="choices">
+          <button type="submit" class="allow" disabled={busy || missing} data-choice="accept">{t("submit")}</button>
+          <button type="button" disabled={busy} onClick={() => reply({ action: "cancel" })} data-choice="cancel">{t("cancel")}</button>
+          <button type="button" class="deny" disabled={busy} onClick={() => reply({ action: "decline" })} data-choice="decline">{t("decline")} <kbd>Esc</kbd></button>
+        </div>
+      </form>
       </div>
     </div>
   );

@@ -21,6 +21,7 @@ const en = {
   reviewTitle: "Install this toolpack?", runs: "Runs", pinned: "Pinned to", undeclared: "undeclared — every call asks", noEffects: "no effects",
   otherTools: "Any other tool the server offers is undeclared and asks every time.", needs: "Settings", sensitiveNote: "kept in the OS keyring",
   changes: "Changes since the installed version", cancel: "Cancel", enable: "Enable", disable: "Disable", remove: "Remove", reload: "Reload all",
+  formTitle: "A tool asks you", formFrom: "from", submit: "Send", decline: "Decline",
   logs: "Logs", state: "State", restarts: "restarts", noToolpacks: "No toolpacks installed. Try ./toolpacks/time from the Cowork folder.",
 };
 type Dict = typeof en;
@@ -46,6 +47,7 @@ const zh: Partial<Dict> = {
   reviewTitle: "安装此工具包吗？", runs: "运行命令", pinned: "固定到", undeclared: "未声明 — 每次调用都会询问", noEffects: "无影响",
   otherTools: "服务器提供的其他工具均未声明，每次调用都会询问。", needs: "配置项", sensitiveNote: "保存在系统钥匙串中",
   changes: "与已安装版本相比的变化", cancel: "取消", enable: "启用", disable: "停用", remove: "移除", reload: "全部重新加载",
+  formTitle: "工具请求你填写", formFrom: "来自", submit: "发送", decline: "拒绝",
   logs: "日志", state: "状态", restarts: "次重启", noToolpacks: "尚未安装工具包。可试试 Cowork 目录中的 ./toolpacks/time。",
 };
 export type Lang = "en" | "zh-CN";

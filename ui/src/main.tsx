@@ -1,9 +1,9 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type ApprovalRequest, type ConversationSummary, type FirstRun } from "./api";
+import { api, on, type ApprovalRequest, type ConversationSummary, type ElicitationRequest, type FirstRun } from "./api";
 import { t, getLang } from "./i18n";
 import { Chat } from "./chat";
-import { ApprovalModal } from "./approval";
+import { ApprovalModal, ElicitationModal } from "./approval";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
 import { ToolpacksView } from "./toolpacks";
 import "./style.css";
@@ -16,6 +16,7 @@ function App() {
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
   const [search, setSearch] = useState("");
   const [approvals, setApprovals] = useState<ApprovalRequest[]>([]);
+  const [forms, setForms] = useState<ElicitationRequest[]>([]);
   const [firstRun, setFirstRun] = useState<FirstRun | null>(null);
   const [, setLangTick] = useState(0);
 
@@ -26,7 +27,8 @@ function App() {
     document.documentElement.lang = getLang();
     api.firstRun().then(setFirstRun).catch(() => {});
     const un = on<ApprovalRequest>("approval-request", (r) => setApprovals((q) => [...q, r]));
-    return () => { un.then((f) => f()); };
+    const unForms = on<ElicitationRequest>("elicitation-request", (r) => setForms((q) => [...q, r]));
+    return () => { un.then((f) => f()); unForms.then((f) => f()); };
   }, []);
   // Keyboard-first: Ctrl+N new chat, Ctrl+K search, Ctrl+, settings.
   useEffect(() => {
@@ -66,6 +68,7 @@ function App() {
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
+      {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
     </div>
   );
 }

@@ -117,6 +117,20 @@ impl App {
         let audit = Arc::new(AuditLog::open(&store)?);
         let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
+        // Servers' elicitations go to the person through the same Approver as asks, audited.
+        let weak = Arc::downgrade(&scheduler);
+        gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
+            let weak = weak.clone();
+            Box::pin(async move {
+                let Some(scheduler) = weak.upgrade() else { return cowork_mcp::ElicitReply::Decline };
+                let request = cowork_core::ElicitationRequest { id: uuid::Uuid::now_v7().to_string(), from: format!("mcp:{}", e.server), message: e.message, schema: e.schema };
+                match scheduler.elicit(request).await {
+                    cowork_core::ElicitationAnswer::Accept { content } => cowork_mcp::ElicitReply::Accept(content),
+                    cowork_core::ElicitationAnswer::Decline => cowork_mcp::ElicitReply::Decline,
+                    cowork_core::ElicitationAnswer::Cancel => cowork_mcp::ElicitReply::Cancel,
+                }
+            })
+        }));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
         Ok(App { store, scheduler, gateway, toolpacks })
     }

@@ -1,6 +1,7 @@
-//! The terminal's answer to an ask: shows what the modal shows, reads one line.
+//! The terminal's answer to an ask (shows what the modal shows, reads one line) and to an MCP
+//! server's form (elicitation), field by field.
 
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver};
+use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
 use std::io::{BufRead, Write};
 
 pub struct TerminalApprover;
@@ -55,4 +56,54 @@ impl Approver for TerminalApprover {
         let request = request.clone();
         tokio::task::spawn_blocking(move || prompt(&request)).await.unwrap_or(ApprovalChoice::Deny)
     }
+
+    async fn elicit(&self, request: &ElicitationRequest) -> ElicitationAnswer {
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || fill_in(&request)).await.unwrap_or(ElicitationAnswer::Decline)
+    }
+}
+
+/// An MCP server's form, field by field. Anything but an explicit "y" declines; a value that
+/// does not parse as its type declines too (never guessed).
+fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
+    let mut err = std::io::stderr();
+    let read = || {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).ok().filter(|n| *n > 0).map(|_| line.trim().to_string())
+    };
+    let _ = writeln!(err, "┌ {} asks: {}", request.from, request.message);
+    let _ = write!(err, "└ answer? [y]es / [n]o (decline) / [c]ancel > ");
+    let _ = err.flush();
+    match read().as_deref().map(str::to_lowercase).as_deref() {
+        Some("y" | "yes") => {}
+        Some("c" | "cancel") => return ElicitationAnswer::Cancel,
+        _ => return ElicitationAnswer::Decline,
+    }
+    let mut content = serde_json::Map::new();
+    let empty = serde_json::Map::new();
+    let properties = request.schema["properties"].as_object().unwrap_or(&empty);
+    for (key, field) in properties {
+        let kind = field["type"].as_str().unwrap_or("string");
+        let title = field["title"].as_str().or(field["description"].as_str()).unwrap_or(key);
+        let _ = write!(err, "  {title} ({kind}) > ");
+        let _ = err.flush();
+        let Some(text) = read() else { return ElicitationAnswer::Decline };
+        if text.is_empty() {
+            continue;
+        }
+        let value = match kind {
+            "number" | "integer" => match text.parse::<f64>() {
+                Ok(n) => serde_json::json!(n),
+                Err(_) => return ElicitationAnswer::Decline,
+            },
+            "boolean" => match text.to_lowercase().as_str() {
+                "y" | "yes" | "true" => serde_json::json!(true),
+                "n" | "no" | "false" => serde_json::json!(false),
+                _ => return ElicitationAnswer::Decline,
+            },
+            _ => serde_json::json!(text),
+        };
+        content.insert(key.clone(), value);
+    }
+    ElicitationAnswer::Accept { content: serde_json::Value::Object(content) }
 }

@@ -10,7 +10,7 @@ pub mod scheduler;
 mod search_tool;
 mod stubs;
 
-pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, PendingApproval};
+pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation};
 pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
 pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};

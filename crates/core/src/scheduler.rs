@@ -5,7 +5,7 @@
 //! timeout, cancellation and retries (idempotent + transient only) → validate output → taint →
 //! final audit row → event. A call that fails at any step still gets its final audit row.
 
-use crate::approver::{ApprovalChoice, ApprovalRequest, Approver};
+use crate::approver::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
 use crate::audit::{AuditLog, AuditRecord};
 use crate::policy::{Action, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for};
 use crate::redact::redact;
@@ -253,6 +253,34 @@ impl Scheduler {
         let (handler, prepared) = self.prepare(name, args, env)?;
         let review = self.policy.review(&ReviewRequest { spec: &handler.info.spec, effects: &prepared.effects, conversation, env, allowed_tools: None });
         Ok(Explanation { tool: handler.info.spec.name.clone(), layer: handler.info.layer, effects: prepared.effects, review })
+    }
+
+    /// A server asks the person for input (MCP elicitation). Goes to the same Approver as asks,
+    /// bounded by the same timeout (silence declines), and leaves an audit row: who asked, the
+    /// message, the answer's action — never the content, which may be personal.
+    pub async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
+        let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
+        let answer = tokio::time::timeout(limit, self.approver.elicit(&request)).await.unwrap_or(ElicitationAnswer::Decline);
+        let record = AuditRecord {
+            ts: now(),
+            call_id: request.id.clone(),
+            phase: "final".into(),
+            tool: "elicitation".into(),
+            layer: Some("mcp".into()),
+            caller: request.from.clone(),
+            conversation: String::new(),
+            args: serde_json::json!({"message": request.message}).to_string(),
+            effects: serde_json::json!([{"kind": "ui.ask"}]).to_string(),
+            decision: Action::Ask.as_str().into(),
+            approved_by: Some(format!("{}: {}", self.approver.name(), answer.as_str())),
+            outcome: Some(answer.as_str().into()),
+            ..Default::default()
+        };
+        if let Err(e) = self.audit.append(record) {
+            tracing::error!("elicitation from {}: could not audit ({e}); declining", request.from);
+            return ElicitationAnswer::Decline;
+        }
+        answer
     }
 
     /// Runs one tool call through the whole gate. Never panics on bad input; always audits.

@@ -5,7 +5,7 @@
 use crate::context_tools::FindServers;
 use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
-use crate::server::{LaunchSpec, McpServer, ServerStatus};
+use crate::server::{Elicitor, LaunchSpec, McpServer, ServerStatus};
 use cowork_contract::{Annotations, DynTool, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider, ToolSpec};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -25,6 +25,7 @@ struct Entry {
 pub struct McpGateway {
     servers: RwLock<BTreeMap<String, Entry>>,
     on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
+    elicitor: RwLock<Option<Elicitor>>,
     /// The resources/prompts tools, built once around a lookup into `servers`.
     context_tools: std::sync::OnceLock<ContextTools>,
 }
@@ -54,6 +55,11 @@ impl McpGateway {
         *self.on_change.write().unwrap() = Some(f);
     }
 
+    /// Who shows servers' elicitations to the person (servers started afterwards get it).
+    pub fn set_elicitor(&self, f: Elicitor) {
+        *self.elicitor.write().unwrap() = Some(f);
+    }
+
     fn notify(self: &Arc<Self>) {
         if let Some(f) = self.on_change.read().unwrap().clone() {
             f();
@@ -69,7 +75,8 @@ impl McpGateway {
             }
         });
         let name = spec.name.clone();
-        let server = McpServer::start(spec, on_change);
+        let elicitor = self.elicitor.read().unwrap().clone();
+        let server = McpServer::start_with(spec, on_change, elicitor);
         if let Some(old) = self.servers.write().unwrap().insert(name, Entry { server, meta }) {
             old.server.stop();
         }

@@ -21,5 +21,5 @@ pub mod toolpacks;
 
 pub use gateway::{McpGateway, tool_name};
 pub use manifest::Manifest;
-pub use server::{LaunchSpec, McpServer, RestartPolicy, ServerState, ServerStatus, Transport};
+pub use server::{ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState, ServerStatus, Transport};
 pub use toolpacks::{PackError, Record, Review, Staged, Toolpacks};

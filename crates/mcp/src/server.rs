@@ -78,6 +78,25 @@ pub struct ServerStatus {
 
 type OnChange = Arc<dyn Fn() + Send + Sync>;
 
+/// A server's request for input from the person (MCP elicitation, form mode).
+#[derive(Clone, Debug)]
+pub struct Elicitation {
+    pub server: String,
+    pub message: String,
+    /// The requested JSON Schema (a flat object).
+    pub schema: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitReply {
+    Accept(Value),
+    Decline,
+    Cancel,
+}
+
+/// Who shows elicitations to the person (the app routes them to the scheduler's Approver).
+pub type Elicitor = Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, ElicitReply> + Send + Sync>;
+
 struct Inner {
     spec: LaunchSpec,
     status: Mutex<ServerStatus>,
@@ -86,6 +105,7 @@ struct Inner {
     /// Progress sinks of calls in flight, by the progress token rmcp put in their request.
     progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
     on_change: OnChange,
+    elicitor: Option<Elicitor>,
     stop: CancellationToken,
     /// Bumped on every state change; `wait_settled` watches it.
     changed: watch::Sender<u64>,
@@ -101,6 +121,12 @@ impl McpServer {
     /// Starts supervising (spawns a task on the current tokio runtime). `on_change` runs when
     /// the tool list changes (first discovery, `list_changed`, restart).
     pub fn start(spec: LaunchSpec, on_change: OnChange) -> McpServer {
+        McpServer::start_with(spec, on_change, None)
+    }
+
+    /// Like [`McpServer::start`], with someone to show the server's elicitations to; without
+    /// one the client does not offer elicitation at all.
+    pub fn start_with(spec: LaunchSpec, on_change: OnChange, elicitor: Option<Elicitor>) -> McpServer {
         let status = ServerStatus {
             name: spec.name.clone(),
             state: ServerState::Configured,
@@ -117,6 +143,7 @@ impl McpServer {
             tools: RwLock::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             on_change,
+            elicitor,
             stop: CancellationToken::new(),
             changed: watch::channel(0).0,
         });
@@ -324,10 +351,37 @@ impl ClientHandler for Client {
         std::future::ready(())
     }
 
+    fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _: rmcp::service::RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<rmcp::model::ElicitResult, rmcp::ErrorData>> + Send + '_ {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        let inner = self.inner.upgrade();
+        async move {
+            let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
+            let Some(inner) = inner else { return decline };
+            let Some(elicit) = inner.elicitor.clone() else { return decline };
+            // URL mode would send the person to a page of the server's choosing: not offered.
+            let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else { return decline };
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            Ok(match elicit(Elicitation { server: inner.spec.name.clone(), message, schema }).await {
+                ElicitReply::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+                ElicitReply::Decline => ElicitResult::new(ElicitationAction::Decline),
+                ElicitReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            })
+        }
+    }
+
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut info = rmcp::model::ClientConfig::default();
         info.client_info.name = "cowork".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        if self.inner.upgrade().is_some_and(|i| i.elicitor.is_some()) {
+            let mut elicitation = rmcp::model::ElicitationCapability::new();
+            elicitation.form = Some(Default::default());
+            info.capabilities.elicitation = Some(elicitation);
+        }
         info
     }
 }

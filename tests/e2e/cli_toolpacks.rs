@@ -92,6 +92,28 @@ fn install_from_github_review_pin_call_and_manage() {
     assert!(cowork(&home, &["tools", "call", "mcp__probe__echo", "--args", r#"{"text": "back"}"#], None).status.success());
     let up_to_date = text(&cowork(&home, &["toolpack", "update", "probe"], None));
     assert!(up_to_date.contains("up to date"), "{up_to_date}");
+    let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
+    assert!(list["probe"]["lastUsed"].as_str().is_some_and(|t| t.starts_with("20")), "{list}");
+
+    // An update: a new commit whose manifest changes permissions. The review shows the diff
+    // and asks again; without an answer nothing changes.
+    let manifest = pack.join("manifest.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["_meta"]["app.cowork"]["effects"]["fail"] = json!([{"kind": "process.exec", "command": "fail"}]);
+    m["_meta"]["app.cowork"]["effects"]["echo"] = json!([{"kind": "net.fetch", "origin": "https://example.com"}]);
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    const NEW: &str = "fedcba9876543210fedcba9876543210fedcba98";
+    github.push(&pack, NEW);
+    let unanswered = cowork(&home, &["toolpack", "update", "probe"], None);
+    assert!(!unanswered.status.success(), "{}", text(&unanswered));
+    let review = text(&unanswered);
+    assert!(review.contains("changes since the installed version") && review.contains("echo: none → net.fetch") && review.contains("fail: undeclared → process.exec"), "{review}");
+    assert_eq!(json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"], FakeGithub::SHA);
+    let updated = cowork(&home, &["toolpack", "update", "probe", "--yes"], None);
+    assert!(updated.status.success(), "{}", text(&updated));
+    assert_eq!(json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"], NEW);
+    let explain = json_of(&cowork(&home, &["policy", "explain", "mcp__probe__echo", "--json", "--args", r#"{"text": "x"}"#], None));
+    assert_eq!(explain["effects"][0]["kind"], "net.fetch", "the new declarations apply");
     assert!(cowork(&home, &["toolpack", "remove", "probe"], None).status.success());
     assert!(!home.join("toolpacks/probe").exists());
     assert!(text(&cowork(&home, &["mcp", "servers"], None)).contains("no MCP servers"));

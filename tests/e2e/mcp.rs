@@ -451,3 +451,33 @@ async fn streamable_http_server_through_the_gateway() {
     assert_eq!(out.result.unwrap().text_content(), "over HTTP");
     assert_eq!(out.review.unwrap().decision, cowork_core::Action::Allow);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn npm_dependencies_install_into_the_pack_and_a_failure_leaves_nothing() {
+    let env = open(None);
+    // A local package as the dependency: npm installs it without the network.
+    let lib = env.dir.path().join("greet-lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("package.json"), r#"{"name": "greet-lib", "version": "1.0.0", "main": "index.js"}"#).unwrap();
+    std::fs::write(lib.join("index.js"), "module.exports = () => 'hi';").unwrap();
+    let pack = probe_pack(env.dir.path(), "with-deps", &[], json!({"effects": {"echo": []}}));
+    std::fs::write(pack.join("package.json"), json!({"name": "with-deps", "private": true, "dependencies": {"greet-lib": format!("file:{}", lib.display())}}).to_string()).unwrap();
+    let staged = env.app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
+    let record = env.app.install_toolpack(staged, BTreeMap::new(), true).unwrap();
+    let installed = env.app.home().root().join("toolpacks/with-deps");
+    assert!(installed.join("node_modules/greet-lib/package.json").exists(), "npm installed into the pack's own folder");
+    env.settle().await;
+    assert_eq!(env.call("mcp__with_deps__echo", json!({"text": "deps ok"})).await.result.unwrap().text_content(), "deps ok");
+    // node_modules is not part of the pin: the pack still verifies at the next start.
+    assert!(env.app.reload_toolpacks().unwrap().iter().all(|s| s.error.is_none()));
+    assert_eq!(env.app.toolpack_records().unwrap()["with-deps"].sha256, record.sha256);
+
+    // A dependency that cannot be installed: a clear error, nothing left installed.
+    let broken = probe_pack(env.dir.path(), "broken-deps", &[], json!({}));
+    std::fs::write(broken.join("package.json"), r#"{"name": "broken", "dependencies": {"#).unwrap();
+    let staged = env.app.stage_toolpack(&broken.display().to_string(), None).await.unwrap();
+    let err = env.app.install_toolpack(staged, BTreeMap::new(), true).unwrap_err().to_string();
+    assert!(err.contains("npm install") && err.contains("failed"), "{err}");
+    assert!(!env.app.home().root().join("toolpacks/broken-deps").exists());
+    assert!(!env.app.toolpack_records().unwrap().contains_key("broken-deps"));
+}

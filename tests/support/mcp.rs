@@ -37,8 +37,7 @@ pub fn tarball(pack: &Path, sha: &str) -> Vec<u8> {
 /// `GET /repos/owner/repo/commits/{ref}` (the sha) and `GET /repos/owner/repo/tarball/{sha}`.
 pub struct FakeGithub {
     pub base: String,
-    pub sha: &'static str,
-    tarball: Arc<Mutex<Vec<u8>>>,
+    state: Arc<Mutex<(String, Vec<u8>)>>,
 }
 
 impl FakeGithub {
@@ -46,17 +45,18 @@ impl FakeGithub {
 
     pub fn start(pack: &Path) -> FakeGithub {
         use axum::{Router, extract::State, routing::get};
-        let tarball = Arc::new(Mutex::new(self::tarball(pack, Self::SHA)));
-        async fn commit() -> &'static str {
-            FakeGithub::SHA
+        type Shared = Arc<Mutex<(String, Vec<u8>)>>;
+        let state: Shared = Arc::new(Mutex::new((Self::SHA.to_string(), self::tarball(pack, Self::SHA))));
+        async fn commit(State(s): State<Shared>) -> String {
+            s.lock().unwrap().0.clone()
         }
-        async fn tar(State(bytes): State<Arc<Mutex<Vec<u8>>>>) -> Vec<u8> {
-            bytes.lock().unwrap().clone()
+        async fn tar(State(s): State<Shared>) -> Vec<u8> {
+            s.lock().unwrap().1.clone()
         }
         let app = Router::new()
             .route("/repos/owner/repo/commits/{r}", get(commit))
             .route("/repos/owner/repo/tarball/{r}", get(tar))
-            .with_state(tarball.clone());
+            .with_state(state.clone());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -67,11 +67,17 @@ impl FakeGithub {
                 axum::serve(listener, app).await.unwrap();
             });
         });
-        FakeGithub { base, sha: Self::SHA, tarball }
+        FakeGithub { base, state }
     }
 
     /// Serve other bytes for the same commit (tampering upstream).
     pub fn serve(&self, pack: &Path) {
-        *self.tarball.lock().unwrap() = tarball(pack, self.sha);
+        let mut state = self.state.lock().unwrap();
+        state.1 = tarball(pack, &state.0);
+    }
+
+    /// A new commit on the ref, with this content (a real update).
+    pub fn push(&self, pack: &Path, sha: &str) {
+        *self.state.lock().unwrap() = (sha.to_string(), tarball(pack, sha));
     }
 }

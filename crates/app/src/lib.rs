@@ -49,6 +49,9 @@ pub struct App {
 
 impl Drop for App {
     fn drop(&mut self) {
+        if let Err(e) = self.save_toolpack_usage() {
+            tracing::warn!("toolpacks: could not record last use: {e}");
+        }
         // Servers are child processes: they end with the app.
         self.gateway.stop_all();
     }

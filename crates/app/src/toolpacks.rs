@@ -58,7 +58,15 @@ impl App {
     }
 
     pub fn toolpack_records(&self) -> Result<BTreeMap<String, Record>, PackError> {
+        self.save_toolpack_usage()?;
         self.toolpacks.list()
+    }
+
+    /// Writes each pack's `lastUsed` from its server (done on listing and when the app closes,
+    /// not per call: a call must not rewrite toolpacks.json).
+    pub fn save_toolpack_usage(&self) -> Result<(), PackError> {
+        let used: BTreeMap<String, String> = self.gateway.statuses().into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
+        if used.is_empty() { Ok(()) } else { self.toolpacks.record_usage(&used) }
     }
 
     /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].

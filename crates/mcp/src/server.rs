@@ -74,6 +74,8 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     pub last_error: Option<String>,
     pub log_file: PathBuf,
+    /// When a tool of this server was last called (RFC 3339, UTC).
+    pub last_used: Option<String>,
 }
 
 type OnChange = Arc<dyn Fn() + Send + Sync>;
@@ -135,6 +137,7 @@ impl McpServer {
             pid: None,
             last_error: None,
             log_file: spec.log_file.clone(),
+            last_used: None,
         };
         let inner = Arc::new(Inner {
             spec,
@@ -228,6 +231,7 @@ impl McpServer {
     pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let inner = &self.inner;
         let peer = self.peer()?;
+        inner.status.lock().unwrap().last_used = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),

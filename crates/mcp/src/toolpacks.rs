@@ -293,8 +293,19 @@ impl Toolpacks {
         self.edit(name, |r| r.config.extend(values))
     }
 
-    pub fn touch(&self, name: &str) -> Result<(), PackError> {
-        self.edit(name, |r| r.last_used = Some(now())).map(|_| ())
+    /// Records when each pack was last used (`server name → time`), in one write.
+    pub fn record_usage(&self, used: &BTreeMap<String, String>) -> Result<(), PackError> {
+        let mut index = self.list()?;
+        let mut changed = false;
+        for (name, record) in index.iter_mut() {
+            if let Some(at) = used.get(&name.replace('-', "_"))
+                && record.last_used.as_ref() != Some(at)
+            {
+                record.last_used = Some(at.clone());
+                changed = true;
+            }
+        }
+        if changed { self.save(&index) } else { Ok(()) }
     }
 
     pub fn remove(&self, name: &str) -> Result<(), PackError> {
@@ -463,8 +474,14 @@ fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError
         Ok(())
     };
     match manifest.server.kind {
+        // The pack's own files must not change (they are pinned): a shipped lockfile is used
+        // as is (`npm ci`), and without one npm must not write one.
         ServerType::Node if dir.join("package.json").exists() && !dir.join("node_modules").exists() => {
-            run("npm", &["install", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+            if dir.join("package-lock.json").exists() {
+                run("npm", &["ci", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+            } else {
+                run("npm", &["install", "--no-package-lock", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+            }
         }
         ServerType::Python | ServerType::Uv if dir.join("requirements.txt").exists() && !dir.join(".venv").exists() => {
             run("python3", &["-m", "venv", ".venv"])?;

@@ -38,28 +38,14 @@ impl Shell {
 /// The app's builder: state, the two event pumps (approval requests and scheduler events) and
 /// every command. The same for the real and the mock runtime.
 pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks) -> tauri::Builder<R> {
-    let Asks { approvals: mut asks, mut elicitations } = asks;
+    let Asks { approvals: asks, elicitations } = asks;
     builder
         .manage(shell)
         .setup(move |tauri_app| {
-            let handle = tauri_app.handle().clone();
-            // Asks become a modal: keep the answer channel by call id, show the request.
-            tauri::async_runtime::spawn(async move {
-                while let Some((request, answer)) = asks.recv().await {
-                    let shell = handle.state::<Shell>();
-                    shell.approvals.lock().unwrap().insert(request.call_id.clone(), answer);
-                    let _ = handle.emit("approval-request", &request);
-                }
-            });
-            // MCP servers' forms become the elicitation modal, answered by `answer_elicitation`.
-            let handle = tauri_app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                while let Some((request, answer)) = elicitations.recv().await {
-                    let shell = handle.state::<Shell>();
-                    shell.elicitations.lock().unwrap().insert(request.id.clone(), answer);
-                    let _ = handle.emit("elicitation-request", &request);
-                }
-            });
+            // Asks become the approval modal and servers' forms the elicitation modal: keep each
+            // answer channel by id, show the request; `answer_approval` / `answer_elicitation` reply.
+            forward(tauri_app.handle().clone(), asks, "approval-request", |r| r.call_id.clone(), |s| &s.approvals);
+            forward(tauri_app.handle().clone(), elicitations, "elicitation-request", |r| r.id.clone(), |s| &s.elicitations);
             // Toolpack servers start in the background; their tools join the registry as each
             // comes up, so the window opens without waiting for them.
             let handle = tauri_app.handle().clone();
@@ -116,6 +102,26 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::reload_toolpacks,
             commands::toolpack_log,
         ])
+}
+
+type Waiting<A> = Mutex<HashMap<String, tokio::sync::oneshot::Sender<A>>>;
+
+/// Forwards requests that wait for the person to the webview as `event`, keeping each answer
+/// channel in the shell under the request's id.
+fn forward<R: Runtime, Q: serde::Serialize + Clone + Send + 'static, A: Send + 'static>(
+    handle: tauri::AppHandle<R>,
+    mut requests: mpsc::Receiver<(Q, tokio::sync::oneshot::Sender<A>)>,
+    event: &'static str,
+    id: fn(&Q) -> String,
+    waiting: fn(&Shell) -> &Waiting<A>,
+) {
+    tauri::async_runtime::spawn(async move {
+        while let Some((request, answer)) = requests.recv().await {
+            let shell = handle.state::<Shell>();
+            waiting(&shell).lock().unwrap().insert(id(&request), answer);
+            let _ = handle.emit(event, &request);
+        }
+    });
 }
 
 /// The app's context from the root `tauri.conf.json`: window, CSP, the built UI and the

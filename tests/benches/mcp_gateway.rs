@@ -24,6 +24,27 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// Calls per second with `callers` concurrent tasks making `per` calls each.
+async fn rate<F, Fut>(callers: usize, per: usize, call: F) -> f64
+where
+    F: Fn(String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let t = Instant::now();
+    let tasks: Vec<_> = (0..callers)
+        .map(|c| {
+            let f = call.clone();
+            tokio::spawn(async move {
+                for i in 0..per {
+                    f(format!("{c}-{i}")).await
+                }
+            })
+        })
+        .collect();
+    futures::future::join_all(tasks).await;
+    (callers * per) as f64 / t.elapsed().as_secs_f64()
+}
+
 fn main() {
     let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
     let servers = cowork_tests::mcp::servers();
@@ -113,20 +134,8 @@ fn main() {
 
         // Throughput: 8 concurrent callers, each making calls/8 calls.
         let per = (calls / 8).max(1);
-        let t = Instant::now();
-        let tasks: Vec<_> = (0..8).map(|c| tokio::spawn({
-            let f = bare_call.clone();
-            async move { for i in 0..per { f(format!("{c}-{i}")).await } }
-        })).collect();
-        futures::future::join_all(tasks).await;
-        let bare_rate = (per * 8) as f64 / t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let tasks: Vec<_> = (0..8).map(|c| tokio::spawn({
-            let f = gateway_call.clone();
-            async move { for i in 0..per { f(format!("{c}-{i}")).await } }
-        })).collect();
-        futures::future::join_all(tasks).await;
-        let gate_rate = (per * 8) as f64 / t.elapsed().as_secs_f64();
+        let bare_rate = rate(8, per, bare_call).await;
+        let gate_rate = rate(8, per, gateway_call).await;
         println!("8 concurrent callers, {} calls each path:", per * 8);
         println!("  bare rmcp client   {bare_rate:8.0} calls/s");
         println!("  gateway full path  {gate_rate:8.0} calls/s  ({:.2} of bare)", gate_rate / bare_rate);

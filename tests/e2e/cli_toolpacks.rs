@@ -4,27 +4,16 @@
 
 use cowork_tests::mcp::{FakeGithub, probe_pack};
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use cowork_tests::{output_text, run_cowork};
+use std::process::{Command, Output};
 
 fn cowork(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cowork"));
-    cmd.args(args).env("COWORK_HOME", home).env_remove("COWORK_APPROVE_FROM_STDIN").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    if stdin.is_some() {
-        cmd.env("COWORK_APPROVE_FROM_STDIN", "1");
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        pipe.write_all(text.as_bytes()).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
+    run_cowork(env!("CARGO_BIN_EXE_cowork"), home, args, stdin)
 }
 
 fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    output_text(out)
 }
 
 fn json_of(out: &Output) -> Value {

@@ -184,3 +184,27 @@ impl cowork_contract::ToolProvider for Probes {
         ]
     }
 }
+
+/// Runs the `cowork` binary `bin` on data dir `home`. With `stdin`, the terminal prompt reads
+/// it (COWORK_APPROVE_FROM_STDIN); without, nobody is at a terminal and asks are denied.
+pub fn run_cowork(bin: &str, home: &std::path::Path, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(bin);
+    cmd.args(args).env("COWORK_HOME", home).env_remove("COWORK_APPROVE_FROM_STDIN").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if stdin.is_some() {
+        cmd.env("COWORK_APPROVE_FROM_STDIN", "1");
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        pipe.write_all(text.as_bytes()).unwrap();
+    }
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// stdout and stderr of a finished process, as one text.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}

@@ -435,6 +435,8 @@ impl Inner {
                 client.serve(transport).await.map_err(|e| (format!("initialize failed: {e}"), true))?
             }
             Transport::Http { url } => {
+                // rustls needs one process-wide crypto provider; a second install is a no-op.
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
                 client.serve(transport).await.map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
             }

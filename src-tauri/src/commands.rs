@@ -71,18 +71,19 @@ pub fn send_message<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, c
     let cancel = CancellationToken::new();
     shell.runs.lock().unwrap().insert(conversation.clone(), cancel.clone());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let forward_handle = handle.clone();
-    let forward_conv = conversation.clone();
-    tauri::async_runtime::spawn(async move {
-        while let Some(event) = rx.recv().await {
-            let _ = forward_handle.emit("agent-event", AgentEventPayload { conversation: forward_conv.clone(), event });
-        }
-    });
     let conv = conversation.clone();
     tauri::async_runtime::spawn(async move {
-        let result = agent.send(&conv, &text, &tx, cancel).await;
-        drop(tx);
-        let _ = handle.emit("agent-done", AgentDone { conversation: conv, error: result.err().map(|e| e.to_string()) });
+        let run = tauri::async_runtime::spawn({
+            let conv = conv.clone();
+            // `tx` lives in the run: when it ends, the channel closes after its last event.
+            async move { agent.send(&conv, &text, &tx, cancel).await.err().map(|e| e.to_string()) }
+        });
+        while let Some(event) = rx.recv().await {
+            let _ = handle.emit("agent-event", AgentEventPayload { conversation: conv.clone(), event });
+        }
+        // Done strictly after every event of the turn (the UI stops its spinner on it).
+        let error = run.await.unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
+        let _ = handle.emit("agent-done", AgentDone { conversation: conv, error });
     });
     Ok(conversation)
 }

@@ -3,7 +3,7 @@
 //! Sensitive `user_config` values go to the OS keyring (`toolpack/<name>/<key>`).
 
 use crate::App;
-use cowork_mcp::{PackError, Record, Review, ServerStatus, Staged};
+use cowork_mcp::{PackError, Record, ServerStatus, Staged};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -65,17 +65,13 @@ impl App {
     /// Writes each pack's `lastUsed` from its server (done on listing and when the app closes,
     /// not per call: a call must not rewrite toolpacks.json).
     pub fn save_toolpack_usage(&self) -> Result<(), PackError> {
-        let used: BTreeMap<String, String> = self.gateway.statuses().into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
+        let used: BTreeMap<String, std::time::SystemTime> = self.gateway.statuses().into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
         if used.is_empty() { Ok(()) } else { self.toolpacks.record_usage(&used) }
     }
 
     /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].
     pub async fn stage_toolpack(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
         self.toolpacks.stage(source, expected_sha256).await
-    }
-
-    pub fn review_of(staged: &Staged) -> &Review {
-        &staged.review
     }
 
     /// The person accepted the review: install, store sensitive values in the keyring, start.
@@ -88,11 +84,7 @@ impl App {
             crate::secrets::set(&secret_account(&name, &key), &text).map_err(PackError::Invalid)?;
         }
         let record = self.toolpacks.commit(staged, plain, install_deps)?;
-        let server = cowork_mcp::Manifest::load(&self.toolpacks.dir_of(&name)).map(|m| m.server_name()).unwrap_or_else(|_| name.clone());
-        self.gateway.remove_server(&server);
-        if record.enabled {
-            self.start_toolpack(&name)?;
-        }
+        self.restart_toolpack(&name, record.enabled)?;
         Ok(record)
     }
 
@@ -102,19 +94,14 @@ impl App {
 
     pub fn set_toolpack_enabled(&self, name: &str, enabled: bool) -> Result<Record, PackError> {
         let record = self.toolpacks.set_enabled(name, enabled)?;
-        let server = self.server_of(name);
-        self.gateway.remove_server(&server);
-        if enabled {
-            self.start_toolpack(name)?;
-        }
+        self.restart_toolpack(name, enabled)?;
         Ok(record)
     }
 
     pub fn configure_toolpack(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
         let record = self.toolpacks.configure(name, values)?;
         if record.enabled {
-            self.gateway.remove_server(&self.server_of(name));
-            self.start_toolpack(name)?;
+            self.restart_toolpack(name, true)?;
         }
         Ok(record)
     }
@@ -129,7 +116,13 @@ impl App {
         self.toolpacks.remove(name)
     }
 
+    /// Stops the pack's server (if any) and, when `start`, starts it again from disk.
+    fn restart_toolpack(&self, name: &str, start: bool) -> Result<(), PackError> {
+        self.gateway.remove_server(&self.server_of(name));
+        if start { self.start_toolpack(name) } else { Ok(()) }
+    }
+
     fn server_of(&self, name: &str) -> String {
-        cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name)).map(|m| m.server_name()).unwrap_or_else(|_| name.replace('-', "_"))
+        cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name)).map(|m| m.server_name()).unwrap_or_else(|_| cowork_mcp::manifest::server_name(name))
     }
 }

@@ -405,13 +405,17 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
 
 async fn start_toolpacks(app: &App) -> Result<(), String> {
-    for started in app.start_toolpacks().map_err(|e| e.to_string())? {
-        if let Some(e) = started.error {
-            eprintln!("warning: toolpack {} not started: {e}", started.name);
-        }
-    }
+    warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
     app.toolpacks_settled(SETTLE).await;
     Ok(())
+}
+
+fn warn_unstarted(started: Vec<cowork_app::Started>) {
+    for s in started {
+        if let Some(e) = s.error {
+            eprintln!("warning: toolpack {} not started: {e}", s.name);
+        }
+    }
 }
 
 fn parse_config(pairs: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
@@ -447,7 +451,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
         ToolpackCmd::Install { source, yes, sha256, config, no_deps } => {
             let config = parse_config(&config)?;
             let staged = app.stage_toolpack(&source, sha256.as_deref()).await.map_err(err)?;
-            if !accept(App::review_of(&staged), yes, json)? {
+            if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);
                 eprintln!("not installed");
                 return Ok(ExitCode::from(3));
@@ -480,7 +484,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
                 println!("{name} is up to date");
                 return Ok(ExitCode::SUCCESS);
             }
-            if !accept(App::review_of(&staged), yes, json)? {
+            if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);
                 eprintln!("not updated");
                 return Ok(ExitCode::from(3));
@@ -499,18 +503,14 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             }
         }
         ToolpackCmd::Reload => {
-            for started in app.reload_toolpacks().map_err(err)? {
-                if let Some(e) = started.error {
-                    eprintln!("warning: toolpack {} not started: {e}", started.name);
-                }
-            }
+            warn_unstarted(app.reload_toolpacks().map_err(err)?);
             print::servers(&app.toolpacks_settled(SETTLE).await, json);
         }
         ToolpackCmd::Import { config, yes } => {
             let out = tempdir_for_import(app)?;
             for dir in cowork_app::import_claude_desktop_config(&config, &out).map_err(err)? {
                 let staged = app.stage_toolpack(&dir.display().to_string(), None).await.map_err(err)?;
-                if accept(App::review_of(&staged), yes, json)? {
+                if accept(&staged.review, yes, json)? {
                     let name = staged.manifest.name.clone();
                     app.install_toolpack(staged, Default::default(), false).map_err(err)?;
                     println!("imported {name}");

@@ -98,10 +98,6 @@ impl McpGateway {
         }
     }
 
-    pub fn server(&self, name: &str) -> Option<McpServer> {
-        self.servers.read().unwrap().get(name).map(|e| e.server.clone())
-    }
-
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.servers.read().unwrap().values().map(|e| e.server.status()).collect()
     }

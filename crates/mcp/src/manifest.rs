@@ -182,10 +182,9 @@ impl Manifest {
         Ok(manifest)
     }
 
-    /// The server name used in tool names (`mcp__<server>__<tool>`): the manifest name with
-    /// '-' as '_', since rules and tool names split on "__".
+    /// The server name used in tool names (`mcp__<server>__<tool>`).
     pub fn server_name(&self) -> String {
-        self.name.replace('-', "_")
+        server_name(&self.name)
     }
 
     pub fn cowork(&self) -> Result<CoworkMeta, String> {
@@ -196,6 +195,11 @@ impl Manifest {
             }
         }
     }
+}
+
+/// A pack's server name: '-' becomes '_' because tool names and rules split on "__".
+pub fn server_name(pack: &str) -> String {
+    pack.replace('-', "_")
 }
 
 /// Expands `${__dirname}`, `${user_config.x}`, `${HOME}` and friends in the launch command.

@@ -74,8 +74,9 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     pub last_error: Option<String>,
     pub log_file: PathBuf,
-    /// When a tool of this server was last called (RFC 3339, UTC).
-    pub last_used: Option<String>,
+    /// When a tool of this server was last called (toolpacks.json's `lastUsed` shows it).
+    #[serde(skip)]
+    pub last_used: Option<std::time::SystemTime>,
 }
 
 type OnChange = Arc<dyn Fn() + Send + Sync>;
@@ -231,7 +232,7 @@ impl McpServer {
     pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let inner = &self.inner;
         let peer = self.peer()?;
-        inner.status.lock().unwrap().last_used = Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        inner.status.lock().unwrap().last_used = Some(std::time::SystemTime::now());
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),

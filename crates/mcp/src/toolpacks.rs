@@ -226,14 +226,15 @@ impl Toolpacks {
             return Err(PackError::Tampered { name, pinned: expected.into(), found: sha256 });
         }
         // Re-fetching the same commit must give the same bytes: a changed tarball is tampering.
-        if let Some(previous) = self.list()?.get(&name)
+        let installed = self.list()?;
+        if let Some(previous) = installed.get(&name)
             && previous.commit.is_some()
             && previous.commit == commit
             && previous.sha256 != sha256
         {
             return Err(PackError::Tampered { name, pinned: previous.sha256.clone(), found: sha256 });
         }
-        let previous = self.list()?.get(&name).map(|_| Manifest::load(&self.dir_of(&name))).transpose().ok().flatten();
+        let previous = installed.get(&name).and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
         let review = review_of(&manifest, source, commit.clone(), &sha256, previous.as_ref());
         let record = Record {
             source: source.to_string(),
@@ -294,15 +295,16 @@ impl Toolpacks {
     }
 
     /// Records when each pack was last used (`server name → time`), in one write.
-    pub fn record_usage(&self, used: &BTreeMap<String, String>) -> Result<(), PackError> {
+    pub fn record_usage(&self, used: &BTreeMap<String, std::time::SystemTime>) -> Result<(), PackError> {
         let mut index = self.list()?;
         let mut changed = false;
         for (name, record) in index.iter_mut() {
-            if let Some(at) = used.get(&name.replace('-', "_"))
-                && record.last_used.as_ref() != Some(at)
-            {
-                record.last_used = Some(at.clone());
-                changed = true;
+            if let Some(at) = used.get(&crate::manifest::server_name(name)) {
+                let at = chrono::DateTime::<chrono::Utc>::from(*at).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                if record.last_used.as_ref() != Some(&at) {
+                    record.last_used = Some(at);
+                    changed = true;
+                }
             }
         }
         if changed { self.save(&index) } else { Ok(()) }
@@ -527,7 +529,8 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackErr
     for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
         let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
         let name = entry.file_name();
-        if dir == root && UNPINNED.iter().any(|u| name == *u) || name == "__pycache__" {
+        // Generated folders: at the top of the pack, and __pycache__ anywhere.
+        if (dir == root && UNPINNED.iter().any(|u| name == *u)) || name == "__pycache__" {
             continue;
         }
         let path = entry.path();

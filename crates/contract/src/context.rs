@@ -106,15 +106,28 @@ pub struct ToolContext {
 
 impl ToolContext {
     pub fn new(call_id: impl Into<String>, conversation_id: impl Into<String>, env: EffectEnv) -> Self {
+        // Shared empty defaults: a context is made per call, and these are replaced or unused
+        // in most calls, so they cost a reference count instead of three allocations.
+        struct Defaults {
+            progress: ProgressSink,
+            config: Arc<serde_json::Value>,
+            allowed_secrets: Arc<[String]>,
+        }
+        static DEFAULTS: std::sync::OnceLock<Defaults> = std::sync::OnceLock::new();
+        let defaults = DEFAULTS.get_or_init(|| Defaults {
+            progress: Arc::new(|_| {}),
+            config: Arc::new(serde_json::Value::Null),
+            allowed_secrets: Arc::from(Vec::new()),
+        });
         ToolContext {
             call_id: call_id.into(),
             conversation_id: conversation_id.into(),
             env,
             cancel: CancellationToken::new(),
-            progress: Arc::new(|_| {}),
-            config: Arc::new(serde_json::Value::Null),
+            progress: defaults.progress.clone(),
+            config: defaults.config.clone(),
             secrets: None,
-            allowed_secrets: Arc::from(Vec::new()),
+            allowed_secrets: defaults.allowed_secrets.clone(),
         }
     }
 

@@ -109,6 +109,24 @@ fn chain_hash(prev_hash: &str, seq: i64, r: &AuditRecord) -> String {
     hex::encode(h.finalize())
 }
 
+/// A queued row: ready, or built by the writer thread. Building a row (JSON of the arguments
+/// and effects, the timestamp text, a dozen strings) costs a few thousand instructions that a
+/// caller waiting on its result should not pay; the writer builds rows while callers wait on
+/// their tools' I/O.
+enum Pending {
+    Ready(AuditRecord),
+    Deferred(Box<dyn FnOnce() -> AuditRecord + Send>),
+}
+
+impl Pending {
+    fn build(self) -> AuditRecord {
+        match self {
+            Pending::Ready(record) => record,
+            Pending::Deferred(build) => build(),
+        }
+    }
+}
+
 /// A queued row's position; ask [`AuditLog::durable`] when it is committed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ticket(u64);
@@ -116,7 +134,7 @@ pub struct Ticket(u64);
 const MAX_BATCH: usize = 4096;
 
 struct State {
-    queue: Vec<AuditRecord>,
+    queue: Vec<Pending>,
     /// Tickets handed out so far (the last queued row's ticket).
     enqueued: u64,
     /// Every ticket up to this one has been through a transaction (committed or failed).
@@ -260,6 +278,16 @@ impl AuditLog {
 
     /// Queues a row (chained and committed by the writer, in queue order).
     pub fn append(&self, record: AuditRecord) -> Result<Ticket, AuditError> {
+        self.enqueue(Pending::Ready(record))
+    }
+
+    /// Queues a row that the writer builds: same order and durability as [`AuditLog::append`];
+    /// `build` must capture everything it needs (the timestamp included) when it is made.
+    pub fn append_deferred(&self, build: impl FnOnce() -> AuditRecord + Send + 'static) -> Result<Ticket, AuditError> {
+        self.enqueue(Pending::Deferred(Box::new(build)))
+    }
+
+    fn enqueue(&self, record: Pending) -> Result<Ticket, AuditError> {
         let mut state = self.shared.state.lock().unwrap();
         if state.shutdown {
             return Err(AuditError::Write("the audit log is closed".into()));
@@ -430,9 +458,10 @@ fn run_writer(mut writer: Writer, shared: &Shared) {
                 state = shared.wake_writer.wait_timeout(state, left).unwrap().0;
             }
             let n = state.queue.len().min(MAX_BATCH);
-            let batch: Vec<AuditRecord> = state.queue.drain(..n).collect();
+            let batch: Vec<Pending> = state.queue.drain(..n).collect();
             (batch, state.done_through + n as u64)
         };
+        let batch: Vec<AuditRecord> = batch.into_iter().map(Pending::build).collect();
         let result = writer.write_batch(&batch);
         let mut state = shared.state.lock().unwrap();
         if let Err(e) = result {

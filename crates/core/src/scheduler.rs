@@ -7,7 +7,7 @@
 
 use crate::approver::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
 use crate::audit::{AuditLog, AuditRecord};
-use crate::policy::{Action, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for};
+use crate::policy::{Action, MatchedRule, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for};
 use crate::redact::redact;
 use crate::registry::{Handler, Layer, Registry};
 use cowork_contract::{CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput};
@@ -151,6 +151,68 @@ struct Trail {
     secret_args: Vec<String>,
 }
 
+/// Everything an audit row says about a call, owned, so that a call's final row can be built on
+/// the audit writer's thread instead of the caller's (`AuditLog::append_deferred`).
+struct Row {
+    at: chrono::DateTime<chrono::Utc>,
+    call_id: String,
+    phase: &'static str,
+    tool: String,
+    layer: Option<Layer>,
+    overrides: Vec<Layer>,
+    caller: Caller,
+    conversation: String,
+    args: serde_json::Value,
+    secret_args: Vec<String>,
+    effects: Vec<Effect>,
+    /// None: the call never reached review (unknown tool, bad arguments).
+    decision: Option<Action>,
+    score: Option<u8>,
+    rule: Option<MatchedRule>,
+    approved_by: Option<String>,
+    outcome: Option<&'static str>,
+    error: Option<String>,
+    duration_us: Option<i64>,
+    max_args_bytes: usize,
+}
+
+impl Row {
+    fn into_record(self) -> AuditRecord {
+        let mut args = serde_json::to_string(&redact(&self.args, &self.secret_args)).unwrap_or_default();
+        if args.len() > self.max_args_bytes {
+            use sha2::Digest;
+            let digest = hex::encode(sha2::Sha256::digest(args.as_bytes()));
+            let mut cut = self.max_args_bytes;
+            while !args.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            args = format!("{}…(truncated: {} bytes, sha256 {digest})", &args[..cut], args.len());
+        }
+        let layer = self.layer.map(|l| {
+            let replaced: Vec<&str> = self.overrides.iter().map(|o| o.as_str()).collect();
+            if replaced.is_empty() { l.as_str().to_string() } else { format!("{} (overrides {})", l.as_str(), replaced.join(", ")) }
+        });
+        AuditRecord {
+            ts: self.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+            call_id: self.call_id,
+            phase: self.phase.to_string(),
+            tool: self.tool,
+            layer,
+            caller: self.caller.as_str().to_string(),
+            conversation: self.conversation,
+            args,
+            effects: serde_json::to_string(&self.effects).unwrap_or_default(),
+            decision: self.decision.map(|d| d.as_str()).unwrap_or("rejected").to_string(),
+            score: self.score.map(i64::from),
+            rule: self.rule.map(|m| format!("{} ({})", m.rule, m.source.as_str())),
+            approved_by: self.approved_by,
+            outcome: self.outcome.map(str::to_string),
+            error: self.error,
+            duration_us: self.duration_us,
+        }
+    }
+}
+
 struct CountingWriter(usize);
 impl std::io::Write for CountingWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -167,6 +229,10 @@ fn now() -> String {
 }
 
 fn format_schema_errors(tool: &str, validator: &jsonschema::Validator, args: &serde_json::Value) -> Option<ToolError> {
+    // The common case, valid input, without building the error iterator.
+    if validator.is_valid(args) {
+        return None;
+    }
     let messages: Vec<String> = validator
         .iter_errors(args)
         .take(5)
@@ -290,23 +356,48 @@ impl Scheduler {
         let mut trail = Trail::default();
         let mut result = self.run(&req, &call_id, &mut trail).await;
         let duration = started.elapsed();
-        let mut record = self.record(&req, &call_id, "final", &trail);
-        record.outcome = Some(match &result {
-            Ok(_) => "ok".into(),
-            Err(e) => e.kind().into(),
-        });
-        record.error = result.as_ref().err().map(|e| e.to_string());
-        record.duration_us = Some(duration.as_micros() as i64);
-        // Queued, committed by the next group commit (see audit.rs for the contract).
-        if let Err(e) = self.audit.append(record) {
+        let tool = trail.tool.take().unwrap_or(req.tool);
+        let error = result.as_ref().err().map(|e| e.to_string());
+        let review = trail.review.as_ref();
+        let row = Row {
+            at: chrono::Utc::now(),
+            call_id: call_id.clone(),
+            phase: "final",
+            tool: tool.clone(),
+            layer: trail.layer,
+            overrides: std::mem::take(&mut trail.overrides),
+            caller: req.caller,
+            conversation: req.conversation,
+            args: req.args,
+            secret_args: std::mem::take(&mut trail.secret_args),
+            effects: std::mem::take(&mut trail.effects),
+            decision: review.map(|r| r.decision),
+            score: review.map(|r| r.score),
+            rule: review.and_then(|r| r.matched.clone()),
+            approved_by: trail.approved_by.clone(),
+            outcome: Some(match &result {
+                Ok(_) => "ok",
+                Err(e) => e.kind(),
+            }),
+            error: error.clone(),
+            duration_us: Some(duration.as_micros() as i64),
+            max_args_bytes: self.config.max_audit_args_bytes,
+        };
+        // Queued, built and committed by the next group commit (see audit.rs for the contract).
+        if let Err(e) = self.audit.append_deferred(move || row.into_record()) {
             // Fail closed: a result we could not record is not handed out.
             result = Err(ToolError::failed(e.to_string()));
         }
-        let tool = trail.tool.clone().unwrap_or_else(|| req.tool.clone());
         let duration_us = duration.as_micros() as u64;
         let _ = self.events.send(match &result {
             Ok(_) => ToolEvent::Completed { call_id: call_id.clone(), tool: tool.clone(), duration_us },
-            Err(e) => ToolEvent::Failed { call_id: call_id.clone(), tool: tool.clone(), error_kind: e.kind().into(), message: e.to_string(), duration_us },
+            Err(e) => ToolEvent::Failed {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                error_kind: e.kind().into(),
+                message: error.unwrap_or_else(|| e.to_string()),
+                duration_us,
+            },
         });
         CallOutcome { call_id, tool, layer: trail.layer, review: trail.review, approved_by: trail.approved_by, result, duration }
     }
@@ -329,66 +420,61 @@ impl Scheduler {
         outcomes
     }
 
-    fn record(&self, req: &CallRequest, call_id: &str, phase: &str, trail: &Trail) -> AuditRecord {
-        let mut args = serde_json::to_string(&redact(&req.args, &trail.secret_args)).unwrap_or_default();
-        if args.len() > self.config.max_audit_args_bytes {
-            use sha2::Digest;
-            let digest = hex::encode(sha2::Sha256::digest(args.as_bytes()));
-            let mut cut = self.config.max_audit_args_bytes;
-            while !args.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            args = format!("{}…(truncated: {} bytes, sha256 {digest})", &args[..cut], args.len());
-        }
+    /// The write-ahead row of an effectful call, built at once (the caller waits for it anyway).
+    fn intent_record(&self, req: &CallRequest, call_id: &str, trail: &Trail) -> AuditRecord {
         let review = trail.review.as_ref();
-        AuditRecord {
-            ts: now(),
+        Row {
+            at: chrono::Utc::now(),
             call_id: call_id.to_string(),
-            phase: phase.to_string(),
+            phase: "intent",
             tool: trail.tool.clone().unwrap_or_else(|| req.tool.clone()),
-            layer: trail.layer.map(|l| {
-                let replaced: Vec<&str> = trail.overrides.iter().map(|o| o.as_str()).collect();
-                if replaced.is_empty() { l.as_str().to_string() } else { format!("{} (overrides {})", l.as_str(), replaced.join(", ")) }
-            }),
-            caller: req.caller.as_str().to_string(),
+            layer: trail.layer,
+            overrides: trail.overrides.clone(),
+            caller: req.caller,
             conversation: req.conversation.clone(),
-            args,
-            effects: serde_json::to_string(&trail.effects).unwrap_or_default(),
-            decision: review.map(|r| r.decision.as_str()).unwrap_or("rejected").to_string(),
-            score: review.map(|r| r.score as i64),
-            rule: review.and_then(|r| r.matched.as_ref()).map(|m| format!("{} ({})", m.rule, m.source.as_str())),
+            args: req.args.clone(),
+            secret_args: trail.secret_args.clone(),
+            effects: trail.effects.clone(),
+            decision: review.map(|r| r.decision),
+            score: review.map(|r| r.score),
+            rule: review.and_then(|r| r.matched.clone()),
             approved_by: trail.approved_by.clone(),
-            ..Default::default()
+            outcome: None,
+            error: None,
+            duration_us: None,
+            max_args_bytes: self.config.max_audit_args_bytes,
         }
+        .into_record()
     }
 
     async fn run(&self, req: &CallRequest, call_id: &str, trail: &mut Trail) -> Result<ToolOutput, ToolError> {
         let env = req.env.as_ref().unwrap_or(&self.env);
-        let (handler, prepared) = self.prepare(&req.tool, &req.args, env)?;
-        let spec = handler.info.spec.clone();
+        let (handler, mut prepared) = self.prepare(&req.tool, &req.args, env)?;
+        let spec = &handler.info.spec;
         trail.tool = Some(spec.name.clone());
         trail.layer = Some(handler.info.layer);
         trail.overrides = handler.info.overrides.clone();
-        trail.effects = prepared.effects.clone();
+        trail.effects = std::mem::take(&mut prepared.effects);
         trail.secret_args = spec.secret_args.clone();
+        let effects = &trail.effects;
 
         let review = self.policy.review(&ReviewRequest {
-            spec: &spec,
-            effects: &prepared.effects,
+            spec,
+            effects,
             conversation: &req.conversation,
             env,
             allowed_tools: req.allowed_tools.as_deref(),
         });
-        trail.review = Some(review.clone());
+        let review = &*trail.review.insert(review);
         match review.decision {
             Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),
             Action::Allow => trail.approved_by = Some(format!("policy: {}", review.why)),
             Action::Ask => {
                 let redacted = redact(&req.args, &spec.secret_args);
-                let (choice, by) = self.ask(req, call_id, &spec.name, &spec.title, redacted, &prepared.effects, &review).await;
+                let (choice, by) = self.ask(req, call_id, &spec.name, &spec.title, redacted, effects, review).await;
                 trail.approved_by = Some(by.clone());
                 if choice == ApprovalChoice::Deny {
-                    let fix = match grant_rules_for(&spec.name, &prepared.effects) {
+                    let fix = match grant_rules_for(&spec.name, effects) {
                         Some(rules) if review.can_grant => format!(
                             " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
                             rules.join("' '")
@@ -403,11 +489,11 @@ impl Scheduler {
         if let Some(limit) = spec.rate_limit {
             self.check_rate(&spec.name, limit)?;
         }
-        let read_only = prepared.effects.iter().all(Effect::is_read_only);
+        let read_only = effects.iter().all(Effect::is_read_only);
         if !read_only {
             // Write-ahead: an effectful call is on record before it can touch the world.
             self.audit
-                .append_durable(self.record(req, call_id, "intent", trail))
+                .append_durable(self.intent_record(req, call_id, trail))
                 .await
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }

@@ -49,8 +49,25 @@ impl std::str::FromStr for Action {
 #[derive(Clone, Debug)]
 pub struct Rule {
     pub text: String,
-    tool: GlobMatcher,
+    tool: ToolPattern,
     specifier: Option<String>,
+}
+
+/// Most rules name one tool: compared as text, which every review does for every rule, instead
+/// of running the glob's regex.
+#[derive(Clone, Debug)]
+enum ToolPattern {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl ToolPattern {
+    fn is_match(&self, tool: &str) -> bool {
+        match self {
+            ToolPattern::Exact(name) => name.eq_ignore_ascii_case(tool),
+            ToolPattern::Glob(glob) => glob.is_match(tool),
+        }
+    }
 }
 
 impl PartialEq for Rule {
@@ -95,11 +112,11 @@ impl Rule {
                 "rule {text:?}: the tool name must be letters, digits, `_`, `-`, `.` or `*` (e.g. `read_file`, `mcp__github__*`)"
             ));
         }
-        let tool = GlobBuilder::new(name)
-            .case_insensitive(true)
-            .build()
-            .map_err(|e| format!("rule {text:?}: {e}"))?
-            .compile_matcher();
+        let tool = if name.contains('*') {
+            ToolPattern::Glob(GlobBuilder::new(name).case_insensitive(true).build().map_err(|e| format!("rule {text:?}: {e}"))?.compile_matcher())
+        } else {
+            ToolPattern::Exact(name.to_string())
+        };
         Ok(Rule { text: text.to_string(), tool, specifier })
     }
 

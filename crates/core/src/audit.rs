@@ -114,14 +114,14 @@ fn chain_hash(prev_hash: &str, seq: i64, r: &AuditRecord) -> String {
 /// caller waiting on its result should not pay; the writer builds rows while callers wait on
 /// their tools' I/O.
 enum Pending {
-    Ready(AuditRecord),
+    Ready(Box<AuditRecord>),
     Deferred(Box<dyn FnOnce() -> AuditRecord + Send>),
 }
 
 impl Pending {
     fn build(self) -> AuditRecord {
         match self {
-            Pending::Ready(record) => record,
+            Pending::Ready(record) => *record,
             Pending::Deferred(build) => build(),
         }
     }
@@ -278,7 +278,7 @@ impl AuditLog {
 
     /// Queues a row (chained and committed by the writer, in queue order).
     pub fn append(&self, record: AuditRecord) -> Result<Ticket, AuditError> {
-        self.enqueue(Pending::Ready(record))
+        self.enqueue(Pending::Ready(Box::new(record)))
     }
 
     /// Queues a row that the writer builds: same order and durability as [`AuditLog::append`];

@@ -5,7 +5,7 @@
 //! loopback. Every call goes through the scheduler, so reviews and audit rows are checked too.
 
 use cowork_app::{App, AppOptions, ServerState};
-use cowork_contract::{Effect, ToolError};
+use cowork_contract::ToolError;
 use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ElicitationAnswer, ElicitationRequest, Layer, SchedulerConfig, ToolEvent};
 use cowork_tests::mcp::{FakeGithub, probe_pack, servers};
 use serde_json::{Value, json};
@@ -159,8 +159,9 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     assert_eq!(env.audit_layer(&out.call_id).as_deref(), Some("mcp"));
 
     // Declared effects are judged on the call's real paths: inside the workspace a write
-    // scores 3, plus 1 for the server's destructive hint (it overwrites), so it asks; outside,
-    // a read asks too (and here is denied, never reaching the server).
+    // scores 3, plus 1 for the server's destructive hint (it overwrites), so it asks; outside
+    // the workspace, with no rule naming the path, a read is a security violation: refused
+    // without asking, never reaching the server.
     let target = env.workspace.join("hello.txt");
     env.script.answer(ApprovalChoice::Once);
     let write = env.call("mcp__filesystem__write_file", json!({"path": target, "content": "hi from MCP"})).await;
@@ -171,10 +172,11 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi from MCP");
     let read = env.call("mcp__filesystem__read_text_file", json!({"path": target})).await;
     assert_eq!(read.result.unwrap().text_content(), "hi from MCP");
+    let asked_before = env.script.asked.lock().unwrap().len();
     let outside = env.call("mcp__filesystem__read_text_file", json!({"path": "/etc/hostname"})).await;
-    assert!(matches!(outside.result, Err(ToolError::Denied { .. })), "{:?}", outside.result);
-    let asked = env.script.asked.lock().unwrap().last().cloned().unwrap();
-    assert_eq!(asked.effects, [Effect::FsRead { path: "/etc/hostname".into() }]);
+    assert!(matches!(outside.result, Err(ToolError::SecurityViolation { .. })), "{:?}", outside.result);
+    assert!(outside.review.as_ref().unwrap().why.contains("outside the workspace"), "{:?}", outside.review);
+    assert_eq!(env.script.asked.lock().unwrap().len(), asked_before, "confinement does not ask");
     // A move declares a delete and a write; both are reviewed (delete inside: 6, asks).
     env.script.answer(ApprovalChoice::Once);
     let moved = env.call("mcp__filesystem__move_file", json!({"source": target, "destination": env.workspace.join("moved.txt")})).await;

@@ -38,6 +38,7 @@ impl Harness {
         registry.add_provider(Layer::Stub, Arc::new(cowork_core::StubCatalog));
         cowork_core::register_core_tools(&registry);
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()));
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store).unwrap()));
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
         let audit = Arc::new(AuditLog::open(&store).unwrap());

@@ -28,6 +28,8 @@ pub enum AppError {
     Policy(#[from] cowork_core::PolicyError),
     #[error(transparent)]
     Audit(#[from] cowork_core::AuditError),
+    #[error(transparent)]
+    Files(#[from] cowork_files::shadow::ShadowError),
     #[error("workspace {path}: {source} — pass an existing folder to --workspace")]
     Workspace { path: PathBuf, source: std::io::Error },
 }
@@ -97,6 +99,7 @@ impl App {
         registry.add_provider(Layer::Stub, Arc::new(StubCatalog));
         cowork_core::register_core_tools(&registry);
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store)?));
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();

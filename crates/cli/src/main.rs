@@ -51,6 +51,32 @@ enum Command {
     /// MCP servers of the enabled toolpacks.
     #[command(subcommand)]
     Mcp(McpCmd),
+    /// The assistant's staged file changes: review, apply (whole or by hunk), reject, roll back.
+    #[command(subcommand)]
+    Changes(ChangesCmd),
+}
+
+#[derive(Subcommand)]
+enum ChangesCmd {
+    /// Staged and settled changes, newest first.
+    List {
+        /// staged | applied | rejected | rolled_back
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// One change's diff, with numbered hunks.
+    Diff { id: i64 },
+    /// Write staged changes to disk (asks first); `--hunks 1,3` applies part of one change.
+    Apply {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        #[arg(long, value_delimiter = ',')]
+        hunks: Option<Vec<usize>>,
+    },
+    /// Drop a staged change.
+    Reject { id: i64 },
+    /// Put back the exact previous bytes of an applied change.
+    Rollback { id: i64 },
 }
 
 #[derive(Subcommand)]
@@ -237,6 +263,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// One call through the scheduler, printed once its audit row is committed.
+async fn call_and_print(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool) -> Result<ExitCode, String> {
+    let outcome = scheduler.call(CallRequest::new(name, args, Caller::Cli, conversation)).await;
+    // Nothing is reported done before its audit row is committed.
+    scheduler.flush().map_err(|e| e.to_string())?;
+    print::outcome(&outcome, json);
+    Ok(match &outcome.result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(cowork_contract::ToolError::Denied { .. }) => ExitCode::from(3),
+        Err(_) => ExitCode::FAILURE,
+    })
+}
+
 async fn run(cli: Cli) -> Result<ExitCode, String> {
     // Asking needs a person at a terminal; piped input answers only when explicitly requested
     // (scripts and tests), otherwise an ask is denied.
@@ -277,16 +316,28 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         }
         Command::Tools(ToolsCmd::Call { name, args }) => {
-            let args = parse_args(&args)?;
-            let outcome = scheduler.call(CallRequest::new(&name, args, Caller::Cli, conversation)).await;
-            // Nothing is reported done before its audit row is committed.
-            scheduler.flush().map_err(|e| e.to_string())?;
-            print::outcome(&outcome, json);
-            return Ok(match &outcome.result {
-                Ok(_) => ExitCode::SUCCESS,
-                Err(cowork_contract::ToolError::Denied { .. }) => ExitCode::from(3),
-                Err(_) => ExitCode::FAILURE,
-            });
+            return call_and_print(&scheduler, &name, parse_args(&args)?, conversation, json).await;
+        }
+        // The review side of the shadow FS runs as tools: reviewed and audited like any call.
+        Command::Changes(cmd) => {
+            let calls = match cmd {
+                ChangesCmd::List { status } => vec![("changes_list", serde_json::json!({"status": status}))],
+                ChangesCmd::Diff { id } => vec![("changes_diff", serde_json::json!({"id": id}))],
+                ChangesCmd::Apply { ids, hunks } => {
+                    if hunks.is_some() && ids.len() > 1 {
+                        return Err("--hunks applies to one change: give one id".into());
+                    }
+                    ids.iter().map(|id| ("changes_apply", serde_json::json!({"id": id, "hunks": hunks}))).collect()
+                }
+                ChangesCmd::Reject { id } => vec![("changes_reject", serde_json::json!({"id": id}))],
+                ChangesCmd::Rollback { id } => vec![("changes_rollback", serde_json::json!({"id": id}))],
+            };
+            for (tool, args) in calls {
+                let code = call_and_print(&scheduler, tool, args, conversation, json).await?;
+                if code != ExitCode::SUCCESS {
+                    return Ok(code);
+                }
+            }
         }
         Command::Policy(PolicyCmd::Explain { name, args }) => {
             let args = parse_args(&args)?;

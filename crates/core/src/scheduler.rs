@@ -467,6 +467,7 @@ impl Scheduler {
         });
         let review = &*trail.review.insert(review);
         match review.decision {
+            Action::Deny if review.outside_workspace => return Err(ToolError::SecurityViolation { reason: review.why.clone() }),
             Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),
             Action::Allow => trail.approved_by = Some(format!("policy: {}", review.why)),
             Action::Ask => {

@@ -31,7 +31,7 @@ type Missing = (&'static str, &'static str);
 
 const MAIL: Missing = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
 const CALENDAR: Missing = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
-const FILES: Missing = ("the files & coding family is not built into this version yet", "planned: open a workspace folder (Settings → Workspaces, or `--workspace DIR`)");
+const FILES: Missing = ("not built into this version yet (the files family has read/write/edit/search; commands and code checks come next)", "planned: runs in the workspace (`--workspace DIR`), inside bwrap when installed");
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
 const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
 const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
@@ -50,14 +50,6 @@ const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
     ("email_read", "mail", "Read one message: headers, text, attachments.", &[], MAIL),
     ("email_send", "mail", "Send an email (undo window before it leaves).", &[], MAIL),
     ("email_reply", "mail", "Reply to an email, keeping the thread.", &[], MAIL),
-    ("list_directory", "files", "List a directory inside the workspace.", &["LS"], FILES),
-    ("create_directory", "files", "Create a directory inside the workspace.", &[], FILES),
-    ("move_file", "files", "Move or rename a file inside the workspace.", &[], FILES),
-    ("read_file", "files", "Read a text file, by line range.", &["Read"], FILES),
-    ("write_file", "files", "Write a file (staged for review).", &["Write"], FILES),
-    ("edit_file", "files", "Replace exact text in a file (staged for review).", &["Edit"], FILES),
-    ("glob", "files", "Find files by glob pattern.", &["Glob"], FILES),
-    ("search_code", "files", "Search file contents by regex.", &["Grep"], FILES),
     ("run_command", "files", "Run a shell command in the workspace.", &["Bash"], FILES),
     ("check_code_quality", "files", "Complexity, long functions, secrets and TODOs of a file.", &[], FILES),
     ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),

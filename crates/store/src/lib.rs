@@ -81,6 +81,10 @@ impl DataDir {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+    /// The shadow filesystem's content-addressed blobs (staged and previous file contents).
+    pub fn changes_dir(&self) -> PathBuf {
+        self.root.join("changes")
+    }
 }
 
 /// An opened, migrated data directory.

@@ -102,6 +102,36 @@ CREATE TABLE messages (
 CREATE INDEX messages_conversation ON messages(conversation, id);
 "#;
 
+const V3: &str = r#"
+-- files/shadow: staged writes per conversation. Contents live as content-addressed blobs in
+-- `changes/blobs/<sha256>`; `base_sha` NULL = the file did not exist, `new_sha` NULL = delete.
+CREATE TABLE file_changes (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation TEXT    NOT NULL,
+    path         TEXT    NOT NULL,
+    base_sha     TEXT,
+    base_mode    INTEGER,
+    new_sha      TEXT,
+    status       TEXT    NOT NULL,   -- staged | applied | rejected | rolled_back
+    applied_sha  TEXT,               -- what apply wrote (a partial apply differs from new_sha)
+    created_at   TEXT    NOT NULL,
+    updated_at   TEXT    NOT NULL
+);
+CREATE INDEX file_changes_by_status ON file_changes (status, conversation);
+-- files/shadow: write-ahead journal of apply and rollback. A row is committed before the file
+-- is touched and closed after; on open, a row still open is settled by what is on disk.
+CREATE TABLE file_journal (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    change_id   INTEGER NOT NULL,
+    action      TEXT    NOT NULL,    -- apply | rollback
+    path        TEXT    NOT NULL,
+    before_sha  TEXT,
+    after_sha   TEXT,
+    mode        INTEGER,
+    done        INTEGER NOT NULL DEFAULT 0
+);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)]).to_latest(conn)
 }

@@ -114,6 +114,10 @@ pub struct Review {
     /// Whether "this conversation" / "always" may be offered: not when an explicit ask rule or
     /// the taint rule forced the question (a grant would not stop the next ask anyway).
     pub can_grant: bool,
+    /// A denial because a path lies outside the workspace roots: the call fails as a security
+    /// violation, not as a plain denial.
+    #[serde(default)]
+    pub outside_workspace: bool,
 }
 
 pub struct ReviewRequest<'a> {
@@ -324,6 +328,7 @@ impl PolicyBridge {
             mode,
             tainted_by: tainted_by.clone(),
             can_grant,
+            outside_workspace: false,
         };
         let taint_note = |by: &str| format!("the conversation holds untrusted content from {by} and this call sends data out");
 
@@ -338,6 +343,21 @@ impl PolicyBridge {
         }
         if mode == Mode::Plan && !read_only {
             return review(Action::Deny, None, "plan mode allows read-only tools only, until the plan is approved".into(), false);
+        }
+        // Confinement: without an allow rule naming it, no file outside the workspace roots is
+        // touched, whatever the score or ask rules say (deny > ask > allow: a missing allow is
+        // the deny here).
+        if let Some(path) = req.effects.iter().find_map(|e| outside_workspace(e, req.env))
+            && find(Action::Allow).is_none()
+        {
+            let why = if req.env.workspace_roots.is_empty() {
+                format!("{path} is outside the workspace: no workspace is open — open its folder (`--workspace DIR`, Settings → Workspaces) or add an allow rule for it")
+            } else {
+                format!("{path} is outside the workspace roots — open its folder as a workspace or add an allow rule like `{}({path})`", req.spec.name)
+            };
+            let mut denied = review(Action::Deny, None, why, false);
+            denied.outside_workspace = true;
+            return denied;
         }
         if let Some(m) = find(Action::Ask) {
             let why = format!("ask rule `{}` ({})", m.rule, m.source.as_str());
@@ -366,6 +386,13 @@ impl PolicyBridge {
             (Action::Ask, format!("no rule; score {} asks by default", risk.score))
         };
         review(decision, None, why, decision == Action::Ask)
+    }
+}
+
+fn outside_workspace<'a>(effect: &'a Effect, env: &EffectEnv) -> Option<&'a str> {
+    match effect {
+        Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path } if !env.is_inside_workspace(Path::new(path)) => Some(path),
+        _ => None,
     }
 }
 

@@ -1,0 +1,215 @@
+//! The review side of the shadow filesystem as tools, so the window, the CLI and the model all
+//! go through the scheduler (reviewed and audited). Applying and rolling back are marked
+//! destructive: they score one above a plain workspace write, so the person is asked — the
+//! model cannot apply its own staged change unseen.
+
+use crate::shadow::{Change, ChangeDiff};
+use crate::{Shared, shadow_error};
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// File I/O with fsyncs off the async workers (any runtime flavour: the CLI's is current-thread).
+async fn blocking(work: impl FnOnce() -> Result<Change, crate::shadow::ShadowError> + Send + 'static) -> Result<Change, ToolError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("file task failed: {e}")))?.map_err(shadow_error)
+}
+
+fn path_of(shared: &Shared, id: i64) -> Result<String, ToolError> {
+    shared.shadow.diff(id).map(|d| d.change.path).map_err(shadow_error)
+}
+
+pub struct ChangesList(pub Shared);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesListInput {
+    /// staged | applied | rejected | rolled_back (default: every status).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Only this conversation's changes.
+    #[serde(default)]
+    pub conversation: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ChangeList {
+    pub changes: Vec<Change>,
+}
+
+#[async_trait::async_trait]
+impl Tool for ChangesList {
+    type Input = ChangesListInput;
+    type Output = ChangeList;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("changes_list", "List file changes", "List staged and settled file changes (the shadow filesystem), newest first.")
+            .category("files")
+            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+            .effects(&[EffectKind::FsRead])
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<ChangeList, ToolError> {
+        if let Some(s) = &input.status
+            && !["staged", "applied", "rejected", "rolled_back"].contains(&s.as_str())
+        {
+            return Err(ToolError::InvalidArguments { tool: "changes_list".into(), message: format!("status {s:?}: use staged, applied, rejected or rolled_back") });
+        }
+        Ok(ChangeList { changes: self.0.shadow.list(input.status.as_deref(), input.conversation.as_deref()).map_err(shadow_error)? })
+    }
+
+    fn to_text(&self, list: &ChangeList) -> String {
+        if list.changes.is_empty() {
+            return "no changes".into();
+        }
+        list.changes
+            .iter()
+            .map(|c| format!("#{:<4} {:<11} {:<8} +{:<4} −{:<4} {}{}", c.id, c.status, c.kind, c.added, c.removed, c.path, if c.binary { "  (binary)" } else { "" }))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeId {
+    /// The change's id (`changes_list`).
+    pub id: i64,
+}
+
+pub struct ChangesDiff(pub Shared);
+
+#[async_trait::async_trait]
+impl Tool for ChangesDiff {
+    type Input = ChangeId;
+    type Output = ChangeDiff;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("changes_diff", "Show a file change", "The diff of one change, hunk by hunk (numbered for a partial apply).")
+            .category("files")
+            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+            .effects(&[EffectKind::FsRead])
+    }
+
+    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsRead { path: path_of(&self.0, input.id)? }])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<ChangeDiff, ToolError> {
+        self.0.shadow.diff(input.id).map_err(shadow_error)
+    }
+
+    fn to_text(&self, d: &ChangeDiff) -> String {
+        let c = &d.change;
+        let mut out = format!("change {} — {} {} ({}), +{} −{}\n", c.id, c.kind, c.path, c.status, c.added, c.removed);
+        if d.conflict {
+            out.push_str("CONFLICT: the file changed on disk since this was staged\n");
+        }
+        if let Some(summary) = &d.summary {
+            out.push_str(summary);
+            out.push('\n');
+        }
+        for h in &d.hunks {
+            out.push_str(&format!("[hunk {}] {}\n{}", h.number, h.header, h.text));
+        }
+        out
+    }
+}
+
+pub struct ChangesApply(pub Shared);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesApplyInput {
+    pub id: i64,
+    /// Only these hunks (1-based, from `changes_diff`); default: all of it.
+    #[serde(default)]
+    pub hunks: Option<Vec<usize>>,
+}
+
+fn destructive() -> Annotations {
+    Annotations { destructive: true, ..Default::default() }
+}
+
+#[async_trait::async_trait]
+impl Tool for ChangesApply {
+    type Input = ChangesApplyInput;
+    type Output = Change;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("changes_apply", "Apply a file change", "Write a staged change (or some of its hunks) to disk, atomically and journaled.")
+            .category("files")
+            .annotations(destructive())
+            .effects(&[EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsWrite { path: path_of(&self.0, input.id)? }])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+        let (shadow, id, hunks) = (self.0.shadow.clone(), input.id, input.hunks.clone());
+        blocking(move || shadow.apply(id, hunks.as_deref())).await
+    }
+
+    fn to_text(&self, c: &Change) -> String {
+        format!("applied change {} to {}", c.id, c.path)
+    }
+}
+
+pub struct ChangesReject(pub Shared);
+
+#[async_trait::async_trait]
+impl Tool for ChangesReject {
+    type Input = ChangeId;
+    type Output = Change;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("changes_reject", "Reject a file change", "Drop a staged change; the file on disk is not touched.")
+            .category("files")
+            .annotations(Annotations { idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+        self.0.shadow.reject(input.id).map_err(shadow_error)
+    }
+
+    fn to_text(&self, c: &Change) -> String {
+        format!("rejected change {} ({})", c.id, c.path)
+    }
+}
+
+pub struct ChangesRollback(pub Shared);
+
+#[async_trait::async_trait]
+impl Tool for ChangesRollback {
+    type Input = ChangeId;
+    type Output = Change;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("changes_rollback", "Roll back a file change", "Put back the exact bytes and permissions a file had before an applied change.")
+            .category("files")
+            .annotations(destructive())
+            .effects(&[EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsWrite { path: path_of(&self.0, input.id)? }])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+        let (shadow, id) = (self.0.shadow.clone(), input.id);
+        blocking(move || shadow.rollback(id)).await
+    }
+
+    fn to_text(&self, c: &Change) -> String {
+        format!("rolled back change {} ({})", c.id, c.path)
+    }
+}

@@ -1,0 +1,218 @@
+//! Writing tools. `write_file` and `edit_file` never touch the person's file: they stage a
+//! change in the shadow filesystem (see shadow.rs) that the person applies from the review
+//! panel or `cowork changes apply`.
+
+use crate::paths::{self, Reviewed};
+use crate::read::current_bytes;
+use crate::shadow::Change;
+use crate::{Shared, shadow_error};
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+fn staged_text(change: &Change, shown: &str) -> String {
+    format!(
+        "staged as change {} ({} {shown}, +{} −{}); the person reviews it — it is not on disk until applied (`cowork changes apply {}`)",
+        change.id, change.kind, change.added, change.removed, change.id
+    )
+}
+
+pub struct WriteFile(pub Shared);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileInput {
+    /// The file: relative to the workspace, absolute, or `~/…`.
+    pub path: String,
+    /// The whole new content.
+    pub content: String,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed: Reviewed,
+}
+
+#[async_trait::async_trait]
+impl Tool for WriteFile {
+    type Input = WriteFileInput;
+    type Output = Change;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("write_file", "Write file", "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")
+            .category("files")
+            .aliases(&["Write"])
+            .effects(&[EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let path = input.reviewed.set(env, "write_file", &input.path)?;
+        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
+        let path = input.reviewed.get(&ctx.env)?;
+        if path.is_dir() {
+            return Err(ToolError::InvalidArguments { tool: "write_file".into(), message: format!("{} is a folder", path.display()) });
+        }
+        self.0.shadow.stage(&ctx.conversation_id, &path, Some(input.content.as_bytes())).map_err(shadow_error)
+    }
+
+    fn to_text(&self, change: &Change) -> String {
+        staged_text(change, &change.path)
+    }
+}
+
+pub struct EditFile(pub Shared);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileInput {
+    pub path: String,
+    /// The exact text to replace (whitespace included). It must occur exactly once unless
+    /// `replace_all`.
+    pub old_string: String,
+    pub new_string: String,
+    #[serde(default)]
+    pub replace_all: bool,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed: Reviewed,
+}
+
+#[async_trait::async_trait]
+impl Tool for EditFile {
+    type Input = EditFileInput;
+    type Output = Change;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("edit_file", "Edit file", "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")
+            .category("files")
+            .aliases(&["Edit"])
+            .effects(&[EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let path = input.reviewed.set(env, "edit_file", &input.path)?;
+        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
+        let invalid = |message: String| ToolError::InvalidArguments { tool: "edit_file".into(), message };
+        let path = input.reviewed.get(&ctx.env)?;
+        let shown = paths::display(&ctx.env, &path);
+        if input.old_string.is_empty() {
+            return Err(invalid("`old_string` is empty: to create a file use write_file".into()));
+        }
+        if input.old_string == input.new_string {
+            return Err(invalid("`old_string` and `new_string` are the same: nothing to change".into()));
+        }
+        let Some(bytes) = current_bytes(&self.0, ctx, &path)? else {
+            return Err(invalid(format!("{shown} does not exist: create it with write_file")));
+        };
+        let text = String::from_utf8(bytes).map_err(|_| invalid(format!("{shown} is not UTF-8 text; edit_file only edits text")))?;
+        let count = text.matches(&input.old_string).count();
+        let edited = match count {
+            0 => return Err(invalid(format!("`old_string` was not found in {shown}: read the file again and copy the text exactly (indentation included)"))),
+            1 => text.replacen(&input.old_string, &input.new_string, 1),
+            _ if input.replace_all => text.replace(&input.old_string, &input.new_string),
+            n => return Err(invalid(format!("`old_string` occurs {n} times in {shown}: include more surrounding lines to make it unique, or set replace_all"))),
+        };
+        self.0.shadow.stage(&ctx.conversation_id, &path, Some(edited.as_bytes())).map_err(shadow_error)
+    }
+
+    fn to_text(&self, change: &Change) -> String {
+        staged_text(change, &change.path)
+    }
+}
+
+pub struct CreateDirectory;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDirectoryInput {
+    pub path: String,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed: Reviewed,
+}
+
+#[derive(serde::Serialize, JsonSchema)]
+pub struct Done {
+    pub message: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for CreateDirectory {
+    type Input = CreateDirectoryInput;
+    type Output = Done;
+
+    fn meta(&self) -> ToolMeta {
+        // Folders are created at once: an empty folder loses nothing, and staging it would
+        // leave the staged files inside it nowhere to go.
+        ToolMeta::new("create_directory", "Create folder", "Create a folder (and its parents).")
+            .category("files")
+            .annotations(Annotations { idempotent: true, ..Default::default() })
+            .effects(&[EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let path = input.reviewed.set(env, "create_directory", &input.path)?;
+        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
+        let path = input.reviewed.get(&ctx.env)?;
+        std::fs::create_dir_all(&path).map_err(|e| paths::io_error(&path, e))?;
+        Ok(Done { message: format!("created {}", paths::display(&ctx.env, &path)) })
+    }
+
+    fn to_text(&self, done: &Done) -> String {
+        done.message.clone()
+    }
+}
+
+pub struct MoveFile;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveFileInput {
+    pub from: String,
+    pub to: String,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed_from: Reviewed,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed_to: Reviewed,
+}
+
+#[async_trait::async_trait]
+impl Tool for MoveFile {
+    type Input = MoveFileInput;
+    type Output = Done;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("move_file", "Move file", "Move or rename a file or folder; never replaces an existing target.")
+            .category("files")
+            .effects(&[EffectKind::FsDelete, EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let from = input.reviewed_from.set(env, "move_file", &input.from)?;
+        let to = input.reviewed_to.set(env, "move_file", &input.to)?;
+        Ok(vec![Effect::FsDelete { path: from.display().to_string() }, Effect::FsWrite { path: to.display().to_string() }])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
+        let from = input.reviewed_from.get(&ctx.env)?;
+        let to = input.reviewed_to.get(&ctx.env)?;
+        if to.symlink_metadata().is_ok() {
+            return Err(ToolError::InvalidArguments { tool: "move_file".into(), message: format!("{} already exists: choose another name or remove it first", to.display()) });
+        }
+        std::fs::rename(&from, &to).map_err(|e| paths::io_error(&from, e))?;
+        Ok(Done { message: format!("moved {} → {}", paths::display(&ctx.env, &from), paths::display(&ctx.env, &to)) })
+    }
+
+    fn to_text(&self, done: &Done) -> String {
+        done.message.clone()
+    }
+}

@@ -1,0 +1,71 @@
+//! The files & coding family: `read_file`, `list_directory`, `glob`, `search_code`,
+//! `write_file`, `edit_file`, `create_directory`, `move_file`, and the shadow filesystem's
+//! review tools `changes_list|diff|apply|reject|rollback`.
+//!
+//! - paths.rs: confinement (resolution before review, re-check at use, no-follow opens).
+//! - shadow.rs: staged changes, content-addressed blobs, journaled apply/rollback, recovery.
+//! - read.rs / search.rs / edit.rs / changes.rs: the tools.
+//!
+//! Not built yet (stubs in the catalog say so): `run_command`, `check_code_quality`.
+
+mod changes;
+mod edit;
+pub mod paths;
+mod read;
+mod search;
+pub mod shadow;
+
+use cowork_contract::{DynTool, ToolError, ToolProvider, typed};
+use cowork_store::Store;
+use shadow::{Shadow, ShadowError};
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct Shared {
+    shadow: Shadow,
+}
+
+pub struct FilesTools {
+    shared: Shared,
+}
+
+impl FilesTools {
+    pub fn new(store: &Store) -> Result<Self, ShadowError> {
+        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)? } })
+    }
+}
+
+pub(crate) fn shadow_error(e: ShadowError) -> ToolError {
+    match e {
+        ShadowError::Conflict { .. } => ToolError::failed(e.to_string()),
+        ShadowError::NoSuchChange(_) | ShadowError::WrongStatus { .. } | ShadowError::NoSuchHunk { .. } | ShadowError::NotHunkable(_) => {
+            ToolError::InvalidArguments { tool: "changes".into(), message: e.to_string() }
+        }
+        other => ToolError::failed(other.to_string()),
+    }
+}
+
+impl ToolProvider for FilesTools {
+    fn name(&self) -> &str {
+        "files"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let s = &self.shared;
+        vec![
+            typed(read::ReadFile(s.clone())),
+            typed(read::ListDirectory),
+            typed(read::Glob),
+            typed(search::SearchCode),
+            typed(edit::WriteFile(s.clone())),
+            typed(edit::EditFile(s.clone())),
+            typed(edit::CreateDirectory),
+            typed(edit::MoveFile),
+            typed(changes::ChangesList(s.clone())),
+            typed(changes::ChangesDiff(s.clone())),
+            typed(changes::ChangesApply(s.clone())),
+            typed(changes::ChangesReject(s.clone())),
+            typed(changes::ChangesRollback(s.clone())),
+        ]
+    }
+}

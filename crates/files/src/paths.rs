@@ -1,0 +1,110 @@
+//! Path confinement. Every path argument is resolved before effects are computed (`~`, relative,
+//! `..`, symlinks: the existing prefix is canonicalized), so the PolicyBridge reviews the real
+//! target; whether a target outside the workspace may be touched is the policy's call (a rule
+//! can allow it). At the moment of use the path is resolved again and must be the one that was
+//! reviewed, and files are opened without following a final symlink and checked through the
+//! opened descriptor: a symlink swapped in between review and use is refused.
+
+use cowork_contract::{EffectEnv, ToolError};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The reviewed target of a path argument.
+pub fn resolve(env: &EffectEnv, tool: &str, raw: &str) -> Result<PathBuf, ToolError> {
+    let invalid = |message: String| ToolError::InvalidArguments { tool: tool.to_string(), message };
+    if raw.trim().is_empty() {
+        return Err(invalid("the path is empty: give a file or folder inside the workspace".into()));
+    }
+    if raw.contains('\0') {
+        return Err(invalid("the path contains a NUL byte".into()));
+    }
+    // `~user/...` would name another account's home; only the person's own `~` is expanded.
+    if raw.starts_with('~') && !(raw == "~" || raw.starts_with("~/")) {
+        return Err(invalid(format!("{raw:?}: only `~` and `~/…` (your own home) are expanded; write the full path")));
+    }
+    if env.workspace_roots.is_empty() && !Path::new(raw).is_absolute() && !raw.starts_with('~') {
+        return Err(invalid(format!(
+            "{raw:?} is relative but no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) or give an absolute path"
+        )));
+    }
+    Ok(env.resolve_path(raw))
+}
+
+/// Re-resolves a reviewed path just before use: if anything on the way changed (a directory
+/// became a symlink), the call stops.
+pub fn recheck(env: &EffectEnv, reviewed: &Path) -> Result<(), ToolError> {
+    let now = env.resolve_path(&reviewed.to_string_lossy());
+    if now != reviewed {
+        return Err(ToolError::SecurityViolation {
+            reason: format!("{} now resolves to {} (a symlink changed since the call was reviewed); nothing was done", reviewed.display(), now.display()),
+        });
+    }
+    Ok(())
+}
+
+/// Opens a reviewed file for reading: no final symlink, and the descriptor's real path must be
+/// the reviewed one.
+pub fn open_reviewed(env: &EffectEnv, reviewed: &Path) -> Result<File, ToolError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    recheck(env, reviewed)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(reviewed)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => ToolError::SecurityViolation { reason: format!("{} became a symlink after review; nothing was read", reviewed.display()) },
+            _ => io_error(reviewed, e),
+        })?;
+    check_descriptor(&file, reviewed)?;
+    Ok(file)
+}
+
+/// The kernel's name for what a descriptor really is.
+pub fn check_descriptor(file: &File, reviewed: &Path) -> Result<(), ToolError> {
+    use std::os::fd::AsRawFd;
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    match real {
+        Ok(real) if real == reviewed => Ok(()),
+        Ok(real) => Err(ToolError::SecurityViolation { reason: format!("{} opened as {}; refused", reviewed.display(), real.display()) }),
+        // Without /proc (not Linux) the pre-open recheck is what we have.
+        Err(_) => Ok(()),
+    }
+}
+
+pub fn io_error(path: &Path, e: std::io::Error) -> ToolError {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::failed(format!("{} does not exist", path.display())),
+        std::io::ErrorKind::PermissionDenied => ToolError::failed(format!("{}: permission denied by the system", path.display())),
+        _ => ToolError::failed(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Shown to the model instead of absolute paths inside the workspace.
+pub fn display(env: &EffectEnv, path: &Path) -> String {
+    for root in &env.workspace_roots {
+        if let Ok(rest) = path.strip_prefix(root) {
+            return if rest.as_os_str().is_empty() { ".".into() } else { rest.display().to_string() };
+        }
+    }
+    path.display().to_string()
+}
+
+/// The path a call was reviewed with, kept on its input: set when effects are computed, read
+/// when the call runs, so the run uses exactly what the PolicyBridge saw (and re-checks it).
+#[derive(Debug, Default)]
+pub struct Reviewed(std::sync::OnceLock<PathBuf>);
+
+impl Reviewed {
+    pub fn set(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<PathBuf, ToolError> {
+        let path = resolve(env, tool, raw)?;
+        let _ = self.0.set(path.clone());
+        Ok(path)
+    }
+
+    /// The reviewed path, re-checked against the filesystem now.
+    pub fn get(&self, env: &EffectEnv) -> Result<PathBuf, ToolError> {
+        let path = self.0.get().cloned().ok_or_else(|| ToolError::failed("internal: the path was not reviewed before the call"))?;
+        recheck(env, &path)?;
+        Ok(path)
+    }
+}

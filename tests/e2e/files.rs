@@ -1,0 +1,238 @@
+//! The files family through the scheduler: a traversal corpus that must never escape the
+//! workspace, a symlink swapped in between review and use, the shadow FS (stage → diff →
+//! partial apply → rollback, byte-identical with permissions, binary included, conflicts). The
+//! kill -9 in the middle of `cowork changes apply` is in cli_changes.rs (it needs the binary).
+
+use cowork_contract::ToolError;
+use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallOutcome, CallRequest, Caller};
+use cowork_files::shadow::Shadow;
+use cowork_tests::Harness;
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+const SECRET: &str = "TOP-SECRET-OUTSIDE";
+
+/// Approves everything, after running an optional hook (the TOCTOU test swaps a symlink there).
+#[derive(Default)]
+struct Yes {
+    hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    asked: Mutex<usize>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Yes {
+    fn name(&self) -> &str {
+        "test"
+    }
+    async fn decide(&self, _request: &ApprovalRequest) -> ApprovalChoice {
+        *self.asked.lock().unwrap() += 1;
+        if let Some(hook) = self.hook.lock().unwrap().take() {
+            hook();
+        }
+        ApprovalChoice::Once
+    }
+}
+
+async fn call(h: &Harness, tool: &str, args: Value) -> CallOutcome {
+    h.scheduler.call(CallRequest::new(tool, args, Caller::Chat, "conv")).await
+}
+
+fn setup() -> (Harness, Arc<Yes>) {
+    let yes = Arc::new(Yes::default());
+    let h = Harness::new(yes.clone());
+    let outside = h.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
+    std::fs::create_dir_all(h.dir.path().join("ws2")).unwrap();
+    std::fs::write(h.dir.path().join("ws2/secret.txt"), SECRET).unwrap();
+    std::fs::create_dir_all(h.dir.path().join("userhome/.ssh")).unwrap();
+    std::fs::write(h.dir.path().join("userhome/.ssh/id_rsa"), SECRET).unwrap();
+    let ws = &h.workspace;
+    std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
+    std::fs::write(ws.join("inside.txt"), "inside\n").unwrap();
+    let link = |target: &str, name: &str| std::os::unix::fs::symlink(target, ws.join(name)).unwrap();
+    link("../outside", "link_out");
+    link("../outside/secret.txt", "link_file");
+    link("link_out", "link_chain");
+    link("/etc", "link_abs");
+    link("..", "link_parent");
+    link("../ws2", "link_ws2");
+    link("sub/../../outside", "link_dotdot");
+    (h, yes)
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_type().unwrap().is_file() {
+            out.push((entry.file_name().to_string_lossy().into_owned(), std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn traversal_corpus_never_escapes_the_workspace() {
+    let (h, _yes) = setup();
+    let ws = h.workspace.display().to_string();
+    let corpus: Vec<String> = [
+        "../outside/secret.txt", "../../outside/secret.txt", "../../../../../../etc/passwd", "/etc/passwd", "/etc/shadow", "/etc/hostname",
+        "a/../../outside/secret.txt", "./../outside/secret.txt", "sub/../../outside/secret.txt", "sub/deeper/../../../outside/secret.txt",
+        "link_out/secret.txt", "link_file", "link_chain/secret.txt", "link_abs/passwd", "link_abs/hostname", "link_parent/outside/secret.txt",
+        "link_parent/ws2/secret.txt", "link_ws2/secret.txt", "link_dotdot/secret.txt", "link_out/../outside/secret.txt", "link_out/./secret.txt",
+        "link_out", "link_out/", "link_chain", "..", "../", "../outside", "../ws2/secret.txt", "~/.ssh/id_rsa", "~/../outside/secret.txt",
+        "~root/.ssh/id_rsa", "~nobody/x", "~", "/proc/self/root/etc/passwd", "/proc/self/cwd/secret.txt", "/proc/self/fd/0", "//etc/passwd",
+        "/./etc/passwd", "/../../etc/passwd", "/", "/tmp", "%2e%2e/outside/secret.txt", "..%2foutside%2fsecret.txt", "..\\outside\\secret.txt",
+        "\u{2024}\u{2024}/outside/secret.txt", "\u{ff0e}\u{ff0e}/outside/secret.txt", "..\u{ff0f}outside\u{ff0f}secret.txt",
+        "\u{2215}etc\u{2215}passwd", "..\u{2215}outside\u{2215}secret.txt", "file:///etc/passwd", "x\0/../../etc/passwd", "", "   ",
+        "...", "..../outside/secret.txt", "sub/./../../outside/secret.txt", "C:\\Windows\\system32", "\\\\server\\share\\x",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([format!("{ws}/../outside/secret.txt"), format!("{ws}/link_out/secret.txt"), format!("{ws}2/secret.txt"), format!("{ws}/../ws2/secret.txt")])
+    .collect();
+    assert!(corpus.len() >= 50, "{} cases", corpus.len());
+    let outside_before = snapshot(&h.dir.path().join("outside"));
+
+    for raw in &corpus {
+        let read = call(&h, "read_file", json!({"path": raw})).await;
+        match &read.result {
+            Ok(out) => assert!(!out.text_content().contains(SECRET), "read {raw:?} leaked: {}", out.text_content()),
+            Err(ToolError::SecurityViolation { .. } | ToolError::InvalidArguments { .. }) => {}
+            Err(ToolError::Failed { message, .. }) => assert!(message.contains("does not exist") || message.contains("folder"), "read {raw:?}: {message}"),
+            Err(other) => panic!("read {raw:?}: unexpected {other:?}"),
+        }
+        let write = call(&h, "write_file", json!({"path": raw, "content": "pwned"})).await;
+        match &write.result {
+            Ok(out) => {
+                let staged = out.structured.as_ref().unwrap()["path"].as_str().unwrap().to_string();
+                assert!(Path::new(&staged).starts_with(&h.workspace), "write {raw:?} staged outside: {staged}");
+            }
+            Err(ToolError::SecurityViolation { .. } | ToolError::InvalidArguments { .. }) => {}
+            Err(other) => panic!("write {raw:?}: unexpected {other:?}"),
+        }
+        let list = call(&h, "list_directory", json!({"path": raw})).await;
+        if let Ok(out) = &list.result {
+            assert!(!out.text_content().contains("secret.txt") || raw.contains("link"), "list {raw:?}: {}", out.text_content());
+        }
+    }
+    // Apply everything that was staged: nothing outside changes.
+    let staged = call(&h, "changes_list", json!({"status": "staged"})).await;
+    for change in staged.result.unwrap().structured.unwrap()["changes"].as_array().unwrap() {
+        let applied = call(&h, "changes_apply", json!({"id": change["id"]})).await;
+        assert!(applied.result.is_ok(), "{:?}", applied.result);
+    }
+    assert_eq!(snapshot(&h.dir.path().join("outside")), outside_before);
+    assert_eq!(std::fs::read_to_string(h.dir.path().join("ws2/secret.txt")).unwrap(), SECRET);
+    assert_eq!(std::fs::read_to_string(h.dir.path().join("userhome/.ssh/id_rsa")).unwrap(), SECRET);
+
+    // A hard link inside the workspace to an outside file: writing it replaces the link, the
+    // outside inode keeps its bytes.
+    std::fs::hard_link(h.dir.path().join("outside/secret.txt"), h.workspace.join("hard.txt")).unwrap();
+    let out = call(&h, "write_file", json!({"path": "hard.txt", "content": "new"})).await;
+    let id = out.result.unwrap().structured.unwrap()["id"].clone();
+    assert!(call(&h, "changes_apply", json!({"id": id})).await.result.is_ok());
+    assert_eq!(std::fs::read_to_string(h.workspace.join("hard.txt")).unwrap(), "new");
+    assert_eq!(std::fs::read_to_string(h.dir.path().join("outside/secret.txt")).unwrap(), SECRET);
+
+    // Outside the roots is refused as a security violation, and the audit row says why.
+    let denied = call(&h, "read_file", json!({"path": "/etc/hostname"})).await;
+    assert!(matches!(denied.result, Err(ToolError::SecurityViolation { .. })));
+    assert!(h.audit_rows(&denied.call_id).last().unwrap().record.decision == "deny");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_symlink_swapped_in_after_review_is_refused() {
+    let (h, yes) = setup();
+    std::fs::create_dir_all(h.workspace.join("swap")).unwrap();
+    std::fs::write(h.workspace.join("swap/secret.txt"), "harmless").unwrap();
+    // An ask rule makes the review wait for the approver, which swaps the folder for a
+    // symlink to the outside before it answers: the time-of-check/time-of-use window.
+    h.scheduler.policy().add_rule(cowork_core::Action::Ask, "read_file", cowork_core::RuleSource::User).unwrap();
+    let ws = h.workspace.clone();
+    let outside = h.dir.path().join("outside");
+    *yes.hook.lock().unwrap() = Some(Box::new(move || {
+        std::fs::remove_dir_all(ws.join("swap")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("swap")).unwrap();
+    }));
+    let read = call(&h, "read_file", json!({"path": "swap/secret.txt"})).await;
+    assert_eq!(*yes.asked.lock().unwrap(), 1);
+    assert!(matches!(read.result, Err(ToolError::SecurityViolation { .. })), "{:?}", read.result);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
+    let (h, yes) = setup();
+    let file = h.workspace.join("code.rs");
+    let original: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&file, &original).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+
+    // Two distant edits → two hunks; nothing touches the disk yet.
+    let e1 = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 3\n", "new_string": "line three\n"})).await;
+    assert!(e1.result.is_ok(), "{:?}", e1.result);
+    let e2 = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 35\n", "new_string": "line thirty-five\n"})).await;
+    let change = e2.result.unwrap().structured.unwrap();
+    assert_eq!(change["id"], e1.result.unwrap().structured.unwrap()["id"], "one change per file per conversation");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    // The conversation reads its own staged content.
+    let read = call(&h, "read_file", json!({"path": "code.rs", "offset": 3, "limit": 1})).await.result.unwrap().text_content();
+    assert!(read.contains("line three") && read.contains("staged"), "{read}");
+    // edit_file's exact-match rules.
+    let absent = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "nope", "new_string": "x"})).await;
+    assert!(matches!(&absent.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("not found")), "{:?}", absent.result);
+    let many = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 1", "new_string": "x"})).await;
+    assert!(matches!(&many.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("occurs")), "{:?}", many.result);
+
+    let id = change["id"].as_i64().unwrap();
+    let diff = call(&h, "changes_diff", json!({"id": id})).await.result.unwrap().structured.unwrap();
+    assert_eq!(diff["hunks"].as_array().unwrap().len(), 2, "{diff}");
+    // Apply only the second hunk (asks the person: apply is destructive).
+    let asked = *yes.asked.lock().unwrap();
+    let applied = call(&h, "changes_apply", json!({"id": id, "hunks": [2]})).await;
+    assert!(applied.result.is_ok(), "{:?}", applied.result);
+    assert_eq!(*yes.asked.lock().unwrap(), asked + 1, "applying asks");
+    let on_disk = std::fs::read_to_string(&file).unwrap();
+    assert!(on_disk.contains("line thirty-five") && on_disk.contains("line 3\n"), "{on_disk}");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
+
+    let rolled = call(&h, "changes_rollback", json!({"id": id})).await;
+    assert!(rolled.result.is_ok(), "{:?}", rolled.result);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
+
+    // A conflict: the file changes on disk after staging; apply refuses and writes nothing.
+    let staged = call(&h, "write_file", json!({"path": "code.rs", "content": "replaced\n"})).await.result.unwrap().structured.unwrap();
+    std::fs::write(&file, "someone else\n").unwrap();
+    let diff = call(&h, "changes_diff", json!({"id": staged["id"]})).await.result.unwrap().structured.unwrap();
+    assert_eq!(diff["conflict"], true);
+    let conflict = call(&h, "changes_apply", json!({"id": staged["id"]})).await;
+    assert!(matches!(&conflict.result, Err(ToolError::Failed { message, .. }) if message.contains("changed on disk")), "{:?}", conflict.result);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "someone else\n");
+    assert!(call(&h, "changes_reject", json!({"id": staged["id"]})).await.result.is_ok());
+
+    // Binary content and an executable mode, through the shadow store directly.
+    let shadow = Shadow::open(&h.store).unwrap();
+    let bin = h.workspace.join("tool.bin");
+    let before: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    std::fs::write(&bin, &before).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o751)).unwrap();
+    let after: Vec<u8> = vec![0, 159, 146, 150, 0xff, 0xfe];
+    let change = shadow.stage("conv", &bin, Some(&after)).unwrap();
+    assert!(change.binary);
+    assert!(matches!(shadow.apply(change.id, Some(&[1])), Err(cowork_files::shadow::ShadowError::NotHunkable(_))));
+    shadow.apply(change.id, None).unwrap();
+    assert_eq!(std::fs::read(&bin).unwrap(), after);
+    shadow.rollback(change.id).unwrap();
+    assert_eq!(std::fs::read(&bin).unwrap(), before);
+    assert_eq!(std::fs::metadata(&bin).unwrap().permissions().mode() & 0o777, 0o751);
+    // A created file rolls back to absent.
+    let created = call(&h, "write_file", json!({"path": "sub/new.md", "content": "# new\n"})).await.result.unwrap().structured.unwrap();
+    assert!(call(&h, "changes_apply", json!({"id": created["id"]})).await.result.is_ok());
+    assert!(h.workspace.join("sub/new.md").exists());
+    assert!(call(&h, "changes_rollback", json!({"id": created["id"]})).await.result.is_ok());
+    assert!(!h.workspace.join("sub/new.md").exists());
+}

@@ -16,10 +16,11 @@ if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$
 fi
 
 # Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
-# Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests.
+# Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
+# bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline.
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus python3 python3-venv python3-pip)
+  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -236,3 +236,71 @@ async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
     assert!(call(&h, "changes_rollback", json!({"id": created["id"]})).await.result.is_ok());
     assert!(!h.workspace.join("sub/new.md").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_command_kills_trees_caps_output_refuses_services_and_confines_writes() {
+    let (h, yes) = setup();
+    // Exit code and output.
+    let out = call(&h, "run_command", json!({"command": "echo hello; echo oops >&2; exit 3"})).await.result.unwrap().structured.unwrap();
+    assert_eq!((out["exit_code"].as_i64(), out["stdout"].as_str(), out["stderr"].as_str()), (Some(3), Some("hello\n"), Some("oops\n")));
+
+    // A timeout kills the whole tree: the background grandchild dies too.
+    let pidfile = h.workspace.join("pids");
+    let started = std::time::Instant::now();
+    let out = call(&h, "run_command", json!({"command": format!("sleep 30 & echo $! > {}; sleep 30", pidfile.display()), "timeout_ms": 500})).await;
+    let out = out.result.unwrap().structured.unwrap();
+    assert_eq!(out["timed_out"], true);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let grandchild: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Gone, or a zombie waiting for its reaper (killed, not yet collected).
+    let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+    let state = state.rsplit(')').next().unwrap_or_default().trim_start().chars().next();
+    assert!(matches!(state, None | Some('Z' | 'X')), "the grandchild {grandchild} survived the timeout: state {state:?}");
+
+    // Output is capped, keeping head and tail.
+    let out = call(&h, "run_command", json!({"command": "seq 1 200000"})).await.result.unwrap().structured.unwrap();
+    let text = out["stdout"].as_str().unwrap();
+    assert!(out["truncated"] == true && text.starts_with("1\n2\n") && text.ends_with("200000\n") && text.len() < 40_000, "{}", text.len());
+
+    // A dev server is refused in the foreground, and runs in the background.
+    let refused = call(&h, "run_command", json!({"command": "python3 -m http.server 0 --bind 127.0.0.1"})).await;
+    assert!(matches!(&refused.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("background=true")), "{:?}", refused.result);
+    let bg = call(&h, "run_command", json!({"command": "for i in 1 2 3; do echo tick $i; sleep 0.1; done; sleep 30", "background": true})).await;
+    let id = bg.result.unwrap().structured.unwrap()["background_id"].clone();
+    let mut seen = String::new();
+    for _ in 0..50 {
+        let status = call(&h, "command_output", json!({"id": id})).await.result.unwrap().structured.unwrap();
+        seen.push_str(status["new_output"].as_str().unwrap());
+        if seen.contains("tick 3") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(seen.contains("tick 1") && seen.contains("tick 3"), "{seen}");
+    let stopped = call(&h, "command_stop", json!({"id": id})).await.result.unwrap().structured.unwrap();
+    assert_eq!(stopped["running"], false);
+
+    // The working folder must be inside the workspace.
+    let outside = call(&h, "run_command", json!({"command": "pwd", "cwd": h.dir.path().join("outside")})).await;
+    assert!(matches!(outside.result, Err(ToolError::SecurityViolation { .. })), "{:?}", outside.result);
+
+    // Under bubblewrap, writes outside the workspace fail; inside they work.
+    let target = h.dir.path().join("outside/planted.txt");
+    let out = call(&h, "run_command", json!({"command": format!("touch {}; touch inside-made.txt", target.display())})).await.result.unwrap().structured.unwrap();
+    if out["sandboxed"] == true {
+        assert!(!target.exists(), "bwrap let a write out of the workspace");
+        // Read-only outside the roots; /tmp is a private tmpfs (this test's temp dir is in /tmp).
+        let stderr = out["stderr"].as_str().unwrap();
+        assert!(stderr.contains("Read-only") || stderr.contains("No such file"), "{out}");
+    }
+    assert!(h.workspace.join("inside-made.txt").exists());
+
+    // An allow rule for `git status:*` does not cover a chained `rm -rf`: that asks.
+    h.scheduler.policy().add_rule(cowork_core::Action::Allow, "run_command(git status:*)", cowork_core::RuleSource::User).unwrap();
+    let before = *yes.asked.lock().unwrap();
+    let plain = call(&h, "run_command", json!({"command": "git status"})).await;
+    assert_eq!(*yes.asked.lock().unwrap(), before, "the rule allows plain git status: {:?}", plain.review);
+    let chained = call(&h, "run_command", json!({"command": "git status; rm -rf x"})).await;
+    assert_eq!(*yes.asked.lock().unwrap(), before + 1, "{:?}", chained.review);
+}

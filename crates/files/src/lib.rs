@@ -6,9 +6,13 @@
 //! - shadow.rs: staged changes, content-addressed blobs, journaled apply/rollback, recovery.
 //! - read.rs / search.rs / edit.rs / changes.rs: the tools.
 //!
-//! Not built yet (stubs in the catalog say so): `run_command`, `check_code_quality`.
+//! - command.rs: `run_command` (process groups, timeouts, head+tail caps, bubblewrap), background
+//!   processes (`command_output`, `command_stop`).
+//!
+//! Not built yet (a stub in the catalog says so): `check_code_quality`.
 
 mod changes;
+mod command;
 mod edit;
 pub mod paths;
 mod read;
@@ -23,6 +27,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Shared {
     shadow: Shadow,
+    background: command::Background,
 }
 
 pub struct FilesTools {
@@ -31,7 +36,7 @@ pub struct FilesTools {
 
 impl FilesTools {
     pub fn new(store: &Store) -> Result<Self, ShadowError> {
-        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)? } })
+        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)?, background: Default::default() } })
     }
 }
 
@@ -61,6 +66,9 @@ impl ToolProvider for FilesTools {
             typed(edit::EditFile(s.clone())),
             typed(edit::CreateDirectory),
             typed(edit::MoveFile),
+            typed(command::RunCommand(s.background.clone())),
+            typed(command::CommandOutput(s.background.clone())),
+            typed(command::CommandStop(s.background.clone())),
             typed(changes::ChangesList(s.clone())),
             typed(changes::ChangesDiff(s.clone())),
             typed(changes::ChangesApply(s.clone())),

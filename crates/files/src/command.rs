@@ -1,0 +1,419 @@
+//! `run_command`, `command_output`, `command_stop`.
+//!
+//! A command runs under `bash -c` in its own process group, so a timeout or a stop kills the
+//! whole tree; its working folder must lie inside a workspace root. Output is capped, keeping
+//! the head and the tail. With bubblewrap installed the command sees the filesystem read-only
+//! except the workspace roots and a private /tmp. Long-running services (dev servers, watchers,
+//! `http.server`) would never return: they are refused in the foreground and offered as
+//! background processes whose output is read with `command_output` and which `command_stop`
+//! ends.
+
+use crate::paths::Reviewed;
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Kept of each stream: the first and the last half of this.
+const OUTPUT_CAP: usize = 30_000;
+/// Kept of a background process's output (the newest part).
+const BACKGROUND_CAP: usize = 256 << 10;
+
+/// Commands that serve or watch until stopped. Matched on words, anywhere in the command.
+const SERVICES: &[&[&str]] = &[
+    &["npm", "run", "dev"], &["npm", "start"], &["npm", "run", "start"], &["npm", "run", "serve"], &["npm", "run", "watch"], &["yarn", "dev"], &["yarn", "start"],
+    &["pnpm", "dev"], &["pnpm", "start"], &["npx", "vite"], &["vite", "dev"], &["next", "dev"], &["nuxt", "dev"], &["ng", "serve"],
+    &["-m", "http.server"], &["flask", "run"], &["uvicorn"], &["gunicorn"], &["rails", "server"], &["rails", "s"], &["manage.py", "runserver"],
+    &["cargo", "watch"], &["webpack", "serve"], &["webpack-dev-server"], &["nodemon"], &["jekyll", "serve"], &["hugo", "server"],
+    &["php", "-S"], &["tail", "-f"], &["docker", "compose", "up"], &["docker-compose", "up"], &["live-server"], &["http-server"],
+    &["--watch"], &["-w"], &["serve", "-s"], &["trunk", "serve"], &["mkdocs", "serve"], &["jupyter", "notebook"], &["jupyter", "lab"],
+];
+
+/// Why `command` looks like a service that never exits, if it does.
+pub fn long_running(command: &str) -> Option<String> {
+    let words: Vec<String> = words_of(command);
+    let detached = |w: &[String]| w.iter().any(|x| x == "-d" || x == "--detach");
+    for pattern in SERVICES {
+        let hit = words.windows(pattern.len()).any(|w| w.iter().zip(pattern.iter()).all(|(a, b)| a == b || Path::new(a).file_name().is_some_and(|n| n == *b)));
+        // `tsc -w` is a watcher, `grep -w` is not: single flags count only after a watcher tool.
+        let flag_only = pattern.len() == 1 && pattern[0].starts_with('-');
+        if hit && !(flag_only && !words.iter().any(|w| ["tsc", "jest", "vitest", "mocha", "sass", "tailwindcss", "esbuild", "rollup", "webpack", "cargo", "go", "nodemon"].contains(&w.as_str()))) {
+            if pattern.first() == Some(&"docker") || pattern.first() == Some(&"docker-compose") {
+                if detached(&words) {
+                    continue;
+                }
+            }
+            return Some(format!("`{}` serves or watches until stopped", pattern.join(" ")));
+        }
+    }
+    None
+}
+
+fn words_of(command: &str) -> Vec<String> {
+    command.split(['&', '|', ';', '\n']).flat_map(|part| part.split_whitespace().map(str::to_string).collect::<Vec<_>>()).collect()
+}
+
+/// Keeps the first and last half of `cap` bytes, on character boundaries.
+pub fn head_and_tail(bytes: &[u8], cap: usize) -> (String, bool) {
+    let text = String::from_utf8_lossy(bytes);
+    if text.len() <= cap {
+        return (text.into_owned(), false);
+    }
+    let half = cap / 2;
+    let head_end = text.floor_char_boundary(half);
+    let tail_start = text.ceil_char_boundary(text.len() - half);
+    let omitted = tail_start - head_end;
+    (format!("{}\n… {omitted} bytes omitted …\n{}", &text[..head_end], &text[tail_start..]), true)
+}
+
+/// Whether bubblewrap works here (installed, and user namespaces allowed): probed once.
+fn bwrap_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::process::Command::new("bwrap")
+            .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+fn build_command(command: &str, cwd: &Path, roots: &[PathBuf]) -> (tokio::process::Command, bool) {
+    let sandboxed = bwrap_available();
+    let mut cmd = if sandboxed {
+        let mut cmd = tokio::process::Command::new("bwrap");
+        cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--die-with-parent"]);
+        for root in roots {
+            cmd.arg("--bind").arg(root).arg(root);
+        }
+        cmd.arg("--chdir").arg(cwd).args(["bash", "-c", command]);
+        cmd
+    } else {
+        let mut cmd = tokio::process::Command::new("bash");
+        cmd.args(["-c", command]);
+        cmd
+    };
+    cmd.current_dir(cwd).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).process_group(0).kill_on_drop(true);
+    (cmd, sandboxed)
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid {
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe {
+            libc::kill(-(pid as i32), libc::SIGKILL);
+        }
+    }
+}
+
+fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
+    if !env.is_inside_workspace(cwd) {
+        return Err(ToolError::SecurityViolation {
+            reason: format!("the working folder {} is outside the workspace roots; commands run inside an open workspace", cwd.display()),
+        });
+    }
+    if !cwd.is_dir() {
+        return Err(ToolError::InvalidArguments { tool: "run_command".into(), message: format!("{} is not a folder", cwd.display()) });
+    }
+    Ok(())
+}
+
+/// Background processes of this app run, by id.
+#[derive(Clone, Default)]
+pub struct Background(Arc<Mutex<HashMap<u32, Arc<BackgroundProcess>>>>);
+
+pub struct BackgroundProcess {
+    command: String,
+    pid: Option<u32>,
+    output: Mutex<(Vec<u8>, usize)>,
+    exit: Mutex<Option<i32>>,
+}
+
+pub struct RunCommand(pub Background);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCommandInput {
+    /// A bash command line.
+    pub command: String,
+    /// The working folder (default: the first workspace root); must be inside a root.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Milliseconds before the whole process tree is killed (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Start it in the background (for servers and watchers) and return at once.
+    #[serde(default)]
+    pub background: bool,
+    /// What the command is for: the person reads it in the approval modal and the audit row
+    /// (both show the arguments); the tool itself does not need it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub description: Option<String>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    reviewed: Reviewed,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct CommandResult {
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub truncated: bool,
+    pub sandboxed: bool,
+    /// Set for a background start: read it with command_output, end it with command_stop.
+    pub background_id: Option<u32>,
+    pub duration_ms: u64,
+}
+
+async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                // Bounded memory: keep the head and the newest part only.
+                if out.len() > 4 * OUTPUT_CAP {
+                    let keep_tail = out.split_off(out.len() - OUTPUT_CAP);
+                    out.truncate(OUTPUT_CAP);
+                    out.extend_from_slice("\n… output cut …\n".as_bytes());
+                    out.extend_from_slice(&keep_tail);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[async_trait::async_trait]
+impl Tool for RunCommand {
+    type Input = RunCommandInput;
+    type Output = CommandResult;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("run_command", "Run command", "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true.")
+            .category("files")
+            .aliases(&["Bash"])
+            .timeout(Duration::from_millis(MAX_TIMEOUT_MS + 5_000))
+            .effects(&[EffectKind::ProcessExec])
+    }
+
+    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let cwd = input.cwd.clone().or_else(|| env.workspace_roots.first().map(|r| r.display().to_string())).ok_or_else(|| ToolError::InvalidArguments {
+            tool: "run_command".into(),
+            message: "no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in".into(),
+        })?;
+        input.reviewed.set(env, "run_command", &cwd)?;
+        Ok(vec![Effect::ProcessExec { command: input.command.clone() }])
+    }
+
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<CommandResult, ToolError> {
+        let cwd = input.reviewed.get(&ctx.env)?;
+        cwd_inside(&ctx.env, &cwd)?;
+        if !input.background && let Some(why) = long_running(&input.command) {
+            return Err(ToolError::InvalidArguments {
+                tool: "run_command".into(),
+                message: format!("{why}: run it with background=true, then read its output with command_output and end it with command_stop"),
+            });
+        }
+        let started = std::time::Instant::now();
+        let (mut cmd, sandboxed) = build_command(&input.command, &cwd, &ctx.env.workspace_roots);
+        let mut child = cmd.spawn().map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
+        let pid = child.id();
+        let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+
+        if input.background {
+            let process = Arc::new(BackgroundProcess { command: input.command.clone(), pid, output: Mutex::new((Vec::new(), 0)), exit: Mutex::new(None) });
+            let id = pid.unwrap_or(0);
+            self.0.0.lock().unwrap().insert(id, process.clone());
+            for pipe in [Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>, Box::new(stderr)] {
+                let process = process.clone();
+                tokio::spawn(async move {
+                    let mut pipe = pipe;
+                    let mut buf = [0u8; 8 << 10];
+                    while let Ok(n) = pipe.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        let mut out = process.output.lock().unwrap();
+                        out.0.extend_from_slice(&buf[..n]);
+                        if out.0.len() > BACKGROUND_CAP {
+                            let drop = out.0.len() - BACKGROUND_CAP;
+                            out.0.drain(..drop);
+                            out.1 = out.1.saturating_sub(drop);
+                        }
+                    }
+                });
+            }
+            let waiter = process.clone();
+            tokio::spawn(async move {
+                let status = child.wait().await.ok().and_then(|s| s.code());
+                *waiter.exit.lock().unwrap() = Some(status.unwrap_or(-1));
+            });
+            return Ok(CommandResult { exit_code: None, stdout: String::new(), stderr: String::new(), timed_out: false, truncated: false, sandboxed, background_id: Some(id), duration_ms: 0 });
+        }
+
+        let timeout = Duration::from_millis(input.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS));
+        let out = tokio::spawn(read_all(stdout));
+        let err = tokio::spawn(read_all(stderr));
+        let (status, timed_out) = tokio::select! {
+            status = child.wait() => (status.ok().and_then(|s| s.code()), false),
+            _ = tokio::time::sleep(timeout) => { kill_group(pid); let _ = child.wait().await; (None, true) }
+            _ = ctx.cancel.cancelled() => { kill_group(pid); let _ = child.wait().await; return Err(ToolError::Cancelled) }
+        };
+        // The group may hold children that kept the pipes open: end them too.
+        kill_group(pid);
+        let (out, err) = (out.await.unwrap_or_default(), err.await.unwrap_or_default());
+        let (stdout, cut_out) = head_and_tail(&out, OUTPUT_CAP);
+        let (stderr, cut_err) = head_and_tail(&err, OUTPUT_CAP);
+        Ok(CommandResult { exit_code: status, stdout, stderr, timed_out, truncated: cut_out || cut_err, sandboxed, background_id: None, duration_ms: started.elapsed().as_millis() as u64 })
+    }
+
+    fn to_text(&self, r: &CommandResult) -> String {
+        if let Some(id) = r.background_id {
+            return format!("started in the background as {id}: read its output with command_output {{\"id\": {id}}}, end it with command_stop");
+        }
+        let mut out = String::new();
+        if !r.stdout.is_empty() {
+            out.push_str(&r.stdout);
+            if !r.stdout.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        if !r.stderr.is_empty() {
+            out.push_str("[stderr]\n");
+            out.push_str(&r.stderr);
+            if !r.stderr.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        match (r.timed_out, r.exit_code) {
+            (true, _) => out.push_str(&format!("[timed out after {} ms: the process tree was killed]", r.duration_ms)),
+            (false, Some(code)) => out.push_str(&format!("[exit code {code}]")),
+            (false, None) => out.push_str("[killed by a signal]"),
+        }
+        out
+    }
+}
+
+pub struct CommandOutput(pub Background);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundId {
+    /// The id run_command returned.
+    pub id: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct BackgroundStatus {
+    pub id: u32,
+    pub command: String,
+    pub running: bool,
+    pub exit_code: Option<i32>,
+    /// Output since the last command_output.
+    pub new_output: String,
+}
+
+impl Background {
+    fn get(&self, id: u32) -> Result<Arc<BackgroundProcess>, ToolError> {
+        self.0.lock().unwrap().get(&id).cloned().ok_or_else(|| ToolError::InvalidArguments { tool: "command_output".into(), message: format!("no background process {id}") })
+    }
+
+    fn status(&self, id: u32) -> Result<BackgroundStatus, ToolError> {
+        let p = self.get(id)?;
+        let exit = *p.exit.lock().unwrap();
+        let mut out = p.output.lock().unwrap();
+        let new = out.0[out.1..].to_vec();
+        out.1 = out.0.len();
+        Ok(BackgroundStatus { id, command: p.command.clone(), running: exit.is_none(), exit_code: exit, new_output: head_and_tail(&new, OUTPUT_CAP).0 })
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for CommandOutput {
+    type Input = BackgroundId;
+    type Output = BackgroundStatus;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("command_output", "Background output", "New output and state of a background process started by run_command.")
+            .category("files")
+            .aliases(&["BashOutput"])
+            .annotations(Annotations { read_only: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
+        self.0.status(input.id)
+    }
+}
+
+pub struct CommandStop(pub Background);
+
+#[async_trait::async_trait]
+impl Tool for CommandStop {
+    type Input = BackgroundId;
+    type Output = BackgroundStatus;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("command_stop", "Stop background process", "End a background process started by run_command (its whole process tree).")
+            .category("files")
+            .aliases(&["KillShell"])
+            .annotations(Annotations { idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        // Ending a process this app started touches nothing else.
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
+        let p = self.0.get(input.id)?;
+        kill_group(p.pid);
+        for _ in 0..100 {
+            if p.exit.lock().unwrap().is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let status = self.0.status(input.id);
+        self.0.0.lock().unwrap().remove(&input.id);
+        status
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn services_are_detected_and_ordinary_commands_are_not() {
+        for cmd in ["npm run dev", "python3 -m http.server 8000", "cd web && npx vite", "tsc -w", "cargo watch -x test", "docker compose up", "uvicorn app:app --reload", "tail -f log.txt"] {
+            assert!(long_running(cmd).is_some(), "{cmd}");
+        }
+        for cmd in ["npm run build", "grep -w foo x", "cargo test", "docker compose up -d", "python3 -m pytest", "ls -la", "git status"] {
+            assert!(long_running(cmd).is_none(), "{cmd}: {:?}", long_running(cmd));
+        }
+    }
+
+    #[test]
+    fn head_and_tail_keep_both_ends() {
+        let text: String = (0..10_000).map(|i| format!("{i}\n")).collect();
+        let (out, cut) = head_and_tail(text.as_bytes(), 1000);
+        assert!(cut && out.starts_with("0\n1\n") && out.ends_with("9999\n") && out.contains("bytes omitted"));
+    }
+}

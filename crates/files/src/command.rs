@@ -35,24 +35,23 @@ const SERVICES: &[&[&str]] = &[
     &["--watch"], &["-w"], &["serve", "-s"], &["trunk", "serve"], &["mkdocs", "serve"], &["jupyter", "notebook"], &["jupyter", "lab"],
 ];
 
+/// Tools whose `-w` / `--watch` flag means "watch": elsewhere (`grep -w`) it means something else.
+const WATCHERS: &[&str] = &["tsc", "jest", "vitest", "mocha", "sass", "tailwindcss", "esbuild", "rollup", "webpack", "cargo", "go", "nodemon"];
+
 /// Why `command` looks like a service that never exits, if it does.
 pub fn long_running(command: &str) -> Option<String> {
-    let words: Vec<String> = words_of(command);
-    let detached = |w: &[String]| w.iter().any(|x| x == "-d" || x == "--detach");
-    for pattern in SERVICES {
-        let hit = words.windows(pattern.len()).any(|w| w.iter().zip(pattern.iter()).all(|(a, b)| a == b || Path::new(a).file_name().is_some_and(|n| n == *b)));
-        // `tsc -w` is a watcher, `grep -w` is not: single flags count only after a watcher tool.
-        let flag_only = pattern.len() == 1 && pattern[0].starts_with('-');
-        if hit && !(flag_only && !words.iter().any(|w| ["tsc", "jest", "vitest", "mocha", "sass", "tailwindcss", "esbuild", "rollup", "webpack", "cargo", "go", "nodemon"].contains(&w.as_str()))) {
-            if pattern.first() == Some(&"docker") || pattern.first() == Some(&"docker-compose") {
-                if detached(&words) {
-                    continue;
-                }
-            }
-            return Some(format!("`{}` serves or watches until stopped", pattern.join(" ")));
-        }
-    }
-    None
+    let words = words_of(command);
+    let has_watcher = words.iter().any(|w| WATCHERS.contains(&w.as_str()));
+    let detached = words.iter().any(|w| w == "-d" || w == "--detach");
+    SERVICES
+        .iter()
+        .find(|pattern| {
+            let flag_only = pattern.len() == 1 && pattern[0].starts_with('-');
+            let docker = matches!(pattern.first(), Some(&"docker" | &"docker-compose"));
+            let hit = words.windows(pattern.len()).any(|w| w.iter().zip(pattern.iter()).all(|(a, b)| a == b || Path::new(a).file_name().is_some_and(|n| n == *b)));
+            hit && (!flag_only || has_watcher) && !(docker && detached)
+        })
+        .map(|pattern| format!("`{}` serves or watches until stopped", pattern.join(" ")))
 }
 
 fn words_of(command: &str) -> Vec<String> {

@@ -304,3 +304,68 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
     let chained = call(&h, "run_command", json!({"command": "git status; rm -rf x"})).await;
     assert_eq!(*yes.asked.lock().unwrap(), before + 1, "{:?}", chained.review);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_names_and_argument_shapes_work() {
+    let (h, _yes) = setup();
+    std::fs::write(h.workspace.join("lib.rs"), "fn alpha() {}\nfn Beta() {}\n// TODO: gamma\n").unwrap();
+    std::fs::write(h.workspace.join("notes.log"), "alpha\n").unwrap();
+    let ok = |out: &CallOutcome| out.result.as_ref().map(|o| o.text_content()).unwrap_or_else(|e| panic!("{}: {e:?}", out.tool));
+
+    let read = call(&h, "Read", json!({"file_path": h.workspace.join("lib.rs"), "offset": 2, "limit": 1})).await;
+    assert_eq!(read.tool, "read_file");
+    let page = read.result.as_ref().unwrap().structured.clone().unwrap();
+    assert_eq!(page["text"], "     2\tfn Beta() {}\n");
+    assert!(ok(&read).contains("1: fn alpha()"), "the outline names what the page left out: {}", ok(&read));
+    let write = call(&h, "Write", json!({"file_path": h.workspace.join("new.txt"), "content": "x\n"})).await;
+    assert!(ok(&write).contains("staged"));
+    let edit = call(&h, "Edit", json!({"file_path": h.workspace.join("lib.rs"), "old_string": "fn alpha", "new_string": "fn alpha2", "replace_all": false})).await;
+    assert!(ok(&edit).contains("staged"));
+    let grep = call(&h, "Grep", json!({"pattern": "beta", "-i": true, "-C": 1, "type": "rust", "output_mode": "content"})).await;
+    let text = ok(&grep);
+    assert!(text.contains("lib.rs:2: fn Beta") && text.contains("lib.rs-1: fn alpha"), "{text}");
+    let files = call(&h, "Grep", json!({"pattern": "alpha", "output_mode": "files_with_matches"})).await;
+    let text = ok(&files);
+    assert!(text.contains("lib.rs") && text.contains("notes.log"), "{text}");
+    let typed = call(&h, "Grep", json!({"pattern": "alpha", "type": "rust", "output_mode": "count"})).await;
+    assert_eq!(ok(&typed).trim(), "lib.rs:1");
+    let glob = call(&h, "Glob", json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(ok(&glob).trim(), "lib.rs");
+    let ls = call(&h, "LS", json!({"path": h.workspace, "ignore": ["*.log"]})).await;
+    assert!(ok(&ls).contains("lib.rs") && !ok(&ls).contains("notes.log"));
+    let bash = call(&h, "Bash", json!({"command": "echo hi", "timeout": 5000, "description": "say hi"})).await;
+    assert!(ok(&bash).contains("hi") && ok(&bash).contains("exit code 0"));
+    let bg = call(&h, "Bash", json!({"command": "echo started; sleep 30", "run_in_background": true})).await;
+    let id = bg.result.unwrap().structured.unwrap()["background_id"].clone();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(ok(&call(&h, "BashOutput", json!({"bash_id": id})).await).contains("started"));
+    assert!(call(&h, "KillShell", json!({"shell_id": id})).await.result.is_ok());
+    let todo = call(&h, "TodoWrite", json!({"todos": [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+    ]})).await;
+    assert_eq!(ok(&todo), "[x] Read the code\n[>] Fix the bug");
+    let two = call(&h, "TodoWrite", json!({"todos": [{"content": "a", "status": "in_progress"}, {"content": "b", "status": "in_progress"}]})).await;
+    assert!(matches!(two.result, Err(ToolError::InvalidArguments { .. })));
+    // A name given both ways: the direct one wins, the alias is left (and rejected as unknown).
+    let both = call(&h, "read_file", json!({"path": "lib.rs", "file_path": "other.rs"})).await;
+    assert!(matches!(both.result, Err(ToolError::InvalidArguments { .. })), "{:?}", both.result);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_code_on_this_repository() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let h = Harness::with_workspace(Arc::new(Yes::default()), repo);
+    let out = call(&h, "search_code", json!({"pattern": r"pub fn canonical_args\(", "file_type": "rust"})).await;
+    let result = out.result.unwrap().structured.unwrap();
+    let hits = result["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{result}");
+    assert_eq!(hits[0]["path"], "crates/contract/src/spec.rs");
+    // .gitignore is respected: nothing from target/ or node_modules/.
+    let out = call(&h, "search_code", json!({"pattern": "PolicyBridge", "max_results": 1000})).await.result.unwrap().structured.unwrap();
+    assert!(out["hits"].as_array().unwrap().iter().all(|h| !h["path"].as_str().unwrap().starts_with("target/") && !h["path"].as_str().unwrap().contains("node_modules")));
+    assert!(out["files_with_hits"].as_u64().unwrap() >= 5, "{out}");
+    let page = call(&h, "read_file", json!({"path": "crates/core/src/scheduler.rs", "limit": 20})).await.result.unwrap().structured.unwrap();
+    let outline = page["outline"].as_array().unwrap();
+    assert!(page["truncated"] == true && outline.iter().any(|l| l.as_str().unwrap().contains("pub async fn call")), "{page}");
+}

@@ -28,8 +28,17 @@ impl Harness {
     }
 
     pub fn with_config(approver: Arc<dyn Approver>, config: SchedulerConfig) -> Harness {
+        Harness::build(approver, config, None)
+    }
+
+    /// A harness whose workspace is an existing folder (e.g. this repository's checkout).
+    pub fn with_workspace(approver: Arc<dyn Approver>, workspace: &std::path::Path) -> Harness {
+        Harness::build(approver, SchedulerConfig::default(), Some(workspace.canonicalize().unwrap()))
+    }
+
+    fn build(approver: Arc<dyn Approver>, config: SchedulerConfig, workspace: Option<PathBuf>) -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let workspace = dir.path().join("ws").canonicalize().unwrap_or_else(|_| {
+        let workspace = workspace.unwrap_or_else(|| {
             std::fs::create_dir_all(dir.path().join("ws")).unwrap();
             dir.path().join("ws").canonicalize().unwrap()
         });

@@ -44,9 +44,31 @@ pub struct ToolSpec {
     /// Argument names whose values are secrets: redacted in audit rows, events and logs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret_args: Vec<String>,
+    /// Argument names accepted for others (`file_path` → `path`), renamed before validation, so
+    /// calls shaped for Claude Code's tools (`Read`, `Grep`, `Bash`…) work unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arg_aliases: Vec<(String, String)>,
 }
 
 impl ToolSpec {
+    /// `args` with aliased names renamed (None when nothing needed renaming). A name the schema
+    /// itself uses is never renamed, and an alias never overwrites an argument given directly.
+    pub fn canonical_args(&self, args: &serde_json::Value) -> Option<serde_json::Value> {
+        let object = args.as_object()?;
+        if !self.arg_aliases.iter().any(|(from, _)| object.contains_key(from)) {
+            return None;
+        }
+        let mut renamed = object.clone();
+        for (from, to) in &self.arg_aliases {
+            if !renamed.contains_key(to)
+                && let Some(value) = renamed.remove(from)
+            {
+                renamed.insert(to.clone(), value);
+            }
+        }
+        Some(serde_json::Value::Object(renamed))
+    }
+
     pub fn is_read_only(&self) -> bool {
         self.annotations.read_only || self.effects.iter().all(|k| k.is_read_only())
     }

@@ -19,6 +19,7 @@ pub struct ToolMeta {
     pub deferred: bool,
     pub rate_limit: Option<RateLimit>,
     pub secret_args: Vec<String>,
+    pub arg_aliases: Vec<(String, String)>,
 }
 
 impl ToolMeta {
@@ -35,6 +36,7 @@ impl ToolMeta {
             deferred: false,
             rate_limit: None,
             secret_args: Vec::new(),
+            arg_aliases: Vec::new(),
         }
     }
     pub fn category(mut self, category: &str) -> Self {
@@ -65,6 +67,11 @@ impl ToolMeta {
         self.rate_limit = Some(RateLimit { per_minute, burst });
         self
     }
+    /// Other names for arguments, `(alias, name)`: see [`ToolSpec::arg_aliases`].
+    pub fn arg_aliases(mut self, pairs: &[(&str, &str)]) -> Self {
+        self.arg_aliases = pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        self
+    }
     pub fn secret_args(mut self, names: &[&str]) -> Self {
         self.secret_args = names.iter().map(|a| a.to_string()).collect();
         self
@@ -89,6 +96,7 @@ impl ToolSpec {
             deferred: meta.deferred,
             rate_limit: meta.rate_limit,
             secret_args: meta.secret_args,
+            arg_aliases: meta.arg_aliases,
         }
     }
 }

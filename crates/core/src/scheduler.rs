@@ -305,6 +305,8 @@ impl Scheduler {
     fn prepare(&self, name: &str, args: &serde_json::Value, env: &EffectEnv) -> Result<(Arc<Handler>, cowork_contract::PreparedCall), ToolError> {
         let handler = self.resolve(name)?;
         let spec = &handler.info.spec;
+        let renamed = spec.canonical_args(args);
+        let args = renamed.as_ref().unwrap_or(args);
         self.check_size(&spec.name, args)?;
         if let Some(err) = format_schema_errors(&spec.name, &handler.input, args) {
             return Err(err);

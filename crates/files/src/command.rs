@@ -126,7 +126,7 @@ fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
 
 /// Background processes of this app run, by id.
 #[derive(Clone, Default)]
-pub struct Background(Arc<Mutex<HashMap<u32, Arc<BackgroundProcess>>>>);
+pub struct Background(Arc<Mutex<HashMap<String, Arc<BackgroundProcess>>>>);
 
 pub struct BackgroundProcess {
     command: String,
@@ -170,7 +170,7 @@ pub struct CommandResult {
     pub truncated: bool,
     pub sandboxed: bool,
     /// Set for a background start: read it with command_output, end it with command_stop.
-    pub background_id: Option<u32>,
+    pub background_id: Option<String>,
     pub duration_ms: u64,
 }
 
@@ -204,6 +204,7 @@ impl Tool for RunCommand {
         ToolMeta::new("run_command", "Run command", "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true.")
             .category("files")
             .aliases(&["Bash"])
+            .arg_aliases(&[("timeout", "timeout_ms"), ("run_in_background", "background")])
             .timeout(Duration::from_millis(MAX_TIMEOUT_MS + 5_000))
             .effects(&[EffectKind::ProcessExec])
     }
@@ -234,8 +235,8 @@ impl Tool for RunCommand {
 
         if input.background {
             let process = Arc::new(BackgroundProcess { command: input.command.clone(), pid, output: Mutex::new((Vec::new(), 0)), exit: Mutex::new(None) });
-            let id = pid.unwrap_or(0);
-            self.0.0.lock().unwrap().insert(id, process.clone());
+            let id = pid.unwrap_or(0).to_string();
+            self.0.0.lock().unwrap().insert(id.clone(), process.clone());
             for pipe in [Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>, Box::new(stderr)] {
                 let process = process.clone();
                 tokio::spawn(async move {
@@ -280,8 +281,8 @@ impl Tool for RunCommand {
     }
 
     fn to_text(&self, r: &CommandResult) -> String {
-        if let Some(id) = r.background_id {
-            return format!("started in the background as {id}: read its output with command_output {{\"id\": {id}}}, end it with command_stop");
+        if let Some(id) = &r.background_id {
+            return format!("started in the background as {id}: read its output with command_output {{\"id\": \"{id}\"}}, end it with command_stop");
         }
         let mut out = String::new();
         if !r.stdout.is_empty() {
@@ -312,12 +313,12 @@ pub struct CommandOutput(pub Background);
 #[serde(deny_unknown_fields)]
 pub struct BackgroundId {
     /// The id run_command returned.
-    pub id: u32,
+    pub id: String,
 }
 
 #[derive(Serialize, JsonSchema)]
 pub struct BackgroundStatus {
-    pub id: u32,
+    pub id: String,
     pub command: String,
     pub running: bool,
     pub exit_code: Option<i32>,
@@ -326,17 +327,17 @@ pub struct BackgroundStatus {
 }
 
 impl Background {
-    fn get(&self, id: u32) -> Result<Arc<BackgroundProcess>, ToolError> {
-        self.0.lock().unwrap().get(&id).cloned().ok_or_else(|| ToolError::InvalidArguments { tool: "command_output".into(), message: format!("no background process {id}") })
+    fn get(&self, id: &str) -> Result<Arc<BackgroundProcess>, ToolError> {
+        self.0.lock().unwrap().get(id).cloned().ok_or_else(|| ToolError::InvalidArguments { tool: "command_output".into(), message: format!("no background process {id}") })
     }
 
-    fn status(&self, id: u32) -> Result<BackgroundStatus, ToolError> {
+    fn status(&self, id: &str) -> Result<BackgroundStatus, ToolError> {
         let p = self.get(id)?;
         let exit = *p.exit.lock().unwrap();
         let mut out = p.output.lock().unwrap();
         let new = out.0[out.1..].to_vec();
         out.1 = out.0.len();
-        Ok(BackgroundStatus { id, command: p.command.clone(), running: exit.is_none(), exit_code: exit, new_output: head_and_tail(&new, OUTPUT_CAP).0 })
+        Ok(BackgroundStatus { id: id.to_string(), command: p.command.clone(), running: exit.is_none(), exit_code: exit, new_output: head_and_tail(&new, OUTPUT_CAP).0 })
     }
 }
 
@@ -349,6 +350,7 @@ impl Tool for CommandOutput {
         ToolMeta::new("command_output", "Background output", "New output and state of a background process started by run_command.")
             .category("files")
             .aliases(&["BashOutput"])
+            .arg_aliases(&[("bash_id", "id")])
             .annotations(Annotations { read_only: true, ..Default::default() })
     }
 
@@ -357,7 +359,7 @@ impl Tool for CommandOutput {
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
-        self.0.status(input.id)
+        self.0.status(&input.id)
     }
 }
 
@@ -372,6 +374,7 @@ impl Tool for CommandStop {
         ToolMeta::new("command_stop", "Stop background process", "End a background process started by run_command (its whole process tree).")
             .category("files")
             .aliases(&["KillShell"])
+            .arg_aliases(&[("shell_id", "id")])
             .annotations(Annotations { idempotent: true, ..Default::default() })
     }
 
@@ -381,7 +384,7 @@ impl Tool for CommandStop {
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
-        let p = self.0.get(input.id)?;
+        let p = self.0.get(&input.id)?;
         kill_group(p.pid);
         for _ in 0..100 {
             if p.exit.lock().unwrap().is_some() {
@@ -389,7 +392,7 @@ impl Tool for CommandStop {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let status = self.0.status(input.id);
+        let status = self.0.status(&input.id);
         self.0.0.lock().unwrap().remove(&input.id);
         status
     }

@@ -40,6 +40,7 @@ impl Tool for WriteFile {
         ToolMeta::new("write_file", "Write file", "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")
             .category("files")
             .aliases(&["Write"])
+            .arg_aliases(&[("file_path", "path")])
             .effects(&[EffectKind::FsWrite])
     }
 
@@ -87,6 +88,7 @@ impl Tool for EditFile {
         ToolMeta::new("edit_file", "Edit file", "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")
             .category("files")
             .aliases(&["Edit"])
+            .arg_aliases(&[("file_path", "path")])
             .effects(&[EffectKind::FsWrite])
     }
 

@@ -6,6 +6,7 @@
 //! - shadow.rs: staged changes, content-addressed blobs, journaled apply/rollback, recovery.
 //! - read.rs / search.rs / edit.rs / changes.rs: the tools.
 //!
+//! - todo.rs: `todo_write` (Claude Code's TodoWrite).
 //! - command.rs: `run_command` (process groups, timeouts, head+tail caps, bubblewrap), background
 //!   processes (`command_output`, `command_stop`).
 //!
@@ -18,16 +19,18 @@ pub mod paths;
 mod read;
 mod search;
 pub mod shadow;
+mod todo;
 
 use cowork_contract::{DynTool, ToolError, ToolProvider, typed};
 use cowork_store::Store;
 use shadow::{Shadow, ShadowError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
 pub struct Shared {
     shadow: Shadow,
     background: command::Background,
+    db: Arc<Mutex<rusqlite::Connection>>,
 }
 
 pub struct FilesTools {
@@ -36,7 +39,7 @@ pub struct FilesTools {
 
 impl FilesTools {
     pub fn new(store: &Store) -> Result<Self, ShadowError> {
-        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)?, background: Default::default() } })
+        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)?, background: Default::default(), db: Arc::new(Mutex::new(store.connect()?)) } })
     }
 }
 
@@ -69,6 +72,7 @@ impl ToolProvider for FilesTools {
             typed(command::RunCommand(s.background.clone())),
             typed(command::CommandOutput(s.background.clone())),
             typed(command::CommandStop(s.background.clone())),
+            typed(todo::TodoWrite(s.clone())),
             typed(changes::ChangesList(s.clone())),
             typed(changes::ChangesDiff(s.clone())),
             typed(changes::ChangesApply(s.clone())),

@@ -62,6 +62,7 @@ impl Tool for ReadFile {
         ToolMeta::new("read_file", "Read file", "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")
             .category("files")
             .aliases(&["Read"])
+            .arg_aliases(&[("file_path", "path")])
             .annotations(read_only())
             .effects(&[EffectKind::FsRead])
     }
@@ -243,6 +244,9 @@ pub struct ListDirectoryInput {
     /// At most this many entries (default 500).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Globs of names to leave out (beyond .gitignore), e.g. `["*.log", "node_modules"]`.
+    #[serde(default)]
+    pub ignore: Vec<String>,
     #[serde(skip)]
     #[schemars(skip)]
     reviewed: Reviewed,
@@ -306,11 +310,16 @@ impl Tool for ListDirectory {
         let limit = input.limit.unwrap_or(500).max(1);
         let depth = input.depth.unwrap_or(1).max(1);
         let shown = paths::display(&ctx.env, &root);
+        let mut ignore = globset::GlobSetBuilder::new();
+        for pattern in &input.ignore {
+            ignore.add(globset::Glob::new(pattern).map_err(|e| ToolError::InvalidArguments { tool: "list_directory".into(), message: format!("ignore pattern {pattern:?}: {e}") })?);
+        }
+        let ignore = ignore.build().map_err(|e| ToolError::InvalidArguments { tool: "list_directory".into(), message: e.to_string() })?;
         walk_blocking(move || {
             let mut entries = Vec::new();
             let mut truncated = false;
             for entry in walker(&root, Some(depth)).build().flatten() {
-                if entry.depth() == 0 {
+                if entry.depth() == 0 || ignore.is_match(entry.file_name()) {
                     continue;
                 }
                 if entries.len() >= limit {

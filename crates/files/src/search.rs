@@ -29,6 +29,25 @@ pub struct SearchCodeInput {
     /// Lines of context before and after each match (default 0, at most 10).
     #[serde(default)]
     pub context: Option<usize>,
+    /// Lines of context before each match (overrides `context` on that side).
+    #[serde(default)]
+    pub before: Option<usize>,
+    /// Lines of context after each match.
+    #[serde(default)]
+    pub after: Option<usize>,
+    /// content (matching lines, the default) | files_with_matches | count
+    #[serde(default)]
+    pub output_mode: Option<String>,
+    /// A file type as ripgrep names them: rust, ts, js, py, go, md…
+    #[serde(default)]
+    pub file_type: Option<String>,
+    /// Let `.` match newlines and patterns span lines.
+    #[serde(default)]
+    pub multiline: bool,
+    /// Accepted for Claude Code's Grep; line numbers are always shown.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub line_numbers: Option<bool>,
     /// At most this many matching lines (default 200).
     #[serde(default)]
     pub max_results: Option<usize>,
@@ -43,7 +62,7 @@ pub struct Hit {
     pub line: u64,
     pub text: String,
     /// Context lines, `number: text`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<String>,
 }
 
@@ -52,6 +71,8 @@ pub struct SearchResult {
     pub hits: Vec<Hit>,
     pub files_with_hits: usize,
     pub truncated: bool,
+    /// content | files_with_matches | count: how `to_text` shows the hits.
+    pub mode: String,
 }
 
 struct Collect<'a> {
@@ -97,6 +118,7 @@ impl Tool for SearchCode {
         ToolMeta::new("search_code", "Search code", "Search file contents by regex, respecting .gitignore; optional glob filter, context lines and a result cap.")
             .category("files")
             .aliases(&["Grep"])
+            .arg_aliases(&[("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")])
             .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
             .effects(&[EffectKind::FsRead])
     }
@@ -110,9 +132,18 @@ impl Tool for SearchCode {
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<SearchResult, ToolError> {
         let root = input.reviewed.get(&ctx.env)?;
         let invalid = |message: String| ToolError::InvalidArguments { tool: "search_code".into(), message };
-        let matcher = RegexMatcherBuilder::new()
-            .case_insensitive(input.case_insensitive)
-            .line_terminator(Some(b'\n'))
+        let mode = input.output_mode.clone().unwrap_or_else(|| "content".into());
+        if !["content", "files_with_matches", "count"].contains(&mode.as_str()) {
+            return Err(invalid(format!("output_mode {mode:?}: use content, files_with_matches or count")));
+        }
+        let mut builder = RegexMatcherBuilder::new();
+        builder.case_insensitive(input.case_insensitive);
+        if input.multiline {
+            builder.multi_line(true).dot_matches_new_line(true);
+        } else {
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder
             .build(&input.pattern)
             .map_err(|e| invalid(format!("pattern {:?}: {e}", input.pattern)))?;
         let glob = input
@@ -125,12 +156,30 @@ impl Tool for SearchCode {
             })
             .transpose()
             .map_err(|e| invalid(format!("glob: {e}")))?;
-        let context = input.context.unwrap_or(0).min(10);
-        let cap = input.max_results.unwrap_or(200).max(1);
+        let types = input
+            .file_type
+            .as_deref()
+            .map(|t| {
+                let mut types = ignore::types::TypesBuilder::new();
+                types.add_defaults();
+                types.select(t);
+                types.build()
+            })
+            .transpose()
+            .map_err(|e| invalid(format!("file_type: {e} (ripgrep's names: rust, ts, js, py, go, md…)")))?;
+        let context = input.context.unwrap_or(0);
+        let options = Options {
+            before: input.before.unwrap_or(context).min(10),
+            after: input.after.unwrap_or(context).min(10),
+            cap: input.max_results.unwrap_or(200).max(1),
+            multiline: input.multiline,
+        };
         let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || search(&root, &matcher, glob.as_ref(), context, cap, &cancel))
+        let mut result = tokio::task::spawn_blocking(move || search(&root, &matcher, glob.as_ref(), types, &options, &cancel))
             .await
-            .map_err(|e| ToolError::failed(format!("search failed: {e}")))?
+            .map_err(|e| ToolError::failed(format!("search failed: {e}")))??;
+        result.mode = mode;
+        Ok(result)
     }
 
     fn to_text(&self, r: &SearchResult) -> String {
@@ -138,6 +187,19 @@ impl Tool for SearchCode {
             return "no matches".into();
         }
         let mut out = String::new();
+        if r.mode != "content" {
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for hit in &r.hits {
+                match counts.last_mut() {
+                    Some((path, n)) if *path == hit.path => *n += 1,
+                    _ => counts.push((&hit.path, 1)),
+                }
+            }
+            for (path, n) in counts {
+                out.push_str(&if r.mode == "count" { format!("{path}:{n}\n") } else { format!("{path}\n") });
+            }
+            return out;
+        }
         for hit in &r.hits {
             for c in &hit.context {
                 out.push_str(&format!("{}-{c}\n", hit.path));
@@ -151,24 +213,36 @@ impl Tool for SearchCode {
     }
 }
 
+struct Options {
+    before: usize,
+    after: usize,
+    cap: usize,
+    multiline: bool,
+}
+
 fn search(
     root: &Path,
     matcher: &grep_regex::RegexMatcher,
     glob: Option<&globset::GlobMatcher>,
-    context: usize,
-    cap: usize,
+    types: Option<ignore::types::Types>,
+    options: &Options,
     cancel: &cowork_contract::CancellationToken,
 ) -> Result<SearchResult, ToolError> {
+    let cap = options.cap;
     let found = AtomicUsize::new(0);
     let all: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
     let mut builder = ignore::WalkBuilder::new(root);
     builder.hidden(false).filter_entry(|e| e.file_name() != ".git").require_git(false).threads(threads);
+    if let Some(types) = types {
+        builder.types(types);
+    }
     builder.build_parallel().run(|| {
         let mut searcher = SearcherBuilder::new()
             .line_number(true)
-            .before_context(context)
-            .after_context(context)
+            .before_context(options.before)
+            .after_context(options.after)
+            .multi_line(options.multiline)
             .binary_detection(BinaryDetection::quit(0))
             .build();
         let (found, all) = (&found, &all);
@@ -209,5 +283,5 @@ fn search(
         files.dedup();
         files.len()
     };
-    Ok(SearchResult { hits, files_with_hits, truncated })
+    Ok(SearchResult { hits, files_with_hits, truncated, mode: "content".into() })
 }

@@ -49,6 +49,7 @@ pub(crate) fn tools(lookup: Lookup) -> Vec<Arc<dyn DynTool>> {
                 deferred: true,
                 rate_limit: None,
                 secret_args: vec![],
+                arg_aliases: vec![],
             },
         })
     };

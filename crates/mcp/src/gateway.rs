@@ -189,6 +189,7 @@ impl McpTool {
             deferred: false,
             rate_limit: None,
             secret_args: Vec::new(),
+            arg_aliases: Vec::new(),
         };
         McpTool { spec, server_name: server_name.to_string(), remote: remote.name.to_string(), declared, server }
     }

@@ -130,6 +130,15 @@ CREATE TABLE file_journal (
     mode        INTEGER,
     done        INTEGER NOT NULL DEFAULT 0
 );
+-- files/todo: the coding agent's plan per conversation (Claude Code's TodoWrite).
+CREATE TABLE todos (
+    conversation TEXT    NOT NULL,
+    position     INTEGER NOT NULL,
+    content      TEXT    NOT NULL,
+    status       TEXT    NOT NULL,   -- pending | in_progress | completed
+    active_form  TEXT,
+    PRIMARY KEY (conversation, position)
+);
 "#;
 
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {

@@ -369,3 +369,17 @@ async fn search_code_on_this_repository() {
     let outline = page["outline"].as_array().unwrap();
     assert!(page["truncated"] == true && outline.iter().any(|l| l.as_str().unwrap().contains("pub async fn call")), "{page}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn accept_edits_mode_writes_at_once_and_still_rolls_back() {
+    let (h, yes) = setup();
+    let file = h.workspace.join("inside.txt");
+    h.scheduler.policy().set_mode(cowork_core::Mode::AcceptEdits, false).unwrap();
+    let out = call(&h, "edit_file", json!({"path": "inside.txt", "old_string": "inside", "new_string": "edited"})).await;
+    assert_eq!(*yes.asked.lock().unwrap(), 0, "accept-edits does not ask for workspace writes");
+    let change = out.result.unwrap().structured.unwrap();
+    assert_eq!(change["status"], "applied");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited\n");
+    assert!(call(&h, "changes_rollback", json!({"id": change["id"]})).await.result.is_ok());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "inside\n");
+}

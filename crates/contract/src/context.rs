@@ -102,6 +102,9 @@ pub struct ToolContext {
     secrets: Option<Arc<dyn SecretSource>>,
     /// Secret names the reviewed effects named (`secrets.read(name)`): nothing else is readable.
     allowed_secrets: Arc<[String]>,
+    /// The person chose accept-edits mode: file writes apply at once instead of waiting for
+    /// review (the shadow FS still journals them, so they can be rolled back).
+    pub accept_edits: bool,
 }
 
 impl ToolContext {
@@ -128,6 +131,7 @@ impl ToolContext {
             config: defaults.config.clone(),
             secrets: None,
             allowed_secrets: defaults.allowed_secrets.clone(),
+            accept_edits: false,
         }
     }
 

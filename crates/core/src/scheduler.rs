@@ -468,6 +468,7 @@ impl Scheduler {
             allowed_tools: req.allowed_tools.as_deref(),
         });
         let review = &*trail.review.insert(review);
+        let accept_edits = review.mode == crate::policy::Mode::AcceptEdits;
         match review.decision {
             Action::Deny if review.outside_workspace => return Err(ToolError::SecurityViolation { reason: review.why.clone() }),
             Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),
@@ -509,6 +510,7 @@ impl Scheduler {
         });
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
+        ctx.accept_edits = accept_edits;
         let events = self.events.clone();
         let progress_id = call_id.to_string();
         ctx.progress = Arc::new(move |progress| {

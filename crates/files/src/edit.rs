@@ -10,7 +10,20 @@ use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolCont
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// Stages the new content; in accept-edits mode applies it at once (journaled, so it can still
+/// be rolled back).
+fn stage(shared: &Shared, ctx: &ToolContext, path: &std::path::Path, content: &[u8]) -> Result<Change, ToolError> {
+    let change = shared.shadow.stage(&ctx.conversation_id, path, Some(content)).map_err(shadow_error)?;
+    if ctx.accept_edits {
+        return shared.shadow.apply(change.id, None).map_err(shadow_error);
+    }
+    Ok(change)
+}
+
 fn staged_text(change: &Change, shown: &str) -> String {
+    if change.status == "applied" {
+        return format!("written ({} {shown}, +{} −{}; accept-edits mode — undo with `cowork changes rollback {}`)", change.kind, change.added, change.removed, change.id);
+    }
     format!(
         "staged as change {} ({} {shown}, +{} −{}); the person reviews it — it is not on disk until applied (`cowork changes apply {}`)",
         change.id, change.kind, change.added, change.removed, change.id
@@ -54,7 +67,7 @@ impl Tool for WriteFile {
         if path.is_dir() {
             return Err(ToolError::InvalidArguments { tool: "write_file".into(), message: format!("{} is a folder", path.display()) });
         }
-        self.0.shadow.stage(&ctx.conversation_id, &path, Some(input.content.as_bytes())).map_err(shadow_error)
+        stage(&self.0, ctx, &path, input.content.as_bytes())
     }
 
     fn to_text(&self, change: &Change) -> String {
@@ -118,7 +131,7 @@ impl Tool for EditFile {
             _ if input.replace_all => text.replace(&input.old_string, &input.new_string),
             n => return Err(invalid(format!("`old_string` occurs {n} times in {shown}: include more surrounding lines to make it unique, or set replace_all"))),
         };
-        self.0.shadow.stage(&ctx.conversation_id, &path, Some(edited.as_bytes())).map_err(shadow_error)
+        stage(&self.0, ctx, &path, edited.as_bytes())
     }
 
     fn to_text(&self, change: &Change) -> String {

@@ -21,6 +21,8 @@ echo "== gate benchmark (smoke run, debug build; real figures: cargo bench -p co
 GATE_BENCH_CALLS=640 cargo test --locked -p cowork-core --bench gate
 echo "== MCP gateway benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench mcp_gateway)"
 MCP_BENCH_CALLS=200 cargo test --locked -p cowork-tests --bench mcp_gateway
+echo "== files benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench files)"
+FILES_BENCH_FILES=2000 FILES_BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench files
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then

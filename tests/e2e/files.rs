@@ -353,7 +353,7 @@ async fn claude_code_names_and_argument_shapes_work() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn search_code_on_this_repository() {
+async fn search_code_and_code_quality_on_this_repository() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let h = Harness::with_workspace(Arc::new(Yes::default()), repo);
     let out = call(&h, "search_code", json!({"pattern": r"pub fn canonical_args\(", "file_type": "rust"})).await;
@@ -368,6 +368,17 @@ async fn search_code_on_this_repository() {
     let page = call(&h, "read_file", json!({"path": "crates/core/src/scheduler.rs", "limit": 20})).await.result.unwrap().structured.unwrap();
     let outline = page["outline"].as_array().unwrap();
     assert!(page["truncated"] == true && outline.iter().any(|l| l.as_str().unwrap().contains("pub async fn call")), "{page}");
+
+    let q = call(&h, "check_code_quality", json!({"path": "crates/core/src/scheduler.rs"})).await.result.unwrap().structured.unwrap();
+    let functions = q["functions"].as_array().unwrap();
+    let run = functions.iter().find(|f| f["name"] == "run").expect("Scheduler::run is found");
+    assert!(run["complexity"].as_u64().unwrap() >= 5 && run["lines"].as_u64().unwrap() > 40, "{run}");
+    let batch = call(&h, "batch_check_quality", json!({"path": "crates", "glob": "**/*.rs"})).await.result.unwrap().structured.unwrap();
+    assert!(batch["files_checked"].as_u64().unwrap() >= 30 && batch["functions"].as_u64().unwrap() >= 300, "{}", batch["summary"]);
+    // The quality checker's own test holds a fake key: found, and never echoed whole.
+    let flagged = batch["flagged"].as_array().unwrap();
+    let own = flagged.iter().find(|q| q["path"] == "files/src/quality.rs").expect("its fake secret is flagged");
+    assert!(own["secrets"].as_array().unwrap().iter().all(|s| s["preview"].as_str().unwrap().chars().count() <= 7));
 }
 
 #[tokio::test(flavor = "multi_thread")]

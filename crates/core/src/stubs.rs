@@ -31,7 +31,6 @@ type Missing = (&'static str, &'static str);
 
 const MAIL: Missing = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
 const CALENDAR: Missing = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
-const FILES: Missing = ("not built into this version yet (the files family reads, writes, edits, searches and runs commands; code checks come next)", "planned: tree-sitter checks of the workspace's Rust, TypeScript/JavaScript and Python files");
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
 const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
 const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
@@ -50,7 +49,6 @@ const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
     ("email_read", "mail", "Read one message: headers, text, attachments.", &[], MAIL),
     ("email_send", "mail", "Send an email (undo window before it leaves).", &[], MAIL),
     ("email_reply", "mail", "Reply to an email, keeping the thread.", &[], MAIL),
-    ("check_code_quality", "files", "Complexity, long functions, secrets and TODOs of a file.", &[], FILES),
     ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),
     ("web_search", "web", "Search the web.", &["WebSearch"], WEB),
     ("browser_navigate", "browser", "Open a URL in the automated browser.", &[], BROWSER),

@@ -9,8 +9,7 @@
 //! - todo.rs: `todo_write` (Claude Code's TodoWrite).
 //! - command.rs: `run_command` (process groups, timeouts, head+tail caps, bubblewrap), background
 //!   processes (`command_output`, `command_stop`).
-//!
-//! Not built yet (a stub in the catalog says so): `check_code_quality`.
+//! - quality.rs: `check_code_quality`, `batch_check_quality` (tree-sitter).
 
 mod changes;
 mod command;
@@ -18,6 +17,7 @@ mod edit;
 pub mod paths;
 mod read;
 mod search;
+mod quality;
 pub mod shadow;
 mod todo;
 
@@ -73,6 +73,8 @@ impl ToolProvider for FilesTools {
             typed(command::CommandOutput(s.background.clone())),
             typed(command::CommandStop(s.background.clone())),
             typed(todo::TodoWrite(s.clone())),
+            typed(quality::CheckCodeQuality),
+            typed(quality::BatchCheckQuality),
             typed(changes::ChangesList(s.clone())),
             typed(changes::ChangesDiff(s.clone())),
             typed(changes::ChangesApply(s.clone())),

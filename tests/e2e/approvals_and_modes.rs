@@ -219,9 +219,10 @@ async fn precedence_deny_over_ask_over_allow_across_sources() {
     // A conversation grant cannot lift an explicit ask rule.
     policy.grant_for_conversation("c", &["exec_probe(git push origin main)".into()]).unwrap();
     assert_eq!(explain("git push origin main").decision, Action::Ask);
-    // Built-in deny rules are the floor (run_command is a stub but still reviewed).
+    // Built-in deny rules are the floor.
     let sudo = h.scheduler.explain("run_command", &json!({"command": "sudo ls"}), "c", None).unwrap();
-    assert_eq!(sudo.review.decision, Action::Allow, "a stub has no effects, so nothing to deny yet");
+    assert_eq!(sudo.review.decision, Action::Deny);
+    assert_eq!(sudo.review.matched.map(|m| (m.rule, m.source)), Some(("run_command(sudo:*)".to_string(), RuleSource::Builtin)));
     assert_eq!(script.asked(), 0, "explain never asks");
 
     // A broken settings file is a clear error, and nothing is lost.

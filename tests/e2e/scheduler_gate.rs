@@ -36,11 +36,11 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
             req("get_system_info", json!({})),
             req("create_task", json!({"title": "second"})),
             req("tool_search", json!({"query": "task"})),
-            req("Bash", json!({"command": "ls"})), // alias of the run_command stub
+            req("WebSearch", json!({"query": "rust"})), // alias of the web_search stub
         ])
         .await;
     let names: Vec<&str> = batch.iter().map(|o| o.tool.as_str()).collect();
-    assert_eq!(names, ["list_tasks", "get_system_info", "create_task", "tool_search", "run_command"]);
+    assert_eq!(names, ["list_tasks", "get_system_info", "create_task", "tool_search", "web_search"]);
     for outcome in &batch {
         assert!(outcome.review.is_some(), "{} was not reviewed", outcome.tool);
         let rows = h.audit_rows(&outcome.call_id);

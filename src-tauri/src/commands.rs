@@ -126,6 +126,8 @@ pub struct ToolCallView {
     tool: String,
     ok: bool,
     text: String,
+    /// The tool's structured output (panels like the change review read it).
+    structured: Option<serde_json::Value>,
     decision: Option<Action>,
     score: Option<u8>,
     duration_ms: u64,
@@ -137,15 +139,16 @@ pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::
     let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
     request.caller_ref = card;
     let outcome = shell.app.scheduler().call(request).await;
-    let (ok, text) = match &outcome.result {
-        Ok(output) => (true, output.text_content()),
-        Err(e) => (false, e.to_string()),
+    let (ok, text, structured) = match &outcome.result {
+        Ok(output) => (true, output.text_content(), output.structured.clone()),
+        Err(e) => (false, e.to_string(), None),
     };
     Ok(ToolCallView {
         call_id: outcome.call_id,
         tool: outcome.tool,
         ok,
         text,
+        structured,
         decision: outcome.review.as_ref().map(|r| r.decision),
         score: outcome.review.as_ref().map(|r| r.score),
         duration_ms: outcome.duration.as_millis() as u64,

@@ -138,6 +138,9 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         home.path().join("settings.json"),
         serde_json::to_string_pretty(&json!({
             "policy": {"allowMax": 1},
+            // The assistant's edits only stage changes, so they need no question here; applying
+            // them (changes_apply) still asks.
+            "permissions": {"allow": ["edit_file"]},
             "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
         }))
         .unwrap(),
@@ -151,6 +154,16 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     server.push(Turn::text("Added."));
     server.push(Turn::tools("", &[("call_4", "create_task", json!({"title": "Call mom"}))]));
     server.push(Turn::text("Added that too."));
+    // Two edits of one file: one staged change with two hunks.
+    let workspace = tempfile::tempdir().unwrap();
+    let notes = workspace.path().join("notes.md");
+    let original: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&notes, &original).unwrap();
+    server.push(Turn::tools("Tidying.", &[
+        ("call_e1", "edit_file", json!({"path": "notes.md", "old_string": "line 2\n", "new_string": "line two\n"})),
+        ("call_e2", "edit_file", json!({"path": "notes.md", "old_string": "line 28\n", "new_string": "line twenty-eight\n"})),
+    ]));
+    server.push(Turn::text("Staged two edits for your review."));
     server.push(Turn::tools("", &[("call_5", "create_task", json!({"title": "Planned"}))]));
     server.push(Turn::text("Plan mode stopped me."));
 
@@ -161,6 +174,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             .arg(format!("--port={port}"))
             .env("DISPLAY", &display)
             .env("COWORK_HOME", home.path())
+            .env("COWORK_WORKSPACE", workspace.path())
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             // WebKitWebDriver's screenshots need compositing, which the app turns off by default.
             .env("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
@@ -236,6 +250,38 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rules_text = d.text(&rules).await;
     assert!(rules_text.contains("allow") && rules_text.contains("create_task") && rules_text.contains("user settings"), "{rules_text}");
+
+    // The review panel: the assistant's edits wait there; apply one hunk of two, then roll back.
+    d.click(&d.wait_for("nav button:nth-child(1)", Duration::from_secs(5)).await).await;
+    send("tidy my notes").await;
+    d.wait_for("[data-tool=edit_file][data-status=ok] ~ [data-tool=edit_file][data-status=ok]", Duration::from_secs(30)).await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), original, "staged, not written");
+    d.click(&d.wait_for("nav button:nth-child(6)", Duration::from_secs(5)).await).await;
+    let change = d.wait_for("[data-testid=change][data-status=staged]", Duration::from_secs(10)).await;
+    let text = d.text(&change).await;
+    assert!(text.contains("notes.md") && text.contains("+line two") && text.contains("-line 28") && text.contains("+line twenty-eight"), "{text}");
+    d.click(&d.wait_for("input[data-hunk='1']", Duration::from_secs(5)).await).await;
+    d.screenshot(&out.join("review-panel.png")).await;
+    d.click(&d.wait_for("button[data-action=apply]", Duration::from_secs(5)).await).await;
+    let modal = d.wait_for("[data-testid=approval-modal]", Duration::from_secs(10)).await;
+    assert!(d.text(&modal).await.contains("changes_apply"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(&d.wait_for("button[data-choice=once]", Duration::from_secs(5)).await).await;
+    d.wait_for("p.ok[role=status]", Duration::from_secs(10)).await;
+    let applied = std::fs::read_to_string(&notes).unwrap();
+    assert!(applied.contains("line twenty-eight\n") && applied.contains("line 2\n") && !applied.contains("line two"), "only hunk 2: {applied}");
+    d.click(&d.wait_for("button[data-filter=applied]", Duration::from_secs(5)).await).await;
+    d.click(&d.wait_for("[data-testid=change][data-status=applied] button[data-action=rollback]", Duration::from_secs(10)).await).await;
+    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(&d.wait_for("button[data-choice=once]", Duration::from_secs(5)).await).await;
+    let start = Instant::now();
+    while std::fs::read_to_string(&notes).unwrap() != original {
+        assert!(start.elapsed() < Duration::from_secs(10), "the rollback did not restore the file");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.click(&d.wait_for("nav button:nth-child(5)", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-testid=rules]", Duration::from_secs(10)).await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
     let plan = d.wait_for("fieldset:nth-of-type(2) label:nth-of-type(2) input[name=mode]", Duration::from_secs(5)).await;

@@ -53,7 +53,7 @@ export interface AuditEntry {
   error: string | null; duration_us: number | null; hash: string;
 }
 export interface VerifyReport { rows: number; head_seq: number; head_hash: string; problems: { seq: number; message: string }[] }
-export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; decision: Action | null; score: number | null; duration_ms: number }
+export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; structured: unknown; decision: Action | null; score: number | null; duration_ms: number }
 export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
 export interface ElicitationRequest { id: string; from: string; message: string; schema: { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] } }
@@ -69,6 +69,11 @@ export interface ToolpackReview {
   command: string; tools: { name: string; description: string; effects: string[] | null }[]; overrides: Record<string, string>;
   user_config: { key: string; title: string; required: boolean; sensitive: boolean; has_default: boolean }[]; changes: string[];
 }
+
+export type ChangeStatus = "staged" | "applied" | "rejected" | "rolled_back";
+export interface Change { id: number; conversation: string; path: string; kind: "created" | "modified" | "deleted"; status: ChangeStatus; added: number; removed: number; binary: boolean; created_at: string; updated_at: string }
+export interface Hunk { number: number; header: string; text: string }
+export interface ChangeDiff { change: Change; conflict: boolean; hunks: Hunk[]; summary: string | null }
 
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),

@@ -23,6 +23,12 @@ const en = {
   changes: "Changes since the installed version", cancel: "Cancel", enable: "Enable", disable: "Disable", remove: "Remove", reload: "Reload all",
   formTitle: "A tool asks you", formFrom: "from", submit: "Send", decline: "Decline",
   logs: "Logs", state: "State", restarts: "restarts", noToolpacks: "No toolpacks installed. Try ./toolpacks/time from the Cowork folder.",
+  reviewChanges: "File changes", changesHint: "The assistant's writes wait here until you apply them. Untick hunks to apply only part of a change; an applied change can be rolled back to its exact previous bytes.",
+  created: "new file", modified: "modified", deleted: "deleted", staged: "Staged", applied: "Applied", rejected: "Rejected", rolled_back: "Rolled back",
+  conflict: "The file changed on disk since this was staged: reject it and let the assistant stage it again.",
+  applyAll: "Apply", applySelected: "Apply selected hunks", reject: "Reject", rollback: "Roll back",
+  appliedNote: "Applied. You can roll it back under Applied.", rejectedNote: "Rejected: the file was not touched.", rolledBackNote: "Rolled back: the file has its previous bytes again.",
+  noChanges: "Nothing here.",
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
@@ -49,6 +55,12 @@ const zh: Partial<Dict> = {
   changes: "与已安装版本相比的变化", cancel: "取消", enable: "启用", disable: "停用", remove: "移除", reload: "全部重新加载",
   formTitle: "工具请求你填写", formFrom: "来自", submit: "发送", decline: "拒绝",
   logs: "日志", state: "状态", restarts: "次重启", noToolpacks: "尚未安装工具包。可试试 Cowork 目录中的 ./toolpacks/time。",
+  reviewChanges: "文件更改", changesHint: "助手写入的内容会先在这里等待你应用。取消勾选某些片段即可只应用部分更改；已应用的更改可以回滚到原来的字节。",
+  created: "新文件", modified: "已修改", deleted: "已删除", staged: "待审", applied: "已应用", rejected: "已拒绝", rolled_back: "已回滚",
+  conflict: "暂存之后磁盘上的文件已被改动：请拒绝此更改，让助手重新暂存。",
+  applyAll: "应用", applySelected: "应用所选片段", reject: "拒绝", rollback: "回滚",
+  appliedNote: "已应用。可在“已应用”中回滚。", rejectedNote: "已拒绝：文件未被改动。", rolledBackNote: "已回滚：文件已恢复为原来的内容。",
+  noChanges: "这里没有内容。",
 };
 export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");

@@ -6,9 +6,10 @@ import { Chat } from "./chat";
 import { ApprovalModal, ElicitationModal } from "./approval";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
 import { ToolpacksView } from "./toolpacks";
+import { ChangesView } from "./changes";
 import "./style.css";
 
-type View = "chat" | "tools" | "toolpacks" | "audit" | "settings";
+type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes";
 
 function App() {
   const [view, setView] = useState<View>("chat");
@@ -42,7 +43,13 @@ function App() {
     return () => window.removeEventListener("keydown", keys);
   }, [approvals.length]);
 
-  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")]];
+  // Ctrl+Shift+D opens the file changes (D for diff).
+  useEffect(() => {
+    const keys = (e: KeyboardEvent) => { if ((e.ctrlKey || e.metaKey) && e.shiftKey && e.key.toLowerCase() === "d") { e.preventDefault(); setView("changes"); } };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, []);
+  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")], ["changes", t("reviewChanges")]];
   return (
     <div class="app">
       <aside class="sidebar">
@@ -65,6 +72,7 @@ function App() {
         {view === "tools" && <ToolsView />}
         {view === "toolpacks" && <ToolpacksView />}
         {view === "audit" && <AuditView />}
+        {view === "changes" && <ChangesView conversation={conversation} />}
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}

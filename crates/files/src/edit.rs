@@ -58,8 +58,7 @@ impl Tool for WriteFile {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "write_file", &input.path)?;
-        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+        input.reviewed.fs_write(env, "write_file", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
@@ -106,8 +105,7 @@ impl Tool for EditFile {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "edit_file", &input.path)?;
-        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+        input.reviewed.fs_write(env, "edit_file", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
@@ -170,8 +168,7 @@ impl Tool for CreateDirectory {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "create_directory", &input.path)?;
-        Ok(vec![Effect::FsWrite { path: path.display().to_string() }])
+        input.reviewed.fs_write(env, "create_directory", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {

@@ -5,7 +5,7 @@
 //! reviewed, and files are opened without following a final symlink and checked through the
 //! opened descriptor: a symlink swapped in between review and use is refused.
 
-use cowork_contract::{EffectEnv, ToolError};
+use cowork_contract::{Effect, EffectEnv, ToolError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -101,10 +101,33 @@ impl Reviewed {
         Ok(path)
     }
 
+    /// Reviews `raw` as the call's one file read.
+    pub fn fs_read(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsRead { path: self.set(env, tool, raw)?.display().to_string() }])
+    }
+
+    /// Reviews `raw` as the call's one file write.
+    pub fn fs_write(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsWrite { path: self.set(env, tool, raw)?.display().to_string() }])
+    }
+
     /// The reviewed path, re-checked against the filesystem now.
     pub fn get(&self, env: &EffectEnv) -> Result<PathBuf, ToolError> {
         let path = self.0.get().cloned().ok_or_else(|| ToolError::failed("internal: the path was not reviewed before the call"))?;
         recheck(env, &path)?;
         Ok(path)
     }
+}
+
+/// A folder argument's default: the first workspace root.
+pub fn default_root(env: &EffectEnv, raw: &Option<String>) -> String {
+    raw.clone().unwrap_or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into()))
+}
+
+/// The one way the family walks a tree: dotfiles are shown (the person's `.github`, `.env`
+/// exist), `.git` itself is not; .gitignore and .ignore are respected, as in `rg`.
+pub fn walker(root: &Path, depth: Option<usize>) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder.hidden(false).max_depth(depth).filter_entry(|e| e.file_name() != ".git").require_git(false);
+    builder
 }

@@ -6,7 +6,7 @@
 //! loops, match arms/cases, catch clauses, ternaries, `&&`/`||`/`??`); a nested function counts
 //! for itself, not for its parent.
 
-use crate::paths::Reviewed;
+use crate::paths::{Reviewed, default_root, walker};
 use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -267,8 +267,7 @@ impl Tool for CheckCodeQuality {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "check_code_quality", &input.path)?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "check_code_quality", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<FileQuality, ToolError> {
@@ -336,9 +335,7 @@ impl Tool for BatchCheckQuality {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let raw = input.path.clone().unwrap_or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into()));
-        let path = input.reviewed.set(env, "batch_check_quality", &raw)?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "batch_check_quality", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<BatchQuality, ToolError> {
@@ -354,9 +351,7 @@ impl Tool for BatchCheckQuality {
         tokio::task::spawn_blocking(move || {
             let mut checked = Vec::new();
             let mut truncated = false;
-            let mut walker = ignore::WalkBuilder::new(&root);
-            walker.hidden(false).filter_entry(|e| e.file_name() != ".git").require_git(false);
-            for entry in walker.build().flatten() {
+            for entry in walker(&root, None).build().flatten() {
                 let path = entry.path();
                 let rel = path.strip_prefix(&root).unwrap_or(path);
                 if !entry.file_type().is_some_and(|t| t.is_file()) || Lang::of(path).is_none() || glob.as_ref().is_some_and(|g| !g.is_match(rel)) {

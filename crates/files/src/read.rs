@@ -1,6 +1,6 @@
 //! Reading tools: `read_file`, `list_directory`, `glob`.
 
-use crate::paths::{self, Reviewed};
+use crate::paths::{self, Reviewed, default_root, walker};
 use crate::{Shared, shadow_error};
 use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
 use schemars::JsonSchema;
@@ -68,8 +68,7 @@ impl Tool for ReadFile {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "read_file", &input.path)?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "read_file", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<FilePage, ToolError> {
@@ -267,21 +266,9 @@ pub struct Listing {
     pub truncated: bool,
 }
 
-fn walker(root: &Path, depth: Option<usize>) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(root);
-    // Dotfiles are shown (the person's `.github`, `.env` exist), `.git` itself is not;
-    // .gitignore and .ignore are respected, as in `rg`.
-    builder.hidden(false).max_depth(depth).filter_entry(|e| e.file_name() != ".git").require_git(false);
-    builder
-}
-
 /// A tree walk off the async workers.
 async fn walk_blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ToolError> + Send + 'static) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("walk failed: {e}")))?
-}
-
-fn default_root(env: &EffectEnv, raw: &Option<String>) -> String {
-    raw.clone().unwrap_or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into()))
 }
 
 #[async_trait::async_trait]
@@ -298,8 +285,7 @@ impl Tool for ListDirectory {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "list_directory", &default_root(env, &input.path))?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "list_directory", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Listing, ToolError> {
@@ -396,8 +382,7 @@ impl Tool for Glob {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let path = input.reviewed.set(env, "glob", &default_root(env, &input.path))?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "glob", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<GlobMatches, ToolError> {

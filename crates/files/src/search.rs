@@ -1,7 +1,7 @@
 //! `search_code`: regex search over the workspace with ripgrep's own libraries (`ignore` for the
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
-use crate::paths::Reviewed;
+use crate::paths::{Reviewed, default_root, walker};
 use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -124,9 +124,7 @@ impl Tool for SearchCode {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let raw = input.path.clone().unwrap_or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into()));
-        let path = input.reviewed.set(env, "search_code", &raw)?;
-        Ok(vec![Effect::FsRead { path: path.display().to_string() }])
+        input.reviewed.fs_read(env, "search_code", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<SearchResult, ToolError> {
@@ -232,8 +230,8 @@ fn search(
     let found = AtomicUsize::new(0);
     let all: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder.hidden(false).filter_entry(|e| e.file_name() != ".git").require_git(false).threads(threads);
+    let mut builder = walker(root, None);
+    builder.threads(threads);
     if let Some(types) = types {
         builder.types(types);
     }

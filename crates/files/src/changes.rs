@@ -14,8 +14,10 @@ async fn blocking(work: impl FnOnce() -> Result<Change, crate::shadow::ShadowErr
     tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("file task failed: {e}")))?.map_err(shadow_error)
 }
 
+/// The change's file, for its effects: one indexed lookup (effects are computed on every call
+/// and every `explain`, so no blob is read or diffed here).
 fn path_of(shared: &Shared, id: i64) -> Result<String, ToolError> {
-    shared.shadow.diff(id).map(|d| d.change.path).map_err(shadow_error)
+    shared.shadow.path_of(id).map_err(shadow_error)
 }
 
 pub struct ChangesList(pub Shared);

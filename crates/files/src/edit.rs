@@ -20,13 +20,13 @@ fn stage(shared: &Shared, ctx: &ToolContext, path: &std::path::Path, content: &[
     Ok(change)
 }
 
-fn staged_text(change: &Change, shown: &str) -> String {
-    if change.status == "applied" {
-        return format!("written ({} {shown}, +{} −{}; accept-edits mode — undo with `cowork changes rollback {}`)", change.kind, change.added, change.removed, change.id);
+fn staged_text(c: &Change) -> String {
+    if c.status == "applied" {
+        return format!("written ({} {}, +{} −{}; accept-edits mode — undo with `cowork changes rollback {}`)", c.kind, c.path, c.added, c.removed, c.id);
     }
     format!(
-        "staged as change {} ({} {shown}, +{} −{}); the person reviews it — it is not on disk until applied (`cowork changes apply {}`)",
-        change.id, change.kind, change.added, change.removed, change.id
+        "staged as change {} ({} {}, +{} −{}); the person reviews it — it is not on disk until applied (`cowork changes apply {}`)",
+        c.id, c.kind, c.path, c.added, c.removed, c.id
     )
 }
 
@@ -70,7 +70,7 @@ impl Tool for WriteFile {
     }
 
     fn to_text(&self, change: &Change) -> String {
-        staged_text(change, &change.path)
+        staged_text(change)
     }
 }
 
@@ -133,7 +133,7 @@ impl Tool for EditFile {
     }
 
     fn to_text(&self, change: &Change) -> String {
-        staged_text(change, &change.path)
+        staged_text(change)
     }
 }
 

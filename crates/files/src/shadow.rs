@@ -225,6 +225,12 @@ impl Shadow {
             .ok_or(ShadowError::NoSuchChange(id))
     }
 
+    /// The file a change is about (what its review names), without reading any content.
+    pub fn path_of(&self, id: i64) -> Result<String, ShadowError> {
+        let db = self.db.lock().unwrap();
+        db.query_row("SELECT path FROM file_changes WHERE id = ?1", [id], |r| r.get(0)).optional()?.ok_or(ShadowError::NoSuchChange(id))
+    }
+
     fn staged_row(&self, conversation: &str, path: &Path) -> Result<Option<Row>, ShadowError> {
         let db = self.db.lock().unwrap();
         Ok(db

@@ -155,6 +155,43 @@ fn test_pause() {
     }
 }
 
+/// A file's bytes at one side of a change; None = no file.
+type Content = Option<Vec<u8>>;
+
+/// A change's summary (kind, +/− line counts, binary) from its two sides.
+fn summarize(r: &Row, base: &Content, new: &Content) -> Change {
+    let binary = base.as_deref().is_some_and(is_binary) || new.as_deref().is_some_and(is_binary);
+    let (mut added, mut removed) = (0, 0);
+    if !binary {
+        let old = String::from_utf8_lossy(base.as_deref().unwrap_or_default()).into_owned();
+        let new_text = String::from_utf8_lossy(new.as_deref().unwrap_or_default()).into_owned();
+        for change in similar::TextDiff::from_lines(&old, &new_text).iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Insert => added += 1,
+                similar::ChangeTag::Delete => removed += 1,
+                similar::ChangeTag::Equal => {}
+            }
+        }
+    }
+    let kind = match (&r.base_sha, &r.new_sha) {
+        (None, _) => "created",
+        (_, None) => "deleted",
+        _ => "modified",
+    };
+    Change {
+        id: r.id,
+        conversation: r.conversation.clone(),
+        path: r.path.clone(),
+        kind,
+        status: r.status.clone(),
+        added,
+        removed,
+        binary,
+        created_at: r.created_at.clone(),
+        updated_at: r.updated_at.clone(),
+    }
+}
+
 struct Row {
     id: i64,
     conversation: String,
@@ -280,39 +317,14 @@ impl Shadow {
         self.summary(&self.get(id)?)
     }
 
+    /// The change's two sides: the base, and what was applied (settled) or is staged.
+    fn sides(&self, r: &Row) -> Result<(Content, Content), ShadowError> {
+        Ok((self.blob(&r.base_sha)?, self.blob(if r.applied_sha.is_some() { &r.applied_sha } else { &r.new_sha })?))
+    }
+
     fn summary(&self, r: &Row) -> Result<Change, ShadowError> {
-        let base = self.blob(&r.base_sha)?;
-        let new = self.blob(if r.applied_sha.is_some() { &r.applied_sha } else { &r.new_sha })?;
-        let binary = base.as_deref().is_some_and(is_binary) || new.as_deref().is_some_and(is_binary);
-        let (mut added, mut removed) = (0, 0);
-        if !binary {
-            let old = String::from_utf8_lossy(base.as_deref().unwrap_or_default()).into_owned();
-            let new_text = String::from_utf8_lossy(new.as_deref().unwrap_or_default()).into_owned();
-            for change in similar::TextDiff::from_lines(&old, &new_text).iter_all_changes() {
-                match change.tag() {
-                    similar::ChangeTag::Insert => added += 1,
-                    similar::ChangeTag::Delete => removed += 1,
-                    similar::ChangeTag::Equal => {}
-                }
-            }
-        }
-        let kind = match (&r.base_sha, &r.new_sha) {
-            (None, _) => "created",
-            (_, None) => "deleted",
-            _ => "modified",
-        };
-        Ok(Change {
-            id: r.id,
-            conversation: r.conversation.clone(),
-            path: r.path.clone(),
-            kind,
-            status: r.status.clone(),
-            added,
-            removed,
-            binary,
-            created_at: r.created_at.clone(),
-            updated_at: r.updated_at.clone(),
-        })
+        let (base, new) = self.sides(r)?;
+        Ok(summarize(r, &base, &new))
     }
 
     /// Changes, newest first; `status` and `conversation` filter.
@@ -330,9 +342,8 @@ impl Shadow {
     /// The change's diff, hunk by hunk (for a settled change: what was applied).
     pub fn diff(&self, id: i64) -> Result<ChangeDiff, ShadowError> {
         let r = self.get(id)?;
-        let change = self.summary(&r)?;
-        let base = self.blob(&r.base_sha)?;
-        let new = self.blob(if r.applied_sha.is_some() { &r.applied_sha } else { &r.new_sha })?;
+        let (base, new) = self.sides(&r)?;
+        let change = summarize(&r, &base, &new);
         let conflict = r.status == "staged" && read_disk(Path::new(&r.path))?.map(|(b, _)| sha(&b)) != r.base_sha;
         if change.binary {
             let size = |b: &Option<Vec<u8>>| b.as_ref().map_or("absent".to_string(), |b| format!("{} bytes", b.len()));

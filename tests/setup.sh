@@ -17,10 +17,11 @@ fi
 
 # Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
 # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
-# bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline.
+# bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;
+# Dovecot (IMAP + LMTP) as the tests' real mail server (its packaged service never starts: policy-rc.d).
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep)
+  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -67,6 +68,16 @@ if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
 fi
 if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
   echo "setup: installing test MCP servers from PyPI"
+  rm -rf .venv
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  cp requirements.txt .venv/installed-requirements.txt
+fi
+# Real peers the tests start on loopback: Radicale (CalDAV) and aiosmtpd (the SMTP front of the
+# test mail server), pinned in tests/peers/requirements.txt.
+cd "$here/tests/peers"
+if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
+  echo "setup: installing test peers from PyPI (radicale, aiosmtpd)"
   rm -rf .venv
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt

@@ -4,6 +4,7 @@
 
 pub mod llm_server;
 pub mod mcp;
+pub mod peers;
 
 use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
@@ -20,6 +21,24 @@ pub struct Harness {
     pub workspace: PathBuf,
     pub store: Store,
     pub scheduler: Arc<Scheduler>,
+    /// What the families read as the keyring (account passwords).
+    pub secrets: Arc<MapSecrets>,
+}
+
+/// An in-memory secret source for in-process tests; the keyring itself is tested through the CLI.
+#[derive(Default)]
+pub struct MapSecrets(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl MapSecrets {
+    pub fn set(&self, name: &str, value: &str) {
+        self.0.lock().unwrap().insert(name.into(), value.into());
+    }
+}
+
+impl cowork_contract::SecretSource for MapSecrets {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        Ok(self.0.lock().unwrap().get(name).cloned())
+    }
 }
 
 impl Harness {
@@ -48,12 +67,14 @@ impl Harness {
         cowork_core::register_core_tools(&registry);
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()));
         registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store).unwrap()));
+        let secrets = Arc::new(MapSecrets::default());
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()));
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
         let audit = Arc::new(AuditLog::open(&store).unwrap());
         let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
-        Harness { dir, workspace, store, scheduler }
+        Harness { dir, workspace, store, scheduler, secrets }
     }
 
     /// Audit rows of one call, oldest first, after a flush.

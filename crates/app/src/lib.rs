@@ -100,6 +100,7 @@ impl App {
         cowork_core::register_core_tools(&registry);
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
         registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store)?));
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, Arc::new(secrets::Keyring))?));
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();

@@ -33,3 +33,12 @@ pub fn delete(account: &str) -> Result<bool, String> {
         Err(e) => Err(unavailable(e)),
     }
 }
+
+/// The keyring as the families' secret source (CalDAV and mail passwords).
+pub struct Keyring;
+
+impl cowork_contract::SecretSource for Keyring {
+    fn get(&self, name: &str) -> Result<Option<String>, String> {
+        get(name)
+    }
+}

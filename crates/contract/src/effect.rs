@@ -27,7 +27,12 @@ pub enum Effect {
     #[serde(rename = "calendar.read")]
     CalendarRead { calendar: String },
     #[serde(rename = "calendar.write")]
-    CalendarWrite { calendar: String },
+    CalendarWrite {
+        calendar: String,
+        /// People the event invites: a server with scheduling mails them, so it is egress.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attendees: Vec<String>,
+    },
     #[serde(rename = "vault.read")]
     VaultRead,
     #[serde(rename = "vault.write")]
@@ -194,7 +199,8 @@ impl Effect {
             NetFetch { origin } | BrowserNavigate { origin } | BrowserAct { origin } => vec![origin],
             MailRead { account } => vec![account],
             MailSend { recipients, .. } => recipients.iter().map(String::as_str).collect(),
-            CalendarRead { calendar } | CalendarWrite { calendar } => vec![calendar],
+            CalendarRead { calendar } => vec![calendar],
+            CalendarWrite { calendar, attendees } => std::iter::once(calendar).chain(attendees).map(String::as_str).collect(),
             SecretsRead { name } => vec![name],
             McpCall { tool, .. } => vec![tool],
             VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
@@ -211,6 +217,9 @@ impl fmt::Display for Effect {
                 write!(f, "{kind}({account} → {})", recipients.join(", "))
             }
             Effect::McpCall { server, tool } => write!(f, "{kind}({server}/{tool})"),
+            Effect::CalendarWrite { calendar, attendees } if !attendees.is_empty() => {
+                write!(f, "{kind}({calendar} → {})", attendees.join(", "))
+            }
             other => match other.subjects().first() {
                 Some(subject) => write!(f, "{kind}({subject})"),
                 None => f.write_str(kind),

@@ -30,7 +30,6 @@ impl DynTool for StubTool {
 type Missing = (&'static str, &'static str);
 
 const MAIL: Missing = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
-const CALENDAR: Missing = ("no calendar: the calendar family is not built into this version yet", "planned: a local calendar plus CalDAV accounts under Settings → Accounts");
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
 const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
 const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
@@ -40,11 +39,6 @@ const PERSONAL: Missing = ("no weather/news source configured: not built into th
 
 /// name, category, description, aliases, what is missing
 const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
-    ("calendar_check", "calendar", "List events in a time range across calendars.", &[], CALENDAR),
-    ("calendar_find_free_time", "calendar", "Find free slots of a given duration in a range.", &[], CALENDAR),
-    ("calendar_create", "calendar", "Create a calendar event.", &[], CALENDAR),
-    ("calendar_update", "calendar", "Change a calendar event.", &[], CALENDAR),
-    ("calendar_delete", "calendar", "Delete a calendar event.", &[], CALENDAR),
     ("email_check", "mail", "List or search mail: unread, from, subject, since, folder.", &[], MAIL),
     ("email_read", "mail", "Read one message: headers, text, attachments.", &[], MAIL),
     ("email_send", "mail", "Send an email (undo window before it leaves).", &[], MAIL),

@@ -6,6 +6,7 @@
 //! [`Store::connect`], which applies the same pragmas; the schema is one versioned migration list.
 
 mod migrations;
+pub mod accounts;
 pub mod settings;
 
 use rusqlite::Connection;

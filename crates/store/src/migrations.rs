@@ -141,6 +141,85 @@ CREATE TABLE todos (
 );
 "#;
 
+const V4: &str = r#"
+-- Accounts (CalDAV, IMAP/SMTP): settings only. Passwords live in the OS keyring under
+-- `account/<name>`, never here.
+CREATE TABLE accounts (
+    name       TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL,        -- caldav | mail
+    config     TEXT NOT NULL,        -- JSON: urls, hosts, ports, user name
+    created_at TEXT NOT NULL
+);
+-- calendar: calendars (the local one always exists; CalDAV ones mirror a server collection).
+CREATE TABLE calendars (
+    id         TEXT PRIMARY KEY,     -- `local`, or `<account>/<collection>`
+    name       TEXT NOT NULL,
+    account    TEXT,                 -- NULL for local calendars
+    url        TEXT,                 -- the collection URL on the server
+    ctag       TEXT,
+    last_sync  TEXT,
+    last_error TEXT
+);
+INSERT INTO calendars (id, name) VALUES ('local', 'Local');
+-- calendar: one row per calendar object resource (one UID: a master and its overrides), its
+-- iCalendar text as the source of truth, and its sync state.
+CREATE TABLE calendar_objects (
+    calendar   TEXT NOT NULL,
+    uid        TEXT NOT NULL,
+    ics        TEXT NOT NULL,
+    href       TEXT,                 -- on the server; NULL until first pushed
+    etag       TEXT,                 -- the server's version we last saw
+    dirty      INTEGER NOT NULL DEFAULT 0,   -- 1: a local change waits to be pushed
+    deleted    INTEGER NOT NULL DEFAULT 0,   -- 1: deleted locally, the server delete is queued
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (calendar, uid)
+);
+-- calendar: what range queries need, derived from `ics` (rebuilt whenever it changes).
+-- Times are UTC seconds; a recurring master's `series_end` is NULL when it never ends.
+CREATE TABLE calendar_index (
+    calendar      TEXT    NOT NULL,
+    uid           TEXT    NOT NULL,
+    recurrence_id INTEGER,           -- set on an override of one instance
+    start_utc     INTEGER NOT NULL,
+    end_utc       INTEGER NOT NULL,
+    series_end    INTEGER,
+    rrule         TEXT,              -- DTSTART/RRULE/RDATE/EXDATE lines of a recurring master
+    all_day       INTEGER NOT NULL,
+    summary       TEXT    NOT NULL,
+    location      TEXT    NOT NULL,
+    busy          INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX calendar_index_single ON calendar_index (start_utc) WHERE rrule IS NULL;
+CREATE INDEX calendar_index_uid ON calendar_index (calendar, uid);
+-- calendar: sync conflicts, kept until the person looks; both versions are preserved.
+CREATE TABLE calendar_conflicts (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    calendar    TEXT NOT NULL,
+    uid         TEXT NOT NULL,
+    kept        TEXT NOT NULL,       -- which version the calendar now shows: server | local
+    copy_uid    TEXT,                -- the other version, saved as a separate event
+    detail      TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+-- mail: the outbox. A message waits here for the undo delay; `state` walks
+-- queued → sending → sent | failed | cancelled, each step committed before the next.
+CREATE TABLE mail_outbox (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    account     TEXT NOT NULL,
+    message_id  TEXT NOT NULL UNIQUE,
+    recipients  TEXT NOT NULL,       -- JSON array
+    subject     TEXT NOT NULL,
+    raw         BLOB NOT NULL,       -- the RFC 5322 message, built once
+    send_after  TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    error       TEXT,
+    conversation TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX mail_outbox_state ON mail_outbox (state, send_after);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)]).to_latest(conn)
 }

@@ -1,0 +1,230 @@
+//! The calendar tables: objects (iCalendar text + sync state), their derived index, calendars and
+//! conflicts. Every write of an object rewrites its index rows in the same transaction, so a
+//! crash never leaves the index describing other text than the object holds.
+
+use crate::ics::{self, IndexRow};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use serde::Serialize;
+use std::collections::HashSet;
+
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct CalendarInfo {
+    pub id: String,
+    pub name: String,
+    /// The CalDAV account, when the calendar mirrors a server.
+    pub account: Option<String>,
+    pub last_sync: Option<String>,
+    pub last_error: Option<String>,
+}
+
+pub fn calendars(conn: &Connection) -> rusqlite::Result<Vec<CalendarInfo>> {
+    let mut stmt = conn.prepare_cached("SELECT id, name, account, last_sync, last_error FROM calendars ORDER BY account IS NOT NULL, id")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(CalendarInfo { id: r.get(0)?, name: r.get(1)?, account: r.get(2)?, last_sync: r.get(3)?, last_error: r.get(4)? })
+    })?;
+    rows.collect()
+}
+
+/// A stored object: its text and sync state.
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub calendar: String,
+    pub uid: String,
+    pub ics: String,
+    pub href: Option<String>,
+    pub etag: Option<String>,
+    pub dirty: bool,
+    pub deleted: bool,
+}
+
+const OBJECT_COLUMNS: &str = "calendar, uid, ics, href, etag, dirty, deleted";
+
+fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Object> {
+    Ok(Object { calendar: r.get(0)?, uid: r.get(1)?, ics: r.get(2)?, href: r.get(3)?, etag: r.get(4)?, dirty: r.get(5)?, deleted: r.get(6)? })
+}
+
+pub fn object(conn: &Connection, calendar: &str, uid: &str) -> rusqlite::Result<Option<Object>> {
+    conn.query_row(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND uid = ?2"), params![calendar, uid], object_from_row)
+        .optional()
+}
+
+/// Objects of a calendar; `dirty_only` for the push queue.
+pub fn objects(conn: &Connection, calendar: &str, dirty_only: bool) -> rusqlite::Result<Vec<Object>> {
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND (dirty = 1 OR ?2 = 0) ORDER BY uid"))?;
+    let rows = stmt.query_map(params![calendar, dirty_only], object_from_row)?;
+    rows.collect()
+}
+
+/// Stores an object and its index rows. `ics_text` must already have been validated by
+/// [`ics::index`], which produced `rows`.
+pub fn put_object(tx: &Transaction<'_>, object: &Object, rows: &[IndexRow]) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO calendar_objects (calendar, uid, ics, href, etag, dirty, deleted, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+         ON CONFLICT(calendar, uid) DO UPDATE SET ics = excluded.ics, href = excluded.href, etag = excluded.etag,
+           dirty = excluded.dirty, deleted = excluded.deleted, updated_at = excluded.updated_at",
+        params![object.calendar, object.uid, object.ics, object.href, object.etag, object.dirty, object.deleted],
+    )?;
+    tx.execute("DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2", params![object.calendar, object.uid])?;
+    if object.deleted {
+        return Ok(());
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for row in rows {
+        insert.execute(params![
+            object.calendar,
+            object.uid,
+            row.recurrence_id,
+            row.start,
+            row.end,
+            row.series_end,
+            row.rrule,
+            row.all_day,
+            row.summary,
+            row.location,
+            row.busy
+        ])?;
+    }
+    Ok(())
+}
+
+pub fn remove_object(tx: &Transaction<'_>, calendar: &str, uid: &str) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM calendar_objects WHERE calendar = ?1 AND uid = ?2", params![calendar, uid])?;
+    tx.execute("DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2", params![calendar, uid])?;
+    Ok(())
+}
+
+/// One instance of an event in a range.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Occurrence {
+    pub calendar: String,
+    pub uid: String,
+    pub title: String,
+    pub location: String,
+    #[serde(skip)]
+    pub start_utc: i64,
+    #[serde(skip)]
+    pub end_utc: i64,
+    pub all_day: bool,
+    /// Part of a recurring series.
+    pub recurring: bool,
+    /// Which instance of the series this is (its original start), for updates and deletes of one instance.
+    pub instance: Option<String>,
+    #[serde(skip)]
+    pub busy: bool,
+}
+
+/// Every instance overlapping `[from, to)` in the given calendars (all when `None`), sorted by
+/// start. Recurring masters are expanded; instances replaced by an override are left out (the
+/// override is listed in their place).
+pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, to: i64, cap: usize) -> Result<Vec<Occurrence>, String> {
+    let wanted = |c: &str| calendars.is_none_or(|list| list.iter().any(|w| w == c));
+    let sql_error = |e: rusqlite::Error| format!("database error: {e}");
+    let mut out = Vec::new();
+    let mut singles = conn
+        .prepare_cached(
+            "SELECT calendar, uid, recurrence_id, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
+             WHERE rrule IS NULL AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
+        )
+        .map_err(sql_error)?;
+    let rows = singles
+        .query_map(params![from, to], |r| {
+            let recurrence_id: Option<i64> = r.get(2)?;
+            Ok(Occurrence {
+                    calendar: r.get(0)?,
+                    uid: r.get(1)?,
+                    title: r.get(6)?,
+                    location: r.get(7)?,
+                    start_utc: r.get(3)?,
+                    end_utc: r.get(4)?,
+                    all_day: r.get(5)?,
+                    recurring: recurrence_id.is_some(),
+                    instance: recurrence_id.map(|id| ics::utc_of(id).to_rfc3339()),
+                    busy: r.get(8)?,
+                })
+        })
+        .map_err(sql_error)?;
+    for row in rows {
+        let occurrence = row.map_err(sql_error)?;
+        if wanted(&occurrence.calendar) {
+            out.push(occurrence);
+        }
+    }
+    let mut overridden = HashSet::new();
+    // Every override hides its original instance, even one moved out of the range (overrides
+    // are rare: all of them are read).
+    let mut moved = conn.prepare_cached("SELECT calendar, uid, recurrence_id FROM calendar_index WHERE recurrence_id IS NOT NULL").map_err(sql_error)?;
+    for row in moved.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(sql_error)? {
+        overridden.insert(row.map_err(sql_error)?);
+    }
+    let mut masters = conn
+        .prepare_cached(
+            "SELECT calendar, uid, rrule, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
+             WHERE rrule IS NOT NULL AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
+        )
+        .map_err(sql_error)?;
+    let rows = masters
+        .query_map(params![from, to], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
+        })
+        .map_err(sql_error)?;
+    for row in rows {
+        let (calendar, uid, rrule, start, end, all_day, title, location, busy): (String, String, String, i64, i64, bool, String, String, bool) =
+            row.map_err(sql_error)?;
+        if !wanted(&calendar) {
+            continue;
+        }
+        let duration = end - start;
+        let starts = ics::expand(&rrule, duration, from, to, cap).map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
+        for s in starts {
+            if overridden.contains(&(calendar.clone(), uid.clone(), s)) {
+                continue;
+            }
+            out.push(Occurrence {
+                calendar: calendar.clone(),
+                uid: uid.clone(),
+                title: String::clone(&title),
+                location: String::clone(&location),
+                start_utc: s,
+                end_utc: s + duration,
+                all_day,
+                recurring: true,
+                instance: Some(ics::utc_of(s).to_rfc3339()),
+                busy,
+            });
+        }
+    }
+    out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
+    out.truncate(cap);
+    Ok(out)
+}
+
+pub fn record_conflict(tx: &Transaction<'_>, calendar: &str, uid: &str, kept: &str, copy_uid: Option<&str>, detail: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO calendar_conflicts (calendar, uid, kept, copy_uid, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
+        params![calendar, uid, kept, copy_uid, detail],
+    )?;
+    Ok(())
+}
+
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Conflict {
+    pub calendar: String,
+    pub uid: String,
+    /// Which version the calendar shows now: `server` or `local`.
+    pub kept: String,
+    /// The other version, saved as its own event so nothing is lost.
+    pub copy_uid: Option<String>,
+    pub detail: String,
+    pub created_at: String,
+}
+
+pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
+    let mut stmt = conn.prepare_cached("SELECT calendar, uid, kept, copy_uid, detail, created_at FROM calendar_conflicts ORDER BY id DESC LIMIT 50")?;
+    let rows = stmt.query_map([], |r| Ok(Conflict { calendar: r.get(0)?, uid: r.get(1)?, kept: r.get(2)?, copy_uid: r.get(3)?, detail: r.get(4)?, created_at: r.get(5)? }))?;
+    rows.collect()
+}

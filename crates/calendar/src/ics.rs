@@ -1,0 +1,308 @@
+//! iCalendar (RFC 5545) in and out: parsing with `icalendar`, recurrence with `rrule`, and the
+//! derived index rows range queries need. The object's iCalendar text stays the source of truth;
+//! everything here is recomputed from it.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use icalendar::{Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike, Property};
+use std::collections::BTreeMap;
+
+/// What a range query needs of one VEVENT (a master or an override of one instance).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexRow {
+    pub recurrence_id: Option<i64>,
+    pub start: i64,
+    pub end: i64,
+    /// Last instant any instance can end; `None` for a series without end.
+    pub series_end: Option<i64>,
+    /// The recurrence set in `rrule`'s text form (DTSTART, RRULE, RDATE, EXDATE), for a master.
+    pub rrule: Option<String>,
+    pub all_day: bool,
+    pub summary: String,
+    pub location: String,
+    pub busy: bool,
+}
+
+pub fn parse(text: &str) -> Result<Calendar, String> {
+    if !text.trim_start().starts_with("BEGIN:VCALENDAR") {
+        return Err("not iCalendar data: it must start with BEGIN:VCALENDAR".into());
+    }
+    text.parse::<Calendar>().map_err(|e| format!("not valid iCalendar: {}", e.lines().next().unwrap_or("parse error")))
+}
+
+/// Splits a calendar file into one calendar object per UID (RFC 4791 §4.1: a master and its
+/// overrides travel together), each with the file's VTIMEZONEs. Events without a UID get one.
+pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
+    let timezones: Vec<CalendarComponent> =
+        cal.components.iter().filter(|c| matches!(c, CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE")).cloned().collect();
+    let mut by_uid: BTreeMap<String, Calendar> = BTreeMap::new();
+    for component in cal.components {
+        let CalendarComponent::Event(mut event) = component else { continue };
+        let uid = match event.get_uid() {
+            Some(uid) => uid.to_string(),
+            None => {
+                let uid = uuid::Uuid::new_v4().to_string();
+                event.uid(&uid);
+                uid
+            }
+        };
+        by_uid
+            .entry(uid)
+            .or_insert_with(|| {
+                let mut c = Calendar::new();
+                c.components.extend(timezones.iter().cloned());
+                c
+            })
+            .push(event);
+    }
+    by_uid.into_iter().collect()
+}
+
+pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {
+    cal.components.iter().filter_map(CalendarComponent::as_event)
+}
+
+/// The UID of a calendar object, and its index rows.
+pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
+    let mut uid = None;
+    let mut rows = Vec::new();
+    for event in events(cal) {
+        let this = event.get_uid().ok_or("an event has no UID")?;
+        if *uid.get_or_insert_with(|| this.to_string()) != this {
+            return Err("a calendar object holds events with different UIDs".into());
+        }
+        rows.push(index_event(event).map_err(|e| format!("event {this:?}: {e}"))?);
+    }
+    Ok((uid.ok_or("no VEVENT in the calendar data")?, rows))
+}
+
+fn index_event(event: &Event) -> Result<IndexRow, String> {
+    let start_prop = event.properties().get("DTSTART").ok_or("no DTSTART")?;
+    let start = DatePerhapsTime::from_property(start_prop).ok_or("DTSTART is not a date or date-time")?;
+    let all_day = matches!(start, DatePerhapsTime::Date(_));
+    let start_utc = to_utc(&start)?;
+    let end_utc = match event.properties().get("DTEND").and_then(DatePerhapsTime::from_property) {
+        Some(end) => to_utc(&end)?,
+        None => match event.property_value("DURATION") {
+            Some(d) => start_utc + parse_duration(d)?,
+            None if all_day => start_utc + 86_400,
+            None => start_utc,
+        },
+    }
+    .max(start_utc);
+    let duration = end_utc - start_utc;
+    let recurrence_id = event.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).map(|d| to_utc(&d)).transpose()?;
+    let (rrule, series_end) = match (recurrence_id, event.property_value("RRULE")) {
+        (None, Some(rule)) => {
+            let text = recurrence_text(event, &start, rule)?;
+            let set: rrule::RRuleSet = text.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
+            (Some(text), series_end(&set, duration))
+        }
+        _ => (None, Some(end_utc)),
+    };
+    Ok(IndexRow {
+        recurrence_id,
+        start: start_utc,
+        end: end_utc,
+        series_end,
+        rrule,
+        all_day,
+        summary: event.get_summary().unwrap_or("").to_string(),
+        location: event.get_location().unwrap_or("").to_string(),
+        busy: event.property_value("TRANSP") != Some("TRANSPARENT") && event.property_value("STATUS") != Some("CANCELLED"),
+    })
+}
+
+/// The recurrence set as `rrule` reads it. Written here rather than taken from `icalendar`
+/// because the TZID must first be mapped to an IANA zone (Outlook writes Windows names) and
+/// EXDATE/RDATE values must use DTSTART's form.
+fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result<String, String> {
+    let mut text = match start {
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
+            format!("DTSTART;TZID={}:{}\n", tz.name(), date_time.format("%Y%m%dT%H%M%S"))
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ")),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => format!("DTSTART:{}\n", naive.format("%Y%m%dT%H%M%S")),
+        DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000\n", date.format("%Y%m%d")),
+    };
+    text.push_str(&format!("RRULE:{rule}\n"));
+    for (key, props) in event.multi_properties().iter().filter(|(k, _)| *k == "EXDATE" || *k == "RDATE") {
+        for prop in props {
+            // A property may list several values: one line each, as UTC instants.
+            for value in prop.value().split(',') {
+                let mut single = Property::new(key.as_str(), value);
+                for (name, param) in prop.params() {
+                    single.add_parameter(name, param.value());
+                }
+                if let Some(d) = DatePerhapsTime::from_property(&single) {
+                    let utc = to_utc(&d)?;
+                    text.push_str(&format!("{key}:{}\n", utc_of(utc).format("%Y%m%dT%H%M%SZ")));
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// The last instant any instance ends, when the series is bounded (UNTIL or COUNT).
+fn series_end(set: &rrule::RRuleSet, duration: i64) -> Option<i64> {
+    let rule = set.get_rrule().first()?;
+    if let Some(until) = rule.get_until() {
+        return Some(until.timestamp() + duration);
+    }
+    rule.get_count()?;
+    // COUNT: walk the (bounded) series once, here at write time, so queries never do.
+    let last = set.into_iter().take(100_000).last()?;
+    Some(last.timestamp() + duration)
+}
+
+pub fn utc_of(ts: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(ts, 0).single().unwrap_or_default()
+}
+
+/// Maps a TZID to an IANA zone: IANA names as is, prefixed ones (`/mozilla.org/…/Europe/Berlin`)
+/// by their tail, and the Windows names Outlook and Exchange write.
+pub fn resolve_tz(tzid: &str) -> Option<chrono_tz::Tz> {
+    let tzid = tzid.trim_matches('"');
+    if let Ok(tz) = tzid.parse() {
+        return Some(tz);
+    }
+    let parts: Vec<&str> = tzid.split('/').collect();
+    for i in 1..parts.len() {
+        if let Ok(tz) = parts[i..].join("/").parse() {
+            return Some(tz);
+        }
+    }
+    let iana = match tzid {
+        "China Standard Time" => "Asia/Shanghai",
+        "Tokyo Standard Time" => "Asia/Tokyo",
+        "Taipei Standard Time" => "Asia/Taipei",
+        "Singapore Standard Time" => "Asia/Singapore",
+        "India Standard Time" => "Asia/Kolkata",
+        "W. Europe Standard Time" => "Europe/Berlin",
+        "Romance Standard Time" => "Europe/Paris",
+        "GMT Standard Time" => "Europe/London",
+        "Eastern Standard Time" => "America/New_York",
+        "Central Standard Time" => "America/Chicago",
+        "Mountain Standard Time" => "America/Denver",
+        "Pacific Standard Time" => "America/Los_Angeles",
+        "UTC" | "Coordinated Universal Time" => "UTC",
+        _ => return None,
+    };
+    iana.parse().ok()
+}
+
+/// A date or date-time as UTC seconds. Floating times and dates are in the person's own zone.
+pub fn to_utc(value: &DatePerhapsTime) -> Result<i64, String> {
+    let local = |naive: &NaiveDateTime| {
+        chrono::Local.from_local_datetime(naive).earliest().map(|d| d.timestamp()).ok_or_else(|| format!("{naive} does not exist in the local time zone"))
+    };
+    match value {
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => Ok(utc.timestamp()),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => local(naive),
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin"))?;
+            tz.from_local_datetime(date_time).earliest().map(|d| d.timestamp()).ok_or_else(|| format!("{date_time} does not exist in {tzid}"))
+        }
+        DatePerhapsTime::Date(date) => local(&date.and_hms_opt(0, 0, 0).expect("midnight exists")),
+    }
+}
+
+fn parse_duration(text: &str) -> Result<i64, String> {
+    let negative = text.starts_with('-');
+    let body = text.trim_start_matches(['+', '-']);
+    let duration = iso8601::duration(body).map_err(|_| format!("DURATION {text:?} is not an RFC 5545 duration like PT1H30M"))?;
+    let seconds = std::time::Duration::from(duration).as_secs() as i64;
+    Ok(if negative { -seconds } else { seconds })
+}
+
+/// Expands a recurring master into instance starts that overlap `[from, to)`, at most `cap`.
+pub fn expand(rrule_text: &str, duration: i64, from: i64, to: i64, cap: usize) -> Result<Vec<i64>, String> {
+    let set: rrule::RRuleSet = rrule_text.parse().map_err(|e| format!("{e}"))?;
+    let mut out = Vec::new();
+    // The iterator is bounded: a series of a million past instances still ends here.
+    for dt in set.into_iter().take(1_000_000) {
+        let start = dt.timestamp();
+        if start >= to {
+            break;
+        }
+        if start + duration.max(1) > from {
+            out.push(start);
+            if out.len() >= cap {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A date (`2026-11-23`) for all-day events, else a date-time with offset or in `tz`.
+pub fn parse_when(field: &str, text: &str, tz: Option<chrono_tz::Tz>) -> Result<DatePerhapsTime, String> {
+    let text = text.trim();
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(DatePerhapsTime::Date(date));
+    }
+    if let Ok(dt) = DateTime::parse_from_rfc3339(text) {
+        return Ok(match tz {
+            Some(tz) => (dt.with_timezone(&tz).naive_local(), tz).into(),
+            None => dt.with_timezone(&Utc).into(),
+        });
+    }
+    for format in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(text, format) {
+            return Ok(match tz {
+                Some(tz) => (naive, tz).into(),
+                None => DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)),
+            });
+        }
+    }
+    Err(format!("`{field}` {text:?} is not a time: use 2026-11-23 (all day), 2026-11-23T14:00 (with `timezone`) or 2026-11-23T14:00:00+08:00"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECURRING: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VTIMEZONE\r\nTZID:W. Europe Standard Time\r\nEND:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\nUID:standup\r\nDTSTART;TZID=W. Europe Standard Time:20261102T090000\r\nDTEND;TZID=W. Europe Standard Time:20261102T091500\r\n\
+RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10\r\nEXDATE;TZID=W. Europe Standard Time:20261109T090000\r\nSUMMARY:Standup\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:standup\r\nRECURRENCE-ID;TZID=W. Europe Standard Time:20261116T090000\r\nDTSTART;TZID=W. Europe Standard Time:20261116T100000\r\n\
+DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+
+    #[test]
+    fn a_recurring_master_with_an_exdate_and_an_override_indexes_and_expands() {
+        let cal = parse(RECURRING).unwrap();
+        let (uid, rows) = index(&cal).unwrap();
+        assert_eq!(uid, "standup");
+        let master = rows.iter().find(|r| r.recurrence_id.is_none()).unwrap();
+        let moved = rows.iter().find(|r| r.recurrence_id.is_some()).unwrap();
+        // 2026-11-02 09:00 Berlin (CET, UTC+1) = 08:00Z.
+        assert_eq!(utc_of(master.start).to_rfc3339(), "2026-11-02T08:00:00+00:00");
+        assert_eq!(master.end - master.start, 900);
+        assert!(master.series_end.is_some(), "COUNT bounds the series");
+        let starts = expand(master.rrule.as_deref().unwrap(), 900, master.start, master.start + 28 * 86_400, 100).unwrap();
+        let days: Vec<String> = starts.iter().map(|s| utc_of(*s).format("%m-%d").to_string()).collect();
+        assert_eq!(days, ["11-02", "11-16", "11-23"], "11-09 is excluded by EXDATE");
+        assert_eq!(utc_of(moved.recurrence_id.unwrap()).format("%m-%d %H:%M").to_string(), "11-16 08:00");
+        assert_eq!(moved.summary, "Standup (moved)");
+    }
+
+    #[test]
+    fn files_are_split_per_uid_and_keep_their_timezones() {
+        let two = RECURRING.replace("END:VCALENDAR\r\n", "BEGIN:VEVENT\r\nUID:other\r\nDTSTART;VALUE=DATE:20261124\r\nSUMMARY:Holiday\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
+        let parts = split_by_uid(parse(&two).unwrap());
+        assert_eq!(parts.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>(), ["other", "standup"]);
+        let (_, rows) = index(&parts[0].1).unwrap();
+        assert!(rows[0].all_day);
+        assert_eq!(rows[0].end - rows[0].start, 86_400);
+        assert!(parts[1].1.to_string().contains("VTIMEZONE"));
+    }
+
+    #[test]
+    fn bad_input_names_the_problem() {
+        assert!(parse("hello").unwrap_err().contains("BEGIN:VCALENDAR"));
+        let bad = RECURRING.replace("TZID=W. Europe Standard Time", "TZID=Mars/Olympus");
+        assert!(index(&parse(&bad).unwrap()).unwrap_err().contains("Mars/Olympus"));
+        assert!(parse_when("start", "tomorrow", None).unwrap_err().contains("2026-11-23"));
+    }
+}

@@ -1,0 +1,138 @@
+//! The calendar family: `calendar_check`, `calendar_find_free_time`, `calendar_create`,
+//! `calendar_update`, `calendar_delete`, `calendar_import`, `calendar_export`, `calendar_list`
+//! and `calendar_sync`, over a local calendar that always exists and CalDAV accounts mirrored
+//! into the store (`sync.rs`). iCalendar text is the source of truth (`ics.rs`); range queries
+//! read a derived index (`db.rs`).
+//!
+//! A separate crate from `personal` (DESIGN.md lists the calendar there) because it brings
+//! iCalendar, recurrence and CalDAV dependencies the rest of that family does not need.
+
+mod caldav;
+mod db;
+mod ics;
+mod sync;
+mod tools;
+mod zone;
+
+use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use cowork_store::{Store, StoreError, accounts};
+use rusqlite::Connection;
+use std::sync::{Arc, Mutex};
+
+pub(crate) type Db = Arc<Mutex<Connection>>;
+
+pub use sync::SyncReport;
+
+/// Calendars whose mirror is older than this are synced before they are read.
+const STALE_AFTER_SECS: i64 = 60;
+
+pub(crate) struct Shared {
+    pub db: Db,
+    pub secrets: Arc<dyn SecretSource>,
+    /// One sync at a time: two interleaved syncs would push the same change twice.
+    pub sync_lock: tokio::sync::Mutex<()>,
+}
+
+pub struct CalendarTools {
+    shared: Arc<Shared>,
+}
+
+impl CalendarTools {
+    /// `secrets` supplies CalDAV passwords (the OS keyring in the app).
+    pub fn new(store: &Store, secrets: Arc<dyn SecretSource>) -> Result<Self, StoreError> {
+        let db = Arc::new(Mutex::new(store.connect()?));
+        Ok(CalendarTools { shared: Arc::new(Shared { db, secrets, sync_lock: tokio::sync::Mutex::new(()) }) })
+    }
+}
+
+impl ToolProvider for CalendarTools {
+    fn name(&self) -> &str {
+        "calendar"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let s = || self.shared.clone();
+        vec![
+            typed(tools::Check { shared: s() }),
+            typed(tools::FindFreeTime { shared: s() }),
+            typed(tools::Create { shared: s() }),
+            typed(tools::Update { shared: s() }),
+            typed(tools::Delete { shared: s() }),
+            typed(tools::Import { shared: s() }),
+            typed(tools::Export { shared: s() }),
+            typed(tools::List { shared: s() }),
+            typed(tools::Sync { shared: s() }),
+        ]
+    }
+}
+
+pub(crate) fn db_error(e: rusqlite::Error) -> ToolError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => ToolError::transient(format!("the database is busy: {e}")),
+        other => ToolError::failed(format!("database error: {other}")),
+    }
+}
+
+impl Shared {
+    /// Discovers and syncs every calendar of one CalDAV account.
+    pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
+        let _one_at_a_time = self.sync_lock.lock().await;
+        let found = accounts::get(&self.db.lock().unwrap(), account).map_err(db_error)?;
+        let Some(accounts::Account { config: accounts::AccountConfig::Caldav { url, username }, .. }) = found else {
+            return Err(ToolError::NotConfigured {
+                tool: "calendar_sync".into(),
+                what: format!("no CalDAV account {account:?}"),
+                how: format!("add it in Settings → Accounts, or `cowork account add {account} --caldav URL --user NAME`"),
+            });
+        };
+        let password = self
+            .secrets
+            .get(&accounts::secret_name(account))
+            .map_err(ToolError::failed)?
+            .ok_or_else(|| ToolError::failed(format!("account {account:?} has no password in the keyring — set it with `cowork account add {account} …` again")))?;
+        let url = url::Url::parse(&url).map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
+        let client = caldav::Client::new(account, &username, password).map_err(|e| ToolError::failed(e.to_string()))?;
+        let calendars = sync::discover(&self.db, &client, account, &url).await.map_err(|e| match e {
+            caldav::DavError::Transient(m) => ToolError::transient(format!("account {account:?}: {m}")),
+            other => ToolError::failed(format!("account {account:?}: {other}")),
+        })?;
+        let mut reports = Vec::new();
+        for (id, url) in calendars {
+            reports.push(sync::sync_calendar(&self.db, &client, &id, &url).await);
+        }
+        Ok(reports)
+    }
+
+    /// Syncs the accounts behind `calendars` whose mirror is stale. Failures do not stop a read:
+    /// they come back as notes ("offline: showing what was synced at …").
+    pub async fn refresh(&self, calendars: &[db::CalendarInfo]) -> Vec<String> {
+        let now = chrono::Utc::now();
+        let mut stale: Vec<&str> = calendars
+            .iter()
+            .filter(|c| {
+                c.account.is_some()
+                    && c.last_sync
+                        .as_deref()
+                        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                        .is_none_or(|t| (now - t.with_timezone(&chrono::Utc)).num_seconds() > STALE_AFTER_SECS)
+            })
+            .filter_map(|c| c.account.as_deref())
+            .collect();
+        stale.sort();
+        stale.dedup();
+        let mut notes = Vec::new();
+        for account in stale {
+            match self.sync_account(account).await {
+                Ok(reports) => notes.extend(reports.into_iter().filter_map(|r| {
+                    let mut parts: Vec<String> = r.conflicts.clone();
+                    if let Some(e) = r.error {
+                        parts.push(format!("{}: could not sync ({e}); showing the last synced data", r.calendar));
+                    }
+                    (!parts.is_empty()).then(|| parts.join("; "))
+                })),
+                Err(e) => notes.push(format!("{account}: could not sync ({e}); showing the last synced data")),
+            }
+        }
+        notes
+    }
+}

@@ -1,0 +1,230 @@
+//! Two-way CalDAV sync of one account: discover its calendars, push local changes (conditional on
+//! the ETag we last saw), then pull what changed on the server. Every object is committed on its
+//! own, so an error mid-sync (a 500, a dropped connection) loses nothing: what was done stays
+//! done, what was not stays queued (`dirty`) for the next sync.
+//!
+//! Conflicts never lose a version: when both sides changed, the calendar shows the server's
+//! version and the local one is kept as a separate event "… (conflict copy)"; when one side
+//! deleted and the other changed, the changed version wins. Each is recorded in
+//! `calendar_conflicts` and reported.
+
+use crate::caldav::{Client, DavError};
+use crate::db::{self, Object};
+use crate::{Db, ics};
+use icalendar::{Component};
+use rusqlite::params;
+use serde::Serialize;
+use url::Url;
+
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct SyncReport {
+    pub calendar: String,
+    pub pushed: usize,
+    pub pulled: usize,
+    pub removed_here: usize,
+    pub removed_there: usize,
+    /// What conflicted and how it was resolved.
+    pub conflicts: Vec<String>,
+    /// Objects skipped because the server's data was unreadable.
+    pub skipped: Vec<String>,
+    /// Set when the sync stopped early; queued changes stay queued and are retried.
+    pub error: Option<String>,
+}
+
+fn db_err(e: rusqlite::Error) -> String {
+    format!("database error: {e}")
+}
+
+/// Finds the account's calendars and records them (`<account>/<collection>`).
+pub async fn discover(db: &Db, client: &Client, account: &str, url: &Url) -> Result<Vec<(String, Url)>, DavError> {
+    let remote = client.discover(url).await?;
+    let conn = db.lock().unwrap();
+    let mut out = Vec::new();
+    for cal in remote {
+        let slug = cal.url.path_segments().and_then(|mut s| s.rfind(|p| !p.is_empty())).unwrap_or("calendar").to_string();
+        let id = format!("{account}/{slug}");
+        conn.execute(
+            "INSERT INTO calendars (id, name, account, url, ctag) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(id) DO UPDATE SET name = excluded.name, url = excluded.url",
+            params![id, cal.name, account, cal.url.as_str(), cal.ctag],
+        )
+        .map_err(|e| DavError::Other(db_err(e)))?;
+        out.push((id, cal.url));
+    }
+    Ok(out)
+}
+
+pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) -> SyncReport {
+    let mut report = SyncReport { calendar: calendar.into(), ..Default::default() };
+    let result = async {
+        // Two passes: conflict copies made in the first are pushed in the second.
+        for _ in 0..2 {
+            let dirty = db::objects(&db.lock().unwrap(), calendar, true).map_err(db_err)?;
+            if dirty.is_empty() {
+                break;
+            }
+            for object in dirty {
+                push(db, client, url, object, &mut report).await?;
+            }
+        }
+        pull(db, client, calendar, url, &mut report).await
+    }
+    .await;
+    let error = result.err();
+    let conn = db.lock().unwrap();
+    let _ = conn.execute(
+        "UPDATE calendars SET last_sync = CASE WHEN ?2 IS NULL THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') ELSE last_sync END, last_error = ?2 WHERE id = ?1",
+        params![calendar, error],
+    );
+    report.error = error;
+    report
+}
+
+fn href_for(url: &Url, uid: &str) -> Url {
+    let name: String = uid.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect();
+    let base = if url.path().ends_with('/') { url.clone() } else { Url::parse(&format!("{url}/")).unwrap_or_else(|_| url.clone()) };
+    base.join(&format!("{name}.ics")).unwrap_or(base)
+}
+
+/// Stores an object after computing its index; `Err` names what is wrong with the text.
+fn store(db: &Db, object: &Object) -> Result<(), String> {
+    let rows = if object.deleted { Vec::new() } else { ics::index(&ics::parse(&object.ics)?)?.1 };
+    let mut conn = db.lock().unwrap();
+    let tx = conn.transaction().map_err(db_err)?;
+    db::put_object(&tx, object, &rows).map_err(db_err)?;
+    tx.commit().map_err(db_err)
+}
+
+fn conflict(db: &Db, object: &Object, kept: &str, copy: Option<&str>, detail: String, report: &mut SyncReport) -> Result<(), String> {
+    let mut conn = db.lock().unwrap();
+    let tx = conn.transaction().map_err(db_err)?;
+    db::record_conflict(&tx, &object.calendar, &object.uid, kept, copy, &detail).map_err(db_err)?;
+    tx.commit().map_err(db_err)?;
+    tracing::warn!(calendar = %object.calendar, uid = %object.uid, "calendar sync conflict: {detail}");
+    report.conflicts.push(detail);
+    Ok(())
+}
+
+async fn push(db: &Db, client: &Client, url: &Url, object: Object, report: &mut SyncReport) -> Result<(), String> {
+    let transient = |e: DavError| e.to_string();
+    let href = match &object.href {
+        Some(h) => Url::parse(h).map_err(|e| format!("stored href {h:?}: {e}"))?,
+        None => href_for(url, &object.uid),
+    };
+    if object.deleted {
+        match client.delete(&href, object.etag.as_deref()).await {
+            Ok(()) | Err(DavError::NotFound) => {
+                let mut conn = db.lock().unwrap();
+                let tx = conn.transaction().map_err(db_err)?;
+                db::remove_object(&tx, &object.calendar, &object.uid).map_err(db_err)?;
+                tx.commit().map_err(db_err)?;
+                report.removed_there += 1;
+                return Ok(());
+            }
+            Err(DavError::Changed) => {
+                let (text, etag) = client.get(&href).await.map_err(transient)?;
+                store(db, &Object { ics: text, href: Some(href.to_string()), etag, dirty: false, deleted: false, ..object.clone() })?;
+                let title = title_of(&object.ics);
+                return conflict(db, &object, "server", None, format!("{title:?} was deleted here but changed on the server: kept the server's version"), report);
+            }
+            Err(e) => return Err(transient(e)),
+        }
+    }
+    let created = object.href.is_none();
+    let attempt = client.put(&href, &object.ics, if created { None } else { object.etag.as_deref() }).await;
+    let etag = match attempt {
+        Ok(etag) => etag,
+        Err(DavError::Changed) => {
+            // Both sides changed: the server's version stays, ours becomes a copy.
+            let (text, etag) = client.get(&href).await.map_err(transient)?;
+            store(db, &Object { ics: text, href: Some(href.to_string()), etag, dirty: false, deleted: false, ..object.clone() })?;
+            let copy_uid = format!("{}-conflict-{}", object.uid, &uuid::Uuid::new_v4().simple().to_string()[..8]);
+            let copy_ics = as_copy(&object.ics, &copy_uid)?;
+            store(db, &Object { uid: copy_uid.clone(), ics: copy_ics, href: None, etag: None, dirty: true, deleted: false, calendar: object.calendar.clone() })?;
+            let title = title_of(&object.ics);
+            return conflict(db, &object, "server", Some(&copy_uid), format!("{title:?} was changed here and on the server: kept the server's version, yours is \"{title} (conflict copy)\""), report);
+        }
+        Err(DavError::NotFound) => {
+            // Deleted there, changed here: the change wins, re-created on the server.
+            let etag = client.put(&href, &object.ics, None).await.map_err(transient)?;
+            let title = title_of(&object.ics);
+            conflict(db, &object, "local", None, format!("{title:?} was deleted on the server but changed here: kept yours"), report)?;
+            etag
+        }
+        Err(e) => return Err(transient(e)),
+    };
+    let etag = match etag {
+        Some(etag) => Some(etag),
+        // Servers may omit the ETag when they rewrote the data: read it back.
+        None => client.get(&href).await.map_err(transient)?.1,
+    };
+    store(db, &Object { href: Some(href.to_string()), etag, dirty: false, ..object })?;
+    report.pushed += 1;
+    Ok(())
+}
+
+async fn pull(db: &Db, client: &Client, calendar: &str, url: &Url, report: &mut SyncReport) -> Result<(), String> {
+    let remote = client.etags(url).await.map_err(|e| e.to_string())?;
+    let local = db::objects(&db.lock().unwrap(), calendar, false).map_err(db_err)?;
+    let by_href: std::collections::HashMap<&str, &Object> = local.iter().filter_map(|o| Some((o.href.as_deref()?, o))).collect();
+    let remote_hrefs: std::collections::HashSet<String> = remote.iter().map(|(h, _)| h.to_string()).collect();
+    for (href, etag) in &remote {
+        let known = by_href.get(href.as_str());
+        if known.is_some_and(|o| o.dirty || o.etag.as_deref() == Some(etag.as_str())) {
+            continue;
+        }
+        let (text, fetched_etag) = client.get(href).await.map_err(|e| e.to_string())?;
+        let parsed = ics::parse(&text).and_then(|cal| ics::index(&cal));
+        let uid = match parsed {
+            Ok((uid, _)) => uid,
+            Err(e) => {
+                report.skipped.push(format!("{href}: {e}"));
+                continue;
+            }
+        };
+        if known.is_none() && db::object(&db.lock().unwrap(), calendar, &uid).map_err(db_err)?.is_some_and(|o| o.dirty) {
+            continue; // a local change of the same UID is pushed (and reconciled) next sync
+        }
+        let object = Object {
+            calendar: calendar.into(),
+            uid,
+            ics: text,
+            href: Some(href.to_string()),
+            etag: fetched_etag.or_else(|| Some(etag.clone())),
+            dirty: false,
+            deleted: false,
+        };
+        store(db, &object)?;
+        report.pulled += 1;
+    }
+    for object in &local {
+        if let Some(href) = &object.href
+            && !object.dirty
+            && !remote_hrefs.contains(href)
+        {
+            let mut conn = db.lock().unwrap();
+            let tx = conn.transaction().map_err(db_err)?;
+            db::remove_object(&tx, calendar, &object.uid).map_err(db_err)?;
+            tx.commit().map_err(db_err)?;
+            report.removed_here += 1;
+        }
+    }
+    Ok(())
+}
+
+fn title_of(ics_text: &str) -> String {
+    ics::parse(ics_text).ok().and_then(|c| ics::events(&c).find_map(|e| e.get_summary().map(String::from))).unwrap_or_else(|| "(untitled)".into())
+}
+
+/// The same events under a new UID, titled as a conflict copy.
+fn as_copy(ics_text: &str, uid: &str) -> Result<String, String> {
+    let mut cal = ics::parse(ics_text)?;
+    for component in cal.components.iter_mut() {
+        if let icalendar::CalendarComponent::Event(event) = component {
+            let title = event.get_summary().unwrap_or("(untitled)").to_string();
+            event.uid(uid);
+            event.summary(&format!("{title} (conflict copy)"));
+        }
+    }
+    Ok(cal.to_string())
+}

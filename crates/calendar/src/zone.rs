@@ -1,0 +1,84 @@
+//! The time zone answers are given in: an IANA zone the caller names, else the person's own.
+
+use chrono::{NaiveDate, NaiveDateTime, TimeZone};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Zone {
+    Local,
+    Named(chrono_tz::Tz),
+}
+
+impl Zone {
+    pub fn parse(name: Option<&str>) -> Result<Zone, String> {
+        match name.map(str::trim).filter(|n| !n.is_empty()) {
+            None => Ok(Zone::Local),
+            Some(n) => crate::ics::resolve_tz(n).map(Zone::Named).ok_or_else(|| format!("`timezone` {n:?} is unknown: use an IANA name like Asia/Shanghai or Europe/Berlin")),
+        }
+    }
+
+    /// The IANA zone to write into new events: the named one, else the system's (when known).
+    pub fn iana(self) -> Option<chrono_tz::Tz> {
+        match self {
+            Zone::Named(tz) => Some(tz),
+            Zone::Local => iana_time_zone::get_timezone().ok().and_then(|n| n.parse().ok()),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Zone::Named(tz) => tz.name().to_string(),
+            Zone::Local => iana_time_zone::get_timezone().unwrap_or_else(|_| "local".into()),
+        }
+    }
+
+    pub fn to_utc(self, naive: &NaiveDateTime) -> Option<i64> {
+        match self {
+            Zone::Named(tz) => tz.from_local_datetime(naive).earliest().map(|d| d.timestamp()),
+            Zone::Local => chrono::Local.from_local_datetime(naive).earliest().map(|d| d.timestamp()),
+        }
+    }
+
+    pub fn date_of(self, ts: i64) -> NaiveDate {
+        self.naive(ts).date()
+    }
+
+    pub fn naive(self, ts: i64) -> NaiveDateTime {
+        let utc = crate::ics::utc_of(ts);
+        match self {
+            Zone::Named(tz) => utc.with_timezone(&tz).naive_local(),
+            Zone::Local => utc.with_timezone(&chrono::Local).naive_local(),
+        }
+    }
+
+    pub fn format(self, ts: i64) -> String {
+        let utc = crate::ics::utc_of(ts);
+        match self {
+            Zone::Named(tz) => utc.with_timezone(&tz).to_rfc3339(),
+            Zone::Local => utc.with_timezone(&chrono::Local).to_rfc3339(),
+        }
+    }
+
+    /// A query bound: `today`, `tomorrow`, a date (its midnight here), a local date-time or RFC 3339.
+    pub fn parse_bound(self, field: &str, text: &str) -> Result<i64, String> {
+        let text = text.trim();
+        let today = self.date_of(chrono::Utc::now().timestamp());
+        let date = match text.to_ascii_lowercase().as_str() {
+            "today" => Some(today),
+            "tomorrow" => today.succ_opt(),
+            "yesterday" => today.pred_opt(),
+            _ => NaiveDate::parse_from_str(text, "%Y-%m-%d").ok(),
+        };
+        if let Some(date) = date {
+            return self.to_utc(&date.and_hms_opt(0, 0, 0).expect("midnight")).ok_or_else(|| format!("`{field}`: midnight of {date} does not exist here"));
+        }
+        if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
+            return Ok(dt.timestamp());
+        }
+        for format in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+            if let Ok(naive) = NaiveDateTime::parse_from_str(text, format) {
+                return self.to_utc(&naive).ok_or_else(|| format!("`{field}`: {naive} does not exist in {}", self.name()));
+            }
+        }
+        Err(format!("`{field}` {text:?} is not a time: use today, tomorrow, 2026-11-23, 2026-11-23T14:00 or 2026-11-23T14:00:00+08:00"))
+    }
+}

@@ -59,6 +59,17 @@ if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
 fi
 npm run --silent build >/dev/null
 
+# A venv in the current folder from its requirements.txt, rebuilt only when the pins change.
+venv_install() {
+  if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
+    echo "setup: installing $1 from PyPI"
+    rm -rf .venv
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+    cp requirements.txt .venv/installed-requirements.txt
+  fi
+}
+
 # Real MCP servers the tests start on loopback (npm: filesystem, memory; PyPI: time), pinned in
 # tests/mcp-servers/. Installed into that folder only; reinstalled when the pins change.
 cd "$here/tests/mcp-servers"
@@ -66,21 +77,9 @@ if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
   echo "setup: installing test MCP servers from npm"
   npm ci --no-audit --no-fund --loglevel=error
 fi
-if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
-  echo "setup: installing test MCP servers from PyPI"
-  rm -rf .venv
-  python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-  cp requirements.txt .venv/installed-requirements.txt
-fi
+venv_install "test MCP servers"
 # Real peers the tests start on loopback: Radicale (CalDAV) and aiosmtpd (the SMTP front of the
 # test mail server), pinned in tests/peers/requirements.txt.
 cd "$here/tests/peers"
-if ! cmp -s requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
-  echo "setup: installing test peers from PyPI (radicale, aiosmtpd)"
-  rm -rf .venv
-  python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-  cp requirements.txt .venv/installed-requirements.txt
-fi
-echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers installed)"
+venv_install "test peers (radicale, aiosmtpd)"
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed)"

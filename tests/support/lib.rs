@@ -23,7 +23,12 @@ pub struct Harness {
     pub scheduler: Arc<Scheduler>,
     /// What the families read as the keyring (account passwords).
     pub secrets: Arc<MapSecrets>,
+    /// The mail family (undo delay [`MAIL_UNDO`]); tests spawn its `outbox_worker` when they send.
+    pub mail: Arc<cowork_mail::MailTools>,
 }
+
+/// The harness's undo delay: long enough to undo in a test, short enough to wait for.
+pub const MAIL_UNDO: Duration = Duration::from_millis(1500);
 
 /// An in-memory secret source for in-process tests; the keyring itself is tested through the CLI.
 #[derive(Default)]
@@ -69,12 +74,14 @@ impl Harness {
         registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store).unwrap()));
         let secrets = Arc::new(MapSecrets::default());
         registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()));
+        let mail = Arc::new(cowork_mail::MailTools::new(&store, secrets.clone(), MAIL_UNDO).unwrap());
+        registry.add_provider(Layer::Builtin, mail.clone());
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
         let audit = Arc::new(AuditLog::open(&store).unwrap());
         let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
-        Harness { dir, workspace, store, scheduler, secrets }
+        Harness { dir, workspace, store, scheduler, secrets, mail }
     }
 
     /// Audit rows of one call, oldest first, after a flush.

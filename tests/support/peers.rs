@@ -74,3 +74,84 @@ impl Drop for Radicale {
         let _ = self.child.wait();
     }
 }
+
+/// The tests' mail server: Dovecot (IMAP, and LMTP delivery into Maildir) plus an SMTP front
+/// (aiosmtpd, `tests/peers/smtp_front.py`) that delivers through LMTP. Users log in with
+/// `name`/`password`; mail to `name@example.test` lands in `name`'s INBOX.
+pub struct MailServer {
+    pub imap_port: u16,
+    pub smtp_port: u16,
+    dovecot: Child,
+    smtp: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl MailServer {
+    /// `users`: (name, password), for IMAP and SMTP logins alike.
+    pub fn start(users: &[(&str, &str)]) -> MailServer {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for sub in ["run", "state", "mail"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        // Dovecot refuses uid 0 as a mail owner: as root, mail belongs to nobody.
+        let me = std::fs::metadata(root).unwrap().uid();
+        let (uid, gid) = if me == 0 { (65534, 65534) } else { (me, std::fs::metadata(root).unwrap().gid()) };
+        if me == 0 {
+            let status = Command::new("chown").args(["-R", "65534:65534", root.join("mail").to_str().unwrap()]).status().unwrap();
+            assert!(status.success());
+        }
+        let users_file = root.join("users");
+        let lines: String = users
+            .iter()
+            .map(|(u, p)| format!("{u}:{{PLAIN}}{p}:{uid}:{gid}::{}\n", root.join("mail").join(u).display()))
+            .collect();
+        std::fs::write(&users_file, lines).unwrap();
+        let (imap_port, lmtp_port, smtp_port) = (free_port(), free_port(), free_port());
+        let login_user = if me == 0 { "nobody".to_string() } else { std::env::var("USER").unwrap_or_else(|_| "nobody".into()) };
+        let config = format!(
+            "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\n\
+             ssl = no\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\ndefault_internal_user = {login_user}\n\
+             default_login_user = {login_user}\nfirst_valid_uid = 1\nmail_location = maildir:~/Maildir\n\
+             passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%n {users}\n}}\n\
+             userdb {{\n  driver = passwd-file\n  args = username_format=%n {users}\n}}\n\
+             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap_port}\n  }}\n}}\n\
+             service lmtp {{\n  inet_listener lmtp {{\n    address = 127.0.0.1\n    port = {lmtp_port}\n  }}\n}}\n\
+             namespace inbox {{\n  inbox = yes\n  mailbox Sent {{\n    auto = create\n    special_use = \\Sent\n  }}\n}}\n",
+            r = root.display(),
+            users = users_file.display(),
+        );
+        std::fs::write(root.join("dovecot.conf"), config).unwrap();
+        let log = root.join("dovecot.log");
+        let mut dovecot = Command::new("dovecot")
+            .args(["-F", "-c", root.join("dovecot.conf").to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(root.join("dovecot.stderr")).unwrap())
+            .spawn()
+            .expect("dovecot is not installed: run tests/setup.sh");
+        wait_for_port(imap_port, &mut dovecot, "dovecot", &log);
+        let smtp_log = root.join("smtp.log");
+        let logins = users.iter().map(|(u, p)| format!("{u}:{p}")).collect::<Vec<_>>().join(",");
+        let mut smtp = Command::new(peers_dir().join("python"))
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/smtp_front.py"))
+            .args([&smtp_port.to_string(), &lmtp_port.to_string(), &logins])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&smtp_log).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for_port(smtp_port, &mut smtp, "the SMTP front", &smtp_log);
+        MailServer { imap_port, smtp_port, dovecot, smtp, _dir: dir }
+    }
+}
+
+impl Drop for MailServer {
+    fn drop(&mut self) {
+        for child in [&mut self.smtp, &mut self.dovecot] {
+            // SIGTERM, so Dovecot's master takes its helper processes down with it.
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
+            let _ = child.wait();
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! shells (the `cowork` CLI and the Tauri window) start here and then talk only to the
 //! [`Scheduler`] and the services it exposes — no tool is ever reachable any other way.
 
+mod accounts;
 mod agent_settings;
 pub mod secrets;
 mod toolpacks;
@@ -9,6 +10,7 @@ mod toolpacks;
 pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
 pub use cowork_mcp::{PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus, Staged as StagedToolpack};
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
+pub use accounts::{AccountKind, AccountSettings, Security};
 pub use toolpacks::Started;
 
 use cowork_contract::EffectEnv;
@@ -47,6 +49,7 @@ pub struct App {
     scheduler: Arc<Scheduler>,
     gateway: Arc<cowork_mcp::McpGateway>,
     toolpacks: cowork_mcp::Toolpacks,
+    mail: Arc<cowork_mail::MailTools>,
 }
 
 impl Drop for App {
@@ -57,6 +60,16 @@ impl Drop for App {
         // Servers are child processes: they end with the app.
         self.gateway.stop_all();
     }
+}
+
+/// `mail.undoSeconds` in settings.json (default 10 s): how long a sent message can be taken back.
+fn undo_delay(store: &Store) -> std::time::Duration {
+    cowork_store::settings::read_json(&store.dir().settings_path())
+        .ok()
+        .and_then(|s| s.pointer("/mail/undoSeconds").and_then(|v| v.as_f64()))
+        .filter(|s| (0.0..=600.0).contains(s))
+        .map(std::time::Duration::from_secs_f64)
+        .unwrap_or(cowork_mail::DEFAULT_UNDO_DELAY)
 }
 
 static LOG_GUARD: OnceLock<tracing_appender::non_blocking::WorkerGuard> = OnceLock::new();
@@ -101,6 +114,8 @@ impl App {
         registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
         registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store)?));
         registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, Arc::new(secrets::Keyring))?));
+        let mail = Arc::new(cowork_mail::MailTools::new(&store, Arc::new(secrets::Keyring), undo_delay(&store))?);
+        registry.add_provider(Layer::Builtin, mail.clone());
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();
@@ -139,7 +154,23 @@ impl App {
             })
         }));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
-        Ok(App { store, scheduler, gateway, toolpacks })
+        Ok(App { store, scheduler, gateway, toolpacks, mail })
+    }
+
+    /// The outbox worker: sends mail once its undo delay has passed. Shells run it on their
+    /// runtime for as long as they live.
+    pub fn outbox_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.mail.outbox_worker()
+    }
+
+    /// Messages still waiting in the outbox.
+    pub fn mail_pending(&self) -> usize {
+        self.mail.pending()
+    }
+
+    /// Takes back every message still waiting (Ctrl+C in a one-shot CLI).
+    pub fn cancel_queued_mail(&self) -> usize {
+        self.mail.cancel_all_queued()
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {

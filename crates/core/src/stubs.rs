@@ -29,7 +29,6 @@ impl DynTool for StubTool {
 /// What is missing, and how to get it.
 type Missing = (&'static str, &'static str);
 
-const MAIL: Missing = ("no mail account: the mail family is not built into this version yet", "planned: Settings → Accounts → Add mail account (IMAP/SMTP), or `cowork account add`");
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
 const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
 const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
@@ -39,10 +38,6 @@ const PERSONAL: Missing = ("no weather/news source configured: not built into th
 
 /// name, category, description, aliases, what is missing
 const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
-    ("email_check", "mail", "List or search mail: unread, from, subject, since, folder.", &[], MAIL),
-    ("email_read", "mail", "Read one message: headers, text, attachments.", &[], MAIL),
-    ("email_send", "mail", "Send an email (undo window before it leaves).", &[], MAIL),
-    ("email_reply", "mail", "Reply to an email, keeping the thread.", &[], MAIL),
     ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),
     ("web_search", "web", "Search the web.", &["WebSearch"], WEB),
     ("browser_navigate", "browser", "Open a URL in the automated browser.", &[], BROWSER),

@@ -207,11 +207,13 @@ CREATE TABLE mail_outbox (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     account     TEXT NOT NULL,
     message_id  TEXT NOT NULL UNIQUE,
-    recipients  TEXT NOT NULL,       -- JSON array
+    sender      TEXT NOT NULL,       -- the envelope's MAIL FROM
+    recipients  TEXT NOT NULL,       -- JSON array: the envelope's RCPT TO (Bcc included)
     subject     TEXT NOT NULL,
     raw         BLOB NOT NULL,       -- the RFC 5322 message, built once
     send_after  TEXT NOT NULL,
-    state       TEXT NOT NULL,
+    state       TEXT NOT NULL,       -- + uncertain: the app stopped mid-send (never resent blindly)
+    attempts    INTEGER NOT NULL DEFAULT 0,
     error       TEXT,
     conversation TEXT,
     created_at  TEXT NOT NULL,

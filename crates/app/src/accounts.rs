@@ -1,0 +1,56 @@
+//! Accounts as the shells see them: add (settings to the store, password to the keyring — only
+//! there), list, remove, and test (a real call through the scheduler, reviewed and audited like
+//! any other).
+
+use crate::App;
+use cowork_core::{CallOutcome, CallRequest, Caller};
+use cowork_store::accounts::{self, Account, AccountConfig};
+
+pub use cowork_store::accounts::{Account as AccountSettings, AccountConfig as AccountKind, Security};
+
+impl App {
+    pub fn accounts(&self) -> Result<Vec<Account>, String> {
+        let conn = self.store.connect().map_err(|e| e.to_string())?;
+        accounts::list(&conn, None).map_err(|e| format!("database error: {e}"))
+    }
+
+    /// Stores the password first: an account never exists without its secret.
+    pub fn add_account(&self, account: &Account, password: &str) -> Result<(), String> {
+        accounts::check_name(&account.name)?;
+        if let AccountConfig::Mail { imap_host, imap_security, smtp_host, smtp_security, .. } = &account.config {
+            for (host, security) in [(imap_host, imap_security), (smtp_host, smtp_security)] {
+                if *security == Security::Plain && !(host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())) {
+                    return Err(format!("{host}: plain (unencrypted) connections are allowed to this computer only — use tls or starttls"));
+                }
+            }
+        }
+        if password.is_empty() {
+            return Err("the password is empty".into());
+        }
+        crate::secrets::set(&accounts::secret_name(&account.name), password)?;
+        let conn = self.store.connect().map_err(|e| e.to_string())?;
+        accounts::put(&conn, account).map_err(|e| format!("database error: {e}"))
+    }
+
+    pub fn remove_account(&self, name: &str) -> Result<bool, String> {
+        let conn = self.store.connect().map_err(|e| e.to_string())?;
+        let removed = accounts::remove(&conn, name).map_err(|e| format!("database error: {e}"))?;
+        if removed {
+            conn.execute("DELETE FROM calendar_index WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)", [name]).map_err(|e| e.to_string())?;
+            conn.execute("DELETE FROM calendar_objects WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)", [name]).map_err(|e| e.to_string())?;
+            conn.execute("DELETE FROM calendars WHERE account = ?1", [name]).map_err(|e| e.to_string())?;
+            crate::secrets::delete(&accounts::secret_name(name))?;
+        }
+        Ok(removed)
+    }
+
+    /// Logs in and reads a little: `calendar_sync` for CalDAV, `email_check` for mail.
+    pub async fn test_account(&self, name: &str, caller: Caller, conversation: &str) -> Result<CallOutcome, String> {
+        let account = self.accounts()?.into_iter().find(|a| a.name == name).ok_or_else(|| format!("no account {name:?}: `cowork account list` shows them"))?;
+        let (tool, args) = match account.config {
+            AccountConfig::Caldav { .. } => ("calendar_sync", serde_json::json!({"account": name})),
+            AccountConfig::Mail { .. } => ("email_check", serde_json::json!({"account": name, "limit": 1})),
+        };
+        Ok(self.scheduler.call(CallRequest::new(tool, args, caller, conversation)).await)
+    }
+}

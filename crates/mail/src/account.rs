@@ -1,0 +1,63 @@
+//! A mail account as the tools use it: settings from the store, the password from the keyring.
+
+use cowork_contract::{SecretSource, ToolError};
+use cowork_store::accounts::{self, AccountConfig, Security};
+use rusqlite::Connection;
+
+pub struct MailAccount {
+    pub name: String,
+    pub email: String,
+    pub display_name: Option<String>,
+    pub username: String,
+    pub password: String,
+    pub imap_host: String,
+    pub imap_port: u16,
+    pub imap_security: Security,
+    pub smtp_host: String,
+    pub smtp_port: u16,
+    pub smtp_security: Security,
+}
+
+pub fn not_configured(tool: &str, what: String) -> ToolError {
+    ToolError::NotConfigured {
+        tool: tool.into(),
+        what,
+        how: "add a mail account in Settings → Accounts, or `cowork account add NAME --email ADDRESS --imap HOST[:PORT] --smtp HOST[:PORT]`".into(),
+    }
+}
+
+/// Loopback only: a password must never cross a network in clear text.
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The name of the account a call uses: the one named, else the only (or first) mail account.
+pub fn resolve_name(conn: &Connection, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
+    let all = accounts::list(conn, Some("mail")).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
+    match wanted {
+        Some(name) => all.iter().find(|a| a.name == name).map(|a| a.name.clone()).ok_or_else(|| {
+            not_configured(tool, format!("no mail account {name:?} (there are: {})", all.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")))
+        }),
+        None => all.first().map(|a| a.name.clone()).ok_or_else(|| not_configured(tool, "no mail account".into())),
+    }
+}
+
+pub fn load(conn: &Connection, secrets: &dyn SecretSource, tool: &str, name: &str) -> Result<MailAccount, ToolError> {
+    let account = accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
+    let Some(accounts::Account { config: AccountConfig::Mail { email, display_name, username, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security }, .. }) = account
+    else {
+        return Err(not_configured(tool, format!("no mail account {name:?}")));
+    };
+    for (host, security, what) in [(&imap_host, imap_security, "IMAP"), (&smtp_host, smtp_security, "SMTP")] {
+        if security == Security::Plain && !is_loopback(host) {
+            return Err(ToolError::failed(format!(
+                "mail account {name:?}: {what} to {host} without TLS would send the password in clear text — set its security to tls or starttls"
+            )));
+        }
+    }
+    let password = secrets
+        .get(&accounts::secret_name(name))
+        .map_err(ToolError::failed)?
+        .ok_or_else(|| ToolError::failed(format!("mail account {name:?} has no password in the keyring — add the account again to store it")))?;
+    Ok(MailAccount { name: name.into(), email, display_name, username, password, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security })
+}

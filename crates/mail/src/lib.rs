@@ -1,0 +1,99 @@
+//! The mail family: `email_check`, `email_read` (IMAP, `imap.rs`; decoding in `parse.rs`),
+//! `email_send`, `email_reply`, `email_undo`, `email_outbox` (SMTP through the outbox with an
+//! undo delay, `outbox.rs`). Accounts come from the store, passwords from the keyring
+//! (`account.rs`). Incoming mail is untrusted: the reading tools are open-world, so their output
+//! taints the conversation.
+
+mod account;
+mod imap;
+mod outbox;
+mod parse;
+mod tools;
+
+use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use cowork_store::{Store, StoreError};
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a sent message waits in the outbox for Undo, unless settings say otherwise.
+pub const DEFAULT_UNDO_DELAY: Duration = Duration::from_secs(10);
+
+pub(crate) struct Shared {
+    pub db: Mutex<Connection>,
+    pub secrets: Arc<dyn SecretSource>,
+    pub undo_delay: Duration,
+    /// Wakes the outbox worker when a message is queued.
+    pub wake: tokio::sync::Notify,
+    /// Headers of messages read, by (account, folder, uid): a reply's review names its
+    /// recipients from these without a network round trip.
+    pub read: Mutex<HashMap<(String, String, u32), parse::ReplyBasis>>,
+    pub workspace_files_max: u64,
+}
+
+pub struct MailTools {
+    shared: Arc<Shared>,
+}
+
+impl MailTools {
+    /// Opens the outbox; a send a crash interrupted is marked uncertain (see `outbox.rs`).
+    pub fn new(store: &Store, secrets: Arc<dyn SecretSource>, undo_delay: Duration) -> Result<Self, StoreError> {
+        let conn = store.connect()?;
+        match outbox::recover(&conn) {
+            Ok(0) => {}
+            Ok(n) => tracing::warn!("{n} message(s) were being sent when the app stopped: marked uncertain"),
+            Err(e) => tracing::error!("outbox recovery: {e}"),
+        }
+        Ok(MailTools {
+            shared: Arc::new(Shared {
+                db: Mutex::new(conn),
+                secrets,
+                undo_delay,
+                wake: tokio::sync::Notify::new(),
+                read: Mutex::new(HashMap::new()),
+                workspace_files_max: 25 * 1024 * 1024,
+            }),
+        })
+    }
+
+    /// The outbox worker, for the caller to spawn on its runtime (it runs until dropped).
+    pub fn outbox_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        outbox::run(self.shared.clone())
+    }
+
+    /// Messages still waiting to leave (queued or being sent).
+    pub fn pending(&self) -> usize {
+        outbox::pending(&self.shared.db.lock().unwrap()).unwrap_or(0) as usize
+    }
+
+    /// Takes back every message still waiting (a one-shot CLI interrupted before the delay).
+    pub fn cancel_all_queued(&self) -> usize {
+        self.shared.db.lock().unwrap().execute("UPDATE mail_outbox SET state = 'cancelled' WHERE state = 'queued'", []).unwrap_or(0)
+    }
+}
+
+impl ToolProvider for MailTools {
+    fn name(&self) -> &str {
+        "mail"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let s = || self.shared.clone();
+        vec![
+            typed(tools::Check { shared: s() }),
+            typed(tools::Read { shared: s() }),
+            typed(tools::Send { shared: s() }),
+            typed(tools::Reply { shared: s() }),
+            typed(tools::Undo { shared: s() }),
+            typed(tools::Outbox { shared: s() }),
+        ]
+    }
+}
+
+pub(crate) fn db_error(e: rusqlite::Error) -> ToolError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => ToolError::transient(format!("the database is busy: {e}")),
+        other => ToolError::failed(format!("database error: {other}")),
+    }
+}

@@ -1,0 +1,577 @@
+//! The mail tools. Reading is IMAP (`imap.rs`) and open-world (its output taints); sending
+//! builds the message with `lettre`, reviews it as `mail.send(account → recipients)` (always an
+//! ask unless a rule allows those recipients) and commits it to the outbox.
+
+use crate::account::{self, MailAccount};
+use crate::imap::{self, Criteria};
+use crate::outbox::{self, NewMessage, OutboxRow, Queued};
+use crate::parse::{Message, ReplyBasis, Summary};
+use crate::{Shared, db_error};
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
+    ToolError::InvalidArguments { tool: tool.into(), message: message.into() }
+}
+
+fn account_name(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
+    account::resolve_name(&shared.db.lock().unwrap(), tool, wanted)
+}
+
+fn load(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<MailAccount, ToolError> {
+    let conn = shared.db.lock().unwrap();
+    let name = account::resolve_name(&conn, tool, wanted)?;
+    account::load(&conn, shared.secrets.as_ref(), tool, &name)
+}
+
+const READ_ANNOTATIONS: Annotations = Annotations { read_only: true, idempotent: true, open_world: true, destructive: false };
+
+// ---------------------------------------------------------------- email_check
+
+pub struct Check {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CheckInput {
+    /// Default `INBOX`.
+    #[serde(default)]
+    pub folder: Option<String>,
+    #[serde(default)]
+    pub unread_only: bool,
+    /// Sender address or name contains this.
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// Anywhere in the message.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// `YYYY-MM-DD`: only mail from this day on.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// At most this many, newest first (default 20, max 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct CheckOutput {
+    pub account: String,
+    pub folder: String,
+    /// How many matched in all (the list holds the newest `limit`).
+    pub total: usize,
+    pub messages: Vec<Summary>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Check {
+    type Input = CheckInput;
+    type Output = CheckOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("email_check", "Check mail", "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")
+            .category("mail")
+            .effects(&[EffectKind::MailRead])
+            .annotations(READ_ANNOTATIONS)
+    }
+
+    fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::MailRead { account: account_name(&self.shared, "email_check", input.account.as_deref())? }])
+    }
+
+    async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
+        let tool = "email_check";
+        let since = input
+            .since
+            .as_deref()
+            .map(|s| chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| invalid(tool, format!("`since` {s:?}: use YYYY-MM-DD"))))
+            .transpose()?;
+        let account = load(&self.shared, tool, input.account.as_deref())?;
+        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+        let criteria = Criteria { unread_only: input.unread_only, from: input.from.as_deref(), subject: input.subject.as_deref(), text: input.text.as_deref(), since };
+        let mut session = imap::connect(&account).await?;
+        let result = imap::check(&mut session, &account, &folder, &criteria, input.limit.unwrap_or(20).clamp(1, 1000)).await;
+        let _ = session.logout().await;
+        let (messages, total) = result?;
+        Ok(CheckOutput { account: account.name, folder, total, messages })
+    }
+
+    fn to_text(&self, out: &CheckOutput) -> String {
+        if out.messages.is_empty() {
+            return format!("No matching mail in {} ({}).", out.folder, out.account);
+        }
+        let mut lines = vec![format!("{} of {} in {} ({}):", out.messages.len(), out.total, out.folder, out.account)];
+        lines.extend(out.messages.iter().map(|m| {
+            format!("#{} {}{} — {} ({})", m.uid, if m.unread { "● " } else { "" }, m.subject, m.from, m.date.as_deref().unwrap_or("no date"))
+        }));
+        lines.join("\n")
+    }
+}
+
+// ---------------------------------------------------------------- email_read
+
+pub struct Read {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// The message's uid from email_check.
+    pub uid: u32,
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Mark it read on the server (default false: reading for the person is not them reading).
+    #[serde(default)]
+    pub mark_read: bool,
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Read {
+    type Input = ReadInput;
+    type Output = Message;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("email_read", "Read mail", "Read one message: headers, plain text (HTML converted), attachment list.")
+            .category("mail")
+            .effects(&[EffectKind::MailRead])
+            .annotations(READ_ANNOTATIONS)
+    }
+
+    fn effects(&self, input: &ReadInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::MailRead { account: account_name(&self.shared, "email_read", input.account.as_deref())? }])
+    }
+
+    async fn call(&self, input: &ReadInput, _ctx: &ToolContext) -> Result<Message, ToolError> {
+        let account = load(&self.shared, "email_read", input.account.as_deref())?;
+        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+        let mut session = imap::connect(&account).await?;
+        let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
+        let _ = session.logout().await;
+        let (message, basis) = result?;
+        self.shared.read.lock().unwrap().insert((account.name, folder, input.uid), basis);
+        Ok(message)
+    }
+
+    fn to_text(&self, m: &Message) -> String {
+        let mut text = format!("From: {}\nTo: {}\nSubject: {}\nDate: {}\n\n{}", m.from, m.to.join(", "), m.subject, m.date.as_deref().unwrap_or(""), m.text);
+        if m.truncated {
+            text.push_str("\n[… cut at 100 kB]");
+        }
+        for a in &m.attachments {
+            text.push_str(&format!("\n[attachment: {} ({}, {} bytes)]", a.name, a.content_type, a.size));
+        }
+        text
+    }
+}
+
+// ---------------------------------------------------------------- sending
+
+fn mailbox(tool: &str, text: &str) -> Result<Mailbox, ToolError> {
+    text.trim().parse::<Mailbox>().map_err(|e| invalid(tool, format!("{text:?} is not an email address ({e})")))
+}
+
+fn addresses(tool: &str, list: &[String]) -> Result<Vec<Mailbox>, ToolError> {
+    list.iter().map(|a| mailbox(tool, a)).collect()
+}
+
+/// Every envelope recipient (To, Cc, Bcc), lower-cased: what the review and rules see.
+fn recipients(tool: &str, lists: &[&[String]]) -> Result<Vec<String>, ToolError> {
+    let mut out = Vec::new();
+    for list in lists {
+        for m in addresses(tool, list)? {
+            let address = m.email.to_string().to_lowercase();
+            if !out.contains(&address) {
+                out.push(address);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(invalid(tool, "no recipients: give at least one address in `to`"));
+    }
+    Ok(out)
+}
+
+fn content_type_of(path: &std::path::Path) -> ContentType {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let mime = match ext.as_str() {
+        "pdf" => "application/pdf",
+        "txt" | "md" => "text/plain; charset=utf-8",
+        "html" | "htm" => "text/html; charset=utf-8",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "csv" => "text/csv; charset=utf-8",
+        "ics" => "text/calendar; charset=utf-8",
+        "zip" => "application/zip",
+        "json" => "application/json",
+        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        _ => "application/octet-stream",
+    };
+    ContentType::parse(mime).unwrap_or(ContentType::TEXT_PLAIN)
+}
+
+fn attachment_effects(env: &EffectEnv, paths: &[String]) -> Vec<Effect> {
+    paths.iter().map(|p| Effect::FsRead { path: env.resolve_path(p).to_string_lossy().into_owned() }).collect()
+}
+
+struct Draft<'a> {
+    to: &'a [String],
+    cc: &'a [String],
+    bcc: &'a [String],
+    subject: &'a str,
+    text: &'a str,
+    html: Option<&'a str>,
+    attachments: &'a [String],
+    in_reply_to: Option<&'a str>,
+    references: Vec<String>,
+}
+
+/// Builds the message once, exactly as it will leave, and queues it.
+async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<'_>, ctx: &ToolContext) -> Result<Queued, ToolError> {
+    let domain = account.email.rsplit('@').next().unwrap_or("cowork.local");
+    let message_id = format!("{}@{domain}", uuid::Uuid::new_v4().simple());
+    let from = Mailbox::new(account.display_name.clone(), account.email.parse().map_err(|e| ToolError::failed(format!("account {:?}: its address {:?} is invalid ({e})", account.name, account.email)))?);
+    let mut builder = lettre::Message::builder().from(from).subject(draft.subject).message_id(Some(format!("<{message_id}>"))).date_now().user_agent("Cowork".into());
+    for m in addresses(tool, draft.to)? {
+        builder = builder.to(m);
+    }
+    for m in addresses(tool, draft.cc)? {
+        builder = builder.cc(m);
+    }
+    for m in addresses(tool, draft.bcc)? {
+        builder = builder.bcc(m);
+    }
+    if let Some(parent) = draft.in_reply_to {
+        builder = builder.in_reply_to(format!("<{parent}>"));
+        builder = builder.references(draft.references.iter().map(|r| format!("<{r}>")).collect::<Vec<_>>().join(" "));
+    }
+    let body = match draft.html {
+        Some(html) => MultiPart::alternative_plain_html(draft.text.to_string(), html.to_string()),
+        None => MultiPart::mixed().singlepart(SinglePart::plain(draft.text.to_string())),
+    };
+    let message = if draft.attachments.is_empty() && draft.html.is_none() {
+        builder.singlepart(SinglePart::plain(draft.text.to_string()))
+    } else {
+        let mut mixed = MultiPart::mixed().multipart(body);
+        for raw in draft.attachments {
+            // `recheck`-style: resolve again at use, the path the review saw.
+            let path = ctx.env.resolve_path(raw);
+            let meta = std::fs::metadata(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+            if meta.len() > shared.workspace_files_max {
+                return Err(invalid(tool, format!("attachment {} is {} MB; the limit is 25 MB", path.display(), meta.len() / 1_000_000)));
+            }
+            let bytes = std::fs::read(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "attachment".into());
+            mixed = mixed.singlepart(Attachment::new(name).body(bytes, content_type_of(&path)));
+        }
+        builder.multipart(mixed)
+    }
+    .map_err(|e| invalid(tool, format!("the message cannot be built: {e}")))?;
+    let envelope = message.envelope();
+    let sender = envelope.from().map(|a| a.to_string()).unwrap_or_else(|| account.email.clone());
+    let to: Vec<String> = envelope.to().iter().map(|a| a.to_string()).collect();
+    let new = NewMessage {
+        account: account.name.clone(),
+        message_id,
+        sender,
+        recipients: to,
+        subject: draft.subject.into(),
+        raw: message.formatted(),
+        conversation: ctx.conversation_id.clone(),
+    };
+    let queued = outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
+    shared.wake.notify_one();
+    Ok(queued)
+}
+
+fn queued_text(q: &Queued) -> String {
+    format!("Queued \"{}\" to {} — it leaves at {} (undo with email_undo id {}).", q.subject, q.recipients.join(", "), q.send_at, q.id)
+}
+
+pub struct Send {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendInput {
+    pub to: Vec<String>,
+    #[serde(default)]
+    pub cc: Vec<String>,
+    #[serde(default)]
+    pub bcc: Vec<String>,
+    pub subject: String,
+    /// Plain text body.
+    pub body: String,
+    /// An HTML version of the body (sent alongside the plain text).
+    #[serde(default)]
+    pub html: Option<String>,
+    /// Files from the workspace to attach.
+    #[serde(default)]
+    pub attachments: Vec<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Send {
+    type Input = SendInput;
+    type Output = Queued;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "email_send",
+            "Send email",
+            "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.",
+        )
+        .category("mail")
+        .effects(&[EffectKind::MailSend, EffectKind::FsRead])
+    }
+
+    fn effects(&self, input: &SendInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let account = account_name(&self.shared, "email_send", input.account.as_deref())?;
+        let mut effects = vec![Effect::MailSend { account, recipients: recipients("email_send", &[&input.to, &input.cc, &input.bcc])? }];
+        effects.extend(attachment_effects(env, &input.attachments));
+        Ok(effects)
+    }
+
+    async fn call(&self, input: &SendInput, ctx: &ToolContext) -> Result<Queued, ToolError> {
+        let account = load(&self.shared, "email_send", input.account.as_deref())?;
+        let draft = Draft {
+            to: &input.to,
+            cc: &input.cc,
+            bcc: &input.bcc,
+            subject: &input.subject,
+            text: &input.body,
+            html: input.html.as_deref(),
+            attachments: &input.attachments,
+            in_reply_to: None,
+            references: Vec::new(),
+        };
+        queue(&self.shared, "email_send", &account, draft, ctx).await
+    }
+
+    fn to_text(&self, q: &Queued) -> String {
+        queued_text(q)
+    }
+}
+
+pub struct Reply {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplyInput {
+    /// The uid of the message replied to (read it first with email_read).
+    pub uid: u32,
+    #[serde(default)]
+    pub folder: Option<String>,
+    pub body: String,
+    #[serde(default)]
+    pub html: Option<String>,
+    /// Also reply to everyone in To and Cc (default: only the sender).
+    #[serde(default)]
+    pub reply_all: bool,
+    #[serde(default)]
+    pub attachments: Vec<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+/// Who a reply goes to: Reply-To (else From), plus for reply-all the other To/Cc minus ourselves.
+fn reply_recipients(basis: &ReplyBasis, me: &str, all: bool) -> (Vec<String>, Vec<String>) {
+    let me = me.to_lowercase();
+    let to: Vec<String> = if basis.reply_to.is_empty() { basis.from.clone() } else { basis.reply_to.clone() };
+    let cc: Vec<String> = if all { basis.to.iter().chain(&basis.cc).filter(|a| **a != me && !to.contains(a)).cloned().collect() } else { Vec::new() };
+    (to, cc)
+}
+
+impl Reply {
+    fn basis(&self, tool: &str, account: &str, input: &ReplyInput) -> Result<ReplyBasis, ToolError> {
+        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+        self.shared
+            .read
+            .lock()
+            .unwrap()
+            .get(&(account.to_string(), folder.clone(), input.uid))
+            .cloned()
+            .ok_or_else(|| invalid(tool, format!("read message {} in {folder:?} with email_read first, so the reply's recipients can be reviewed", input.uid)))
+    }
+
+    fn my_address(&self, account: &str) -> String {
+        match cowork_store::accounts::get(&self.shared.db.lock().unwrap(), account) {
+            Ok(Some(cowork_store::accounts::Account { config: cowork_store::accounts::AccountConfig::Mail { email, .. }, .. })) => email,
+            _ => String::new(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for Reply {
+    type Input = ReplyInput;
+    type Output = Queued;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("email_reply", "Reply to email", "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")
+            .category("mail")
+            .effects(&[EffectKind::MailSend, EffectKind::FsRead])
+    }
+
+    fn effects(&self, input: &ReplyInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let account = account_name(&self.shared, "email_reply", input.account.as_deref())?;
+        let basis = self.basis("email_reply", &account, input)?;
+        let (to, cc) = reply_recipients(&basis, &self.my_address(&account), input.reply_all);
+        let mut effects = vec![Effect::MailSend { recipients: recipients("email_reply", &[&to, &cc])?, account }];
+        effects.extend(attachment_effects(env, &input.attachments));
+        Ok(effects)
+    }
+
+    async fn call(&self, input: &ReplyInput, ctx: &ToolContext) -> Result<Queued, ToolError> {
+        let account = load(&self.shared, "email_reply", input.account.as_deref())?;
+        let basis = self.basis("email_reply", &account.name, input)?;
+        let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
+        let subject = if basis.subject.to_lowercase().starts_with("re:") { basis.subject.clone() } else { format!("Re: {}", basis.subject) };
+        let mut references = basis.references.clone();
+        references.extend(basis.message_id.clone());
+        let draft = Draft {
+            to: &to,
+            cc: &cc,
+            bcc: &[],
+            subject: &subject,
+            text: &input.body,
+            html: input.html.as_deref(),
+            attachments: &input.attachments,
+            in_reply_to: basis.message_id.as_deref(),
+            references,
+        };
+        queue(&self.shared, "email_reply", &account, draft, ctx).await
+    }
+
+    fn to_text(&self, q: &Queued) -> String {
+        queued_text(q)
+    }
+}
+
+// ---------------------------------------------------------------- undo / outbox
+
+pub struct Undo {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoInput {
+    /// The outbox id email_send or email_reply returned.
+    pub id: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct UndoOutput {
+    pub id: i64,
+    pub state: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Undo {
+    type Input = UndoInput;
+    type Output = UndoOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("email_undo", "Undo send", "Take back a message still waiting in the outbox (within the undo delay).").category("mail").annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
+    }
+
+    fn effects(&self, _input: &UndoInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &UndoInput, _ctx: &ToolContext) -> Result<UndoOutput, ToolError> {
+        let state = outbox::cancel(&self.shared.db.lock().unwrap(), input.id)?;
+        Ok(UndoOutput { id: input.id, state })
+    }
+
+    fn to_text(&self, out: &UndoOutput) -> String {
+        format!("Message {} {}: it will not be sent.", out.id, out.state)
+    }
+}
+
+pub struct Outbox {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutboxInput {
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct OutboxOutput {
+    pub messages: Vec<OutboxRow>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Outbox {
+    type Input = OutboxInput;
+    type Output = OutboxOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("email_outbox", "Outbox", "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")
+            .category("mail")
+            .effects(&[EffectKind::MailRead])
+            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &OutboxInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::MailRead { account: "outbox".into() }])
+    }
+
+    async fn call(&self, input: &OutboxInput, _ctx: &ToolContext) -> Result<OutboxOutput, ToolError> {
+        Ok(OutboxOutput { messages: outbox::list(&self.shared.db.lock().unwrap(), input.limit.unwrap_or(20).clamp(1, 500)).map_err(db_error)? })
+    }
+
+    fn to_text(&self, out: &OutboxOutput) -> String {
+        if out.messages.is_empty() {
+            return "The outbox is empty.".into();
+        }
+        out.messages
+            .iter()
+            .map(|m| format!("{} [{}] \"{}\" → {}{}", m.id, m.state, m.subject, m.recipients.join(", "), m.error.as_ref().map(|e| format!(" — {e}")).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_all_leaves_out_ourselves_and_prefers_reply_to() {
+        let basis = ReplyBasis {
+            from: vec!["bob@x.test".into()],
+            reply_to: vec!["list@x.test".into()],
+            to: vec!["me@x.test".into(), "carol@x.test".into()],
+            cc: vec!["dave@x.test".into()],
+            ..Default::default()
+        };
+        assert_eq!(reply_recipients(&basis, "Me@x.test", false), (vec!["list@x.test".to_string()], vec![]));
+        assert_eq!(reply_recipients(&basis, "me@x.test", true).1, ["carol@x.test", "dave@x.test"]);
+    }
+}

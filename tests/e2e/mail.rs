@@ -1,0 +1,199 @@
+//! The mail family through the scheduler against a real Dovecot (IMAP + LMTP) with an SMTP front
+//! on loopback: send → the outbox waits the undo delay → the message is in the recipient's IMAP
+//! inbox; a reply threads; undo takes a message back; a GB2312 multipart with an attachment
+//! decodes; a wrong password names the account; reading taints the conversation.
+
+use cowork_contract::Effect;
+use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallOutcome, CallRequest, Caller};
+use cowork_store::accounts::{self, Account, AccountConfig, Security};
+use cowork_tests::peers::MailServer;
+use cowork_tests::{Harness, MAIL_UNDO};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Default)]
+struct Yes {
+    asked: Mutex<Vec<(String, Vec<Effect>)>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Yes {
+    fn name(&self) -> &str {
+        "test"
+    }
+    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
+        self.asked.lock().unwrap().push((request.tool.clone(), request.effects.clone()));
+        ApprovalChoice::Once
+    }
+}
+
+async fn call(h: &Harness, tool: &str, args: Value) -> CallOutcome {
+    h.scheduler.call(CallRequest::new(tool, args, Caller::Chat, "conv")).await
+}
+
+async fn ok(h: &Harness, tool: &str, args: Value) -> Value {
+    let out = call(h, tool, args).await;
+    match &out.result {
+        Ok(o) => o.structured.clone().unwrap_or(Value::Null),
+        Err(e) => panic!("{tool} failed: {e}"),
+    }
+}
+
+const USERS: [(&str, &str); 2] = [("alice", "alice-pw-93kd"), ("bob", "bob-pw-x81q")];
+
+fn add_account(h: &Harness, server: &MailServer, name: &str, password: &str) {
+    let config = AccountConfig::Mail {
+        email: format!("{name}@example.test"),
+        display_name: Some(name.to_uppercase()),
+        username: name.into(),
+        imap_host: "127.0.0.1".into(),
+        imap_port: server.imap_port,
+        imap_security: Security::Plain,
+        smtp_host: "127.0.0.1".into(),
+        smtp_port: server.smtp_port,
+        smtp_security: Security::Plain,
+    };
+    accounts::put(&h.store.connect().unwrap(), &Account { name: name.into(), config }).unwrap();
+    h.secrets.set(&accounts::secret_name(name), password);
+}
+
+async fn setup() -> (MailServer, Harness, Arc<Yes>) {
+    let server = tokio::task::spawn_blocking(|| MailServer::start(&USERS)).await.unwrap();
+    let yes = Arc::new(Yes::default());
+    let h = Harness::new(yes.clone());
+    for (name, password) in USERS {
+        add_account(&h, &server, name, password);
+    }
+    tokio::spawn(h.mail.outbox_worker());
+    (server, h, yes)
+}
+
+/// Polls (bounded) until `account`'s inbox holds a message with this subject.
+async fn wait_for(h: &Harness, account: &str, subject: &str) -> Value {
+    for _ in 0..100 {
+        let found = ok(h, "email_check", json!({"account": account, "subject": subject})).await;
+        if let Some(m) = found["messages"].as_array().unwrap().first() {
+            return m.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{subject:?} never reached {account}'s inbox");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
+    let (_server, h, yes) = setup().await;
+    std::fs::write(h.workspace.join("agenda.txt"), "1. budget\n2. hiring\n").unwrap();
+    let sent = call(
+        &h,
+        "email_send",
+        json!({"account": "alice", "to": ["bob@example.test"], "subject": "Agenda for Thursday", "body": "Hi Bob,\nthe agenda is attached.", "attachments": ["agenda.txt"]}),
+    )
+    .await;
+    let queued = sent.result.as_ref().unwrap().structured.clone().unwrap();
+    // Sending asked, and the review named account and recipients.
+    let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(tool, "email_send");
+    assert!(effects.contains(&Effect::MailSend { account: "alice".into(), recipients: vec!["bob@example.test".into()] }), "{effects:?}");
+    // Within the undo delay it has not left.
+    let early = ok(&h, "email_check", json!({"account": "bob"})).await;
+    assert_eq!(early["total"], 0, "sent before the undo delay: {early}");
+    let outbox = ok(&h, "email_outbox", json!({})).await;
+    assert_eq!(outbox["messages"][0]["state"], "queued");
+
+    let summary = wait_for(&h, "bob", "Agenda for Thursday").await;
+    assert_eq!(summary["from"], "ALICE <alice@example.test>");
+    assert_eq!(summary["unread"], true);
+    let read = call(&h, "email_read", json!({"account": "bob", "uid": summary["uid"]})).await;
+    assert!(read.result.as_ref().unwrap().untrusted, "incoming mail is untrusted");
+    let message = read.result.unwrap().structured.unwrap();
+    assert!(message["text"].as_str().unwrap().contains("the agenda is attached"), "{message}");
+    assert_eq!(message["attachments"][0]["name"], "agenda.txt");
+    assert_eq!(message["message_id"].as_str().unwrap(), format!("{}", queued["message_id"].as_str().unwrap()));
+    // Reading did not mark it read.
+    let again = ok(&h, "email_check", json!({"account": "bob", "unread_only": true})).await;
+    assert_eq!(again["total"], 1);
+
+    // Bob replies: the reply goes to Alice, threaded, and the modal named her. The conversation
+    // read mail, so it is tainted: the egress is asked regardless.
+    ok(&h, "email_reply", json!({"account": "bob", "uid": summary["uid"], "body": "Thanks, see you."})).await;
+    let (_, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
+    assert!(effects.contains(&Effect::MailSend { account: "bob".into(), recipients: vec!["alice@example.test".into()] }), "{effects:?}");
+    let reply = wait_for(&h, "alice", "Re: Agenda for Thursday").await;
+    let reply = ok(&h, "email_read", json!({"account": "alice", "uid": reply["uid"]})).await;
+    assert!(reply["text"].as_str().unwrap().contains("see you"));
+    assert_eq!(reply["in_reply_to"], queued["message_id"], "the reply threads under the original");
+    let outbox = ok(&h, "email_outbox", json!({})).await;
+    assert!(outbox["messages"].as_array().unwrap().iter().all(|m| m["state"] == "sent"), "{outbox}");
+    let check = call(&h, "email_reply", json!({"account": "alice", "uid": 999, "body": "x"})).await;
+    assert!(check.result.unwrap_err().to_string().contains("email_read first"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_takes_a_message_back_before_it_leaves() {
+    let (_server, h, _) = setup().await;
+    let queued = ok(&h, "email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Oops", "body": "not meant"})).await;
+    let undone = ok(&h, "email_undo", json!({"id": queued["id"]})).await;
+    assert_eq!(undone["state"], "cancelled");
+    tokio::time::sleep(MAIL_UNDO + Duration::from_millis(1500)).await;
+    assert_eq!(ok(&h, "email_check", json!({"account": "bob"})).await["total"], 0);
+    let outbox = ok(&h, "email_outbox", json!({})).await;
+    assert_eq!(outbox["messages"][0]["state"], "cancelled");
+    // Too late is said plainly.
+    let sent = ok(&h, "email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Fine", "body": "ok"})).await;
+    wait_for(&h, "bob", "Fine").await;
+    let late = call(&h, "email_undo", json!({"id": sent["id"]})).await;
+    assert!(late.result.unwrap_err().to_string().contains("too late"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gb2312_multipart_with_an_attachment_decodes_and_bad_passwords_name_the_account() {
+    let (server, h, _) = setup().await;
+    // "会议议程" (subject) and "你好" (body) in GB2312, from another mail client.
+    let raw = "From: =?gb2312?B?1cW3qw==?= <zhang@example.test>\r\nTo: bob@example.test\r\nSubject: =?gb2312?B?u+HS6dLps8w=?=\r\n\
+Message-ID: <gb-1@example.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\n\
+Content-Type: text/plain; charset=gb2312\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n=C4=E3=BA=C3\r\n\
+--b\r\nContent-Type: application/pdf; name=\"agenda.pdf\"\r\nContent-Disposition: attachment; filename=\"agenda.pdf\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n";
+    let script = format!(
+        "import smtplib,sys\ns=smtplib.SMTP('127.0.0.1',{});s.login('alice','{}');s.sendmail('zhang@example.test',['bob@example.test'],sys.stdin.buffer.read());s.quit()",
+        server.smtp_port, USERS[0].1
+    );
+    let mut child = std::process::Command::new("python3").args(["-c", &script]).stdin(std::process::Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(raw.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+
+    let found = wait_for(&h, "bob", "会议议程").await;
+    assert_eq!(found["from"], "张帆 <zhang@example.test>");
+    let message = ok(&h, "email_read", json!({"account": "bob", "uid": found["uid"]})).await;
+    assert_eq!(message["text"].as_str().unwrap().trim(), "你好");
+    assert_eq!(message["attachments"], json!([{"name": "agenda.pdf", "content_type": "application/pdf", "size": 9}]));
+
+    h.secrets.set(&accounts::secret_name("bob"), "wrong");
+    let error = call(&h, "email_check", json!({"account": "bob"})).await.result.unwrap_err().to_string();
+    assert!(error.contains("\"bob\"") && error.contains("refused the login"), "{error}");
+    let none = call(&h, "email_check", json!({"account": "carol"})).await.result.unwrap_err().to_string();
+    assert!(none.contains("cowork account add"), "{none}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_check_reads_1000_headers_quickly() {
+    let (server, h, _) = setup().await;
+    // 1,000 messages delivered in one SMTP session.
+    let script = format!(
+        "import smtplib\ns=smtplib.SMTP('127.0.0.1',{});s.login('alice','{}')\n\
+for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subject: bulk %d\\r\\nFrom: a@example.test\\r\\n\\r\\nbody %d\\r\\n' % (i,i)).encode())\ns.quit()",
+        server.smtp_port, USERS[0].1
+    );
+    assert!(std::process::Command::new("python3").args(["-c", &script]).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let all = ok(&h, "email_check", json!({"account": "bob", "limit": 1000})).await;
+    let took = started.elapsed();
+    assert_eq!(all["total"], 1000);
+    assert_eq!(all["messages"].as_array().unwrap().len(), 1000);
+    assert_eq!(all["messages"][0]["subject"], "bulk 999", "newest first");
+    // Not a benchmark (see benches/mail.rs); a bound that only a pathological regression breaks.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}

@@ -916,10 +916,8 @@ impl Tool for Export {
             let Ok(cal) = ics::parse(&object.ics) else { continue };
             for component in cal.components {
                 match component {
-                    CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" => {
-                        if zones.insert(o.property_value("TZID").unwrap_or_default().to_string()) {
-                            out.push(CalendarComponent::Other(o));
-                        }
+                    CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" && zones.insert(o.property_value("TZID").unwrap_or_default().to_string()) => {
+                        out.push(CalendarComponent::Other(o));
                     }
                     CalendarComponent::Event(e) => {
                         count += 1;

@@ -140,7 +140,7 @@ pub async fn check(session: &mut ImapSession, account: &MailAccount, folder: &st
             Some(parse::summary(f.uid?, f.header().unwrap_or_default(), unread, f.size.unwrap_or(0)))
         })
         .collect();
-    out.sort_by(|a, b| b.uid.cmp(&a.uid));
+    out.sort_by_key(|m| std::cmp::Reverse(m.uid));
     Ok((out, total))
 }
 

@@ -138,12 +138,15 @@ pub struct ToolCallView {
 pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String, card: Option<String>) -> Res<ToolCallView> {
     let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
     request.caller_ref = card;
-    let outcome = shell.app.scheduler().call(request).await;
+    Ok(call_view(shell.app.scheduler().call(request).await))
+}
+
+fn call_view(outcome: cowork_core::CallOutcome) -> ToolCallView {
     let (ok, text, structured) = match &outcome.result {
         Ok(output) => (true, output.text_content(), output.structured.clone()),
         Err(e) => (false, e.to_string(), None),
     };
-    Ok(ToolCallView {
+    ToolCallView {
         call_id: outcome.call_id,
         tool: outcome.tool,
         ok,
@@ -152,7 +155,37 @@ pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::
         decision: outcome.review.as_ref().map(|r| r.decision),
         score: outcome.review.as_ref().map(|r| r.score),
         duration_ms: outcome.duration.as_millis() as u64,
-    })
+    }
+}
+
+/// CalDAV and mail accounts: settings only (passwords never come back to the webview).
+#[tauri::command]
+pub fn list_accounts(shell: State<'_, Shell>) -> Res<Vec<cowork_app::AccountSettings>> {
+    shell.app.accounts()
+}
+
+/// Saves an account; its password goes to the OS keyring.
+#[tauri::command]
+pub fn add_account(shell: State<'_, Shell>, account: cowork_app::AccountSettings, password: String) -> Res<()> {
+    shell.app.add_account(&account, &password)
+}
+
+#[tauri::command]
+pub fn remove_account(shell: State<'_, Shell>, name: String) -> Res<bool> {
+    shell.app.remove_account(&name)
+}
+
+/// Recent outbox messages: the Undo bar shows those still queued. Undo itself is the
+/// `email_undo` tool, reviewed and audited.
+#[tauri::command]
+pub fn outbox(shell: State<'_, Shell>) -> Res<Vec<cowork_app::OutboxRow>> {
+    shell.app.outbox(20)
+}
+
+/// Logs in and reads a little, as an audited call.
+#[tauri::command]
+pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCallView> {
+    Ok(call_view(shell.app.test_account(&name, Caller::Palette, "settings").await?))
 }
 
 #[tauri::command]

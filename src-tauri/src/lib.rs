@@ -55,6 +55,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
                     Err(e) => tracing::warn!("toolpacks: {e}"),
                 }
             });
+            // Mail leaves the outbox once its undo delay has passed, while the window lives.
+            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {
@@ -101,6 +103,11 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::remove_toolpack,
             commands::reload_toolpacks,
             commands::toolpack_log,
+            commands::list_accounts,
+            commands::add_account,
+            commands::remove_account,
+            commands::test_account,
+            commands::outbox,
         ])
 }
 

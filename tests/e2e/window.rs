@@ -128,6 +128,41 @@ fn artifacts() -> PathBuf {
     dir
 }
 
+/// The real window under Xvfb, driven by WebKitWebDriver, on the data dir `home`.
+async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kill, Driver) {
+    let (xvfb, display) = start_xvfb();
+    let port = free_port();
+    let mut command = Command::new("WebKitWebDriver");
+    command
+        .arg(format!("--port={port}"))
+        .env("DISPLAY", &display)
+        .env("COWORK_HOME", home)
+        .env("TAURI_WEBVIEW_AUTOMATION", "true")
+        // WebKitWebDriver's screenshots need compositing, which the app turns off by default.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let driver = Kill(command.spawn().expect("WebKitWebDriver is not installed (apt webkit2gtk-driver): run tests/setup.sh"));
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let caps = json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": env!("CARGO_BIN_EXE_cowork-desktop"), "args": []}}}});
+    let start = Instant::now();
+    let session = loop {
+        match http.post(format!("{base}/session")).json(&caps).timeout(Duration::from_secs(60)).send().await {
+            Ok(resp) => {
+                let v: Value = resp.json().await.unwrap();
+                break v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {v}")).to_string();
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(20) => tokio::time::sleep(Duration::from_millis(200)).await,
+            Err(e) => panic!("WebKitWebDriver did not answer: {e}"),
+        }
+    };
+    (xvfb, driver, Driver { http, base, session })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let home = tempfile::tempdir().unwrap();
@@ -167,37 +202,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     server.push(Turn::tools("", &[("call_5", "create_task", json!({"title": "Planned"}))]));
     server.push(Turn::text("Plan mode stopped me."));
 
-    let (_xvfb, display) = start_xvfb();
-    let port = free_port();
-    let _driver = Kill(
-        Command::new("WebKitWebDriver")
-            .arg(format!("--port={port}"))
-            .env("DISPLAY", &display)
-            .env("COWORK_HOME", home.path())
-            .env("COWORK_WORKSPACE", workspace.path())
-            .env("TAURI_WEBVIEW_AUTOMATION", "true")
-            // WebKitWebDriver's screenshots need compositing, which the app turns off by default.
-            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("WebKitWebDriver is not installed (apt webkit2gtk-driver): run tests/setup.sh"),
-    );
-    let http = reqwest::Client::new();
-    let base = format!("http://127.0.0.1:{port}");
-    let caps = json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": env!("CARGO_BIN_EXE_cowork-desktop"), "args": []}}}});
-    let start = Instant::now();
-    let session = loop {
-        match http.post(format!("{base}/session")).json(&caps).timeout(Duration::from_secs(60)).send().await {
-            Ok(resp) => {
-                let v: Value = resp.json().await.unwrap();
-                break v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {v}")).to_string();
-            }
-            Err(_) if start.elapsed() < Duration::from_secs(20) => tokio::time::sleep(Duration::from_millis(200)).await,
-            Err(e) => panic!("WebKitWebDriver did not answer: {e}"),
-        }
-    };
-    let d = Driver { http, base, session };
+    let (_xvfb, _driver, d) = launch(home.path(), &[("COWORK_WORKSPACE", workspace.path().as_os_str())]).await;
     let out = artifacts();
 
     // Approve once.
@@ -336,4 +341,176 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     assert_eq!(approvals[4].1, "denied", "plan mode");
     let tasks: i64 = conn.query_row("SELECT COUNT(*) FROM tasks WHERE title = 'Buy milk'", [], |r| r.get(0)).unwrap();
     assert_eq!(tasks, 1);
+}
+
+/// A private Secret Service (gnome-keyring in its own D-Bus session) for the window to store
+/// account passwords in; killed with its process group.
+struct Keyring {
+    child: Child,
+    address: String,
+}
+
+impl Keyring {
+    fn start(dir: &Path) -> Keyring {
+        use std::os::unix::process::CommandExt;
+        let file = dir.join("bus-address");
+        let child = Command::new("dbus-run-session")
+            .args(["--", "sh", "-c", "printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null; echo \"$DBUS_SESSION_BUS_ADDRESS\" > \"$ADDR\"; exec sleep 900"])
+            .env("ADDR", &file)
+            .env("HOME", dir)
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .env("XDG_RUNTIME_DIR", dir)
+            .process_group(0)
+            .spawn()
+            .expect("dbus-run-session is not installed: run tests/setup.sh");
+        let start = Instant::now();
+        let address = loop {
+            if let Ok(a) = std::fs::read_to_string(&file)
+                && !a.trim().is_empty()
+            {
+                break a.trim().to_string();
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "the keyring session did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Keyring { child, address }
+    }
+}
+
+impl Drop for Keyring {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-s", "KILL", "--", &format!("-{}", self.child.id())]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Subjects in `user`'s IMAP inbox (Python's imaplib: an independent client).
+fn inbox_subjects(imap_port: u16, user: &str, password: &str) -> Vec<String> {
+    let script = format!(
+        "import imaplib,email\nm=imaplib.IMAP4('127.0.0.1',{imap_port});m.login('{user}','{password}');m.select('INBOX')\n\
+for n in m.search(None,'ALL')[1][0].split():\n  print(email.message_from_bytes(m.fetch(n,'(RFC822)')[1][0][1])['Subject'])"
+    );
+    let out = Command::new("python3").args(["-c", &script]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_sent_after_undo() {
+    use cowork_tests::peers::{MailServer, Radicale};
+    let home = tempfile::tempdir().unwrap();
+    let keyring_dir = tempfile::tempdir().unwrap();
+    let keyring = Keyring::start(keyring_dir.path());
+    let (dav, mail) = tokio::task::spawn_blocking(|| (Radicale::start(&[("me", "dav-pw-1")]), MailServer::start(&[("me", "mail-pw-1"), ("alice", "alice-pw-1")])))
+        .await
+        .unwrap();
+    // Tomorrow's dentist appointment, put on the server by another client.
+    let http = reqwest::Client::new();
+    let put = |path: &str, method: &str, body: Option<String>| {
+        let request = http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), format!("{}{path}", dav.url())).basic_auth("me", Some("dav-pw-1"));
+        async move { request.body(body.unwrap_or_default()).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(put("me/personal/", "MKCALENDAR", None).await, 201);
+    let day = (chrono::Utc::now().date_naive() + chrono::Duration::days(1)).format("%Y%m%d");
+    let ics = format!("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//other//EN\r\nBEGIN:VEVENT\r\nUID:dentist-1\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:{day}T100000Z\r\nDTEND:{day}T110000Z\r\nSUMMARY:Dentist appointment\r\nLOCATION:Main St 5\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
+    assert_eq!(put("me/personal/dentist.ics", "PUT", Some(ics)).await, 201);
+
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "mail": {"undoSeconds": 4},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::tools("", &[("c1", "calendar_check", json!({"start": "tomorrow", "timezone": "UTC"}))]));
+    server.push(Turn::text("Tomorrow you have **Dentist appointment** at 10:00."));
+    let body = "Hi Alice,\n\nthe agenda for Thursday:\n1. Budget\n2. Hiring\n";
+    server.push(Turn::tools("", &[("c2", "email_send", json!({"to": ["alice@example.test"], "subject": "Agenda for Thursday", "body": body}))]));
+    server.push(Turn::text("Queued — it leaves after the undo delay."));
+
+    let bus = std::ffi::OsString::from(&keyring.address);
+    let (_xvfb, _driver, d) = launch(home.path(), &[("DBUS_SESSION_BUS_ADDRESS", bus.as_os_str())]).await;
+    let out = artifacts();
+
+    // Settings → Accounts: a CalDAV account and a mail account, passwords typed into the form.
+    d.click(&d.wait_for("nav button:nth-child(5)", Duration::from_secs(30)).await).await;
+    let field = |name: &'static str| {
+        let d = &d;
+        async move { d.wait_for(&format!("[data-testid=accounts] input[data-field={name}]"), Duration::from_secs(10)).await }
+    };
+    d.type_into(&field("name").await, "dav").await;
+    d.type_into(&field("url").await, &dav.url()).await;
+    d.type_into(&field("username").await, "me").await;
+    d.type_into(&field("password").await, "dav-pw-1").await;
+    d.click(&d.wait_for("[data-testid=accounts] button.primary", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-testid=accounts] tr", Duration::from_secs(10)).await;
+    d.click(&d.wait_for("[data-testid=accounts] .row label:nth-child(2) input", Duration::from_secs(5)).await).await;
+    d.type_into(&field("name").await, "me").await;
+    d.type_into(&field("email").await, "me@example.test").await;
+    d.type_into(&field("imap").await, &format!("127.0.0.1:{}", mail.imap_port)).await;
+    d.type_into(&field("smtp").await, &format!("127.0.0.1:{}", mail.smtp_port)).await;
+    d.type_into(&field("username").await, "me").await;
+    d.click(&d.wait_for("[data-testid=accounts] option[value=plain]", Duration::from_secs(5)).await).await;
+    d.type_into(&field("password").await, "mail-pw-1").await;
+    d.click(&d.wait_for("[data-testid=accounts] button.primary", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-testid=accounts] tr:nth-child(2)", Duration::from_secs(10)).await;
+    d.screenshot(&out.join("accounts.png")).await;
+    let settings = std::fs::read_to_string(home.path().join("settings.json")).unwrap();
+    assert!(!settings.contains("pw-1"), "no password in settings.json");
+
+    // "What's on my calendar tomorrow?" reads the Radicale calendar (read-only: no question).
+    d.click(&d.wait_for("nav button:nth-child(1)", Duration::from_secs(5)).await).await;
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(10)).await;
+    d.type_into(&input, "what's on my calendar tomorrow?").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-tool=calendar_check][data-status=ok]", Duration::from_secs(30)).await;
+    d.wait_for(".msg.assistant strong", Duration::from_secs(30)).await;
+    let sent_to_model = server.requests().last().unwrap().2.to_string();
+    assert!(sent_to_model.contains("Dentist appointment") && sent_to_model.contains("Main St 5"), "{sent_to_model}");
+
+    // "Mail Alice the agenda": the modal shows recipients, subject and body; after approval the
+    // Undo bar counts down, then the message is in Alice's inbox.
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(10)).await;
+    d.type_into(&input, "mail Alice the agenda").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    let modal = d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30)).await;
+    let text = d.text(&modal).await;
+    for expected in ["email_send", "alice@example.test", "Agenda for Thursday", "1. Budget", "2. Hiring", "sends mail to alice@example.test"] {
+        assert!(text.contains(expected), "the modal lacks {expected:?}:\n{text}");
+    }
+    d.screenshot(&out.join("mail-approval.png")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(&d.wait_for("button[data-choice=once]", Duration::from_secs(5)).await).await;
+    let bar = d.wait_for("[data-testid=outbox-bar]", Duration::from_secs(15)).await;
+    assert!(d.text(&bar).await.contains("Agenda for Thursday"));
+    d.screenshot(&out.join("undo-bar.png")).await;
+    assert!(inbox_subjects(mail.imap_port, "alice", "alice-pw-1").is_empty(), "not before the undo delay");
+    let start = Instant::now();
+    loop {
+        let subjects = tokio::task::spawn_blocking({
+            let port = mail.imap_port;
+            move || inbox_subjects(port, "alice", "alice-pw-1")
+        })
+        .await
+        .unwrap();
+        if subjects == ["Agenda for Thursday"] {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+            let rows: Vec<String> = conn
+                .prepare("SELECT state || ' ' || COALESCE(error, '') FROM mail_outbox")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            panic!("not delivered: {subjects:?}; outbox: {rows:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    d.cmd(reqwest::Method::DELETE, "", None).await;
 }

@@ -75,6 +75,12 @@ export interface Change { id: number; conversation: string; path: string; kind: 
 export interface Hunk { number: number; header: string; text: string }
 export interface ChangeDiff { change: Change; conflict: boolean; hunks: Hunk[]; summary: string | null }
 
+export type Security = "tls" | "starttls" | "plain";
+export type Account =
+  | { name: string; kind: "caldav"; url: string; username: string }
+  | { name: string; kind: "mail"; email: string; display_name?: string | null; username: string; imap_host: string; imap_port: number; imap_security: Security; smtp_host: string; smtp_port: number; smtp_security: Security };
+export interface OutboxRow { id: number; account: string; recipients: string[]; subject: string; state: string; send_after: string; error?: string | null }
+
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
   send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
@@ -106,6 +112,11 @@ export const api = {
   removeToolpack: (name: string) => invoke<void>("remove_toolpack", { name }),
   reloadToolpacks: () => invoke<{ name: string; error: string | null }[]>("reload_toolpacks"),
   toolpackLog: (server: string) => invoke<string>("toolpack_log", { server }),
+  accounts: () => invoke<Account[]>("list_accounts"),
+  addAccount: (account: Account, password: string) => invoke<void>("add_account", { account, password }),
+  removeAccount: (name: string) => invoke<boolean>("remove_account", { name }),
+  testAccount: (name: string) => invoke<ToolCallView>("test_account", { name }),
+  outbox: () => invoke<OutboxRow[]>("outbox"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

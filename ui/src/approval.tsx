@@ -11,6 +11,29 @@ function describe(effect: { kind: string; [k: string]: unknown }): string {
   return args.length ? `${effect.kind}(${args.join(" → ")})` : effect.kind;
 }
 
+/// Sending mail is the riskiest thing the assistant does: show it as the person would read it.
+function mailPreview(request: ApprovalRequest) {
+  if (request.tool !== "email_send" && request.tool !== "email_reply") return null;
+  const args = (request.args ?? {}) as Record<string, unknown>;
+  const send = request.effects.find((e) => e.kind === "mail.send");
+  const recipients = (send?.recipients as string[] | undefined) ?? [];
+  const list = (v: unknown) => (Array.isArray(v) ? v.join(", ") : "");
+  return (
+    <div class="mail-preview" data-testid="mail-preview">
+      <h3>{t("mailPreview")}</h3>
+      <dl>
+        <dt>{t("mailFrom")}</dt><dd>{String(send?.account ?? "")}</dd>
+        <dt>{t("mailTo")}</dt><dd data-testid="mail-to">{recipients.join(", ")}</dd>
+        {list(args.cc) && <><dt>Cc</dt><dd>{list(args.cc)}</dd></>}
+        {list(args.bcc) && <><dt>Bcc</dt><dd>{list(args.bcc)}</dd></>}
+        <dt>{t("mailSubject")}</dt><dd data-testid="mail-subject">{String(args.subject ?? `Re: …`)}</dd>
+        {list(args.attachments) && <><dt>{t("mailAttachments")}</dt><dd>{list(args.attachments)}</dd></>}
+      </dl>
+      <pre class="mail-body" data-testid="mail-body">{String(args.body ?? "")}</pre>
+    </div>
+  );
+}
+
 export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; onDone: () => void }) {
   const [armed, setArmed] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -58,6 +81,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         {r.tainted_by && <p class="taint">⚠ {t("tainted")} {r.tainted_by}</p>}
         <h3>{t("effects")}</h3>
         <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>
+        {mailPreview(request)}
         <h3>{t("arguments")}</h3>
         <pre class="args">{JSON.stringify(request.args, null, 2)}</pre>
         <div class="choices">

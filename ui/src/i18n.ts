@@ -29,6 +29,12 @@ const en = {
   applyAll: "Apply", applySelected: "Apply selected hunks", reject: "Reject", rollback: "Roll back",
   appliedNote: "Applied. You can roll it back under Applied.", rejectedNote: "Rejected: the file was not touched.", rolledBackNote: "Rolled back: the file has its previous bytes again.",
   noChanges: "Nothing here.",
+  mailPreview: "The message", mailFrom: "Account", mailTo: "To", mailSubject: "Subject", mailAttachments: "Attachments",
+  accounts: "Accounts", accountsHint: "Calendars (CalDAV) and mail (IMAP/SMTP). Passwords go to the OS keyring only; use an app password where your provider offers one.",
+  calendarAccount: "Calendar (CalDAV)", mailAccount: "Mail (IMAP + SMTP)", accountName: "Name", serverUrl: "Server URL", userName: "User name", password: "Password",
+  emailAddress: "Email address", imapServer: "IMAP server (host:port)", smtpServer: "SMTP server (host:port)", security: "Security", addAccount: "Add account",
+  testAccount: "Test", noAccounts: "No accounts yet: the calendar tools use the local calendar; mail needs an account.",
+  mailQueued: "Sending", undo: "Undo", undone: "Taken back: it was not sent.", sendsIn: "leaves in",
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
@@ -61,6 +67,12 @@ const zh: Partial<Dict> = {
   applyAll: "应用", applySelected: "应用所选片段", reject: "拒绝", rollback: "回滚",
   appliedNote: "已应用。可在“已应用”中回滚。", rejectedNote: "已拒绝：文件未被改动。", rolledBackNote: "已回滚：文件已恢复为原来的内容。",
   noChanges: "这里没有内容。",
+  mailPreview: "邮件内容", mailFrom: "账户", mailTo: "收件人", mailSubject: "主题", mailAttachments: "附件",
+  accounts: "账户", accountsHint: "日历（CalDAV）与邮件（IMAP/SMTP）。密码只保存在系统钥匙串中；服务商提供应用专用密码时请使用它。",
+  calendarAccount: "日历（CalDAV）", mailAccount: "邮件（IMAP + SMTP）", accountName: "名称", serverUrl: "服务器地址", userName: "用户名", password: "密码",
+  emailAddress: "邮箱地址", imapServer: "IMAP 服务器（主机:端口）", smtpServer: "SMTP 服务器（主机:端口）", security: "加密方式", addAccount: "添加账户",
+  testAccount: "测试", noAccounts: "还没有账户：日历工具使用本地日历；邮件需要先添加账户。",
+  mailQueued: "即将发送", undo: "撤销", undone: "已撤回：邮件没有发出。", sendsIn: "后发出",
 };
 export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");

@@ -4,6 +4,7 @@ import { api, on, type ApprovalRequest, type ConversationSummary, type Elicitati
 import { t, getLang } from "./i18n";
 import { Chat } from "./chat";
 import { ApprovalModal, ElicitationModal } from "./approval";
+import { OutboxBar } from "./accounts";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
 import { ToolpacksView } from "./toolpacks";
 import { ChangesView } from "./changes";
@@ -75,6 +76,7 @@ function App() {
         {view === "changes" && <ChangesView conversation={conversation} />}
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
+      <OutboxBar conversation={conversation} />
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
     </div>

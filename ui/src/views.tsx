@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { AccountsSettings } from "./accounts";
 import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
@@ -82,6 +83,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           <button onClick={async () => { try { await api.addRule(newAction, newRule, newScope); setNewRule(""); loadRules(); } catch (e) { setStatus(String(e)); } }}>{t("addRule")}</button>
         </div>
       </fieldset>
+      <AccountsSettings />
       <fieldset>
         <legend>{t("language")} · {t("theme")}</legend>
         <select value={getLang()} onChange={(e) => { setLang(e.currentTarget.value as Lang); onChange(); }}><option value="en">English</option><option value="zh-CN">简体中文</option></select>

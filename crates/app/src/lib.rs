@@ -11,6 +11,7 @@ pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
 pub use cowork_mcp::{PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus, Staged as StagedToolpack};
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use accounts::{AccountKind, AccountSettings, Security};
+pub use cowork_mail::OutboxRow;
 pub use toolpacks::Started;
 
 use cowork_contract::EffectEnv;
@@ -166,6 +167,11 @@ impl App {
     /// Messages still waiting in the outbox.
     pub fn mail_pending(&self) -> usize {
         self.mail.pending()
+    }
+
+    /// Recent outbox messages, newest first.
+    pub fn outbox(&self, limit: usize) -> Result<Vec<cowork_mail::OutboxRow>, String> {
+        self.mail.outbox(limit)
     }
 
     /// Takes back every message still waiting (Ctrl+C in a one-shot CLI).

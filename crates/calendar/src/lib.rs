@@ -103,26 +103,39 @@ impl Shared {
         Ok(reports)
     }
 
-    /// Syncs the accounts behind `calendars` whose mirror is stale. Failures do not stop a read:
-    /// they come back as notes ("offline: showing what was synced at …").
-    pub async fn refresh(&self, calendars: &[db::CalendarInfo]) -> Vec<String> {
+    /// Syncs the CalDAV accounts behind `calendars` (all accounts when `None`) whose mirror is
+    /// stale or not discovered yet. Failures do not stop a read: they come back as notes
+    /// ("could not sync …; showing the last synced data").
+    pub async fn refresh(&self, calendars: Option<&[db::CalendarInfo]>) -> Vec<String> {
         let now = chrono::Utc::now();
-        let mut stale: Vec<&str> = calendars
-            .iter()
-            .filter(|c| {
-                c.account.is_some()
-                    && c.last_sync
-                        .as_deref()
-                        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                        .is_none_or(|t| (now - t.with_timezone(&chrono::Utc)).num_seconds() > STALE_AFTER_SECS)
-            })
-            .filter_map(|c| c.account.as_deref())
-            .collect();
+        let is_stale = |c: &db::CalendarInfo| {
+            c.last_sync
+                .as_deref()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                .is_none_or(|t| (now - t.with_timezone(&chrono::Utc)).num_seconds() > STALE_AFTER_SECS)
+        };
+        let mut stale: Vec<String> = match calendars {
+            Some(list) => list.iter().filter(|c| is_stale(c)).filter_map(|c| c.account.clone()).collect(),
+            None => {
+                let (accounts, known) = {
+                    let conn = self.db.lock().unwrap();
+                    (accounts::list(&conn, Some("caldav")).unwrap_or_default(), db::calendars(&conn).unwrap_or_default())
+                };
+                accounts
+                    .into_iter()
+                    .map(|a| a.name)
+                    .filter(|name| {
+                        let mine: Vec<&db::CalendarInfo> = known.iter().filter(|c| c.account.as_deref() == Some(name)).collect();
+                        mine.is_empty() || mine.iter().any(|c| is_stale(c))
+                    })
+                    .collect()
+            }
+        };
         stale.sort();
         stale.dedup();
         let mut notes = Vec::new();
         for account in stale {
-            match self.sync_account(account).await {
+            match self.sync_account(&account).await {
                 Ok(reports) => notes.extend(reports.into_iter().filter_map(|r| {
                     let mut parts: Vec<String> = r.conflicts.clone();
                     if let Some(e) = r.error {

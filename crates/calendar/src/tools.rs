@@ -78,6 +78,16 @@ fn view(o: &db::Occurrence, zone: Zone) -> EventView {
     }
 }
 
+/// Refreshes stale CalDAV mirrors first (discovering new calendars), then resolves the names, so
+/// "all calendars" includes one found just now.
+async fn refresh_then_pick(shared: &Shared, tool: &str, wanted: Option<&[String]>) -> Result<(Vec<String>, Vec<CalendarInfo>), ToolError> {
+    let notes = match wanted {
+        Some(_) => shared.refresh(Some(&pick(shared, tool, wanted)?)).await,
+        None => shared.refresh(None).await,
+    };
+    Ok((notes, pick(shared, tool, wanted)?))
+}
+
 fn read_effects(shared: &Shared, tool: &str, calendars: Option<&[String]>) -> Result<Vec<Effect>, ToolError> {
     Ok(pick(shared, tool, calendars)?.into_iter().map(|c| Effect::CalendarRead { calendar: c.id }).collect())
 }
@@ -159,8 +169,7 @@ impl Tool for Check {
     async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
         let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid("calendar_check", m))?;
         let (from, to) = range(zone, "calendar_check", &input.start, input.end.as_deref())?;
-        let calendars = pick(&self.shared, "calendar_check", input.calendars.as_deref())?;
-        let notes = self.shared.refresh(&calendars).await;
+        let (notes, calendars) = refresh_then_pick(&self.shared, "calendar_check", input.calendars.as_deref()).await?;
         let ids: Vec<String> = calendars.iter().map(|c| c.id.clone()).collect();
         let limit = input.limit.unwrap_or(200).clamp(1, MAX_EVENTS);
         let query = input.query.as_deref().map(str::to_lowercase);
@@ -295,8 +304,7 @@ impl Tool for FindFreeTime {
         if day_end <= day_start {
             return Err(invalid(tool, "`day_end` must be after `day_start`"));
         }
-        let calendars = pick(&self.shared, tool, input.calendars.as_deref())?;
-        let notes = self.shared.refresh(&calendars).await;
+        let (notes, calendars) = refresh_then_pick(&self.shared, tool, input.calendars.as_deref()).await?;
         let ids: Vec<String> = calendars.iter().map(|c| c.id.clone()).collect();
         let found = db::occurrences(&self.shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX).map_err(ToolError::failed)?;
         let mut busy: Vec<(i64, i64)> = found.iter().filter(|o| o.busy && !o.all_day).map(|o| (o.start_utc, o.end_utc)).collect();

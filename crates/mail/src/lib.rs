@@ -17,6 +17,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use outbox::OutboxRow;
+
 /// How long a sent message waits in the outbox for Undo, unless settings say otherwise.
 pub const DEFAULT_UNDO_DELAY: Duration = Duration::from_secs(10);
 
@@ -65,6 +67,11 @@ impl MailTools {
     /// Messages still waiting to leave (queued or being sent).
     pub fn pending(&self) -> usize {
         outbox::pending(&self.shared.db.lock().unwrap()).unwrap_or(0) as usize
+    }
+
+    /// The most recent outbox messages, newest first (the window's Undo bar reads it).
+    pub fn outbox(&self, limit: usize) -> Result<Vec<OutboxRow>, String> {
+        outbox::list(&self.shared.db.lock().unwrap(), limit).map_err(|e| format!("database error: {e}"))
     }
 
     /// Takes back every message still waiting (a one-shot CLI interrupted before the delay).

@@ -65,7 +65,7 @@ pub fn enqueue(conn: &Connection, message: NewMessage, delay: Duration) -> rusql
         ],
         |r| r.get(0),
     )?;
-    Ok(Queued { id, message_id: message.message_id, recipients: message.recipients, subject: message.subject, send_at: send_at.to_rfc3339() })
+    Ok(Queued { id, message_id: message.message_id, recipients: message.recipients, subject: message.subject, send_at: send_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) })
 }
 
 /// Undo: only a message still waiting can be taken back.

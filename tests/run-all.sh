@@ -23,6 +23,8 @@ echo "== MCP gateway benchmark (smoke run; real figures: cargo bench -p cowork-t
 MCP_BENCH_CALLS=200 cargo test --locked -p cowork-tests --bench mcp_gateway
 echo "== files benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench files)"
 FILES_BENCH_FILES=2000 FILES_BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench files
+echo "== personal benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench personal)"
+CAL_BENCH_EVENTS=500 MAIL_BENCH_MESSAGES=50 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench personal
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -4,47 +4,19 @@
 //! (nothing lost, retried), offline edits queued, and the review of invitations.
 
 use cowork_contract::Effect;
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallOutcome, CallRequest, Caller};
 use cowork_store::accounts::{self, Account, AccountConfig};
-use cowork_tests::Harness;
+use cowork_tests::{Harness, Recorder};
 use cowork_tests::peers::Radicale;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-#[derive(Default)]
-struct Yes {
-    asked: Mutex<Vec<(String, Vec<Effect>)>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Yes {
-    fn name(&self) -> &str {
-        "test"
-    }
-    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
-        self.asked.lock().unwrap().push((request.tool.clone(), request.effects.clone()));
-        ApprovalChoice::Once
-    }
-}
-
-async fn call(h: &Harness, tool: &str, args: Value) -> CallOutcome {
-    h.scheduler.call(CallRequest::new(tool, args, Caller::Chat, "conv")).await
-}
-
-async fn ok(h: &Harness, tool: &str, args: Value) -> Value {
-    let out = call(h, tool, args).await;
-    match &out.result {
-        Ok(o) => o.structured.clone().unwrap_or(Value::Null),
-        Err(e) => panic!("{tool} failed: {e}"),
-    }
-}
 
 const PASSWORD: &str = "radicale-pw-7f3a";
 
 /// A harness with a CalDAV account `dav` pointing at `url` (a Radicale or a proxy in front).
-fn with_account(url: &str) -> (Harness, Arc<Yes>) {
-    let yes = Arc::new(Yes::default());
+fn with_account(url: &str) -> (Harness, Arc<Recorder>) {
+    let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
     let conn = h.store.connect().unwrap();
     accounts::put(&conn, &Account { name: "dav".into(), config: AccountConfig::Caldav { url: url.into(), username: "alice".into() } }).unwrap();
@@ -104,19 +76,18 @@ fn titles_and_starts(out: &Value) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_local_calendar_creates_expands_finds_free_time_and_round_trips_ics() {
-    let yes = Arc::new(Yes::default());
+    let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
-    let created = ok(
-        &h,
+    let created = h.ok(
         "calendar_create",
         json!({"title": "Dentist", "start": "2026-12-01T10:00", "end": "2026-12-01T11:00", "timezone": "Asia/Shanghai", "location": "Main St", "reminders_minutes": [30]}),
     )
     .await;
     assert_eq!(created["calendar"], "local");
-    ok(&h, "calendar_create", json!({"title": "Yoga", "start": "2026-12-01T07:30:00+08:00", "end": "2026-12-01T08:30:00+08:00", "recurrence": "FREQ=DAILY;COUNT=3", "timezone": "Asia/Shanghai"})).await;
-    ok(&h, "calendar_create", json!({"title": "Holiday", "start": "2026-12-02"})).await;
+    h.ok("calendar_create", json!({"title": "Yoga", "start": "2026-12-01T07:30:00+08:00", "end": "2026-12-01T08:30:00+08:00", "recurrence": "FREQ=DAILY;COUNT=3", "timezone": "Asia/Shanghai"})).await;
+    h.ok("calendar_create", json!({"title": "Holiday", "start": "2026-12-02"})).await;
 
-    let day = ok(&h, "calendar_check", json!({"start": "2026-12-01", "end": "2026-12-03", "timezone": "Asia/Shanghai"})).await;
+    let day = h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-03", "timezone": "Asia/Shanghai"})).await;
     let mut got = titles_and_starts(&day);
     got.sort();
     assert_eq!(
@@ -130,8 +101,7 @@ async fn the_local_calendar_creates_expands_finds_free_time_and_round_trips_ics(
     );
 
     // Free time on Dec 1, 09:00–12:00 Shanghai: the dentist splits it.
-    let free = ok(
-        &h,
+    let free = h.ok(
         "calendar_find_free_time",
         json!({"start": "2026-12-01T09:00", "end": "2026-12-01T12:00", "duration_minutes": 45, "timezone": "Asia/Shanghai"}),
     )
@@ -141,28 +111,28 @@ async fn the_local_calendar_creates_expands_finds_free_time_and_round_trips_ics(
 
     // Delete one instance of the series, then export and import into a fresh data dir.
     let yoga = day["events"].as_array().unwrap().iter().find(|e| e["title"] == "Yoga" && e["start"] == "2026-12-02T07:30:00+08:00").unwrap().clone();
-    ok(&h, "calendar_delete", json!({"uid": yoga["uid"], "instance": yoga["instance"]})).await;
-    let after = ok(&h, "calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai", "query": "yoga"})).await;
+    h.ok("calendar_delete", json!({"uid": yoga["uid"], "instance": yoga["instance"]})).await;
+    let after = h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai", "query": "yoga"})).await;
     assert_eq!(after["events"].as_array().unwrap().len(), 2, "3 instances minus the deleted one: {after}");
 
-    ok(&h, "calendar_export", json!({"path": "cal.ics"})).await;
+    h.ok("calendar_export", json!({"path": "cal.ics"})).await;
     let text = std::fs::read_to_string(h.workspace.join("cal.ics")).unwrap();
     assert!(text.contains("EXDATE") && text.contains("RRULE:FREQ=DAILY;COUNT=3") && text.contains("VALARM"), "{text}");
     let other = Harness::new(yes.clone());
     std::fs::copy(h.workspace.join("cal.ics"), other.workspace.join("in.ics")).unwrap();
-    let imported = ok(&other, "calendar_import", json!({"path": "in.ics"})).await;
+    let imported = other.ok("calendar_import", json!({"path": "in.ics"})).await;
     assert_eq!(imported["imported"], 3);
-    let again = ok(&other, "calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await;
-    assert_eq!(again["events"], ok(&h, "calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await["events"]);
+    let again = other.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await;
+    assert_eq!(again["events"], h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await["events"]);
 
     // Bad input names the fix; a private event needs no approval, invitations and deletes ask.
-    let bad = call(&h, "calendar_create", json!({"title": "x", "start": "next tuesday"})).await;
+    let bad = h.call("calendar_create", json!({"title": "x", "start": "next tuesday"})).await;
     assert!(bad.result.unwrap_err().to_string().contains("2026-11-23T14:00"));
-    let bad = call(&h, "calendar_create", json!({"title": "x", "start": "2026-12-01", "recurrence": "FREQ=SOMETIMES"})).await;
+    let bad = h.call("calendar_create", json!({"title": "x", "start": "2026-12-01", "recurrence": "FREQ=SOMETIMES"})).await;
     assert!(bad.result.unwrap_err().to_string().contains("RRULE"));
     let asked: Vec<String> = yes.asked.lock().unwrap().iter().map(|(t, _)| t.clone()).collect();
     assert_eq!(asked, ["calendar_delete"], "private events are allowed; a delete asks");
-    let invite = call(&h, "calendar_create", json!({"title": "Plan", "start": "2026-12-03T15:00", "attendees": ["alice@example.com"]})).await;
+    let invite = h.call("calendar_create", json!({"title": "Plan", "start": "2026-12-03T15:00", "attendees": ["alice@example.com"]})).await;
     assert!(invite.result.is_ok());
     let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
     assert_eq!(tool, "calendar_create", "an invitation asks");
@@ -178,10 +148,10 @@ async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_
     let (h, _) = with_account(&server.url());
 
     // Pull: discovery finds alice/work, the series expands with its exception and override.
-    let sync = ok(&h, "calendar_sync", json!({})).await;
+    let sync = h.ok("calendar_sync", json!({})).await;
     assert_eq!(sync["reports"][0]["calendar"], "dav/work");
     assert_eq!(sync["reports"][0]["pulled"], 1, "{sync}");
-    let nov = ok(&h, "calendar_check", json!({"start": "2026-11-01", "end": "2026-12-01", "timezone": "UTC", "calendars": ["dav/work"]})).await;
+    let nov = h.ok("calendar_check", json!({"start": "2026-11-01", "end": "2026-12-01", "timezone": "UTC", "calendars": ["dav/work"]})).await;
     assert_eq!(
         titles_and_starts(&nov),
         [
@@ -193,25 +163,25 @@ async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_
     );
 
     // Push: an event made here appears on the server, with a zone the server accepts.
-    let made = ok(&h, "calendar_create", json!({"title": "Review", "start": "2026-11-25T14:00", "timezone": "Europe/Berlin", "calendar": "work"})).await;
+    let made = h.ok("calendar_create", json!({"title": "Review", "start": "2026-11-25T14:00", "timezone": "Europe/Berlin", "calendar": "work"})).await;
     assert!(made.get("note").is_none(), "{made}");
     assert_eq!(dav.list("alice/work/").await.len(), 2);
 
     // Changes by another client come back: edit the series' title, delete nothing yet.
     dav.put("alice/work/other.ics", &event("other-1", "Lunch", "20261124T120000Z", "20261124T130000Z", "")).await;
     dav.put("alice/work/weekly-1.ics", &SERIES.replace("SUMMARY:Weekly sync\r\n", "SUMMARY:Weekly team sync\r\n")).await;
-    let sync = ok(&h, "calendar_sync", json!({})).await;
+    let sync = h.ok("calendar_sync", json!({})).await;
     assert_eq!(sync["reports"][0]["pulled"], 2, "{sync}");
-    let week = ok(&h, "calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
+    let week = h.ok("calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
     let titles: Vec<String> = titles_and_starts(&week).into_iter().map(|(t, _)| t).collect();
     assert_eq!(titles, ["Weekly team sync", "Lunch", "Review"]);
 
     // Delete both ways.
     assert_eq!(dav.request("DELETE", "alice/work/other.ics", None, &[]).await.0, 200);
     let review_uid = made["uid"].as_str().unwrap();
-    ok(&h, "calendar_delete", json!({"uid": review_uid, "calendar": "work"})).await;
+    h.ok("calendar_delete", json!({"uid": review_uid, "calendar": "work"})).await;
     // (the delete synced at once, which also pulled the server's delete)
-    let week = ok(&h, "calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
+    let week = h.ok("calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
     let titles: Vec<String> = titles_and_starts(&week).into_iter().map(|(t, _)| t).collect();
     assert_eq!(titles, ["Weekly team sync"]);
     assert_eq!(dav.list("alice/work/").await, ["/alice/work/weekly-1.ics"]);
@@ -219,12 +189,12 @@ async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_
     // Conflict: the server's copy changes after our last sync, and we edit ours. The server's
     // version stays; ours becomes a visible copy on both sides; the conflict is recorded.
     dav.put("alice/work/weekly-1.ics", &SERIES.replace("SUMMARY:Weekly sync\r\n", "SUMMARY:Weekly sync (server edit)\r\n")).await;
-    let edit = ok(&h, "calendar_update", json!({"uid": "weekly-1", "calendar": "work", "title": "Weekly sync (my edit)"})).await;
+    let edit = h.ok("calendar_update", json!({"uid": "weekly-1", "calendar": "work", "title": "Weekly sync (my edit)"})).await;
     assert!(edit["note"].as_str().unwrap().contains("conflict copy"), "{edit}");
-    let list = ok(&h, "calendar_list", json!({})).await;
+    let list = h.ok("calendar_list", json!({})).await;
     assert_eq!(list["conflicts"].as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list["conflicts"][0]["kept"], "server");
-    let after = ok(&h, "calendar_check", json!({"start": "2026-11-30", "end": "2026-12-01", "timezone": "UTC"})).await;
+    let after = h.ok("calendar_check", json!({"start": "2026-11-30", "end": "2026-12-01", "timezone": "UTC"})).await;
     let mut titles: Vec<String> = titles_and_starts(&after).into_iter().map(|(t, _)| t).collect();
     titles.sort();
     assert_eq!(titles, ["Weekly sync (my edit) (conflict copy)", "Weekly sync (server edit)"]);
@@ -295,30 +265,30 @@ async fn a_server_failing_mid_sync_loses_nothing_and_offline_edits_are_queued() 
 
     // The second GET fails: the sync stops with a clear error, keeping what it pulled.
     proxy.fail_get_at.store(2, Ordering::SeqCst);
-    let first = ok(&h, "calendar_sync", json!({})).await;
+    let first = h.ok("calendar_sync", json!({})).await;
     let report = &first["reports"][0];
     assert_eq!(report["pulled"], 1, "{first}");
     assert!(report["error"].as_str().unwrap().contains("HTTP 500"), "{first}");
-    let list = ok(&h, "calendar_list", json!({})).await;
+    let list = h.ok("calendar_list", json!({})).await;
     assert!(list["calendars"].as_array().unwrap().iter().any(|c| c["last_error"].as_str().is_some_and(|e| e.contains("500"))), "{list}");
 
     // Offline: an edit is saved here and queued, never lost.
     proxy.down.store(true, Ordering::SeqCst);
-    let offline = ok(&h, "calendar_create", json!({"title": "Written offline", "start": "2026-11-26T09:00:00Z", "calendar": "home"})).await;
+    let offline = h.ok("calendar_create", json!({"title": "Written offline", "start": "2026-11-26T09:00:00Z", "calendar": "home"})).await;
     assert!(offline["note"].as_str().unwrap().contains("queued"), "{offline}");
-    let list = ok(&h, "calendar_list", json!({})).await;
+    let list = h.ok("calendar_list", json!({})).await;
     assert_eq!(list["queued_changes"], 1);
-    let cached = ok(&h, "calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
+    let cached = h.ok("calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
     assert!(cached["notes"][0].as_str().unwrap().contains("last synced"), "{cached}");
 
     // Back online: the retry pulls the rest and pushes the queued event.
     proxy.down.store(false, Ordering::SeqCst);
-    let second = ok(&h, "calendar_sync", json!({})).await;
+    let second = h.ok("calendar_sync", json!({})).await;
     let report = &second["reports"][0];
     assert!(report["error"].is_null(), "{second}");
     assert_eq!((report["pulled"].as_u64(), report["pushed"].as_u64()), (Some(2), Some(1)), "{second}");
     assert_eq!(dav.list("alice/home/").await.len(), 4);
-    let all = ok(&h, "calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
+    let all = h.ok("calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
     assert_eq!(all["events"].as_array().unwrap().len(), 4, "{all}");
     assert!(proxy.gets.load(Ordering::SeqCst) >= 3);
 }
@@ -327,9 +297,9 @@ async fn a_server_failing_mid_sync_loses_nothing_and_offline_edits_are_queued() 
 async fn a_wrong_password_names_the_account() {
     let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", "the-real-one")])).await.unwrap();
     let (h, _) = with_account(&server.url());
-    let out = call(&h, "calendar_sync", json!({"account": "dav"})).await;
+    let out = h.call("calendar_sync", json!({"account": "dav"})).await;
     let error = out.result.unwrap_err().to_string();
     assert!(error.contains("dav") && error.contains("user name or password"), "{error}");
-    let none = call(&h, "calendar_sync", json!({"account": "nope"})).await;
+    let none = h.call("calendar_sync", json!({"account": "nope"})).await;
     assert!(none.result.unwrap_err().to_string().contains("cowork account add"));
 }

@@ -4,41 +4,13 @@
 //! decodes; a wrong password names the account; reading taints the conversation.
 
 use cowork_contract::Effect;
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallOutcome, CallRequest, Caller};
 use cowork_store::accounts::{self, Account, AccountConfig, Security};
 use cowork_tests::peers::MailServer;
-use cowork_tests::{Harness, MAIL_UNDO};
+use cowork_tests::{Harness, MAIL_UNDO, Recorder};
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Default)]
-struct Yes {
-    asked: Mutex<Vec<(String, Vec<Effect>)>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Yes {
-    fn name(&self) -> &str {
-        "test"
-    }
-    async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
-        self.asked.lock().unwrap().push((request.tool.clone(), request.effects.clone()));
-        ApprovalChoice::Once
-    }
-}
-
-async fn call(h: &Harness, tool: &str, args: Value) -> CallOutcome {
-    h.scheduler.call(CallRequest::new(tool, args, Caller::Chat, "conv")).await
-}
-
-async fn ok(h: &Harness, tool: &str, args: Value) -> Value {
-    let out = call(h, tool, args).await;
-    match &out.result {
-        Ok(o) => o.structured.clone().unwrap_or(Value::Null),
-        Err(e) => panic!("{tool} failed: {e}"),
-    }
-}
 
 const USERS: [(&str, &str); 2] = [("alice", "alice-pw-93kd"), ("bob", "bob-pw-x81q")];
 
@@ -58,9 +30,9 @@ fn add_account(h: &Harness, server: &MailServer, name: &str, password: &str) {
     h.secrets.set(&accounts::secret_name(name), password);
 }
 
-async fn setup() -> (MailServer, Harness, Arc<Yes>) {
+async fn setup() -> (MailServer, Harness, Arc<Recorder>) {
     let server = tokio::task::spawn_blocking(|| MailServer::start(&USERS)).await.unwrap();
-    let yes = Arc::new(Yes::default());
+    let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
     for (name, password) in USERS {
         add_account(&h, &server, name, password);
@@ -72,7 +44,7 @@ async fn setup() -> (MailServer, Harness, Arc<Yes>) {
 /// Polls (bounded) until `account`'s inbox holds a message with this subject.
 async fn wait_for(h: &Harness, account: &str, subject: &str) -> Value {
     for _ in 0..100 {
-        let found = ok(h, "email_check", json!({"account": account, "subject": subject})).await;
+        let found = h.ok("email_check", json!({"account": account, "subject": subject})).await;
         if let Some(m) = found["messages"].as_array().unwrap().first() {
             return m.clone();
         }
@@ -85,8 +57,7 @@ async fn wait_for(h: &Harness, account: &str, subject: &str) -> Value {
 async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
     let (_server, h, yes) = setup().await;
     std::fs::write(h.workspace.join("agenda.txt"), "1. budget\n2. hiring\n").unwrap();
-    let sent = call(
-        &h,
+    let sent = h.call(
         "email_send",
         json!({"account": "alice", "to": ["bob@example.test"], "subject": "Agenda for Thursday", "body": "Hi Bob,\nthe agenda is attached.", "attachments": ["agenda.txt"]}),
     )
@@ -97,53 +68,53 @@ async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
     assert_eq!(tool, "email_send");
     assert!(effects.contains(&Effect::MailSend { account: "alice".into(), recipients: vec!["bob@example.test".into()] }), "{effects:?}");
     // Within the undo delay it has not left.
-    let early = ok(&h, "email_check", json!({"account": "bob"})).await;
+    let early = h.ok("email_check", json!({"account": "bob"})).await;
     assert_eq!(early["total"], 0, "sent before the undo delay: {early}");
-    let outbox = ok(&h, "email_outbox", json!({})).await;
+    let outbox = h.ok("email_outbox", json!({})).await;
     assert_eq!(outbox["messages"][0]["state"], "queued");
 
     let summary = wait_for(&h, "bob", "Agenda for Thursday").await;
     assert_eq!(summary["from"], "ALICE <alice@example.test>");
     assert_eq!(summary["unread"], true);
-    let read = call(&h, "email_read", json!({"account": "bob", "uid": summary["uid"]})).await;
+    let read = h.call("email_read", json!({"account": "bob", "uid": summary["uid"]})).await;
     assert!(read.result.as_ref().unwrap().untrusted, "incoming mail is untrusted");
     let message = read.result.unwrap().structured.unwrap();
     assert!(message["text"].as_str().unwrap().contains("the agenda is attached"), "{message}");
     assert_eq!(message["attachments"][0]["name"], "agenda.txt");
     assert_eq!(message["message_id"].as_str().unwrap(), format!("{}", queued["message_id"].as_str().unwrap()));
     // Reading did not mark it read.
-    let again = ok(&h, "email_check", json!({"account": "bob", "unread_only": true})).await;
+    let again = h.ok("email_check", json!({"account": "bob", "unread_only": true})).await;
     assert_eq!(again["total"], 1);
 
     // Bob replies: the reply goes to Alice, threaded, and the modal named her. The conversation
     // read mail, so it is tainted: the egress is asked regardless.
-    ok(&h, "email_reply", json!({"account": "bob", "uid": summary["uid"], "body": "Thanks, see you."})).await;
+    h.ok("email_reply", json!({"account": "bob", "uid": summary["uid"], "body": "Thanks, see you."})).await;
     let (_, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
     assert!(effects.contains(&Effect::MailSend { account: "bob".into(), recipients: vec!["alice@example.test".into()] }), "{effects:?}");
     let reply = wait_for(&h, "alice", "Re: Agenda for Thursday").await;
-    let reply = ok(&h, "email_read", json!({"account": "alice", "uid": reply["uid"]})).await;
+    let reply = h.ok("email_read", json!({"account": "alice", "uid": reply["uid"]})).await;
     assert!(reply["text"].as_str().unwrap().contains("see you"));
     assert_eq!(reply["in_reply_to"], queued["message_id"], "the reply threads under the original");
-    let outbox = ok(&h, "email_outbox", json!({})).await;
+    let outbox = h.ok("email_outbox", json!({})).await;
     assert!(outbox["messages"].as_array().unwrap().iter().all(|m| m["state"] == "sent"), "{outbox}");
-    let check = call(&h, "email_reply", json!({"account": "alice", "uid": 999, "body": "x"})).await;
+    let check = h.call("email_reply", json!({"account": "alice", "uid": 999, "body": "x"})).await;
     assert!(check.result.unwrap_err().to_string().contains("email_read first"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_takes_a_message_back_before_it_leaves() {
     let (_server, h, _) = setup().await;
-    let queued = ok(&h, "email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Oops", "body": "not meant"})).await;
-    let undone = ok(&h, "email_undo", json!({"id": queued["id"]})).await;
+    let queued = h.ok("email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Oops", "body": "not meant"})).await;
+    let undone = h.ok("email_undo", json!({"id": queued["id"]})).await;
     assert_eq!(undone["state"], "cancelled");
     tokio::time::sleep(MAIL_UNDO + Duration::from_millis(1500)).await;
-    assert_eq!(ok(&h, "email_check", json!({"account": "bob"})).await["total"], 0);
-    let outbox = ok(&h, "email_outbox", json!({})).await;
+    assert_eq!(h.ok("email_check", json!({"account": "bob"})).await["total"], 0);
+    let outbox = h.ok("email_outbox", json!({})).await;
     assert_eq!(outbox["messages"][0]["state"], "cancelled");
     // Too late is said plainly.
-    let sent = ok(&h, "email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Fine", "body": "ok"})).await;
+    let sent = h.ok("email_send", json!({"account": "alice", "to": ["bob@example.test"], "subject": "Fine", "body": "ok"})).await;
     wait_for(&h, "bob", "Fine").await;
-    let late = call(&h, "email_undo", json!({"id": sent["id"]})).await;
+    let late = h.call("email_undo", json!({"id": sent["id"]})).await;
     assert!(late.result.unwrap_err().to_string().contains("too late"));
 }
 
@@ -167,14 +138,14 @@ Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n";
 
     let found = wait_for(&h, "bob", "会议议程").await;
     assert_eq!(found["from"], "张帆 <zhang@example.test>");
-    let message = ok(&h, "email_read", json!({"account": "bob", "uid": found["uid"]})).await;
+    let message = h.ok("email_read", json!({"account": "bob", "uid": found["uid"]})).await;
     assert_eq!(message["text"].as_str().unwrap().trim(), "你好");
     assert_eq!(message["attachments"], json!([{"name": "agenda.pdf", "content_type": "application/pdf", "size": 9}]));
 
     h.secrets.set(&accounts::secret_name("bob"), "wrong");
-    let error = call(&h, "email_check", json!({"account": "bob"})).await.result.unwrap_err().to_string();
+    let error = h.call("email_check", json!({"account": "bob"})).await.result.unwrap_err().to_string();
     assert!(error.contains("\"bob\"") && error.contains("refused the login"), "{error}");
-    let none = call(&h, "email_check", json!({"account": "carol"})).await.result.unwrap_err().to_string();
+    let none = h.call("email_check", json!({"account": "carol"})).await.result.unwrap_err().to_string();
     assert!(none.contains("cowork account add"), "{none}");
 }
 
@@ -189,7 +160,7 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
     );
     assert!(std::process::Command::new("python3").args(["-c", &script]).status().unwrap().success());
     let started = std::time::Instant::now();
-    let all = ok(&h, "email_check", json!({"account": "bob", "limit": 1000})).await;
+    let all = h.ok("email_check", json!({"account": "bob", "limit": 1000})).await;
     let took = started.elapsed();
     assert_eq!(all["total"], 1000);
     assert_eq!(all["messages"].as_array().unwrap().len(), 1000);

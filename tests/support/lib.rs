@@ -30,6 +30,23 @@ pub struct Harness {
 /// The harness's undo delay: long enough to undo in a test, short enough to wait for.
 pub const MAIL_UNDO: Duration = Duration::from_millis(1500);
 
+/// Approves every ask, remembering what it was asked (tool and effects).
+#[derive(Default)]
+pub struct Recorder {
+    pub asked: std::sync::Mutex<Vec<(String, Vec<Effect>)>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    fn name(&self) -> &str {
+        "test"
+    }
+    async fn decide(&self, request: &cowork_core::ApprovalRequest) -> cowork_core::ApprovalChoice {
+        self.asked.lock().unwrap().push((request.tool.clone(), request.effects.clone()));
+        cowork_core::ApprovalChoice::Once
+    }
+}
+
 /// An in-memory secret source for in-process tests; the keyring itself is tested through the CLI.
 #[derive(Default)]
 pub struct MapSecrets(std::sync::Mutex<std::collections::HashMap<String, String>>);
@@ -82,6 +99,19 @@ impl Harness {
         let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
         Harness { dir, workspace, store, scheduler, secrets, mail }
+    }
+
+    /// One chat call through the scheduler (conversation `conv`).
+    pub async fn call(&self, tool: &str, args: serde_json::Value) -> cowork_core::CallOutcome {
+        self.scheduler.call(cowork_core::CallRequest::new(tool, args, cowork_core::Caller::Chat, "conv")).await
+    }
+
+    /// A call that must succeed: its structured output.
+    pub async fn ok(&self, tool: &str, args: serde_json::Value) -> serde_json::Value {
+        match self.call(tool, args).await.result {
+            Ok(o) => o.structured.unwrap_or(serde_json::Value::Null),
+            Err(e) => panic!("{tool} failed: {e}"),
+        }
     }
 
     /// Audit rows of one call, oldest first, after a flush.

@@ -66,12 +66,7 @@ impl ToolProvider for CalendarTools {
     }
 }
 
-pub(crate) fn db_error(e: rusqlite::Error) -> ToolError {
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => ToolError::transient(format!("the database is busy: {e}")),
-        other => ToolError::failed(format!("database error: {other}")),
-    }
-}
+pub(crate) use cowork_store::tool_error as db_error;
 
 impl Shared {
     /// Discovers and syncs every calendar of one CalDAV account.

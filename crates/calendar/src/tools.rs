@@ -146,20 +146,38 @@ fn range(zone: Zone, tool: &str, start: &str, end: Option<&str>) -> Result<(i64,
     Ok((from, to))
 }
 
+/// What the read tools compute first: the zone, the range, fresh mirrors, and the instances in it.
+struct Window {
+    zone: Zone,
+    from: i64,
+    to: i64,
+    notes: Vec<String>,
+    found: Vec<db::Occurrence>,
+}
+
+async fn read_window(shared: &Shared, tool: &str, timezone: Option<&str>, start: &str, end: Option<&str>, calendars: Option<&[String]>) -> Result<Window, ToolError> {
+    let zone = Zone::parse(timezone).map_err(|m| invalid(tool, m))?;
+    let (from, to) = range(zone, tool, start, end)?;
+    let (notes, calendars) = refresh_then_pick(shared, tool, calendars).await?;
+    let ids: Vec<String> = calendars.into_iter().map(|c| c.id).collect();
+    let found = db::occurrences(&shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX).map_err(ToolError::failed)?;
+    Ok(Window { zone, from, to, notes, found })
+}
+
+fn read_meta(name: &str, title: &str, description: &str) -> ToolMeta {
+    ToolMeta::new(name, title, description)
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead])
+        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+}
+
 #[async_trait::async_trait]
 impl Tool for Check {
     type Input = CheckInput;
     type Output = CheckOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_check",
-            "Check calendar",
-            "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarRead])
-        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        read_meta("calendar_check", "Check calendar", "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")
     }
 
     fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -167,13 +185,10 @@ impl Tool for Check {
     }
 
     async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
-        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid("calendar_check", m))?;
-        let (from, to) = range(zone, "calendar_check", &input.start, input.end.as_deref())?;
-        let (notes, calendars) = refresh_then_pick(&self.shared, "calendar_check", input.calendars.as_deref()).await?;
-        let ids: Vec<String> = calendars.iter().map(|c| c.id.clone()).collect();
+        let Window { zone, notes, found, .. } =
+            read_window(&self.shared, "calendar_check", input.timezone.as_deref(), &input.start, input.end.as_deref(), input.calendars.as_deref()).await?;
         let limit = input.limit.unwrap_or(200).clamp(1, MAX_EVENTS);
         let query = input.query.as_deref().map(str::to_lowercase);
-        let found = db::occurrences(&self.shared.db.lock().unwrap(), Some(&ids), from, to, MAX_EVENTS).map_err(ToolError::failed)?;
         let events = found
             .iter()
             .filter(|o| query.as_ref().is_none_or(|q| o.title.to_lowercase().contains(q) || o.location.to_lowercase().contains(q)))
@@ -279,14 +294,7 @@ impl Tool for FindFreeTime {
     type Output = FreeTimeOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_find_free_time",
-            "Find free time",
-            "Find free slots of at least a given length in a range, within working hours, across calendars.",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarRead])
-        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        read_meta("calendar_find_free_time", "Find free time", "Find free slots of at least a given length in a range, within working hours, across calendars.")
     }
 
     fn effects(&self, input: &FreeTimeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -295,8 +303,6 @@ impl Tool for FindFreeTime {
 
     async fn call(&self, input: &FreeTimeInput, _ctx: &ToolContext) -> Result<FreeTimeOutput, ToolError> {
         let tool = "calendar_find_free_time";
-        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
-        let (from, to) = range(zone, tool, &input.start, Some(&input.end))?;
         if input.duration_minutes == 0 {
             return Err(invalid(tool, "`duration_minutes` must be at least 1"));
         }
@@ -304,9 +310,8 @@ impl Tool for FindFreeTime {
         if day_end <= day_start {
             return Err(invalid(tool, "`day_end` must be after `day_start`"));
         }
-        let (notes, calendars) = refresh_then_pick(&self.shared, tool, input.calendars.as_deref()).await?;
-        let ids: Vec<String> = calendars.iter().map(|c| c.id.clone()).collect();
-        let found = db::occurrences(&self.shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX).map_err(ToolError::failed)?;
+        let Window { zone, from, to, notes, found } =
+            read_window(&self.shared, tool, input.timezone.as_deref(), &input.start, Some(&input.end), input.calendars.as_deref()).await?;
         let mut busy: Vec<(i64, i64)> = found.iter().filter(|o| o.busy && !o.all_day).map(|o| (o.start_utc, o.end_utc)).collect();
         let mut windows = Vec::new();
         let mut day = zone.date_of(from);
@@ -970,10 +975,7 @@ impl Tool for List {
     type Output = ListOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_list", "List calendars", "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")
-            .category("calendar")
-            .effects(&[EffectKind::CalendarRead])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        read_meta("calendar_list", "List calendars", "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")
     }
 
     fn effects(&self, _input: &ListInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {

@@ -10,7 +10,7 @@ mod outbox;
 mod parse;
 mod tools;
 
-use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use cowork_contract::{DynTool, SecretSource, ToolProvider, typed};
 use cowork_store::{Store, StoreError};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -98,9 +98,4 @@ impl ToolProvider for MailTools {
     }
 }
 
-pub(crate) fn db_error(e: rusqlite::Error) -> ToolError {
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => ToolError::transient(format!("the database is busy: {e}")),
-        other => ToolError::failed(format!("database error: {other}")),
-    }
-}
+pub(crate) use cowork_store::tool_error as db_error;

@@ -42,11 +42,4 @@ impl ToolProvider for PersonalTools {
     }
 }
 
-pub(crate) fn db_error(e: rusqlite::Error) -> cowork_contract::ToolError {
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
-            cowork_contract::ToolError::transient(format!("the database is busy: {e}"))
-        }
-        other => cowork_contract::ToolError::failed(format!("database error: {other}")),
-    }
-}
+pub(crate) use cowork_store::tool_error as db_error;

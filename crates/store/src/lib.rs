@@ -29,6 +29,17 @@ pub enum StoreError {
     Migrate { path: PathBuf, message: String },
 }
 
+/// A database error as a tool's error. "Busy" is transient, so the scheduler may retry an
+/// idempotent call; anything else is a plain failure.
+pub fn tool_error(e: rusqlite::Error) -> cowork_contract::ToolError {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            cowork_contract::ToolError::transient(format!("the database is busy: {e}"))
+        }
+        other => cowork_contract::ToolError::failed(format!("database error: {other}")),
+    }
+}
+
 /// Writes a whole file so that it is either the old or the new content, never a mix: a temp
 /// file beside it, fsync, rename, then fsync of the folder so the rename itself is durable.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -17,13 +17,7 @@ impl App {
     /// Stores the password first: an account never exists without its secret.
     pub fn add_account(&self, account: &Account, password: &str) -> Result<(), String> {
         accounts::check_name(&account.name)?;
-        if let AccountConfig::Mail { imap_host, imap_security, smtp_host, smtp_security, .. } = &account.config {
-            for (host, security) in [(imap_host, imap_security), (smtp_host, smtp_security)] {
-                if *security == Security::Plain && !(host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())) {
-                    return Err(format!("{host}: plain (unencrypted) connections are allowed to this computer only — use tls or starttls"));
-                }
-            }
-        }
+        accounts::check_transport(&account.name, &account.config)?;
         if password.is_empty() {
             return Err("the password is empty".into());
         }

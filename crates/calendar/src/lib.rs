@@ -73,6 +73,9 @@ impl Shared {
     pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
         let _one_at_a_time = self.sync_lock.lock().await;
         let found = accounts::get(&self.db.lock().unwrap(), account).map_err(db_error)?;
+        if let Some(account) = &found {
+            accounts::check_transport(&account.name, &account.config).map_err(ToolError::failed)?;
+        }
         let Some(accounts::Account { config: accounts::AccountConfig::Caldav { url, username }, .. }) = found else {
             return Err(ToolError::NotConfigured {
                 tool: "calendar_sync".into(),

@@ -26,11 +26,6 @@ pub fn not_configured(tool: &str, what: String) -> ToolError {
     }
 }
 
-/// Loopback only: a password must never cross a network in clear text.
-pub fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
 /// The name of the account a call uses: the one named, else the only (or first) mail account.
 pub fn resolve_name(conn: &Connection, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
     let all = accounts::list(conn, Some("mail")).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
@@ -44,17 +39,13 @@ pub fn resolve_name(conn: &Connection, tool: &str, wanted: Option<&str>) -> Resu
 
 pub fn load(conn: &Connection, secrets: &dyn SecretSource, tool: &str, name: &str) -> Result<MailAccount, ToolError> {
     let account = accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
-    let Some(accounts::Account { config: AccountConfig::Mail { email, display_name, username, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security }, .. }) = account
-    else {
+    let Some(accounts::Account { config, .. }) = account else {
         return Err(not_configured(tool, format!("no mail account {name:?}")));
     };
-    for (host, security, what) in [(&imap_host, imap_security, "IMAP"), (&smtp_host, smtp_security, "SMTP")] {
-        if security == Security::Plain && !is_loopback(host) {
-            return Err(ToolError::failed(format!(
-                "mail account {name:?}: {what} to {host} without TLS would send the password in clear text — set its security to tls or starttls"
-            )));
-        }
-    }
+    accounts::check_transport(name, &config).map_err(ToolError::failed)?;
+    let AccountConfig::Mail { email, display_name, username, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security } = config else {
+        return Err(not_configured(tool, format!("{name:?} is a calendar account, not a mail account")));
+    };
     let password = secrets
         .get(&accounts::secret_name(name))
         .map_err(ToolError::failed)?

@@ -50,6 +50,35 @@ pub struct Account {
     pub config: AccountConfig,
 }
 
+/// Loopback only may go unencrypted: a password must never cross a network in clear text.
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Refuses settings that would send the password unencrypted to another machine.
+pub fn check_transport(name: &str, config: &AccountConfig) -> Result<(), String> {
+    match config {
+        AccountConfig::Caldav { url, .. } => {
+            let host = url.strip_prefix("http://").map(|rest| rest.split(['/', '?']).next().unwrap_or("")).map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h));
+            match host {
+                Some(host) if !is_loopback(host) => Err(format!("account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL")),
+                _ if !(url.starts_with("https://") || url.starts_with("http://")) => Err(format!("account {name:?}: {url:?} is not an http(s) URL")),
+                _ => Ok(()),
+            }
+        }
+        AccountConfig::Mail { imap_host, imap_security, smtp_host, smtp_security, .. } => {
+            for (host, security, what) in [(imap_host, imap_security, "IMAP"), (smtp_host, smtp_security, "SMTP")] {
+                if *security == Security::Plain && !is_loopback(host) {
+                    return Err(format!(
+                        "account {name:?}: {what} to {host} without TLS would send the password in clear text — set its security to tls or starttls"
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// The keyring entry holding this account's password.
 pub fn secret_name(account: &str) -> String {
     format!("account/{account}")
@@ -94,4 +123,33 @@ pub fn put(conn: &Connection, account: &Account) -> rusqlite::Result<()> {
 
 pub fn remove(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
     Ok(conn.execute("DELETE FROM accounts WHERE name = ?1", params![name])? > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_cross_a_network_only_encrypted() {
+        let dav = |url: &str| AccountConfig::Caldav { url: url.into(), username: "u".into() };
+        assert!(check_transport("a", &dav("https://cloud.example.com/dav")).is_ok());
+        assert!(check_transport("a", &dav("http://127.0.0.1:5232/")).is_ok());
+        assert!(check_transport("a", &dav("http://localhost/")).is_ok());
+        assert!(check_transport("a", &dav("http://cloud.example.com/dav")).unwrap_err().contains("https://"));
+        assert!(check_transport("a", &dav("ftp://x")).is_err());
+        let mail = |host: &str, security| AccountConfig::Mail {
+            email: "a@x".into(),
+            display_name: None,
+            username: "a".into(),
+            imap_host: host.into(),
+            imap_port: 143,
+            imap_security: security,
+            smtp_host: host.into(),
+            smtp_port: 25,
+            smtp_security: security,
+        };
+        assert!(check_transport("a", &mail("127.0.0.1", Security::Plain)).is_ok());
+        assert!(check_transport("a", &mail("mail.example.com", Security::Starttls)).is_ok());
+        assert!(check_transport("a", &mail("mail.example.com", Security::Plain)).unwrap_err().contains("clear text"));
+    }
 }

@@ -228,3 +228,61 @@ pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
     let rows = stmt.query_map([], |r| Ok(Conflict { calendar: r.get(0)?, uid: r.get(1)?, kept: r.get(2)?, copy_uid: r.get(3)?, detail: r.get(4)?, created_at: r.get(5)? }))?;
     rows.collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo test -p cowork-calendar --release -- --ignored --nocapture profile`: where a
+    /// week's query over 10k events spends its time.
+    #[test]
+    #[ignore]
+    fn profile() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = cowork_store::Store::open(cowork_store::DataDir::at(dir.path())).unwrap();
+        let mut conn = store.connect().unwrap();
+        let mut ics = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//bench//EN\r\n");
+        let base = chrono::NaiveDate::from_ymd_opt(2025, 11, 1).unwrap();
+        for i in 0..10_000usize {
+            let day = base + chrono::Duration::days((i * 7919 % 730) as i64);
+            let hour = 8 + i % 10;
+            let rule = match i % 10 {
+                0 if i % 20 == 0 => "RRULE:FREQ=WEEKLY;BYDAY=MO,WE\r\n",
+                0 => "RRULE:FREQ=DAILY;COUNT=200\r\n",
+                _ => "",
+            };
+            ics.push_str(&format!("BEGIN:VEVENT\r\nUID:ev-{i}\r\nDTSTAMP:20251101T000000Z\r\nDTSTART:{d}T{hour:02}0000Z\r\nDTEND:{d}T{hour:02}4500Z\r\n{rule}SUMMARY:Event {i}\r\nEND:VEVENT\r\n", d = day.format("%Y%m%d")));
+        }
+        ics.push_str("END:VCALENDAR\r\n");
+        let tx = conn.transaction().unwrap();
+        for (uid, object) in ics::split_by_uid(ics::parse(&ics).unwrap()) {
+            let (_, rows) = ics::index(&object).unwrap();
+            put_object(&tx, &Object { calendar: "local".into(), uid, ics: object.to_string(), href: None, etag: None, dirty: false, deleted: false }, &rows).unwrap();
+        }
+        tx.commit().unwrap();
+        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z").unwrap().timestamp();
+        let to = from + 7 * 86_400;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let n = occurrences(&conn, None, from, to, usize::MAX).unwrap().len();
+            let all = t.elapsed();
+            let t = std::time::Instant::now();
+            let singles: i64 = conn.query_row("SELECT count(*) FROM calendar_index WHERE rrule IS NULL AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)", params![from, to], |r| r.get(0)).unwrap();
+            let single_time = t.elapsed();
+            let t = std::time::Instant::now();
+            let masters: Vec<(String, i64, i64)> = conn.prepare("SELECT rrule, start_utc, end_utc FROM calendar_index WHERE rrule IS NOT NULL AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)").unwrap().query_map(params![from, to], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+            let fetch = t.elapsed();
+            let t = std::time::Instant::now();
+            for (text, _, _) in &masters {
+                let _: rrule::RRuleSet = text.parse().unwrap();
+            }
+            let parse = t.elapsed();
+            let t = std::time::Instant::now();
+            for (text, s, e) in &masters {
+                ics::expand(text, e - s, from, to, 1000).unwrap();
+            }
+            let expand = t.elapsed();
+            println!("{n} instances in {all:?}: singles {singles} scan {single_time:?}; {} masters fetched {fetch:?}, parsed {parse:?}, expanded (incl. parse) {expand:?}", masters.len());
+        }
+    }
+}

@@ -95,7 +95,12 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         (None, Some(rule)) => {
             let text = recurrence_text(event, &start, rule)?;
             let set: rrule::RRuleSet = text.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
-            (Some(text), series_end(&set, duration))
+            let end = series_end(&set, duration);
+            let text = match end {
+                Some(end) if rule.to_ascii_uppercase().contains("COUNT=") => count_to_until(&text, end - duration),
+                _ => text,
+            };
+            (Some(text), end)
         }
         _ => (None, Some(end_utc)),
     };
@@ -154,6 +159,28 @@ fn series_end(set: &rrule::RRuleSet, duration: i64) -> Option<i64> {
     // COUNT: walk the (bounded) series once, here at write time, so queries never do.
     let last = set.into_iter().take(100_000).last()?;
     Some(last.timestamp() + duration)
+}
+
+/// The same series with COUNT=n replaced by UNTIL=its last instance: an equal set (EXDATE
+/// removes instances after COUNT is applied, either way) that [`fast_forward`] can start
+/// mid-series, since nothing counts from the first instance any more.
+fn count_to_until(text: &str, last: i64) -> String {
+    let floating = text.lines().next().is_some_and(|l| !l.ends_with('Z') && !l.starts_with("DTSTART;TZID="));
+    let until = if floating {
+        utc_of(last).with_timezone(&chrono::Local).naive_local().format("%Y%m%dT%H%M%S").to_string()
+    } else {
+        utc_of(last).format("%Y%m%dT%H%M%SZ").to_string()
+    };
+    text.lines()
+        .map(|line| match line.strip_prefix("RRULE:") {
+            Some(rule) => {
+                let parts: Vec<String> =
+                    rule.split(';').map(|p| if p.to_ascii_uppercase().starts_with("COUNT=") { format!("UNTIL={until}") } else { p.to_string() }).collect();
+                format!("RRULE:{}\n", parts.join(";"))
+            }
+            None => format!("{line}\n"),
+        })
+        .collect()
 }
 
 pub fn utc_of(ts: i64) -> DateTime<Utc> {
@@ -218,7 +245,8 @@ fn parse_duration(text: &str) -> Result<i64, String> {
 
 /// Expands a recurring master into instance starts that overlap `[from, to)`, at most `cap`.
 pub fn expand(rrule_text: &str, duration: i64, from: i64, to: i64, cap: usize) -> Result<Vec<i64>, String> {
-    let set: rrule::RRuleSet = rrule_text.parse().map_err(|e| format!("{e}"))?;
+    let shifted = fast_forward(rrule_text, from - duration);
+    let set: rrule::RRuleSet = shifted.as_deref().unwrap_or(rrule_text).parse().map_err(|e| format!("{e}"))?;
     let mut out = Vec::new();
     // The iterator is bounded: a series of a million past instances still ends here.
     for dt in set.into_iter().take(1_000_000) {
@@ -234,6 +262,43 @@ pub fn expand(rrule_text: &str, duration: i64, from: i64, to: i64, cap: usize) -
         }
     }
     Ok(out)
+}
+
+/// A DAILY or WEEKLY series without COUNT, moved to start shortly before `before`: its
+/// DTSTART advanced by whole periods (INTERVAL days or weeks, in its own zone's wall time, so
+/// daylight saving is kept), which leaves the instances from there on unchanged. Expanding a
+/// years-old daily series for next week then walks a few steps instead of a thousand. `rrule`
+/// has no way to start iterating mid-series, hence this. `None` when the rule does not qualify.
+fn fast_forward(text: &str, before: i64) -> Option<String> {
+    let (first, rest) = text.split_once('\n')?;
+    let rule = rest.lines().find_map(|l| l.strip_prefix("RRULE:"))?;
+    let parts: Vec<(&str, &str)> = rule.split(';').filter_map(|p| p.split_once('=')).collect();
+    let get = |key: &str| parts.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v);
+    if get("COUNT").is_some() || get("BYSETPOS").is_some() || get("BYWEEKNO").is_some() || get("BYYEARDAY").is_some() {
+        return None;
+    }
+    let days_per_period: i64 = match get("FREQ")? {
+        "DAILY" => 1,
+        "WEEKLY" => 7,
+        _ => return None,
+    };
+    let step = days_per_period * get("INTERVAL").map_or(Some(1), |i| i.parse::<i64>().ok())?.max(1);
+    let (head, stamp) = first.rsplit_once(':')?;
+    let utc = stamp.ends_with('Z');
+    let naive = NaiveDateTime::parse_from_str(stamp.trim_end_matches('Z'), "%Y%m%dT%H%M%S").ok()?;
+    let tz = head.strip_prefix("DTSTART;TZID=").and_then(resolve_tz);
+    let start = match (utc, tz) {
+        (true, _) => naive.and_utc().timestamp(),
+        (false, Some(tz)) => tz.from_local_datetime(&naive).earliest()?.timestamp(),
+        (false, None) => chrono::Local.from_local_datetime(&naive).earliest()?.timestamp(),
+    };
+    // One period of margin: an instance starting before `before` may still overlap.
+    let periods = (before - start).div_euclid(step * 86_400) - 1;
+    if periods <= 0 {
+        return None;
+    }
+    let moved = naive + chrono::Duration::days(periods * step);
+    Some(format!("{head}:{}{}\n{rest}", moved.format("%Y%m%dT%H%M%S"), if utc { "Z" } else { "" }))
 }
 
 /// A date (`2026-11-23`) for all-day events, else a date-time with offset or in `tz`.
@@ -285,6 +350,32 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
         assert_eq!(days, ["11-02", "11-16", "11-23"], "11-09 is excluded by EXDATE");
         assert_eq!(utc_of(moved.recurrence_id.unwrap()).format("%m-%d %H:%M").to_string(), "11-16 08:00");
         assert_eq!(moved.summary, "Standup (moved)");
+    }
+
+    #[test]
+    fn fast_forward_keeps_the_instances_and_their_wall_time_across_daylight_saving() {
+        // Daily at 09:00 Berlin since 2020; the week of 2026-11-23 (CET) after years of DST changes.
+        let text = "DTSTART;TZID=Europe/Berlin:20200105T090000\nRRULE:FREQ=DAILY;INTERVAL=2\nEXDATE:20261125T080000Z\n";
+        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z").unwrap().timestamp();
+        let to = from + 7 * 86_400;
+        assert!(fast_forward(text, from - 1800).unwrap().starts_with("DTSTART;TZID=Europe/Berlin:2026"));
+        let slow: Vec<i64> = {
+            let set: rrule::RRuleSet = text.parse().unwrap();
+            set.into_iter().map(|d| d.timestamp()).skip_while(|s| *s + 1800 <= from).take_while(|s| *s < to).collect()
+        };
+        let fast = expand(text, 1800, from, to, 100).unwrap();
+        assert_eq!(fast, slow);
+        assert!(fast.iter().all(|s| utc_of(*s).format("%H:%M").to_string() == "08:00"), "09:00 CET");
+        // COUNT series are left alone (the count runs from the real start)…
+        let counted = "DTSTART:20200101T090000Z\nRRULE:FREQ=DAILY;COUNT=3000\nEXDATE:20261124T090000Z\n";
+        assert!(fast_forward(counted, from).is_none());
+        // …until the index rewrites COUNT as UNTIL, which gives the same instances.
+        let set: rrule::RRuleSet = counted.parse().unwrap();
+        let last = set.into_iter().last().unwrap().timestamp();
+        let rewritten = count_to_until(counted, last);
+        assert!(rewritten.contains("UNTIL=") && !rewritten.contains("COUNT"), "{rewritten}");
+        assert!(fast_forward(&rewritten, from).is_some());
+        assert_eq!(expand(&rewritten, 1800, from, to, 100).unwrap(), expand(counted, 1800, from, to, 100).unwrap());
     }
 
     #[test]

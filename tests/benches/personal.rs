@@ -110,7 +110,7 @@ for i in range({messages}):\n  s.sendmail('a@example.test',['bench@example.test'
     );
     assert!(std::process::Command::new("python3").args(["-c", &deliver]).status().unwrap().success());
     let yardstick = format!(
-        "import imaplib,time\nm=imaplib.IMAP4('127.0.0.1',{});m.login('bench','bench-pw');m.examine('INBOX')\n\
+        "import imaplib,time\nm=imaplib.IMAP4('127.0.0.1',{});m.login('bench','bench-pw');m.select('INBOX',readonly=True)\n\
 t=time.perf_counter();u=m.uid('search',None,'ALL')[1][0].split();r=m.uid('fetch',','.join(x.decode() for x in u),'(UID FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (FROM SUBJECT DATE)])');print((time.perf_counter()-t)*1000)",
         server.imap_port
     );
@@ -123,7 +123,7 @@ t=time.perf_counter();u=m.uid('search',None,'ALL')[1][0].split();r=m.uid('fetch'
         let took = t.elapsed();
         assert_eq!(out["messages"].as_array().unwrap().len(), messages.min(1000));
         let py = std::process::Command::new("python3").args(["-c", &yardstick]).output().unwrap();
-        let py_ms: f64 = String::from_utf8_lossy(&py.stdout).trim().parse().unwrap();
+        let py_ms: f64 = String::from_utf8_lossy(&py.stdout).trim().parse().unwrap_or_else(|_| panic!("the imaplib yardstick failed: {}", String::from_utf8_lossy(&py.stderr)));
         if run > 0 {
             ours.push(took);
             python.push(Duration::from_secs_f64(py_ms / 1e3));

@@ -168,3 +168,27 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
     // Not a benchmark (see benches/mail.rs); a bound that only a pathological regression breaks.
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_and_starttls_to_an_untrusted_certificate_are_refused_naming_the_account() {
+    let (server, h, _) = setup().await;
+    for (name, port, security) in [("implicit", server.imaps_port, Security::Tls), ("upgraded", server.imap_port, Security::Starttls)] {
+        let config = AccountConfig::Mail {
+            email: format!("{name}@example.test"),
+            display_name: None,
+            username: "alice".into(),
+            imap_host: "127.0.0.1".into(),
+            imap_port: port,
+            imap_security: security,
+            smtp_host: "127.0.0.1".into(),
+            smtp_port: server.smtp_port,
+            smtp_security: Security::Plain,
+        };
+        accounts::put(&h.store.connect().unwrap(), &Account { name: name.into(), config }).unwrap();
+        h.secrets.set(&accounts::secret_name(name), USERS[0].1);
+        // Dovecot's self-signed certificate: the TLS handshake happens and the certificate is
+        // refused; the password is never sent.
+        let error = h.call("email_check", json!({"account": name})).await.result.unwrap_err().to_string();
+        assert!(error.contains(&format!("{name:?}")) && error.to_lowercase().contains("certificate"), "{error}");
+    }
+}

@@ -80,6 +80,8 @@ impl Drop for Radicale {
 /// `name`/`password`; mail to `name@example.test` lands in `name`'s INBOX.
 pub struct MailServer {
     pub imap_port: u16,
+    /// IMAP over TLS, with a self-signed certificate (no client trusts it: tests of refusal).
+    pub imaps_port: u16,
     pub smtp_port: u16,
     dovecot: Child,
     smtp: Child,
@@ -109,19 +111,32 @@ impl MailServer {
             .map(|(u, p)| format!("{u}:{{PLAIN}}{p}:{uid}:{gid}::{}\n", root.join("mail").join(u).display()))
             .collect();
         std::fs::write(&users_file, lines).unwrap();
-        let (imap_port, lmtp_port, smtp_port) = (free_port(), free_port(), free_port());
+        let (imap_port, imaps_port, lmtp_port, smtp_port) = (free_port(), free_port(), free_port(), free_port());
+        let (cert, key) = (root.join("cert.pem"), root.join("key.pem"));
+        let made = Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl is not installed: run tests/setup.sh");
+        assert!(made.success(), "openssl could not make a test certificate");
         let login_user = if me == 0 { "nobody".to_string() } else { std::env::var("USER").unwrap_or_else(|_| "nobody".into()) };
         let config = format!(
             "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\n\
-             ssl = no\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\ndefault_internal_user = {login_user}\n\
+             ssl = yes\nssl_cert = <{cert}\nssl_key = <{key}\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\ndefault_internal_user = {login_user}\n\
              default_login_user = {login_user}\nfirst_valid_uid = 1\nmail_location = maildir:~/Maildir\n\
              passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%n {users}\n}}\n\
              userdb {{\n  driver = passwd-file\n  args = username_format=%n {users}\n}}\n\
-             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap_port}\n  }}\n}}\n\
+             service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap_port}\n  }}\n  inet_listener imaps {{\n    address = 127.0.0.1\n    port = {imaps_port}\n    ssl = yes\n  }}\n}}\n\
              service lmtp {{\n  inet_listener lmtp {{\n    address = 127.0.0.1\n    port = {lmtp_port}\n  }}\n}}\n\
              namespace inbox {{\n  inbox = yes\n  mailbox Sent {{\n    auto = create\n    special_use = \\Sent\n  }}\n}}\n",
             r = root.display(),
             users = users_file.display(),
+            cert = cert.display(),
+            key = key.display(),
         );
         std::fs::write(root.join("dovecot.conf"), config).unwrap();
         let log = root.join("dovecot.log");
@@ -142,7 +157,7 @@ impl MailServer {
             .spawn()
             .unwrap();
         wait_for_port(smtp_port, &mut smtp, "the SMTP front", &smtp_log);
-        MailServer { imap_port, smtp_port, dovecot, smtp, _dir: dir }
+        MailServer { imap_port, imaps_port, smtp_port, dovecot, smtp, _dir: dir }
     }
 }
 

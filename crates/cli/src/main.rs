@@ -328,8 +328,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     if matches!(cli.command, Command::Tools(_) | Command::Policy(PolicyCmd::Explain { .. }) | Command::Mcp(_)) {
         start_toolpacks(&app).await?;
     }
-    // Mail a call queues leaves from this process once its undo delay has passed.
-    let outbox = tokio::spawn(app.outbox_worker());
+    // A tool call sends due mail from this process and waits for it to leave (`drain_outbox`).
+    // Other commands never start a send they would not wait for: exiting mid-SMTP would leave
+    // the message uncertain.
+    let outbox = matches!(cli.command, Command::Tools(ToolsCmd::Call { .. })).then(|| tokio::spawn(app.outbox_worker()));
     let scheduler = app.scheduler().clone();
     let registry = scheduler.registry().clone();
     let policy = scheduler.policy().clone();
@@ -357,7 +359,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Tools(ToolsCmd::Call { name, args }) => {
             let code = call_and_print(&scheduler, &name, parse_args(&args)?, conversation, json).await?;
             drain_outbox(&app).await;
-            outbox.abort();
+            if let Some(worker) = outbox {
+                worker.abort();
+            }
             return Ok(code);
         }
         Command::Account(cmd) => return account(&app, cmd, conversation, json).await,

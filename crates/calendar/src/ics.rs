@@ -90,7 +90,7 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
     }
     .max(start_utc);
     let duration = end_utc - start_utc;
-    let recurrence_id = event.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).map(|d| to_utc(&d)).transpose()?;
+    let recurrence_id = recurrence_id(event)?;
     let (rrule, series_end) = match (recurrence_id, event.property_value("RRULE")) {
         (None, Some(rule)) => {
             let text = recurrence_text(event, &start, rule)?;
@@ -115,6 +115,11 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         location: event.get_location().unwrap_or("").to_string(),
         busy: event.property_value("TRANSP") != Some("TRANSPARENT") && event.property_value("STATUS") != Some("CANCELLED"),
     })
+}
+
+/// Which instance an override replaces (its RECURRENCE-ID as UTC seconds); `None` for a master.
+pub fn recurrence_id(event: &Event) -> Result<Option<i64>, String> {
+    event.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).map(|d| to_utc(&d)).transpose()
 }
 
 /// The recurrence set as `rrule` reads it. Written here rather than taken from `icalendar`

@@ -469,6 +469,16 @@ pub struct Saved {
     pub note: Option<String>,
 }
 
+impl Saved {
+    /// `what` happened, plus the sync note when there is one.
+    fn said(&self, what: &str) -> String {
+        match &self.note {
+            Some(note) => format!("{what} — {note}"),
+            None => what.to_string(),
+        }
+    }
+}
+
 pub struct Create {
     pub shared: Arc<Shared>,
 }
@@ -535,7 +545,7 @@ impl Tool for Create {
     }
 
     fn to_text(&self, out: &Saved) -> String {
-        format!("Created \"{}\" in {} (uid {}){}", out.title, out.calendar, out.uid, out.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default())
+        out.said(&format!("Created \"{}\" in {} (uid {})", out.title, out.calendar, out.uid))
     }
 }
 
@@ -606,10 +616,7 @@ pub struct UpdateInput {
 fn target<'a>(cal: &'a mut Calendar, tool: &str, instance: Option<i64>) -> Result<&'a mut Event, ToolError> {
     let position = |cal: &Calendar, want: Option<i64>| {
         cal.components.iter().position(|c| match c {
-            CalendarComponent::Event(e) => {
-                let rid = e.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).and_then(|d| ics::to_utc(&d).ok());
-                rid == want
-            }
+            CalendarComponent::Event(e) => ics::recurrence_id(e).ok().flatten() == want,
             _ => false,
         })
     };
@@ -649,6 +656,14 @@ fn target<'a>(cal: &'a mut Calendar, tool: &str, instance: Option<i64>) -> Resul
         CalendarComponent::Event(e) => Ok(e),
         _ => unreachable!(),
     }
+}
+
+/// Marks an edited event as a new revision (RFC 5545 SEQUENCE, LAST-MODIFIED, DTSTAMP), so
+/// servers and other clients see it superseding the old one.
+fn bump(event: &mut Event) {
+    let sequence = event.get_sequence().unwrap_or(0) + 1;
+    let now = chrono::Utc::now();
+    event.sequence(sequence).last_modified(now).timestamp(now);
 }
 
 fn instance_of(tool: &str, instance: Option<&str>) -> Result<Option<i64>, ToolError> {
@@ -709,15 +724,14 @@ impl Tool for Update {
             }
             None => {}
         }
-        let sequence = event.get_sequence().unwrap_or(0) + 1;
-        event.sequence(sequence).last_modified(chrono::Utc::now()).timestamp(chrono::Utc::now());
+        bump(event);
         let title = event.get_summary().unwrap_or_default().to_string();
         let note = save(&self.shared, &calendar, &input.uid, Some(&cal)).await?;
         Ok(Saved { calendar: calendar.id, uid: input.uid.clone(), title, note })
     }
 
     fn to_text(&self, out: &Saved) -> String {
-        format!("Updated \"{}\" in {}{}", out.title, out.calendar, out.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default())
+        out.said(&format!("Updated \"{}\" in {}", out.title, out.calendar))
     }
 }
 
@@ -765,15 +779,14 @@ impl Tool for Delete {
             Some(rid) => {
                 // One instance: drop its override, and exclude it from the series (EXDATE).
                 cal.components.retain(|c| {
-                    !matches!(c, CalendarComponent::Event(e) if e.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).and_then(|d| ics::to_utc(&d).ok()) == Some(rid))
+                    !matches!(c, CalendarComponent::Event(e) if ics::recurrence_id(e).ok().flatten() == Some(rid))
                 });
                 let master = target(&mut cal, tool, None)?;
                 if master.property_value("RRULE").is_none() {
                     return Err(invalid(tool, "`instance` is only for recurring events"));
                 }
                 master.append_multi_property(Property::new("EXDATE", ics::utc_of(rid).format("%Y%m%dT%H%M%SZ").to_string()));
-                let sequence = master.get_sequence().unwrap_or(0) + 1;
-                master.sequence(sequence);
+                bump(master);
                 save(&self.shared, &calendar, &input.uid, Some(&cal)).await?
             }
         };
@@ -781,7 +794,7 @@ impl Tool for Delete {
     }
 
     fn to_text(&self, out: &Saved) -> String {
-        format!("Deleted \"{}\" from {}{}", out.title, out.calendar, out.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default())
+        out.said(&format!("Deleted \"{}\" from {}", out.title, out.calendar))
     }
 }
 

@@ -69,9 +69,8 @@ impl ToolProvider for CalendarTools {
 pub(crate) use cowork_store::tool_error as db_error;
 
 impl Shared {
-    /// Discovers and syncs every calendar of one CalDAV account.
-    pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
-        let _one_at_a_time = self.sync_lock.lock().await;
+    /// A logged-in client for a CalDAV account, and the URL it was configured with.
+    fn client(&self, account: &str) -> Result<(caldav::Client, url::Url), ToolError> {
         let found = accounts::get(&self.db.lock().unwrap(), account).map_err(db_error)?;
         if let Some(account) = &found {
             accounts::check_transport(&account.name, &account.config).map_err(ToolError::failed)?;
@@ -90,6 +89,13 @@ impl Shared {
             .ok_or_else(|| ToolError::failed(format!("account {account:?} has no password in the keyring — set it with `cowork account add {account} …` again")))?;
         let url = url::Url::parse(&url).map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
         let client = caldav::Client::new(account, &username, password).map_err(|e| ToolError::failed(e.to_string()))?;
+        Ok((client, url))
+    }
+
+    /// Discovers and syncs every calendar of one CalDAV account.
+    pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
+        let _one_at_a_time = self.sync_lock.lock().await;
+        let (client, url) = self.client(account)?;
         let calendars = sync::discover(&self.db, &client, account, &url).await.map_err(|e| match e {
             caldav::DavError::Transient(m) => ToolError::transient(format!("account {account:?}: {m}")),
             other => ToolError::failed(format!("account {account:?}: {other}")),
@@ -99,6 +105,16 @@ impl Shared {
             reports.push(sync::sync_calendar(&self.db, &client, &id, &url).await);
         }
         Ok(reports)
+    }
+
+    /// Syncs one known calendar (after a write to it): no discovery, no other calendars.
+    pub async fn sync_one(&self, calendar: &db::CalendarInfo) -> Result<SyncReport, ToolError> {
+        let Some(account) = &calendar.account else { return Err(ToolError::failed(format!("{} is a local calendar", calendar.id))) };
+        let _one_at_a_time = self.sync_lock.lock().await;
+        let (client, _) = self.client(account)?;
+        let stored: Option<String> = self.db.lock().unwrap().query_row("SELECT url FROM calendars WHERE id = ?1", [&calendar.id], |r| r.get(0)).map_err(db_error)?;
+        let url = stored.and_then(|u| url::Url::parse(&u).ok()).ok_or_else(|| ToolError::failed(format!("{} has no server URL: run calendar_sync", calendar.id)))?;
+        Ok(sync::sync_calendar(&self.db, &client, &calendar.id, &url).await)
     }
 
     /// Syncs the CalDAV accounts behind `calendars` (all accounts when `None`) whose mirror is

@@ -381,12 +381,12 @@ async fn save(shared: &Shared, calendar: &CalendarInfo, uid: &str, cal: Option<&
         }
         tx.commit().map_err(db_error)?;
     }
-    let Some(account) = &calendar.account else { return Ok(None) };
-    match shared.sync_account(account).await {
-        Ok(reports) => {
-            let trouble: Vec<String> = reports.into_iter().filter(|r| r.calendar == calendar.id).flat_map(|r| r.conflicts.into_iter().chain(r.error)).collect();
-            Ok((!trouble.is_empty()).then(|| format!("saved here; sync: {}", trouble.join("; "))))
-        }
+    if calendar.account.is_none() {
+        return Ok(None);
+    }
+    match shared.sync_one(calendar).await {
+        Ok(report) if report.error.is_none() => Ok((!report.conflicts.is_empty()).then(|| format!("saved here; sync: {}", report.conflicts.join("; ")))),
+        Ok(report) => Ok(Some(format!("saved here and queued: the sync stopped ({}); it is retried at the next sync", report.error.unwrap_or_default()))),
         Err(e) => Ok(Some(format!("saved here and queued: the server is not reachable now ({e}); it syncs when it is"))),
     }
 }

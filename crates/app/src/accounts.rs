@@ -30,9 +30,7 @@ impl App {
         let conn = self.store.connect().map_err(|e| e.to_string())?;
         let removed = accounts::remove(&conn, name).map_err(|e| format!("database error: {e}"))?;
         if removed {
-            conn.execute("DELETE FROM calendar_index WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)", [name]).map_err(|e| e.to_string())?;
-            conn.execute("DELETE FROM calendar_objects WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)", [name]).map_err(|e| e.to_string())?;
-            conn.execute("DELETE FROM calendars WHERE account = ?1", [name]).map_err(|e| e.to_string())?;
+            cowork_calendar::forget_account(&self.store, name)?;
             crate::secrets::delete(&accounts::secret_name(name))?;
         }
         Ok(removed)

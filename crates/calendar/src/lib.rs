@@ -45,6 +45,17 @@ impl CalendarTools {
     }
 }
 
+/// Drops the local mirror of a removed account's calendars (the server keeps its copy).
+pub fn forget_account(store: &Store, account: &str) -> Result<(), String> {
+    let mut conn = store.connect().map_err(|e| e.to_string())?;
+    let tx = conn.transaction().map_err(|e| e.to_string())?;
+    for table in ["calendar_index", "calendar_objects"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)"), [account]).map_err(|e| e.to_string())?;
+    }
+    tx.execute("DELETE FROM calendars WHERE account = ?1", [account]).map_err(|e| e.to_string())?;
+    tx.commit().map_err(|e| e.to_string())
+}
+
 impl ToolProvider for CalendarTools {
     fn name(&self) -> &str {
         "calendar"

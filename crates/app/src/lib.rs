@@ -174,9 +174,10 @@ impl App {
         self.mail.outbox(limit)
     }
 
-    /// Takes back every message still waiting (Ctrl+C in a one-shot CLI).
-    pub fn cancel_queued_mail(&self) -> usize {
-        self.mail.cancel_all_queued()
+    /// Outbox ids this process queued that are still waiting (a one-shot CLI's Ctrl+C takes
+    /// them back with `email_undo`).
+    pub fn mail_queued_here(&self) -> Vec<i64> {
+        self.mail.queued_here()
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {

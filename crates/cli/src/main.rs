@@ -358,7 +358,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Tools(ToolsCmd::Call { name, args }) => {
             let code = call_and_print(&scheduler, &name, parse_args(&args)?, conversation, json).await?;
-            drain_outbox(&app).await;
+            drain_outbox(&app, conversation).await;
             if let Some(worker) = outbox {
                 worker.abort();
             }
@@ -501,7 +501,7 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
 }
 
 /// Waits for queued mail to leave (the undo delay), or takes it back on Ctrl+C.
-async fn drain_outbox(app: &App) {
+async fn drain_outbox(app: &App, conversation: &str) {
     let pending = app.mail_pending();
     if pending == 0 {
         return;
@@ -511,7 +511,13 @@ async fn drain_outbox(app: &App) {
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {
-                eprintln!("took back {} message(s)", app.cancel_queued_mail());
+                // Undo is a tool call like any other: reviewed and audited.
+                let mut taken = 0;
+                for id in app.mail_queued_here() {
+                    let undo = CallRequest::new("email_undo", serde_json::json!({"id": id}), Caller::Cli, conversation);
+                    taken += usize::from(app.scheduler().call(undo).await.result.is_ok());
+                }
+                eprintln!("took back {taken} message(s); mail queued elsewhere stays queued");
                 return;
             }
             _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
@@ -548,11 +554,7 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
                     AccountKind::Caldav { url, username: user.ok_or("--user is required for a CalDAV account")? }
                 }
                 (None, Some(email)) => {
-                    let (imap_port, smtp_port) = match security {
-                        Security::Tls => (993, 465),
-                        Security::Starttls => (143, 587),
-                        Security::Plain => (143, 25),
-                    };
+                    let (imap_port, smtp_port) = security.default_ports();
                     let (imap_host, imap_port) = host_port("imap", imap.as_deref().unwrap_or_default(), imap_port)?;
                     let (smtp_host, smtp_port) = host_port("smtp", smtp.as_deref().unwrap_or_default(), smtp_port)?;
                     AccountKind::Mail {

@@ -31,7 +31,8 @@ pub(crate) struct Shared {
     /// Headers of messages read, by (account, folder, uid): a reply's review names its
     /// recipients from these without a network round trip.
     pub read: Mutex<HashMap<(String, String, u32), parse::ReplyBasis>>,
-    pub workspace_files_max: u64,
+    /// Outbox ids this process queued: what a one-shot CLI may take back on Ctrl+C.
+    pub queued_here: Mutex<Vec<i64>>,
 }
 
 pub struct MailTools {
@@ -54,7 +55,7 @@ impl MailTools {
                 undo_delay,
                 wake: tokio::sync::Notify::new(),
                 read: Mutex::new(HashMap::new()),
-                workspace_files_max: 25 * 1024 * 1024,
+                queued_here: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -74,9 +75,14 @@ impl MailTools {
         outbox::list(&self.shared.db.lock().unwrap(), limit).map_err(|e| format!("database error: {e}"))
     }
 
-    /// Takes back every message still waiting (a one-shot CLI interrupted before the delay).
-    pub fn cancel_all_queued(&self) -> usize {
-        self.shared.db.lock().unwrap().execute("UPDATE mail_outbox SET state = 'cancelled' WHERE state = 'queued'", []).unwrap_or(0)
+    /// Messages this process queued that are still waiting: a one-shot CLI interrupted before
+    /// the delay takes these back (through `email_undo`), never another process's mail.
+    pub fn queued_here(&self) -> Vec<i64> {
+        let ids = self.shared.queued_here.lock().unwrap().clone();
+        let conn = self.shared.db.lock().unwrap();
+        ids.into_iter()
+            .filter(|id| conn.query_row("SELECT state = 'queued' FROM mail_outbox WHERE id = ?1", [id], |r| r.get(0)).unwrap_or(false))
+            .collect()
     }
 }
 

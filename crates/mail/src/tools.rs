@@ -28,6 +28,9 @@ fn load(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<MailAccount
     account::load(&conn, shared.secrets.as_ref(), tool, &name)
 }
 
+/// The largest file `email_send` attaches (most servers refuse bigger messages).
+const MAX_ATTACHMENT: u64 = 25 * 1024 * 1024;
+
 const READ_ANNOTATIONS: Annotations = Annotations { read_only: true, idempotent: true, open_world: true, destructive: false };
 
 // ---------------------------------------------------------------- email_check
@@ -266,10 +269,11 @@ async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<
     } else {
         let mut mixed = MultiPart::mixed().multipart(body);
         for raw in draft.attachments {
-            // `recheck`-style: resolve again at use, the path the review saw.
+            // Resolved as the review resolved it. Unlike the files family, a symlink swapped in
+            // between review and use is not caught here; the file is only read, never written.
             let path = ctx.env.resolve_path(raw);
             let meta = std::fs::metadata(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
-            if meta.len() > shared.workspace_files_max {
+            if meta.len() > MAX_ATTACHMENT {
                 return Err(invalid(tool, format!("attachment {} is {} MB; the limit is 25 MB", path.display(), meta.len() / 1_000_000)));
             }
             let bytes = std::fs::read(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
@@ -292,6 +296,7 @@ async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<
         conversation: ctx.conversation_id.clone(),
     };
     let queued = outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
+    shared.queued_here.lock().unwrap().push(queued.id);
     shared.wake.notify_one();
     Ok(queued)
 }

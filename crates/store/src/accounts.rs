@@ -14,6 +14,17 @@ pub enum Security {
     Plain,
 }
 
+impl Security {
+    /// The usual (IMAP, SMTP) ports for this kind of connection.
+    pub fn default_ports(self) -> (u16, u16) {
+        match self {
+            Security::Tls => (993, 465),
+            Security::Starttls => (143, 587),
+            Security::Plain => (143, 25),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AccountConfig {

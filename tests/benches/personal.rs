@@ -8,7 +8,6 @@
 //!     cargo bench -p cowork-tests --bench personal   (CAL_BENCH_EVENTS=10000, MAIL_BENCH_MESSAGES=1000, BENCH_RUNS=50)
 
 use cowork_core::{CallRequest, Caller, DenyApprover};
-use cowork_store::accounts::{self, Account, AccountConfig, Security};
 use cowork_tests::Harness;
 use cowork_tests::peers::MailServer;
 use serde_json::json;
@@ -90,19 +89,7 @@ fn main() {
 
     // Mail: deliver the messages, then list all their headers.
     let server = MailServer::start(&[("bench", "bench-pw")]);
-    let config = AccountConfig::Mail {
-        email: "bench@example.test".into(),
-        display_name: None,
-        username: "bench".into(),
-        imap_host: "127.0.0.1".into(),
-        imap_port: server.imap_port,
-        imap_security: Security::Plain,
-        smtp_host: "127.0.0.1".into(),
-        smtp_port: server.smtp_port,
-        smtp_security: Security::Plain,
-    };
-    accounts::put(&h.store.connect().unwrap(), &Account { name: "bench".into(), config }).unwrap();
-    h.secrets.set(&accounts::secret_name("bench"), "bench-pw");
+    h.add_account("bench", server.account("bench"), "bench-pw");
     let deliver = format!(
         "import smtplib\ns=smtplib.SMTP('127.0.0.1',{});s.login('bench','bench-pw')\n\
 for i in range({messages}):\n  s.sendmail('a@example.test',['bench@example.test'],('Subject: message %d\\r\\nFrom: Sender <a@example.test>\\r\\nDate: Mon, 23 Nov 2026 10:00:00 +0000\\r\\n\\r\\nbody %d\\r\\n' % (i,i)).encode())\ns.quit()",

@@ -4,7 +4,7 @@
 //! (nothing lost, retried), offline edits queued, and the review of invitations.
 
 use cowork_contract::Effect;
-use cowork_store::accounts::{self, Account, AccountConfig};
+use cowork_store::accounts::AccountConfig;
 use cowork_tests::{Harness, Recorder};
 use cowork_tests::peers::Radicale;
 use serde_json::{Value, json};
@@ -18,9 +18,7 @@ const PASSWORD: &str = "radicale-pw-7f3a";
 fn with_account(url: &str) -> (Harness, Arc<Recorder>) {
     let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
-    let conn = h.store.connect().unwrap();
-    accounts::put(&conn, &Account { name: "dav".into(), config: AccountConfig::Caldav { url: url.into(), username: "alice".into() } }).unwrap();
-    h.secrets.set(&accounts::secret_name("dav"), PASSWORD);
+    h.add_account("dav", AccountConfig::Caldav { url: url.into(), username: "alice".into() }, PASSWORD);
     (h, yes)
 }
 

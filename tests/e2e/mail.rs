@@ -4,7 +4,7 @@
 //! decodes; a wrong password names the account; reading taints the conversation.
 
 use cowork_contract::Effect;
-use cowork_store::accounts::{self, Account, AccountConfig, Security};
+use cowork_store::accounts::{self, AccountConfig, Security};
 use cowork_tests::peers::MailServer;
 use cowork_tests::{Harness, MAIL_UNDO, Recorder};
 use serde_json::{Value, json};
@@ -15,19 +15,11 @@ use std::time::Duration;
 const USERS: [(&str, &str); 2] = [("alice", "alice-pw-93kd"), ("bob", "bob-pw-x81q")];
 
 fn add_account(h: &Harness, server: &MailServer, name: &str, password: &str) {
-    let config = AccountConfig::Mail {
-        email: format!("{name}@example.test"),
-        display_name: Some(name.to_uppercase()),
-        username: name.into(),
-        imap_host: "127.0.0.1".into(),
-        imap_port: server.imap_port,
-        imap_security: Security::Plain,
-        smtp_host: "127.0.0.1".into(),
-        smtp_port: server.smtp_port,
-        smtp_security: Security::Plain,
-    };
-    accounts::put(&h.store.connect().unwrap(), &Account { name: name.into(), config }).unwrap();
-    h.secrets.set(&accounts::secret_name(name), password);
+    let mut config = server.account(name);
+    if let AccountConfig::Mail { display_name, .. } = &mut config {
+        *display_name = Some(name.to_uppercase());
+    }
+    h.add_account(name, config, password);
 }
 
 async fn setup() -> (MailServer, Harness, Arc<Recorder>) {
@@ -173,19 +165,11 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
 async fn tls_and_starttls_to_an_untrusted_certificate_are_refused_naming_the_account() {
     let (server, h, _) = setup().await;
     for (name, port, security) in [("implicit", server.imaps_port, Security::Tls), ("upgraded", server.imap_port, Security::Starttls)] {
-        let config = AccountConfig::Mail {
-            email: format!("{name}@example.test"),
-            display_name: None,
-            username: "alice".into(),
-            imap_host: "127.0.0.1".into(),
-            imap_port: port,
-            imap_security: security,
-            smtp_host: "127.0.0.1".into(),
-            smtp_port: server.smtp_port,
-            smtp_security: Security::Plain,
-        };
-        accounts::put(&h.store.connect().unwrap(), &Account { name: name.into(), config }).unwrap();
-        h.secrets.set(&accounts::secret_name(name), USERS[0].1);
+        let mut config = server.account("alice");
+        if let AccountConfig::Mail { imap_port, imap_security, .. } = &mut config {
+            (*imap_port, *imap_security) = (port, security);
+        }
+        h.add_account(name, config, USERS[0].1);
         // Dovecot's self-signed certificate: the TLS handshake happens and the certificate is
         // refused; the password is never sent.
         let error = h.call("email_check", json!({"account": name})).await.result.unwrap_err().to_string();

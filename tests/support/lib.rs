@@ -101,6 +101,13 @@ impl Harness {
         Harness { dir, workspace, store, scheduler, secrets, mail }
     }
 
+    /// Adds an account with its password (in the harness's keyring stand-in).
+    pub fn add_account(&self, name: &str, config: cowork_store::accounts::AccountConfig, password: &str) {
+        let account = cowork_store::accounts::Account { name: name.into(), config };
+        cowork_store::accounts::put(&self.store.connect().unwrap(), &account).unwrap();
+        self.secrets.set(&cowork_store::accounts::secret_name(name), password);
+    }
+
     /// One chat call through the scheduler (conversation `conv`).
     pub async fn call(&self, tool: &str, args: serde_json::Value) -> cowork_core::CallOutcome {
         self.scheduler.call(cowork_core::CallRequest::new(tool, args, cowork_core::Caller::Chat, "conv")).await

@@ -161,6 +161,24 @@ impl MailServer {
     }
 }
 
+impl MailServer {
+    /// The account settings for `user` here (`user@example.test`, plain, loopback).
+    pub fn account(&self, user: &str) -> cowork_store::accounts::AccountConfig {
+        use cowork_store::accounts::{AccountConfig, Security};
+        AccountConfig::Mail {
+            email: format!("{user}@example.test"),
+            display_name: None,
+            username: user.into(),
+            imap_host: "127.0.0.1".into(),
+            imap_port: self.imap_port,
+            imap_security: Security::Plain,
+            smtp_host: "127.0.0.1".into(),
+            smtp_port: self.smtp_port,
+            smtp_security: Security::Plain,
+        }
+    }
+}
+
 impl Drop for MailServer {
     fn drop(&mut self) {
         for child in [&mut self.smtp, &mut self.dovecot] {

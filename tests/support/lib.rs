@@ -25,6 +25,8 @@ pub struct Harness {
     pub secrets: Arc<MapSecrets>,
     /// The mail family (undo delay [`MAIL_UNDO`]); tests spawn its `outbox_worker` when they send.
     pub mail: Arc<cowork_mail::MailTools>,
+    /// The vault (folder `home/vault`), with the e5 model setup installed.
+    pub vault: Arc<cowork_vault::Vault>,
 }
 
 /// The harness's undo delay: long enough to undo in a test, short enough to wait for.
@@ -63,6 +65,12 @@ impl cowork_contract::SecretSource for MapSecrets {
     }
 }
 
+/// The e5 model as setup installs it; a test that needs it fails with setup's instructions.
+pub fn e5() -> Result<Arc<dyn cowork_vault::Embedder>, String> {
+    let dir = cowork_vault::embed::default_e5_dir().ok_or("no HOME")?;
+    cowork_vault::E5::load(&dir).map(|e| Arc::new(e) as Arc<dyn cowork_vault::Embedder>)
+}
+
 impl Harness {
     pub fn new(approver: Arc<dyn Approver>) -> Harness {
         Harness::with_config(approver, SchedulerConfig::default())
@@ -93,12 +101,15 @@ impl Harness {
         registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()));
         let mail = Arc::new(cowork_mail::MailTools::new(&store, secrets.clone(), MAIL_UNDO).unwrap());
         registry.add_provider(Layer::Builtin, mail.clone());
+        let vault = cowork_vault::Vault::open(&store, store.dir().vault_dir()).unwrap();
+        vault.set_embedder(e5());
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_vault::VaultTools::new(vault.clone())));
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
         let audit = Arc::new(AuditLog::open(&store).unwrap());
         let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
-        Harness { dir, workspace, store, scheduler, secrets, mail }
+        Harness { dir, workspace, store, scheduler, secrets, mail, vault }
     }
 
     /// Adds an account with its password (in the harness's keyring stand-in).

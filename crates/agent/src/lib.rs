@@ -27,6 +27,9 @@ pub struct AgentConfig {
     pub max_tool_result_chars: usize,
     /// The profile: only these tools are offered (and any other is denied). None = all visible.
     pub allowed_tools: Option<Vec<String>>,
+    /// Before each turn, recall this many memories from the vault (`search_vault`, reviewed
+    /// like any call) and give them to the model. None = off (the default).
+    pub recall: Option<usize>,
 }
 
 impl Default for AgentConfig {
@@ -38,6 +41,7 @@ impl Default for AgentConfig {
             max_tokens: 4096,
             max_tool_result_chars: 20_000,
             allowed_tools: None,
+            recall: None,
         }
     }
 }
@@ -49,7 +53,18 @@ pub enum AgentEvent {
     TextDelta { text: String },
     ToolCallRequested { id: String, name: String, input: serde_json::Value },
     ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, duration_ms: u64 },
+    /// Memories recalled for this turn, shown with the person's message.
+    Recalled { call_id: String, memories: Vec<Recalled> },
     Finished { steps: u32 },
+}
+
+/// One memory the model was given.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Recalled {
+    pub id: String,
+    pub title: String,
+    pub kind: String,
+    pub snippet: String,
 }
 
 #[derive(Debug, Error)]
@@ -101,6 +116,38 @@ impl Agent {
             .collect())
     }
 
+    /// The system prompt with the memories `search_vault` finds for `text`. The search is a
+    /// tool call like any other (reviewed, audited, subject to the profile's tools); when it
+    /// fails the turn goes on without memories.
+    async fn recall(&self, conversation: &str, text: &str, k: usize, allowed: Option<Arc<[String]>>, events: &mpsc::UnboundedSender<AgentEvent>) -> String {
+        let mut request = CallRequest::new("search_vault", serde_json::json!({"query": text, "k": k}), Caller::Chat, conversation);
+        request.allowed_tools = allowed;
+        request.caller_ref = Some("recall".into());
+        let outcome = self.scheduler.call(request).await;
+        let hits = match &outcome.result {
+            Ok(output) => output.structured.as_ref().and_then(|s| s["hits"].as_array().cloned()).unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!("recall: {e}");
+                vec![]
+            }
+        };
+        let field = |h: &serde_json::Value, k: &str| h[k].as_str().unwrap_or_default().to_string();
+        let memories: Vec<Recalled> =
+            hits.iter().map(|h| Recalled { id: field(h, "id"), title: field(h, "title"), kind: field(h, "kind"), snippet: field(h, "snippet") }).collect();
+        if memories.is_empty() {
+            return self.config.system.clone();
+        }
+        let _ = events.send(AgentEvent::Recalled { call_id: outcome.call_id.clone(), memories: memories.clone() });
+        let mut system = format!(
+            "{}\n\nFrom the person's vault (long-term memory), possibly relevant to this message. Use them only if they help, and cite the ones you use as [memory: title]:",
+            self.config.system
+        );
+        for m in &memories {
+            system.push_str(&format!("\n- {} ({}, id {}): {}", m.title, m.kind, m.id, m.snippet.replace("**", "")));
+        }
+        system
+    }
+
     /// Runs one user turn to its end: streams text, runs tool calls through the scheduler,
     /// loops until the model stops asking for tools (or `max_steps`).
     pub async fn send(&self, conversation: &str, text: &str, events: &mpsc::UnboundedSender<AgentEvent>, cancel: CancellationToken) -> Result<u32, AgentError> {
@@ -109,11 +156,15 @@ impl Agent {
         self.conversations.ensure(conversation, &title).map_err(store)?;
         self.conversations.append(conversation, &Message::user_text(text)).map_err(store)?;
         let allowed: Option<Arc<[String]>> = self.config.allowed_tools.as_ref().map(|t| Arc::from(t.clone()));
+        let system = match self.config.recall {
+            Some(k) => self.recall(conversation, text, k, allowed.clone(), events).await,
+            None => self.config.system.clone(),
+        };
 
         for step in 1..=self.config.max_steps {
             let request = ChatRequest {
                 model: self.config.model.clone(),
-                system: self.config.system.clone(),
+                system: system.clone(),
                 messages: self.conversations.messages(conversation).map_err(store)?,
                 tools: self.tools(conversation)?,
                 max_tokens: self.config.max_tokens,

@@ -32,6 +32,28 @@ pub struct AgentSettings {
     pub allowed_tools: Option<Vec<String>>,
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
+    /// Recall memories from the vault before each turn (off unless turned on).
+    #[serde(default)]
+    pub recall: RecallSettings,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallSettings {
+    pub enabled: bool,
+    /// How many memories.
+    #[serde(default = "default_recall_k")]
+    pub k: usize,
+}
+
+impl Default for RecallSettings {
+    fn default() -> Self {
+        RecallSettings { enabled: false, k: default_recall_k() }
+    }
+}
+
+fn default_recall_k() -> usize {
+    3
 }
 
 fn default_max_steps() -> u32 {
@@ -84,7 +106,13 @@ impl AgentSettings {
     }
 
     pub fn agent_config(&self) -> AgentConfig {
-        AgentConfig { model: self.model.clone(), max_steps: self.max_steps, allowed_tools: self.allowed_tools.clone(), ..AgentConfig::default() }
+        AgentConfig {
+            model: self.model.clone(),
+            max_steps: self.max_steps,
+            allowed_tools: self.allowed_tools.clone(),
+            recall: self.recall.enabled.then_some(self.recall.k.clamp(1, 20)),
+            ..AgentConfig::default()
+        }
     }
 }
 

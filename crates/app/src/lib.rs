@@ -6,13 +6,16 @@ mod accounts;
 mod agent_settings;
 pub mod secrets;
 mod toolpacks;
+mod vault;
 
-pub use agent_settings::{AgentSettings, ProviderKind, detect_ollama};
+pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
 pub use cowork_mcp::{PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus, Staged as StagedToolpack};
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use accounts::{AccountKind, AccountSettings, Security};
 pub use cowork_mail::OutboxRow;
 pub use toolpacks::Started;
+pub use vault::{EmbedderSettings, VaultSettings};
+pub use cowork_vault::{Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport, Stats as VaultStats};
 
 use cowork_contract::EffectEnv;
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog};
@@ -33,6 +36,8 @@ pub enum AppError {
     Audit(#[from] cowork_core::AuditError),
     #[error(transparent)]
     Files(#[from] cowork_files::shadow::ShadowError),
+    #[error("vault: {0}")]
+    Vault(String),
     #[error("workspace {path}: {source} — pass an existing folder to --workspace")]
     Workspace { path: PathBuf, source: std::io::Error },
 }
@@ -51,6 +56,8 @@ pub struct App {
     gateway: Arc<cowork_mcp::McpGateway>,
     toolpacks: cowork_mcp::Toolpacks,
     mail: Arc<cowork_mail::MailTools>,
+    vault: Arc<cowork_vault::Vault>,
+    vault_settings: VaultSettings,
 }
 
 impl Drop for App {
@@ -117,6 +124,16 @@ impl App {
         registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, Arc::new(secrets::Keyring))?));
         let mail = Arc::new(cowork_mail::MailTools::new(&store, Arc::new(secrets::Keyring), undo_delay(&store))?);
         registry.add_provider(Layer::Builtin, mail.clone());
+        let vault_settings = VaultSettings::load(&store.dir().settings_path()).unwrap_or_else(|e| {
+            tracing::warn!("{e}");
+            VaultSettings::default()
+        });
+        let vault_folder = vault_settings.folder.clone().unwrap_or_else(|| store.dir().vault_dir());
+        let vault = cowork_vault::Vault::open(&store, vault_folder).map_err(AppError::Vault)?;
+        if let Some(local) = vault::local_embedder(&vault_settings.embedder) {
+            vault.set_embedder(local);
+        }
+        registry.add_provider(Layer::Builtin, Arc::new(cowork_vault::VaultTools::new(vault.clone())));
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();
@@ -155,13 +172,41 @@ impl App {
             })
         }));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
-        Ok(App { store, scheduler, gateway, toolpacks, mail })
+        Ok(App { store, scheduler, gateway, toolpacks, mail, vault, vault_settings })
     }
 
     /// The outbox worker: sends mail once its undo delay has passed. Shells run it on their
     /// runtime for as long as they live.
     pub fn outbox_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         self.mail.outbox_worker()
+    }
+
+    /// Keeps the vault's index in step with its folder (a re-index, then file events) and
+    /// makes missing vectors in the background. Shells run it for as long as they live.
+    pub fn vault_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (vault, settings) = (self.vault.clone(), self.vault_settings.embedder.clone());
+        async move {
+            if matches!(settings, EmbedderSettings::Openai { .. }) {
+                vault::apply_embedder(&vault, &settings).await;
+            }
+            if let Err(e) = cowork_vault::watch(vault).await {
+                tracing::warn!("vault: {e}");
+            }
+        }
+    }
+
+    /// The vault, for its panel and `cowork vault`: browsing, stats, re-index, progress. Its
+    /// content changes only through the vault tools (reviewed) or the person's own edits.
+    pub fn vault(&self) -> &Arc<cowork_vault::Vault> {
+        &self.vault
+    }
+
+    /// Saves the vault settings and switches to their model now (re-embedding in the
+    /// background). A new folder takes effect at the next start.
+    pub async fn set_vault_settings(&self, settings: VaultSettings) -> Result<(), String> {
+        settings.save(&self.store.dir().settings_path())?;
+        vault::apply_embedder(&self.vault, &settings.embedder).await;
+        Ok(())
     }
 
     /// Messages still waiting in the outbox.

@@ -237,3 +237,36 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     }
     let _ = writeln!(err, "└");
 }
+
+pub fn vault_reindex(r: &cowork_app::ReindexReport, json: bool) {
+    if json {
+        return print_json(r);
+    }
+    println!(
+        "{} files: {} indexed, {} unchanged, {} removed from the index; {} embedded",
+        r.files, r.indexed, r.unchanged, r.removed, r.embedded
+    );
+    for (path, why) in &r.problems {
+        println!("skipped {path}: {why}");
+    }
+}
+
+pub fn vault_stats(s: &cowork_app::VaultStats, json: bool) {
+    if json {
+        return print_json(s);
+    }
+    println!("folder   {}", s.folder);
+    let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    println!("entries  {} ({})", s.entries, kinds.join(", "));
+    match (&s.model, &s.semantic_off) {
+        (Some(model), _) => println!("model    {model}: {} vectors in memory, {:.1} MB", s.cached_vectors, s.cache_bytes as f64 / 1e6),
+        (None, Some(why)) => println!("model    none — searching by words only ({why})"),
+        (None, None) => println!("model    none"),
+    }
+    for (model, n) in &s.vectors {
+        println!("vectors  {n} of {model}");
+    }
+    for (path, why) in &s.problems {
+        println!("problem  {path}: {why}");
+    }
+}

@@ -31,7 +31,6 @@ type Missing = (&'static str, &'static str);
 
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
 const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
-const VAULT: Missing = ("the vault (long-term memory) is not built into this version yet", "planned: Settings → Memory (vault folder)");
 const VOICE: Missing = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
 const MCP: Missing = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
 const PERSONAL: Missing = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
@@ -45,8 +44,6 @@ const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
     ("browser_type", "browser", "Type into an element of the page.", &[], BROWSER),
     ("browser_snapshot", "browser", "Accessible text outline of the page.", &[], BROWSER),
     ("browser_screenshot", "browser", "Screenshot of the page.", &[], BROWSER),
-    ("save_to_vault", "vault", "Remember a note or fact.", &[], VAULT),
-    ("search_vault", "vault", "Search memories and notes by meaning.", &[], VAULT),
     ("get_weather", "personal", "Weather forecast for a place.", &[], PERSONAL),
     ("get_news", "personal", "Latest headlines from configured feeds.", &[], PERSONAL),
     ("speak", "voice", "Say a text aloud.", &[], VOICE),

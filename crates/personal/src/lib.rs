@@ -1,10 +1,9 @@
-//! The personal family: tasks (`create_task`, `list_tasks`, `update_task`), notes
-//! (`quick_note`) and `get_system_info`. Calendar, weather and news join later.
+//! The personal family: tasks (`create_task`, `list_tasks`, `update_task`) and
+//! `get_system_info`. Notes (`quick_note`) live in the vault family; weather and news join later.
 //!
 //! Tool types are private: the only thing this crate hands out is a [`ToolProvider`] for the
 //! registry, so no shell can call a tool except through the scheduler.
 
-mod notes;
 mod system;
 mod tasks;
 
@@ -17,12 +16,11 @@ pub(crate) type Db = Arc<Mutex<Connection>>;
 
 pub struct PersonalTools {
     db: Db,
-    store: Store,
 }
 
 impl PersonalTools {
     pub fn new(store: &Store) -> Result<Self, StoreError> {
-        Ok(PersonalTools { db: Arc::new(Mutex::new(store.connect()?)), store: store.clone() })
+        Ok(PersonalTools { db: Arc::new(Mutex::new(store.connect()?)) })
     }
 }
 
@@ -36,7 +34,6 @@ impl ToolProvider for PersonalTools {
             typed(tasks::CreateTask { db: self.db.clone() }),
             typed(tasks::ListTasks { db: self.db.clone() }),
             typed(tasks::UpdateTask { db: self.db.clone() }),
-            typed(notes::QuickNote { db: self.db.clone(), dir: self.store.dir().notes_dir() }),
             typed(system::GetSystemInfo),
         ]
     }

@@ -1,7 +1,7 @@
 //! The one SQLite database and the data directory around it.
 //!
 //! Layout under the data dir (`COWORK_HOME`, else the platform data dir):
-//! `cowork.db` (WAL) · `settings.json` (user policy rules, mode) · `notes/` (Markdown the person can
+//! `cowork.db` (WAL) · `settings.json` (user policy rules, mode) · `vault/` (Markdown the person can
 //! open) · `logs/` (rotating tracing files). Every component opens its own connection with
 //! [`Store::connect`], which applies the same pragmas; the schema is one versioned migration list.
 
@@ -87,8 +87,9 @@ impl DataDir {
     pub fn settings_path(&self) -> PathBuf {
         self.root.join("settings.json")
     }
-    pub fn notes_dir(&self) -> PathBuf {
-        self.root.join("notes")
+    /// The vault's default folder (Markdown notes and memories); settings `vault.folder` moves it.
+    pub fn vault_dir(&self) -> PathBuf {
+        self.root.join("vault")
     }
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
@@ -108,7 +109,7 @@ pub struct Store {
 impl Store {
     /// Creates the folders, opens the database and applies pending migrations.
     pub fn open(dir: DataDir) -> Result<Self, StoreError> {
-        for path in [dir.root().to_path_buf(), dir.notes_dir(), dir.logs_dir()] {
+        for path in [dir.root().to_path_buf(), dir.logs_dir()] {
             std::fs::create_dir_all(&path).map_err(|source| StoreError::CreateDir { path, source })?;
         }
         let store = Store { dir };
@@ -150,8 +151,7 @@ mod tests {
     fn open_creates_layout_and_migrates_idempotently() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
-        assert!(store.dir().notes_dir().is_dir());
-        let conn = store.connect().unwrap();
+                let conn = store.connect().unwrap();
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
         assert_eq!(mode, "wal");
         drop(conn);

@@ -223,6 +223,59 @@ CREATE TABLE mail_outbox (
 CREATE INDEX mail_outbox_state ON mail_outbox (state, send_after);
 "#;
 
+/// The vault's index. The Markdown files in the vault folder are the truth: every row here can be
+/// rebuilt from them (`cowork vault reindex`).
+const V5: &str = r#"
+CREATE TABLE vault_entries (
+    row         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,   -- the front matter's id, or `path:<relative path>` without one
+    path        TEXT NOT NULL UNIQUE,   -- relative to the vault folder, '/'-separated
+    kind        TEXT NOT NULL,          -- note | preference | fact | decision | learning
+    scope       TEXT NOT NULL,          -- global | workspace:<path> | project:<name>
+    title       TEXT NOT NULL,
+    tags        TEXT NOT NULL,          -- JSON array
+    source      TEXT,                   -- JSON: conversation, tool, call, promoted_from
+    body        TEXT NOT NULL,
+    created     TEXT NOT NULL,
+    updated     TEXT NOT NULL,
+    mtime_ns    INTEGER NOT NULL,       -- with size: unchanged files are skipped by a re-index
+    size        INTEGER NOT NULL,
+    hash        TEXT NOT NULL
+);
+CREATE INDEX vault_entries_updated ON vault_entries (updated);
+-- trigram, not unicode61: unicode61 makes one token of a whole Chinese sentence (FACTS.md).
+CREATE VIRTUAL TABLE vault_fts USING fts5(title, body, tags, content='vault_entries', content_rowid='row', tokenize='trigram');
+CREATE TRIGGER vault_entries_ai AFTER INSERT ON vault_entries BEGIN
+    INSERT INTO vault_fts (rowid, title, body, tags) VALUES (new.row, new.title, new.body, new.tags);
+END;
+CREATE TRIGGER vault_entries_ad AFTER DELETE ON vault_entries BEGIN
+    INSERT INTO vault_fts (vault_fts, rowid, title, body, tags) VALUES ('delete', old.row, old.title, old.body, old.tags);
+END;
+CREATE TRIGGER vault_entries_au AFTER UPDATE OF title, body, tags ON vault_entries BEGIN
+    INSERT INTO vault_fts (vault_fts, rowid, title, body, tags) VALUES ('delete', old.row, old.title, old.body, old.tags);
+    INSERT INTO vault_fts (rowid, title, body, tags) VALUES (new.row, new.title, new.body, new.tags);
+END;
+-- One vector per entry, tagged with the model that made it: a search reads only the current
+-- model's vectors, and a model switch re-embeds the rest in the background.
+CREATE TABLE vault_vectors (
+    row         INTEGER PRIMARY KEY REFERENCES vault_entries (row) ON DELETE CASCADE,
+    model       TEXT NOT NULL,
+    vector      BLOB NOT NULL           -- little-endian f32, L2-normalized
+);
+CREATE INDEX vault_vectors_model ON vault_vectors (model);
+-- Per model: the language centroids its vectors are centred with (computed once).
+CREATE TABLE vault_models (
+    model       TEXT PRIMARY KEY,
+    centroids   BLOB NOT NULL
+);
+-- Files a re-index could not read (not UTF-8, broken front matter): reported, skipped, retried.
+CREATE TABLE vault_problems (
+    path        TEXT PRIMARY KEY,
+    error       TEXT NOT NULL,
+    seen_at     TEXT NOT NULL
+);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5)]).to_latest(conn)
 }

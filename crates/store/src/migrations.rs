@@ -258,11 +258,12 @@ END;
 -- One vector per entry, tagged with the model that made it: a search reads only the current
 -- model's vectors, and a model switch re-embeds the rest in the background.
 CREATE TABLE vault_vectors (
-    row         INTEGER PRIMARY KEY REFERENCES vault_entries (row) ON DELETE CASCADE,
-    model       TEXT NOT NULL,
-    vector      BLOB NOT NULL           -- little-endian f32, L2-normalized
-);
-CREATE INDEX vault_vectors_model ON vault_vectors (model);
+    row         INTEGER NOT NULL REFERENCES vault_entries (row) ON DELETE CASCADE,
+    model       TEXT NOT NULL,          -- model id + language-centring version
+    vector      BLOB NOT NULL,          -- little-endian f32, L2-normalized
+    PRIMARY KEY (model, row)
+) WITHOUT ROWID;
+CREATE INDEX vault_vectors_row ON vault_vectors (row);
 -- Per model: the language centroids its vectors are centred with (computed once).
 CREATE TABLE vault_models (
     model       TEXT PRIMARY KEY,

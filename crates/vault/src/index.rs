@@ -98,13 +98,10 @@ pub fn upsert(tx: &Transaction, entry: &Entry, stamp: FileStamp, hash: &str, vec
             |r| r.get(0),
         )?,
     };
-    match vector {
-        Some((model, v)) => {
-            tx.execute("INSERT OR REPLACE INTO vault_vectors (row, model, vector) VALUES (?1, ?2, ?3)", params![row, model, to_blob(v)])?;
-        }
-        None => {
-            tx.execute("DELETE FROM vault_vectors WHERE row = ?1", [row])?;
-        }
+    // New text: every model's old vector of it is stale (switching back re-embeds it).
+    tx.execute("DELETE FROM vault_vectors WHERE row = ?1", [row])?;
+    if let Some((model, v)) = vector {
+        set_vector(tx, row, model, v)?;
     }
     tx.execute("DELETE FROM vault_problems WHERE path = ?1", [&entry.path])?;
     Ok(row)

@@ -1,6 +1,6 @@
 /// Every command the webview may call; each becomes an `allow-<name>` permission that the
 /// capability file must grant explicitly.
-const COMMANDS: &[&str] = &["first_run", "send_message", "stop_run", "list_conversations", "get_messages", "rename_conversation", "delete_conversation", "list_tools", "call_tool", "answer_approval", "answer_elicitation", "get_agent_settings", "save_agent_settings", "list_rules", "add_rule", "remove_rule", "set_mode", "audit_list", "audit_verify", "ui_ready", "set_api_key", "has_api_key", "list_toolpacks", "stage_toolpack", "install_toolpack", "discard_toolpack", "set_toolpack_enabled", "remove_toolpack", "reload_toolpacks", "toolpack_log", "list_accounts", "add_account", "remove_account", "test_account", "outbox"];
+const COMMANDS: &[&str] = &["first_run", "send_message", "stop_run", "list_conversations", "get_messages", "rename_conversation", "delete_conversation", "list_tools", "call_tool", "answer_approval", "answer_elicitation", "get_agent_settings", "save_agent_settings", "list_rules", "add_rule", "remove_rule", "set_mode", "audit_list", "audit_verify", "ui_ready", "set_api_key", "has_api_key", "list_toolpacks", "stage_toolpack", "install_toolpack", "discard_toolpack", "set_toolpack_enabled", "remove_toolpack", "reload_toolpacks", "toolpack_log", "list_accounts", "add_account", "remove_account", "test_account", "outbox", "vault_recent", "vault_entry", "vault_status", "vault_reindex"];
 
 fn main() {
     // The config sits at the repository root (the product layout); plain cargo builds it.

@@ -19,9 +19,10 @@ fi
 # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
 # bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;
 # Dovecot (IMAP + LMTP) as the tests' real mail server (its packaged service never starts: policy-rc.d).
+# A small CJK font, so Chinese text in the window (and its screenshots) renders on a bare machine.
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl)
+  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

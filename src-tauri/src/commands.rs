@@ -338,3 +338,34 @@ pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
     let lines: Vec<&str> = text.lines().collect();
     Ok(lines[lines.len().saturating_sub(200)..].join("\n"))
 }
+
+/// The memory panel's browsing: the newest entries (searching is `search_vault` through
+/// `call_tool`; edits and deletes are vault tools too, reviewed and audited).
+#[tauri::command]
+pub fn vault_recent(shell: State<'_, Shell>, filter: cowork_app::VaultFilter, limit: usize) -> Res<Vec<cowork_app::VaultEntry>> {
+    shell.app.vault().recent(&filter, limit)
+}
+
+/// One entry as indexed (the editor's starting text).
+#[tauri::command]
+pub fn vault_entry(shell: State<'_, Shell>, id: String) -> Res<Option<cowork_app::VaultEntry>> {
+    shell.app.vault().get(&id)
+}
+
+#[derive(serde::Serialize)]
+pub struct VaultStatus {
+    stats: cowork_app::VaultStats,
+    progress: cowork_app::VaultProgress,
+}
+
+/// Entries, model, problems, and what the indexer is doing now.
+#[tauri::command]
+pub fn vault_status(shell: State<'_, Shell>) -> Res<VaultStatus> {
+    let vault = shell.app.vault();
+    Ok(VaultStatus { stats: vault.stats()?, progress: vault.progress().borrow().clone() })
+}
+
+#[tauri::command]
+pub async fn vault_reindex(shell: State<'_, Shell>) -> Res<cowork_app::ReindexReport> {
+    shell.app.vault().reindex().await
+}

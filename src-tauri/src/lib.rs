@@ -57,6 +57,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             });
             // Mail leaves the outbox once its undo delay has passed, while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
+            // The vault's index follows its folder (edits in Obsidian) while the window lives.
+            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {
@@ -108,6 +110,10 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::remove_account,
             commands::test_account,
             commands::outbox,
+            commands::vault_recent,
+            commands::vault_entry,
+            commands::vault_status,
+            commands::vault_reindex,
         ])
 }
 

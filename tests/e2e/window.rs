@@ -514,3 +514,81 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// The scenario: "Remember that my passport number is in the blue folder", then in a new
+/// conversation days later "护照在哪里?" — recall hands the memory to the model (the person sees
+/// which), and the search tool finds it across languages. Then the memory panel: browse,
+/// search, forget, undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_managed_in_the_panel() {
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": "", "recall": {"enabled": true, "k": 3}}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    // Other things it knows, so the answer has to be found among them.
+    for (i, note) in ["周三下午三点和王经理开会讨论预算。", "我喜欢喝不加糖的绿茶。", "The spare house key is under the flower pot.", "孩子的疫苗本放在书房抽屉里。"].iter().enumerate() {
+        std::fs::create_dir_all(home.path().join("vault/notes")).unwrap();
+        std::fs::write(home.path().join(format!("vault/notes/n{i}.md")), format!("{note}\n")).unwrap();
+    }
+    let memory = "Remember that my passport number is in the blue folder";
+    server.push(Turn::tools("", &[("m1", "save_to_vault", json!({"content": memory, "kind": "fact", "tags": ["documents"]}))]));
+    server.push(Turn::text("Noted — I'll remember that."));
+    server.push(Turn::tools("", &[("s1", "search_vault", json!({"query": "护照在哪里?"}))]));
+    server.push(Turn::text("你的护照号码在**蓝色文件夹**里 [memory: passport]。"));
+
+    let e5 = cowork_vault::embed::default_e5_dir().unwrap().into_os_string();
+    let (_xvfb, _driver, d) = launch(home.path(), &[("COWORK_E5_DIR", e5.as_os_str())]).await;
+    let out = artifacts();
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(30)).await;
+    d.type_into(&input, memory).await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-tool=save_to_vault][data-status=ok]", Duration::from_secs(30)).await;
+    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+
+    // A new conversation, "days later".
+    d.click(&d.wait_for(".sidebar button.primary", Duration::from_secs(5)).await).await;
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(10)).await;
+    d.type_into(&input, "护照在哪里?").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    let recalled = d.wait_for("[data-testid=recalled]", Duration::from_secs(30)).await;
+    assert!(d.text(&recalled).await.contains("passport"), "the person sees which memories were used: {}", d.text(&recalled).await);
+    let card = d.wait_for("[data-tool=search_vault][data-status=ok] .card-result", Duration::from_secs(30)).await;
+    let found = d.text(&card).await;
+    let first = found.lines().next().unwrap_or_default();
+    assert!(first.contains("passport"), "the Chinese question finds the English memory first:\n{found}");
+    d.wait_for(".msg.assistant strong", Duration::from_secs(30)).await;
+    d.screenshot(&out.join("memory-recall.png")).await;
+    let requests = server.requests();
+    let recall_turn = requests[2].2.to_string();
+    assert!(recall_turn.contains("blue folder"), "the recalled memory reached the model: {recall_turn}");
+
+    // The memory panel (Ctrl+Shift+M opens it too): the memory, where it came from, search, forget, undo.
+    d.click(&d.wait_for("nav button[data-view=memory]", Duration::from_secs(5)).await).await;
+    let card = d.wait_for("[data-testid=memory] [data-testid=memory-source]", Duration::from_secs(10)).await;
+    assert!(d.text(&card).await.contains("save_to_vault"));
+    let status = d.text(&d.wait_for("[data-testid=vault-status]", Duration::from_secs(10)).await).await;
+    assert!(status.contains("5 ") && status.contains("multilingual-e5-small"), "{status}");
+    let search = d.wait_for("#memory-search", Duration::from_secs(5)).await;
+    d.type_into(&search, "护照\u{E007}").await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let first = d.wait_for("[data-testid=memory]", Duration::from_secs(10)).await;
+    assert!(d.text(&first).await.contains("passport"), "{}", d.text(&first).await);
+    d.screenshot(&out.join("memory-panel.png")).await;
+    d.click(&d.wait_for("[data-testid=memory] [data-testid=memory-delete]", Duration::from_secs(5)).await).await;
+    let notice = d.wait_for("[data-testid=memory-notice] button", Duration::from_secs(10)).await;
+    let trashed: Vec<_> = std::fs::read_dir(home.path().join("vault/.trash/memories")).unwrap().collect();
+    assert_eq!(trashed.len(), 1, "forgetting moves the file to the vault's trash");
+    d.click(&notice).await;
+    let start = Instant::now();
+    while std::fs::read_dir(home.path().join("vault/memories")).unwrap().count() != 1 {
+        assert!(start.elapsed() < Duration::from_secs(10), "undo restores the file");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

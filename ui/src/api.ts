@@ -34,6 +34,7 @@ export type AgentEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call_requested"; id: string; name: string; input: unknown }
   | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; duration_ms: number }
+  | { type: "recalled"; call_id: string; memories: { id: string; title: string; kind: string; snippet: string }[] }
   | { type: "finished"; steps: number };
 export interface Progress { progress: number; total?: number | null; message?: string | null }
 export type ToolEvent =
@@ -43,7 +44,7 @@ export type ToolEvent =
   | { type: "failed"; call_id: string; tool: string; error_kind: string; message: string; duration_us: number };
 export interface AgentSettings {
   provider: "anthropic" | "openai"; baseUrl: string; model: string; apiKeyEnv: string;
-  allowedTools?: string[] | null; maxSteps?: number;
+  allowedTools?: string[] | null; maxSteps?: number; recall?: { enabled: boolean; k: number };
 }
 export interface RuleEntry { action: Action; rule: string; source: string; file?: string }
 export interface AuditEntry {
@@ -81,6 +82,14 @@ export type Account =
   | { name: string; kind: "mail"; email: string; display_name?: string | null; username: string; imap_host: string; imap_port: number; imap_security: Security; smtp_host: string; smtp_port: number; smtp_security: Security };
 export interface OutboxRow { id: number; account: string; recipients: string[]; subject: string; state: string; send_after: string; error?: string | null }
 
+export interface VaultSource { conversation?: string; tool?: string; call?: string; promoted_from?: string }
+export interface VaultEntry { id: string; path: string; kind: string; scope: string; title: string; tags: string[]; source?: VaultSource; body: string; created: string; updated: string }
+export interface VaultHit { id: string; path: string; title: string; kind: string; scope: string; tags: string[]; snippet: string; score: number; similarity?: number; source?: VaultSource; updated: string }
+export interface VaultStatus {
+  stats: { folder: string; entries: number; by_kind: [string, number][]; vectors: [string, number][]; model: string | null; semantic_off: string | null; cached_vectors: number; cache_bytes: number; problems: [string, string][] };
+  progress: { phase: "idle" | "scanning" | "indexing" | "embedding"; done: number; total: number };
+}
+
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
   send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
@@ -117,6 +126,10 @@ export const api = {
   removeAccount: (name: string) => invoke<boolean>("remove_account", { name }),
   testAccount: (name: string) => invoke<ToolCallView>("test_account", { name }),
   outbox: () => invoke<OutboxRow[]>("outbox"),
+  vaultRecent: (filter: { kinds?: string[] }, limit: number) => invoke<VaultEntry[]>("vault_recent", { filter, limit }),
+  vaultEntry: (id: string) => invoke<VaultEntry | null>("vault_entry", { id }),
+  vaultStatus: () => invoke<VaultStatus>("vault_status"),
+  vaultReindex: () => invoke<unknown>("vault_reindex"),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -4,7 +4,8 @@ import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
 interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error"; result?: string; duration_ms?: number; progress?: Progress }
-type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard };
+type Recalled = { id: string; title: string; kind: string; snippet: string };
+type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] };
 
 /// Persisted messages → display items (tool uses paired with their results).
 function toItems(messages: Message[]): Item[] {
@@ -90,6 +91,9 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           else next.push({ kind: "assistant", text: event.text });
         } else if (event.type === "tool_call_requested") {
           next.push({ kind: "tool", card: { id: event.id, name: event.name, input: event.input, status: "running" } });
+        } else if (event.type === "recalled") {
+          // Which memories the model was given for this turn, under the person's message.
+          next.push({ kind: "recalled", memories: event.memories });
         } else if (event.type === "tool_call_finished") {
           return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: event.ok ? "ok" : "error", result: event.result, duration_ms: event.duration_ms } } : it);
         }
@@ -140,7 +144,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     } catch (e) { setRunning(false); setError(String(e)); }
   };
 
-  const waiting = running && items[items.length - 1]?.kind === "user";
+  const waiting = running && ["user", "recalled"].includes(items[items.length - 1]?.kind ?? "");
   return (
     <section class="chat">
       {firstRun && !firstRun.provider_configured && (
@@ -154,6 +158,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       <div class="messages" aria-live="polite">
         {items.map((it, i) => it.kind === "tool" ? <Card key={it.card.id} card={it.card} /> :
           it.kind === "user" ? <div key={i} class="msg user">{it.text}</div> :
+          it.kind === "recalled" ? <div key={i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
+            {t("recalled")}: {it.memories.map((m) => <span key={m.id} class="tag" data-id={m.id}>{m.title}</span>)}</div> :
           <div key={i} class="msg assistant markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />)}
         {waiting && <div class="msg assistant thinking"><span class="spinner" /> {t("thinking")}</div>}
         {error && <div class="msg error" role="alert">{error}</div>}

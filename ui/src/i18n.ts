@@ -35,6 +35,13 @@ const en = {
   emailAddress: "Email address", imapServer: "IMAP server (host:port)", smtpServer: "SMTP server (host:port)", security: "Security", addAccount: "Add account",
   testAccount: "Test", noAccounts: "No accounts yet: the calendar tools use the local calendar; mail needs an account.",
   mailQueued: "Sending", undo: "Undo", undone: "Taken back: it was not sent.", sendsIn: "leaves in",
+  memory: "Memory", memorySearch: "Search memories and notes by meaning — Enter (empty: newest first)", recallInChat: "Recall memories in chat",
+  entries: "entries", wordsOnly: "words only", reindex: "Re-index", unreadableFiles: "files could not be read (skipped)",
+  phase_idle: "idle", phase_scanning: "scanning", phase_indexing: "indexing", phase_embedding: "embedding",
+  nothingFound: "Nothing matches.", vaultEmpty: "The vault is empty. Ask the assistant to remember something, or put Markdown files in the folder.",
+  edit: "Edit", forget: "Forget", movedToTrash: "Moved to the vault's trash", from: "from", conversationShort: "conversation", promotedFrom: "promoted from",
+  editedByYou: "written outside Cowork", recalled: "Recalled from memory",
+  kind_memory: "memories", kind_note: "note", kind_fact: "fact", kind_preference: "preference", kind_decision: "decision", kind_learning: "learning",
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
@@ -73,6 +80,13 @@ const zh: Partial<Dict> = {
   emailAddress: "邮箱地址", imapServer: "IMAP 服务器（主机:端口）", smtpServer: "SMTP 服务器（主机:端口）", security: "加密方式", addAccount: "添加账户",
   testAccount: "测试", noAccounts: "还没有账户：日历工具使用本地日历；邮件需要先添加账户。",
   mailQueued: "即将发送", undo: "撤销", undone: "已撤回：邮件没有发出。", sendsIn: "后发出",
+  memory: "记忆", memorySearch: "按含义搜索记忆和笔记 — 回车（留空：最新的在前）", recallInChat: "聊天时回忆相关记忆",
+  entries: "条", wordsOnly: "仅关键词", reindex: "重建索引", unreadableFiles: "个文件无法读取（已跳过）",
+  phase_idle: "空闲", phase_scanning: "扫描中", phase_indexing: "索引中", phase_embedding: "向量化中",
+  nothingFound: "没有匹配的内容。", vaultEmpty: "记忆库是空的。让助手记住一些事，或者把 Markdown 文件放进文件夹。",
+  edit: "编辑", forget: "忘记", movedToTrash: "已移到记忆库回收站", from: "来自", conversationShort: "对话", promotedFrom: "提升自",
+  editedByYou: "在 Cowork 之外编写", recalled: "从记忆中回忆",
+  kind_memory: "记忆", kind_note: "笔记", kind_fact: "事实", kind_preference: "偏好", kind_decision: "决定", kind_learning: "经验",
 };
 export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");

@@ -8,9 +8,10 @@ import { OutboxBar } from "./accounts";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
 import { ToolpacksView } from "./toolpacks";
 import { ChangesView } from "./changes";
+import { MemoryView } from "./memory";
 import "./style.css";
 
-type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes";
+type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
 
 function App() {
   const [view, setView] = useState<View>("chat");
@@ -44,13 +45,19 @@ function App() {
     return () => window.removeEventListener("keydown", keys);
   }, [approvals.length]);
 
-  // Ctrl+Shift+D opens the file changes (D for diff).
+  // Ctrl+Shift+D opens the file changes (D for diff), Ctrl+Shift+M the memory panel.
   useEffect(() => {
-    const keys = (e: KeyboardEvent) => { if ((e.ctrlKey || e.metaKey) && e.shiftKey && e.key.toLowerCase() === "d") { e.preventDefault(); setView("changes"); } };
+    const keys = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || !e.shiftKey) return;
+      const key = e.key.toLowerCase();
+      if (key === "d") { e.preventDefault(); setView("changes"); }
+      // M for memory.
+      if (key === "m") { e.preventDefault(); setView("memory"); }
+    };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
   }, []);
-  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")], ["changes", t("reviewChanges")]];
+  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")], ["changes", t("reviewChanges")], ["memory", t("memory")]];
   return (
     <div class="app">
       <aside class="sidebar">
@@ -65,7 +72,7 @@ function App() {
           ))}
         </ul>
         <nav>
-          {nav.map(([v, label]) => <button key={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>{label}</button>)}
+          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>{label}</button>)}
         </nav>
       </aside>
       <main>
@@ -74,6 +81,7 @@ function App() {
         {view === "toolpacks" && <ToolpacksView />}
         {view === "audit" && <AuditView />}
         {view === "changes" && <ChangesView conversation={conversation} />}
+        {view === "memory" && <MemoryView />}
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
       <OutboxBar conversation={conversation} />

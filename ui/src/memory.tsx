@@ -1,0 +1,147 @@
+// The memory panel: browse, search, edit and forget what the vault holds, and see where each
+// entry came from. Searching, editing, deleting and restoring are the vault's tools called
+// through the scheduler (reviewed and audited like any call); browsing and the index status are
+// read-only views. Ctrl+Shift+M opens it.
+import { useEffect, useState } from "preact/hooks";
+import { api, type AgentSettings, type VaultEntry, type VaultHit, type VaultStatus } from "./api";
+import { renderMarkdown } from "./markdown";
+import { t } from "./i18n";
+
+const MEMORY_CONVERSATION = "memory";
+const KINDS = ["", "memory", "note", "fact", "preference", "decision", "learning"] as const;
+
+async function call<T>(name: string, args: unknown): Promise<T> {
+  const out = await api.callTool(name, args, MEMORY_CONVERSATION, `memory-${Date.now()}`);
+  if (!out.ok) throw new Error(out.text);
+  return out.structured as T;
+}
+
+type Row = { id: string; title: string; kind: string; scope: string; tags: string[]; path: string; updated: string; text: string; source?: VaultEntry["source"]; score?: number };
+
+function fromEntry(e: VaultEntry): Row {
+  return { ...e, text: e.body.length > 400 ? `${e.body.slice(0, 400)}…` : e.body };
+}
+
+function fromHit(h: VaultHit): Row {
+  return { ...h, text: h.snippet };
+}
+
+function Source({ row }: { row: Row }) {
+  const s = row.source;
+  if (!s || (!s.tool && !s.conversation)) return <span class="muted">{t("editedByYou")}</span>;
+  return (
+    <span class="muted" data-testid="memory-source">
+      {t("from")} {s.tool ?? "?"}{s.conversation ? ` · ${t("conversationShort")} ${s.conversation.slice(0, 8)}` : ""}
+      {s.promoted_from ? ` · ${t("promotedFrom")} ${s.promoted_from.slice(0, 8)}` : ""}
+    </span>
+  );
+}
+
+function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, undo?: () => Promise<void>) => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  const [error, setError] = useState("");
+  const act = async (f: () => Promise<void>) => {
+    setError("");
+    try { await f(); } catch (e) { setError(String(e instanceof Error ? e.message : e)); }
+  };
+  // The whole text, as it is in the file now (a search shows only a snippet).
+  const edit = () => act(async () => { const entry = await api.vaultEntry(row.id); if (entry) setEditing(entry.body); });
+  return (
+    <article class="memory" data-testid="memory" data-id={row.id}>
+      <header>
+        <strong>{row.title}</strong> <span class={`badge kind-${row.kind}`}>{t(`kind_${row.kind}` as never) ?? row.kind}</span>
+        {row.scope !== "global" && <span class="badge">{row.scope}</span>}
+        {row.tags.map((tag) => <span key={tag} class="tag">#{tag}</span>)}
+      </header>
+      {editing === null
+        ? <div class="memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(row.text) }} />
+        : <textarea data-testid="memory-editor" value={editing} rows={5} onInput={(e) => setEditing(e.currentTarget.value)}
+            onKeyDown={(e) => { if (e.key === "Escape") setEditing(null); if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) act(async () => { await call("update_vault_entry", { id: row.id, content: editing }); setEditing(null); onChanged(t("saved")); }); }} />}
+      <footer>
+        <Source row={row} /> <span class="muted">· {row.updated.slice(0, 10)} · <code>{row.path}</code></span>
+        <span class="actions">
+          {editing === null
+            ? <button onClick={edit}>{t("edit")}</button>
+            : <button class="primary" onClick={() => act(async () => { await call("update_vault_entry", { id: row.id, content: editing }); setEditing(null); onChanged(t("saved")); })}>{t("save")}</button>}
+          <button data-testid="memory-delete" onClick={() => act(async () => {
+            await call("delete_vault_entry", { id: row.id });
+            onChanged(`${t("movedToTrash")}: ${row.title}`, async () => { await call("restore_vault_entry", { id: row.id }); });
+          })}>{t("forget")}</button>
+        </span>
+      </footer>
+      {error && <p class="error">{error}</p>}
+    </article>
+  );
+}
+
+export function MemoryView() {
+  const [query, setQuery] = useState("");
+  const [kind, setKind] = useState<(typeof KINDS)[number]>("");
+  const [rows, setRows] = useState<Row[]>([]);
+  const [status, setStatus] = useState<VaultStatus | null>(null);
+  const [note, setNote] = useState<{ text: string; undo?: () => Promise<void> } | null>(null);
+  const [error, setError] = useState("");
+  const [agent, setAgent] = useState<AgentSettings | null>(null);
+  const kinds = kind ? [kind] : [];
+  const load = async (q = query) => {
+    setError("");
+    try {
+      if (q.trim()) {
+        const found = await call<{ hits: VaultHit[]; note?: string }>("search_vault", { query: q, k: 20, kinds });
+        setRows(found.hits.map(fromHit));
+        if (found.note) setError(found.note);
+      } else {
+        setRows((await api.vaultRecent({ kinds }, 100)).map(fromEntry));
+      }
+    } catch (e) { setError(String(e instanceof Error ? e.message : e)); }
+  };
+  const refreshStatus = () => api.vaultStatus().then(setStatus).catch(() => {});
+  useEffect(() => { load(); }, [kind]);
+  useEffect(() => {
+    refreshStatus();
+    api.agentSettings().then(setAgent).catch(() => {});
+    const timer = setInterval(refreshStatus, 2000);
+    return () => clearInterval(timer);
+  }, []);
+  const recall = agent?.recall?.enabled ?? false;
+  const setRecall = async (enabled: boolean) => {
+    if (!agent) return;
+    const next = { ...agent, recall: { enabled, k: agent.recall?.k ?? 3 } };
+    await api.saveAgentSettings(next);
+    setAgent(next);
+  };
+  const s = status?.stats;
+  const p = status?.progress;
+  return (
+    <section class="memory-view" data-testid="memory-view">
+      <header class="memory-head">
+        <h2>{t("memory")}</h2>
+        <input id="memory-search" type="search" placeholder={t("memorySearch")} value={query} autofocus
+          onInput={(e) => setQuery(e.currentTarget.value)} onKeyDown={(e) => { if (e.key === "Enter") load(); }} />
+        <select value={kind} onChange={(e) => setKind(e.currentTarget.value as (typeof KINDS)[number])} aria-label={t("category")}>
+          {KINDS.map((k) => <option key={k} value={k}>{k ? (t(`kind_${k}` as never) ?? k) : t("all")}</option>)}
+        </select>
+        <label class="inline" title={agent ? "" : t("noProvider")}>
+          <input type="checkbox" data-testid="recall-toggle" disabled={!agent} checked={recall} onChange={(e) => setRecall(e.currentTarget.checked)} />{t("recallInChat")}
+        </label>
+      </header>
+      {s && (
+        <p class="muted" data-testid="vault-status">
+          {s.entries} {t("entries")} · {s.model ? `${t("model")}: ${s.model.split("#")[0]}` : `${t("wordsOnly")} (${s.semantic_off ?? ""})`}
+          {p && p.phase !== "idle" && <> · <strong>{t(`phase_${p.phase}` as never)} {p.total > 0 ? `${p.done}/${p.total}` : ""}</strong></>}
+          {" · "}<code>{s.folder}</code>{" "}
+          <button onClick={() => api.vaultReindex().then(() => { refreshStatus(); load(); }).catch((e) => setError(String(e)))}>{t("reindex")}</button>
+        </p>
+      )}
+      {s && s.problems.length > 0 && (
+        <details class="taint"><summary>{s.problems.length} {t("unreadableFiles")}</summary>
+          <ul>{s.problems.map(([path, why]) => <li key={path}><code>{path}</code>: {why}</li>)}</ul>
+        </details>
+      )}
+      {note && <p class="notice" data-testid="memory-notice">{note.text} {note.undo && <button onClick={async () => { await note.undo?.(); setNote(null); load(); }}>{t("undo")}</button>}</p>}
+      {error && <p class="error">{error}</p>}
+      {rows.length === 0 && <p class="hint">{query ? t("nothingFound") : t("vaultEmpty")}</p>}
+      {rows.map((row) => <MemoryCard key={row.id} row={row} onChanged={(text, undo) => { setNote({ text, undo }); load(); }} />)}
+    </section>
+  );
+}

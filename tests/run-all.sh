@@ -25,6 +25,8 @@ echo "== files benchmark (smoke run; real figures: cargo bench -p cowork-tests -
 FILES_BENCH_FILES=2000 FILES_BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench files
 echo "== personal benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench personal)"
 CAL_BENCH_EVENTS=500 MAIL_BENCH_MESSAGES=50 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench personal
+echo "== vault benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench vault)"
+VAULT_BENCH_ENTRIES=2000 VAULT_BENCH_INGEST=100 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench vault
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then

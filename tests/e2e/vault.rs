@@ -179,6 +179,13 @@ async fn tools_write_trash_restore_promote_and_filter() {
     assert!(only(&h.ok("search_vault", json!({"query": "standup"})).await).contains(&"Standup".to_string()));
     let missing = h.call("delete_vault_entry", json!({"id": "no-such-id"})).await;
     assert!(missing.result.unwrap_err().to_string().contains("search_vault gives the ids"));
+
+    // A file rewritten with the same bytes (a sync client, a touch) is not indexed or embedded again.
+    let path = h.vault.root().join(note["path"].as_str().unwrap());
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&path, std::fs::read(&path).unwrap()).unwrap();
+    let report = h.vault.reindex().await.unwrap();
+    assert_eq!((report.indexed, report.embedded, report.unchanged), (0, 0, 3), "{report:?}");
 }
 
 /// An OpenAI-compatible `/embeddings` endpoint on loopback: hashed bag-of-words vectors, a

@@ -128,7 +128,12 @@ impl App {
             tracing::warn!("{e}");
             VaultSettings::default()
         });
-        let vault_folder = vault_settings.folder.clone().unwrap_or_else(|| store.dir().vault_dir());
+        let vault_folder = match vault_settings.folder.as_deref().map(|f| f.to_string_lossy().to_string()) {
+            // "~/Notes" in settings.json means the home folder's Notes.
+            Some(f) if f.starts_with("~/") => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(&f[2..]),
+            Some(f) => PathBuf::from(f),
+            None => store.dir().vault_dir(),
+        };
         let vault = cowork_vault::Vault::open(&store, vault_folder).map_err(AppError::Vault)?;
         if let Some(local) = vault::local_embedder(&vault_settings.embedder) {
             vault.set_embedder(local);

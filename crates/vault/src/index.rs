@@ -123,6 +123,12 @@ pub fn hash_of(conn: &Connection, path: &str) -> rusqlite::Result<Option<String>
     conn.query_row("SELECT hash FROM vault_entries WHERE path = ?1", [path], |r| r.get(0)).optional()
 }
 
+/// A file whose bytes did not change (touched, or rewritten as it was): only its stamp moves.
+pub fn touch(conn: &Connection, path: &str, stamp: FileStamp) -> rusqlite::Result<()> {
+    conn.execute("UPDATE vault_entries SET mtime_ns = ?2, size = ?3 WHERE path = ?1", params![path, stamp.mtime_ns, stamp.size])?;
+    Ok(())
+}
+
 pub fn record_problem(conn: &Connection, path: &str, error: &str) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT OR REPLACE INTO vault_problems (path, error, seen_at) VALUES (?1, ?2, ?3)",

@@ -384,18 +384,26 @@ impl Vault {
                 }
                 Ok(())
             }
-            Ok(Some(parsed)) => {
-                let same = index::hash_of(&self.db.lock().unwrap(), rel).map_err(db_err)?.is_some_and(|h| h == parsed.hash);
-                if same {
-                    return Ok(());
-                }
-                self.commit(vec![parsed]).await
-            }
+            Ok(Some(parsed)) => match self.unchanged(parsed)? {
+                Some(parsed) => self.commit(vec![parsed]).await,
+                None => Ok(()),
+            },
             Err(why) => {
                 tracing::warn!(path = rel, "vault: skipped: {why}");
                 index::record_problem(&self.db.lock().unwrap(), rel, &why).map_err(db_err)
             }
         }
+    }
+
+    /// None when the file's bytes are what is indexed already (its stamp is brought up to
+    /// date): saves re-embedding files that were only touched, or our own writes seen again.
+    fn unchanged(&self, parsed: Parsed) -> Result<Option<Parsed>, String> {
+        let conn = self.db.lock().unwrap();
+        if index::hash_of(&conn, &parsed.entry.path).map_err(db_err)?.is_some_and(|h| h == parsed.hash) {
+            index::touch(&conn, &parsed.entry.path, parsed.stamp).map_err(db_err)?;
+            return Ok(None);
+        }
+        Ok(Some(parsed))
     }
 
     fn walk(&self) -> Vec<(String, FileStamp)> {
@@ -442,8 +450,9 @@ impl Vault {
             self.report(Phase::Indexing, n * BATCH, changed.len());
             let mut parsed = Vec::new();
             for rel in batch {
-                match self.parse_file(rel) {
-                    Ok(Some(p)) => parsed.push(p),
+                match self.parse_file(rel).and_then(|p| p.map(|p| self.unchanged(p)).transpose()) {
+                    Ok(Some(Some(p))) => parsed.push(p),
+                    Ok(Some(None)) => report.unchanged += 1,
                     Ok(None) => {}
                     Err(why) => {
                         tracing::warn!(path = %rel, "vault: skipped: {why}");

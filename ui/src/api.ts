@@ -90,6 +90,9 @@ export interface VaultStatus {
   progress: { phase: "idle" | "scanning" | "indexing" | "embedding"; done: number; total: number };
 }
 
+export type Embedder = { kind: "e5"; dir?: string } | { kind: "openai"; baseUrl: string; model: string; apiKeyEnv?: string } | { kind: "none" };
+export interface VaultSettings { folder?: string | null; embedder: Embedder }
+
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
   send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
@@ -130,6 +133,8 @@ export const api = {
   vaultEntry: (id: string) => invoke<VaultEntry | null>("vault_entry", { id }),
   vaultStatus: () => invoke<VaultStatus>("vault_status"),
   vaultReindex: () => invoke<unknown>("vault_reindex"),
+  vaultSettings: () => invoke<VaultSettings>("get_vault_settings"),
+  saveVaultSettings: (settings: VaultSettings) => invoke<void>("save_vault_settings", { settings }),
 };
 
 export function on<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {

@@ -41,6 +41,9 @@ const en = {
   nothingFound: "Nothing matches.", vaultEmpty: "The vault is empty. Ask the assistant to remember something, or put Markdown files in the folder.",
   edit: "Edit", forget: "Forget", movedToTrash: "Moved to the vault's trash", from: "from", conversationShort: "conversation", promotedFrom: "promoted from",
   editedByYou: "written outside Cowork", recalled: "Recalled from memory",
+  vaultFolder: "Vault folder (restart to apply)", vaultFolderDefault: "default: the data folder's vault/", embeddingModel: "Embedding model",
+  onDevice: "on this device", openaiEmbeddings: "OpenAI-compatible /embeddings (Ollama, LM Studio…)",
+  embedderHint: "A new model re-embeds every entry in the background (progress on the Memory page); until then those entries are found by words. Vectors of different models are never mixed.",
   kind_memory: "memories", kind_note: "note", kind_fact: "fact", kind_preference: "preference", kind_decision: "decision", kind_learning: "learning",
 };
 type Dict = typeof en;
@@ -86,6 +89,9 @@ const zh: Partial<Dict> = {
   nothingFound: "没有匹配的内容。", vaultEmpty: "记忆库是空的。让助手记住一些事，或者把 Markdown 文件放进文件夹。",
   edit: "编辑", forget: "忘记", movedToTrash: "已移到记忆库回收站", from: "来自", conversationShort: "对话", promotedFrom: "提升自",
   editedByYou: "在 Cowork 之外编写", recalled: "从记忆中回忆",
+  vaultFolder: "记忆库文件夹（重启后生效）", vaultFolderDefault: "默认：数据目录下的 vault/", embeddingModel: "向量模型",
+  onDevice: "在本机运行", openaiEmbeddings: "OpenAI 兼容的 /embeddings（Ollama、LM Studio…）",
+  embedderHint: "换用新模型后，所有条目会在后台重新向量化（进度见记忆页面）；完成前这些条目按关键词查找。不同模型的向量从不混用。",
   kind_memory: "记忆", kind_note: "笔记", kind_fact: "事实", kind_preference: "偏好", kind_decision: "决定", kind_learning: "经验",
 };
 export type Lang = "en" | "zh-CN";

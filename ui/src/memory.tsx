@@ -3,7 +3,7 @@
 // through the scheduler (reviewed and audited like any call); browsing and the index status are
 // read-only views. Ctrl+Shift+M opens it.
 import { useEffect, useState } from "preact/hooks";
-import { api, type AgentSettings, type VaultEntry, type VaultHit, type VaultStatus } from "./api";
+import { api, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus } from "./api";
 import { renderMarkdown } from "./markdown";
 import { t } from "./i18n";
 
@@ -143,5 +143,41 @@ export function MemoryView() {
       {rows.length === 0 && <p class="hint">{query ? t("nothingFound") : t("vaultEmpty")}</p>}
       {rows.map((row) => <MemoryCard key={row.id} row={row} onChanged={(text, undo) => { setNote({ text, undo }); load(); }} />)}
     </section>
+  );
+}
+
+/// Settings → Memory: the vault folder (takes effect at the next start) and the embedding model.
+/// A new model re-embeds every entry in the background; the Memory page shows the progress.
+export function MemorySettings() {
+  const [settings, setSettings] = useState<VaultSettings | null>(null);
+  const [status, setStatus] = useState("");
+  useEffect(() => { api.vaultSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
+  if (!settings) return null;
+  const e = settings.embedder;
+  const setEmbedder = (embedder: Embedder) => setSettings({ ...settings, embedder });
+  const save = async () => {
+    setStatus("…");
+    try { await api.saveVaultSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
+  };
+  return (
+    <fieldset data-testid="memory-settings">
+      <legend>{t("memory")}</legend>
+      <label>{t("vaultFolder")}<input type="text" value={settings.folder ?? ""} placeholder={t("vaultFolderDefault")} onInput={(ev) => setSettings({ ...settings, folder: ev.currentTarget.value || null })} /></label>
+      <label>{t("embeddingModel")}<select value={e.kind} onChange={(ev) => {
+        const kind = ev.currentTarget.value;
+        setEmbedder(kind === "openai" ? { kind, baseUrl: "http://127.0.0.1:11434/v1", model: "bge-m3", apiKeyEnv: "" } : kind === "none" ? { kind } : { kind: "e5" });
+      }}>
+        <option value="e5">multilingual-e5-small ({t("onDevice")})</option>
+        <option value="openai">{t("openaiEmbeddings")}</option>
+        <option value="none">{t("wordsOnly")}</option>
+      </select></label>
+      {e.kind === "openai" && <>
+        <label>{t("baseUrl")}<input type="text" value={e.baseUrl} onInput={(ev) => setEmbedder({ ...e, baseUrl: ev.currentTarget.value })} /></label>
+        <label>{t("model")}<input type="text" value={e.model} onInput={(ev) => setEmbedder({ ...e, model: ev.currentTarget.value })} /></label>
+        <label>{t("apiKeyEnv")}<input type="text" value={e.apiKeyEnv ?? ""} onInput={(ev) => setEmbedder({ ...e, apiKeyEnv: ev.currentTarget.value })} /></label>
+      </>}
+      <p class="hint">{t("embedderHint")}</p>
+      <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+    </fieldset>
   );
 }

@@ -206,12 +206,13 @@ impl App {
         &self.vault
     }
 
-    /// Saves the vault settings and switches to their model now (re-embedding in the
-    /// background). A new folder takes effect at the next start.
-    pub async fn set_vault_settings(&self, settings: VaultSettings) -> Result<(), String> {
+    /// Saves the vault settings. The returned future switches to their model and embeds what
+    /// the new model lacks (progress on `vault().progress()`); shells spawn it. A new folder
+    /// takes effect at the next start.
+    pub fn set_vault_settings(&self, settings: VaultSettings) -> Result<impl std::future::Future<Output = ()> + Send + 'static, String> {
         settings.save(&self.store.dir().settings_path())?;
-        vault::apply_embedder(&self.vault, &settings.embedder).await;
-        Ok(())
+        let vault = self.vault.clone();
+        Ok(async move { vault::apply_embedder(&vault, &settings.embedder).await })
     }
 
     /// Messages still waiting in the outbox.

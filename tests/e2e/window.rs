@@ -590,5 +590,10 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         assert!(start.elapsed() < Duration::from_secs(10), "undo restores the file");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Settings → Memory shows the on-device model in use.
+    d.click(&d.wait_for("nav button[data-view=settings]", Duration::from_secs(5)).await).await;
+    let model = d.wait_for("[data-testid=memory-settings] select", Duration::from_secs(10)).await;
+    let chosen = d.cmd(reqwest::Method::GET, &format!("/element/{model}/property/value"), None).await;
+    assert_eq!(chosen, "e5");
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }

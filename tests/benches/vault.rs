@@ -14,22 +14,11 @@
 
 use cowork_core::{CallRequest, Caller, DenyApprover};
 use cowork_tests::Harness;
+use cowork_tests::bench::{env, ms, percentile};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn percentile(v: &mut [Duration], p: f64) -> Duration {
-    v.sort();
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 /// A small deterministic generator (no rand dependency for a bench).
 struct Lcg(u64);

@@ -2,6 +2,7 @@
 //! and behaviour tests choose. Probes are registered like any family's tools and run only
 //! through the scheduler.
 
+pub mod bench;
 pub mod llm_server;
 pub mod mcp;
 pub mod peers;

@@ -162,6 +162,7 @@ impl App {
         let audit = Arc::new(AuditLog::open(&store)?);
         let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
+        scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(&store)?));
         // Servers' elicitations go to the person through the same Approver as asks, audited.
         let weak = Arc::downgrade(&scheduler);
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {

@@ -57,9 +57,30 @@ enum Command {
     /// CalDAV and mail accounts; passwords go to the OS keyring only.
     #[command(subcommand)]
     Account(AccountCmd),
+    /// Tasks waiting for you (a login, a code, an answer): list, resume, cancel, extend.
+    #[command(subcommand)]
+    Tasks(TasksCmd),
     /// Long-term memory and notes: Markdown files in the vault folder, searched by meaning.
     #[command(subcommand)]
     Vault(VaultCmd),
+}
+
+#[derive(Subcommand)]
+enum TasksCmd {
+    /// Suspended tasks, oldest first (`--all`: settled ones too).
+    Suspended {
+        #[arg(long)]
+        all: bool,
+    },
+    /// Run the suspended call again (reviewed and audited like any call).
+    Resume { id: String },
+    Cancel { id: String },
+    /// More time before it times out.
+    Extend {
+        id: String,
+        #[arg(long, default_value_t = 30)]
+        minutes: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -356,6 +377,8 @@ async fn call_and_print(scheduler: &cowork_core::Scheduler, name: &str, args: se
     Ok(match &outcome.result {
         Ok(_) => ExitCode::SUCCESS,
         Err(cowork_contract::ToolError::Denied { .. }) => ExitCode::from(3),
+        // Waiting for the person: `cowork tasks resume ID` goes on.
+        Err(cowork_contract::ToolError::Suspended { .. }) => ExitCode::from(4),
         Err(_) => ExitCode::FAILURE,
     })
 }
@@ -413,6 +436,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Account(cmd) => return account(&app, cmd, conversation, json).await,
         Command::Vault(cmd) => return vault(&app, cmd, conversation, json).await,
+        Command::Tasks(cmd) => return tasks(&app, cmd, json).await,
         // The review side of the shadow FS runs as tools: reviewed and audited like any call.
         Command::Changes(cmd) => {
             let calls = match cmd {
@@ -582,6 +606,25 @@ fn host_port(flag: &str, text: &str, default_port: u16) -> Result<(String, u16),
         Some((host, port)) if !host.is_empty() => Ok((host.to_string(), port.parse().map_err(|_| format!("--{flag} {text:?}: the port must be a number"))?)),
         _ => Ok((text.to_string(), default_port)),
     }
+}
+
+async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCode, String> {
+    let scheduler = app.scheduler();
+    let coordinator = scheduler.suspensions().ok_or("this build keeps no suspended tasks")?;
+    match cmd {
+        TasksCmd::Suspended { all } => print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json),
+        TasksCmd::Resume { id } => {
+            let outcome = scheduler.resume(&id, Caller::Cli).await.map_err(|e| e.to_string())?;
+            scheduler.flush().map_err(|e| e.to_string())?;
+            print::outcome(&outcome, json);
+            return Ok(if outcome.result.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+        }
+        TasksCmd::Cancel { id } => print::suspensions(&[coordinator.cancel(&id, "cli").map_err(|e| e.to_string())?], json),
+        TasksCmd::Extend { id, minutes } => {
+            print::suspensions(&[coordinator.extend(&id, std::time::Duration::from_secs(minutes * 60)).map_err(|e| e.to_string())?], json)
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn vault(app: &App, cmd: VaultCmd, conversation: &str, json: bool) -> Result<ExitCode, String> {

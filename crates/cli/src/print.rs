@@ -270,3 +270,16 @@ pub fn vault_stats(s: &cowork_app::VaultStats, json: bool) {
         println!("problem  {path}: {why}");
     }
 }
+
+pub fn suspensions(rows: &[cowork_core::Suspension], json: bool) {
+    if json {
+        return print_json(&rows);
+    }
+    if rows.is_empty() {
+        println!("no suspended tasks");
+    }
+    for s in rows {
+        println!("{}  {:10} {}  {}", s.id, s.state, s.tool, s.reason);
+        println!("{:38}since {} · until {} · conversation {}", "", s.created_at, s.deadline, s.conversation);
+    }
+}

@@ -1,6 +1,7 @@
 use crate::ToolError;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// A progress report from a running tool (MCP-style: progress out of an optional total).
@@ -90,6 +91,22 @@ fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
     }
 }
 
+/// What a call that must wait for the person records: why, and what lets it go on (a
+/// family-defined condition, e.g. `{"url_leaves": "https://shop.example/login"}`; null = the
+/// person's Resume only).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SuspendRequest {
+    pub reason: String,
+    #[serde(default)]
+    pub resume_when: serde_json::Value,
+    /// How long the suspension stays open before it times out (the person can extend it).
+    pub timeout: Duration,
+}
+
+/// Records a suspension of the current call (bound by the scheduler to its tool, arguments and
+/// conversation) and returns its id.
+pub type Suspender = Arc<dyn Fn(SuspendRequest) -> Result<String, String> + Send + Sync>;
+
 /// Everything a running tool may use. Built by the scheduler for each call; cheap to clone.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -105,6 +122,8 @@ pub struct ToolContext {
     /// The person chose accept-edits mode: file writes apply at once instead of waiting for
     /// review (the shadow FS still journals them, so they can be rolled back).
     pub accept_edits: bool,
+    /// Set by the scheduler when suspensions are stored (the app); see [`ToolContext::suspend`].
+    pub suspender: Option<Suspender>,
 }
 
 impl ToolContext {
@@ -132,6 +151,21 @@ impl ToolContext {
             secrets: None,
             allowed_secrets: defaults.allowed_secrets.clone(),
             accept_edits: false,
+            suspender: None,
+        }
+    }
+
+    /// Ends this call as suspended: records why and what lets it go on, and returns the error
+    /// the tool returns. Resuming runs the same call again (reviewed again), so a tool only
+    /// needs to be able to start over — after a restart too.
+    pub fn suspend(&self, request: SuspendRequest) -> ToolError {
+        let Some(suspender) = &self.suspender else {
+            return ToolError::failed(format!("{} — and this caller cannot wait for you (no task store): do it, then call again", request.reason));
+        };
+        let reason = request.reason.clone();
+        match suspender(request) {
+            Ok(id) => ToolError::Suspended { id, reason },
+            Err(e) => ToolError::failed(format!("{reason} — and the suspension could not be recorded: {e}")),
         }
     }
 

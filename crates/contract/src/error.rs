@@ -21,6 +21,10 @@ pub enum ToolError {
     Failed { message: String, transient: bool },
     #[error("{tool}: {what} — {how}")]
     NotConfigured { tool: String, what: String, how: String },
+    /// The call stopped to wait for the person (a login, a code, an answer). Nothing failed:
+    /// resuming the suspension runs the same call again.
+    #[error("suspended: {reason} — do what it needs, then Resume in the window or `cowork tasks resume {id}`")]
+    Suspended { id: String, reason: String },
     #[error("rate limited: {tool} allows {per_minute} calls per minute; retry in {:.1} s", .retry_after.as_secs_f64())]
     RateLimited { tool: String, per_minute: u32, retry_after: Duration },
 }
@@ -55,6 +59,7 @@ impl ToolError {
             ToolError::Failed { transient: false, .. } => "failed",
             ToolError::NotConfigured { .. } => "not_configured",
             ToolError::RateLimited { .. } => "rate_limited",
+            ToolError::Suspended { .. } => "suspended",
         }
     }
 

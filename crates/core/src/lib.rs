@@ -9,6 +9,7 @@ pub mod registry;
 pub mod scheduler;
 mod search_tool;
 mod stubs;
+pub mod suspend;
 
 pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation};
 pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
@@ -16,6 +17,7 @@ pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent};
 pub use stubs::StubCatalog;
+pub use suspend::{SuspendCoordinator, SuspendError, Suspension, SuspensionEvent};
 
 use std::sync::Arc;
 

@@ -136,6 +136,8 @@ pub struct Scheduler {
     config: SchedulerConfig,
     events: broadcast::Sender<ToolEvent>,
     limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
+    /// Where suspended calls are recorded; without it a tool cannot suspend (tests, benches).
+    suspensions: std::sync::OnceLock<Arc<crate::suspend::SuspendCoordinator>>,
 }
 
 /// How far a call got, for the final audit row.
@@ -257,7 +259,26 @@ impl Scheduler {
         config: SchedulerConfig,
     ) -> Self {
         let (events, _) = broadcast::channel(1024);
-        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()) }
+        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()), suspensions: std::sync::OnceLock::new() }
+    }
+
+    /// Lets tools suspend (the app sets it once, at start).
+    pub fn set_suspensions(&self, coordinator: Arc<crate::suspend::SuspendCoordinator>) {
+        let _ = self.suspensions.set(coordinator);
+    }
+
+    pub fn suspensions(&self) -> Option<&Arc<crate::suspend::SuspendCoordinator>> {
+        self.suspensions.get()
+    }
+
+    /// Resumes a suspended call: marks it resumed (once: a second Resume is refused) and runs
+    /// the recorded call again through the whole gate — reviewed again, audited again.
+    pub async fn resume(&self, id: &str, caller: Caller) -> Result<CallOutcome, crate::suspend::SuspendError> {
+        let coordinator = self.suspensions.get().ok_or_else(|| crate::suspend::SuspendError::NotFound(id.to_string()))?;
+        let taken = coordinator.take_for_resume(id, caller.as_str())?;
+        let mut request = CallRequest::new(&taken.tool, taken.args, caller, &taken.conversation);
+        request.caller_ref = Some(format!("resume:{id}"));
+        Ok(self.call(request).await)
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -510,6 +531,10 @@ impl Scheduler {
         });
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
+        if let Some(coordinator) = self.suspensions.get().cloned() {
+            let (call_id, conversation, tool, args) = (call_id.to_string(), req.conversation.clone(), spec.name.clone(), req.args.clone());
+            ctx.suspender = Some(Arc::new(move |request| coordinator.record(&call_id, &conversation, &tool, &args, &request).map_err(|e| e.to_string())));
+        }
         ctx.accept_edits = accept_edits;
         let events = self.events.clone();
         let progress_id = call_id.to_string();

@@ -277,6 +277,26 @@ CREATE TABLE vault_problems (
 );
 "#;
 
+/// Suspended calls (the SuspendCoordinator in core): a call that must wait for the person ends
+/// as suspended; resuming runs it again with the same arguments, after a restart too.
+const V6: &str = r#"
+CREATE TABLE suspensions (
+    id          TEXT PRIMARY KEY,       -- UUID v7
+    call_id     TEXT NOT NULL,          -- the call that stopped (its audit rows)
+    conversation TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    args        TEXT NOT NULL,          -- JSON, to run the call again
+    reason      TEXT NOT NULL,
+    resume_when TEXT NOT NULL,          -- JSON, the family's condition (null: the person's Resume)
+    state       TEXT NOT NULL,          -- suspended | resumed | cancelled | timed_out
+    created_at  TEXT NOT NULL,
+    deadline    TEXT NOT NULL,
+    settled_at  TEXT,
+    settled_by  TEXT                    -- window | cli | condition | timeout
+);
+CREATE INDEX suspensions_open ON suspensions (state, created_at);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6)]).to_latest(conn)
 }

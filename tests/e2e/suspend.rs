@@ -1,0 +1,131 @@
+//! The SuspendCoordinator: a call that meets a wall (here a probe "login" that needs a file to
+//! exist) ends as suspended, on record; the suspension survives a restart; Resume runs the same
+//! call again through the gate; a second Resume, a cancel and a timeout are settled once each.
+
+use cowork_contract::{Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta, ToolProvider, typed};
+use cowork_core::{CallRequest, Caller, DenyApprover, Layer, SuspendCoordinator, SuspendError, SuspensionEvent};
+use cowork_tests::Harness;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A page behind a login: suspended until `<workspace>/logged-in` exists.
+struct Protected {
+    workspace: PathBuf,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PageInput {
+    page: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Protected {
+    type Input = PageInput;
+    type Output = String;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("probe_protected_page", "Protected page", "Reads a page behind a login.")
+    }
+
+    fn effects(&self, _input: &PageInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    fn to_text(&self, page: &String) -> String {
+        page.clone()
+    }
+
+    async fn call(&self, input: &PageInput, ctx: &ToolContext) -> Result<String, ToolError> {
+        if !self.workspace.join("logged-in").exists() {
+            return Err(ctx.suspend(SuspendRequest {
+                reason: format!("login needed at http://127.0.0.1/{}", input.page),
+                resume_when: json!({"file_exists": "logged-in"}),
+                timeout: Duration::from_secs(600),
+            }));
+        }
+        Ok(format!("order status of {}: shipped", input.page))
+    }
+}
+
+struct Pages(PathBuf);
+
+impl ToolProvider for Pages {
+    fn name(&self) -> &str {
+        "pages"
+    }
+    fn tools(&self) -> Vec<Arc<dyn cowork_contract::DynTool>> {
+        vec![typed(Protected { workspace: self.0.clone() })]
+    }
+}
+
+fn suspended_id(outcome: &cowork_core::CallOutcome) -> String {
+    match &outcome.result {
+        Err(ToolError::Suspended { id, reason }) => {
+            assert!(reason.contains("login needed"), "{reason}");
+            id.clone()
+        }
+        other => panic!("expected a suspension, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    h.scheduler.registry().add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    let page = || CallRequest::new("probe_protected_page", json!({"page": "orders"}), Caller::Chat, "conv");
+
+    // Without a store for suspensions (a bare scheduler), the tool says what to do instead.
+    let bare = h.scheduler.call(page()).await;
+    let message = bare.result.unwrap_err().to_string();
+    assert!(message.contains("login needed") && message.contains("cannot wait for you"), "{message}");
+
+    let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
+    h.scheduler.set_suspensions(coordinator.clone());
+    let mut events = coordinator.subscribe();
+    let first = h.scheduler.call(page()).await;
+    let id = suspended_id(&first);
+    assert!(first.result.as_ref().unwrap_err().to_string().contains(&format!("cowork tasks resume {id}")));
+    assert_eq!(h.audit_rows(&first.call_id).last().unwrap().record.outcome.as_deref(), Some("suspended"), "on record");
+    match events.try_recv().unwrap() {
+        SuspensionEvent::Suspended { suspension } => assert_eq!((suspension.id.as_str(), suspension.tool.as_str()), (id.as_str(), "probe_protected_page")),
+        other => panic!("{other:?}"),
+    }
+
+    // A restart: a new coordinator on the same store sees it, with what it needs to run again.
+    let reopened = SuspendCoordinator::open(&h.store).unwrap();
+    let open = reopened.list(false).unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!((open[0].args.clone(), open[0].resume_when.clone()), (json!({"page": "orders"}), json!({"file_exists": "logged-in"})));
+
+    // Resumed before logging in: the call runs again and meets the wall again (a new suspension).
+    let again = h.scheduler.resume(&id, Caller::Palette).await.unwrap();
+    let second = suspended_id(&again);
+    assert_ne!(second, id);
+    assert_eq!(reopened.get(&id).unwrap().unwrap().state, "resumed");
+
+    // The person logs in; Resume (from the CLI, say) reads the page.
+    std::fs::write(h.workspace.join("logged-in"), "").unwrap();
+    let done = h.scheduler.resume(&second, Caller::Cli).await.unwrap();
+    assert_eq!(done.result.unwrap().text_content(), "order status of orders: shipped");
+    let twice = h.scheduler.resume(&second, Caller::Palette).await.unwrap_err();
+    assert_eq!(twice, SuspendError::Settled { id: second.clone(), state: "resumed".into(), wanted: "resumed" });
+    assert!(twice.to_string().contains("resumed, not suspended"));
+    assert!(coordinator.list(false).unwrap().is_empty());
+
+    // Cancel, and a timeout the person did not extend.
+    std::fs::remove_file(h.workspace.join("logged-in")).unwrap();
+    let third = suspended_id(&h.scheduler.call(page()).await);
+    assert_eq!(coordinator.cancel(&third, "window").unwrap().state, "cancelled");
+    assert!(matches!(h.scheduler.resume(&third, Caller::Cli).await, Err(SuspendError::Settled { .. })));
+    let request = SuspendRequest { reason: "2FA code".into(), resume_when: json!(null), timeout: Duration::from_millis(1) };
+    let brief = coordinator.record("call-x", "conv", "probe_protected_page", &json!({"page": "x"}), &request).unwrap();
+    assert_eq!(coordinator.extend(&brief, Duration::from_secs(60)).unwrap().state, "suspended", "extended in time");
+    let expiring = coordinator.record("call-y", "conv", "probe_protected_page", &json!({"page": "y"}), &request).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(coordinator.get(&expiring).unwrap().unwrap().state, "timed_out");
+    let open: Vec<String> = coordinator.list(false).unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(open, vec![brief]);
+    assert!(matches!(coordinator.cancel("nope", "cli"), Err(SuspendError::NotFound(_))));
+}

@@ -34,7 +34,7 @@ pub struct Suspension {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SuspensionEvent {
-    Suspended { suspension: Suspension },
+    Suspended { suspension: Box<Suspension> },
     Settled { id: String, state: String },
 }
 
@@ -108,7 +108,7 @@ impl SuspendCoordinator {
             )
             .map_err(Self::store_err)?;
         if let Ok(Some(suspension)) = self.get(&id) {
-            let _ = self.events.send(SuspensionEvent::Suspended { suspension });
+            let _ = self.events.send(SuspensionEvent::Suspended { suspension: Box::new(suspension) });
         }
         Ok(id)
     }

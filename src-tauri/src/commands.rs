@@ -382,3 +382,29 @@ pub fn save_vault_settings(shell: State<'_, Shell>, settings: cowork_app::VaultS
     tauri::async_runtime::spawn(shell.app.set_vault_settings(settings)?);
     Ok(())
 }
+
+fn coordinator(shell: &Shell) -> Res<&std::sync::Arc<cowork_core::SuspendCoordinator>> {
+    shell.app.scheduler().suspensions().ok_or_else(|| "suspended tasks are not kept in this build".to_string())
+}
+
+/// Tasks waiting for the person (the banner polls it: a resume from the CLI shows too).
+#[tauri::command]
+pub fn list_suspensions(shell: State<'_, Shell>) -> Res<Vec<cowork_core::Suspension>> {
+    coordinator(&shell)?.list(false).map_err(|e| e.to_string())
+}
+
+/// Runs the suspended call again, through the gate (reviewed and audited).
+#[tauri::command]
+pub async fn resume_suspension(shell: State<'_, Shell>, id: String) -> Res<ToolCallView> {
+    Ok(call_view(shell.app.scheduler().resume(&id, Caller::Palette).await.map_err(|e| e.to_string())?))
+}
+
+#[tauri::command]
+pub fn cancel_suspension(shell: State<'_, Shell>, id: String) -> Res<cowork_core::Suspension> {
+    coordinator(&shell)?.cancel(&id, "window").map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn extend_suspension(shell: State<'_, Shell>, id: String, minutes: u64) -> Res<cowork_core::Suspension> {
+    coordinator(&shell)?.extend(&id, std::time::Duration::from_secs(minutes * 60)).map_err(|e| e.to_string())
+}

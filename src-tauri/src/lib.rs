@@ -116,6 +116,10 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::vault_reindex,
             commands::get_vault_settings,
             commands::save_vault_settings,
+            commands::list_suspensions,
+            commands::resume_suspension,
+            commands::cancel_suspension,
+            commands::extend_suspension,
         ])
 }
 

@@ -597,3 +597,40 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     assert_eq!(chosen, "e5");
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// A task suspended before the app was closed (a kill -9 included) shows its banner at the next
+/// start; Resume runs the recorded call again through the gate, and the banner goes away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
+    let home = tempfile::tempdir().unwrap();
+    {
+        let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
+        let coordinator = cowork_core::SuspendCoordinator::open(&store).unwrap();
+        let request = cowork_contract::SuspendRequest {
+            reason: "login needed at http://127.0.0.1:9/shop".into(),
+            resume_when: json!(null),
+            timeout: Duration::from_secs(3600),
+        };
+        coordinator.record("call-before-restart", "conv-1", "create_task", &json!({"title": "Check the order after login"}), &request).unwrap();
+    }
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    let bar = d.wait_for("[data-testid=suspended-bar]", Duration::from_secs(30)).await;
+    assert!(d.text(&bar).await.contains("login needed at http://127.0.0.1:9/shop"), "{}", d.text(&bar).await);
+    d.screenshot(&artifacts().join("suspended-banner.png")).await;
+    d.click(&d.wait_for("[data-testid=resume-task]", Duration::from_secs(5)).await).await;
+    let start = Instant::now();
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    loop {
+        let state: String = conn.query_row("SELECT state FROM suspensions", [], |r| r.get(0)).unwrap();
+        let tasks: i64 = conn.query_row("SELECT count(*) FROM tasks WHERE title = 'Check the order after login'", [], |r| r.get(0)).unwrap();
+        if state == "resumed" && tasks == 1 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "resume ran the call: state {state}, tasks {tasks}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Audited like any call, with its origin.
+    let caller: String = conn.query_row("SELECT caller FROM audit_log WHERE tool = 'create_task' ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(caller, "palette");
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

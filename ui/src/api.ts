@@ -93,6 +93,8 @@ export interface VaultStatus {
 export type Embedder = { kind: "e5"; dir?: string } | { kind: "openai"; baseUrl: string; model: string; apiKeyEnv?: string } | { kind: "none" };
 export interface VaultSettings { folder?: string | null; embedder: Embedder }
 
+export interface Suspension { id: string; call_id: string; conversation: string; tool: string; reason: string; state: string; created_at: string; deadline: string }
+
 export const api = {
   firstRun: () => invoke<FirstRun>("first_run"),
   send: (conversation: string | null, text: string) => invoke<string>("send_message", { conversation, text }),
@@ -133,6 +135,10 @@ export const api = {
   vaultEntry: (id: string) => invoke<VaultEntry | null>("vault_entry", { id }),
   vaultStatus: () => invoke<VaultStatus>("vault_status"),
   vaultReindex: () => invoke<unknown>("vault_reindex"),
+  suspensions: () => invoke<Suspension[]>("list_suspensions"),
+  resumeSuspension: (id: string) => invoke<ToolCallView>("resume_suspension", { id }),
+  cancelSuspension: (id: string) => invoke<unknown>("cancel_suspension", { id }),
+  extendSuspension: (id: string, minutes: number) => invoke<unknown>("extend_suspension", { id, minutes }),
   vaultSettings: () => invoke<VaultSettings>("get_vault_settings"),
   saveVaultSettings: (settings: VaultSettings) => invoke<void>("save_vault_settings", { settings }),
 };

@@ -44,6 +44,7 @@ const en = {
   vaultFolder: "Vault folder (restart to apply)", vaultFolderDefault: "default: the data folder's vault/", embeddingModel: "Embedding model",
   onDevice: "on this device", openaiEmbeddings: "OpenAI-compatible /embeddings (Ollama, LM Studio…)",
   embedderHint: "A new model re-embeds every entry in the background (progress on the Memory page); until then those entries are found by words. Vectors of different models are never mixed.",
+  waitingForYou: "Waiting for you:", resume: "Resume", resumed: "Resumed", cancelTask: "Cancel", until: "until",
   kind_memory: "memories", kind_note: "note", kind_fact: "fact", kind_preference: "preference", kind_decision: "decision", kind_learning: "learning",
 };
 type Dict = typeof en;
@@ -92,6 +93,7 @@ const zh: Partial<Dict> = {
   vaultFolder: "记忆库文件夹（重启后生效）", vaultFolderDefault: "默认：数据目录下的 vault/", embeddingModel: "向量模型",
   onDevice: "在本机运行", openaiEmbeddings: "OpenAI 兼容的 /embeddings（Ollama、LM Studio…）",
   embedderHint: "换用新模型后，所有条目会在后台重新向量化（进度见记忆页面）；完成前这些条目按关键词查找。不同模型的向量从不混用。",
+  waitingForYou: "等待你处理：", resume: "继续", resumed: "已继续", cancelTask: "取消", until: "截止",
   kind_memory: "记忆", kind_note: "笔记", kind_fact: "事实", kind_preference: "偏好", kind_decision: "决定", kind_learning: "经验",
 };
 export type Lang = "en" | "zh-CN";

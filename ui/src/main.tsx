@@ -9,6 +9,7 @@ import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
 import { ToolpacksView } from "./toolpacks";
 import { ChangesView } from "./changes";
 import { MemoryView } from "./memory";
+import { SuspendedBar } from "./suspended";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -85,6 +86,7 @@ function App() {
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
       <OutboxBar conversation={conversation} />
+      <SuspendedBar />
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
     </div>

@@ -1,0 +1,36 @@
+// The banner of tasks waiting for the person (a login, a code, an answer): Resume runs the
+// suspended call again through the scheduler (reviewed and audited), +30 min gives more time,
+// Cancel ends it. It polls, so a task resumed or cancelled from the CLI disappears here too.
+import { useEffect, useState } from "preact/hooks";
+import { api, type Suspension } from "./api";
+import { t } from "./i18n";
+
+export function SuspendedBar() {
+  const [open, setOpen] = useState<Suspension[]>([]);
+  const [note, setNote] = useState("");
+  const refresh = () => api.suspensions().then(setOpen).catch(() => {});
+  useEffect(() => {
+    refresh();
+    const timer = setInterval(refresh, 2000);
+    return () => clearInterval(timer);
+  }, []);
+  const act = async (f: () => Promise<string | void>) => {
+    try { const said = await f(); if (said) setNote(said); } catch (e) { setNote(String(e)); }
+    refresh();
+    setTimeout(() => setNote(""), 8000);
+  };
+  if (open.length === 0) return note ? <div class="suspended-bar" role="status">{note}</div> : null;
+  return (
+    <div class="suspended-bar" role="status" data-testid="suspended-bar">
+      {open.map((s) => (
+        <div key={s.id} class="row" data-id={s.id}>
+          <span><strong>{t("waitingForYou")}</strong> {s.reason} <span class="muted">({s.tool} · {t("until")} {new Date(s.deadline).toLocaleTimeString()})</span></span>
+          <button class="primary" data-testid="resume-task" onClick={() => act(async () => { const r = await api.resumeSuspension(s.id); return r.ok ? `${t("resumed")}: ${r.text.split("\n")[0]}` : r.text; })}>{t("resume")}</button>
+          <button onClick={() => act(async () => { await api.extendSuspension(s.id, 30); })}>+30 min</button>
+          <button onClick={() => act(async () => { await api.cancelSuspension(s.id); })}>{t("cancelTask")}</button>
+        </div>
+      ))}
+      {note && <div class="row">{note}</div>}
+    </div>
+  );
+}

@@ -120,11 +120,13 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     assert_eq!(coordinator.cancel(&third, "window").unwrap().state, "cancelled");
     assert!(matches!(h.scheduler.resume(&third, Caller::Cli).await, Err(SuspendError::Settled { .. })));
     let request = SuspendRequest { reason: "2FA code".into(), resume_when: json!(null), timeout: Duration::from_millis(1) };
-    let brief = coordinator.record("call-x", "conv", "probe_protected_page", &json!({"page": "x"}), &request).unwrap();
+    let brief = "suspension-brief".to_string();
+    coordinator.record(&brief, "call-x", "conv", "probe_protected_page", &json!({"page": "x"}), &request).unwrap();
     assert_eq!(coordinator.extend(&brief, Duration::from_secs(60)).unwrap().state, "suspended", "extended in time");
-    let expiring = coordinator.record("call-y", "conv", "probe_protected_page", &json!({"page": "y"}), &request).unwrap();
+    let expiring = "suspension-expiring";
+    coordinator.record(expiring, "call-y", "conv", "probe_protected_page", &json!({"page": "y"}), &request).unwrap();
     std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(coordinator.get(&expiring).unwrap().unwrap().state, "timed_out");
+    assert_eq!(coordinator.get(expiring).unwrap().unwrap().state, "timed_out");
     let open: Vec<String> = coordinator.list(false).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(open, vec![brief]);
     assert!(matches!(coordinator.cancel("nope", "cli"), Err(SuspendError::NotFound(_))));

@@ -611,7 +611,7 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
             resume_when: json!(null),
             timeout: Duration::from_secs(3600),
         };
-        coordinator.record("call-before-restart", "conv-1", "create_task", &json!({"title": "Check the order after login"}), &request).unwrap();
+        coordinator.record("suspension-1", "call-before-restart", "conv-1", "create_task", &json!({"title": "Check the order after login"}), &request).unwrap();
     }
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
     let bar = d.wait_for("[data-testid=suspended-bar]", Duration::from_secs(30)).await;

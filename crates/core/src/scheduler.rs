@@ -140,6 +140,9 @@ pub struct Scheduler {
     suspensions: std::sync::OnceLock<Arc<crate::suspend::SuspendCoordinator>>,
 }
 
+/// Where a tool's `ctx.suspend` leaves its suspension's id and request for the scheduler.
+type SuspendSlot = Arc<Mutex<Option<(String, cowork_contract::SuspendRequest)>>>;
+
 /// How far a call got, for the final audit row.
 #[derive(Default)]
 struct Trail {
@@ -531,9 +534,15 @@ impl Scheduler {
         });
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
-        if let Some(coordinator) = self.suspensions.get().cloned() {
-            let (call_id, conversation, tool, args) = (call_id.to_string(), req.conversation.clone(), spec.name.clone(), req.args.clone());
-            ctx.suspender = Some(Arc::new(move |request| coordinator.record(&call_id, &conversation, &tool, &args, &request).map_err(|e| e.to_string())));
+        // A tool that suspends only names its request here; the row (with the call's arguments,
+        // which are not copied for the calls that never suspend) is written once the call ends.
+        let suspended: Option<SuspendSlot> = self.suspensions.get().map(|_| Arc::default());
+        if let Some(slot) = suspended.clone() {
+            ctx.suspender = Some(Arc::new(move |request| {
+                let id = uuid::Uuid::now_v7().to_string();
+                *slot.lock().unwrap() = Some((id.clone(), request));
+                Ok(id)
+            }));
         }
         ctx.accept_edits = accept_edits;
         let events = self.events.clone();
@@ -563,6 +572,19 @@ impl Scheduler {
                 }
                 other => break other,
             }
+        };
+        let output = match (output, suspended, self.suspensions.get()) {
+            (Err(ToolError::Suspended { id, reason }), Some(slot), Some(coordinator)) => {
+                let request = slot.lock().unwrap().take().filter(|(named, _)| *named == id).map(|(_, request)| request);
+                let recorded = request.ok_or_else(|| "the tool did not suspend through its context".to_string()).and_then(|request| {
+                    coordinator.record(&id, call_id, &req.conversation, &spec.name, &req.args, &request).map_err(|e| e.to_string())
+                });
+                Err(match recorded {
+                    Ok(()) => ToolError::Suspended { id, reason },
+                    Err(e) => ToolError::failed(format!("{reason} — and the suspension could not be recorded: {e}")),
+                })
+            }
+            (other, _, _) => other,
         }?;
 
         if let (Some(validator), Some(structured)) = (&handler.output, &output.structured)

@@ -93,9 +93,8 @@ impl SuspendCoordinator {
         SuspendError::Store(e.to_string())
     }
 
-    /// Records a suspension of one call; its id.
-    pub fn record(&self, call_id: &str, conversation: &str, tool: &str, args: &serde_json::Value, request: &SuspendRequest) -> Result<String, SuspendError> {
-        let id = uuid::Uuid::now_v7().to_string();
+    /// Records the suspension `id` of one call.
+    pub fn record(&self, id: &str, call_id: &str, conversation: &str, tool: &str, args: &serde_json::Value, request: &SuspendRequest) -> Result<(), SuspendError> {
         let created = now();
         let deadline = created + chrono::Duration::from_std(request.timeout).unwrap_or(chrono::Duration::hours(1));
         self.db
@@ -107,10 +106,10 @@ impl SuspendCoordinator {
                 params![id, call_id, conversation, tool, args.to_string(), request.reason, request.resume_when.to_string(), stamp(created), stamp(deadline)],
             )
             .map_err(Self::store_err)?;
-        if let Ok(Some(suspension)) = self.get(&id) {
+        if let Ok(Some(suspension)) = self.get(id) {
             let _ = self.events.send(SuspensionEvent::Suspended { suspension: Box::new(suspension) });
         }
-        Ok(id)
+        Ok(())
     }
 
     pub fn get(&self, id: &str) -> Result<Option<Suspension>, SuspendError> {

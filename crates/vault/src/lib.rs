@@ -164,8 +164,8 @@ pub struct Changes {
 pub struct Vault {
     root: PathBuf,
     db: Db,
-    space: RwLock<Option<Arc<Space>>>,
-    semantic_off: RwLock<Option<String>>,
+    /// The model in use, or why semantic search is off.
+    space: RwLock<Result<Arc<Space>, String>>,
     cache: Arc<RwLock<VectorCache>>,
     progress: tokio::sync::watch::Sender<Progress>,
     /// One re-index or background embedding at a time.
@@ -235,8 +235,7 @@ impl Vault {
         Ok(Arc::new(Vault {
             root,
             db,
-            space: RwLock::new(None),
-            semantic_off: RwLock::new(Some("no embedding model is configured".into())),
+            space: RwLock::new(Err("no embedding model is configured".into())),
             cache: Arc::new(RwLock::new(VectorCache::new("", 0))),
             progress: tokio::sync::watch::channel(Progress::default()).0,
             indexing: tokio::sync::Mutex::new(()),
@@ -260,14 +259,12 @@ impl Vault {
                 }
                 cache.shrink();
                 *self.cache.write().unwrap() = cache;
-                *self.space.write().unwrap() = Some(Arc::new(space));
-                *self.semantic_off.write().unwrap() = None;
+                *self.space.write().unwrap() = Ok(Arc::new(space));
             }
             Err(why) => {
                 tracing::warn!("vault: semantic search is off: {why}");
-                *self.space.write().unwrap() = None;
                 *self.cache.write().unwrap() = VectorCache::new("", 0);
-                *self.semantic_off.write().unwrap() = Some(why);
+                *self.space.write().unwrap() = Err(why);
             }
         }
     }
@@ -287,7 +284,7 @@ impl Vault {
     }
 
     fn space(&self) -> Option<Arc<Space>> {
-        self.space.read().unwrap().clone()
+        self.space.read().unwrap().as_ref().ok().cloned()
     }
 
     pub fn progress(&self) -> tokio::sync::watch::Receiver<Progress> {
@@ -530,7 +527,7 @@ impl Vault {
         let space = if mode == Mode::Words { None } else { self.space() };
         let mut note = None;
         if mode != Mode::Words && space.is_none() {
-            note = self.semantic_off.read().unwrap().clone().map(|why| format!("searched by words only: semantic search is off ({why})"));
+            note = self.space.read().unwrap().as_ref().err().map(|why| format!("searched by words only: semantic search is off ({why})"));
         }
         let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
         // Embedding the query and scanning the vectors run on a blocking thread while BM25 runs here.
@@ -610,7 +607,7 @@ impl Vault {
             by_kind: s.by_kind,
             vectors: s.vectors,
             model: self.space().map(|s| s.key.clone()),
-            semantic_off: self.semantic_off.read().unwrap().clone(),
+            semantic_off: self.space.read().unwrap().as_ref().err().cloned(),
             cached_vectors: cache.len(),
             cache_bytes: cache.memory_bytes(),
             problems: index::problems(&conn).map_err(db_err)?,

@@ -414,23 +414,8 @@ impl Vault {
     }
 
     fn walk(&self) -> Vec<(String, FileStamp)> {
-        let mut out = Vec::new();
-        let mut stack = vec![self.root.clone()];
-        while let Some(dir) = stack.pop() {
-            let Ok(read) = std::fs::read_dir(&dir) else { continue };
-            for item in read.flatten() {
-                let name = item.file_name();
-                if name.to_string_lossy().starts_with('.') {
-                    continue;
-                }
-                let Ok(meta) = item.metadata() else { continue };
-                if meta.is_dir() {
-                    stack.push(item.path());
-                } else if let Some(rel) = self.rel(&item.path()).filter(|r| is_content(r)) {
-                    out.push((rel, stamp_of(&meta)));
-                }
-            }
-        }
+        let mut out: Vec<(String, FileStamp)> =
+            files_under(&self.root).into_iter().filter_map(|(path, meta)| self.rel(&path).filter(|r| is_content(r)).map(|rel| (rel, stamp_of(&meta)))).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
@@ -524,21 +509,26 @@ impl Vault {
     pub async fn search(&self, query: &str, filter: &Filter, k: usize, mode: Mode) -> Result<SearchResult, String> {
         let k = k.clamp(1, 100);
         let depth = DEPTH.max(k * 4);
-        let space = if mode == Mode::Words { None } else { self.space() };
         let mut note = None;
-        if mode != Mode::Words && space.is_none() {
-            note = self.space.read().unwrap().as_ref().err().map(|why| format!("searched by words only: semantic search is off ({why})"));
-        }
-        let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
+        let space = match (mode, &*self.space.read().unwrap()) {
+            (Mode::Words, _) => None,
+            (_, Ok(space)) => Some(space.clone()),
+            (_, Err(why)) => {
+                note = Some(format!("searched by words only: semantic search is off ({why})"));
+                None
+            }
+        };
         // Embedding the query and scanning the vectors run on a blocking thread while BM25 runs here.
-        let by_meaning = space.map(|space| {
+        let mut by_meaning = None;
+        if let Some(space) = space {
+            let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
             let (query, cache) = (query.to_string(), self.cache.clone());
-            tokio::task::spawn_blocking(move || -> Result<Vec<(i64, f32)>, String> {
+            by_meaning = Some(tokio::task::spawn_blocking(move || -> Result<Vec<(i64, f32)>, String> {
                 let vector = space.embed(&[query], Role::Query)?;
                 let cache = cache.read().unwrap();
                 Ok(cache.nearest(&vector[0], depth, |row| allowed.as_ref().is_none_or(|a| a.contains(&row))))
-            })
-        });
+            }));
+        }
         let word_rows = if mode == Mode::Meaning { vec![] } else { index::bm25(&self.db.lock().unwrap(), query, filter, depth)? };
         let mut meaning: Vec<(i64, f32)> = vec![];
         if let Some(task) = by_meaning {
@@ -710,23 +700,12 @@ impl Vault {
     /// Brings a trashed entry back to where it was (or beside it, if that name is taken now).
     pub async fn restore(&self, id_or_trash_path: &str) -> Result<Entry, String> {
         let trash = self.root.join(".trash");
-        let mut found = None;
-        let mut stack = vec![trash.clone()];
-        while let Some(dir) = stack.pop() {
-            for item in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = item.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                let rel_in_trash = path.strip_prefix(&trash).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
-                let id = std::fs::read(&path).ok().and_then(|b| Document::parse(&b).ok()).and_then(|d| d.front.id);
-                if id.as_deref() == Some(id_or_trash_path) || rel_in_trash == id_or_trash_path || format!(".trash/{rel_in_trash}") == id_or_trash_path {
-                    found = Some((path, rel_in_trash));
-                    break;
-                }
-            }
-        }
+        let found = files_under(&trash).into_iter().find_map(|(path, _)| {
+            let rel_in_trash = path.strip_prefix(&trash).ok()?.to_string_lossy().replace('\\', "/");
+            let id = std::fs::read(&path).ok().and_then(|b| Document::parse(&b).ok()).and_then(|d| d.front.id);
+            let matches = id.as_deref() == Some(id_or_trash_path) || rel_in_trash == id_or_trash_path || format!(".trash/{rel_in_trash}") == id_or_trash_path;
+            matches.then_some((path, rel_in_trash))
+        });
         let (from, rel) = found.ok_or_else(|| format!("nothing in the vault's trash matches {id_or_trash_path:?}"))?;
         let rel = if self.abs(&rel).exists() { format!("{}-restored.md", rel.trim_end_matches(".md")) } else { rel };
         let to = self.abs(&rel);
@@ -735,6 +714,27 @@ impl Vault {
         self.index_path(&rel).await?;
         self.get(&rel)?.ok_or_else(|| format!("{rel} was restored but could not be indexed: see `cowork vault stats`"))
     }
+}
+
+/// Files below `dir`, not entering or listing dot entries (`.obsidian`, `.trash`, `.git`).
+fn files_under(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        for item in read.flatten() {
+            if item.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(meta) = item.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(item.path());
+            } else {
+                out.push((item.path(), meta));
+            }
+        }
+    }
+    out
 }
 
 /// Words of the query worth marking in a snippet: terms of ≥ 2 characters and CJK bigrams.

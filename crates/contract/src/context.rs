@@ -103,6 +103,16 @@ pub struct SuspendRequest {
     pub timeout: Duration,
 }
 
+/// A family's check of its own resume conditions: suspensions whose `resume_when.kind` is this
+/// probe's kind go on by themselves once `holds` says so (the browser: the person got past the
+/// login). A probe may also prepare what the person needs — e.g. show the login page again
+/// after a restart.
+#[async_trait::async_trait]
+pub trait ResumeProbe: Send + Sync {
+    fn kind(&self) -> &str;
+    async fn holds(&self, resume_when: &serde_json::Value) -> bool;
+}
+
 /// Records a suspension of the current call (bound by the scheduler to its tool, arguments and
 /// conversation) and returns its id.
 pub type Suspender = Arc<dyn Fn(SuspendRequest) -> Result<String, String> + Send + Sync>;

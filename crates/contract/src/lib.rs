@@ -12,7 +12,7 @@ mod output;
 mod spec;
 mod tool;
 
-pub use context::{EffectEnv, Progress, ProgressSink, SecretSource, SuspendRequest, Suspender, ToolContext};
+pub use context::{EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender, ToolContext};
 pub use effect::{Effect, EffectKind};
 pub use error::ToolError;
 pub use output::{Content, ToolOutput};

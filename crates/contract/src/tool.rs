@@ -120,6 +120,12 @@ pub trait Tool: Send + Sync + 'static {
     fn to_text(&self, output: &Self::Output) -> String {
         serde_json::to_string_pretty(output).unwrap_or_default()
     }
+
+    /// The content blocks: the text alone by default; a tool that makes an image (a
+    /// screenshot) adds it here.
+    fn content(&self, output: &Self::Output) -> Vec<Content> {
+        vec![Content::Text { text: self.to_text(output) }]
+    }
 }
 
 type Runner = Arc<dyn Fn(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
@@ -200,10 +206,10 @@ impl<T: Tool> DynTool for Typed<T> {
             let input = input.clone();
             Box::pin(async move {
                 let output = tool.call(&input, &ctx).await?;
-                let text = tool.to_text(&output);
+                let content = tool.content(&output);
                 let structured = serde_json::to_value(&output)
                     .map_err(|e| ToolError::failed(format!("output not serializable: {e}")))?;
-                Ok(ToolOutput { content: vec![Content::Text { text }], structured: Some(structured), untrusted })
+                Ok(ToolOutput { content, structured: Some(structured), untrusted })
             })
         });
         Ok(PreparedCall::new(effects, runner))

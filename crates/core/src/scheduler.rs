@@ -138,6 +138,8 @@ pub struct Scheduler {
     limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
     /// Where suspended calls are recorded; without it a tool cannot suspend (tests, benches).
     suspensions: std::sync::OnceLock<Arc<crate::suspend::SuspendCoordinator>>,
+    /// Families' checks of their own resume conditions, by `resume_when.kind`.
+    resume_probes: std::sync::RwLock<Vec<Arc<dyn cowork_contract::ResumeProbe>>>,
 }
 
 /// Where a tool's `ctx.suspend` leaves its suspension's id and request for the scheduler.
@@ -262,7 +264,7 @@ impl Scheduler {
         config: SchedulerConfig,
     ) -> Self {
         let (events, _) = broadcast::channel(1024);
-        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()), suspensions: std::sync::OnceLock::new() }
+        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()), suspensions: std::sync::OnceLock::new(), resume_probes: Default::default() }
     }
 
     /// Lets tools suspend (the app sets it once, at start).
@@ -277,11 +279,54 @@ impl Scheduler {
     /// Resumes a suspended call: marks it resumed (once: a second Resume is refused) and runs
     /// the recorded call again through the whole gate — reviewed again, audited again.
     pub async fn resume(&self, id: &str, caller: Caller) -> Result<CallOutcome, crate::suspend::SuspendError> {
+        self.resume_by(id, caller, caller.as_str()).await
+    }
+
+    /// `resume`, recording who settled it (`auto` when its condition came true).
+    async fn resume_by(&self, id: &str, caller: Caller, by: &str) -> Result<CallOutcome, crate::suspend::SuspendError> {
         let coordinator = self.suspensions.get().ok_or_else(|| crate::suspend::SuspendError::NotFound(id.to_string()))?;
-        let taken = coordinator.take_for_resume(id, caller.as_str())?;
+        let taken = coordinator.take_for_resume(id, by)?;
         let mut request = CallRequest::new(&taken.tool, taken.args, caller, &taken.conversation);
         request.caller_ref = Some(format!("resume:{id}"));
         Ok(self.call(request).await)
+    }
+
+    /// Lets suspensions whose `resume_when.kind` is the probe's go on by themselves.
+    pub fn add_resume_probe(&self, probe: Arc<dyn cowork_contract::ResumeProbe>) {
+        self.resume_probes.write().unwrap().push(probe);
+    }
+
+    /// One pass over the open suspensions: each whose family says its condition holds is
+    /// resumed (settled by `auto`, re-run as `caller`). Returns what those calls did, by
+    /// suspension id. The window runs it every second while it lives.
+    pub async fn resume_ready(&self, caller: Caller) -> Vec<(String, CallOutcome)> {
+        let Some(coordinator) = self.suspensions.get() else { return vec![] };
+        let mut done = Vec::new();
+        for suspension in coordinator.list(false).unwrap_or_default() {
+            if let Some(outcome) = self.resume_when_ready(&suspension, caller).await {
+                done.push((suspension.id, outcome));
+            }
+        }
+        done
+    }
+
+    /// Resumes this one suspension if its family says its condition holds (a CLI waiting on
+    /// its own task uses this, and leaves other tasks alone).
+    pub async fn resume_if_ready(&self, id: &str, caller: Caller) -> Option<CallOutcome> {
+        let suspension = self.suspensions.get()?.get(id).ok()??;
+        self.resume_when_ready(&suspension, caller).await
+    }
+
+    async fn resume_when_ready(&self, suspension: &crate::suspend::Suspension, caller: Caller) -> Option<CallOutcome> {
+        if suspension.state != "suspended" {
+            return None;
+        }
+        let kind = suspension.resume_when.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        let probe = self.resume_probes.read().unwrap().iter().find(|p| p.kind() == kind).cloned()?;
+        if !probe.holds(&suspension.resume_when).await {
+            return None;
+        }
+        self.resume_by(&suspension.id, caller, "auto").await.ok()
     }
 
     pub fn registry(&self) -> &Arc<Registry> {

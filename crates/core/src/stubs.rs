@@ -30,7 +30,6 @@ impl DynTool for StubTool {
 type Missing = (&'static str, &'static str);
 
 const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
-const BROWSER: Missing = ("the browser family is not built into this version yet", "planned: installs Chromium and the Playwright driver in setup");
 const VOICE: Missing = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
 const MCP: Missing = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
 const PERSONAL: Missing = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
@@ -39,11 +38,6 @@ const PERSONAL: Missing = ("no weather/news source configured: not built into th
 const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
     ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),
     ("web_search", "web", "Search the web.", &["WebSearch"], WEB),
-    ("browser_navigate", "browser", "Open a URL in the automated browser.", &[], BROWSER),
-    ("browser_click", "browser", "Click an element of the page.", &[], BROWSER),
-    ("browser_type", "browser", "Type into an element of the page.", &[], BROWSER),
-    ("browser_snapshot", "browser", "Accessible text outline of the page.", &[], BROWSER),
-    ("browser_screenshot", "browser", "Screenshot of the page.", &[], BROWSER),
     ("get_weather", "personal", "Weather forecast for a place.", &[], PERSONAL),
     ("get_news", "personal", "Latest headlines from configured feeds.", &[], PERSONAL),
     ("speak", "voice", "Say a text aloud.", &[], VOICE),

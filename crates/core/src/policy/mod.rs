@@ -149,6 +149,8 @@ const BUILTIN_RULES: &[(Action, &str)] = &[
     (Action::Deny, "run_command(su:*)"),
     (Action::Deny, "run_command(mkfs:*)"),
     (Action::Ask, "read_file(~/.ssh/**)"),
+    // Code execution in a page: asked every time, whatever allows the page's origin.
+    (Action::Ask, "browser_evaluate"),
 ];
 
 pub fn workspace_settings_path(root: &Path) -> PathBuf {
@@ -316,7 +318,11 @@ impl PolicyBridge {
             }
             best
         };
-        let is_egress = req.effects.iter().any(|e| e.kind().is_egress());
+        // Browser effects are scoped to a site the rule names: an allow rule (or grant) for an
+        // origin is the person's trust in that site, so acting on it after reading its pages
+        // stays allowed; taint still asks for every other egress, and for sites not allowed.
+        let site_scoped = !req.effects.is_empty() && req.effects.iter().all(|e| matches!(e.kind(), EffectKind::BrowserNavigate | EffectKind::BrowserAct));
+        let is_egress = !site_scoped && req.effects.iter().any(|e| e.kind().is_egress());
         // Effects are the truth: a call with no effects changes nothing.
         let read_only = req.effects.iter().all(Effect::is_read_only);
         let review = |decision, matched, why: String, can_grant| Review {

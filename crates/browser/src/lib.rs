@@ -1,0 +1,116 @@
+//! The browser family: `browser_navigate`, `browser_snapshot`, `browser_click`, `browser_type`,
+//! `browser_screenshot`, `browser_evaluate`, `browser_wait_for`, `browser_tabs` (`tools.rs`),
+//! on one Chromium with the app's own persistent profile (`session.rs`), driven by
+//! playwright-rs. A login wall (`login.rs`) suspends the call through the SuspendCoordinator and
+//! shows the person the login page; `LoginProbe` tells the coordinator when they are through.
+
+mod login;
+mod session;
+mod tools;
+
+pub use login::{LoginCondition, PageFacts, left_login, wall_reason};
+pub use session::BrowserConfig;
+
+use cowork_contract::{DynTool, ResumeProbe, ToolProvider, typed};
+use session::Session;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+pub(crate) struct Shared {
+    pub session: Session,
+    /// Login pages already shown to the person by the probe in this process: a window they
+    /// closed is not forced open again.
+    shown: Mutex<HashSet<String>>,
+}
+
+pub struct BrowserTools {
+    shared: Arc<Shared>,
+}
+
+impl BrowserTools {
+    pub fn new(config: BrowserConfig) -> Self {
+        BrowserTools { shared: Arc::new(Shared { session: Session::new(config), shown: Mutex::new(HashSet::new()) }) }
+    }
+
+    /// The check the coordinator runs for this family's suspensions.
+    pub fn resume_probe(&self) -> Arc<dyn ResumeProbe> {
+        Arc::new(LoginProbe { shared: self.shared.clone() })
+    }
+
+    /// Ends the browser (and its driver), e.g. before the app exits.
+    pub async fn close(&self) {
+        if let Some(live) = self.shared.session.lock().await.take() {
+            let _ = live.context.close().await;
+        }
+    }
+}
+
+impl ToolProvider for BrowserTools {
+    fn name(&self) -> &str {
+        "browser"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        let s = &self.shared;
+        vec![
+            typed(tools::Navigate { shared: s.clone() }),
+            typed(tools::Snapshot { shared: s.clone() }),
+            typed(tools::Click { shared: s.clone() }),
+            typed(tools::Type { shared: s.clone() }),
+            typed(tools::Screenshot { shared: s.clone() }),
+            typed(tools::Evaluate { shared: s.clone() }),
+            typed(tools::WaitFor { shared: s.clone() }),
+            typed(tools::Tabs { shared: s.clone() }),
+        ]
+    }
+}
+
+/// Whether the person is past a login: judged on the page the headed browser shows. When no
+/// browser is open for it (the app restarted while it waited), it opens the login page for them.
+struct LoginProbe {
+    shared: Arc<Shared>,
+}
+
+#[async_trait::async_trait]
+impl ResumeProbe for LoginProbe {
+    fn kind(&self) -> &str {
+        "browser"
+    }
+
+    async fn holds(&self, resume_when: &serde_json::Value) -> bool {
+        let tool = "browser_navigate";
+        let Ok(condition) = serde_json::from_value::<LoginCondition>(resume_when.clone()) else { return false };
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        if live.as_ref().is_some_and(|l| l.context.is_closed()) {
+            *live = None;
+        }
+        let headed = live.as_ref().is_some_and(|l| l.headed);
+        if !headed {
+            let first_time = self.shared.shown.lock().unwrap().insert(condition.login_url.clone());
+            if first_time
+                && session.config.can_show_window
+                && let Err(e) = session.relaunch(tool, &mut live, true, &condition.login_url).await
+            {
+                tracing::warn!("browser: could not show the login page: {e}");
+            }
+            return false;
+        }
+        let Ok(page) = session.page(tool, &mut live).await else { return false };
+        let Ok(facts) = session.facts(tool, &page, 0).await else { return false };
+        let mut through = left_login(&condition, &facts, &session.config.sso_hosts);
+        if !through && let (Some(name), Some(l)) = (&condition.cookie, live.as_ref()) {
+            through = l.context.cookies(Some(&[condition.target_url.as_str()])).await.is_ok_and(|c| c.iter().any(|c| &c.name == name));
+        }
+        if !through && let Some(selector) = &condition.selector {
+            through = page.locator(selector.as_str()).is_visible().await.unwrap_or(false);
+        }
+        if through {
+            // Back to work without a window, on the page the person reached.
+            if let Err(e) = session.relaunch(tool, &mut live, false, &facts.url).await {
+                tracing::warn!("browser: back to headless: {e}");
+            }
+        }
+        through
+    }
+}

@@ -1,0 +1,650 @@
+//! The browser tools. Navigation is reviewed as `browser.navigate(origin)`, acting on a page as
+//! `browser.act(origin)` of the page shown; `browser_evaluate` runs code in the page, which a
+//! built-in rule always asks about. Every tool that returns page content is open-world: the
+//! content is untrusted and taints the conversation.
+
+use crate::Shared;
+use crate::login::{LoginCondition, wall_reason};
+use crate::session::{Live, browser_error};
+use cowork_contract::{Annotations, Content, Effect, EffectEnv, EffectKind, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta};
+use playwright_rs::protocol::{AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions, WaitForOptions, WaitForState, WaitUntil};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most page text one call hands the model.
+const MAX_TEXT: usize = 30_000;
+
+const PAGE_READ: Annotations = Annotations { read_only: true, idempotent: true, open_world: true, destructive: false };
+const PAGE_ACT: Annotations = Annotations { read_only: false, idempotent: false, open_world: true, destructive: false };
+
+fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
+    ToolError::InvalidArguments { tool: tool.into(), message: message.into() }
+}
+
+/// `scheme://host:port` of a web address; only http(s) pages are opened.
+pub(crate) fn origin_of(tool: &str, raw: &str) -> Result<String, ToolError> {
+    let url = url::Url::parse(raw.trim()).map_err(|e| invalid(tool, format!("{raw:?} is not a web address ({e}): give a full http(s) URL")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid(tool, format!("{raw:?}: only http and https pages can be opened")));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+/// The origin of the page on screen: what acting on it is reviewed as.
+fn current_origin(shared: &Shared, tool: &str) -> Result<String, ToolError> {
+    let url = shared.session.current_url();
+    if url.is_empty() || url.starts_with("about:") {
+        return Err(invalid(tool, "no page is open: call browser_navigate first"));
+    }
+    origin_of(tool, &url)
+}
+
+fn cut(mut text: String) -> String {
+    if text.len() > MAX_TEXT {
+        let mut end = MAX_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("\n[… cut: call browser_snapshot on a smaller part, or browser_evaluate]");
+    }
+    text
+}
+
+/// The page's accessible outline with refs (`[ref=e12]`) the other tools accept.
+async fn outline(tool: &str, page: &Page) -> Result<String, ToolError> {
+    let text = page.aria_snapshot(AriaSnapshotOptions::default().mode(AriaSnapshotMode::Ai)).await.map_err(|e| browser_error(tool, "reading the page outline", e))?;
+    Ok(cut(text))
+}
+
+/// Which element: a ref from browser_snapshot, a CSS selector, or visible text.
+#[derive(Deserialize, JsonSchema, Default, Clone)]
+pub struct Target {
+    /// A ref from browser_snapshot, e.g. `e12` (preferred).
+    #[serde(default, rename = "ref")]
+    pub reference: Option<String>,
+    /// A CSS selector.
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// Visible text of the element (first match).
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+impl Target {
+    fn locate(&self, tool: &str, page: &Page) -> Result<Locator, ToolError> {
+        match (&self.reference, &self.selector, &self.text) {
+            (Some(r), None, None) => Ok(page.locator(format!("aria-ref={}", r.trim().trim_start_matches("ref=")))),
+            (None, Some(s), None) => Ok(page.locator(s.as_str())),
+            (None, None, Some(t)) => Ok(page.get_by_text(t, false).first()),
+            _ => Err(invalid(tool, "name the element one way: `ref` (from browser_snapshot), `selector` or `text`")),
+        }
+    }
+}
+
+/// Where the page is after an action.
+#[derive(Serialize, JsonSchema)]
+pub struct PageState {
+    pub url: String,
+    pub title: String,
+    /// Set when the page now asks for a login: call browser_navigate on `url` to have the
+    /// person log in (the task waits for them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login_wall: Option<String>,
+}
+
+impl Shared {
+    async fn state(&self, tool: &str, page: &Page) -> Result<PageState, ToolError> {
+        let facts = self.session.facts(tool, page, 0).await?;
+        self.session.set_current_url(&facts.url);
+        let login_wall = wall_reason(&facts, &self.session.config.sso_hosts);
+        Ok(PageState { url: facts.url, title: facts.title, login_wall })
+    }
+
+    /// A failed call whose browser went away leaves none behind: the next call starts afresh.
+    fn settle<T>(&self, live: &mut Option<Live>, result: Result<T, ToolError>) -> Result<T, ToolError> {
+        if let Err(e) = &result {
+            self.session.forget_if_gone(live, e);
+        }
+        result
+    }
+}
+
+fn state_text(s: &PageState) -> String {
+    let mut text = format!("{} — {}", s.title, s.url);
+    if let Some(why) = &s.login_wall {
+        text.push_str(&format!("\nThis page asks for a login ({why}): call browser_navigate on it so the person can log in."));
+    }
+    text
+}
+
+// ---------------------------------------------------------------- browser_navigate
+
+pub struct Navigate {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NavigateInput {
+    /// A full http(s) address.
+    pub url: String,
+    /// When the page counts as loaded: `load` (default), `domcontentloaded` or `networkidle`.
+    #[serde(default)]
+    pub wait_until: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct NavigateOutput {
+    pub url: String,
+    pub title: String,
+    /// HTTP status of the page (0 when not known).
+    pub status: u16,
+    /// The accessible outline with element refs (as browser_snapshot).
+    pub snapshot: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Navigate {
+    type Input = NavigateInput;
+    type Output = NavigateOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_navigate", "Open a page", "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")
+            .category("browser")
+            .effects(&[EffectKind::BrowserNavigate])
+            .annotations(PAGE_READ)
+            .timeout(Duration::from_secs(60))
+    }
+
+    fn effects(&self, input: &NavigateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::BrowserNavigate { origin: origin_of("browser_navigate", &input.url)? }])
+    }
+
+    async fn call(&self, input: &NavigateInput, ctx: &ToolContext) -> Result<NavigateOutput, ToolError> {
+        let tool = "browser_navigate";
+        let wait_until = match input.wait_until.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("load") => WaitUntil::Load,
+            Some("domcontentloaded") => WaitUntil::DomContentLoaded,
+            Some("networkidle") => WaitUntil::NetworkIdle,
+            Some(other) => return Err(invalid(tool, format!("wait_until {other:?}: use load, domcontentloaded or networkidle"))),
+        };
+        let url = input.url.trim();
+        let origin = origin_of(tool, url)?;
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let response = page
+                .goto(url, GotoOptions::new().wait_until(wait_until).timeout(Duration::from_secs(45)))
+                .await
+                .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+            let facts = session.facts(tool, &page, response.map(|r| r.status()).unwrap_or(0)).await?;
+            session.set_current_url(&facts.url);
+            if let Some(why) = wall_reason(&facts, &session.config.sso_hosts) {
+                return Err(self.shared.suspend_for_login(tool, ctx, &mut live, &origin, url, &facts.url, &why).await);
+            }
+            Ok(NavigateOutput { snapshot: outline(tool, &page).await?, url: facts.url, title: facts.title, status: facts.status })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &NavigateOutput) -> String {
+        format!("{} — {} (HTTP {})\n\n{}", out.title, out.url, out.status, out.snapshot)
+    }
+}
+
+impl Shared {
+    /// The login wall: shows the person the login page in a browser window (when there is a
+    /// display) and suspends the call until they are through.
+    #[allow(clippy::too_many_arguments)]
+    async fn suspend_for_login(&self, tool: &str, ctx: &ToolContext, live: &mut Option<Live>, origin: &str, wanted: &str, login_url: &str, why: &str) -> ToolError {
+        let shown = if live.as_ref().is_some_and(|l| l.headed) {
+            "the browser window is open on it".to_string()
+        } else if self.session.config.can_show_window {
+            match self.session.relaunch(tool, live, true, login_url).await {
+                Ok(_) => "a browser window is open on it".to_string(),
+                Err(e) => format!("the browser window could not open ({e})"),
+            }
+        } else {
+            "there is no display to show the browser on: run Cowork on a desktop (or under xvfb-run) and Resume".to_string()
+        };
+        let condition = LoginCondition { kind: "browser".into(), login_url: login_url.into(), target_url: wanted.into(), ..Default::default() };
+        ctx.suspend(SuspendRequest {
+            reason: format!("login needed at {origin} ({why}); {shown}. Log in, then Resume"),
+            resume_when: serde_json::to_value(condition).unwrap_or_default(),
+            timeout: self.session.config.login_timeout,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- browser_snapshot
+
+pub struct Snapshot {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotInput {}
+
+#[derive(Serialize, JsonSchema)]
+pub struct SnapshotOutput {
+    pub url: String,
+    pub title: String,
+    pub snapshot: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Snapshot {
+    type Input = SnapshotInput;
+    type Output = SnapshotOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_snapshot", "Read the page", "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")
+            .category("browser")
+            .annotations(PAGE_READ)
+    }
+
+    fn effects(&self, _input: &SnapshotInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, _input: &SnapshotInput, _ctx: &ToolContext) -> Result<SnapshotOutput, ToolError> {
+        let tool = "browser_snapshot";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let snapshot = outline(tool, &page).await?;
+            let title = page.title().await.map_err(|e| browser_error(tool, "reading the title", e))?;
+            Ok(SnapshotOutput { url: page.url(), title, snapshot })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &SnapshotOutput) -> String {
+        format!("{} — {}\n\n{}", out.title, out.url, out.snapshot)
+    }
+}
+
+// ---------------------------------------------------------------- browser_click
+
+pub struct Click {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClickInput {
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+#[async_trait::async_trait]
+impl Tool for Click {
+    type Input = ClickInput;
+    type Output = PageState;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_click", "Click", "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")
+            .category("browser")
+            .effects(&[EffectKind::BrowserAct])
+            .annotations(PAGE_ACT)
+    }
+
+    fn effects(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_click")? }])
+    }
+
+    async fn call(&self, input: &ClickInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
+        let tool = "browser_click";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            input.target.locate(tool, &page)?.click(None).await.map_err(|e| browser_error(tool, "clicking", e))?;
+            self.shared.state(tool, &page).await
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &PageState) -> String {
+        state_text(out)
+    }
+}
+
+// ---------------------------------------------------------------- browser_type
+
+pub struct Type {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeInput {
+    #[serde(flatten)]
+    pub target: Target,
+    /// What to type (replaces the field's content).
+    pub value: String,
+    /// Press Enter afterwards (submits most forms).
+    #[serde(default)]
+    pub submit: bool,
+}
+
+#[async_trait::async_trait]
+impl Tool for Type {
+    type Input = TypeInput;
+    type Output = PageState;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_type", "Type", "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")
+            .category("browser")
+            .effects(&[EffectKind::BrowserAct])
+            .annotations(PAGE_ACT)
+    }
+
+    fn effects(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_type")? }])
+    }
+
+    async fn call(&self, input: &TypeInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
+        let tool = "browser_type";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let field = input.target.locate(tool, &page)?;
+            field.fill(&input.value, None).await.map_err(|e| browser_error(tool, "typing", e))?;
+            if input.submit {
+                field.press("Enter", None).await.map_err(|e| browser_error(tool, "pressing Enter", e))?;
+                let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
+            }
+            self.shared.state(tool, &page).await
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &PageState) -> String {
+        state_text(out)
+    }
+}
+
+// ---------------------------------------------------------------- browser_screenshot
+
+pub struct Screenshot {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenshotInput {
+    /// The whole scrollable page instead of the visible part.
+    #[serde(default)]
+    pub full_page: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ScreenshotOutput {
+    pub url: String,
+    /// Size of the PNG in bytes.
+    pub bytes: usize,
+    /// The PNG itself travels as an image block, not in the structured result.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub png: Vec<u8>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Screenshot {
+    type Input = ScreenshotInput;
+    type Output = ScreenshotOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_screenshot", "Screenshot", "A PNG screenshot of the current page (visible part, or the full page).")
+            .category("browser")
+            .annotations(PAGE_READ)
+    }
+
+    fn effects(&self, _input: &ScreenshotInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &ScreenshotInput, _ctx: &ToolContext) -> Result<ScreenshotOutput, ToolError> {
+        let tool = "browser_screenshot";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let options = ScreenshotOptions::builder().full_page(input.full_page).build();
+            let png = page.screenshot(Some(options)).await.map_err(|e| browser_error(tool, "taking the screenshot", e))?;
+            Ok(ScreenshotOutput { url: page.url(), bytes: png.len(), png })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &ScreenshotOutput) -> String {
+        format!("Screenshot of {} ({} bytes, PNG)", out.url, out.bytes)
+    }
+
+    fn content(&self, out: &ScreenshotOutput) -> Vec<Content> {
+        use base64::Engine;
+        vec![
+            Content::Text { text: self.to_text(out) },
+            Content::Image { mime_type: "image/png".into(), data_base64: base64::engine::general_purpose::STANDARD.encode(&out.png) },
+        ]
+    }
+}
+
+// ---------------------------------------------------------------- browser_evaluate
+
+pub struct Evaluate {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateInput {
+    /// A JavaScript expression or function (`() => document.title`), run in the page.
+    pub expression: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct EvaluateOutput {
+    pub url: String,
+    pub value: serde_json::Value,
+}
+
+#[async_trait::async_trait]
+impl Tool for Evaluate {
+    type Input = EvaluateInput;
+    type Output = EvaluateOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_evaluate", "Run JavaScript in the page", "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")
+            .category("browser")
+            .effects(&[EffectKind::BrowserAct])
+            .annotations(PAGE_ACT)
+    }
+
+    fn effects(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_evaluate")? }])
+    }
+
+    async fn call(&self, input: &EvaluateInput, _ctx: &ToolContext) -> Result<EvaluateOutput, ToolError> {
+        let tool = "browser_evaluate";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let value = page.evaluate::<(), serde_json::Value>(&input.expression, None).await.map_err(|e| browser_error(tool, "running the script", e))?;
+            Ok(EvaluateOutput { url: page.url(), value })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &EvaluateOutput) -> String {
+        cut(serde_json::to_string_pretty(&out.value).unwrap_or_default())
+    }
+}
+
+// ---------------------------------------------------------------- browser_wait_for
+
+pub struct WaitFor {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitForInput {
+    #[serde(flatten)]
+    pub target: Target,
+    /// Wait for the element to go away instead of to show.
+    #[serde(default)]
+    pub gone: bool,
+    /// At most this long (default 10 000, max 60 000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[async_trait::async_trait]
+impl Tool for WaitFor {
+    type Input = WaitForInput;
+    type Output = PageState;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_wait_for", "Wait for the page", "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")
+            .category("browser")
+            .annotations(PAGE_READ)
+            .timeout(Duration::from_secs(65))
+    }
+
+    fn effects(&self, _input: &WaitForInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![])
+    }
+
+    async fn call(&self, input: &WaitForInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
+        let tool = "browser_wait_for";
+        let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(tool, &mut live).await?;
+            let state = if input.gone { WaitForState::Hidden } else { WaitForState::Visible };
+            let options = WaitForOptions::builder().state(state).timeout(timeout).build();
+            input.target.locate(tool, &page)?.wait_for(Some(options)).await.map_err(|e| browser_error(tool, "waiting", e))?;
+            self.shared.state(tool, &page).await
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &PageState) -> String {
+        state_text(out)
+    }
+}
+
+// ---------------------------------------------------------------- browser_tabs
+
+pub struct Tabs {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TabsInput {
+    /// `list` (default), `new` (optionally with url), `select` or `close` (with index).
+    #[serde(default)]
+    pub action: Option<String>,
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Tab {
+    pub index: usize,
+    pub url: String,
+    pub title: String,
+    pub current: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct TabsOutput {
+    pub tabs: Vec<Tab>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Tabs {
+    type Input = TabsInput;
+    type Output = TabsOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("browser_tabs", "Browser tabs", "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")
+            .category("browser")
+            .effects(&[EffectKind::BrowserNavigate])
+            .annotations(Annotations { open_world: true, ..Default::default() })
+    }
+
+    fn effects(&self, input: &TabsInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        match (input.action.as_deref(), &input.url) {
+            (Some("new"), Some(url)) => Ok(vec![Effect::BrowserNavigate { origin: origin_of("browser_tabs", url)? }]),
+            _ => Ok(vec![]),
+        }
+    }
+
+    async fn call(&self, input: &TabsInput, _ctx: &ToolContext) -> Result<TabsOutput, ToolError> {
+        let tool = "browser_tabs";
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            session.page(tool, &mut live).await?;
+            let l = live.as_mut().expect("page() started the browser");
+            let pages = l.context.pages();
+            let index = |i: Option<usize>| i.filter(|i| *i < pages.len()).ok_or_else(|| invalid(tool, format!("give an index from 0 to {}", pages.len().saturating_sub(1))));
+            match input.action.as_deref().unwrap_or("list") {
+                "list" => {}
+                "new" => {
+                    let page = l.context.new_page().await.map_err(|e| browser_error(tool, "opening a tab", e))?;
+                    if let Some(url) = &input.url {
+                        page.goto(url, None).await.map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+                    }
+                    l.current = l.context.pages().len().saturating_sub(1);
+                }
+                "select" => {
+                    l.current = index(input.index)?;
+                    let _ = pages[l.current].bring_to_front().await;
+                }
+                "close" => {
+                    let i = index(input.index)?;
+                    pages[i].close().await.map_err(|e| browser_error(tool, "closing the tab", e))?;
+                    l.current = l.current.min(l.context.pages().len().saturating_sub(1));
+                }
+                other => return Err(invalid(tool, format!("action {other:?}: use list, new, select or close"))),
+            }
+            let mut tabs = Vec::new();
+            for (i, page) in l.context.pages().iter().enumerate() {
+                tabs.push(Tab { index: i, url: page.url(), title: page.title().await.unwrap_or_default(), current: i == l.current });
+            }
+            if let Some(current) = tabs.iter().find(|t| t.current) {
+                session.set_current_url(&current.url);
+            }
+            Ok(TabsOutput { tabs })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn to_text(&self, out: &TabsOutput) -> String {
+        out.tabs.iter().map(|t| format!("{}{} {} — {}", if t.current { "▶ " } else { "  " }, t.index, t.title, t.url)).collect::<Vec<_>>().join("\n")
+    }
+}

@@ -59,6 +59,8 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
             // The vault's index follows its folder (edits in Obsidian) while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
+            // Suspended tasks whose condition came true (the person logged in) go on by themselves.
+            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.suspension_watcher(cowork_core::Caller::Chat));
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {

@@ -58,6 +58,7 @@ pub struct App {
     mail: Arc<cowork_mail::MailTools>,
     vault: Arc<cowork_vault::Vault>,
     vault_settings: VaultSettings,
+    browser: Arc<cowork_browser::BrowserTools>,
 }
 
 impl Drop for App {
@@ -78,6 +79,24 @@ fn undo_delay(store: &Store) -> std::time::Duration {
         .filter(|s| (0.0..=600.0).contains(s))
         .map(std::time::Duration::from_secs_f64)
         .unwrap_or(cowork_mail::DEFAULT_UNDO_DELAY)
+}
+
+/// The browser's settings (`browser.executable`, `browser.ssoHosts`, `browser.loginMinutes` in
+/// settings.json); the profile is always the app's own, in the data dir.
+fn browser_config(store: &Store) -> cowork_browser::BrowserConfig {
+    let mut config = cowork_browser::BrowserConfig::new(store.dir().root().join("browser-profile"));
+    if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path()) {
+        if let Some(exe) = settings.pointer("/browser/executable").and_then(|v| v.as_str()) {
+            config.executable = PathBuf::from(exe);
+        }
+        if let Some(hosts) = settings.pointer("/browser/ssoHosts").and_then(|v| v.as_array()) {
+            config.sso_hosts = hosts.iter().filter_map(|h| h.as_str().map(str::to_string)).collect();
+        }
+        if let Some(minutes) = settings.pointer("/browser/loginMinutes").and_then(|v| v.as_f64()).filter(|m| *m > 0.0) {
+            config.login_timeout = std::time::Duration::from_secs_f64(minutes * 60.0);
+        }
+    }
+    config
 }
 
 static LOG_GUARD: OnceLock<tracing_appender::non_blocking::WorkerGuard> = OnceLock::new();
@@ -139,6 +158,8 @@ impl App {
             vault.set_embedder(local);
         }
         registry.add_provider(Layer::Builtin, Arc::new(cowork_vault::VaultTools::new(vault.clone())));
+        let browser = Arc::new(cowork_browser::BrowserTools::new(browser_config(&store)));
+        registry.add_provider(Layer::Builtin, browser.clone());
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();
@@ -163,6 +184,7 @@ impl App {
         let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
         let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
         scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(&store)?));
+        scheduler.add_resume_probe(browser.resume_probe());
         // Servers' elicitations go to the person through the same Approver as asks, audited.
         let weak = Arc::downgrade(&scheduler);
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
@@ -178,7 +200,7 @@ impl App {
             })
         }));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
-        Ok(App { store, scheduler, gateway, toolpacks, mail, vault, vault_settings })
+        Ok(App { store, scheduler, gateway, toolpacks, mail, vault, vault_settings, browser })
     }
 
     /// The outbox worker: sends mail once its undo delay has passed. Shells run it on their
@@ -214,6 +236,26 @@ impl App {
         settings.save(&self.store.dir().settings_path())?;
         let vault = self.vault.clone();
         Ok(async move { vault::apply_embedder(&vault, &settings.embedder).await })
+    }
+
+    /// Resumes suspended calls whose condition came true (the person got past a login), once a
+    /// second. Shells run it for as long as they live; resumed calls run as `caller`.
+    pub fn suspension_watcher(&self, caller: cowork_core::Caller) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let scheduler = Arc::downgrade(&self.scheduler);
+        async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let Some(scheduler) = scheduler.upgrade() else { return };
+                for (id, outcome) in scheduler.resume_ready(caller).await {
+                    tracing::info!(suspension = %id, ok = outcome.result.is_ok(), "resumed by its condition");
+                }
+            }
+        }
+    }
+
+    /// Ends the app's browser (and its driver and Chromium).
+    pub async fn close_browser(&self) {
+        self.browser.close().await;
     }
 
     /// Messages still waiting in the outbox.

@@ -73,7 +73,13 @@ enum TasksCmd {
         all: bool,
     },
     /// Run the suspended call again (reviewed and audited like any call).
-    Resume { id: String },
+    Resume {
+        id: String,
+        /// If it suspends again, wait and go on by itself once its condition holds (e.g. you
+        /// logged in in the browser window it shows).
+        #[arg(long)]
+        wait: bool,
+    },
     Cancel { id: String },
     /// More time before it times out.
     Extend {
@@ -277,6 +283,10 @@ enum ToolsCmd {
         /// Arguments as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+        /// If the call is suspended (a login wall), wait and go on by itself once its
+        /// condition holds — you log in in the browser window it opens. Exit 4 without it.
+        #[arg(long)]
+        wait: bool,
     },
     /// The tool definitions a model would receive.
     Export {
@@ -368,9 +378,43 @@ fn main() -> ExitCode {
     }
 }
 
+/// While the call is suspended, checks its condition twice a second and resumes it once it
+/// holds (the person logged in in the browser window the call opened); stops when the task is
+/// settled elsewhere (Resume in the window, cancel, timeout). Ctrl+C leaves it suspended.
+async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: cowork_core::CallOutcome) -> cowork_core::CallOutcome {
+    let Some(coordinator) = scheduler.suspensions() else { return outcome };
+    while let Err(cowork_contract::ToolError::Suspended { id, reason }) = &outcome.result {
+        let id = id.clone();
+        eprintln!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)");
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            if let Some(next) = scheduler.resume_if_ready(&id, Caller::Cli).await {
+                outcome = next;
+                break;
+            }
+            match coordinator.get(&id) {
+                Ok(Some(row)) if row.state == "suspended" => {}
+                Ok(Some(row)) => {
+                    eprintln!("task {id} was {} (by {})", row.state, row.settled_by.as_deref().unwrap_or("its deadline"));
+                    return outcome;
+                }
+                _ => return outcome,
+            }
+        }
+    }
+    outcome
+}
+
 /// One call through the scheduler, printed once its audit row is committed.
 async fn call_and_print(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool) -> Result<ExitCode, String> {
-    let outcome = scheduler.call(CallRequest::new(name, args, Caller::Cli, conversation)).await;
+    call_and_print_waiting(scheduler, name, args, conversation, json, false).await
+}
+
+async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool, wait: bool) -> Result<ExitCode, String> {
+    let mut outcome = scheduler.call(CallRequest::new(name, args, Caller::Cli, conversation)).await;
+    if wait {
+        outcome = wait_while_suspended(scheduler, outcome).await;
+    }
     // Nothing is reported done before its audit row is committed.
     scheduler.flush().map_err(|e| e.to_string())?;
     print::outcome(&outcome, json);
@@ -426,8 +470,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         }
-        Command::Tools(ToolsCmd::Call { name, args }) => {
-            let code = call_and_print(&scheduler, &name, parse_args(&args)?, conversation, json).await?;
+        Command::Tools(ToolsCmd::Call { name, args, wait }) => {
+            let code = call_and_print_waiting(&scheduler, &name, parse_args(&args)?, conversation, json, wait).await?;
             drain_outbox(&app, conversation).await;
             if let Some(worker) = outbox {
                 worker.abort();
@@ -613,8 +657,11 @@ async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCode, String>
     let coordinator = scheduler.suspensions().ok_or("this build keeps no suspended tasks")?;
     match cmd {
         TasksCmd::Suspended { all } => print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json),
-        TasksCmd::Resume { id } => {
-            let outcome = scheduler.resume(&id, Caller::Cli).await.map_err(|e| e.to_string())?;
+        TasksCmd::Resume { id, wait } => {
+            let mut outcome = scheduler.resume(&id, Caller::Cli).await.map_err(|e| e.to_string())?;
+            if wait {
+                outcome = wait_while_suspended(scheduler, outcome).await;
+            }
             scheduler.flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);
             return Ok(if outcome.result.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE });

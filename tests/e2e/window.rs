@@ -5,42 +5,15 @@
 //! denial; always → a rule shown in Settings, and no more asking; plan mode → a write is
 //! blocked. Screenshots of the modal and the finished chat are saved as artifacts.
 
+use cowork_tests::display::{Kill, start_xvfb};
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A private X server on a free display number (Xvfb picks it and writes it to a pipe).
-fn start_xvfb() -> (Kill, String) {
-    let (mut reader, writer) = std::io::pipe().expect("pipe");
-    let child = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", "1280x820x24", "-nolisten", "tcp"])
-        .stdout(writer.try_clone().expect("pipe"))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb is not installed: run tests/setup.sh");
-    drop(writer);
-    let mut number = String::new();
-    use std::io::Read;
-    let mut byte = [0u8; 1];
-    while reader.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
-        number.push(byte[0] as char);
-    }
-    assert!(!number.is_empty(), "Xvfb did not report a display");
-    (Kill(child), format!(":{number}"))
 }
 
 struct Driver {

@@ -3,9 +3,11 @@
 //! through the scheduler.
 
 pub mod bench;
+pub mod display;
 pub mod llm_server;
 pub mod mcp;
 pub mod peers;
+pub mod shop;
 
 use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};

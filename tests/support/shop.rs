@@ -53,8 +53,8 @@ fn login_form(next: &str, error: bool) -> Html<String> {
         "Sign in — Test Shop",
         &format!(
             "<h1>Sign in</h1>{error}<form method=post action=/login>\
-             <label>User <input name=user autofocus></label>\
-             <label>Password <input name=password type=password></label>\
+             <label>User <input name=user autofocus style=\"position:fixed;left:10%;width:80%;top:30%;height:30%\"></label>\
+             <label>Password <input name=password type=password style=\"position:fixed;left:10%;width:80%;top:65%;height:10%\"></label>\
              <input type=hidden name=next value=\"{next}\"><button>Sign in</button></form>"
         ),
     )

@@ -1,0 +1,172 @@
+//! The login wall with a person at a real headed Chromium, through the `cowork` binary: the
+//! task meets the wall and waits, the browser window opens on the login page (Xvfb), a
+//! simulated person (xdotool) signs in, and the task goes on by itself and reads the protected
+//! page. The login is then reused by the next task without waiting; and a task killed with -9
+//! while it waits is resumed by `cowork tasks resume ID --wait` after the "restart".
+
+use cowork_tests::display::start_xvfb;
+use cowork_tests::shop::{self, ORDER_TEXT, PASSWORD, USER};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Person {
+    display: String,
+}
+
+impl Person {
+    fn xdotool(&self, args: &[&str]) -> Output {
+        Command::new("xdotool").args(args).env("DISPLAY", &self.display).output().expect("xdotool is not installed: run tests/setup.sh")
+    }
+
+    /// The id of the visible browser window showing the sign-in page, once there is one.
+    fn sign_in_window(&self, deadline: Instant) -> String {
+        loop {
+            let found = self.xdotool(&["search", "--onlyvisible", "--name", "Sign in"]);
+            if let Some(id) = String::from_utf8_lossy(&found.stdout).lines().last() {
+                return id.to_string();
+            }
+            assert!(Instant::now() < deadline, "no browser window showed the sign-in page");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Types the user and password into the window the app opened, as a person would, until
+    /// the shop counts the login (the first keystrokes can race the page taking focus).
+    fn logs_in(&self, shop: &shop::Shop) {
+        let before = shop.logins();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for _attempt in 0..4 {
+            let window = self.sign_in_window(deadline);
+            self.xdotool(&["windowfocus", "--sync", &window]);
+            // A click in the user field (the shop draws it across the middle of the page), and
+            // whatever a lost attempt left in it selected.
+            let geometry = String::from_utf8_lossy(&self.xdotool(&["getwindowgeometry", "--shell", &window]).stdout).to_string();
+            let size = |key: &str| geometry.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.parse::<u32>().ok()).unwrap_or(800);
+            let (x, y) = ((size("WIDTH=") / 2).to_string(), (size("HEIGHT=") * 55 / 100).to_string());
+            self.xdotool(&["mousemove", "--window", &window, &x, &y, "click", "1"]);
+            std::thread::sleep(Duration::from_millis(200));
+            self.xdotool(&["key", "ctrl+a"]);
+            self.xdotool(&["type", "--delay", "30", USER]);
+            self.xdotool(&["key", "Tab"]);
+            self.xdotool(&["type", "--delay", "30", PASSWORD]);
+            self.xdotool(&["key", "Return"]);
+            let wait = Instant::now() + Duration::from_secs(8);
+            while Instant::now() < wait {
+                if shop.logins() > before {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        let shot = std::env::temp_dir().join("cowork-login-failed.png");
+        let _ = Command::new("import").args(["-window", "root"]).arg(&shot).env("DISPLAY", &self.display).status();
+        let windows = self.xdotool(&["search", "--onlyvisible", "--name", "."]);
+        let names: Vec<String> = String::from_utf8_lossy(&windows.stdout).lines().map(|w| String::from_utf8_lossy(&self.xdotool(&["getwindowname", w]).stdout).trim().to_string()).collect();
+        panic!("the simulated person could not log in (screen: {}; windows: {names:?})", shot.display());
+    }
+}
+
+fn cowork(home: &Path, display: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cowork"));
+    command.arg("--home").arg(home).env("DISPLAY", display).env_remove("WAYLAND_DISPLAY").stdin(Stdio::null());
+    command
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// Waits (bounded) for a child to end, killing it if it does not.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!("cowork did not finish in {limit:?}:\n{}", text(&out));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn suspended(home: &Path, display: &str) -> Vec<serde_json::Value> {
+    let out = cowork(home, display).args(["--json", "tasks", "suspended"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
+}
+
+fn allow_the_shop(home: &Path, display: &str) {
+    let out = cowork(home, display).args(["policy", "rules", "add", "allow", "browser_navigate(http://127.0.0.1:*)"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page() {
+    let (_xvfb, display) = start_xvfb();
+    let person = Person { display: display.clone() };
+    let shop = shop::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("cowork");
+    allow_the_shop(&home, &display);
+    let orders = serde_json::json!({"url": shop.url("/orders")}).to_string();
+
+    // The task meets the wall, shows the login page in a real window, and waits.
+    let task = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders, "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    person.logs_in(&shop);
+    let out = finish(task, Duration::from_secs(90));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("waiting: login needed at"), "it said why it waited: {}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(ORDER_TEXT), "{}", text(&out));
+    assert_eq!(shop.logins(), 1);
+    let settled = cowork(&home, &display).args(["--json", "tasks", "suspended", "--all"]).output().unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&settled.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0]["state"].as_str(), rows[0]["settled_by"].as_str()), (Some("resumed"), Some("auto")), "{rows:?}");
+
+    // The next task reuses the login from the app's profile: no wall, no waiting.
+    let again = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders]).output().unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(String::from_utf8_lossy(&again.stdout).contains(ORDER_TEXT), "{}", text(&again));
+    assert_eq!(shop.logins(), 1, "no second login");
+    assert!(suspended(&home, &display).is_empty());
+}
+
+#[test]
+fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
+    let (_xvfb, display) = start_xvfb();
+    let person = Person { display: display.clone() };
+    let shop = shop::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("cowork");
+    allow_the_shop(&home, &display);
+    let orders = serde_json::json!({"url": shop.url("/orders")}).to_string();
+
+    let mut task = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders, "--wait"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let waiting = loop {
+        if let Some(row) = suspended(&home, &display).pop() {
+            break row;
+        }
+        assert!(Instant::now() < deadline, "the task did not suspend at the wall");
+        assert!(task.try_wait().unwrap().is_none(), "the task ended instead of waiting");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    person.sign_in_window(deadline); // the person sees the login page…
+    task.kill().unwrap(); // …and the app dies (SIGKILL) before they log in.
+    task.wait().unwrap();
+    assert!(waiting["reason"].as_str().unwrap().starts_with(&format!("login needed at {}", shop.base)), "{waiting}");
+
+    // After the restart the task is still there, and resuming it shows the login page again.
+    let after = suspended(&home, &display);
+    assert_eq!(after.len(), 1, "the suspension survived the kill: {after:?}");
+    let id = after[0]["id"].as_str().unwrap().to_string();
+    let resumed = cowork(&home, &display).args(["tasks", "resume", &id, "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    person.logs_in(&shop);
+    let out = finish(resumed, Duration::from_secs(90));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(ORDER_TEXT), "{}", text(&out));
+    assert_eq!(shop.logins(), 1);
+    assert!(suspended(&home, &display).is_empty(), "nothing is left waiting");
+}

@@ -27,6 +27,8 @@ echo "== personal benchmark (smoke run; real figures: cargo bench -p cowork-test
 CAL_BENCH_EVENTS=500 MAIL_BENCH_MESSAGES=50 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench personal
 echo "== vault benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench vault)"
 VAULT_BENCH_ENTRIES=2000 VAULT_BENCH_INGEST=100 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench vault
+echo "== browser benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench browser)"
+BROWSER_BENCH_ACTIONS=20 cargo test --locked -p cowork-tests --bench browser
 
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -259,9 +259,10 @@ impl Tool for Snapshot {
         let mut live = session.lock().await;
         let result = async {
             let page = session.page(tool, &mut live).await?;
-            let snapshot = outline(tool, &page).await?;
-            let title = page.title().await.map_err(|e| browser_error(tool, "reading the title", e))?;
-            Ok(SnapshotOutput { url: page.url(), title, snapshot })
+            // Both asked at once: the driver answers them in parallel (one round trip, not two).
+            let (snapshot, title) = tokio::join!(outline(tool, &page), page.title());
+            let title = title.map_err(|e| browser_error(tool, "reading the title", e))?;
+            Ok(SnapshotOutput { url: page.url(), title, snapshot: snapshot? })
         }
         .await;
         self.shared.settle(&mut live, result)

@@ -138,17 +138,17 @@ pub struct ToolCallView {
 pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String, card: Option<String>) -> Res<ToolCallView> {
     let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
     request.caller_ref = card;
-    Ok(call_view(shell.app.scheduler().call(request).await))
+    Ok(call_view(&shell.app.scheduler().call(request).await))
 }
 
-fn call_view(outcome: cowork_core::CallOutcome) -> ToolCallView {
+fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
     let (ok, text, structured) = match &outcome.result {
         Ok(output) => (true, output.text_content(), output.structured.clone()),
         Err(e) => (false, e.to_string(), None),
     };
     ToolCallView {
-        call_id: outcome.call_id,
-        tool: outcome.tool,
+        call_id: outcome.call_id.clone(),
+        tool: outcome.tool.clone(),
         ok,
         text,
         structured,
@@ -185,7 +185,7 @@ pub fn outbox(shell: State<'_, Shell>) -> Res<Vec<cowork_app::OutboxRow>> {
 /// Logs in and reads a little, as an audited call.
 #[tauri::command]
 pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCallView> {
-    Ok(call_view(shell.app.test_account(&name, Caller::Palette, "settings").await?))
+    Ok(call_view(&shell.app.test_account(&name, Caller::Palette, "settings").await?))
 }
 
 #[tauri::command]
@@ -395,8 +395,16 @@ pub fn list_suspensions(shell: State<'_, Shell>) -> Res<Vec<cowork_core::Suspens
 
 /// Runs the suspended call again, through the gate (reviewed and audited).
 #[tauri::command]
-pub async fn resume_suspension(shell: State<'_, Shell>, id: String) -> Res<ToolCallView> {
-    Ok(call_view(shell.app.scheduler().resume(&id, Caller::Palette).await.map_err(|e| e.to_string())?))
+pub async fn resume_suspension<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, id: String) -> Res<ToolCallView> {
+    let outcome = shell.app.scheduler().resume(&id, Caller::Palette).await.map_err(|e| e.to_string())?;
+    emit_resumed(&handle, &id, &outcome);
+    Ok(call_view(&outcome))
+}
+
+/// Tells the window a suspended task ran again (by the button or by itself): the banner and
+/// the task's card show what it did.
+pub fn emit_resumed<R: Runtime>(handle: &AppHandle<R>, id: &str, outcome: &cowork_core::CallOutcome) {
+    let _ = handle.emit("task-resumed", serde_json::json!({"id": id, "call": call_view(outcome)}));
 }
 
 #[tauri::command]

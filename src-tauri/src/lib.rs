@@ -60,7 +60,10 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             // The vault's index follows its folder (edits in Obsidian) while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
             // Suspended tasks whose condition came true (the person logged in) go on by themselves.
-            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.suspension_watcher(cowork_core::Caller::Chat));
+            // The banner says what they did.
+            let handle = tauri_app.handle().clone();
+            let on_resumed = move |id: &str, outcome: &cowork_core::CallOutcome| commands::emit_resumed(&handle, id, outcome);
+            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.suspension_watcher(cowork_core::Caller::Chat, on_resumed));
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {

@@ -4,68 +4,11 @@
 //! page. The login is then reused by the next task without waiting; and a task killed with -9
 //! while it waits is resumed by `cowork tasks resume ID --wait` after the "restart".
 
-use cowork_tests::display::start_xvfb;
-use cowork_tests::shop::{self, ORDER_TEXT, PASSWORD, USER};
+use cowork_tests::display::{Person, start_xvfb};
+use cowork_tests::shop::{self, ORDER_TEXT};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-struct Person {
-    display: String,
-}
-
-impl Person {
-    fn xdotool(&self, args: &[&str]) -> Output {
-        Command::new("xdotool").args(args).env("DISPLAY", &self.display).output().expect("xdotool is not installed: run tests/setup.sh")
-    }
-
-    /// The id of the visible browser window showing the sign-in page, once there is one.
-    fn sign_in_window(&self, deadline: Instant) -> String {
-        loop {
-            let found = self.xdotool(&["search", "--onlyvisible", "--name", "Sign in"]);
-            if let Some(id) = String::from_utf8_lossy(&found.stdout).lines().last() {
-                return id.to_string();
-            }
-            assert!(Instant::now() < deadline, "no browser window showed the sign-in page");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    /// Types the user and password into the window the app opened, as a person would, until
-    /// the shop counts the login (the first keystrokes can race the page taking focus).
-    fn logs_in(&self, shop: &shop::Shop) {
-        let before = shop.logins();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        for _attempt in 0..4 {
-            let window = self.sign_in_window(deadline);
-            self.xdotool(&["windowfocus", "--sync", &window]);
-            // A click in the user field (the shop draws it across the middle of the page), and
-            // whatever a lost attempt left in it selected.
-            let geometry = String::from_utf8_lossy(&self.xdotool(&["getwindowgeometry", "--shell", &window]).stdout).to_string();
-            let size = |key: &str| geometry.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.parse::<u32>().ok()).unwrap_or(800);
-            let (x, y) = ((size("WIDTH=") / 2).to_string(), (size("HEIGHT=") * 55 / 100).to_string());
-            self.xdotool(&["mousemove", "--window", &window, &x, &y, "click", "1"]);
-            std::thread::sleep(Duration::from_millis(200));
-            self.xdotool(&["key", "ctrl+a"]);
-            self.xdotool(&["type", "--delay", "30", USER]);
-            self.xdotool(&["key", "Tab"]);
-            self.xdotool(&["type", "--delay", "30", PASSWORD]);
-            self.xdotool(&["key", "Return"]);
-            let wait = Instant::now() + Duration::from_secs(8);
-            while Instant::now() < wait {
-                if shop.logins() > before {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-        let shot = std::env::temp_dir().join("cowork-login-failed.png");
-        let _ = Command::new("import").args(["-window", "root"]).arg(&shot).env("DISPLAY", &self.display).status();
-        let windows = self.xdotool(&["search", "--onlyvisible", "--name", "."]);
-        let names: Vec<String> = String::from_utf8_lossy(&windows.stdout).lines().map(|w| String::from_utf8_lossy(&self.xdotool(&["getwindowname", w]).stdout).trim().to_string()).collect();
-        panic!("the simulated person could not log in (screen: {}; windows: {names:?})", shot.display());
-    }
-}
 
 fn cowork(home: &Path, display: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cowork"));
@@ -105,7 +48,7 @@ fn allow_the_shop(home: &Path, display: &str) {
 #[test]
 fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page() {
     let (_xvfb, display) = start_xvfb();
-    let person = Person { display: display.clone() };
+    let person = Person::at(&display);
     let shop = shop::start();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("cowork");
@@ -114,7 +57,7 @@ fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page()
 
     // The task meets the wall, shows the login page in a real window, and waits.
     let task = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders, "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    person.logs_in(&shop);
+    person.logs_in_to(&shop);
     let out = finish(task, Duration::from_secs(90));
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("waiting: login needed at"), "it said why it waited: {}", text(&out));
@@ -136,7 +79,7 @@ fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page()
 #[test]
 fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
     let (_xvfb, display) = start_xvfb();
-    let person = Person { display: display.clone() };
+    let person = Person::at(&display);
     let shop = shop::start();
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("cowork");
@@ -153,7 +96,7 @@ fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
         assert!(task.try_wait().unwrap().is_none(), "the task ended instead of waiting");
         std::thread::sleep(Duration::from_millis(200));
     };
-    person.sign_in_window(deadline); // the person sees the login page…
+    person.window_named(shop::LOGIN_TITLE, deadline); // the person sees the login page…
     task.kill().unwrap(); // …and the app dies (SIGKILL) before they log in.
     task.wait().unwrap();
     assert!(waiting["reason"].as_str().unwrap().starts_with(&format!("login needed at {}", shop.base)), "{waiting}");
@@ -163,7 +106,7 @@ fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
     assert_eq!(after.len(), 1, "the suspension survived the kill: {after:?}");
     let id = after[0]["id"].as_str().unwrap().to_string();
     let resumed = cowork(&home, &display).args(["tasks", "resume", &id, "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    person.logs_in(&shop);
+    person.logs_in_to(&shop);
     let out = finish(resumed, Duration::from_secs(90));
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains(ORDER_TEXT), "{}", text(&out));

@@ -5,7 +5,7 @@
 //! denial; always → a rule shown in Settings, and no more asking; plan mode → a write is
 //! blocked. Screenshots of the modal and the finished chat are saved as artifacts.
 
-use cowork_tests::display::{Kill, start_xvfb};
+use cowork_tests::display::{Kill, Person, start_xvfb};
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -20,6 +20,8 @@ struct Driver {
     http: reqwest::Client,
     base: String,
     session: String,
+    /// The X display the window (and any browser the app opens) is on.
+    display: String,
 }
 
 impl Driver {
@@ -133,7 +135,7 @@ async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kill, D
             Err(e) => panic!("WebKitWebDriver did not answer: {e}"),
         }
     };
-    (xvfb, driver, Driver { http, base, session })
+    (xvfb, driver, Driver { http, base, session, display })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -605,5 +607,45 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
     // Audited like any call, with its origin.
     let caller: String = conn.query_row("SELECT caller FROM audit_log WHERE tool = 'create_task' ORDER BY seq DESC LIMIT 1", [], |r| r.get(0)).unwrap();
     assert_eq!(caller, "palette");
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}
+
+/// "Check my order status": the task meets the shop's login wall and is suspended; the window
+/// shows its banner and a real Chromium window on the login page (the app's own profile); the
+/// person logs in there, and the task goes on by itself: the banner says what it read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_logs_in() {
+    let home = tempfile::tempdir().unwrap();
+    let shop = cowork_tests::shop::start();
+    std::fs::write(home.path().join("settings.json"), json!({"permissions": {"allow": ["browser_navigate(http://127.0.0.1:*)"]}}).to_string()).unwrap();
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(30)).await;
+    d.type_into(&input, &format!("/browser_navigate {}", json!({"url": shop.url("/orders")}))).await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+
+    let bar = d.wait_for("[data-testid=suspended-bar]", Duration::from_secs(60)).await;
+    let said = d.text(&bar).await;
+    assert!(said.contains(&format!("login needed at {}", shop.base)) && said.contains("Log in, then Resume"), "{said}");
+    d.wait_for("[data-tool=browser_navigate][data-status=waiting]", Duration::from_secs(5)).await;
+    d.screenshot(&artifacts().join("login-wall-banner.png")).await;
+
+    let person = Person::at(&d.display);
+    tokio::task::spawn_blocking({
+        let (person, shop) = (person, shop.clone());
+        move || person.logs_in_to(&shop)
+    })
+    .await
+    .unwrap();
+    let note = d.wait_for("[data-testid=resumed-note]", Duration::from_secs(30)).await;
+    let said = d.text(&note).await;
+    assert!(said.contains("Your orders"), "the banner says what the resumed task read: {said}");
+    let card = d.wait_for("[data-tool=browser_navigate][data-status=ok]", Duration::from_secs(5)).await;
+    assert!(d.text(&card).await.contains(cowork_tests::shop::ORDER_TEXT), "the task's card shows the page it read");
+    d.screenshot(&artifacts().join("login-wall-resumed.png")).await;
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    let (state, by): (String, String) = conn.query_row("SELECT state, settled_by FROM suspensions", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!((state.as_str(), by.as_str()), ("resumed", "auto"));
+    // Once where the login form sent the person, once by the resumed task: nothing more.
+    assert_eq!(shop.counts.orders_served.load(std::sync::atomic::Ordering::SeqCst), 2);
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }

@@ -11,6 +11,7 @@ use axum::routing::get;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 pub const USER: &str = "alice";
 pub const PASSWORD: &str = "secret";
@@ -25,6 +26,7 @@ pub struct Counts {
     pub orders_served: AtomicU32,
 }
 
+#[derive(Clone)]
 pub struct Shop {
     pub base: String,
     pub counts: Arc<Counts>,
@@ -50,7 +52,7 @@ fn logged_in(headers: &HeaderMap) -> bool {
 fn login_form(next: &str, error: bool) -> Html<String> {
     let error = if error { "<p role=alert>Wrong user or password</p>" } else { "" };
     page(
-        "Sign in — Test Shop",
+        &format!("{LOGIN_TITLE} — Test Shop"),
         &format!(
             "<h1>Sign in</h1>{error}<form method=post action=/login>\
              <label>User <input name=user autofocus style=\"position:fixed;left:10%;width:80%;top:30%;height:30%\"></label>\
@@ -115,4 +117,36 @@ pub fn start() -> Shop {
         });
     });
     Shop { base, counts }
+}
+
+/// The login page's title (the browser window shows it).
+pub const LOGIN_TITLE: &str = "Sign in";
+
+impl crate::display::Person {
+    /// Signs in to the shop in the browser window the app opened, as a person would, until the
+    /// shop counts the login (the first keystrokes can race the page taking focus).
+    pub fn logs_in_to(&self, shop: &Shop) {
+        let before = shop.logins();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for _attempt in 0..4 {
+            let window = self.window_named(LOGIN_TITLE, deadline);
+            // The user field spans the middle of the page (see `login_form`); select whatever
+            // a lost attempt left in it.
+            self.click_at(&window, 0.5, 0.55);
+            std::thread::sleep(Duration::from_millis(200));
+            self.presses("ctrl+a");
+            self.types(USER);
+            self.presses("Tab");
+            self.types(PASSWORD);
+            self.presses("Return");
+            let wait = Instant::now() + Duration::from_secs(8);
+            while Instant::now() < wait {
+                if shop.logins() > before {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        panic!("the simulated person could not log in (screen: {})", self.screenshot("cowork-login-failed.png").display());
+    }
 }

@@ -1,31 +1,37 @@
 // The banner of tasks waiting for the person (a login, a code, an answer): Resume runs the
 // suspended call again through the scheduler (reviewed and audited), +30 min gives more time,
-// Cancel ends it. It polls, so a task resumed or cancelled from the CLI disappears here too.
+// Cancel ends it. It polls, so a task resumed or cancelled from the CLI disappears here too; a
+// task that went on by itself (the person logged in) says what it did.
 import { useEffect, useState } from "preact/hooks";
-import { api, type Suspension } from "./api";
+import { api, on, type Suspension, type ToolCallView } from "./api";
 import { t } from "./i18n";
 
 export function SuspendedBar() {
   const [open, setOpen] = useState<Suspension[]>([]);
   const [note, setNote] = useState("");
   const refresh = () => api.suspensions().then(setOpen).catch(() => {});
+  const say = (said: string) => {
+    setNote(said);
+    setTimeout(() => setNote((now) => (now === said ? "" : now)), 15000);
+  };
+  const outcome = (r: ToolCallView) => (r.ok ? `${t("resumed")}: ${r.text.split("\n")[0]}` : r.text);
   useEffect(() => {
     refresh();
     const timer = setInterval(refresh, 2000);
-    return () => clearInterval(timer);
+    const un = on<{ id: string; call: ToolCallView }>("task-resumed", (e) => { say(outcome(e.call)); refresh(); });
+    return () => { clearInterval(timer); un.then((f) => f()); };
   }, []);
   const act = async (f: () => Promise<string | void>) => {
-    try { const said = await f(); if (said) setNote(said); } catch (e) { setNote(String(e)); }
+    try { const said = await f(); if (said) say(said); } catch (e) { say(String(e)); }
     refresh();
-    setTimeout(() => setNote(""), 8000);
   };
-  if (open.length === 0) return note ? <div class="suspended-bar" role="status">{note}</div> : null;
+  if (open.length === 0) return note ? <div class="suspended-bar" role="status" data-testid="resumed-note">{note}</div> : null;
   return (
     <div class="suspended-bar" role="status" data-testid="suspended-bar">
       {open.map((s) => (
         <div key={s.id} class="row" data-id={s.id}>
           <span><strong>{t("waitingForYou")}</strong> {s.reason} <span class="muted">({s.tool} · {t("until")} {new Date(s.deadline).toLocaleTimeString()})</span></span>
-          <button class="primary" data-testid="resume-task" onClick={() => act(async () => { const r = await api.resumeSuspension(s.id); return r.ok ? `${t("resumed")}: ${r.text.split("\n")[0]}` : r.text; })}>{t("resume")}</button>
+          <button class="primary" data-testid="resume-task" onClick={() => act(async () => { await api.resumeSuspension(s.id); })}>{t("resume")}</button>
           <button onClick={() => act(async () => { await api.extendSuspension(s.id, 30); })}>+30 min</button>
           <button onClick={() => act(async () => { await api.cancelSuspension(s.id); })}>{t("cancelTask")}</button>
         </div>

@@ -239,8 +239,13 @@ impl App {
     }
 
     /// Resumes suspended calls whose condition came true (the person got past a login), once a
-    /// second. Shells run it for as long as they live; resumed calls run as `caller`.
-    pub fn suspension_watcher(&self, caller: cowork_core::Caller) -> impl std::future::Future<Output = ()> + Send + 'static {
+    /// second. Shells run it for as long as they live; resumed calls run as `caller`, and
+    /// `on_resumed` gets each one's suspension id and outcome (the window shows it).
+    pub fn suspension_watcher(
+        &self,
+        caller: cowork_core::Caller,
+        on_resumed: impl Fn(&str, &cowork_core::CallOutcome) + Send + 'static,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let scheduler = Arc::downgrade(&self.scheduler);
         async move {
             loop {
@@ -248,6 +253,7 @@ impl App {
                 let Some(scheduler) = scheduler.upgrade() else { return };
                 for (id, outcome) in scheduler.resume_ready(caller).await {
                     tracing::info!(suspension = %id, ok = outcome.result.is_ok(), "resumed by its condition");
+                    on_resumed(&id, &outcome);
                 }
             }
         }

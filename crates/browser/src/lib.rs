@@ -106,8 +106,9 @@ impl ResumeProbe for LoginProbe {
             through = page.locator(selector.as_str()).is_visible().await.unwrap_or(false);
         }
         if through {
-            // Back to work without a window, on the page the person reached.
-            if let Err(e) = session.relaunch(tool, &mut live, false, &facts.url).await {
+            // Back to work without a window; the resumed call opens its page itself (loading
+            // it here too would hit the site once more for nothing).
+            if let Err(e) = session.relaunch(tool, &mut live, false, "").await {
                 tracing::warn!("browser: back to headless: {e}");
             }
         }

@@ -128,6 +128,8 @@ pub struct ToolCallView {
     text: String,
     /// The tool's structured output (panels like the change review read it).
     structured: Option<serde_json::Value>,
+    /// Image blocks (a screenshot), shown under the text.
+    images: Vec<cowork_contract::Content>,
     decision: Option<Action>,
     score: Option<u8>,
     duration_ms: u64,
@@ -152,6 +154,7 @@ fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
         ok,
         text,
         structured,
+        images: outcome.result.as_ref().map(|o| o.images()).unwrap_or_default(),
         decision: outcome.review.as_ref().map(|r| r.decision),
         score: outcome.review.as_ref().map(|r| r.score),
         duration_ms: outcome.duration.as_millis() as u64,

@@ -642,6 +642,15 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
     let card = d.wait_for("[data-tool=browser_navigate][data-status=ok]", Duration::from_secs(5)).await;
     assert!(d.text(&card).await.contains(cowork_tests::shop::ORDER_TEXT), "the task's card shows the page it read");
     d.screenshot(&artifacts().join("login-wall-resumed.png")).await;
+
+    // A screenshot of the page the task is on shows as an image in its card.
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(5)).await;
+    d.type_into(&input, "/browser_screenshot").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    let image = d.wait_for("[data-tool=browser_screenshot][data-status=ok] img.card-image", Duration::from_secs(30)).await;
+    let width = d.cmd(reqwest::Method::GET, &format!("/element/{image}/property/naturalWidth"), None).await;
+    assert!(width.as_u64().unwrap_or(0) >= 800, "a decoded PNG of the page: {width}");
+    d.screenshot(&artifacts().join("browser-screenshot-card.png")).await;
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let (state, by): (String, String) = conn.query_row("SELECT state, settled_by FROM suspensions", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
     assert_eq!((state.as_str(), by.as_str()), ("resumed", "auto"));

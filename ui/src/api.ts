@@ -33,7 +33,7 @@ export interface ToolInfo { spec: ToolSpec; layer: "stub" | "builtin" | "mcp"; o
 export type AgentEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call_requested"; id: string; name: string; input: unknown }
-  | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; duration_ms: number }
+  | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; images: ImageBlock[]; duration_ms: number }
   | { type: "recalled"; call_id: string; memories: { id: string; title: string; kind: string; snippet: string }[] }
   | { type: "finished"; steps: number };
 export interface Progress { progress: number; total?: number | null; message?: string | null }
@@ -54,7 +54,9 @@ export interface AuditEntry {
   error: string | null; duration_us: number | null; hash: string;
 }
 export interface VerifyReport { rows: number; head_seq: number; head_hash: string; problems: { seq: number; message: string }[] }
-export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; structured: unknown; decision: Action | null; score: number | null; duration_ms: number }
+/** An image a tool returned (a screenshot). */
+export interface ImageBlock { type: "image"; mime_type: string; data_base64: string }
+export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; structured: unknown; images: ImageBlock[]; decision: Action | null; score: number | null; duration_ms: number }
 export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
 export interface ElicitationRequest { id: string; from: string; message: string; schema: { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] } }

@@ -1,9 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, on, type AgentEvent, type FirstRun, type Message, type Part, type Progress, type ToolCallView, type ToolEvent } from "./api";
+import { api, on, type AgentEvent, type FirstRun, type Message, type Part, type ImageBlock, type Progress, type ToolCallView, type ToolEvent } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; result?: string; duration_ms?: number; progress?: Progress }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; result?: string; images?: ImageBlock[]; duration_ms?: number; progress?: Progress }
+
+/// Raster images only, as data URLs (no SVG: it can carry script and links).
+const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
 /// A finished call's card status: a suspended call waits for the person (the banner above).
 function finished(ok: boolean, result: string | undefined): ToolCard["status"] {
@@ -62,6 +65,9 @@ function Card({ card }: { card: ToolCard }) {
       {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
       {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
       {card.result !== undefined && <pre class="card-result">{card.result}</pre>}
+      {card.images?.filter((i) => SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
+        <img key={n} class="card-image" alt={`${card.name} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
+      ))}
     </div>
   );
 }
@@ -100,7 +106,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           // Which memories the model was given for this turn, under the person's message.
           next.push({ kind: "recalled", memories: event.memories });
         } else if (event.type === "tool_call_finished") {
-          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.result), result: event.result, duration_ms: event.duration_ms } } : it);
+          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.result), result: event.result, images: event.images, duration_ms: event.duration_ms } } : it);
         }
         return next;
       });
@@ -122,7 +128,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     // A waiting card whose task went on by itself shows what the resumed call returned.
     const r = on<{ id: string; call: ToolCallView }>("task-resumed", ({ id, call }) => {
       setItems((list) => list.map((it) => it.kind === "tool" && it.card.status === "waiting" && it.card.result?.includes(id)
-        ? { kind: "tool", card: { ...it.card, status: finished(call.ok, call.text), result: call.text, duration_ms: call.duration_ms } } : it));
+        ? { kind: "tool", card: { ...it.card, status: finished(call.ok, call.text), result: call.text, images: call.images, duration_ms: call.duration_ms } } : it));
     });
     return () => { a.then((f) => f()); d.then((f) => f()); p.then((f) => f()); r.then((f) => f()); };
   }, []);
@@ -137,8 +143,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
-      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, text: String(e), duration_ms: 0 }));
-      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.text), result: view.text, duration_ms: view.duration_ms } } : it));
+      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, text: String(e), images: [], duration_ms: 0 }));
+      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.text), result: view.text, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
     setItems((l) => [...l, { kind: "user", text }]);

@@ -52,7 +52,9 @@ impl Default for AgentConfig {
 pub enum AgentEvent {
     TextDelta { text: String },
     ToolCallRequested { id: String, name: String, input: serde_json::Value },
-    ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, duration_ms: u64 },
+    /// `images` are the result's image blocks (a screenshot), for the window only: the model
+    /// gets the text.
+    ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, images: Vec<cowork_contract::Content>, duration_ms: u64 },
     /// Memories recalled for this turn, shown with the person's message.
     Recalled { call_id: String, memories: Vec<Recalled> },
     Finished { steps: u32 },
@@ -242,6 +244,7 @@ impl Agent {
                     call_id: outcome.call_id.clone(),
                     ok,
                     result: content.clone(),
+                    images: outcome.result.as_ref().map(|o| o.images()).unwrap_or_default(),
                     duration_ms: outcome.duration.as_millis() as u64,
                 });
                 results.push(Part::ToolResult { tool_use_id: id.clone(), content, is_error: !ok });

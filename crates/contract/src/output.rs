@@ -27,6 +27,11 @@ impl ToolOutput {
         ToolOutput { content: vec![Content::Text { text: text.into() }], ..Default::default() }
     }
 
+    /// The image blocks (a screenshot): the window shows them under the call's text.
+    pub fn images(&self) -> Vec<Content> {
+        self.content.iter().filter(|c| matches!(c, Content::Image { .. })).cloned().collect()
+    }
+
     /// All text blocks joined: what a terminal or a model prompt shows.
     pub fn text_content(&self) -> String {
         let mut parts = Vec::new();

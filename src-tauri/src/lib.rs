@@ -153,3 +153,11 @@ fn forward<R: Runtime, Q: serde::Serialize + Clone + Send + 'static, A: Send + '
 pub fn context<R: Runtime>() -> tauri::Context<R> {
     tauri::generate_context!("../tauri.conf.json")
 }
+
+/// What the window does as the app exits: the browser is closed cleanly, so a login the person
+/// just made is written to the app's profile.
+pub fn on_run_event<R: Runtime>(handle: &tauri::AppHandle<R>, event: tauri::RunEvent) {
+    if let tauri::RunEvent::Exit = event {
+        tauri::async_runtime::block_on(handle.state::<Shell>().app.close_browser());
+    }
+}

@@ -21,6 +21,7 @@ fn main() {
         std::process::exit(2);
     });
     cowork_desktop::builder(tauri::Builder::default(), shell, asks)
-        .run(cowork_desktop::context())
-        .expect("error while running Cowork");
+        .build(cowork_desktop::context())
+        .expect("error while starting Cowork")
+        .run(cowork_desktop::on_run_event);
 }

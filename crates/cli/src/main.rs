@@ -472,6 +472,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Tools(ToolsCmd::Call { name, args, wait }) => {
             let code = call_and_print_waiting(&scheduler, &name, parse_args(&args)?, conversation, json, wait).await?;
+            // A clean close writes the browser's cookies (a login) to the profile now.
+            app.close_browser().await;
             drain_outbox(&app, conversation).await;
             if let Some(worker) = outbox {
                 worker.abort();
@@ -480,7 +482,11 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Account(cmd) => return account(&app, cmd, conversation, json).await,
         Command::Vault(cmd) => return vault(&app, cmd, conversation, json).await,
-        Command::Tasks(cmd) => return tasks(&app, cmd, json).await,
+        Command::Tasks(cmd) => {
+            let code = tasks(&app, cmd, json).await;
+            app.close_browser().await;
+            return code;
+        }
         // The review side of the shadow FS runs as tools: reviewed and audited like any call.
         Command::Changes(cmd) => {
             let calls = match cmd {

@@ -40,20 +40,35 @@ fn suspended(home: &Path, display: &str) -> Vec<serde_json::Value> {
     serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
 }
 
-fn allow_the_shop(home: &Path, display: &str) {
-    let out = cowork(home, display).args(["policy", "rules", "add", "allow", "browser_navigate(http://127.0.0.1:*)"]).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+/// A private display with a person at it, the shop, and a data dir whose rules let the browser
+/// open the shop.
+struct Scene {
+    _xvfb: cowork_tests::display::Kill,
+    display: String,
+    person: Person,
+    shop: shop::Shop,
+    _tmp: tempfile::TempDir,
+    home: std::path::PathBuf,
+    /// `browser_navigate`'s arguments for the protected page.
+    orders: String,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let (xvfb, display) = start_xvfb();
+        let shop = shop::start();
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("cowork");
+        let out = cowork(&home, &display).args(["policy", "rules", "add", "allow", "browser_navigate(http://127.0.0.1:*)"]).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let orders = serde_json::json!({"url": shop.url("/orders")}).to_string();
+        Scene { _xvfb: xvfb, person: Person::at(&display), display, shop, _tmp: tmp, home, orders }
+    }
 }
 
 #[test]
 fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page() {
-    let (_xvfb, display) = start_xvfb();
-    let person = Person::at(&display);
-    let shop = shop::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("cowork");
-    allow_the_shop(&home, &display);
-    let orders = serde_json::json!({"url": shop.url("/orders")}).to_string();
+    let Scene { _xvfb, display, person, shop, _tmp, home, orders } = Scene::new();
 
     // The task meets the wall, shows the login page in a real window, and waits.
     let task = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders, "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
@@ -78,13 +93,7 @@ fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page()
 
 #[test]
 fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
-    let (_xvfb, display) = start_xvfb();
-    let person = Person::at(&display);
-    let shop = shop::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("cowork");
-    allow_the_shop(&home, &display);
-    let orders = serde_json::json!({"url": shop.url("/orders")}).to_string();
+    let Scene { _xvfb, display, person, shop, _tmp, home, orders } = Scene::new();
 
     let mut task = cowork(&home, &display).args(["tools", "call", "browser_navigate", "--args", &orders, "--wait"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -103,6 +103,17 @@ impl Shared {
         Ok(PageState { url: facts.url, title: facts.title, login_wall })
     }
 
+    /// Runs `act` on the current tab (the browser starts if none runs), one browser call at a
+    /// time; a failure whose browser went away leaves none behind.
+    async fn on_page<T>(&self, tool: &str, act: impl AsyncFnOnce(Page) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        let mut live = self.session.lock().await;
+        let result = match self.session.page(tool, &mut live).await {
+            Ok(page) => act(page).await,
+            Err(e) => Err(e),
+        };
+        self.settle(&mut live, result)
+    }
+
     /// A failed call whose browser went away leaves none behind: the next call starts afresh.
     fn settle<T>(&self, live: &mut Option<Live>, result: Result<T, ToolError>) -> Result<T, ToolError> {
         if let Err(e) = &result {
@@ -255,17 +266,14 @@ impl Tool for Snapshot {
 
     async fn call(&self, _input: &SnapshotInput, _ctx: &ToolContext) -> Result<SnapshotOutput, ToolError> {
         let tool = "browser_snapshot";
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            // Both asked at once: the driver answers them in parallel (one round trip, not two).
-            let (snapshot, title) = tokio::join!(outline(tool, &page), page.title());
-            let title = title.map_err(|e| browser_error(tool, "reading the title", e))?;
-            Ok(SnapshotOutput { url: page.url(), title, snapshot: snapshot? })
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                // Both asked at once: the driver answers them in parallel (one round trip, not two).
+                let (snapshot, title) = tokio::join!(outline(tool, &page), page.title());
+                let title = title.map_err(|e| browser_error(tool, "reading the title", e))?;
+                Ok(SnapshotOutput { url: page.url(), title, snapshot: snapshot? })
+            })
+            .await
     }
 
     fn to_text(&self, out: &SnapshotOutput) -> String {
@@ -304,15 +312,12 @@ impl Tool for Click {
 
     async fn call(&self, input: &ClickInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
         let tool = "browser_click";
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            input.target.locate(tool, &page)?.click(None).await.map_err(|e| browser_error(tool, "clicking", e))?;
-            self.shared.state(tool, &page).await
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                input.target.locate(tool, &page)?.click(None).await.map_err(|e| browser_error(tool, "clicking", e))?;
+                self.shared.state(tool, &page).await
+            })
+            .await
     }
 
     fn to_text(&self, out: &PageState) -> String {
@@ -356,20 +361,17 @@ impl Tool for Type {
 
     async fn call(&self, input: &TypeInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
         let tool = "browser_type";
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            let field = input.target.locate(tool, &page)?;
-            field.fill(&input.value, None).await.map_err(|e| browser_error(tool, "typing", e))?;
-            if input.submit {
-                field.press("Enter", None).await.map_err(|e| browser_error(tool, "pressing Enter", e))?;
-                let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
-            }
-            self.shared.state(tool, &page).await
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                let field = input.target.locate(tool, &page)?;
+                field.fill(&input.value, None).await.map_err(|e| browser_error(tool, "typing", e))?;
+                if input.submit {
+                    field.press("Enter", None).await.map_err(|e| browser_error(tool, "pressing Enter", e))?;
+                    let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
+                }
+                self.shared.state(tool, &page).await
+            })
+            .await
     }
 
     fn to_text(&self, out: &PageState) -> String {
@@ -419,16 +421,13 @@ impl Tool for Screenshot {
 
     async fn call(&self, input: &ScreenshotInput, _ctx: &ToolContext) -> Result<ScreenshotOutput, ToolError> {
         let tool = "browser_screenshot";
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            let options = ScreenshotOptions::builder().full_page(input.full_page).build();
-            let png = page.screenshot(Some(options)).await.map_err(|e| browser_error(tool, "taking the screenshot", e))?;
-            Ok(ScreenshotOutput { url: page.url(), bytes: png.len(), png })
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                let options = ScreenshotOptions::builder().full_page(input.full_page).build();
+                let png = page.screenshot(Some(options)).await.map_err(|e| browser_error(tool, "taking the screenshot", e))?;
+                Ok(ScreenshotOutput { url: page.url(), bytes: png.len(), png })
+            })
+            .await
     }
 
     fn to_text(&self, out: &ScreenshotOutput) -> String {
@@ -481,15 +480,12 @@ impl Tool for Evaluate {
 
     async fn call(&self, input: &EvaluateInput, _ctx: &ToolContext) -> Result<EvaluateOutput, ToolError> {
         let tool = "browser_evaluate";
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            let value = page.evaluate::<(), serde_json::Value>(&input.expression, None).await.map_err(|e| browser_error(tool, "running the script", e))?;
-            Ok(EvaluateOutput { url: page.url(), value })
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                let value = page.evaluate::<(), serde_json::Value>(&input.expression, None).await.map_err(|e| browser_error(tool, "running the script", e))?;
+                Ok(EvaluateOutput { url: page.url(), value })
+            })
+            .await
     }
 
     fn to_text(&self, out: &EvaluateOutput) -> String {
@@ -535,17 +531,14 @@ impl Tool for WaitFor {
     async fn call(&self, input: &WaitForInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
         let tool = "browser_wait_for";
         let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(tool, &mut live).await?;
-            let state = if input.gone { WaitForState::Hidden } else { WaitForState::Visible };
-            let options = WaitForOptions::builder().state(state).timeout(timeout).build();
-            input.target.locate(tool, &page)?.wait_for(Some(options)).await.map_err(|e| browser_error(tool, "waiting", e))?;
-            self.shared.state(tool, &page).await
-        }
-        .await;
-        self.shared.settle(&mut live, result)
+        self.shared
+            .on_page(tool, async |page| {
+                let state = if input.gone { WaitForState::Hidden } else { WaitForState::Visible };
+                let options = WaitForOptions::builder().state(state).timeout(timeout).build();
+                input.target.locate(tool, &page)?.wait_for(Some(options)).await.map_err(|e| browser_error(tool, "waiting", e))?;
+                self.shared.state(tool, &page).await
+            })
+            .await
     }
 
     fn to_text(&self, out: &PageState) -> String {

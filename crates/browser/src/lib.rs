@@ -78,6 +78,13 @@ impl ResumeProbe for LoginProbe {
     }
 
     async fn holds(&self, resume_when: &serde_json::Value) -> bool {
+        // The watcher asks every second: one answer never holds it (nor the browser) longer.
+        tokio::time::timeout(std::time::Duration::from_secs(15), self.check(resume_when)).await.unwrap_or(false)
+    }
+}
+
+impl LoginProbe {
+    async fn check(&self, resume_when: &serde_json::Value) -> bool {
         let tool = "browser_navigate";
         let Ok(condition) = serde_json::from_value::<LoginCondition>(resume_when.clone()) else { return false };
         let session = &self.shared.session;
@@ -96,14 +103,22 @@ impl ResumeProbe for LoginProbe {
             }
             return false;
         }
-        let Ok(page) = session.page(tool, &mut live).await else { return false };
-        let Ok(facts) = session.facts(tool, &page, 0).await else { return false };
-        let mut through = left_login(&condition, &facts, &session.config.sso_hosts);
-        if !through && let (Some(name), Some(l)) = (&condition.cookie, live.as_ref()) {
+        let Some(l) = live.as_ref() else { return false };
+        let mut through = false;
+        if let Some(name) = &condition.cookie {
             through = l.context.cookies(Some(&[condition.target_url.as_str()])).await.is_ok_and(|c| c.iter().any(|c| &c.name == name));
         }
-        if !through && let Some(selector) = &condition.selector {
-            through = page.locator(selector.as_str()).is_visible().await.unwrap_or(false);
+        // Any tab: the person may log in in another one than we opened (and Chromium's own
+        // first tab can show up next to ours).
+        for page in l.context.pages().iter().filter(|p| !p.is_closed() && !p.url().starts_with("about:")) {
+            if through {
+                break;
+            }
+            let Ok(facts) = session.facts(tool, page, 0).await else { continue };
+            through = left_login(&condition, &facts, &session.config.sso_hosts);
+            if !through && let Some(selector) = &condition.selector {
+                through = page.locator(selector.as_str()).is_visible().await.unwrap_or(false);
+            }
         }
         if through {
             // Back to work without a window; the resumed call opens its page itself (loading

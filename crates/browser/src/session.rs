@@ -168,7 +168,10 @@ impl Session {
             self.set_current_url("");
         }
         if live.is_none() {
-            *live = Some(self.launch(tool, false).await?);
+            let fresh = self.launch(tool, false).await?;
+            // Use Chromium's own first tab rather than open a second one beside it.
+            first_tab(&fresh.context).await;
+            *live = Some(fresh);
         }
         Ok(live.as_mut().unwrap())
     }
@@ -211,7 +214,7 @@ impl Session {
         {
             tracing::warn!("browser: cookies not carried over: {e}");
         }
-        let page = match fresh.context.pages().into_iter().next() {
+        let page = match first_tab(&fresh.context).await {
             Some(p) => p,
             None => fresh.context.new_page().await.map_err(|e| browser_error(tool, "opening a tab", e))?,
         };
@@ -225,8 +228,27 @@ impl Session {
 
     /// What the page shows now (see `login.rs`).
     pub async fn facts(&self, tool: &str, page: &Page, status: u16) -> Result<PageFacts, ToolError> {
-        let mut facts: PageFacts = page.evaluate::<(), PageFacts>(FACTS_JS, None).await.map_err(|e| browser_error(tool, "reading the page", e))?;
+        // Playwright's evaluate has no timeout of its own, and a page caught mid-navigation
+        // (a login form just submitted) can leave it unanswered: bound it.
+        let read = page.evaluate::<(), PageFacts>(FACTS_JS, None);
+        let mut facts: PageFacts = tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .map_err(|_| ToolError::failed(format!("{tool}: the page did not answer within 5 s (still loading?): try again")))?
+            .map_err(|e| browser_error(tool, "reading the page", e))?;
         facts.status = status;
         Ok(facts)
     }
+}
+
+/// Chromium's first tab of a just-started persistent context. Playwright announces it a moment
+/// after the launch returns; a tab opened before that would sit beside it, and a person could
+/// log in in the other one.
+async fn first_tab(context: &BrowserContext) -> Option<Page> {
+    for _ in 0..40 {
+        if let Some(page) = context.pages().into_iter().next() {
+            return Some(page);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
 }

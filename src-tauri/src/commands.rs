@@ -9,7 +9,7 @@ use cowork_core::{Action, ApprovalChoice, AuditEntry, ElicitationAnswer, AuditFi
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -68,24 +68,32 @@ struct AgentDone {
 pub fn send_message<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, conversation: Option<String>, text: String) -> Res<String> {
     let agent = shell.agent.lock().unwrap().clone().ok_or("no model provider is configured — open Settings → Provider, or use /tool commands")?;
     let conversation = conversation.unwrap_or_else(|| shell.conversations.create(&text.chars().take(60).collect::<String>()).unwrap_or_default());
-    let cancel = CancellationToken::new();
-    shell.runs.lock().unwrap().insert(conversation.clone(), cancel.clone());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let conv = conversation.clone();
+    stream_turn(handle, &shell, &conversation, move |tx, cancel| async move { agent.send(&conv, &text, &tx, cancel).await.err().map(|e| e.to_string()) });
+    Ok(conversation)
+}
+
+/// Runs an agent turn in the background and streams it to the webview: its `agent-event`s,
+/// then `agent-done` strictly after the last one (the UI stops its spinner on it). `stop_run`
+/// cancels it.
+fn stream_turn<R: Runtime, Turn>(handle: AppHandle<R>, shell: &Shell, conversation: &str, turn: impl FnOnce(tokio::sync::mpsc::UnboundedSender<AgentEvent>, CancellationToken) -> Turn)
+where
+    Turn: std::future::Future<Output = Option<String>> + Send + 'static,
+{
+    let cancel = CancellationToken::new();
+    shell.runs.lock().unwrap().insert(conversation.to_string(), cancel.clone());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let conv = conversation.to_string();
+    // `tx` lives in the run: when it ends, the channel closes after its last event.
+    let turn = turn(tx, cancel);
     tauri::async_runtime::spawn(async move {
-        let run = tauri::async_runtime::spawn({
-            let conv = conv.clone();
-            // `tx` lives in the run: when it ends, the channel closes after its last event.
-            async move { agent.send(&conv, &text, &tx, cancel).await.err().map(|e| e.to_string()) }
-        });
+        let run = tauri::async_runtime::spawn(turn);
         while let Some(event) = rx.recv().await {
             let _ = handle.emit("agent-event", AgentEventPayload { conversation: conv.clone(), event });
         }
-        // Done strictly after every event of the turn (the UI stops its spinner on it).
         let error = run.await.unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
         let _ = handle.emit("agent-done", AgentDone { conversation: conv, error });
     });
-    Ok(conversation)
 }
 
 #[tauri::command]
@@ -405,9 +413,22 @@ pub async fn resume_suspension<R: Runtime>(handle: AppHandle<R>, shell: State<'_
 }
 
 /// Tells the window a suspended task ran again (by the button or by itself): the banner and
-/// the task's card show what it did.
+/// the task's card show what it did. If the model made that call, its turn goes on with the
+/// result once the call has finished (a call that suspended again keeps waiting).
 pub fn emit_resumed<R: Runtime>(handle: &AppHandle<R>, id: &str, outcome: &cowork_core::CallOutcome) {
     let _ = handle.emit("task-resumed", serde_json::json!({"id": id, "call": call_view(outcome)}));
+    if matches!(outcome.result, Err(cowork_contract::ToolError::Suspended { .. })) {
+        return;
+    }
+    let shell = handle.state::<Shell>();
+    let Some(agent) = shell.agent.lock().unwrap().clone() else { return };
+    let Ok(Some(row)) = coordinator(&shell).and_then(|c| c.get(id).map_err(|e| e.to_string())) else { return };
+    let view = call_view(outcome);
+    let resumed = cowork_agent::ResumedCall { suspension: id.to_string(), tool: row.tool, args: row.args, ok: view.ok, result: view.text };
+    let conv = row.conversation.clone();
+    stream_turn(handle.clone(), &shell, &row.conversation, move |tx, cancel| async move {
+        agent.continue_after_resume(&conv, &resumed, &tx, cancel).await.err().map(|e| e.to_string())
+    });
 }
 
 #[tauri::command]

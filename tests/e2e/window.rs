@@ -636,7 +636,23 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
     })
     .await
     .unwrap();
-    let note = d.wait_for("[data-testid=resumed-note]", Duration::from_secs(30)).await;
+    let start = Instant::now();
+    while d.find("[data-testid=resumed-note]").await.is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+            let mut q = conn.prepare("SELECT id, state, settled_by, created_at FROM suspensions").unwrap();
+            let rows: Vec<(String, String, Option<String>, String)> = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(|r| r.unwrap()).collect();
+            let mut logs = String::new();
+            for e in std::fs::read_dir(home.path().join("logs")).unwrap() {
+                logs.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap_or_default());
+            }
+            let shot = Person::at(&d.display).screenshot("login-wall-stuck.png");
+            let logs: String = logs.lines().filter(|l| l.contains("browser") || l.contains("resum") || l.contains("suspen")).collect::<Vec<_>>().join("\n");
+            panic!("not resumed: {rows:?}\nscreen {}\n{logs}", shot.display());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let note = d.wait_for("[data-testid=resumed-note]", Duration::from_secs(1)).await;
     let said = d.text(&note).await;
     assert!(said.contains("Your orders"), "the banner says what the resumed task read: {said}");
     let card = d.wait_for("[data-tool=browser_navigate][data-status=ok]", Duration::from_secs(5)).await;
@@ -656,5 +672,57 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
     assert_eq!((state.as_str(), by.as_str()), ("resumed", "auto"));
     // Once where the login form sent the person, once by the resumed task: nothing more.
     assert_eq!(shop.counts.orders_served.load(std::sync::atomic::Ordering::SeqCst), 2);
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}
+
+/// "Check my order status" with the assistant: its browser_navigate meets the login wall, the
+/// model is told the task waits and says so; once the person has logged in, the call goes on
+/// by itself and the model's turn continues with the page as that tool's result (not as the
+/// person's words), so it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_assistant_answers_after_the_person_logs_in() {
+    let home = tempfile::tempdir().unwrap();
+    let shop = cowork_tests::shop::start();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({
+            "permissions": {"allow": ["browser_navigate(http://127.0.0.1:*)"]},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    server.push(Turn::tools("Let me look. ", &[("call_orders", "browser_navigate", json!({"url": shop.url("/orders")}))]));
+    server.push(Turn::text("The shop wants you to log in: please sign in in the browser window, and I will go on."));
+    server.push(Turn::text("Your order **#1234 has shipped**."));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    let input = d.wait_for("[data-testid=chat-input]", Duration::from_secs(30)).await;
+    d.type_into(&input, "check my order status on the shop").await;
+    d.click(&d.wait_for("[data-testid=send]", Duration::from_secs(5)).await).await;
+    d.wait_for("[data-tool=browser_navigate][data-status=waiting]", Duration::from_secs(60)).await;
+    d.wait_for("[data-testid=suspended-bar]", Duration::from_secs(10)).await;
+
+    let person = Person::at(&d.display);
+    tokio::task::spawn_blocking({
+        let shop = shop.clone();
+        move || person.logs_in_to(&shop)
+    })
+    .await
+    .unwrap();
+    let answer = d.wait_for(".msg.assistant strong", Duration::from_secs(30)).await;
+    assert!(d.text(&answer).await.contains("#1234 has shipped"));
+    // A new stretch of the conversation, marked, not more of the message before it.
+    assert!(d.text(&d.wait_for("[data-testid=resumed-mark]", Duration::from_secs(5)).await).await.contains("browser_navigate"));
+    let before = d.wait_for(".resumed-mark ~ .msg.assistant", Duration::from_secs(5)).await;
+    assert!(d.text(&before).await.starts_with("Your order"), "the answer is its own message");
+    d.screenshot(&artifacts().join("assistant-after-login.png")).await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the turn went on once after the login");
+    let last = requests[2].2["messages"].as_array().unwrap();
+    let result = last.last().unwrap();
+    assert_eq!(result["role"], "tool", "the page comes back as a tool result: {result}");
+    assert!(result["content"].as_str().unwrap_or_default().contains(cowork_tests::shop::ORDER_TEXT), "{result}");
+    assert!(!last.iter().any(|m| m["role"] == "user" && m["content"].to_string().contains(cowork_tests::shop::ORDER_TEXT)), "never as the person's words");
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }

@@ -35,6 +35,7 @@ export type AgentEvent =
   | { type: "tool_call_requested"; id: string; name: string; input: unknown }
   | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; images: ImageBlock[]; duration_ms: number }
   | { type: "recalled"; call_id: string; memories: { id: string; title: string; kind: string; snippet: string }[] }
+  | { type: "resumed"; suspension: string; tool: string }
   | { type: "finished"; steps: number };
 export interface Progress { progress: number; total?: number | null; message?: string | null }
 export type ToolEvent =

@@ -13,7 +13,7 @@ function finished(ok: boolean, result: string | undefined): ToolCard["status"] {
   return ok ? "ok" : result?.startsWith("suspended:") ? "waiting" : "error";
 }
 type Recalled = { id: string; title: string; kind: string; snippet: string };
-type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] };
+type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string };
 
 /// Persisted messages → display items (tool uses paired with their results).
 function toItems(messages: Message[]): Item[] {
@@ -94,6 +94,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   useEffect(() => {
     const a = on<{ conversation: string; event: AgentEvent }>("agent-event", ({ conversation: c, event }) => {
       if (c !== current.current) return;
+      // A turn the app started (going on after a login) shows its spinner too.
+      if (event.type === "resumed") setRunning(true);
       setItems((list) => {
         const next = [...list];
         const last = next[next.length - 1];
@@ -102,6 +104,10 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           else next.push({ kind: "assistant", text: event.text });
         } else if (event.type === "tool_call_requested") {
           next.push({ kind: "tool", card: { id: event.id, name: event.name, input: event.input, status: "running" } });
+        } else if (event.type === "resumed") {
+          // The turn goes on after a task that waited for the person: a new stretch, not more
+          // of the message before it.
+          next.push({ kind: "resumed", tool: event.tool });
         } else if (event.type === "recalled") {
           // Which memories the model was given for this turn, under the person's message.
           next.push({ kind: "recalled", memories: event.memories });
@@ -160,7 +166,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     } catch (e) { setRunning(false); setError(String(e)); }
   };
 
-  const waiting = running && ["user", "recalled"].includes(items[items.length - 1]?.kind ?? "");
+  const waiting = running && ["user", "recalled", "resumed"].includes(items[items.length - 1]?.kind ?? "");
   return (
     <section class="chat">
       {firstRun && !firstRun.provider_configured && (
@@ -174,6 +180,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       <div class="messages" aria-live="polite">
         {items.map((it, i) => it.kind === "tool" ? <Card key={it.card.id} card={it.card} /> :
           it.kind === "user" ? <div key={i} class="msg user">{it.text}</div> :
+          it.kind === "resumed" ? <div key={i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div> :
           it.kind === "recalled" ? <div key={i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
             {t("recalled")}: {it.memories.map((m) => <span key={m.id} class="tag" data-id={m.id}>{m.title}</span>)}</div> :
           <div key={i} class="msg assistant markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />)}

@@ -57,7 +57,21 @@ pub enum AgentEvent {
     ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, images: Vec<cowork_contract::Content>, duration_ms: u64 },
     /// Memories recalled for this turn, shown with the person's message.
     Recalled { call_id: String, memories: Vec<Recalled> },
+    /// The turn goes on after a suspended call of it (`tool`) finished: a new stretch of the
+    /// conversation begins.
+    Resumed { suspension: String, tool: String },
     Finished { steps: u32 },
+}
+
+/// A suspended call that ran again and finished (`Agent::continue_after_resume`).
+#[derive(Clone, Debug)]
+pub struct ResumedCall {
+    pub suspension: String,
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub ok: bool,
+    /// Its text result (or error).
+    pub result: String,
 }
 
 /// One memory the model was given.
@@ -162,11 +176,54 @@ impl Agent {
             Some(k) => self.recall(conversation, text, k, allowed.clone(), events).await,
             None => self.config.system.clone(),
         };
+        self.run_steps(conversation, &system, allowed, events, cancel).await
+    }
 
+    /// Picks a turn up again after a call of it that was suspended (a login wall) ran again and
+    /// finished: the result goes to the model as that tool's result — never as the person's
+    /// words, since it may be untrusted page text — and the model goes on. Returns `None` when
+    /// no call in this conversation was answered with that suspension (the palette's calls,
+    /// another conversation's), so there is no turn to continue.
+    pub async fn continue_after_resume(
+        &self,
+        conversation: &str,
+        resumed: &ResumedCall,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<Option<u32>, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let messages = self.conversations.messages(conversation).map_err(store)?;
+        let waited = messages.iter().flat_map(|m| &m.parts).any(|p| matches!(p, Part::ToolResult { content, is_error: true, .. } if content.starts_with("suspended:") && content.contains(&resumed.suspension)));
+        if !waited {
+            return Ok(None);
+        }
+        // A call and its result as a pair, so every provider's tool-use pairing rule holds.
+        let id = format!("resume-{}", resumed.suspension);
+        let call = Message { role: Role::Assistant, parts: vec![Part::ToolUse { id: id.clone(), name: resumed.tool.clone(), input: resumed.args.clone() }] };
+        let content = truncate(format!("[the call that waited for the person went on]\n{}", resumed.result), self.config.max_tool_result_chars);
+        let result = Message { role: Role::User, parts: vec![Part::ToolResult { tool_use_id: id, content, is_error: !resumed.ok }] };
+        self.conversations.append(conversation, &call).map_err(store)?;
+        self.conversations.append(conversation, &result).map_err(store)?;
+        let _ = events.send(AgentEvent::Resumed { suspension: resumed.suspension.clone(), tool: resumed.tool.clone() });
+        let allowed: Option<Arc<[String]>> = self.config.allowed_tools.as_ref().map(|t| Arc::from(t.clone()));
+        self.run_steps(conversation, &self.config.system, allowed, events, cancel).await.map(Some)
+    }
+
+    /// The model ↔ tools loop on the conversation as stored, until the model stops asking for
+    /// tools (or `max_steps`).
+    async fn run_steps(
+        &self,
+        conversation: &str,
+        system: &str,
+        allowed: Option<Arc<[String]>>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
+        let store = |e: String| AgentError::Store(e);
         for step in 1..=self.config.max_steps {
             let request = ChatRequest {
                 model: self.config.model.clone(),
-                system: system.clone(),
+                system: system.to_string(),
                 messages: self.conversations.messages(conversation).map_err(store)?,
                 tools: self.tools(conversation)?,
                 max_tokens: self.config.max_tokens,

@@ -252,3 +252,43 @@ async fn recall_gives_the_model_the_memories_a_turn_needs_and_shows_which() {
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Recalled { .. })));
     assert!(!serde_json::to_string(&s.server.requests().last().unwrap().2).unwrap().contains("blue folder"));
 }
+
+/// A turn whose call waited for the person goes on once it ran again: the result reaches the
+/// model as that tool's result (both wire formats pair it with a call), never as the person's
+/// message; a suspension no call of this conversation waited on starts no turn.
+#[tokio::test]
+async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
+    use cowork_agent::{Message, Part, ResumedCall, Role};
+    for api in BOTH {
+        let s = setup(api, AgentConfig::default()).await;
+        let conversations = s.agent.conversations();
+        conversations.ensure("conv-r", "orders").unwrap();
+        conversations.append("conv-r", &Message::user_text("check my order status")).unwrap();
+        let call = Part::ToolUse { id: "call_nav".into(), name: "browser_navigate".into(), input: json!({"url": "http://shop.test/orders"}) };
+        conversations.append("conv-r", &Message { role: Role::Assistant, parts: vec![call] }).unwrap();
+        let waited = Part::ToolResult { tool_use_id: "call_nav".into(), content: "suspended: login needed at http://shop.test — `cowork tasks resume s-42`".into(), is_error: true };
+        conversations.append("conv-r", &Message { role: Role::User, parts: vec![waited] }).unwrap();
+        conversations.append("conv-r", &Message { role: Role::Assistant, parts: vec![Part::Text { text: "Please log in.".into() }] }).unwrap();
+
+        let resumed = |id: &str| ResumedCall { suspension: id.into(), tool: "browser_navigate".into(), args: json!({"url": "http://shop.test/orders"}), ok: true, result: "Your orders — Order #1234: shipped".into() };
+        let (tx, _rx) = mpsc::unbounded_channel();
+        assert_eq!(s.agent.continue_after_resume("conv-r", &resumed("s-other"), &tx, CancellationToken::new()).await.unwrap(), None, "{api:?}");
+        assert!(s.server.requests().is_empty(), "no turn for a suspension nobody here waited on");
+
+        s.server.push(Turn::text("Your order #1234 has shipped."));
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        assert_eq!(s.agent.continue_after_resume("conv-r", &resumed("s-42"), &tx, CancellationToken::new()).await.unwrap(), Some(1), "{api:?}");
+        drop(tx);
+        let mut events = Vec::new();
+        while let Some(e) = rx.recv().await {
+            events.push(e);
+        }
+        assert!(matches!(&events[0], AgentEvent::Resumed { suspension, tool } if suspension == "s-42" && tool == "browser_navigate"), "{api:?}: {events:?}");
+        let sent = s.server.requests()[0].2.to_string();
+        assert!(sent.contains("resume-s-42") && sent.contains("Order #1234: shipped"), "{api:?}: {sent}");
+        let messages = conversations.messages("conv-r").unwrap();
+        let user_texts: Vec<&str> = messages.iter().filter(|m| m.role == Role::User).flat_map(|m| &m.parts).filter_map(|p| if let Part::Text { text } = p { Some(text.as_str()) } else { None }).collect();
+        assert_eq!(user_texts, ["check my order status"], "{api:?}: the page is not the person's words");
+        assert!(matches!(messages.last().unwrap().parts.as_slice(), [Part::Text { text }] if text.contains("#1234 has shipped")), "{api:?}");
+    }
+}

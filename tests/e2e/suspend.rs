@@ -41,7 +41,7 @@ impl Tool for Protected {
         if !self.workspace.join("logged-in").exists() {
             return Err(ctx.suspend(SuspendRequest {
                 reason: format!("login needed at http://127.0.0.1/{}", input.page),
-                resume_when: json!({"file_exists": "logged-in"}),
+                resume_when: json!({"kind": "file", "file_exists": "logged-in"}),
                 timeout: Duration::from_secs(600),
             }));
         }
@@ -97,7 +97,7 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     let reopened = SuspendCoordinator::open(&h.store).unwrap();
     let open = reopened.list(false).unwrap();
     assert_eq!(open.len(), 1);
-    assert_eq!((open[0].args.clone(), open[0].resume_when.clone()), (json!({"page": "orders"}), json!({"file_exists": "logged-in"})));
+    assert_eq!((open[0].args.clone(), open[0].resume_when.clone()), (json!({"page": "orders"}), json!({"kind": "file", "file_exists": "logged-in"})));
 
     // Resumed before logging in: the call runs again and meets the wall again (a new suspension).
     let again = h.scheduler.resume(&id, Caller::Palette).await.unwrap();
@@ -130,4 +130,46 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     let open: Vec<String> = coordinator.list(false).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(open, vec![brief]);
     assert!(matches!(coordinator.cancel("nope", "cli"), Err(SuspendError::NotFound(_))));
+}
+
+/// The family's check of its own condition (here: the file exists), as a ResumeProbe.
+struct FileProbe(PathBuf);
+
+#[async_trait::async_trait]
+impl cowork_contract::ResumeProbe for FileProbe {
+    fn kind(&self) -> &str {
+        "file"
+    }
+    async fn holds(&self, resume_when: &serde_json::Value) -> bool {
+        self.0.join(resume_when["file_exists"].as_str().unwrap_or_default()).exists()
+    }
+}
+
+/// The coordinator is not the browser's: any family's probe lets its suspensions go on by
+/// themselves once their condition holds (settled by `auto`), and leaves them waiting before.
+#[tokio::test]
+async fn a_probe_lets_a_suspension_go_on_by_itself_once_its_condition_holds() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    h.scheduler.registry().add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
+    h.scheduler.set_suspensions(coordinator.clone());
+    let id = suspended_id(&h.scheduler.call(CallRequest::new("probe_protected_page", json!({"page": "orders"}), Caller::Chat, "conv")).await);
+
+    // No probe for its kind yet, then a probe whose condition does not hold: it waits.
+    assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
+    h.scheduler.add_resume_probe(Arc::new(FileProbe(h.workspace.clone())));
+    assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
+    assert!(h.scheduler.resume_if_ready(&id, Caller::Cli).await.is_none());
+    assert_eq!(coordinator.get(&id).unwrap().unwrap().state, "suspended");
+
+    std::fs::write(h.workspace.join("logged-in"), "").unwrap();
+    let done = h.scheduler.resume_ready(Caller::Chat).await;
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].0, id);
+    assert_eq!(done[0].1.result.as_ref().unwrap().text_content(), "order status of orders: shipped");
+    let row = coordinator.get(&id).unwrap().unwrap();
+    assert_eq!((row.state.as_str(), row.settled_by.as_deref()), ("resumed", Some("auto")));
+    // Settled once: nothing more to resume.
+    assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
+    assert!(h.scheduler.resume_if_ready(&id, Caller::Cli).await.is_none());
 }

@@ -251,7 +251,7 @@ impl cowork_contract::ToolProvider for Probes {
         let mut limited = probe("limited_probe", &[EffectKind::TasksRead], |_| vec![Effect::TasksRead]);
         limited.rate_limit = Some((2, 2));
         vec![
-            typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| vec![Effect::ProcessExec { command: i.target.clone() }])),
+            typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| vec![Effect::ProcessExec { command: i.target.clone(), workspace_code: vec![] }])),
             typed(probe("write_probe", &[EffectKind::FsWrite], |i| vec![Effect::FsWrite { path: i.target.clone() }])),
             typed(probe("delete_probe", &[EffectKind::FsDelete], |i| vec![Effect::FsDelete { path: i.target.clone() }])),
             typed(probe("read_probe", &[EffectKind::FsRead], |i| vec![Effect::FsRead { path: i.target.clone() }])),

@@ -2,6 +2,7 @@
 //! server's form (elicitation), field by field.
 
 use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
+use cowork_contract::text::printable_field as field;
 use std::io::{BufRead, Write};
 
 pub struct TerminalApprover;
@@ -9,16 +10,16 @@ pub struct TerminalApprover;
 fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
     let mut err = std::io::stderr().lock();
     let r = &request.review;
-    let _ = writeln!(err, "\n┌ {} wants to run {} ({})", request.caller, request.tool, request.title);
-    let _ = writeln!(err, "│ arguments: {}", serde_json::to_string_pretty(&request.args).unwrap_or_default().replace('\n', "\n│   "));
+    let _ = ewrite!(err, "\n┌ {} wants to run {} ({})", field(&request.caller), field(&request.tool), field(&request.title));
+    let _ = ewrite!(err, "│ arguments: {}", serde_json::to_string_pretty(&request.args).unwrap_or_default().replace('\n', "\n│   "));
     for effect in &request.effects {
-        let _ = writeln!(err, "│ effect: {effect}");
+        let _ = ewrite!(err, "│ effect: {}", field(&effect.to_string()));
     }
-    let _ = writeln!(err, "│ risk {}/10:", r.score);
+    let _ = ewrite!(err, "│ risk {}/10:", r.score);
     for reason in &r.reasons {
-        let _ = writeln!(err, "│   {:+} {}", reason.points, reason.text);
+        let _ = ewrite!(err, "│   {:+} {}", reason.points, field(&reason.text));
     }
-    let _ = writeln!(err, "│ why asked: {}", r.why);
+    let _ = ewrite!(err, "│ why asked: {}", field(&r.why));
     let keys: Vec<&str> = request
         .choices
         .iter()
@@ -71,7 +72,7 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line).ok().filter(|n| *n > 0).map(|_| line.trim().to_string())
     };
-    let _ = writeln!(err, "┌ {} asks: {}", request.from, request.message);
+    let _ = ewrite!(err, "┌ {} asks: {}", field(&request.from), field(&request.message));
     let _ = write!(err, "└ answer? [y]es / [n]o (decline) / [c]ancel > ");
     let _ = err.flush();
     match read().as_deref().map(str::to_lowercase).as_deref() {
@@ -82,10 +83,10 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
     let mut content = serde_json::Map::new();
     let empty = serde_json::Map::new();
     let properties = request.schema["properties"].as_object().unwrap_or(&empty);
-    for (key, field) in properties {
-        let kind = field["type"].as_str().unwrap_or("string");
-        let title = field["title"].as_str().or(field["description"].as_str()).unwrap_or(key);
-        let _ = write!(err, "  {title} ({kind}) > ");
+    for (key, property) in properties {
+        let kind = property["type"].as_str().unwrap_or("string");
+        let title = property["title"].as_str().or(property["description"].as_str()).unwrap_or(key);
+        let _ = write!(err, "  {} ({}) > ", field(title), field(kind));
         let _ = err.flush();
         let Some(text) = read() else { return ElicitationAnswer::Decline };
         if text.is_empty() {

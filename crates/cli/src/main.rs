@@ -1,6 +1,19 @@
 //! `cowork`: the command-line shell. Parses arguments, prints results, and asks in the terminal
 //! when the policy says "ask". Everything else is the core's (through cowork-app).
 
+/// Every line printed goes through these: text that came from a tool, a model, a server or a
+/// call (tool names of rejected calls included) has its control characters escaped, so it cannot
+/// erase or forge lines on the person's terminal. Fields inside a line use `printable_field`.
+macro_rules! say {
+    ($($arg:tt)*) => { println!("{}", cowork_contract::text::printable_text(&format!($($arg)*))) };
+}
+macro_rules! esay {
+    ($($arg:tt)*) => { eprintln!("{}", cowork_contract::text::printable_text(&format!($($arg)*))) };
+}
+macro_rules! ewrite {
+    ($dst:expr, $($arg:tt)*) => { writeln!($dst, "{}", cowork_contract::text::printable_text(&format!($($arg)*))) };
+}
+
 mod approve;
 mod print;
 
@@ -372,7 +385,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            esay!("error: {message}");
             ExitCode::from(2)
         }
     }
@@ -385,7 +398,7 @@ async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: c
     let Some(coordinator) = scheduler.suspensions() else { return outcome };
     while let Err(cowork_contract::ToolError::Suspended { id, reason }) = &outcome.result {
         let id = id.clone();
-        eprintln!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)");
+        esay!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)");
         loop {
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             if let Some(next) = scheduler.resume_if_ready(&id, Caller::Cli).await {
@@ -395,7 +408,7 @@ async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: c
             match coordinator.get(&id) {
                 Ok(Some(row)) if row.state == "suspended" => {}
                 Ok(Some(row)) => {
-                    eprintln!("task {id} was {} (by {})", row.state, row.settled_by.as_deref().unwrap_or("its deadline"));
+                    esay!("task {id} was {} (by {})", row.state, row.settled_by.as_deref().unwrap_or("its deadline"));
                     return outcome;
                 }
                 _ => return outcome,
@@ -468,7 +481,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 Format::Anthropic => Registry::export_anthropic(&visible),
                 Format::Openai => Registry::export_openai(&visible),
             };
-            println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+            say!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         }
         Command::Tools(ToolsCmd::Call { name, args, wait }) => {
             let code = call_and_print_waiting(&scheduler, &name, parse_args(&args)?, conversation, json, wait).await?;
@@ -519,7 +532,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             let source = if in_workspace { RuleSource::Workspace } else { RuleSource::User };
             policy.add_rule(action, &rule, source).map_err(|e| e.to_string())?;
             if !json {
-                println!("added {} rule `{rule}` to {}", action.as_str(), source.as_str());
+                say!("added {} rule `{rule}` to {}", action.as_str(), source.as_str());
             }
         }
         Command::Policy(PolicyCmd::Rules(RulesCmd::Remove { rule })) => {
@@ -528,7 +541,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 return Err(format!("no rule `{rule}` found; `cowork policy rules list` shows them"));
             }
             if !json {
-                println!("removed `{rule}` ({removed} entr{})", if removed == 1 { "y" } else { "ies" });
+                say!("removed `{rule}` ({removed} entr{})", if removed == 1 { "y" } else { "ies" });
             }
         }
         Command::Policy(PolicyCmd::Mode { mode }) => {
@@ -536,9 +549,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 policy.set_mode(Mode::parse(&mode)?, true).map_err(|e| e.to_string())?;
             }
             if json {
-                println!("{}", serde_json::json!({"mode": policy.mode()}));
+                say!("{}", serde_json::json!({"mode": policy.mode()}));
             } else {
-                println!("mode: {}", policy.mode().as_str());
+                say!("mode: {}", policy.mode().as_str());
             }
         }
         Command::Audit(AuditCmd::List { tool, decision, limit }) => {
@@ -575,9 +588,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Audit(AuditCmd::Head) => {
             let (seq, hash) = scheduler.audit().head().map_err(|e| e.to_string())?;
             if json {
-                println!("{}", serde_json::json!({"seq": seq, "hash": hash}));
+                say!("{}", serde_json::json!({"seq": seq, "hash": hash}));
             } else {
-                println!("{seq} {hash}");
+                say!("{seq} {hash}");
             }
         }
     }
@@ -595,14 +608,14 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
             };
             let settings = AgentSettings { provider, base_url, model, api_key_env, allowed_tools: None, recall: Default::default(), max_steps: cowork_agent_default_steps() };
             settings.save(&path)?;
-            println!("provider saved to {}", path.display());
+            say!("provider saved to {}", path.display());
         }
         ProviderCmd::Key => {
             let settings = AgentSettings::load(&path)?.ok_or("set a provider first: `cowork provider set …`")?;
             let mut key = String::new();
             std::io::stdin().read_line(&mut key).map_err(|e| e.to_string())?;
             cowork_app::secrets::set(&settings.keyring_account(), &key)?;
-            println!("key stored in the OS keyring ({})", settings.keyring_account());
+            say!("key stored in the OS keyring ({})", settings.keyring_account());
         }
         ProviderCmd::Check => {
             let agent = app.agent()?.ok_or("set a provider first: `cowork provider set …`")?;
@@ -616,7 +629,7 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
                     reply.push_str(&text);
                 }
             }
-            println!("{}", reply.trim());
+            say!("{}", reply.trim());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -628,7 +641,7 @@ async fn drain_outbox(app: &App, conversation: &str) {
     if pending == 0 {
         return;
     }
-    eprintln!("{pending} message(s) leave after the undo delay — press Ctrl+C to take them back");
+    esay!("{pending} message(s) leave after the undo delay — press Ctrl+C to take them back");
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(660);
     loop {
         tokio::select! {
@@ -639,7 +652,7 @@ async fn drain_outbox(app: &App, conversation: &str) {
                     let undo = CallRequest::new("email_undo", serde_json::json!({"id": id}), Caller::Cli, conversation);
                     taken += usize::from(app.scheduler().call(undo).await.result.is_ok());
                 }
-                eprintln!("took back {taken} message(s); mail queued elsewhere stays queued");
+                esay!("took back {taken} message(s); mail queued elsewhere stays queued");
                 return;
             }
             _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
@@ -703,7 +716,7 @@ async fn vault(app: &App, cmd: VaultCmd, conversation: &str, json: bool) -> Resu
             });
             let report = app.vault().reindex().await;
             show.abort();
-            eprintln!();
+            esay!("");
             let report = report?;
             print::vault_reindex(&report, json);
             Ok(ExitCode::SUCCESS)
@@ -756,20 +769,20 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
             let mut password = String::new();
             std::io::stdin().read_line(&mut password).map_err(|e| e.to_string())?;
             app.add_account(&AccountSettings { name: name.clone(), config }, password.trim_end_matches(['\r', '\n']))?;
-            println!("account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`.");
+            say!("account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`.");
         }
         AccountCmd::List => {
             let accounts = app.accounts()?;
             if json {
-                println!("{}", serde_json::to_string(&accounts).unwrap_or_default());
+                say!("{}", serde_json::to_string(&accounts).unwrap_or_default());
             } else if accounts.is_empty() {
-                println!("no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`");
+                say!("no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`");
             }
             for a in accounts.iter().filter(|_| !json) {
                 match &a.config {
-                    AccountKind::Caldav { url, username } => println!("{}  caldav  {username} @ {url}", a.name),
+                    AccountKind::Caldav { url, username } => say!("{}  caldav  {username} @ {url}", a.name),
                     AccountKind::Mail { email, imap_host, imap_port, smtp_host, smtp_port, .. } => {
-                        println!("{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}", a.name)
+                        say!("{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}", a.name)
                     }
                 }
             }
@@ -778,7 +791,7 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
             if !app.remove_account(&name)? {
                 return Err(format!("no account {name:?}: `cowork account list` shows them"));
             }
-            println!("account {name} removed (settings, keyring entry and synced calendars)");
+            say!("account {name} removed (settings, keyring entry and synced calendars)");
         }
         AccountCmd::Test { name } => {
             let outcome = app.test_account(&name, Caller::Cli, conversation).await?;
@@ -801,7 +814,7 @@ async fn start_toolpacks(app: &App) -> Result<(), String> {
 fn warn_unstarted(started: Vec<cowork_app::Started>) {
     for s in started {
         if let Some(e) = s.error {
-            eprintln!("warning: toolpack {} not started: {e}", s.name);
+            esay!("warning: toolpack {} not started: {e}", s.name);
         }
     }
 }
@@ -841,7 +854,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             let staged = app.stage_toolpack(&source, sha256.as_deref()).await.map_err(err)?;
             if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);
-                eprintln!("not installed");
+                esay!("not installed");
                 return Ok(ExitCode::from(3));
             }
             let name = staged.manifest.name.clone();
@@ -849,7 +862,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             let statuses = app.toolpacks_settled(SETTLE).await;
             print::servers(&statuses, json);
             if !json {
-                println!("installed {name}");
+                say!("installed {name}");
             }
         }
         ToolpackCmd::List => print::toolpacks(&app.toolpack_records().map_err(err)?, json),
@@ -860,7 +873,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
         ToolpackCmd::Disable { name } => {
             app.set_toolpack_enabled(&name, false).map_err(err)?;
             if !json {
-                println!("disabled {name}");
+                say!("disabled {name}");
             }
         }
         ToolpackCmd::Update { name, yes } => {
@@ -869,12 +882,12 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             let staged = app.stage_toolpack(&record.source, None).await.map_err(err)?;
             if staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
                 app.discard_toolpack(staged);
-                println!("{name} is up to date");
+                say!("{name} is up to date");
                 return Ok(ExitCode::SUCCESS);
             }
             if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);
-                eprintln!("not updated");
+                esay!("not updated");
                 return Ok(ExitCode::from(3));
             }
             app.install_toolpack(staged, Default::default(), true).map_err(err)?;
@@ -887,7 +900,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
         ToolpackCmd::Remove { name } => {
             app.remove_toolpack(&name).map_err(err)?;
             if !json {
-                println!("removed {name}");
+                say!("removed {name}");
             }
         }
         ToolpackCmd::Reload => {
@@ -901,7 +914,7 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
                 if accept(&staged.review, yes, json)? {
                     let name = staged.manifest.name.clone();
                     app.install_toolpack(staged, Default::default(), false).map_err(err)?;
-                    println!("imported {name}");
+                    say!("imported {name}");
                 } else {
                     app.discard_toolpack(staged);
                 }

@@ -2,10 +2,11 @@
 
 use cowork_core::policy::RuleEntry;
 use cowork_core::{AuditEntry, CallOutcome, Explanation, SearchHit, ToolInfo, VerifyReport};
+use cowork_contract::text::printable_field as field;
 use serde_json::json;
 
 fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    say!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
 }
 
 fn layer_text(info: &ToolInfo) -> String {
@@ -21,12 +22,12 @@ pub fn tools(tools: &[ToolInfo], json: bool) {
         return print_json(&tools);
     }
     let width = tools.iter().map(|t| t.spec.name.len()).max().unwrap_or(4);
-    println!("{:width$}  {:10}  {:8}  EFFECTS", "NAME", "CATEGORY", "LAYER");
+    say!("{:width$}  {:10}  {:8}  EFFECTS", "NAME", "CATEGORY", "LAYER");
     for t in tools {
         let effects: Vec<&str> = t.spec.effects.iter().map(|e| e.as_str()).collect();
-        println!("{:width$}  {:10}  {:8}  {}", t.spec.name, t.spec.category, layer_text(t), effects.join(", "));
+        say!("{:width$}  {:10}  {:8}  {}", field(&t.spec.name), field(&t.spec.category), layer_text(t), effects.join(", "));
     }
-    println!("\n{} tools ({} configured, {} stubs)", tools.len(), tools.iter().filter(|t| t.layer != cowork_core::Layer::Stub).count(), tools.iter().filter(|t| t.layer == cowork_core::Layer::Stub).count());
+    say!("\n{} tools ({} configured, {} stubs)", tools.len(), tools.iter().filter(|t| t.layer != cowork_core::Layer::Stub).count(), tools.iter().filter(|t| t.layer == cowork_core::Layer::Stub).count());
 }
 
 pub fn search(hits: &[SearchHit], json: bool) {
@@ -34,10 +35,10 @@ pub fn search(hits: &[SearchHit], json: bool) {
         return print_json(&hits);
     }
     if hits.is_empty() {
-        println!("no tool matches");
+        say!("no tool matches");
     }
     for h in hits {
-        println!("{:4}  {}  — {}", h.score, h.name, h.description);
+        say!("{:4}  {}  — {}", h.score, field(&h.name), field(&h.description));
     }
 }
 
@@ -46,17 +47,17 @@ pub fn tool(info: &ToolInfo, json: bool) {
         return print_json(info);
     }
     let s = &info.spec;
-    println!("{} — {}\n{}\n", s.name, s.title, s.description);
-    println!("category: {}\nlayer: {}", s.category, layer_text(info));
+    say!("{} — {}\n{}\n", field(&s.name), field(&s.title), s.description);
+    say!("category: {}\nlayer: {}", field(&s.category), layer_text(info));
     if !s.aliases.is_empty() {
-        println!("aliases: {}", s.aliases.join(", "));
+        say!("aliases: {}", field(&s.aliases.join(", ")));
     }
     let effects: Vec<&str> = s.effects.iter().map(|e| e.as_str()).collect();
-    println!("effects: {}", if effects.is_empty() { "none".into() } else { effects.join(", ") });
+    say!("effects: {}", if effects.is_empty() { "none".into() } else { effects.join(", ") });
     let a = s.annotations;
-    println!("read-only: {}  destructive: {}  idempotent: {}  open-world: {}", a.read_only, a.destructive, a.idempotent, a.open_world);
-    println!("timeout: {} ms", s.timeout_ms);
-    println!("input schema:\n{}", serde_json::to_string_pretty(&s.input_schema).unwrap_or_default());
+    say!("read-only: {}  destructive: {}  idempotent: {}  open-world: {}", a.read_only, a.destructive, a.idempotent, a.open_world);
+    say!("timeout: {} ms", s.timeout_ms);
+    say!("input schema:\n{}", serde_json::to_string_pretty(&s.input_schema).unwrap_or_default());
 }
 
 pub fn outcome(o: &CallOutcome, json: bool) {
@@ -83,8 +84,8 @@ pub fn outcome(o: &CallOutcome, json: bool) {
         return print_json(&out);
     }
     match &o.result {
-        Ok(output) => println!("{}", output.text_content()),
-        Err(e) => eprintln!("{}: {e}", o.tool),
+        Ok(output) => say!("{}", output.text_content()),
+        Err(e) => esay!("{}: {e}", field(&o.tool)),
     }
 }
 
@@ -93,22 +94,22 @@ pub fn explanation(e: &Explanation, json: bool) {
         return print_json(e);
     }
     let r = &e.review;
-    println!("{} ({}): {}", e.tool, e.layer.as_str(), r.decision.as_str().to_uppercase());
-    println!("why: {}", r.why);
-    println!("mode: {}", r.mode.as_str());
+    say!("{} ({}): {}", field(&e.tool), e.layer.as_str(), r.decision.as_str().to_uppercase());
+    say!("why: {}", field(&r.why));
+    say!("mode: {}", r.mode.as_str());
     match &r.matched {
-        Some(m) => println!("rule: {} {} (from {})", m.action.as_str(), m.rule, m.source.as_str()),
-        None => println!("rule: none matched"),
+        Some(m) => say!("rule: {} {} (from {})", m.action.as_str(), field(&m.rule), m.source.as_str()),
+        None => say!("rule: none matched"),
     }
     if let Some(by) = &r.tainted_by {
-        println!("tainted by: {by}");
+        say!("tainted by: {}", field(by));
     }
     for effect in &e.effects {
-        println!("effect: {effect}");
+        say!("effect: {}", field(&effect.to_string()));
     }
-    println!("risk {}/10:", r.score);
+    say!("risk {}/10:", r.score);
     for reason in &r.reasons {
-        println!("  {:+} {}", reason.points, reason.text);
+        say!("  {:+} {}", reason.points, field(&reason.text));
     }
 }
 
@@ -118,7 +119,7 @@ pub fn rules(rules: &[RuleEntry], json: bool) {
     }
     for r in rules {
         let file = r.file.as_ref().map(|f| format!("  [{}]", f.display())).unwrap_or_default();
-        println!("{:5}  {:40}  {}{file}", r.action.as_str(), r.rule, r.source.as_str());
+        say!("{:5}  {:40}  {}{file}", r.action.as_str(), field(&r.rule), r.source.as_str());
     }
 }
 
@@ -129,17 +130,17 @@ pub fn audit_rows(rows: &[AuditEntry], json: bool) {
     for e in rows {
         let r = &e.record;
         let outcome = r.outcome.as_deref().unwrap_or("-");
-        println!(
+        say!(
             "#{:<6} {}  {:7} {:24} {:6} {:8} score {:>2}  {}{}",
             e.seq,
             &r.ts[..r.ts.len().min(19)],
-            r.phase,
-            r.tool,
-            r.caller,
-            r.decision,
+            field(&r.phase),
+            field(&r.tool),
+            field(&r.caller),
+            field(&r.decision),
             r.score.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
             outcome,
-            r.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default()
+            r.error.as_ref().map(|e| format!(": {}", field(e))).unwrap_or_default()
         );
     }
 }
@@ -149,11 +150,11 @@ pub fn verify(report: &VerifyReport, json: bool) {
         return print_json(&json!({"ok": report.ok(), "rows": report.rows, "head_seq": report.head_seq, "head_hash": report.head_hash, "problems": report.problems}));
     }
     if report.ok() {
-        println!("audit log OK: {} rows, chain intact, head #{} {}", report.rows, report.head_seq, report.head_hash);
+        say!("audit log OK: {} rows, chain intact, head #{} {}", report.rows, report.head_seq, report.head_hash);
     } else {
-        println!("audit log TAMPERED: {} problem(s) in {} rows", report.problems.len(), report.rows);
+        say!("audit log TAMPERED: {} problem(s) in {} rows", report.problems.len(), report.rows);
         for p in &report.problems {
-            println!("  {}", p.message);
+            say!("  {}", field(&p.message));
         }
     }
 }
@@ -163,14 +164,14 @@ pub fn servers(servers: &[cowork_app::ServerStatus], json: bool) {
         return print_json(&servers);
     }
     if servers.is_empty() {
-        println!("no MCP servers (install a toolpack: `cowork toolpack install ./toolpacks/time`)");
+        say!("no MCP servers (install a toolpack: `cowork toolpack install ./toolpacks/time`)");
     }
     for s in servers {
         let state = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
         let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
-        println!("{:16} {:10} {:3} tools  {} restarts{pid}  log {}", s.name, state, s.tools, s.restarts, s.log_file.display());
+        say!("{:16} {:10} {:3} tools  {} restarts{pid}  log {}", field(&s.name), state, s.tools, s.restarts, s.log_file.display());
         if let Some(e) = &s.last_error {
-            println!("{:16} last error: {e}", "");
+            say!("{:16} last error: {}", "", field(e));
         }
     }
 }
@@ -180,15 +181,16 @@ pub fn toolpacks(records: &std::collections::BTreeMap<String, cowork_app::Toolpa
         return print_json(&records);
     }
     if records.is_empty() {
-        println!("no toolpacks installed");
+        say!("no toolpacks installed");
     }
     for (name, r) in records {
         let pin = r.commit.as_deref().map(|c| format!(" @{}", &c[..c.len().min(12)])).unwrap_or_default();
-        println!(
-            "{name:16} {:8} {:9} {}{pin}  sha256 {}…  last used {}",
-            r.version,
+        say!(
+            "{:16} {:8} {:9} {}{pin}  sha256 {}…  last used {}",
+            field(name),
+            field(&r.version),
             if r.enabled { "enabled" } else { "disabled" },
-            r.source,
+            field(&r.source),
             &r.sha256[..16],
             r.last_used.as_deref().unwrap_or("never")
         );
@@ -202,52 +204,52 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     }
     let err = &mut std::io::stderr();
     use std::io::Write;
-    let _ = writeln!(err, "┌ toolpack {} {} — {}", r.display_name, r.version, r.description);
-    let _ = writeln!(err, "│ source:  {}{}", r.source, r.commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default());
-    let _ = writeln!(err, "│ sha256:  {}", r.sha256);
-    let _ = writeln!(err, "│ runs:    {}", r.command);
-    let _ = writeln!(err, "│ tools:");
+    let _ = ewrite!(err, "┌ toolpack {} {} — {}", field(&r.display_name), field(&r.version), field(&r.description));
+    let _ = ewrite!(err, "│ source:  {}{}", field(&r.source), r.commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default());
+    let _ = ewrite!(err, "│ sha256:  {}", r.sha256);
+    let _ = ewrite!(err, "│ runs:    {}", field(&r.command));
+    let _ = ewrite!(err, "│ tools:");
     for t in &r.tools {
         let effects = match &t.effects {
             Some(e) if e.is_empty() => "no effects".to_string(),
-            Some(e) => e.join(", "),
+            Some(e) => field(&e.join(", ")).into_owned(),
             None => "UNDECLARED — every call asks (risk 8)".to_string(),
         };
-        let _ = writeln!(err, "│   {:28} {effects}", t.name);
+        let _ = ewrite!(err, "│   {:28} {effects}", field(&t.name));
     }
-    let _ = writeln!(err, "│   {:28} UNDECLARED — every call asks (risk 8)", "(any other tool)");
+    let _ = ewrite!(err, "│   {:28} UNDECLARED — every call asks (risk 8)", "(any other tool)");
     for (builtin, tool) in &r.overrides {
-        let _ = writeln!(err, "│ overrides the builtin {builtin} with {tool}");
+        let _ = ewrite!(err, "│ overrides the builtin {} with {}", field(builtin), field(tool));
     }
     for c in &r.user_config {
         let _ = writeln!(
             err,
             "│ needs {}{}{}: {}",
-            c.key,
+            field(&c.key),
             if c.required && !c.has_default { " (required)" } else { "" },
             if c.sensitive { " (kept in the OS keyring)" } else { "" },
-            c.title
+            field(&c.title)
         );
     }
     if !r.changes.is_empty() {
-        let _ = writeln!(err, "│ changes since the installed version:");
+        let _ = ewrite!(err, "│ changes since the installed version:");
         for c in &r.changes {
-            let _ = writeln!(err, "│   {c}");
+            let _ = ewrite!(err, "│   {}", field(c));
         }
     }
-    let _ = writeln!(err, "└");
+    let _ = ewrite!(err, "└");
 }
 
 pub fn vault_reindex(r: &cowork_app::ReindexReport, json: bool) {
     if json {
         return print_json(r);
     }
-    println!(
+    say!(
         "{} files: {} indexed, {} unchanged, {} removed from the index; {} embedded",
         r.files, r.indexed, r.unchanged, r.removed, r.embedded
     );
     for (path, why) in &r.problems {
-        println!("skipped {path}: {why}");
+        say!("skipped {}: {}", field(path), field(why));
     }
 }
 
@@ -255,19 +257,19 @@ pub fn vault_stats(s: &cowork_app::VaultStats, json: bool) {
     if json {
         return print_json(s);
     }
-    println!("folder   {}", s.folder);
+    say!("folder   {}", s.folder);
     let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    println!("entries  {} ({})", s.entries, kinds.join(", "));
+    say!("entries  {} ({})", s.entries, kinds.join(", "));
     match (&s.model, &s.semantic_off) {
-        (Some(model), _) => println!("model    {model}: {} vectors in memory, {:.1} MB", s.cached_vectors, s.cache_bytes as f64 / 1e6),
-        (None, Some(why)) => println!("model    none — searching by words only ({why})"),
-        (None, None) => println!("model    none"),
+        (Some(model), _) => say!("model    {model}: {} vectors in memory, {:.1} MB", s.cached_vectors, s.cache_bytes as f64 / 1e6),
+        (None, Some(why)) => say!("model    none — searching by words only ({why})"),
+        (None, None) => say!("model    none"),
     }
     for (model, n) in &s.vectors {
-        println!("vectors  {n} of {model}");
+        say!("vectors  {n} of {model}");
     }
     for (path, why) in &s.problems {
-        println!("problem  {path}: {why}");
+        say!("problem  {}: {}", field(path), field(why));
     }
 }
 
@@ -276,10 +278,10 @@ pub fn suspensions(rows: &[cowork_core::Suspension], json: bool) {
         return print_json(&rows);
     }
     if rows.is_empty() {
-        println!("no suspended tasks");
+        say!("no suspended tasks");
     }
     for s in rows {
-        println!("{}  {:10} {}  {}", s.id, s.state, s.tool, s.reason);
-        println!("{:38}since {} · until {} · conversation {}", "", s.created_at, s.deadline, s.conversation);
+        say!("{}  {:10} {}  {}", s.id, field(&s.state), field(&s.tool), field(&s.reason));
+        say!("{:38}since {} · until {} · conversation {}", "", s.created_at, s.deadline, s.conversation);
     }
 }

@@ -48,12 +48,42 @@ impl EffectEnv {
     }
 
     /// Whether a resolved path lies inside one of the workspace roots (roots are canonicalized
-    /// the same way as the path).
+    /// the same way as the path) and does not reach outside them through a link.
     pub fn is_inside_workspace(&self, resolved: &Path) -> bool {
+        self.root_of(resolved).is_some_and(|root| escapes_by_link(resolved, &root).is_none())
+    }
+
+    /// Why a path that lies textually inside a root still reaches outside it (see
+    /// [`escapes_by_link`]); None when it is plainly inside or plainly outside.
+    pub fn link_escape(&self, resolved: &Path) -> Option<String> {
+        self.root_of(resolved).and_then(|root| escapes_by_link(resolved, &root))
+    }
+
+    fn root_of(&self, resolved: &Path) -> Option<PathBuf> {
         self.workspace_roots
             .iter()
-            .any(|root| resolved.starts_with(canonicalize_existing_prefix(&normalize_lexically(root))))
+            .map(|root| canonicalize_existing_prefix(&normalize_lexically(root)))
+            .find(|root| resolved.starts_with(root))
     }
+}
+
+/// A file inside a root whose content also lives elsewhere: more than one hard link (another
+/// name, possibly outside the workspace, is the same file — `ln /etc/shadow ws/x`), or on
+/// another filesystem than its root (a bind mount). Symlinks are already resolved by
+/// canonicalizing; these are the links canonicalizing cannot see. Directories always have
+/// several links, so only non-directories are checked.
+pub fn escapes_by_link(resolved: &Path, root: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(resolved).ok()?;
+    if !meta.is_dir() && meta.nlink() > 1 {
+        return Some(format!(
+            "{} has {} hard links: another name for the same file may lie outside the workspace",
+            resolved.display(),
+            meta.nlink()
+        ));
+    }
+    let root_dev = std::fs::metadata(root).ok()?.dev();
+    (meta.dev() != root_dev).then(|| format!("{} is on another filesystem than its workspace root (a mount)", resolved.display()))
 }
 
 fn normalize_lexically(path: &Path) -> PathBuf {
@@ -132,6 +162,9 @@ pub struct ToolContext {
     /// The person chose accept-edits mode: file writes apply at once instead of waiting for
     /// review (the shadow FS still journals them, so they can be rolled back).
     pub accept_edits: bool,
+    /// Every workspace root is one the person trusts: its own configuration (a repository's
+    /// hooks, fsmonitor, pager) may run. Otherwise tools that start programs disable it.
+    pub workspace_trusted: bool,
     /// Set by the scheduler when suspensions are stored (the app); see [`ToolContext::suspend`].
     pub suspender: Option<Suspender>,
 }
@@ -161,6 +194,7 @@ impl ToolContext {
             secrets: None,
             allowed_secrets: defaults.allowed_secrets.clone(),
             accept_edits: false,
+            workspace_trusted: false,
             suspender: None,
         }
     }

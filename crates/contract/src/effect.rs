@@ -13,7 +13,14 @@ pub enum Effect {
     #[serde(rename = "fs.delete")]
     FsDelete { path: String },
     #[serde(rename = "process.exec")]
-    ProcessExec { command: String },
+    ProcessExec {
+        command: String,
+        /// What the workspace itself configured that this command would run (e.g. a repository's
+        /// `filter.x.clean` or `!` alias), found when the effect is computed: an allow rule
+        /// covers such a command only in a workspace the person trusts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        workspace_code: Vec<String>,
+    },
     #[serde(rename = "net.fetch")]
     NetFetch { origin: String },
     #[serde(rename = "browser.navigate")]
@@ -195,7 +202,7 @@ impl Effect {
         use Effect::*;
         match self {
             FsRead { path } | FsWrite { path } | FsDelete { path } => vec![path],
-            ProcessExec { command } => vec![command],
+            ProcessExec { command, .. } => vec![command],
             NetFetch { origin } | BrowserNavigate { origin } | BrowserAct { origin } => vec![origin],
             MailRead { account } => vec![account],
             MailSend { recipients, .. } => recipients.iter().map(String::as_str).collect(),

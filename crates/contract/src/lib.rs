@@ -10,6 +10,7 @@ mod effect;
 mod error;
 mod output;
 mod spec;
+pub mod text;
 mod tool;
 
 pub use context::{EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender, ToolContext};

@@ -264,6 +264,10 @@ impl Scheduler {
         config: SchedulerConfig,
     ) -> Self {
         let (events, _) = broadcast::channel(1024);
+        // The policy judges rules by what their tool does; the registry knows (weakly held:
+        // the registry owns providers that may hold the policy).
+        let weak = Arc::downgrade(&registry);
+        policy.set_tool_kinds(Arc::new(move |name: &str| weak.upgrade()?.get(name).map(|info| info.spec.effects.clone())));
         Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()), suspensions: std::sync::OnceLock::new(), resume_probes: Default::default() }
     }
 
@@ -590,6 +594,7 @@ impl Scheduler {
             }));
         }
         ctx.accept_edits = accept_edits;
+        ctx.workspace_trusted = self.policy.workspace_trusted();
         let events = self.events.clone();
         let progress_id = call_id.to_string();
         ctx.progress = Arc::new(move |progress| {

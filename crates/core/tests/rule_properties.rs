@@ -17,7 +17,7 @@ fn matches(rule: &str, action: Action, tool: &str, effect: Effect) -> bool {
 }
 
 fn exec(command: String) -> Effect {
-    Effect::ProcessExec { command }
+    Effect::ProcessExec { command, workspace_code: vec![] }
 }
 
 proptest! {

@@ -214,8 +214,8 @@ impl Tool for RunCommand {
             tool: "run_command".into(),
             message: "no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in".into(),
         })?;
-        input.reviewed.set(env, "run_command", &cwd)?;
-        Ok(vec![Effect::ProcessExec { command: input.command.clone() }])
+        let cwd = input.reviewed.set(env, "run_command", &cwd)?;
+        Ok(vec![Effect::ProcessExec { command: input.command.clone(), workspace_code: crate::git::workspace_code(&input.command, &cwd) }])
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<CommandResult, ToolError> {
@@ -229,6 +229,10 @@ impl Tool for RunCommand {
         }
         let started = std::time::Instant::now();
         let (mut cmd, sandboxed) = build_command(&input.command, &cwd, &ctx.env.workspace_roots);
+        if !ctx.workspace_trusted {
+            // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
+            cmd.envs(crate::git::neutralizing_env());
+        }
         let mut child = cmd.spawn().map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
         let pid = child.id();
         let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());

@@ -14,6 +14,7 @@
 mod changes;
 mod command;
 mod edit;
+pub mod git;
 pub mod paths;
 mod read;
 mod search;

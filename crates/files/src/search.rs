@@ -73,6 +73,14 @@ pub struct SearchResult {
     pub truncated: bool,
     /// content | files_with_matches | count: how `to_text` shows the hits.
     pub mode: String,
+    /// Files not read because their content also lives elsewhere (hard links, another
+    /// filesystem): they count as outside the workspace.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_linked: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 struct Collect<'a> {
@@ -181,6 +189,15 @@ impl Tool for SearchCode {
     }
 
     fn to_text(&self, r: &SearchResult) -> String {
+        match r.skipped_linked {
+            0 => self.hits_text(r),
+            n => format!("{}\n({n} hard-linked or mounted file(s) skipped: they count as outside the workspace)", self.hits_text(r).trim_end()),
+        }
+    }
+}
+
+impl SearchCode {
+    fn hits_text(&self, r: &SearchResult) -> String {
         if r.hits.is_empty() {
             return "no matches".into();
         }
@@ -228,6 +245,8 @@ fn search(
 ) -> Result<SearchResult, ToolError> {
     let cap = options.cap;
     let found = AtomicUsize::new(0);
+    let skipped_linked = AtomicUsize::new(0);
+    let root_dev = std::fs::metadata(root).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
     let all: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
     let mut builder = walker(root, None);
@@ -243,7 +262,7 @@ fn search(
             .multi_line(options.multiline)
             .binary_detection(BinaryDetection::quit(0))
             .build();
-        let (found, all) = (&found, &all);
+        let (found, all, skipped_linked) = (&found, &all, &skipped_linked);
         Box::new(move |entry| {
             use ignore::WalkState;
             if found.load(Ordering::Relaxed) >= cap || cancel.is_cancelled() {
@@ -262,7 +281,16 @@ fn search(
             }
             let shown = if rel.as_os_str().is_empty() { entry.path().display().to_string() } else { rel.display().to_string() };
             let mut sink = Collect { path: shown, hits: Vec::new(), pending_context: Vec::new(), found, cap };
-            let _ = searcher.search_path(matcher, entry.path(), &mut sink);
+            // Checked on the opened file, so the check and the read see the same inode.
+            let Ok(file) = std::fs::File::open(entry.path()) else { return WalkState::Continue };
+            if let Ok(meta) = file.metadata() {
+                use std::os::unix::fs::MetadataExt;
+                if meta.nlink() > 1 || root_dev.is_some_and(|dev| dev != meta.dev()) {
+                    skipped_linked.fetch_add(1, Ordering::Relaxed);
+                    return WalkState::Continue;
+                }
+            }
+            let _ = searcher.search_file(matcher, &file, &mut sink);
             if !sink.hits.is_empty() {
                 all.lock().unwrap().extend(sink.hits);
             }
@@ -281,5 +309,5 @@ fn search(
         files.dedup();
         files.len()
     };
-    Ok(SearchResult { hits, files_with_hits, truncated, mode: "content".into() })
+    Ok(SearchResult { hits, files_with_hits, truncated, mode: "content".into(), skipped_linked: skipped_linked.into_inner() })
 }

@@ -42,18 +42,70 @@ pub fn tool_error(e: rusqlite::Error) -> cowork_contract::ToolError {
 
 /// Writes a whole file so that it is either the old or the new content, never a mix: a temp
 /// file beside it, fsync, rename, then fsync of the folder so the rename itself is durable.
+/// An existing file keeps its permissions.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path).ok().map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
+    write_with_mode(path, bytes, mode)
+}
+
+/// [`write_atomically`] for files only the person may read (settings, pins): mode 0600.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with_mode(path, bytes, Some(0o600))
+}
+
+/// The temp file of an atomic write: hidden (folder watchers skip dot files) and named after
+/// the writing process, so a later start can tell a dead writer's leftover from a live one's.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.{}{TEMP_SUFFIX}", std::process::id()))
+}
+
+const TEMP_SUFFIX: &str = ".cowork-tmp";
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = parent.join(tmp_name);
+    let tmp = temp_path(path);
     let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)?;
+    if let Some(mode) = mode {
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    let written = file.write_all(bytes).and_then(|_| file.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
     std::fs::File::open(parent)?.sync_all()
+}
+
+/// Removes what atomic writes of processes that no longer run left behind (a kill -9 between
+/// the temp file and the rename), under `dir` (recursively, skipping dot folders). Returns how
+/// many were removed. A live writer's temp file is left alone.
+pub fn clean_temp_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            if !name.starts_with('.') {
+                removed += clean_temp_files(&entry.path());
+            }
+            continue;
+        }
+        let Some(pid) = name.strip_suffix(TEMP_SUFFIX).and_then(|n| n.rsplit('.').next()).and_then(|p| p.parse::<i32>().ok()) else { continue };
+        if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 /// Where Cowork keeps its data.
@@ -100,6 +152,36 @@ impl DataDir {
     }
 }
 
+/// The data dir holds the person's mail, notes, audit log and settings: only they may enter it.
+fn make_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path)?;
+    let meta = std::fs::metadata(path)?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Files directly in the data dir (the database and its WAL, settings) readable by their owner
+/// only — SQLite gives the WAL the database file's mode, so the database is made first, 0600.
+fn make_private_files(root: &Path) {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let db = root.join("cowork.db");
+    if !db.exists() {
+        let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&db);
+    }
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for entry in entries.flatten() {
+        if let Ok(meta) = entry.metadata()
+            && meta.is_file()
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600));
+        }
+    }
+}
+
 /// An opened, migrated data directory.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -110,8 +192,10 @@ impl Store {
     /// Creates the folders, opens the database and applies pending migrations.
     pub fn open(dir: DataDir) -> Result<Self, StoreError> {
         for path in [dir.root().to_path_buf(), dir.logs_dir()] {
-            std::fs::create_dir_all(&path).map_err(|source| StoreError::CreateDir { path, source })?;
+            make_private_dir(&path).map_err(|source| StoreError::CreateDir { path, source })?;
         }
+        make_private_files(dir.root());
+        clean_temp_files(dir.root());
         let store = Store { dir };
         let mut conn = store.connect()?;
         migrations::apply(&mut conn).map_err(|e| StoreError::Migrate {

@@ -297,6 +297,22 @@ CREATE TABLE suspensions (
 CREATE INDEX suspensions_open ON suspensions (state, created_at);
 "#;
 
+/// core/policy: folders the person trusts, pinned to the bytes of their `.cowork/settings.json`
+/// they saw (a changed file is untrusted again). core/audit: the head only moves forward and is
+/// never deleted, so truncating the log needs the triggers dropped first (which verify notices).
+const V7: &str = r#"
+CREATE TABLE workspace_trust (
+    root            TEXT PRIMARY KEY,   -- canonical folder
+    settings_sha256 TEXT NOT NULL,      -- of .cowork/settings.json as shown ('absent' if none)
+    trusted_at      TEXT NOT NULL
+);
+CREATE TRIGGER audit_head_forward_only BEFORE UPDATE ON audit_head
+WHEN NEW.seq < OLD.seq OR NEW.id != OLD.id
+BEGIN SELECT RAISE(ABORT, 'audit_head only moves forward'); END;
+CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head
+BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END;
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6), M::up(V7)]).to_latest(conn)
 }

@@ -21,5 +21,5 @@ pub fn update_json(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, s
     };
     edit(obj)?;
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
-    crate::write_atomically(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    crate::write_private(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }

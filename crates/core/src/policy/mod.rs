@@ -7,13 +7,17 @@
 //! With no rule, the score decides (allow ≤ 3, ask 4–8, deny ≥ 9 by default).
 
 mod conversation;
+pub mod protected;
 pub mod rules;
 pub mod score;
 mod settings;
+mod trust;
 
+pub use protected::Protection;
 pub use rules::{Action, CallFacts, Rule, grant_rules_for};
 pub use score::{Reason, Risk};
 pub use settings::Thresholds;
+pub use trust::TrustState;
 
 use conversation::ConversationStates;
 use cowork_contract::{Effect, EffectEnv, EffectKind, ToolSpec};
@@ -29,6 +33,17 @@ pub enum PolicyError {
     Settings { path: PathBuf, message: String },
     #[error("policy state: {0}")]
     Store(String),
+    #[error("{0}")]
+    BadRule(String),
+    /// A rule wider than a person usually means to grant; the shells say how to insist.
+    #[error("{why}")]
+    RuleTooBroad { rule: String, why: String },
+    #[error("the workspace {root} is not trusted, so an allow rule in its settings would not apply — trust it first, or add the rule to your user settings")]
+    WorkspaceNotTrusted { root: PathBuf },
+    #[error("{root} is not an open workspace")]
+    NotAWorkspace { root: PathBuf },
+    #[error("{path} changed since it was shown to you; look at it again before trusting the folder")]
+    ChangedSinceShown { path: PathBuf },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +69,15 @@ impl Mode {
             other => Err(format!("unknown mode {other:?}: use normal, plan or accept-edits")),
         }
     }
+    /// How much the mode lets through: a workspace may lower the person's mode, never raise it.
+    fn latitude(self) -> u8 {
+        match self {
+            Mode::Plan => 0,
+            Mode::Normal => 1,
+            Mode::AcceptEdits => 2,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Normal => "normal",
@@ -131,17 +155,57 @@ pub struct ReviewRequest<'a> {
 
 struct Config {
     rules: Vec<(Action, Rule, RuleSource, Option<PathBuf>)>,
+    /// The person's mode (user settings).
     mode: Mode,
+    /// The narrowest mode a workspace asks for: it lowers the person's, never raises it.
+    workspace_mode: Option<Mode>,
     thresholds: Thresholds,
+    problems: Vec<PolicyProblem>,
+    workspaces: Vec<WorkspaceStatus>,
+}
+
+/// A settings file's rule that is broken or not applied, and what was done instead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolicyProblem {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+/// One open workspace's settings as the policy sees them: what they ask for, what applies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceStatus {
+    pub root: PathBuf,
+    pub settings: PathBuf,
+    pub state: TrustState,
+    /// sha256 of the settings file as read now (`absent` without one): trusting pins this.
+    pub digest: String,
+    /// What trusting would add: the allow rules (in force only while trusted).
+    pub allow: Vec<String>,
+    /// These apply whether trusted or not (they only narrow).
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+    /// The mode it asks for; it can only lower yours.
+    pub mode: Option<Mode>,
+    /// Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
+    /// `read_file(//**)`): shown as warnings before trusting.
+    pub broad: Vec<String>,
 }
 
 pub struct PolicyBridge {
     user_settings: PathBuf,
+    /// Cowork's data folder: every file in it configures Cowork (protected).
+    data_dir: PathBuf,
+    roots: Vec<PathBuf>,
     workspace_settings: Vec<PathBuf>,
+    trust: trust::TrustStore,
     config: RwLock<Arc<Config>>,
     mode_override: RwLock<Option<Mode>>,
     conversations: ConversationStates,
+    tool_kinds: RwLock<Option<ToolKinds>>,
 }
+
+/// A tool's declared effect kinds by name (the registry's knowledge, lent to the policy).
+pub type ToolKinds = Arc<dyn Fn(&str) -> Option<Vec<EffectKind>> + Send + Sync>;
 
 /// Built-in defaults: the floor under every user's settings.
 const BUILTIN_RULES: &[(Action, &str)] = &[
@@ -161,10 +225,21 @@ impl PolicyBridge {
     pub fn open(store: &Store, workspace_roots: &[PathBuf]) -> Result<Self, PolicyError> {
         let bridge = PolicyBridge {
             user_settings: store.dir().settings_path(),
+            data_dir: store.dir().root().canonicalize().unwrap_or_else(|_| store.dir().root().to_path_buf()),
+            roots: workspace_roots.to_vec(),
             workspace_settings: workspace_roots.iter().map(|r| workspace_settings_path(r)).collect(),
-            config: RwLock::new(Arc::new(Config { rules: vec![], mode: Mode::Normal, thresholds: Thresholds::default() })),
+            trust: trust::TrustStore::open(store)?,
+            config: RwLock::new(Arc::new(Config {
+                rules: vec![],
+                mode: Mode::Normal,
+                workspace_mode: None,
+                thresholds: Thresholds::default(),
+                problems: vec![],
+                workspaces: vec![],
+            })),
             mode_override: RwLock::new(None),
             conversations: ConversationStates::open(store)?,
+            tool_kinds: RwLock::new(None),
         };
         bridge.reload()?;
         Ok(bridge)
@@ -177,20 +252,131 @@ impl PolicyBridge {
             rules.push((*action, Rule::parse(text).expect("built-in rules parse"), RuleSource::Builtin, None));
         }
         let user = settings::load(&self.user_settings)?;
-        let mut mode = user.mode.unwrap_or_default();
+        let mode = user.mode.unwrap_or_default();
         let thresholds = user.thresholds.unwrap_or_default();
+        let mut problems: Vec<PolicyProblem> =
+            user.problems.into_iter().map(|message| PolicyProblem { file: self.user_settings.clone(), message }).collect();
         rules.extend(user.rules.into_iter().map(|(a, r)| (a, r, RuleSource::User, Some(self.user_settings.clone()))));
-        for path in &self.workspace_settings {
+        let mut workspace_mode: Option<Mode> = None;
+        let mut workspaces = Vec::new();
+        for (root, path) in self.roots.iter().zip(&self.workspace_settings) {
             let ws = settings::load(path)?;
-            mode = ws.mode.unwrap_or(mode);
-            rules.extend(ws.rules.into_iter().map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))));
+            let digest = trust::digest(ws.bytes.as_deref());
+            let state = self.trust.state(root, &digest);
+            let trusted = state == TrustState::Trusted;
+            problems.extend(ws.problems.into_iter().map(|message| PolicyProblem { file: path.clone(), message }));
+            if let Some(wanted) = ws.mode {
+                workspace_mode = Some(workspace_mode.map_or(wanted, |m| if wanted.latitude() < m.latitude() { wanted } else { m }));
+            }
+            let texts = |action: Action| ws.rules.iter().filter(|(a, _)| *a == action).map(|(_, r)| r.text.clone()).collect::<Vec<_>>();
+            let allow = texts(Action::Allow);
+            if !trusted && !allow.is_empty() {
+                problems.push(PolicyProblem {
+                    file: path.clone(),
+                    message: format!(
+                        "{} allow rule(s) not applied: this workspace is {} — `cowork workspace trust {}` shows them and asks",
+                        allow.len(),
+                        if state == TrustState::Changed { "trusted, but its settings changed since" } else { "not trusted" },
+                        root.display()
+                    ),
+                });
+            }
+            workspaces.push(WorkspaceStatus {
+                root: root.clone(),
+                settings: path.clone(),
+                state,
+                digest,
+                broad: vec![],
+                allow,
+                ask: texts(Action::Ask),
+                deny: texts(Action::Deny),
+                mode: ws.mode,
+            });
+            // Untrusted settings only narrow: their deny and ask rules apply, allow rules wait.
+            rules.extend(
+                ws.rules.into_iter().filter(|(a, _)| trusted || *a != Action::Allow).map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))),
+            );
         }
-        *self.config.write().unwrap() = Arc::new(Config { rules, mode, thresholds });
+        *self.config.write().unwrap() = Arc::new(Config { rules, mode, workspace_mode, thresholds, problems, workspaces });
         Ok(())
     }
 
+    /// The mode in force: the person's (this session's choice, else their settings), lowered by
+    /// a workspace that asks for a narrower one — never raised.
     pub fn mode(&self) -> Mode {
+        let person = self.person_mode();
+        match self.config.read().unwrap().workspace_mode {
+            Some(ws) if ws.latitude() < person.latitude() => ws,
+            _ => person,
+        }
+    }
+
+    /// The mode the person chose, before any workspace lowers it.
+    pub fn person_mode(&self) -> Mode {
         self.mode_override.read().unwrap().unwrap_or(self.config.read().unwrap().mode)
+    }
+
+    /// Rules that are broken or not applied, per file: the window and `policy rules list` show them.
+    pub fn problems(&self) -> Vec<PolicyProblem> {
+        self.config.read().unwrap().problems.clone()
+    }
+
+    /// Each open workspace: its trust, what its settings ask for, and which of its allow rules
+    /// are broad (judged with the effect kinds of the tools installed now).
+    pub fn workspaces(&self) -> Vec<WorkspaceStatus> {
+        let mut list = self.config.read().unwrap().workspaces.clone();
+        for ws in &mut list {
+            ws.broad = ws.allow.iter().filter_map(|text| Rule::parse(text).ok()?.breadth(&self.kinds_of(text).unwrap_or_default())).collect();
+        }
+        list
+    }
+
+    /// Tells the bridge what each tool does (its declared effect kinds), for judging rules.
+    pub fn set_tool_kinds(&self, lookup: ToolKinds) {
+        *self.tool_kinds.write().unwrap() = Some(lookup);
+    }
+
+    /// The declared effect kinds of the tool a rule names; None for a pattern or an unknown tool.
+    pub fn kinds_of(&self, rule_text: &str) -> Option<Vec<EffectKind>> {
+        let name = Rule::tool_part(rule_text)?;
+        self.tool_kinds.read().unwrap().as_ref().and_then(|lookup| lookup(name))
+    }
+
+    /// Whether every open workspace is trusted (none open: false). Tools that start programs
+    /// let a repository's own configuration run only then.
+    pub fn workspace_trusted(&self) -> bool {
+        let config = self.config.read().unwrap();
+        !config.workspaces.is_empty() && config.workspaces.iter().all(|w| w.state == TrustState::Trusted)
+    }
+
+    fn workspace_index(&self, root: &Path) -> Result<usize, PolicyError> {
+        let root_c = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        self.roots.iter().position(|r| *r == root_c || r == root).ok_or_else(|| PolicyError::NotAWorkspace { root: root.to_path_buf() })
+    }
+
+    /// The person trusts an open workspace as they were shown it: `seen_digest` is the
+    /// [`WorkspaceStatus::digest`] of what they saw, so a file changed in between is refused.
+    pub fn trust_workspace(&self, root: &Path, seen_digest: &str) -> Result<(), PolicyError> {
+        let i = self.workspace_index(root)?;
+        let now = trust::digest(std::fs::read(&self.workspace_settings[i]).ok().as_deref());
+        if now != seen_digest {
+            return Err(PolicyError::ChangedSinceShown { path: self.workspace_settings[i].clone() });
+        }
+        self.trust.trust(&self.roots[i], &now)?;
+        self.reload()
+    }
+
+    /// Withdraws trust from a folder (open or not). Returns whether it was trusted.
+    pub fn untrust_workspace(&self, root: &Path) -> Result<bool, PolicyError> {
+        let root_c = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let removed = self.trust.untrust(&root_c)?;
+        self.reload()?;
+        Ok(removed)
+    }
+
+    /// Every trusted folder, with when it was trusted.
+    pub fn trusted_workspaces(&self) -> Result<Vec<(String, String)>, PolicyError> {
+        self.trust.list()
     }
 
     /// Sets the mode for this session (the window's switch); `persist` also writes it as the
@@ -226,10 +412,10 @@ impl PolicyBridge {
         out
     }
 
-    /// Whether a workspace settings file can take rules (the modal offers "always in this
-    /// workspace" only then).
+    /// Whether a workspace settings file can take allow rules (the modal offers "always in this
+    /// workspace" only then): the first workspace is open and trusted.
     pub fn has_workspace(&self) -> bool {
-        !self.workspace_settings.is_empty()
+        self.config.read().unwrap().workspaces.first().is_some_and(|w| w.state == TrustState::Trusted)
     }
 
     fn settings_file(&self, source: &RuleSource) -> Result<&Path, PolicyError> {
@@ -242,11 +428,46 @@ impl PolicyBridge {
         }
     }
 
-    /// Adds a rule to the user's or the workspace's settings file (and reloads).
+    /// Edits a settings file on the person's behalf. A workspace file they trusted stays trusted
+    /// (re-pinned to the new bytes: the change is theirs); an untrusted one stays untrusted.
+    fn edit_settings_file(&self, path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> Result<(), PolicyError> {
+        let workspace = self.workspace_settings.iter().position(|p| p == path);
+        // Judged on the file as it is now: one changed since the last reload is not re-pinned.
+        let was_trusted = workspace.is_some_and(|i| self.trust.state(&self.roots[i], &trust::digest(std::fs::read(path).ok().as_deref())) == TrustState::Trusted);
+        settings::edit_rules(path, edit)?;
+        if let (Some(i), true) = (workspace, was_trusted) {
+            self.trust.trust(&self.roots[i], &trust::digest(std::fs::read(path).ok().as_deref()))?;
+        }
+        Ok(())
+    }
+
+    /// Adds a rule to the user's or the workspace's settings file (and reloads). Checked first:
+    /// a rule that can never match is refused, and an allow rule wider than a person usually
+    /// means (see [`Rule::breadth`]) is refused unless `force`; `kinds` are the effect kinds of
+    /// the tool it names, when that tool is known.
+    pub fn add_rule_checked(&self, action: Action, text: &str, source: RuleSource, force: bool) -> Result<Option<String>, PolicyError> {
+        let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
+        let kinds = self.kinds_of(text);
+        let kinds = kinds.as_deref();
+        rule.check(kinds).map_err(PolicyError::BadRule)?;
+        let broad = if action == Action::Allow { rule.breadth(kinds.unwrap_or_default()) } else { None };
+        if let (Some(why), false) = (&broad, force) {
+            return Err(PolicyError::RuleTooBroad { rule: rule.text.clone(), why: why.clone() });
+        }
+        if action == Action::Allow && source == RuleSource::Workspace && !self.has_workspace() {
+            let root = self.roots.first().cloned().unwrap_or_default();
+            return Err(PolicyError::WorkspaceNotTrusted { root });
+        }
+        self.add_rule(action, &rule.text, source)?;
+        Ok(broad)
+    }
+
+    /// Adds a rule to the user's or the workspace's settings file (and reloads): the approval
+    /// modal's narrow grants. People's own rules go through [`PolicyBridge::add_rule_checked`].
     pub fn add_rule(&self, action: Action, text: &str, source: RuleSource) -> Result<(), PolicyError> {
-        let rule = Rule::parse(text).map_err(PolicyError::Store)?;
-        let path = self.settings_file(&source)?;
-        settings::edit_rules(path, |perms| {
+        let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
+        let path = self.settings_file(&source)?.to_path_buf();
+        self.edit_settings_file(&path, |perms| {
             let list = perms.entry(action.as_str()).or_insert_with(|| serde_json::json!([]));
             if let Some(list) = list.as_array_mut()
                 && !list.iter().any(|v| v.as_str() == Some(&rule.text))
@@ -268,7 +489,7 @@ impl PolicyBridge {
             if !path.exists() {
                 continue;
             }
-            settings::edit_rules(&path, |perms| {
+            self.edit_settings_file(&path, |perms| {
                 for action in ["allow", "ask", "deny"] {
                     if let Some(list) = perms.get_mut(action).and_then(|v| v.as_array_mut()) {
                         let before = list.len();
@@ -302,7 +523,7 @@ impl PolicyBridge {
         let config = self.config.read().unwrap().clone();
         let mode = self.mode();
         let tainted_by = self.conversations.tainted_by(req.conversation);
-        let risk = score::assess(req.spec, req.effects, req.env, tainted_by.is_some());
+        let risk = score::assess(req.spec, req.effects, req.env, tainted_by.is_some(), Some(&self.data_dir));
         let facts = CallFacts { tool: &req.spec.name, aliases: &req.spec.aliases, effects: req.effects, env: req.env };
         let grants = self.conversations.grants(req.conversation);
 
@@ -356,7 +577,9 @@ impl PolicyBridge {
         if let Some(path) = req.effects.iter().find_map(|e| outside_workspace(e, req.env))
             && find(Action::Allow).is_none()
         {
-            let why = if req.env.workspace_roots.is_empty() {
+            let why = if let Some(link) = req.env.link_escape(Path::new(path)) {
+                format!("{link} — it counts as outside the workspace; copy the content into the workspace if the assistant should use it")
+            } else if req.env.workspace_roots.is_empty() {
                 format!("{path} is outside the workspace: no workspace is open — open its folder (`--workspace DIR`, Settings → Workspaces) or add an allow rule for it")
             } else {
                 format!("{path} is outside the workspace roots — open its folder as a workspace or add an allow rule like `{}({path})`", req.spec.name)
@@ -365,11 +588,38 @@ impl PolicyBridge {
             denied.outside_workspace = true;
             return denied;
         }
+        // Files that configure a program which runs code or grants permissions (Cowork's own
+        // settings, git, the shell, CI…): the person sees every such write, in every mode, whatever
+        // allows the tool — no call can change what later calls may do unseen.
+        if let Some((path, protection)) = req.effects.iter().find_map(|e| self.protected_write(e)) {
+            let what = match protection {
+                Protection::Secret(what) => format!("holds {what}"),
+                Protection::Configures(what) => format!("configures {what}"),
+            };
+            let why = format!("{path} {what}: changing it is asked every time, in every mode");
+            return review(Action::Ask, None, why, false);
+        }
         if let Some(m) = find(Action::Ask) {
             let why = format!("ask rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Ask, Some(m), why, false);
         }
         if let Some(m) = find(Action::Allow) {
+            // A rule for `git status` is about git, not about what this repository configured
+            // git to run (fsmonitor, filters, `!` aliases): that is covered only once the person
+            // trusts the workspace.
+            if let Some(code) = req.effects.iter().find_map(|e| match e {
+                Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => Some(workspace_code),
+                _ => None,
+            }) && !self.workspace_trusted()
+            {
+                let why = format!(
+                    "allowed by `{}` ({}), but the workspace's own configuration would run code ({}) and the workspace is not trusted",
+                    m.rule,
+                    m.source.as_str(),
+                    code.join(", ")
+                );
+                return review(Action::Ask, Some(m), why, false);
+            }
             if let (Some(by), true) = (&tainted_by, is_egress) {
                 let why = format!("allowed by `{}` ({}), but {}", m.rule, m.source.as_str(), taint_note(by));
                 return review(Action::Ask, Some(m), why, false);
@@ -403,10 +653,21 @@ fn outside_workspace<'a>(effect: &'a Effect, env: &EffectEnv) -> Option<&'a str>
 }
 
 /// What accept-edits allows without asking: writing or deleting ordinary files inside the
-/// workspace (the shadow FS journals them, so they can be rolled back). Sensitive files still ask.
+/// workspace (the shadow FS journals them, so they can be rolled back). Protected files are asked
+/// before this is reached.
 fn is_workspace_edit(effect: &Effect, env: &EffectEnv) -> bool {
     match effect {
-        Effect::FsWrite { path } | Effect::FsDelete { path } => env.is_inside_workspace(Path::new(path)) && !score::is_sensitive(path),
+        Effect::FsWrite { path } | Effect::FsDelete { path } => env.is_inside_workspace(Path::new(path)),
         other => other.kind() == EffectKind::NotesWrite,
+    }
+}
+
+impl PolicyBridge {
+    /// A write or delete of a protected file (see [`protected`]), with what it protects.
+    fn protected_write<'a>(&self, effect: &'a Effect) -> Option<(&'a str, Protection)> {
+        match effect {
+            Effect::FsWrite { path } | Effect::FsDelete { path } => protected::classify(path, Some(&self.data_dir)).map(|p| (path.as_str(), p)),
+            _ => None,
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! *any* subject matches, and a command is searched segment by segment. A clever argument can
 //! therefore only turn an allow into an ask, never a deny into an allow.
 
-use cowork_contract::{Effect, EffectEnv};
+use cowork_contract::{Effect, EffectEnv, EffectKind};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -51,6 +51,11 @@ pub struct Rule {
     pub text: String,
     tool: ToolPattern,
     specifier: Option<String>,
+    /// Why the specifier cannot be read as a glob (paths, origins, names) or as a command
+    /// (quoting): a rule that can never match as written. Which reading applies depends on the
+    /// effect it is matched against, so both are kept; matching fails closed (see `matches`).
+    glob_error: Option<String>,
+    command_error: Option<String>,
 }
 
 /// Most rules name one tool: compared as text, which every review does for every rule, instead
@@ -117,7 +122,70 @@ impl Rule {
         } else {
             ToolPattern::Exact(name.to_string())
         };
-        Ok(Rule { text: text.to_string(), tool, specifier })
+        let (glob_error, command_error) = match specifier.as_deref() {
+            None => (None, None),
+            Some(spec) => (glob_problem(spec), command_problem(spec)),
+        };
+        Ok(Rule { text: text.to_string(), tool, specifier, glob_error, command_error })
+    }
+
+    /// The tool part of the rule text (`run_command` of `run_command(git status:*)`), when it is
+    /// a valid name: a rule whose specifier is broken still names the tool it was meant for.
+    pub fn tool_part(text: &str) -> Option<&str> {
+        let name = text.trim().split('(').next()?.trim();
+        (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.*".contains(c))).then_some(name)
+    }
+
+    /// Checks the specifier against what the tool does (its declared effect kinds): a rule that
+    /// can never match as written is an error, not a silent no-op. Tools not known now (an MCP
+    /// tool not installed yet) are checked under every reading.
+    pub fn check(&self, kinds: Option<&[EffectKind]>) -> Result<(), String> {
+        let Some(spec) = &self.specifier else { return Ok(()) };
+        let (exec, other) = match kinds {
+            Some(kinds) => (kinds.contains(&EffectKind::ProcessExec), kinds.iter().any(|k| *k != EffectKind::ProcessExec)),
+            None => (true, true),
+        };
+        let problem = match (exec, other) {
+            (true, _) if self.command_error.is_some() => self.command_error.clone(),
+            (_, true) if self.glob_error.is_some() => self.glob_error.clone(),
+            _ => None,
+        };
+        match problem {
+            Some(why) => Err(format!("rule `{}` can never match: {why} (specifier `{spec}`)", self.text)),
+            None => Ok(()),
+        }
+    }
+
+    /// Why this allow rule covers more than a person usually means to grant at once, if it does:
+    /// every tool (`*`), every call of a tool that runs programs, sends mail, deletes or reads
+    /// secrets (no specifier), or every path from the root or home (`/**`, `~/**`).
+    pub fn breadth(&self, kinds: &[EffectKind]) -> Option<String> {
+        if let ToolPattern::Glob(_) = self.tool {
+            let literal = self.text.split(['(', '*']).next().unwrap_or("");
+            // `mcp__github__*` names one server's tools; `*` or `mcp__*` names everyone's.
+            if literal.matches("__").count() < 2 {
+                return Some(format!("`{}` matches every tool{}", self.text, if literal.is_empty() { "" } else { " of that prefix" }));
+            }
+        }
+        let high_risk = kinds.iter().any(|k| {
+            matches!(k, EffectKind::ProcessExec | EffectKind::MailSend | EffectKind::FsDelete | EffectKind::SecretsRead | EffectKind::McpCall)
+        });
+        match self.specifier.as_deref() {
+            None if high_risk => Some(format!(
+                "`{}` allows every call of a tool that {}",
+                self.text,
+                kinds.iter().filter(|k| !k.is_read_only()).map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+            Some(spec) if kinds.iter().any(|k| matches!(k, EffectKind::FsRead | EffectKind::FsWrite | EffectKind::FsDelete)) => {
+                let base = spec.trim_end_matches(['*', '/']);
+                (spec.starts_with(['/', '~']) && (base.is_empty() || base == "~"))
+                    .then(|| format!("`{}` covers every file from {}", self.text, if base == "~" { "your home folder" } else { "the root" }))
+            }
+            Some(spec) if kinds.contains(&EffectKind::ProcessExec) && matches!(spec.trim(), ":*" | "*:*") => {
+                Some(format!("`{}` allows every command", self.text))
+            }
+            _ => None,
+        }
     }
 
     pub fn specifier(&self) -> Option<&str> {
@@ -143,16 +211,42 @@ impl Rule {
         if subjects.peek().is_none() {
             return false;
         }
+        // A specifier that cannot be read for this effect fails closed: it allows nothing, and
+        // as a deny or ask it covers the whole tool (a mistyped deny must not deny nothing).
+        let broken = |e: &Effect| match e {
+            Effect::ProcessExec { .. } => self.command_error.is_some(),
+            _ => self.glob_error.is_some(),
+        };
         match action {
-            Action::Allow => subjects.all(|(e, s)| subject_matches(spec, e, s, true, call.env)),
-            Action::Ask | Action::Deny => subjects.any(|(e, s)| subject_matches(spec, e, s, false, call.env)),
+            Action::Allow => subjects.all(|(e, s)| !broken(e) && subject_matches(spec, e, s, true, call.env)),
+            Action::Ask | Action::Deny => subjects.any(|(e, s)| broken(e) || subject_matches(spec, e, s, false, call.env)),
         }
+    }
+}
+
+fn glob_problem(spec: &str) -> Option<String> {
+    let spec = spec.strip_prefix("domain:").unwrap_or(spec);
+    GlobBuilder::new(spec).build().err().map(|e| format!("not a valid pattern ({})", e.kind()))
+}
+
+fn command_problem(spec: &str) -> Option<String> {
+    let pattern = spec.strip_suffix(":*").unwrap_or(spec);
+    match shlex::split(pattern) {
+        None => Some("its quotes are not closed".into()),
+        Some(words) if words.is_empty() => Some("it names no command".into()),
+        Some(_) => None,
     }
 }
 
 fn subject_matches(spec: &str, effect: &Effect, subject: &str, strict: bool, env: &EffectEnv) -> bool {
     match effect {
         Effect::FsRead { .. } | Effect::FsWrite { .. } | Effect::FsDelete { .. } => {
+            // A rule relative to the workspace speaks of the workspace's files: a hard link in
+            // it to a file elsewhere is not one of them.
+            let relative = !spec.starts_with(['/', '~']);
+            if strict && relative && env.link_escape(Path::new(subject)).is_some() {
+                return false;
+            }
             path_glob(spec, env).iter().any(|g| g.is_match(subject))
         }
         Effect::ProcessExec { .. } => command_matches(spec, subject, strict),
@@ -291,7 +385,7 @@ mod tests {
     }
 
     fn exec(cmd: &str) -> Vec<Effect> {
-        vec![Effect::ProcessExec { command: cmd.into() }]
+        vec![Effect::ProcessExec { command: cmd.into(), workspace_code: vec![] }]
     }
 
     fn check(rule: &str, action: Action, tool: &str, effects: Vec<Effect>) -> bool {

@@ -4,6 +4,7 @@
 //! network egress 5, mail/exec/delete/outside the workspace 7–9, unknown MCP 8); modifiers add
 //! points for the destructive annotation and for egress from a tainted conversation.
 
+use super::protected::{Protection, classify};
 use cowork_contract::{Effect, EffectEnv, ToolSpec};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -20,35 +21,33 @@ pub struct Risk {
     pub reasons: Vec<Reason>,
 }
 
-/// Paths that hold credentials or another program's secrets: asked even inside a workspace.
-pub(crate) fn is_sensitive(path: &str) -> bool {
-    let p = Path::new(path);
-    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name == ".env"
-        || name.starts_with(".env.")
-        || name == ".netrc"
-        || name == ".pgpass"
-        || name.ends_with(".pem")
-        || name.ends_with(".key")
-        || p.components().any(|c| {
-            matches!(
-                c.as_os_str().to_str(),
-                Some(".ssh" | ".gnupg" | ".aws" | "keyrings" | ".password-store" | ".mozilla" | "google-chrome" | "chromium")
-            )
-        })
-}
-
-fn effect_base(effect: &Effect, env: &EffectEnv) -> (i32, String) {
+fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i32, String) {
     let inside = |path: &str| env.is_inside_workspace(Path::new(path));
     match effect {
-        Effect::FsRead { path } if is_sensitive(path) => (7, format!("reads a sensitive file ({path})")),
-        Effect::FsRead { path } if inside(path) => (1, "reads a file inside the workspace".into()),
-        Effect::FsRead { path } => (4, format!("reads outside the workspace ({path})")),
-        Effect::FsWrite { path } if is_sensitive(path) => (9, format!("writes a sensitive file ({path})")),
-        Effect::FsWrite { path } if inside(path) => (3, "writes a file inside the workspace".into()),
-        Effect::FsWrite { path } => (8, format!("writes outside the workspace ({path})")),
-        Effect::FsDelete { path } if inside(path) => (6, "deletes a file inside the workspace".into()),
-        Effect::FsDelete { path } => (9, format!("deletes outside the workspace ({path})")),
+        Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path } => {
+            let verb = match effect {
+                Effect::FsRead { .. } => "reads",
+                Effect::FsWrite { .. } => "writes",
+                _ => "deletes",
+            };
+            match (effect, classify(path, data_dir)) {
+                (Effect::FsRead { .. }, Some(Protection::Secret(_))) => (7, format!("reads a file that holds credentials ({path})")),
+                (Effect::FsRead { .. }, _) if inside(path) => (1, "reads a file inside the workspace".into()),
+                (Effect::FsRead { .. }, _) => match env.link_escape(Path::new(path)) {
+                    Some(why) => (4, format!("reads outside the workspace: {why}")),
+                    None => (4, format!("reads outside the workspace ({path})")),
+                },
+                (_, Some(Protection::Secret(_))) => (9, format!("{verb} a file that holds credentials ({path})")),
+                (_, Some(Protection::Configures(what))) => (8, format!("{verb} a file that configures {what} ({path})")),
+                (Effect::FsWrite { .. }, _) if inside(path) => (3, "writes a file inside the workspace".into()),
+                (Effect::FsWrite { .. }, _) => (8, format!("writes outside the workspace ({path})")),
+                (_, _) if inside(path) => (6, "deletes a file inside the workspace".into()),
+                (_, _) => (9, format!("deletes outside the workspace ({path})")),
+            }
+        }
+        Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => {
+            (8, format!("runs a program, and the workspace's own configuration makes it run code ({})", workspace_code.join(", ")))
+        }
         Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
         Effect::NetFetch { origin } => (5, format!("sends a request to {origin}")),
         Effect::BrowserNavigate { origin } => (4, format!("opens {origin} in the browser")),
@@ -72,10 +71,10 @@ fn effect_base(effect: &Effect, env: &EffectEnv) -> (i32, String) {
     }
 }
 
-pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: bool) -> Risk {
+pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: bool, data_dir: Option<&Path>) -> Risk {
     let (base, text) = effects
         .iter()
-        .map(|e| effect_base(e, env))
+        .map(|e| effect_base(e, env, data_dir))
         .max_by_key(|(points, _)| *points)
         .unwrap_or((1, "no effects".into()));
     let mut reasons = vec![Reason { points: base, text }];
@@ -110,13 +109,13 @@ mod tests {
     #[test]
     fn scores_follow_the_scale_and_reasons_add_up() {
         let env = EffectEnv { workspace_roots: vec![PathBuf::from("/ws")], home: None };
-        let score = |effects: &[Effect], destructive, tainted| assess(&spec(destructive), effects, &env, tainted);
+        let score = |effects: &[Effect], destructive, tainted| assess(&spec(destructive), effects, &env, tainted, None);
         assert_eq!(score(&[Effect::TasksWrite], false, false).score, 2);
         assert_eq!(score(&[Effect::FsWrite { path: "/ws/a".into() }], false, false).score, 3);
         assert_eq!(score(&[Effect::FsWrite { path: "/etc/a".into() }], false, false).score, 8);
         assert_eq!(score(&[Effect::FsRead { path: "/ws/.env".into() }], false, false).score, 7);
         assert_eq!(score(&[Effect::FsDelete { path: "/etc/a".into() }], true, false).score, 10);
-        let r = score(&[Effect::ProcessExec { command: "ls".into() }, Effect::FsDelete { path: "/x".into() }], true, true);
+        let r = score(&[Effect::ProcessExec { command: "ls".into(), workspace_code: vec![] }, Effect::FsDelete { path: "/x".into() }], true, true);
         assert_eq!(r.score, 10);
         assert_eq!(r.reasons.iter().map(|r| r.points).sum::<i32>(), 10);
         assert_eq!(score(&[], false, false).score, 1);

@@ -48,30 +48,52 @@ struct SettingsFile {
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub rules: Vec<(Action, Rule)>,
+    /// Rules that are broken as written, each with what was done instead.
+    pub problems: Vec<String>,
     pub mode: Option<Mode>,
     pub thresholds: Option<Thresholds>,
+    /// The file's bytes (None when it does not exist): what trust is pinned to.
+    pub bytes: Option<Vec<u8>>,
 }
 
 pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
         Err(e) => return Err(PolicyError::Settings { path: path.into(), message: e.to_string() }),
     };
     let bad = |message: String| PolicyError::Settings { path: path.into(), message };
-    let file: SettingsFile = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let file: SettingsFile = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     let mut rules = Vec::new();
+    let mut problems = Vec::new();
     for (action, list) in [
         (Action::Allow, &file.permissions.allow),
         (Action::Ask, &file.permissions.ask),
         (Action::Deny, &file.permissions.deny),
     ] {
         for text in list {
-            rules.push((action, Rule::parse(text).map_err(bad)?));
+            match Rule::parse(text) {
+                Ok(rule) => {
+                    if let Err(why) = rule.check(None) {
+                        problems.push(match action {
+                            Action::Allow => format!("{why}: it allows nothing until fixed"),
+                            _ => format!("{why}: as a{} {} rule it covers every call of the tool until fixed", if action == Action::Ask { "n" } else { "" }, action.as_str()),
+                        });
+                    }
+                    rules.push((action, rule));
+                }
+                Err(why) if action == Action::Allow => problems.push(format!("{why}: ignored")),
+                // Fail closed: a deny or ask the person wrote must not silently stop applying.
+                Err(why) => {
+                    let fallback = Rule::tool_part(text).unwrap_or("*");
+                    problems.push(format!("{why}: treated as `{} {fallback}` (the whole tool) until fixed", action.as_str()));
+                    rules.push((action, Rule::parse(fallback).expect("a valid tool name parses")));
+                }
+            }
         }
     }
     let mode = file.permissions.default_mode.as_deref().map(Mode::parse).transpose().map_err(bad)?;
-    Ok(Loaded { rules, mode, thresholds: file.policy })
+    Ok(Loaded { rules, problems, mode, thresholds: file.policy, bytes: Some(bytes) })
 }
 
 /// Read-modify-write of one file's `permissions` object, keeping every other key (atomic).

@@ -1,0 +1,94 @@
+//! Workspace trust. A folder's `.cowork/settings.json` arrives with the folder (a clone, a
+//! download, a file the assistant wrote), so on its own it may only narrow: deny and ask rules
+//! apply, allow rules and a wider mode do not. The person trusts a folder after seeing exactly
+//! what its settings would allow; the trust is pinned to the file's sha256, so any change to the
+//! file — by a tool, a `git pull`, anyone — makes it untrusted again until the person looks.
+
+use super::PolicyError;
+use cowork_store::Store;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// What trust is pinned to: the settings file's bytes, or its absence.
+pub fn digest(bytes: Option<&[u8]>) -> String {
+    match bytes {
+        Some(bytes) => hex::encode(Sha256::digest(bytes)),
+        None => "absent".into(),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustState {
+    /// The person trusts this folder as its settings are now.
+    Trusted,
+    /// Never trusted: its settings only narrow.
+    Untrusted,
+    /// Trusted once, but its settings changed since: they only narrow until trusted again.
+    Changed,
+}
+
+pub struct TrustStore {
+    conn: Mutex<Connection>,
+}
+
+fn db_err(e: impl std::fmt::Display) -> PolicyError {
+    PolicyError::Store(e.to_string())
+}
+
+impl TrustStore {
+    pub fn open(store: &Store) -> Result<Self, PolicyError> {
+        Ok(TrustStore { conn: Mutex::new(store.connect().map_err(db_err)?) })
+    }
+
+    pub fn state(&self, root: &Path, current: &str) -> TrustState {
+        let pinned: Option<String> = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row("SELECT settings_sha256 FROM workspace_trust WHERE root = ?1", [root.to_string_lossy()], |r| r.get(0))
+            .optional()
+            .unwrap_or_else(|e| {
+                tracing::error!("reading workspace trust: {e}");
+                None
+            });
+        match pinned {
+            Some(pin) if pin == current => TrustState::Trusted,
+            Some(_) => TrustState::Changed,
+            None => TrustState::Untrusted,
+        }
+    }
+
+    pub fn trust(&self, root: &Path, digest: &str) -> Result<(), PolicyError> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO workspace_trust (root, settings_sha256, trusted_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(root) DO UPDATE SET settings_sha256 = excluded.settings_sha256, trusted_at = excluded.trusted_at",
+                params![root.to_string_lossy(), digest, chrono::Utc::now().to_rfc3339()],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+    }
+
+    pub fn untrust(&self, root: &Path) -> Result<bool, PolicyError> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute("DELETE FROM workspace_trust WHERE root = ?1", [root.to_string_lossy()])
+            .map(|n| n > 0)
+            .map_err(db_err)
+    }
+
+    /// Every trusted folder with when.
+    pub fn list(&self) -> Result<Vec<(String, String)>, PolicyError> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn.prepare("SELECT root, trusted_at FROM workspace_trust ORDER BY root").map_err(db_err)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db_err)?;
+        rows.collect::<Result<_, _>>().map_err(db_err)
+    }
+}

@@ -1,0 +1,173 @@
+//! Git in a workspace the person has not trusted.
+//!
+//! A repository's own configuration can make git run programs: `core.fsmonitor` and hooks on
+//! `git status`, clean filters on any file that changed, `!` aliases, diff and merge drivers. So
+//! a rule like `run_command(git status:*)` would run whatever a cloned repository planted. Two
+//! mechanisms close it (ARCHITECTURE.md, "Commands in an untrusted repository"):
+//! - [`neutralizing_env`]: every command run in an untrusted workspace gets git settings that
+//!   switch off what can be switched off by name (fsmonitor, hooks, pager, editors, ssh command,
+//!   credential helper, signing program), through `GIT_CONFIG_COUNT`, which outranks the
+//!   repository's config and reaches git however deep it is started.
+//! - [`workspace_code`]: what cannot be switched off by name (filters, drivers, textconv, `!`
+//!   aliases, remote programs — their names are the repository's choice) is found when the call's
+//!   effects are computed and reported on the effect; the PolicyBridge then asks instead of
+//!   letting an allow rule cover the command, until the person trusts the workspace.
+//!
+//! `git config --list` itself runs no repository code (it reads config files only).
+
+use std::path::Path;
+
+/// Settings that make git run nothing the repository configured, by name.
+const NEUTRAL: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("core.sshCommand", "ssh"),
+    ("core.askPass", ""),
+    ("credential.helper", ""),
+    ("gpg.program", "gpg"),
+    ("gpg.ssh.program", "ssh-keygen"),
+    ("gpg.x509.program", "gpgsm"),
+];
+
+/// The environment for a command in an untrusted workspace.
+pub fn neutralizing_env() -> Vec<(String, String)> {
+    let mut env = vec![
+        ("GIT_CONFIG_COUNT".to_string(), NEUTRAL.len().to_string()),
+        ("GIT_PAGER".into(), "cat".into()),
+        ("GIT_EDITOR".into(), "false".into()),
+        ("GIT_SEQUENCE_EDITOR".into(), "false".into()),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+        ("GIT_ASKPASS".into(), String::new()),
+    ];
+    for (i, (key, value)) in NEUTRAL.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), key.to_string()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), value.to_string()));
+    }
+    env
+}
+
+/// Whether the command line starts git anywhere (`git`, `/usr/bin/git`, after `&&`…).
+fn mentions_git(command: &str) -> bool {
+    command.split(|c: char| c.is_whitespace() || ";&|()`$<>".contains(c)).any(|w| Path::new(w.trim_matches(['"', '\''])).file_name().is_some_and(|n| n == "git"))
+}
+
+/// What the repositories a command's git would use (its folder, and any `git -C DIR`) configured
+/// that runs a program and is not switched off by [`neutralizing_env`]: `key=value` entries.
+pub fn workspace_code(command: &str, cwd: &Path) -> Vec<String> {
+    if !mentions_git(command) {
+        return vec![];
+    }
+    let mut dirs = vec![cwd.to_path_buf()];
+    let words = shlex::split(command).unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+    for pair in words.windows(2) {
+        if pair[0] == "-C" {
+            dirs.push(cwd.join(&pair[1]));
+        }
+    }
+    let mut found = Vec::new();
+    for dir in dirs {
+        for entry in repository_config(&dir) {
+            if !found.contains(&entry) {
+                found.push(entry);
+            }
+        }
+    }
+    found
+}
+
+/// The repository-scoped config entries (local and worktree) that run programs.
+fn repository_config(dir: &Path) -> Vec<String> {
+    if !dir.is_dir() {
+        return vec![];
+    }
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(["config", "--list", "--show-scope", "-z"]).current_dir(dir).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    for (k, v) in neutralizing_env() {
+        cmd.env(k, v);
+    }
+    let Ok(out) = cmd.output() else { return vec![] };
+    let mut found = Vec::new();
+    let mut fields = out.stdout.split(|b| *b == 0);
+    while let (Some(scope), Some(entry)) = (fields.next(), fields.next()) {
+        if scope != b"local" && scope != b"worktree" {
+            continue;
+        }
+        let entry = String::from_utf8_lossy(entry);
+        let (key, value) = entry.split_once('\n').unwrap_or((&entry, ""));
+        if runs_code(key, value) {
+            found.push(format!("{key}={value}"));
+        }
+    }
+    found
+}
+
+/// Config keys (as git lists them: section and name lower-cased) whose value is a program git
+/// runs, and that [`NEUTRAL`] does not override.
+fn runs_code(key: &str, value: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (section, name) = (parts[0], parts[parts.len() - 1]);
+    let subsection = parts.len() > 2;
+    match (section, name) {
+        ("filter", "clean" | "smudge" | "process") if subsection => true,
+        ("diff", "textconv" | "command") if subsection => true,
+        ("diff", "external") => true,
+        ("merge", "driver") if subsection => true,
+        ("difftool" | "mergetool", "cmd") if subsection => true,
+        ("alias", _) | ("submodule", "update") => value.trim_start().starts_with('!'),
+        ("core", "gitproxy") => true,
+        ("remote", "uploadpack" | "receivepack" | "vcs") if subsection => true,
+        ("credential", "helper") if subsection => !value.is_empty(),
+        ("include" | "includeif", "path") => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_what_a_planted_repository_would_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path();
+        let git = |args: &[&str]| assert!(std::process::Command::new("git").args(args).current_dir(repo).output().unwrap().status.success());
+        git(&["init", "-q"]);
+        assert_eq!(workspace_code("git status", repo), Vec::<String>::new(), "a fresh repository runs nothing of its own");
+        git(&["config", "core.fsmonitor", "touch /tmp/pwned"]);
+        assert_eq!(workspace_code("git status", repo), Vec::<String>::new(), "fsmonitor is switched off by the environment instead");
+        git(&["config", "filter.lfs.clean", "sh -c evil"]);
+        git(&["config", "alias.st", "!sh -c evil"]);
+        git(&["config", "alias.lg", "log --oneline"]);
+        let found = workspace_code("git status --porcelain", repo);
+        assert_eq!(found, vec!["filter.lfs.clean=sh -c evil".to_string(), "alias.st=!sh -c evil".to_string()]);
+        assert_eq!(workspace_code("ls -la", repo), Vec::<String>::new(), "only commands that start git are looked at");
+        assert_eq!(workspace_code("cd x && /usr/bin/git diff", repo).len(), 2);
+    }
+
+    #[test]
+    fn the_environment_switches_off_fsmonitor_and_hooks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path();
+        let marker = repo.join("ran");
+        let run = |args: &[&str], neutral: bool| {
+            let mut cmd = std::process::Command::new("git");
+            cmd.args(args).current_dir(repo);
+            if neutral {
+                for (k, v) in neutralizing_env() {
+                    cmd.env(k, v);
+                }
+            }
+            cmd.output().unwrap()
+        };
+        run(&["init", "-q"], false);
+        run(&["config", "core.fsmonitor", &format!("touch {}; echo", marker.display())], false);
+        std::fs::write(repo.join("a.txt"), "a").unwrap();
+        run(&["status", "--porcelain"], true);
+        assert!(!marker.exists(), "neutralized: the planted fsmonitor did not run");
+        run(&["status", "--porcelain"], false);
+        assert!(marker.exists(), "the test plants a working fsmonitor");
+    }
+}

@@ -26,6 +26,29 @@ use thiserror::Error;
 
 pub use cowork_store::DataDir as Home;
 
+/// What trusting a workspace would let happen (see [`App::workspace_review`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct WorkspaceReview {
+    #[serde(flatten)]
+    pub status: cowork_core::policy::WorkspaceStatus,
+    /// What the folder's repository configured git to run (`key=value`, hooks): switched off
+    /// while untrusted, run once trusted.
+    pub repository_programs: Vec<String>,
+}
+
+#[cfg(test)]
+mod log_tests {
+    #[test]
+    fn credentials_never_reach_a_log_line() {
+        let line = super::scrub_log_line("DEBUG async_imap: > A0001 LOGIN \"alice\" \"hunter2\"\r\n");
+        assert!(!line.contains("hunter2") && !line.contains("alice"), "{line}");
+        let line = super::scrub_log_line("authorization: Bearer abc.def and sk-abcdefghijklmnopqrstu\n");
+        assert!(!line.contains("abc.def") && !line.contains("sk-abc"), "{line}");
+        assert_eq!(super::scrub_log_line("INFO cowork opened\n"), "INFO cowork opened\n");
+        assert!(super::scrub_log_line("x\u{1b}[2Ky\n").contains("\\u{1b}"));
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum AppError {
     #[error(transparent)]
@@ -99,6 +122,70 @@ fn browser_config(store: &Store) -> cowork_browser::BrowserConfig {
     config
 }
 
+const QUIET_DEPENDENCIES: &[&str] = &[
+    "async_imap=info", "imap_proto=info", "lettre=info", "hyper=info", "hyper_util=info", "h2=info", "reqwest=info", "rustls=info",
+    "tungstenite=info", "zbus=info", "rmcp=info", "playwright_rs=info", "libdav=info",
+];
+
+/// Every log line passes through here: control characters escaped (a page title or a server's
+/// message cannot forge log lines) and credentials that slipped into a message cut out — a
+/// second line of defence behind [`QUIET_DEPENDENCIES`].
+#[derive(Clone)]
+struct ScrubbingWriter<W> {
+    inner: W,
+}
+
+impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a> for ScrubbingWriter<W> {
+    type Writer = Scrubbed<W::Writer>;
+    fn make_writer(&'a self) -> Self::Writer {
+        Scrubbed(self.inner.make_writer())
+    }
+}
+
+struct Scrubbed<W>(W);
+
+impl<W: std::io::Write> std::io::Write for Scrubbed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let clean = scrub_log_line(&text);
+        self.0.write_all(clean.as_bytes())?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Credentials in protocol text (IMAP `LOGIN user pass`, `AUTHENTICATE`, SMTP `AUTH`, HTTP
+/// `Authorization:`) and token shapes, replaced; controls escaped, line breaks kept.
+fn scrub_log_line(text: &str) -> String {
+    let text = cowork_contract::text::printable_text(text);
+    let mut out = String::with_capacity(text.len());
+    let mut hide_rest = 0usize;
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let upper = word.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_uppercase();
+        let line_end = if word.ends_with('\n') { "\n" } else { "" };
+        if hide_rest > 0 || cowork_core::redact::looks_like_secret(word.trim_end()) {
+            hide_rest = hide_rest.saturating_sub(1);
+            out.push_str(cowork_core::redact::REDACTED);
+            out.push_str(line_end);
+            continue;
+        }
+        out.push_str(word);
+        hide_rest = match upper.as_str() {
+            "LOGIN" => 2,
+            "AUTHENTICATE" | "AUTH" => 2,
+            "AUTHORIZATION" => 2,
+            "PASSWORD" | "PASS" => 1,
+            _ => 0,
+        };
+    }
+    out
+}
+
 static LOG_GUARD: OnceLock<tracing_appender::non_blocking::WorkerGuard> = OnceLock::new();
 
 /// Logs go to a daily-rotated file in the data dir (`COWORK_LOG` sets the filter, default
@@ -115,7 +202,15 @@ fn init_logging(dir: &DataDir) {
         .build(dir.logs_dir());
     let Ok(appender) = appender else { return };
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
+    // Protocol crates log what they send at debug/trace — an IMAP LOGIN with its password, HTTP
+    // headers with tokens. Capped whatever level the person asks for.
+    for directive in QUIET_DEPENDENCIES {
+        if let Ok(d) = directive.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
+    let writer = ScrubbingWriter { inner: writer };
     if tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().is_ok() {
         let _ = LOG_GUARD.set(guard);
     }
@@ -278,6 +373,21 @@ impl App {
     /// them back with `email_undo`).
     pub fn mail_queued_here(&self) -> Vec<i64> {
         self.mail.queued_here()
+    }
+
+    /// What trusting a workspace would let happen: its settings (allow rules, mode, broad
+    /// rules) and what its repository configured git to run. Both shells show exactly this
+    /// before the person trusts a folder.
+    pub fn workspace_review(&self, root: &std::path::Path) -> Result<WorkspaceReview, String> {
+        let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        let status = self
+            .scheduler
+            .policy()
+            .workspaces()
+            .into_iter()
+            .find(|w| w.root == root)
+            .ok_or_else(|| format!("{} is not open as a workspace: pass --workspace {}", root.display(), root.display()))?;
+        Ok(WorkspaceReview { repository_programs: cowork_files::git::configured_programs(&root), status })
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {

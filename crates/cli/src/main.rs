@@ -76,6 +76,26 @@ enum Command {
     /// Long-term memory and notes: Markdown files in the vault folder, searched by meaning.
     #[command(subcommand)]
     Vault(VaultCmd),
+    /// Trust a folder's own settings (they only narrow until you do), see what they ask for.
+    #[command(subcommand)]
+    Workspace(WorkspaceCmd),
+}
+
+#[derive(Subcommand)]
+enum WorkspaceCmd {
+    /// Each open workspace (`--workspace DIR`): trusted or not, what its settings ask for.
+    Status,
+    /// Shows what trusting DIR would allow (its allow rules, mode, what its repository runs), then asks.
+    Trust {
+        dir: PathBuf,
+        /// Trust without asking (scripts). The review is still printed.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Withdraw trust: the folder's settings only narrow again.
+    Untrust { dir: PathBuf },
+    /// Every trusted folder.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -338,6 +358,9 @@ enum RulesCmd {
         /// Store it in the first workspace's .cowork/settings.json instead of user settings.
         #[arg(long)]
         in_workspace: bool,
+        /// Add an allow rule even though it is broad (`*`, a bare `run_command`, `read_file(//**)`).
+        #[arg(long)]
+        force: bool,
     },
     Remove {
         rule: String,
@@ -354,8 +377,16 @@ enum AuditCmd {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Check the hash chain; exits 1 naming each tampered row.
-    Verify,
+    /// Check the hash chain and its guards; exits 1 naming each problem.
+    Verify {
+        /// A head written down earlier (`SEQ HASH` from `cowork audit head`): proves the log was
+        /// not rewritten whole since (repeatable).
+        #[arg(long = "anchor", value_name = "SEQ:HASH")]
+        anchors: Vec<String>,
+        /// A file of heads, one per line (what `cowork audit head --append FILE` writes).
+        #[arg(long)]
+        anchor_file: Option<PathBuf>,
+    },
     /// Every row, oldest first.
     Export {
         /// One JSON object per line (the only format so far).
@@ -363,7 +394,12 @@ enum AuditCmd {
         jsonl: bool,
     },
     /// The last row's number and hash: write it down elsewhere to anchor the chain.
-    Head,
+    Head {
+        /// Also append it (with the time) to this file — somewhere the data dir's owner cannot
+        /// quietly rewrite, ideally (another machine, a synced folder, removable media).
+        #[arg(long)]
+        append: Option<PathBuf>,
+    },
 }
 
 fn parse_args(text: &str) -> Result<serde_json::Value, String> {
@@ -433,7 +469,9 @@ async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, 
     print::outcome(&outcome, json);
     Ok(match &outcome.result {
         Ok(_) => ExitCode::SUCCESS,
-        Err(cowork_contract::ToolError::Denied { .. }) => ExitCode::from(3),
+        // A path outside the workspace, a swapped symlink: refused for safety, like a denial.
+        Err(cowork_contract::ToolError::Denied { .. } | cowork_contract::ToolError::SecurityViolation { .. }) => ExitCode::from(3),
+        Err(cowork_contract::ToolError::InvalidArguments { .. } | cowork_contract::ToolError::NotFound { .. }) => ExitCode::from(2),
         // Waiting for the person: `cowork tasks resume ID` goes on.
         Err(cowork_contract::ToolError::Suspended { .. }) => ExitCode::from(4),
         Err(_) => ExitCode::FAILURE,
@@ -448,7 +486,14 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     } else {
         Arc::new(cowork_core::DenyApprover)
     };
-    let app = App::open(AppOptions { home: cli.home.clone(), workspace_roots: cli.workspaces.clone(), approver, scheduler: SchedulerConfig::default() })
+    let mut roots = cli.workspaces.clone();
+    // `workspace trust DIR` opens DIR as a workspace, to read its settings as the policy would.
+    if let Command::Workspace(WorkspaceCmd::Trust { dir, .. }) = &cli.command
+        && !roots.contains(dir)
+    {
+        roots.push(dir.clone());
+    }
+    let app = App::open(AppOptions { home: cli.home.clone(), workspace_roots: roots, approver, scheduler: SchedulerConfig::default() })
         .map_err(|e| e.to_string())?;
     // Toolpack servers start before anything that lists or calls tools; their tools join the
     // registry as they come up. Managing toolpacks starts them itself.
@@ -526,13 +571,21 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             let explanation = scheduler.explain(&name, &args, conversation, None).map_err(|e| e.to_string())?;
             print::explanation(&explanation, json);
         }
-        Command::Policy(PolicyCmd::Rules(RulesCmd::List)) => print::rules(&policy.rules(Some(conversation)), json),
-        Command::Policy(PolicyCmd::Rules(RulesCmd::Add { action, rule, in_workspace })) => {
+        Command::Policy(PolicyCmd::Rules(RulesCmd::List)) => print::rules(&policy.rules(Some(conversation)), &policy.problems(), json),
+        Command::Policy(PolicyCmd::Rules(RulesCmd::Add { action, rule, in_workspace, force })) => {
             let action: Action = action.parse()?;
             let source = if in_workspace { RuleSource::Workspace } else { RuleSource::User };
-            policy.add_rule(action, &rule, source).map_err(|e| e.to_string())?;
+            let broad = policy.add_rule_checked(action, &rule, source, force).map_err(|e| match e {
+                cowork_core::PolicyError::RuleTooBroad { why, .. } => {
+                    format!("{why} — that is broader than one tool's use; add --force if you mean it, or name what it covers (e.g. `run_command(git status:*)`, `read_file(~/Documents/**)`)")
+                }
+                other => other.to_string(),
+            })?;
+            if let Some(why) = broad {
+                esay!("warning: {why}");
+            }
             if !json {
-                say!("added {} rule `{rule}` to {}", action.as_str(), source.as_str());
+                say!("added {} rule `{}` to {}", action.as_str(), cowork_contract::text::printable_field(&rule), source.as_str());
             }
         }
         Command::Policy(PolicyCmd::Rules(RulesCmd::Remove { rule })) => {
@@ -558,8 +611,15 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             let filter = AuditFilter { tool, decision, limit: Some(limit), ..Default::default() };
             print::audit_rows(&scheduler.audit().list(&filter).map_err(|e| e.to_string())?, json);
         }
-        Command::Audit(AuditCmd::Verify) => {
-            let report = scheduler.audit().verify().map_err(|e| e.to_string())?;
+        Command::Audit(AuditCmd::Verify { anchors, anchor_file }) => {
+            let mut lines = anchors;
+            if let Some(file) = anchor_file {
+                let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                // `audit head --append` writes `TIME SEQ HASH`: the time is for the person.
+                lines.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" ")));
+            }
+            let anchors = lines.iter().map(|a| a.parse::<cowork_core::Anchor>()).collect::<Result<Vec<_>, _>>()?;
+            let report = scheduler.audit().verify_anchored(&anchors).map_err(|e| e.to_string())?;
             print::verify(&report, json);
             if !report.ok() {
                 return Ok(ExitCode::FAILURE);
@@ -585,12 +645,72 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Provider(cmd) => return provider(&app, cmd).await,
         Command::Toolpack(cmd) => return toolpack(&app, cmd, json).await,
         Command::Mcp(McpCmd::Servers) => print::servers(&app.mcp_servers(), json),
-        Command::Audit(AuditCmd::Head) => {
-            let (seq, hash) = scheduler.audit().head().map_err(|e| e.to_string())?;
+        Command::Workspace(cmd) => return workspace(&app, cmd, json),
+        Command::Audit(AuditCmd::Head { append }) => {
+            let (seq, hash) = match append {
+                Some(file) => scheduler.audit().append_anchor(&file),
+                None => scheduler.audit().head(),
+            }
+            .map_err(|e| e.to_string())?;
             if json {
                 say!("{}", serde_json::json!({"seq": seq, "hash": hash}));
             } else {
                 say!("{seq} {hash}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn workspace(app: &App, cmd: WorkspaceCmd, json: bool) -> Result<ExitCode, String> {
+    let policy = app.scheduler().policy();
+    match cmd {
+        WorkspaceCmd::Status => {
+            let reviews = policy.workspaces().iter().map(|w| app.workspace_review(&w.root)).collect::<Result<Vec<_>, _>>()?;
+            if reviews.is_empty() && !json {
+                say!("no workspace is open: pass --workspace DIR");
+            }
+            print::workspace_reviews(&reviews, json);
+        }
+        WorkspaceCmd::Trust { dir, yes } => {
+            let review = app.workspace_review(&dir)?;
+            print::workspace_reviews(std::slice::from_ref(&review), json);
+            if review.status.state == cowork_core::policy::TrustState::Trusted {
+                esay!("already trusted as it is");
+                return Ok(ExitCode::SUCCESS);
+            }
+            if !yes {
+                if !std::io::stdin().is_terminal() {
+                    return Err("nobody at a terminal to confirm: read the review above, then run again with --yes".into());
+                }
+                eprint!("Trust {} as shown? [y/N] > ", cowork_contract::text::printable_field(&review.status.root.display().to_string()));
+                let mut answer = String::new();
+                std::io::stdin().read_line(&mut answer).map_err(|e| e.to_string())?;
+                if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                    esay!("not trusted");
+                    return Ok(ExitCode::from(3));
+                }
+            }
+            policy.trust_workspace(&review.status.root, &review.status.digest).map_err(|e| e.to_string())?;
+            if !json {
+                say!("trusted {} (pinned to its settings as shown: a change to them needs trust again)", review.status.root.display());
+            }
+        }
+        WorkspaceCmd::Untrust { dir } => {
+            let was = policy.untrust_workspace(&dir).map_err(|e| e.to_string())?;
+            if !json {
+                say!("{}", if was { "no longer trusted: its settings only narrow" } else { "it was not trusted" });
+            }
+        }
+        WorkspaceCmd::List => {
+            let list = policy.trusted_workspaces().map_err(|e| e.to_string())?;
+            if json {
+                say!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+            } else if list.is_empty() {
+                say!("no trusted folders");
+            }
+            for (root, at) in list.iter().filter(|_| !json) {
+                say!("{}  trusted {at}", cowork_contract::text::printable_field(root));
             }
         }
     }

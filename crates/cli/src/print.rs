@@ -113,9 +113,12 @@ pub fn explanation(e: &Explanation, json: bool) {
     }
 }
 
-pub fn rules(rules: &[RuleEntry], json: bool) {
+pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem], json: bool) {
     if json {
-        return print_json(&rules);
+        return print_json(&json!({"rules": rules, "problems": problems}));
+    }
+    for p in problems {
+        esay!("problem in {}: {}", p.file.display(), field(&p.message));
     }
     for r in rules {
         let file = r.file.as_ref().map(|f| format!("  [{}]", f.display())).unwrap_or_default();
@@ -283,5 +286,50 @@ pub fn suspensions(rows: &[cowork_core::Suspension], json: bool) {
     for s in rows {
         say!("{}  {:10} {}  {}", s.id, field(&s.state), field(&s.tool), field(&s.reason));
         say!("{:38}since {} · until {} · conversation {}", "", s.created_at, s.deadline, s.conversation);
+    }
+}
+
+/// What trusting a workspace would let happen.
+pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
+    if json {
+        return print_json(&reviews);
+    }
+    for r in reviews {
+        let w = &r.status;
+        let state = match w.state {
+            cowork_core::policy::TrustState::Trusted => "TRUSTED",
+            cowork_core::policy::TrustState::Untrusted => "not trusted: its settings only narrow",
+            cowork_core::policy::TrustState::Changed => "CHANGED since you trusted it: its settings only narrow again",
+        };
+        say!("┌ workspace {} — {state}", field(&w.root.display().to_string()));
+        say!("│ settings: {} ({})", w.settings.display(), if w.digest == "absent" { "none" } else { &w.digest[..16] });
+        let list = |label: &str, rules: &[String]| {
+            for rule in rules {
+                say!("│ {label} {}", field(rule));
+            }
+        };
+        if w.allow.is_empty() {
+            say!("│ trusting adds no allow rules");
+        } else {
+            say!("│ trusting would ALLOW without asking:");
+            list("  allow", &w.allow);
+        }
+        for why in &w.broad {
+            say!("│   WARNING: {}", field(why));
+        }
+        if let Some(mode) = w.mode {
+            say!("│ asks for mode {} (it can only lower yours)", mode.as_str());
+        }
+        list("already applies: ask ", &w.ask);
+        list("already applies: deny", &w.deny);
+        if r.repository_programs.is_empty() {
+            say!("│ its repository configures no programs for git to run");
+        } else {
+            say!("│ git will run what this repository configured (off while untrusted):");
+            for p in &r.repository_programs {
+                say!("│   {}", field(p));
+            }
+        }
+        say!("└");
     }
 }

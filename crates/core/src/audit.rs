@@ -27,6 +27,40 @@ use std::sync::{Arc, Condvar, Mutex};
 use thiserror::Error;
 use tokio::sync::watch;
 
+/// The triggers that make the log append-only, exactly as the store's migrations create them:
+/// `verify` reports one that is missing or altered.
+const GUARD_TRIGGERS: &[(&str, &str)] = &[
+    ("audit_log_no_update", "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END"),
+    ("audit_log_no_delete", "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END"),
+    (
+        "audit_head_forward_only",
+        "CREATE TRIGGER audit_head_forward_only BEFORE UPDATE ON audit_head WHEN NEW.seq < OLD.seq OR NEW.id != OLD.id BEGIN SELECT RAISE(ABORT, 'audit_head only moves forward'); END",
+    ),
+    ("audit_head_no_delete", "CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END"),
+];
+
+/// A head written down elsewhere (`cowork audit head`): `SEQ HASH`, `SEQ:HASH`, or a bare hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anchor {
+    pub seq: Option<i64>,
+    pub hash: String,
+}
+
+impl std::str::FromStr for Anchor {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let (seq, hash) = match text.split_once([' ', ':', '\t']) {
+            Some((seq, hash)) => (Some(seq.trim().trim_start_matches('#').parse::<i64>().map_err(|_| format!("anchor {text:?}: the row number must be a number"))?), hash.trim()),
+            None => (None, text),
+        };
+        if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!("anchor {text:?}: write `SEQ HASH` as `cowork audit head` prints it (the hash is 64 hex digits)"));
+        }
+        Ok(Anchor { seq, hash: hash.to_ascii_lowercase() })
+    }
+}
+
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 #[derive(Debug, Error)]
@@ -387,6 +421,20 @@ impl AuditLog {
         Self::head_on(&self.read_conn()?)
     }
 
+    /// Appends the head, with the time, to an anchor file the person chose (one `TIME SEQ HASH`
+    /// line; `verify --anchor-file` reads it back). Returns the head.
+    pub fn append_anchor(&self, file: &std::path::Path) -> Result<(i64, String), AuditError> {
+        use std::io::Write;
+        let (seq, hash) = self.head()?;
+        let write = || -> std::io::Result<()> {
+            let mut out = std::fs::OpenOptions::new().create(true).append(true).open(file)?;
+            writeln!(out, "{} {seq} {hash}", chrono::Utc::now().to_rfc3339())?;
+            out.sync_all()
+        };
+        write().map_err(|e| AuditError::Write(format!("anchor file {}: {e}", file.display())))?;
+        Ok((seq, hash))
+    }
+
     fn head_on(conn: &Connection) -> Result<(i64, String), AuditError> {
         conn.query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
@@ -396,6 +444,54 @@ impl AuditLog {
 
     /// Walks the chain and reports every row that is not what was written.
     pub fn verify(&self) -> Result<VerifyReport, AuditError> {
+        self.verify_anchored(&[])
+    }
+
+    /// [`AuditLog::verify`], plus: the append-only triggers are in place as written, and each
+    /// anchor (a head written down elsewhere earlier) is still in the chain. The chain alone
+    /// cannot show a log rewritten whole (its algorithm is public); an anchor can.
+    pub fn verify_anchored(&self, anchors: &[Anchor]) -> Result<VerifyReport, AuditError> {
+        let mut report = self.verify_chain()?;
+        let conn = self.read_conn()?;
+        let mut triggers = conn.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").map_err(|e| AuditError::Read(e.to_string()))?;
+        let present: Vec<(String, String)> = triggers
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| AuditError::Read(e.to_string()))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+        let squash = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (name, sql) in GUARD_TRIGGERS {
+            match present.iter().find(|(n, _)| n == name) {
+                None => report.problems.push(Problem { seq: 0, message: format!("the trigger {name} is missing: rows could have been changed without it") }),
+                Some((_, found)) if squash(found) != squash(sql) => {
+                    report.problems.push(Problem { seq: 0, message: format!("the trigger {name} was altered: rows could have been changed") })
+                }
+                Some(_) => {}
+            }
+        }
+        for anchor in anchors {
+            let hash: Option<String> = match anchor.seq {
+                Some(seq) => conn.query_row("SELECT hash FROM audit_log WHERE seq = ?1", [seq], |r| r.get(0)).optional(),
+                None => conn.query_row("SELECT hash FROM audit_log WHERE hash = ?1", [&anchor.hash], |r| r.get(0)).optional(),
+            }
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+            let at = anchor.seq.map(|s| format!("row {s}")).unwrap_or_else(|| "a row".into());
+            match hash {
+                Some(h) if h == anchor.hash => {}
+                Some(_) => report.problems.push(Problem {
+                    seq: anchor.seq.unwrap_or(0),
+                    message: format!("{at} does not match the anchor {}: the log was rewritten up to there", anchor.hash),
+                }),
+                None => report.problems.push(Problem {
+                    seq: anchor.seq.unwrap_or(0),
+                    message: format!("{at} with the anchor's hash {} is gone: the log was rewritten or cut", anchor.hash),
+                }),
+            }
+        }
+        Ok(report)
+    }
+
+    fn verify_chain(&self) -> Result<VerifyReport, AuditError> {
         // One read transaction: the head and the rows come from the same snapshot, even while
         // the writer commits a batch (otherwise a live log could look truncated).
         let mut conn = self.read_conn()?;

@@ -12,7 +12,7 @@ mod stubs;
 pub mod suspend;
 
 pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation};
-pub use audit::{AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
+pub use audit::{Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
 pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent};

@@ -17,7 +17,8 @@ fn is_secret_key(key: &str, declared: &[String]) -> bool {
     SECRET_KEY_SUFFIXES.iter().any(|s| normalized.ends_with(s))
 }
 
-fn looks_like_secret(value: &str) -> bool {
+/// A well-known token shape (`sk-…`, `ghp_…`, `AKIA…`).
+pub fn looks_like_secret(value: &str) -> bool {
     const PREFIXES: &[&str] = &["sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "glpat-", "AKIA", "AIza"];
     value.len() >= 16 && !value.contains(' ') && PREFIXES.iter().any(|p| value.starts_with(p))
 }

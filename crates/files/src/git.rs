@@ -78,8 +78,27 @@ pub fn workspace_code(command: &str, cwd: &Path) -> Vec<String> {
     found
 }
 
+/// Everything a repository configured git to run, the entries [`neutralizing_env`] switches off
+/// included, and its hooks: what trusting the folder lets run (the trust review shows it).
+pub fn configured_programs(dir: &Path) -> Vec<String> {
+    let mut found = scan(dir, |key, value| runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)));
+    let hooks = dir.join(".git").join("hooks");
+    if let Ok(entries) = std::fs::read_dir(&hooks) {
+        let mut names: Vec<String> =
+            entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| !n.ends_with(".sample")).collect();
+        names.sort();
+        found.extend(names.into_iter().map(|n| format!("hook .git/hooks/{n}")));
+    }
+    found
+}
+
 /// The repository-scoped config entries (local and worktree) that run programs.
 fn repository_config(dir: &Path) -> Vec<String> {
+    scan(dir, runs_code)
+}
+
+/// Repository-scoped (local, worktree) config entries `keep` selects, as `key=value`.
+fn scan(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
     if !dir.is_dir() {
         return vec![];
     }
@@ -97,7 +116,7 @@ fn repository_config(dir: &Path) -> Vec<String> {
         }
         let entry = String::from_utf8_lossy(entry);
         let (key, value) = entry.split_once('\n').unwrap_or((&entry, ""));
-        if runs_code(key, value) {
+        if keep(key, value) {
             found.push(format!("{key}={value}"));
         }
     }

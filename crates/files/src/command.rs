@@ -215,6 +215,8 @@ impl Tool for RunCommand {
             message: "no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in".into(),
         })?;
         let cwd = input.reviewed.set(env, "run_command", &cwd)?;
+        // Refused before review: no rule could make a folder outside the workspace a place to run.
+        cwd_inside(env, &cwd)?;
         Ok(vec![Effect::ProcessExec { command: input.command.clone(), workspace_code: crate::git::workspace_code(&input.command, &cwd) }])
     }
 

@@ -229,10 +229,35 @@ pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<
     shell.app.scheduler().policy().rules(conversation.as_deref())
 }
 
+/// Adds a person's rule. A broad allow rule is refused unless `force` (the window asks first
+/// and shows the warning); the returned text is the warning of a broad rule added with `force`.
 #[tauri::command]
-pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String, source: Option<RuleSource>) -> Res<()> {
+pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String, source: Option<RuleSource>, force: Option<bool>) -> Res<Option<String>> {
     let source = source.unwrap_or(RuleSource::User);
-    shell.app.scheduler().policy().add_rule(action, &rule, source).map_err(|e| e.to_string())
+    shell.app.scheduler().policy().add_rule_checked(action, &rule, source, force.unwrap_or(false)).map_err(|e| match e {
+        cowork_core::PolicyError::RuleTooBroad { why, .. } => format!("broad: {why}"),
+        other => other.to_string(),
+    })
+}
+
+/// Rules that are broken or not applied (an untrusted workspace's allow rules), per file.
+#[tauri::command]
+pub fn policy_problems(shell: State<'_, Shell>) -> Vec<cowork_core::policy::PolicyProblem> {
+    shell.app.scheduler().policy().problems()
+}
+
+/// Each open workspace: trusted or not, and exactly what trusting it would allow.
+#[tauri::command]
+pub fn workspace_reviews(shell: State<'_, Shell>) -> Res<Vec<cowork_app::WorkspaceReview>> {
+    let policy = shell.app.scheduler().policy();
+    policy.workspaces().iter().map(|w| shell.app.workspace_review(&w.root)).collect()
+}
+
+/// The person trusts a workspace as the dialog showed it (`digest` of what they saw: a file
+/// changed meanwhile is refused).
+#[tauri::command]
+pub fn trust_workspace(shell: State<'_, Shell>, root: std::path::PathBuf, digest: String) -> Res<()> {
+    shell.app.scheduler().policy().trust_workspace(&root, &digest).map_err(|e| e.to_string())
 }
 
 #[tauri::command]

@@ -30,6 +30,7 @@ impl Shell {
         let asks = Asks { approvals, elicitations };
         let app = App::open(AppOptions { home, workspace_roots, approver: Arc::new(approver), scheduler: SchedulerConfig::default() }).map_err(|e| e.to_string())?;
         let conversations = cowork_agent::Conversations::open(app.store())?;
+        app.record_anchor_at_start();
         let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()), elicitations: Mutex::new(HashMap::new()), staged: Mutex::new(HashMap::new()) };
         Ok((shell, asks))
     }
@@ -95,6 +96,9 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             commands::save_agent_settings,
             commands::list_rules,
             commands::add_rule,
+            commands::policy_problems,
+            commands::workspace_reviews,
+            commands::trust_workspace,
             commands::remove_rule,
             commands::set_mode,
             commands::audit_list,

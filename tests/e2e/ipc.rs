@@ -59,16 +59,34 @@ const WAIT: Duration = Duration::from_secs(20);
 fn commands_capabilities_and_rules() {
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workspace.path().join(".cowork")).unwrap();
+    std::fs::write(cowork_core::policy::workspace_settings_path(workspace.path()), r#"{"permissions": {"allow": ["create_directory"]}}"#).unwrap();
     let ui = open(home.path(), Some(workspace.path()));
 
     let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
     let create_task = tools.as_array().unwrap().iter().find(|t| t["spec"]["name"] == "create_task").expect("create_task is listed");
     assert_eq!(create_task["layer"], "builtin");
 
+    // The folder's settings came with it: only narrowing applies, "always in this workspace"
+    // is not offered, and the trust dialog gets exactly what trusting would allow.
     let first = invoke(&ui.main, "first_run", json!({})).unwrap();
     assert_eq!(first["provider_configured"], false);
-    assert_eq!(first["workspace"], true);
+    assert_eq!(first["workspace"], false, "an untrusted workspace takes no allow rules");
     assert_eq!(first["mode"], "normal");
+    let reviews = invoke(&ui.main, "workspace_reviews", json!({})).unwrap();
+    assert_eq!(reviews[0]["state"], "untrusted");
+    assert_eq!(reviews[0]["allow"], json!(["create_directory"]));
+    assert!(invoke(&ui.main, "policy_problems", json!({})).unwrap().to_string().contains("not applied"));
+    // Trusting pins what the person saw: a digest of anything else is refused.
+    assert!(invoke(&ui.main, "trust_workspace", json!({"root": reviews[0]["root"], "digest": "0".repeat(64)})).is_err());
+    invoke(&ui.main, "trust_workspace", json!({"root": reviews[0]["root"], "digest": reviews[0]["digest"]})).unwrap();
+    assert_eq!(invoke(&ui.main, "first_run", json!({})).unwrap()["workspace"], true);
+    // A broad allow rule needs the person's confirmation (force), and says why.
+    let broad = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "*"})).unwrap_err();
+    assert!(broad.as_str().unwrap().starts_with("broad: "), "{broad}");
+    let warning = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "run_command", "force": true})).unwrap();
+    assert!(warning.as_str().unwrap().contains("every call"), "{warning}");
+    assert_eq!(invoke(&ui.main, "remove_rule", json!({"rule": "run_command", "conversation": null})).unwrap(), 1);
 
     // No provider: sending names the fix.
     let err = invoke(&ui.main, "send_message", json!({"conversation": null, "text": "hi"})).unwrap_err();

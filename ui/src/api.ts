@@ -58,6 +58,13 @@ export interface VerifyReport { rows: number; head_seq: number; head_hash: strin
 /** An image a tool returned (a screenshot). */
 export interface ImageBlock { type: "image"; mime_type: string; data_base64: string }
 export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; structured: unknown; images: ImageBlock[]; decision: Action | null; score: number | null; duration_ms: number }
+export type TrustState = "trusted" | "untrusted" | "changed";
+export interface WorkspaceReview {
+  root: string; settings: string; state: TrustState; digest: string;
+  allow: string[]; ask: string[]; deny: string[]; mode: Mode | null; broad: string[];
+  repository_programs: string[];
+}
+export interface PolicyProblem { file: string; message: string }
 export interface FirstRun { provider_configured: boolean; provider_error: string | null; ollama_detected: boolean; mode: Mode; workspace: boolean }
 
 export interface ElicitationRequest { id: string; from: string; message: string; schema: { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] } }
@@ -113,7 +120,10 @@ export const api = {
   agentSettings: () => invoke<AgentSettings | null>("get_agent_settings"),
   saveAgentSettings: (settings: AgentSettings) => invoke<void>("save_agent_settings", { settings }),
   rules: (conversation: string | null) => invoke<RuleEntry[]>("list_rules", { conversation }),
-  addRule: (action: Action, rule: string, source: RuleScope) => invoke<void>("add_rule", { action, rule, source }),
+  addRule: (action: Action, rule: string, source: RuleScope, force = false) => invoke<string | null>("add_rule", { action, rule, source, force }),
+  policyProblems: () => invoke<PolicyProblem[]>("policy_problems"),
+  workspaceReviews: () => invoke<WorkspaceReview[]>("workspace_reviews"),
+  trustWorkspace: (root: string, digest: string) => invoke<void>("trust_workspace", { root, digest }),
   removeRule: (rule: string, conversation: string | null) => invoke<number>("remove_rule", { rule, conversation }),
   setMode: (mode: Mode) => invoke<void>("set_mode", { mode }),
   audit: (filter: { tool?: string; decision?: string; limit?: number }) => invoke<AuditEntry[]>("audit_list", { filter }),

@@ -13,6 +13,11 @@ const en = {
   keyNote: "Leave the variable empty to keep the key in the OS keyring. Keys never reach settings files, logs or the audit log.",
   apiKey: "API key", storeKey: "Store in keyring", keyStored: "A key is stored in the OS keyring", noKey: "No key stored",
   mode: "Mode", normal: "Normal", plan: "Plan (read-only)", acceptEdits: "Accept edits",
+  trustTitle: "Trust this folder's settings?", trustChangedTitle: "This folder's settings changed since you trusted it",
+  trustExplain: "Its .cowork/settings.json came with the folder. Until you trust it, only its deny and ask rules apply. Below is exactly what it would allow — its own words, not Cowork's.",
+  trustWouldAllow: "It would allow without asking", trustNoAllow: "No allow rules.", trustMode: "It asks for the mode (it can only lower yours):",
+  trustPrograms: "Programs its git repository runs (switched off until trusted)", trustNarrowing: "Already in force (they only narrow)",
+  trustKeep: "Keep untrusted", trustYes: "Trust this folder", addAnyway: "Add anyway",
   rules: "Permission rules", addRule: "Add rule", revoke: "Revoke", language: "Language", theme: "Theme", light: "Light", dark: "Dark", system: "System",
   verify: "Verify chain", chainOk: "Chain intact", tampered: "Tampered", filterTool: "Tool", filterDecision: "Decision", all: "All",
   layer: "Layer", overrides: "overrides", category: "Category", result: "Result", error: "Error",
@@ -49,6 +54,11 @@ const en = {
 };
 type Dict = typeof en;
 const zh: Partial<Dict> = {
+  trustTitle: "信任此文件夹的设置吗?", trustChangedTitle: "此文件夹的设置在你信任后已更改",
+  trustExplain: "它的 .cowork/settings.json 随文件夹而来。在你信任之前,只有其中的拒绝和询问规则生效。下面列出的正是它将允许的内容——这是文件夹自己的话,不是 Cowork 的。",
+  trustWouldAllow: "它将无需询问地允许", trustNoAllow: "没有允许规则。", trustMode: "它要求的模式(只能降低你的模式):",
+  trustPrograms: "其 git 仓库会运行的程序(信任前已关闭)", trustNarrowing: "已经生效(只会收紧)",
+  trustKeep: "保持不信任", trustYes: "信任此文件夹", addAnyway: "仍然添加",
   newChat: "新对话", search: "搜索对话", chat: "对话", tools: "工具", audit: "审计日志", settings: "设置",
   placeholder: "给 Cowork 发消息 — 或输入 /工具名 参数=值（Enter 发送，Shift+Enter 换行）",
   send: "发送", stop: "停止", thinking: "思考中…", running: "运行中…",

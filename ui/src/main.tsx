@@ -10,6 +10,7 @@ import { ToolpacksView } from "./toolpacks";
 import { ChangesView } from "./changes";
 import { MemoryView } from "./memory";
 import { SuspendedBar } from "./suspended";
+import { TrustDialog } from "./trust";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -87,6 +88,7 @@ function App() {
       </main>
       <OutboxBar conversation={conversation} />
       <SuspendedBar />
+      {approvals.length === 0 && <TrustDialog />}
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
     </div>

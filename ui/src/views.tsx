@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { AccountsSettings } from "./accounts";
 import { MemorySettings } from "./memory";
-import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
+import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
 type Theme = "system" | "light" | "dark";
@@ -27,7 +27,20 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const [mode, setMode] = useState<Mode>("normal");
   const [key, setKey] = useState("");
   const [hasKey, setHasKey] = useState(false);
-  const loadRules = () => api.rules(conversation).then(setRules);
+  const [problems, setProblems] = useState<PolicyProblem[]>([]);
+  const [broad, setBroad] = useState("");
+  const loadRules = () => { api.rules(conversation).then(setRules); api.policyProblems().then(setProblems).catch(() => {}); };
+  // A broad allow rule (`*`, a bare run_command, `read_file(//**)`) is added only after the
+  // person sees why it is broad and confirms.
+  const addRule = async (force: boolean) => {
+    try {
+      const warning = await api.addRule(newAction, newRule, newScope, force);
+      setNewRule(""); setBroad(""); setStatus(warning ? `⚠ ${warning}` : ""); loadRules();
+    } catch (e) {
+      const text = String(e);
+      if (text.startsWith("broad: ")) setBroad(text.slice(7)); else setStatus(text);
+    }
+  };
   useEffect(() => {
     api.agentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
     api.firstRun().then((f) => { setMode(f.mode); setHasWorkspace(f.workspace); });
@@ -70,6 +83,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
       </fieldset>
       <fieldset>
         <legend>{t("rules")}</legend>
+        {problems.map((p) => <p class="error" key={p.file + p.message}>⚠ <code>{p.file}</code>: {p.message}</p>)}
         <table class="rules" data-testid="rules">
           <tbody>{rules.map((r) => (
             <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code></td><td>{sourceLabel(r.source)}</td>
@@ -81,8 +95,9 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           <input placeholder="run_command(git status:*)" value={newRule} onInput={(e) => setNewRule(e.currentTarget.value)} />
           {hasWorkspace && <select value={newScope} onChange={(e) => setNewScope(e.currentTarget.value as RuleScope)} aria-label={t("ruleScope")}>
             <option value="user">{sourceLabel("user")}</option><option value="workspace">{sourceLabel("workspace")}</option></select>}
-          <button onClick={async () => { try { await api.addRule(newAction, newRule, newScope); setNewRule(""); loadRules(); } catch (e) { setStatus(String(e)); } }}>{t("addRule")}</button>
+          <button onClick={() => addRule(false)}>{t("addRule")}</button>
         </div>
+        {broad && <div class="row error" data-testid="broad-rule">⚠ {broad} <button class="danger" onClick={() => addRule(true)}>{t("addAnyway")}</button></div>}
       </fieldset>
       <AccountsSettings />
       <MemorySettings />

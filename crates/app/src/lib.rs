@@ -375,6 +375,22 @@ impl App {
         self.mail.queued_here()
     }
 
+    /// `audit.anchorFile` in settings.json: the window appends the audit head there at each
+    /// start, so a later `cowork audit verify --anchor-file` can prove the log was not rewritten
+    /// whole since. Best somewhere the data dir's owner cannot quietly edit (a synced folder).
+    pub fn record_anchor_at_start(&self) {
+        let Ok(settings) = cowork_store::settings::read_json(&self.store.dir().settings_path()) else { return };
+        let Some(file) = settings.pointer("/audit/anchorFile").and_then(|v| v.as_str()) else { return };
+        let file = match file.strip_prefix("~/") {
+            Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+            None => PathBuf::from(file),
+        };
+        match self.scheduler.audit().append_anchor(&file) {
+            Ok((seq, hash)) => tracing::info!(seq, %hash, file = %file.display(), "audit anchor recorded"),
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+
     /// What trusting a workspace would let happen: its settings (allow rules, mode, broad
     /// rules) and what its repository configured git to run. Both shells show exactly this
     /// before the person trusts a folder.

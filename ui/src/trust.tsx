@@ -1,0 +1,61 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, type WorkspaceReview } from "./api";
+import { t } from "./i18n";
+
+/** Whether trusting would change anything: allow rules, a mode, programs its repository runs. */
+function wantsSomething(r: WorkspaceReview): boolean {
+  return r.state !== "trusted" && (r.allow.length > 0 || r.mode !== null || r.repository_programs.length > 0);
+}
+
+/**
+ * A folder's own settings only narrow until the person trusts it. This dialog shows exactly
+ * what trusting would allow — every rule and program as the folder wrote it, framed as the
+ * folder's words — and trusts only on an explicit choice (Alt+T); Escape keeps it untrusted.
+ */
+export function TrustDialog() {
+  const [reviews, setReviews] = useState<WorkspaceReview[]>([]);
+  const [error, setError] = useState("");
+  const load = () => api.workspaceReviews().then((all) => setReviews(all.filter(wantsSomething))).catch(() => {});
+  useEffect(() => { load(); }, []);
+  const review = reviews[0];
+  const keep = () => setReviews((q) => q.slice(1));
+  const trust = async () => {
+    try { await api.trustWorkspace(review.root, review.digest); setError(""); keep(); }
+    catch (e) { setError(String(e)); load(); }
+  };
+  useEffect(() => {
+    if (!review) return;
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === "Escape") { e.preventDefault(); keep(); }
+      if (e.altKey && e.key.toLowerCase() === "t") { e.preventDefault(); trust(); }
+    };
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, [review]);
+  if (!review) return null;
+  return (
+    <div class="modal-backdrop">
+      <div class="modal" role="dialog" aria-modal="true" aria-labelledby="trust-title" data-testid="trust-dialog">
+        <h2 id="trust-title">{review.state === "changed" ? t("trustChangedTitle") : t("trustTitle")}</h2>
+        <p><code>{review.root}</code></p>
+        <p class="hint">{t("trustExplain")}</p>
+        <h3>{t("trustWouldAllow")}</h3>
+        {review.allow.length === 0 ? <p class="hint">{t("trustNoAllow")}</p> : (
+          <ul class="quoted" data-testid="trust-allow">{review.allow.map((r) => <li key={r}><code>{r}</code></li>)}</ul>
+        )}
+        {review.broad.map((w) => <p key={w} class="error">⚠ {w}</p>)}
+        {review.mode && <p>{t("trustMode")} <code>{review.mode}</code></p>}
+        {review.repository_programs.length > 0 && (<>
+          <h3>{t("trustPrograms")}</h3>
+          <ul class="quoted">{review.repository_programs.map((p) => <li key={p}><code>{p}</code></li>)}</ul>
+        </>)}
+        {(review.ask.length > 0 || review.deny.length > 0) && <p class="hint">{t("trustNarrowing")}: {[...review.deny, ...review.ask].map((r) => <code key={r}>{r} </code>)}</p>}
+        {error && <p class="error">{error}</p>}
+        <div class="row">
+          <button onClick={keep} autoFocus>{t("trustKeep")} (Esc)</button>
+          <button class="danger" onClick={trust} accessKey="t">{t("trustYes")} (Alt+T)</button>
+        </div>
+      </div>
+    </div>
+  );
+}

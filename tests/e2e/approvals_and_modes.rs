@@ -56,6 +56,9 @@ fn setup() -> (Arc<Scripted>, Harness) {
 #[tokio::test]
 async fn once_conversation_always_and_deny() {
     let (script, h) = setup();
+    // "Always in this workspace" is offered for a workspace the person trusts (as they saw it).
+    let ws = h.scheduler.policy().workspaces()[0].clone();
+    h.scheduler.policy().trust_workspace(&ws.root, &ws.digest).unwrap();
     let ls = || call("exec_probe", json!({"target": "ls -la"}), "c1");
 
     script.answer(ApprovalChoice::Once);
@@ -111,6 +114,11 @@ async fn once_conversation_always_and_deny() {
     assert!(!std::fs::read_to_string(h.store.dir().settings_path()).unwrap().contains("cargo check"));
     assert!(h.scheduler.call(call("exec_probe", json!({"target": "cargo check"}), "c6")).await.result.is_ok());
     assert_eq!(script.asked(), 7, "the workspace rule answers the next call");
+    // The person's own grant re-pinned the trusted file; a change by anyone else un-trusts it.
+    assert!(h.scheduler.policy().workspace_trusted());
+    std::fs::write(cowork_core::policy::workspace_settings_path(&h.workspace), ws_settings.replace("cargo check", "cargo check\", \"exec_probe")).unwrap();
+    h.scheduler.policy().reload().unwrap();
+    assert!(!h.scheduler.policy().workspace_trusted());
     assert!(h.scheduler.audit().verify().unwrap().ok());
 }
 
@@ -225,8 +233,14 @@ async fn precedence_deny_over_ask_over_allow_across_sources() {
     assert_eq!(sudo.review.matched.map(|m| (m.rule, m.source)), Some(("run_command(sudo:*)".to_string(), RuleSource::Builtin)));
     assert_eq!(script.asked(), 0, "explain never asks");
 
-    // A broken settings file is a clear error, and nothing is lost.
+    // A broken deny rule is reported and fails closed: it denies its whole tool until fixed.
     std::fs::write(h.workspace.join(".cowork/settings.json"), r#"{"permissions": {"deny": ["exec_probe(rm:*"]}}"#).unwrap();
+    policy.reload().unwrap();
+    let problems = policy.problems();
+    assert!(problems.iter().any(|p| p.message.contains("closing parenthesis") && p.file.ends_with(".cowork/settings.json")), "{problems:?}");
+    assert_eq!(explain("ls").decision, Action::Deny);
+    // A file that is not JSON at all is a clear error, and nothing is lost.
+    std::fs::write(h.workspace.join(".cowork/settings.json"), r#"{"permissions": {"#).unwrap();
     let err = policy.reload().unwrap_err().to_string();
-    assert!(err.contains("closing parenthesis") && err.contains("settings.json"), "{err}");
+    assert!(err.contains("settings.json") && err.contains("fix the file"), "{err}");
 }

@@ -83,9 +83,9 @@ fn calls_explain_rules_and_terminal_approval() {
     // Secrets reach neither the database nor the logs, even in a rejected call.
     let secret = "hunter2-f00dcafe";
     let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": "x", "password": "{secret}"}}"#)]);
-    assert_eq!(rejected.status.code(), Some(1));
+    assert_eq!(rejected.status.code(), Some(2), "invalid arguments exit 2");
     let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": {{"password": "{secret}"}}}}"#)]);
-    assert_eq!(rejected.status.code(), Some(1));
+    assert_eq!(rejected.status.code(), Some(2));
     for entry in std::fs::read_dir(h).unwrap().chain(std::fs::read_dir(h.join("logs")).unwrap()) {
         let path = entry.unwrap().path();
         if path.is_file() {

@@ -129,13 +129,13 @@ async fn traversal_corpus_never_escapes_the_workspace() {
     assert_eq!(std::fs::read_to_string(h.dir.path().join("ws2/secret.txt")).unwrap(), SECRET);
     assert_eq!(std::fs::read_to_string(h.dir.path().join("userhome/.ssh/id_rsa")).unwrap(), SECRET);
 
-    // A hard link inside the workspace to an outside file: writing it replaces the link, the
-    // outside inode keeps its bytes.
+    // A hard link inside the workspace to an outside file counts as outside: neither read nor
+    // written, and the outside inode keeps its bytes.
     std::fs::hard_link(h.dir.path().join("outside/secret.txt"), h.workspace.join("hard.txt")).unwrap();
     let out = call(&h, "write_file", json!({"path": "hard.txt", "content": "new"})).await;
-    let id = out.result.unwrap().structured.unwrap()["id"].clone();
-    assert!(call(&h, "changes_apply", json!({"id": id})).await.result.is_ok());
-    assert_eq!(std::fs::read_to_string(h.workspace.join("hard.txt")).unwrap(), "new");
+    assert!(matches!(&out.result, Err(ToolError::SecurityViolation { reason }) if reason.contains("hard links")), "{:?}", out.result);
+    let read = call(&h, "read_file", json!({"path": "hard.txt"})).await;
+    assert!(matches!(read.result, Err(ToolError::SecurityViolation { .. })), "{:?}", read.result);
     assert_eq!(std::fs::read_to_string(h.dir.path().join("outside/secret.txt")).unwrap(), SECRET);
 
     // Outside the roots is refused as a security violation, and the audit row says why.

@@ -67,7 +67,12 @@ impl Scene {
     fn new() -> Scene {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        let (home, ws, outside, user_home) = (root.join("data"), root.join("ws"), root.join("outside"), root.join("userhome"));
+        let (home, ws, outside, user_home) = (
+            root.join("data"),
+            root.join("ws"),
+            root.join("outside"),
+            root.join("userhome"),
+        );
         for d in [&ws, &outside, &user_home.join(".ssh")] {
             std::fs::create_dir_all(d).unwrap();
         }
@@ -88,7 +93,15 @@ impl Scene {
             ("$DB".into(), s(&home.join("cowork.db"))),
             ("$HOME_DIR".into(), s(&user_home)),
         ];
-        Scene { _tmp: tmp, vars, home, ws, user_home, canary, canary_out }
+        Scene {
+            _tmp: tmp,
+            vars,
+            home,
+            ws,
+            user_home,
+            canary,
+            canary_out,
+        }
     }
 
     fn expand(&self, text: &str) -> String {
@@ -116,7 +129,12 @@ impl Scene {
 
     fn sh(&self, case: &Case, script: &str) -> Output {
         let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(script).current_dir(&self.ws).env("HOME", &self.user_home).envs(&case.env).stdin(Stdio::null());
+        cmd.arg("-c")
+            .arg(script)
+            .current_dir(&self.ws)
+            .env("HOME", &self.user_home)
+            .envs(&case.env)
+            .stdin(Stdio::null());
         for (k, v) in &self.vars {
             cmd.env(&k[1..], v);
         }
@@ -125,14 +143,24 @@ impl Scene {
 
     /// Runs one `kind: rest` line; returns the output of commands.
     fn step(&mut self, case: &Case, line: &str) -> Result<Option<Output>, String> {
-        let (kind, rest) = line.split_once(':').map(|(k, r)| (k.trim(), r.trim())).unwrap_or((line.trim(), ""));
+        let (kind, rest) = line
+            .split_once(':')
+            .map(|(k, r)| (k.trim(), r.trim()))
+            .unwrap_or((line.trim(), ""));
         match kind {
             "file" => {
-                let (path, content) = rest.split_once(" = ").ok_or_else(|| format!("step {line:?}: write `file: PATH = CONTENT`"))?;
+                let (path, content) = rest
+                    .split_once(" = ")
+                    .ok_or_else(|| format!("step {line:?}: write `file: PATH = CONTENT`"))?;
                 let path = self.expand(path.trim());
-                let path = if Path::new(&path).is_absolute() { PathBuf::from(path) } else { self.ws.join(path) };
+                let path = if Path::new(&path).is_absolute() {
+                    PathBuf::from(path)
+                } else {
+                    self.ws.join(path)
+                };
                 std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
-                std::fs::write(&path, self.expand(content).replace("\\n", "\n")).map_err(|e| e.to_string())?;
+                std::fs::write(&path, self.expand(content).replace("\\n", "\n"))
+                    .map_err(|e| e.to_string())?;
                 Ok(None)
             }
             "sh" | "sh?" => {
@@ -143,26 +171,44 @@ impl Scene {
                 Ok(Some(out))
             }
             "cowork" => {
-                let words = shlex::split(&self.expand(rest)).ok_or_else(|| format!("step {line:?}: unbalanced quotes"))?;
+                let words = shlex::split(&self.expand(rest))
+                    .ok_or_else(|| format!("step {line:?}: unbalanced quotes"))?;
                 Ok(Some(self.cowork(case, &words)))
             }
             "call" => {
                 let (tool, args) = rest.split_once(' ').unwrap_or((rest, "{}"));
-                Ok(Some(self.cowork(case, &["tools".into(), "call".into(), tool.into(), "--args".into(), self.expand(args)])))
+                Ok(Some(self.cowork(
+                    case,
+                    &[
+                        "tools".into(),
+                        "call".into(),
+                        tool.into(),
+                        "--args".into(),
+                        self.expand(args),
+                    ],
+                )))
             }
             "anchor" => {
                 let out = self.cowork(case, &["audit".into(), "head".into()]);
-                let head = String::from_utf8_lossy(&out.stdout).trim().replace(' ', ":");
+                let head = String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .replace(' ', ":");
                 self.vars.push(("$ANCHOR".into(), head));
                 Ok(None)
             }
-            other => Err(format!("step {line:?}: unknown kind {other:?} (file, sh, sh?, cowork, call, anchor)")),
+            other => Err(format!(
+                "step {line:?}: unknown kind {other:?} (file, sh, sh?, cowork, call, anchor)"
+            )),
         }
     }
 }
 
 fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 fn run_case(case: &Case) -> Result<(), String> {
@@ -173,21 +219,44 @@ fn run_case(case: &Case) -> Result<(), String> {
     let (out, decision) = match (&case.tool, &case.run) {
         (Some(tool), None) => {
             let args = scene.expand(case.args.as_deref().unwrap_or("{}"));
-            let out = scene.cowork(case, &["tools".into(), "call".into(), tool.clone(), "--json".into(), "--args".into(), args]);
+            let out = scene.cowork(
+                case,
+                &[
+                    "tools".into(),
+                    "call".into(),
+                    tool.clone(),
+                    "--json".into(),
+                    "--args".into(),
+                    args,
+                ],
+            );
             let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
             let decision = json["decision"].as_str().unwrap_or("rejected").to_string();
             (out, Some(decision))
         }
-        (None, Some(run)) => (scene.step(case, run)?.ok_or("`run` must be a cowork:, call: or sh: line")?, None),
+        (None, Some(run)) => (
+            scene
+                .step(case, run)?
+                .ok_or("`run` must be a cowork:, call: or sh: line")?,
+            None,
+        ),
         _ => return Err("give either `tool` (+ `args`) or `run`".into()),
     };
     let full = text(&out);
     let code = out.status.code();
     // Failures quote the output, shortened: one case's whole JSON would bury the rest.
-    let all = if full.len() > 600 { format!("{}…", &full[..full.floor_char_boundary(600)]) } else { full.clone() };
+    let all = if full.len() > 600 {
+        format!("{}…", &full[..full.floor_char_boundary(600)])
+    } else {
+        full.clone()
+    };
     match (case.expect.as_str(), &decision) {
         (want, Some(got)) if ["allow", "ask", "deny", "rejected", "refused"].contains(&want) => {
-            let got = if got == "rejected" && code == Some(3) { "refused" } else { got.as_str() };
+            let got = if got == "rejected" && code == Some(3) {
+                "refused"
+            } else {
+                got.as_str()
+            };
             if want != got {
                 return Err(format!("expected {want}, got {got} (exit {code:?}): {all}"));
             }
@@ -201,12 +270,18 @@ fn run_case(case: &Case) -> Result<(), String> {
             }
         }
         (want, _) if want.starts_with("exit:") => {
-            let want_code: i32 = want[5..].parse().map_err(|_| format!("expect {want:?}: exit:N"))?;
+            let want_code: i32 = want[5..]
+                .parse()
+                .map_err(|_| format!("expect {want:?}: exit:N"))?;
             if code != Some(want_code) {
                 return Err(format!("expected exit {want_code}, got {code:?}: {all}"));
             }
         }
-        (want, _) => return Err(format!("expect {want:?} does not fit this case (allow|ask|deny|rejected with `tool`, exit:N with `run`)")),
+        (want, _) => {
+            return Err(format!(
+                "expect {want:?} does not fit this case (allow|ask|deny|rejected with `tool`, exit:N with `run`)"
+            ));
+        }
     }
     for needle in &case.contains {
         let needle = scene.expand(needle);
@@ -224,7 +299,10 @@ fn run_case(case: &Case) -> Result<(), String> {
     if case.expect != "allow" || case.no_canary {
         for canary in [&scene.canary, &scene.canary_out] {
             if canary.exists() {
-                return Err(format!("the canary {} was created: the attack ran. Output: {all}", canary.display()));
+                return Err(format!(
+                    "the canary {} was created: the attack ran. Output: {all}",
+                    canary.display()
+                ));
             }
         }
         if full.contains(SECRET_TEXT) {
@@ -238,22 +316,37 @@ fn run_case(case: &Case) -> Result<(), String> {
 #[test]
 fn adversarial_suite() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/adversarial/cases.toml");
-    let suite: Suite = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let suite: Suite = toml::from_str(&std::fs::read_to_string(&path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut ids = std::collections::HashSet::new();
     for c in &suite.case {
         assert!(ids.insert(c.id.clone()), "case id {} is used twice", c.id);
     }
     let only = std::env::var("ADVERSARIAL_ONLY").ok();
-    let cases: Vec<Case> = suite.case.iter().filter(|c| only.as_ref().is_none_or(|o| c.id.contains(o.as_str()) || c.class == *o)).cloned().collect();
+    let cases: Vec<Case> = suite
+        .case
+        .iter()
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| c.id.contains(o.as_str()) || c.class == *o)
+        })
+        .cloned()
+        .collect();
     let queue = Mutex::new(cases.clone());
     let failures = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(2, 4);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 4);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
                 while let Some(case) = queue.lock().unwrap().pop() {
                     if let Err(why) = run_case(&case) {
-                        failures.lock().unwrap().push(format!("{} [{}] — {}\n    {why}", case.id, case.class, case.attack));
+                        failures.lock().unwrap().push(format!(
+                            "{} [{}] — {}\n    {why}",
+                            case.id, case.class, case.attack
+                        ));
                     }
                 }
             });
@@ -268,9 +361,19 @@ fn adversarial_suite() {
         }
     }
     let failures = failures.into_inner().unwrap();
-    println!("adversarial suite: {} cases, {} passed, {} failed", cases.len(), cases.len() - failures.len(), failures.len());
+    println!(
+        "adversarial suite: {} cases, {} passed, {} failed",
+        cases.len(),
+        cases.len() - failures.len(),
+        failures.len()
+    );
     for (class, (n, asks)) in &by_class {
         println!("  {class:12} {n:4} cases ({asks} end in an ask)");
     }
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

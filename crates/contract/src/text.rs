@@ -11,7 +11,13 @@ fn needs_escape(c: char, keep_lines: bool) -> bool {
         // C0, DEL, C1 controls (ESC, CR, backspace, CSI…).
         c if c.is_control() => true,
         // Bidi embeddings, overrides and isolates; line and paragraph separators.
-        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{2028}' | '\u{2029}' => true,
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}'
+        | '\u{2028}'
+        | '\u{2029}' => true,
         _ => false,
     }
 }

@@ -51,7 +51,13 @@ pub fn neutralizing_env() -> Vec<(String, String)> {
 
 /// Whether the command line starts git anywhere (`git`, `/usr/bin/git`, after `&&`…).
 fn mentions_git(command: &str) -> bool {
-    command.split(|c: char| c.is_whitespace() || ";&|()`$<>".contains(c)).any(|w| Path::new(w.trim_matches(['"', '\''])).file_name().is_some_and(|n| n == "git"))
+    command
+        .split(|c: char| c.is_whitespace() || ";&|()`$<>".contains(c))
+        .any(|w| {
+            Path::new(w.trim_matches(['"', '\'']))
+                .file_name()
+                .is_some_and(|n| n == "git")
+        })
 }
 
 /// What the repositories a command's git would use (its folder, and any `git -C DIR`) configured
@@ -61,7 +67,8 @@ pub fn workspace_code(command: &str, cwd: &Path) -> Vec<String> {
         return vec![];
     }
     let mut dirs = vec![cwd.to_path_buf()];
-    let words = shlex::split(command).unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+    let words = shlex::split(command)
+        .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
     for pair in words.windows(2) {
         if pair[0] == "-C" {
             dirs.push(cwd.join(&pair[1]));
@@ -81,11 +88,16 @@ pub fn workspace_code(command: &str, cwd: &Path) -> Vec<String> {
 /// Everything a repository configured git to run, the entries [`neutralizing_env`] switches off
 /// included, and its hooks: what trusting the folder lets run (the trust review shows it).
 pub fn configured_programs(dir: &Path) -> Vec<String> {
-    let mut found = scan(dir, |key, value| runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)));
+    let mut found = scan(dir, |key, value| {
+        runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
+    });
     let hooks = dir.join(".git").join("hooks");
     if let Ok(entries) = std::fs::read_dir(&hooks) {
-        let mut names: Vec<String> =
-            entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| !n.ends_with(".sample")).collect();
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".sample"))
+            .collect();
         names.sort();
         found.extend(names.into_iter().map(|n| format!("hook .git/hooks/{n}")));
     }
@@ -103,7 +115,10 @@ fn scan(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
         return vec![];
     }
     let mut cmd = std::process::Command::new("git");
-    cmd.args(["config", "--list", "--show-scope", "-z"]).current_dir(dir).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    cmd.args(["config", "--list", "--show-scope", "-z"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
     for (k, v) in neutralizing_env() {
         cmd.env(k, v);
     }
@@ -152,17 +167,45 @@ mod tests {
     fn finds_what_a_planted_repository_would_run() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path();
-        let git = |args: &[&str]| assert!(std::process::Command::new("git").args(args).current_dir(repo).output().unwrap().status.success());
+        let git = |args: &[&str]| {
+            assert!(
+                std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(repo)
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            )
+        };
         git(&["init", "-q"]);
-        assert_eq!(workspace_code("git status", repo), Vec::<String>::new(), "a fresh repository runs nothing of its own");
+        assert_eq!(
+            workspace_code("git status", repo),
+            Vec::<String>::new(),
+            "a fresh repository runs nothing of its own"
+        );
         git(&["config", "core.fsmonitor", "touch /tmp/pwned"]);
-        assert_eq!(workspace_code("git status", repo), Vec::<String>::new(), "fsmonitor is switched off by the environment instead");
+        assert_eq!(
+            workspace_code("git status", repo),
+            Vec::<String>::new(),
+            "fsmonitor is switched off by the environment instead"
+        );
         git(&["config", "filter.lfs.clean", "sh -c evil"]);
         git(&["config", "alias.st", "!sh -c evil"]);
         git(&["config", "alias.lg", "log --oneline"]);
         let found = workspace_code("git status --porcelain", repo);
-        assert_eq!(found, vec!["filter.lfs.clean=sh -c evil".to_string(), "alias.st=!sh -c evil".to_string()]);
-        assert_eq!(workspace_code("ls -la", repo), Vec::<String>::new(), "only commands that start git are looked at");
+        assert_eq!(
+            found,
+            vec![
+                "filter.lfs.clean=sh -c evil".to_string(),
+                "alias.st=!sh -c evil".to_string()
+            ]
+        );
+        assert_eq!(
+            workspace_code("ls -la", repo),
+            Vec::<String>::new(),
+            "only commands that start git are looked at"
+        );
         assert_eq!(workspace_code("cd x && /usr/bin/git diff", repo).len(), 2);
     }
 
@@ -182,10 +225,20 @@ mod tests {
             cmd.output().unwrap()
         };
         run(&["init", "-q"], false);
-        run(&["config", "core.fsmonitor", &format!("touch {}; echo", marker.display())], false);
+        run(
+            &[
+                "config",
+                "core.fsmonitor",
+                &format!("touch {}; echo", marker.display()),
+            ],
+            false,
+        );
         std::fs::write(repo.join("a.txt"), "a").unwrap();
         run(&["status", "--porcelain"], true);
-        assert!(!marker.exists(), "neutralized: the planted fsmonitor did not run");
+        assert!(
+            !marker.exists(),
+            "neutralized: the planted fsmonitor did not run"
+        );
         run(&["status", "--porcelain"], false);
         assert!(marker.exists(), "the test plants a working fsmonitor");
     }

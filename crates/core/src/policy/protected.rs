@@ -28,18 +28,61 @@ impl Protection {
 
 /// Whole file names.
 const SECRET_NAMES: &[&str] = &[
-    ".env", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf", "credentials", "credentials.toml",
-    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", ".htpasswd", "secrets.yml", "secrets.yaml",
+    ".env",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".my.cnf",
+    "credentials",
+    "credentials.toml",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    ".htpasswd",
+    "secrets.yml",
+    "secrets.yaml",
 ];
-const SECRET_SUFFIXES: &[&str] = &[".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".gpg", ".asc", ".ovpn"];
+const SECRET_SUFFIXES: &[&str] = &[
+    ".pem",
+    ".key",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".keystore",
+    ".kdbx",
+    ".gpg",
+    ".asc",
+    ".ovpn",
+];
 /// Folders whose whole content is credentials or another program's private state.
-const SECRET_DIRS: &[&str] =
-    &[".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", "keyrings", ".password-store", ".mozilla", "google-chrome", "chromium", ".gcloud"];
+const SECRET_DIRS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    "keyrings",
+    ".password-store",
+    ".mozilla",
+    "google-chrome",
+    "chromium",
+    ".gcloud",
+];
 
 /// (file name, what it configures).
 const CONFIG_NAMES: &[(&str, &str)] = &[
     (".gitmodules", "git"),
-    (".gitattributes", "git (filters and diff drivers run programs)"),
+    (
+        ".gitattributes",
+        "git (filters and diff drivers run programs)",
+    ),
     (".gitconfig", "git"),
     (".pre-commit-config.yaml", "git hooks"),
     (".bashrc", "the shell"),
@@ -101,7 +144,11 @@ const CONFIG_SUBDIRS: &[(&str, &str, &str)] = &[
     (".config", "fish", "the shell"),
     (".config", "systemd", "services started by systemd"),
     (".config", "cowork", "Cowork's permissions"),
-    (".vscode", "", "the editor (tasks and settings run programs)"),
+    (
+        ".vscode",
+        "",
+        "the editor (tasks and settings run programs)",
+    ),
 ];
 
 fn eq(a: &str, b: &str) -> bool {
@@ -115,7 +162,9 @@ pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
     if let Some(dir) = data_dir
         && p.starts_with(dir)
     {
-        return Some(Protection::Configures("Cowork's own settings and audit log"));
+        return Some(Protection::Configures(
+            "Cowork's own settings and audit log",
+        ));
     }
     let parts: Vec<&str> = p
         .components()
@@ -124,7 +173,7 @@ pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
             _ => None,
         })
         .collect();
-    let Some((&name, folders)) = parts.split_last() else { return None };
+    let (&name, folders) = parts.split_last()?;
     let lower = name.to_ascii_lowercase();
     // Secrets first: `.npmrc` is both, and its tokens matter more than its settings.
     if SECRET_NAMES.iter().any(|n| eq(n, name))
@@ -137,11 +186,17 @@ pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
     if let Some((_, what)) = CONFIG_NAMES.iter().find(|(n, _)| eq(n, name)) {
         return Some(Protection::Configures(what));
     }
-    if let Some((_, what)) = folders.iter().find_map(|f| CONFIG_DIRS.iter().find(|(d, _)| eq(d, f))) {
+    if let Some((_, what)) = folders
+        .iter()
+        .find_map(|f| CONFIG_DIRS.iter().find(|(d, _)| eq(d, f)))
+    {
         return Some(Protection::Configures(what));
     }
     for window in parts.windows(2) {
-        if let Some((_, _, what)) = CONFIG_SUBDIRS.iter().find(|(a, b, _)| eq(a, window[0]) && (b.is_empty() || eq(b, window[1]))) {
+        if let Some((_, _, what)) = CONFIG_SUBDIRS
+            .iter()
+            .find(|(a, b, _)| eq(a, window[0]) && (b.is_empty() || eq(b, window[1])))
+        {
             return Some(Protection::Configures(what));
         }
     }
@@ -156,19 +211,60 @@ mod tests {
     fn credentials_and_configuration_are_told_apart() {
         let secret = |p: &str| matches!(classify(p, None), Some(Protection::Secret(_)));
         let config = |p: &str| matches!(classify(p, None), Some(Protection::Configures(_)));
-        for p in ["/ws/.env", "/ws/.env.local", "/h/.ssh/id_rsa", "/ws/id_ed25519", "/ws/server.pem", "/ws/a.KEY", "/h/.netrc", "/ws/.npmrc", "/h/.pypirc", "/h/.git-credentials", "/h/.docker/config.json", "/h/.kube/config"] {
+        for p in [
+            "/ws/.env",
+            "/ws/.env.local",
+            "/h/.ssh/id_rsa",
+            "/ws/id_ed25519",
+            "/ws/server.pem",
+            "/ws/a.KEY",
+            "/h/.netrc",
+            "/ws/.npmrc",
+            "/h/.pypirc",
+            "/h/.git-credentials",
+            "/h/.docker/config.json",
+            "/h/.kube/config",
+        ] {
             assert!(secret(p), "{p} holds credentials");
         }
         for p in [
-            "/ws/.cowork/settings.json", "/ws/.git/config", "/ws/.git/hooks/pre-commit", "/ws/.GIT/config", "/ws/.gitmodules", "/ws/.gitattributes",
-            "/h/.bashrc", "/h/.zshrc", "/h/.profile", "/ws/.envrc", "/ws/.github/workflows/ci.yml", "/ws/.gitlab-ci.yml", "/ws/.cargo/config.toml",
-            "/h/.config/fish/config.fish", "/ws/.vscode/tasks.json", "/ws/Jenkinsfile", "/ws/.pre-commit-config.yaml", "/ws/.mcp.json",
+            "/ws/.cowork/settings.json",
+            "/ws/.git/config",
+            "/ws/.git/hooks/pre-commit",
+            "/ws/.GIT/config",
+            "/ws/.gitmodules",
+            "/ws/.gitattributes",
+            "/h/.bashrc",
+            "/h/.zshrc",
+            "/h/.profile",
+            "/ws/.envrc",
+            "/ws/.github/workflows/ci.yml",
+            "/ws/.gitlab-ci.yml",
+            "/ws/.cargo/config.toml",
+            "/h/.config/fish/config.fish",
+            "/ws/.vscode/tasks.json",
+            "/ws/Jenkinsfile",
+            "/ws/.pre-commit-config.yaml",
+            "/ws/.mcp.json",
         ] {
             assert!(config(p), "{p} configures a program");
         }
-        for p in ["/ws/src/main.rs", "/ws/README.md", "/ws/.github/ISSUE_TEMPLATE.md", "/ws/environment.rs", "/ws/gitconfig.md", "/ws/id_rsa.pub"] {
+        for p in [
+            "/ws/src/main.rs",
+            "/ws/README.md",
+            "/ws/.github/ISSUE_TEMPLATE.md",
+            "/ws/environment.rs",
+            "/ws/gitconfig.md",
+            "/ws/id_rsa.pub",
+        ] {
             assert_eq!(classify(p, None), None, "{p} is an ordinary file");
         }
-        assert!(matches!(classify("/data/cowork/settings.json", Some(Path::new("/data/cowork"))), Some(Protection::Configures(_))));
+        assert!(matches!(
+            classify(
+                "/data/cowork/settings.json",
+                Some(Path::new("/data/cowork"))
+            ),
+            Some(Protection::Configures(_))
+        ));
     }
 }

@@ -41,7 +41,9 @@ fn db_err(e: impl std::fmt::Display) -> PolicyError {
 
 impl TrustStore {
     pub fn open(store: &Store) -> Result<Self, PolicyError> {
-        Ok(TrustStore { conn: Mutex::new(store.connect().map_err(db_err)?) })
+        Ok(TrustStore {
+            conn: Mutex::new(store.connect().map_err(db_err)?),
+        })
     }
 
     pub fn state(&self, root: &Path, current: &str) -> TrustState {
@@ -49,7 +51,11 @@ impl TrustStore {
             .conn
             .lock()
             .unwrap()
-            .query_row("SELECT settings_sha256 FROM workspace_trust WHERE root = ?1", [root.to_string_lossy()], |r| r.get(0))
+            .query_row(
+                "SELECT settings_sha256 FROM workspace_trust WHERE root = ?1",
+                [root.to_string_lossy()],
+                |r| r.get(0),
+            )
             .optional()
             .unwrap_or_else(|e| {
                 tracing::error!("reading workspace trust: {e}");
@@ -79,7 +85,10 @@ impl TrustStore {
         self.conn
             .lock()
             .unwrap()
-            .execute("DELETE FROM workspace_trust WHERE root = ?1", [root.to_string_lossy()])
+            .execute(
+                "DELETE FROM workspace_trust WHERE root = ?1",
+                [root.to_string_lossy()],
+            )
             .map(|n| n > 0)
             .map_err(db_err)
     }
@@ -87,8 +96,12 @@ impl TrustStore {
     /// Every trusted folder with when.
     pub fn list(&self) -> Result<Vec<(String, String)>, PolicyError> {
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn.prepare("SELECT root, trusted_at FROM workspace_trust ORDER BY root").map_err(db_err)?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db_err)?;
+        let mut stmt = conn
+            .prepare("SELECT root, trusted_at FROM workspace_trust ORDER BY root")
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db_err)?;
         rows.collect::<Result<_, _>>().map_err(db_err)
     }
 }

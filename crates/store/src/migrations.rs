@@ -313,6 +313,15 @@ CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head
 BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END;
 "#;
 
+/// vault: files the vault is writing, recorded before the write and cleared once indexed, so a
+/// kill -9 in between is indexed at the next search instead of waiting for a full re-index.
+const V8: &str = r#"
+CREATE TABLE vault_pending (
+    path  TEXT PRIMARY KEY,
+    since TEXT NOT NULL
+);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6), M::up(V7)]).to_latest(conn)
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5), M::up(V6), M::up(V7), M::up(V8)]).to_latest(conn)
 }

@@ -236,6 +236,8 @@ impl Vault {
     pub fn open(store: &Store, root: PathBuf) -> Result<Arc<Vault>, String> {
         std::fs::create_dir_all(&root).map_err(|e| format!("cannot create the vault folder {}: {e}", root.display()))?;
         let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        // Half-written files of a writer killed mid-write (its own folder may be outside the data dir).
+        cowork_store::clean_temp_files(&root);
         let db = Arc::new(Mutex::new(store.connect().map_err(|e| e.to_string())?));
         Ok(Arc::new(Vault {
             root,
@@ -382,6 +384,12 @@ impl Vault {
         if !is_content(rel) {
             return Ok(());
         }
+        self.index_path_now(rel).await?;
+        self.db.lock().unwrap().execute("DELETE FROM vault_pending WHERE path = ?1", [rel]).map_err(db_err)?;
+        Ok(())
+    }
+
+    async fn index_path_now(&self, rel: &str) -> Result<(), String> {
         match self.parse_file(rel) {
             Ok(None) => {
                 let removed = index::remove_path(&self.db.lock().unwrap(), rel).map_err(db_err)?;
@@ -506,6 +514,7 @@ impl Vault {
     /// Hybrid search: BM25 (trigram FTS) and vector similarity, fused by reciprocal rank. The
     /// query is embedded while the word search runs.
     pub async fn search(&self, query: &str, filter: &Filter, k: usize, mode: Mode) -> Result<SearchResult, String> {
+        self.settle_pending().await;
         let k = k.clamp(1, 100);
         let depth = DEPTH.max(k * 4);
         let mut note = None;
@@ -613,9 +622,34 @@ impl Vault {
         (1..).map(|n| if n == 1 { format!("{base}.md") } else { format!("{base}-{n}.md") }).find(|rel| !self.abs(rel).exists()).expect("unbounded")
     }
 
+    /// Writes an entry's file. The path is journaled first (`vault_pending`) and cleared once
+    /// indexed: a kill -9 between the two is caught up by [`Vault::settle_pending`].
     fn write(&self, rel: &str, doc: &Document) -> Result<(), String> {
         let path = self.abs(rel);
+        self.db
+            .lock()
+            .unwrap()
+            .execute("INSERT OR REPLACE INTO vault_pending (path, since) VALUES (?1, ?2)", rusqlite::params![rel, now()])
+            .map_err(db_err)?;
         cowork_store::write_atomically(&path, doc.render().as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Indexes files whose write was journaled but never indexed (the process was killed in
+    /// between). Returns how many. Cheap when there are none: one query.
+    pub async fn settle_pending(&self) -> usize {
+        let pending: Vec<String> = {
+            let conn = self.db.lock().unwrap();
+            let Ok(mut stmt) = conn.prepare("SELECT path FROM vault_pending") else { return 0 };
+            stmt.query_map([], |r| r.get(0)).map(|rows| rows.filter_map(Result::ok).collect()).unwrap_or_default()
+        };
+        let mut settled = 0;
+        for rel in pending {
+            match self.index_path(&rel).await {
+                Ok(()) => settled += 1,
+                Err(e) => tracing::warn!(path = rel, "vault: a journaled write could not be indexed: {e}"),
+            }
+        }
+        settled
     }
 
     /// Writes a new entry's file and indexes it.
@@ -842,6 +876,25 @@ pub use watch::watch;
 
 #[cfg(test)]
 mod tests {
+    /// A process killed between writing a note and indexing it: the journal lets the next
+    /// search find it, and a killed writer's temp file is gone at the next open.
+    #[tokio::test]
+    async fn a_write_killed_before_indexing_is_found_at_the_next_search() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = cowork_store::Store::open(cowork_store::DataDir::at(tmp.path().join("data"))).unwrap();
+        let vault = super::Vault::open(&store, tmp.path().join("notes")).unwrap();
+        // What `write` leaves when the process dies before `index_path`.
+        let doc = super::Document::parse(b"---\ntitle: Passport\n---\nThe passport is in the blue folder.\n").unwrap();
+        vault.write("notes/passport.md", &doc).unwrap();
+        std::fs::write(vault.root().join("notes/.x.md.999999999.cowork-tmp"), "half").unwrap();
+        drop(vault);
+        let vault = super::Vault::open(&store, tmp.path().join("notes")).unwrap();
+        assert!(!vault.root().join("notes/.x.md.999999999.cowork-tmp").exists());
+        let found = vault.search("passport", &Default::default(), 5, super::Mode::Words).await.unwrap();
+        assert_eq!(found.hits.len(), 1, "the journaled write was indexed");
+        assert_eq!(vault.settle_pending().await, 0, "nothing is left pending");
+    }
+
     #[test]
     fn snippets_mark_matches_in_any_script() {
         let s = super::snippet("My passport number is in the blue folder.", &["passport".into(), "blue".into()], 200);

@@ -172,7 +172,7 @@ impl Rule {
         });
         match self.specifier.as_deref() {
             None if high_risk => Some(format!(
-                "`{}` allows every call of a tool that {}",
+                "`{}` allows every call, whatever it does ({})",
                 self.text,
                 kinds.iter().filter(|k| !k.is_read_only()).map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
             )),

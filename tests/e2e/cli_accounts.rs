@@ -51,6 +51,9 @@ echo "killed: $(cat "$TMPD/send.out")"
         .env("MAIL_PW", MAIL_PW)
         .env("DAV_PW", DAV_PW)
         .env("TMPD", tmp.path())
+        // The most a person can ask the logs for: protocol crates (IMAP LOGIN, SMTP AUTH) must
+        // still not write credentials.
+        .env("COWORK_LOG", "trace")
         .env("COWORK_HOME", &home)
         .env("HOME", &user)
         .env("XDG_DATA_HOME", user.join("data"))
@@ -68,6 +71,8 @@ echo "killed: $(cat "$TMPD/send.out")"
     assert!(stdout.contains("[sent] \"Survives kill -9\""), "the next run sent it: {text}");
     assert_eq!(stdout.matches("Survives kill -9 — ").count(), 1, "exactly one copy arrived: {text}");
 
+    let logs: String = std::fs::read_dir(home.join("logs")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default()).collect();
+    assert!(logs.contains("TRACE") || logs.contains("DEBUG"), "the log ran at trace: {}", &logs[..logs.len().min(500)]);
     // The passwords are nowhere in the data dir (database, WAL, settings, logs).
     let mut files = vec![home.clone()];
     while let Some(path) = files.pop() {

@@ -47,7 +47,7 @@ export interface AgentSettings {
   provider: "anthropic" | "openai"; baseUrl: string; model: string; apiKeyEnv: string;
   allowedTools?: string[] | null; maxSteps?: number; recall?: { enabled: boolean; k: number };
 }
-export interface RuleEntry { action: Action; rule: string; source: string; file?: string }
+export interface RuleEntry { action: Action; rule: string; source: string; file?: string; broad?: string }
 export interface AuditEntry {
   seq: number; ts: string; call_id: string; phase: string; tool: string; layer: string | null;
   caller: string; conversation: string; args: string; effects: string; decision: string;

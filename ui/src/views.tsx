@@ -86,7 +86,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         {problems.map((p) => <p class="error" key={p.file + p.message}>⚠ <code>{p.file}</code>: {p.message}</p>)}
         <table class="rules" data-testid="rules">
           <tbody>{rules.map((r) => (
-            <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code></td><td>{sourceLabel(r.source)}</td>
+            <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code>{r.broad && <span class="error" title={r.broad} data-testid="broad-warning"> ⚠ {r.broad}</span>}</td><td>{sourceLabel(r.source)}</td>
               <td>{r.source !== "builtin" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
           ))}</tbody>
         </table>

@@ -123,6 +123,9 @@ pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem
     for r in rules {
         let file = r.file.as_ref().map(|f| format!("  [{}]", f.display())).unwrap_or_default();
         say!("{:5}  {:40}  {}{file}", r.action.as_str(), field(&r.rule), r.source.as_str());
+        if let Some(why) = &r.broad {
+            say!("       WARNING: {}", field(why));
+        }
     }
 }
 

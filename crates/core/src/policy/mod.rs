@@ -115,6 +115,9 @@ pub struct RuleEntry {
     pub source: RuleSource,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub broad: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -410,11 +413,17 @@ impl PolicyBridge {
         let mut out: Vec<RuleEntry> = config
             .rules
             .iter()
-            .map(|(action, rule, source, file)| RuleEntry { action: *action, rule: rule.text.clone(), source: *source, file: file.clone() })
+            .map(|(action, rule, source, file)| RuleEntry {
+                action: *action,
+                rule: rule.text.clone(),
+                source: *source,
+                file: file.clone(),
+                broad: (*action == Action::Allow).then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default())).flatten(),
+            })
             .collect();
         if let Some(conv) = conversation {
             for rule in self.conversations.grants(conv) {
-                out.push(RuleEntry { action: Action::Allow, rule: rule.text, source: RuleSource::Conversation, file: None });
+                out.push(RuleEntry { action: Action::Allow, rule: rule.text, source: RuleSource::Conversation, file: None, broad: None });
             }
         }
         out

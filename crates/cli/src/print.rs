@@ -328,7 +328,7 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
         if r.repository_programs.is_empty() {
             say!("│ its repository configures no programs for git to run");
         } else {
-            say!("│ git will run what this repository configured (off while untrusted):");
+            say!("│ git will run what this repository configured (until trusted: switched off, or asked):");
             for p in &r.repository_programs {
                 say!("│   {}", field(p));
             }

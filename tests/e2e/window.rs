@@ -747,6 +747,13 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
     }
     assert!(text.contains("every file from the root"), "the broad rule is warned of: {text}");
     d.screenshot(&artifacts().join("trust-dialog.png")).await;
+    // The same dialog in Chinese, dark: the folder's words stay as written, the frame translates.
+    d.cmd(reqwest::Method::POST, "/execute/sync", Some(json!({"script": "localStorage.setItem('lang','zh-CN'); localStorage.setItem('theme','dark'); location.reload();", "args": []}))).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let dialog = d.wait_for("[data-testid=trust-dialog]", Duration::from_secs(30)).await;
+    let text = d.text(&dialog).await;
+    assert!(text.contains("信任此文件夹") && text.contains("read_file(//**)"), "{text}");
+    d.screenshot(&artifacts().join("trust-dialog-zh-dark.png")).await;
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let trusted = || conn.query_row("SELECT count(*) FROM workspace_trust", [], |r| r.get::<_, i64>(0)).unwrap();
     assert_eq!(trusted(), 0, "nothing is trusted before the person chooses");

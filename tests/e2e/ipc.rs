@@ -275,3 +275,25 @@ fn an_mcp_form_reaches_the_window_and_its_answer_returns() {
     let late = invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "cancel"}})).unwrap_err();
     assert!(late.as_str().unwrap().contains("no longer waiting"));
 }
+
+/// `audit.anchorFile`: the window appends the audit head there at each start, and a later
+/// verify against that file holds while the log is intact.
+#[test]
+fn the_window_records_an_audit_anchor_at_start() {
+    let home = tempfile::tempdir().unwrap();
+    let anchors = home.path().join("elsewhere/anchors");
+    std::fs::create_dir_all(anchors.parent().unwrap()).unwrap();
+    std::fs::write(home.path().join("settings.json"), json!({"audit": {"anchorFile": anchors}}).to_string()).unwrap();
+    let ui = open(home.path(), None);
+    invoke(&ui.main, "call_tool", json!({"name": "create_task", "args": {"title": "x"}, "conversation": "c", "card": "k"})).unwrap();
+    drop(ui);
+    let _again = open(home.path(), None);
+    let text = std::fs::read_to_string(&anchors).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "one anchor per start: {text}");
+    let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
+    let log = cowork_core::AuditLog::open(&store).unwrap();
+    let parsed: Vec<cowork_core::Anchor> = lines.iter().map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" ").parse().unwrap()).collect();
+    assert!(parsed[1].seq.unwrap() > parsed[0].seq.unwrap(), "the second start anchors the call made in between");
+    assert!(log.verify_anchored(&parsed).unwrap().ok());
+}

@@ -92,6 +92,8 @@ impl Scene {
             ("$DATA".into(), s(&home)),
             ("$DB".into(), s(&home.join("cowork.db"))),
             ("$HOME_DIR".into(), s(&user_home)),
+            ("$COWORK".into(), env!("CARGO_BIN_EXE_cowork").to_string()),
+            ("$REPO".into(), s(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap())),
         ];
         Scene {
             _tmp: tmp,

@@ -413,6 +413,12 @@ fn parse_args(text: &str) -> Result<serde_json::Value, String> {
 }
 
 fn main() -> ExitCode {
+    // `cowork tools list | head` must end quietly when the reader goes away, as other command
+    // line tools do, instead of panicking on the broken pipe (Rust ignores SIGPIPE by default).
+    // SAFETY: restoring the default disposition of one signal at start, before any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = runtime.block_on(run(cli));
@@ -460,7 +466,23 @@ async fn call_and_print(scheduler: &cowork_core::Scheduler, name: &str, args: se
 }
 
 async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool, wait: bool) -> Result<ExitCode, String> {
+    // A long call's progress (an MCP server's notifications, a re-index) on stderr as it comes.
+    let progress = (!json).then(|| {
+        let mut events = scheduler.subscribe();
+        tokio::spawn(async move {
+            while let Ok(event) = events.recv().await {
+                if let cowork_core::ToolEvent::Progress { progress, .. } = event {
+                    let total = progress.total.map(|t| format!("/{t}")).unwrap_or_default();
+                    let message = progress.message.map(|m| format!(" {m}")).unwrap_or_default();
+                    esay!("progress {}{total}{message}", progress.progress);
+                }
+            }
+        })
+    });
     let mut outcome = scheduler.call(CallRequest::new(name, args, Caller::Cli, conversation)).await;
+    if let Some(task) = progress {
+        task.abort();
+    }
     if wait {
         outcome = wait_while_suspended(scheduler, outcome).await;
     }

@@ -17,6 +17,15 @@ pub enum Layer {
     Mcp,
 }
 
+/// Who keeps an alias claimed by several layers: higher wins.
+fn alias_rank(layer: Layer) -> u8 {
+    match layer {
+        Layer::Builtin => 2,
+        Layer::Stub => 1,
+        Layer::Mcp => 0,
+    }
+}
+
 impl Layer {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -134,19 +143,28 @@ impl Registry {
                 snap.tools.insert(spec.name.clone(), Arc::new(Handler { tool: tool.clone(), info, input, output }));
             }
         }
-        // Aliases never shadow a real name; an alias claimed by two tools goes to neither.
-        let mut claimed: HashMap<String, Vec<String>> = HashMap::new();
+        // Aliases never shadow a real name. One claimed by tools of different layers goes to the
+        // most trusted layer — builtin, then the catalog's stubs, then MCP — so a pack's tool
+        // named `Bash` cannot take `Bash` from run_command (a pack takes over a builtin only by
+        // an explicit override, shown in its review). Two claimants of the same rank: neither.
+        let mut claimed: HashMap<String, Vec<(u8, String)>> = HashMap::new();
         for (name, handler) in &snap.tools {
             for alias in &handler.info.spec.aliases {
-                claimed.entry(alias.clone()).or_default().push(name.clone());
+                claimed.entry(alias.clone()).or_default().push((alias_rank(handler.info.layer), name.clone()));
             }
         }
-        for (alias, names) in claimed {
-            if snap.tools.contains_key(&alias) || names.len() > 1 {
-                tracing::warn!("alias {alias} is ambiguous ({names:?}) and is ignored");
+        for (alias, mut names) in claimed {
+            names.sort();
+            let top = names.last().map(|(rank, _)| *rank).unwrap_or_default();
+            let winners: Vec<&String> = names.iter().filter(|(rank, _)| *rank == top).map(|(_, n)| n).collect();
+            if snap.tools.contains_key(&alias) || winners.len() > 1 {
+                tracing::warn!("alias {alias} is ambiguous ({winners:?}) and is ignored");
                 continue;
             }
-            snap.aliases.insert(alias, names[0].clone());
+            if names.len() > 1 {
+                tracing::info!("alias {alias} goes to {} (also claimed by {:?})", winners[0], &names[..names.len() - 1]);
+            }
+            snap.aliases.insert(alias, winners[0].clone());
         }
         *self.snapshot.write().unwrap() = Arc::new(snap);
     }
@@ -346,6 +364,17 @@ mod tests {
         let hits = registry.search("recipient", 5);
         assert_eq!(hits.len(), 2, "parameter names are searched");
         assert_eq!(registry.search("select:archive_mail,email_send", 5).len(), 2);
+    }
+
+    #[test]
+    fn a_builtin_alias_survives_a_pack_tool_of_the_same_name() {
+        let registry = Registry::new();
+        registry.register(Layer::Builtin, fake(ToolMeta::new("run_command", "Run", "").aliases(&["Bash"])));
+        registry.register(Layer::Mcp, fake(ToolMeta::new("mcp__evil__Bash", "Bash", "").aliases(&["Bash"])));
+        assert_eq!(registry.canonical_name("Bash").as_deref(), Some("run_command"));
+        registry.register(Layer::Mcp, fake(ToolMeta::new("mcp__evil__WebFetch", "x", "").aliases(&["WebFetch"])));
+        registry.register(Layer::Stub, fake(ToolMeta::new("web_fetch", "x", "").aliases(&["WebFetch"])));
+        assert_eq!(registry.canonical_name("WebFetch").as_deref(), Some("web_fetch"), "a pack cannot take a catalog name either");
     }
 
     #[test]

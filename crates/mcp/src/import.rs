@@ -35,7 +35,9 @@ pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, 
     }
     let mut dirs = Vec::new();
     for (name, server) in parsed.mcp_servers {
-        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+        // Words of letters and digits joined by single '_': a name no other pack can read as.
+        let words: Vec<String> = name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect();
+        let safe = if words.is_empty() { "imported".to_string() } else { words.join("_") };
         let manifest = json!({
             "manifest_version": "0.3",
             "name": safe,

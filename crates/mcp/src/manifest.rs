@@ -160,8 +160,11 @@ impl Manifest {
         if !manifest.manifest_version.starts_with("0.") {
             return Err(invalid(format!("field `manifest_version`: {:?} is not supported (expected 0.1–0.3)", manifest.manifest_version)));
         }
-        if manifest.name.is_empty() || !manifest.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(invalid(format!("field `name`: {:?} must be letters, digits, '-' or '_' (it becomes part of tool names)", manifest.name)));
+        if !is_injective_name(&manifest.name) {
+            return Err(invalid(format!(
+                "field `name`: {:?} must be letters and digits, single '-' or '_' between them (no leading, trailing or doubled separators: the name becomes part of tool names like mcp__<name>__<tool>, and must never read as another pack's)",
+                manifest.name
+            )));
         }
         match (&manifest.server.kind, &manifest.server.url) {
             (ServerType::Http, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {}
@@ -195,6 +198,14 @@ impl Manifest {
             }
         }
     }
+}
+
+/// Whether a pack name maps to a server name no other pack's tools can be mistaken for: words of
+/// letters and digits joined by single separators. Then `mcp__<server>__` is followed only by
+/// the tool's name, and a rule `mcp__time__*` can only ever match the pack named `time` (or
+/// `Time`: rule matching ignores case, so installs compare names case-insensitively too).
+pub fn is_injective_name(name: &str) -> bool {
+    !name.is_empty() && name.split(['-', '_']).all(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
 /// A pack's server name: '-' becomes '_' because tool names and rules split on "__".
@@ -274,6 +285,16 @@ mod tests {
       "user_config": {"tz": {"type": "string", "title": "Time zone", "default": "UTC"}},
       "_meta": {"app.cowork": {"effects": {"get_current_time": [], "convert_time": []}}}
     }"#;
+
+    #[test]
+    fn pack_names_cannot_read_as_another_packs() {
+        for good in ["time", "my-pack", "git_tools", "a1-b2_c3"] {
+            assert!(is_injective_name(good), "{good}");
+        }
+        for bad in ["time--evil", "time__evil", "time-_evil", "-time", "time_", "", "ti me", "time.x"] {
+            assert!(!is_injective_name(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn a_good_manifest_parses_and_substitutes() {

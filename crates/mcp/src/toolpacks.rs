@@ -254,6 +254,14 @@ impl Toolpacks {
     /// non-sensitive `user_config` values (defaults fill the rest).
     pub fn commit(&self, staged: Staged, config: BTreeMap<String, Value>, install_deps: bool) -> Result<Record, PackError> {
         let name = staged.manifest.name.clone();
+        // `my-pack` and `my_pack` (or `Time` and `time`) would serve the same tool names: the
+        // second would run under rules the person wrote for the first.
+        let server = crate::manifest::server_name(&name).to_ascii_lowercase();
+        if let Some(other) = self.list()?.keys().find(|n| **n != name && crate::manifest::server_name(n).to_ascii_lowercase() == server) {
+            return Err(PackError::Invalid(format!(
+                "toolpack {name:?} would serve the same tool names as the installed {other:?} (mcp__{server}__…): remove {other:?} first, or ask its author to rename it"
+            )));
+        }
         let target = self.dir_of(&name);
         let old = self.root.join(".staging").join(format!("old-{name}-{}", nanos()));
         if target.exists() {

@@ -53,6 +53,14 @@ impl App {
         self.gateway.wait_settled(limit).await
     }
 
+    /// Waits only for the servers a call of `name` may need (see
+    /// [`cowork_mcp::McpGateway::servers_needed`]): a builtin is never delayed by a slow pack.
+    pub async fn toolpacks_settled_for(&self, name: &str, limit: Duration) -> Vec<ServerStatus> {
+        let known = self.scheduler.registry().get(name).is_some_and(|t| t.layer != cowork_core::Layer::Mcp);
+        let needed = self.gateway.servers_needed(name, known);
+        self.gateway.wait_settled_for(needed.as_deref(), limit).await
+    }
+
     pub fn mcp_servers(&self) -> Vec<ServerStatus> {
         self.gateway.statuses()
     }

@@ -519,8 +519,14 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         .map_err(|e| e.to_string())?;
     // Toolpack servers start before anything that lists or calls tools; their tools join the
     // registry as they come up. Managing toolpacks starts them itself.
-    if matches!(cli.command, Command::Tools(_) | Command::Policy(PolicyCmd::Explain { .. }) | Command::Mcp(_)) {
-        start_toolpacks(&app).await?;
+    match &cli.command {
+        // A call waits only for the servers it may need: a builtin is never delayed by a pack.
+        Command::Tools(ToolsCmd::Call { name, .. }) | Command::Policy(PolicyCmd::Explain { name, .. }) => {
+            warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
+            warn_not_running(&app.toolpacks_settled_for(name, SETTLE).await);
+        }
+        Command::Tools(_) | Command::Mcp(_) => start_toolpacks(&app).await?,
+        _ => {}
     }
     // A tool call sends due mail from this process and waits for it to leave (`drain_outbox`).
     // Other commands never start a send they would not wait for: exiting mid-SMTP would leave
@@ -951,6 +957,16 @@ async fn start_toolpacks(app: &App) -> Result<(), String> {
     warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
     app.toolpacks_settled(SETTLE).await;
     Ok(())
+}
+
+/// A server this command waited for that is not up: say so and why, instead of letting its
+/// tools look as if they did not exist.
+fn warn_not_running(statuses: &[cowork_app::ServerStatus]) {
+    for s in statuses.iter().filter(|s| s.state != cowork_app::ServerState::Running) {
+        let state = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let why = s.last_error.as_deref().unwrap_or("it did not finish starting in time");
+        esay!("warning: toolpack server {} is {state}: {why} — `cowork mcp servers` and its log {}", s.name, s.log_file.display());
+    }
 }
 
 fn warn_unstarted(started: Vec<cowork_app::Started>) {

@@ -104,8 +104,34 @@ impl McpGateway {
 
     /// Waits until every server is running, stopped or failed (the CLI waits before calling).
     pub async fn wait_settled(&self, limit: Duration) -> Vec<ServerStatus> {
-        let servers: Vec<McpServer> = self.servers.read().unwrap().values().map(|e| e.server.clone()).collect();
+        self.wait_settled_for(None, limit).await
+    }
+
+    /// [`McpGateway::wait_settled`] for some servers only (None: all).
+    pub async fn wait_settled_for(&self, names: Option<&[String]>, limit: Duration) -> Vec<ServerStatus> {
+        let servers: Vec<McpServer> = self
+            .servers
+            .read()
+            .unwrap()
+            .iter()
+            .filter(|(name, _)| names.is_none_or(|n| n.contains(name)))
+            .map(|(_, e)| e.server.clone())
+            .collect();
         futures::future::join_all(servers.iter().map(|s| s.wait_settled(limit))).await
+    }
+
+    /// The servers a call of `name` may need: its own for `mcp__<server>__<tool>`, and any pack
+    /// that overrides `name`. `known` says the name is already a tool (a builtin): then only an
+    /// override can change it, so no other server is waited for. None: cannot tell (a pack
+    /// tool's bare name, not listed yet), so all.
+    pub fn servers_needed(&self, name: &str, known: bool) -> Option<Vec<String>> {
+        let servers = self.servers.read().unwrap();
+        if let Some(rest) = name.strip_prefix("mcp__") {
+            let server = rest.split("__").next().unwrap_or_default();
+            return Some(servers.keys().filter(|s| *s == server).cloned().collect());
+        }
+        let overriding: Vec<String> = servers.iter().filter(|(_, e)| e.meta.overrides.contains_key(name)).map(|(s, _)| s.clone()).collect();
+        (known || !overriding.is_empty()).then_some(overriding)
     }
 }
 

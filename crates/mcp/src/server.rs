@@ -112,6 +112,27 @@ struct Inner {
     stop: CancellationToken,
     /// Bumped on every state change; `wait_settled` watches it.
     changed: watch::Sender<u64>,
+    /// The running stdio server's process group (its pid): ended with the server, so neither a
+    /// server that ignores EOF nor its children outlive the command or app that started them.
+    group: Mutex<Option<i32>>,
+}
+
+impl Inner {
+    /// Signals the server's whole process group, once.
+    fn end_group(&self, signal: i32) {
+        if let Some(pid) = self.group.lock().unwrap().take() {
+            // SAFETY: kill(2) on the process group this server was started in (its own).
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.end_group(libc::SIGKILL);
+    }
 }
 
 /// A cheap handle to a supervised server.
@@ -150,6 +171,7 @@ impl McpServer {
             elicitor,
             stop: CancellationToken::new(),
             changed: watch::channel(0).0,
+            group: Mutex::new(None),
         });
         tokio::spawn(supervise(inner.clone()));
         McpServer { inner }
@@ -170,6 +192,8 @@ impl McpServer {
     /// Stops the server for good (disable, uninstall, app exit).
     pub fn stop(&self) {
         self.inner.stop.cancel();
+        // Not left to the server's goodwill: EOF on stdin is a request a server may ignore.
+        self.inner.end_group(libc::SIGKILL);
     }
 
     /// Waits until the server is running, stopped or failed (not starting or in backoff).
@@ -424,6 +448,16 @@ impl Inner {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
+                // Its own process group (ended whole by `end_group`), and killed by the kernel
+                // if we die first — a kill -9 of the CLI or app leaves no server behind.
+                cmd.process_group(0);
+                // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                        Ok(())
+                    });
+                }
                 let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
                     .stderr(log)
                     .spawn()
@@ -432,6 +466,7 @@ impl Inner {
                         (format!("cannot start {command:?}: {e} — is it installed (toolpack dependencies included) and on PATH?"), !permanent)
                     })?;
                 let pid = transport.id();
+                *self.group.lock().unwrap() = pid.map(|p| p as i32);
                 self.update(|s| s.pid = pid);
                 client.serve(transport).await.map_err(|e| (format!("initialize failed: {e}"), true))?
             }
@@ -488,6 +523,7 @@ async fn supervise(inner: Arc<Inner>) {
                 };
                 *inner.peer.write().unwrap() = None;
                 let Some(reason) = reason else { break };
+                inner.end_group(libc::SIGKILL);
                 tracing::warn!("MCP server {} exited ({reason})", inner.spec.name);
                 inner.update(|s| {
                     s.pid = None;
@@ -499,6 +535,8 @@ async fn supervise(inner: Arc<Inner>) {
                 }
             }
             Err((e, retry)) => {
+                // A server that never answered is still running: end it before any retry.
+                inner.end_group(libc::SIGKILL);
                 tracing::warn!("MCP server {} did not start: {e}", inner.spec.name);
                 inner.update(|s| {
                     s.pid = None;
@@ -528,6 +566,7 @@ async fn supervise(inner: Arc<Inner>) {
         }
     }
     *inner.peer.write().unwrap() = None;
+    inner.end_group(libc::SIGKILL);
     inner.update(|s| {
         s.state = ServerState::Stopped;
         s.pid = None;

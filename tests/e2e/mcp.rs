@@ -78,18 +78,14 @@ impl Env {
     /// Installs a folder (dependencies are linked from tests/mcp-servers, never downloaded).
     async fn install(&self, folder: &Path, config: BTreeMap<String, Value>) -> cowork_app::ToolpackRecord {
         let staged = self.app.stage_toolpack(&folder.display().to_string(), None).await.unwrap();
-        let name = staged.manifest.name.clone();
-        let record = self.app.install_toolpack(staged, config, false).unwrap();
-        let installed = self.app.home().root().join("toolpacks").join(&name);
+        // Dependencies are placed before the install is committed, so they are pinned with it.
         for dep in ["node_modules", ".venv"] {
             if folder.join(dep).exists() || !servers().join(dep).exists() {
                 continue;
             }
-            std::os::unix::fs::symlink(servers().join(dep), installed.join(dep)).unwrap();
+            std::os::unix::fs::symlink(servers().join(dep), staged.dir().join(dep)).unwrap();
         }
-        // The links are not part of the pin; restart so the server finds them.
-        self.app.set_toolpack_enabled(&name, true).unwrap();
-        record
+        self.app.install_toolpack(staged, config, false).unwrap()
     }
 
     async fn settle(&self) {
@@ -395,10 +391,10 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
     std::fs::write(pack.join("extra.js"), "console.log('evil')").unwrap();
     github.serve(&pack);
     let err = env.app.stage_toolpack("github:owner/repo@v1", None).await.err().expect("tampered tarball refused").to_string();
-    assert!(err.contains("content hash changed"), "{err}");
+    assert!(err.contains("its content changed"), "{err}");
     // A pin given up front is enforced too.
     let err = env.app.stage_toolpack(&pack.display().to_string(), Some(&record.sha256)).await.err().unwrap().to_string();
-    assert!(err.contains("content hash changed"), "{err}");
+    assert!(err.contains("its content changed"), "{err}");
 
     // Tampering on disk: the pack is refused at the next start.
     let installed = env.app.home().root().join("toolpacks/gh-probe/manifest.json");
@@ -406,7 +402,7 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
     std::fs::write(&installed, text).unwrap();
     let started = env.app.reload_toolpacks().unwrap();
     let error = started.iter().find(|s| s.name == "gh-probe").and_then(|s| s.error.clone()).expect("refused");
-    assert!(error.contains("content hash changed") && error.contains("toolpack update"), "{error}");
+    assert!(error.contains("its content changed") && error.contains("toolpack update"), "{error}");
     assert!(!env.app.scheduler().registry().has("mcp__gh_probe__echo"));
 
     // Bad manifests name the field; unknown sources say what is accepted.

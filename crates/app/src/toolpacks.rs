@@ -61,6 +61,12 @@ impl App {
         self.gateway.wait_settled_for(needed.as_deref(), limit).await
     }
 
+    /// Whether an installed pack is exactly what was installed (its source pin and every
+    /// installed file, dependencies included).
+    pub fn verify_toolpack(&self, name: &str) -> Result<(), PackError> {
+        self.toolpacks.verify(name)
+    }
+
     pub fn mcp_servers(&self) -> Vec<ServerStatus> {
         self.gateway.statuses()
     }

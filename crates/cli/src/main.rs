@@ -1038,7 +1038,13 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             let records = app.toolpack_records().map_err(err)?;
             let record = records.get(&name).ok_or_else(|| format!("no toolpack named {name:?}"))?;
             let staged = app.stage_toolpack(&record.source, None).await.map_err(err)?;
-            if staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
+            // Up to date only if the installed copy is intact too: a pack changed on disk is
+            // reinstalled from its source (this is the repair the tamper error points to).
+            let intact = app.verify_toolpack(&name).is_ok();
+            if !intact {
+                esay!("the installed copy of {name} was changed on disk: reinstalling it from {}", record.source);
+            }
+            if intact && staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
                 app.discard_toolpack(staged);
                 say!("{name} is up to date");
                 return Ok(ExitCode::SUCCESS);
@@ -1066,7 +1072,9 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             print::servers(&app.toolpacks_settled(SETTLE).await, json);
         }
         ToolpackCmd::Import { config, yes } => {
-            let out = tempdir_for_import(app)?;
+            // The generated packs stay where they were written: they are the installed packs'
+            // source, so `toolpack update` can reinstall from them.
+            let out = app.home().root().join("toolpacks").join(".imported");
             for dir in cowork_app::import_claude_desktop_config(&config, &out).map_err(err)? {
                 let staged = app.stage_toolpack(&dir.display().to_string(), None).await.map_err(err)?;
                 if accept(&staged.review, yes, json)? {
@@ -1075,18 +1083,12 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
                     say!("imported {name}");
                 } else {
                     app.discard_toolpack(staged);
+                    let _ = std::fs::remove_dir_all(&dir);
                 }
             }
-            let _ = std::fs::remove_dir_all(&out);
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn tempdir_for_import(app: &App) -> Result<PathBuf, String> {
-    let dir = app.home().root().join("toolpacks").join(".staging").join(format!("import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    Ok(dir)
 }
 
 fn cowork_agent_default_steps() -> u32 {

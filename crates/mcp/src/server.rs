@@ -444,6 +444,8 @@ impl Inner {
                         cmd.env(key, v);
                     }
                 }
+                // The installed pack is pinned file by file: Python must not add bytecode to it.
+                cmd.env("PYTHONDONTWRITEBYTECODE", "1");
                 cmd.envs(env);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);

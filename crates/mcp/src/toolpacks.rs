@@ -29,6 +29,11 @@ pub struct Record {
     #[serde(default)]
     pub commit: Option<String>,
     pub sha256: String,
+    /// sha256 of the whole installed folder after its dependencies were installed
+    /// (`node_modules`, `.venv` included): everything that executes is pinned, not just the
+    /// source. The per-file list beside `toolpacks.json` names a changed file.
+    #[serde(default)]
+    pub installed_sha256: Option<String>,
     pub enabled: bool,
     #[serde(default)]
     pub last_used: Option<String>,
@@ -83,6 +88,14 @@ pub struct Staged {
     record: Record,
 }
 
+impl Staged {
+    /// The staging folder: what is there when the install is committed is what gets pinned
+    /// (dependencies placed here beforehand, e.g. offline, are pinned with the rest).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
     #[error("{0}")]
@@ -94,9 +107,10 @@ pub enum PackError {
     #[error("download failed: {0}")]
     Download(String),
     #[error(
-        "toolpack {name}: its content hash changed ({found}, pinned {pinned}) — refusing to run it. Reinstall it with `cowork toolpack update {name}` to review the new content"
+        "toolpack {name}: its content changed{} ({found}, pinned {pinned}) — refusing to run it. `cowork toolpack update {name}` reinstalls it from its source, showing the review",
+        .file.as_ref().map(|f| format!(": {f}")).unwrap_or_default()
     )]
-    Tampered { name: String, pinned: String, found: String },
+    Tampered { name: String, pinned: String, found: String, file: Option<String> },
     #[error("no toolpack named {0:?}; `cowork toolpack list` shows the installed ones")]
     Unknown(String),
 }
@@ -223,7 +237,7 @@ impl Toolpacks {
         if let Some(expected) = expected
             && expected != sha256
         {
-            return Err(PackError::Tampered { name, pinned: expected.into(), found: sha256 });
+            return Err(PackError::Tampered { name, pinned: expected.into(), found: sha256, file: None });
         }
         // Re-fetching the same commit must give the same bytes: a changed tarball is tampering.
         let installed = self.list()?;
@@ -232,7 +246,7 @@ impl Toolpacks {
             && previous.commit == commit
             && previous.sha256 != sha256
         {
-            return Err(PackError::Tampered { name, pinned: previous.sha256.clone(), found: sha256 });
+            return Err(PackError::Tampered { name, pinned: previous.sha256.clone(), found: sha256, file: None });
         }
         let previous = installed.get(&name).and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
         let review = review_of(&manifest, source, commit.clone(), &sha256, previous.as_ref());
@@ -241,6 +255,7 @@ impl Toolpacks {
             r#ref,
             commit,
             sha256,
+            installed_sha256: None,
             enabled: true,
             last_used: None,
             config: BTreeMap::new(),
@@ -283,6 +298,9 @@ impl Toolpacks {
             }
             return Err(e);
         }
+        let files = hash_files(&target)?;
+        record.installed_sha256 = Some(digest_of(&files));
+        self.save_file_list(&name, &files)?;
         index.insert(name, record.clone());
         self.save(&index)?;
         let _ = std::fs::remove_dir_all(&old);
@@ -331,14 +349,56 @@ impl Toolpacks {
 
     /// Verifies the pin and builds the launch spec. `secret` reads a sensitive `user_config`
     /// value (the keyring).
+    /// Checks an installed pack against its pins: the source hash, and every installed file
+    /// (dependencies included) when the install recorded them. The error names a changed file.
+    pub fn verify(&self, name: &str) -> Result<(), PackError> {
+        let index = self.list()?;
+        let record = index.get(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        self.verify_record(name, record)
+    }
+
+    fn verify_record(&self, name: &str, record: &Record) -> Result<(), PackError> {
+        let dir = self.dir_of(name);
+        let Some(pinned) = &record.installed_sha256 else {
+            // Installed before whole-tree pins: the source pin only.
+            let found = hash_tree(&dir)?;
+            if found != record.sha256 {
+                return Err(PackError::Tampered { name: name.into(), pinned: record.sha256.clone(), found, file: None });
+            }
+            return Ok(());
+        };
+        let files = hash_files(&dir)?;
+        let found = digest_of(&files);
+        if found == *pinned {
+            return Ok(());
+        }
+        let known = self.load_file_list(name).unwrap_or_default();
+        let file = files
+            .iter()
+            .find(|(path, hash)| known.get(*path) != Some(*hash))
+            .map(|(path, _)| path.clone())
+            .or_else(|| known.keys().find(|path| !files.contains_key(*path)).map(|p| format!("{p} (removed)")));
+        Err(PackError::Tampered { name: name.into(), pinned: pinned.clone(), found, file })
+    }
+
+    fn file_list_path(&self, name: &str) -> PathBuf {
+        self.root.join(format!("{name}.files.json"))
+    }
+
+    fn save_file_list(&self, name: &str, files: &BTreeMap<String, String>) -> Result<(), PackError> {
+        let path = self.file_list_path(name);
+        cowork_store::write_private(&path, &serde_json::to_vec(files).expect("json")).map_err(io(format!("writing {}", path.display())))
+    }
+
+    fn load_file_list(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        serde_json::from_slice(&std::fs::read(self.file_list_path(name)).ok()?).ok()
+    }
+
     pub fn launch(&self, name: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<(LaunchSpec, Manifest), PackError> {
         let index = self.list()?;
         let record = index.get(name).ok_or_else(|| PackError::Unknown(name.into()))?;
         let dir = self.dir_of(name);
-        let found = hash_tree(&dir)?;
-        if found != record.sha256 {
-            return Err(PackError::Tampered { name: name.into(), pinned: record.sha256.clone(), found });
-        }
+        self.verify_record(name, record)?;
         let manifest = Manifest::load(&dir)?;
         let mut values = BTreeMap::new();
         for (key, field) in &manifest.user_config {
@@ -531,6 +591,58 @@ pub fn hash_tree(dir: &Path) -> Result<String, PackError> {
         hasher.update([0]);
     }
     Ok(hex::encode(hasher.finalize()))
+}
+
+/// Every file of an installed pack (dependencies and bytecode included; only `.git` left out)
+/// with its sha256, by relative path. Symlinks are hashed as their target text.
+fn hash_files(dir: &Path) -> Result<BTreeMap<String, String>, PackError> {
+    let mut files = Vec::new();
+    collect_all(dir, dir, &mut files)?;
+    let mut out = BTreeMap::new();
+    for rel in files {
+        let path = dir.join(&rel);
+        let meta = std::fs::symlink_metadata(&path).map_err(io(format!("reading {}", path.display())))?;
+        let mut hasher = Sha256::new();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).map_err(io(format!("reading {}", path.display())))?;
+            hasher.update(b"symlink:");
+            hasher.update(target.to_string_lossy().as_bytes());
+        } else {
+            let mut file = std::fs::File::open(&path).map_err(io(format!("reading {}", path.display())))?;
+            std::io::copy(&mut file, &mut hasher).map_err(io(format!("reading {}", path.display())))?;
+        }
+        out.insert(rel, hex::encode(hasher.finalize()));
+    }
+    Ok(out)
+}
+
+/// One digest of a file list (paths and their hashes, in order).
+fn digest_of(files: &BTreeMap<String, String>) -> String {
+    let mut hasher = Sha256::new();
+    for (path, hash) in files {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(hash.as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+fn collect_all(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackError> {
+    for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
+        let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
+        let path = entry.path();
+        if dir == root && entry.file_name() == ".git" {
+            continue;
+        }
+        let kind = entry.file_type().map_err(io(format!("reading {}", path.display())))?;
+        if kind.is_dir() {
+            collect_all(root, &path, out)?;
+        } else {
+            out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Ok(())
 }
 
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackError> {

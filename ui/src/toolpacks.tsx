@@ -30,7 +30,7 @@ function ReviewModal({ review, busy, onInstall, onCancel }: { review: ToolpackRe
         <pre class="args">{review.command}</pre>
         <h3>{t("tools")}</h3>
         <ul class="effects">
-          {review.tools.map((tool) => <li key={tool.name}><code>{tool.name}</code> — {tool.effects === null ? <em class="warn">{t("undeclared")}</em> : tool.effects.length ? tool.effects.join(", ") : t("noEffects")}</li>)}
+          {review.tools.map((tool) => <li key={tool.name}><code>{tool.name}</code> — {tool.effects === null ? <em class="warn">{t("undeclared")}</em> : tool.effects.length ? tool.effects.join(", ") : t("noEffects")}{tool.withheld && <em class="warn" data-testid="withheld"> — {t("withheld")}: {tool.withheld}</em>}</li>)}
         </ul>
         <p class="why">{t("otherTools")}</p>
         {Object.entries(review.overrides).map(([builtin, tool]) => <p class="taint" key={builtin}>⚠ {tool} {t("overrides")} {builtin}</p>)}

@@ -222,6 +222,9 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
             None => "UNDECLARED — every call asks (risk 8)".to_string(),
         };
         let _ = ewrite!(err, "│   {:28} {effects}", field(&t.name));
+        if let Some(why) = &t.withheld {
+            let _ = ewrite!(err, "│   {:28} WARNING: its description is withheld from the assistant: {why}", "");
+        }
     }
     let _ = ewrite!(err, "│   {:28} UNDECLARED — every call asks (risk 8)", "(any other tool)");
     for (builtin, tool) in &r.overrides {

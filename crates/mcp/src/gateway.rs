@@ -150,8 +150,16 @@ impl ToolProvider for McpGateway {
         }
         for entry in servers.values() {
             let server_name = entry.server.name().to_string();
-            for remote in entry.server.tools() {
-                let tool = Arc::new(McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone()));
+            let remotes = entry.server.tools();
+            let own: Vec<String> = remotes.iter().map(|t| t.name.to_string()).collect();
+            for remote in remotes {
+                let mut tool = McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone());
+                // A description written to the model is withheld from it (see `instructions`).
+                if let Some(why) = crate::instructions::addresses_model(&tool.spec.description, &own) {
+                    tracing::warn!(tool = %tool.spec.name, "description withheld from the model: {why}");
+                    tool.spec.description = crate::instructions::withheld(&tool.spec.title);
+                }
+                let tool = Arc::new(tool);
                 // An override answers to the builtin's name too (same handler, visible layer).
                 for (builtin, target) in &entry.meta.overrides {
                     if *target == remote.name {

@@ -15,6 +15,7 @@ pub mod context_tools;
 pub mod effects;
 pub mod gateway;
 pub mod import;
+pub mod instructions;
 pub mod manifest;
 pub mod server;
 pub mod toolpacks;

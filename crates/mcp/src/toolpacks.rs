@@ -70,6 +70,9 @@ pub struct ReviewTool {
     pub name: String,
     pub description: String,
     pub effects: Option<Vec<String>>,
+    /// Why its description is withheld from the model (it addresses the model), if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -477,10 +480,10 @@ fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: 
     names.extend(meta.effects.keys().filter(|k| !names.contains(k)).cloned().collect::<Vec<_>>());
     let tools = names
         .iter()
-        .map(|name| ReviewTool {
-            name: name.clone(),
-            description: manifest.tools.iter().find(|t| &t.name == name).map(|t| t.description.clone()).unwrap_or_default(),
-            effects: describe(manifest, name),
+        .map(|name| {
+            let description = manifest.tools.iter().find(|t| &t.name == name).map(|t| t.description.clone()).unwrap_or_default();
+            let withheld = crate::instructions::addresses_model(&description, &names).map(str::to_string);
+            ReviewTool { name: name.clone(), description, effects: describe(manifest, name), withheld }
         })
         .collect();
     let mut changes = Vec::new();

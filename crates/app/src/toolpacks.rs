@@ -3,7 +3,7 @@
 //! Sensitive `user_config` values go to the OS keyring (`toolpack/<name>/<key>`).
 
 use crate::App;
-use cowork_mcp::{PackError, Record, ServerStatus, Staged};
+use cowork_mcp::{PackError, Record, ServerState, ServerStatus, Staged};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -79,8 +79,39 @@ impl App {
     /// Writes each pack's `lastUsed` from its server (done on listing and when the app closes,
     /// not per call: a call must not rewrite toolpacks.json).
     pub fn save_toolpack_usage(&self) -> Result<(), PackError> {
-        let used: BTreeMap<String, std::time::SystemTime> = self.gateway.statuses().into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
+        let statuses = self.gateway.statuses();
+        // Health: up, or down with its reason. A first start still under way (a command that
+        // did not wait for it) says nothing either way.
+        let health: BTreeMap<String, Option<String>> = statuses
+            .iter()
+            .filter_map(|s| match (s.state, &s.last_error) {
+                (ServerState::Running, _) => Some((s.name.clone(), None)),
+                (ServerState::Failed | ServerState::Restarting | ServerState::Starting, Some(error)) => Some((s.name.clone(), Some(error.clone()))),
+                _ => None,
+            })
+            .collect();
+        if !health.is_empty() {
+            self.toolpacks.record_health(&health)?;
+        }
+        let used: BTreeMap<String, std::time::SystemTime> = statuses.into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
         if used.is_empty() { Ok(()) } else { self.toolpacks.record_usage(&used) }
+    }
+
+    /// Waits for the servers that came up last time; one known to be broken is started in the
+    /// background but not waited for (a broken pack must not stall every listing). Returns the
+    /// statuses waited for and the packs skipped, with why they failed last time.
+    pub async fn toolpacks_settled_healthy(&self, limit: Duration) -> (Vec<ServerStatus>, Vec<(String, String)>) {
+        let records = self.toolpacks.list().unwrap_or_default();
+        let skipped: Vec<(String, String)> =
+            records.iter().filter(|(_, r)| r.enabled).filter_map(|(name, r)| Some((name.clone(), r.last_start_error.clone()?))).collect();
+        let healthy: Vec<String> = self
+            .gateway
+            .statuses()
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|server| !skipped.iter().any(|(name, _)| cowork_mcp::manifest::server_name(name) == *server))
+            .collect();
+        (self.gateway.wait_settled_for(Some(&healthy), limit).await, skipped)
     }
 
     /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].

@@ -525,7 +525,13 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
             warn_not_running(&app.toolpacks_settled_for(name, SETTLE).await);
         }
-        Command::Tools(_) | Command::Mcp(_) => start_toolpacks(&app).await?,
+        Command::Tools(_) => start_toolpacks(&app).await?,
+        // `mcp servers` waits for every server, the ones that failed last time included: it is
+        // how a pack that was fixed is found healthy again.
+        Command::Mcp(_) => {
+            warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
+            app.toolpacks_settled(SETTLE).await;
+        }
         _ => {}
     }
     // A tool call sends due mail from this process and waits for it to leave (`drain_outbox`).
@@ -951,11 +957,17 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a command waits for toolpack servers: just past a server's own start limit (30 s),
+/// so a server that never answers has failed (and is remembered as broken) by the time we stop
+/// waiting.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(31);
 
 async fn start_toolpacks(app: &App) -> Result<(), String> {
     warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
-    app.toolpacks_settled(SETTLE).await;
+    let (_, skipped) = app.toolpacks_settled_healthy(SETTLE).await;
+    for (name, why) in skipped {
+        esay!("warning: toolpack {name} did not start last time ({why}); not waiting for it — `cowork mcp servers` checks it again; `cowork toolpack update {name}` reinstalls it");
+    }
     Ok(())
 }
 

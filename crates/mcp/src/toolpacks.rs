@@ -37,6 +37,10 @@ pub struct Record {
     pub enabled: bool,
     #[serde(default)]
     pub last_used: Option<String>,
+    /// Why its server did not come up the last time a command or the app ran it (None: it
+    /// did). Commands that list tools do not wait for a server known to be broken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_start_error: Option<String>,
     /// Non-sensitive `user_config` values; sensitive ones live in the keyring.
     #[serde(default)]
     pub config: BTreeMap<String, Value>,
@@ -261,6 +265,7 @@ impl Toolpacks {
             installed_sha256: None,
             enabled: true,
             last_used: None,
+            last_start_error: None,
             config: BTreeMap::new(),
             version: manifest.version.clone(),
             installed_at: now(),
@@ -316,7 +321,11 @@ impl Toolpacks {
     }
 
     pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<Record, PackError> {
-        self.edit(name, |r| r.enabled = enabled)
+        // Turning a pack on (again) gives its server a fresh chance to be waited for.
+        self.edit(name, |r| {
+            r.enabled = enabled;
+            r.last_start_error = None;
+        })
     }
 
     pub fn configure(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
@@ -334,6 +343,22 @@ impl Toolpacks {
                     record.last_used = Some(at);
                     changed = true;
                 }
+            }
+        }
+        if changed { self.save(&index) } else { Ok(()) }
+    }
+
+    /// Records each server's health (`server name → why it is not up`, None when it is), in
+    /// one write, only when something changed.
+    pub fn record_health(&self, health: &BTreeMap<String, Option<String>>) -> Result<(), PackError> {
+        let mut index = self.list()?;
+        let mut changed = false;
+        for (name, record) in index.iter_mut() {
+            if let Some(error) = health.get(&crate::manifest::server_name(name))
+                && record.last_start_error != *error
+            {
+                record.last_start_error = error.clone();
+                changed = true;
             }
         }
         if changed { self.save(&index) } else { Ok(()) }

@@ -441,7 +441,7 @@ async fn streamable_http_server_through_the_gateway() {
     std::fs::create_dir_all(&pack).unwrap();
     let manifest = json!({"manifest_version": "0.3", "name": "web-echo", "version": "1.0.0",
         "server": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
-        "_meta": {"app.cowork": {"effects": {"echo": []}}}});
+        "_meta": {"app.cowork": {"effects": {"echo": [], "slow": []}}}});
     std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
     let staged = env.app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
     assert!(staged.review.command.contains("streamable HTTP"), "{}", staged.review.command);
@@ -452,6 +452,21 @@ async fn streamable_http_server_through_the_gateway() {
     let out = env.call("mcp__web_echo__echo", json!({"text": "over HTTP"})).await;
     assert_eq!(out.result.unwrap().text_content(), "over HTTP");
     assert_eq!(out.review.unwrap().decision, cowork_core::Action::Allow);
+    let mut guard = _guard;
+    // Killed while a long call waits: the call ends within seconds, saying why, instead of
+    // waiting out its 60 s timeout (nothing else tells an HTTP client the server died).
+    let started = std::time::Instant::now();
+    let call = env.call("mcp__web_echo__slow", json!({"seconds": 50}));
+    let kill = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let _ = guard.0.kill();
+        let _ = guard.0.wait();
+    };
+    let (out, ()) = tokio::join!(call, kill);
+    let err = out.result.expect_err("the call fails").to_string();
+    // Either the broken stream says so at once, or the liveness ping finds the server gone.
+    assert!(err.contains("stopped answering") || err.contains("exited during the call"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20), "noticed within seconds, not the 60 s timeout: {:?}", started.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,3 +498,4 @@ async fn npm_dependencies_install_into_the_pack_and_a_failure_leaves_nothing() {
     assert!(!env.app.home().root().join("toolpacks/broken-deps").exists());
     assert!(!env.app.toolpack_records().unwrap().contains_key("broken-deps"));
 }
+

@@ -267,8 +267,22 @@ impl McpServer {
         let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| self.service_error(e))?;
         let token = handle.progress_token.clone();
         inner.progress.lock().unwrap().insert(token.clone(), ctx.progress.clone());
+        let probe = matches!(inner.spec.transport, Transport::Http { .. }).then(|| peer.clone());
         let mut guard = InFlight { inner: inner.clone(), peer, id: Some(handle.id.clone()), token };
-        let response = handle.await_response().await;
+        // Over HTTP nothing tells us the server died (no child process, no closed pipe): a
+        // long call pings it meanwhile and ends as soon as the server cannot be reached.
+        let response = match probe {
+            None => handle.await_response().await,
+            Some(probe) => tokio::select! {
+                response = handle.await_response() => response,
+                why = unreachable_server(probe) => {
+                    return Err(ToolError::transient(format!(
+                        "MCP server {} stopped answering during the call ({why}); `cowork mcp servers` shows its state",
+                        self.name()
+                    )));
+                }
+            },
+        };
         guard.id = None;
         drop(guard);
         match response {
@@ -289,6 +303,24 @@ impl McpServer {
         }
     }
 }
+
+/// Returns once the server cannot be reached (a ping fails at the transport: connection refused
+/// or closed); a slow answer to a ping is not death — a busy server may be slow.
+async fn unreachable_server(peer: Peer<RoleClient>) -> String {
+    use rmcp::service::ServiceError as E;
+    loop {
+        tokio::time::sleep(HEALTH_INTERVAL).await;
+        let ping = peer.send_request(ClientRequest::PingRequest(rmcp::model::PingRequest::default()));
+        match tokio::time::timeout(HEALTH_INTERVAL * 2, ping).await {
+            Ok(Err(E::TransportClosed)) => return "the connection closed".into(),
+            Ok(Err(E::TransportSend(e))) => return format!("ping failed: {e}"),
+            _ => {}
+        }
+    }
+}
+
+/// How often a long HTTP call checks that its server is still there.
+const HEALTH_INTERVAL: Duration = Duration::from_secs(2);
 
 fn state_word(state: ServerState) -> &'static str {
     match state {

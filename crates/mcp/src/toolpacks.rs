@@ -593,55 +593,46 @@ fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError
 /// (`node_modules`, `.venv`) excluded. Symlinks are hashed as their target text.
 pub fn hash_tree(dir: &Path) -> Result<String, PackError> {
     let mut files = Vec::new();
-    collect(dir, dir, &mut files)?;
+    // Generated folders are left out of the source pin: at the top of the pack, and
+    // __pycache__ anywhere.
+    collect(dir, dir, &|top, name| (top && UNPINNED.iter().any(|u| name == *u)) || name == "__pycache__", &mut files)?;
     files.sort();
     let mut hasher = Sha256::new();
     for rel in files {
-        let path = dir.join(&rel);
         hasher.update(rel.as_bytes());
         hasher.update([0]);
-        let meta = std::fs::symlink_metadata(&path).map_err(io(format!("reading {}", path.display())))?;
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).map_err(io(format!("reading {}", path.display())))?;
-            hasher.update(b"symlink:");
-            hasher.update(target.to_string_lossy().as_bytes());
-        } else {
-            let mut file = std::fs::File::open(&path).map_err(io(format!("reading {}", path.display())))?;
-            let mut buf = [0u8; 64 * 1024];
-            loop {
-                let n = file.read(&mut buf).map_err(io(format!("reading {}", path.display())))?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-            }
-        }
+        feed(&dir.join(&rel), &mut hasher)?;
         hasher.update([0]);
     }
     Ok(hex::encode(hasher.finalize()))
 }
 
 /// Every file of an installed pack (dependencies and bytecode included; only `.git` left out)
-/// with its sha256, by relative path. Symlinks are hashed as their target text.
+/// with its sha256, by relative path.
 fn hash_files(dir: &Path) -> Result<BTreeMap<String, String>, PackError> {
     let mut files = Vec::new();
-    collect_all(dir, dir, &mut files)?;
+    collect(dir, dir, &|top, name| top && name == ".git", &mut files)?;
     let mut out = BTreeMap::new();
     for rel in files {
-        let path = dir.join(&rel);
-        let meta = std::fs::symlink_metadata(&path).map_err(io(format!("reading {}", path.display())))?;
         let mut hasher = Sha256::new();
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).map_err(io(format!("reading {}", path.display())))?;
-            hasher.update(b"symlink:");
-            hasher.update(target.to_string_lossy().as_bytes());
-        } else {
-            let mut file = std::fs::File::open(&path).map_err(io(format!("reading {}", path.display())))?;
-            std::io::copy(&mut file, &mut hasher).map_err(io(format!("reading {}", path.display())))?;
-        }
+        feed(&dir.join(&rel), &mut hasher)?;
         out.insert(rel, hex::encode(hasher.finalize()));
     }
     Ok(out)
+}
+
+/// A file's bytes into the hash; a symlink as its target text (never followed).
+fn feed(path: &Path, hasher: &mut Sha256) -> Result<(), PackError> {
+    let meta = std::fs::symlink_metadata(path).map_err(io(format!("reading {}", path.display())))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).map_err(io(format!("reading {}", path.display())))?;
+        hasher.update(b"symlink:");
+        hasher.update(target.to_string_lossy().as_bytes());
+    } else {
+        let mut file = std::fs::File::open(path).map_err(io(format!("reading {}", path.display())))?;
+        std::io::copy(&mut file, hasher).map_err(io(format!("reading {}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// One digest of a file list (paths and their hashes, in order).
@@ -656,35 +647,17 @@ fn digest_of(files: &BTreeMap<String, String>) -> String {
     hex::encode(hasher.finalize())
 }
 
-fn collect_all(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackError> {
+/// Relative paths of the files under `dir`, skipping entries `skip(at_top, name)` names.
+fn collect(root: &Path, dir: &Path, skip: &dyn Fn(bool, &std::ffi::OsStr) -> bool, out: &mut Vec<String>) -> Result<(), PackError> {
     for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
         let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
-        let path = entry.path();
-        if dir == root && entry.file_name() == ".git" {
-            continue;
-        }
-        let kind = entry.file_type().map_err(io(format!("reading {}", path.display())))?;
-        if kind.is_dir() {
-            collect_all(root, &path, out)?;
-        } else {
-            out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
-        }
-    }
-    Ok(())
-}
-
-fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), PackError> {
-    for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
-        let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
-        let name = entry.file_name();
-        // Generated folders: at the top of the pack, and __pycache__ anywhere.
-        if (dir == root && UNPINNED.iter().any(|u| name == *u)) || name == "__pycache__" {
+        if skip(dir == root, &entry.file_name()) {
             continue;
         }
         let path = entry.path();
         let kind = entry.file_type().map_err(io(format!("reading {}", path.display())))?;
         if kind.is_dir() {
-            collect(root, &path, out)?;
+            collect(root, &path, skip, out)?;
         } else {
             out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
         }

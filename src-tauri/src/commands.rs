@@ -5,7 +5,10 @@
 use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message};
 use cowork_app::{AgentSettings, App};
 use cowork_core::policy::RuleEntry;
-use cowork_core::{Action, ApprovalChoice, AuditEntry, ElicitationAnswer, AuditFilter, CallRequest, Caller, Mode, RuleSource, ToolInfo, VerifyReport};
+use cowork_core::{
+    Action, ApprovalChoice, AuditEntry, AuditFilter, CallRequest, Caller, ElicitationAnswer, Mode,
+    RuleSource, ToolInfo, VerifyReport,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -48,7 +51,13 @@ pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
         Err(e) => (false, Some(e)),
     };
     let ollama_detected = !configured && cowork_app::detect_ollama().await;
-    Ok(FirstRun { provider_configured: configured, provider_error: error, ollama_detected, mode: shell.app.scheduler().policy().mode(), workspace: shell.app.scheduler().policy().has_workspace() })
+    Ok(FirstRun {
+        provider_configured: configured,
+        provider_error: error,
+        ollama_detected,
+        mode: shell.app.scheduler().policy().mode(),
+        workspace: shell.app.scheduler().policy().has_workspace(),
+    })
 }
 
 #[derive(Clone, Serialize)]
@@ -65,23 +74,54 @@ struct AgentDone {
 
 /// Starts a turn; returns the conversation id at once. Progress arrives as events.
 #[tauri::command]
-pub fn send_message<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, conversation: Option<String>, text: String) -> Res<String> {
-    let agent = shell.agent.lock().unwrap().clone().ok_or("no model provider is configured — open Settings → Provider, or use /tool commands")?;
-    let conversation = conversation.unwrap_or_else(|| shell.conversations.create(&text.chars().take(60).collect::<String>()).unwrap_or_default());
+pub fn send_message<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    conversation: Option<String>,
+    text: String,
+) -> Res<String> {
+    let agent = shell.agent.lock().unwrap().clone().ok_or(
+        "no model provider is configured — open Settings → Provider, or use /tool commands",
+    )?;
+    let conversation = conversation.unwrap_or_else(|| {
+        shell
+            .conversations
+            .create(&text.chars().take(60).collect::<String>())
+            .unwrap_or_default()
+    });
     let conv = conversation.clone();
-    stream_turn(handle, &shell, &conversation, move |tx, cancel| async move { agent.send(&conv, &text, &tx, cancel).await.err().map(|e| e.to_string()) });
+    stream_turn(
+        handle,
+        &shell,
+        &conversation,
+        move |tx, cancel| async move {
+            agent
+                .send(&conv, &text, &tx, cancel)
+                .await
+                .err()
+                .map(|e| e.to_string())
+        },
+    );
     Ok(conversation)
 }
 
 /// Runs an agent turn in the background and streams it to the webview: its `agent-event`s,
 /// then `agent-done` strictly after the last one (the UI stops its spinner on it). `stop_run`
 /// cancels it.
-fn stream_turn<R: Runtime, Turn>(handle: AppHandle<R>, shell: &Shell, conversation: &str, turn: impl FnOnce(tokio::sync::mpsc::UnboundedSender<AgentEvent>, CancellationToken) -> Turn)
-where
+fn stream_turn<R: Runtime, Turn>(
+    handle: AppHandle<R>,
+    shell: &Shell,
+    conversation: &str,
+    turn: impl FnOnce(tokio::sync::mpsc::UnboundedSender<AgentEvent>, CancellationToken) -> Turn,
+) where
     Turn: std::future::Future<Output = Option<String>> + Send + 'static,
 {
     let cancel = CancellationToken::new();
-    shell.runs.lock().unwrap().insert(conversation.to_string(), cancel.clone());
+    shell
+        .runs
+        .lock()
+        .unwrap()
+        .insert(conversation.to_string(), cancel.clone());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let conv = conversation.to_string();
     // `tx` lives in the run: when it ends, the channel closes after its last event.
@@ -89,10 +129,24 @@ where
     tauri::async_runtime::spawn(async move {
         let run = tauri::async_runtime::spawn(turn);
         while let Some(event) = rx.recv().await {
-            let _ = handle.emit("agent-event", AgentEventPayload { conversation: conv.clone(), event });
+            let _ = handle.emit(
+                "agent-event",
+                AgentEventPayload {
+                    conversation: conv.clone(),
+                    event,
+                },
+            );
         }
-        let error = run.await.unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
-        let _ = handle.emit("agent-done", AgentDone { conversation: conv, error });
+        let error = run
+            .await
+            .unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
+        let _ = handle.emit(
+            "agent-done",
+            AgentDone {
+                conversation: conv,
+                error,
+            },
+        );
     });
 }
 
@@ -104,8 +158,13 @@ pub fn stop_run(shell: State<'_, Shell>, conversation: String) {
 }
 
 #[tauri::command]
-pub fn list_conversations(shell: State<'_, Shell>, search: Option<String>) -> Res<Vec<ConversationSummary>> {
-    shell.conversations.list(search.as_deref().filter(|s| !s.is_empty()))
+pub fn list_conversations(
+    shell: State<'_, Shell>,
+    search: Option<String>,
+) -> Res<Vec<ConversationSummary>> {
+    shell
+        .conversations
+        .list(search.as_deref().filter(|s| !s.is_empty()))
 }
 
 #[tauri::command]
@@ -114,7 +173,11 @@ pub fn get_messages(shell: State<'_, Shell>, conversation: String) -> Res<Vec<Me
 }
 
 #[tauri::command]
-pub fn rename_conversation(shell: State<'_, Shell>, conversation: String, title: String) -> Res<bool> {
+pub fn rename_conversation(
+    shell: State<'_, Shell>,
+    conversation: String,
+    title: String,
+) -> Res<bool> {
     shell.conversations.rename(&conversation, &title)
 }
 
@@ -145,7 +208,13 @@ pub struct ToolCallView {
 
 /// The palette and slash commands: a direct call, through the same scheduler and approvals.
 #[tauri::command]
-pub async fn call_tool(shell: State<'_, Shell>, name: String, args: serde_json::Value, conversation: String, card: Option<String>) -> Res<ToolCallView> {
+pub async fn call_tool(
+    shell: State<'_, Shell>,
+    name: String,
+    args: serde_json::Value,
+    conversation: String,
+    card: Option<String>,
+) -> Res<ToolCallView> {
     let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
     request.caller_ref = card;
     Ok(call_view(&shell.app.scheduler().call(request).await))
@@ -162,7 +231,11 @@ fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
         ok,
         text,
         structured,
-        images: outcome.result.as_ref().map(|o| o.images()).unwrap_or_default(),
+        images: outcome
+            .result
+            .as_ref()
+            .map(|o| o.images())
+            .unwrap_or_default(),
         decision: outcome.review.as_ref().map(|r| r.decision),
         score: outcome.review.as_ref().map(|r| r.score),
         duration_ms: outcome.duration.as_millis() as u64,
@@ -177,7 +250,11 @@ pub fn list_accounts(shell: State<'_, Shell>) -> Res<Vec<cowork_app::AccountSett
 
 /// Saves an account; its password goes to the OS keyring.
 #[tauri::command]
-pub fn add_account(shell: State<'_, Shell>, account: cowork_app::AccountSettings, password: String) -> Res<()> {
+pub fn add_account(
+    shell: State<'_, Shell>,
+    account: cowork_app::AccountSettings,
+    password: String,
+) -> Res<()> {
     shell.app.add_account(&account, &password)
 }
 
@@ -196,20 +273,47 @@ pub fn outbox(shell: State<'_, Shell>) -> Res<Vec<cowork_app::OutboxRow>> {
 /// Logs in and reads a little, as an audited call.
 #[tauri::command]
 pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCallView> {
-    Ok(call_view(&shell.app.test_account(&name, Caller::Palette, "settings").await?))
+    Ok(call_view(
+        &shell
+            .app
+            .test_account(&name, Caller::Palette, "settings")
+            .await?,
+    ))
 }
 
 #[tauri::command]
-pub fn answer_approval(shell: State<'_, Shell>, call_id: String, choice: ApprovalChoice) -> Res<()> {
-    let answer = shell.approvals.lock().unwrap().remove(&call_id).ok_or("this approval is no longer waiting (it timed out or was answered)")?;
-    answer.send(choice).map_err(|_| "the call is no longer waiting".to_string())
+pub fn answer_approval(
+    shell: State<'_, Shell>,
+    call_id: String,
+    choice: ApprovalChoice,
+) -> Res<()> {
+    let answer = shell
+        .approvals
+        .lock()
+        .unwrap()
+        .remove(&call_id)
+        .ok_or("this approval is no longer waiting (it timed out or was answered)")?;
+    answer
+        .send(choice)
+        .map_err(|_| "the call is no longer waiting".to_string())
 }
 
 /// The person's answer to an MCP server's form.
 #[tauri::command]
-pub fn answer_elicitation(shell: State<'_, Shell>, id: String, answer: ElicitationAnswer) -> Res<()> {
-    let waiting = shell.elicitations.lock().unwrap().remove(&id).ok_or("this form is no longer waiting (it timed out or was answered)")?;
-    waiting.send(answer).map_err(|_| "the server is no longer waiting".to_string())
+pub fn answer_elicitation(
+    shell: State<'_, Shell>,
+    id: String,
+    answer: ElicitationAnswer,
+) -> Res<()> {
+    let waiting = shell
+        .elicitations
+        .lock()
+        .unwrap()
+        .remove(&id)
+        .ok_or("this form is no longer waiting (it timed out or was answered)")?;
+    waiting
+        .send(answer)
+        .map_err(|_| "the server is no longer waiting".to_string())
 }
 
 #[tauri::command]
@@ -226,18 +330,33 @@ pub fn save_agent_settings(shell: State<'_, Shell>, settings: AgentSettings) -> 
 
 #[tauri::command]
 pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<RuleEntry> {
-    shell.app.scheduler().policy().rules(conversation.as_deref())
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .rules(conversation.as_deref())
 }
 
 /// Adds a person's rule. A broad allow rule is refused unless `force` (the window asks first
 /// and shows the warning); the returned text is the warning of a broad rule added with `force`.
 #[tauri::command]
-pub fn add_rule(shell: State<'_, Shell>, action: Action, rule: String, source: Option<RuleSource>, force: Option<bool>) -> Res<Option<String>> {
+pub fn add_rule(
+    shell: State<'_, Shell>,
+    action: Action,
+    rule: String,
+    source: Option<RuleSource>,
+    force: Option<bool>,
+) -> Res<Option<String>> {
     let source = source.unwrap_or(RuleSource::User);
-    shell.app.scheduler().policy().add_rule_checked(action, &rule, source, force.unwrap_or(false)).map_err(|e| match e {
-        cowork_core::PolicyError::RuleTooBroad { why, .. } => format!("broad: {why}"),
-        other => other.to_string(),
-    })
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .add_rule_checked(action, &rule, source, force.unwrap_or(false))
+        .map_err(|e| match e {
+            cowork_core::PolicyError::RuleTooBroad { why, .. } => format!("broad: {why}"),
+            other => other.to_string(),
+        })
 }
 
 /// Rules that are broken or not applied (an untrusted workspace's allow rules), per file.
@@ -250,37 +369,74 @@ pub fn policy_problems(shell: State<'_, Shell>) -> Vec<cowork_core::policy::Poli
 #[tauri::command]
 pub fn workspace_reviews(shell: State<'_, Shell>) -> Res<Vec<cowork_app::WorkspaceReview>> {
     let policy = shell.app.scheduler().policy();
-    policy.workspaces().iter().map(|w| shell.app.workspace_review(&w.root)).collect()
+    policy
+        .workspaces()
+        .iter()
+        .map(|w| shell.app.workspace_review(&w.root))
+        .collect()
 }
 
 /// The person trusts a workspace as the dialog showed it (`digest` of what they saw: a file
 /// changed meanwhile is refused).
 #[tauri::command]
-pub fn trust_workspace(shell: State<'_, Shell>, root: std::path::PathBuf, digest: String) -> Res<()> {
-    shell.app.scheduler().policy().trust_workspace(&root, &digest).map_err(|e| e.to_string())
+pub fn trust_workspace(
+    shell: State<'_, Shell>,
+    root: std::path::PathBuf,
+    digest: String,
+) -> Res<()> {
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .trust_workspace(&root, &digest)
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
-pub fn remove_rule(shell: State<'_, Shell>, rule: String, conversation: Option<String>) -> Res<usize> {
-    shell.app.scheduler().policy().remove_rule(&rule, conversation.as_deref()).map_err(|e| e.to_string())
+pub fn remove_rule(
+    shell: State<'_, Shell>,
+    rule: String,
+    conversation: Option<String>,
+) -> Res<usize> {
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .remove_rule(&rule, conversation.as_deref())
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
 pub fn set_mode(shell: State<'_, Shell>, mode: Mode) -> Res<()> {
-    shell.app.scheduler().policy().set_mode(mode, true).map_err(|e| e.to_string())
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .set_mode(mode, true)
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
 pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<AuditEntry>> {
     // Final rows are group-committed just after a call returns; the viewer must show them.
     shell.app.scheduler().flush().map_err(|e| e.to_string())?;
-    shell.app.scheduler().audit().list(&filter).map_err(|e| e.to_string())
+    shell
+        .app
+        .scheduler()
+        .audit()
+        .list(&filter)
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
 pub fn audit_verify(shell: State<'_, Shell>) -> Res<VerifyReport> {
     shell.app.scheduler().flush().map_err(|e| e.to_string())?;
-    shell.app.scheduler().audit().verify().map_err(|e| e.to_string())
+    shell
+        .app
+        .scheduler()
+        .audit()
+        .verify()
+        .map_err(|e| e.to_string())
 }
 
 /// The UI calls this once the chat input is mounted and focused. With COWORK_REPORT_READY=1 the
@@ -295,7 +451,8 @@ pub fn ui_ready(shell: State<'_, Shell>) {
 /// Stores the current provider's API key in the OS keyring. The key is never sent back.
 #[tauri::command]
 pub fn set_api_key(shell: State<'_, Shell>, key: String) -> Res<()> {
-    let settings = AgentSettings::load(&shell.app.home().settings_path())?.ok_or("save the provider first")?;
+    let settings =
+        AgentSettings::load(&shell.app.home().settings_path())?.ok_or("save the provider first")?;
     cowork_app::secrets::set(&settings.keyring_account(), &key)?;
     *shell.agent.lock().unwrap() = shell.app.agent()?.map(Arc::new);
     Ok(())
@@ -304,7 +461,9 @@ pub fn set_api_key(shell: State<'_, Shell>, key: String) -> Res<()> {
 /// Whether a key is stored for the current provider (never the key itself).
 #[tauri::command]
 pub fn has_api_key(shell: State<'_, Shell>) -> Res<bool> {
-    let Some(settings) = AgentSettings::load(&shell.app.home().settings_path())? else { return Ok(false) };
+    let Some(settings) = AgentSettings::load(&shell.app.home().settings_path())? else {
+        return Ok(false);
+    };
     Ok(cowork_app::secrets::get(&settings.keyring_account())?.is_some())
 }
 
@@ -316,7 +475,10 @@ pub struct ToolpacksView {
 
 #[tauri::command]
 pub fn list_toolpacks(shell: State<'_, Shell>) -> Res<ToolpacksView> {
-    Ok(ToolpacksView { records: shell.app.toolpack_records().map_err(|e| e.to_string())?, servers: shell.app.mcp_servers() })
+    Ok(ToolpacksView {
+        records: shell.app.toolpack_records().map_err(|e| e.to_string())?,
+        servers: shell.app.mcp_servers(),
+    })
 }
 
 #[derive(Serialize)]
@@ -328,19 +490,40 @@ pub struct StagedView {
 /// Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`.
 #[tauri::command]
 pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<StagedView> {
-    let staged = shell.app.stage_toolpack(source.trim(), None).await.map_err(|e| e.to_string())?;
+    let staged = shell
+        .app
+        .stage_toolpack(source.trim(), None)
+        .await
+        .map_err(|e| e.to_string())?;
     let review = staged.review.clone();
-    let token = format!("{}-{}", review.name, review.sha256.get(..12).unwrap_or_default());
+    let token = format!(
+        "{}-{}",
+        review.name,
+        review.sha256.get(..12).unwrap_or_default()
+    );
     shell.staged.lock().unwrap().insert(token.clone(), staged);
     Ok(StagedView { token, review })
 }
 
 /// The person accepted the review (the modal): install (npm/pip may take a while), start.
 #[tauri::command]
-pub async fn install_toolpack(shell: State<'_, Shell>, token: String, config: std::collections::BTreeMap<String, serde_json::Value>) -> Res<cowork_app::ToolpackRecord> {
-    let staged = shell.staged.lock().unwrap().remove(&token).ok_or("this review expired; install again")?;
-    let record = tokio::task::block_in_place(|| shell.app.install_toolpack(staged, config, true)).map_err(|e| e.to_string())?;
-    shell.app.toolpacks_settled(std::time::Duration::from_secs(30)).await;
+pub async fn install_toolpack(
+    shell: State<'_, Shell>,
+    token: String,
+    config: std::collections::BTreeMap<String, serde_json::Value>,
+) -> Res<cowork_app::ToolpackRecord> {
+    let staged = shell
+        .staged
+        .lock()
+        .unwrap()
+        .remove(&token)
+        .ok_or("this review expired; install again")?;
+    let record = tokio::task::block_in_place(|| shell.app.install_toolpack(staged, config, true))
+        .map_err(|e| e.to_string())?;
+    shell
+        .app
+        .toolpacks_settled(std::time::Duration::from_secs(30))
+        .await;
     Ok(record)
 }
 
@@ -353,7 +536,11 @@ pub fn discard_toolpack(shell: State<'_, Shell>, token: String) {
 
 #[tauri::command]
 pub fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> Res<()> {
-    shell.app.set_toolpack_enabled(&name, enabled).map(|_| ()).map_err(|e| e.to_string())
+    shell
+        .app
+        .set_toolpack_enabled(&name, enabled)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
@@ -369,7 +556,12 @@ pub fn reload_toolpacks(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Started>
 /// The end of a server's stderr log (what the UI shows under "Logs").
 #[tauri::command]
 pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
-    let status = shell.app.mcp_servers().into_iter().find(|s| s.name == server).ok_or("no such server")?;
+    let status = shell
+        .app
+        .mcp_servers()
+        .into_iter()
+        .find(|s| s.name == server)
+        .ok_or("no such server")?;
     let text = std::fs::read_to_string(&status.log_file).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     Ok(lines[lines.len().saturating_sub(200)..].join("\n"))
@@ -378,7 +570,11 @@ pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
 /// The memory panel's browsing: the newest entries (searching is `search_vault` through
 /// `call_tool`; edits and deletes are vault tools too, reviewed and audited).
 #[tauri::command]
-pub fn vault_recent(shell: State<'_, Shell>, filter: cowork_app::VaultFilter, limit: usize) -> Res<Vec<cowork_app::VaultEntry>> {
+pub fn vault_recent(
+    shell: State<'_, Shell>,
+    filter: cowork_app::VaultFilter,
+    limit: usize,
+) -> Res<Vec<cowork_app::VaultEntry>> {
     shell.app.vault().recent(&filter, limit)
 }
 
@@ -398,7 +594,10 @@ pub struct VaultStatus {
 #[tauri::command]
 pub fn vault_status(shell: State<'_, Shell>) -> Res<VaultStatus> {
     let vault = shell.app.vault();
-    Ok(VaultStatus { stats: vault.stats()?, progress: vault.progress().borrow().clone() })
+    Ok(VaultStatus {
+        stats: vault.stats()?,
+        progress: vault.progress().borrow().clone(),
+    })
 }
 
 #[tauri::command]
@@ -414,13 +613,20 @@ pub fn get_vault_settings(shell: State<'_, Shell>) -> Res<cowork_app::VaultSetti
 /// Saves the vault settings and switches to their model now; re-embedding runs in the
 /// background (its progress is in `vault_status`).
 #[tauri::command]
-pub fn save_vault_settings(shell: State<'_, Shell>, settings: cowork_app::VaultSettings) -> Res<()> {
+pub fn save_vault_settings(
+    shell: State<'_, Shell>,
+    settings: cowork_app::VaultSettings,
+) -> Res<()> {
     tauri::async_runtime::spawn(shell.app.set_vault_settings(settings)?);
     Ok(())
 }
 
 fn coordinator(shell: &Shell) -> Res<&std::sync::Arc<cowork_core::SuspendCoordinator>> {
-    shell.app.scheduler().suspensions().ok_or_else(|| "suspended tasks are not kept in this build".to_string())
+    shell
+        .app
+        .scheduler()
+        .suspensions()
+        .ok_or_else(|| "suspended tasks are not kept in this build".to_string())
 }
 
 /// Tasks waiting for the person (the banner polls it: a resume from the CLI shows too).
@@ -431,8 +637,17 @@ pub fn list_suspensions(shell: State<'_, Shell>) -> Res<Vec<cowork_core::Suspens
 
 /// Runs the suspended call again, through the gate (reviewed and audited).
 #[tauri::command]
-pub async fn resume_suspension<R: Runtime>(handle: AppHandle<R>, shell: State<'_, Shell>, id: String) -> Res<ToolCallView> {
-    let outcome = shell.app.scheduler().resume(&id, Caller::Palette).await.map_err(|e| e.to_string())?;
+pub async fn resume_suspension<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    id: String,
+) -> Res<ToolCallView> {
+    let outcome = shell
+        .app
+        .scheduler()
+        .resume(&id, Caller::Palette)
+        .await
+        .map_err(|e| e.to_string())?;
     emit_resumed(&handle, &id, &outcome);
     Ok(call_view(&outcome))
 }
@@ -440,28 +655,66 @@ pub async fn resume_suspension<R: Runtime>(handle: AppHandle<R>, shell: State<'_
 /// Tells the window a suspended task ran again (by the button or by itself): the banner and
 /// the task's card show what it did. If the model made that call, its turn goes on with the
 /// result once the call has finished (a call that suspended again keeps waiting).
-pub fn emit_resumed<R: Runtime>(handle: &AppHandle<R>, id: &str, outcome: &cowork_core::CallOutcome) {
-    let _ = handle.emit("task-resumed", serde_json::json!({"id": id, "call": call_view(outcome)}));
-    if matches!(outcome.result, Err(cowork_contract::ToolError::Suspended { .. })) {
+pub fn emit_resumed<R: Runtime>(
+    handle: &AppHandle<R>,
+    id: &str,
+    outcome: &cowork_core::CallOutcome,
+) {
+    let _ = handle.emit(
+        "task-resumed",
+        serde_json::json!({"id": id, "call": call_view(outcome)}),
+    );
+    if matches!(
+        outcome.result,
+        Err(cowork_contract::ToolError::Suspended { .. })
+    ) {
         return;
     }
     let shell = handle.state::<Shell>();
-    let Some(agent) = shell.agent.lock().unwrap().clone() else { return };
-    let Ok(Some(row)) = coordinator(&shell).and_then(|c| c.get(id).map_err(|e| e.to_string())) else { return };
+    let Some(agent) = shell.agent.lock().unwrap().clone() else {
+        return;
+    };
+    let Ok(Some(row)) = coordinator(&shell).and_then(|c| c.get(id).map_err(|e| e.to_string()))
+    else {
+        return;
+    };
     let view = call_view(outcome);
-    let resumed = cowork_agent::ResumedCall { suspension: id.to_string(), tool: row.tool, args: row.args, ok: view.ok, result: view.text };
+    let resumed = cowork_agent::ResumedCall {
+        suspension: id.to_string(),
+        tool: row.tool,
+        args: row.args,
+        ok: view.ok,
+        result: view.text,
+    };
     let conv = row.conversation.clone();
-    stream_turn(handle.clone(), &shell, &row.conversation, move |tx, cancel| async move {
-        agent.continue_after_resume(&conv, &resumed, &tx, cancel).await.err().map(|e| e.to_string())
-    });
+    stream_turn(
+        handle.clone(),
+        &shell,
+        &row.conversation,
+        move |tx, cancel| async move {
+            agent
+                .continue_after_resume(&conv, &resumed, &tx, cancel)
+                .await
+                .err()
+                .map(|e| e.to_string())
+        },
+    );
 }
 
 #[tauri::command]
 pub fn cancel_suspension(shell: State<'_, Shell>, id: String) -> Res<cowork_core::Suspension> {
-    coordinator(&shell)?.cancel(&id, "window").map_err(|e| e.to_string())
+    coordinator(&shell)?
+        .cancel(&id, "window")
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
-pub fn extend_suspension(shell: State<'_, Shell>, id: String, minutes: u64) -> Res<cowork_core::Suspension> {
-    coordinator(&shell)?.extend(&id, std::time::Duration::from_secs(minutes * 60)).map_err(|e| e.to_string())
+pub fn extend_suspension(
+    shell: State<'_, Shell>,
+    id: String,
+    minutes: u64,
+) -> Res<cowork_core::Suspension> {
+    coordinator(&shell)?
+        .extend(&id, std::time::Duration::from_secs(minutes * 60))
+        .map_err(|e| e.to_string())
 }

@@ -23,36 +23,79 @@ pub struct Asks {
 impl Shell {
     /// Opens the core with the window as its Approver. `home: None` means `COWORK_HOME` or the
     /// platform data dir.
-    pub fn open(home: Option<PathBuf>, workspace_roots: Vec<PathBuf>) -> Result<(Shell, Asks), String> {
+    pub fn open(
+        home: Option<PathBuf>,
+        workspace_roots: Vec<PathBuf>,
+    ) -> Result<(Shell, Asks), String> {
         let started = std::time::Instant::now();
         let (approver, approvals) = ChannelApprover::new("window", 16);
         let (approver, elicitations) = approver.with_elicitations(4);
-        let asks = Asks { approvals, elicitations };
-        let app = App::open(AppOptions { home, workspace_roots, approver: Arc::new(approver), scheduler: SchedulerConfig::default() }).map_err(|e| e.to_string())?;
+        let asks = Asks {
+            approvals,
+            elicitations,
+        };
+        let app = App::open(AppOptions {
+            home,
+            workspace_roots,
+            approver: Arc::new(approver),
+            scheduler: SchedulerConfig::default(),
+        })
+        .map_err(|e| e.to_string())?;
         let conversations = cowork_agent::Conversations::open(app.store())?;
         app.record_anchor_at_start();
-        let shell = Shell { started, app, conversations, agent: Mutex::new(None), runs: Mutex::new(HashMap::new()), approvals: Mutex::new(HashMap::new()), elicitations: Mutex::new(HashMap::new()), staged: Mutex::new(HashMap::new()) };
+        let shell = Shell {
+            started,
+            app,
+            conversations,
+            agent: Mutex::new(None),
+            runs: Mutex::new(HashMap::new()),
+            approvals: Mutex::new(HashMap::new()),
+            elicitations: Mutex::new(HashMap::new()),
+            staged: Mutex::new(HashMap::new()),
+        };
         Ok((shell, asks))
     }
 }
 
 /// The app's builder: state, the two event pumps (approval requests and scheduler events) and
 /// every command. The same for the real and the mock runtime.
-pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks) -> tauri::Builder<R> {
-    let Asks { approvals: asks, elicitations } = asks;
+pub fn builder<R: Runtime>(
+    builder: tauri::Builder<R>,
+    shell: Shell,
+    asks: Asks,
+) -> tauri::Builder<R> {
+    let Asks {
+        approvals: asks,
+        elicitations,
+    } = asks;
     builder
         .manage(shell)
         .setup(move |tauri_app| {
             // Asks become the approval modal and servers' forms the elicitation modal: keep each
             // answer channel by id, show the request; `answer_approval` / `answer_elicitation` reply.
-            forward(tauri_app.handle().clone(), asks, "approval-request", |r| r.call_id.clone(), |s| &s.approvals);
-            forward(tauri_app.handle().clone(), elicitations, "elicitation-request", |r| r.id.clone(), |s| &s.elicitations);
+            forward(
+                tauri_app.handle().clone(),
+                asks,
+                "approval-request",
+                |r| r.call_id.clone(),
+                |s| &s.approvals,
+            );
+            forward(
+                tauri_app.handle().clone(),
+                elicitations,
+                "elicitation-request",
+                |r| r.id.clone(),
+                |s| &s.elicitations,
+            );
             // Toolpack servers start in the background; their tools join the registry as each
             // comes up, so the window opens without waiting for them.
             let handle = tauri_app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 match handle.state::<Shell>().app.start_toolpacks() {
-                    Ok(started) => started.iter().filter_map(|s| s.error.as_ref().map(|e| (&s.name, e))).for_each(|(n, e)| tracing::warn!("toolpack {n}: {e}")),
+                    Ok(started) => started
+                        .iter()
+                        .filter_map(|s| s.error.as_ref().map(|e| (&s.name, e)))
+                        .for_each(|(n, e)| tracing::warn!("toolpack {n}: {e}")),
                     Err(e) => tracing::warn!("toolpacks: {e}"),
                 }
             });
@@ -63,8 +106,15 @@ pub fn builder<R: Runtime>(builder: tauri::Builder<R>, shell: Shell, asks: Asks)
             // Suspended tasks whose condition came true (the person logged in) go on by themselves.
             // The banner says what they did.
             let handle = tauri_app.handle().clone();
-            let on_resumed = move |id: &str, outcome: &cowork_core::CallOutcome| commands::emit_resumed(&handle, id, outcome);
-            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.suspension_watcher(cowork_core::Caller::Chat, on_resumed));
+            let on_resumed = move |id: &str, outcome: &cowork_core::CallOutcome| {
+                commands::emit_resumed(&handle, id, outcome)
+            };
+            tauri::async_runtime::spawn(
+                tauri_app
+                    .state::<Shell>()
+                    .app
+                    .suspension_watcher(cowork_core::Caller::Chat, on_resumed),
+            );
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {

@@ -2,7 +2,10 @@
 //! The Cowork window: checks the display, then runs the shell library on the real webview.
 
 fn main() {
-    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
         eprintln!(
             "Cowork needs a display. Without one, run it under Xvfb:\n  xvfb-run -a cargo run --release -p cowork-desktop\n\
              or use the command line:\n  cargo run --release -p cowork-cli -- --help"
@@ -15,7 +18,9 @@ fn main() {
         // SAFETY: first thing in main, before any thread exists.
         unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
     }
-    let workspaces = std::env::var_os("COWORK_WORKSPACE").map(|w| vec![w.into()]).unwrap_or_default();
+    let workspaces = std::env::var_os("COWORK_WORKSPACE")
+        .map(|w| vec![w.into()])
+        .unwrap_or_default();
     let (shell, asks) = cowork_desktop::Shell::open(None, workspaces).unwrap_or_else(|e| {
         eprintln!("Cowork cannot start: {e}");
         std::process::exit(2);

@@ -49,20 +49,34 @@ fn median_ms(v: &mut [Duration]) -> f64 {
 }
 
 fn node_median(values: &serde_json::Value) -> f64 {
-    let mut v: Vec<Duration> = values.as_array().unwrap().iter().map(|x| Duration::from_secs_f64(x.as_f64().unwrap() / 1e3)).collect();
+    let mut v: Vec<Duration> = values
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| Duration::from_secs_f64(x.as_f64().unwrap() / 1e3))
+        .collect();
     median_ms(&mut v)
 }
 
 /// Where tests/setup.sh put playwright-core 1.64 (the package playwright-rs runs).
 fn driver_package() -> std::path::PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME").map(std::path::PathBuf::from).unwrap_or_else(|| std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
+        });
     let root = cache.join("playwright-rust/1.64.0");
     std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{}: {e}: run tests/setup.sh", root.display()))
         .filter_map(|e| e.ok())
         .map(|e| e.path().join("package"))
         .find(|p| p.join("package.json").exists())
-        .unwrap_or_else(|| panic!("no playwright-core package under {}: run tests/setup.sh", root.display()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no playwright-core package under {}: run tests/setup.sh",
+                root.display()
+            )
+        })
 }
 
 #[tokio::main]
@@ -76,9 +90,18 @@ async fn main() {
     let mut config = BrowserConfig::new(h.dir.path().join("profile-ours"));
     config.can_show_window = false;
     let browser = Arc::new(BrowserTools::new(config.clone()));
-    h.scheduler.registry().add_provider(Layer::Builtin, browser.clone());
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, browser.clone());
     for tool in ["browser_navigate", "browser_click"] {
-        h.scheduler.policy().add_rule(Action::Allow, &format!("{tool}(http://127.0.0.1:*)"), RuleSource::User).unwrap();
+        h.scheduler
+            .policy()
+            .add_rule(
+                Action::Allow,
+                &format!("{tool}(http://127.0.0.1:*)"),
+                RuleSource::User,
+            )
+            .unwrap();
     }
     let t0 = Instant::now();
     h.ok("browser_navigate", json!({"url": url})).await;
@@ -113,14 +136,30 @@ async fn main() {
         .output()
         .await
         .expect("node is not installed: run tests/setup.sh");
-    assert!(node.status.success(), "the Node baseline failed: {}", String::from_utf8_lossy(&node.stderr));
+    assert!(
+        node.status.success(),
+        "the Node baseline failed: {}",
+        String::from_utf8_lossy(&node.stderr)
+    );
     let node: serde_json::Value = serde_json::from_slice(&node.stdout).unwrap();
 
     let (our_click, node_click) = (median_ms(&mut click), node_median(&node["click"]));
     let (our_snapshot, node_snapshot) = (median_ms(&mut snapshot), node_median(&node["snapshot"]));
-    println!("browser: {actions} clicks and {actions} snapshots each, /counter on loopback, headless Chromium");
-    println!("  click     median: ours {our_click:.2} ms · Node Playwright {node_click:.2} ms · ratio {:.2}× (target ≤ 1.2×)", our_click / node_click);
-    println!("  snapshot  median: ours {our_snapshot:.2} ms · Node Playwright {node_snapshot:.2} ms · ratio {:.2}× (target ≤ 1.2×)", our_snapshot / node_snapshot);
-    println!("  start → first navigation: ours {:.0} ms (driver + Chromium + page + outline) · Node {:.0} ms (Chromium + page + outline)", ms(our_start), node["start"].as_f64().unwrap());
+    println!(
+        "browser: {actions} clicks and {actions} snapshots each, /counter on loopback, headless Chromium"
+    );
+    println!(
+        "  click     median: ours {our_click:.2} ms · Node Playwright {node_click:.2} ms · ratio {:.2}× (target ≤ 1.2×)",
+        our_click / node_click
+    );
+    println!(
+        "  snapshot  median: ours {our_snapshot:.2} ms · Node Playwright {node_snapshot:.2} ms · ratio {:.2}× (target ≤ 1.2×)",
+        our_snapshot / node_snapshot
+    );
+    println!(
+        "  start → first navigation: ours {:.0} ms (driver + Chromium + page + outline) · Node {:.0} ms (Chromium + page + outline)",
+        ms(our_start),
+        node["start"].as_f64().unwrap()
+    );
     assert!(shop.url("/").starts_with("http://127.0.0.1:"));
 }

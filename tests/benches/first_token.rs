@@ -4,8 +4,8 @@
 //!
 //!     cargo bench -p cowork-tests --bench first_token
 
-use cowork_agent::{Agent, AgentConfig, AgentEvent, Conversations};
 use cowork_agent::provider::openai::OpenAiCompatible;
+use cowork_agent::{Agent, AgentConfig, AgentEvent, Conversations};
 use cowork_core::DenyApprover;
 use cowork_tests::Harness;
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
@@ -19,8 +19,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let runs: usize = std::env::var("FIRST_TOKEN_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runs: usize = std::env::var("FIRST_TOKEN_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let h = Harness::new(Arc::new(DenyApprover));
         let server = ScriptedLlm::start().await;

@@ -46,11 +46,21 @@ where
 }
 
 fn main() {
-    let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let calls: usize = std::env::var("MCP_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
     let servers = cowork_tests::mcp::servers();
     let probe = servers.join("probe-server.mjs");
-    assert!(servers.join("node_modules").exists(), "run tests/setup.sh first (it installs the MCP test servers)");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    assert!(
+        servers.join("node_modules").exists(),
+        "run tests/setup.sh first (it installs the MCP test servers)"
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         // The gateway: a real data dir with the probe installed as a toolpack.
         let home = tempfile::tempdir().unwrap();

@@ -19,12 +19,14 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-
 /// A small deterministic generator (no rand dependency for a bench).
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn pick<'a>(&mut self, from: &'a [String]) -> &'a str {
@@ -33,10 +35,16 @@ impl Lcg {
 }
 
 fn vocabulary() -> Vec<String> {
-    let set: serde_json::Value = serde_json::from_str(include_str!("../data/vault_relevance.json")).unwrap();
+    let set: serde_json::Value =
+        serde_json::from_str(include_str!("../data/vault_relevance.json")).unwrap();
     let mut words: Vec<String> = Vec::new();
     for text in set["notes"].as_object().unwrap().values() {
-        for w in text.as_str().unwrap().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for w in text
+            .as_str()
+            .unwrap()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
             // Chinese runs become two-character words.
             let chars: Vec<char> = w.chars().collect();
             if chars.iter().all(|c| (*c as u32) >= 0x4e00) {
@@ -53,7 +61,9 @@ fn vocabulary() -> Vec<String> {
 
 fn note(rng: &mut Lcg, words: &[String], i: usize) -> (String, String) {
     let title: Vec<&str> = (0..3).map(|_| rng.pick(words)).collect();
-    let body: Vec<&str> = (0..24 + rng.next() as usize % 24).map(|_| rng.pick(words)).collect();
+    let body: Vec<&str> = (0..24 + rng.next() as usize % 24)
+        .map(|_| rng.pick(words))
+        .collect();
     (format!("{} {i}", title.join(" ")), body.join(" "))
 }
 
@@ -61,7 +71,11 @@ fn main() {
     let entries = env("VAULT_BENCH_ENTRIES", 100_000);
     let ingest = env("VAULT_BENCH_INGEST", 2_000).min(entries);
     let runs = env("BENCH_RUNS", 50).max(3);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let h = Harness::new(Arc::new(DenyApprover));
     let words = vocabulary();
     let mut rng = Lcg(7);
@@ -71,7 +85,11 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     for i in 0..ingest {
         let (title, body) = note(&mut rng, &words, i);
-        std::fs::write(dir.join(format!("{i:06}.md")), format!("---\ntags: [bench]\n---\n# {title}\n\n{body}\n")).unwrap();
+        std::fs::write(
+            dir.join(format!("{i:06}.md")),
+            format!("---\ntags: [bench]\n---\n# {title}\n\n{body}\n"),
+        )
+        .unwrap();
     }
     let t = Instant::now();
     let report = rt.block_on(h.vault.reindex()).unwrap();
@@ -97,18 +115,30 @@ fn main() {
 
     // Grow to `entries`: rows with generated text, vectors near the real ones.
     let db = h.store.connect().unwrap();
-    let model: String = db.query_row("SELECT model FROM vault_vectors LIMIT 1", [], |r| r.get(0)).unwrap();
+    let model: String = db
+        .query_row("SELECT model FROM vault_vectors LIMIT 1", [], |r| r.get(0))
+        .unwrap();
     let mut real: Vec<Vec<f32>> = Vec::new();
     {
         let mut stmt = db.prepare("SELECT vector FROM vault_vectors").unwrap();
         let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0)).unwrap();
         for blob in rows {
-            real.push(blob.unwrap().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
+            real.push(
+                blob.unwrap()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            );
         }
     }
     let size = |db: &rusqlite::Connection| -> i64 {
         db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
-        db.query_row("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [], |r| r.get(0)).unwrap()
+        db.query_row(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
     };
     let size_before = size(&db);
     let t = Instant::now();
@@ -124,17 +154,31 @@ fn main() {
             )
             .unwrap();
         let base = &real[i % real.len()];
-        let mut v: Vec<f32> = base.iter().map(|x| x + ((rng.next() % 2001) as f32 / 1000.0 - 1.0) * 0.02).collect();
+        let mut v: Vec<f32> = base
+            .iter()
+            .map(|x| x + ((rng.next() % 2001) as f32 / 1000.0 - 1.0) * 0.02)
+            .collect();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter_mut().for_each(|x| *x /= norm);
         let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        db.execute("INSERT INTO vault_vectors (row, model, vector) VALUES (?1, ?2, ?3)", rusqlite::params![row, model, blob]).unwrap();
+        db.execute(
+            "INSERT INTO vault_vectors (row, model, vector) VALUES (?1, ?2, ?3)",
+            rusqlite::params![row, model, blob],
+        )
+        .unwrap();
     }
     db.execute_batch("COMMIT").unwrap();
     let grown = entries - ingest;
     let size_after = size(&db);
-    println!("generated {grown} more entries in {:.1} s", t.elapsed().as_secs_f64());
-    let vector_bytes: i64 = db.query_row("SELECT sum(length(vector)) FROM vault_vectors", [], |r| r.get(0)).unwrap();
+    println!(
+        "generated {grown} more entries in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let vector_bytes: i64 = db
+        .query_row("SELECT sum(length(vector)) FROM vault_vectors", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
     println!(
         "index size: {:.2} MB per 1k notes in the store (text, FTS5 trigram index, f32 vectors; {:.2} MB of it vectors)",
         (size_after - size_before) as f64 / 1e6 / grown.max(1) as f64 * 1e3,
@@ -153,14 +197,25 @@ fn main() {
     assert_eq!(stats.cached_vectors, entries);
 
     // Search: the relevance set's queries, round-robin.
-    let set: serde_json::Value = serde_json::from_str(include_str!("../data/vault_relevance.json")).unwrap();
-    let queries: Vec<String> = set["queries"].as_array().unwrap().iter().map(|q| q["q"].as_str().unwrap().to_string()).collect();
+    let set: serde_json::Value =
+        serde_json::from_str(include_str!("../data/vault_relevance.json")).unwrap();
+    let queries: Vec<String> = set["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["q"].as_str().unwrap().to_string())
+        .collect();
     let time = |mode: &str| -> Vec<Duration> {
         let mut times = Vec::new();
         for run in 0..=runs {
             let q = &queries[run % queries.len()];
             let t = Instant::now();
-            let out = rt.block_on(h.scheduler.call(CallRequest::new("search_vault", json!({"query": q, "k": 10, "mode": mode}), Caller::Cli, "bench")));
+            let out = rt.block_on(h.scheduler.call(CallRequest::new(
+                "search_vault",
+                json!({"query": q, "k": 10, "mode": mode}),
+                Caller::Cli,
+                "bench",
+            )));
             out.result.unwrap_or_else(|e| panic!("search_vault: {e}"));
             if run > 0 {
                 times.push(t.elapsed());
@@ -172,15 +227,33 @@ fn main() {
     let e5 = cowork_tests::e5().unwrap();
     for run in 0..=runs {
         let t = Instant::now();
-        e5.embed(&[queries[run % queries.len()].clone()], cowork_vault::Role::Query).unwrap();
+        e5.embed(
+            &[queries[run % queries.len()].clone()],
+            cowork_vault::Role::Query,
+        )
+        .unwrap();
         if run > 0 {
             embed.push(t.elapsed());
         }
     }
-    let (mut hybrid, mut words_only, mut meaning_only) = (time("hybrid"), time("words"), time("meaning"));
+    let (mut hybrid, mut words_only, mut meaning_only) =
+        (time("hybrid"), time("words"), time("meaning"));
     println!("search_vault over {entries} entries through the gate, k = 10, {runs} queries each:");
-    println!("  hybrid   p50 {:.1} ms, p95 {:.1} ms (target p50 ≤ 30 ms)", ms(percentile(&mut hybrid, 0.5)), ms(percentile(&mut hybrid, 0.95)));
-    println!("  words    p50 {:.1} ms (FTS5 trigram BM25, or LIKE for 1–2 character terms)", ms(percentile(&mut words_only, 0.5)));
-    println!("  meaning  p50 {:.1} ms (query embedding + int8 scan)", ms(percentile(&mut meaning_only, 0.5)));
-    println!("  query embedding alone p50 {:.1} ms (e5-small q4; runs while the word search runs)", ms(percentile(&mut embed, 0.5)));
+    println!(
+        "  hybrid   p50 {:.1} ms, p95 {:.1} ms (target p50 ≤ 30 ms)",
+        ms(percentile(&mut hybrid, 0.5)),
+        ms(percentile(&mut hybrid, 0.95))
+    );
+    println!(
+        "  words    p50 {:.1} ms (FTS5 trigram BM25, or LIKE for 1–2 character terms)",
+        ms(percentile(&mut words_only, 0.5))
+    );
+    println!(
+        "  meaning  p50 {:.1} ms (query embedding + int8 scan)",
+        ms(percentile(&mut meaning_only, 0.5))
+    );
+    println!(
+        "  query embedding alone p50 {:.1} ms (e5-small q4; runs while the word search runs)",
+        ms(percentile(&mut embed, 0.5))
+    );
 }

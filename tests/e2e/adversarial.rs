@@ -93,7 +93,13 @@ impl Scene {
             ("$DB".into(), s(&home.join("cowork.db"))),
             ("$HOME_DIR".into(), s(&user_home)),
             ("$COWORK".into(), env!("CARGO_BIN_EXE_cowork").to_string()),
-            ("$REPO".into(), s(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap())),
+            (
+                "$REPO".into(),
+                s(&Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../..")
+                    .canonicalize()
+                    .unwrap()),
+            ),
         ];
         Scene {
             _tmp: tmp,

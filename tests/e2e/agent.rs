@@ -2,8 +2,10 @@
 //! through the scheduler (reviewed and audited), parallel calls, denials reaching the model,
 //! profiles, and every provider failure the issue names.
 
-use cowork_agent::{Agent, AgentConfig, AgentError, AgentEvent, Conversations, Provider, ProviderError};
 use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
+use cowork_agent::{
+    Agent, AgentConfig, AgentError, AgentEvent, Conversations, Provider, ProviderError,
+};
 use cowork_core::DenyApprover;
 use cowork_tests::Harness;
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
@@ -38,13 +40,27 @@ async fn setup(api: Api, config: AgentConfig) -> Setup {
     let h = Harness::new(Arc::new(DenyApprover));
     let server = ScriptedLlm::start().await;
     let conversations = Conversations::open(&h.store).unwrap();
-    let agent = Agent::new(h.scheduler.clone(), provider(api, &server, "test-key"), conversations, AgentConfig { model: "scripted".into(), ..config });
+    let agent = Agent::new(
+        h.scheduler.clone(),
+        provider(api, &server, "test-key"),
+        conversations,
+        AgentConfig {
+            model: "scripted".into(),
+            ..config
+        },
+    );
     Setup { h, server, agent }
 }
 
-async fn send(agent: &Agent, conversation: &str, text: &str) -> (Result<u32, AgentError>, Vec<AgentEvent>) {
+async fn send(
+    agent: &Agent,
+    conversation: &str,
+    text: &str,
+) -> (Result<u32, AgentError>, Vec<AgentEvent>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let result = agent.send(conversation, text, &tx, CancellationToken::new()).await;
+    let result = agent
+        .send(conversation, text, &tx, CancellationToken::new())
+        .await;
     drop(tx);
     let mut events = Vec::new();
     while let Some(e) = rx.recv().await {
@@ -57,15 +73,49 @@ async fn send(agent: &Agent, conversation: &str, text: &str) -> (Result<u32, Age
 async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
     for api in BOTH {
         let s = setup(api, AgentConfig::default()).await;
-        s.server.push(Turn::tools("I'll add that. ", &[("call_1", "create_task", json!({"title": "Buy milk", "due": "2026-11-23"}))]));
+        s.server.push(Turn::tools(
+            "I'll add that. ",
+            &[(
+                "call_1",
+                "create_task",
+                json!({"title": "Buy milk", "due": "2026-11-23"}),
+            )],
+        ));
         s.server.push(Turn::text("Added task #1: Buy milk."));
         let (result, events) = send(&s.agent, "conv-a", "remind me to buy milk tomorrow").await;
         assert_eq!(result.unwrap(), 2, "{api:?}");
 
-        let text: String = events.iter().filter_map(|e| if let AgentEvent::TextDelta { text } = e { Some(text.as_str()) } else { None }).collect();
+        let text: String = events
+            .iter()
+            .filter_map(|e| {
+                if let AgentEvent::TextDelta { text } = e {
+                    Some(text.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
         assert_eq!(text, "I'll add that. Added task #1: Buy milk.", "{api:?}");
-        let finished = events.iter().find_map(|e| if let AgentEvent::ToolCallFinished { ok, result, call_id, .. } = e { Some((*ok, result.clone(), call_id.clone())) } else { None }).unwrap();
-        assert!(finished.0 && finished.1.contains("Created task #1"), "{api:?}: {finished:?}");
+        let finished = events
+            .iter()
+            .find_map(|e| {
+                if let AgentEvent::ToolCallFinished {
+                    ok,
+                    result,
+                    call_id,
+                    ..
+                } = e
+                {
+                    Some((*ok, result.clone(), call_id.clone()))
+                } else {
+                    None
+                }
+            })
+            .unwrap();
+        assert!(
+            finished.0 && finished.1.contains("Created task #1"),
+            "{api:?}: {finished:?}"
+        );
 
         // Reviewed and audited as a chat call.
         let rows = s.h.audit_rows(&finished.2);
@@ -82,15 +132,37 @@ async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
                 let last = second["messages"].as_array().unwrap().last().unwrap();
                 assert_eq!(last["content"][0]["type"], "tool_result");
                 assert_eq!(last["content"][0]["tool_use_id"], "call_1");
-                assert!(second["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_task"));
+                assert!(
+                    second["tools"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|t| t["name"] == "create_task")
+                );
                 // Prompt caching: breakpoints after the tools, the system prompt and the newest block.
                 let ephemeral = json!({"type": "ephemeral"});
-                assert_eq!(second["tools"].as_array().unwrap().last().unwrap()["cache_control"], ephemeral);
+                assert_eq!(
+                    second["tools"].as_array().unwrap().last().unwrap()["cache_control"],
+                    ephemeral
+                );
                 assert_eq!(second["system"][0]["cache_control"], ephemeral);
-                assert!(second["system"][0]["text"].as_str().unwrap().contains("Cowork"), "{}", second["system"]);
-                assert_eq!(last["content"].as_array().unwrap().last().unwrap()["cache_control"], ephemeral);
+                assert!(
+                    second["system"][0]["text"]
+                        .as_str()
+                        .unwrap()
+                        .contains("Cowork"),
+                    "{}",
+                    second["system"]
+                );
+                assert_eq!(
+                    last["content"].as_array().unwrap().last().unwrap()["cache_control"],
+                    ephemeral
+                );
                 let marked = second.to_string().matches("cache_control").count();
-                assert!(marked <= 4, "the API allows at most 4 breakpoints, sent {marked}");
+                assert!(
+                    marked <= 4,
+                    "the API allows at most 4 breakpoints, sent {marked}"
+                );
             }
             Api::OpenAi => {
                 assert_eq!(requests[1].1["authorization"], "Bearer test-key");
@@ -99,7 +171,10 @@ async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
                 let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
                 assert_eq!(tool["tool_call_id"], "call_1");
                 let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
-                assert_eq!(assistant["tool_calls"][0]["function"]["name"], "create_task");
+                assert_eq!(
+                    assistant["tool_calls"][0]["function"]["name"],
+                    "create_task"
+                );
             }
         }
         // Persisted: user, assistant (text + tool use), tool results, final answer.
@@ -115,36 +190,95 @@ async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
 async fn parallel_calls_denials_and_profiles_reach_the_model_as_results() {
     for api in BOTH {
         let s = setup(api, AgentConfig::default()).await;
-        s.server.push(Turn::tools("", &[("a", "list_tasks", json!({})), ("b", "get_system_info", json!({})), ("c", "exec_probe", json!({"target": "rm -rf ~"}))]));
+        s.server.push(Turn::tools(
+            "",
+            &[
+                ("a", "list_tasks", json!({})),
+                ("b", "get_system_info", json!({})),
+                ("c", "exec_probe", json!({"target": "rm -rf ~"})),
+            ],
+        ));
         s.server.push(Turn::text("Here is what I found."));
         let (result, events) = send(&s.agent, "conv-p", "look around").await;
         assert!(result.is_ok(), "{api:?}: {result:?}");
         let finished: Vec<(String, bool, String)> = events
             .iter()
-            .filter_map(|e| if let AgentEvent::ToolCallFinished { name, ok, result, .. } = e { Some((name.clone(), *ok, result.clone())) } else { None })
+            .filter_map(|e| {
+                if let AgentEvent::ToolCallFinished {
+                    name, ok, result, ..
+                } = e
+                {
+                    Some((name.clone(), *ok, result.clone()))
+                } else {
+                    None
+                }
+            })
             .collect();
-        assert_eq!(finished.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["list_tasks", "get_system_info", "exec_probe"]);
+        assert_eq!(
+            finished.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
+            ["list_tasks", "get_system_info", "exec_probe"]
+        );
         assert!(finished[0].1 && finished[1].1);
-        assert!(!finished[2].1 && finished[2].2.contains("denied by policy"), "{:?}", finished[2]);
+        assert!(
+            !finished[2].1 && finished[2].2.contains("denied by policy"),
+            "{:?}",
+            finished[2]
+        );
         // All three results went back in one message, the denial marked as an error.
         let body = &s.server.requests()[1].2;
         let as_text = body.to_string();
         assert!(as_text.contains("denied by policy"));
         if let Api::Anthropic = api {
-            let results = body["messages"].as_array().unwrap().last().unwrap()["content"].as_array().unwrap().clone();
+            let results = body["messages"].as_array().unwrap().last().unwrap()["content"]
+                .as_array()
+                .unwrap()
+                .clone();
             assert_eq!(results.len(), 3);
             assert_eq!(results[2]["is_error"], true);
         }
 
         // A profile limits what is offered and denies the rest, on record.
-        let limited = setup(api, AgentConfig { allowed_tools: Some(vec!["list_tasks".into()]), ..Default::default() }).await;
-        limited.server.push(Turn::tools("", &[("x", "create_task", json!({"title": "sneaky"}))]));
+        let limited = setup(
+            api,
+            AgentConfig {
+                allowed_tools: Some(vec!["list_tasks".into()]),
+                ..Default::default()
+            },
+        )
+        .await;
+        limited.server.push(Turn::tools(
+            "",
+            &[("x", "create_task", json!({"title": "sneaky"}))],
+        ));
         limited.server.push(Turn::text("ok"));
         let (_, events) = send(&limited.agent, "conv-l", "hi").await;
-        let offered: Vec<String> = limited.server.requests()[0].2["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string()).collect();
+        let offered: Vec<String> = limited.server.requests()[0].2["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
         assert_eq!(offered, ["list_tasks"]);
-        let denial = events.iter().find_map(|e| if let AgentEvent::ToolCallFinished { result, .. } = e { Some(result.clone()) } else { None }).unwrap();
-        assert!(denial.contains("not in this conversation's tool profile"), "{denial}");
+        let denial = events
+            .iter()
+            .find_map(|e| {
+                if let AgentEvent::ToolCallFinished { result, .. } = e {
+                    Some(result.clone())
+                } else {
+                    None
+                }
+            })
+            .unwrap();
+        assert!(
+            denial.contains("not in this conversation's tool profile"),
+            "{denial}"
+        );
     }
 }
 
@@ -153,50 +287,112 @@ async fn provider_failures_are_clear_and_lose_nothing() {
     for api in BOTH {
         // 429 with retry-after: waited for, then the turn succeeds.
         let s = setup(api, AgentConfig::default()).await;
-        s.server.push(Turn::Error { status: 429, retry_after: Some("0.2".into()), body: "slow down".into() });
+        s.server.push(Turn::Error {
+            status: 429,
+            retry_after: Some("0.2".into()),
+            body: "slow down".into(),
+        });
         s.server.push(Turn::text("fine"));
         let (result, _) = send(&s.agent, "c429", "hi").await;
         assert!(result.is_ok(), "{api:?}: {result:?}");
         assert_eq!(s.server.requests().len(), 2);
 
         // 401: a clear error naming the fix.
-        s.server.push(Turn::Error { status: 401, retry_after: None, body: "bad key".into() });
+        s.server.push(Turn::Error {
+            status: 401,
+            retry_after: None,
+            body: "bad key".into(),
+        });
         let (result, _) = send(&s.agent, "c401", "hi").await;
         let err = result.unwrap_err().to_string();
-        assert!(err.contains("API key was rejected") && err.contains("Settings → Providers"), "{err}");
+        assert!(
+            err.contains("API key was rejected") && err.contains("Settings → Providers"),
+            "{err}"
+        );
 
         // Context overflow.
-        s.server.push(Turn::Error { status: 400, retry_after: None, body: r#"{"error":{"message":"prompt is too long: 300000 tokens"}}"#.into() });
+        s.server.push(Turn::Error {
+            status: 400,
+            retry_after: None,
+            body: r#"{"error":{"message":"prompt is too long: 300000 tokens"}}"#.into(),
+        });
         let (result, _) = send(&s.agent, "cctx", "hi").await;
-        assert!(matches!(result, Err(AgentError::Provider(ProviderError::ContextOverflow { .. }))), "{result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(AgentError::Provider(ProviderError::ContextOverflow { .. }))
+            ),
+            "{result:?}"
+        );
 
         // Cut mid-stream: the error says so, and what was said is kept, marked.
-        s.server.push(Turn::Disconnect { text: vec!["Partial ".into(), "answer".into()] });
+        s.server.push(Turn::Disconnect {
+            text: vec!["Partial ".into(), "answer".into()],
+        });
         let (result, _) = send(&s.agent, "ccut", "hi").await;
-        assert!(matches!(result, Err(AgentError::Provider(ProviderError::Stream { .. }))), "{api:?}: {result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(AgentError::Provider(ProviderError::Stream { .. }))
+            ),
+            "{api:?}: {result:?}"
+        );
         let messages = s.agent.conversations().messages("ccut").unwrap();
         assert_eq!(messages.len(), 2);
-        assert!(serde_json::to_string(&messages[1]).unwrap().contains("Partial answer\\n\\n[interrupted]"));
+        assert!(
+            serde_json::to_string(&messages[1])
+                .unwrap()
+                .contains("Partial answer\\n\\n[interrupted]")
+        );
 
         s.server.push(Turn::Malformed);
         let (result, _) = send(&s.agent, "cbad", "hi").await;
-        assert!(matches!(result, Err(AgentError::Provider(ProviderError::Malformed { .. }))), "{api:?}: {result:?}");
+        assert!(
+            matches!(
+                result,
+                Err(AgentError::Provider(ProviderError::Malformed { .. }))
+            ),
+            "{api:?}: {result:?}"
+        );
 
         // Nothing listening: a network error naming the base URL.
-        let dead = Agent::new(s.h.scheduler.clone(), match api {
-            Api::Anthropic => Arc::new(Anthropic::new("http://127.0.0.1:9", "k")) as Arc<dyn Provider>,
-            Api::OpenAi => Arc::new(OpenAiCompatible::new("ollama", "http://127.0.0.1:9/v1", "")),
-        }, Conversations::open(&s.h.store).unwrap(), AgentConfig::default());
+        let dead = Agent::new(
+            s.h.scheduler.clone(),
+            match api {
+                Api::Anthropic => {
+                    Arc::new(Anthropic::new("http://127.0.0.1:9", "k")) as Arc<dyn Provider>
+                }
+                Api::OpenAi => {
+                    Arc::new(OpenAiCompatible::new("ollama", "http://127.0.0.1:9/v1", ""))
+                }
+            },
+            Conversations::open(&s.h.store).unwrap(),
+            AgentConfig::default(),
+        );
         let (result, _) = send(&dead, "cdead", "hi").await;
-        assert!(result.unwrap_err().to_string().contains("127.0.0.1:9"), "{api:?}");
+        assert!(
+            result.unwrap_err().to_string().contains("127.0.0.1:9"),
+            "{api:?}"
+        );
     }
 }
 
 #[tokio::test]
 async fn stop_mid_stream_and_the_max_steps_guard() {
     for api in BOTH {
-        let s = setup(api, AgentConfig { max_steps: 2, ..Default::default() }).await;
-        s.server.push(Turn::Reply { text: (0..50).map(|i| format!("word{i} ")).collect(), tool_calls: vec![], chunk_delay: Duration::from_millis(20) });
+        let s = setup(
+            api,
+            AgentConfig {
+                max_steps: 2,
+                ..Default::default()
+            },
+        )
+        .await;
+        s.server.push(Turn::Reply {
+            text: (0..50).map(|i| format!("word{i} ")).collect(),
+            tool_calls: vec![],
+            chunk_delay: Duration::from_millis(20),
+        });
         let (tx, mut rx) = mpsc::unbounded_channel();
         let cancel = CancellationToken::new();
         let stopper = cancel.clone();
@@ -207,26 +403,52 @@ async fn stop_mid_stream_and_the_max_steps_guard() {
             }
         });
         let result = s.agent.send("cstop", "talk", &tx, cancel).await;
-        assert!(matches!(result, Err(AgentError::Cancelled)), "{api:?}: {result:?}");
-        let saved = serde_json::to_string(&s.agent.conversations().messages("cstop").unwrap()).unwrap();
-        assert!(saved.contains("[stopped]") && !saved.contains("word49"), "{saved}");
+        assert!(
+            matches!(result, Err(AgentError::Cancelled)),
+            "{api:?}: {result:?}"
+        );
+        let saved =
+            serde_json::to_string(&s.agent.conversations().messages("cstop").unwrap()).unwrap();
+        assert!(
+            saved.contains("[stopped]") && !saved.contains("word49"),
+            "{saved}"
+        );
 
         for i in 0..2 {
-            s.server.push(Turn::tools("", &[(&format!("t{i}"), "list_tasks", json!({}))]));
+            s.server.push(Turn::tools(
+                "",
+                &[(&format!("t{i}"), "list_tasks", json!({}))],
+            ));
         }
         let (result, _) = send(&s.agent, "cloop", "loop").await;
         let err = result.unwrap_err();
-        assert!(matches!(err, AgentError::MaxSteps(2)) && err.to_string().contains("ask again to continue"), "{err}");
+        assert!(
+            matches!(err, AgentError::MaxSteps(2))
+                && err.to_string().contains("ask again to continue"),
+            "{err}"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recall_gives_the_model_the_memories_a_turn_needs_and_shows_which() {
     for api in BOTH {
-        let s = setup(api, AgentConfig { recall: Some(3), ..AgentConfig::default() }).await;
+        let s = setup(
+            api,
+            AgentConfig {
+                recall: Some(3),
+                ..AgentConfig::default()
+            },
+        )
+        .await;
         s.h.ok("save_to_vault", json!({"content": "Remember that my passport number is in the blue folder", "kind": "fact"})).await;
-        s.h.ok("save_to_vault", json!({"content": "周三下午三点和王经理开会讨论预算"})).await;
-        s.server.push(Turn::text("在蓝色文件夹里 [memory: passport]."));
+        s.h.ok(
+            "save_to_vault",
+            json!({"content": "周三下午三点和王经理开会讨论预算"}),
+        )
+        .await;
+        s.server
+            .push(Turn::text("在蓝色文件夹里 [memory: passport]."));
         let (result, events) = send(&s.agent, "c1", "护照在哪里?").await;
         assert_eq!(result.unwrap(), 1);
         let recalled = events.iter().find_map(|e| match e {
@@ -236,7 +458,10 @@ async fn recall_gives_the_model_the_memories_a_turn_needs_and_shows_which() {
         let recalled = recalled.expect("a Recalled event");
         assert!(recalled[0].title.contains("passport"), "{recalled:?}");
         let request = serde_json::to_string(&s.server.requests().last().unwrap().2).unwrap();
-        assert!(request.contains("blue folder") && request.contains("[memory: title]"), "{api:?}: the memories reach the model: {request}");
+        assert!(
+            request.contains("blue folder") && request.contains("[memory: title]"),
+            "{api:?}: the memories reach the model: {request}"
+        );
         // The recall is a reviewed, audited tool call like any other.
         let audited = s.h.audit_rows(&match &events[0] {
             AgentEvent::Recalled { call_id, .. } => call_id.clone(),
@@ -246,11 +471,23 @@ async fn recall_gives_the_model_the_memories_a_turn_needs_and_shows_which() {
     }
     // Off by default: no search, no memories.
     let s = setup(Api::OpenAi, AgentConfig::default()).await;
-    s.h.ok("save_to_vault", json!({"content": "Remember that my passport number is in the blue folder"})).await;
+    s.h.ok(
+        "save_to_vault",
+        json!({"content": "Remember that my passport number is in the blue folder"}),
+    )
+    .await;
     s.server.push(Turn::text("I don't know."));
     let (_, events) = send(&s.agent, "c1", "护照在哪里?").await;
-    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Recalled { .. })));
-    assert!(!serde_json::to_string(&s.server.requests().last().unwrap().2).unwrap().contains("blue folder"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Recalled { .. }))
+    );
+    assert!(
+        !serde_json::to_string(&s.server.requests().last().unwrap().2)
+            .unwrap()
+            .contains("blue folder")
+    );
 }
 
 /// A turn whose call waited for the person goes on once it ran again: the result reaches the
@@ -263,32 +500,116 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
         let s = setup(api, AgentConfig::default()).await;
         let conversations = s.agent.conversations();
         conversations.ensure("conv-r", "orders").unwrap();
-        conversations.append("conv-r", &Message::user_text("check my order status")).unwrap();
-        let call = Part::ToolUse { id: "call_nav".into(), name: "browser_navigate".into(), input: json!({"url": "http://shop.test/orders"}) };
-        conversations.append("conv-r", &Message { role: Role::Assistant, parts: vec![call] }).unwrap();
-        let waited = Part::ToolResult { tool_use_id: "call_nav".into(), content: "suspended: login needed at http://shop.test — `cowork tasks resume s-42`".into(), is_error: true };
-        conversations.append("conv-r", &Message { role: Role::User, parts: vec![waited] }).unwrap();
-        conversations.append("conv-r", &Message { role: Role::Assistant, parts: vec![Part::Text { text: "Please log in.".into() }] }).unwrap();
+        conversations
+            .append("conv-r", &Message::user_text("check my order status"))
+            .unwrap();
+        let call = Part::ToolUse {
+            id: "call_nav".into(),
+            name: "browser_navigate".into(),
+            input: json!({"url": "http://shop.test/orders"}),
+        };
+        conversations
+            .append(
+                "conv-r",
+                &Message {
+                    role: Role::Assistant,
+                    parts: vec![call],
+                },
+            )
+            .unwrap();
+        let waited = Part::ToolResult {
+            tool_use_id: "call_nav".into(),
+            content: "suspended: login needed at http://shop.test — `cowork tasks resume s-42`"
+                .into(),
+            is_error: true,
+        };
+        conversations
+            .append(
+                "conv-r",
+                &Message {
+                    role: Role::User,
+                    parts: vec![waited],
+                },
+            )
+            .unwrap();
+        conversations
+            .append(
+                "conv-r",
+                &Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::Text {
+                        text: "Please log in.".into(),
+                    }],
+                },
+            )
+            .unwrap();
 
-        let resumed = |id: &str| ResumedCall { suspension: id.into(), tool: "browser_navigate".into(), args: json!({"url": "http://shop.test/orders"}), ok: true, result: "Your orders — Order #1234: shipped".into() };
+        let resumed = |id: &str| ResumedCall {
+            suspension: id.into(),
+            tool: "browser_navigate".into(),
+            args: json!({"url": "http://shop.test/orders"}),
+            ok: true,
+            result: "Your orders — Order #1234: shipped".into(),
+        };
         let (tx, _rx) = mpsc::unbounded_channel();
-        assert_eq!(s.agent.continue_after_resume("conv-r", &resumed("s-other"), &tx, CancellationToken::new()).await.unwrap(), None, "{api:?}");
-        assert!(s.server.requests().is_empty(), "no turn for a suspension nobody here waited on");
+        assert_eq!(
+            s.agent
+                .continue_after_resume("conv-r", &resumed("s-other"), &tx, CancellationToken::new())
+                .await
+                .unwrap(),
+            None,
+            "{api:?}"
+        );
+        assert!(
+            s.server.requests().is_empty(),
+            "no turn for a suspension nobody here waited on"
+        );
 
         s.server.push(Turn::text("Your order #1234 has shipped."));
         let (tx, mut rx) = mpsc::unbounded_channel();
-        assert_eq!(s.agent.continue_after_resume("conv-r", &resumed("s-42"), &tx, CancellationToken::new()).await.unwrap(), Some(1), "{api:?}");
+        assert_eq!(
+            s.agent
+                .continue_after_resume("conv-r", &resumed("s-42"), &tx, CancellationToken::new())
+                .await
+                .unwrap(),
+            Some(1),
+            "{api:?}"
+        );
         drop(tx);
         let mut events = Vec::new();
         while let Some(e) = rx.recv().await {
             events.push(e);
         }
-        assert!(matches!(&events[0], AgentEvent::Resumed { suspension, tool } if suspension == "s-42" && tool == "browser_navigate"), "{api:?}: {events:?}");
+        assert!(
+            matches!(&events[0], AgentEvent::Resumed { suspension, tool } if suspension == "s-42" && tool == "browser_navigate"),
+            "{api:?}: {events:?}"
+        );
         let sent = s.server.requests()[0].2.to_string();
-        assert!(sent.contains("resume-s-42") && sent.contains("Order #1234: shipped"), "{api:?}: {sent}");
+        assert!(
+            sent.contains("resume-s-42") && sent.contains("Order #1234: shipped"),
+            "{api:?}: {sent}"
+        );
         let messages = conversations.messages("conv-r").unwrap();
-        let user_texts: Vec<&str> = messages.iter().filter(|m| m.role == Role::User).flat_map(|m| &m.parts).filter_map(|p| if let Part::Text { text } = p { Some(text.as_str()) } else { None }).collect();
-        assert_eq!(user_texts, ["check my order status"], "{api:?}: the page is not the person's words");
-        assert!(matches!(messages.last().unwrap().parts.as_slice(), [Part::Text { text }] if text.contains("#1234 has shipped")), "{api:?}");
+        let user_texts: Vec<&str> = messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .flat_map(|m| &m.parts)
+            .filter_map(|p| {
+                if let Part::Text { text } = p {
+                    Some(text.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert_eq!(
+            user_texts,
+            ["check my order status"],
+            "{api:?}: the page is not the person's words"
+        );
+        assert!(
+            matches!(messages.last().unwrap().parts.as_slice(), [Part::Text { text }] if text.contains("#1234 has shipped")),
+            "{api:?}"
+        );
     }
 }

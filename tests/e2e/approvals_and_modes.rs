@@ -2,7 +2,10 @@
 //! timeouts, modes, taint, rule precedence and sources.
 
 use cowork_contract::ToolError;
-use cowork_core::{Action, ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ChannelApprover, DenyApprover, Mode, RuleSource};
+use cowork_core::{
+    Action, ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ChannelApprover,
+    DenyApprover, Mode, RuleSource,
+};
 use cowork_tests::Harness;
 use serde_json::json;
 use std::collections::VecDeque;
@@ -58,7 +61,10 @@ async fn once_conversation_always_and_deny() {
     let (script, h) = setup();
     // "Always in this workspace" is offered for a workspace the person trusts (as they saw it).
     let ws = h.scheduler.policy().workspaces()[0].clone();
-    h.scheduler.policy().trust_workspace(&ws.root, &ws.digest).unwrap();
+    h.scheduler
+        .policy()
+        .trust_workspace(&ws.root, &ws.digest)
+        .unwrap();
     let ls = || call("exec_probe", json!({"target": "ls -la"}), "c1");
 
     script.answer(ApprovalChoice::Once);
@@ -67,9 +73,32 @@ async fn once_conversation_always_and_deny() {
     let asked = script.last();
     assert_eq!(asked.tool, "exec_probe");
     assert_eq!(asked.review.score, 7);
-    assert!(asked.review.reasons.iter().any(|r| r.text.contains("runs a program")));
-    assert_eq!(asked.choices, [ApprovalChoice::Once, ApprovalChoice::Conversation, ApprovalChoice::Always, ApprovalChoice::AlwaysWorkspace, ApprovalChoice::Deny]);
-    assert_eq!(h.audit_rows(&outcome.call_id).last().unwrap().record.approved_by.as_deref(), Some("script: once"));
+    assert!(
+        asked
+            .review
+            .reasons
+            .iter()
+            .any(|r| r.text.contains("runs a program"))
+    );
+    assert_eq!(
+        asked.choices,
+        [
+            ApprovalChoice::Once,
+            ApprovalChoice::Conversation,
+            ApprovalChoice::Always,
+            ApprovalChoice::AlwaysWorkspace,
+            ApprovalChoice::Deny
+        ]
+    );
+    assert_eq!(
+        h.audit_rows(&outcome.call_id)
+            .last()
+            .unwrap()
+            .record
+            .approved_by
+            .as_deref(),
+        Some("script: once")
+    );
 
     // Once means once: the same call asks again; this time for the conversation.
     script.answer(ApprovalChoice::Conversation);
@@ -77,46 +106,124 @@ async fn once_conversation_always_and_deny() {
     assert_eq!(script.asked(), 2);
     let granted = h.scheduler.call(ls()).await;
     assert!(granted.result.is_ok());
-    assert_eq!(script.asked(), 2, "the conversation grant must answer the third call");
+    assert_eq!(
+        script.asked(),
+        2,
+        "the conversation grant must answer the third call"
+    );
     assert!(granted.review.unwrap().why.contains("this conversation"));
     // The grant is exactly that command, in that conversation.
     script.answer(ApprovalChoice::Deny);
-    let other_cmd = h.scheduler.call(call("exec_probe", json!({"target": "ls -la; rm -rf ~"}), "c1")).await;
+    let other_cmd = h
+        .scheduler
+        .call(call(
+            "exec_probe",
+            json!({"target": "ls -la; rm -rf ~"}),
+            "c1",
+        ))
+        .await;
     assert!(matches!(other_cmd.result, Err(ToolError::Denied { .. })));
-    assert_eq!(script.last().choices, [ApprovalChoice::Once, ApprovalChoice::Deny], "a chained command cannot be granted");
+    assert_eq!(
+        script.last().choices,
+        [ApprovalChoice::Once, ApprovalChoice::Deny],
+        "a chained command cannot be granted"
+    );
     script.answer(ApprovalChoice::Deny);
-    let other_conv = h.scheduler.call(call("exec_probe", json!({"target": "ls -la"}), "c2")).await;
+    let other_conv = h
+        .scheduler
+        .call(call("exec_probe", json!({"target": "ls -la"}), "c2"))
+        .await;
     let denial = other_conv.result.unwrap_err().to_string();
-    assert!(denial.contains("denied by policy") && denial.contains("script: denied"), "{denial}");
+    assert!(
+        denial.contains("denied by policy") && denial.contains("script: denied"),
+        "{denial}"
+    );
     assert_eq!(script.asked(), 4);
 
     // Always persists a user rule, visible and revocable.
     script.answer(ApprovalChoice::Always);
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "git status"}), "c3")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "git status"}), "c3"))
+            .await
+            .result
+            .is_ok()
+    );
     let rules = h.scheduler.policy().rules(None);
-    assert!(rules.iter().any(|r| r.rule == "exec_probe(git status)" && r.source == RuleSource::User && r.action == Action::Allow));
+    assert!(rules.iter().any(|r| r.rule == "exec_probe(git status)"
+        && r.source == RuleSource::User
+        && r.action == Action::Allow));
     let settings = std::fs::read_to_string(h.store.dir().settings_path()).unwrap();
     assert!(settings.contains("exec_probe(git status)"));
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "git status"}), "c4")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "git status"}), "c4"))
+            .await
+            .result
+            .is_ok()
+    );
     assert_eq!(script.asked(), 5);
-    assert_eq!(h.scheduler.policy().remove_rule("exec_probe(git status)", None).unwrap(), 1);
+    assert_eq!(
+        h.scheduler
+            .policy()
+            .remove_rule("exec_probe(git status)", None)
+            .unwrap(),
+        1
+    );
     script.answer(ApprovalChoice::Deny);
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "git status"}), "c4")).await.result.is_err());
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "git status"}), "c4"))
+            .await
+            .result
+            .is_err()
+    );
     assert_eq!(script.asked(), 6);
 
     // Always in this workspace writes the workspace's settings file, not the user's.
     script.answer(ApprovalChoice::AlwaysWorkspace);
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "cargo check"}), "c5")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "cargo check"}), "c5"))
+            .await
+            .result
+            .is_ok()
+    );
     let rules = h.scheduler.policy().rules(None);
-    assert!(rules.iter().any(|r| r.rule == "exec_probe(cargo check)" && r.source == RuleSource::Workspace), "{rules:?}");
-    let ws_settings = std::fs::read_to_string(cowork_core::policy::workspace_settings_path(&h.workspace)).unwrap();
+    assert!(
+        rules
+            .iter()
+            .any(|r| r.rule == "exec_probe(cargo check)" && r.source == RuleSource::Workspace),
+        "{rules:?}"
+    );
+    let ws_settings =
+        std::fs::read_to_string(cowork_core::policy::workspace_settings_path(&h.workspace))
+            .unwrap();
     assert!(ws_settings.contains("exec_probe(cargo check)"));
-    assert!(!std::fs::read_to_string(h.store.dir().settings_path()).unwrap().contains("cargo check"));
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "cargo check"}), "c6")).await.result.is_ok());
-    assert_eq!(script.asked(), 7, "the workspace rule answers the next call");
+    assert!(
+        !std::fs::read_to_string(h.store.dir().settings_path())
+            .unwrap()
+            .contains("cargo check")
+    );
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "cargo check"}), "c6"))
+            .await
+            .result
+            .is_ok()
+    );
+    assert_eq!(
+        script.asked(),
+        7,
+        "the workspace rule answers the next call"
+    );
     // The person's own grant re-pinned the trusted file; a change by anyone else un-trusts it.
     assert!(h.scheduler.policy().workspace_trusted());
-    std::fs::write(cowork_core::policy::workspace_settings_path(&h.workspace), ws_settings.replace("cargo check", "cargo check\", \"exec_probe")).unwrap();
+    std::fs::write(
+        cowork_core::policy::workspace_settings_path(&h.workspace),
+        ws_settings.replace("cargo check", "cargo check\", \"exec_probe"),
+    )
+    .unwrap();
     h.scheduler.policy().reload().unwrap();
     assert!(!h.scheduler.policy().workspace_trusted());
     assert!(h.scheduler.audit().verify().unwrap().ok());
@@ -125,16 +232,32 @@ async fn once_conversation_always_and_deny() {
 #[tokio::test]
 async fn silence_is_a_denial_after_the_timeout_and_headless_denies_with_a_fix() {
     let (_script, h) = setup();
-    std::fs::write(h.store.dir().settings_path(), r#"{"policy": {"askTimeoutSecs": 1}}"#).unwrap();
+    std::fs::write(
+        h.store.dir().settings_path(),
+        r#"{"policy": {"askTimeoutSecs": 1}}"#,
+    )
+    .unwrap();
     h.scheduler.policy().reload().unwrap();
-    let outcome = h.scheduler.call(call("exec_probe", json!({"target": "make"}), "c1")).await;
+    let outcome = h
+        .scheduler
+        .call(call("exec_probe", json!({"target": "make"}), "c1"))
+        .await;
     let err = outcome.result.unwrap_err().to_string();
     assert!(err.contains("no answer within 1 s"), "{err}");
 
     let headless = Harness::new(Arc::new(DenyApprover));
-    let err = headless.scheduler.call(call("exec_probe", json!({"target": "make"}), "c1")).await.result.unwrap_err().to_string();
+    let err = headless
+        .scheduler
+        .call(call("exec_probe", json!({"target": "make"}), "c1"))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("non-interactive"), "{err}");
-    assert!(err.contains("cowork policy rules add allow 'exec_probe(make)'"), "the denial names the fix: {err}");
+    assert!(
+        err.contains("cowork policy rules add allow 'exec_probe(make)'"),
+        "the denial names the fix: {err}"
+    );
 }
 
 #[tokio::test]
@@ -143,11 +266,27 @@ async fn the_window_answers_through_a_channel() {
     let h = Harness::new(Arc::new(approver));
     tokio::spawn(async move {
         while let Some((request, answer)) = asks.recv().await {
-            let _ = answer.send(if request.args["target"] == "ok" { ApprovalChoice::Once } else { ApprovalChoice::Deny });
+            let _ = answer.send(if request.args["target"] == "ok" {
+                ApprovalChoice::Once
+            } else {
+                ApprovalChoice::Deny
+            });
         }
     });
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "ok"}), "c")).await.result.is_ok());
-    assert!(h.scheduler.call(call("exec_probe", json!({"target": "no"}), "c")).await.result.is_err());
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "ok"}), "c"))
+            .await
+            .result
+            .is_ok()
+    );
+    assert!(
+        h.scheduler
+            .call(call("exec_probe", json!({"target": "no"}), "c"))
+            .await
+            .result
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -155,52 +294,156 @@ async fn plan_mode_blocks_writes_and_accept_edits_allows_workspace_edits_only() 
     let (script, h) = setup();
     let policy = h.scheduler.policy();
     policy.set_mode(Mode::Plan, false).unwrap();
-    let denied = h.scheduler.call(call("create_task", json!({"title": "x"}), "c")).await;
+    let denied = h
+        .scheduler
+        .call(call("create_task", json!({"title": "x"}), "c"))
+        .await;
     assert!(denied.result.unwrap_err().to_string().contains("plan mode"));
-    assert!(h.scheduler.call(call("list_tasks", json!({}), "c")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call("list_tasks", json!({}), "c"))
+            .await
+            .result
+            .is_ok()
+    );
 
     let inside = h.workspace.join("old.txt").display().to_string();
     let sensitive = h.workspace.join(".env").display().to_string();
     policy.set_mode(Mode::Normal, false).unwrap();
     script.answer(ApprovalChoice::Deny);
-    assert!(h.scheduler.call(call("delete_probe", json!({"target": inside}), "c")).await.result.is_err());
-    assert_eq!(script.asked(), 1, "deleting in the workspace asks in normal mode");
+    assert!(
+        h.scheduler
+            .call(call("delete_probe", json!({"target": inside}), "c"))
+            .await
+            .result
+            .is_err()
+    );
+    assert_eq!(
+        script.asked(),
+        1,
+        "deleting in the workspace asks in normal mode"
+    );
 
     policy.set_mode(Mode::AcceptEdits, false).unwrap();
-    let edit = h.scheduler.call(call("delete_probe", json!({"target": inside}), "c")).await;
+    let edit = h
+        .scheduler
+        .call(call("delete_probe", json!({"target": inside}), "c"))
+        .await;
     assert!(edit.result.is_ok());
     assert!(edit.review.unwrap().why.contains("accept-edits"));
     script.answer(ApprovalChoice::Deny);
-    assert!(h.scheduler.call(call("delete_probe", json!({"target": sensitive}), "c")).await.result.is_err());
-    assert_eq!(script.asked(), 2, "accept-edits never covers sensitive files");
+    assert!(
+        h.scheduler
+            .call(call("delete_probe", json!({"target": sensitive}), "c"))
+            .await
+            .result
+            .is_err()
+    );
+    assert_eq!(
+        script.asked(),
+        2,
+        "accept-edits never covers sensitive files"
+    );
     script.answer(ApprovalChoice::Deny);
-    assert!(h.scheduler.call(call("delete_probe", json!({"target": "/etc/hosts"}), "c")).await.result.is_err());
-    assert_eq!(script.asked(), 2, "outside the workspace a delete scores 9 and is denied without asking");
+    assert!(
+        h.scheduler
+            .call(call("delete_probe", json!({"target": "/etc/hosts"}), "c"))
+            .await
+            .result
+            .is_err()
+    );
+    assert_eq!(
+        script.asked(),
+        2,
+        "outside the workspace a delete scores 9 and is denied without asking"
+    );
 }
 
 #[tokio::test]
 async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules() {
     let (script, h) = setup();
     let policy = h.scheduler.policy();
-    policy.add_rule(Action::Allow, "mail_probe(*@mycompany.com)", RuleSource::User).unwrap();
-    assert!(h.scheduler.call(call("mail_probe", json!({"target": "bob@mycompany.com"}), "c1")).await.result.is_ok());
+    policy
+        .add_rule(
+            Action::Allow,
+            "mail_probe(*@mycompany.com)",
+            RuleSource::User,
+        )
+        .unwrap();
+    assert!(
+        h.scheduler
+            .call(call(
+                "mail_probe",
+                json!({"target": "bob@mycompany.com"}),
+                "c1"
+            ))
+            .await
+            .result
+            .is_ok()
+    );
     assert_eq!(script.asked(), 0);
 
     // A fetched page (open-world output) taints c1 …
     script.answer(ApprovalChoice::Once);
-    assert!(h.scheduler.call(call("fetch_probe", json!({"target": "https://evil.example"}), "c1")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call(
+                "fetch_probe",
+                json!({"target": "https://evil.example"}),
+                "c1"
+            ))
+            .await
+            .result
+            .is_ok()
+    );
     assert_eq!(policy.tainted_by("c1").as_deref(), Some("fetch_probe"));
     // … so mail asks even though a rule allows it, and offers no standing grant.
     script.answer(ApprovalChoice::Deny);
-    let outcome = h.scheduler.call(call("mail_probe", json!({"target": "bob@mycompany.com"}), "c1")).await;
+    let outcome = h
+        .scheduler
+        .call(call(
+            "mail_probe",
+            json!({"target": "bob@mycompany.com"}),
+            "c1",
+        ))
+        .await;
     assert!(outcome.result.is_err());
     let asked = script.last();
-    assert!(asked.review.why.contains("untrusted content from fetch_probe"), "{}", asked.review.why);
+    assert!(
+        asked
+            .review
+            .why
+            .contains("untrusted content from fetch_probe"),
+        "{}",
+        asked.review.why
+    );
     assert_eq!(asked.choices, [ApprovalChoice::Once, ApprovalChoice::Deny]);
-    assert!(asked.review.reasons.iter().any(|r| r.text.contains("untrusted")));
+    assert!(
+        asked
+            .review
+            .reasons
+            .iter()
+            .any(|r| r.text.contains("untrusted"))
+    );
     // Non-egress effects are unaffected; other conversations too.
-    assert!(h.scheduler.call(call("create_task", json!({"title": "t"}), "c1")).await.result.is_ok());
-    assert!(h.scheduler.call(call("mail_probe", json!({"target": "bob@mycompany.com"}), "c2")).await.result.is_ok());
+    assert!(
+        h.scheduler
+            .call(call("create_task", json!({"title": "t"}), "c1"))
+            .await
+            .result
+            .is_ok()
+    );
+    assert!(
+        h.scheduler
+            .call(call(
+                "mail_probe",
+                json!({"target": "bob@mycompany.com"}),
+                "c2"
+            ))
+            .await
+            .result
+            .is_ok()
+    );
     // Taint survives a restart (a new PolicyBridge on the same store).
     let reopened = cowork_core::PolicyBridge::open(&h.store, &[]).unwrap();
     assert_eq!(reopened.tainted_by("c1").as_deref(), Some("fetch_probe"));
@@ -210,37 +453,81 @@ async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules
 async fn precedence_deny_over_ask_over_allow_across_sources() {
     let (script, h) = setup();
     let policy = h.scheduler.policy();
-    policy.add_rule(Action::Allow, "exec_probe", RuleSource::User).unwrap();
-    policy.add_rule(Action::Ask, "exec_probe(git push:*)", RuleSource::User).unwrap();
+    policy
+        .add_rule(Action::Allow, "exec_probe", RuleSource::User)
+        .unwrap();
+    policy
+        .add_rule(Action::Ask, "exec_probe(git push:*)", RuleSource::User)
+        .unwrap();
     std::fs::create_dir_all(h.workspace.join(".cowork")).unwrap();
-    std::fs::write(h.workspace.join(".cowork/settings.json"), r#"{"permissions": {"deny": ["exec_probe(rm:*)"]}}"#).unwrap();
+    std::fs::write(
+        h.workspace.join(".cowork/settings.json"),
+        r#"{"permissions": {"deny": ["exec_probe(rm:*)"]}}"#,
+    )
+    .unwrap();
     policy.reload().unwrap();
 
-    let explain = |cmd: &str| h.scheduler.explain("exec_probe", &json!({"target": cmd}), "c", None).unwrap().review;
+    let explain = |cmd: &str| {
+        h.scheduler
+            .explain("exec_probe", &json!({"target": cmd}), "c", None)
+            .unwrap()
+            .review
+    };
     let ls = explain("ls");
-    assert_eq!((ls.decision, ls.matched.unwrap().source), (Action::Allow, RuleSource::User));
+    assert_eq!(
+        (ls.decision, ls.matched.unwrap().source),
+        (Action::Allow, RuleSource::User)
+    );
     let rm = explain("cd /tmp && rm -rf x");
     assert_eq!(rm.decision, Action::Deny);
     let matched = rm.matched.unwrap();
-    assert_eq!((matched.rule.as_str(), matched.source), ("exec_probe(rm:*)", RuleSource::Workspace));
+    assert_eq!(
+        (matched.rule.as_str(), matched.source),
+        ("exec_probe(rm:*)", RuleSource::Workspace)
+    );
     assert_eq!(explain("git push origin main").decision, Action::Ask);
     // A conversation grant cannot lift an explicit ask rule.
-    policy.grant_for_conversation("c", &["exec_probe(git push origin main)".into()]).unwrap();
+    policy
+        .grant_for_conversation("c", &["exec_probe(git push origin main)".into()])
+        .unwrap();
     assert_eq!(explain("git push origin main").decision, Action::Ask);
     // Built-in deny rules are the floor.
-    let sudo = h.scheduler.explain("run_command", &json!({"command": "sudo ls"}), "c", None).unwrap();
+    let sudo = h
+        .scheduler
+        .explain("run_command", &json!({"command": "sudo ls"}), "c", None)
+        .unwrap();
     assert_eq!(sudo.review.decision, Action::Deny);
-    assert_eq!(sudo.review.matched.map(|m| (m.rule, m.source)), Some(("run_command(sudo:*)".to_string(), RuleSource::Builtin)));
+    assert_eq!(
+        sudo.review.matched.map(|m| (m.rule, m.source)),
+        Some(("run_command(sudo:*)".to_string(), RuleSource::Builtin))
+    );
     assert_eq!(script.asked(), 0, "explain never asks");
 
     // A broken deny rule is reported and fails closed: it denies its whole tool until fixed.
-    std::fs::write(h.workspace.join(".cowork/settings.json"), r#"{"permissions": {"deny": ["exec_probe(rm:*"]}}"#).unwrap();
+    std::fs::write(
+        h.workspace.join(".cowork/settings.json"),
+        r#"{"permissions": {"deny": ["exec_probe(rm:*"]}}"#,
+    )
+    .unwrap();
     policy.reload().unwrap();
     let problems = policy.problems();
-    assert!(problems.iter().any(|p| p.message.contains("closing parenthesis") && p.file.ends_with(".cowork/settings.json")), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("closing parenthesis")
+                && p.file.ends_with(".cowork/settings.json")),
+        "{problems:?}"
+    );
     assert_eq!(explain("ls").decision, Action::Deny);
     // A file that is not JSON at all is a clear error, and nothing is lost.
-    std::fs::write(h.workspace.join(".cowork/settings.json"), r#"{"permissions": {"#).unwrap();
+    std::fs::write(
+        h.workspace.join(".cowork/settings.json"),
+        r#"{"permissions": {"#,
+    )
+    .unwrap();
     let err = policy.reload().unwrap_err().to_string();
-    assert!(err.contains("settings.json") && err.contains("fix the file"), "{err}");
+    assert!(
+        err.contains("settings.json") && err.contains("fix the file"),
+        "{err}"
+    );
 }

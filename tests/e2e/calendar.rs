@@ -5,12 +5,11 @@
 
 use cowork_contract::Effect;
 use cowork_store::accounts::AccountConfig;
-use cowork_tests::{Harness, Recorder};
 use cowork_tests::peers::Radicale;
+use cowork_tests::{Harness, Recorder};
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const PASSWORD: &str = "radicale-pw-7f3a";
 
@@ -18,7 +17,14 @@ const PASSWORD: &str = "radicale-pw-7f3a";
 fn with_account(url: &str) -> (Harness, Arc<Recorder>) {
     let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
-    h.add_account("dav", AccountConfig::Caldav { url: url.into(), username: "alice".into() }, PASSWORD);
+    h.add_account(
+        "dav",
+        AccountConfig::Caldav {
+            url: url.into(),
+            username: "alice".into(),
+        },
+        PASSWORD,
+    );
     (h, yes)
 }
 
@@ -29,10 +35,25 @@ struct Dav {
 
 impl Dav {
     fn new(server: &Radicale) -> Dav {
-        Dav { http: reqwest::Client::new(), base: server.url() }
+        Dav {
+            http: reqwest::Client::new(),
+            base: server.url(),
+        }
     }
-    async fn request(&self, method: &str, path: &str, body: Option<String>, headers: &[(&str, &str)]) -> (u16, String) {
-        let mut r = self.http.request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), format!("{}{path}", self.base)).basic_auth("alice", Some(PASSWORD));
+    async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
+        let mut r = self
+            .http
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                format!("{}{path}", self.base),
+            )
+            .basic_auth("alice", Some(PASSWORD));
         for (k, v) in headers {
             r = r.header(*k, *v);
         }
@@ -46,18 +67,43 @@ impl Dav {
         assert_eq!(self.request("MKCALENDAR", path, None, &[]).await.0, 201);
     }
     async fn put(&self, path: &str, ics: &str) {
-        let status = self.request("PUT", path, Some(ics.into()), &[("Content-Type", "text/calendar")]).await.0;
+        let status = self
+            .request(
+                "PUT",
+                path,
+                Some(ics.into()),
+                &[("Content-Type", "text/calendar")],
+            )
+            .await
+            .0;
         assert!(status == 201 || status == 204, "PUT {path}: {status}");
     }
     /// The event resources of a collection (hrefs).
     async fn list(&self, path: &str) -> Vec<String> {
-        let (_, xml) = self.request("PROPFIND", path, Some(r#"<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>"#.into()), &[("Depth", "1")]).await;
-        xml.split("<href>").skip(1).filter_map(|s| s.split("</href>").next()).filter(|h| h.ends_with(".ics")).map(String::from).collect()
+        let (_, xml) = self
+            .request(
+                "PROPFIND",
+                path,
+                Some(
+                    r#"<d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>"#
+                        .into(),
+                ),
+                &[("Depth", "1")],
+            )
+            .await;
+        xml.split("<href>")
+            .skip(1)
+            .filter_map(|s| s.split("</href>").next())
+            .filter(|h| h.ends_with(".ics"))
+            .map(String::from)
+            .collect()
     }
 }
 
 fn event(uid: &str, summary: &str, start: &str, end: &str, extra: &str) -> String {
-    format!("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//other client//EN\r\nBEGIN:VEVENT\r\nUID:{uid}\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:{start}\r\nDTEND:{end}\r\nSUMMARY:{summary}\r\n{extra}END:VEVENT\r\nEND:VCALENDAR\r\n")
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//other client//EN\r\nBEGIN:VEVENT\r\nUID:{uid}\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:{start}\r\nDTEND:{end}\r\nSUMMARY:{summary}\r\n{extra}END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
 }
 
 /// A weekly series (Mondays 09:00 UTC, 6 times) without its second instance (EXDATE) and with
@@ -69,7 +115,17 @@ BEGIN:VEVENT\r\nUID:weekly-1\r\nDTSTAMP:20261101T000000Z\r\nRECURRENCE-ID:202611
 DTEND:20261116T113000Z\r\nSUMMARY:Weekly sync (moved)\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
 
 fn titles_and_starts(out: &Value) -> Vec<(String, String)> {
-    out["events"].as_array().unwrap().iter().map(|e| (e["title"].as_str().unwrap().to_string(), e["start"].as_str().unwrap().to_string())).collect()
+    out["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["title"].as_str().unwrap().to_string(),
+                e["start"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,15 +139,27 @@ async fn the_local_calendar_creates_expands_finds_free_time_and_round_trips_ics(
     .await;
     assert_eq!(created["calendar"], "local");
     h.ok("calendar_create", json!({"title": "Yoga", "start": "2026-12-01T07:30:00+08:00", "end": "2026-12-01T08:30:00+08:00", "recurrence": "FREQ=DAILY;COUNT=3", "timezone": "Asia/Shanghai"})).await;
-    h.ok("calendar_create", json!({"title": "Holiday", "start": "2026-12-02"})).await;
+    h.ok(
+        "calendar_create",
+        json!({"title": "Holiday", "start": "2026-12-02"}),
+    )
+    .await;
 
-    let day = h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-03", "timezone": "Asia/Shanghai"})).await;
+    let day = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-01", "end": "2026-12-03", "timezone": "Asia/Shanghai"}),
+        )
+        .await;
     let mut got = titles_and_starts(&day);
     got.sort();
     assert_eq!(
         got,
         vec![
-            ("Dentist".to_string(), "2026-12-01T10:00:00+08:00".to_string()),
+            (
+                "Dentist".to_string(),
+                "2026-12-01T10:00:00+08:00".to_string()
+            ),
             ("Holiday".into(), "2026-12-02".into()),
             ("Yoga".into(), "2026-12-01T07:30:00+08:00".into()),
             ("Yoga".into(), "2026-12-02T07:30:00+08:00".into()),
@@ -104,42 +172,117 @@ async fn the_local_calendar_creates_expands_finds_free_time_and_round_trips_ics(
         json!({"start": "2026-12-01T09:00", "end": "2026-12-01T12:00", "duration_minutes": 45, "timezone": "Asia/Shanghai"}),
     )
     .await;
-    let slots: Vec<(&str, &str)> = free["slots"].as_array().unwrap().iter().map(|s| (s["start"].as_str().unwrap(), s["end"].as_str().unwrap())).collect();
-    assert_eq!(slots, [("2026-12-01T09:00:00+08:00", "2026-12-01T10:00:00+08:00"), ("2026-12-01T11:00:00+08:00", "2026-12-01T12:00:00+08:00")]);
+    let slots: Vec<(&str, &str)> = free["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["start"].as_str().unwrap(), s["end"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        slots,
+        [
+            ("2026-12-01T09:00:00+08:00", "2026-12-01T10:00:00+08:00"),
+            ("2026-12-01T11:00:00+08:00", "2026-12-01T12:00:00+08:00")
+        ]
+    );
 
     // Delete one instance of the series, then export and import into a fresh data dir.
-    let yoga = day["events"].as_array().unwrap().iter().find(|e| e["title"] == "Yoga" && e["start"] == "2026-12-02T07:30:00+08:00").unwrap().clone();
-    h.ok("calendar_delete", json!({"uid": yoga["uid"], "instance": yoga["instance"]})).await;
+    let yoga = day["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["title"] == "Yoga" && e["start"] == "2026-12-02T07:30:00+08:00")
+        .unwrap()
+        .clone();
+    h.ok(
+        "calendar_delete",
+        json!({"uid": yoga["uid"], "instance": yoga["instance"]}),
+    )
+    .await;
     let after = h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai", "query": "yoga"})).await;
-    assert_eq!(after["events"].as_array().unwrap().len(), 2, "3 instances minus the deleted one: {after}");
+    assert_eq!(
+        after["events"].as_array().unwrap().len(),
+        2,
+        "3 instances minus the deleted one: {after}"
+    );
 
     h.ok("calendar_export", json!({"path": "cal.ics"})).await;
     let text = std::fs::read_to_string(h.workspace.join("cal.ics")).unwrap();
-    assert!(text.contains("EXDATE") && text.contains("RRULE:FREQ=DAILY;COUNT=3") && text.contains("VALARM"), "{text}");
+    assert!(
+        text.contains("EXDATE")
+            && text.contains("RRULE:FREQ=DAILY;COUNT=3")
+            && text.contains("VALARM"),
+        "{text}"
+    );
     let other = Harness::new(yes.clone());
     std::fs::copy(h.workspace.join("cal.ics"), other.workspace.join("in.ics")).unwrap();
     let imported = other.ok("calendar_import", json!({"path": "in.ics"})).await;
     assert_eq!(imported["imported"], 3);
-    let again = other.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await;
-    assert_eq!(again["events"], h.ok("calendar_check", json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})).await["events"]);
+    let again = other
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"}),
+        )
+        .await;
+    assert_eq!(
+        again["events"],
+        h.ok(
+            "calendar_check",
+            json!({"start": "2026-12-01", "end": "2026-12-05", "timezone": "Asia/Shanghai"})
+        )
+        .await["events"]
+    );
 
     // Bad input names the fix; a private event needs no approval, invitations and deletes ask.
-    let bad = h.call("calendar_create", json!({"title": "x", "start": "next tuesday"})).await;
-    assert!(bad.result.unwrap_err().to_string().contains("2026-11-23T14:00"));
-    let bad = h.call("calendar_create", json!({"title": "x", "start": "2026-12-01", "recurrence": "FREQ=SOMETIMES"})).await;
+    let bad = h
+        .call(
+            "calendar_create",
+            json!({"title": "x", "start": "next tuesday"}),
+        )
+        .await;
+    assert!(
+        bad.result
+            .unwrap_err()
+            .to_string()
+            .contains("2026-11-23T14:00")
+    );
+    let bad = h
+        .call(
+            "calendar_create",
+            json!({"title": "x", "start": "2026-12-01", "recurrence": "FREQ=SOMETIMES"}),
+        )
+        .await;
     assert!(bad.result.unwrap_err().to_string().contains("RRULE"));
-    let asked: Vec<String> = yes.asked.lock().unwrap().iter().map(|(t, _)| t.clone()).collect();
-    assert_eq!(asked, ["calendar_delete"], "private events are allowed; a delete asks");
+    let asked: Vec<String> = yes
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, _)| t.clone())
+        .collect();
+    assert_eq!(
+        asked,
+        ["calendar_delete"],
+        "private events are allowed; a delete asks"
+    );
     let invite = h.call("calendar_create", json!({"title": "Plan", "start": "2026-12-03T15:00", "attendees": ["alice@example.com"]})).await;
     assert!(invite.result.is_ok());
     let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
     assert_eq!(tool, "calendar_create", "an invitation asks");
-    assert_eq!(effects, [Effect::CalendarWrite { calendar: "local".into(), attendees: vec!["alice@example.com".into()] }]);
+    assert_eq!(
+        effects,
+        [Effect::CalendarWrite {
+            calendar: "local".into(),
+            attendees: vec!["alice@example.com".into()]
+        }]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_of_a_conflict() {
-    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)])).await.unwrap();
+    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)]))
+        .await
+        .unwrap();
     let dav = Dav::new(&server);
     dav.mkcalendar("alice/work/").await;
     dav.put("alice/work/weekly-1.ics", SERIES).await;
@@ -153,8 +296,14 @@ async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_
     assert_eq!(
         titles_and_starts(&nov),
         [
-            ("Weekly sync".to_string(), "2026-11-02T09:00:00+00:00".to_string()),
-            ("Weekly sync (moved)".into(), "2026-11-16T11:00:00+00:00".into()),
+            (
+                "Weekly sync".to_string(),
+                "2026-11-02T09:00:00+00:00".to_string()
+            ),
+            (
+                "Weekly sync (moved)".into(),
+                "2026-11-16T11:00:00+00:00".into()
+            ),
             ("Weekly sync".into(), "2026-11-23T09:00:00+00:00".into()),
             ("Weekly sync".into(), "2026-11-30T09:00:00+00:00".into()),
         ]
@@ -166,37 +315,109 @@ async fn caldav_syncs_both_ways_with_a_recurring_exception_and_keeps_both_sides_
     assert_eq!(dav.list("alice/work/").await.len(), 2);
 
     // Changes by another client come back: edit the series' title, delete nothing yet.
-    dav.put("alice/work/other.ics", &event("other-1", "Lunch", "20261124T120000Z", "20261124T130000Z", "")).await;
-    dav.put("alice/work/weekly-1.ics", &SERIES.replace("SUMMARY:Weekly sync\r\n", "SUMMARY:Weekly team sync\r\n")).await;
+    dav.put(
+        "alice/work/other.ics",
+        &event(
+            "other-1",
+            "Lunch",
+            "20261124T120000Z",
+            "20261124T130000Z",
+            "",
+        ),
+    )
+    .await;
+    dav.put(
+        "alice/work/weekly-1.ics",
+        &SERIES.replace("SUMMARY:Weekly sync\r\n", "SUMMARY:Weekly team sync\r\n"),
+    )
+    .await;
     let sync = h.ok("calendar_sync", json!({})).await;
     assert_eq!(sync["reports"][0]["pulled"], 2, "{sync}");
-    let week = h.ok("calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
-    let titles: Vec<String> = titles_and_starts(&week).into_iter().map(|(t, _)| t).collect();
+    let week = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"}),
+        )
+        .await;
+    let titles: Vec<String> = titles_and_starts(&week)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
     assert_eq!(titles, ["Weekly team sync", "Lunch", "Review"]);
 
     // Delete both ways.
-    assert_eq!(dav.request("DELETE", "alice/work/other.ics", None, &[]).await.0, 200);
+    assert_eq!(
+        dav.request("DELETE", "alice/work/other.ics", None, &[])
+            .await
+            .0,
+        200
+    );
     let review_uid = made["uid"].as_str().unwrap();
-    h.ok("calendar_delete", json!({"uid": review_uid, "calendar": "work"})).await;
+    h.ok(
+        "calendar_delete",
+        json!({"uid": review_uid, "calendar": "work"}),
+    )
+    .await;
     // (the delete synced at once, which also pulled the server's delete)
-    let week = h.ok("calendar_check", json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"})).await;
-    let titles: Vec<String> = titles_and_starts(&week).into_iter().map(|(t, _)| t).collect();
+    let week = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"}),
+        )
+        .await;
+    let titles: Vec<String> = titles_and_starts(&week)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
     assert_eq!(titles, ["Weekly team sync"]);
     assert_eq!(dav.list("alice/work/").await, ["/alice/work/weekly-1.ics"]);
 
     // Conflict: the server's copy changes after our last sync, and we edit ours. The server's
     // version stays; ours becomes a visible copy on both sides; the conflict is recorded.
-    dav.put("alice/work/weekly-1.ics", &SERIES.replace("SUMMARY:Weekly sync\r\n", "SUMMARY:Weekly sync (server edit)\r\n")).await;
-    let edit = h.ok("calendar_update", json!({"uid": "weekly-1", "calendar": "work", "title": "Weekly sync (my edit)"})).await;
-    assert!(edit["note"].as_str().unwrap().contains("conflict copy"), "{edit}");
+    dav.put(
+        "alice/work/weekly-1.ics",
+        &SERIES.replace(
+            "SUMMARY:Weekly sync\r\n",
+            "SUMMARY:Weekly sync (server edit)\r\n",
+        ),
+    )
+    .await;
+    let edit = h
+        .ok(
+            "calendar_update",
+            json!({"uid": "weekly-1", "calendar": "work", "title": "Weekly sync (my edit)"}),
+        )
+        .await;
+    assert!(
+        edit["note"].as_str().unwrap().contains("conflict copy"),
+        "{edit}"
+    );
     let list = h.ok("calendar_list", json!({})).await;
     assert_eq!(list["conflicts"].as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list["conflicts"][0]["kept"], "server");
-    let after = h.ok("calendar_check", json!({"start": "2026-11-30", "end": "2026-12-01", "timezone": "UTC"})).await;
-    let mut titles: Vec<String> = titles_and_starts(&after).into_iter().map(|(t, _)| t).collect();
+    let after = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-11-30", "end": "2026-12-01", "timezone": "UTC"}),
+        )
+        .await;
+    let mut titles: Vec<String> = titles_and_starts(&after)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
     titles.sort();
-    assert_eq!(titles, ["Weekly sync (my edit) (conflict copy)", "Weekly sync (server edit)"]);
-    assert_eq!(dav.list("alice/work/").await.len(), 2, "the copy was pushed too");
+    assert_eq!(
+        titles,
+        [
+            "Weekly sync (my edit) (conflict copy)",
+            "Weekly sync (server edit)"
+        ]
+    );
+    assert_eq!(
+        dav.list("alice/work/").await.len(),
+        2,
+        "the copy was pushed too"
+    );
     assert_eq!(list["queued_changes"], 0);
 }
 
@@ -218,15 +439,34 @@ async fn flaky_proxy(upstream: String) -> FlakyProxy {
     let client = reqwest::Client::new();
     let (g, f, d) = (gets.clone(), fail_get_at.clone(), down.clone());
     let handler = move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
-        let (client, upstream, g, f, d) = (client.clone(), upstream.clone(), g.clone(), f.clone(), d.clone());
+        let (client, upstream, g, f, d) = (
+            client.clone(),
+            upstream.clone(),
+            g.clone(),
+            f.clone(),
+            d.clone(),
+        );
         async move {
             if d.load(Ordering::SeqCst) {
-                return (StatusCode::SERVICE_UNAVAILABLE, HeaderMap::new(), Bytes::new());
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    HeaderMap::new(),
+                    Bytes::new(),
+                );
             }
-            if method == Method::GET && g.fetch_add(1, Ordering::SeqCst) + 1 == f.load(Ordering::SeqCst) {
-                return (StatusCode::INTERNAL_SERVER_ERROR, HeaderMap::new(), Bytes::from_static(b"boom"));
+            if method == Method::GET
+                && g.fetch_add(1, Ordering::SeqCst) + 1 == f.load(Ordering::SeqCst)
+            {
+                return (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    HeaderMap::new(),
+                    Bytes::from_static(b"boom"),
+                );
             }
-            let mut request = client.request(reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap(), format!("{upstream}{}", uri.path().trim_start_matches('/')));
+            let mut request = client.request(
+                reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap(),
+                format!("{upstream}{}", uri.path().trim_start_matches('/')),
+            );
             for (k, v) in headers.iter().filter(|(k, _)| *k != "host") {
                 request = request.header(k.as_str(), v.as_bytes());
             }
@@ -234,7 +474,10 @@ async fn flaky_proxy(upstream: String) -> FlakyProxy {
             let status = StatusCode::from_u16(response.status().as_u16()).unwrap();
             let mut out = HeaderMap::new();
             for (k, v) in response.headers() {
-                if let (Ok(name), Ok(value)) = (axum::http::HeaderName::from_bytes(k.as_str().as_bytes()), axum::http::HeaderValue::from_bytes(v.as_bytes())) {
+                if let (Ok(name), Ok(value)) = (
+                    axum::http::HeaderName::from_bytes(k.as_str().as_bytes()),
+                    axum::http::HeaderValue::from_bytes(v.as_bytes()),
+                ) {
                     out.insert(name, value);
                 }
             }
@@ -247,16 +490,33 @@ async fn flaky_proxy(upstream: String) -> FlakyProxy {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    FlakyProxy { port, gets, fail_get_at, down }
+    FlakyProxy {
+        port,
+        gets,
+        fail_get_at,
+        down,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_failing_mid_sync_loses_nothing_and_offline_edits_are_queued() {
-    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)])).await.unwrap();
+    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)]))
+        .await
+        .unwrap();
     let dav = Dav::new(&server);
     dav.mkcalendar("alice/home/").await;
     for i in 1..=3 {
-        dav.put(&format!("alice/home/e{i}.ics"), &event(&format!("e{i}"), &format!("Event {i}"), &format!("2026112{i}T100000Z"), &format!("2026112{i}T110000Z"), "")).await;
+        dav.put(
+            &format!("alice/home/e{i}.ics"),
+            &event(
+                &format!("e{i}"),
+                &format!("Event {i}"),
+                &format!("2026112{i}T100000Z"),
+                &format!("2026112{i}T110000Z"),
+                "",
+            ),
+        )
+        .await;
     }
     let proxy = flaky_proxy(server.url()).await;
     let (h, _) = with_account(&format!("http://127.0.0.1:{}/", proxy.port));
@@ -266,38 +526,78 @@ async fn a_server_failing_mid_sync_loses_nothing_and_offline_edits_are_queued() 
     let first = h.ok("calendar_sync", json!({})).await;
     let report = &first["reports"][0];
     assert_eq!(report["pulled"], 1, "{first}");
-    assert!(report["error"].as_str().unwrap().contains("HTTP 500"), "{first}");
+    assert!(
+        report["error"].as_str().unwrap().contains("HTTP 500"),
+        "{first}"
+    );
     let list = h.ok("calendar_list", json!({})).await;
-    assert!(list["calendars"].as_array().unwrap().iter().any(|c| c["last_error"].as_str().is_some_and(|e| e.contains("500"))), "{list}");
+    assert!(
+        list["calendars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["last_error"].as_str().is_some_and(|e| e.contains("500"))),
+        "{list}"
+    );
 
     // Offline: an edit is saved here and queued, never lost.
     proxy.down.store(true, Ordering::SeqCst);
     let offline = h.ok("calendar_create", json!({"title": "Written offline", "start": "2026-11-26T09:00:00Z", "calendar": "home"})).await;
-    assert!(offline["note"].as_str().unwrap().contains("queued"), "{offline}");
+    assert!(
+        offline["note"].as_str().unwrap().contains("queued"),
+        "{offline}"
+    );
     let list = h.ok("calendar_list", json!({})).await;
     assert_eq!(list["queued_changes"], 1);
-    let cached = h.ok("calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
-    assert!(cached["notes"][0].as_str().unwrap().contains("last synced"), "{cached}");
+    let cached = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"}),
+        )
+        .await;
+    assert!(
+        cached["notes"][0].as_str().unwrap().contains("last synced"),
+        "{cached}"
+    );
 
     // Back online: the retry pulls the rest and pushes the queued event.
     proxy.down.store(false, Ordering::SeqCst);
     let second = h.ok("calendar_sync", json!({})).await;
     let report = &second["reports"][0];
     assert!(report["error"].is_null(), "{second}");
-    assert_eq!((report["pulled"].as_u64(), report["pushed"].as_u64()), (Some(2), Some(1)), "{second}");
+    assert_eq!(
+        (report["pulled"].as_u64(), report["pushed"].as_u64()),
+        (Some(2), Some(1)),
+        "{second}"
+    );
     assert_eq!(dav.list("alice/home/").await.len(), 4);
-    let all = h.ok("calendar_check", json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"})).await;
+    let all = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-11-20", "end": "2026-11-30", "timezone": "UTC"}),
+        )
+        .await;
     assert_eq!(all["events"].as_array().unwrap().len(), 4, "{all}");
     assert!(proxy.gets.load(Ordering::SeqCst) >= 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_password_names_the_account() {
-    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", "the-real-one")])).await.unwrap();
+    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", "the-real-one")]))
+        .await
+        .unwrap();
     let (h, _) = with_account(&server.url());
     let out = h.call("calendar_sync", json!({"account": "dav"})).await;
     let error = out.result.unwrap_err().to_string();
-    assert!(error.contains("dav") && error.contains("user name or password"), "{error}");
+    assert!(
+        error.contains("dav") && error.contains("user name or password"),
+        "{error}"
+    );
     let none = h.call("calendar_sync", json!({"account": "nope"})).await;
-    assert!(none.result.unwrap_err().to_string().contains("cowork account add"));
+    assert!(
+        none.result
+            .unwrap_err()
+            .to_string()
+            .contains("cowork account add")
+    );
 }

@@ -1,7 +1,7 @@
 //! The `cowork` binary as a person (or a script) uses it: real processes on a real data dir.
 
-use std::path::Path;
 use cowork_tests::{output_text, run_cowork};
+use std::path::Path;
 use std::process::Output;
 
 fn cowork(home: &Path, args: &[&str]) -> Output {
@@ -22,94 +22,275 @@ fn tools_list_show_search_and_export() {
     let out = cowork(home.path(), &["tools", "list"]);
     assert!(out.status.success(), "{}", text(&out));
     let listing = text(&out);
-    for tool in ["create_task", "list_tasks", "update_task", "quick_note", "get_system_info"] {
-        let line = listing.lines().find(|l| l.starts_with(tool)).unwrap_or_else(|| panic!("{tool} missing:\n{listing}"));
+    for tool in [
+        "create_task",
+        "list_tasks",
+        "update_task",
+        "quick_note",
+        "get_system_info",
+    ] {
+        let line = listing
+            .lines()
+            .find(|l| l.starts_with(tool))
+            .unwrap_or_else(|| panic!("{tool} missing:\n{listing}"));
         assert!(line.contains("builtin"), "{line}");
     }
-    let json: serde_json::Value = serde_json::from_slice(&cowork(home.path(), &["tools", "list", "--json", "--category", "tasks"]).stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(
+        &cowork(
+            home.path(),
+            &["tools", "list", "--json", "--category", "tasks"],
+        )
+        .stdout,
+    )
+    .unwrap();
     assert_eq!(json.as_array().unwrap().len(), 3);
 
     let show = text(&cowork(home.path(), &["tools", "show", "create_task"]));
-    assert!(show.contains("effects: tasks.write") && show.contains("\"title\""), "{show}");
+    assert!(
+        show.contains("effects: tasks.write") && show.contains("\"title\""),
+        "{show}"
+    );
     let search = text(&cowork(home.path(), &["tools", "search", "task +update"]));
-    assert!(search.lines().next().unwrap().contains("update_task"), "{search}");
+    assert!(
+        search.lines().next().unwrap().contains("update_task"),
+        "{search}"
+    );
     let missing = cowork(home.path(), &["tools", "show", "create_tsk"]);
     assert!(!missing.status.success() && text(&missing).contains("did you mean create_task"));
 
-    let anthropic: serde_json::Value = serde_json::from_slice(&cowork(home.path(), &["tools", "export"]).stdout).unwrap();
-    assert!(anthropic.as_array().unwrap().iter().any(|t| t["name"] == "create_task" && t["input_schema"]["type"] == "object"));
-    let openai: serde_json::Value = serde_json::from_slice(&cowork(home.path(), &["tools", "export", "--format", "openai"]).stdout).unwrap();
-    assert!(openai.as_array().unwrap().iter().any(|t| t["function"]["name"] == "list_tasks"));
+    let anthropic: serde_json::Value =
+        serde_json::from_slice(&cowork(home.path(), &["tools", "export"]).stdout).unwrap();
+    assert!(
+        anthropic
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "create_task" && t["input_schema"]["type"] == "object")
+    );
+    let openai: serde_json::Value = serde_json::from_slice(
+        &cowork(home.path(), &["tools", "export", "--format", "openai"]).stdout,
+    )
+    .unwrap();
+    assert!(
+        openai
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["function"]["name"] == "list_tasks")
+    );
 }
 
 #[test]
 fn calls_explain_rules_and_terminal_approval() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let created = cowork(h, &["tools", "call", "create_task", "--args", r#"{"title": "Buy milk", "due": "2026-11-23"}"#]);
+    let created = cowork(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            r#"{"title": "Buy milk", "due": "2026-11-23"}"#,
+        ],
+    );
     assert!(created.status.success(), "{}", text(&created));
     assert!(text(&created).contains("Created task #1: Buy milk (due 2026-11-23)"));
 
-    let explain = text(&cowork(h, &["policy", "explain", "create_task", "--args", r#"{"title": "x"}"#]));
-    assert!(explain.contains("ALLOW") && explain.contains("risk 2/10") && explain.contains("+2 changes tasks"), "{explain}");
-    let json: serde_json::Value = serde_json::from_slice(&cowork(h, &["policy", "explain", "create_task", "--json", "--args", r#"{"title": "x"}"#]).stdout).unwrap();
+    let explain = text(&cowork(
+        h,
+        &[
+            "policy",
+            "explain",
+            "create_task",
+            "--args",
+            r#"{"title": "x"}"#,
+        ],
+    ));
+    assert!(
+        explain.contains("ALLOW")
+            && explain.contains("risk 2/10")
+            && explain.contains("+2 changes tasks"),
+        "{explain}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &cowork(
+            h,
+            &[
+                "policy",
+                "explain",
+                "create_task",
+                "--json",
+                "--args",
+                r#"{"title": "x"}"#,
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
     assert_eq!(json["review"]["decision"], "allow");
     assert_eq!(json["review"]["score"], 2);
 
     // An ask rule: piped stdin is nobody at a terminal → denied (exit 3) with the fix named.
-    assert!(cowork(h, &["policy", "rules", "add", "ask", "create_task"]).status.success());
+    assert!(
+        cowork(h, &["policy", "rules", "add", "ask", "create_task"])
+            .status
+            .success()
+    );
     let rules = text(&cowork(h, &["policy", "rules", "list"]));
-    assert!(rules.lines().any(|l| l.starts_with("ask") && l.contains("create_task") && l.contains("user settings")), "{rules}");
-    let denied = cowork(h, &["tools", "call", "create_task", "--args", r#"{"title": "Sneaky"}"#]);
+    assert!(
+        rules.lines().any(|l| l.starts_with("ask")
+            && l.contains("create_task")
+            && l.contains("user settings")),
+        "{rules}"
+    );
+    let denied = cowork(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            r#"{"title": "Sneaky"}"#,
+        ],
+    );
     assert_eq!(denied.status.code(), Some(3), "{}", text(&denied));
-    assert!(text(&denied).contains("denied by policy: ask rule `create_task`"), "{}", text(&denied));
+    assert!(
+        text(&denied).contains("denied by policy: ask rule `create_task`"),
+        "{}",
+        text(&denied)
+    );
 
     // A person answering at the prompt: "o" allows once; the prompt shows risk and reasons.
-    let approved = cowork_with_stdin(h, &["tools", "call", "create_task", "--args", r#"{"title": "Approved"}"#], Some("o\n"));
+    let approved = cowork_with_stdin(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            r#"{"title": "Approved"}"#,
+        ],
+        Some("o\n"),
+    );
     assert!(approved.status.success(), "{}", text(&approved));
     let prompt = String::from_utf8_lossy(&approved.stderr);
-    assert!(prompt.contains("risk 2/10") && prompt.contains("[o]nce") && prompt.contains("[d]eny"), "{prompt}");
+    assert!(
+        prompt.contains("risk 2/10") && prompt.contains("[o]nce") && prompt.contains("[d]eny"),
+        "{prompt}"
+    );
     // A stray Enter is a denial.
-    let stray = cowork_with_stdin(h, &["tools", "call", "create_task", "--args", r#"{"title": "Stray"}"#], Some("\n"));
+    let stray = cowork_with_stdin(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            r#"{"title": "Stray"}"#,
+        ],
+        Some("\n"),
+    );
     assert_eq!(stray.status.code(), Some(3));
 
-    assert!(cowork(h, &["policy", "rules", "remove", "create_task"]).status.success());
+    assert!(
+        cowork(h, &["policy", "rules", "remove", "create_task"])
+            .status
+            .success()
+    );
     let listed = text(&cowork(h, &["tools", "call", "list_tasks"]));
-    assert!(listed.contains("Buy milk") && listed.contains("Approved") && !listed.contains("Sneaky") && !listed.contains("Stray"), "{listed}");
+    assert!(
+        listed.contains("Buy milk")
+            && listed.contains("Approved")
+            && !listed.contains("Sneaky")
+            && !listed.contains("Stray"),
+        "{listed}"
+    );
 
     let bad = cowork(h, &["tools", "call", "create_task", "--args", "{title: x}"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad).contains("not valid JSON") && text(&bad).contains("--args '{\"title\""), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("not valid JSON") && text(&bad).contains("--args '{\"title\""),
+        "{}",
+        text(&bad)
+    );
     // Secrets reach neither the database nor the logs, even in a rejected call.
     let secret = "hunter2-f00dcafe";
-    let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": "x", "password": "{secret}"}}"#)]);
+    let rejected = cowork(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            &format!(r#"{{"title": "x", "password": "{secret}"}}"#),
+        ],
+    );
     assert_eq!(rejected.status.code(), Some(2), "invalid arguments exit 2");
-    let rejected = cowork(h, &["tools", "call", "create_task", "--args", &format!(r#"{{"title": {{"password": "{secret}"}}}}"#)]);
+    let rejected = cowork(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            &format!(r#"{{"title": {{"password": "{secret}"}}}}"#),
+        ],
+    );
     assert_eq!(rejected.status.code(), Some(2));
-    for entry in std::fs::read_dir(h).unwrap().chain(std::fs::read_dir(h.join("logs")).unwrap()) {
+    for entry in std::fs::read_dir(h)
+        .unwrap()
+        .chain(std::fs::read_dir(h.join("logs")).unwrap())
+    {
         let path = entry.unwrap().path();
         if path.is_file() {
             let bytes = std::fs::read(&path).unwrap();
-            assert!(!String::from_utf8_lossy(&bytes).contains(secret), "the secret reached {}", path.display());
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(secret),
+                "the secret reached {}",
+                path.display()
+            );
         }
     }
 
-    let bad_rule = cowork(h, &["policy", "rules", "add", "allow", "run_command(git status"]);
+    let bad_rule = cowork(
+        h,
+        &["policy", "rules", "add", "allow", "run_command(git status"],
+    );
     assert!(!bad_rule.status.success() && text(&bad_rule).contains("closing parenthesis"));
 
     assert!(text(&cowork(h, &["policy", "mode", "plan"])).contains("mode: plan"));
-    let blocked = cowork(h, &["tools", "call", "create_task", "--args", r#"{"title": "in plan mode"}"#]);
+    let blocked = cowork(
+        h,
+        &[
+            "tools",
+            "call",
+            "create_task",
+            "--args",
+            r#"{"title": "in plan mode"}"#,
+        ],
+    );
     assert_eq!(blocked.status.code(), Some(3));
     assert!(text(&blocked).contains("plan mode"));
     cowork(h, &["policy", "mode", "normal"]);
 
     let verify = cowork(h, &["audit", "verify"]);
-    assert!(verify.status.success() && text(&verify).contains("chain intact"), "{}", text(&verify));
+    assert!(
+        verify.status.success() && text(&verify).contains("chain intact"),
+        "{}",
+        text(&verify)
+    );
     let export = cowork(h, &["audit", "export", "--jsonl"]);
-    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&export.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&export.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert!(rows.len() >= 8);
     assert!(rows.iter().all(|r| r["hash"].as_str().unwrap().len() == 64));
-    assert!(rows.iter().any(|r| r["tool"] == "create_task" && r["approved_by"] == "terminal: once"));
+    assert!(
+        rows.iter()
+            .any(|r| r["tool"] == "create_task" && r["approved_by"] == "terminal: once")
+    );
 }
 
 /// Copies a data dir with a populated log, tampers with the copy's SQLite file, and checks that
@@ -118,7 +299,16 @@ fn calls_explain_rules_and_terminal_approval() {
 fn audit_verify_detects_edits_deletions_and_reordering() {
     let home = tempfile::tempdir().unwrap();
     for i in 0..6 {
-        let out = cowork(home.path(), &["tools", "call", "create_task", "--args", &format!(r#"{{"title": "task {i}"}}"#)]);
+        let out = cowork(
+            home.path(),
+            &[
+                "tools",
+                "call",
+                "create_task",
+                "--args",
+                &format!(r#"{{"title": "task {i}"}}"#),
+            ],
+        );
         assert!(out.status.success());
     }
     assert!(cowork(home.path(), &["audit", "verify"]).status.success());
@@ -133,20 +323,46 @@ fn audit_verify_detects_edits_deletions_and_reordering() {
         }
         let conn = rusqlite::Connection::open(copy.path().join("cowork.db")).unwrap();
         // An attacker with the file can drop the append-only triggers; the chain still tells.
-        conn.execute_batch("DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;").unwrap();
+        conn.execute_batch("DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete;")
+            .unwrap();
         conn.execute_batch(sql).unwrap();
         drop(conn);
         let out = cowork(copy.path(), &["audit", "verify"]);
-        assert_eq!(out.status.code(), Some(1), "{name}: verify must fail\n{}", text(&out));
-        assert!(text(&out).contains(expect), "{name}: expected {expect:?} in\n{}", text(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{name}: verify must fail\n{}",
+            text(&out)
+        );
+        assert!(
+            text(&out).contains(expect),
+            "{name}: expected {expect:?} in\n{}",
+            text(&out)
+        );
     };
-    tamper("edit", "UPDATE audit_log SET args = '{\"title\":\"harmless\"}' WHERE seq = 4", "row 4: contents do not match its hash (edited)");
-    tamper("delete", "DELETE FROM audit_log WHERE seq = 5", "rows 5..5 are missing (deleted)");
+    tamper(
+        "edit",
+        "UPDATE audit_log SET args = '{\"title\":\"harmless\"}' WHERE seq = 4",
+        "row 4: contents do not match its hash (edited)",
+    );
+    tamper(
+        "delete",
+        "DELETE FROM audit_log WHERE seq = 5",
+        "rows 5..5 are missing (deleted)",
+    );
     tamper(
         "reorder",
         "UPDATE audit_log SET seq = -1 WHERE seq = 3; UPDATE audit_log SET seq = 3 WHERE seq = 6; UPDATE audit_log SET seq = 6 WHERE seq = -1;",
         "row 3: does not link",
     );
-    tamper("truncate", "DELETE FROM audit_log WHERE seq >= 11", "rows 11..12 at the end are missing");
-    tamper("edit approver", "UPDATE audit_log SET approved_by = 'terminal: once' WHERE seq = 2", "row 2: contents do not match");
+    tamper(
+        "truncate",
+        "DELETE FROM audit_log WHERE seq >= 11",
+        "rows 11..12 at the end are missing",
+    );
+    tamper(
+        "edit approver",
+        "UPDATE audit_log SET approved_by = 'terminal: once' WHERE seq = 2",
+        "row 2: contents do not match",
+    );
 }

@@ -18,7 +18,11 @@ fn accounts_keep_passwords_in_the_keyring_and_the_outbox_survives_kill_9() {
     let user = tmp.path().join("user");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&user).unwrap();
-    std::fs::write(home.join("settings.json"), r#"{"mail": {"undoSeconds": 4}}"#).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        r#"{"mail": {"undoSeconds": 4}}"#,
+    )
+    .unwrap();
     let send = r#"{"account":"alice","to":["alice@example.test"],"subject":"Survives kill -9","body":"exactly once"}"#;
     let script = format!(
         r#"set -e
@@ -61,18 +65,49 @@ echo "killed: $(cat "$TMPD/send.out")"
         .env("XDG_RUNTIME_DIR", &user)
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("account alice saved; its password is in the OS keyring"), "{text}");
-    assert!(stdout.contains("alice  mail  alice@example.test") && stdout.contains("dav  caldav  alice @"), "{text}");
-    assert!(stdout.contains("dav/personal: pushed 0, pulled 0"), "account test dav synced: {text}");
-    assert!(stdout.contains("killed: ") && stdout.contains("Queued \"Survives kill -9\""), "{text}");
-    assert!(stdout.contains("[sent] \"Survives kill -9\""), "the next run sent it: {text}");
-    assert_eq!(stdout.matches("Survives kill -9 — ").count(), 1, "exactly one copy arrived: {text}");
+    assert!(
+        stdout.contains("account alice saved; its password is in the OS keyring"),
+        "{text}"
+    );
+    assert!(
+        stdout.contains("alice  mail  alice@example.test")
+            && stdout.contains("dav  caldav  alice @"),
+        "{text}"
+    );
+    assert!(
+        stdout.contains("dav/personal: pushed 0, pulled 0"),
+        "account test dav synced: {text}"
+    );
+    assert!(
+        stdout.contains("killed: ") && stdout.contains("Queued \"Survives kill -9\""),
+        "{text}"
+    );
+    assert!(
+        stdout.contains("[sent] \"Survives kill -9\""),
+        "the next run sent it: {text}"
+    );
+    assert_eq!(
+        stdout.matches("Survives kill -9 — ").count(),
+        1,
+        "exactly one copy arrived: {text}"
+    );
 
-    let logs: String = std::fs::read_dir(home.join("logs")).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default()).collect();
-    assert!(logs.contains("TRACE") || logs.contains("DEBUG"), "the log ran at trace: {}", &logs[..logs.len().min(500)]);
+    let logs: String = std::fs::read_dir(home.join("logs"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect();
+    assert!(
+        logs.contains("TRACE") || logs.contains("DEBUG"),
+        "the log ran at trace: {}",
+        &logs[..logs.len().min(500)]
+    );
     // The passwords are nowhere in the data dir (database, WAL, settings, logs).
     let mut files = vec![home.clone()];
     while let Some(path) = files.pop() {
@@ -81,9 +116,16 @@ echo "killed: $(cat "$TMPD/send.out")"
         } else {
             let bytes = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
             for secret in [MAIL_PW, DAV_PW] {
-                assert!(!bytes.contains(secret), "a password reached {}", path.display());
+                assert!(
+                    !bytes.contains(secret),
+                    "a password reached {}",
+                    path.display()
+                );
             }
         }
     }
-    assert!(!text.contains(MAIL_PW) && !text.contains(DAV_PW), "a password was printed");
+    assert!(
+        !text.contains(MAIL_PW) && !text.contains(DAV_PW),
+        "a password was printed"
+    );
 }

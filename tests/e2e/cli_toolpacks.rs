@@ -3,9 +3,9 @@
 //! that asks and is audited, disable/enable/remove, a .mcpb file and a Claude Desktop import.
 
 use cowork_tests::mcp::{FakeGithub, probe_pack};
+use cowork_tests::{output_text, run_cowork};
 use serde_json::{Value, json};
 use std::path::Path;
-use cowork_tests::{output_text, run_cowork};
 use std::process::{Command, Output};
 
 fn cowork(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
@@ -26,26 +26,57 @@ fn install_from_github_review_pin_call_and_manage() {
     let home = work.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     // echo declares no effects; `fail` is left undeclared so its calls ask.
-    let pack = probe_pack(work.path(), "probe", &[], json!({"effects": {"echo": [], "pid": [], "ask_name": [{"kind": "ui.ask"}]}}));
+    let pack = probe_pack(
+        work.path(),
+        "probe",
+        &[],
+        json!({"effects": {"echo": [], "pid": [], "ask_name": [{"kind": "ui.ask"}]}}),
+    );
     let github = FakeGithub::start(&pack);
-    std::fs::write(home.join("settings.json"), json!({"toolpacks": {"githubApi": github.base}}).to_string()).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"toolpacks": {"githubApi": github.base}}).to_string(),
+    )
+    .unwrap();
 
     // No terminal and no --yes: the review is shown and nothing is installed.
-    let refused = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], None);
+    let refused = cowork(
+        &home,
+        &["toolpack", "install", "github:owner/repo@main"],
+        None,
+    );
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("pass --yes"), "{}", text(&refused));
-    assert!(text(&refused).contains("UNDECLARED — every call asks"), "the review names undeclared tools: {}", text(&refused));
+    assert!(
+        text(&refused).contains("UNDECLARED — every call asks"),
+        "the review names undeclared tools: {}",
+        text(&refused)
+    );
     // Declined at the prompt: exit 3, nothing recorded.
-    let declined = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], Some("n\n"));
+    let declined = cowork(
+        &home,
+        &["toolpack", "install", "github:owner/repo@main"],
+        Some("n\n"),
+    );
     assert_eq!(declined.status.code(), Some(3), "{}", text(&declined));
     assert!(text(&cowork(&home, &["toolpack", "list"], None)).contains("no toolpacks installed"));
 
     // Accepted: installed, pinned to the commit and hash, the server running.
-    let installed = cowork(&home, &["toolpack", "install", "github:owner/repo@main"], Some("y\n"));
+    let installed = cowork(
+        &home,
+        &["toolpack", "install", "github:owner/repo@main"],
+        Some("y\n"),
+    );
     assert!(installed.status.success(), "{}", text(&installed));
     let review = text(&installed);
-    assert!(review.contains(&format!("commit {}", FakeGithub::SHA)) && review.contains("runs:    node"), "{review}");
-    assert!(review.contains("running") && review.contains("installed probe"), "{review}");
+    assert!(
+        review.contains(&format!("commit {}", FakeGithub::SHA)) && review.contains("runs:    node"),
+        "{review}"
+    );
+    assert!(
+        review.contains("running") && review.contains("installed probe"),
+        "{review}"
+    );
     let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
     assert_eq!(list["probe"]["commit"], FakeGithub::SHA);
     assert_eq!(list["probe"]["ref"], "main");
@@ -56,54 +87,190 @@ fn install_from_github_review_pin_call_and_manage() {
     assert!(servers[0]["tools"].as_u64().unwrap() >= 7);
 
     // Its tools: listed in the MCP layer, called through review and audit.
-    let tools = text(&cowork(&home, &["tools", "list", "--category", "mcp"], None));
-    assert!(tools.lines().any(|l| l.starts_with("mcp__probe__echo") && l.contains("mcp")), "{tools}");
-    let echoed = cowork(&home, &["tools", "call", "echo", "--args", r#"{"text": "hello over MCP"}"#], None);
-    assert!(echoed.status.success() && text(&echoed).contains("hello over MCP"), "{}", text(&echoed));
-    let denied = cowork(&home, &["tools", "call", "mcp__probe__fail", "--args", "{}"], None);
-    assert_eq!(denied.status.code(), Some(3), "undeclared asks; nobody to answer: {}", text(&denied));
-    let asked = cowork(&home, &["tools", "call", "mcp__probe__fail", "--args", "{}"], Some("o\n"));
-    assert!(text(&asked).contains("risk 8/10") && text(&asked).contains("failed on purpose"), "{}", text(&asked));
+    let tools = text(&cowork(
+        &home,
+        &["tools", "list", "--category", "mcp"],
+        None,
+    ));
+    assert!(
+        tools
+            .lines()
+            .any(|l| l.starts_with("mcp__probe__echo") && l.contains("mcp")),
+        "{tools}"
+    );
+    let echoed = cowork(
+        &home,
+        &[
+            "tools",
+            "call",
+            "echo",
+            "--args",
+            r#"{"text": "hello over MCP"}"#,
+        ],
+        None,
+    );
+    assert!(
+        echoed.status.success() && text(&echoed).contains("hello over MCP"),
+        "{}",
+        text(&echoed)
+    );
+    let denied = cowork(
+        &home,
+        &["tools", "call", "mcp__probe__fail", "--args", "{}"],
+        None,
+    );
+    assert_eq!(
+        denied.status.code(),
+        Some(3),
+        "undeclared asks; nobody to answer: {}",
+        text(&denied)
+    );
+    let asked = cowork(
+        &home,
+        &["tools", "call", "mcp__probe__fail", "--args", "{}"],
+        Some("o\n"),
+    );
+    assert!(
+        text(&asked).contains("risk 8/10") && text(&asked).contains("failed on purpose"),
+        "{}",
+        text(&asked)
+    );
     // The server's form (elicitation) at the terminal: accept, then the field.
-    let named = cowork(&home, &["tools", "call", "mcp__probe__ask_name", "--args", "{}"], Some("y\nAda\n"));
-    assert!(text(&named).contains("mcp:probe asks: What is your name?") && text(&named).contains("Hello, Ada!"), "{}", text(&named));
-    let nobody = cowork(&home, &["tools", "call", "mcp__probe__ask_name", "--args", "{}"], None);
-    assert!(text(&nobody).contains("no name (decline)"), "no terminal declines: {}", text(&nobody));
-    let audit = text(&cowork(&home, &["audit", "list", "--tool", "mcp__probe__echo"], None));
-    assert!(audit.contains("mcp__probe__echo") && audit.contains("allow"), "{audit}");
+    let named = cowork(
+        &home,
+        &["tools", "call", "mcp__probe__ask_name", "--args", "{}"],
+        Some("y\nAda\n"),
+    );
+    assert!(
+        text(&named).contains("mcp:probe asks: What is your name?")
+            && text(&named).contains("Hello, Ada!"),
+        "{}",
+        text(&named)
+    );
+    let nobody = cowork(
+        &home,
+        &["tools", "call", "mcp__probe__ask_name", "--args", "{}"],
+        None,
+    );
+    assert!(
+        text(&nobody).contains("no name (decline)"),
+        "no terminal declines: {}",
+        text(&nobody)
+    );
+    let audit = text(&cowork(
+        &home,
+        &["audit", "list", "--tool", "mcp__probe__echo"],
+        None,
+    ));
+    assert!(
+        audit.contains("mcp__probe__echo") && audit.contains("allow"),
+        "{audit}"
+    );
     assert!(cowork(&home, &["audit", "verify"], None).status.success());
 
     // Disable removes its tools; enable brings them back; remove forgets it.
-    assert!(cowork(&home, &["toolpack", "disable", "probe"], None).status.success());
-    let gone = cowork(&home, &["tools", "call", "mcp__probe__echo", "--args", r#"{"text": "x"}"#], None);
-    assert!(!gone.status.success() && text(&gone).contains("no tool named"), "{}", text(&gone));
-    assert!(cowork(&home, &["toolpack", "enable", "probe"], None).status.success());
-    assert!(cowork(&home, &["tools", "call", "mcp__probe__echo", "--args", r#"{"text": "back"}"#], None).status.success());
+    assert!(
+        cowork(&home, &["toolpack", "disable", "probe"], None)
+            .status
+            .success()
+    );
+    let gone = cowork(
+        &home,
+        &[
+            "tools",
+            "call",
+            "mcp__probe__echo",
+            "--args",
+            r#"{"text": "x"}"#,
+        ],
+        None,
+    );
+    assert!(
+        !gone.status.success() && text(&gone).contains("no tool named"),
+        "{}",
+        text(&gone)
+    );
+    assert!(
+        cowork(&home, &["toolpack", "enable", "probe"], None)
+            .status
+            .success()
+    );
+    assert!(
+        cowork(
+            &home,
+            &[
+                "tools",
+                "call",
+                "mcp__probe__echo",
+                "--args",
+                r#"{"text": "back"}"#
+            ],
+            None
+        )
+        .status
+        .success()
+    );
     let up_to_date = text(&cowork(&home, &["toolpack", "update", "probe"], None));
     assert!(up_to_date.contains("up to date"), "{up_to_date}");
     let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
-    assert!(list["probe"]["lastUsed"].as_str().is_some_and(|t| t.starts_with("20")), "{list}");
+    assert!(
+        list["probe"]["lastUsed"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("20")),
+        "{list}"
+    );
 
     // An update: a new commit whose manifest changes permissions. The review shows the diff
     // and asks again; without an answer nothing changes.
     let manifest = pack.join("manifest.json");
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-    m["_meta"]["app.cowork"]["effects"]["fail"] = json!([{"kind": "process.exec", "command": "fail"}]);
-    m["_meta"]["app.cowork"]["effects"]["echo"] = json!([{"kind": "net.fetch", "origin": "https://example.com"}]);
+    m["_meta"]["app.cowork"]["effects"]["fail"] =
+        json!([{"kind": "process.exec", "command": "fail"}]);
+    m["_meta"]["app.cowork"]["effects"]["echo"] =
+        json!([{"kind": "net.fetch", "origin": "https://example.com"}]);
     std::fs::write(&manifest, m.to_string()).unwrap();
     const NEW: &str = "fedcba9876543210fedcba9876543210fedcba98";
     github.push(&pack, NEW);
     let unanswered = cowork(&home, &["toolpack", "update", "probe"], None);
     assert!(!unanswered.status.success(), "{}", text(&unanswered));
     let review = text(&unanswered);
-    assert!(review.contains("changes since the installed version") && review.contains("echo: none → net.fetch") && review.contains("fail: undeclared → process.exec"), "{review}");
-    assert_eq!(json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"], FakeGithub::SHA);
+    assert!(
+        review.contains("changes since the installed version")
+            && review.contains("echo: none → net.fetch")
+            && review.contains("fail: undeclared → process.exec"),
+        "{review}"
+    );
+    assert_eq!(
+        json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"],
+        FakeGithub::SHA
+    );
     let updated = cowork(&home, &["toolpack", "update", "probe", "--yes"], None);
     assert!(updated.status.success(), "{}", text(&updated));
-    assert_eq!(json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"], NEW);
-    let explain = json_of(&cowork(&home, &["policy", "explain", "mcp__probe__echo", "--json", "--args", r#"{"text": "x"}"#], None));
-    assert_eq!(explain["effects"][0]["kind"], "net.fetch", "the new declarations apply");
-    assert!(cowork(&home, &["toolpack", "remove", "probe"], None).status.success());
+    assert_eq!(
+        json_of(&cowork(&home, &["toolpack", "list", "--json"], None))["probe"]["commit"],
+        NEW
+    );
+    let explain = json_of(&cowork(
+        &home,
+        &[
+            "policy",
+            "explain",
+            "mcp__probe__echo",
+            "--json",
+            "--args",
+            r#"{"text": "x"}"#,
+        ],
+        None,
+    ));
+    assert_eq!(
+        explain["effects"][0]["kind"], "net.fetch",
+        "the new declarations apply"
+    );
+    assert!(
+        cowork(&home, &["toolpack", "remove", "probe"], None)
+            .status
+            .success()
+    );
     assert!(!home.join("toolpacks/probe").exists());
     assert!(text(&cowork(&home, &["mcp", "servers"], None)).contains("no MCP servers"));
 }
@@ -122,22 +289,69 @@ fn mcpb_file_and_claude_desktop_import() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = cowork(&home, &["toolpack", "install", file.to_str().unwrap(), "--yes"], None);
+    let out = cowork(
+        &home,
+        &["toolpack", "install", file.to_str().unwrap(), "--yes"],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out));
-    let called = cowork(&home, &["tools", "call", "mcp__zipped__echo", "--args", r#"{"text": "from a .mcpb"}"#], None);
+    let called = cowork(
+        &home,
+        &[
+            "tools",
+            "call",
+            "mcp__zipped__echo",
+            "--args",
+            r#"{"text": "from a .mcpb"}"#,
+        ],
+        None,
+    );
     assert!(text(&called).contains("from a .mcpb"), "{}", text(&called));
 
     // claude_desktop_config.json → toolpacks whose tools all ask (nothing declared).
     let probe = cowork_tests::mcp::servers().join("probe-server.mjs");
     let config = work.path().join("claude_desktop_config.json");
-    std::fs::write(&config, json!({"mcpServers": {"my probe": {"command": "node", "args": [probe]}}}).to_string()).unwrap();
-    let out = cowork(&home, &["toolpack", "import", config.to_str().unwrap(), "--yes"], None);
-    assert!(out.status.success() && text(&out).contains("imported my_probe"), "{}", text(&out));
-    let explain = json_of(&cowork(&home, &["policy", "explain", "mcp__my_probe__echo", "--json", "--args", r#"{"text": "x"}"#], None));
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"my probe": {"command": "node", "args": [probe]}}}).to_string(),
+    )
+    .unwrap();
+    let out = cowork(
+        &home,
+        &["toolpack", "import", config.to_str().unwrap(), "--yes"],
+        None,
+    );
+    assert!(
+        out.status.success() && text(&out).contains("imported my_probe"),
+        "{}",
+        text(&out)
+    );
+    let explain = json_of(&cowork(
+        &home,
+        &[
+            "policy",
+            "explain",
+            "mcp__my_probe__echo",
+            "--json",
+            "--args",
+            r#"{"text": "x"}"#,
+        ],
+        None,
+    ));
     assert_eq!(explain["review"]["decision"], "ask");
     assert_eq!(explain["review"]["score"], 8);
     let bad = work.path().join("bad.json");
     std::fs::write(&bad, r#"{"mcpServers": {"x": {"args": []}}}"#).unwrap();
-    let out = cowork(&home, &["toolpack", "import", bad.to_str().unwrap(), "--yes"], None);
-    assert!(!out.status.success() && text(&out).contains("mcpServers.x") && text(&out).contains("command"), "{}", text(&out));
+    let out = cowork(
+        &home,
+        &["toolpack", "import", bad.to_str().unwrap(), "--yes"],
+        None,
+    );
+    assert!(
+        !out.status.success()
+            && text(&out).contains("mcpServers.x")
+            && text(&out).contains("command"),
+        "{}",
+        text(&out)
+    );
 }

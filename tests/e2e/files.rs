@@ -36,7 +36,9 @@ impl Approver for Yes {
 }
 
 async fn call(h: &Harness, tool: &str, args: Value) -> CallOutcome {
-    h.scheduler.call(CallRequest::new(tool, args, Caller::Chat, "conv")).await
+    h.scheduler
+        .call(CallRequest::new(tool, args, Caller::Chat, "conv"))
+        .await
 }
 
 fn setup() -> (Harness, Arc<Yes>) {
@@ -52,7 +54,8 @@ fn setup() -> (Harness, Arc<Yes>) {
     let ws = &h.workspace;
     std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
     std::fs::write(ws.join("inside.txt"), "inside\n").unwrap();
-    let link = |target: &str, name: &str| std::os::unix::fs::symlink(target, ws.join(name)).unwrap();
+    let link =
+        |target: &str, name: &str| std::os::unix::fs::symlink(target, ws.join(name)).unwrap();
     link("../outside", "link_out");
     link("../outside/secret.txt", "link_file");
     link("link_out", "link_chain");
@@ -67,7 +70,10 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         if entry.file_type().unwrap().is_file() {
-            out.push((entry.file_name().to_string_lossy().into_owned(), std::fs::read(entry.path()).unwrap()));
+            out.push((
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read(entry.path()).unwrap(),
+            ));
         }
     }
     out.sort();
@@ -79,20 +85,73 @@ async fn traversal_corpus_never_escapes_the_workspace() {
     let (h, _yes) = setup();
     let ws = h.workspace.display().to_string();
     let corpus: Vec<String> = [
-        "../outside/secret.txt", "../../outside/secret.txt", "../../../../../../etc/passwd", "/etc/passwd", "/etc/shadow", "/etc/hostname",
-        "a/../../outside/secret.txt", "./../outside/secret.txt", "sub/../../outside/secret.txt", "sub/deeper/../../../outside/secret.txt",
-        "link_out/secret.txt", "link_file", "link_chain/secret.txt", "link_abs/passwd", "link_abs/hostname", "link_parent/outside/secret.txt",
-        "link_parent/ws2/secret.txt", "link_ws2/secret.txt", "link_dotdot/secret.txt", "link_out/../outside/secret.txt", "link_out/./secret.txt",
-        "link_out", "link_out/", "link_chain", "..", "../", "../outside", "../ws2/secret.txt", "~/.ssh/id_rsa", "~/../outside/secret.txt",
-        "~root/.ssh/id_rsa", "~nobody/x", "~", "/proc/self/root/etc/passwd", "/proc/self/cwd/secret.txt", "/proc/self/fd/0", "//etc/passwd",
-        "/./etc/passwd", "/../../etc/passwd", "/", "/tmp", "%2e%2e/outside/secret.txt", "..%2foutside%2fsecret.txt", "..\\outside\\secret.txt",
-        "\u{2024}\u{2024}/outside/secret.txt", "\u{ff0e}\u{ff0e}/outside/secret.txt", "..\u{ff0f}outside\u{ff0f}secret.txt",
-        "\u{2215}etc\u{2215}passwd", "..\u{2215}outside\u{2215}secret.txt", "file:///etc/passwd", "x\0/../../etc/passwd", "", "   ",
-        "...", "..../outside/secret.txt", "sub/./../../outside/secret.txt", "C:\\Windows\\system32", "\\\\server\\share\\x",
+        "../outside/secret.txt",
+        "../../outside/secret.txt",
+        "../../../../../../etc/passwd",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/hostname",
+        "a/../../outside/secret.txt",
+        "./../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "sub/deeper/../../../outside/secret.txt",
+        "link_out/secret.txt",
+        "link_file",
+        "link_chain/secret.txt",
+        "link_abs/passwd",
+        "link_abs/hostname",
+        "link_parent/outside/secret.txt",
+        "link_parent/ws2/secret.txt",
+        "link_ws2/secret.txt",
+        "link_dotdot/secret.txt",
+        "link_out/../outside/secret.txt",
+        "link_out/./secret.txt",
+        "link_out",
+        "link_out/",
+        "link_chain",
+        "..",
+        "../",
+        "../outside",
+        "../ws2/secret.txt",
+        "~/.ssh/id_rsa",
+        "~/../outside/secret.txt",
+        "~root/.ssh/id_rsa",
+        "~nobody/x",
+        "~",
+        "/proc/self/root/etc/passwd",
+        "/proc/self/cwd/secret.txt",
+        "/proc/self/fd/0",
+        "//etc/passwd",
+        "/./etc/passwd",
+        "/../../etc/passwd",
+        "/",
+        "/tmp",
+        "%2e%2e/outside/secret.txt",
+        "..%2foutside%2fsecret.txt",
+        "..\\outside\\secret.txt",
+        "\u{2024}\u{2024}/outside/secret.txt",
+        "\u{ff0e}\u{ff0e}/outside/secret.txt",
+        "..\u{ff0f}outside\u{ff0f}secret.txt",
+        "\u{2215}etc\u{2215}passwd",
+        "..\u{2215}outside\u{2215}secret.txt",
+        "file:///etc/passwd",
+        "x\0/../../etc/passwd",
+        "",
+        "   ",
+        "...",
+        "..../outside/secret.txt",
+        "sub/./../../outside/secret.txt",
+        "C:\\Windows\\system32",
+        "\\\\server\\share\\x",
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([format!("{ws}/../outside/secret.txt"), format!("{ws}/link_out/secret.txt"), format!("{ws}2/secret.txt"), format!("{ws}/../ws2/secret.txt")])
+    .chain([
+        format!("{ws}/../outside/secret.txt"),
+        format!("{ws}/link_out/secret.txt"),
+        format!("{ws}2/secret.txt"),
+        format!("{ws}/../ws2/secret.txt"),
+    ])
     .collect();
     assert!(corpus.len() >= 50, "{} cases", corpus.len());
     let outside_before = snapshot(&h.dir.path().join("outside"));
@@ -100,48 +159,104 @@ async fn traversal_corpus_never_escapes_the_workspace() {
     for raw in &corpus {
         let read = call(&h, "read_file", json!({"path": raw})).await;
         match &read.result {
-            Ok(out) => assert!(!out.text_content().contains(SECRET), "read {raw:?} leaked: {}", out.text_content()),
+            Ok(out) => assert!(
+                !out.text_content().contains(SECRET),
+                "read {raw:?} leaked: {}",
+                out.text_content()
+            ),
             Err(ToolError::SecurityViolation { .. } | ToolError::InvalidArguments { .. }) => {}
-            Err(ToolError::Failed { message, .. }) => assert!(message.contains("does not exist") || message.contains("folder"), "read {raw:?}: {message}"),
+            Err(ToolError::Failed { message, .. }) => assert!(
+                message.contains("does not exist") || message.contains("folder"),
+                "read {raw:?}: {message}"
+            ),
             Err(other) => panic!("read {raw:?}: unexpected {other:?}"),
         }
         let write = call(&h, "write_file", json!({"path": raw, "content": "pwned"})).await;
         match &write.result {
             Ok(out) => {
-                let staged = out.structured.as_ref().unwrap()["path"].as_str().unwrap().to_string();
-                assert!(Path::new(&staged).starts_with(&h.workspace), "write {raw:?} staged outside: {staged}");
+                let staged = out.structured.as_ref().unwrap()["path"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                assert!(
+                    Path::new(&staged).starts_with(&h.workspace),
+                    "write {raw:?} staged outside: {staged}"
+                );
             }
             Err(ToolError::SecurityViolation { .. } | ToolError::InvalidArguments { .. }) => {}
             Err(other) => panic!("write {raw:?}: unexpected {other:?}"),
         }
         let list = call(&h, "list_directory", json!({"path": raw})).await;
         if let Ok(out) = &list.result {
-            assert!(!out.text_content().contains("secret.txt") || raw.contains("link"), "list {raw:?}: {}", out.text_content());
+            assert!(
+                !out.text_content().contains("secret.txt") || raw.contains("link"),
+                "list {raw:?}: {}",
+                out.text_content()
+            );
         }
     }
     // Apply everything that was staged: nothing outside changes.
     let staged = call(&h, "changes_list", json!({"status": "staged"})).await;
-    for change in staged.result.unwrap().structured.unwrap()["changes"].as_array().unwrap() {
+    for change in staged.result.unwrap().structured.unwrap()["changes"]
+        .as_array()
+        .unwrap()
+    {
         let applied = call(&h, "changes_apply", json!({"id": change["id"]})).await;
         assert!(applied.result.is_ok(), "{:?}", applied.result);
     }
     assert_eq!(snapshot(&h.dir.path().join("outside")), outside_before);
-    assert_eq!(std::fs::read_to_string(h.dir.path().join("ws2/secret.txt")).unwrap(), SECRET);
-    assert_eq!(std::fs::read_to_string(h.dir.path().join("userhome/.ssh/id_rsa")).unwrap(), SECRET);
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("ws2/secret.txt")).unwrap(),
+        SECRET
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("userhome/.ssh/id_rsa")).unwrap(),
+        SECRET
+    );
 
     // A hard link inside the workspace to an outside file counts as outside: neither read nor
     // written, and the outside inode keeps its bytes.
-    std::fs::hard_link(h.dir.path().join("outside/secret.txt"), h.workspace.join("hard.txt")).unwrap();
-    let out = call(&h, "write_file", json!({"path": "hard.txt", "content": "new"})).await;
-    assert!(matches!(&out.result, Err(ToolError::SecurityViolation { reason }) if reason.contains("hard links")), "{:?}", out.result);
+    std::fs::hard_link(
+        h.dir.path().join("outside/secret.txt"),
+        h.workspace.join("hard.txt"),
+    )
+    .unwrap();
+    let out = call(
+        &h,
+        "write_file",
+        json!({"path": "hard.txt", "content": "new"}),
+    )
+    .await;
+    assert!(
+        matches!(&out.result, Err(ToolError::SecurityViolation { reason }) if reason.contains("hard links")),
+        "{:?}",
+        out.result
+    );
     let read = call(&h, "read_file", json!({"path": "hard.txt"})).await;
-    assert!(matches!(read.result, Err(ToolError::SecurityViolation { .. })), "{:?}", read.result);
-    assert_eq!(std::fs::read_to_string(h.dir.path().join("outside/secret.txt")).unwrap(), SECRET);
+    assert!(
+        matches!(read.result, Err(ToolError::SecurityViolation { .. })),
+        "{:?}",
+        read.result
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("outside/secret.txt")).unwrap(),
+        SECRET
+    );
 
     // Outside the roots is refused as a security violation, and the audit row says why.
     let denied = call(&h, "read_file", json!({"path": "/etc/hostname"})).await;
-    assert!(matches!(denied.result, Err(ToolError::SecurityViolation { .. })));
-    assert!(h.audit_rows(&denied.call_id).last().unwrap().record.decision == "deny");
+    assert!(matches!(
+        denied.result,
+        Err(ToolError::SecurityViolation { .. })
+    ));
+    assert!(
+        h.audit_rows(&denied.call_id)
+            .last()
+            .unwrap()
+            .record
+            .decision
+            == "deny"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -151,7 +266,14 @@ async fn a_symlink_swapped_in_after_review_is_refused() {
     std::fs::write(h.workspace.join("swap/secret.txt"), "harmless").unwrap();
     // An ask rule makes the review wait for the approver, which swaps the folder for a
     // symlink to the outside before it answers: the time-of-check/time-of-use window.
-    h.scheduler.policy().add_rule(cowork_core::Action::Ask, "read_file", cowork_core::RuleSource::User).unwrap();
+    h.scheduler
+        .policy()
+        .add_rule(
+            cowork_core::Action::Ask,
+            "read_file",
+            cowork_core::RuleSource::User,
+        )
+        .unwrap();
     let ws = h.workspace.clone();
     let outside = h.dir.path().join("outside");
     *yes.hook.lock().unwrap() = Some(Box::new(move || {
@@ -160,7 +282,11 @@ async fn a_symlink_swapped_in_after_review_is_refused() {
     }));
     let read = call(&h, "read_file", json!({"path": "swap/secret.txt"})).await;
     assert_eq!(*yes.asked.lock().unwrap(), 1);
-    assert!(matches!(read.result, Err(ToolError::SecurityViolation { .. })), "{:?}", read.result);
+    assert!(
+        matches!(read.result, Err(ToolError::SecurityViolation { .. })),
+        "{:?}",
+        read.result
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -172,23 +298,71 @@ async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
 
     // Two distant edits → two hunks; nothing touches the disk yet.
-    let e1 = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 3\n", "new_string": "line three\n"})).await;
+    let e1 = call(
+        &h,
+        "edit_file",
+        json!({"path": "code.rs", "old_string": "line 3\n", "new_string": "line three\n"}),
+    )
+    .await;
     assert!(e1.result.is_ok(), "{:?}", e1.result);
-    let e2 = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 35\n", "new_string": "line thirty-five\n"})).await;
+    let e2 = call(
+        &h,
+        "edit_file",
+        json!({"path": "code.rs", "old_string": "line 35\n", "new_string": "line thirty-five\n"}),
+    )
+    .await;
     let change = e2.result.unwrap().structured.unwrap();
-    assert_eq!(change["id"], e1.result.unwrap().structured.unwrap()["id"], "one change per file per conversation");
+    assert_eq!(
+        change["id"],
+        e1.result.unwrap().structured.unwrap()["id"],
+        "one change per file per conversation"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
     // The conversation reads its own staged content.
-    let read = call(&h, "read_file", json!({"path": "code.rs", "offset": 3, "limit": 1})).await.result.unwrap().text_content();
-    assert!(read.contains("line three") && read.contains("staged"), "{read}");
+    let read = call(
+        &h,
+        "read_file",
+        json!({"path": "code.rs", "offset": 3, "limit": 1}),
+    )
+    .await
+    .result
+    .unwrap()
+    .text_content();
+    assert!(
+        read.contains("line three") && read.contains("staged"),
+        "{read}"
+    );
     // edit_file's exact-match rules.
-    let absent = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "nope", "new_string": "x"})).await;
-    assert!(matches!(&absent.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("not found")), "{:?}", absent.result);
-    let many = call(&h, "edit_file", json!({"path": "code.rs", "old_string": "line 1", "new_string": "x"})).await;
-    assert!(matches!(&many.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("occurs")), "{:?}", many.result);
+    let absent = call(
+        &h,
+        "edit_file",
+        json!({"path": "code.rs", "old_string": "nope", "new_string": "x"}),
+    )
+    .await;
+    assert!(
+        matches!(&absent.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("not found")),
+        "{:?}",
+        absent.result
+    );
+    let many = call(
+        &h,
+        "edit_file",
+        json!({"path": "code.rs", "old_string": "line 1", "new_string": "x"}),
+    )
+    .await;
+    assert!(
+        matches!(&many.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("occurs")),
+        "{:?}",
+        many.result
+    );
 
     let id = change["id"].as_i64().unwrap();
-    let diff = call(&h, "changes_diff", json!({"id": id})).await.result.unwrap().structured.unwrap();
+    let diff = call(&h, "changes_diff", json!({"id": id}))
+        .await
+        .result
+        .unwrap()
+        .structured
+        .unwrap();
     assert_eq!(diff["hunks"].as_array().unwrap().len(), 2, "{diff}");
     // Apply only the second hunk (asks the person: apply is destructive).
     let asked = *yes.asked.lock().unwrap();
@@ -196,23 +370,55 @@ async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
     assert!(applied.result.is_ok(), "{:?}", applied.result);
     assert_eq!(*yes.asked.lock().unwrap(), asked + 1, "applying asks");
     let on_disk = std::fs::read_to_string(&file).unwrap();
-    assert!(on_disk.contains("line thirty-five") && on_disk.contains("line 3\n"), "{on_disk}");
-    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
+    assert!(
+        on_disk.contains("line thirty-five") && on_disk.contains("line 3\n"),
+        "{on_disk}"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
 
     let rolled = call(&h, "changes_rollback", json!({"id": id})).await;
     assert!(rolled.result.is_ok(), "{:?}", rolled.result);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
-    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
 
     // A conflict: the file changes on disk after staging; apply refuses and writes nothing.
-    let staged = call(&h, "write_file", json!({"path": "code.rs", "content": "replaced\n"})).await.result.unwrap().structured.unwrap();
+    let staged = call(
+        &h,
+        "write_file",
+        json!({"path": "code.rs", "content": "replaced\n"}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
     std::fs::write(&file, "someone else\n").unwrap();
-    let diff = call(&h, "changes_diff", json!({"id": staged["id"]})).await.result.unwrap().structured.unwrap();
+    let diff = call(&h, "changes_diff", json!({"id": staged["id"]}))
+        .await
+        .result
+        .unwrap()
+        .structured
+        .unwrap();
     assert_eq!(diff["conflict"], true);
     let conflict = call(&h, "changes_apply", json!({"id": staged["id"]})).await;
-    assert!(matches!(&conflict.result, Err(ToolError::Failed { message, .. }) if message.contains("changed on disk")), "{:?}", conflict.result);
+    assert!(
+        matches!(&conflict.result, Err(ToolError::Failed { message, .. }) if message.contains("changed on disk")),
+        "{:?}",
+        conflict.result
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "someone else\n");
-    assert!(call(&h, "changes_reject", json!({"id": staged["id"]})).await.result.is_ok());
+    assert!(
+        call(&h, "changes_reject", json!({"id": staged["id"]}))
+            .await
+            .result
+            .is_ok()
+    );
 
     // Binary content and an executable mode, through the shadow store directly.
     let shadow = Shadow::open(&h.store).unwrap();
@@ -223,17 +429,42 @@ async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
     let after: Vec<u8> = vec![0, 159, 146, 150, 0xff, 0xfe];
     let change = shadow.stage("conv", &bin, Some(&after)).unwrap();
     assert!(change.binary);
-    assert!(matches!(shadow.apply(change.id, Some(&[1])), Err(cowork_files::shadow::ShadowError::NotHunkable(_))));
+    assert!(matches!(
+        shadow.apply(change.id, Some(&[1])),
+        Err(cowork_files::shadow::ShadowError::NotHunkable(_))
+    ));
     shadow.apply(change.id, None).unwrap();
     assert_eq!(std::fs::read(&bin).unwrap(), after);
     shadow.rollback(change.id).unwrap();
     assert_eq!(std::fs::read(&bin).unwrap(), before);
-    assert_eq!(std::fs::metadata(&bin).unwrap().permissions().mode() & 0o777, 0o751);
+    assert_eq!(
+        std::fs::metadata(&bin).unwrap().permissions().mode() & 0o777,
+        0o751
+    );
     // A created file rolls back to absent.
-    let created = call(&h, "write_file", json!({"path": "sub/new.md", "content": "# new\n"})).await.result.unwrap().structured.unwrap();
-    assert!(call(&h, "changes_apply", json!({"id": created["id"]})).await.result.is_ok());
+    let created = call(
+        &h,
+        "write_file",
+        json!({"path": "sub/new.md", "content": "# new\n"}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
+    assert!(
+        call(&h, "changes_apply", json!({"id": created["id"]}))
+            .await
+            .result
+            .is_ok()
+    );
     assert!(h.workspace.join("sub/new.md").exists());
-    assert!(call(&h, "changes_rollback", json!({"id": created["id"]})).await.result.is_ok());
+    assert!(
+        call(&h, "changes_rollback", json!({"id": created["id"]}))
+            .await
+            .result
+            .is_ok()
+    );
     assert!(!h.workspace.join("sub/new.md").exists());
 }
 
@@ -241,8 +472,24 @@ async fn shadow_fs_stages_diffs_applies_hunks_and_rolls_back_exactly() {
 async fn run_command_kills_trees_caps_output_refuses_services_and_confines_writes() {
     let (h, yes) = setup();
     // Exit code and output.
-    let out = call(&h, "run_command", json!({"command": "echo hello; echo oops >&2; exit 3"})).await.result.unwrap().structured.unwrap();
-    assert_eq!((out["exit_code"].as_i64(), out["stdout"].as_str(), out["stderr"].as_str()), (Some(3), Some("hello\n"), Some("oops\n")));
+    let out = call(
+        &h,
+        "run_command",
+        json!({"command": "echo hello; echo oops >&2; exit 3"}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
+    assert_eq!(
+        (
+            out["exit_code"].as_i64(),
+            out["stdout"].as_str(),
+            out["stderr"].as_str()
+        ),
+        (Some(3), Some("hello\n"), Some("oops\n"))
+    );
 
     // A timeout kills the whole tree: the background grandchild dies too.
     let pidfile = h.workspace.join("pids");
@@ -251,26 +498,65 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
     let out = out.result.unwrap().structured.unwrap();
     assert_eq!(out["timed_out"], true);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    let grandchild: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let grandchild: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(200));
     // Gone, or a zombie waiting for its reaper (killed, not yet collected).
     let state = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
-    let state = state.rsplit(')').next().unwrap_or_default().trim_start().chars().next();
-    assert!(matches!(state, None | Some('Z' | 'X')), "the grandchild {grandchild} survived the timeout: state {state:?}");
+    let state = state
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .trim_start()
+        .chars()
+        .next();
+    assert!(
+        matches!(state, None | Some('Z' | 'X')),
+        "the grandchild {grandchild} survived the timeout: state {state:?}"
+    );
 
     // Output is capped, keeping head and tail.
-    let out = call(&h, "run_command", json!({"command": "seq 1 200000"})).await.result.unwrap().structured.unwrap();
+    let out = call(&h, "run_command", json!({"command": "seq 1 200000"}))
+        .await
+        .result
+        .unwrap()
+        .structured
+        .unwrap();
     let text = out["stdout"].as_str().unwrap();
-    assert!(out["truncated"] == true && text.starts_with("1\n2\n") && text.ends_with("200000\n") && text.len() < 40_000, "{}", text.len());
+    assert!(
+        out["truncated"] == true
+            && text.starts_with("1\n2\n")
+            && text.ends_with("200000\n")
+            && text.len() < 40_000,
+        "{}",
+        text.len()
+    );
 
     // A dev server is refused in the foreground, and runs in the background.
-    let refused = call(&h, "run_command", json!({"command": "python3 -m http.server 0 --bind 127.0.0.1"})).await;
-    assert!(matches!(&refused.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("background=true")), "{:?}", refused.result);
+    let refused = call(
+        &h,
+        "run_command",
+        json!({"command": "python3 -m http.server 0 --bind 127.0.0.1"}),
+    )
+    .await;
+    assert!(
+        matches!(&refused.result, Err(ToolError::InvalidArguments { message, .. }) if message.contains("background=true")),
+        "{:?}",
+        refused.result
+    );
     let bg = call(&h, "run_command", json!({"command": "for i in 1 2 3; do echo tick $i; sleep 0.1; done; sleep 30", "background": true})).await;
     let id = bg.result.unwrap().structured.unwrap()["background_id"].clone();
     let mut seen = String::new();
     for _ in 0..50 {
-        let status = call(&h, "command_output", json!({"id": id})).await.result.unwrap().structured.unwrap();
+        let status = call(&h, "command_output", json!({"id": id}))
+            .await
+            .result
+            .unwrap()
+            .structured
+            .unwrap();
         seen.push_str(status["new_output"].as_str().unwrap());
         if seen.contains("tick 3") {
             break;
@@ -278,119 +564,333 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(seen.contains("tick 1") && seen.contains("tick 3"), "{seen}");
-    let stopped = call(&h, "command_stop", json!({"id": id})).await.result.unwrap().structured.unwrap();
+    let stopped = call(&h, "command_stop", json!({"id": id}))
+        .await
+        .result
+        .unwrap()
+        .structured
+        .unwrap();
     assert_eq!(stopped["running"], false);
 
     // The working folder must be inside the workspace.
-    let outside = call(&h, "run_command", json!({"command": "pwd", "cwd": h.dir.path().join("outside")})).await;
-    assert!(matches!(outside.result, Err(ToolError::SecurityViolation { .. })), "{:?}", outside.result);
+    let outside = call(
+        &h,
+        "run_command",
+        json!({"command": "pwd", "cwd": h.dir.path().join("outside")}),
+    )
+    .await;
+    assert!(
+        matches!(outside.result, Err(ToolError::SecurityViolation { .. })),
+        "{:?}",
+        outside.result
+    );
 
     // Under bubblewrap, writes outside the workspace fail; inside they work.
     let target = h.dir.path().join("outside/planted.txt");
-    let out = call(&h, "run_command", json!({"command": format!("touch {}; touch inside-made.txt", target.display())})).await.result.unwrap().structured.unwrap();
+    let out = call(
+        &h,
+        "run_command",
+        json!({"command": format!("touch {}; touch inside-made.txt", target.display())}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
     if out["sandboxed"] == true {
         assert!(!target.exists(), "bwrap let a write out of the workspace");
         // Read-only outside the roots; /tmp is a private tmpfs (this test's temp dir is in /tmp).
         let stderr = out["stderr"].as_str().unwrap();
-        assert!(stderr.contains("Read-only") || stderr.contains("No such file"), "{out}");
+        assert!(
+            stderr.contains("Read-only") || stderr.contains("No such file"),
+            "{out}"
+        );
     }
     assert!(h.workspace.join("inside-made.txt").exists());
 
     // An allow rule for `git status:*` does not cover a chained `rm -rf`: that asks.
-    h.scheduler.policy().add_rule(cowork_core::Action::Allow, "run_command(git status:*)", cowork_core::RuleSource::User).unwrap();
+    h.scheduler
+        .policy()
+        .add_rule(
+            cowork_core::Action::Allow,
+            "run_command(git status:*)",
+            cowork_core::RuleSource::User,
+        )
+        .unwrap();
     let before = *yes.asked.lock().unwrap();
     let plain = call(&h, "run_command", json!({"command": "git status"})).await;
-    assert_eq!(*yes.asked.lock().unwrap(), before, "the rule allows plain git status: {:?}", plain.review);
-    let chained = call(&h, "run_command", json!({"command": "git status; rm -rf x"})).await;
-    assert_eq!(*yes.asked.lock().unwrap(), before + 1, "{:?}", chained.review);
+    assert_eq!(
+        *yes.asked.lock().unwrap(),
+        before,
+        "the rule allows plain git status: {:?}",
+        plain.review
+    );
+    let chained = call(
+        &h,
+        "run_command",
+        json!({"command": "git status; rm -rf x"}),
+    )
+    .await;
+    assert_eq!(
+        *yes.asked.lock().unwrap(),
+        before + 1,
+        "{:?}",
+        chained.review
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_names_and_argument_shapes_work() {
     let (h, _yes) = setup();
-    std::fs::write(h.workspace.join("lib.rs"), "fn alpha() {}\nfn Beta() {}\n// TODO: gamma\n").unwrap();
+    std::fs::write(
+        h.workspace.join("lib.rs"),
+        "fn alpha() {}\nfn Beta() {}\n// TODO: gamma\n",
+    )
+    .unwrap();
     std::fs::write(h.workspace.join("notes.log"), "alpha\n").unwrap();
-    let ok = |out: &CallOutcome| out.result.as_ref().map(|o| o.text_content()).unwrap_or_else(|e| panic!("{}: {e:?}", out.tool));
+    let ok = |out: &CallOutcome| {
+        out.result
+            .as_ref()
+            .map(|o| o.text_content())
+            .unwrap_or_else(|e| panic!("{}: {e:?}", out.tool))
+    };
 
-    let read = call(&h, "Read", json!({"file_path": h.workspace.join("lib.rs"), "offset": 2, "limit": 1})).await;
+    let read = call(
+        &h,
+        "Read",
+        json!({"file_path": h.workspace.join("lib.rs"), "offset": 2, "limit": 1}),
+    )
+    .await;
     assert_eq!(read.tool, "read_file");
     let page = read.result.as_ref().unwrap().structured.clone().unwrap();
     assert_eq!(page["text"], "     2\tfn Beta() {}\n");
-    assert!(ok(&read).contains("1: fn alpha()"), "the outline names what the page left out: {}", ok(&read));
-    let write = call(&h, "Write", json!({"file_path": h.workspace.join("new.txt"), "content": "x\n"})).await;
+    assert!(
+        ok(&read).contains("1: fn alpha()"),
+        "the outline names what the page left out: {}",
+        ok(&read)
+    );
+    let write = call(
+        &h,
+        "Write",
+        json!({"file_path": h.workspace.join("new.txt"), "content": "x\n"}),
+    )
+    .await;
     assert!(ok(&write).contains("staged"));
     let edit = call(&h, "Edit", json!({"file_path": h.workspace.join("lib.rs"), "old_string": "fn alpha", "new_string": "fn alpha2", "replace_all": false})).await;
     assert!(ok(&edit).contains("staged"));
-    let grep = call(&h, "Grep", json!({"pattern": "beta", "-i": true, "-C": 1, "type": "rust", "output_mode": "content"})).await;
+    let grep = call(
+        &h,
+        "Grep",
+        json!({"pattern": "beta", "-i": true, "-C": 1, "type": "rust", "output_mode": "content"}),
+    )
+    .await;
     let text = ok(&grep);
-    assert!(text.contains("lib.rs:2: fn Beta") && text.contains("lib.rs-1: fn alpha"), "{text}");
-    let files = call(&h, "Grep", json!({"pattern": "alpha", "output_mode": "files_with_matches"})).await;
+    assert!(
+        text.contains("lib.rs:2: fn Beta") && text.contains("lib.rs-1: fn alpha"),
+        "{text}"
+    );
+    let files = call(
+        &h,
+        "Grep",
+        json!({"pattern": "alpha", "output_mode": "files_with_matches"}),
+    )
+    .await;
     let text = ok(&files);
-    assert!(text.contains("lib.rs") && text.contains("notes.log"), "{text}");
-    let typed = call(&h, "Grep", json!({"pattern": "alpha", "type": "rust", "output_mode": "count"})).await;
+    assert!(
+        text.contains("lib.rs") && text.contains("notes.log"),
+        "{text}"
+    );
+    let typed = call(
+        &h,
+        "Grep",
+        json!({"pattern": "alpha", "type": "rust", "output_mode": "count"}),
+    )
+    .await;
     assert_eq!(ok(&typed).trim(), "lib.rs:1");
     let glob = call(&h, "Glob", json!({"pattern": "**/*.rs"})).await;
     assert_eq!(ok(&glob).trim(), "lib.rs");
     let ls = call(&h, "LS", json!({"path": h.workspace, "ignore": ["*.log"]})).await;
     assert!(ok(&ls).contains("lib.rs") && !ok(&ls).contains("notes.log"));
-    let bash = call(&h, "Bash", json!({"command": "echo hi", "timeout": 5000, "description": "say hi"})).await;
+    let bash = call(
+        &h,
+        "Bash",
+        json!({"command": "echo hi", "timeout": 5000, "description": "say hi"}),
+    )
+    .await;
     assert!(ok(&bash).contains("hi") && ok(&bash).contains("exit code 0"));
-    let bg = call(&h, "Bash", json!({"command": "echo started; sleep 30", "run_in_background": true})).await;
+    let bg = call(
+        &h,
+        "Bash",
+        json!({"command": "echo started; sleep 30", "run_in_background": true}),
+    )
+    .await;
     let id = bg.result.unwrap().structured.unwrap()["background_id"].clone();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(ok(&call(&h, "BashOutput", json!({"bash_id": id})).await).contains("started"));
-    assert!(call(&h, "KillShell", json!({"shell_id": id})).await.result.is_ok());
-    let todo = call(&h, "TodoWrite", json!({"todos": [
-        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
-        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
-    ]})).await;
+    assert!(
+        call(&h, "KillShell", json!({"shell_id": id}))
+            .await
+            .result
+            .is_ok()
+    );
+    let todo = call(
+        &h,
+        "TodoWrite",
+        json!({"todos": [
+            {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+            {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        ]}),
+    )
+    .await;
     assert_eq!(ok(&todo), "[x] Read the code\n[>] Fix the bug");
     let two = call(&h, "TodoWrite", json!({"todos": [{"content": "a", "status": "in_progress"}, {"content": "b", "status": "in_progress"}]})).await;
-    assert!(matches!(two.result, Err(ToolError::InvalidArguments { .. })));
+    assert!(matches!(
+        two.result,
+        Err(ToolError::InvalidArguments { .. })
+    ));
     // A name given both ways: the direct one wins, the alias is left (and rejected as unknown).
-    let both = call(&h, "read_file", json!({"path": "lib.rs", "file_path": "other.rs"})).await;
-    assert!(matches!(both.result, Err(ToolError::InvalidArguments { .. })), "{:?}", both.result);
+    let both = call(
+        &h,
+        "read_file",
+        json!({"path": "lib.rs", "file_path": "other.rs"}),
+    )
+    .await;
+    assert!(
+        matches!(both.result, Err(ToolError::InvalidArguments { .. })),
+        "{:?}",
+        both.result
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_code_and_code_quality_on_this_repository() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let h = Harness::with_workspace(Arc::new(Yes::default()), repo);
-    let out = call(&h, "search_code", json!({"pattern": r"pub fn canonical_args\(", "file_type": "rust"})).await;
+    let out = call(
+        &h,
+        "search_code",
+        json!({"pattern": r"pub fn canonical_args\(", "file_type": "rust"}),
+    )
+    .await;
     let result = out.result.unwrap().structured.unwrap();
     let hits = result["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 1, "{result}");
     assert_eq!(hits[0]["path"], "crates/contract/src/spec.rs");
     // .gitignore is respected: nothing from target/ or node_modules/.
-    let out = call(&h, "search_code", json!({"pattern": "PolicyBridge", "max_results": 1000})).await.result.unwrap().structured.unwrap();
-    assert!(out["hits"].as_array().unwrap().iter().all(|h| !h["path"].as_str().unwrap().starts_with("target/") && !h["path"].as_str().unwrap().contains("node_modules")));
+    let out = call(
+        &h,
+        "search_code",
+        json!({"pattern": "PolicyBridge", "max_results": 1000}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
+    assert!(
+        out["hits"].as_array().unwrap().iter().all(|h| !h["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("target/")
+            && !h["path"].as_str().unwrap().contains("node_modules"))
+    );
     assert!(out["files_with_hits"].as_u64().unwrap() >= 5, "{out}");
-    let page = call(&h, "read_file", json!({"path": "crates/core/src/scheduler.rs", "limit": 20})).await.result.unwrap().structured.unwrap();
+    let page = call(
+        &h,
+        "read_file",
+        json!({"path": "crates/core/src/scheduler.rs", "limit": 20}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
     let outline = page["outline"].as_array().unwrap();
-    assert!(page["truncated"] == true && outline.iter().any(|l| l.as_str().unwrap().contains("pub async fn call")), "{page}");
+    assert!(
+        page["truncated"] == true
+            && outline
+                .iter()
+                .any(|l| l.as_str().unwrap().contains("pub async fn call")),
+        "{page}"
+    );
 
-    let q = call(&h, "check_code_quality", json!({"path": "crates/core/src/scheduler.rs"})).await.result.unwrap().structured.unwrap();
+    let q = call(
+        &h,
+        "check_code_quality",
+        json!({"path": "crates/core/src/scheduler.rs"}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
     let functions = q["functions"].as_array().unwrap();
-    let run = functions.iter().find(|f| f["name"] == "run").expect("Scheduler::run is found");
-    assert!(run["complexity"].as_u64().unwrap() >= 5 && run["lines"].as_u64().unwrap() > 40, "{run}");
-    let batch = call(&h, "batch_check_quality", json!({"path": "crates", "glob": "**/*.rs"})).await.result.unwrap().structured.unwrap();
-    assert!(batch["files_checked"].as_u64().unwrap() >= 30 && batch["functions"].as_u64().unwrap() >= 300, "{}", batch["summary"]);
+    let run = functions
+        .iter()
+        .find(|f| f["name"] == "run")
+        .expect("Scheduler::run is found");
+    assert!(
+        run["complexity"].as_u64().unwrap() >= 5 && run["lines"].as_u64().unwrap() > 40,
+        "{run}"
+    );
+    let batch = call(
+        &h,
+        "batch_check_quality",
+        json!({"path": "crates", "glob": "**/*.rs"}),
+    )
+    .await
+    .result
+    .unwrap()
+    .structured
+    .unwrap();
+    assert!(
+        batch["files_checked"].as_u64().unwrap() >= 30
+            && batch["functions"].as_u64().unwrap() >= 300,
+        "{}",
+        batch["summary"]
+    );
     // The quality checker's own test holds a fake key: found, and never echoed whole.
     let flagged = batch["flagged"].as_array().unwrap();
-    let own = flagged.iter().find(|q| q["path"] == "files/src/quality.rs").expect("its fake secret is flagged");
-    assert!(own["secrets"].as_array().unwrap().iter().all(|s| s["preview"].as_str().unwrap().chars().count() <= 7));
+    let own = flagged
+        .iter()
+        .find(|q| q["path"] == "files/src/quality.rs")
+        .expect("its fake secret is flagged");
+    assert!(
+        own["secrets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["preview"].as_str().unwrap().chars().count() <= 7)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn accept_edits_mode_writes_at_once_and_still_rolls_back() {
     let (h, yes) = setup();
     let file = h.workspace.join("inside.txt");
-    h.scheduler.policy().set_mode(cowork_core::Mode::AcceptEdits, false).unwrap();
-    let out = call(&h, "edit_file", json!({"path": "inside.txt", "old_string": "inside", "new_string": "edited"})).await;
-    assert_eq!(*yes.asked.lock().unwrap(), 0, "accept-edits does not ask for workspace writes");
+    h.scheduler
+        .policy()
+        .set_mode(cowork_core::Mode::AcceptEdits, false)
+        .unwrap();
+    let out = call(
+        &h,
+        "edit_file",
+        json!({"path": "inside.txt", "old_string": "inside", "new_string": "edited"}),
+    )
+    .await;
+    assert_eq!(
+        *yes.asked.lock().unwrap(),
+        0,
+        "accept-edits does not ask for workspace writes"
+    );
     let change = out.result.unwrap().structured.unwrap();
     assert_eq!(change["status"], "applied");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "edited\n");
-    assert!(call(&h, "changes_rollback", json!({"id": change["id"]})).await.result.is_ok());
+    assert!(
+        call(&h, "changes_rollback", json!({"id": change["id"]}))
+            .await
+            .result
+            .is_ok()
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "inside\n");
 }

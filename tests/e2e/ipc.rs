@@ -20,14 +20,24 @@ struct Ui {
 }
 
 fn open(home: &Path, workspace: Option<&Path>) -> Ui {
-    let (shell, asks) = cowork_desktop::Shell::open(Some(home.to_path_buf()), workspace.map(Path::to_path_buf).into_iter().collect()).unwrap();
-    let mut app = cowork_desktop::builder(mock_builder(), shell, asks).build(cowork_desktop::context()).expect("the app builds on the mock runtime");
+    let (shell, asks) = cowork_desktop::Shell::open(
+        Some(home.to_path_buf()),
+        workspace.map(Path::to_path_buf).into_iter().collect(),
+    )
+    .unwrap();
+    let mut app = cowork_desktop::builder(mock_builder(), shell, asks)
+        .build(cowork_desktop::context())
+        .expect("the app builds on the mock runtime");
     // Tauri runs `setup` (the window from the config and our event pumps) on the first turn of
     // the event loop; one mock iteration does exactly that.
     #[allow(deprecated)]
     app.run_iteration(|_, _| {});
     // tauri.conf.json declares the "main" window; the capability grants exactly that label.
-    let main = app.get_webview_window("main").unwrap_or_else(|| WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap());
+    let main = app.get_webview_window("main").unwrap_or_else(|| {
+        WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .unwrap()
+    });
     Ui { app, main }
 }
 
@@ -60,49 +70,143 @@ fn commands_capabilities_and_rules() {
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(workspace.path().join(".cowork")).unwrap();
-    std::fs::write(cowork_core::policy::workspace_settings_path(workspace.path()), r#"{"permissions": {"allow": ["create_directory"]}}"#).unwrap();
+    std::fs::write(
+        cowork_core::policy::workspace_settings_path(workspace.path()),
+        r#"{"permissions": {"allow": ["create_directory"]}}"#,
+    )
+    .unwrap();
     let ui = open(home.path(), Some(workspace.path()));
 
     let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
-    let create_task = tools.as_array().unwrap().iter().find(|t| t["spec"]["name"] == "create_task").expect("create_task is listed");
+    let create_task = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["spec"]["name"] == "create_task")
+        .expect("create_task is listed");
     assert_eq!(create_task["layer"], "builtin");
 
     // The folder's settings came with it: only narrowing applies, "always in this workspace"
     // is not offered, and the trust dialog gets exactly what trusting would allow.
     let first = invoke(&ui.main, "first_run", json!({})).unwrap();
     assert_eq!(first["provider_configured"], false);
-    assert_eq!(first["workspace"], false, "an untrusted workspace takes no allow rules");
+    assert_eq!(
+        first["workspace"], false,
+        "an untrusted workspace takes no allow rules"
+    );
     assert_eq!(first["mode"], "normal");
     let reviews = invoke(&ui.main, "workspace_reviews", json!({})).unwrap();
     assert_eq!(reviews[0]["state"], "untrusted");
     assert_eq!(reviews[0]["allow"], json!(["create_directory"]));
-    assert!(invoke(&ui.main, "policy_problems", json!({})).unwrap().to_string().contains("not applied"));
+    assert!(
+        invoke(&ui.main, "policy_problems", json!({}))
+            .unwrap()
+            .to_string()
+            .contains("not applied")
+    );
     // Trusting pins what the person saw: a digest of anything else is refused.
-    assert!(invoke(&ui.main, "trust_workspace", json!({"root": reviews[0]["root"], "digest": "0".repeat(64)})).is_err());
-    invoke(&ui.main, "trust_workspace", json!({"root": reviews[0]["root"], "digest": reviews[0]["digest"]})).unwrap();
-    assert_eq!(invoke(&ui.main, "first_run", json!({})).unwrap()["workspace"], true);
+    assert!(
+        invoke(
+            &ui.main,
+            "trust_workspace",
+            json!({"root": reviews[0]["root"], "digest": "0".repeat(64)})
+        )
+        .is_err()
+    );
+    invoke(
+        &ui.main,
+        "trust_workspace",
+        json!({"root": reviews[0]["root"], "digest": reviews[0]["digest"]}),
+    )
+    .unwrap();
+    assert_eq!(
+        invoke(&ui.main, "first_run", json!({})).unwrap()["workspace"],
+        true
+    );
     // A broad allow rule needs the person's confirmation (force), and says why.
-    let broad = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "*"})).unwrap_err();
+    let broad = invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "allow", "rule": "*"}),
+    )
+    .unwrap_err();
     assert!(broad.as_str().unwrap().starts_with("broad: "), "{broad}");
-    let warning = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "run_command", "force": true})).unwrap();
-    assert!(warning.as_str().unwrap().contains("every call"), "{warning}");
-    assert_eq!(invoke(&ui.main, "remove_rule", json!({"rule": "run_command", "conversation": null})).unwrap(), 1);
+    let warning = invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "allow", "rule": "run_command", "force": true}),
+    )
+    .unwrap();
+    assert!(
+        warning.as_str().unwrap().contains("every call"),
+        "{warning}"
+    );
+    assert_eq!(
+        invoke(
+            &ui.main,
+            "remove_rule",
+            json!({"rule": "run_command", "conversation": null})
+        )
+        .unwrap(),
+        1
+    );
 
     // No provider: sending names the fix.
-    let err = invoke(&ui.main, "send_message", json!({"conversation": null, "text": "hi"})).unwrap_err();
+    let err = invoke(
+        &ui.main,
+        "send_message",
+        json!({"conversation": null, "text": "hi"}),
+    )
+    .unwrap_err();
     assert!(err.as_str().unwrap().contains("Settings"), "{err}");
 
     // Rules: user and workspace scope, a bad rule names the problem, revoke removes it.
-    invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "list_tasks"})).unwrap();
-    invoke(&ui.main, "add_rule", json!({"action": "ask", "rule": "create_task", "source": "workspace"})).unwrap();
+    invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "allow", "rule": "list_tasks"}),
+    )
+    .unwrap();
+    invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "ask", "rule": "create_task", "source": "workspace"}),
+    )
+    .unwrap();
     let rules = invoke(&ui.main, "list_rules", json!({"conversation": null})).unwrap();
-    let source_of = |rule: &str| rules.as_array().unwrap().iter().find(|r| r["rule"] == rule).map(|r| r["source"].clone());
+    let source_of = |rule: &str| {
+        rules
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == rule)
+            .map(|r| r["source"].clone())
+    };
     assert_eq!(source_of("list_tasks"), Some(json!("user")));
     assert_eq!(source_of("create_task"), Some(json!("workspace")));
-    assert!(std::fs::read_to_string(cowork_core::policy::workspace_settings_path(workspace.path())).unwrap().contains("create_task"));
-    let bad = invoke(&ui.main, "add_rule", json!({"action": "allow", "rule": "run_command(git status"})).unwrap_err();
+    assert!(
+        std::fs::read_to_string(cowork_core::policy::workspace_settings_path(
+            workspace.path()
+        ))
+        .unwrap()
+        .contains("create_task")
+    );
+    let bad = invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "allow", "rule": "run_command(git status"}),
+    )
+    .unwrap_err();
     assert!(!bad.as_str().unwrap().is_empty());
-    assert_eq!(invoke(&ui.main, "remove_rule", json!({"rule": "list_tasks", "conversation": null})).unwrap(), 1);
+    assert_eq!(
+        invoke(
+            &ui.main,
+            "remove_rule",
+            json!({"rule": "list_tasks", "conversation": null})
+        )
+        .unwrap(),
+        1
+    );
 
     // A wrong argument name is an IPC error, not a silent default.
     assert!(invoke(&ui.main, "set_mode", json!({"mood": "plan"})).is_err());
@@ -110,7 +214,9 @@ fn commands_capabilities_and_rules() {
 
     // The ACL: an unknown command and a webview the capability does not name are refused.
     assert!(invoke(&ui.main, "plugin:shell|execute", json!({"program": "sh"})).is_err());
-    let intruder = WebviewWindowBuilder::new(&ui.app, "intruder", Default::default()).build().unwrap();
+    let intruder = WebviewWindowBuilder::new(&ui.app, "intruder", Default::default())
+        .build()
+        .unwrap();
     let refused = invoke(&intruder, "list_tools", json!({})).unwrap_err();
     assert!(refused.to_string().contains("not allowed"), "{refused}");
 }
@@ -121,7 +227,12 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     let ui = open(home.path(), None);
     let asks = events(&ui.app, "approval-request");
     let tool_events = events(&ui.app, "tool-event");
-    invoke(&ui.main, "add_rule", json!({"action": "ask", "rule": "create_task"})).unwrap();
+    invoke(
+        &ui.main,
+        "add_rule",
+        json!({"action": "ask", "rule": "create_task"}),
+    )
+    .unwrap();
     let first = invoke(&ui.main, "first_run", json!({})).unwrap();
     assert_eq!(first["workspace"], false);
 
@@ -139,8 +250,16 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     assert!(!request["review"]["reasons"].as_array().unwrap().is_empty());
     assert_eq!(request["review"]["matched"]["rule"], "create_task");
     let choices = request["choices"].as_array().unwrap();
-    assert!(!choices.contains(&json!("always_workspace")), "no workspace is open: {choices:?}");
-    invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "once"})).unwrap();
+    assert!(
+        !choices.contains(&json!("always_workspace")),
+        "no workspace is open: {choices:?}"
+    );
+    invoke(
+        &ui.main,
+        "answer_approval",
+        json!({"callId": request["call_id"], "choice": "once"}),
+    )
+    .unwrap();
     let view = pending.join().unwrap().unwrap();
     assert_eq!(view["ok"], true, "{view}");
     assert_eq!(view["decision"], "ask");
@@ -152,13 +271,23 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     assert_eq!(started["caller_ref"], "card-1");
 
     // An answer for a call that is no longer waiting is an error that says so.
-    let late = invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "once"})).unwrap_err();
+    let late = invoke(
+        &ui.main,
+        "answer_approval",
+        json!({"callId": request["call_id"], "choice": "once"}),
+    )
+    .unwrap_err();
     assert!(late.as_str().unwrap().contains("no longer waiting"));
 
     // Deny: the call fails with a denial naming who denied.
     let pending = call("Sell milk", "card-2");
     let request = asks.recv_timeout(WAIT).unwrap();
-    invoke(&ui.main, "answer_approval", json!({"callId": request["call_id"], "choice": "deny"})).unwrap();
+    invoke(
+        &ui.main,
+        "answer_approval",
+        json!({"callId": request["call_id"], "choice": "deny"}),
+    )
+    .unwrap();
     let view = pending.join().unwrap().unwrap();
     assert_eq!(view["ok"], false);
     assert!(view["text"].as_str().unwrap().contains("denied"), "{view}");
@@ -171,9 +300,25 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     assert!(asks.try_recv().is_err(), "plan mode must not ask");
 
     // Every call is on record and the chain verifies.
-    let rows = invoke(&ui.main, "audit_list", json!({"filter": {"tool": "create_task"}})).unwrap();
-    let decisions: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["decision"].as_str()).collect();
-    assert!(decisions.contains(&"deny") && decisions.iter().any(|d| d.contains("ask") || d.contains("allow")), "{decisions:?}");
+    let rows = invoke(
+        &ui.main,
+        "audit_list",
+        json!({"filter": {"tool": "create_task"}}),
+    )
+    .unwrap();
+    let decisions: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["decision"].as_str())
+        .collect();
+    assert!(
+        decisions.contains(&"deny")
+            && decisions
+                .iter()
+                .any(|d| d.contains("ask") || d.contains("allow")),
+        "{decisions:?}"
+    );
     let report = invoke(&ui.main, "audit_verify", json!({})).unwrap();
     assert_eq!(report["problems"], json!([]));
     assert!(report["rows"].as_u64().unwrap() >= 3);
@@ -189,10 +334,23 @@ fn a_chat_turn_streams_events_and_persists() {
     let done = events(&ui.app, "agent-done");
 
     let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
-    invoke(&ui.main, "save_agent_settings", json!({"settings": settings})).unwrap();
-    assert_eq!(invoke(&ui.main, "get_agent_settings", json!({})).unwrap()["model"], "scripted");
+    invoke(
+        &ui.main,
+        "save_agent_settings",
+        json!({"settings": settings}),
+    )
+    .unwrap();
+    assert_eq!(
+        invoke(&ui.main, "get_agent_settings", json!({})).unwrap()["model"],
+        "scripted"
+    );
 
-    let id = invoke(&ui.main, "send_message", json!({"conversation": "c-ipc", "text": "Say hello"})).unwrap();
+    let id = invoke(
+        &ui.main,
+        "send_message",
+        json!({"conversation": "c-ipc", "text": "Say hello"}),
+    )
+    .unwrap();
     assert_eq!(id, "c-ipc");
     let finished = done.recv_timeout(WAIT).expect("agent-done");
     assert_eq!(finished, json!({"conversation": "c-ipc", "error": null}));
@@ -205,50 +363,128 @@ fn a_chat_turn_streams_events_and_persists() {
     let messages = invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap();
     assert_eq!(messages.as_array().unwrap().len(), 2, "{messages}");
     let listed = invoke(&ui.main, "list_conversations", json!({"search": null})).unwrap();
-    assert!(listed.as_array().unwrap().iter().any(|c| c["id"] == "c-ipc"));
-    assert_eq!(invoke(&ui.main, "rename_conversation", json!({"conversation": "c-ipc", "title": "Greeting"})).unwrap(), true);
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == "c-ipc")
+    );
+    assert_eq!(
+        invoke(
+            &ui.main,
+            "rename_conversation",
+            json!({"conversation": "c-ipc", "title": "Greeting"})
+        )
+        .unwrap(),
+        true
+    );
     let found = invoke(&ui.main, "list_conversations", json!({"search": "Greet"})).unwrap();
     assert_eq!(found.as_array().unwrap().len(), 1);
-    assert_eq!(invoke(&ui.main, "delete_conversation", json!({"conversation": "c-ipc"})).unwrap(), true);
-    assert_eq!(invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap(), json!([]));
+    assert_eq!(
+        invoke(
+            &ui.main,
+            "delete_conversation",
+            json!({"conversation": "c-ipc"})
+        )
+        .unwrap(),
+        true
+    );
+    assert_eq!(
+        invoke(&ui.main, "get_messages", json!({"conversation": "c-ipc"})).unwrap(),
+        json!([])
+    );
 }
 
 #[test]
 fn toolpacks_install_review_state_logs_and_removal() {
     let home = tempfile::tempdir().unwrap();
     let ui = open(home.path(), None);
-    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": []}}));
+    let pack =
+        cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": []}}));
 
     // Stage → the review the modal shows; nothing runs yet.
     let staged = invoke(&ui.main, "stage_toolpack", json!({"source": pack})).unwrap();
     assert_eq!(staged["review"]["name"], "probe");
-    assert!(staged["review"]["command"].as_str().unwrap().starts_with("node "));
+    assert!(
+        staged["review"]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("node ")
+    );
     assert_eq!(staged["review"]["tools"][0]["effects"], json!([]));
-    assert_eq!(invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"], json!({}));
+    assert_eq!(
+        invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"],
+        json!({})
+    );
     let bad = invoke(&ui.main, "stage_toolpack", json!({"source": "gitlab:x/y"})).unwrap_err();
     assert!(bad.as_str().unwrap().contains("github:owner/repo"), "{bad}");
 
     // Accept → installed, pinned, its server running and its tools callable.
-    let record = invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).unwrap();
+    let record = invoke(
+        &ui.main,
+        "install_toolpack",
+        json!({"token": staged["token"], "config": {}}),
+    )
+    .unwrap();
     assert_eq!(record["enabled"], true);
     assert_eq!(record["sha256"], staged["review"]["sha256"]);
     let view = invoke(&ui.main, "list_toolpacks", json!({})).unwrap();
     assert_eq!(view["servers"][0]["state"], "running", "{view}");
     let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
-    assert!(tools.as_array().unwrap().iter().any(|t| t["spec"]["name"] == "mcp__probe__echo" && t["layer"] == "mcp"));
-    let called = invoke(&ui.main, "call_tool", json!({"name": "echo", "args": {"text": "over IPC"}, "conversation": "p"})).unwrap();
-    assert_eq!((called["ok"].clone(), called["text"].clone()), (json!(true), json!("over IPC")), "{called}");
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["spec"]["name"] == "mcp__probe__echo" && t["layer"] == "mcp")
+    );
+    let called = invoke(
+        &ui.main,
+        "call_tool",
+        json!({"name": "echo", "args": {"text": "over IPC"}, "conversation": "p"}),
+    )
+    .unwrap();
+    assert_eq!(
+        (called["ok"].clone(), called["text"].clone()),
+        (json!(true), json!("over IPC")),
+        "{called}"
+    );
     let log = invoke(&ui.main, "toolpack_log", json!({"server": "probe"})).unwrap();
-    assert!(log.as_str().unwrap().contains("probe server") && log.as_str().unwrap().contains("ready"), "{log}");
+    assert!(
+        log.as_str().unwrap().contains("probe server") && log.as_str().unwrap().contains("ready"),
+        "{log}"
+    );
     // A used token is gone: a stale review cannot install twice.
-    assert!(invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).is_err());
+    assert!(
+        invoke(
+            &ui.main,
+            "install_toolpack",
+            json!({"token": staged["token"], "config": {}})
+        )
+        .is_err()
+    );
 
     // Disable stops it and hides its tools; remove forgets it.
-    invoke(&ui.main, "set_toolpack_enabled", json!({"name": "probe", "enabled": false})).unwrap();
+    invoke(
+        &ui.main,
+        "set_toolpack_enabled",
+        json!({"name": "probe", "enabled": false}),
+    )
+    .unwrap();
     let tools = invoke(&ui.main, "list_tools", json!({})).unwrap();
-    assert!(!tools.as_array().unwrap().iter().any(|t| t["spec"]["name"] == "mcp__probe__echo"));
+    assert!(
+        !tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["spec"]["name"] == "mcp__probe__echo")
+    );
     invoke(&ui.main, "remove_toolpack", json!({"name": "probe"})).unwrap();
-    assert_eq!(invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"], json!({}));
+    assert_eq!(
+        invoke(&ui.main, "list_toolpacks", json!({})).unwrap()["records"],
+        json!({})
+    );
 }
 
 #[test]
@@ -256,23 +492,64 @@ fn an_mcp_form_reaches_the_window_and_its_answer_returns() {
     let home = tempfile::tempdir().unwrap();
     let ui = open(home.path(), None);
     let forms = events(&ui.app, "elicitation-request");
-    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({"effects": {"ask_name": [{"kind": "ui.ask"}]}}));
+    let pack = cowork_tests::mcp::probe_pack(
+        home.path(),
+        "probe",
+        &[],
+        json!({"effects": {"ask_name": [{"kind": "ui.ask"}]}}),
+    );
     let staged = invoke(&ui.main, "stage_toolpack", json!({"source": pack})).unwrap();
-    invoke(&ui.main, "install_toolpack", json!({"token": staged["token"], "config": {}})).unwrap();
+    invoke(
+        &ui.main,
+        "install_toolpack",
+        json!({"token": staged["token"], "config": {}}),
+    )
+    .unwrap();
 
-    let call = |main: WebviewWindow<MockRuntime>| std::thread::spawn(move || invoke(&main, "call_tool", json!({"name": "mcp__probe__ask_name", "args": {}, "conversation": "f"})));
+    let call = |main: WebviewWindow<MockRuntime>| {
+        std::thread::spawn(move || {
+            invoke(
+                &main,
+                "call_tool",
+                json!({"name": "mcp__probe__ask_name", "args": {}, "conversation": "f"}),
+            )
+        })
+    };
     let pending = call(ui.main.clone());
-    let form = forms.recv_timeout(WAIT).expect("the form reaches the window");
-    assert_eq!((form["from"].clone(), form["message"].clone()), (json!("mcp:probe"), json!("What is your name?")));
+    let form = forms
+        .recv_timeout(WAIT)
+        .expect("the form reaches the window");
+    assert_eq!(
+        (form["from"].clone(), form["message"].clone()),
+        (json!("mcp:probe"), json!("What is your name?"))
+    );
     assert_eq!(form["schema"]["properties"]["name"]["type"], "string");
-    invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "accept", "content": {"name": "Grace"}}})).unwrap();
+    invoke(
+        &ui.main,
+        "answer_elicitation",
+        json!({"id": form["id"], "answer": {"action": "accept", "content": {"name": "Grace"}}}),
+    )
+    .unwrap();
     assert_eq!(pending.join().unwrap().unwrap()["text"], "Hello, Grace!");
 
     let pending = call(ui.main.clone());
     let form = forms.recv_timeout(WAIT).unwrap();
-    invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "decline"}})).unwrap();
-    assert_eq!(pending.join().unwrap().unwrap()["text"], "no name (decline)");
-    let late = invoke(&ui.main, "answer_elicitation", json!({"id": form["id"], "answer": {"action": "cancel"}})).unwrap_err();
+    invoke(
+        &ui.main,
+        "answer_elicitation",
+        json!({"id": form["id"], "answer": {"action": "decline"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        pending.join().unwrap().unwrap()["text"],
+        "no name (decline)"
+    );
+    let late = invoke(
+        &ui.main,
+        "answer_elicitation",
+        json!({"id": form["id"], "answer": {"action": "cancel"}}),
+    )
+    .unwrap_err();
     assert!(late.as_str().unwrap().contains("no longer waiting"));
 }
 
@@ -283,9 +560,18 @@ fn the_window_records_an_audit_anchor_at_start() {
     let home = tempfile::tempdir().unwrap();
     let anchors = home.path().join("elsewhere/anchors");
     std::fs::create_dir_all(anchors.parent().unwrap()).unwrap();
-    std::fs::write(home.path().join("settings.json"), json!({"audit": {"anchorFile": anchors}}).to_string()).unwrap();
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"audit": {"anchorFile": anchors}}).to_string(),
+    )
+    .unwrap();
     let ui = open(home.path(), None);
-    invoke(&ui.main, "call_tool", json!({"name": "create_task", "args": {"title": "x"}, "conversation": "c", "card": "k"})).unwrap();
+    invoke(
+        &ui.main,
+        "call_tool",
+        json!({"name": "create_task", "args": {"title": "x"}, "conversation": "c", "card": "k"}),
+    )
+    .unwrap();
     drop(ui);
     let _again = open(home.path(), None);
     let text = std::fs::read_to_string(&anchors).unwrap();
@@ -293,7 +579,20 @@ fn the_window_records_an_audit_anchor_at_start() {
     assert_eq!(lines.len(), 2, "one anchor per start: {text}");
     let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
     let log = cowork_core::AuditLog::open(&store).unwrap();
-    let parsed: Vec<cowork_core::Anchor> = lines.iter().map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" ").parse().unwrap()).collect();
-    assert!(parsed[1].seq.unwrap() > parsed[0].seq.unwrap(), "the second start anchors the call made in between");
+    let parsed: Vec<cowork_core::Anchor> = lines
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join(" ")
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        parsed[1].seq.unwrap() > parsed[0].seq.unwrap(),
+        "the second start anchors the call made in between"
+    );
     assert!(log.verify_anchored(&parsed).unwrap().ok());
 }

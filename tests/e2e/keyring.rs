@@ -43,10 +43,17 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
     })
     .await
     .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("key stored in the OS keyring") && stdout.trim_end().ends_with("pong"), "{text}");
+    assert!(
+        stdout.contains("key stored in the OS keyring") && stdout.trim_end().ends_with("pong"),
+        "{text}"
+    );
 
     // The provider got the key from the keyring…
     let requests = server.requests();
@@ -58,7 +65,11 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
             files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
         } else {
             let bytes = std::fs::read(&path).unwrap();
-            assert!(!String::from_utf8_lossy(&bytes).contains(key), "the key reached {}", path.display());
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(key),
+                "the key reached {}",
+                path.display()
+            );
         }
     }
     let settings = std::fs::read_to_string(home.join("settings.json")).unwrap();

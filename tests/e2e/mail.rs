@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-
 const USERS: [(&str, &str); 2] = [("alice", "alice-pw-93kd"), ("bob", "bob-pw-x81q")];
 
 fn add_account(h: &Harness, server: &MailServer, name: &str, password: &str) {
@@ -23,7 +22,9 @@ fn add_account(h: &Harness, server: &MailServer, name: &str, password: &str) {
 }
 
 async fn setup() -> (MailServer, Harness, Arc<Recorder>) {
-    let server = tokio::task::spawn_blocking(|| MailServer::start(&USERS)).await.unwrap();
+    let server = tokio::task::spawn_blocking(|| MailServer::start(&USERS))
+        .await
+        .unwrap();
     let yes = Arc::new(Recorder::default());
     let h = Harness::new(yes.clone());
     for (name, password) in USERS {
@@ -36,7 +37,12 @@ async fn setup() -> (MailServer, Harness, Arc<Recorder>) {
 /// Polls (bounded) until `account`'s inbox holds a message with this subject.
 async fn wait_for(h: &Harness, account: &str, subject: &str) -> Value {
     for _ in 0..100 {
-        let found = h.ok("email_check", json!({"account": account, "subject": subject})).await;
+        let found = h
+            .ok(
+                "email_check",
+                json!({"account": account, "subject": subject}),
+            )
+            .await;
         if let Some(m) = found["messages"].as_array().unwrap().first() {
             return m.clone();
         }
@@ -58,7 +64,13 @@ async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
     // Sending asked, and the review named account and recipients.
     let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
     assert_eq!(tool, "email_send");
-    assert!(effects.contains(&Effect::MailSend { account: "alice".into(), recipients: vec!["bob@example.test".into()] }), "{effects:?}");
+    assert!(
+        effects.contains(&Effect::MailSend {
+            account: "alice".into(),
+            recipients: vec!["bob@example.test".into()]
+        }),
+        "{effects:?}"
+    );
     // Within the undo delay it has not left.
     let early = h.ok("email_check", json!({"account": "bob"})).await;
     assert_eq!(early["total"], 0, "sent before the undo delay: {early}");
@@ -68,29 +80,87 @@ async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
     let summary = wait_for(&h, "bob", "Agenda for Thursday").await;
     assert_eq!(summary["from"], "ALICE <alice@example.test>");
     assert_eq!(summary["unread"], true);
-    let read = h.call("email_read", json!({"account": "bob", "uid": summary["uid"]})).await;
-    assert!(read.result.as_ref().unwrap().untrusted, "incoming mail is untrusted");
+    let read = h
+        .call(
+            "email_read",
+            json!({"account": "bob", "uid": summary["uid"]}),
+        )
+        .await;
+    assert!(
+        read.result.as_ref().unwrap().untrusted,
+        "incoming mail is untrusted"
+    );
     let message = read.result.unwrap().structured.unwrap();
-    assert!(message["text"].as_str().unwrap().contains("the agenda is attached"), "{message}");
+    assert!(
+        message["text"]
+            .as_str()
+            .unwrap()
+            .contains("the agenda is attached"),
+        "{message}"
+    );
     assert_eq!(message["attachments"][0]["name"], "agenda.txt");
-    assert_eq!(message["message_id"].as_str().unwrap(), format!("{}", queued["message_id"].as_str().unwrap()));
+    assert_eq!(
+        message["message_id"].as_str().unwrap(),
+        format!("{}", queued["message_id"].as_str().unwrap())
+    );
     // Reading did not mark it read.
-    let again = h.ok("email_check", json!({"account": "bob", "unread_only": true})).await;
+    let again = h
+        .ok(
+            "email_check",
+            json!({"account": "bob", "unread_only": true}),
+        )
+        .await;
     assert_eq!(again["total"], 1);
 
     // Bob replies: the reply goes to Alice, threaded, and the modal named her. The conversation
     // read mail, so it is tainted: the egress is asked regardless.
-    h.ok("email_reply", json!({"account": "bob", "uid": summary["uid"], "body": "Thanks, see you."})).await;
+    h.ok(
+        "email_reply",
+        json!({"account": "bob", "uid": summary["uid"], "body": "Thanks, see you."}),
+    )
+    .await;
     let (_, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
-    assert!(effects.contains(&Effect::MailSend { account: "bob".into(), recipients: vec!["alice@example.test".into()] }), "{effects:?}");
+    assert!(
+        effects.contains(&Effect::MailSend {
+            account: "bob".into(),
+            recipients: vec!["alice@example.test".into()]
+        }),
+        "{effects:?}"
+    );
     let reply = wait_for(&h, "alice", "Re: Agenda for Thursday").await;
-    let reply = h.ok("email_read", json!({"account": "alice", "uid": reply["uid"]})).await;
+    let reply = h
+        .ok(
+            "email_read",
+            json!({"account": "alice", "uid": reply["uid"]}),
+        )
+        .await;
     assert!(reply["text"].as_str().unwrap().contains("see you"));
-    assert_eq!(reply["in_reply_to"], queued["message_id"], "the reply threads under the original");
+    assert_eq!(
+        reply["in_reply_to"], queued["message_id"],
+        "the reply threads under the original"
+    );
     let outbox = h.ok("email_outbox", json!({})).await;
-    assert!(outbox["messages"].as_array().unwrap().iter().all(|m| m["state"] == "sent"), "{outbox}");
-    let check = h.call("email_reply", json!({"account": "alice", "uid": 999, "body": "x"})).await;
-    assert!(check.result.unwrap_err().to_string().contains("email_read first"));
+    assert!(
+        outbox["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["state"] == "sent"),
+        "{outbox}"
+    );
+    let check = h
+        .call(
+            "email_reply",
+            json!({"account": "alice", "uid": 999, "body": "x"}),
+        )
+        .await;
+    assert!(
+        check
+            .result
+            .unwrap_err()
+            .to_string()
+            .contains("email_read first")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,7 +170,10 @@ async fn undo_takes_a_message_back_before_it_leaves() {
     let undone = h.ok("email_undo", json!({"id": queued["id"]})).await;
     assert_eq!(undone["state"], "cancelled");
     tokio::time::sleep(MAIL_UNDO + Duration::from_millis(1500)).await;
-    assert_eq!(h.ok("email_check", json!({"account": "bob"})).await["total"], 0);
+    assert_eq!(
+        h.ok("email_check", json!({"account": "bob"})).await["total"],
+        0
+    );
     let outbox = h.ok("email_outbox", json!({})).await;
     assert_eq!(outbox["messages"][0]["state"], "cancelled");
     // Too late is said plainly.
@@ -123,21 +196,48 @@ Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n";
         "import smtplib,sys\ns=smtplib.SMTP('127.0.0.1',{});s.login('alice','{}');s.sendmail('zhang@example.test',['bob@example.test'],sys.stdin.buffer.read());s.quit()",
         server.smtp_port, USERS[0].1
     );
-    let mut child = std::process::Command::new("python3").args(["-c", &script]).stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(raw.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(raw.as_bytes())
+        .unwrap();
     assert!(child.wait().unwrap().success());
 
     let found = wait_for(&h, "bob", "会议议程").await;
     assert_eq!(found["from"], "张帆 <zhang@example.test>");
-    let message = h.ok("email_read", json!({"account": "bob", "uid": found["uid"]})).await;
+    let message = h
+        .ok("email_read", json!({"account": "bob", "uid": found["uid"]}))
+        .await;
     assert_eq!(message["text"].as_str().unwrap().trim(), "你好");
-    assert_eq!(message["attachments"], json!([{"name": "agenda.pdf", "content_type": "application/pdf", "size": 9}]));
+    assert_eq!(
+        message["attachments"],
+        json!([{"name": "agenda.pdf", "content_type": "application/pdf", "size": 9}])
+    );
 
     h.secrets.set(&accounts::secret_name("bob"), "wrong");
-    let error = h.call("email_check", json!({"account": "bob"})).await.result.unwrap_err().to_string();
-    assert!(error.contains("\"bob\"") && error.contains("refused the login"), "{error}");
-    let none = h.call("email_check", json!({"account": "carol"})).await.result.unwrap_err().to_string();
+    let error = h
+        .call("email_check", json!({"account": "bob"}))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("\"bob\"") && error.contains("refused the login"),
+        "{error}"
+    );
+    let none = h
+        .call("email_check", json!({"account": "carol"}))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
     assert!(none.contains("cowork account add"), "{none}");
 }
 
@@ -150,9 +250,17 @@ async fn email_check_reads_1000_headers_quickly() {
 for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subject: bulk %d\\r\\nFrom: a@example.test\\r\\n\\r\\nbody %d\\r\\n' % (i,i)).encode())\ns.quit()",
         server.smtp_port, USERS[0].1
     );
-    assert!(std::process::Command::new("python3").args(["-c", &script]).status().unwrap().success());
+    assert!(
+        std::process::Command::new("python3")
+            .args(["-c", &script])
+            .status()
+            .unwrap()
+            .success()
+    );
     let started = std::time::Instant::now();
-    let all = h.ok("email_check", json!({"account": "bob", "limit": 1000})).await;
+    let all = h
+        .ok("email_check", json!({"account": "bob", "limit": 1000}))
+        .await;
     let took = started.elapsed();
     assert_eq!(all["total"], 1000);
     assert_eq!(all["messages"].as_array().unwrap().len(), 1000);
@@ -164,15 +272,31 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_and_starttls_to_an_untrusted_certificate_are_refused_naming_the_account() {
     let (server, h, _) = setup().await;
-    for (name, port, security) in [("implicit", server.imaps_port, Security::Tls), ("upgraded", server.imap_port, Security::Starttls)] {
+    for (name, port, security) in [
+        ("implicit", server.imaps_port, Security::Tls),
+        ("upgraded", server.imap_port, Security::Starttls),
+    ] {
         let mut config = server.account("alice");
-        if let AccountConfig::Mail { imap_port, imap_security, .. } = &mut config {
+        if let AccountConfig::Mail {
+            imap_port,
+            imap_security,
+            ..
+        } = &mut config
+        {
             (*imap_port, *imap_security) = (port, security);
         }
         h.add_account(name, config, USERS[0].1);
         // Dovecot's self-signed certificate: the TLS handshake happens and the certificate is
         // refused; the password is never sent.
-        let error = h.call("email_check", json!({"account": name})).await.result.unwrap_err().to_string();
-        assert!(error.contains(&format!("{name:?}")) && error.to_lowercase().contains("certificate"), "{error}");
+        let error = h
+            .call("email_check", json!({"account": name}))
+            .await
+            .result
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(&format!("{name:?}")) && error.to_lowercase().contains("certificate"),
+            "{error}"
+        );
     }
 }

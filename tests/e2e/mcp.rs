@@ -6,7 +6,10 @@
 
 use cowork_app::{App, AppOptions, ServerState};
 use cowork_contract::ToolError;
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ElicitationAnswer, ElicitationRequest, Layer, SchedulerConfig, ToolEvent};
+use cowork_core::{
+    ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ElicitationAnswer,
+    ElicitationRequest, Layer, SchedulerConfig, ToolEvent,
+};
 use cowork_tests::mcp::{FakeGithub, probe_pack, servers};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -15,7 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Answers asks with a queued choice (deny when the queue is empty) and remembers each ask.
@@ -35,11 +41,19 @@ impl Approver for Script {
     }
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
         self.asked.lock().unwrap().push(request.clone());
-        self.answers.lock().unwrap().pop().unwrap_or(ApprovalChoice::Deny)
+        self.answers
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or(ApprovalChoice::Deny)
     }
     async fn elicit(&self, request: &ElicitationRequest) -> ElicitationAnswer {
         self.forms.lock().unwrap().push(request.clone());
-        self.form.lock().unwrap().take().unwrap_or(ElicitationAnswer::Decline)
+        self.form
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or(ElicitationAnswer::Decline)
     }
 }
 
@@ -70,14 +84,33 @@ fn open(settings: Option<Value>) -> Env {
     std::fs::create_dir_all(&workspace).unwrap();
     let workspace = workspace.canonicalize().unwrap();
     let script = Arc::new(Script::default());
-    let app = App::open(AppOptions { home: Some(home), workspace_roots: vec![workspace.clone()], approver: script.clone(), scheduler: SchedulerConfig::default() }).unwrap();
-    Env { dir, workspace, script, app }
+    let app = App::open(AppOptions {
+        home: Some(home),
+        workspace_roots: vec![workspace.clone()],
+        approver: script.clone(),
+        scheduler: SchedulerConfig::default(),
+    })
+    .unwrap();
+    Env {
+        dir,
+        workspace,
+        script,
+        app,
+    }
 }
 
 impl Env {
     /// Installs a folder (dependencies are linked from tests/mcp-servers, never downloaded).
-    async fn install(&self, folder: &Path, config: BTreeMap<String, Value>) -> cowork_app::ToolpackRecord {
-        let staged = self.app.stage_toolpack(&folder.display().to_string(), None).await.unwrap();
+    async fn install(
+        &self,
+        folder: &Path,
+        config: BTreeMap<String, Value>,
+    ) -> cowork_app::ToolpackRecord {
+        let staged = self
+            .app
+            .stage_toolpack(&folder.display().to_string(), None)
+            .await
+            .unwrap();
         // Dependencies are placed before the install is committed, so they are pinned with it.
         for dep in ["node_modules", ".venv"] {
             if folder.join(dep).exists() || !servers().join(dep).exists() {
@@ -93,16 +126,31 @@ impl Env {
     }
 
     async fn call(&self, tool: &str, args: Value) -> cowork_core::CallOutcome {
-        self.app.scheduler().call(CallRequest::new(tool, args, Caller::Cli, "mcp-test")).await
+        self.app
+            .scheduler()
+            .call(CallRequest::new(tool, args, Caller::Cli, "mcp-test"))
+            .await
     }
 
     fn status(&self, server: &str) -> cowork_app::ServerStatus {
-        self.app.mcp_servers().into_iter().find(|s| s.name == server).unwrap_or_else(|| panic!("no server {server}"))
+        self.app
+            .mcp_servers()
+            .into_iter()
+            .find(|s| s.name == server)
+            .unwrap_or_else(|| panic!("no server {server}"))
     }
 
     fn audit_layer(&self, call_id: &str) -> Option<String> {
         self.app.scheduler().flush().unwrap();
-        let rows = self.app.scheduler().audit().list(&cowork_core::AuditFilter { call_id: Some(call_id.into()), ..Default::default() }).unwrap();
+        let rows = self
+            .app
+            .scheduler()
+            .audit()
+            .list(&cowork_core::AuditFilter {
+                call_id: Some(call_id.into()),
+                ..Default::default()
+            })
+            .unwrap();
         rows.first().and_then(|r| r.record.layer.clone())
     }
 }
@@ -118,9 +166,14 @@ async fn eventually(what: &str, limit: Duration, mut check: impl FnMut() -> bool
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     let env = open(None);
-    let fs_config = BTreeMap::from([("allowed_directories".to_string(), json!([env.workspace.display().to_string()]))]);
-    env.install(&repo().join("toolpacks/time"), BTreeMap::new()).await;
-    env.install(&repo().join("toolpacks/filesystem"), fs_config).await;
+    let fs_config = BTreeMap::from([(
+        "allowed_directories".to_string(),
+        json!([env.workspace.display().to_string()]),
+    )]);
+    env.install(&repo().join("toolpacks/time"), BTreeMap::new())
+        .await;
+    env.install(&repo().join("toolpacks/filesystem"), fs_config)
+        .await;
     // server-memory ships with no declarations: every call is an unknown effect.
     let memory = env.dir.path().join("pack-memory");
     std::fs::create_dir_all(&memory).unwrap();
@@ -139,19 +192,38 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
 
     // Discovery: namespaced names, the plain name as alias, the MCP layer.
     let registry = env.app.scheduler().registry();
-    let time = registry.get("mcp__time__get_current_time").expect("discovered");
+    let time = registry
+        .get("mcp__time__get_current_time")
+        .expect("discovered");
     assert_eq!(time.layer, Layer::Mcp);
-    assert_eq!(registry.canonical_name("get_current_time").as_deref(), Some("mcp__time__get_current_time"));
+    assert_eq!(
+        registry.canonical_name("get_current_time").as_deref(),
+        Some("mcp__time__get_current_time")
+    );
     // The shipped declarations cover every tool the real servers report.
-    for info in registry.list().into_iter().filter(|t| t.spec.name.starts_with("mcp__filesystem__") || t.spec.name.starts_with("mcp__time__")) {
-        assert!(!info.spec.effects.contains(&cowork_contract::EffectKind::McpCall), "{} is undeclared in its shipped manifest", info.spec.name);
+    for info in registry.list().into_iter().filter(|t| {
+        t.spec.name.starts_with("mcp__filesystem__") || t.spec.name.starts_with("mcp__time__")
+    }) {
+        assert!(
+            !info
+                .spec
+                .effects
+                .contains(&cowork_contract::EffectKind::McpCall),
+            "{} is undeclared in its shipped manifest",
+            info.spec.name
+        );
     }
 
     // A call with no effects: allowed, runs, audited as an MCP call.
-    let out = env.call("get_current_time", json!({"timezone": "Asia/Shanghai"})).await;
+    let out = env
+        .call("get_current_time", json!({"timezone": "Asia/Shanghai"}))
+        .await;
     let text = out.result.as_ref().unwrap().text_content();
     assert!(text.contains("+08:00"), "{text}");
-    assert_eq!(out.review.as_ref().unwrap().decision, cowork_core::Action::Allow);
+    assert_eq!(
+        out.review.as_ref().unwrap().decision,
+        cowork_core::Action::Allow
+    );
     assert_eq!(env.audit_layer(&out.call_id).as_deref(), Some("mcp"));
 
     // Declared effects are judged on the call's real paths: inside the workspace a write
@@ -160,22 +232,66 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     // without asking, never reaching the server.
     let target = env.workspace.join("hello.txt");
     env.script.answer(ApprovalChoice::Once);
-    let write = env.call("mcp__filesystem__write_file", json!({"path": target, "content": "hi from MCP"})).await;
+    let write = env
+        .call(
+            "mcp__filesystem__write_file",
+            json!({"path": target, "content": "hi from MCP"}),
+        )
+        .await;
     assert!(write.result.is_ok(), "{:?}", write.result);
     let review = write.review.as_ref().unwrap();
     assert_eq!(review.score, 4, "{review:?}");
-    assert!(review.reasons.iter().any(|r| r.text.contains("inside the workspace")) && review.reasons.iter().any(|r| r.text.contains("destructive")), "{review:?}");
+    assert!(
+        review
+            .reasons
+            .iter()
+            .any(|r| r.text.contains("inside the workspace"))
+            && review
+                .reasons
+                .iter()
+                .any(|r| r.text.contains("destructive")),
+        "{review:?}"
+    );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi from MCP");
-    let read = env.call("mcp__filesystem__read_text_file", json!({"path": target})).await;
+    let read = env
+        .call("mcp__filesystem__read_text_file", json!({"path": target}))
+        .await;
     assert_eq!(read.result.unwrap().text_content(), "hi from MCP");
     let asked_before = env.script.asked.lock().unwrap().len();
-    let outside = env.call("mcp__filesystem__read_text_file", json!({"path": "/etc/hostname"})).await;
-    assert!(matches!(outside.result, Err(ToolError::SecurityViolation { .. })), "{:?}", outside.result);
-    assert!(outside.review.as_ref().unwrap().why.contains("outside the workspace"), "{:?}", outside.review);
-    assert_eq!(env.script.asked.lock().unwrap().len(), asked_before, "confinement does not ask");
+    let outside = env
+        .call(
+            "mcp__filesystem__read_text_file",
+            json!({"path": "/etc/hostname"}),
+        )
+        .await;
+    assert!(
+        matches!(outside.result, Err(ToolError::SecurityViolation { .. })),
+        "{:?}",
+        outside.result
+    );
+    assert!(
+        outside
+            .review
+            .as_ref()
+            .unwrap()
+            .why
+            .contains("outside the workspace"),
+        "{:?}",
+        outside.review
+    );
+    assert_eq!(
+        env.script.asked.lock().unwrap().len(),
+        asked_before,
+        "confinement does not ask"
+    );
     // A move declares a delete and a write; both are reviewed (delete inside: 6, asks).
     env.script.answer(ApprovalChoice::Once);
-    let moved = env.call("mcp__filesystem__move_file", json!({"source": target, "destination": env.workspace.join("moved.txt")})).await;
+    let moved = env
+        .call(
+            "mcp__filesystem__move_file",
+            json!({"source": target, "destination": env.workspace.join("moved.txt")}),
+        )
+        .await;
     assert!(moved.result.is_ok(), "{:?}", moved.result);
     assert!(env.workspace.join("moved.txt").exists());
 
@@ -187,11 +303,29 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     assert_eq!(env.script.asked(), before + 1);
     let review = created.review.unwrap();
     assert_eq!(review.score, 8, "{review:?}");
-    assert!(review.reasons[0].text.contains("declares no effects"), "{review:?}");
+    assert!(
+        review.reasons[0].text.contains("declares no effects"),
+        "{review:?}"
+    );
     // Plan mode lets declared read-only tools run and stops the undeclared ones.
-    env.app.scheduler().policy().set_mode(cowork_core::Mode::Plan, false).unwrap();
-    assert!(env.call("mcp__filesystem__list_directory", json!({"path": env.workspace})).await.result.is_ok());
-    assert!(matches!(env.call("mcp__memory__read_graph", json!({})).await.result, Err(ToolError::Denied { .. })));
+    env.app
+        .scheduler()
+        .policy()
+        .set_mode(cowork_core::Mode::Plan, false)
+        .unwrap();
+    assert!(
+        env.call(
+            "mcp__filesystem__list_directory",
+            json!({"path": env.workspace})
+        )
+        .await
+        .result
+        .is_ok()
+    );
+    assert!(matches!(
+        env.call("mcp__memory__read_graph", json!({})).await.result,
+        Err(ToolError::Denied { .. })
+    ));
     env.app.scheduler().flush().unwrap();
     let report = env.app.scheduler().audit().verify().unwrap();
     assert!(report.ok(), "{report:?}");
@@ -202,34 +336,58 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     let env = open(None);
     let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": [], "ask_name": [{"kind": "ui.ask"}]},
                           "overrides": {"web_fetch": "echo"}});
-    env.install(&probe_pack(env.dir.path(), "probe", &[], declared), BTreeMap::new()).await;
+    env.install(
+        &probe_pack(env.dir.path(), "probe", &[], declared),
+        BTreeMap::new(),
+    )
+    .await;
     env.settle().await;
     let scheduler = env.app.scheduler();
 
     // Override: the stub web_fetch is now the probe's echo, visibly, also in the audit row.
     let web_fetch = scheduler.registry().get("web_fetch").unwrap();
-    assert_eq!((web_fetch.layer, web_fetch.overrides.clone()), (Layer::Mcp, vec![Layer::Stub]));
+    assert_eq!(
+        (web_fetch.layer, web_fetch.overrides.clone()),
+        (Layer::Mcp, vec![Layer::Stub])
+    );
     let echoed = env.call("web_fetch", json!({"text": "via override"})).await;
     assert_eq!(echoed.result.unwrap().text_content(), "via override");
-    assert_eq!(env.audit_layer(&echoed.call_id).as_deref(), Some("mcp (overrides stub)"));
+    assert_eq!(
+        env.audit_layer(&echoed.call_id).as_deref(),
+        Some("mcp (overrides stub)")
+    );
 
     // Progress notifications become scheduler progress events.
     let mut events = scheduler.subscribe();
-    let slow = env.call("mcp__probe__slow", json!({"steps": 3, "delay_ms": 30})).await;
+    let slow = env
+        .call("mcp__probe__slow", json!({"steps": 3, "delay_ms": 30}))
+        .await;
     assert_eq!(slow.result.unwrap().text_content(), "done after 3 steps");
     // The last notification and the result travel separately (rmcp hands notifications to
     // their own task), so it may land just after the call returned: wait for it, bounded.
     let mut progress = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while progress.len() < 3 {
-        let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await else { break };
-        if let ToolEvent::Progress { call_id, progress: p } = event
+        let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await else {
+            break;
+        };
+        if let ToolEvent::Progress {
+            call_id,
+            progress: p,
+        } = event
             && call_id == slow.call_id
         {
             progress.push((p.progress, p.total, p.message));
         }
     }
-    assert_eq!(progress, [(1.0, Some(3.0), Some("step 1".into())), (2.0, Some(3.0), Some("step 2".into())), (3.0, Some(3.0), Some("step 3".into()))]);
+    assert_eq!(
+        progress,
+        [
+            (1.0, Some(3.0), Some("step 1".into())),
+            (2.0, Some(3.0), Some("step 2".into())),
+            (3.0, Some(3.0), Some("step 3".into()))
+        ]
+    );
 
     // Cancel and timeout send notifications/cancelled: the server sees them (its log says so).
     let log = env.status("probe").log_file;
@@ -240,78 +398,202 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         cancel.cancel();
     });
     let started = Instant::now();
-    assert!(matches!(scheduler.call(req).await.result, Err(ToolError::Cancelled)));
+    assert!(matches!(
+        scheduler.call(req).await.result,
+        Err(ToolError::Cancelled)
+    ));
     assert!(started.elapsed() < Duration::from_secs(5));
     let mut req = CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test");
     req.timeout = Some(Duration::from_millis(300));
-    assert!(matches!(scheduler.call(req).await.result, Err(ToolError::Timeout { .. })));
-    eventually("two cancellations in the server log", Duration::from_secs(5), || {
-        std::fs::read_to_string(&log).unwrap_or_default().matches("cancelled request").count() >= 2
-    })
+    assert!(matches!(
+        scheduler.call(req).await.result,
+        Err(ToolError::Timeout { .. })
+    ));
+    eventually(
+        "two cancellations in the server log",
+        Duration::from_secs(5),
+        || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .matches("cancelled request")
+                .count()
+                >= 2
+        },
+    )
     .await;
 
     // Resources and prompts: listed and read through the gateway tools, reviewed like any call.
-    let listed = env.call("mcp_list_resources", json!({})).await.result.unwrap();
-    assert_eq!(listed.structured.as_ref().unwrap()[0]["uri"], "probe://readme", "{listed:?}");
+    let listed = env
+        .call("mcp_list_resources", json!({}))
+        .await
+        .result
+        .unwrap();
+    assert_eq!(
+        listed.structured.as_ref().unwrap()[0]["uri"],
+        "probe://readme",
+        "{listed:?}"
+    );
     assert_eq!(listed.structured.as_ref().unwrap()[0]["server"], "probe");
     env.script.answer(ApprovalChoice::Once);
-    let read = env.call("mcp_read_resource", json!({"server": "probe", "uri": "probe://readme"})).await;
+    let read = env
+        .call(
+            "mcp_read_resource",
+            json!({"server": "probe", "uri": "probe://readme"}),
+        )
+        .await;
     assert_eq!(read.result.unwrap().text_content(), "The probe says hi.");
-    assert_eq!(read.review.unwrap().score, 8, "reading runs server code on its URI: asks");
-    let prompts = env.call("mcp_list_prompts", json!({"server": "probe"})).await.result.unwrap();
+    assert_eq!(
+        read.review.unwrap().score,
+        8,
+        "reading runs server code on its URI: asks"
+    );
+    let prompts = env
+        .call("mcp_list_prompts", json!({"server": "probe"}))
+        .await
+        .result
+        .unwrap();
     assert_eq!(prompts.structured.unwrap()[0]["name"], "greet");
-    let prompt = env.call("mcp_get_prompt", json!({"server": "probe", "name": "greet", "arguments": {"name": "Ada"}})).await;
-    assert_eq!(prompt.result.unwrap().text_content(), "user: Say hello to Ada.");
-    let missing = env.call("mcp_list_prompts", json!({"server": "nope"})).await.result.unwrap_err().to_string();
-    assert!(missing.contains("no running MCP server named \"nope\"") && missing.contains("toolpack"), "{missing}");
+    let prompt = env
+        .call(
+            "mcp_get_prompt",
+            json!({"server": "probe", "name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(
+        prompt.result.unwrap().text_content(),
+        "user: Say hello to Ada."
+    );
+    let missing = env
+        .call("mcp_list_prompts", json!({"server": "nope"}))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("no running MCP server named \"nope\"") && missing.contains("toolpack"),
+        "{missing}"
+    );
 
     // Elicitation: the server's form goes to the person through the Approver, and is audited
     // (the action, never the content).
-    *env.script.form.lock().unwrap() = Some(ElicitationAnswer::Accept { content: json!({"name": "Ada"}) });
+    *env.script.form.lock().unwrap() = Some(ElicitationAnswer::Accept {
+        content: json!({"name": "Ada"}),
+    });
     let named = env.call("mcp__probe__ask_name", json!({})).await;
     assert_eq!(named.result.unwrap().text_content(), "Hello, Ada!");
     let form = env.script.forms.lock().unwrap().last().cloned().unwrap();
-    assert_eq!((form.from.as_str(), form.message.as_str()), ("mcp:probe", "What is your name?"));
+    assert_eq!(
+        (form.from.as_str(), form.message.as_str()),
+        ("mcp:probe", "What is your name?")
+    );
     assert_eq!(form.schema["properties"]["name"]["type"], "string");
     let declined = env.call("mcp__probe__ask_name", json!({})).await;
     assert_eq!(declined.result.unwrap().text_content(), "no name (decline)");
     scheduler.flush().unwrap();
-    let rows = scheduler.audit().list(&cowork_core::AuditFilter { tool: Some("elicitation".into()), ..Default::default() }).unwrap();
-    let answers: Vec<_> = rows.iter().map(|r| r.record.approved_by.clone().unwrap_or_default()).collect();
-    assert_eq!(answers, ["script: declined", "script: accepted"], "newest first");
-    assert!(rows.iter().all(|r| !r.record.args.contains("Ada")), "the answer's content stays out of the log");
+    let rows = scheduler
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            tool: Some("elicitation".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let answers: Vec<_> = rows
+        .iter()
+        .map(|r| r.record.approved_by.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        answers,
+        ["script: declined", "script: accepted"],
+        "newest first"
+    );
+    assert!(
+        rows.iter().all(|r| !r.record.args.contains("Ada")),
+        "the answer's content stays out of the log"
+    );
 
     // An error result is a failed call with the server's message.
     let failed = env.call("mcp__probe__fail", json!({})).await;
-    assert!(failed.result.unwrap_err().to_string().contains("failed on purpose"));
+    assert!(
+        failed
+            .result
+            .unwrap_err()
+            .to_string()
+            .contains("failed on purpose")
+    );
 
     // list_changed refreshes the registry without a restart.
-    assert!(env.call("mcp__probe__add_tool", json!({"name": "fresh"})).await.result.is_ok());
-    eventually("the new tool in the registry", Duration::from_secs(5), || scheduler.registry().has("mcp__probe__fresh")).await;
+    assert!(
+        env.call("mcp__probe__add_tool", json!({"name": "fresh"}))
+            .await
+            .result
+            .is_ok()
+    );
+    eventually(
+        "the new tool in the registry",
+        Duration::from_secs(5),
+        || scheduler.registry().has("mcp__probe__fresh"),
+    )
+    .await;
     // Undeclared in the manifest, so it asks; approve once.
     env.script.answer(ApprovalChoice::Once);
-    assert_eq!(env.call("mcp__probe__fresh", json!({})).await.result.unwrap().text_content(), "I am fresh");
+    assert_eq!(
+        env.call("mcp__probe__fresh", json!({}))
+            .await
+            .result
+            .unwrap()
+            .text_content(),
+        "I am fresh"
+    );
 
     // Crash: kill -9 the server mid-call; the call fails at once (no hang), the server comes
     // back by itself with a new pid, and calls work again.
-    let pid: i32 = env.call("mcp__probe__pid", json!({})).await.result.unwrap().text_content().parse().unwrap();
+    let pid: i32 = env
+        .call("mcp__probe__pid", json!({}))
+        .await
+        .result
+        .unwrap()
+        .text_content()
+        .parse()
+        .unwrap();
     let hanging = tokio::spawn({
         let scheduler = scheduler.clone();
-        async move { scheduler.call(CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test")).await }
+        async move {
+            scheduler
+                .call(CallRequest::new(
+                    "mcp__probe__hang",
+                    json!({}),
+                    Caller::Cli,
+                    "mcp-test",
+                ))
+                .await
+        }
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let killed_at = Instant::now();
-    std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
     let in_flight = hanging.await.unwrap();
     let err = in_flight.result.unwrap_err().to_string();
     assert!(err.contains("exited during the call"), "{err}");
-    assert!(killed_at.elapsed() < Duration::from_secs(5), "the in-flight call must fail promptly");
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(5),
+        "the in-flight call must fail promptly"
+    );
     eventually("a restart", Duration::from_secs(20), || {
         let s = env.status("probe");
         s.restarts >= 1 && s.state == ServerState::Running
     })
     .await;
-    let new_pid: i32 = env.call("mcp__probe__pid", json!({})).await.result.unwrap().text_content().parse().unwrap();
+    let new_pid: i32 = env
+        .call("mcp__probe__pid", json!({}))
+        .await
+        .result
+        .unwrap()
+        .text_content()
+        .parse()
+        .unwrap();
     assert_ne!(pid, new_pid);
     scheduler.flush().unwrap();
     let report = scheduler.audit().verify().unwrap();
@@ -322,13 +604,23 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
 async fn servers_that_misbehave_fail_clearly() {
     use cowork_mcp::{LaunchSpec, McpServer, RestartPolicy, Transport};
     let dir = tempfile::tempdir().unwrap();
-    let quick = RestartPolicy { initial_backoff: Duration::from_millis(50), max_backoff: Duration::from_millis(200), max_restarts: 2, start_timeout: Duration::from_millis(1500) };
+    let quick = RestartPolicy {
+        initial_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+        max_restarts: 2,
+        start_timeout: Duration::from_millis(1500),
+    };
     let spec = |name: &str, flags: &[&str]| {
         let mut args = vec![servers().join("probe-server.mjs").display().to_string()];
         args.extend(flags.iter().map(|f| f.to_string()));
         LaunchSpec {
             name: name.into(),
-            transport: Transport::Stdio { command: "node".into(), args, env: Default::default(), cwd: None },
+            transport: Transport::Stdio {
+                command: "node".into(),
+                args,
+                env: Default::default(),
+                cwd: None,
+            },
             log_file: dir.path().join(format!("{name}.log")),
             restart: quick,
         }
@@ -338,19 +630,34 @@ async fn servers_that_misbehave_fail_clearly() {
     let started = Instant::now();
     let status = mute.wait_settled(Duration::from_secs(30)).await;
     assert_eq!(status.state, ServerState::Failed, "{status:?}");
-    assert!(status.last_error.unwrap().contains("no answer to initialize"));
+    assert!(
+        status
+            .last_error
+            .unwrap()
+            .contains("no answer to initialize")
+    );
     assert_eq!(status.restarts, 2);
     assert!(started.elapsed() < Duration::from_secs(15));
     let ctx = cowork_contract::ToolContext::new("c", "t", Default::default());
-    let err = mute.call("echo", json!({"text": "x"}), &ctx).await.unwrap_err().to_string();
-    assert!(err.contains("failed after 2 restarts") && err.contains("mute.log"), "{err}");
+    let err = mute
+        .call("echo", json!({"text": "x"}), &ctx)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("failed after 2 restarts") && err.contains("mute.log"),
+        "{err}"
+    );
 
     // Garbage on stdout before the protocol: either survived or a clear failure, never a hang.
     let garbage = McpServer::start(spec("garbage", &["--garbage"]), Arc::new(|| {}));
     let status = garbage.wait_settled(Duration::from_secs(30)).await;
     match status.state {
         ServerState::Running => {
-            let out = garbage.call("echo", json!({"text": "still fine"}), &ctx).await.unwrap();
+            let out = garbage
+                .call("echo", json!({"text": "still fine"}), &ctx)
+                .await
+                .unwrap();
             assert_eq!(out.text_content(), "still fine");
         }
         ServerState::Failed => assert!(status.last_error.is_some()),
@@ -359,8 +666,15 @@ async fn servers_that_misbehave_fail_clearly() {
 
     // A program that does not exist fails at once, without retrying.
     let mut missing = spec("missing", &[]);
-    missing.transport = Transport::Stdio { command: "/nonexistent/mcp-server".into(), args: vec![], env: Default::default(), cwd: None };
-    let status = McpServer::start(missing, Arc::new(|| {})).wait_settled(Duration::from_secs(10)).await;
+    missing.transport = Transport::Stdio {
+        command: "/nonexistent/mcp-server".into(),
+        args: vec![],
+        env: Default::default(),
+        cwd: None,
+    };
+    let status = McpServer::start(missing, Arc::new(|| {}))
+        .wait_settled(Duration::from_secs(10))
+        .await;
     assert_eq!((status.state, status.restarts), (ServerState::Failed, 0));
     assert!(status.last_error.unwrap().contains("is it installed"));
     mute.stop();
@@ -370,55 +684,131 @@ async fn servers_that_misbehave_fail_clearly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn github_install_is_pinned_and_tampering_is_refused() {
     let work = tempfile::tempdir().unwrap();
-    let pack = probe_pack(work.path(), "gh-probe", &[], json!({"effects": {"echo": []}}));
+    let pack = probe_pack(
+        work.path(),
+        "gh-probe",
+        &[],
+        json!({"effects": {"echo": []}}),
+    );
     let github = FakeGithub::start(&pack);
     const SHA: &str = FakeGithub::SHA;
     let base = github.base.clone();
     let env = open(Some(json!({"toolpacks": {"githubApi": base}})));
-    let staged = env.app.stage_toolpack("github:owner/repo@v1", None).await.unwrap();
+    let staged = env
+        .app
+        .stage_toolpack("github:owner/repo@v1", None)
+        .await
+        .unwrap();
     assert_eq!(staged.review.commit.as_deref(), Some(SHA));
-    assert_eq!(staged.review.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo"]);
-    let record = env.app.install_toolpack(staged, BTreeMap::new(), false).unwrap();
-    assert_eq!((record.source.as_str(), record.r#ref.as_deref(), record.commit.as_deref()), ("github:owner/repo@v1", Some("v1"), Some(SHA)));
+    assert_eq!(
+        staged
+            .review
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["echo"]
+    );
+    let record = env
+        .app
+        .install_toolpack(staged, BTreeMap::new(), false)
+        .unwrap();
+    assert_eq!(
+        (
+            record.source.as_str(),
+            record.r#ref.as_deref(),
+            record.commit.as_deref()
+        ),
+        ("github:owner/repo@v1", Some("v1"), Some(SHA))
+    );
     env.settle().await;
-    let echoed = env.call("mcp__gh_probe__echo", json!({"text": "from github"})).await;
+    let echoed = env
+        .call("mcp__gh_probe__echo", json!({"text": "from github"}))
+        .await;
     assert_eq!(echoed.result.unwrap().text_content(), "from github");
-    let on_disk: Value = serde_json::from_slice(&std::fs::read(env.app.home().root().join("toolpacks.json")).unwrap()).unwrap();
+    let on_disk: Value = serde_json::from_slice(
+        &std::fs::read(env.app.home().root().join("toolpacks.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(on_disk["gh-probe"]["sha256"], json!(record.sha256));
     assert_eq!(on_disk["gh-probe"]["commit"], json!(SHA));
 
     // The same commit served with different bytes: refused, and nothing replaced.
     std::fs::write(pack.join("extra.js"), "console.log('evil')").unwrap();
     github.serve(&pack);
-    let err = env.app.stage_toolpack("github:owner/repo@v1", None).await.err().expect("tampered tarball refused").to_string();
+    let err = env
+        .app
+        .stage_toolpack("github:owner/repo@v1", None)
+        .await
+        .err()
+        .expect("tampered tarball refused")
+        .to_string();
     assert!(err.contains("its content changed"), "{err}");
     // A pin given up front is enforced too.
-    let err = env.app.stage_toolpack(&pack.display().to_string(), Some(&record.sha256)).await.err().unwrap().to_string();
+    let err = env
+        .app
+        .stage_toolpack(&pack.display().to_string(), Some(&record.sha256))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("its content changed"), "{err}");
 
     // Tampering on disk: the pack is refused at the next start.
-    let installed = env.app.home().root().join("toolpacks/gh-probe/manifest.json");
-    let text = std::fs::read_to_string(&installed).unwrap().replace("probe", "pwned");
+    let installed = env
+        .app
+        .home()
+        .root()
+        .join("toolpacks/gh-probe/manifest.json");
+    let text = std::fs::read_to_string(&installed)
+        .unwrap()
+        .replace("probe", "pwned");
     std::fs::write(&installed, text).unwrap();
     let started = env.app.reload_toolpacks().unwrap();
-    let error = started.iter().find(|s| s.name == "gh-probe").and_then(|s| s.error.clone()).expect("refused");
-    assert!(error.contains("its content changed") && error.contains("toolpack update"), "{error}");
+    let error = started
+        .iter()
+        .find(|s| s.name == "gh-probe")
+        .and_then(|s| s.error.clone())
+        .expect("refused");
+    assert!(
+        error.contains("its content changed") && error.contains("toolpack update"),
+        "{error}"
+    );
     assert!(!env.app.scheduler().registry().has("mcp__gh_probe__echo"));
 
     // Bad manifests name the field; unknown sources say what is accepted.
     let broken = work.path().join("broken");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("manifest.json"), r#"{"manifest_version": "0.3", "name": "b", "version": "1", "server": {"type": "node", "entry_point": "x", "mcp_config": {"args": []}}}"#).unwrap();
-    let err = env.app.stage_toolpack(&broken.display().to_string(), None).await.err().unwrap().to_string();
-    assert!(err.contains("server.mcp_config") && err.contains("command"), "{err}");
-    let err = env.app.stage_toolpack("gitlab:x/y", None).await.err().unwrap().to_string();
+    let err = env
+        .app
+        .stage_toolpack(&broken.display().to_string(), None)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("server.mcp_config") && err.contains("command"),
+        "{err}"
+    );
+    let err = env
+        .app
+        .stage_toolpack("gitlab:x/y", None)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("github:owner/repo"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_server_through_the_gateway() {
     // The official Python SDK serving streamable HTTP on loopback.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = std::process::Command::new(servers().join(".venv/bin/python"))
         .arg(servers().join("http_server.py"))
         .arg(port.to_string())
@@ -434,7 +824,10 @@ async fn streamable_http_server_through_the_gateway() {
         }
     }
     let _guard = Kill(child);
-    eventually("the HTTP server listening", Duration::from_secs(30), || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await;
+    eventually("the HTTP server listening", Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
 
     let env = open(None);
     let pack = env.dir.path().join("pack-http");
@@ -443,13 +836,25 @@ async fn streamable_http_server_through_the_gateway() {
         "server": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
         "_meta": {"app.cowork": {"effects": {"echo": [], "slow": []}}}});
     std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
-    let staged = env.app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
-    assert!(staged.review.command.contains("streamable HTTP"), "{}", staged.review.command);
-    env.app.install_toolpack(staged, BTreeMap::new(), false).unwrap();
+    let staged = env
+        .app
+        .stage_toolpack(&pack.display().to_string(), None)
+        .await
+        .unwrap();
+    assert!(
+        staged.review.command.contains("streamable HTTP"),
+        "{}",
+        staged.review.command
+    );
+    env.app
+        .install_toolpack(staged, BTreeMap::new(), false)
+        .unwrap();
     env.settle().await;
     let status = env.status("web_echo");
     assert_eq!(status.state, ServerState::Running, "{status:?}");
-    let out = env.call("mcp__web_echo__echo", json!({"text": "over HTTP"})).await;
+    let out = env
+        .call("mcp__web_echo__echo", json!({"text": "over HTTP"}))
+        .await;
     assert_eq!(out.result.unwrap().text_content(), "over HTTP");
     assert_eq!(out.review.unwrap().decision, cowork_core::Action::Allow);
     let mut guard = _guard;
@@ -465,8 +870,15 @@ async fn streamable_http_server_through_the_gateway() {
     let (out, ()) = tokio::join!(call, kill);
     let err = out.result.expect_err("the call fails").to_string();
     // Either the broken stream says so at once, or the liveness ping finds the server gone.
-    assert!(err.contains("stopped answering") || err.contains("exited during the call"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(20), "noticed within seconds, not the 60 s timeout: {:?}", started.elapsed());
+    assert!(
+        err.contains("stopped answering") || err.contains("exited during the call"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "noticed within seconds, not the 60 s timeout: {:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -475,27 +887,83 @@ async fn npm_dependencies_install_into_the_pack_and_a_failure_leaves_nothing() {
     // A local package as the dependency: npm installs it without the network.
     let lib = env.dir.path().join("greet-lib");
     std::fs::create_dir_all(&lib).unwrap();
-    std::fs::write(lib.join("package.json"), r#"{"name": "greet-lib", "version": "1.0.0", "main": "index.js"}"#).unwrap();
+    std::fs::write(
+        lib.join("package.json"),
+        r#"{"name": "greet-lib", "version": "1.0.0", "main": "index.js"}"#,
+    )
+    .unwrap();
     std::fs::write(lib.join("index.js"), "module.exports = () => 'hi';").unwrap();
-    let pack = probe_pack(env.dir.path(), "with-deps", &[], json!({"effects": {"echo": []}}));
+    let pack = probe_pack(
+        env.dir.path(),
+        "with-deps",
+        &[],
+        json!({"effects": {"echo": []}}),
+    );
     std::fs::write(pack.join("package.json"), json!({"name": "with-deps", "private": true, "dependencies": {"greet-lib": format!("file:{}", lib.display())}}).to_string()).unwrap();
-    let staged = env.app.stage_toolpack(&pack.display().to_string(), None).await.unwrap();
-    let record = env.app.install_toolpack(staged, BTreeMap::new(), true).unwrap();
+    let staged = env
+        .app
+        .stage_toolpack(&pack.display().to_string(), None)
+        .await
+        .unwrap();
+    let record = env
+        .app
+        .install_toolpack(staged, BTreeMap::new(), true)
+        .unwrap();
     let installed = env.app.home().root().join("toolpacks/with-deps");
-    assert!(installed.join("node_modules/greet-lib/package.json").exists(), "npm installed into the pack's own folder");
+    assert!(
+        installed
+            .join("node_modules/greet-lib/package.json")
+            .exists(),
+        "npm installed into the pack's own folder"
+    );
     env.settle().await;
-    assert_eq!(env.call("mcp__with_deps__echo", json!({"text": "deps ok"})).await.result.unwrap().text_content(), "deps ok");
+    assert_eq!(
+        env.call("mcp__with_deps__echo", json!({"text": "deps ok"}))
+            .await
+            .result
+            .unwrap()
+            .text_content(),
+        "deps ok"
+    );
     // node_modules is not part of the pin: the pack still verifies at the next start.
-    assert!(env.app.reload_toolpacks().unwrap().iter().all(|s| s.error.is_none()));
-    assert_eq!(env.app.toolpack_records().unwrap()["with-deps"].sha256, record.sha256);
+    assert!(
+        env.app
+            .reload_toolpacks()
+            .unwrap()
+            .iter()
+            .all(|s| s.error.is_none())
+    );
+    assert_eq!(
+        env.app.toolpack_records().unwrap()["with-deps"].sha256,
+        record.sha256
+    );
 
     // A dependency that cannot be installed: a clear error, nothing left installed.
     let broken = probe_pack(env.dir.path(), "broken-deps", &[], json!({}));
-    std::fs::write(broken.join("package.json"), r#"{"name": "broken", "dependencies": {"#).unwrap();
-    let staged = env.app.stage_toolpack(&broken.display().to_string(), None).await.unwrap();
-    let err = env.app.install_toolpack(staged, BTreeMap::new(), true).unwrap_err().to_string();
-    assert!(err.contains("npm install") && err.contains("failed"), "{err}");
+    std::fs::write(
+        broken.join("package.json"),
+        r#"{"name": "broken", "dependencies": {"#,
+    )
+    .unwrap();
+    let staged = env
+        .app
+        .stage_toolpack(&broken.display().to_string(), None)
+        .await
+        .unwrap();
+    let err = env
+        .app
+        .install_toolpack(staged, BTreeMap::new(), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("npm install") && err.contains("failed"),
+        "{err}"
+    );
     assert!(!env.app.home().root().join("toolpacks/broken-deps").exists());
-    assert!(!env.app.toolpack_records().unwrap().contains_key("broken-deps"));
+    assert!(
+        !env.app
+            .toolpack_records()
+            .unwrap()
+            .contains_key("broken-deps")
+    );
 }
-

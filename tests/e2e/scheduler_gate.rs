@@ -21,11 +21,22 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
     let h = Harness::new(Arc::new(DenyApprover));
     let mut events = h.scheduler.subscribe();
 
-    let single = h.scheduler.call(req("create_task", json!({"title": "Write report"}))).await;
+    let single = h
+        .scheduler
+        .call(req("create_task", json!({"title": "Write report"})))
+        .await;
     assert!(single.result.is_ok(), "{:?}", single.result);
-    assert_eq!(single.review.as_ref().unwrap().decision, cowork_core::Action::Allow);
+    assert_eq!(
+        single.review.as_ref().unwrap().decision,
+        cowork_core::Action::Allow
+    );
     let rows = h.audit_rows(&single.call_id);
-    assert_eq!(rows.iter().map(|r| r.record.phase.as_str()).collect::<Vec<_>>(), ["intent", "final"]);
+    assert_eq!(
+        rows.iter()
+            .map(|r| r.record.phase.as_str())
+            .collect::<Vec<_>>(),
+        ["intent", "final"]
+    );
     assert_eq!(rows[1].record.outcome.as_deref(), Some("ok"));
     assert_eq!(rows[1].record.caller, "chat");
 
@@ -40,26 +51,60 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
         ])
         .await;
     let names: Vec<&str> = batch.iter().map(|o| o.tool.as_str()).collect();
-    assert_eq!(names, ["list_tasks", "get_system_info", "create_task", "tool_search", "web_search"]);
+    assert_eq!(
+        names,
+        [
+            "list_tasks",
+            "get_system_info",
+            "create_task",
+            "tool_search",
+            "web_search"
+        ]
+    );
     for outcome in &batch {
-        assert!(outcome.review.is_some(), "{} was not reviewed", outcome.tool);
+        assert!(
+            outcome.review.is_some(),
+            "{} was not reviewed",
+            outcome.tool
+        );
         let rows = h.audit_rows(&outcome.call_id);
-        assert_eq!(rows.last().unwrap().record.phase, "final", "{} has no final audit row", outcome.tool);
+        assert_eq!(
+            rows.last().unwrap().record.phase,
+            "final",
+            "{} has no final audit row",
+            outcome.tool
+        );
         assert_eq!(rows.last().unwrap().record.tool, outcome.tool);
     }
     match &batch[4].result {
         Err(ToolError::NotConfigured { how, .. }) => assert!(!how.is_empty()),
         other => panic!("the stub must say what to configure, got {other:?}"),
     }
-    let found = batch[3].result.as_ref().unwrap().structured.clone().unwrap();
-    assert!(found["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_task"));
+    let found = batch[3]
+        .result
+        .as_ref()
+        .unwrap()
+        .structured
+        .clone()
+        .unwrap();
+    assert!(
+        found["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "create_task")
+    );
 
     // Events: started and completed for the first call, with its id.
     let mut seen = Vec::new();
     while let Ok(event) = events.try_recv() {
         match event {
             ToolEvent::Started { call_id, .. } if call_id == single.call_id => seen.push("started"),
-            ToolEvent::Completed { call_id, duration_us, .. } if call_id == single.call_id => {
+            ToolEvent::Completed {
+                call_id,
+                duration_us,
+                ..
+            } if call_id == single.call_id => {
                 assert!(duration_us > 0);
                 seen.push("completed")
             }
@@ -73,31 +118,73 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
 
 #[tokio::test]
 async fn bad_input_gets_clear_errors_and_still_leaves_audit_rows() {
-    let config = SchedulerConfig { max_args_bytes: 1024, ..Default::default() };
+    let config = SchedulerConfig {
+        max_args_bytes: 1024,
+        ..Default::default()
+    };
     let h = Harness::with_config(Arc::new(DenyApprover), config);
     let cases = vec![
-        (req("create_tsk", json!({"title": "x"})), "did you mean create_task"),
-        (req("create_task", json!({"title": 42})), "`/title`: value is not of type \"string\""),
-        (req("create_task", json!({"title": {"api_key": "sk-live-0123456789abcdef"}})), "`/title`: value is not of type"),
-        (req("create_task", json!({})), "\"title\" is a required property"),
-        (req("create_task", json!({"title": "x", "colour": "red"})), "colour"),
-        (req("create_task", json!({"title": "x", "priority": "whenever"})), "/priority"),
-        (req("create_task", json!({"title": "x", "due": "next tuesday"})), "YYYY-MM-DD"),
+        (
+            req("create_tsk", json!({"title": "x"})),
+            "did you mean create_task",
+        ),
+        (
+            req("create_task", json!({"title": 42})),
+            "`/title`: value is not of type \"string\"",
+        ),
+        (
+            req(
+                "create_task",
+                json!({"title": {"api_key": "sk-live-0123456789abcdef"}}),
+            ),
+            "`/title`: value is not of type",
+        ),
+        (
+            req("create_task", json!({})),
+            "\"title\" is a required property",
+        ),
+        (
+            req("create_task", json!({"title": "x", "colour": "red"})),
+            "colour",
+        ),
+        (
+            req("create_task", json!({"title": "x", "priority": "whenever"})),
+            "/priority",
+        ),
+        (
+            req("create_task", json!({"title": "x", "due": "next tuesday"})),
+            "YYYY-MM-DD",
+        ),
         (req("update_task", json!({"id": 999})), "no task has id 999"),
-        (req("create_task", json!({"title": "x".repeat(2000)})), "the limit is 1024 bytes"),
+        (
+            req("create_task", json!({"title": "x".repeat(2000)})),
+            "the limit is 1024 bytes",
+        ),
     ];
     let n = cases.len();
     for (request, expected) in cases {
         let tool = request.tool.clone();
         let outcome = h.scheduler.call(request).await;
         let err = outcome.result.expect_err(&tool).to_string();
-        assert!(err.contains(expected), "{tool}: {err:?} should contain {expected:?}");
+        assert!(
+            err.contains(expected),
+            "{tool}: {err:?} should contain {expected:?}"
+        );
         let rows = h.audit_rows(&outcome.call_id);
-        assert_eq!(rows.last().unwrap().record.error.as_deref(), Some(err.as_str()));
+        assert_eq!(
+            rows.last().unwrap().record.error.as_deref(),
+            Some(err.as_str())
+        );
     }
     let mut leaked = false;
-    h.scheduler.audit().for_each(|row| leaked |= format!("{row:?}").contains("sk-live")).unwrap();
-    assert!(!leaked, "a secret in a mistyped argument reached the audit log");
+    h.scheduler
+        .audit()
+        .for_each(|row| leaked |= format!("{row:?}").contains("sk-live"))
+        .unwrap();
+    assert!(
+        !leaked,
+        "a secret in a mistyped argument reached the audit log"
+    );
     let report = h.scheduler.audit().verify().unwrap();
     assert!(report.ok());
     // One final row per call, plus intent rows for the two calls that passed the schema and got
@@ -111,7 +198,10 @@ async fn timeouts_cancellation_retries_rate_limits_and_output_validation() {
 
     let mut slow = req("flaky_probe", json!({"sleep_ms": 5000}));
     slow.timeout = Some(Duration::from_millis(50));
-    assert!(matches!(h.scheduler.call(slow).await.result, Err(ToolError::Timeout { .. })));
+    assert!(matches!(
+        h.scheduler.call(slow).await.result,
+        Err(ToolError::Timeout { .. })
+    ));
 
     let cancel_req = req("flaky_probe", json!({"sleep_ms": 5000}));
     let token = cancel_req.cancel.clone();
@@ -120,30 +210,77 @@ async fn timeouts_cancellation_retries_rate_limits_and_output_validation() {
         token.cancel();
     });
     let outcome = h.scheduler.call(cancel_req).await;
-    assert!(matches!(outcome.result, Err(ToolError::Cancelled)), "{:?}", outcome.result);
-    assert_eq!(h.audit_rows(&outcome.call_id).last().unwrap().record.outcome.as_deref(), Some("cancelled"));
+    assert!(
+        matches!(outcome.result, Err(ToolError::Cancelled)),
+        "{:?}",
+        outcome.result
+    );
+    assert_eq!(
+        h.audit_rows(&outcome.call_id)
+            .last()
+            .unwrap()
+            .record
+            .outcome
+            .as_deref(),
+        Some("cancelled")
+    );
 
     // Idempotent + transient: retried with backoff; the first two attempts fail.
-    let outcome = h.scheduler.call(req("flaky_probe", json!({"fail_times": 2}))).await;
-    assert!(outcome.result.is_ok(), "third attempt should succeed: {:?}", outcome.result);
-    let outcome = h.scheduler.call(req("flaky_probe", json!({"fail_times": 100}))).await;
-    assert!(matches!(outcome.result, Err(ToolError::Failed { transient: true, .. })));
+    let outcome = h
+        .scheduler
+        .call(req("flaky_probe", json!({"fail_times": 2})))
+        .await;
+    assert!(
+        outcome.result.is_ok(),
+        "third attempt should succeed: {:?}",
+        outcome.result
+    );
+    let outcome = h
+        .scheduler
+        .call(req("flaky_probe", json!({"fail_times": 100})))
+        .await;
+    assert!(matches!(
+        outcome.result,
+        Err(ToolError::Failed {
+            transient: true,
+            ..
+        })
+    ));
 
     // Not idempotent: never retried. create_task has no transient failures, so use the rate-limited
     // probe (2 per minute, burst 2).
     for _ in 0..2 {
-        assert!(h.scheduler.call(req("limited_probe", json!({}))).await.result.is_ok());
+        assert!(
+            h.scheduler
+                .call(req("limited_probe", json!({})))
+                .await
+                .result
+                .is_ok()
+        );
     }
     let limited = h.scheduler.call(req("limited_probe", json!({}))).await;
-    assert!(matches!(limited.result, Err(ToolError::RateLimited { .. })), "{:?}", limited.result);
+    assert!(
+        matches!(limited.result, Err(ToolError::RateLimited { .. })),
+        "{:?}",
+        limited.result
+    );
     assert!(limited.result.unwrap_err().to_string().contains("retry in"));
 
     let liar = h.scheduler.call(req("liar_probe", json!({}))).await;
     let err = liar.result.unwrap_err().to_string();
-    assert!(err.contains("does not match its output schema") && err.contains("/count"), "{err}");
+    assert!(
+        err.contains("does not match its output schema") && err.contains("/count"),
+        "{err}"
+    );
 
     // Secrets never reach the audit log.
-    let outcome = h.scheduler.call(req("flaky_probe", json!({"api_key": "sk-live-0123456789abcdef"}))).await;
+    let outcome = h
+        .scheduler
+        .call(req(
+            "flaky_probe",
+            json!({"api_key": "sk-live-0123456789abcdef"}),
+        ))
+        .await;
     let rows = h.audit_rows(&outcome.call_id);
     assert!(rows[0].record.args.contains("[redacted]"));
     assert!(!rows.iter().any(|r| r.record.args.contains("sk-live")));
@@ -154,30 +291,72 @@ async fn timeouts_cancellation_retries_rate_limits_and_output_validation() {
 async fn a_batch_runs_read_only_calls_in_parallel_and_effectful_ones_in_order() {
     let h = Harness::new(Arc::new(DenyApprover));
     let start = Instant::now();
-    let outcomes = h.scheduler.call_batch((0..4).map(|_| req("flaky_probe", json!({"sleep_ms": 300}))).collect()).await;
+    let outcomes = h
+        .scheduler
+        .call_batch(
+            (0..4)
+                .map(|_| req("flaky_probe", json!({"sleep_ms": 300})))
+                .collect(),
+        )
+        .await;
     assert!(outcomes.iter().all(|o| o.result.is_ok()));
     // Four 300 ms calls one by one take 1.2 s; in parallel about 0.3 s.
-    assert!(start.elapsed() < Duration::from_millis(1000), "read-only calls did not overlap: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(1000),
+        "read-only calls did not overlap: {:?}",
+        start.elapsed()
+    );
 
     // A write is a barrier: the read after it sees the task it created.
     let outcomes = h
         .scheduler
-        .call_batch(vec![req("create_task", json!({"title": "barrier"})), req("list_tasks", json!({"text": "barrier"}))])
+        .call_batch(vec![
+            req("create_task", json!({"title": "barrier"})),
+            req("list_tasks", json!({"text": "barrier"})),
+        ])
         .await;
-    let listed = outcomes[1].result.as_ref().unwrap().structured.clone().unwrap();
+    let listed = outcomes[1]
+        .result
+        .as_ref()
+        .unwrap()
+        .structured
+        .clone()
+        .unwrap();
     assert_eq!(listed["tasks"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn quick_note_writes_a_whole_markdown_file_and_an_index_row() {
     let h = Harness::new(Arc::new(DenyApprover));
-    let outcome = h.scheduler.call(req("quick_note", json!({"title": "周会 纪要", "body": "- ship the spine", "tags": ["#work"]}))).await;
+    let outcome = h
+        .scheduler
+        .call(req(
+            "quick_note",
+            json!({"title": "周会 纪要", "body": "- ship the spine", "tags": ["#work"]}),
+        ))
+        .await;
     let saved = outcome.result.unwrap().structured.unwrap();
     let path = std::path::PathBuf::from(saved["path"].as_str().unwrap());
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(path.starts_with(h.vault.root().join("notes")), "{path:?}");
-    assert!(text.starts_with("---\nid: ") && text.contains("title: 周会 纪要\n") && text.contains("tags:\n- work\n") && text.ends_with("- ship the spine\n"), "{text}");
-    assert!(h.vault.get(saved["id"].as_str().unwrap()).unwrap().is_some(), "the note is in the vault's index");
-    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".tmp")).collect();
+    assert!(
+        text.starts_with("---\nid: ")
+            && text.contains("title: 周会 纪要\n")
+            && text.contains("tags:\n- work\n")
+            && text.ends_with("- ship the spine\n"),
+        "{text}"
+    );
+    assert!(
+        h.vault
+            .get(saved["id"].as_str().unwrap())
+            .unwrap()
+            .is_some(),
+        "the note is in the vault's index"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

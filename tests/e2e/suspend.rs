@@ -2,8 +2,12 @@
 //! exist) ends as suspended, on record; the suspension survives a restart; Resume runs the same
 //! call again through the gate; a second Resume, a cancel and a timeout are settled once each.
 
-use cowork_contract::{Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta, ToolProvider, typed};
-use cowork_core::{CallRequest, Caller, DenyApprover, Layer, SuspendCoordinator, SuspendError, SuspensionEvent};
+use cowork_contract::{
+    Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta, ToolProvider, typed,
+};
+use cowork_core::{
+    CallRequest, Caller, DenyApprover, Layer, SuspendCoordinator, SuspendError, SuspensionEvent,
+};
 use cowork_tests::Harness;
 use serde_json::json;
 use std::path::PathBuf;
@@ -26,7 +30,11 @@ impl Tool for Protected {
     type Output = String;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("probe_protected_page", "Protected page", "Reads a page behind a login.")
+        ToolMeta::new(
+            "probe_protected_page",
+            "Protected page",
+            "Reads a page behind a login.",
+        )
     }
 
     fn effects(&self, _input: &PageInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -56,7 +64,9 @@ impl ToolProvider for Pages {
         "pages"
     }
     fn tools(&self) -> Vec<Arc<dyn cowork_contract::DynTool>> {
-        vec![typed(Protected { workspace: self.0.clone() })]
+        vec![typed(Protected {
+            workspace: self.0.clone(),
+        })]
     }
 }
 
@@ -73,23 +83,54 @@ fn suspended_id(outcome: &cowork_core::CallOutcome) -> String {
 #[tokio::test]
 async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once() {
     let h = Harness::new(Arc::new(DenyApprover));
-    h.scheduler.registry().add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
-    let page = || CallRequest::new("probe_protected_page", json!({"page": "orders"}), Caller::Chat, "conv");
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    let page = || {
+        CallRequest::new(
+            "probe_protected_page",
+            json!({"page": "orders"}),
+            Caller::Chat,
+            "conv",
+        )
+    };
 
     // Without a store for suspensions (a bare scheduler), the tool says what to do instead.
     let bare = h.scheduler.call(page()).await;
     let message = bare.result.unwrap_err().to_string();
-    assert!(message.contains("login needed") && message.contains("cannot wait for you"), "{message}");
+    assert!(
+        message.contains("login needed") && message.contains("cannot wait for you"),
+        "{message}"
+    );
 
     let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
     h.scheduler.set_suspensions(coordinator.clone());
     let mut events = coordinator.subscribe();
     let first = h.scheduler.call(page()).await;
     let id = suspended_id(&first);
-    assert!(first.result.as_ref().unwrap_err().to_string().contains(&format!("cowork tasks resume {id}")));
-    assert_eq!(h.audit_rows(&first.call_id).last().unwrap().record.outcome.as_deref(), Some("suspended"), "on record");
+    assert!(
+        first
+            .result
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains(&format!("cowork tasks resume {id}"))
+    );
+    assert_eq!(
+        h.audit_rows(&first.call_id)
+            .last()
+            .unwrap()
+            .record
+            .outcome
+            .as_deref(),
+        Some("suspended"),
+        "on record"
+    );
     match events.try_recv().unwrap() {
-        SuspensionEvent::Suspended { suspension } => assert_eq!((suspension.id.as_str(), suspension.tool.as_str()), (id.as_str(), "probe_protected_page")),
+        SuspensionEvent::Suspended { suspension } => assert_eq!(
+            (suspension.id.as_str(), suspension.tool.as_str()),
+            (id.as_str(), "probe_protected_page")
+        ),
         other => panic!("{other:?}"),
     }
 
@@ -97,7 +138,13 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     let reopened = SuspendCoordinator::open(&h.store).unwrap();
     let open = reopened.list(false).unwrap();
     assert_eq!(open.len(), 1);
-    assert_eq!((open[0].args.clone(), open[0].resume_when.clone()), (json!({"page": "orders"}), json!({"kind": "file", "file_exists": "logged-in"})));
+    assert_eq!(
+        (open[0].args.clone(), open[0].resume_when.clone()),
+        (
+            json!({"page": "orders"}),
+            json!({"kind": "file", "file_exists": "logged-in"})
+        )
+    );
 
     // Resumed before logging in: the call runs again and meets the wall again (a new suspension).
     let again = h.scheduler.resume(&id, Caller::Palette).await.unwrap();
@@ -108,28 +155,88 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     // The person logs in; Resume (from the CLI, say) reads the page.
     std::fs::write(h.workspace.join("logged-in"), "").unwrap();
     let done = h.scheduler.resume(&second, Caller::Cli).await.unwrap();
-    assert_eq!(done.result.unwrap().text_content(), "order status of orders: shipped");
-    let twice = h.scheduler.resume(&second, Caller::Palette).await.unwrap_err();
-    assert_eq!(twice, SuspendError::Settled { id: second.clone(), state: "resumed".into(), wanted: "resumed" });
+    assert_eq!(
+        done.result.unwrap().text_content(),
+        "order status of orders: shipped"
+    );
+    let twice = h
+        .scheduler
+        .resume(&second, Caller::Palette)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        twice,
+        SuspendError::Settled {
+            id: second.clone(),
+            state: "resumed".into(),
+            wanted: "resumed"
+        }
+    );
     assert!(twice.to_string().contains("resumed, not suspended"));
     assert!(coordinator.list(false).unwrap().is_empty());
 
     // Cancel, and a timeout the person did not extend.
     std::fs::remove_file(h.workspace.join("logged-in")).unwrap();
     let third = suspended_id(&h.scheduler.call(page()).await);
-    assert_eq!(coordinator.cancel(&third, "window").unwrap().state, "cancelled");
-    assert!(matches!(h.scheduler.resume(&third, Caller::Cli).await, Err(SuspendError::Settled { .. })));
-    let request = SuspendRequest { reason: "2FA code".into(), resume_when: json!(null), timeout: Duration::from_millis(1) };
+    assert_eq!(
+        coordinator.cancel(&third, "window").unwrap().state,
+        "cancelled"
+    );
+    assert!(matches!(
+        h.scheduler.resume(&third, Caller::Cli).await,
+        Err(SuspendError::Settled { .. })
+    ));
+    let request = SuspendRequest {
+        reason: "2FA code".into(),
+        resume_when: json!(null),
+        timeout: Duration::from_millis(1),
+    };
     let brief = "suspension-brief".to_string();
-    coordinator.record(&brief, "call-x", "conv", "probe_protected_page", &json!({"page": "x"}), &request).unwrap();
-    assert_eq!(coordinator.extend(&brief, Duration::from_secs(60)).unwrap().state, "suspended", "extended in time");
+    coordinator
+        .record(
+            &brief,
+            "call-x",
+            "conv",
+            "probe_protected_page",
+            &json!({"page": "x"}),
+            &request,
+        )
+        .unwrap();
+    assert_eq!(
+        coordinator
+            .extend(&brief, Duration::from_secs(60))
+            .unwrap()
+            .state,
+        "suspended",
+        "extended in time"
+    );
     let expiring = "suspension-expiring";
-    coordinator.record(expiring, "call-y", "conv", "probe_protected_page", &json!({"page": "y"}), &request).unwrap();
+    coordinator
+        .record(
+            expiring,
+            "call-y",
+            "conv",
+            "probe_protected_page",
+            &json!({"page": "y"}),
+            &request,
+        )
+        .unwrap();
     std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(coordinator.get(expiring).unwrap().unwrap().state, "timed_out");
-    let open: Vec<String> = coordinator.list(false).unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(
+        coordinator.get(expiring).unwrap().unwrap().state,
+        "timed_out"
+    );
+    let open: Vec<String> = coordinator
+        .list(false)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
     assert_eq!(open, vec![brief]);
-    assert!(matches!(coordinator.cancel("nope", "cli"), Err(SuspendError::NotFound(_))));
+    assert!(matches!(
+        coordinator.cancel("nope", "cli"),
+        Err(SuspendError::NotFound(_))
+    ));
 }
 
 /// The family's check of its own condition (here: the file exists), as a ResumeProbe.
@@ -141,7 +248,9 @@ impl cowork_contract::ResumeProbe for FileProbe {
         "file"
     }
     async fn holds(&self, resume_when: &serde_json::Value) -> bool {
-        self.0.join(resume_when["file_exists"].as_str().unwrap_or_default()).exists()
+        self.0
+            .join(resume_when["file_exists"].as_str().unwrap_or_default())
+            .exists()
     }
 }
 
@@ -150,26 +259,54 @@ impl cowork_contract::ResumeProbe for FileProbe {
 #[tokio::test]
 async fn a_probe_lets_a_suspension_go_on_by_itself_once_its_condition_holds() {
     let h = Harness::new(Arc::new(DenyApprover));
-    h.scheduler.registry().add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
     let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
     h.scheduler.set_suspensions(coordinator.clone());
-    let id = suspended_id(&h.scheduler.call(CallRequest::new("probe_protected_page", json!({"page": "orders"}), Caller::Chat, "conv")).await);
+    let id = suspended_id(
+        &h.scheduler
+            .call(CallRequest::new(
+                "probe_protected_page",
+                json!({"page": "orders"}),
+                Caller::Chat,
+                "conv",
+            ))
+            .await,
+    );
 
     // No probe for its kind yet, then a probe whose condition does not hold: it waits.
     assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
-    h.scheduler.add_resume_probe(Arc::new(FileProbe(h.workspace.clone())));
+    h.scheduler
+        .add_resume_probe(Arc::new(FileProbe(h.workspace.clone())));
     assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
-    assert!(h.scheduler.resume_if_ready(&id, Caller::Cli).await.is_none());
+    assert!(
+        h.scheduler
+            .resume_if_ready(&id, Caller::Cli)
+            .await
+            .is_none()
+    );
     assert_eq!(coordinator.get(&id).unwrap().unwrap().state, "suspended");
 
     std::fs::write(h.workspace.join("logged-in"), "").unwrap();
     let done = h.scheduler.resume_ready(Caller::Chat).await;
     assert_eq!(done.len(), 1);
     assert_eq!(done[0].0, id);
-    assert_eq!(done[0].1.result.as_ref().unwrap().text_content(), "order status of orders: shipped");
+    assert_eq!(
+        done[0].1.result.as_ref().unwrap().text_content(),
+        "order status of orders: shipped"
+    );
     let row = coordinator.get(&id).unwrap().unwrap();
-    assert_eq!((row.state.as_str(), row.settled_by.as_deref()), ("resumed", Some("auto")));
+    assert_eq!(
+        (row.state.as_str(), row.settled_by.as_deref()),
+        ("resumed", Some("auto"))
+    );
     // Settled once: nothing more to resume.
     assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
-    assert!(h.scheduler.resume_if_ready(&id, Caller::Cli).await.is_none());
+    assert!(
+        h.scheduler
+            .resume_if_ready(&id, Caller::Cli)
+            .await
+            .is_none()
+    );
 }

@@ -14,5 +14,8 @@ pub fn ms(d: Duration) -> f64 {
 
 /// A size from the environment variable `name`, or `default`.
 pub fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -17,7 +17,15 @@ impl Drop for Kill {
 pub fn start_xvfb() -> (Kill, String) {
     let (mut reader, writer) = std::io::pipe().expect("pipe");
     let child = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", "1280x820x24", "-nolisten", "tcp"])
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x820x24",
+            "-nolisten",
+            "tcp",
+        ])
         .stdout(writer.try_clone().expect("pipe"))
         .stderr(Stdio::null())
         .spawn()
@@ -40,11 +48,17 @@ pub struct Person {
 
 impl Person {
     pub fn at(display: &str) -> Person {
-        Person { display: display.to_string() }
+        Person {
+            display: display.to_string(),
+        }
     }
 
     pub fn xdotool(&self, args: &[&str]) -> std::process::Output {
-        Command::new("xdotool").args(args).env("DISPLAY", &self.display).output().expect("xdotool is not installed: run tests/setup.sh")
+        Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("xdotool is not installed: run tests/setup.sh")
     }
 
     /// The id of a visible window whose title contains `title`, once there is one.
@@ -54,7 +68,10 @@ impl Person {
             if let Some(id) = String::from_utf8_lossy(&found.stdout).lines().last() {
                 return id.to_string();
             }
-            assert!(Instant::now() < deadline, "no visible window titled {title:?}");
+            assert!(
+                Instant::now() < deadline,
+                "no visible window titled {title:?}"
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -62,9 +79,23 @@ impl Person {
     /// Clicks at a point of `window` given as fractions of its size.
     pub fn click_at(&self, window: &str, x: f64, y: f64) {
         self.xdotool(&["windowfocus", "--sync", window]);
-        let geometry = String::from_utf8_lossy(&self.xdotool(&["getwindowgeometry", "--shell", window]).stdout).to_string();
-        let size = |key: &str| geometry.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.parse::<f64>().ok()).unwrap_or(800.0);
-        let (x, y) = (((size("WIDTH=") * x) as u32).to_string(), ((size("HEIGHT=") * y) as u32).to_string());
+        let geometry = String::from_utf8_lossy(
+            &self
+                .xdotool(&["getwindowgeometry", "--shell", window])
+                .stdout,
+        )
+        .to_string();
+        let size = |key: &str| {
+            geometry
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(800.0)
+        };
+        let (x, y) = (
+            ((size("WIDTH=") * x) as u32).to_string(),
+            ((size("HEIGHT=") * y) as u32).to_string(),
+        );
         self.xdotool(&["mousemove", "--window", window, &x, &y, "click", "1"]);
     }
 
@@ -80,7 +111,11 @@ impl Person {
     /// A screenshot of the whole display, for a failure message.
     pub fn screenshot(&self, name: &str) -> std::path::PathBuf {
         let shot = std::env::temp_dir().join(name);
-        let _ = Command::new("import").args(["-window", "root"]).arg(&shot).env("DISPLAY", &self.display).status();
+        let _ = Command::new("import")
+            .args(["-window", "root"])
+            .arg(&shot)
+            .env("DISPLAY", &self.display)
+            .status();
         shot
     }
 }

@@ -9,7 +9,10 @@ pub mod mcp;
 pub mod peers;
 pub mod shop;
 
-use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext, ToolError, ToolMeta, ToolOutput, ToolSpec, typed};
+use cowork_contract::{
+    Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext,
+    ToolError, ToolMeta, ToolOutput, ToolSpec, typed,
+};
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
 use cowork_store::{DataDir, Store};
 use schemars::JsonSchema;
@@ -47,7 +50,10 @@ impl Approver for Recorder {
         "test"
     }
     async fn decide(&self, request: &cowork_core::ApprovalRequest) -> cowork_core::ApprovalChoice {
-        self.asked.lock().unwrap().push((request.tool.clone(), request.effects.clone()));
+        self.asked
+            .lock()
+            .unwrap()
+            .push((request.tool.clone(), request.effects.clone()));
         cowork_core::ApprovalChoice::Once
     }
 }
@@ -85,10 +91,18 @@ impl Harness {
 
     /// A harness whose workspace is an existing folder (e.g. this repository's checkout).
     pub fn with_workspace(approver: Arc<dyn Approver>, workspace: &std::path::Path) -> Harness {
-        Harness::build(approver, SchedulerConfig::default(), Some(workspace.canonicalize().unwrap()))
+        Harness::build(
+            approver,
+            SchedulerConfig::default(),
+            Some(workspace.canonicalize().unwrap()),
+        )
     }
 
-    fn build(approver: Arc<dyn Approver>, config: SchedulerConfig, workspace: Option<PathBuf>) -> Harness {
+    fn build(
+        approver: Arc<dyn Approver>,
+        config: SchedulerConfig,
+        workspace: Option<PathBuf>,
+    ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let workspace = workspace.unwrap_or_else(|| {
             std::fs::create_dir_all(dir.path().join("ws")).unwrap();
@@ -98,33 +112,76 @@ impl Harness {
         let registry = Registry::new();
         registry.add_provider(Layer::Stub, Arc::new(cowork_core::StubCatalog));
         cowork_core::register_core_tools(&registry);
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()));
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store).unwrap()));
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()),
+        );
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_files::FilesTools::new(&store).unwrap()),
+        );
         let secrets = Arc::new(MapSecrets::default());
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()));
-        let mail = Arc::new(cowork_mail::MailTools::new(&store, secrets.clone(), MAIL_UNDO).unwrap());
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()),
+        );
+        let mail =
+            Arc::new(cowork_mail::MailTools::new(&store, secrets.clone(), MAIL_UNDO).unwrap());
         registry.add_provider(Layer::Builtin, mail.clone());
         let vault = cowork_vault::Vault::open(&store, store.dir().vault_dir()).unwrap();
         vault.set_embedder(e5());
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_vault::VaultTools::new(vault.clone())));
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_vault::VaultTools::new(vault.clone())),
+        );
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
-        let policy = Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
+        let policy =
+            Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
         let audit = Arc::new(AuditLog::open(&store).unwrap());
-        let env = EffectEnv { workspace_roots: vec![workspace.clone()], home: Some(dir.path().join("userhome")) };
-        let scheduler = Arc::new(Scheduler::new(registry, policy, audit, approver, env, config));
-        Harness { dir, workspace, store, scheduler, secrets, mail, vault }
+        let env = EffectEnv {
+            workspace_roots: vec![workspace.clone()],
+            home: Some(dir.path().join("userhome")),
+        };
+        let scheduler = Arc::new(Scheduler::new(
+            registry, policy, audit, approver, env, config,
+        ));
+        Harness {
+            dir,
+            workspace,
+            store,
+            scheduler,
+            secrets,
+            mail,
+            vault,
+        }
     }
 
     /// Adds an account with its password (in the harness's keyring stand-in).
-    pub fn add_account(&self, name: &str, config: cowork_store::accounts::AccountConfig, password: &str) {
-        let account = cowork_store::accounts::Account { name: name.into(), config };
+    pub fn add_account(
+        &self,
+        name: &str,
+        config: cowork_store::accounts::AccountConfig,
+        password: &str,
+    ) {
+        let account = cowork_store::accounts::Account {
+            name: name.into(),
+            config,
+        };
         cowork_store::accounts::put(&self.store.connect().unwrap(), &account).unwrap();
-        self.secrets.set(&cowork_store::accounts::secret_name(name), password);
+        self.secrets
+            .set(&cowork_store::accounts::secret_name(name), password);
     }
 
     /// One chat call through the scheduler (conversation `conv`).
     pub async fn call(&self, tool: &str, args: serde_json::Value) -> cowork_core::CallOutcome {
-        self.scheduler.call(cowork_core::CallRequest::new(tool, args, cowork_core::Caller::Chat, "conv")).await
+        self.scheduler
+            .call(cowork_core::CallRequest::new(
+                tool,
+                args,
+                cowork_core::Caller::Chat,
+                "conv",
+            ))
+            .await
     }
 
     /// A call that must succeed: its structured output.
@@ -141,7 +198,10 @@ impl Harness {
         let mut rows = self
             .scheduler
             .audit()
-            .list(&cowork_core::AuditFilter { call_id: Some(call_id.into()), ..Default::default() })
+            .list(&cowork_core::AuditFilter {
+                call_id: Some(call_id.into()),
+                ..Default::default()
+            })
             .unwrap();
         rows.reverse();
         rows
@@ -185,7 +245,10 @@ impl Tool for Probe {
     type Input = ProbeInput;
     type Output = ProbeOutput;
     fn meta(&self) -> ToolMeta {
-        let mut meta = ToolMeta::new(self.name, self.name, "A test probe.").category("test").effects(self.kinds).annotations(self.annotations);
+        let mut meta = ToolMeta::new(self.name, self.name, "A test probe.")
+            .category("test")
+            .effects(self.kinds)
+            .annotations(self.annotations);
         if let Some((per_minute, burst)) = self.rate_limit {
             meta = meta.rate_limit(per_minute, burst);
         }
@@ -194,7 +257,9 @@ impl Tool for Probe {
     fn effects(&self, input: &ProbeInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let mut effects = (self.effect)(input);
         for e in &mut effects {
-            if let Effect::FsWrite { path } | Effect::FsRead { path } | Effect::FsDelete { path } = e {
+            if let Effect::FsWrite { path } | Effect::FsRead { path } | Effect::FsDelete { path } =
+                e
+            {
                 *path = env.resolve_path(path).display().to_string();
             }
         }
@@ -212,12 +277,27 @@ impl Tool for Probe {
         if self.failures.fetch_add(1, Ordering::SeqCst) < input.fail_times {
             return Err(ToolError::transient("flaky peer"));
         }
-        Ok(ProbeOutput { target: input.target.clone(), calls })
+        Ok(ProbeOutput {
+            target: input.target.clone(),
+            calls,
+        })
     }
 }
 
-fn probe(name: &'static str, kinds: &'static [EffectKind], effect: fn(&ProbeInput) -> Vec<Effect>) -> Probe {
-    Probe { name, effect, kinds, annotations: Annotations::default(), rate_limit: None, failures: Arc::default(), calls: Arc::default() }
+fn probe(
+    name: &'static str,
+    kinds: &'static [EffectKind],
+    effect: fn(&ProbeInput) -> Vec<Effect>,
+) -> Probe {
+    Probe {
+        name,
+        effect,
+        kinds,
+        annotations: Annotations::default(),
+        rate_limit: None,
+        failures: Arc::default(),
+        calls: Arc::default(),
+    }
 }
 
 /// A tool whose output breaks its own declared output schema.
@@ -229,10 +309,23 @@ impl DynTool for LiarTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
-    fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-        Ok(PreparedCall::new(vec![], Arc::new(|_ctx| {
-            Box::pin(async { Ok(ToolOutput { content: vec![Content::Text { text: "x".into() }], structured: Some(serde_json::json!({"count": "many"})), untrusted: false }) })
-        })))
+    fn prepare(
+        &self,
+        _args: serde_json::Value,
+        _env: &EffectEnv,
+    ) -> Result<PreparedCall, ToolError> {
+        Ok(PreparedCall::new(
+            vec![],
+            Arc::new(|_ctx| {
+                Box::pin(async {
+                    Ok(ToolOutput {
+                        content: vec![Content::Text { text: "x".into() }],
+                        structured: Some(serde_json::json!({"count": "many"})),
+                        untrusted: false,
+                    })
+                })
+            }),
+        ))
     }
 }
 
@@ -244,28 +337,75 @@ impl cowork_contract::ToolProvider for Probes {
         "probes"
     }
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let mut fetch = probe("fetch_probe", &[EffectKind::NetFetch], |i| vec![Effect::NetFetch { origin: i.target.clone() }]);
-        fetch.annotations = Annotations { read_only: true, open_world: true, ..Default::default() };
-        let mut flaky = probe("flaky_probe", &[EffectKind::TasksRead], |_| vec![Effect::TasksRead]);
-        flaky.annotations = Annotations { read_only: true, idempotent: true, ..Default::default() };
-        let mut limited = probe("limited_probe", &[EffectKind::TasksRead], |_| vec![Effect::TasksRead]);
+        let mut fetch = probe("fetch_probe", &[EffectKind::NetFetch], |i| {
+            vec![Effect::NetFetch {
+                origin: i.target.clone(),
+            }]
+        });
+        fetch.annotations = Annotations {
+            read_only: true,
+            open_world: true,
+            ..Default::default()
+        };
+        let mut flaky = probe("flaky_probe", &[EffectKind::TasksRead], |_| {
+            vec![Effect::TasksRead]
+        });
+        flaky.annotations = Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        };
+        let mut limited = probe("limited_probe", &[EffectKind::TasksRead], |_| {
+            vec![Effect::TasksRead]
+        });
         limited.rate_limit = Some((2, 2));
         vec![
-            typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| vec![Effect::ProcessExec { command: i.target.clone(), workspace_code: vec![] }])),
-            typed(probe("write_probe", &[EffectKind::FsWrite], |i| vec![Effect::FsWrite { path: i.target.clone() }])),
-            typed(probe("delete_probe", &[EffectKind::FsDelete], |i| vec![Effect::FsDelete { path: i.target.clone() }])),
-            typed(probe("read_probe", &[EffectKind::FsRead], |i| vec![Effect::FsRead { path: i.target.clone() }])),
-            typed(probe("mail_probe", &[EffectKind::MailSend], |i| vec![Effect::MailSend { account: "work".into(), recipients: i.target.split(',').map(String::from).collect() }])),
+            typed(probe("exec_probe", &[EffectKind::ProcessExec], |i| {
+                vec![Effect::ProcessExec {
+                    command: i.target.clone(),
+                    workspace_code: vec![],
+                }]
+            })),
+            typed(probe("write_probe", &[EffectKind::FsWrite], |i| {
+                vec![Effect::FsWrite {
+                    path: i.target.clone(),
+                }]
+            })),
+            typed(probe("delete_probe", &[EffectKind::FsDelete], |i| {
+                vec![Effect::FsDelete {
+                    path: i.target.clone(),
+                }]
+            })),
+            typed(probe("read_probe", &[EffectKind::FsRead], |i| {
+                vec![Effect::FsRead {
+                    path: i.target.clone(),
+                }]
+            })),
+            typed(probe("mail_probe", &[EffectKind::MailSend], |i| {
+                vec![Effect::MailSend {
+                    account: "work".into(),
+                    recipients: i.target.split(',').map(String::from).collect(),
+                }]
+            })),
             typed(fetch),
             typed(flaky),
             typed(limited),
             Arc::new(LiarTool {
                 spec: ToolSpec {
-                    output_schema: Some(serde_json::json!({"type": "object", "properties": {"count": {"type": "integer"}}})),
+                    output_schema: Some(
+                        serde_json::json!({"type": "object", "properties": {"count": {"type": "integer"}}}),
+                    ),
                     ..ToolSpec::from_meta(
-                        ToolMeta::new("liar_probe", "liar", "returns output that breaks its schema")
-                            .category("test")
-                            .annotations(Annotations { read_only: true, ..Default::default() }),
+                        ToolMeta::new(
+                            "liar_probe",
+                            "liar",
+                            "returns output that breaks its schema",
+                        )
+                        .category("test")
+                        .annotations(Annotations {
+                            read_only: true,
+                            ..Default::default()
+                        }),
                         serde_json::json!({"type": "object"}),
                     )
                 },
@@ -276,11 +416,21 @@ impl cowork_contract::ToolProvider for Probes {
 
 /// Runs the `cowork` binary `bin` on data dir `home`. With `stdin`, the terminal prompt reads
 /// it (COWORK_APPROVE_FROM_STDIN); without, nobody is at a terminal and asks are denied.
-pub fn run_cowork(bin: &str, home: &std::path::Path, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+pub fn run_cowork(
+    bin: &str,
+    home: &std::path::Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut cmd = Command::new(bin);
-    cmd.args(args).env("COWORK_HOME", home).env_remove("COWORK_APPROVE_FROM_STDIN").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args)
+        .env("COWORK_HOME", home)
+        .env_remove("COWORK_APPROVE_FROM_STDIN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if stdin.is_some() {
         cmd.env("COWORK_APPROVE_FROM_STDIN", "1");
     }
@@ -295,5 +445,9 @@ pub fn run_cowork(bin: &str, home: &std::path::Path, args: &[&str], stdin: Optio
 
 /// stdout and stderr of a finished process, as one text.
 pub fn output_text(out: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }

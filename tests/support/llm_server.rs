@@ -17,8 +17,16 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub enum Turn {
     /// Streamed text chunks, then tool calls (`(id, name, arguments JSON)`), then the end.
-    Reply { text: Vec<String>, tool_calls: Vec<(String, String, String)>, chunk_delay: Duration },
-    Error { status: u16, retry_after: Option<String>, body: String },
+    Reply {
+        text: Vec<String>,
+        tool_calls: Vec<(String, String, String)>,
+        chunk_delay: Duration,
+    },
+    Error {
+        status: u16,
+        retry_after: Option<String>,
+        body: String,
+    },
     /// Sends these text chunks, then closes the connection without finishing the message.
     Disconnect { text: Vec<String> },
     /// Sends a chunk that is not JSON.
@@ -29,12 +37,19 @@ impl Turn {
     pub fn text(text: &str) -> Turn {
         // Split in a few chunks so streaming is exercised.
         let words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
-        Turn::Reply { text: words, tool_calls: vec![], chunk_delay: Duration::ZERO }
+        Turn::Reply {
+            text: words,
+            tool_calls: vec![],
+            chunk_delay: Duration::ZERO,
+        }
     }
     pub fn tools(text: &str, calls: &[(&str, &str, Value)]) -> Turn {
         let mut turn = Turn::text(text);
         if let Turn::Reply { tool_calls, .. } = &mut turn {
-            *tool_calls = calls.iter().map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string())).collect();
+            *tool_calls = calls
+                .iter()
+                .map(|(id, name, args)| (id.to_string(), name.to_string(), args.to_string()))
+                .collect();
         }
         turn
     }
@@ -60,12 +75,23 @@ fn sse(event: Option<&str>, data: &Value) -> String {
 }
 
 fn halves(s: &str) -> (String, String) {
-    let mid = s.char_indices().map(|(i, _)| i).nth(s.chars().count() / 2).unwrap_or(0);
+    let mid = s
+        .char_indices()
+        .map(|(i, _)| i)
+        .nth(s.chars().count() / 2)
+        .unwrap_or(0);
     (s[..mid].to_string(), s[mid..].to_string())
 }
 
-fn anthropic_events(text: &[String], calls: &[(String, String, String)], complete: bool) -> Vec<String> {
-    let mut out = vec![sse(Some("message_start"), &json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}}))];
+fn anthropic_events(
+    text: &[String],
+    calls: &[(String, String, String)],
+    complete: bool,
+) -> Vec<String> {
+    let mut out = vec![sse(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}}),
+    )];
     let mut index = 0;
     if !text.is_empty() {
         out.push(sse(Some("content_block_start"), &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
@@ -76,7 +102,10 @@ fn anthropic_events(text: &[String], calls: &[(String, String, String)], complet
         if !complete {
             return out;
         }
-        out.push(sse(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": 0})));
+        out.push(sse(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": 0}),
+        ));
         index = 1;
     }
     for (id, name, args) in calls {
@@ -85,18 +114,40 @@ fn anthropic_events(text: &[String], calls: &[(String, String, String)], complet
         for part in [a, b] {
             out.push(sse(Some("content_block_delta"), &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": part}})));
         }
-        out.push(sse(Some("content_block_stop"), &json!({"type": "content_block_stop", "index": index})));
+        out.push(sse(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
         index += 1;
     }
-    let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
-    out.push(sse(Some("message_delta"), &json!({"type": "message_delta", "delta": {"stop_reason": stop}})));
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    out.push(sse(
+        Some("message_delta"),
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop}}),
+    ));
     out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
     out
 }
 
-fn openai_events(text: &[String], calls: &[(String, String, String)], complete: bool) -> Vec<String> {
-    let chunk = |delta: Value, finish: Value| sse(None, &json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}));
-    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+fn openai_events(
+    text: &[String],
+    calls: &[(String, String, String)],
+    complete: bool,
+) -> Vec<String> {
+    let chunk = |delta: Value, finish: Value| {
+        sse(
+            None,
+            &json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let mut out = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
     for t in text {
         out.push(chunk(json!({"content": t}), Value::Null));
     }
@@ -106,34 +157,72 @@ fn openai_events(text: &[String], calls: &[(String, String, String)], complete: 
     for (i, (id, name, args)) in calls.iter().enumerate() {
         let (a, b) = halves(args);
         out.push(chunk(json!({"tool_calls": [{"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": a}}]}), Value::Null));
-        out.push(chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}), Value::Null));
+        out.push(chunk(
+            json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
+            Value::Null,
+        ));
     }
-    out.push(chunk(json!({}), json!(if calls.is_empty() { "stop" } else { "tool_calls" })));
+    out.push(chunk(
+        json!({}),
+        json!(if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        }),
+    ));
     out.push("data: [DONE]\n\n".to_string());
     out
 }
 
 async fn respond(shared: Shared, path: &str, headers: HeaderMap, body: Value) -> Response {
-    shared.requests.lock().unwrap().push((path.to_string(), headers, body));
+    shared
+        .requests
+        .lock()
+        .unwrap()
+        .push((path.to_string(), headers, body));
     let turn = shared.turns.lock().unwrap().pop_front();
     let anthropic = path.contains("messages");
     let render = |text: &[String], calls: &[(String, String, String)], complete| {
-        if anthropic { anthropic_events(text, calls, complete) } else { openai_events(text, calls, complete) }
+        if anthropic {
+            anthropic_events(text, calls, complete)
+        } else {
+            openai_events(text, calls, complete)
+        }
     };
     let (events, delay) = match turn {
-        None => return (StatusCode::INTERNAL_SERVER_ERROR, "the script has no more turns").into_response(),
-        Some(Turn::Error { status, retry_after, body }) => {
+        None => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the script has no more turns",
+            )
+                .into_response();
+        }
+        Some(Turn::Error {
+            status,
+            retry_after,
+            body,
+        }) => {
             let mut response = (StatusCode::from_u16(status).unwrap(), body).into_response();
             if let Some(after) = retry_after {
-                response.headers_mut().insert("retry-after", after.parse().unwrap());
+                response
+                    .headers_mut()
+                    .insert("retry-after", after.parse().unwrap());
             }
             return response;
         }
-        Some(Turn::Reply { text, tool_calls, chunk_delay }) => (render(&text, &tool_calls, true), chunk_delay),
+        Some(Turn::Reply {
+            text,
+            tool_calls,
+            chunk_delay,
+        }) => (render(&text, &tool_calls, true), chunk_delay),
         Some(Turn::Disconnect { text }) => (render(&text, &[], false), Duration::ZERO),
         Some(Turn::Malformed) => {
             let mut events = render(&["Hel".to_string()], &[], false);
-            events.push(if anthropic { "event: content_block_delta\ndata: {not json\n\n".into() } else { "data: {not json\n\n".into() });
+            events.push(if anthropic {
+                "event: content_block_delta\ndata: {not json\n\n".into()
+            } else {
+                "data: {not json\n\n".into()
+            });
             (events, Duration::ZERO)
         }
     };
@@ -143,22 +232,43 @@ async fn respond(shared: Shared, path: &str, headers: HeaderMap, body: Value) ->
         }
         Ok::<_, std::convert::Infallible>(event)
     });
-    Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(stream)).unwrap()
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
 }
 
 impl ScriptedLlm {
     pub async fn start() -> ScriptedLlm {
         let shared = Shared::default();
         let app = Router::new()
-            .route("/v1/messages", post(|State(s): State<Shared>, h: HeaderMap, axum::Json(b): axum::Json<Value>| respond(s, "/v1/messages", h, b)))
-            .route("/v1/chat/completions", post(|State(s): State<Shared>, h: HeaderMap, axum::Json(b): axum::Json<Value>| respond(s, "/v1/chat/completions", h, b)))
+            .route(
+                "/v1/messages",
+                post(
+                    |State(s): State<Shared>, h: HeaderMap, axum::Json(b): axum::Json<Value>| {
+                        respond(s, "/v1/messages", h, b)
+                    },
+                ),
+            )
+            .route(
+                "/v1/chat/completions",
+                post(
+                    |State(s): State<Shared>, h: HeaderMap, axum::Json(b): axum::Json<Value>| {
+                        respond(s, "/v1/chat/completions", h, b)
+                    },
+                ),
+            )
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
-        ScriptedLlm { port, shared, _server: server }
+        ScriptedLlm {
+            port,
+            shared,
+            _server: server,
+        }
     }
 
     pub fn push(&self, turn: Turn) {

@@ -22,14 +22,23 @@ pub fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> P
         "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": args}},
         "_meta": {"app.cowork": cowork},
     });
-    std::fs::write(dir.join("manifest.json"), serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
     dir
 }
 
 /// A tar.gz like GitHub's: one top folder `owner-repo-<sha7>/` holding the pack.
 pub fn tarball(pack: &Path, sha: &str) -> Vec<u8> {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-    builder.append_dir_all(format!("owner-repo-{}", &sha[..7]), pack).unwrap();
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    builder
+        .append_dir_all(format!("owner-repo-{}", &sha[..7]), pack)
+        .unwrap();
     builder.into_inner().unwrap().finish().unwrap()
 }
 
@@ -46,7 +55,10 @@ impl FakeGithub {
     pub fn start(pack: &Path) -> FakeGithub {
         use axum::{Router, extract::State, routing::get};
         type Shared = Arc<Mutex<(String, Vec<u8>)>>;
-        let state: Shared = Arc::new(Mutex::new((Self::SHA.to_string(), self::tarball(pack, Self::SHA))));
+        let state: Shared = Arc::new(Mutex::new((
+            Self::SHA.to_string(),
+            self::tarball(pack, Self::SHA),
+        )));
         async fn commit(State(s): State<Shared>) -> String {
             s.lock().unwrap().0.clone()
         }
@@ -61,7 +73,10 @@ impl FakeGithub {
         listener.set_nonblocking(true).unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 axum::serve(listener, app).await.unwrap();

@@ -11,7 +11,11 @@ pub fn peers_dir() -> PathBuf {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Waits (bounded) until something accepts on the port.
@@ -19,9 +23,16 @@ pub fn wait_for_port(port: u16, child: &mut Child, what: &str, log: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited ({status}): {}", std::fs::read_to_string(log).unwrap_or_default());
+            panic!(
+                "{what} exited ({status}): {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
         }
-        assert!(Instant::now() < deadline, "{what} did not listen on {port} within 20 s: {}", std::fs::read_to_string(log).unwrap_or_default());
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not listen on {port} within 20 s: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -36,11 +47,22 @@ pub struct Radicale {
 impl Radicale {
     pub fn start(users: &[(&str, &str)]) -> Radicale {
         let bin = peers_dir().join("radicale");
-        assert!(bin.exists(), "{} is missing: run tests/setup.sh", bin.display());
+        assert!(
+            bin.exists(),
+            "{} is missing: run tests/setup.sh",
+            bin.display()
+        );
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let users_file = dir.path().join("users");
-        std::fs::write(&users_file, users.iter().map(|(u, p)| format!("{u}:{p}\n")).collect::<String>()).unwrap();
+        std::fs::write(
+            &users_file,
+            users
+                .iter()
+                .map(|(u, p)| format!("{u}:{p}\n"))
+                .collect::<String>(),
+        )
+        .unwrap();
         let config = dir.path().join("config");
         std::fs::write(
             &config,
@@ -60,7 +82,11 @@ impl Radicale {
             .spawn()
             .unwrap();
         wait_for_port(port, &mut child, "radicale", &log);
-        Radicale { port, child, _dir: dir }
+        Radicale {
+            port,
+            child,
+            _dir: dir,
+        }
     }
 
     pub fn url(&self) -> String {
@@ -100,21 +126,45 @@ impl MailServer {
         }
         // Dovecot refuses uid 0 as a mail owner: as root, mail belongs to nobody.
         let me = std::fs::metadata(root).unwrap().uid();
-        let (uid, gid) = if me == 0 { (65534, 65534) } else { (me, std::fs::metadata(root).unwrap().gid()) };
+        let (uid, gid) = if me == 0 {
+            (65534, 65534)
+        } else {
+            (me, std::fs::metadata(root).unwrap().gid())
+        };
         if me == 0 {
-            let status = Command::new("chown").args(["-R", "65534:65534", root.join("mail").to_str().unwrap()]).status().unwrap();
+            let status = Command::new("chown")
+                .args(["-R", "65534:65534", root.join("mail").to_str().unwrap()])
+                .status()
+                .unwrap();
             assert!(status.success());
         }
         let users_file = root.join("users");
         let lines: String = users
             .iter()
-            .map(|(u, p)| format!("{u}:{{PLAIN}}{p}:{uid}:{gid}::{}\n", root.join("mail").join(u).display()))
+            .map(|(u, p)| {
+                format!(
+                    "{u}:{{PLAIN}}{p}:{uid}:{gid}::{}\n",
+                    root.join("mail").join(u).display()
+                )
+            })
             .collect();
         std::fs::write(&users_file, lines).unwrap();
-        let (imap_port, imaps_port, lmtp_port, smtp_port) = (free_port(), free_port(), free_port(), free_port());
+        let (imap_port, imaps_port, lmtp_port, smtp_port) =
+            (free_port(), free_port(), free_port(), free_port());
         let (cert, key) = (root.join("cert.pem"), root.join("key.pem"));
         let made = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout"])
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-keyout",
+            ])
             .arg(&key)
             .arg("-out")
             .arg(&cert)
@@ -123,7 +173,11 @@ impl MailServer {
             .status()
             .expect("openssl is not installed: run tests/setup.sh");
         assert!(made.success(), "openssl could not make a test certificate");
-        let login_user = if me == 0 { "nobody".to_string() } else { std::env::var("USER").unwrap_or_else(|_| "nobody".into()) };
+        let login_user = if me == 0 {
+            "nobody".to_string()
+        } else {
+            std::env::var("USER").unwrap_or_else(|_| "nobody".into())
+        };
         let config = format!(
             "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\n\
              ssl = yes\nssl_cert = <{cert}\nssl_key = <{key}\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\ndefault_internal_user = {login_user}\n\
@@ -148,7 +202,11 @@ impl MailServer {
             .expect("dovecot is not installed: run tests/setup.sh");
         wait_for_port(imap_port, &mut dovecot, "dovecot", &log);
         let smtp_log = root.join("smtp.log");
-        let logins = users.iter().map(|(u, p)| format!("{u}:{p}")).collect::<Vec<_>>().join(",");
+        let logins = users
+            .iter()
+            .map(|(u, p)| format!("{u}:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
         let mut smtp = Command::new(peers_dir().join("python"))
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/smtp_front.py"))
             .args([&smtp_port.to_string(), &lmtp_port.to_string(), &logins])
@@ -157,7 +215,14 @@ impl MailServer {
             .spawn()
             .unwrap();
         wait_for_port(smtp_port, &mut smtp, "the SMTP front", &smtp_log);
-        MailServer { imap_port, imaps_port, smtp_port, dovecot, smtp, _dir: dir }
+        MailServer {
+            imap_port,
+            imaps_port,
+            smtp_port,
+            dovecot,
+            smtp,
+            _dir: dir,
+        }
     }
 }
 

@@ -32,7 +32,9 @@ fn err(e: impl std::fmt::Display) -> String {
 
 impl Conversations {
     pub fn open(store: &Store) -> Result<Conversations> {
-        Ok(Conversations { conn: Arc::new(Mutex::new(store.connect().map_err(err)?)) })
+        Ok(Conversations {
+            conn: Arc::new(Mutex::new(store.connect().map_err(err)?)),
+        })
     }
 
     pub fn create(&self, title: &str) -> Result<String> {
@@ -65,20 +67,41 @@ impl Conversations {
             )
             .map_err(err)?;
         let rows = stmt
-            .query_map(params![pattern], |r| Ok(ConversationSummary { id: r.get(0)?, title: r.get(1)?, created_at: r.get(2)?, updated_at: r.get(3)?, messages: r.get(4)? }))
+            .query_map(params![pattern], |r| {
+                Ok(ConversationSummary {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    created_at: r.get(2)?,
+                    updated_at: r.get(3)?,
+                    messages: r.get(4)?,
+                })
+            })
             .map_err(err)?;
         rows.collect::<std::result::Result<_, _>>().map_err(err)
     }
 
     pub fn messages(&self, id: &str) -> Result<Vec<Message>> {
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn.prepare_cached("SELECT role, parts FROM messages WHERE conversation = ?1 ORDER BY id").map_err(err)?;
-        let rows = stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(err)?;
+        let mut stmt = conn
+            .prepare_cached("SELECT role, parts FROM messages WHERE conversation = ?1 ORDER BY id")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(err)?;
         let mut out = Vec::new();
         for row in rows {
             let (role, parts) = row.map_err(err)?;
-            let role = if role == "assistant" { Role::Assistant } else { Role::User };
-            out.push(Message { role, parts: serde_json::from_str(&parts).map_err(err)? });
+            let role = if role == "assistant" {
+                Role::Assistant
+            } else {
+                Role::User
+            };
+            out.push(Message {
+                role,
+                parts: serde_json::from_str(&parts).map_err(err)?,
+            });
         }
         Ok(out)
     }
@@ -92,18 +115,39 @@ impl Conversations {
         let now = now();
         let mut conn = self.conn.lock().unwrap();
         let tx = conn.transaction().map_err(err)?;
-        tx.execute("INSERT INTO messages (conversation, role, parts, created_at) VALUES (?1, ?2, ?3, ?4)", params![id, role, parts, now]).map_err(err)?;
-        tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![id, now]).map_err(err)?;
+        tx.execute(
+            "INSERT INTO messages (conversation, role, parts, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![id, role, parts, now],
+        )
+        .map_err(err)?;
+        tx.execute(
+            "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
+            params![id, now],
+        )
+        .map_err(err)?;
         tx.commit().map_err(err)
     }
 
     pub fn rename(&self, id: &str, title: &str) -> Result<bool> {
-        let n = self.conn.lock().unwrap().execute("UPDATE conversations SET title = ?2 WHERE id = ?1", params![id, title]).map_err(err)?;
+        let n = self
+            .conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET title = ?2 WHERE id = ?1",
+                params![id, title],
+            )
+            .map_err(err)?;
         Ok(n == 1)
     }
 
     pub fn delete(&self, id: &str) -> Result<bool> {
-        let n = self.conn.lock().unwrap().execute("DELETE FROM conversations WHERE id = ?1", [id]).map_err(err)?;
+        let n = self
+            .conn
+            .lock()
+            .unwrap()
+            .execute("DELETE FROM conversations WHERE id = ?1", [id])
+            .map_err(err)?;
         Ok(n == 1)
     }
 
@@ -112,10 +156,16 @@ impl Conversations {
             .conn
             .lock()
             .unwrap()
-            .query_row("SELECT loaded_tools FROM conversations WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT loaded_tools FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(err)?;
-        Ok(json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default())
+        Ok(json
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default())
     }
 
     pub fn add_loaded_tools(&self, id: &str, names: &[String]) -> Result<()> {
@@ -126,7 +176,14 @@ impl Conversations {
             }
         }
         let json = serde_json::to_string(&loaded).map_err(err)?;
-        self.conn.lock().unwrap().execute("UPDATE conversations SET loaded_tools = ?2 WHERE id = ?1", params![id, json]).map_err(err)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET loaded_tools = ?2 WHERE id = ?1",
+                params![id, json],
+            )
+            .map_err(err)?;
         Ok(())
     }
 }

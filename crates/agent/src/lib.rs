@@ -6,7 +6,9 @@ mod conversations;
 pub mod provider;
 
 pub use conversations::{ConversationSummary, Conversations};
-pub use provider::{ChatRequest, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent, ToolDef};
+pub use provider::{
+    ChatRequest, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent, ToolDef,
+};
 
 use cowork_core::{CallRequest, Caller, Scheduler};
 use futures::StreamExt;
@@ -50,17 +52,39 @@ impl Default for AgentConfig {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
-    TextDelta { text: String },
-    ToolCallRequested { id: String, name: String, input: serde_json::Value },
+    TextDelta {
+        text: String,
+    },
+    ToolCallRequested {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
     /// `images` are the result's image blocks (a screenshot), for the window only: the model
     /// gets the text.
-    ToolCallFinished { id: String, name: String, call_id: String, ok: bool, result: String, images: Vec<cowork_contract::Content>, duration_ms: u64 },
+    ToolCallFinished {
+        id: String,
+        name: String,
+        call_id: String,
+        ok: bool,
+        result: String,
+        images: Vec<cowork_contract::Content>,
+        duration_ms: u64,
+    },
     /// Memories recalled for this turn, shown with the person's message.
-    Recalled { call_id: String, memories: Vec<Recalled> },
+    Recalled {
+        call_id: String,
+        memories: Vec<Recalled>,
+    },
     /// The turn goes on after a suspended call of it (`tool`) finished: a new stretch of the
     /// conversation begins.
-    Resumed { suspension: String, tool: String },
-    Finished { steps: u32 },
+    Resumed {
+        suspension: String,
+        tool: String,
+    },
+    Finished {
+        steps: u32,
+    },
 }
 
 /// A suspended call that ran again and finished (`Agent::continue_after_resume`).
@@ -87,7 +111,9 @@ pub struct Recalled {
 pub enum AgentError {
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    #[error("stopped after {0} model steps without a final answer — ask again to continue, or raise max steps in the profile")]
+    #[error(
+        "stopped after {0} model steps without a final answer — ask again to continue, or raise max steps in the profile"
+    )]
     MaxSteps(u32),
     #[error("stopped")]
     Cancelled,
@@ -108,12 +134,24 @@ fn truncate(text: String, limit: usize) -> String {
     }
     let kept: String = text.chars().take(limit).collect();
     let total = text.chars().count();
-    format!("{kept}\n[truncated: showing {limit} of {total} characters — ask the tool for a narrower range (offset/limit, filters) to see the rest]")
+    format!(
+        "{kept}\n[truncated: showing {limit} of {total} characters — ask the tool for a narrower range (offset/limit, filters) to see the rest]"
+    )
 }
 
 impl Agent {
-    pub fn new(scheduler: Arc<Scheduler>, provider: Arc<dyn Provider>, conversations: Conversations, config: AgentConfig) -> Agent {
-        Agent { scheduler, provider, conversations, config }
+    pub fn new(
+        scheduler: Arc<Scheduler>,
+        provider: Arc<dyn Provider>,
+        conversations: Conversations,
+        config: AgentConfig,
+    ) -> Agent {
+        Agent {
+            scheduler,
+            provider,
+            conversations,
+            config,
+        }
     }
 
     pub fn conversations(&self) -> &Conversations {
@@ -121,62 +159,124 @@ impl Agent {
     }
 
     fn tools(&self, conversation: &str) -> Result<Vec<ToolDef>, AgentError> {
-        let loaded = self.conversations.loaded_tools(conversation).map_err(AgentError::Store)?;
+        let loaded = self
+            .conversations
+            .loaded_tools(conversation)
+            .map_err(AgentError::Store)?;
         Ok(self
             .scheduler
             .registry()
             .visible(&loaded)
             .into_iter()
-            .filter(|t| self.config.allowed_tools.as_ref().is_none_or(|allowed| allowed.contains(&t.spec.name)))
-            .map(|t| ToolDef { name: t.spec.name.clone(), description: t.spec.description.clone(), input_schema: t.spec.input_schema.clone() })
+            .filter(|t| {
+                self.config
+                    .allowed_tools
+                    .as_ref()
+                    .is_none_or(|allowed| allowed.contains(&t.spec.name))
+            })
+            .map(|t| ToolDef {
+                name: t.spec.name.clone(),
+                description: t.spec.description.clone(),
+                input_schema: t.spec.input_schema.clone(),
+            })
             .collect())
     }
 
     /// The system prompt with the memories `search_vault` finds for `text`. The search is a
     /// tool call like any other (reviewed, audited, subject to the profile's tools); when it
     /// fails the turn goes on without memories.
-    async fn recall(&self, conversation: &str, text: &str, k: usize, allowed: Option<Arc<[String]>>, events: &mpsc::UnboundedSender<AgentEvent>) -> String {
-        let mut request = CallRequest::new("search_vault", serde_json::json!({"query": text, "k": k}), Caller::Chat, conversation);
+    async fn recall(
+        &self,
+        conversation: &str,
+        text: &str,
+        k: usize,
+        allowed: Option<Arc<[String]>>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) -> String {
+        let mut request = CallRequest::new(
+            "search_vault",
+            serde_json::json!({"query": text, "k": k}),
+            Caller::Chat,
+            conversation,
+        );
         request.allowed_tools = allowed;
         request.caller_ref = Some("recall".into());
         let outcome = self.scheduler.call(request).await;
         let hits = match &outcome.result {
-            Ok(output) => output.structured.as_ref().and_then(|s| s["hits"].as_array().cloned()).unwrap_or_default(),
+            Ok(output) => output
+                .structured
+                .as_ref()
+                .and_then(|s| s["hits"].as_array().cloned())
+                .unwrap_or_default(),
             Err(e) => {
                 tracing::warn!("recall: {e}");
                 vec![]
             }
         };
         let field = |h: &serde_json::Value, k: &str| h[k].as_str().unwrap_or_default().to_string();
-        let memories: Vec<Recalled> =
-            hits.iter().map(|h| Recalled { id: field(h, "id"), title: field(h, "title"), kind: field(h, "kind"), snippet: field(h, "snippet") }).collect();
+        let memories: Vec<Recalled> = hits
+            .iter()
+            .map(|h| Recalled {
+                id: field(h, "id"),
+                title: field(h, "title"),
+                kind: field(h, "kind"),
+                snippet: field(h, "snippet"),
+            })
+            .collect();
         if memories.is_empty() {
             return self.config.system.clone();
         }
-        let _ = events.send(AgentEvent::Recalled { call_id: outcome.call_id.clone(), memories: memories.clone() });
+        let _ = events.send(AgentEvent::Recalled {
+            call_id: outcome.call_id.clone(),
+            memories: memories.clone(),
+        });
         let mut system = format!(
             "{}\n\nFrom the person's vault (long-term memory), possibly relevant to this message. Use them only if they help, and cite the ones you use as [memory: title]:",
             self.config.system
         );
         for m in &memories {
-            system.push_str(&format!("\n- {} ({}, id {}): {}", m.title, m.kind, m.id, m.snippet.replace("**", "")));
+            system.push_str(&format!(
+                "\n- {} ({}, id {}): {}",
+                m.title,
+                m.kind,
+                m.id,
+                m.snippet.replace("**", "")
+            ));
         }
         system
     }
 
     /// Runs one user turn to its end: streams text, runs tool calls through the scheduler,
     /// loops until the model stops asking for tools (or `max_steps`).
-    pub async fn send(&self, conversation: &str, text: &str, events: &mpsc::UnboundedSender<AgentEvent>, cancel: CancellationToken) -> Result<u32, AgentError> {
+    pub async fn send(
+        &self,
+        conversation: &str,
+        text: &str,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
         let store = |e: String| AgentError::Store(e);
         let title: String = text.chars().take(60).collect();
-        self.conversations.ensure(conversation, &title).map_err(store)?;
-        self.conversations.append(conversation, &Message::user_text(text)).map_err(store)?;
-        let allowed: Option<Arc<[String]>> = self.config.allowed_tools.as_ref().map(|t| Arc::from(t.clone()));
+        self.conversations
+            .ensure(conversation, &title)
+            .map_err(store)?;
+        self.conversations
+            .append(conversation, &Message::user_text(text))
+            .map_err(store)?;
+        let allowed: Option<Arc<[String]>> = self
+            .config
+            .allowed_tools
+            .as_ref()
+            .map(|t| Arc::from(t.clone()));
         let system = match self.config.recall {
-            Some(k) => self.recall(conversation, text, k, allowed.clone(), events).await,
+            Some(k) => {
+                self.recall(conversation, text, k, allowed.clone(), events)
+                    .await
+            }
             None => self.config.system.clone(),
         };
-        self.run_steps(conversation, &system, allowed, events, cancel).await
+        self.run_steps(conversation, &system, allowed, events, cancel)
+            .await
     }
 
     /// Picks a turn up again after a call of it that was suspended (a login wall) ran again and
@@ -199,14 +299,47 @@ impl Agent {
         }
         // A call and its result as a pair, so every provider's tool-use pairing rule holds.
         let id = format!("resume-{}", resumed.suspension);
-        let call = Message { role: Role::Assistant, parts: vec![Part::ToolUse { id: id.clone(), name: resumed.tool.clone(), input: resumed.args.clone() }] };
-        let content = truncate(format!("[the call that waited for the person went on]\n{}", resumed.result), self.config.max_tool_result_chars);
-        let result = Message { role: Role::User, parts: vec![Part::ToolResult { tool_use_id: id, content, is_error: !resumed.ok }] };
-        self.conversations.append(conversation, &call).map_err(store)?;
-        self.conversations.append(conversation, &result).map_err(store)?;
-        let _ = events.send(AgentEvent::Resumed { suspension: resumed.suspension.clone(), tool: resumed.tool.clone() });
-        let allowed: Option<Arc<[String]>> = self.config.allowed_tools.as_ref().map(|t| Arc::from(t.clone()));
-        self.run_steps(conversation, &self.config.system, allowed, events, cancel).await.map(Some)
+        let call = Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolUse {
+                id: id.clone(),
+                name: resumed.tool.clone(),
+                input: resumed.args.clone(),
+            }],
+        };
+        let content = truncate(
+            format!(
+                "[the call that waited for the person went on]\n{}",
+                resumed.result
+            ),
+            self.config.max_tool_result_chars,
+        );
+        let result = Message {
+            role: Role::User,
+            parts: vec![Part::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error: !resumed.ok,
+            }],
+        };
+        self.conversations
+            .append(conversation, &call)
+            .map_err(store)?;
+        self.conversations
+            .append(conversation, &result)
+            .map_err(store)?;
+        let _ = events.send(AgentEvent::Resumed {
+            suspension: resumed.suspension.clone(),
+            tool: resumed.tool.clone(),
+        });
+        let allowed: Option<Arc<[String]>> = self
+            .config
+            .allowed_tools
+            .as_ref()
+            .map(|t| Arc::from(t.clone()));
+        self.run_steps(conversation, &self.config.system, allowed, events, cancel)
+            .await
+            .map(Some)
     }
 
     /// The model ↔ tools loop on the conversation as stored, until the model stops asking for
@@ -239,7 +372,11 @@ impl Agent {
                         let _ = events.send(AgentEvent::TextDelta { text: delta });
                     }
                     Ok(StreamEvent::ToolCall { id, name, input }) => {
-                        let _ = events.send(AgentEvent::ToolCallRequested { id: id.clone(), name: name.clone(), input: input.clone() });
+                        let _ = events.send(AgentEvent::ToolCallRequested {
+                            id: id.clone(),
+                            name: name.clone(),
+                            input: input.clone(),
+                        });
                         calls.push((id, name, input));
                     }
                     Ok(StreamEvent::Done { .. }) => break,
@@ -252,22 +389,51 @@ impl Agent {
             if let Some(e) = failure {
                 // Keep what was said before the break, marked, so the person sees it.
                 if !reply.is_empty() {
-                    let note = if e == ProviderError::Cancelled { "[stopped]" } else { "[interrupted]" };
-                    let partial = Message { role: Role::Assistant, parts: vec![Part::Text { text: format!("{reply}\n\n{note}") }] };
-                    self.conversations.append(conversation, &partial).map_err(store)?;
+                    let note = if e == ProviderError::Cancelled {
+                        "[stopped]"
+                    } else {
+                        "[interrupted]"
+                    };
+                    let partial = Message {
+                        role: Role::Assistant,
+                        parts: vec![Part::Text {
+                            text: format!("{reply}\n\n{note}"),
+                        }],
+                    };
+                    self.conversations
+                        .append(conversation, &partial)
+                        .map_err(store)?;
                 }
-                return Err(if e == ProviderError::Cancelled { AgentError::Cancelled } else { e.into() });
+                return Err(if e == ProviderError::Cancelled {
+                    AgentError::Cancelled
+                } else {
+                    e.into()
+                });
             }
 
             let mut parts = Vec::new();
             if !reply.is_empty() {
                 parts.push(Part::Text { text: reply });
             }
-            parts.extend(calls.iter().map(|(id, name, input)| Part::ToolUse { id: id.clone(), name: name.clone(), input: input.clone() }));
+            parts.extend(calls.iter().map(|(id, name, input)| Part::ToolUse {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+            }));
             if parts.is_empty() {
-                parts.push(Part::Text { text: String::new() });
+                parts.push(Part::Text {
+                    text: String::new(),
+                });
             }
-            self.conversations.append(conversation, &Message { role: Role::Assistant, parts }).map_err(store)?;
+            self.conversations
+                .append(
+                    conversation,
+                    &Message {
+                        role: Role::Assistant,
+                        parts,
+                    },
+                )
+                .map_err(store)?;
             if calls.is_empty() {
                 let _ = events.send(AgentEvent::Finished { steps: step });
                 return Ok(step);
@@ -291,8 +457,19 @@ impl Agent {
                     Err(e) => (false, e.to_string()),
                 };
                 if let (true, "tool_search") = (ok, outcome.tool.as_str()) {
-                    let names: Vec<String> = outcome.result.as_ref().ok().and_then(|o| o.structured.as_ref()).and_then(|s| s["tools"].as_array().cloned()).unwrap_or_default().iter().filter_map(|t| t["name"].as_str().map(String::from)).collect();
-                    self.conversations.add_loaded_tools(conversation, &names).map_err(store)?;
+                    let names: Vec<String> = outcome
+                        .result
+                        .as_ref()
+                        .ok()
+                        .and_then(|o| o.structured.as_ref())
+                        .and_then(|s| s["tools"].as_array().cloned())
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|t| t["name"].as_str().map(String::from))
+                        .collect();
+                    self.conversations
+                        .add_loaded_tools(conversation, &names)
+                        .map_err(store)?;
                 }
                 let content = truncate(content, self.config.max_tool_result_chars);
                 let _ = events.send(AgentEvent::ToolCallFinished {
@@ -301,12 +478,28 @@ impl Agent {
                     call_id: outcome.call_id.clone(),
                     ok,
                     result: content.clone(),
-                    images: outcome.result.as_ref().map(|o| o.images()).unwrap_or_default(),
+                    images: outcome
+                        .result
+                        .as_ref()
+                        .map(|o| o.images())
+                        .unwrap_or_default(),
                     duration_ms: outcome.duration.as_millis() as u64,
                 });
-                results.push(Part::ToolResult { tool_use_id: id.clone(), content, is_error: !ok });
+                results.push(Part::ToolResult {
+                    tool_use_id: id.clone(),
+                    content,
+                    is_error: !ok,
+                });
             }
-            self.conversations.append(conversation, &Message { role: Role::User, parts: results }).map_err(store)?;
+            self.conversations
+                .append(
+                    conversation,
+                    &Message {
+                        role: Role::User,
+                        parts: results,
+                    },
+                )
+                .map_err(store)?;
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }

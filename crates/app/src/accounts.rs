@@ -6,7 +6,9 @@ use crate::App;
 use cowork_core::{CallOutcome, CallRequest, Caller};
 use cowork_store::accounts::{self, Account, AccountConfig};
 
-pub use cowork_store::accounts::{Account as AccountSettings, AccountConfig as AccountKind, Security};
+pub use cowork_store::accounts::{
+    Account as AccountSettings, AccountConfig as AccountKind, Security,
+};
 
 impl App {
     pub fn accounts(&self) -> Result<Vec<Account>, String> {
@@ -37,12 +39,27 @@ impl App {
     }
 
     /// Logs in and reads a little: `calendar_sync` for CalDAV, `email_check` for mail.
-    pub async fn test_account(&self, name: &str, caller: Caller, conversation: &str) -> Result<CallOutcome, String> {
-        let account = self.accounts()?.into_iter().find(|a| a.name == name).ok_or_else(|| format!("no account {name:?}: `cowork account list` shows them"))?;
+    pub async fn test_account(
+        &self,
+        name: &str,
+        caller: Caller,
+        conversation: &str,
+    ) -> Result<CallOutcome, String> {
+        let account = self
+            .accounts()?
+            .into_iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| format!("no account {name:?}: `cowork account list` shows them"))?;
         let (tool, args) = match account.config {
             AccountConfig::Caldav { .. } => ("calendar_sync", serde_json::json!({"account": name})),
-            AccountConfig::Mail { .. } => ("email_check", serde_json::json!({"account": name, "limit": 1})),
+            AccountConfig::Mail { .. } => (
+                "email_check",
+                serde_json::json!({"account": name, "limit": 1}),
+            ),
         };
-        Ok(self.scheduler.call(CallRequest::new(tool, args, caller, conversation)).await)
+        Ok(self
+            .scheduler
+            .call(CallRequest::new(tool, args, caller, conversation))
+            .await)
     }
 }

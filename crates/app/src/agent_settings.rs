@@ -48,7 +48,10 @@ pub struct RecallSettings {
 
 impl Default for RecallSettings {
     fn default() -> Self {
-        RecallSettings { enabled: false, k: default_recall_k() }
+        RecallSettings {
+            enabled: false,
+            k: default_recall_k(),
+        }
     }
 }
 
@@ -67,7 +70,12 @@ impl AgentSettings {
             None | Some(serde_json::Value::Null) => Ok(None),
             Some(value) => serde_json::from_value(value.clone())
                 .map(Some)
-                .map_err(|e| format!("{}: `agent` is invalid ({e}) — fix it in Settings → Provider", settings_path.display())),
+                .map_err(|e| {
+                    format!(
+                        "{}: `agent` is invalid ({e}) — fix it in Settings → Provider",
+                        settings_path.display()
+                    )
+                }),
         }
     }
 
@@ -81,7 +89,13 @@ impl AgentSettings {
 
     /// The keyring account that holds this provider's key.
     pub fn keyring_account(&self) -> String {
-        format!("agent/{}", serde_json::to_value(self.provider).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+        format!(
+            "agent/{}",
+            serde_json::to_value(self.provider)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        )
     }
 
     /// The provider, with its key read now from the environment variable or the keyring.
@@ -89,11 +103,12 @@ impl AgentSettings {
         let key = if self.api_key_env.is_empty() {
             // No keyring (a bare session, a container) must not stop keyless local servers
             // such as Ollama; a provider that needs a key answers 401, whose error names the fix.
-            crate::secrets::get(&self.keyring_account()).unwrap_or_else(|e| {
-                tracing::warn!("{e}");
-                None
-            })
-            .unwrap_or_default()
+            crate::secrets::get(&self.keyring_account())
+                .unwrap_or_else(|e| {
+                    tracing::warn!("{e}");
+                    None
+                })
+                .unwrap_or_default()
         } else {
             std::env::var(&self.api_key_env).map_err(|_| {
                 format!("the API key is expected in the environment variable {} — set it before starting Cowork, or store the key in Settings → Provider", self.api_key_env)
@@ -101,7 +116,11 @@ impl AgentSettings {
         };
         Ok(match self.provider {
             ProviderKind::Anthropic => Arc::new(Anthropic::new(&self.base_url, &key)),
-            ProviderKind::Openai => Arc::new(OpenAiCompatible::new("openai-compatible", &self.base_url, &key)),
+            ProviderKind::Openai => Arc::new(OpenAiCompatible::new(
+                "openai-compatible",
+                &self.base_url,
+                &key,
+            )),
         })
     }
 
@@ -118,9 +137,15 @@ impl AgentSettings {
 
 /// Whether an Ollama server answers on its default port (first-run hint).
 pub async fn detect_ollama() -> bool {
-    let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).build();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(400))
+        .build();
     match client {
-        Ok(client) => client.get("http://127.0.0.1:11434/api/tags").send().await.is_ok_and(|r| r.status().is_success()),
+        Ok(client) => client
+            .get("http://127.0.0.1:11434/api/tags")
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success()),
         Err(_) => false,
     }
 }

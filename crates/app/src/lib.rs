@@ -8,17 +8,25 @@ pub mod secrets;
 mod toolpacks;
 mod vault;
 
-pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
-pub use cowork_mcp::{PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus, Staged as StagedToolpack};
-pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use accounts::{AccountKind, AccountSettings, Security};
+pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
 pub use cowork_mail::OutboxRow;
+pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
+pub use cowork_mcp::{
+    PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus,
+    Staged as StagedToolpack,
+};
+pub use cowork_vault::{
+    Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport,
+    Stats as VaultStats,
+};
 pub use toolpacks::Started;
 pub use vault::{EmbedderSettings, VaultSettings};
-pub use cowork_vault::{Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport, Stats as VaultStats};
 
 use cowork_contract::EffectEnv;
-use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog};
+use cowork_core::{
+    Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog,
+};
 use cowork_store::{DataDir, Store};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -40,11 +48,22 @@ pub struct WorkspaceReview {
 mod log_tests {
     #[test]
     fn credentials_never_reach_a_log_line() {
-        let line = super::scrub_log_line("DEBUG async_imap: > A0001 LOGIN \"alice\" \"hunter2\"\r\n");
-        assert!(!line.contains("hunter2") && !line.contains("alice"), "{line}");
-        let line = super::scrub_log_line("authorization: Bearer abc.def and sk-abcdefghijklmnopqrstu\n");
-        assert!(!line.contains("abc.def") && !line.contains("sk-abc"), "{line}");
-        assert_eq!(super::scrub_log_line("INFO cowork opened\n"), "INFO cowork opened\n");
+        let line =
+            super::scrub_log_line("DEBUG async_imap: > A0001 LOGIN \"alice\" \"hunter2\"\r\n");
+        assert!(
+            !line.contains("hunter2") && !line.contains("alice"),
+            "{line}"
+        );
+        let line =
+            super::scrub_log_line("authorization: Bearer abc.def and sk-abcdefghijklmnopqrstu\n");
+        assert!(
+            !line.contains("abc.def") && !line.contains("sk-abc"),
+            "{line}"
+        );
+        assert_eq!(
+            super::scrub_log_line("INFO cowork opened\n"),
+            "INFO cowork opened\n"
+        );
         assert!(super::scrub_log_line("x\u{1b}[2Ky\n").contains("\\u{1b}"));
     }
 }
@@ -62,7 +81,10 @@ pub enum AppError {
     #[error("vault: {0}")]
     Vault(String),
     #[error("workspace {path}: {source} — pass an existing folder to --workspace")]
-    Workspace { path: PathBuf, source: std::io::Error },
+    Workspace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub struct AppOptions {
@@ -109,13 +131,26 @@ fn undo_delay(store: &Store) -> std::time::Duration {
 fn browser_config(store: &Store) -> cowork_browser::BrowserConfig {
     let mut config = cowork_browser::BrowserConfig::new(store.dir().root().join("browser-profile"));
     if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path()) {
-        if let Some(exe) = settings.pointer("/browser/executable").and_then(|v| v.as_str()) {
+        if let Some(exe) = settings
+            .pointer("/browser/executable")
+            .and_then(|v| v.as_str())
+        {
             config.executable = PathBuf::from(exe);
         }
-        if let Some(hosts) = settings.pointer("/browser/ssoHosts").and_then(|v| v.as_array()) {
-            config.sso_hosts = hosts.iter().filter_map(|h| h.as_str().map(str::to_string)).collect();
+        if let Some(hosts) = settings
+            .pointer("/browser/ssoHosts")
+            .and_then(|v| v.as_array())
+        {
+            config.sso_hosts = hosts
+                .iter()
+                .filter_map(|h| h.as_str().map(str::to_string))
+                .collect();
         }
-        if let Some(minutes) = settings.pointer("/browser/loginMinutes").and_then(|v| v.as_f64()).filter(|m| *m > 0.0) {
+        if let Some(minutes) = settings
+            .pointer("/browser/loginMinutes")
+            .and_then(|v| v.as_f64())
+            .filter(|m| *m > 0.0)
+        {
             config.login_timeout = std::time::Duration::from_secs_f64(minutes * 60.0);
         }
     }
@@ -123,8 +158,19 @@ fn browser_config(store: &Store) -> cowork_browser::BrowserConfig {
 }
 
 const QUIET_DEPENDENCIES: &[&str] = &[
-    "async_imap=info", "imap_proto=info", "lettre=info", "hyper=info", "hyper_util=info", "h2=info", "reqwest=info", "rustls=info",
-    "tungstenite=info", "zbus=info", "rmcp=info", "playwright_rs=info", "libdav=info",
+    "async_imap=info",
+    "imap_proto=info",
+    "lettre=info",
+    "hyper=info",
+    "hyper_util=info",
+    "h2=info",
+    "reqwest=info",
+    "rustls=info",
+    "tungstenite=info",
+    "zbus=info",
+    "rmcp=info",
+    "playwright_rs=info",
+    "libdav=info",
 ];
 
 /// Every log line passes through here: control characters escaped (a page title or a server's
@@ -135,7 +181,9 @@ struct ScrubbingWriter<W> {
     inner: W,
 }
 
-impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a> for ScrubbingWriter<W> {
+impl<'a, W: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a>
+    for ScrubbingWriter<W>
+{
     type Writer = Scrubbed<W::Writer>;
     fn make_writer(&'a self) -> Self::Writer {
         Scrubbed(self.inner.make_writer())
@@ -166,7 +214,9 @@ fn scrub_log_line(text: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        let upper = word.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_uppercase();
+        let upper = word
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+            .to_ascii_uppercase();
         let line_end = if word.ends_with('\n') { "\n" } else { "" };
         if hide_rest > 0 || cowork_core::redact::looks_like_secret(word.trim_end()) {
             hide_rest = hide_rest.saturating_sub(1);
@@ -202,7 +252,8 @@ fn init_logging(dir: &DataDir) {
         .build(dir.logs_dir());
     let Ok(appender) = appender else { return };
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let mut filter = tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
+    let mut filter =
+        tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
     // Protocol crates log what they send at debug/trace — an IMAP LOGIN with its password, HTTP
     // headers with tokens. Capped whatever level the person asks for.
     for directive in QUIET_DEPENDENCIES {
@@ -211,7 +262,13 @@ fn init_logging(dir: &DataDir) {
         }
     }
     let writer = ScrubbingWriter { inner: writer };
-    if tracing_subscriber::fmt().with_writer(writer).with_ansi(false).with_env_filter(filter).try_init().is_ok() {
+    if tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .is_ok()
+    {
         let _ = LOG_GUARD.set(guard);
     }
 }
@@ -227,24 +284,53 @@ impl App {
         let roots = options
             .workspace_roots
             .iter()
-            .map(|r| r.canonicalize().map_err(|source| AppError::Workspace { path: r.clone(), source }))
+            .map(|r| {
+                r.canonicalize().map_err(|source| AppError::Workspace {
+                    path: r.clone(),
+                    source,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
 
         let registry = Registry::new();
         registry.add_provider(Layer::Stub, Arc::new(StubCatalog));
         cowork_core::register_core_tools(&registry);
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_personal::PersonalTools::new(&store)?));
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_files::FilesTools::new(&store)?));
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_calendar::CalendarTools::new(&store, Arc::new(secrets::Keyring))?));
-        let mail = Arc::new(cowork_mail::MailTools::new(&store, Arc::new(secrets::Keyring), undo_delay(&store))?);
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_personal::PersonalTools::new(&store)?),
+        );
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_files::FilesTools::new(&store)?),
+        );
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_calendar::CalendarTools::new(
+                &store,
+                Arc::new(secrets::Keyring),
+            )?),
+        );
+        let mail = Arc::new(cowork_mail::MailTools::new(
+            &store,
+            Arc::new(secrets::Keyring),
+            undo_delay(&store),
+        )?);
         registry.add_provider(Layer::Builtin, mail.clone());
-        let vault_settings = VaultSettings::load(&store.dir().settings_path()).unwrap_or_else(|e| {
-            tracing::warn!("{e}");
-            VaultSettings::default()
-        });
-        let vault_folder = match vault_settings.folder.as_deref().map(|f| f.to_string_lossy().to_string()) {
+        let vault_settings =
+            VaultSettings::load(&store.dir().settings_path()).unwrap_or_else(|e| {
+                tracing::warn!("{e}");
+                VaultSettings::default()
+            });
+        let vault_folder = match vault_settings
+            .folder
+            .as_deref()
+            .map(|f| f.to_string_lossy().to_string())
+        {
             // "~/Notes" in settings.json means the home folder's Notes.
-            Some(f) if f.starts_with("~/") => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(&f[2..]),
+            Some(f) if f.starts_with("~/") => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(&f[2..]),
             Some(f) => PathBuf::from(f),
             None => store.dir().vault_dir(),
         };
@@ -252,7 +338,10 @@ impl App {
         if let Some(local) = vault::local_embedder(&vault_settings.embedder) {
             vault.set_embedder(local);
         }
-        registry.add_provider(Layer::Builtin, Arc::new(cowork_vault::VaultTools::new(vault.clone())));
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_vault::VaultTools::new(vault.clone())),
+        );
         let browser = Arc::new(cowork_browser::BrowserTools::new(browser_config(&store)));
         registry.add_provider(Layer::Builtin, browser.clone());
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
@@ -269,15 +358,27 @@ impl App {
         // `toolpacks.githubApi` in settings.json points GitHub installs elsewhere (a mirror, or
         // the tests' loopback server).
         if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path())
-            && let Some(api) = settings.pointer("/toolpacks/githubApi").and_then(|v| v.as_str())
+            && let Some(api) = settings
+                .pointer("/toolpacks/githubApi")
+                .and_then(|v| v.as_str())
         {
             toolpacks.github_api = api.to_string();
         }
 
         let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
         let audit = Arc::new(AuditLog::open(&store)?);
-        let env = EffectEnv { workspace_roots: roots, home: std::env::var_os("HOME").map(PathBuf::from) };
-        let scheduler = Arc::new(Scheduler::new(registry, policy, audit, options.approver, env, options.scheduler));
+        let env = EffectEnv {
+            workspace_roots: roots,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        };
+        let scheduler = Arc::new(Scheduler::new(
+            registry,
+            policy,
+            audit,
+            options.approver,
+            env,
+            options.scheduler,
+        ));
         scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(&store)?));
         scheduler.add_resume_probe(browser.resume_probe());
         // Servers' elicitations go to the person through the same Approver as asks, audited.
@@ -285,17 +386,35 @@ impl App {
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
             let weak = weak.clone();
             Box::pin(async move {
-                let Some(scheduler) = weak.upgrade() else { return cowork_mcp::ElicitReply::Decline };
-                let request = cowork_core::ElicitationRequest { id: uuid::Uuid::now_v7().to_string(), from: format!("mcp:{}", e.server), message: e.message, schema: e.schema };
+                let Some(scheduler) = weak.upgrade() else {
+                    return cowork_mcp::ElicitReply::Decline;
+                };
+                let request = cowork_core::ElicitationRequest {
+                    id: uuid::Uuid::now_v7().to_string(),
+                    from: format!("mcp:{}", e.server),
+                    message: e.message,
+                    schema: e.schema,
+                };
                 match scheduler.elicit(request).await {
-                    cowork_core::ElicitationAnswer::Accept { content } => cowork_mcp::ElicitReply::Accept(content),
+                    cowork_core::ElicitationAnswer::Accept { content } => {
+                        cowork_mcp::ElicitReply::Accept(content)
+                    }
                     cowork_core::ElicitationAnswer::Decline => cowork_mcp::ElicitReply::Decline,
                     cowork_core::ElicitationAnswer::Cancel => cowork_mcp::ElicitReply::Cancel,
                 }
             })
         }));
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
-        Ok(App { store, scheduler, gateway, toolpacks, mail, vault, vault_settings, browser })
+        Ok(App {
+            store,
+            scheduler,
+            gateway,
+            toolpacks,
+            mail,
+            vault,
+            vault_settings,
+            browser,
+        })
     }
 
     /// The outbox worker: sends mail once its undo delay has passed. Shells run it on their
@@ -327,7 +446,10 @@ impl App {
     /// Saves the vault settings. The returned future switches to their model and embeds what
     /// the new model lacks (progress on `vault().progress()`); shells spawn it. A new folder
     /// takes effect at the next start.
-    pub fn set_vault_settings(&self, settings: VaultSettings) -> Result<impl std::future::Future<Output = ()> + Send + 'static, String> {
+    pub fn set_vault_settings(
+        &self,
+        settings: VaultSettings,
+    ) -> Result<impl std::future::Future<Output = ()> + Send + 'static, String> {
         settings.save(&self.store.dir().settings_path())?;
         let vault = self.vault.clone();
         Ok(async move { vault::apply_embedder(&vault, &settings.embedder).await })
@@ -345,7 +467,9 @@ impl App {
         async move {
             loop {
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                let Some(scheduler) = scheduler.upgrade() else { return };
+                let Some(scheduler) = scheduler.upgrade() else {
+                    return;
+                };
                 for (id, outcome) in scheduler.resume_ready(caller).await {
                     tracing::info!(suspension = %id, ok = outcome.result.is_ok(), "resumed by its condition");
                     on_resumed(&id, &outcome);
@@ -379,14 +503,27 @@ impl App {
     /// start, so a later `cowork audit verify --anchor-file` can prove the log was not rewritten
     /// whole since. Best somewhere the data dir's owner cannot quietly edit (a synced folder).
     pub fn record_anchor_at_start(&self) {
-        let Ok(settings) = cowork_store::settings::read_json(&self.store.dir().settings_path()) else { return };
-        let Some(file) = settings.pointer("/audit/anchorFile").and_then(|v| v.as_str()) else { return };
+        let Ok(settings) = cowork_store::settings::read_json(&self.store.dir().settings_path())
+        else {
+            return;
+        };
+        let Some(file) = settings
+            .pointer("/audit/anchorFile")
+            .and_then(|v| v.as_str())
+        else {
+            return;
+        };
         let file = match file.strip_prefix("~/") {
-            Some(rest) => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest),
+            Some(rest) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(rest),
             None => PathBuf::from(file),
         };
         match self.scheduler.audit().append_anchor(&file) {
-            Ok((seq, hash)) => tracing::info!(seq, %hash, file = %file.display(), "audit anchor recorded"),
+            Ok((seq, hash)) => {
+                tracing::info!(seq, %hash, file = %file.display(), "audit anchor recorded")
+            }
             Err(e) => tracing::warn!("{e}"),
         }
     }
@@ -395,15 +532,26 @@ impl App {
     /// rules) and what its repository configured git to run. Both shells show exactly this
     /// before the person trusts a folder.
     pub fn workspace_review(&self, root: &std::path::Path) -> Result<WorkspaceReview, String> {
-        let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", root.display()))?;
         let status = self
             .scheduler
             .policy()
             .workspaces()
             .into_iter()
             .find(|w| w.root == root)
-            .ok_or_else(|| format!("{} is not open as a workspace: pass --workspace {}", root.display(), root.display()))?;
-        Ok(WorkspaceReview { repository_programs: cowork_files::git::configured_programs(&root), status })
+            .ok_or_else(|| {
+                format!(
+                    "{} is not open as a workspace: pass --workspace {}",
+                    root.display(),
+                    root.display()
+                )
+            })?;
+        Ok(WorkspaceReview {
+            repository_programs: cowork_files::git::configured_programs(&root),
+            status,
+        })
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {
@@ -421,8 +569,15 @@ impl App {
     /// The chat agent per the user's settings; `Ok(None)` while no provider is configured (the
     /// palette and slash commands still work then).
     pub fn agent(&self) -> Result<Option<cowork_agent::Agent>, String> {
-        let Some(settings) = AgentSettings::load(&self.store.dir().settings_path())? else { return Ok(None) };
+        let Some(settings) = AgentSettings::load(&self.store.dir().settings_path())? else {
+            return Ok(None);
+        };
         let conversations = cowork_agent::Conversations::open(&self.store)?;
-        Ok(Some(cowork_agent::Agent::new(self.scheduler.clone(), settings.provider()?, conversations, settings.agent_config())))
+        Ok(Some(cowork_agent::Agent::new(
+            self.scheduler.clone(),
+            settings.provider()?,
+            conversations,
+            settings.agent_config(),
+        )))
     }
 }

@@ -8,14 +8,18 @@ fn entry(account: &str) -> Result<keyring::Entry, String> {
 }
 
 fn unavailable(e: keyring::Error) -> String {
-    format!("the OS keyring is unavailable ({e}) — is a Secret Service running (GNOME Keyring, KWallet)? Alternatively name an environment variable for the key in Settings → Provider")
+    format!(
+        "the OS keyring is unavailable ({e}) — is a Secret Service running (GNOME Keyring, KWallet)? Alternatively name an environment variable for the key in Settings → Provider"
+    )
 }
 
 pub fn set(account: &str, secret: &str) -> Result<(), String> {
     if secret.trim().is_empty() {
         return Err("the key is empty".into());
     }
-    entry(account)?.set_password(secret.trim()).map_err(unavailable)
+    entry(account)?
+        .set_password(secret.trim())
+        .map_err(unavailable)
 }
 
 pub fn get(account: &str) -> Result<Option<String>, String> {

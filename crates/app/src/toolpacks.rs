@@ -26,14 +26,21 @@ impl App {
         let mut out = Vec::new();
         for (name, record) in self.toolpacks.list()? {
             if record.enabled {
-                out.push(Started { error: self.start_toolpack(&name).err().map(|e| e.to_string()), name });
+                out.push(Started {
+                    error: self.start_toolpack(&name).err().map(|e| e.to_string()),
+                    name,
+                });
             }
         }
         Ok(out)
     }
 
     fn start_toolpack(&self, name: &str) -> Result<(), PackError> {
-        let secret = |key: &str| crate::secrets::get(&secret_account(name, key)).ok().flatten();
+        let secret = |key: &str| {
+            crate::secrets::get(&secret_account(name, key))
+                .ok()
+                .flatten()
+        };
         let (spec, manifest) = self.toolpacks.launch(name, &secret)?;
         let meta = manifest.cowork().map_err(PackError::Invalid)?;
         self.gateway.add_server(spec, meta);
@@ -56,9 +63,15 @@ impl App {
     /// Waits only for the servers a call of `name` may need (see
     /// [`cowork_mcp::McpGateway::servers_needed`]): a builtin is never delayed by a slow pack.
     pub async fn toolpacks_settled_for(&self, name: &str, limit: Duration) -> Vec<ServerStatus> {
-        let known = self.scheduler.registry().get(name).is_some_and(|t| t.layer != cowork_core::Layer::Mcp);
+        let known = self
+            .scheduler
+            .registry()
+            .get(name)
+            .is_some_and(|t| t.layer != cowork_core::Layer::Mcp);
         let needed = self.gateway.servers_needed(name, known);
-        self.gateway.wait_settled_for(needed.as_deref(), limit).await
+        self.gateway
+            .wait_settled_for(needed.as_deref(), limit)
+            .await
     }
 
     /// Whether an installed pack is exactly what was installed (its source pin and every
@@ -86,46 +99,88 @@ impl App {
             .iter()
             .filter_map(|s| match (s.state, &s.last_error) {
                 (ServerState::Running, _) => Some((s.name.clone(), None)),
-                (ServerState::Failed | ServerState::Restarting | ServerState::Starting, Some(error)) => Some((s.name.clone(), Some(error.clone()))),
+                (
+                    ServerState::Failed | ServerState::Restarting | ServerState::Starting,
+                    Some(error),
+                ) => Some((s.name.clone(), Some(error.clone()))),
                 _ => None,
             })
             .collect();
         if !health.is_empty() {
             self.toolpacks.record_health(&health)?;
         }
-        let used: BTreeMap<String, std::time::SystemTime> = statuses.into_iter().filter_map(|s| Some((s.name, s.last_used?))).collect();
-        if used.is_empty() { Ok(()) } else { self.toolpacks.record_usage(&used) }
+        let used: BTreeMap<String, std::time::SystemTime> = statuses
+            .into_iter()
+            .filter_map(|s| Some((s.name, s.last_used?)))
+            .collect();
+        if used.is_empty() {
+            Ok(())
+        } else {
+            self.toolpacks.record_usage(&used)
+        }
     }
 
     /// Waits for the servers that came up last time; one known to be broken is started in the
     /// background but not waited for (a broken pack must not stall every listing). Returns the
     /// statuses waited for and the packs skipped, with why they failed last time.
-    pub async fn toolpacks_settled_healthy(&self, limit: Duration) -> (Vec<ServerStatus>, Vec<(String, String)>) {
+    pub async fn toolpacks_settled_healthy(
+        &self,
+        limit: Duration,
+    ) -> (Vec<ServerStatus>, Vec<(String, String)>) {
         let records = self.toolpacks.list().unwrap_or_default();
-        let skipped: Vec<(String, String)> =
-            records.iter().filter(|(_, r)| r.enabled).filter_map(|(name, r)| Some((name.clone(), r.last_start_error.clone()?))).collect();
+        let skipped: Vec<(String, String)> = records
+            .iter()
+            .filter(|(_, r)| r.enabled)
+            .filter_map(|(name, r)| Some((name.clone(), r.last_start_error.clone()?)))
+            .collect();
         let healthy: Vec<String> = self
             .gateway
             .statuses()
             .into_iter()
             .map(|s| s.name)
-            .filter(|server| !skipped.iter().any(|(name, _)| cowork_mcp::manifest::server_name(name) == *server))
+            .filter(|server| {
+                !skipped
+                    .iter()
+                    .any(|(name, _)| cowork_mcp::manifest::server_name(name) == *server)
+            })
             .collect();
-        (self.gateway.wait_settled_for(Some(&healthy), limit).await, skipped)
+        (
+            self.gateway.wait_settled_for(Some(&healthy), limit).await,
+            skipped,
+        )
     }
 
     /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].
-    pub async fn stage_toolpack(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
+    pub async fn stage_toolpack(
+        &self,
+        source: &str,
+        expected_sha256: Option<&str>,
+    ) -> Result<Staged, PackError> {
         self.toolpacks.stage(source, expected_sha256).await
     }
 
     /// The person accepted the review: install, store sensitive values in the keyring, start.
-    pub fn install_toolpack(&self, staged: Staged, config: BTreeMap<String, Value>, install_deps: bool) -> Result<Record, PackError> {
+    pub fn install_toolpack(
+        &self,
+        staged: Staged,
+        config: BTreeMap<String, Value>,
+        install_deps: bool,
+    ) -> Result<Record, PackError> {
         let name = staged.manifest.name.clone();
-        let sensitive: Vec<String> = staged.manifest.user_config.iter().filter(|(_, f)| f.sensitive).map(|(k, _)| k.clone()).collect();
-        let (secret, plain): (BTreeMap<_, _>, BTreeMap<_, _>) = config.into_iter().partition(|(k, _)| sensitive.contains(k));
+        let sensitive: Vec<String> = staged
+            .manifest
+            .user_config
+            .iter()
+            .filter(|(_, f)| f.sensitive)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let (secret, plain): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            config.into_iter().partition(|(k, _)| sensitive.contains(k));
         for (key, value) in secret {
-            let text = value.as_str().map(String::from).unwrap_or_else(|| value.to_string());
+            let text = value
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| value.to_string());
             crate::secrets::set(&secret_account(&name, &key), &text).map_err(PackError::Invalid)?;
         }
         let record = self.toolpacks.commit(staged, plain, install_deps)?;
@@ -143,7 +198,11 @@ impl App {
         Ok(record)
     }
 
-    pub fn configure_toolpack(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
+    pub fn configure_toolpack(
+        &self,
+        name: &str,
+        values: BTreeMap<String, Value>,
+    ) -> Result<Record, PackError> {
         let record = self.toolpacks.configure(name, values)?;
         if record.enabled {
             self.restart_toolpack(name, true)?;
@@ -164,10 +223,16 @@ impl App {
     /// Stops the pack's server (if any) and, when `start`, starts it again from disk.
     fn restart_toolpack(&self, name: &str, start: bool) -> Result<(), PackError> {
         self.gateway.remove_server(&self.server_of(name));
-        if start { self.start_toolpack(name) } else { Ok(()) }
+        if start {
+            self.start_toolpack(name)
+        } else {
+            Ok(())
+        }
     }
 
     fn server_of(&self, name: &str) -> String {
-        cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name)).map(|m| m.server_name()).unwrap_or_else(|_| cowork_mcp::manifest::server_name(name))
+        cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name))
+            .map(|m| m.server_name())
+            .unwrap_or_else(|_| cowork_mcp::manifest::server_name(name))
     }
 }

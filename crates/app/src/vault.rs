@@ -48,7 +48,12 @@ impl VaultSettings {
         let root = cowork_store::settings::read_json(settings_path)?;
         match root.get("vault") {
             None | Some(serde_json::Value::Null) => Ok(VaultSettings::default()),
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("{}: `vault` is invalid ({e}) — fix it in Settings → Memory", settings_path.display())),
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                format!(
+                    "{}: `vault` is invalid ({e}) — fix it in Settings → Memory",
+                    settings_path.display()
+                )
+            }),
         }
     }
 
@@ -63,7 +68,9 @@ impl VaultSettings {
 
 /// The in-process model, if this settings choice is one. Loading is synchronous and quick (the
 /// weights are memory-mapped), so a search right after start already has it.
-pub(crate) fn local_embedder(settings: &EmbedderSettings) -> Option<Result<Arc<dyn Embedder>, String>> {
+pub(crate) fn local_embedder(
+    settings: &EmbedderSettings,
+) -> Option<Result<Arc<dyn Embedder>, String>> {
     let dir = match settings {
         EmbedderSettings::E5 { dir: Some(dir) } => dir.clone(),
         EmbedderSettings::E5 { dir: None } => match cowork_vault::embed::default_e5_dir() {
@@ -77,9 +84,22 @@ pub(crate) fn local_embedder(settings: &EmbedderSettings) -> Option<Result<Arc<d
 }
 
 /// An endpoint model, connected (blocking: call it off the runtime).
-pub(crate) fn remote_embedder(settings: &EmbedderSettings) -> Option<Result<Arc<dyn Embedder>, String>> {
-    let EmbedderSettings::Openai { base_url, model, api_key_env } = settings else { return None };
-    let key = if api_key_env.is_empty() { String::new() } else { std::env::var(api_key_env).unwrap_or_default() };
+pub(crate) fn remote_embedder(
+    settings: &EmbedderSettings,
+) -> Option<Result<Arc<dyn Embedder>, String>> {
+    let EmbedderSettings::Openai {
+        base_url,
+        model,
+        api_key_env,
+    } = settings
+    else {
+        return None;
+    };
+    let key = if api_key_env.is_empty() {
+        String::new()
+    } else {
+        std::env::var(api_key_env).unwrap_or_default()
+    };
     Some(HttpEmbedder::connect(base_url, model, &key).map(|e| Arc::new(e) as Arc<dyn Embedder>))
 }
 
@@ -88,7 +108,9 @@ pub(crate) fn remote_embedder(settings: &EmbedderSettings) -> Option<Result<Arc<
 pub(crate) async fn apply_embedder(vault: &Arc<Vault>, settings: &EmbedderSettings) {
     let (v, settings) = (vault.clone(), settings.clone());
     let switched = tokio::task::spawn_blocking(move || {
-        let chosen = local_embedder(&settings).or_else(|| remote_embedder(&settings)).unwrap_or_else(|| Err("no model".into()));
+        let chosen = local_embedder(&settings)
+            .or_else(|| remote_embedder(&settings))
+            .unwrap_or_else(|| Err("no model".into()));
         v.set_embedder(chosen);
     })
     .await;

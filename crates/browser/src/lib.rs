@@ -29,12 +29,19 @@ pub struct BrowserTools {
 
 impl BrowserTools {
     pub fn new(config: BrowserConfig) -> Self {
-        BrowserTools { shared: Arc::new(Shared { session: Session::new(config), shown: Mutex::new(HashSet::new()) }) }
+        BrowserTools {
+            shared: Arc::new(Shared {
+                session: Session::new(config),
+                shown: Mutex::new(HashSet::new()),
+            }),
+        }
     }
 
     /// The check the coordinator runs for this family's suspensions.
     pub fn resume_probe(&self) -> Arc<dyn ResumeProbe> {
-        Arc::new(LoginProbe { shared: self.shared.clone() })
+        Arc::new(LoginProbe {
+            shared: self.shared.clone(),
+        })
     }
 
     /// Ends the browser (and its driver), e.g. before the app exits.
@@ -79,14 +86,18 @@ impl ResumeProbe for LoginProbe {
 
     async fn holds(&self, resume_when: &serde_json::Value) -> bool {
         // The watcher asks every second: one answer never holds it (nor the browser) longer.
-        tokio::time::timeout(std::time::Duration::from_secs(15), self.check(resume_when)).await.unwrap_or(false)
+        tokio::time::timeout(std::time::Duration::from_secs(15), self.check(resume_when))
+            .await
+            .unwrap_or(false)
     }
 }
 
 impl LoginProbe {
     async fn check(&self, resume_when: &serde_json::Value) -> bool {
         let tool = "browser_navigate";
-        let Ok(condition) = serde_json::from_value::<LoginCondition>(resume_when.clone()) else { return false };
+        let Ok(condition) = serde_json::from_value::<LoginCondition>(resume_when.clone()) else {
+            return false;
+        };
         let session = &self.shared.session;
         let mut live = session.lock().await;
         if live.as_ref().is_some_and(|l| l.context.is_closed()) {
@@ -94,10 +105,17 @@ impl LoginProbe {
         }
         let headed = live.as_ref().is_some_and(|l| l.headed);
         if !headed {
-            let first_time = self.shared.shown.lock().unwrap().insert(condition.login_url.clone());
+            let first_time = self
+                .shared
+                .shown
+                .lock()
+                .unwrap()
+                .insert(condition.login_url.clone());
             if first_time
                 && session.config.can_show_window
-                && let Err(e) = session.relaunch(tool, &mut live, true, &condition.login_url).await
+                && let Err(e) = session
+                    .relaunch(tool, &mut live, true, &condition.login_url)
+                    .await
             {
                 tracing::warn!("browser: could not show the login page: {e}");
             }
@@ -106,18 +124,33 @@ impl LoginProbe {
         let Some(l) = live.as_ref() else { return false };
         let mut through = false;
         if let Some(name) = &condition.cookie {
-            through = l.context.cookies(Some(&[condition.target_url.as_str()])).await.is_ok_and(|c| c.iter().any(|c| &c.name == name));
+            through = l
+                .context
+                .cookies(Some(&[condition.target_url.as_str()]))
+                .await
+                .is_ok_and(|c| c.iter().any(|c| &c.name == name));
         }
         // Any tab: the person may log in in another one than we opened (and Chromium's own
         // first tab can show up next to ours).
-        for page in l.context.pages().iter().filter(|p| !p.is_closed() && !p.url().starts_with("about:")) {
+        for page in l
+            .context
+            .pages()
+            .iter()
+            .filter(|p| !p.is_closed() && !p.url().starts_with("about:"))
+        {
             if through {
                 break;
             }
-            let Ok(facts) = session.facts(tool, page, 0).await else { continue };
+            let Ok(facts) = session.facts(tool, page, 0).await else {
+                continue;
+            };
             through = left_login(&condition, &facts, &session.config.sso_hosts);
             if !through && let Some(selector) = &condition.selector {
-                through = page.locator(selector.as_str()).is_visible().await.unwrap_or(false);
+                through = page
+                    .locator(selector.as_str())
+                    .is_visible()
+                    .await
+                    .unwrap_or(false);
             }
         }
         if through {

@@ -50,10 +50,36 @@ const SSO_HOSTS: &[&str] = &[
 ];
 
 /// Path segments that name a login step.
-const LOGIN_PATHS: &[&str] = &["login", "log-in", "signin", "sign-in", "sign_in", "logon", "sso", "oauth", "authorize", "auth", "session", "sessions", "passport"];
+const LOGIN_PATHS: &[&str] = &[
+    "login",
+    "log-in",
+    "signin",
+    "sign-in",
+    "sign_in",
+    "logon",
+    "sso",
+    "oauth",
+    "authorize",
+    "auth",
+    "session",
+    "sessions",
+    "passport",
+];
 
 /// Words a login page's title or headings use (en, zh-CN, zh-TW).
-const LOGIN_WORDS: &[&str] = &["log in", "login", "sign in", "signin", "log on", "登录", "登入", "请登录", "請登入", "账号登录", "帳號登入"];
+const LOGIN_WORDS: &[&str] = &[
+    "log in",
+    "login",
+    "sign in",
+    "signin",
+    "log on",
+    "登录",
+    "登入",
+    "请登录",
+    "請登入",
+    "账号登录",
+    "帳號登入",
+];
 
 /// Why this page is a login wall, or None.
 pub fn wall_reason(facts: &PageFacts, extra_sso_hosts: &[String]) -> Option<String> {
@@ -66,11 +92,20 @@ pub fn wall_reason(facts: &PageFacts, extra_sso_hosts: &[String]) -> Option<Stri
     }
     if let Some(host) = url.as_ref().and_then(|u| u.host_str()) {
         let is = |sso: &str| host == sso || host.ends_with(&format!(".{sso}"));
-        if let Some(sso) = SSO_HOSTS.iter().copied().find(|s| is(s)).or_else(|| extra_sso_hosts.iter().map(String::as_str).find(|s| is(s))) {
+        if let Some(sso) = SSO_HOSTS
+            .iter()
+            .copied()
+            .find(|s| is(s))
+            .or_else(|| extra_sso_hosts.iter().map(String::as_str).find(|s| is(s)))
+        {
             return Some(format!("{sso} is a sign-in service"));
         }
     }
-    if let Some(segment) = url.as_ref().and_then(|u| u.path_segments()).and_then(|mut s| s.find(|seg| LOGIN_PATHS.contains(&seg.to_ascii_lowercase().as_str()))) {
+    if let Some(segment) = url
+        .as_ref()
+        .and_then(|u| u.path_segments())
+        .and_then(|mut s| s.find(|seg| LOGIN_PATHS.contains(&seg.to_ascii_lowercase().as_str())))
+    {
         return Some(format!("the address is a login page (/{segment})"));
     }
     let named = format!("{} | {}", facts.title, facts.headings).to_lowercase();
@@ -104,7 +139,10 @@ pub fn left_login(condition: &LoginCondition, now: &PageFacts, extra_sso_hosts: 
         (Ok(a), Ok(b)) => a.origin() == b.origin() && a.path() == b.path(),
         _ => a == b,
     };
-    !now.url.is_empty() && !now.url.starts_with("about:") && !same_page(&now.url, &condition.login_url) && wall_reason(now, extra_sso_hosts).is_none()
+    !now.url.is_empty()
+        && !now.url.starts_with("about:")
+        && !same_page(&now.url, &condition.login_url)
+        && wall_reason(now, extra_sso_hosts).is_none()
 }
 
 #[cfg(test)]
@@ -112,30 +150,119 @@ mod tests {
     use super::*;
 
     fn page(url: &str) -> PageFacts {
-        PageFacts { url: url.into(), ..Default::default() }
+        PageFacts {
+            url: url.into(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn login_walls_are_recognised_by_each_sign() {
         let none: &[String] = &[];
         assert!(wall_reason(&page("https://shop.example/orders"), none).is_none());
-        assert!(wall_reason(&PageFacts { status: 401, ..page("https://shop.example/orders") }, none).unwrap().contains("401"));
-        assert!(wall_reason(&PageFacts { password_field: true, ..page("https://shop.example/x") }, none).unwrap().contains("password"));
-        assert!(wall_reason(&page("https://accounts.google.com/v3/signin"), none).unwrap().contains("google"));
-        assert!(wall_reason(&page("https://x.okta.com/app"), none).unwrap().contains("okta"));
-        assert!(wall_reason(&page("https://shop.example/account/Login?next=/orders"), none).unwrap().contains("/Login"));
-        assert!(wall_reason(&PageFacts { title: "请登录 - 商城".into(), ..page("https://shop.example/u") }, none).unwrap().contains("登录"));
-        assert!(wall_reason(&PageFacts { headings: "Sign in to continue".into(), ..page("https://shop.example/u") }, none).is_some());
-        assert!(wall_reason(&page("https://id.corp.example/start"), &["id.corp.example".to_string()]).is_some());
+        assert!(
+            wall_reason(
+                &PageFacts {
+                    status: 401,
+                    ..page("https://shop.example/orders")
+                },
+                none
+            )
+            .unwrap()
+            .contains("401")
+        );
+        assert!(
+            wall_reason(
+                &PageFacts {
+                    password_field: true,
+                    ..page("https://shop.example/x")
+                },
+                none
+            )
+            .unwrap()
+            .contains("password")
+        );
+        assert!(
+            wall_reason(&page("https://accounts.google.com/v3/signin"), none)
+                .unwrap()
+                .contains("google")
+        );
+        assert!(
+            wall_reason(&page("https://x.okta.com/app"), none)
+                .unwrap()
+                .contains("okta")
+        );
+        assert!(
+            wall_reason(
+                &page("https://shop.example/account/Login?next=/orders"),
+                none
+            )
+            .unwrap()
+            .contains("/Login")
+        );
+        assert!(
+            wall_reason(
+                &PageFacts {
+                    title: "请登录 - 商城".into(),
+                    ..page("https://shop.example/u")
+                },
+                none
+            )
+            .unwrap()
+            .contains("登录")
+        );
+        assert!(
+            wall_reason(
+                &PageFacts {
+                    headings: "Sign in to continue".into(),
+                    ..page("https://shop.example/u")
+                },
+                none
+            )
+            .is_some()
+        );
+        assert!(
+            wall_reason(
+                &page("https://id.corp.example/start"),
+                &["id.corp.example".to_string()]
+            )
+            .is_some()
+        );
         // A page that merely links to a login is not a wall; nor is a path that only contains the word.
-        assert!(wall_reason(&PageFacts { title: "Orders".into(), headings: "Your orders".into(), ..page("https://shop.example/blog/login-tips-2026") }, none).is_none());
+        assert!(
+            wall_reason(
+                &PageFacts {
+                    title: "Orders".into(),
+                    headings: "Your orders".into(),
+                    ..page("https://shop.example/blog/login-tips-2026")
+                },
+                none
+            )
+            .is_none()
+        );
     }
 
     #[test]
     fn the_login_is_over_when_the_browser_left_the_login_page_for_a_page_that_is_no_wall() {
-        let c = LoginCondition { kind: "browser".into(), login_url: "http://127.0.0.1:9/login?next=/orders".into(), target_url: "http://127.0.0.1:9/orders".into(), ..Default::default() };
-        assert!(!left_login(&c, &page("http://127.0.0.1:9/login?error=1"), &[]));
-        assert!(!left_login(&c, &PageFacts { password_field: true, ..page("http://127.0.0.1:9/2fa") }, &[]));
+        let c = LoginCondition {
+            kind: "browser".into(),
+            login_url: "http://127.0.0.1:9/login?next=/orders".into(),
+            target_url: "http://127.0.0.1:9/orders".into(),
+            ..Default::default()
+        };
+        assert!(!left_login(
+            &c,
+            &page("http://127.0.0.1:9/login?error=1"),
+            &[]
+        ));
+        assert!(!left_login(
+            &c,
+            &PageFacts {
+                password_field: true,
+                ..page("http://127.0.0.1:9/2fa")
+            },
+            &[]
+        ));
         assert!(!left_login(&c, &page("about:blank"), &[]));
         assert!(left_login(&c, &page("http://127.0.0.1:9/orders"), &[]));
     }

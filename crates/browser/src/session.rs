@@ -34,7 +34,9 @@ impl BrowserConfig {
     pub fn new(profile_dir: PathBuf) -> Self {
         BrowserConfig {
             profile_dir,
-            executable: std::env::var_os("COWORK_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/bin/chromium")),
+            executable: std::env::var_os("COWORK_CHROMIUM")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium")),
             sso_hosts: Vec::new(),
             login_timeout: Duration::from_secs(30 * 60),
             action_timeout_ms: 10_000.0,
@@ -61,19 +63,25 @@ pub(crate) struct Session {
 
 /// Whether a display exists for a headed window.
 fn has_display() -> bool {
-    std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()) || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty())
+    std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
+        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty())
 }
 
 fn running_as_root() -> bool {
     // Chromium refuses its sandbox as root; anyone else keeps it.
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+    })
 }
 
 /// A Playwright error as a tool error; a closed target means the browser went away.
 pub(crate) fn browser_error(tool: &str, what: &str, e: playwright_rs::Error) -> ToolError {
     let text = e.to_string();
     if is_gone(&text) {
-        return ToolError::failed(format!("{tool}: the browser stopped while {what} (it crashed or was closed): the next browser call starts a fresh one"));
+        return ToolError::failed(format!(
+            "{tool}: the browser stopped while {what} (it crashed or was closed): the next browser call starts a fresh one"
+        ));
     }
     let text = text.lines().take(6).collect::<Vec<_>>().join("\n");
     ToolError::failed(format!("{tool}: {what}: {text}"))
@@ -81,12 +89,20 @@ pub(crate) fn browser_error(tool: &str, what: &str, e: playwright_rs::Error) -> 
 
 fn is_gone(text: &str) -> bool {
     let t = text.to_lowercase();
-    t.contains("target closed") || t.contains("has been closed") || t.contains("browser has disconnected") || t.contains("connection closed") || t.contains("channel closed")
+    t.contains("target closed")
+        || t.contains("has been closed")
+        || t.contains("browser has disconnected")
+        || t.contains("connection closed")
+        || t.contains("channel closed")
 }
 
 impl Session {
     pub fn new(config: BrowserConfig) -> Self {
-        Session { config, live: tokio::sync::Mutex::new(None), current_url: Mutex::new(String::new()) }
+        Session {
+            config,
+            live: tokio::sync::Mutex::new(None),
+            current_url: Mutex::new(String::new()),
+        }
     }
 
     pub fn current_url(&self) -> String {
@@ -111,9 +127,16 @@ impl Session {
             });
         }
         if headed && !c.can_show_window {
-            return Err(ToolError::failed(format!("{tool}: a browser window is needed but there is no display (DISPLAY is unset): run Cowork on a desktop, or under `xvfb-run -a`")));
+            return Err(ToolError::failed(format!(
+                "{tool}: a browser window is needed but there is no display (DISPLAY is unset): run Cowork on a desktop, or under `xvfb-run -a`"
+            )));
         }
-        std::fs::create_dir_all(&c.profile_dir).map_err(|e| ToolError::failed(format!("{tool}: browser profile {}: {e}", c.profile_dir.display())))?;
+        std::fs::create_dir_all(&c.profile_dir).map_err(|e| {
+            ToolError::failed(format!(
+                "{tool}: browser profile {}: {e}",
+                c.profile_dir.display()
+            ))
+        })?;
         let playwright = Playwright::launch().await.map_err(|e| ToolError::NotConfigured {
             tool: tool.into(),
             what: format!("the Playwright driver could not start: {}", e.to_string().lines().next().unwrap_or_default()),
@@ -136,7 +159,10 @@ impl Session {
             args.push("--no-sandbox".into());
         }
         let mut options = BrowserContextOptions::builder()
-            .viewport(Viewport { width: 1280, height: 800 })
+            .viewport(Viewport {
+                width: 1280,
+                height: 800,
+            })
             .build();
         options.headless = Some(!headed);
         options.executable_path = Some(c.executable.to_string_lossy().into_owned());
@@ -157,11 +183,20 @@ impl Session {
         context.set_default_timeout(c.action_timeout_ms).await;
         context.set_default_navigation_timeout(30_000.0).await;
         tracing::info!(headed, profile = %c.profile_dir.display(), "browser started");
-        Ok(Live { _playwright: playwright, context, headed, current: 0 })
+        Ok(Live {
+            _playwright: playwright,
+            context,
+            headed,
+            current: 0,
+        })
     }
 
     /// The live browser (started headless if none, or again if it went away).
-    pub async fn ensure<'a>(&self, tool: &str, live: &'a mut Option<Live>) -> Result<&'a mut Live, ToolError> {
+    pub async fn ensure<'a>(
+        &self,
+        tool: &str,
+        live: &'a mut Option<Live>,
+    ) -> Result<&'a mut Live, ToolError> {
         if live.as_ref().is_some_and(|l| l.context.is_closed()) {
             tracing::warn!("browser: the previous browser is gone; starting a fresh one");
             *live = None;
@@ -184,7 +219,10 @@ impl Session {
             Some(p) if !p.is_closed() => p.clone(),
             _ => {
                 l.current = 0;
-                l.context.new_page().await.map_err(|e| browser_error(tool, "opening a tab", e))?
+                l.context
+                    .new_page()
+                    .await
+                    .map_err(|e| browser_error(tool, "opening a tab", e))?
             }
         };
         Ok(page)
@@ -200,7 +238,13 @@ impl Session {
 
     /// Restarts the browser on the same profile, headed or headless, carrying the cookies, and
     /// opens `url` in it.
-    pub async fn relaunch(&self, tool: &str, live: &mut Option<Live>, headed: bool, url: &str) -> Result<Page, ToolError> {
+    pub async fn relaunch(
+        &self,
+        tool: &str,
+        live: &mut Option<Live>,
+        headed: bool,
+        url: &str,
+    ) -> Result<Page, ToolError> {
         let mut cookies = Vec::new();
         if let Some(old) = live.take()
             && !old.context.is_closed()
@@ -216,24 +260,39 @@ impl Session {
         }
         let page = match first_tab(&fresh.context).await {
             Some(p) => p,
-            None => fresh.context.new_page().await.map_err(|e| browser_error(tool, "opening a tab", e))?,
+            None => fresh
+                .context
+                .new_page()
+                .await
+                .map_err(|e| browser_error(tool, "opening a tab", e))?,
         };
         *live = Some(fresh);
         if !url.is_empty() {
-            page.goto(url, None).await.map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+            page.goto(url, None)
+                .await
+                .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
             self.set_current_url(&page.url());
         }
         Ok(page)
     }
 
     /// What the page shows now (see `login.rs`).
-    pub async fn facts(&self, tool: &str, page: &Page, status: u16) -> Result<PageFacts, ToolError> {
+    pub async fn facts(
+        &self,
+        tool: &str,
+        page: &Page,
+        status: u16,
+    ) -> Result<PageFacts, ToolError> {
         // Playwright's evaluate has no timeout of its own, and a page caught mid-navigation
         // (a login form just submitted) can leave it unanswered: bound it.
         let read = page.evaluate::<(), PageFacts>(FACTS_JS, None);
         let mut facts: PageFacts = tokio::time::timeout(Duration::from_secs(5), read)
             .await
-            .map_err(|_| ToolError::failed(format!("{tool}: the page did not answer within 5 s (still loading?): try again")))?
+            .map_err(|_| {
+                ToolError::failed(format!(
+                    "{tool}: the page did not answer within 5 s (still loading?): try again"
+                ))
+            })?
             .map_err(|e| browser_error(tool, "reading the page", e))?;
         facts.status = status;
         Ok(facts)

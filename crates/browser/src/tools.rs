@@ -6,8 +6,14 @@
 use crate::Shared;
 use crate::login::{LoginCondition, wall_reason};
 use crate::session::{Live, browser_error};
-use cowork_contract::{Annotations, Content, Effect, EffectEnv, EffectKind, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta};
-use playwright_rs::protocol::{AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions, WaitForOptions, WaitForState, WaitUntil};
+use cowork_contract::{
+    Annotations, Content, Effect, EffectEnv, EffectKind, SuspendRequest, Tool, ToolContext,
+    ToolError, ToolMeta,
+};
+use playwright_rs::protocol::{
+    AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions,
+    WaitForOptions, WaitForState, WaitUntil,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -16,18 +22,39 @@ use std::time::Duration;
 /// The most page text one call hands the model.
 const MAX_TEXT: usize = 30_000;
 
-const PAGE_READ: Annotations = Annotations { read_only: true, idempotent: true, open_world: true, destructive: false };
-const PAGE_ACT: Annotations = Annotations { read_only: false, idempotent: false, open_world: true, destructive: false };
+const PAGE_READ: Annotations = Annotations {
+    read_only: true,
+    idempotent: true,
+    open_world: true,
+    destructive: false,
+};
+const PAGE_ACT: Annotations = Annotations {
+    read_only: false,
+    idempotent: false,
+    open_world: true,
+    destructive: false,
+};
 
 fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.into(), message: message.into() }
+    ToolError::InvalidArguments {
+        tool: tool.into(),
+        message: message.into(),
+    }
 }
 
 /// `scheme://host:port` of a web address; only http(s) pages are opened.
 pub(crate) fn origin_of(tool: &str, raw: &str) -> Result<String, ToolError> {
-    let url = url::Url::parse(raw.trim()).map_err(|e| invalid(tool, format!("{raw:?} is not a web address ({e}): give a full http(s) URL")))?;
+    let url = url::Url::parse(raw.trim()).map_err(|e| {
+        invalid(
+            tool,
+            format!("{raw:?} is not a web address ({e}): give a full http(s) URL"),
+        )
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid(tool, format!("{raw:?}: only http and https pages can be opened")));
+        return Err(invalid(
+            tool,
+            format!("{raw:?}: only http and https pages can be opened"),
+        ));
     }
     Ok(url.origin().ascii_serialization())
 }
@@ -36,7 +63,10 @@ pub(crate) fn origin_of(tool: &str, raw: &str) -> Result<String, ToolError> {
 fn current_origin(shared: &Shared, tool: &str) -> Result<String, ToolError> {
     let url = shared.session.current_url();
     if url.is_empty() || url.starts_with("about:") {
-        return Err(invalid(tool, "no page is open: call browser_navigate first"));
+        return Err(invalid(
+            tool,
+            "no page is open: call browser_navigate first",
+        ));
     }
     origin_of(tool, &url)
 }
@@ -55,7 +85,10 @@ fn cut(mut text: String) -> String {
 
 /// The page's accessible outline with refs (`[ref=e12]`) the other tools accept.
 async fn outline(tool: &str, page: &Page) -> Result<String, ToolError> {
-    let text = page.aria_snapshot(AriaSnapshotOptions::default().mode(AriaSnapshotMode::Ai)).await.map_err(|e| browser_error(tool, "reading the page outline", e))?;
+    let text = page
+        .aria_snapshot(AriaSnapshotOptions::default().mode(AriaSnapshotMode::Ai))
+        .await
+        .map_err(|e| browser_error(tool, "reading the page outline", e))?;
     Ok(cut(text))
 }
 
@@ -76,10 +109,15 @@ pub struct Target {
 impl Target {
     fn locate(&self, tool: &str, page: &Page) -> Result<Locator, ToolError> {
         match (&self.reference, &self.selector, &self.text) {
-            (Some(r), None, None) => Ok(page.locator(format!("aria-ref={}", r.trim().trim_start_matches("ref=")))),
+            (Some(r), None, None) => {
+                Ok(page.locator(format!("aria-ref={}", r.trim().trim_start_matches("ref="))))
+            }
             (None, Some(s), None) => Ok(page.locator(s.as_str())),
             (None, None, Some(t)) => Ok(page.get_by_text(t, false).first()),
-            _ => Err(invalid(tool, "name the element one way: `ref` (from browser_snapshot), `selector` or `text`")),
+            _ => Err(invalid(
+                tool,
+                "name the element one way: `ref` (from browser_snapshot), `selector` or `text`",
+            )),
         }
     }
 }
@@ -100,12 +138,20 @@ impl Shared {
         let facts = self.session.facts(tool, page, 0).await?;
         self.session.set_current_url(&facts.url);
         let login_wall = wall_reason(&facts, &self.session.config.sso_hosts);
-        Ok(PageState { url: facts.url, title: facts.title, login_wall })
+        Ok(PageState {
+            url: facts.url,
+            title: facts.title,
+            login_wall,
+        })
     }
 
     /// Runs `act` on the current tab (the browser starts if none runs), one browser call at a
     /// time; a failure whose browser went away leaves none behind.
-    async fn on_page<T>(&self, tool: &str, act: impl AsyncFnOnce(Page) -> Result<T, ToolError>) -> Result<T, ToolError> {
+    async fn on_page<T>(
+        &self,
+        tool: &str,
+        act: impl AsyncFnOnce(Page) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
         let mut live = self.session.lock().await;
         let result = match self.session.page(tool, &mut live).await {
             Ok(page) => act(page).await,
@@ -115,7 +161,11 @@ impl Shared {
     }
 
     /// A failed call whose browser went away leaves none behind: the next call starts afresh.
-    fn settle<T>(&self, live: &mut Option<Live>, result: Result<T, ToolError>) -> Result<T, ToolError> {
+    fn settle<T>(
+        &self,
+        live: &mut Option<Live>,
+        result: Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
         if let Err(e) = &result {
             self.session.forget_if_gone(live, e);
         }
@@ -171,16 +221,32 @@ impl Tool for Navigate {
     }
 
     fn effects(&self, input: &NavigateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserNavigate { origin: origin_of("browser_navigate", &input.url)? }])
+        Ok(vec![Effect::BrowserNavigate {
+            origin: origin_of("browser_navigate", &input.url)?,
+        }])
     }
 
-    async fn call(&self, input: &NavigateInput, ctx: &ToolContext) -> Result<NavigateOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &NavigateInput,
+        ctx: &ToolContext,
+    ) -> Result<NavigateOutput, ToolError> {
         let tool = "browser_navigate";
-        let wait_until = match input.wait_until.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        let wait_until = match input
+            .wait_until
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             None | Some("load") => WaitUntil::Load,
             Some("domcontentloaded") => WaitUntil::DomContentLoaded,
             Some("networkidle") => WaitUntil::NetworkIdle,
-            Some(other) => return Err(invalid(tool, format!("wait_until {other:?}: use load, domcontentloaded or networkidle"))),
+            Some(other) => {
+                return Err(invalid(
+                    tool,
+                    format!("wait_until {other:?}: use load, domcontentloaded or networkidle"),
+                ));
+            }
         };
         let url = input.url.trim();
         let origin = origin_of(tool, url)?;
@@ -189,22 +255,40 @@ impl Tool for Navigate {
         let result = async {
             let page = session.page(tool, &mut live).await?;
             let response = page
-                .goto(url, GotoOptions::new().wait_until(wait_until).timeout(Duration::from_secs(45)))
+                .goto(
+                    url,
+                    GotoOptions::new()
+                        .wait_until(wait_until)
+                        .timeout(Duration::from_secs(45)),
+                )
                 .await
                 .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
-            let facts = session.facts(tool, &page, response.map(|r| r.status()).unwrap_or(0)).await?;
+            let facts = session
+                .facts(tool, &page, response.map(|r| r.status()).unwrap_or(0))
+                .await?;
             session.set_current_url(&facts.url);
             if let Some(why) = wall_reason(&facts, &session.config.sso_hosts) {
-                return Err(self.shared.suspend_for_login(tool, ctx, &mut live, &origin, url, &facts.url, &why).await);
+                return Err(self
+                    .shared
+                    .suspend_for_login(tool, ctx, &mut live, &origin, url, &facts.url, &why)
+                    .await);
             }
-            Ok(NavigateOutput { snapshot: outline(tool, &page).await?, url: facts.url, title: facts.title, status: facts.status })
+            Ok(NavigateOutput {
+                snapshot: outline(tool, &page).await?,
+                url: facts.url,
+                title: facts.title,
+                status: facts.status,
+            })
         }
         .await;
         self.shared.settle(&mut live, result)
     }
 
     fn to_text(&self, out: &NavigateOutput) -> String {
-        format!("{} — {} (HTTP {})\n\n{}", out.title, out.url, out.status, out.snapshot)
+        format!(
+            "{} — {} (HTTP {})\n\n{}",
+            out.title, out.url, out.status, out.snapshot
+        )
     }
 }
 
@@ -212,7 +296,16 @@ impl Shared {
     /// The login wall: shows the person the login page in a browser window (when there is a
     /// display) and suspends the call until they are through.
     #[allow(clippy::too_many_arguments)]
-    async fn suspend_for_login(&self, tool: &str, ctx: &ToolContext, live: &mut Option<Live>, origin: &str, wanted: &str, login_url: &str, why: &str) -> ToolError {
+    async fn suspend_for_login(
+        &self,
+        tool: &str,
+        ctx: &ToolContext,
+        live: &mut Option<Live>,
+        origin: &str,
+        wanted: &str,
+        login_url: &str,
+        why: &str,
+    ) -> ToolError {
         let shown = if live.as_ref().is_some_and(|l| l.headed) {
             "the browser window is open on it".to_string()
         } else if self.session.config.can_show_window {
@@ -223,7 +316,12 @@ impl Shared {
         } else {
             "there is no display to show the browser on: run Cowork on a desktop (or under xvfb-run) and Resume".to_string()
         };
-        let condition = LoginCondition { kind: "browser".into(), login_url: login_url.into(), target_url: wanted.into(), ..Default::default() };
+        let condition = LoginCondition {
+            kind: "browser".into(),
+            login_url: login_url.into(),
+            target_url: wanted.into(),
+            ..Default::default()
+        };
         ctx.suspend(SuspendRequest {
             reason: format!("login needed at {origin} ({why}); {shown}. Log in, then Resume"),
             resume_when: serde_json::to_value(condition).unwrap_or_default(),
@@ -264,14 +362,22 @@ impl Tool for Snapshot {
         Ok(vec![])
     }
 
-    async fn call(&self, _input: &SnapshotInput, _ctx: &ToolContext) -> Result<SnapshotOutput, ToolError> {
+    async fn call(
+        &self,
+        _input: &SnapshotInput,
+        _ctx: &ToolContext,
+    ) -> Result<SnapshotOutput, ToolError> {
         let tool = "browser_snapshot";
         self.shared
             .on_page(tool, async |page| {
                 // Both asked at once: the driver answers them in parallel (one round trip, not two).
                 let (snapshot, title) = tokio::join!(outline(tool, &page), page.title());
                 let title = title.map_err(|e| browser_error(tool, "reading the title", e))?;
-                Ok(SnapshotOutput { url: page.url(), title, snapshot: snapshot? })
+                Ok(SnapshotOutput {
+                    url: page.url(),
+                    title,
+                    snapshot: snapshot?,
+                })
             })
             .await
     }
@@ -307,14 +413,21 @@ impl Tool for Click {
     }
 
     fn effects(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_click")? }])
+        Ok(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared, "browser_click")?,
+        }])
     }
 
     async fn call(&self, input: &ClickInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
         let tool = "browser_click";
         self.shared
             .on_page(tool, async |page| {
-                input.target.locate(tool, &page)?.click(None).await.map_err(|e| browser_error(tool, "clicking", e))?;
+                input
+                    .target
+                    .locate(tool, &page)?
+                    .click(None)
+                    .await
+                    .map_err(|e| browser_error(tool, "clicking", e))?;
                 self.shared.state(tool, &page).await
             })
             .await
@@ -356,7 +469,9 @@ impl Tool for Type {
     }
 
     fn effects(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_type")? }])
+        Ok(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared, "browser_type")?,
+        }])
     }
 
     async fn call(&self, input: &TypeInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
@@ -364,9 +479,15 @@ impl Tool for Type {
         self.shared
             .on_page(tool, async |page| {
                 let field = input.target.locate(tool, &page)?;
-                field.fill(&input.value, None).await.map_err(|e| browser_error(tool, "typing", e))?;
+                field
+                    .fill(&input.value, None)
+                    .await
+                    .map_err(|e| browser_error(tool, "typing", e))?;
                 if input.submit {
-                    field.press("Enter", None).await.map_err(|e| browser_error(tool, "pressing Enter", e))?;
+                    field
+                        .press("Enter", None)
+                        .await
+                        .map_err(|e| browser_error(tool, "pressing Enter", e))?;
                     let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
                 }
                 self.shared.state(tool, &page).await
@@ -410,22 +531,43 @@ impl Tool for Screenshot {
     type Output = ScreenshotOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_screenshot", "Screenshot", "A PNG screenshot of the current page (visible part, or the full page).")
-            .category("browser")
-            .annotations(PAGE_READ)
+        ToolMeta::new(
+            "browser_screenshot",
+            "Screenshot",
+            "A PNG screenshot of the current page (visible part, or the full page).",
+        )
+        .category("browser")
+        .annotations(PAGE_READ)
     }
 
-    fn effects(&self, _input: &ScreenshotInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+    fn effects(
+        &self,
+        _input: &ScreenshotInput,
+        _env: &EffectEnv,
+    ) -> Result<Vec<Effect>, ToolError> {
         Ok(vec![])
     }
 
-    async fn call(&self, input: &ScreenshotInput, _ctx: &ToolContext) -> Result<ScreenshotOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &ScreenshotInput,
+        _ctx: &ToolContext,
+    ) -> Result<ScreenshotOutput, ToolError> {
         let tool = "browser_screenshot";
         self.shared
             .on_page(tool, async |page| {
-                let options = ScreenshotOptions::builder().full_page(input.full_page).build();
-                let png = page.screenshot(Some(options)).await.map_err(|e| browser_error(tool, "taking the screenshot", e))?;
-                Ok(ScreenshotOutput { url: page.url(), bytes: png.len(), png })
+                let options = ScreenshotOptions::builder()
+                    .full_page(input.full_page)
+                    .build();
+                let png = page
+                    .screenshot(Some(options))
+                    .await
+                    .map_err(|e| browser_error(tool, "taking the screenshot", e))?;
+                Ok(ScreenshotOutput {
+                    url: page.url(),
+                    bytes: png.len(),
+                    png,
+                })
             })
             .await
     }
@@ -437,8 +579,13 @@ impl Tool for Screenshot {
     fn content(&self, out: &ScreenshotOutput) -> Vec<Content> {
         use base64::Engine;
         vec![
-            Content::Text { text: self.to_text(out) },
-            Content::Image { mime_type: "image/png".into(), data_base64: base64::engine::general_purpose::STANDARD.encode(&out.png) },
+            Content::Text {
+                text: self.to_text(out),
+            },
+            Content::Image {
+                mime_type: "image/png".into(),
+                data_base64: base64::engine::general_purpose::STANDARD.encode(&out.png),
+            },
         ]
     }
 }
@@ -475,15 +622,27 @@ impl Tool for Evaluate {
     }
 
     fn effects(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct { origin: current_origin(&self.shared, "browser_evaluate")? }])
+        Ok(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared, "browser_evaluate")?,
+        }])
     }
 
-    async fn call(&self, input: &EvaluateInput, _ctx: &ToolContext) -> Result<EvaluateOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &EvaluateInput,
+        _ctx: &ToolContext,
+    ) -> Result<EvaluateOutput, ToolError> {
         let tool = "browser_evaluate";
         self.shared
             .on_page(tool, async |page| {
-                let value = page.evaluate::<(), serde_json::Value>(&input.expression, None).await.map_err(|e| browser_error(tool, "running the script", e))?;
-                Ok(EvaluateOutput { url: page.url(), value })
+                let value = page
+                    .evaluate::<(), serde_json::Value>(&input.expression, None)
+                    .await
+                    .map_err(|e| browser_error(tool, "running the script", e))?;
+                Ok(EvaluateOutput {
+                    url: page.url(),
+                    value,
+                })
             })
             .await
     }
@@ -518,10 +677,14 @@ impl Tool for WaitFor {
     type Output = PageState;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_wait_for", "Wait for the page", "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")
-            .category("browser")
-            .annotations(PAGE_READ)
-            .timeout(Duration::from_secs(65))
+        ToolMeta::new(
+            "browser_wait_for",
+            "Wait for the page",
+            "Wait until an element (ref, selector or text) shows — or, with gone, disappears.",
+        )
+        .category("browser")
+        .annotations(PAGE_READ)
+        .timeout(Duration::from_secs(65))
     }
 
     fn effects(&self, _input: &WaitForInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -533,9 +696,21 @@ impl Tool for WaitFor {
         let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
         self.shared
             .on_page(tool, async |page| {
-                let state = if input.gone { WaitForState::Hidden } else { WaitForState::Visible };
-                let options = WaitForOptions::builder().state(state).timeout(timeout).build();
-                input.target.locate(tool, &page)?.wait_for(Some(options)).await.map_err(|e| browser_error(tool, "waiting", e))?;
+                let state = if input.gone {
+                    WaitForState::Hidden
+                } else {
+                    WaitForState::Visible
+                };
+                let options = WaitForOptions::builder()
+                    .state(state)
+                    .timeout(timeout)
+                    .build();
+                input
+                    .target
+                    .locate(tool, &page)?
+                    .wait_for(Some(options))
+                    .await
+                    .map_err(|e| browser_error(tool, "waiting", e))?;
                 self.shared.state(tool, &page).await
             })
             .await
@@ -591,7 +766,9 @@ impl Tool for Tabs {
 
     fn effects(&self, input: &TabsInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         match (input.action.as_deref(), &input.url) {
-            (Some("new"), Some(url)) => Ok(vec![Effect::BrowserNavigate { origin: origin_of("browser_tabs", url)? }]),
+            (Some("new"), Some(url)) => Ok(vec![Effect::BrowserNavigate {
+                origin: origin_of("browser_tabs", url)?,
+            }]),
             _ => Ok(vec![]),
         }
     }
@@ -604,13 +781,26 @@ impl Tool for Tabs {
             session.page(tool, &mut live).await?;
             let l = live.as_mut().expect("page() started the browser");
             let pages = l.context.pages();
-            let index = |i: Option<usize>| i.filter(|i| *i < pages.len()).ok_or_else(|| invalid(tool, format!("give an index from 0 to {}", pages.len().saturating_sub(1))));
+            let index = |i: Option<usize>| {
+                i.filter(|i| *i < pages.len()).ok_or_else(|| {
+                    invalid(
+                        tool,
+                        format!("give an index from 0 to {}", pages.len().saturating_sub(1)),
+                    )
+                })
+            };
             match input.action.as_deref().unwrap_or("list") {
                 "list" => {}
                 "new" => {
-                    let page = l.context.new_page().await.map_err(|e| browser_error(tool, "opening a tab", e))?;
+                    let page = l
+                        .context
+                        .new_page()
+                        .await
+                        .map_err(|e| browser_error(tool, "opening a tab", e))?;
                     if let Some(url) = &input.url {
-                        page.goto(url, None).await.map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+                        page.goto(url, None)
+                            .await
+                            .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
                     }
                     l.current = l.context.pages().len().saturating_sub(1);
                 }
@@ -620,14 +810,27 @@ impl Tool for Tabs {
                 }
                 "close" => {
                     let i = index(input.index)?;
-                    pages[i].close().await.map_err(|e| browser_error(tool, "closing the tab", e))?;
+                    pages[i]
+                        .close()
+                        .await
+                        .map_err(|e| browser_error(tool, "closing the tab", e))?;
                     l.current = l.current.min(l.context.pages().len().saturating_sub(1));
                 }
-                other => return Err(invalid(tool, format!("action {other:?}: use list, new, select or close"))),
+                other => {
+                    return Err(invalid(
+                        tool,
+                        format!("action {other:?}: use list, new, select or close"),
+                    ));
+                }
             }
             let mut tabs = Vec::new();
             for (i, page) in l.context.pages().iter().enumerate() {
-                tabs.push(Tab { index: i, url: page.url(), title: page.title().await.unwrap_or_default(), current: i == l.current });
+                tabs.push(Tab {
+                    index: i,
+                    url: page.url(),
+                    title: page.title().await.unwrap_or_default(),
+                    current: i == l.current,
+                });
             }
             if let Some(current) = tabs.iter().find(|t| t.current) {
                 session.set_current_url(&current.url);
@@ -639,6 +842,18 @@ impl Tool for Tabs {
     }
 
     fn to_text(&self, out: &TabsOutput) -> String {
-        out.tabs.iter().map(|t| format!("{}{} {} — {}", if t.current { "▶ " } else { "  " }, t.index, t.title, t.url)).collect::<Vec<_>>().join("\n")
+        out.tabs
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}{} {} — {}",
+                    if t.current { "▶ " } else { "  " },
+                    t.index,
+                    t.title,
+                    t.url
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

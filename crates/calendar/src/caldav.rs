@@ -12,7 +12,9 @@ pub enum DavError {
     Changed,
     #[error("not found on the server")]
     NotFound,
-    #[error("the server refused the user name or password (HTTP {0}) — check the account with `cowork account test {1}`")]
+    #[error(
+        "the server refused the user name or password (HTTP {0}) — check the account with `cowork account test {1}`"
+    )]
     Unauthorized(u16, String),
     /// Network errors and 5xx: worth retrying at the next sync.
     #[error("{0}")]
@@ -46,27 +48,51 @@ impl Client {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| DavError::Other(format!("HTTP client: {e}")))?;
-        Ok(Client { http, account: account.into(), username: username.into(), password })
+        Ok(Client {
+            http,
+            account: account.into(),
+            username: username.into(),
+            password,
+        })
     }
 
-    async fn send(&self, method: &str, url: &Url, headers: &[(&str, &str)], body: Option<String>) -> Result<reqwest::Response, DavError> {
+    async fn send(
+        &self,
+        method: &str,
+        url: &Url,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> Result<reqwest::Response, DavError> {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("valid method");
-        let mut request = self.http.request(method.clone(), url.clone()).basic_auth(&self.username, Some(&self.password));
+        let mut request = self
+            .http
+            .request(method.clone(), url.clone())
+            .basic_auth(&self.username, Some(&self.password));
         for (k, v) in headers {
             request = request.header(*k, *v);
         }
         if let Some(body) = body {
             request = request.body(body);
         }
-        let response = request.send().await.map_err(|e| DavError::Transient(format!("{method} {url}: {}", root_cause(&e))))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| DavError::Transient(format!("{method} {url}: {}", root_cause(&e))))?;
         let status = response.status();
         match status.as_u16() {
-            401 | 403 => Err(DavError::Unauthorized(status.as_u16(), self.account.clone())),
+            401 | 403 => Err(DavError::Unauthorized(
+                status.as_u16(),
+                self.account.clone(),
+            )),
             404 | 410 => Err(DavError::NotFound),
             412 => Err(DavError::Changed),
-            s if status.is_server_error() || s == 429 => Err(DavError::Transient(format!("{method} {url}: the server answered HTTP {s}"))),
+            s if status.is_server_error() || s == 429 => Err(DavError::Transient(format!(
+                "{method} {url}: the server answered HTTP {s}"
+            ))),
             _ if status.is_success() => Ok(response),
-            s => Err(DavError::Other(format!("{method} {url}: the server answered HTTP {s}"))),
+            s => Err(DavError::Other(format!(
+                "{method} {url}: the server answered HTTP {s}"
+            ))),
         }
     }
 
@@ -74,61 +100,121 @@ impl Client {
         let body = format!(
             r#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:c="{CALDAV}" xmlns:cs="{CS}"><d:prop>{props}</d:prop></d:propfind>"#
         );
-        let response = self.send("PROPFIND", url, &[("Depth", depth), ("Content-Type", "application/xml; charset=utf-8")], Some(body)).await?;
-        response.text().await.map_err(|e| DavError::Transient(format!("PROPFIND {url}: {e}")))
+        let response = self
+            .send(
+                "PROPFIND",
+                url,
+                &[
+                    ("Depth", depth),
+                    ("Content-Type", "application/xml; charset=utf-8"),
+                ],
+                Some(body),
+            )
+            .await?;
+        response
+            .text()
+            .await
+            .map_err(|e| DavError::Transient(format!("PROPFIND {url}: {e}")))
     }
 
     /// The calendars under `url`: `url` may be the server root, a principal, a calendar home or
     /// a calendar itself (RFC 6764 discovery minus DNS).
     pub async fn discover(&self, url: &Url) -> Result<Vec<RemoteCalendar>, DavError> {
-        let xml = self.propfind(url, "0", "<d:current-user-principal/><c:calendar-home-set/><d:resourcetype/>").await?;
+        let xml = self
+            .propfind(
+                url,
+                "0",
+                "<d:current-user-principal/><c:calendar-home-set/><d:resourcetype/>",
+            )
+            .await?;
         let first = responses(&xml, url)?.into_iter().next();
         let mut home = None;
         if let Some(r) = &first {
             if r.is_calendar {
-                return Ok(vec![RemoteCalendar { url: r.href.clone(), name: r.name.clone().unwrap_or_default(), ctag: r.ctag.clone() }]);
+                return Ok(vec![RemoteCalendar {
+                    url: r.href.clone(),
+                    name: r.name.clone().unwrap_or_default(),
+                    ctag: r.ctag.clone(),
+                }]);
             }
             home = r.home.clone();
             if home.is_none()
                 && let Some(principal) = &r.principal
             {
-                let xml = self.propfind(principal, "0", "<c:calendar-home-set/>").await?;
-                home = responses(&xml, principal)?.into_iter().next().and_then(|r| r.home);
+                let xml = self
+                    .propfind(principal, "0", "<c:calendar-home-set/>")
+                    .await?;
+                home = responses(&xml, principal)?
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.home);
             }
         }
         let home = home.unwrap_or_else(|| url.clone());
-        let xml = self.propfind(&home, "1", "<d:resourcetype/><d:displayname/><cs:getctag/>").await?;
+        let xml = self
+            .propfind(&home, "1", "<d:resourcetype/><d:displayname/><cs:getctag/>")
+            .await?;
         Ok(responses(&xml, &home)?
             .into_iter()
             .filter(|r| r.is_calendar)
             .map(|r| {
-                let fallback = r.href.path_segments().and_then(|mut s| s.rfind(|p| !p.is_empty())).unwrap_or("calendar").to_string();
-                RemoteCalendar { name: r.name.filter(|n| !n.is_empty()).unwrap_or(fallback), url: r.href, ctag: r.ctag }
+                let fallback = r
+                    .href
+                    .path_segments()
+                    .and_then(|mut s| s.rfind(|p| !p.is_empty()))
+                    .unwrap_or("calendar")
+                    .to_string();
+                RemoteCalendar {
+                    name: r.name.filter(|n| !n.is_empty()).unwrap_or(fallback),
+                    url: r.href,
+                    ctag: r.ctag,
+                }
             })
             .collect())
     }
 
     /// `href → etag` of every event resource in a calendar.
     pub async fn etags(&self, calendar: &Url) -> Result<Vec<(Url, String)>, DavError> {
-        let xml = self.propfind(calendar, "1", "<d:getetag/><d:resourcetype/>").await?;
-        Ok(responses(&xml, calendar)?.into_iter().filter(|r| !r.is_collection).filter_map(|r| Some((r.href, r.etag?))).collect())
+        let xml = self
+            .propfind(calendar, "1", "<d:getetag/><d:resourcetype/>")
+            .await?;
+        Ok(responses(&xml, calendar)?
+            .into_iter()
+            .filter(|r| !r.is_collection)
+            .filter_map(|r| Some((r.href, r.etag?)))
+            .collect())
     }
 
     pub async fn get(&self, href: &Url) -> Result<(String, Option<String>), DavError> {
         let response = self.send("GET", href, &[], None).await?;
         let etag = etag_of(&response);
-        let text = response.text().await.map_err(|e| DavError::Transient(format!("GET {href}: {e}")))?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| DavError::Transient(format!("GET {href}: {e}")))?;
         Ok((text, etag))
     }
 
     /// Creates (`etag` None: only if absent) or replaces (only if still at `etag`). Returns the
     /// new ETag when the server tells it.
-    pub async fn put(&self, href: &Url, ics: &str, etag: Option<&str>) -> Result<Option<String>, DavError> {
+    pub async fn put(
+        &self,
+        href: &Url,
+        ics: &str,
+        etag: Option<&str>,
+    ) -> Result<Option<String>, DavError> {
         let condition = match etag {
             Some(etag) => ("If-Match", etag),
             None => ("If-None-Match", "*"),
         };
-        let response = self.send("PUT", href, &[condition, ("Content-Type", "text/calendar; charset=utf-8")], Some(ics.to_string())).await?;
+        let response = self
+            .send(
+                "PUT",
+                href,
+                &[condition, ("Content-Type", "text/calendar; charset=utf-8")],
+                Some(ics.to_string()),
+            )
+            .await?;
         Ok(etag_of(&response))
     }
 
@@ -143,11 +229,19 @@ fn root_cause(e: &reqwest::Error) -> String {
     while let Some(next) = source.source() {
         source = next;
     }
-    if e.is_timeout() { format!("timed out ({source})") } else { format!("cannot reach the server ({source})") }
+    if e.is_timeout() {
+        format!("timed out ({source})")
+    } else {
+        format!("cannot reach the server ({source})")
+    }
 }
 
 fn etag_of(response: &reqwest::Response) -> Option<String> {
-    response.headers().get("etag").and_then(|v| v.to_str().ok()).map(String::from)
+    response
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
 }
 
 #[derive(Debug)]
@@ -164,29 +258,61 @@ struct DavResponse {
 
 /// The `<d:response>` elements of a multistatus, with hrefs made absolute against `base`.
 fn responses(xml: &str, base: &Url) -> Result<Vec<DavResponse>, DavError> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| DavError::Other(format!("the server sent malformed XML: {e}")))?;
+    let doc = roxmltree::Document::parse(xml)
+        .map_err(|e| DavError::Other(format!("the server sent malformed XML: {e}")))?;
     let href_in = |node: roxmltree::Node<'_, '_>| {
-        node.descendants().find(|n| n.has_tag_name((DAV, "href"))).and_then(|h| h.text()).and_then(|t| base.join(t.trim()).ok())
+        node.descendants()
+            .find(|n| n.has_tag_name((DAV, "href")))
+            .and_then(|h| h.text())
+            .and_then(|t| base.join(t.trim()).ok())
     };
     let mut out = Vec::new();
-    for response in doc.descendants().filter(|n| n.has_tag_name((DAV, "response"))) {
-        let Some(href) = response.children().find(|n| n.has_tag_name((DAV, "href"))).and_then(|h| h.text()).and_then(|t| base.join(t.trim()).ok())
+    for response in doc
+        .descendants()
+        .filter(|n| n.has_tag_name((DAV, "response")))
+    {
+        let Some(href) = response
+            .children()
+            .find(|n| n.has_tag_name((DAV, "href")))
+            .and_then(|h| h.text())
+            .and_then(|t| base.join(t.trim()).ok())
         else {
             continue;
         };
-        let mut r = DavResponse { href, is_collection: false, is_calendar: false, name: None, etag: None, ctag: None, principal: None, home: None };
-        for propstat in response.children().filter(|n| n.has_tag_name((DAV, "propstat"))) {
-            let ok = propstat.children().find(|n| n.has_tag_name((DAV, "status"))).and_then(|s| s.text()).is_none_or(|s| s.contains(" 200"));
+        let mut r = DavResponse {
+            href,
+            is_collection: false,
+            is_calendar: false,
+            name: None,
+            etag: None,
+            ctag: None,
+            principal: None,
+            home: None,
+        };
+        for propstat in response
+            .children()
+            .filter(|n| n.has_tag_name((DAV, "propstat")))
+        {
+            let ok = propstat
+                .children()
+                .find(|n| n.has_tag_name((DAV, "status")))
+                .and_then(|s| s.text())
+                .is_none_or(|s| s.contains(" 200"));
             if !ok {
                 continue;
             }
             for prop in propstat.descendants() {
                 match (prop.tag_name().namespace(), prop.tag_name().name()) {
                     (Some(DAV), "resourcetype") => {
-                        r.is_collection = prop.children().any(|c| c.has_tag_name((DAV, "collection")));
-                        r.is_calendar = prop.children().any(|c| c.has_tag_name((CALDAV, "calendar")));
+                        r.is_collection =
+                            prop.children().any(|c| c.has_tag_name((DAV, "collection")));
+                        r.is_calendar = prop
+                            .children()
+                            .any(|c| c.has_tag_name((CALDAV, "calendar")));
                     }
-                    (Some(DAV), "displayname") => r.name = prop.text().map(|t| t.trim().to_string()),
+                    (Some(DAV), "displayname") => {
+                        r.name = prop.text().map(|t| t.trim().to_string())
+                    }
                     (Some(DAV), "getetag") => r.etag = prop.text().map(|t| t.trim().to_string()),
                     (Some(CS), "getctag") => r.ctag = prop.text().map(|t| t.trim().to_string()),
                     (Some(DAV), "current-user-principal") => r.principal = href_in(prop),

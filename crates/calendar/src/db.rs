@@ -20,7 +20,13 @@ pub struct CalendarInfo {
 pub fn calendars(conn: &Connection) -> rusqlite::Result<Vec<CalendarInfo>> {
     let mut stmt = conn.prepare_cached("SELECT id, name, account, last_sync, last_error FROM calendars ORDER BY account IS NOT NULL, id")?;
     let rows = stmt.query_map([], |r| {
-        Ok(CalendarInfo { id: r.get(0)?, name: r.get(1)?, account: r.get(2)?, last_sync: r.get(3)?, last_error: r.get(4)? })
+        Ok(CalendarInfo {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            account: r.get(2)?,
+            last_sync: r.get(3)?,
+            last_error: r.get(4)?,
+        })
     })?;
     rows.collect()
 }
@@ -40,16 +46,32 @@ pub struct Object {
 const OBJECT_COLUMNS: &str = "calendar, uid, ics, href, etag, dirty, deleted";
 
 fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Object> {
-    Ok(Object { calendar: r.get(0)?, uid: r.get(1)?, ics: r.get(2)?, href: r.get(3)?, etag: r.get(4)?, dirty: r.get(5)?, deleted: r.get(6)? })
+    Ok(Object {
+        calendar: r.get(0)?,
+        uid: r.get(1)?,
+        ics: r.get(2)?,
+        href: r.get(3)?,
+        etag: r.get(4)?,
+        dirty: r.get(5)?,
+        deleted: r.get(6)?,
+    })
 }
 
 pub fn object(conn: &Connection, calendar: &str, uid: &str) -> rusqlite::Result<Option<Object>> {
-    conn.query_row(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND uid = ?2"), params![calendar, uid], object_from_row)
-        .optional()
+    conn.query_row(
+        &format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND uid = ?2"),
+        params![calendar, uid],
+        object_from_row,
+    )
+    .optional()
 }
 
 /// Objects of a calendar; `dirty_only` for the push queue.
-pub fn objects(conn: &Connection, calendar: &str, dirty_only: bool) -> rusqlite::Result<Vec<Object>> {
+pub fn objects(
+    conn: &Connection,
+    calendar: &str,
+    dirty_only: bool,
+) -> rusqlite::Result<Vec<Object>> {
     let mut stmt =
         conn.prepare_cached(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND (dirty = 1 OR ?2 = 0) ORDER BY uid"))?;
     let rows = stmt.query_map(params![calendar, dirty_only], object_from_row)?;
@@ -58,7 +80,11 @@ pub fn objects(conn: &Connection, calendar: &str, dirty_only: bool) -> rusqlite:
 
 /// Stores an object and its index rows. `ics_text` must already have been validated by
 /// [`ics::index`], which produced `rows`.
-pub fn put_object(tx: &Transaction<'_>, object: &Object, rows: &[IndexRow]) -> rusqlite::Result<()> {
+pub fn put_object(
+    tx: &Transaction<'_>,
+    object: &Object,
+    rows: &[IndexRow],
+) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO calendar_objects (calendar, uid, ics, href, etag, dirty, deleted, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, strftime('%Y-%m-%dT%H:%M:%SZ','now'))
@@ -66,7 +92,10 @@ pub fn put_object(tx: &Transaction<'_>, object: &Object, rows: &[IndexRow]) -> r
            dirty = excluded.dirty, deleted = excluded.deleted, updated_at = excluded.updated_at",
         params![object.calendar, object.uid, object.ics, object.href, object.etag, object.dirty, object.deleted],
     )?;
-    tx.execute("DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2", params![object.calendar, object.uid])?;
+    tx.execute(
+        "DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2",
+        params![object.calendar, object.uid],
+    )?;
     if object.deleted {
         return Ok(());
     }
@@ -93,8 +122,14 @@ pub fn put_object(tx: &Transaction<'_>, object: &Object, rows: &[IndexRow]) -> r
 }
 
 pub fn remove_object(tx: &Transaction<'_>, calendar: &str, uid: &str) -> rusqlite::Result<()> {
-    tx.execute("DELETE FROM calendar_objects WHERE calendar = ?1 AND uid = ?2", params![calendar, uid])?;
-    tx.execute("DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2", params![calendar, uid])?;
+    tx.execute(
+        "DELETE FROM calendar_objects WHERE calendar = ?1 AND uid = ?2",
+        params![calendar, uid],
+    )?;
+    tx.execute(
+        "DELETE FROM calendar_index WHERE calendar = ?1 AND uid = ?2",
+        params![calendar, uid],
+    )?;
     Ok(())
 }
 
@@ -121,7 +156,13 @@ pub struct Occurrence {
 /// Every instance overlapping `[from, to)` in the given calendars (all when `None`), sorted by
 /// start. Recurring masters are expanded; instances replaced by an override are left out (the
 /// override is listed in their place).
-pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, to: i64, cap: usize) -> Result<Vec<Occurrence>, String> {
+pub fn occurrences(
+    conn: &Connection,
+    calendars: Option<&[String]>,
+    from: i64,
+    to: i64,
+    cap: usize,
+) -> Result<Vec<Occurrence>, String> {
     let wanted = |c: &str| calendars.is_none_or(|list| list.iter().any(|w| w == c));
     let sql_error = |e: rusqlite::Error| format!("database error: {e}");
     let mut out = Vec::new();
@@ -135,17 +176,17 @@ pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, t
         .query_map(params![from, to], |r| {
             let recurrence_id: Option<i64> = r.get(2)?;
             Ok(Occurrence {
-                    calendar: r.get(0)?,
-                    uid: r.get(1)?,
-                    title: r.get(6)?,
-                    location: r.get(7)?,
-                    start_utc: r.get(3)?,
-                    end_utc: r.get(4)?,
-                    all_day: r.get(5)?,
-                    recurring: recurrence_id.is_some(),
-                    instance: recurrence_id.map(|id| ics::utc_of(id).to_rfc3339()),
-                    busy: r.get(8)?,
-                })
+                calendar: r.get(0)?,
+                uid: r.get(1)?,
+                title: r.get(6)?,
+                location: r.get(7)?,
+                start_utc: r.get(3)?,
+                end_utc: r.get(4)?,
+                all_day: r.get(5)?,
+                recurring: recurrence_id.is_some(),
+                instance: recurrence_id.map(|id| ics::utc_of(id).to_rfc3339()),
+                busy: r.get(8)?,
+            })
         })
         .map_err(sql_error)?;
     for row in rows {
@@ -158,7 +199,10 @@ pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, t
     // Every override hides its original instance, even one moved out of the range (overrides
     // are rare: all of them are read).
     let mut moved = conn.prepare_cached("SELECT calendar, uid, recurrence_id FROM calendar_index WHERE recurrence_id IS NOT NULL").map_err(sql_error)?;
-    for row in moved.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(sql_error)? {
+    for row in moved
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(sql_error)?
+    {
         overridden.insert(row.map_err(sql_error)?);
     }
     let mut masters = conn
@@ -169,17 +213,37 @@ pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, t
         .map_err(sql_error)?;
     let rows = masters
         .query_map(params![from, to], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
         })
         .map_err(sql_error)?;
     for row in rows {
-        let (calendar, uid, rrule, start, end, all_day, title, location, busy): (String, String, String, i64, i64, bool, String, String, bool) =
-            row.map_err(sql_error)?;
+        let (calendar, uid, rrule, start, end, all_day, title, location, busy): (
+            String,
+            String,
+            String,
+            i64,
+            i64,
+            bool,
+            String,
+            String,
+            bool,
+        ) = row.map_err(sql_error)?;
         if !wanted(&calendar) {
             continue;
         }
         let duration = end - start;
-        let starts = ics::expand(&rrule, duration, from, to, cap).map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
+        let starts = ics::expand(&rrule, duration, from, to, cap)
+            .map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
         for s in starts {
             if overridden.contains(&(calendar.clone(), uid.clone(), s)) {
                 continue;
@@ -203,7 +267,14 @@ pub fn occurrences(conn: &Connection, calendars: Option<&[String]>, from: i64, t
     Ok(out)
 }
 
-pub fn record_conflict(tx: &Transaction<'_>, calendar: &str, uid: &str, kept: &str, copy_uid: Option<&str>, detail: &str) -> rusqlite::Result<()> {
+pub fn record_conflict(
+    tx: &Transaction<'_>,
+    calendar: &str,
+    uid: &str,
+    kept: &str,
+    copy_uid: Option<&str>,
+    detail: &str,
+) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO calendar_conflicts (calendar, uid, kept, copy_uid, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
         params![calendar, uid, kept, copy_uid, detail],
@@ -225,7 +296,16 @@ pub struct Conflict {
 
 pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
     let mut stmt = conn.prepare_cached("SELECT calendar, uid, kept, copy_uid, detail, created_at FROM calendar_conflicts ORDER BY id DESC LIMIT 50")?;
-    let rows = stmt.query_map([], |r| Ok(Conflict { calendar: r.get(0)?, uid: r.get(1)?, kept: r.get(2)?, copy_uid: r.get(3)?, detail: r.get(4)?, created_at: r.get(5)? }))?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Conflict {
+            calendar: r.get(0)?,
+            uid: r.get(1)?,
+            kept: r.get(2)?,
+            copy_uid: r.get(3)?,
+            detail: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    })?;
     rows.collect()
 }
 
@@ -257,14 +337,31 @@ mod tests {
         let tx = conn.transaction().unwrap();
         for (uid, object) in ics::split_by_uid(ics::parse(&ics).unwrap()) {
             let (_, rows) = ics::index(&object).unwrap();
-            put_object(&tx, &Object { calendar: "local".into(), uid, ics: object.to_string(), href: None, etag: None, dirty: false, deleted: false }, &rows).unwrap();
+            put_object(
+                &tx,
+                &Object {
+                    calendar: "local".into(),
+                    uid,
+                    ics: object.to_string(),
+                    href: None,
+                    etag: None,
+                    dirty: false,
+                    deleted: false,
+                },
+                &rows,
+            )
+            .unwrap();
         }
         tx.commit().unwrap();
-        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z").unwrap().timestamp();
+        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z")
+            .unwrap()
+            .timestamp();
         let to = from + 7 * 86_400;
         for _ in 0..3 {
             let t = std::time::Instant::now();
-            let n = occurrences(&conn, None, from, to, usize::MAX).unwrap().len();
+            let n = occurrences(&conn, None, from, to, usize::MAX)
+                .unwrap()
+                .len();
             let all = t.elapsed();
             let t = std::time::Instant::now();
             let singles: i64 = conn.query_row("SELECT count(*) FROM calendar_index WHERE rrule IS NULL AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)", params![from, to], |r| r.get(0)).unwrap();
@@ -282,7 +379,10 @@ mod tests {
                 ics::expand(text, e - s, from, to, 1000).unwrap();
             }
             let expand = t.elapsed();
-            println!("{n} instances in {all:?}: singles {singles} scan {single_time:?}; {} masters fetched {fetch:?}, parsed {parse:?}, expanded (incl. parse) {expand:?}", masters.len());
+            println!(
+                "{n} instances in {all:?}: singles {singles} scan {single_time:?}; {} masters fetched {fetch:?}, parsed {parse:?}, expanded (incl. parse) {expand:?}",
+                masters.len()
+            );
         }
     }
 }

@@ -3,7 +3,10 @@
 //! everything here is recomputed from it.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
-use icalendar::{Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike, Property};
+use icalendar::{
+    Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike,
+    Property,
+};
 use std::collections::BTreeMap;
 
 /// What a range query needs of one VEVENT (a master or an override of one instance).
@@ -26,17 +29,28 @@ pub fn parse(text: &str) -> Result<Calendar, String> {
     if !text.trim_start().starts_with("BEGIN:VCALENDAR") {
         return Err("not iCalendar data: it must start with BEGIN:VCALENDAR".into());
     }
-    text.parse::<Calendar>().map_err(|e| format!("not valid iCalendar: {}", e.lines().next().unwrap_or("parse error")))
+    text.parse::<Calendar>().map_err(|e| {
+        format!(
+            "not valid iCalendar: {}",
+            e.lines().next().unwrap_or("parse error")
+        )
+    })
 }
 
 /// Splits a calendar file into one calendar object per UID (RFC 4791 §4.1: a master and its
 /// overrides travel together), each with the file's VTIMEZONEs. Events without a UID get one.
 pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
-    let timezones: Vec<CalendarComponent> =
-        cal.components.iter().filter(|c| matches!(c, CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE")).cloned().collect();
+    let timezones: Vec<CalendarComponent> = cal
+        .components
+        .iter()
+        .filter(|c| matches!(c, CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE"))
+        .cloned()
+        .collect();
     let mut by_uid: BTreeMap<String, Calendar> = BTreeMap::new();
     for component in cal.components {
-        let CalendarComponent::Event(mut event) = component else { continue };
+        let CalendarComponent::Event(mut event) = component else {
+            continue;
+        };
         let uid = match event.get_uid() {
             Some(uid) => uid.to_string(),
             None => {
@@ -58,7 +72,9 @@ pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
 }
 
 pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {
-    cal.components.iter().filter_map(CalendarComponent::as_event)
+    cal.components
+        .iter()
+        .filter_map(CalendarComponent::as_event)
 }
 
 /// The UID of a calendar object, and its index rows.
@@ -77,10 +93,15 @@ pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
 
 fn index_event(event: &Event) -> Result<IndexRow, String> {
     let start_prop = event.properties().get("DTSTART").ok_or("no DTSTART")?;
-    let start = DatePerhapsTime::from_property(start_prop).ok_or("DTSTART is not a date or date-time")?;
+    let start =
+        DatePerhapsTime::from_property(start_prop).ok_or("DTSTART is not a date or date-time")?;
     let all_day = matches!(start, DatePerhapsTime::Date(_));
     let start_utc = to_utc(&start)?;
-    let end_utc = match event.properties().get("DTEND").and_then(DatePerhapsTime::from_property) {
+    let end_utc = match event
+        .properties()
+        .get("DTEND")
+        .and_then(DatePerhapsTime::from_property)
+    {
         Some(end) => to_utc(&end)?,
         None => match event.property_value("DURATION") {
             Some(d) => start_utc + parse_duration(d)?,
@@ -97,7 +118,9 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
             let set: rrule::RRuleSet = text.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
             let end = series_end(&set, duration);
             let text = match end {
-                Some(end) if rule.to_ascii_uppercase().contains("COUNT=") => count_to_until(&text, end - duration),
+                Some(end) if rule.to_ascii_uppercase().contains("COUNT=") => {
+                    count_to_until(&text, end - duration)
+                }
                 _ => text,
             };
             (Some(text), end)
@@ -113,13 +136,19 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         all_day,
         summary: event.get_summary().unwrap_or("").to_string(),
         location: event.get_location().unwrap_or("").to_string(),
-        busy: event.property_value("TRANSP") != Some("TRANSPARENT") && event.property_value("STATUS") != Some("CANCELLED"),
+        busy: event.property_value("TRANSP") != Some("TRANSPARENT")
+            && event.property_value("STATUS") != Some("CANCELLED"),
     })
 }
 
 /// Which instance an override replaces (its RECURRENCE-ID as UTC seconds); `None` for a master.
 pub fn recurrence_id(event: &Event) -> Result<Option<i64>, String> {
-    event.properties().get("RECURRENCE-ID").and_then(DatePerhapsTime::from_property).map(|d| to_utc(&d)).transpose()
+    event
+        .properties()
+        .get("RECURRENCE-ID")
+        .and_then(DatePerhapsTime::from_property)
+        .map(|d| to_utc(&d))
+        .transpose()
 }
 
 /// The recurrence set as `rrule` reads it. Written here rather than taken from `icalendar`
@@ -129,14 +158,26 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
     let mut text = match start {
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
             let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
-            format!("DTSTART;TZID={}:{}\n", tz.name(), date_time.format("%Y%m%dT%H%M%S"))
+            format!(
+                "DTSTART;TZID={}:{}\n",
+                tz.name(),
+                date_time.format("%Y%m%dT%H%M%S")
+            )
         }
-        DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ")),
-        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => format!("DTSTART:{}\n", naive.format("%Y%m%dT%H%M%S")),
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => {
+            format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ"))
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => {
+            format!("DTSTART:{}\n", naive.format("%Y%m%dT%H%M%S"))
+        }
         DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000\n", date.format("%Y%m%d")),
     };
     text.push_str(&format!("RRULE:{rule}\n"));
-    for (key, props) in event.multi_properties().iter().filter(|(k, _)| *k == "EXDATE" || *k == "RDATE") {
+    for (key, props) in event
+        .multi_properties()
+        .iter()
+        .filter(|(k, _)| *k == "EXDATE" || *k == "RDATE")
+    {
         for prop in props {
             // A property may list several values: one line each, as UTC instants.
             for value in prop.value().split(',') {
@@ -170,17 +211,32 @@ fn series_end(set: &rrule::RRuleSet, duration: i64) -> Option<i64> {
 /// removes instances after COUNT is applied, either way) that [`fast_forward`] can start
 /// mid-series, since nothing counts from the first instance any more.
 fn count_to_until(text: &str, last: i64) -> String {
-    let floating = text.lines().next().is_some_and(|l| !l.ends_with('Z') && !l.starts_with("DTSTART;TZID="));
+    let floating = text
+        .lines()
+        .next()
+        .is_some_and(|l| !l.ends_with('Z') && !l.starts_with("DTSTART;TZID="));
     let until = if floating {
-        utc_of(last).with_timezone(&chrono::Local).naive_local().format("%Y%m%dT%H%M%S").to_string()
+        utc_of(last)
+            .with_timezone(&chrono::Local)
+            .naive_local()
+            .format("%Y%m%dT%H%M%S")
+            .to_string()
     } else {
         utc_of(last).format("%Y%m%dT%H%M%SZ").to_string()
     };
     text.lines()
         .map(|line| match line.strip_prefix("RRULE:") {
             Some(rule) => {
-                let parts: Vec<String> =
-                    rule.split(';').map(|p| if p.to_ascii_uppercase().starts_with("COUNT=") { format!("UNTIL={until}") } else { p.to_string() }).collect();
+                let parts: Vec<String> = rule
+                    .split(';')
+                    .map(|p| {
+                        if p.to_ascii_uppercase().starts_with("COUNT=") {
+                            format!("UNTIL={until}")
+                        } else {
+                            p.to_string()
+                        }
+                    })
+                    .collect();
                 format!("RRULE:{}\n", parts.join(";"))
             }
             None => format!("{line}\n"),
@@ -227,14 +283,23 @@ pub fn resolve_tz(tzid: &str) -> Option<chrono_tz::Tz> {
 /// A date or date-time as UTC seconds. Floating times and dates are in the person's own zone.
 pub fn to_utc(value: &DatePerhapsTime) -> Result<i64, String> {
     let local = |naive: &NaiveDateTime| {
-        chrono::Local.from_local_datetime(naive).earliest().map(|d| d.timestamp()).ok_or_else(|| format!("{naive} does not exist in the local time zone"))
+        chrono::Local
+            .from_local_datetime(naive)
+            .earliest()
+            .map(|d| d.timestamp())
+            .ok_or_else(|| format!("{naive} does not exist in the local time zone"))
     };
     match value {
         DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => Ok(utc.timestamp()),
         DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => local(naive),
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
-            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin"))?;
-            tz.from_local_datetime(date_time).earliest().map(|d| d.timestamp()).ok_or_else(|| format!("{date_time} does not exist in {tzid}"))
+            let tz = resolve_tz(tzid).ok_or_else(|| {
+                format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin")
+            })?;
+            tz.from_local_datetime(date_time)
+                .earliest()
+                .map(|d| d.timestamp())
+                .ok_or_else(|| format!("{date_time} does not exist in {tzid}"))
         }
         DatePerhapsTime::Date(date) => local(&date.and_hms_opt(0, 0, 0).expect("midnight exists")),
     }
@@ -243,15 +308,26 @@ pub fn to_utc(value: &DatePerhapsTime) -> Result<i64, String> {
 fn parse_duration(text: &str) -> Result<i64, String> {
     let negative = text.starts_with('-');
     let body = text.trim_start_matches(['+', '-']);
-    let duration = iso8601::duration(body).map_err(|_| format!("DURATION {text:?} is not an RFC 5545 duration like PT1H30M"))?;
+    let duration = iso8601::duration(body)
+        .map_err(|_| format!("DURATION {text:?} is not an RFC 5545 duration like PT1H30M"))?;
     let seconds = std::time::Duration::from(duration).as_secs() as i64;
     Ok(if negative { -seconds } else { seconds })
 }
 
 /// Expands a recurring master into instance starts that overlap `[from, to)`, at most `cap`.
-pub fn expand(rrule_text: &str, duration: i64, from: i64, to: i64, cap: usize) -> Result<Vec<i64>, String> {
+pub fn expand(
+    rrule_text: &str,
+    duration: i64,
+    from: i64,
+    to: i64,
+    cap: usize,
+) -> Result<Vec<i64>, String> {
     let shifted = fast_forward(rrule_text, from - duration);
-    let set: rrule::RRuleSet = shifted.as_deref().unwrap_or(rrule_text).parse().map_err(|e| format!("{e}"))?;
+    let set: rrule::RRuleSet = shifted
+        .as_deref()
+        .unwrap_or(rrule_text)
+        .parse()
+        .map_err(|e| format!("{e}"))?;
     let mut out = Vec::new();
     // The iterator is bounded: a series of a million past instances still ends here.
     for dt in set.into_iter().take(1_000_000) {
@@ -278,8 +354,17 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
     let (first, rest) = text.split_once('\n')?;
     let rule = rest.lines().find_map(|l| l.strip_prefix("RRULE:"))?;
     let parts: Vec<(&str, &str)> = rule.split(';').filter_map(|p| p.split_once('=')).collect();
-    let get = |key: &str| parts.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v);
-    if get("COUNT").is_some() || get("BYSETPOS").is_some() || get("BYWEEKNO").is_some() || get("BYYEARDAY").is_some() {
+    let get = |key: &str| {
+        parts
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| *v)
+    };
+    if get("COUNT").is_some()
+        || get("BYSETPOS").is_some()
+        || get("BYWEEKNO").is_some()
+        || get("BYYEARDAY").is_some()
+    {
         return None;
     }
     let days_per_period: i64 = match get("FREQ")? {
@@ -287,7 +372,10 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
         "WEEKLY" => 7,
         _ => return None,
     };
-    let step = days_per_period * get("INTERVAL").map_or(Some(1), |i| i.parse::<i64>().ok())?.max(1);
+    let step = days_per_period
+        * get("INTERVAL")
+            .map_or(Some(1), |i| i.parse::<i64>().ok())?
+            .max(1);
     let (head, stamp) = first.rsplit_once(':')?;
     let utc = stamp.ends_with('Z');
     let naive = NaiveDateTime::parse_from_str(stamp.trim_end_matches('Z'), "%Y%m%dT%H%M%S").ok()?;
@@ -295,7 +383,10 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
     let start = match (utc, tz) {
         (true, _) => naive.and_utc().timestamp(),
         (false, Some(tz)) => tz.from_local_datetime(&naive).earliest()?.timestamp(),
-        (false, None) => chrono::Local.from_local_datetime(&naive).earliest()?.timestamp(),
+        (false, None) => chrono::Local
+            .from_local_datetime(&naive)
+            .earliest()?
+            .timestamp(),
     };
     // One period of margin: an instance starting before `before` may still overlap.
     let periods = (before - start).div_euclid(step * 86_400) - 1;
@@ -303,11 +394,19 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
         return None;
     }
     let moved = naive + chrono::Duration::days(periods * step);
-    Some(format!("{head}:{}{}\n{rest}", moved.format("%Y%m%dT%H%M%S"), if utc { "Z" } else { "" }))
+    Some(format!(
+        "{head}:{}{}\n{rest}",
+        moved.format("%Y%m%dT%H%M%S"),
+        if utc { "Z" } else { "" }
+    ))
 }
 
 /// A date (`2026-11-23`) for all-day events, else a date-time with offset or in `tz`.
-pub fn parse_when(field: &str, text: &str, tz: Option<chrono_tz::Tz>) -> Result<DatePerhapsTime, String> {
+pub fn parse_when(
+    field: &str,
+    text: &str,
+    tz: Option<chrono_tz::Tz>,
+) -> Result<DatePerhapsTime, String> {
     let text = text.trim();
     if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(DatePerhapsTime::Date(date));
@@ -326,7 +425,9 @@ pub fn parse_when(field: &str, text: &str, tz: Option<chrono_tz::Tz>) -> Result<
             });
         }
     }
-    Err(format!("`{field}` {text:?} is not a time: use 2026-11-23 (all day), 2026-11-23T14:00 (with `timezone`) or 2026-11-23T14:00:00+08:00"))
+    Err(format!(
+        "`{field}` {text:?} is not a time: use 2026-11-23 (all day), 2026-11-23T14:00 (with `timezone`) or 2026-11-23T14:00:00+08:00"
+    ))
 }
 
 #[cfg(test)]
@@ -347,13 +448,35 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
         let master = rows.iter().find(|r| r.recurrence_id.is_none()).unwrap();
         let moved = rows.iter().find(|r| r.recurrence_id.is_some()).unwrap();
         // 2026-11-02 09:00 Berlin (CET, UTC+1) = 08:00Z.
-        assert_eq!(utc_of(master.start).to_rfc3339(), "2026-11-02T08:00:00+00:00");
+        assert_eq!(
+            utc_of(master.start).to_rfc3339(),
+            "2026-11-02T08:00:00+00:00"
+        );
         assert_eq!(master.end - master.start, 900);
         assert!(master.series_end.is_some(), "COUNT bounds the series");
-        let starts = expand(master.rrule.as_deref().unwrap(), 900, master.start, master.start + 28 * 86_400, 100).unwrap();
-        let days: Vec<String> = starts.iter().map(|s| utc_of(*s).format("%m-%d").to_string()).collect();
-        assert_eq!(days, ["11-02", "11-16", "11-23"], "11-09 is excluded by EXDATE");
-        assert_eq!(utc_of(moved.recurrence_id.unwrap()).format("%m-%d %H:%M").to_string(), "11-16 08:00");
+        let starts = expand(
+            master.rrule.as_deref().unwrap(),
+            900,
+            master.start,
+            master.start + 28 * 86_400,
+            100,
+        )
+        .unwrap();
+        let days: Vec<String> = starts
+            .iter()
+            .map(|s| utc_of(*s).format("%m-%d").to_string())
+            .collect();
+        assert_eq!(
+            days,
+            ["11-02", "11-16", "11-23"],
+            "11-09 is excluded by EXDATE"
+        );
+        assert_eq!(
+            utc_of(moved.recurrence_id.unwrap())
+                .format("%m-%d %H:%M")
+                .to_string(),
+            "11-16 08:00"
+        );
         assert_eq!(moved.summary, "Standup (moved)");
     }
 
@@ -361,33 +484,57 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
     fn fast_forward_keeps_the_instances_and_their_wall_time_across_daylight_saving() {
         // Daily at 09:00 Berlin since 2020; the week of 2026-11-23 (CET) after years of DST changes.
         let text = "DTSTART;TZID=Europe/Berlin:20200105T090000\nRRULE:FREQ=DAILY;INTERVAL=2\nEXDATE:20261125T080000Z\n";
-        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z").unwrap().timestamp();
+        let from = chrono::DateTime::parse_from_rfc3339("2026-11-23T00:00:00Z")
+            .unwrap()
+            .timestamp();
         let to = from + 7 * 86_400;
-        assert!(fast_forward(text, from - 1800).unwrap().starts_with("DTSTART;TZID=Europe/Berlin:2026"));
+        assert!(
+            fast_forward(text, from - 1800)
+                .unwrap()
+                .starts_with("DTSTART;TZID=Europe/Berlin:2026")
+        );
         let slow: Vec<i64> = {
             let set: rrule::RRuleSet = text.parse().unwrap();
-            set.into_iter().map(|d| d.timestamp()).skip_while(|s| *s + 1800 <= from).take_while(|s| *s < to).collect()
+            set.into_iter()
+                .map(|d| d.timestamp())
+                .skip_while(|s| *s + 1800 <= from)
+                .take_while(|s| *s < to)
+                .collect()
         };
         let fast = expand(text, 1800, from, to, 100).unwrap();
         assert_eq!(fast, slow);
-        assert!(fast.iter().all(|s| utc_of(*s).format("%H:%M").to_string() == "08:00"), "09:00 CET");
+        assert!(
+            fast.iter()
+                .all(|s| utc_of(*s).format("%H:%M").to_string() == "08:00"),
+            "09:00 CET"
+        );
         // COUNT series are left alone (the count runs from the real start)…
-        let counted = "DTSTART:20200101T090000Z\nRRULE:FREQ=DAILY;COUNT=3000\nEXDATE:20261124T090000Z\n";
+        let counted =
+            "DTSTART:20200101T090000Z\nRRULE:FREQ=DAILY;COUNT=3000\nEXDATE:20261124T090000Z\n";
         assert!(fast_forward(counted, from).is_none());
         // …until the index rewrites COUNT as UNTIL, which gives the same instances.
         let set: rrule::RRuleSet = counted.parse().unwrap();
         let last = set.into_iter().last().unwrap().timestamp();
         let rewritten = count_to_until(counted, last);
-        assert!(rewritten.contains("UNTIL=") && !rewritten.contains("COUNT"), "{rewritten}");
+        assert!(
+            rewritten.contains("UNTIL=") && !rewritten.contains("COUNT"),
+            "{rewritten}"
+        );
         assert!(fast_forward(&rewritten, from).is_some());
-        assert_eq!(expand(&rewritten, 1800, from, to, 100).unwrap(), expand(counted, 1800, from, to, 100).unwrap());
+        assert_eq!(
+            expand(&rewritten, 1800, from, to, 100).unwrap(),
+            expand(counted, 1800, from, to, 100).unwrap()
+        );
     }
 
     #[test]
     fn files_are_split_per_uid_and_keep_their_timezones() {
         let two = RECURRING.replace("END:VCALENDAR\r\n", "BEGIN:VEVENT\r\nUID:other\r\nDTSTART;VALUE=DATE:20261124\r\nSUMMARY:Holiday\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n");
         let parts = split_by_uid(parse(&two).unwrap());
-        assert_eq!(parts.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>(), ["other", "standup"]);
+        assert_eq!(
+            parts.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>(),
+            ["other", "standup"]
+        );
         let (_, rows) = index(&parts[0].1).unwrap();
         assert!(rows[0].all_day);
         assert_eq!(rows[0].end - rows[0].start, 86_400);
@@ -398,7 +545,15 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
     fn bad_input_names_the_problem() {
         assert!(parse("hello").unwrap_err().contains("BEGIN:VCALENDAR"));
         let bad = RECURRING.replace("TZID=W. Europe Standard Time", "TZID=Mars/Olympus");
-        assert!(index(&parse(&bad).unwrap()).unwrap_err().contains("Mars/Olympus"));
-        assert!(parse_when("start", "tomorrow", None).unwrap_err().contains("2026-11-23"));
+        assert!(
+            index(&parse(&bad).unwrap())
+                .unwrap_err()
+                .contains("Mars/Olympus")
+        );
+        assert!(
+            parse_when("start", "tomorrow", None)
+                .unwrap_err()
+                .contains("2026-11-23")
+        );
     }
 }

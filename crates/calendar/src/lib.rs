@@ -41,7 +41,13 @@ impl CalendarTools {
     /// `secrets` supplies CalDAV passwords (the OS keyring in the app).
     pub fn new(store: &Store, secrets: Arc<dyn SecretSource>) -> Result<Self, StoreError> {
         let db = Arc::new(Mutex::new(store.connect()?));
-        Ok(CalendarTools { shared: Arc::new(Shared { db, secrets, sync_lock: tokio::sync::Mutex::new(()) }) })
+        Ok(CalendarTools {
+            shared: Arc::new(Shared {
+                db,
+                secrets,
+                sync_lock: tokio::sync::Mutex::new(()),
+            }),
+        })
     }
 }
 
@@ -52,7 +58,8 @@ pub fn forget_account(store: &Store, account: &str) -> Result<(), String> {
     for table in ["calendar_index", "calendar_objects"] {
         tx.execute(&format!("DELETE FROM {table} WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)"), [account]).map_err(|e| e.to_string())?;
     }
-    tx.execute("DELETE FROM calendars WHERE account = ?1", [account]).map_err(|e| e.to_string())?;
+    tx.execute("DELETE FROM calendars WHERE account = ?1", [account])
+        .map_err(|e| e.to_string())?;
     tx.commit().map_err(|e| e.to_string())
 }
 
@@ -86,11 +93,17 @@ impl Shared {
         if let Some(account) = &found {
             accounts::check_transport(&account.name, &account.config).map_err(ToolError::failed)?;
         }
-        let Some(accounts::Account { config: accounts::AccountConfig::Caldav { url, username }, .. }) = found else {
+        let Some(accounts::Account {
+            config: accounts::AccountConfig::Caldav { url, username },
+            ..
+        }) = found
+        else {
             return Err(ToolError::NotConfigured {
                 tool: "calendar_sync".into(),
                 what: format!("no CalDAV account {account:?}"),
-                how: format!("add it in Settings → Accounts, or `cowork account add {account} --caldav URL --user NAME`"),
+                how: format!(
+                    "add it in Settings → Accounts, or `cowork account add {account} --caldav URL --user NAME`"
+                ),
             });
         };
         let password = self
@@ -98,8 +111,10 @@ impl Shared {
             .get(&accounts::secret_name(account))
             .map_err(ToolError::failed)?
             .ok_or_else(|| ToolError::failed(format!("account {account:?} has no password in the keyring — set it with `cowork account add {account} …` again")))?;
-        let url = url::Url::parse(&url).map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
-        let client = caldav::Client::new(account, &username, password).map_err(|e| ToolError::failed(e.to_string()))?;
+        let url = url::Url::parse(&url)
+            .map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
+        let client = caldav::Client::new(account, &username, password)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
         Ok((client, url))
     }
 
@@ -107,10 +122,14 @@ impl Shared {
     pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
         let _one_at_a_time = self.sync_lock.lock().await;
         let (client, url) = self.client(account)?;
-        let calendars = sync::discover(&self.db, &client, account, &url).await.map_err(|e| match e {
-            caldav::DavError::Transient(m) => ToolError::transient(format!("account {account:?}: {m}")),
-            other => ToolError::failed(format!("account {account:?}: {other}")),
-        })?;
+        let calendars = sync::discover(&self.db, &client, account, &url)
+            .await
+            .map_err(|e| match e {
+                caldav::DavError::Transient(m) => {
+                    ToolError::transient(format!("account {account:?}: {m}"))
+                }
+                other => ToolError::failed(format!("account {account:?}: {other}")),
+            })?;
         let mut reports = Vec::new();
         for (id, url) in calendars {
             reports.push(sync::sync_calendar(&self.db, &client, &id, &url).await);
@@ -120,11 +139,32 @@ impl Shared {
 
     /// Syncs one known calendar (after a write to it): no discovery, no other calendars.
     pub async fn sync_one(&self, calendar: &db::CalendarInfo) -> Result<SyncReport, ToolError> {
-        let Some(account) = &calendar.account else { return Err(ToolError::failed(format!("{} is a local calendar", calendar.id))) };
+        let Some(account) = &calendar.account else {
+            return Err(ToolError::failed(format!(
+                "{} is a local calendar",
+                calendar.id
+            )));
+        };
         let _one_at_a_time = self.sync_lock.lock().await;
         let (client, _) = self.client(account)?;
-        let stored: Option<String> = self.db.lock().unwrap().query_row("SELECT url FROM calendars WHERE id = ?1", [&calendar.id], |r| r.get(0)).map_err(db_error)?;
-        let url = stored.and_then(|u| url::Url::parse(&u).ok()).ok_or_else(|| ToolError::failed(format!("{} has no server URL: run calendar_sync", calendar.id)))?;
+        let stored: Option<String> = self
+            .db
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT url FROM calendars WHERE id = ?1",
+                [&calendar.id],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        let url = stored
+            .and_then(|u| url::Url::parse(&u).ok())
+            .ok_or_else(|| {
+                ToolError::failed(format!(
+                    "{} has no server URL: run calendar_sync",
+                    calendar.id
+                ))
+            })?;
         Ok(sync::sync_calendar(&self.db, &client, &calendar.id, &url).await)
     }
 
@@ -137,20 +177,32 @@ impl Shared {
             c.last_sync
                 .as_deref()
                 .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                .is_none_or(|t| (now - t.with_timezone(&chrono::Utc)).num_seconds() > STALE_AFTER_SECS)
+                .is_none_or(|t| {
+                    (now - t.with_timezone(&chrono::Utc)).num_seconds() > STALE_AFTER_SECS
+                })
         };
         let mut stale: Vec<String> = match calendars {
-            Some(list) => list.iter().filter(|c| is_stale(c)).filter_map(|c| c.account.clone()).collect(),
+            Some(list) => list
+                .iter()
+                .filter(|c| is_stale(c))
+                .filter_map(|c| c.account.clone())
+                .collect(),
             None => {
                 let (accounts, known) = {
                     let conn = self.db.lock().unwrap();
-                    (accounts::list(&conn, Some("caldav")).unwrap_or_default(), db::calendars(&conn).unwrap_or_default())
+                    (
+                        accounts::list(&conn, Some("caldav")).unwrap_or_default(),
+                        db::calendars(&conn).unwrap_or_default(),
+                    )
                 };
                 accounts
                     .into_iter()
                     .map(|a| a.name)
                     .filter(|name| {
-                        let mine: Vec<&db::CalendarInfo> = known.iter().filter(|c| c.account.as_deref() == Some(name)).collect();
+                        let mine: Vec<&db::CalendarInfo> = known
+                            .iter()
+                            .filter(|c| c.account.as_deref() == Some(name))
+                            .collect();
                         mine.is_empty() || mine.iter().any(|c| is_stale(c))
                     })
                     .collect()
@@ -164,11 +216,16 @@ impl Shared {
                 Ok(reports) => notes.extend(reports.into_iter().filter_map(|r| {
                     let mut parts: Vec<String> = r.conflicts.clone();
                     if let Some(e) = r.error {
-                        parts.push(format!("{}: could not sync ({e}); showing the last synced data", r.calendar));
+                        parts.push(format!(
+                            "{}: could not sync ({e}); showing the last synced data",
+                            r.calendar
+                        ));
                     }
                     (!parts.is_empty()).then(|| parts.join("; "))
                 })),
-                Err(e) => notes.push(format!("{account}: could not sync ({e}); showing the last synced data")),
+                Err(e) => notes.push(format!(
+                    "{account}: could not sync ({e}); showing the last synced data"
+                )),
             }
         }
         notes

@@ -11,7 +11,7 @@
 use crate::caldav::{Client, DavError};
 use crate::db::{self, Object};
 use crate::{Db, ics};
-use icalendar::{Component};
+use icalendar::Component;
 use rusqlite::params;
 use serde::Serialize;
 use url::Url;
@@ -36,12 +36,22 @@ fn db_err(e: rusqlite::Error) -> String {
 }
 
 /// Finds the account's calendars and records them (`<account>/<collection>`).
-pub async fn discover(db: &Db, client: &Client, account: &str, url: &Url) -> Result<Vec<(String, Url)>, DavError> {
+pub async fn discover(
+    db: &Db,
+    client: &Client,
+    account: &str,
+    url: &Url,
+) -> Result<Vec<(String, Url)>, DavError> {
     let remote = client.discover(url).await?;
     let conn = db.lock().unwrap();
     let mut out = Vec::new();
     for cal in remote {
-        let slug = cal.url.path_segments().and_then(|mut s| s.rfind(|p| !p.is_empty())).unwrap_or("calendar").to_string();
+        let slug = cal
+            .url
+            .path_segments()
+            .and_then(|mut s| s.rfind(|p| !p.is_empty()))
+            .unwrap_or("calendar")
+            .to_string();
         let id = format!("{account}/{slug}");
         conn.execute(
             "INSERT INTO calendars (id, name, account, url, ctag) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -55,7 +65,10 @@ pub async fn discover(db: &Db, client: &Client, account: &str, url: &Url) -> Res
 }
 
 pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) -> SyncReport {
-    let mut report = SyncReport { calendar: calendar.into(), ..Default::default() };
+    let mut report = SyncReport {
+        calendar: calendar.into(),
+        ..Default::default()
+    };
     let result = async {
         // Two passes: conflict copies made in the first are pushed in the second.
         for _ in 0..2 {
@@ -81,21 +94,45 @@ pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) 
 }
 
 fn href_for(url: &Url, uid: &str) -> Url {
-    let name: String = uid.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '-' }).collect();
-    let base = if url.path().ends_with('/') { url.clone() } else { Url::parse(&format!("{url}/")).unwrap_or_else(|_| url.clone()) };
+    let name: String = uid
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let base = if url.path().ends_with('/') {
+        url.clone()
+    } else {
+        Url::parse(&format!("{url}/")).unwrap_or_else(|_| url.clone())
+    };
     base.join(&format!("{name}.ics")).unwrap_or(base)
 }
 
 /// Stores an object after computing its index; `Err` names what is wrong with the text.
 fn store(db: &Db, object: &Object) -> Result<(), String> {
-    let rows = if object.deleted { Vec::new() } else { ics::index(&ics::parse(&object.ics)?)?.1 };
+    let rows = if object.deleted {
+        Vec::new()
+    } else {
+        ics::index(&ics::parse(&object.ics)?)?.1
+    };
     let mut conn = db.lock().unwrap();
     let tx = conn.transaction().map_err(db_err)?;
     db::put_object(&tx, object, &rows).map_err(db_err)?;
     tx.commit().map_err(db_err)
 }
 
-fn conflict(db: &Db, object: &Object, kept: &str, copy: Option<&str>, detail: String, report: &mut SyncReport) -> Result<(), String> {
+fn conflict(
+    db: &Db,
+    object: &Object,
+    kept: &str,
+    copy: Option<&str>,
+    detail: String,
+    report: &mut SyncReport,
+) -> Result<(), String> {
     let mut conn = db.lock().unwrap();
     let tx = conn.transaction().map_err(db_err)?;
     db::record_conflict(&tx, &object.calendar, &object.uid, kept, copy, &detail).map_err(db_err)?;
@@ -105,7 +142,13 @@ fn conflict(db: &Db, object: &Object, kept: &str, copy: Option<&str>, detail: St
     Ok(())
 }
 
-async fn push(db: &Db, client: &Client, url: &Url, object: Object, report: &mut SyncReport) -> Result<(), String> {
+async fn push(
+    db: &Db,
+    client: &Client,
+    url: &Url,
+    object: Object,
+    report: &mut SyncReport,
+) -> Result<(), String> {
     let transient = |e: DavError| e.to_string();
     let href = match &object.href {
         Some(h) => Url::parse(h).map_err(|e| format!("stored href {h:?}: {e}"))?,
@@ -123,32 +166,105 @@ async fn push(db: &Db, client: &Client, url: &Url, object: Object, report: &mut 
             }
             Err(DavError::Changed) => {
                 let (text, etag) = client.get(&href).await.map_err(transient)?;
-                store(db, &Object { ics: text, href: Some(href.to_string()), etag, dirty: false, deleted: false, ..object.clone() })?;
+                store(
+                    db,
+                    &Object {
+                        ics: text,
+                        href: Some(href.to_string()),
+                        etag,
+                        dirty: false,
+                        deleted: false,
+                        ..object.clone()
+                    },
+                )?;
                 let title = title_of(&object.ics);
-                return conflict(db, &object, "server", None, format!("{title:?} was deleted here but changed on the server: kept the server's version"), report);
+                return conflict(
+                    db,
+                    &object,
+                    "server",
+                    None,
+                    format!(
+                        "{title:?} was deleted here but changed on the server: kept the server's version"
+                    ),
+                    report,
+                );
             }
             Err(e) => return Err(transient(e)),
         }
     }
     let created = object.href.is_none();
-    let attempt = client.put(&href, &object.ics, if created { None } else { object.etag.as_deref() }).await;
+    let attempt = client
+        .put(
+            &href,
+            &object.ics,
+            if created {
+                None
+            } else {
+                object.etag.as_deref()
+            },
+        )
+        .await;
     let etag = match attempt {
         Ok(etag) => etag,
         Err(DavError::Changed) => {
             // Both sides changed: the server's version stays, ours becomes a copy.
             let (text, etag) = client.get(&href).await.map_err(transient)?;
-            store(db, &Object { ics: text, href: Some(href.to_string()), etag, dirty: false, deleted: false, ..object.clone() })?;
-            let copy_uid = format!("{}-conflict-{}", object.uid, &uuid::Uuid::new_v4().simple().to_string()[..8]);
+            store(
+                db,
+                &Object {
+                    ics: text,
+                    href: Some(href.to_string()),
+                    etag,
+                    dirty: false,
+                    deleted: false,
+                    ..object.clone()
+                },
+            )?;
+            let copy_uid = format!(
+                "{}-conflict-{}",
+                object.uid,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            );
             let copy_ics = as_copy(&object.ics, &copy_uid)?;
-            store(db, &Object { uid: copy_uid.clone(), ics: copy_ics, href: None, etag: None, dirty: true, deleted: false, calendar: object.calendar.clone() })?;
+            store(
+                db,
+                &Object {
+                    uid: copy_uid.clone(),
+                    ics: copy_ics,
+                    href: None,
+                    etag: None,
+                    dirty: true,
+                    deleted: false,
+                    calendar: object.calendar.clone(),
+                },
+            )?;
             let title = title_of(&object.ics);
-            return conflict(db, &object, "server", Some(&copy_uid), format!("{title:?} was changed here and on the server: kept the server's version, yours is \"{title} (conflict copy)\""), report);
+            return conflict(
+                db,
+                &object,
+                "server",
+                Some(&copy_uid),
+                format!(
+                    "{title:?} was changed here and on the server: kept the server's version, yours is \"{title} (conflict copy)\""
+                ),
+                report,
+            );
         }
         Err(DavError::NotFound) => {
             // Deleted there, changed here: the change wins, re-created on the server.
-            let etag = client.put(&href, &object.ics, None).await.map_err(transient)?;
+            let etag = client
+                .put(&href, &object.ics, None)
+                .await
+                .map_err(transient)?;
             let title = title_of(&object.ics);
-            conflict(db, &object, "local", None, format!("{title:?} was deleted on the server but changed here: kept yours"), report)?;
+            conflict(
+                db,
+                &object,
+                "local",
+                None,
+                format!("{title:?} was deleted on the server but changed here: kept yours"),
+                report,
+            )?;
             etag
         }
         Err(e) => return Err(transient(e)),
@@ -158,16 +274,34 @@ async fn push(db: &Db, client: &Client, url: &Url, object: Object, report: &mut 
         // Servers may omit the ETag when they rewrote the data: read it back.
         None => client.get(&href).await.map_err(transient)?.1,
     };
-    store(db, &Object { href: Some(href.to_string()), etag, dirty: false, ..object })?;
+    store(
+        db,
+        &Object {
+            href: Some(href.to_string()),
+            etag,
+            dirty: false,
+            ..object
+        },
+    )?;
     report.pushed += 1;
     Ok(())
 }
 
-async fn pull(db: &Db, client: &Client, calendar: &str, url: &Url, report: &mut SyncReport) -> Result<(), String> {
+async fn pull(
+    db: &Db,
+    client: &Client,
+    calendar: &str,
+    url: &Url,
+    report: &mut SyncReport,
+) -> Result<(), String> {
     let remote = client.etags(url).await.map_err(|e| e.to_string())?;
     let local = db::objects(&db.lock().unwrap(), calendar, false).map_err(db_err)?;
-    let by_href: std::collections::HashMap<&str, &Object> = local.iter().filter_map(|o| Some((o.href.as_deref()?, o))).collect();
-    let remote_hrefs: std::collections::HashSet<String> = remote.iter().map(|(h, _)| h.to_string()).collect();
+    let by_href: std::collections::HashMap<&str, &Object> = local
+        .iter()
+        .filter_map(|o| Some((o.href.as_deref()?, o)))
+        .collect();
+    let remote_hrefs: std::collections::HashSet<String> =
+        remote.iter().map(|(h, _)| h.to_string()).collect();
     for (href, etag) in &remote {
         let known = by_href.get(href.as_str());
         if known.is_some_and(|o| o.dirty || o.etag.as_deref() == Some(etag.as_str())) {
@@ -182,7 +316,11 @@ async fn pull(db: &Db, client: &Client, calendar: &str, url: &Url, report: &mut 
                 continue;
             }
         };
-        if known.is_none() && db::object(&db.lock().unwrap(), calendar, &uid).map_err(db_err)?.is_some_and(|o| o.dirty) {
+        if known.is_none()
+            && db::object(&db.lock().unwrap(), calendar, &uid)
+                .map_err(db_err)?
+                .is_some_and(|o| o.dirty)
+        {
             continue; // a local change of the same UID is pushed (and reconciled) next sync
         }
         let object = Object {
@@ -213,7 +351,10 @@ async fn pull(db: &Db, client: &Client, calendar: &str, url: &Url, report: &mut 
 }
 
 fn title_of(ics_text: &str) -> String {
-    ics::parse(ics_text).ok().and_then(|c| ics::events(&c).find_map(|e| e.get_summary().map(String::from))).unwrap_or_else(|| "(untitled)".into())
+    ics::parse(ics_text)
+        .ok()
+        .and_then(|c| ics::events(&c).find_map(|e| e.get_summary().map(String::from)))
+        .unwrap_or_else(|| "(untitled)".into())
 }
 
 /// The same events under a new UID, titled as a conflict copy.

@@ -6,20 +6,34 @@ use crate::db::{self, CalendarInfo, Object};
 use crate::zone::Zone;
 use crate::{Shared, db_error, ics};
 use chrono::Duration;
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
-use icalendar::{Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike, Property};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
+use icalendar::{
+    Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime,
+    Event, EventLike, Property,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.into(), message: message.into() }
+    ToolError::InvalidArguments {
+        tool: tool.into(),
+        message: message.into(),
+    }
 }
 
 /// Resolves calendar ids or names (case-insensitive) to calendars; `None` = all of them.
-fn pick(shared: &Shared, tool: &str, wanted: Option<&[String]>) -> Result<Vec<CalendarInfo>, ToolError> {
+fn pick(
+    shared: &Shared,
+    tool: &str,
+    wanted: Option<&[String]>,
+) -> Result<Vec<CalendarInfo>, ToolError> {
     let all = db::calendars(&shared.db.lock().unwrap()).map_err(db_error)?;
-    let Some(wanted) = wanted.filter(|w| !w.is_empty()) else { return Ok(all) };
+    let Some(wanted) = wanted.filter(|w| !w.is_empty()) else {
+        return Ok(all);
+    };
     wanted
         .iter()
         .map(|w| {
@@ -27,11 +41,26 @@ fn pick(shared: &Shared, tool: &str, wanted: Option<&[String]>) -> Result<Vec<Ca
                 .find(|c| c.id.eq_ignore_ascii_case(w) || c.name.eq_ignore_ascii_case(w))
                 .or_else(|| {
                     // `work` for `account/work`, when only one account has it.
-                    let mut short = all.iter().filter(|c| c.id.rsplit('/').next().is_some_and(|s| s.eq_ignore_ascii_case(w)));
+                    let mut short = all.iter().filter(|c| {
+                        c.id.rsplit('/')
+                            .next()
+                            .is_some_and(|s| s.eq_ignore_ascii_case(w))
+                    });
                     short.next().filter(|_| short.next().is_none())
                 })
                 .cloned()
-                .ok_or_else(|| invalid(tool, format!("no calendar {w:?}; there are: {}", all.iter().map(|c| format!("{} ({})", c.id, c.name)).collect::<Vec<_>>().join(", "))))
+                .ok_or_else(|| {
+                    invalid(
+                        tool,
+                        format!(
+                            "no calendar {w:?}; there are: {}",
+                            all.iter()
+                                .map(|c| format!("{} ({})", c.id, c.name))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })
         })
         .collect()
 }
@@ -61,7 +90,10 @@ pub struct EventView {
 fn view(o: &db::Occurrence, zone: Zone) -> EventView {
     let (start, end) = if o.all_day {
         // All-day ends are exclusive: a one-day event on the 23rd ends on the 23rd for a reader.
-        (zone.date_of(o.start_utc).to_string(), zone.date_of((o.end_utc - 1).max(o.start_utc)).to_string())
+        (
+            zone.date_of(o.start_utc).to_string(),
+            zone.date_of((o.end_utc - 1).max(o.start_utc)).to_string(),
+        )
     } else {
         (zone.format(o.start_utc), zone.format(o.end_utc))
     };
@@ -80,7 +112,11 @@ fn view(o: &db::Occurrence, zone: Zone) -> EventView {
 
 /// Refreshes stale CalDAV mirrors first (discovering new calendars), then resolves the names, so
 /// "all calendars" includes one found just now.
-async fn refresh_then_pick(shared: &Shared, tool: &str, wanted: Option<&[String]>) -> Result<(Vec<String>, Vec<CalendarInfo>), ToolError> {
+async fn refresh_then_pick(
+    shared: &Shared,
+    tool: &str,
+    wanted: Option<&[String]>,
+) -> Result<(Vec<String>, Vec<CalendarInfo>), ToolError> {
     let notes = match wanted {
         Some(_) => shared.refresh(Some(&pick(shared, tool, wanted)?)).await,
         None => shared.refresh(None).await,
@@ -88,8 +124,15 @@ async fn refresh_then_pick(shared: &Shared, tool: &str, wanted: Option<&[String]
     Ok((notes, pick(shared, tool, wanted)?))
 }
 
-fn read_effects(shared: &Shared, tool: &str, calendars: Option<&[String]>) -> Result<Vec<Effect>, ToolError> {
-    Ok(pick(shared, tool, calendars)?.into_iter().map(|c| Effect::CalendarRead { calendar: c.id }).collect())
+fn read_effects(
+    shared: &Shared,
+    tool: &str,
+    calendars: Option<&[String]>,
+) -> Result<Vec<Effect>, ToolError> {
+    Ok(pick(shared, tool, calendars)?
+        .into_iter()
+        .map(|c| Effect::CalendarRead { calendar: c.id })
+        .collect())
 }
 
 const MAX_EVENTS: usize = 2000;
@@ -132,7 +175,9 @@ pub struct CheckOutput {
 }
 
 fn range(zone: Zone, tool: &str, start: &str, end: Option<&str>) -> Result<(i64, i64), ToolError> {
-    let from = zone.parse_bound("start", start).map_err(|m| invalid(tool, m))?;
+    let from = zone
+        .parse_bound("start", start)
+        .map_err(|m| invalid(tool, m))?;
     let to = match end {
         Some(end) => zone.parse_bound("end", end).map_err(|m| invalid(tool, m))?,
         None => from + 86_400,
@@ -141,7 +186,10 @@ fn range(zone: Zone, tool: &str, start: &str, end: Option<&str>) -> Result<(i64,
         return Err(invalid(tool, "`end` must be after `start`"));
     }
     if to - from > 366 * 86_400 * 5 {
-        return Err(invalid(tool, "the range is longer than five years: ask for a shorter one"));
+        return Err(invalid(
+            tool,
+            "the range is longer than five years: ask for a shorter one",
+        ));
     }
     Ok((from, to))
 }
@@ -155,20 +203,38 @@ struct Window {
     found: Vec<db::Occurrence>,
 }
 
-async fn read_window(shared: &Shared, tool: &str, timezone: Option<&str>, start: &str, end: Option<&str>, calendars: Option<&[String]>) -> Result<Window, ToolError> {
+async fn read_window(
+    shared: &Shared,
+    tool: &str,
+    timezone: Option<&str>,
+    start: &str,
+    end: Option<&str>,
+    calendars: Option<&[String]>,
+) -> Result<Window, ToolError> {
     let zone = Zone::parse(timezone).map_err(|m| invalid(tool, m))?;
     let (from, to) = range(zone, tool, start, end)?;
     let (notes, calendars) = refresh_then_pick(shared, tool, calendars).await?;
     let ids: Vec<String> = calendars.into_iter().map(|c| c.id).collect();
-    let found = db::occurrences(&shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX).map_err(ToolError::failed)?;
-    Ok(Window { zone, from, to, notes, found })
+    let found = db::occurrences(&shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX)
+        .map_err(ToolError::failed)?;
+    Ok(Window {
+        zone,
+        from,
+        to,
+        notes,
+        found,
+    })
 }
 
 fn read_meta(name: &str, title: &str, description: &str) -> ToolMeta {
     ToolMeta::new(name, title, description)
         .category("calendar")
         .effects(&[EffectKind::CalendarRead])
-        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
 }
 
 #[async_trait::async_trait]
@@ -177,7 +243,11 @@ impl Tool for Check {
     type Output = CheckOutput;
 
     fn meta(&self) -> ToolMeta {
-        read_meta("calendar_check", "Check calendar", "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")
+        read_meta(
+            "calendar_check",
+            "Check calendar",
+            "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".",
+        )
     }
 
     fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -185,17 +255,34 @@ impl Tool for Check {
     }
 
     async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
-        let Window { zone, notes, found, .. } =
-            read_window(&self.shared, "calendar_check", input.timezone.as_deref(), &input.start, input.end.as_deref(), input.calendars.as_deref()).await?;
+        let Window {
+            zone, notes, found, ..
+        } = read_window(
+            &self.shared,
+            "calendar_check",
+            input.timezone.as_deref(),
+            &input.start,
+            input.end.as_deref(),
+            input.calendars.as_deref(),
+        )
+        .await?;
         let limit = input.limit.unwrap_or(200).clamp(1, MAX_EVENTS);
         let query = input.query.as_deref().map(str::to_lowercase);
         let events = found
             .iter()
-            .filter(|o| query.as_ref().is_none_or(|q| o.title.to_lowercase().contains(q) || o.location.to_lowercase().contains(q)))
+            .filter(|o| {
+                query.as_ref().is_none_or(|q| {
+                    o.title.to_lowercase().contains(q) || o.location.to_lowercase().contains(q)
+                })
+            })
             .take(limit)
             .map(|o| view(o, zone))
             .collect();
-        Ok(CheckOutput { timezone: zone.name(), events, notes })
+        Ok(CheckOutput {
+            timezone: zone.name(),
+            events,
+            notes,
+        })
     }
 
     fn to_text(&self, out: &CheckOutput) -> String {
@@ -206,8 +293,16 @@ impl Tool for Check {
             .events
             .iter()
             .map(|e| {
-                let when = if e.all_day { format!("{} (all day)", e.start) } else { format!("{} – {}", e.start, e.end) };
-                let place = if e.location.is_empty() { String::new() } else { format!(" @ {}", e.location) };
+                let when = if e.all_day {
+                    format!("{} (all day)", e.start)
+                } else {
+                    format!("{} – {}", e.start, e.end)
+                };
+                let place = if e.location.is_empty() {
+                    String::new()
+                } else {
+                    format!(" @ {}", e.location)
+                };
                 format!("{when}  {}{place}  [{}]", e.title, e.calendar)
             })
             .collect();
@@ -261,12 +356,21 @@ pub struct FreeTimeOutput {
     pub notes: Vec<String>,
 }
 
-fn hhmm(field: &str, text: Option<&str>, default: (u32, u32)) -> Result<chrono::NaiveTime, ToolError> {
+fn hhmm(
+    field: &str,
+    text: Option<&str>,
+    default: (u32, u32),
+) -> Result<chrono::NaiveTime, ToolError> {
     let text = text.unwrap_or("");
     if text.is_empty() {
         return Ok(chrono::NaiveTime::from_hms_opt(default.0, default.1, 0).expect("valid"));
     }
-    chrono::NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| invalid("calendar_find_free_time", format!("`{field}` {text:?}: use HH:MM like 09:00")))
+    chrono::NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| {
+        invalid(
+            "calendar_find_free_time",
+            format!("`{field}` {text:?}: use HH:MM like 09:00"),
+        )
+    })
 }
 
 /// Free windows inside working hours: working windows per day minus busy intervals (sorted).
@@ -294,25 +398,57 @@ impl Tool for FindFreeTime {
     type Output = FreeTimeOutput;
 
     fn meta(&self) -> ToolMeta {
-        read_meta("calendar_find_free_time", "Find free time", "Find free slots of at least a given length in a range, within working hours, across calendars.")
+        read_meta(
+            "calendar_find_free_time",
+            "Find free time",
+            "Find free slots of at least a given length in a range, within working hours, across calendars.",
+        )
     }
 
     fn effects(&self, input: &FreeTimeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        read_effects(&self.shared, "calendar_find_free_time", input.calendars.as_deref())
+        read_effects(
+            &self.shared,
+            "calendar_find_free_time",
+            input.calendars.as_deref(),
+        )
     }
 
-    async fn call(&self, input: &FreeTimeInput, _ctx: &ToolContext) -> Result<FreeTimeOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &FreeTimeInput,
+        _ctx: &ToolContext,
+    ) -> Result<FreeTimeOutput, ToolError> {
         let tool = "calendar_find_free_time";
         if input.duration_minutes == 0 {
             return Err(invalid(tool, "`duration_minutes` must be at least 1"));
         }
-        let (day_start, day_end) = (hhmm("day_start", input.day_start.as_deref(), (9, 0))?, hhmm("day_end", input.day_end.as_deref(), (17, 0))?);
+        let (day_start, day_end) = (
+            hhmm("day_start", input.day_start.as_deref(), (9, 0))?,
+            hhmm("day_end", input.day_end.as_deref(), (17, 0))?,
+        );
         if day_end <= day_start {
             return Err(invalid(tool, "`day_end` must be after `day_start`"));
         }
-        let Window { zone, from, to, notes, found } =
-            read_window(&self.shared, tool, input.timezone.as_deref(), &input.start, Some(&input.end), input.calendars.as_deref()).await?;
-        let mut busy: Vec<(i64, i64)> = found.iter().filter(|o| o.busy && !o.all_day).map(|o| (o.start_utc, o.end_utc)).collect();
+        let Window {
+            zone,
+            from,
+            to,
+            notes,
+            found,
+        } = read_window(
+            &self.shared,
+            tool,
+            input.timezone.as_deref(),
+            &input.start,
+            Some(&input.end),
+            input.calendars.as_deref(),
+        )
+        .await?;
+        let mut busy: Vec<(i64, i64)> = found
+            .iter()
+            .filter(|o| o.busy && !o.all_day)
+            .map(|o| (o.start_utc, o.end_utc))
+            .collect();
         let mut windows = Vec::new();
         let mut day = zone.date_of(from);
         while let Some(ws) = zone.to_utc(&day.and_time(day_start)) {
@@ -337,23 +473,40 @@ impl Tool for FindFreeTime {
         let slots = free_slots(&windows, &mut busy, i64::from(input.duration_minutes) * 60)
             .into_iter()
             .take(input.limit.unwrap_or(10).clamp(1, 200))
-            .map(|(s, e)| Slot { start: zone.format(s), end: zone.format(e), minutes: (e - s) / 60 })
+            .map(|(s, e)| Slot {
+                start: zone.format(s),
+                end: zone.format(e),
+                minutes: (e - s) / 60,
+            })
             .collect();
-        Ok(FreeTimeOutput { timezone: zone.name(), slots, notes })
+        Ok(FreeTimeOutput {
+            timezone: zone.name(),
+            slots,
+            notes,
+        })
     }
 
     fn to_text(&self, out: &FreeTimeOutput) -> String {
         if out.slots.is_empty() {
             return "No free slot of that length in working hours.".into();
         }
-        out.slots.iter().map(|s| format!("{} – {} ({} min)", s.start, s.end, s.minutes)).collect::<Vec<_>>().join("\n")
+        out.slots
+            .iter()
+            .map(|s| format!("{} – {} ({} min)", s.start, s.end, s.minutes))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
 // ---------------------------------------------------------------- writes
 
 /// Saves an object: index, store, and for a CalDAV calendar queue it and try to push now.
-async fn save(shared: &Shared, calendar: &CalendarInfo, uid: &str, cal: Option<&Calendar>) -> Result<Option<String>, ToolError> {
+async fn save(
+    shared: &Shared,
+    calendar: &CalendarInfo,
+    uid: &str,
+    cal: Option<&Calendar>,
+) -> Result<Option<String>, ToolError> {
     let existing = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
     let remote = calendar.account.is_some();
     {
@@ -361,7 +514,8 @@ async fn save(shared: &Shared, calendar: &CalendarInfo, uid: &str, cal: Option<&
         let tx = conn.transaction().map_err(db_error)?;
         match cal {
             Some(cal) => {
-                let (_, rows) = ics::index(cal).map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
+                let (_, rows) = ics::index(cal)
+                    .map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
                 let object = Object {
                     calendar: calendar.id.clone(),
                     uid: uid.into(),
@@ -375,7 +529,16 @@ async fn save(shared: &Shared, calendar: &CalendarInfo, uid: &str, cal: Option<&
             }
             None => match existing {
                 // A server copy must be deleted there first: keep a tombstone until it is.
-                Some(o) if remote && o.href.is_some() => db::put_object(&tx, &Object { dirty: true, deleted: true, ..o }, &[]).map_err(db_error)?,
+                Some(o) if remote && o.href.is_some() => db::put_object(
+                    &tx,
+                    &Object {
+                        dirty: true,
+                        deleted: true,
+                        ..o
+                    },
+                    &[],
+                )
+                .map_err(db_error)?,
                 _ => db::remove_object(&tx, &calendar.id, uid).map_err(db_error)?,
             },
         }
@@ -385,17 +548,36 @@ async fn save(shared: &Shared, calendar: &CalendarInfo, uid: &str, cal: Option<&
         return Ok(None);
     }
     match shared.sync_one(calendar).await {
-        Ok(report) if report.error.is_none() => Ok((!report.conflicts.is_empty()).then(|| format!("saved here; sync: {}", report.conflicts.join("; ")))),
-        Ok(report) => Ok(Some(format!("saved here and queued: the sync stopped ({}); it is retried at the next sync", report.error.unwrap_or_default()))),
-        Err(e) => Ok(Some(format!("saved here and queued: the server is not reachable now ({e}); it syncs when it is"))),
+        Ok(report) if report.error.is_none() => Ok((!report.conflicts.is_empty())
+            .then(|| format!("saved here; sync: {}", report.conflicts.join("; ")))),
+        Ok(report) => Ok(Some(format!(
+            "saved here and queued: the sync stopped ({}); it is retried at the next sync",
+            report.error.unwrap_or_default()
+        ))),
+        Err(e) => Ok(Some(format!(
+            "saved here and queued: the server is not reachable now ({e}); it syncs when it is"
+        ))),
     }
 }
 
-fn load(shared: &Shared, tool: &str, calendar: &CalendarInfo, uid: &str) -> Result<Calendar, ToolError> {
+fn load(
+    shared: &Shared,
+    tool: &str,
+    calendar: &CalendarInfo,
+    uid: &str,
+) -> Result<Calendar, ToolError> {
     let object = db::object(&shared.db.lock().unwrap(), &calendar.id, uid)
         .map_err(db_error)?
         .filter(|o| !o.deleted)
-        .ok_or_else(|| invalid(tool, format!("no event {uid:?} in calendar {}: find its uid with calendar_check", calendar.id)))?;
+        .ok_or_else(|| {
+            invalid(
+                tool,
+                format!(
+                    "no event {uid:?} in calendar {}: find its uid with calendar_check",
+                    calendar.id
+                ),
+            )
+        })?;
     ics::parse(&object.ics).map_err(ToolError::failed)
 }
 
@@ -407,7 +589,9 @@ fn when(tool: &str, field: &str, text: &str, zone: Zone) -> Result<DatePerhapsTi
 /// so the series follows daylight saving time.
 fn for_storage(value: DatePerhapsTime, recurring: bool) -> Result<DatePerhapsTime, String> {
     match value {
-        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { .. }) if !recurring => Ok(ics::utc_of(ics::to_utc(&value)?).into()),
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { .. }) if !recurring => {
+            Ok(ics::utc_of(ics::to_utc(&value)?).into())
+        }
         other => Ok(other),
     }
 }
@@ -425,7 +609,14 @@ fn clean_attendees(tool: &str, attendees: &[String]) -> Result<Vec<String>, Tool
         .iter()
         .map(|a| {
             let a = a.trim().trim_start_matches("mailto:").to_string();
-            if a.contains('@') && !a.contains(char::is_whitespace) { Ok(a) } else { Err(invalid(tool, format!("attendee {a:?} is not an email address"))) }
+            if a.contains('@') && !a.contains(char::is_whitespace) {
+                Ok(a)
+            } else {
+                Err(invalid(
+                    tool,
+                    format!("attendee {a:?} is not an email address"),
+                ))
+            }
         })
         .collect()
 }
@@ -500,7 +691,10 @@ impl Tool for Create {
 
     fn effects(&self, input: &CreateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_create", input.calendar.as_deref())?;
-        Ok(vec![Effect::CalendarWrite { calendar: calendar.id, attendees: clean_attendees("calendar_create", &input.attendees)? }])
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees: clean_attendees("calendar_create", &input.attendees)?,
+        }])
     }
 
     async fn call(&self, input: &CreateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
@@ -510,7 +704,11 @@ impl Tool for Create {
         }
         let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
         let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
-        let recurrence = input.recurrence.as_deref().map(|r| check_rrule(tool, r)).transpose()?;
+        let recurrence = input
+            .recurrence
+            .as_deref()
+            .map(|r| check_rrule(tool, r))
+            .transpose()?;
         let start = when(tool, "start", &input.start, zone)?;
         let end = match &input.end {
             Some(end) => when(tool, "end", end, zone)?,
@@ -522,30 +720,51 @@ impl Tool for Create {
                 }
             },
         };
-        if ics::to_utc(&end).map_err(|m| invalid(tool, m))? < ics::to_utc(&start).map_err(|m| invalid(tool, m))? {
+        if ics::to_utc(&end).map_err(|m| invalid(tool, m))?
+            < ics::to_utc(&start).map_err(|m| invalid(tool, m))?
+        {
             return Err(invalid(tool, "`end` is before `start`"));
         }
         let uid = format!("{}@cowork", uuid::Uuid::new_v4());
         let mut event = Event::new();
-        event.uid(&uid).summary(input.title.trim()).timestamp(chrono::Utc::now());
+        event
+            .uid(&uid)
+            .summary(input.title.trim())
+            .timestamp(chrono::Utc::now());
         let recurring = recurrence.is_some();
         event.starts(for_storage(start, recurring).map_err(|m| invalid(tool, m))?);
         event.ends(for_storage(end, recurring).map_err(|m| invalid(tool, m))?);
-        apply_details(&mut event, input.location.as_deref(), input.description.as_deref(), Some(&clean_attendees(tool, &input.attendees)?));
+        apply_details(
+            &mut event,
+            input.location.as_deref(),
+            input.description.as_deref(),
+            Some(&clean_attendees(tool, &input.attendees)?),
+        );
         if let Some(rule) = recurrence {
             event.add_property("RRULE", rule);
         }
         for minutes in &input.reminders_minutes {
-            event.alarm(Alarm::display(input.title.trim(), -Duration::minutes(i64::from(*minutes))));
+            event.alarm(Alarm::display(
+                input.title.trim(),
+                -Duration::minutes(i64::from(*minutes)),
+            ));
         }
         let mut cal = Calendar::new();
         cal.push(event);
         let note = save(&self.shared, &calendar, &uid, Some(&cal)).await?;
-        Ok(Saved { calendar: calendar.id, uid, title: input.title.trim().into(), note })
+        Ok(Saved {
+            calendar: calendar.id,
+            uid,
+            title: input.title.trim().into(),
+            note,
+        })
     }
 
     fn to_text(&self, out: &Saved) -> String {
-        out.said(&format!("Created \"{}\" in {} (uid {})", out.title, out.calendar, out.uid))
+        out.said(&format!(
+            "Created \"{}\" in {} (uid {})",
+            out.title, out.calendar, out.uid
+        ))
     }
 }
 
@@ -553,15 +772,27 @@ impl Tool for Create {
 fn shift(value: &DatePerhapsTime, utc: i64, seconds: i64) -> DatePerhapsTime {
     match value {
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
-            DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time: *date_time + Duration::seconds(seconds), tzid: tzid.clone() })
+            DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
+                date_time: *date_time + Duration::seconds(seconds),
+                tzid: tzid.clone(),
+            })
         }
-        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => DatePerhapsTime::DateTime(CalendarDateTime::Floating(*naive + Duration::seconds(seconds))),
-        DatePerhapsTime::Date(date) => DatePerhapsTime::Date(*date + Duration::days(seconds / 86_400)),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => DatePerhapsTime::DateTime(
+            CalendarDateTime::Floating(*naive + Duration::seconds(seconds)),
+        ),
+        DatePerhapsTime::Date(date) => {
+            DatePerhapsTime::Date(*date + Duration::days(seconds / 86_400))
+        }
         DatePerhapsTime::DateTime(CalendarDateTime::Utc(_)) => ics::utc_of(utc + seconds).into(),
     }
 }
 
-fn apply_details(event: &mut Event, location: Option<&str>, description: Option<&str>, attendees: Option<&[String]>) {
+fn apply_details(
+    event: &mut Event,
+    location: Option<&str>,
+    description: Option<&str>,
+    attendees: Option<&[String]>,
+) {
     if let Some(location) = location {
         event.location(location);
     }
@@ -613,7 +844,11 @@ pub struct UpdateInput {
 }
 
 /// The master event, or the override of `instance` (made from the master when missing).
-fn target<'a>(cal: &'a mut Calendar, tool: &str, instance: Option<i64>) -> Result<&'a mut Event, ToolError> {
+fn target<'a>(
+    cal: &'a mut Calendar,
+    tool: &str,
+    instance: Option<i64>,
+) -> Result<&'a mut Event, ToolError> {
     let position = |cal: &Calendar, want: Option<i64>| {
         cal.components.iter().position(|c| match c {
             CalendarComponent::Event(e) => ics::recurrence_id(e).ok().flatten() == want,
@@ -623,9 +858,14 @@ fn target<'a>(cal: &'a mut Calendar, tool: &str, instance: Option<i64>) -> Resul
     let index = match position(cal, instance) {
         Some(i) => i,
         None => {
-            let Some(rid) = instance else { return Err(ToolError::failed("the event has no master component")) };
-            let master_at = position(cal, None).ok_or_else(|| ToolError::failed("the event has no master component"))?;
-            let CalendarComponent::Event(master) = &cal.components[master_at] else { unreachable!() };
+            let Some(rid) = instance else {
+                return Err(ToolError::failed("the event has no master component"));
+            };
+            let master_at = position(cal, None)
+                .ok_or_else(|| ToolError::failed("the event has no master component"))?;
+            let CalendarComponent::Event(master) = &cal.components[master_at] else {
+                unreachable!()
+            };
             if master.property_value("RRULE").is_none() {
                 return Err(invalid(tool, "`instance` is only for recurring events"));
             }
@@ -686,8 +926,14 @@ impl Tool for Update {
 
     fn effects(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_update", input.calendar.as_deref())?;
-        let attendees = clean_attendees("calendar_update", input.attendees.as_deref().unwrap_or_default())?;
-        Ok(vec![Effect::CalendarWrite { calendar: calendar.id, attendees }])
+        let attendees = clean_attendees(
+            "calendar_update",
+            input.attendees.as_deref().unwrap_or_default(),
+        )?;
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees,
+        }])
     }
 
     async fn call(&self, input: &UpdateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
@@ -702,19 +948,35 @@ impl Tool for Update {
             None => None,
         };
         let event = target(&mut cal, tool, instance)?;
-        let recurring = event.property_value("RRULE").is_some() || matches!(recurrence, Some(Some(_)));
+        let recurring =
+            event.property_value("RRULE").is_some() || matches!(recurrence, Some(Some(_)));
         if let Some(title) = input.title.as_deref().filter(|t| !t.trim().is_empty()) {
             event.summary(title.trim());
         }
         if let Some(start) = &input.start {
-            event.starts(for_storage(when(tool, "start", start, zone)?, recurring).map_err(|m| invalid(tool, m))?);
+            event.starts(
+                for_storage(when(tool, "start", start, zone)?, recurring)
+                    .map_err(|m| invalid(tool, m))?,
+            );
         }
         if let Some(end) = &input.end {
             event.remove_property("DURATION");
-            event.ends(for_storage(when(tool, "end", end, zone)?, recurring).map_err(|m| invalid(tool, m))?);
+            event.ends(
+                for_storage(when(tool, "end", end, zone)?, recurring)
+                    .map_err(|m| invalid(tool, m))?,
+            );
         }
-        let attendees = input.attendees.as_deref().map(|a| clean_attendees(tool, a)).transpose()?;
-        apply_details(event, input.location.as_deref(), input.description.as_deref(), attendees.as_deref());
+        let attendees = input
+            .attendees
+            .as_deref()
+            .map(|a| clean_attendees(tool, a))
+            .transpose()?;
+        apply_details(
+            event,
+            input.location.as_deref(),
+            input.description.as_deref(),
+            attendees.as_deref(),
+        );
         match recurrence {
             Some(None) => {
                 event.remove_property("RRULE");
@@ -727,7 +989,12 @@ impl Tool for Update {
         bump(event);
         let title = event.get_summary().unwrap_or_default().to_string();
         let note = save(&self.shared, &calendar, &input.uid, Some(&cal)).await?;
-        Ok(Saved { calendar: calendar.id, uid: input.uid.clone(), title, note })
+        Ok(Saved {
+            calendar: calendar.id,
+            uid: input.uid.clone(),
+            title,
+            note,
+        })
     }
 
     fn to_text(&self, out: &Saved) -> String {
@@ -758,22 +1025,35 @@ impl Tool for Delete {
     type Output = Saved;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_delete", "Delete event", "Delete an event, or one instance of a recurring event.")
-            .category("calendar")
-            .effects(&[EffectKind::CalendarWrite])
-            .annotations(Annotations { destructive: true, idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "calendar_delete",
+            "Delete event",
+            "Delete an event, or one instance of a recurring event.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarWrite])
+        .annotations(Annotations {
+            destructive: true,
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_delete", input.calendar.as_deref())?;
-        Ok(vec![Effect::CalendarWrite { calendar: calendar.id, attendees: vec![] }])
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees: vec![],
+        }])
     }
 
     async fn call(&self, input: &DeleteInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
         let tool = "calendar_delete";
         let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
         let mut cal = load(&self.shared, tool, &calendar, &input.uid)?;
-        let title = ics::events(&cal).find_map(|e| e.get_summary().map(String::from)).unwrap_or_default();
+        let title = ics::events(&cal)
+            .find_map(|e| e.get_summary().map(String::from))
+            .unwrap_or_default();
         let note = match instance_of(tool, input.instance.as_deref())? {
             None => save(&self.shared, &calendar, &input.uid, None).await?,
             Some(rid) => {
@@ -785,12 +1065,20 @@ impl Tool for Delete {
                 if master.property_value("RRULE").is_none() {
                     return Err(invalid(tool, "`instance` is only for recurring events"));
                 }
-                master.append_multi_property(Property::new("EXDATE", ics::utc_of(rid).format("%Y%m%dT%H%M%SZ").to_string()));
+                master.append_multi_property(Property::new(
+                    "EXDATE",
+                    ics::utc_of(rid).format("%Y%m%dT%H%M%SZ").to_string(),
+                ));
                 bump(master);
                 save(&self.shared, &calendar, &input.uid, Some(&cal)).await?
             }
         };
-        Ok(Saved { calendar: calendar.id, uid: input.uid.clone(), title, note })
+        Ok(Saved {
+            calendar: calendar.id,
+            uid: input.uid.clone(),
+            title,
+            note,
+        })
     }
 
     fn to_text(&self, out: &Saved) -> String {
@@ -838,18 +1126,29 @@ impl Tool for Import {
     fn effects(&self, input: &ImportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_import", input.calendar.as_deref())?;
         Ok(vec![
-            Effect::FsRead { path: env.resolve_path(&input.path).to_string_lossy().into_owned() },
-            Effect::CalendarWrite { calendar: calendar.id, attendees: vec![] },
+            Effect::FsRead {
+                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+            Effect::CalendarWrite {
+                calendar: calendar.id,
+                attendees: vec![],
+            },
         ])
     }
 
-    async fn call(&self, input: &ImportInput, ctx: &ToolContext) -> Result<ImportOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &ImportInput,
+        ctx: &ToolContext,
+    ) -> Result<ImportOutput, ToolError> {
         let tool = "calendar_import";
         let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
         let path = ctx.env.resolve_path(&input.path);
-        let bytes = std::fs::read(&path).map_err(|e| ToolError::failed(format!("cannot read {}: {e}", path.display())))?;
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes);
-        let parsed = ics::parse(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
+        let parsed =
+            ics::parse(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
         let mut skipped = Vec::new();
         let mut imported = 0;
         {
@@ -883,7 +1182,12 @@ impl Tool for Import {
             },
             None => None,
         };
-        Ok(ImportOutput { calendar: calendar.id, imported, skipped, note })
+        Ok(ImportOutput {
+            calendar: calendar.id,
+            imported,
+            skipped,
+            note,
+        })
     }
 
     fn to_text(&self, out: &ImportOutput) -> String {
@@ -921,28 +1225,51 @@ impl Tool for Export {
     type Output = ExportOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_export", "Export .ics", "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.")
-            .category("calendar")
-            .effects(&[EffectKind::CalendarRead, EffectKind::FsWrite])
+        ToolMeta::new(
+            "calendar_export",
+            "Export .ics",
+            "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead, EffectKind::FsWrite])
     }
 
     fn effects(&self, input: &ExportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
-        Ok(vec![Effect::CalendarRead { calendar: calendar.id }, Effect::FsWrite { path: env.resolve_path(&input.path).to_string_lossy().into_owned() }])
+        Ok(vec![
+            Effect::CalendarRead {
+                calendar: calendar.id,
+            },
+            Effect::FsWrite {
+                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+        ])
     }
 
-    async fn call(&self, input: &ExportInput, ctx: &ToolContext) -> Result<ExportOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &ExportInput,
+        ctx: &ToolContext,
+    ) -> Result<ExportOutput, ToolError> {
         let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
-        let objects = db::objects(&self.shared.db.lock().unwrap(), &calendar.id, false).map_err(db_error)?;
+        let objects =
+            db::objects(&self.shared.db.lock().unwrap(), &calendar.id, false).map_err(db_error)?;
         let mut out = Calendar::new();
         out.name(&calendar.name);
         let mut zones = std::collections::BTreeSet::new();
         let mut count = 0;
         for object in objects.iter().filter(|o| !o.deleted) {
-            let Ok(cal) = ics::parse(&object.ics) else { continue };
+            let Ok(cal) = ics::parse(&object.ics) else {
+                continue;
+            };
             for component in cal.components {
                 match component {
-                    CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" && zones.insert(o.property_value("TZID").unwrap_or_default().to_string()) => {
+                    CalendarComponent::Other(o)
+                        if o.component_kind() == "VTIMEZONE"
+                            && zones.insert(
+                                o.property_value("TZID").unwrap_or_default().to_string(),
+                            ) =>
+                    {
                         out.push(CalendarComponent::Other(o));
                     }
                     CalendarComponent::Event(e) => {
@@ -954,8 +1281,12 @@ impl Tool for Export {
             }
         }
         let path = ctx.env.resolve_path(&input.path);
-        cowork_store::write_atomically(&path, out.to_string().as_bytes()).map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
-        Ok(ExportOutput { path: path.display().to_string(), events: count })
+        cowork_store::write_atomically(&path, out.to_string().as_bytes())
+            .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
+        Ok(ExportOutput {
+            path: path.display().to_string(),
+            events: count,
+        })
     }
 
     fn to_text(&self, out: &ExportOutput) -> String {
@@ -988,7 +1319,11 @@ impl Tool for List {
     type Output = ListOutput;
 
     fn meta(&self) -> ToolMeta {
-        read_meta("calendar_list", "List calendars", "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")
+        read_meta(
+            "calendar_list",
+            "List calendars",
+            "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.",
+        )
     }
 
     fn effects(&self, _input: &ListInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -997,8 +1332,18 @@ impl Tool for List {
 
     async fn call(&self, _input: &ListInput, _ctx: &ToolContext) -> Result<ListOutput, ToolError> {
         let conn = self.shared.db.lock().unwrap();
-        let queued_changes = conn.query_row("SELECT count(*) FROM calendar_objects WHERE dirty = 1", [], |r| r.get(0)).map_err(db_error)?;
-        Ok(ListOutput { calendars: db::calendars(&conn).map_err(db_error)?, conflicts: db::conflicts(&conn).map_err(db_error)?, queued_changes })
+        let queued_changes = conn
+            .query_row(
+                "SELECT count(*) FROM calendar_objects WHERE dirty = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(ListOutput {
+            calendars: db::calendars(&conn).map_err(db_error)?,
+            conflicts: db::conflicts(&conn).map_err(db_error)?,
+            queued_changes,
+        })
     }
 
     fn to_text(&self, out: &ListOutput) -> String {
@@ -1016,9 +1361,16 @@ impl Tool for List {
             })
             .collect();
         if out.queued_changes > 0 {
-            lines.push(format!("{} change(s) queued for the server", out.queued_changes));
+            lines.push(format!(
+                "{} change(s) queued for the server",
+                out.queued_changes
+            ));
         }
-        lines.extend(out.conflicts.iter().map(|c| format!("conflict {}: {}", c.created_at, c.detail)));
+        lines.extend(
+            out.conflicts
+                .iter()
+                .map(|c| format!("conflict {}: {}", c.created_at, c.detail)),
+        );
         lines.join("\n")
     }
 }
@@ -1041,8 +1393,13 @@ pub struct SyncOutput {
 }
 
 fn caldav_accounts(shared: &Shared, only: Option<&str>) -> Result<Vec<String>, ToolError> {
-    let all = cowork_store::accounts::list(&shared.db.lock().unwrap(), Some("caldav")).map_err(db_error)?;
-    Ok(all.into_iter().map(|a| a.name).filter(|n| only.is_none_or(|o| o == n)).collect())
+    let all = cowork_store::accounts::list(&shared.db.lock().unwrap(), Some("caldav"))
+        .map_err(db_error)?;
+    Ok(all
+        .into_iter()
+        .map(|a| a.name)
+        .filter(|n| only.is_none_or(|o| o == n))
+        .collect())
 }
 
 #[async_trait::async_trait]
@@ -1051,16 +1408,33 @@ impl Tool for Sync {
     type Output = SyncOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_sync", "Sync calendars", "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")
-            .category("calendar")
-            .effects(&[EffectKind::CalendarRead, EffectKind::CalendarWrite])
-            .annotations(Annotations { idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "calendar_sync",
+            "Sync calendars",
+            "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead, EffectKind::CalendarWrite])
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, input: &SyncInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         Ok(caldav_accounts(&self.shared, input.account.as_deref())?
             .into_iter()
-            .flat_map(|a| [Effect::CalendarRead { calendar: a.clone() }, Effect::CalendarWrite { calendar: a, attendees: vec![] }])
+            .flat_map(|a| {
+                [
+                    Effect::CalendarRead {
+                        calendar: a.clone(),
+                    },
+                    Effect::CalendarWrite {
+                        calendar: a,
+                        attendees: vec![],
+                    },
+                ]
+            })
             .collect())
     }
 
@@ -1087,7 +1461,10 @@ impl Tool for Sync {
         out.reports
             .iter()
             .map(|r| {
-                let mut line = format!("{}: pushed {}, pulled {}, removed {} here and {} there", r.calendar, r.pushed, r.pulled, r.removed_here, r.removed_there);
+                let mut line = format!(
+                    "{}: pushed {}, pulled {}, removed {} here and {} there",
+                    r.calendar, r.pushed, r.pulled, r.removed_here, r.removed_there
+                );
                 for c in &r.conflicts {
                     line.push_str(&format!("\n  conflict: {c}"));
                 }
@@ -1095,7 +1472,9 @@ impl Tool for Sync {
                     line.push_str(&format!("\n  skipped: {s}"));
                 }
                 if let Some(e) = &r.error {
-                    line.push_str(&format!("\n  stopped: {e} (queued changes are kept and retried)"));
+                    line.push_str(&format!(
+                        "\n  stopped: {e} (queued changes are kept and retried)"
+                    ));
                 }
                 line
             })
@@ -1113,12 +1492,17 @@ mod tests {
     fn free_slots_subtract_busy_time_from_working_windows() {
         let windows = [(0, 480), (1000, 1480)];
         let mut busy = vec![(60, 120), (100, 200), (400, 1100)];
-        assert_eq!(free_slots(&windows, &mut busy, 60), vec![(0, 60), (200, 400), (1100, 1480)]);
+        assert_eq!(
+            free_slots(&windows, &mut busy, 60),
+            vec![(0, 60), (200, 400), (1100, 1480)]
+        );
         assert_eq!(free_slots(&windows, &mut busy, 250), vec![(1100, 1480)]);
     }
 
     #[test]
     fn a_date_is_an_all_day_start() {
-        assert!(matches!(ics::parse_when("start", "2026-11-23", None).unwrap(), DatePerhapsTime::Date(d) if d == NaiveDate::from_ymd_opt(2026, 11, 23).unwrap()));
+        assert!(
+            matches!(ics::parse_when("start", "2026-11-23", None).unwrap(), DatePerhapsTime::Date(d) if d == NaiveDate::from_ymd_opt(2026, 11, 23).unwrap())
+        );
     }
 }

@@ -20,7 +20,9 @@ impl Zone {
     pub fn iana(self) -> Option<chrono_tz::Tz> {
         match self {
             Zone::Named(tz) => Some(tz),
-            Zone::Local => iana_time_zone::get_timezone().ok().and_then(|n| n.parse().ok()),
+            Zone::Local => iana_time_zone::get_timezone()
+                .ok()
+                .and_then(|n| n.parse().ok()),
         }
     }
 
@@ -33,8 +35,14 @@ impl Zone {
 
     pub fn to_utc(self, naive: &NaiveDateTime) -> Option<i64> {
         match self {
-            Zone::Named(tz) => tz.from_local_datetime(naive).earliest().map(|d| d.timestamp()),
-            Zone::Local => chrono::Local.from_local_datetime(naive).earliest().map(|d| d.timestamp()),
+            Zone::Named(tz) => tz
+                .from_local_datetime(naive)
+                .earliest()
+                .map(|d| d.timestamp()),
+            Zone::Local => chrono::Local
+                .from_local_datetime(naive)
+                .earliest()
+                .map(|d| d.timestamp()),
         }
     }
 
@@ -69,16 +77,22 @@ impl Zone {
             _ => NaiveDate::parse_from_str(text, "%Y-%m-%d").ok(),
         };
         if let Some(date) = date {
-            return self.to_utc(&date.and_hms_opt(0, 0, 0).expect("midnight")).ok_or_else(|| format!("`{field}`: midnight of {date} does not exist here"));
+            return self
+                .to_utc(&date.and_hms_opt(0, 0, 0).expect("midnight"))
+                .ok_or_else(|| format!("`{field}`: midnight of {date} does not exist here"));
         }
         if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(text) {
             return Ok(dt.timestamp());
         }
         for format in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
             if let Ok(naive) = NaiveDateTime::parse_from_str(text, format) {
-                return self.to_utc(&naive).ok_or_else(|| format!("`{field}`: {naive} does not exist in {}", self.name()));
+                return self.to_utc(&naive).ok_or_else(|| {
+                    format!("`{field}`: {naive} does not exist in {}", self.name())
+                });
             }
         }
-        Err(format!("`{field}` {text:?} is not a time: use today, tomorrow, 2026-11-23, 2026-11-23T14:00 or 2026-11-23T14:00:00+08:00"))
+        Err(format!(
+            "`{field}` {text:?} is not a time: use today, tomorrow, 2026-11-23, 2026-11-23T14:00 or 2026-11-23T14:00:00+08:00"
+        ))
     }
 }

@@ -1,8 +1,10 @@
 //! The terminal's answer to an ask (shows what the modal shows, reads one line) and to an MCP
 //! server's form (elicitation), field by field.
 
-use cowork_core::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
 use cowork_contract::text::printable_field as field;
+use cowork_core::{
+    ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest,
+};
 use std::io::{BufRead, Write};
 
 pub struct TerminalApprover;
@@ -10,8 +12,20 @@ pub struct TerminalApprover;
 fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
     let mut err = std::io::stderr().lock();
     let r = &request.review;
-    let _ = ewrite!(err, "\n┌ {} wants to run {} ({})", field(&request.caller), field(&request.tool), field(&request.title));
-    let _ = ewrite!(err, "│ arguments: {}", serde_json::to_string_pretty(&request.args).unwrap_or_default().replace('\n', "\n│   "));
+    let _ = ewrite!(
+        err,
+        "\n┌ {} wants to run {} ({})",
+        field(&request.caller),
+        field(&request.tool),
+        field(&request.title)
+    );
+    let _ = ewrite!(
+        err,
+        "│ arguments: {}",
+        serde_json::to_string_pretty(&request.args)
+            .unwrap_or_default()
+            .replace('\n', "\n│   ")
+    );
     for effect in &request.effects {
         let _ = ewrite!(err, "│ effect: {}", field(&effect.to_string()));
     }
@@ -55,12 +69,16 @@ impl Approver for TerminalApprover {
 
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice {
         let request = request.clone();
-        tokio::task::spawn_blocking(move || prompt(&request)).await.unwrap_or(ApprovalChoice::Deny)
+        tokio::task::spawn_blocking(move || prompt(&request))
+            .await
+            .unwrap_or(ApprovalChoice::Deny)
     }
 
     async fn elicit(&self, request: &ElicitationRequest) -> ElicitationAnswer {
         let request = request.clone();
-        tokio::task::spawn_blocking(move || fill_in(&request)).await.unwrap_or(ElicitationAnswer::Decline)
+        tokio::task::spawn_blocking(move || fill_in(&request))
+            .await
+            .unwrap_or(ElicitationAnswer::Decline)
     }
 }
 
@@ -70,9 +88,19 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
     let mut err = std::io::stderr();
     let read = || {
         let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line).ok().filter(|n| *n > 0).map(|_| line.trim().to_string())
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .ok()
+            .filter(|n| *n > 0)
+            .map(|_| line.trim().to_string())
     };
-    let _ = ewrite!(err, "┌ {} asks: {}", field(&request.from), field(&request.message));
+    let _ = ewrite!(
+        err,
+        "┌ {} asks: {}",
+        field(&request.from),
+        field(&request.message)
+    );
     let _ = write!(err, "└ answer? [y]es / [n]o (decline) / [c]ancel > ");
     let _ = err.flush();
     match read().as_deref().map(str::to_lowercase).as_deref() {
@@ -85,10 +113,15 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
     let properties = request.schema["properties"].as_object().unwrap_or(&empty);
     for (key, property) in properties {
         let kind = property["type"].as_str().unwrap_or("string");
-        let title = property["title"].as_str().or(property["description"].as_str()).unwrap_or(key);
+        let title = property["title"]
+            .as_str()
+            .or(property["description"].as_str())
+            .unwrap_or(key);
         let _ = write!(err, "  {} ({}) > ", field(title), field(kind));
         let _ = err.flush();
-        let Some(text) = read() else { return ElicitationAnswer::Decline };
+        let Some(text) = read() else {
+            return ElicitationAnswer::Decline;
+        };
         if text.is_empty() {
             continue;
         }
@@ -106,5 +139,7 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
         };
         content.insert(key.clone(), value);
     }
-    ElicitationAnswer::Accept { content: serde_json::Value::Object(content) }
+    ElicitationAnswer::Accept {
+        content: serde_json::Value::Object(content),
+    }
 }

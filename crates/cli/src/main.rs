@@ -19,14 +19,20 @@ mod print;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cowork_app::{App, AppOptions};
-use cowork_core::{Action, AuditFilter, CallRequest, Caller, Mode, Registry, RuleSource, SchedulerConfig};
+use cowork_core::{
+    Action, AuditFilter, CallRequest, Caller, Mode, Registry, RuleSource, SchedulerConfig,
+};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(Parser)]
-#[command(name = "cowork", version, about = "Cowork: a desktop assistant whose every tool call is reviewed and audited")]
+#[command(
+    name = "cowork",
+    version,
+    about = "Cowork: a desktop assistant whose every tool call is reviewed and audited"
+)]
 struct Cli {
     /// Data directory (default: $COWORK_HOME, else the platform data dir).
     #[arg(long, global = true, env = "COWORK_HOME")]
@@ -113,7 +119,9 @@ enum TasksCmd {
         #[arg(long)]
         wait: bool,
     },
-    Cancel { id: String },
+    Cancel {
+        id: String,
+    },
     /// More time before it times out.
     Extend {
         id: String,
@@ -195,9 +203,13 @@ enum AccountCmd {
     },
     List,
     /// Remove the account, its password from the keyring and its synced calendars.
-    Remove { name: String },
+    Remove {
+        name: String,
+    },
     /// Log in and read a little, through the scheduler (reviewed and audited).
-    Test { name: String },
+    Test {
+        name: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -243,8 +255,12 @@ enum ToolpackCmd {
     },
     /// Installed toolpacks with their pins.
     List,
-    Enable { name: String },
-    Disable { name: String },
+    Enable {
+        name: String,
+    },
+    Disable {
+        name: String,
+    },
     /// Fetch the source again (same ref), show the permission changes and ask.
     Update {
         name: String,
@@ -252,8 +268,13 @@ enum ToolpackCmd {
         yes: bool,
     },
     /// Set user_config values: `cowork toolpack configure NAME key=value …`.
-    Configure { name: String, values: Vec<String> },
-    Remove { name: String },
+    Configure {
+        name: String,
+        values: Vec<String>,
+    },
+    Remove {
+        name: String,
+    },
     /// Restart every enabled toolpack's server from disk.
     Reload,
     /// Turn the servers of a claude_desktop_config.json into toolpacks.
@@ -420,7 +441,10 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     let result = runtime.block_on(run(cli));
     // A terminal prompt still blocked on stdin (its ask timed out) must not keep us alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
@@ -436,8 +460,13 @@ fn main() -> ExitCode {
 /// While the call is suspended, checks its condition twice a second and resumes it once it
 /// holds (the person logged in in the browser window the call opened); stops when the task is
 /// settled elsewhere (Resume in the window, cancel, timeout). Ctrl+C leaves it suspended.
-async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: cowork_core::CallOutcome) -> cowork_core::CallOutcome {
-    let Some(coordinator) = scheduler.suspensions() else { return outcome };
+async fn wait_while_suspended(
+    scheduler: &cowork_core::Scheduler,
+    mut outcome: cowork_core::CallOutcome,
+) -> cowork_core::CallOutcome {
+    let Some(coordinator) = scheduler.suspensions() else {
+        return outcome;
+    };
     while let Err(cowork_contract::ToolError::Suspended { id, reason }) = &outcome.result {
         let id = id.clone();
         esay!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)");
@@ -450,7 +479,11 @@ async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: c
             match coordinator.get(&id) {
                 Ok(Some(row)) if row.state == "suspended" => {}
                 Ok(Some(row)) => {
-                    esay!("task {id} was {} (by {})", row.state, row.settled_by.as_deref().unwrap_or("its deadline"));
+                    esay!(
+                        "task {id} was {} (by {})",
+                        row.state,
+                        row.settled_by.as_deref().unwrap_or("its deadline")
+                    );
                     return outcome;
                 }
                 _ => return outcome,
@@ -461,11 +494,24 @@ async fn wait_while_suspended(scheduler: &cowork_core::Scheduler, mut outcome: c
 }
 
 /// One call through the scheduler, printed once its audit row is committed.
-async fn call_and_print(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool) -> Result<ExitCode, String> {
+async fn call_and_print(
+    scheduler: &cowork_core::Scheduler,
+    name: &str,
+    args: serde_json::Value,
+    conversation: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
     call_and_print_waiting(scheduler, name, args, conversation, json, false).await
 }
 
-async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, args: serde_json::Value, conversation: &str, json: bool, wait: bool) -> Result<ExitCode, String> {
+async fn call_and_print_waiting(
+    scheduler: &cowork_core::Scheduler,
+    name: &str,
+    args: serde_json::Value,
+    conversation: &str,
+    json: bool,
+    wait: bool,
+) -> Result<ExitCode, String> {
     // A long call's progress (an MCP server's notifications, a re-index) on stderr as it comes.
     let progress = (!json).then(|| {
         let mut events = scheduler.subscribe();
@@ -473,13 +519,18 @@ async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, 
             while let Ok(event) = events.recv().await {
                 if let cowork_core::ToolEvent::Progress { progress, .. } = event {
                     let total = progress.total.map(|t| format!("/{t}")).unwrap_or_default();
-                    let message = progress.message.map(|m| format!(" {m}")).unwrap_or_default();
+                    let message = progress
+                        .message
+                        .map(|m| format!(" {m}"))
+                        .unwrap_or_default();
                     esay!("progress {}{total}{message}", progress.progress);
                 }
             }
         })
     });
-    let mut outcome = scheduler.call(CallRequest::new(name, args, Caller::Cli, conversation)).await;
+    let mut outcome = scheduler
+        .call(CallRequest::new(name, args, Caller::Cli, conversation))
+        .await;
     if let Some(task) = progress {
         task.abort();
     }
@@ -492,8 +543,14 @@ async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, 
     Ok(match &outcome.result {
         Ok(_) => ExitCode::SUCCESS,
         // A path outside the workspace, a swapped symlink: refused for safety, like a denial.
-        Err(cowork_contract::ToolError::Denied { .. } | cowork_contract::ToolError::SecurityViolation { .. }) => ExitCode::from(3),
-        Err(cowork_contract::ToolError::InvalidArguments { .. } | cowork_contract::ToolError::NotFound { .. }) => ExitCode::from(2),
+        Err(
+            cowork_contract::ToolError::Denied { .. }
+            | cowork_contract::ToolError::SecurityViolation { .. },
+        ) => ExitCode::from(3),
+        Err(
+            cowork_contract::ToolError::InvalidArguments { .. }
+            | cowork_contract::ToolError::NotFound { .. },
+        ) => ExitCode::from(2),
         // Waiting for the person: `cowork tasks resume ID` goes on.
         Err(cowork_contract::ToolError::Suspended { .. }) => ExitCode::from(4),
         Err(_) => ExitCode::FAILURE,
@@ -503,7 +560,9 @@ async fn call_and_print_waiting(scheduler: &cowork_core::Scheduler, name: &str, 
 async fn run(cli: Cli) -> Result<ExitCode, String> {
     // Asking needs a person at a terminal; piped input answers only when explicitly requested
     // (scripts and tests), otherwise an ask is denied.
-    let approver: Arc<dyn cowork_core::Approver> = if std::io::stdin().is_terminal() || std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_some() {
+    let approver: Arc<dyn cowork_core::Approver> = if std::io::stdin().is_terminal()
+        || std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_some()
+    {
         Arc::new(approve::TerminalApprover)
     } else {
         Arc::new(cowork_core::DenyApprover)
@@ -515,13 +574,19 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     {
         roots.push(dir.clone());
     }
-    let app = App::open(AppOptions { home: cli.home.clone(), workspace_roots: roots, approver, scheduler: SchedulerConfig::default() })
-        .map_err(|e| e.to_string())?;
+    let app = App::open(AppOptions {
+        home: cli.home.clone(),
+        workspace_roots: roots,
+        approver,
+        scheduler: SchedulerConfig::default(),
+    })
+    .map_err(|e| e.to_string())?;
     // Toolpack servers start before anything that lists or calls tools; their tools join the
     // registry as they come up. Managing toolpacks starts them itself.
     match &cli.command {
         // A call waits only for the servers it may need: a builtin is never delayed by a pack.
-        Command::Tools(ToolsCmd::Call { name, .. }) | Command::Policy(PolicyCmd::Explain { name, .. }) => {
+        Command::Tools(ToolsCmd::Call { name, .. })
+        | Command::Policy(PolicyCmd::Explain { name, .. }) => {
             warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
             warn_not_running(&app.toolpacks_settled_for(name, SETTLE).await);
         }
@@ -537,7 +602,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     // A tool call sends due mail from this process and waits for it to leave (`drain_outbox`).
     // Other commands never start a send they would not wait for: exiting mid-SMTP would leave
     // the message uncertain.
-    let outbox = matches!(cli.command, Command::Tools(ToolsCmd::Call { .. })).then(|| tokio::spawn(app.outbox_worker()));
+    let outbox = matches!(cli.command, Command::Tools(ToolsCmd::Call { .. }))
+        .then(|| tokio::spawn(app.outbox_worker()));
     let scheduler = app.scheduler().clone();
     let registry = scheduler.registry().clone();
     let policy = scheduler.policy().clone();
@@ -546,12 +612,20 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
 
     match cli.command {
         Command::Tools(ToolsCmd::List { category }) => {
-            let tools: Vec<_> = registry.list().into_iter().filter(|t| category.as_ref().is_none_or(|c| &t.spec.category == c)).collect();
+            let tools: Vec<_> = registry
+                .list()
+                .into_iter()
+                .filter(|t| category.as_ref().is_none_or(|c| &t.spec.category == c))
+                .collect();
             print::tools(&tools, json);
         }
-        Command::Tools(ToolsCmd::Search { query, limit }) => print::search(&registry.search(&query, limit), json),
+        Command::Tools(ToolsCmd::Search { query, limit }) => {
+            print::search(&registry.search(&query, limit), json)
+        }
         Command::Tools(ToolsCmd::Show { name }) => {
-            let info = registry.get(&name).ok_or_else(|| registry.not_found(&name).to_string())?;
+            let info = registry
+                .get(&name)
+                .ok_or_else(|| registry.not_found(&name).to_string())?;
             print::tool(&info, json);
         }
         Command::Tools(ToolsCmd::Export { format }) => {
@@ -563,7 +637,15 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             say!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         }
         Command::Tools(ToolsCmd::Call { name, args, wait }) => {
-            let code = call_and_print_waiting(&scheduler, &name, parse_args(&args)?, conversation, json, wait).await?;
+            let code = call_and_print_waiting(
+                &scheduler,
+                &name,
+                parse_args(&args)?,
+                conversation,
+                json,
+                wait,
+            )
+            .await?;
             // A clean close writes the browser's cookies (a login) to the profile now.
             app.close_browser().await;
             drain_outbox(&app, conversation).await;
@@ -582,16 +664,29 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         // The review side of the shadow FS runs as tools: reviewed and audited like any call.
         Command::Changes(cmd) => {
             let calls = match cmd {
-                ChangesCmd::List { status } => vec![("changes_list", serde_json::json!({"status": status}))],
+                ChangesCmd::List { status } => {
+                    vec![("changes_list", serde_json::json!({"status": status}))]
+                }
                 ChangesCmd::Diff { id } => vec![("changes_diff", serde_json::json!({"id": id}))],
                 ChangesCmd::Apply { ids, hunks } => {
                     if hunks.is_some() && ids.len() > 1 {
                         return Err("--hunks applies to one change: give one id".into());
                     }
-                    ids.iter().map(|id| ("changes_apply", serde_json::json!({"id": id, "hunks": hunks}))).collect()
+                    ids.iter()
+                        .map(|id| {
+                            (
+                                "changes_apply",
+                                serde_json::json!({"id": id, "hunks": hunks}),
+                            )
+                        })
+                        .collect()
                 }
-                ChangesCmd::Reject { id } => vec![("changes_reject", serde_json::json!({"id": id}))],
-                ChangesCmd::Rollback { id } => vec![("changes_rollback", serde_json::json!({"id": id}))],
+                ChangesCmd::Reject { id } => {
+                    vec![("changes_reject", serde_json::json!({"id": id}))]
+                }
+                ChangesCmd::Rollback { id } => {
+                    vec![("changes_rollback", serde_json::json!({"id": id}))]
+                }
             };
             for (tool, args) in calls {
                 let code = call_and_print(&scheduler, tool, args, conversation, json).await?;
@@ -602,13 +697,26 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Policy(PolicyCmd::Explain { name, args }) => {
             let args = parse_args(&args)?;
-            let explanation = scheduler.explain(&name, &args, conversation, None).map_err(|e| e.to_string())?;
+            let explanation = scheduler
+                .explain(&name, &args, conversation, None)
+                .map_err(|e| e.to_string())?;
             print::explanation(&explanation, json);
         }
-        Command::Policy(PolicyCmd::Rules(RulesCmd::List)) => print::rules(&policy.rules(Some(conversation)), &policy.problems(), json),
-        Command::Policy(PolicyCmd::Rules(RulesCmd::Add { action, rule, in_workspace, force })) => {
+        Command::Policy(PolicyCmd::Rules(RulesCmd::List)) => {
+            print::rules(&policy.rules(Some(conversation)), &policy.problems(), json)
+        }
+        Command::Policy(PolicyCmd::Rules(RulesCmd::Add {
+            action,
+            rule,
+            in_workspace,
+            force,
+        })) => {
             let action: Action = action.parse()?;
-            let source = if in_workspace { RuleSource::Workspace } else { RuleSource::User };
+            let source = if in_workspace {
+                RuleSource::Workspace
+            } else {
+                RuleSource::User
+            };
             let broad = policy.add_rule_checked(action, &rule, source, force).map_err(|e| match e {
                 cowork_core::PolicyError::RuleTooBroad { why, .. } => {
                     format!("{why} — that is broader than one tool's use; add --force if you mean it, or name what it covers (e.g. `run_command(git status:*)`, `read_file(~/Documents/**)`)")
@@ -619,21 +727,35 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 esay!("warning: {why}");
             }
             if !json {
-                say!("added {} rule `{}` to {}", action.as_str(), cowork_contract::text::printable_field(&rule), source.as_str());
+                say!(
+                    "added {} rule `{}` to {}",
+                    action.as_str(),
+                    cowork_contract::text::printable_field(&rule),
+                    source.as_str()
+                );
             }
         }
         Command::Policy(PolicyCmd::Rules(RulesCmd::Remove { rule })) => {
-            let removed = policy.remove_rule(&rule, Some(conversation)).map_err(|e| e.to_string())?;
+            let removed = policy
+                .remove_rule(&rule, Some(conversation))
+                .map_err(|e| e.to_string())?;
             if removed == 0 {
-                return Err(format!("no rule `{rule}` found; `cowork policy rules list` shows them"));
+                return Err(format!(
+                    "no rule `{rule}` found; `cowork policy rules list` shows them"
+                ));
             }
             if !json {
-                say!("removed `{rule}` ({removed} entr{})", if removed == 1 { "y" } else { "ies" });
+                say!(
+                    "removed `{rule}` ({removed} entr{})",
+                    if removed == 1 { "y" } else { "ies" }
+                );
             }
         }
         Command::Policy(PolicyCmd::Mode { mode }) => {
             if let Some(mode) = mode {
-                policy.set_mode(Mode::parse(&mode)?, true).map_err(|e| e.to_string())?;
+                policy
+                    .set_mode(Mode::parse(&mode)?, true)
+                    .map_err(|e| e.to_string())?;
             }
             if json {
                 say!("{}", serde_json::json!({"mode": policy.mode()}));
@@ -641,19 +763,50 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 say!("mode: {}", policy.mode().as_str());
             }
         }
-        Command::Audit(AuditCmd::List { tool, decision, limit }) => {
-            let filter = AuditFilter { tool, decision, limit: Some(limit), ..Default::default() };
-            print::audit_rows(&scheduler.audit().list(&filter).map_err(|e| e.to_string())?, json);
+        Command::Audit(AuditCmd::List {
+            tool,
+            decision,
+            limit,
+        }) => {
+            let filter = AuditFilter {
+                tool,
+                decision,
+                limit: Some(limit),
+                ..Default::default()
+            };
+            print::audit_rows(
+                &scheduler.audit().list(&filter).map_err(|e| e.to_string())?,
+                json,
+            );
         }
-        Command::Audit(AuditCmd::Verify { anchors, anchor_file }) => {
+        Command::Audit(AuditCmd::Verify {
+            anchors,
+            anchor_file,
+        }) => {
             let mut lines = anchors;
             if let Some(file) = anchor_file {
-                let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
                 // `audit head --append` writes `TIME SEQ HASH`: the time is for the person.
-                lines.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" ")));
+                lines.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| {
+                    l.split_whitespace()
+                        .rev()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }));
             }
-            let anchors = lines.iter().map(|a| a.parse::<cowork_core::Anchor>()).collect::<Result<Vec<_>, _>>()?;
-            let report = scheduler.audit().verify_anchored(&anchors).map_err(|e| e.to_string())?;
+            let anchors = lines
+                .iter()
+                .map(|a| a.parse::<cowork_core::Anchor>())
+                .collect::<Result<Vec<_>, _>>()?;
+            let report = scheduler
+                .audit()
+                .verify_anchored(&anchors)
+                .map_err(|e| e.to_string())?;
             print::verify(&report, json);
             if !report.ok() {
                 return Ok(ExitCode::FAILURE);
@@ -668,7 +821,8 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 .audit()
                 .for_each(|row| {
                     if write_err.is_none()
-                        && let Err(e) = writeln!(out, "{}", serde_json::to_string(&row).unwrap_or_default())
+                        && let Err(e) =
+                            writeln!(out, "{}", serde_json::to_string(&row).unwrap_or_default())
                     {
                         write_err = Some(e);
                     }
@@ -700,7 +854,11 @@ fn workspace(app: &App, cmd: WorkspaceCmd, json: bool) -> Result<ExitCode, Strin
     let policy = app.scheduler().policy();
     match cmd {
         WorkspaceCmd::Status => {
-            let reviews = policy.workspaces().iter().map(|w| app.workspace_review(&w.root)).collect::<Result<Vec<_>, _>>()?;
+            let reviews = policy
+                .workspaces()
+                .iter()
+                .map(|w| app.workspace_review(&w.root))
+                .collect::<Result<Vec<_>, _>>()?;
             if reviews.is_empty() && !json {
                 say!("no workspace is open: pass --workspace DIR");
             }
@@ -717,34 +875,59 @@ fn workspace(app: &App, cmd: WorkspaceCmd, json: bool) -> Result<ExitCode, Strin
                 if !std::io::stdin().is_terminal() {
                     return Err("nobody at a terminal to confirm: read the review above, then run again with --yes".into());
                 }
-                eprint!("Trust {} as shown? [y/N] > ", cowork_contract::text::printable_field(&review.status.root.display().to_string()));
+                eprint!(
+                    "Trust {} as shown? [y/N] > ",
+                    cowork_contract::text::printable_field(
+                        &review.status.root.display().to_string()
+                    )
+                );
                 let mut answer = String::new();
-                std::io::stdin().read_line(&mut answer).map_err(|e| e.to_string())?;
+                std::io::stdin()
+                    .read_line(&mut answer)
+                    .map_err(|e| e.to_string())?;
                 if !matches!(answer.trim(), "y" | "Y" | "yes") {
                     esay!("not trusted");
                     return Ok(ExitCode::from(3));
                 }
             }
-            policy.trust_workspace(&review.status.root, &review.status.digest).map_err(|e| e.to_string())?;
+            policy
+                .trust_workspace(&review.status.root, &review.status.digest)
+                .map_err(|e| e.to_string())?;
             if !json {
-                say!("trusted {} (pinned to its settings as shown: a change to them needs trust again)", review.status.root.display());
+                say!(
+                    "trusted {} (pinned to its settings as shown: a change to them needs trust again)",
+                    review.status.root.display()
+                );
             }
         }
         WorkspaceCmd::Untrust { dir } => {
             let was = policy.untrust_workspace(&dir).map_err(|e| e.to_string())?;
             if !json {
-                say!("{}", if was { "no longer trusted: its settings only narrow" } else { "it was not trusted" });
+                say!(
+                    "{}",
+                    if was {
+                        "no longer trusted: its settings only narrow"
+                    } else {
+                        "it was not trusted"
+                    }
+                );
             }
         }
         WorkspaceCmd::List => {
             let list = policy.trusted_workspaces().map_err(|e| e.to_string())?;
             if json {
-                say!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&list).unwrap_or_default()
+                );
             } else if list.is_empty() {
                 say!("no trusted folders");
             }
             for (root, at) in list.iter().filter(|_| !json) {
-                say!("{}  trusted {at}", cowork_contract::text::printable_field(root));
+                say!(
+                    "{}  trusted {at}",
+                    cowork_contract::text::printable_field(root)
+                );
             }
         }
     }
@@ -755,27 +938,56 @@ async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
     use cowork_app::{AgentSettings, ProviderKind};
     let path = app.home().settings_path();
     match cmd {
-        ProviderCmd::Set { provider, base_url, model, api_key_env } => {
+        ProviderCmd::Set {
+            provider,
+            base_url,
+            model,
+            api_key_env,
+        } => {
             let provider = match provider {
                 ProviderArg::Anthropic => ProviderKind::Anthropic,
                 ProviderArg::Openai => ProviderKind::Openai,
             };
-            let settings = AgentSettings { provider, base_url, model, api_key_env, allowed_tools: None, recall: Default::default(), max_steps: cowork_agent_default_steps() };
+            let settings = AgentSettings {
+                provider,
+                base_url,
+                model,
+                api_key_env,
+                allowed_tools: None,
+                recall: Default::default(),
+                max_steps: cowork_agent_default_steps(),
+            };
             settings.save(&path)?;
             say!("provider saved to {}", path.display());
         }
         ProviderCmd::Key => {
-            let settings = AgentSettings::load(&path)?.ok_or("set a provider first: `cowork provider set …`")?;
+            let settings = AgentSettings::load(&path)?
+                .ok_or("set a provider first: `cowork provider set …`")?;
             let mut key = String::new();
-            std::io::stdin().read_line(&mut key).map_err(|e| e.to_string())?;
+            std::io::stdin()
+                .read_line(&mut key)
+                .map_err(|e| e.to_string())?;
             cowork_app::secrets::set(&settings.keyring_account(), &key)?;
-            say!("key stored in the OS keyring ({})", settings.keyring_account());
+            say!(
+                "key stored in the OS keyring ({})",
+                settings.keyring_account()
+            );
         }
         ProviderCmd::Check => {
-            let agent = app.agent()?.ok_or("set a provider first: `cowork provider set …`")?;
+            let agent = app
+                .agent()?
+                .ok_or("set a provider first: `cowork provider set …`")?;
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let conversation = format!("provider-check-{}", std::process::id());
-            agent.send(&conversation, "Reply with one word: pong.", &tx, Default::default()).await.map_err(|e| e.to_string())?;
+            agent
+                .send(
+                    &conversation,
+                    "Reply with one word: pong.",
+                    &tx,
+                    Default::default(),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
             drop(tx);
             let mut reply = String::new();
             while let Some(event) = rx.recv().await {
@@ -820,41 +1032,82 @@ async fn drain_outbox(app: &App, conversation: &str) {
 
 fn host_port(flag: &str, text: &str, default_port: u16) -> Result<(String, u16), String> {
     match text.rsplit_once(':') {
-        Some((host, port)) if !host.is_empty() => Ok((host.to_string(), port.parse().map_err(|_| format!("--{flag} {text:?}: the port must be a number"))?)),
+        Some((host, port)) if !host.is_empty() => Ok((
+            host.to_string(),
+            port.parse()
+                .map_err(|_| format!("--{flag} {text:?}: the port must be a number"))?,
+        )),
         _ => Ok((text.to_string(), default_port)),
     }
 }
 
 async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCode, String> {
     let scheduler = app.scheduler();
-    let coordinator = scheduler.suspensions().ok_or("this build keeps no suspended tasks")?;
+    let coordinator = scheduler
+        .suspensions()
+        .ok_or("this build keeps no suspended tasks")?;
     match cmd {
-        TasksCmd::Suspended { all } => print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json),
+        TasksCmd::Suspended { all } => {
+            print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json)
+        }
         TasksCmd::Resume { id, wait } => {
-            let mut outcome = scheduler.resume(&id, Caller::Cli).await.map_err(|e| e.to_string())?;
+            let mut outcome = scheduler
+                .resume(&id, Caller::Cli)
+                .await
+                .map_err(|e| e.to_string())?;
             if wait {
                 outcome = wait_while_suspended(scheduler, outcome).await;
             }
             scheduler.flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);
-            return Ok(if outcome.result.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+            return Ok(if outcome.result.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
         }
-        TasksCmd::Cancel { id } => print::suspensions(&[coordinator.cancel(&id, "cli").map_err(|e| e.to_string())?], json),
-        TasksCmd::Extend { id, minutes } => {
-            print::suspensions(&[coordinator.extend(&id, std::time::Duration::from_secs(minutes * 60)).map_err(|e| e.to_string())?], json)
-        }
+        TasksCmd::Cancel { id } => print::suspensions(
+            &[coordinator.cancel(&id, "cli").map_err(|e| e.to_string())?],
+            json,
+        ),
+        TasksCmd::Extend { id, minutes } => print::suspensions(
+            &[coordinator
+                .extend(&id, std::time::Duration::from_secs(minutes * 60))
+                .map_err(|e| e.to_string())?],
+            json,
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-async fn vault(app: &App, cmd: VaultCmd, conversation: &str, json: bool) -> Result<ExitCode, String> {
+async fn vault(
+    app: &App,
+    cmd: VaultCmd,
+    conversation: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
     let scheduler = app.scheduler();
     match cmd {
-        VaultCmd::Save { content, title, kind, tags, scope } => {
+        VaultCmd::Save {
+            content,
+            title,
+            kind,
+            tags,
+            scope,
+        } => {
             let args = serde_json::json!({"content": content, "title": title, "kind": kind, "tags": tags, "scope": scope});
             call_and_print(scheduler, "save_to_vault", args, conversation, json).await
         }
-        VaultCmd::Search { query, k, kinds, tags, scope, since, until, mode } => {
+        VaultCmd::Search {
+            query,
+            k,
+            kinds,
+            tags,
+            scope,
+            since,
+            until,
+            mode,
+        } => {
             let args = serde_json::json!({"query": query, "k": k, "kinds": kinds, "tags": tags, "scope": scope, "since": since, "until": until, "mode": mode});
             call_and_print(scheduler, "search_vault", args, conversation, json).await
         }
@@ -882,10 +1135,24 @@ async fn vault(app: &App, cmd: VaultCmd, conversation: &str, json: bool) -> Resu
     }
 }
 
-async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> Result<ExitCode, String> {
+async fn account(
+    app: &App,
+    cmd: AccountCmd,
+    conversation: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
     use cowork_app::{AccountKind, AccountSettings, Security};
     match cmd {
-        AccountCmd::Add { name, caldav, email, imap, smtp, user, security, display_name } => {
+        AccountCmd::Add {
+            name,
+            caldav,
+            email,
+            imap,
+            smtp,
+            user,
+            security,
+            display_name,
+        } => {
             let security = match security.as_str() {
                 "tls" => Security::Tls,
                 "starttls" => Security::Starttls,
@@ -921,29 +1188,55 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
                 eprint!("password for {name}: ");
             }
             let mut password = String::new();
-            std::io::stdin().read_line(&mut password).map_err(|e| e.to_string())?;
-            app.add_account(&AccountSettings { name: name.clone(), config }, password.trim_end_matches(['\r', '\n']))?;
-            say!("account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`.");
+            std::io::stdin()
+                .read_line(&mut password)
+                .map_err(|e| e.to_string())?;
+            app.add_account(
+                &AccountSettings {
+                    name: name.clone(),
+                    config,
+                },
+                password.trim_end_matches(['\r', '\n']),
+            )?;
+            say!(
+                "account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`."
+            );
         }
         AccountCmd::List => {
             let accounts = app.accounts()?;
             if json {
                 say!("{}", serde_json::to_string(&accounts).unwrap_or_default());
             } else if accounts.is_empty() {
-                say!("no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`");
+                say!(
+                    "no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`"
+                );
             }
             for a in accounts.iter().filter(|_| !json) {
                 match &a.config {
-                    AccountKind::Caldav { url, username } => say!("{}  caldav  {username} @ {url}", a.name),
-                    AccountKind::Mail { email, imap_host, imap_port, smtp_host, smtp_port, .. } => {
-                        say!("{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}", a.name)
+                    AccountKind::Caldav { url, username } => {
+                        say!("{}  caldav  {username} @ {url}", a.name)
+                    }
+                    AccountKind::Mail {
+                        email,
+                        imap_host,
+                        imap_port,
+                        smtp_host,
+                        smtp_port,
+                        ..
+                    } => {
+                        say!(
+                            "{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}",
+                            a.name
+                        )
                     }
                 }
             }
         }
         AccountCmd::Remove { name } => {
             if !app.remove_account(&name)? {
-                return Err(format!("no account {name:?}: `cowork account list` shows them"));
+                return Err(format!(
+                    "no account {name:?}: `cowork account list` shows them"
+                ));
             }
             say!("account {name} removed (settings, keyring entry and synced calendars)");
         }
@@ -951,7 +1244,11 @@ async fn account(app: &App, cmd: AccountCmd, conversation: &str, json: bool) -> 
             let outcome = app.test_account(&name, Caller::Cli, conversation).await?;
             app.scheduler().flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);
-            return Ok(if outcome.result.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+            return Ok(if outcome.result.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            });
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -966,7 +1263,9 @@ async fn start_toolpacks(app: &App) -> Result<(), String> {
     warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
     let (_, skipped) = app.toolpacks_settled_healthy(SETTLE).await;
     for (name, why) in skipped {
-        esay!("warning: toolpack {name} did not start last time ({why}); not waiting for it — `cowork mcp servers` checks it again; `cowork toolpack update {name}` reinstalls it");
+        esay!(
+            "warning: toolpack {name} did not start last time ({why}); not waiting for it — `cowork mcp servers` checks it again; `cowork toolpack update {name}` reinstalls it"
+        );
     }
     Ok(())
 }
@@ -974,10 +1273,23 @@ async fn start_toolpacks(app: &App) -> Result<(), String> {
 /// A server this command waited for that is not up: say so and why, instead of letting its
 /// tools look as if they did not exist.
 fn warn_not_running(statuses: &[cowork_app::ServerStatus]) {
-    for s in statuses.iter().filter(|s| s.state != cowork_app::ServerState::Running) {
-        let state = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        let why = s.last_error.as_deref().unwrap_or("it did not finish starting in time");
-        esay!("warning: toolpack server {} is {state}: {why} — `cowork mcp servers` and its log {}", s.name, s.log_file.display());
+    for s in statuses
+        .iter()
+        .filter(|s| s.state != cowork_app::ServerState::Running)
+    {
+        let state = serde_json::to_value(s.state)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let why = s
+            .last_error
+            .as_deref()
+            .unwrap_or("it did not finish starting in time");
+        esay!(
+            "warning: toolpack server {} is {state}: {why} — `cowork mcp servers` and its log {}",
+            s.name,
+            s.log_file.display()
+        );
     }
 }
 
@@ -989,12 +1301,17 @@ fn warn_unstarted(started: Vec<cowork_app::Started>) {
     }
 }
 
-fn parse_config(pairs: &[String]) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
+fn parse_config(
+    pairs: &[String],
+) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
     pairs
         .iter()
         .map(|pair| {
-            let (k, v) = pair.split_once('=').ok_or_else(|| format!("{pair:?}: expected key=value"))?;
-            let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?}: expected key=value"))?;
+            let value = serde_json::from_str(v)
+                .unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
             Ok((k.trim().to_string(), value))
         })
         .collect()
@@ -1008,27 +1325,41 @@ fn accept(review: &cowork_app::ToolpackReview, yes: bool, json: bool) -> Result<
         return Ok(true);
     }
     if !std::io::stdin().is_terminal() && std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_none() {
-        return Err("not installed: no terminal to ask — review the above and pass --yes to accept".into());
+        return Err(
+            "not installed: no terminal to ask — review the above and pass --yes to accept".into(),
+        );
     }
     eprint!("Install {}? [y/N] > ", review.name);
     let mut line = String::new();
-    std::io::stdin().read_line(&mut line).map_err(|e| e.to_string())?;
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
     Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
 }
 
 async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, String> {
     let err = |e: cowork_app::PackError| e.to_string();
     match cmd {
-        ToolpackCmd::Install { source, yes, sha256, config, no_deps } => {
+        ToolpackCmd::Install {
+            source,
+            yes,
+            sha256,
+            config,
+            no_deps,
+        } => {
             let config = parse_config(&config)?;
-            let staged = app.stage_toolpack(&source, sha256.as_deref()).await.map_err(err)?;
+            let staged = app
+                .stage_toolpack(&source, sha256.as_deref())
+                .await
+                .map_err(err)?;
             if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);
                 esay!("not installed");
                 return Ok(ExitCode::from(3));
             }
             let name = staged.manifest.name.clone();
-            app.install_toolpack(staged, config, !no_deps).map_err(err)?;
+            app.install_toolpack(staged, config, !no_deps)
+                .map_err(err)?;
             let statuses = app.toolpacks_settled(SETTLE).await;
             print::servers(&statuses, json);
             if !json {
@@ -1048,13 +1379,21 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
         }
         ToolpackCmd::Update { name, yes } => {
             let records = app.toolpack_records().map_err(err)?;
-            let record = records.get(&name).ok_or_else(|| format!("no toolpack named {name:?}"))?;
-            let staged = app.stage_toolpack(&record.source, None).await.map_err(err)?;
+            let record = records
+                .get(&name)
+                .ok_or_else(|| format!("no toolpack named {name:?}"))?;
+            let staged = app
+                .stage_toolpack(&record.source, None)
+                .await
+                .map_err(err)?;
             // Up to date only if the installed copy is intact too: a pack changed on disk is
             // reinstalled from its source (this is the repair the tamper error points to).
             let intact = app.verify_toolpack(&name).is_ok();
             if !intact {
-                esay!("the installed copy of {name} was changed on disk: reinstalling it from {}", record.source);
+                esay!(
+                    "the installed copy of {name} was changed on disk: reinstalling it from {}",
+                    record.source
+                );
             }
             if intact && staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
                 app.discard_toolpack(staged);
@@ -1066,11 +1405,13 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
                 esay!("not updated");
                 return Ok(ExitCode::from(3));
             }
-            app.install_toolpack(staged, Default::default(), true).map_err(err)?;
+            app.install_toolpack(staged, Default::default(), true)
+                .map_err(err)?;
             print::servers(&app.toolpacks_settled(SETTLE).await, json);
         }
         ToolpackCmd::Configure { name, values } => {
-            app.configure_toolpack(&name, parse_config(&values)?).map_err(err)?;
+            app.configure_toolpack(&name, parse_config(&values)?)
+                .map_err(err)?;
             print::servers(&app.toolpacks_settled(SETTLE).await, json);
         }
         ToolpackCmd::Remove { name } => {
@@ -1088,10 +1429,14 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             // source, so `toolpack update` can reinstall from them.
             let out = app.home().root().join("toolpacks").join(".imported");
             for dir in cowork_app::import_claude_desktop_config(&config, &out).map_err(err)? {
-                let staged = app.stage_toolpack(&dir.display().to_string(), None).await.map_err(err)?;
+                let staged = app
+                    .stage_toolpack(&dir.display().to_string(), None)
+                    .await
+                    .map_err(err)?;
                 if accept(&staged.review, yes, json)? {
                     let name = staged.manifest.name.clone();
-                    app.install_toolpack(staged, Default::default(), false).map_err(err)?;
+                    app.install_toolpack(staged, Default::default(), false)
+                        .map_err(err)?;
                     say!("imported {name}");
                 } else {
                     app.discard_toolpack(staged);

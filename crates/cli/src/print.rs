@@ -1,12 +1,15 @@
 //! Human-readable and `--json` output.
 
+use cowork_contract::text::printable_field as field;
 use cowork_core::policy::RuleEntry;
 use cowork_core::{AuditEntry, CallOutcome, Explanation, SearchHit, ToolInfo, VerifyReport};
-use cowork_contract::text::printable_field as field;
 use serde_json::json;
 
 fn print_json(value: &impl serde::Serialize) {
-    say!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    say!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
 }
 
 fn layer_text(info: &ToolInfo) -> String {
@@ -22,12 +25,34 @@ pub fn tools(tools: &[ToolInfo], json: bool) {
         return print_json(&tools);
     }
     let width = tools.iter().map(|t| t.spec.name.len()).max().unwrap_or(4);
-    say!("{:width$}  {:10}  {:8}  EFFECTS", "NAME", "CATEGORY", "LAYER");
+    say!(
+        "{:width$}  {:10}  {:8}  EFFECTS",
+        "NAME",
+        "CATEGORY",
+        "LAYER"
+    );
     for t in tools {
         let effects: Vec<&str> = t.spec.effects.iter().map(|e| e.as_str()).collect();
-        say!("{:width$}  {:10}  {:8}  {}", field(&t.spec.name), field(&t.spec.category), layer_text(t), effects.join(", "));
+        say!(
+            "{:width$}  {:10}  {:8}  {}",
+            field(&t.spec.name),
+            field(&t.spec.category),
+            layer_text(t),
+            effects.join(", ")
+        );
     }
-    say!("\n{} tools ({} configured, {} stubs)", tools.len(), tools.iter().filter(|t| t.layer != cowork_core::Layer::Stub).count(), tools.iter().filter(|t| t.layer == cowork_core::Layer::Stub).count());
+    say!(
+        "\n{} tools ({} configured, {} stubs)",
+        tools.len(),
+        tools
+            .iter()
+            .filter(|t| t.layer != cowork_core::Layer::Stub)
+            .count(),
+        tools
+            .iter()
+            .filter(|t| t.layer == cowork_core::Layer::Stub)
+            .count()
+    );
 }
 
 pub fn search(hits: &[SearchHit], json: bool) {
@@ -38,7 +63,12 @@ pub fn search(hits: &[SearchHit], json: bool) {
         say!("no tool matches");
     }
     for h in hits {
-        say!("{:4}  {}  — {}", h.score, field(&h.name), field(&h.description));
+        say!(
+            "{:4}  {}  — {}",
+            h.score,
+            field(&h.name),
+            field(&h.description)
+        );
     }
 }
 
@@ -47,17 +77,42 @@ pub fn tool(info: &ToolInfo, json: bool) {
         return print_json(info);
     }
     let s = &info.spec;
-    say!("{} — {}\n{}\n", field(&s.name), field(&s.title), s.description);
-    say!("category: {}\nlayer: {}", field(&s.category), layer_text(info));
+    say!(
+        "{} — {}\n{}\n",
+        field(&s.name),
+        field(&s.title),
+        s.description
+    );
+    say!(
+        "category: {}\nlayer: {}",
+        field(&s.category),
+        layer_text(info)
+    );
     if !s.aliases.is_empty() {
         say!("aliases: {}", field(&s.aliases.join(", ")));
     }
     let effects: Vec<&str> = s.effects.iter().map(|e| e.as_str()).collect();
-    say!("effects: {}", if effects.is_empty() { "none".into() } else { effects.join(", ") });
+    say!(
+        "effects: {}",
+        if effects.is_empty() {
+            "none".into()
+        } else {
+            effects.join(", ")
+        }
+    );
     let a = s.annotations;
-    say!("read-only: {}  destructive: {}  idempotent: {}  open-world: {}", a.read_only, a.destructive, a.idempotent, a.open_world);
+    say!(
+        "read-only: {}  destructive: {}  idempotent: {}  open-world: {}",
+        a.read_only,
+        a.destructive,
+        a.idempotent,
+        a.open_world
+    );
     say!("timeout: {} ms", s.timeout_ms);
-    say!("input schema:\n{}", serde_json::to_string_pretty(&s.input_schema).unwrap_or_default());
+    say!(
+        "input schema:\n{}",
+        serde_json::to_string_pretty(&s.input_schema).unwrap_or_default()
+    );
 }
 
 pub fn outcome(o: &CallOutcome, json: bool) {
@@ -94,11 +149,21 @@ pub fn explanation(e: &Explanation, json: bool) {
         return print_json(e);
     }
     let r = &e.review;
-    say!("{} ({}): {}", field(&e.tool), e.layer.as_str(), r.decision.as_str().to_uppercase());
+    say!(
+        "{} ({}): {}",
+        field(&e.tool),
+        e.layer.as_str(),
+        r.decision.as_str().to_uppercase()
+    );
     say!("why: {}", field(&r.why));
     say!("mode: {}", r.mode.as_str());
     match &r.matched {
-        Some(m) => say!("rule: {} {} (from {})", m.action.as_str(), field(&m.rule), m.source.as_str()),
+        Some(m) => say!(
+            "rule: {} {} (from {})",
+            m.action.as_str(),
+            field(&m.rule),
+            m.source.as_str()
+        ),
         None => say!("rule: none matched"),
     }
     if let Some(by) = &r.tainted_by {
@@ -121,8 +186,17 @@ pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem
         esay!("problem in {}: {}", p.file.display(), field(&p.message));
     }
     for r in rules {
-        let file = r.file.as_ref().map(|f| format!("  [{}]", f.display())).unwrap_or_default();
-        say!("{:5}  {:40}  {}{file}", r.action.as_str(), field(&r.rule), r.source.as_str());
+        let file = r
+            .file
+            .as_ref()
+            .map(|f| format!("  [{}]", f.display()))
+            .unwrap_or_default();
+        say!(
+            "{:5}  {:40}  {}{file}",
+            r.action.as_str(),
+            field(&r.rule),
+            r.source.as_str()
+        );
         if let Some(why) = &r.broad {
             say!("       WARNING: {}", field(why));
         }
@@ -146,19 +220,33 @@ pub fn audit_rows(rows: &[AuditEntry], json: bool) {
             field(&r.decision),
             r.score.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
             outcome,
-            r.error.as_ref().map(|e| format!(": {}", field(e))).unwrap_or_default()
+            r.error
+                .as_ref()
+                .map(|e| format!(": {}", field(e)))
+                .unwrap_or_default()
         );
     }
 }
 
 pub fn verify(report: &VerifyReport, json: bool) {
     if json {
-        return print_json(&json!({"ok": report.ok(), "rows": report.rows, "head_seq": report.head_seq, "head_hash": report.head_hash, "problems": report.problems}));
+        return print_json(
+            &json!({"ok": report.ok(), "rows": report.rows, "head_seq": report.head_seq, "head_hash": report.head_hash, "problems": report.problems}),
+        );
     }
     if report.ok() {
-        say!("audit log OK: {} rows, chain intact, head #{} {}", report.rows, report.head_seq, report.head_hash);
+        say!(
+            "audit log OK: {} rows, chain intact, head #{} {}",
+            report.rows,
+            report.head_seq,
+            report.head_hash
+        );
     } else {
-        say!("audit log TAMPERED: {} problem(s) in {} rows", report.problems.len(), report.rows);
+        say!(
+            "audit log TAMPERED: {} problem(s) in {} rows",
+            report.problems.len(),
+            report.rows
+        );
         for p in &report.problems {
             say!("  {}", field(&p.message));
         }
@@ -173,16 +261,29 @@ pub fn servers(servers: &[cowork_app::ServerStatus], json: bool) {
         say!("no MCP servers (install a toolpack: `cowork toolpack install ./toolpacks/time`)");
     }
     for s in servers {
-        let state = serde_json::to_value(s.state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let state = serde_json::to_value(s.state)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
         let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
-        say!("{:16} {:10} {:3} tools  {} restarts{pid}  log {}", field(&s.name), state, s.tools, s.restarts, s.log_file.display());
+        say!(
+            "{:16} {:10} {:3} tools  {} restarts{pid}  log {}",
+            field(&s.name),
+            state,
+            s.tools,
+            s.restarts,
+            s.log_file.display()
+        );
         if let Some(e) = &s.last_error {
             say!("{:16} last error: {}", "", field(e));
         }
     }
 }
 
-pub fn toolpacks(records: &std::collections::BTreeMap<String, cowork_app::ToolpackRecord>, json: bool) {
+pub fn toolpacks(
+    records: &std::collections::BTreeMap<String, cowork_app::ToolpackRecord>,
+    json: bool,
+) {
     if json {
         return print_json(&records);
     }
@@ -190,7 +291,11 @@ pub fn toolpacks(records: &std::collections::BTreeMap<String, cowork_app::Toolpa
         say!("no toolpacks installed");
     }
     for (name, r) in records {
-        let pin = r.commit.as_deref().map(|c| format!(" @{}", &c[..c.len().min(12)])).unwrap_or_default();
+        let pin = r
+            .commit
+            .as_deref()
+            .map(|c| format!(" @{}", &c[..c.len().min(12)]))
+            .unwrap_or_default();
         say!(
             "{:16} {:8} {:9} {}{pin}  sha256 {}…  last used {}",
             field(name),
@@ -210,8 +315,22 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     }
     let err = &mut std::io::stderr();
     use std::io::Write;
-    let _ = ewrite!(err, "┌ toolpack {} {} — {}", field(&r.display_name), field(&r.version), field(&r.description));
-    let _ = ewrite!(err, "│ source:  {}{}", field(&r.source), r.commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default());
+    let _ = ewrite!(
+        err,
+        "┌ toolpack {} {} — {}",
+        field(&r.display_name),
+        field(&r.version),
+        field(&r.description)
+    );
+    let _ = ewrite!(
+        err,
+        "│ source:  {}{}",
+        field(&r.source),
+        r.commit
+            .as_deref()
+            .map(|c| format!(" (commit {c})"))
+            .unwrap_or_default()
+    );
     let _ = ewrite!(err, "│ sha256:  {}", r.sha256);
     let _ = ewrite!(err, "│ runs:    {}", field(&r.command));
     let _ = ewrite!(err, "│ tools:");
@@ -223,20 +342,41 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
         };
         let _ = ewrite!(err, "│   {:28} {effects}", field(&t.name));
         if let Some(why) = &t.withheld {
-            let _ = ewrite!(err, "│   {:28} WARNING: its description is withheld from the assistant: {why}", "");
+            let _ = ewrite!(
+                err,
+                "│   {:28} WARNING: its description is withheld from the assistant: {why}",
+                ""
+            );
         }
     }
-    let _ = ewrite!(err, "│   {:28} UNDECLARED — every call asks (risk 8)", "(any other tool)");
+    let _ = ewrite!(
+        err,
+        "│   {:28} UNDECLARED — every call asks (risk 8)",
+        "(any other tool)"
+    );
     for (builtin, tool) in &r.overrides {
-        let _ = ewrite!(err, "│ overrides the builtin {} with {}", field(builtin), field(tool));
+        let _ = ewrite!(
+            err,
+            "│ overrides the builtin {} with {}",
+            field(builtin),
+            field(tool)
+        );
     }
     for c in &r.user_config {
         let _ = writeln!(
             err,
             "│ needs {}{}{}: {}",
             field(&c.key),
-            if c.required && !c.has_default { " (required)" } else { "" },
-            if c.sensitive { " (kept in the OS keyring)" } else { "" },
+            if c.required && !c.has_default {
+                " (required)"
+            } else {
+                ""
+            },
+            if c.sensitive {
+                " (kept in the OS keyring)"
+            } else {
+                ""
+            },
             field(&c.title)
         );
     }
@@ -255,7 +395,11 @@ pub fn vault_reindex(r: &cowork_app::ReindexReport, json: bool) {
     }
     say!(
         "{} files: {} indexed, {} unchanged, {} removed from the index; {} embedded",
-        r.files, r.indexed, r.unchanged, r.removed, r.embedded
+        r.files,
+        r.indexed,
+        r.unchanged,
+        r.removed,
+        r.embedded
     );
     for (path, why) in &r.problems {
         say!("skipped {}: {}", field(path), field(why));
@@ -270,7 +414,11 @@ pub fn vault_stats(s: &cowork_app::VaultStats, json: bool) {
     let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
     say!("entries  {} ({})", s.entries, kinds.join(", "));
     match (&s.model, &s.semantic_off) {
-        (Some(model), _) => say!("model    {model}: {} vectors in memory, {:.1} MB", s.cached_vectors, s.cache_bytes as f64 / 1e6),
+        (Some(model), _) => say!(
+            "model    {model}: {} vectors in memory, {:.1} MB",
+            s.cached_vectors,
+            s.cache_bytes as f64 / 1e6
+        ),
         (None, Some(why)) => say!("model    none — searching by words only ({why})"),
         (None, None) => say!("model    none"),
     }
@@ -290,8 +438,20 @@ pub fn suspensions(rows: &[cowork_core::Suspension], json: bool) {
         say!("no suspended tasks");
     }
     for s in rows {
-        say!("{}  {:10} {}  {}", s.id, field(&s.state), field(&s.tool), field(&s.reason));
-        say!("{:38}since {} · until {} · conversation {}", "", s.created_at, s.deadline, s.conversation);
+        say!(
+            "{}  {:10} {}  {}",
+            s.id,
+            field(&s.state),
+            field(&s.tool),
+            field(&s.reason)
+        );
+        say!(
+            "{:38}since {} · until {} · conversation {}",
+            "",
+            s.created_at,
+            s.deadline,
+            s.conversation
+        );
     }
 }
 
@@ -305,10 +465,23 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
         let state = match w.state {
             cowork_core::policy::TrustState::Trusted => "TRUSTED",
             cowork_core::policy::TrustState::Untrusted => "not trusted: its settings only narrow",
-            cowork_core::policy::TrustState::Changed => "CHANGED since you trusted it: its settings only narrow again",
+            cowork_core::policy::TrustState::Changed => {
+                "CHANGED since you trusted it: its settings only narrow again"
+            }
         };
-        say!("┌ workspace {} — {state}", field(&w.root.display().to_string()));
-        say!("│ settings: {} ({})", w.settings.display(), if w.digest == "absent" { "none" } else { &w.digest[..16] });
+        say!(
+            "┌ workspace {} — {state}",
+            field(&w.root.display().to_string())
+        );
+        say!(
+            "│ settings: {} ({})",
+            w.settings.display(),
+            if w.digest == "absent" {
+                "none"
+            } else {
+                &w.digest[..16]
+            }
+        );
         let list = |label: &str, rules: &[String]| {
             for rule in rules {
                 say!("│ {label} {}", field(rule));
@@ -324,14 +497,19 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
             say!("│   WARNING: {}", field(why));
         }
         if let Some(mode) = w.mode {
-            say!("│ asks for mode {} (it can only lower yours)", mode.as_str());
+            say!(
+                "│ asks for mode {} (it can only lower yours)",
+                mode.as_str()
+            );
         }
         list("already applies: ask ", &w.ask);
         list("already applies: deny", &w.deny);
         if r.repository_programs.is_empty() {
             say!("│ its repository configures no programs for git to run");
         } else {
-            say!("│ git will run what this repository configured (until trusted: switched off, or asked):");
+            say!(
+                "│ git will run what this repository configured (until trusted: switched off, or asked):"
+            );
             for p in &r.repository_programs {
                 say!("│   {}", field(p));
             }

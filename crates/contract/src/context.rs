@@ -41,7 +41,11 @@ impl EffectEnv {
         let absolute = if expanded.is_absolute() {
             expanded
         } else {
-            let base = self.workspace_roots.first().cloned().unwrap_or_else(|| PathBuf::from("/"));
+            let base = self
+                .workspace_roots
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("/"));
             base.join(expanded)
         };
         canonicalize_existing_prefix(&normalize_lexically(&absolute))
@@ -50,13 +54,15 @@ impl EffectEnv {
     /// Whether a resolved path lies inside one of the workspace roots (roots are canonicalized
     /// the same way as the path) and does not reach outside them through a link.
     pub fn is_inside_workspace(&self, resolved: &Path) -> bool {
-        self.root_of(resolved).is_some_and(|root| escapes_by_link(resolved, &root).is_none())
+        self.root_of(resolved)
+            .is_some_and(|root| escapes_by_link(resolved, &root).is_none())
     }
 
     /// Why a path that lies textually inside a root still reaches outside it (see
     /// [`escapes_by_link`]); None when it is plainly inside or plainly outside.
     pub fn link_escape(&self, resolved: &Path) -> Option<String> {
-        self.root_of(resolved).and_then(|root| escapes_by_link(resolved, &root))
+        self.root_of(resolved)
+            .and_then(|root| escapes_by_link(resolved, &root))
     }
 
     fn root_of(&self, resolved: &Path) -> Option<PathBuf> {
@@ -83,7 +89,12 @@ pub fn escapes_by_link(resolved: &Path, root: &Path) -> Option<String> {
         ));
     }
     let root_dev = std::fs::metadata(root).ok()?.dev();
-    (meta.dev() != root_dev).then(|| format!("{} is on another filesystem than its workspace root (a mount)", resolved.display()))
+    (meta.dev() != root_dev).then(|| {
+        format!(
+            "{} is on another filesystem than its workspace root (a mount)",
+            resolved.display()
+        )
+    })
 }
 
 fn normalize_lexically(path: &Path) -> PathBuf {
@@ -111,7 +122,10 @@ fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
             }
             return out;
         }
-        match (existing.file_name().map(|n| n.to_owned()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
@@ -170,7 +184,11 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    pub fn new(call_id: impl Into<String>, conversation_id: impl Into<String>, env: EffectEnv) -> Self {
+    pub fn new(
+        call_id: impl Into<String>,
+        conversation_id: impl Into<String>,
+        env: EffectEnv,
+    ) -> Self {
         // Shared empty defaults: a context is made per call, and these are replaced or unused
         // in most calls, so they cost a reference count instead of three allocations.
         struct Defaults {
@@ -204,12 +222,17 @@ impl ToolContext {
     /// needs to be able to start over — after a restart too.
     pub fn suspend(&self, request: SuspendRequest) -> ToolError {
         let Some(suspender) = &self.suspender else {
-            return ToolError::failed(format!("{} — and this caller cannot wait for you (no task store): do it, then call again", request.reason));
+            return ToolError::failed(format!(
+                "{} — and this caller cannot wait for you (no task store): do it, then call again",
+                request.reason
+            ));
         };
         let reason = request.reason.clone();
         match suspender(request) {
             Ok(id) => ToolError::Suspended { id, reason },
-            Err(e) => ToolError::failed(format!("{reason} — and the suspension could not be recorded: {e}")),
+            Err(e) => ToolError::failed(format!(
+                "{reason} — and the suspension could not be recorded: {e}"
+            )),
         }
     }
 
@@ -220,7 +243,11 @@ impl ToolContext {
     }
 
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        (self.progress)(Progress { progress, total, message });
+        (self.progress)(Progress {
+            progress,
+            total,
+            message,
+        });
     }
 
     /// A secret, if this call's reviewed effects included `secrets.read(name)`.
@@ -244,10 +271,19 @@ mod tests {
     #[test]
     fn resolve_path_expands_home_joins_roots_and_removes_dotdot() {
         let tmp = std::env::temp_dir().canonicalize().unwrap();
-        let env = EffectEnv { workspace_roots: vec![tmp.join("ws")], home: Some(PathBuf::from("/home/u")) };
-        assert_eq!(env.resolve_path("~/Documents/a.txt"), PathBuf::from("/home/u/Documents/a.txt"));
+        let env = EffectEnv {
+            workspace_roots: vec![tmp.join("ws")],
+            home: Some(PathBuf::from("/home/u")),
+        };
+        assert_eq!(
+            env.resolve_path("~/Documents/a.txt"),
+            PathBuf::from("/home/u/Documents/a.txt")
+        );
         assert_eq!(env.resolve_path("src/../x.rs"), tmp.join("ws/x.rs"));
-        assert_eq!(env.resolve_path("../../etc/passwd"), PathBuf::from("/etc/passwd"));
+        assert_eq!(
+            env.resolve_path("../../etc/passwd"),
+            PathBuf::from("/etc/passwd")
+        );
         assert!(env.is_inside_workspace(&env.resolve_path("a/b")));
         assert!(!env.is_inside_workspace(&env.resolve_path("../ws2/b")));
     }

@@ -30,7 +30,10 @@ pub enum Effect {
     #[serde(rename = "mail.read")]
     MailRead { account: String },
     #[serde(rename = "mail.send")]
-    MailSend { account: String, recipients: Vec<String> },
+    MailSend {
+        account: String,
+        recipients: Vec<String>,
+    },
     #[serde(rename = "calendar.read")]
     CalendarRead { calendar: String },
     #[serde(rename = "calendar.write")]
@@ -203,11 +206,19 @@ impl Effect {
         match self {
             FsRead { path } | FsWrite { path } | FsDelete { path } => vec![path],
             ProcessExec { command, .. } => vec![command],
-            NetFetch { origin } | BrowserNavigate { origin } | BrowserAct { origin } => vec![origin],
+            NetFetch { origin } | BrowserNavigate { origin } | BrowserAct { origin } => {
+                vec![origin]
+            }
             MailRead { account } => vec![account],
             MailSend { recipients, .. } => recipients.iter().map(String::as_str).collect(),
             CalendarRead { calendar } => vec![calendar],
-            CalendarWrite { calendar, attendees } => std::iter::once(calendar).chain(attendees).map(String::as_str).collect(),
+            CalendarWrite {
+                calendar,
+                attendees,
+            } => std::iter::once(calendar)
+                .chain(attendees)
+                .map(String::as_str)
+                .collect(),
             SecretsRead { name } => vec![name],
             McpCall { tool, .. } => vec![tool],
             VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
@@ -220,11 +231,17 @@ impl fmt::Display for Effect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind().as_str();
         match self {
-            Effect::MailSend { account, recipients } => {
+            Effect::MailSend {
+                account,
+                recipients,
+            } => {
                 write!(f, "{kind}({account} → {})", recipients.join(", "))
             }
             Effect::McpCall { server, tool } => write!(f, "{kind}({server}/{tool})"),
-            Effect::CalendarWrite { calendar, attendees } if !attendees.is_empty() => {
+            Effect::CalendarWrite {
+                calendar,
+                attendees,
+            } if !attendees.is_empty() => {
                 write!(f, "{kind}({calendar} → {})", attendees.join(", "))
             }
             other => match other.subjects().first() {
@@ -247,7 +264,10 @@ mod tests {
 
     #[test]
     fn effects_serialize_with_dotted_kind_names() {
-        let e = Effect::MailSend { account: "work".into(), recipients: vec!["a@x.com".into()] };
+        let e = Effect::MailSend {
+            account: "work".into(),
+            recipients: vec!["a@x.com".into()],
+        };
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["kind"], "mail.send");
         assert_eq!(serde_json::from_value::<Effect>(v).unwrap(), e);

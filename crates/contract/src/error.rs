@@ -8,7 +8,10 @@ pub enum ToolError {
     #[error("invalid arguments for {tool}: {message}")]
     InvalidArguments { tool: String, message: String },
     #[error("no tool named {name:?}{}", suggestions_text(.suggestions))]
-    NotFound { name: String, suggestions: Vec<String> },
+    NotFound {
+        name: String,
+        suggestions: Vec<String>,
+    },
     #[error("denied by policy: {reason}")]
     Denied { reason: String },
     #[error("security violation: {reason}")]
@@ -20,13 +23,23 @@ pub enum ToolError {
     #[error("{message}")]
     Failed { message: String, transient: bool },
     #[error("{tool}: {what} — {how}")]
-    NotConfigured { tool: String, what: String, how: String },
+    NotConfigured {
+        tool: String,
+        what: String,
+        how: String,
+    },
     /// The call stopped to wait for the person (a login, a code, an answer). Nothing failed:
     /// resuming the suspension runs the same call again.
-    #[error("suspended: {reason} — do what it needs, then Resume in the window or `cowork tasks resume {id}`")]
+    #[error(
+        "suspended: {reason} — do what it needs, then Resume in the window or `cowork tasks resume {id}`"
+    )]
     Suspended { id: String, reason: String },
     #[error("rate limited: {tool} allows {per_minute} calls per minute; retry in {:.1} s", .retry_after.as_secs_f64())]
-    RateLimited { tool: String, per_minute: u32, retry_after: Duration },
+    RateLimited {
+        tool: String,
+        per_minute: u32,
+        retry_after: Duration,
+    },
 }
 
 fn suggestions_text(suggestions: &[String]) -> String {
@@ -39,11 +52,17 @@ fn suggestions_text(suggestions: &[String]) -> String {
 
 impl ToolError {
     pub fn failed(message: impl Into<String>) -> Self {
-        ToolError::Failed { message: message.into(), transient: false }
+        ToolError::Failed {
+            message: message.into(),
+            transient: false,
+        }
     }
 
     pub fn transient(message: impl Into<String>) -> Self {
-        ToolError::Failed { message: message.into(), transient: true }
+        ToolError::Failed {
+            message: message.into(),
+            transient: true,
+        }
     }
 
     /// A short stable name for audit rows, events and `--json` output.
@@ -55,8 +74,12 @@ impl ToolError {
             ToolError::SecurityViolation { .. } => "security_violation",
             ToolError::Timeout { .. } => "timeout",
             ToolError::Cancelled => "cancelled",
-            ToolError::Failed { transient: true, .. } => "failed_transient",
-            ToolError::Failed { transient: false, .. } => "failed",
+            ToolError::Failed {
+                transient: true, ..
+            } => "failed_transient",
+            ToolError::Failed {
+                transient: false, ..
+            } => "failed",
             ToolError::NotConfigured { .. } => "not_configured",
             ToolError::RateLimited { .. } => "rate_limited",
             ToolError::Suspended { .. } => "suspended",
@@ -65,6 +88,12 @@ impl ToolError {
 
     /// Worth retrying for an idempotent tool.
     pub fn is_transient(&self) -> bool {
-        matches!(self, ToolError::Failed { transient: true, .. } | ToolError::Timeout { .. })
+        matches!(
+            self,
+            ToolError::Failed {
+                transient: true,
+                ..
+            } | ToolError::Timeout { .. }
+        )
     }
 }

@@ -13,7 +13,10 @@ mod spec;
 pub mod text;
 mod tool;
 
-pub use context::{EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender, ToolContext};
+pub use context::{
+    EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender,
+    ToolContext,
+};
 pub use effect::{Effect, EffectKind};
 pub use error::ToolError;
 pub use output::{Content, ToolOutput};

@@ -4,10 +4,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
-    Text { text: String },
-    Json { value: serde_json::Value },
-    Image { mime_type: String, data_base64: String },
-    ResourceLink { uri: String, name: String, mime_type: Option<String> },
+    Text {
+        text: String,
+    },
+    Json {
+        value: serde_json::Value,
+    },
+    Image {
+        mime_type: String,
+        data_base64: String,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+        mime_type: Option<String>,
+    },
 }
 
 /// What a tool returns: content blocks for the model and the UI, the typed result as JSON
@@ -24,12 +35,19 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput { content: vec![Content::Text { text: text.into() }], ..Default::default() }
+        ToolOutput {
+            content: vec![Content::Text { text: text.into() }],
+            ..Default::default()
+        }
     }
 
     /// The image blocks (a screenshot): the window shows them under the call's text.
     pub fn images(&self) -> Vec<Content> {
-        self.content.iter().filter(|c| matches!(c, Content::Image { .. })).cloned().collect()
+        self.content
+            .iter()
+            .filter(|c| matches!(c, Content::Image { .. }))
+            .cloned()
+            .collect()
     }
 
     /// All text blocks joined: what a terminal or a model prompt shows.

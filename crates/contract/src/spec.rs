@@ -55,7 +55,11 @@ impl ToolSpec {
     /// itself uses is never renamed, and an alias never overwrites an argument given directly.
     pub fn canonical_args(&self, args: &serde_json::Value) -> Option<serde_json::Value> {
         let object = args.as_object()?;
-        if !self.arg_aliases.iter().any(|(from, _)| object.contains_key(from)) {
+        if !self
+            .arg_aliases
+            .iter()
+            .any(|(from, _)| object.contains_key(from))
+        {
             return None;
         }
         let mut renamed = object.clone();

@@ -1,4 +1,7 @@
-use crate::{Annotations, Content, Effect, EffectEnv, EffectKind, RateLimit, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::{
+    Annotations, Content, Effect, EffectEnv, EffectKind, RateLimit, ToolContext, ToolError,
+    ToolOutput, ToolSpec,
+};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
@@ -69,7 +72,10 @@ impl ToolMeta {
     }
     /// Other names for arguments, `(alias, name)`: see [`ToolSpec::arg_aliases`].
     pub fn arg_aliases(mut self, pairs: &[(&str, &str)]) -> Self {
-        self.arg_aliases = pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        self.arg_aliases = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         self
     }
     pub fn secret_args(mut self, names: &[&str]) -> Self {
@@ -114,7 +120,8 @@ pub trait Tool: Send + Sync + 'static {
     /// sees the real target.
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError>;
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Self::Output, ToolError>;
+    async fn call(&self, input: &Self::Input, ctx: &ToolContext)
+    -> Result<Self::Output, ToolError>;
 
     /// The text block the model and the terminal see; JSON by default.
     fn to_text(&self, output: &Self::Output) -> String {
@@ -124,11 +131,14 @@ pub trait Tool: Send + Sync + 'static {
     /// The content blocks: the text alone by default; a tool that makes an image (a
     /// screenshot) adds it here.
     fn content(&self, output: &Self::Output) -> Vec<Content> {
-        vec![Content::Text { text: self.to_text(output) }]
+        vec![Content::Text {
+            text: self.to_text(output),
+        }]
     }
 }
 
-type Runner = Arc<dyn Fn(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
+type Runner =
+    Arc<dyn Fn(ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
 
 /// A call whose arguments are parsed and whose effects are known, ready for review. Only the
 /// scheduler runs it (possibly more than once, for retries of idempotent tools).
@@ -183,7 +193,10 @@ impl<T: Tool> Typed<T> {
     pub fn new(tool: T) -> Self {
         let mut spec = ToolSpec::from_meta(tool.meta(), schema_value::<T::Input>());
         spec.output_schema = Some(schema_value::<T::Output>());
-        Typed { tool: Arc::new(tool), spec }
+        Typed {
+            tool: Arc::new(tool),
+            spec,
+        }
     }
 }
 
@@ -193,10 +206,11 @@ impl<T: Tool> DynTool for Typed<T> {
     }
 
     fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-        let input: T::Input = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
-            tool: self.spec.name.clone(),
-            message: e.to_string(),
-        })?;
+        let input: T::Input =
+            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+                tool: self.spec.name.clone(),
+                message: e.to_string(),
+            })?;
         let effects = self.tool.effects(&input, env)?;
         let input = Arc::new(input);
         let tool = self.tool.clone();
@@ -209,7 +223,11 @@ impl<T: Tool> DynTool for Typed<T> {
                 let content = tool.content(&output);
                 let structured = serde_json::to_value(&output)
                     .map_err(|e| ToolError::failed(format!("output not serializable: {e}")))?;
-                Ok(ToolOutput { content, structured: Some(structured), untrusted })
+                Ok(ToolOutput {
+                    content,
+                    structured: Some(structured),
+                    untrusted,
+                })
             })
         });
         Ok(PreparedCall::new(effects, runner))

@@ -6,8 +6,12 @@
 //! Prints p50/p99 per call (sequential) and calls/s with 64 concurrent callers, for a read-only
 //! no-op (one audit row) and an effectful no-op (write-ahead intent row + final row).
 
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta, typed};
-use cowork_core::{CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta, typed,
+};
+use cowork_core::{
+    CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
+};
 use cowork_store::{DataDir, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,7 +40,12 @@ impl Tool for Noop {
     type Output = NoopOutput;
     fn meta(&self) -> ToolMeta {
         let kinds: Vec<EffectKind> = self.effect.iter().map(|e| e.kind()).collect();
-        ToolMeta::new(self.name, "No-op", "Does nothing.").effects(&kinds).annotations(Annotations { read_only: self.effect.is_none(), ..Default::default() })
+        ToolMeta::new(self.name, "No-op", "Does nothing.")
+            .effects(&kinds)
+            .annotations(Annotations {
+                read_only: self.effect.is_none(),
+                ..Default::default()
+            })
     }
     fn effects(&self, _input: &NoopInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         Ok(self.effect.iter().cloned().collect())
@@ -51,23 +60,55 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let calls: usize = std::env::var("GATE_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let calls: usize = std::env::var("GATE_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(DataDir::at(tmp.path())).unwrap();
     let registry = Registry::new();
-    let variants = [("noop_read", None), ("noop_write", Some(Effect::TasksWrite))];
+    let variants = [
+        ("noop_read", None),
+        ("noop_write", Some(Effect::TasksWrite)),
+    ];
     for (name, effect) in &variants {
-        registry.register(Layer::Builtin, typed(Noop { name, effect: effect.clone() }));
+        registry.register(
+            Layer::Builtin,
+            typed(Noop {
+                name,
+                effect: effect.clone(),
+            }),
+        );
     }
     let policy = Arc::new(PolicyBridge::open(&store, &[]).unwrap());
     let audit = Arc::new(cowork_core::AuditLog::open(&store).unwrap());
-    let scheduler = Arc::new(Scheduler::new(registry, policy, audit, Arc::new(DenyApprover), EffectEnv::default(), SchedulerConfig::default()));
+    let scheduler = Arc::new(Scheduler::new(
+        registry,
+        policy,
+        audit,
+        Arc::new(DenyApprover),
+        EffectEnv::default(),
+        SchedulerConfig::default(),
+    ));
     // A subscriber, as the window would have, so events are really delivered.
     let mut events = scheduler.subscribe();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    runtime.spawn(async move { loop { if let Err(tokio::sync::broadcast::error::RecvError::Closed) = events.recv().await { break; } } });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.spawn(async move {
+        loop {
+            if let Err(tokio::sync::broadcast::error::RecvError::Closed) = events.recv().await {
+                break;
+            }
+        }
+    });
 
-    println!("gate benchmark: {calls} calls per measurement, audit on {}", store.dir().db_path().display());
+    println!(
+        "gate benchmark: {calls} calls per measurement, audit on {}",
+        store.dir().db_path().display()
+    );
     for (name, effect) in variants.clone() {
         let name: &'static str = name;
         let direct_tool = typed(Noop { name, effect });
@@ -77,14 +118,21 @@ fn main() {
             let mut direct = Vec::with_capacity(calls);
             for i in 0..calls {
                 let t = Instant::now();
-                let prepared = direct_tool.prepare(serde_json::json!({"n": i}), &env).unwrap();
-                prepared.run(ToolContext::new("c", "bench", env.clone())).await.unwrap();
+                let prepared = direct_tool
+                    .prepare(serde_json::json!({"n": i}), &env)
+                    .unwrap();
+                prepared
+                    .run(ToolContext::new("c", "bench", env.clone()))
+                    .await
+                    .unwrap();
                 direct.push(t.elapsed());
             }
             let mut gated = Vec::with_capacity(calls);
             for _ in 0..calls {
                 let t = Instant::now();
-                let outcome = scheduler.call(CallRequest::new(name, args.clone(), Caller::Cli, "bench")).await;
+                let outcome = scheduler
+                    .call(CallRequest::new(name, args.clone(), Caller::Cli, "bench"))
+                    .await;
                 gated.push(t.elapsed());
                 outcome.result.unwrap();
             }
@@ -97,7 +145,11 @@ fn main() {
                     let args = args.clone();
                     tokio::spawn(async move {
                         for _ in 0..per_task {
-                            scheduler.call(CallRequest::new(name, args.clone(), Caller::Cli, "bench")).await.result.unwrap();
+                            scheduler
+                                .call(CallRequest::new(name, args.clone(), Caller::Cli, "bench"))
+                                .await
+                                .result
+                                .unwrap();
                         }
                     })
                 })
@@ -123,5 +175,9 @@ fn main() {
         );
     }
     let report = scheduler.audit().verify().unwrap();
-    println!("audit rows written: {} (chain verified: {})", report.rows, report.ok());
+    println!(
+        "audit rows written: {} (chain verified: {})",
+        report.rows,
+        report.ok()
+    );
 }

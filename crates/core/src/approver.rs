@@ -117,11 +117,21 @@ pub struct ChannelApprover {
 impl ChannelApprover {
     pub fn new(name: &str, capacity: usize) -> (Self, mpsc::Receiver<PendingApproval>) {
         let (tx, rx) = mpsc::channel(capacity);
-        (ChannelApprover { name: name.to_string(), tx, elicitations: None }, rx)
+        (
+            ChannelApprover {
+                name: name.to_string(),
+                tx,
+                elicitations: None,
+            },
+            rx,
+        )
     }
 
     /// Also forwards elicitations (forms), on their own channel.
-    pub fn with_elicitations(mut self, capacity: usize) -> (Self, mpsc::Receiver<PendingElicitation>) {
+    pub fn with_elicitations(
+        mut self,
+        capacity: usize,
+    ) -> (Self, mpsc::Receiver<PendingElicitation>) {
         let (tx, rx) = mpsc::channel(capacity);
         self.elicitations = Some(tx);
         (self, rx)
@@ -141,7 +151,9 @@ impl Approver for ChannelApprover {
         answer_rx.await.unwrap_or(ApprovalChoice::Deny)
     }
     async fn elicit(&self, request: &ElicitationRequest) -> ElicitationAnswer {
-        let Some(tx) = &self.elicitations else { return ElicitationAnswer::Decline };
+        let Some(tx) = &self.elicitations else {
+            return ElicitationAnswer::Decline;
+        };
         let (answer_tx, answer_rx) = oneshot::channel();
         if tx.send((request.clone(), answer_tx)).await.is_err() {
             return ElicitationAnswer::Decline;

@@ -30,13 +30,22 @@ use tokio::sync::watch;
 /// The triggers that make the log append-only, exactly as the store's migrations create them:
 /// `verify` reports one that is missing or altered.
 const GUARD_TRIGGERS: &[(&str, &str)] = &[
-    ("audit_log_no_update", "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END"),
-    ("audit_log_no_delete", "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END"),
+    (
+        "audit_log_no_update",
+        "CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END",
+    ),
+    (
+        "audit_log_no_delete",
+        "CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END",
+    ),
     (
         "audit_head_forward_only",
         "CREATE TRIGGER audit_head_forward_only BEFORE UPDATE ON audit_head WHEN NEW.seq < OLD.seq OR NEW.id != OLD.id BEGIN SELECT RAISE(ABORT, 'audit_head only moves forward'); END",
     ),
-    ("audit_head_no_delete", "CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END"),
+    (
+        "audit_head_no_delete",
+        "CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END",
+    ),
 ];
 
 /// A head written down elsewhere (`cowork audit head`): `SEQ HASH`, `SEQ:HASH`, or a bare hash.
@@ -51,13 +60,26 @@ impl std::str::FromStr for Anchor {
     fn from_str(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let (seq, hash) = match text.split_once([' ', ':', '\t']) {
-            Some((seq, hash)) => (Some(seq.trim().trim_start_matches('#').parse::<i64>().map_err(|_| format!("anchor {text:?}: the row number must be a number"))?), hash.trim()),
+            Some((seq, hash)) => (
+                Some(
+                    seq.trim()
+                        .trim_start_matches('#')
+                        .parse::<i64>()
+                        .map_err(|_| format!("anchor {text:?}: the row number must be a number"))?,
+                ),
+                hash.trim(),
+            ),
             None => (None, text),
         };
         if hash.len() != 64 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!("anchor {text:?}: write `SEQ HASH` as `cowork audit head` prints it (the hash is 64 hex digits)"));
+            return Err(format!(
+                "anchor {text:?}: write `SEQ HASH` as `cowork audit head` prints it (the hash is 64 hex digits)"
+            ));
         }
-        Ok(Anchor { seq, hash: hash.to_ascii_lowercase() })
+        Ok(Anchor {
+            seq,
+            hash: hash.to_ascii_lowercase(),
+        })
     }
 }
 
@@ -265,9 +287,13 @@ impl Writer {
     fn write_batch(&mut self, rows: &[AuditRecord]) -> rusqlite::Result<()> {
         // IMMEDIATE takes the write lock first, so reading the head and appending are atomic
         // even when another process (CLI next to the app) writes the same log.
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (mut seq, mut prev): (i64, String) = tx
-            .query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .optional()?
             .unwrap_or((0, GENESIS_HASH.to_string()));
         {
@@ -280,8 +306,25 @@ impl Writer {
                 seq += 1;
                 let hash = chain_hash(&prev, seq, r);
                 insert.execute(params![
-                    seq, r.ts, r.call_id, r.phase, r.tool, r.layer, r.caller, r.conversation, r.args, r.effects,
-                    r.decision, r.score, r.rule, r.approved_by, r.outcome, r.error, r.duration_us, prev, hash
+                    seq,
+                    r.ts,
+                    r.call_id,
+                    r.phase,
+                    r.tool,
+                    r.layer,
+                    r.caller,
+                    r.conversation,
+                    r.args,
+                    r.effects,
+                    r.decision,
+                    r.score,
+                    r.rule,
+                    r.approved_by,
+                    r.outcome,
+                    r.error,
+                    r.duration_us,
+                    prev,
+                    hash
                 ])?;
                 prev = hash;
             }
@@ -294,10 +337,19 @@ impl Writer {
 
 impl AuditLog {
     pub fn open(store: &Store) -> Result<Self, AuditError> {
-        let conn = store.connect().map_err(|e| AuditError::Write(e.to_string()))?;
+        let conn = store
+            .connect()
+            .map_err(|e| AuditError::Write(e.to_string()))?;
         let (done_tx, _) = watch::channel(0);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State { queue: Vec::new(), enqueued: 0, done_through: 0, failed: Vec::new(), urgent: 0, shutdown: false }),
+            state: Mutex::new(State {
+                queue: Vec::new(),
+                enqueued: 0,
+                done_through: 0,
+                failed: Vec::new(),
+                urgent: 0,
+                shutdown: false,
+            }),
             wake_writer: Condvar::new(),
             done: Condvar::new(),
             done_tx,
@@ -307,7 +359,11 @@ impl AuditLog {
             .name("cowork-audit".into())
             .spawn(move || run_writer(Writer { conn }, &writer_shared))
             .map_err(|e| AuditError::Write(format!("cannot start the audit writer: {e}")))?;
-        Ok(AuditLog { store: store.clone(), shared, thread: Mutex::new(Some(thread)) })
+        Ok(AuditLog {
+            store: store.clone(),
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
     }
 
     /// Queues a row (chained and committed by the writer, in queue order).
@@ -317,7 +373,10 @@ impl AuditLog {
 
     /// Queues a row that the writer builds: same order and durability as [`AuditLog::append`];
     /// `build` must capture everything it needs (the timestamp included) when it is made.
-    pub fn append_deferred(&self, build: impl FnOnce() -> AuditRecord + Send + 'static) -> Result<Ticket, AuditError> {
+    pub fn append_deferred(
+        &self,
+        build: impl FnOnce() -> AuditRecord + Send + 'static,
+    ) -> Result<Ticket, AuditError> {
         self.enqueue(Pending::Deferred(Box::new(build)))
     }
 
@@ -350,7 +409,11 @@ impl AuditLog {
     }
 
     fn outcome(state: &State, ticket: Ticket) -> Result<(), AuditError> {
-        match state.failed.iter().find(|(a, b, _)| (*a..=*b).contains(&ticket.0)) {
+        match state
+            .failed
+            .iter()
+            .find(|(a, b, _)| (*a..=*b).contains(&ticket.0))
+        {
             Some((_, _, message)) => Err(AuditError::Write(message.clone())),
             None => Ok(()),
         }
@@ -360,7 +423,9 @@ impl AuditLog {
     pub async fn durable(&self, ticket: Ticket) -> Result<(), AuditError> {
         let mut rx = self.shared.done_tx.subscribe();
         self.hurry(ticket);
-        rx.wait_for(|done| *done >= ticket.0).await.map_err(|_| AuditError::Write("the audit writer stopped".into()))?;
+        rx.wait_for(|done| *done >= ticket.0)
+            .await
+            .map_err(|_| AuditError::Write("the audit writer stopped".into()))?;
         Self::outcome(&self.shared.state.lock().unwrap(), ticket)
     }
 
@@ -383,7 +448,9 @@ impl AuditLog {
     }
 
     fn read_conn(&self) -> Result<Connection, AuditError> {
-        self.store.connect().map_err(|e| AuditError::Read(e.to_string()))
+        self.store
+            .connect()
+            .map_err(|e| AuditError::Read(e.to_string()))
     }
 
     /// Newest first.
@@ -396,11 +463,23 @@ impl AuditLog {
              ORDER BY seq DESC LIMIT ?5"
         );
         let limit = filter.limit.map(|l| l as i64).unwrap_or(-1);
-        let mut stmt = conn.prepare(&sql).map_err(|e| AuditError::Read(e.to_string()))?;
-        let rows = stmt
-            .query_map(params![filter.tool, filter.decision, filter.call_id, filter.conversation, limit], entry_from_row)
+        let mut stmt = conn
+            .prepare(&sql)
             .map_err(|e| AuditError::Read(e.to_string()))?;
-        rows.collect::<Result<_, _>>().map_err(|e| AuditError::Read(e.to_string()))
+        let rows = stmt
+            .query_map(
+                params![
+                    filter.tool,
+                    filter.decision,
+                    filter.call_id,
+                    filter.conversation,
+                    limit
+                ],
+                entry_from_row,
+            )
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| AuditError::Read(e.to_string()))
     }
 
     /// Every row in order, for `export --jsonl`.
@@ -409,8 +488,12 @@ impl AuditLog {
     }
 
     fn for_each_on(conn: &Connection, mut f: impl FnMut(AuditEntry)) -> Result<(), AuditError> {
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM audit_log ORDER BY seq")).map_err(|e| AuditError::Read(e.to_string()))?;
-        let rows = stmt.query_map([], entry_from_row).map_err(|e| AuditError::Read(e.to_string()))?;
+        let mut stmt = conn
+            .prepare(&format!("SELECT {COLUMNS} FROM audit_log ORDER BY seq"))
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+        let rows = stmt
+            .query_map([], entry_from_row)
+            .map_err(|e| AuditError::Read(e.to_string()))?;
         for row in rows {
             f(row.map_err(|e| AuditError::Read(e.to_string()))?);
         }
@@ -427,7 +510,10 @@ impl AuditLog {
         use std::io::Write;
         let (seq, hash) = self.head()?;
         let write = || -> std::io::Result<()> {
-            let mut out = std::fs::OpenOptions::new().create(true).append(true).open(file)?;
+            let mut out = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)?;
             writeln!(out, "{} {seq} {hash}", chrono::Utc::now().to_rfc3339())?;
             out.sync_all()
         };
@@ -436,10 +522,12 @@ impl AuditLog {
     }
 
     fn head_on(conn: &Connection) -> Result<(i64, String), AuditError> {
-        conn.query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()
-            .map(|h| h.unwrap_or((0, GENESIS_HASH.to_string())))
-            .map_err(|e| AuditError::Read(e.to_string()))
+        conn.query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map(|h| h.unwrap_or((0, GENESIS_HASH.to_string())))
+        .map_err(|e| AuditError::Read(e.to_string()))
     }
 
     /// Walks the chain and reports every row that is not what was written.
@@ -453,7 +541,9 @@ impl AuditLog {
     pub fn verify_anchored(&self, anchors: &[Anchor]) -> Result<VerifyReport, AuditError> {
         let mut report = self.verify_chain()?;
         let conn = self.read_conn()?;
-        let mut triggers = conn.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").map_err(|e| AuditError::Read(e.to_string()))?;
+        let mut triggers = conn
+            .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+            .map_err(|e| AuditError::Read(e.to_string()))?;
         let present: Vec<(String, String)> = triggers
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| AuditError::Read(e.to_string()))?
@@ -462,30 +552,57 @@ impl AuditLog {
         let squash = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
         for (name, sql) in GUARD_TRIGGERS {
             match present.iter().find(|(n, _)| n == name) {
-                None => report.problems.push(Problem { seq: 0, message: format!("the trigger {name} is missing: rows could have been changed without it") }),
-                Some((_, found)) if squash(found) != squash(sql) => {
-                    report.problems.push(Problem { seq: 0, message: format!("the trigger {name} was altered: rows could have been changed") })
-                }
+                None => report.problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "the trigger {name} is missing: rows could have been changed without it"
+                    ),
+                }),
+                Some((_, found)) if squash(found) != squash(sql) => report.problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "the trigger {name} was altered: rows could have been changed"
+                    ),
+                }),
                 Some(_) => {}
             }
         }
         // An anchor taken of an empty log (the genesis hash) holds for any log.
         for anchor in anchors.iter().filter(|a| a.hash != GENESIS_HASH) {
             let hash: Option<String> = match anchor.seq {
-                Some(seq) => conn.query_row("SELECT hash FROM audit_log WHERE seq = ?1", [seq], |r| r.get(0)).optional(),
-                None => conn.query_row("SELECT hash FROM audit_log WHERE hash = ?1", [&anchor.hash], |r| r.get(0)).optional(),
+                Some(seq) => conn
+                    .query_row("SELECT hash FROM audit_log WHERE seq = ?1", [seq], |r| {
+                        r.get(0)
+                    })
+                    .optional(),
+                None => conn
+                    .query_row(
+                        "SELECT hash FROM audit_log WHERE hash = ?1",
+                        [&anchor.hash],
+                        |r| r.get(0),
+                    )
+                    .optional(),
             }
             .map_err(|e| AuditError::Read(e.to_string()))?;
-            let at = anchor.seq.map(|s| format!("row {s}")).unwrap_or_else(|| "a row".into());
+            let at = anchor
+                .seq
+                .map(|s| format!("row {s}"))
+                .unwrap_or_else(|| "a row".into());
             match hash {
                 Some(h) if h == anchor.hash => {}
                 Some(_) => report.problems.push(Problem {
                     seq: anchor.seq.unwrap_or(0),
-                    message: format!("{at} does not match the anchor {}: the log was rewritten up to there", anchor.hash),
+                    message: format!(
+                        "{at} does not match the anchor {}: the log was rewritten up to there",
+                        anchor.hash
+                    ),
                 }),
                 None => report.problems.push(Problem {
                     seq: anchor.seq.unwrap_or(0),
-                    message: format!("{at} with the anchor's hash {} is gone: the log was rewritten or cut", anchor.hash),
+                    message: format!(
+                        "{at} with the anchor's hash {} is gone: the log was rewritten or cut",
+                        anchor.hash
+                    ),
                 }),
             }
         }
@@ -496,7 +613,9 @@ impl AuditLog {
         // One read transaction: the head and the rows come from the same snapshot, even while
         // the writer commits a batch (otherwise a live log could look truncated).
         let mut conn = self.read_conn()?;
-        let tx = conn.transaction().map_err(|e| AuditError::Read(e.to_string()))?;
+        let tx = conn
+            .transaction()
+            .map_err(|e| AuditError::Read(e.to_string()))?;
         let (head_seq, head_hash) = Self::head_on(&tx)?;
         let mut problems = Vec::new();
         let mut expected_seq = 1i64;
@@ -510,7 +629,10 @@ impl AuditLog {
                 } else {
                     format!("row {} is out of order", e.seq)
                 };
-                problems.push(Problem { seq: expected_seq, message });
+                problems.push(Problem {
+                    seq: expected_seq,
+                    message,
+                });
             } else if e.prev_hash != expected_prev {
                 problems.push(Problem {
                     seq: e.seq,
@@ -518,7 +640,10 @@ impl AuditLog {
                 });
             }
             if chain_hash(&e.prev_hash, e.seq, &e.record) != e.hash {
-                problems.push(Problem { seq: e.seq, message: format!("row {}: contents do not match its hash (edited)", e.seq) });
+                problems.push(Problem {
+                    seq: e.seq,
+                    message: format!("row {}: contents do not match its hash (edited)", e.seq),
+                });
             }
             expected_seq = e.seq + 1;
             expected_prev = e.hash;
@@ -526,13 +651,24 @@ impl AuditLog {
         let last_seq = expected_seq - 1;
         if head_seq != last_seq || (head_seq > 0 && head_hash != expected_prev) {
             let message = if head_seq > last_seq {
-                format!("rows {}..{head_seq} at the end are missing (deleted); the head names row {head_seq}", last_seq + 1)
+                format!(
+                    "rows {}..{head_seq} at the end are missing (deleted); the head names row {head_seq}",
+                    last_seq + 1
+                )
             } else {
                 format!("the head names row {head_seq} but the log ends at row {last_seq}")
             };
-            problems.push(Problem { seq: head_seq.max(last_seq), message });
+            problems.push(Problem {
+                seq: head_seq.max(last_seq),
+                message,
+            });
         }
-        Ok(VerifyReport { rows, head_seq, head_hash, problems })
+        Ok(VerifyReport {
+            rows,
+            head_seq,
+            head_hash,
+            problems,
+        })
     }
 }
 
@@ -547,7 +683,10 @@ fn run_writer(mut writer: Writer, shared: &Shared) {
                 return;
             }
             let deadline = std::time::Instant::now() + LINGER;
-            while !state.shutdown && state.urgent <= state.done_through && state.queue.len() < MAX_BATCH {
+            while !state.shutdown
+                && state.urgent <= state.done_through
+                && state.queue.len() < MAX_BATCH
+            {
                 let left = deadline.saturating_duration_since(std::time::Instant::now());
                 if left.is_zero() {
                     break;
@@ -566,7 +705,9 @@ fn run_writer(mut writer: Writer, shared: &Shared) {
             if state.failed.len() >= 256 {
                 state.failed.remove(0);
             }
-            state.failed.push((last + 1 - batch.len() as u64, last, e.to_string()));
+            state
+                .failed
+                .push((last + 1 - batch.len() as u64, last, e.to_string()));
         }
         state.done_through = last;
         drop(state);
@@ -592,7 +733,18 @@ mod tests {
     use cowork_store::DataDir;
 
     fn record(i: usize) -> AuditRecord {
-        AuditRecord { ts: format!("t{i}"), call_id: format!("c{i}"), phase: "final".into(), tool: "x".into(), decision: "allow".into(), args: "{}".into(), effects: "[]".into(), caller: "test".into(), conversation: "conv".into(), ..Default::default() }
+        AuditRecord {
+            ts: format!("t{i}"),
+            call_id: format!("c{i}"),
+            phase: "final".into(),
+            tool: "x".into(),
+            decision: "allow".into(),
+            args: "{}".into(),
+            effects: "[]".into(),
+            caller: "test".into(),
+            conversation: "conv".into(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -604,7 +756,11 @@ mod tests {
         let other = std::sync::Arc::new(AuditLog::open(&store).unwrap());
         let threads: Vec<_> = (0..8)
             .map(|t| {
-                let log = if t % 2 == 0 { log.clone() } else { other.clone() };
+                let log = if t % 2 == 0 {
+                    log.clone()
+                } else {
+                    other.clone()
+                };
                 std::thread::spawn(move || {
                     (0..50).for_each(|i| {
                         log.append(record(t * 100 + i)).unwrap();

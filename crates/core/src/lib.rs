@@ -11,11 +11,18 @@ mod search_tool;
 mod stubs;
 pub mod suspend;
 
-pub use approver::{ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation};
-pub use audit::{Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport};
+pub use approver::{
+    ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer,
+    ElicitationRequest, PendingApproval, PendingElicitation,
+};
+pub use audit::{
+    Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport,
+};
 pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
-pub use scheduler::{CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent};
+pub use scheduler::{
+    CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent,
+};
 pub use stubs::StubCatalog;
 pub use suspend::{SuspendCoordinator, SuspendError, Suspension, SuspensionEvent};
 
@@ -25,6 +32,8 @@ use std::sync::Arc;
 pub fn register_core_tools(registry: &Arc<Registry>) {
     registry.register(
         Layer::Builtin,
-        cowork_contract::typed(search_tool::ToolSearch { registry: Arc::downgrade(registry) }),
+        cowork_contract::typed(search_tool::ToolSearch {
+            registry: Arc::downgrade(registry),
+        }),
     );
 }

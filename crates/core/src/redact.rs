@@ -6,20 +6,45 @@ use serde_json::Value;
 pub const REDACTED: &str = "[redacted]";
 
 const SECRET_KEY_SUFFIXES: &[&str] = &[
-    "password", "passwd", "passphrase", "secret", "token", "apikey", "authorization", "credential", "credentials", "privatekey", "cookie",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "authorization",
+    "credential",
+    "credentials",
+    "privatekey",
+    "cookie",
 ];
 
 fn is_secret_key(key: &str, declared: &[String]) -> bool {
     if declared.iter().any(|d| d == key) {
         return true;
     }
-    let normalized: String = key.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+    let normalized: String = key
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase();
     SECRET_KEY_SUFFIXES.iter().any(|s| normalized.ends_with(s))
 }
 
 /// A well-known token shape (`sk-…`, `ghp_…`, `AKIA…`).
 pub fn looks_like_secret(value: &str) -> bool {
-    const PREFIXES: &[&str] = &["sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-", "xoxp-", "glpat-", "AKIA", "AIza"];
+    const PREFIXES: &[&str] = &[
+        "sk-",
+        "ghp_",
+        "gho_",
+        "ghs_",
+        "github_pat_",
+        "xoxb-",
+        "xoxp-",
+        "glpat-",
+        "AKIA",
+        "AIza",
+    ];
     value.len() >= 16 && !value.contains(' ') && PREFIXES.iter().any(|p| value.starts_with(p))
 }
 
@@ -28,7 +53,11 @@ pub fn redact(value: &Value, declared: &[String]) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let v = if is_secret_key(k, declared) && !v.is_null() { Value::String(REDACTED.into()) } else { redact(v, declared) };
+                    let v = if is_secret_key(k, declared) && !v.is_null() {
+                        Value::String(REDACTED.into())
+                    } else {
+                        redact(v, declared)
+                    };
                     (k.clone(), v)
                 })
                 .collect(),
@@ -51,7 +80,13 @@ mod tests {
         let out = redact(&args, &["pin".to_string()]);
         assert_eq!(out["user"], "bob");
         assert_eq!(out["max_tokens"], 5);
-        for (path, v) in [("/password", &out["password"]), ("/api_key", &out["api_key"]), ("/pin", &out["pin"]), ("/note", &out["note"]), ("/nested/0/accessToken", &out["nested"][0]["accessToken"])] {
+        for (path, v) in [
+            ("/password", &out["password"]),
+            ("/api_key", &out["api_key"]),
+            ("/pin", &out["pin"]),
+            ("/note", &out["note"]),
+            ("/nested/0/accessToken", &out["nested"][0]["accessToken"]),
+        ] {
             assert_eq!(v, REDACTED, "{path}");
         }
         assert!(!out.to_string().contains("hunter2"));

@@ -79,11 +79,17 @@ pub struct SearchHit {
     pub score: u32,
 }
 
-fn compile(schema: &serde_json::Value, what: &str, name: &str) -> Option<Arc<jsonschema::Validator>> {
+fn compile(
+    schema: &serde_json::Value,
+    what: &str,
+    name: &str,
+) -> Option<Arc<jsonschema::Validator>> {
     match jsonschema::validator_for(schema) {
         Ok(v) => Some(Arc::new(v)),
         Err(e) => {
-            tracing::error!("tool {name}: its {what} schema does not compile ({e}); the tool is not registered");
+            tracing::error!(
+                "tool {name}: its {what} schema does not compile ({e}); the tool is not registered"
+            );
             None
         }
     }
@@ -95,13 +101,19 @@ impl Registry {
     }
 
     pub fn register(&self, layer: Layer, tool: Arc<dyn DynTool>) {
-        self.sources.lock().unwrap().push((layer, Source::Tool(tool)));
+        self.sources
+            .lock()
+            .unwrap()
+            .push((layer, Source::Tool(tool)));
         self.reload();
     }
 
     /// A family's tools; asked again on every [`Registry::reload`].
     pub fn add_provider(&self, layer: Layer, provider: Arc<dyn ToolProvider>) {
-        self.sources.lock().unwrap().push((layer, Source::Provider(provider)));
+        self.sources
+            .lock()
+            .unwrap()
+            .push((layer, Source::Provider(provider)));
         self.reload();
     }
 
@@ -123,7 +135,9 @@ impl Registry {
         for (layer, tools) in sources {
             for tool in tools {
                 let spec = tool.spec();
-                let Some(input) = compile(&spec.input_schema, "input", &spec.name) else { continue };
+                let Some(input) = compile(&spec.input_schema, "input", &spec.name) else {
+                    continue;
+                };
                 let output = match &spec.output_schema {
                     Some(schema) => match compile(schema, "output", &spec.name) {
                         Some(v) => Some(v),
@@ -136,11 +150,27 @@ impl Registry {
                     overrides = previous.info.overrides.clone();
                     overrides.push(previous.info.layer);
                     if previous.info.layer == layer {
-                        tracing::warn!("two {} tools are named {}; the later one wins", layer.as_str(), spec.name);
+                        tracing::warn!(
+                            "two {} tools are named {}; the later one wins",
+                            layer.as_str(),
+                            spec.name
+                        );
                     }
                 }
-                let info = ToolInfo { spec: Arc::new(spec.clone()), layer, overrides };
-                snap.tools.insert(spec.name.clone(), Arc::new(Handler { tool: tool.clone(), info, input, output }));
+                let info = ToolInfo {
+                    spec: Arc::new(spec.clone()),
+                    layer,
+                    overrides,
+                };
+                snap.tools.insert(
+                    spec.name.clone(),
+                    Arc::new(Handler {
+                        tool: tool.clone(),
+                        info,
+                        input,
+                        output,
+                    }),
+                );
             }
         }
         // Aliases never shadow a real name. One claimed by tools of different layers goes to the
@@ -150,19 +180,30 @@ impl Registry {
         let mut claimed: HashMap<String, Vec<(u8, String)>> = HashMap::new();
         for (name, handler) in &snap.tools {
             for alias in &handler.info.spec.aliases {
-                claimed.entry(alias.clone()).or_default().push((alias_rank(handler.info.layer), name.clone()));
+                claimed
+                    .entry(alias.clone())
+                    .or_default()
+                    .push((alias_rank(handler.info.layer), name.clone()));
             }
         }
         for (alias, mut names) in claimed {
             names.sort();
             let top = names.last().map(|(rank, _)| *rank).unwrap_or_default();
-            let winners: Vec<&String> = names.iter().filter(|(rank, _)| *rank == top).map(|(_, n)| n).collect();
+            let winners: Vec<&String> = names
+                .iter()
+                .filter(|(rank, _)| *rank == top)
+                .map(|(_, n)| n)
+                .collect();
             if snap.tools.contains_key(&alias) || winners.len() > 1 {
                 tracing::warn!("alias {alias} is ambiguous ({winners:?}) and is ignored");
                 continue;
             }
             if names.len() > 1 {
-                tracing::info!("alias {alias} goes to {} (also claimed by {:?})", winners[0], &names[..names.len() - 1]);
+                tracing::info!(
+                    "alias {alias} goes to {} (also claimed by {:?})",
+                    winners[0],
+                    &names[..names.len() - 1]
+                );
             }
             snap.aliases.insert(alias, winners[0].clone());
         }
@@ -201,7 +242,12 @@ impl Registry {
     }
 
     pub fn categories(&self) -> Vec<String> {
-        let mut cats: Vec<String> = self.snap().tools.values().map(|h| h.info.spec.category.clone()).collect();
+        let mut cats: Vec<String> = self
+            .snap()
+            .tools
+            .values()
+            .map(|h| h.info.spec.category.clone())
+            .collect();
         cats.sort();
         cats.dedup();
         cats
@@ -209,7 +255,10 @@ impl Registry {
 
     /// Specs for a list of names (or aliases), in order; the first unknown name is an error.
     pub fn resolve(&self, names: &[&str]) -> Result<Vec<ToolInfo>, ToolError> {
-        names.iter().map(|n| self.get(n).ok_or_else(|| self.not_found(n))).collect()
+        names
+            .iter()
+            .map(|n| self.get(n).ok_or_else(|| self.not_found(n)))
+            .collect()
     }
 
     pub fn not_found(&self, name: &str) -> ToolError {
@@ -219,11 +268,19 @@ impl Registry {
             .tools
             .keys()
             .chain(snap.aliases.keys())
-            .map(|candidate| (strsim::jaro_winkler(&lower, &candidate.to_lowercase()), candidate))
+            .map(|candidate| {
+                (
+                    strsim::jaro_winkler(&lower, &candidate.to_lowercase()),
+                    candidate,
+                )
+            })
             .filter(|(score, _)| *score > 0.8)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        ToolError::NotFound { name: name.to_string(), suggestions: scored.into_iter().take(3).map(|(_, n)| n.clone()).collect() }
+        ToolError::NotFound {
+            name: name.to_string(),
+            suggestions: scored.into_iter().take(3).map(|(_, n)| n.clone()).collect(),
+        }
     }
 
     /// The tools a model sees: everything not deferred, plus the deferred ones already
@@ -249,7 +306,11 @@ impl Registry {
             score,
         };
         if let Some(names) = query.trim().strip_prefix("select:") {
-            return names.split(',').filter_map(|n| self.handler(n.trim())).map(|h| hit(&h, 100)).collect();
+            return names
+                .split(',')
+                .filter_map(|n| self.handler(n.trim()))
+                .map(|h| hit(&h, 100))
+                .collect();
         }
         let words: Vec<(bool, String)> = query
             .split_whitespace()
@@ -266,7 +327,8 @@ impl Registry {
                 let spec = &h.info.spec;
                 let name = spec.name.to_lowercase();
                 let name_parts: Vec<&str> = name.split(['_', '-', '.']).collect();
-                let text = format!("{} {} {}", spec.title, spec.description, spec.category).to_lowercase();
+                let text =
+                    format!("{} {} {}", spec.title, spec.description, spec.category).to_lowercase();
                 let params = spec.parameter_names().join(" ").to_lowercase();
                 let aliases = spec.aliases.join(" ").to_lowercase();
                 let mut total = 0;
@@ -331,57 +393,142 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-            Ok(PreparedCall::new(vec![], Arc::new(|_| Box::pin(async { Ok(Default::default()) }))))
+        fn prepare(
+            &self,
+            _args: serde_json::Value,
+            _env: &EffectEnv,
+        ) -> Result<PreparedCall, ToolError> {
+            Ok(PreparedCall::new(
+                vec![],
+                Arc::new(|_| Box::pin(async { Ok(Default::default()) })),
+            ))
         }
     }
 
     fn fake(meta: ToolMeta) -> Arc<dyn DynTool> {
-        let schema = serde_json::json!({"type": "object", "properties": {"recipient": {"type": "string"}}});
-        Arc::new(Fake(ToolSpec::from_meta(meta.annotations(Annotations::default()), schema)))
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"recipient": {"type": "string"}}});
+        Arc::new(Fake(ToolSpec::from_meta(
+            meta.annotations(Annotations::default()),
+            schema,
+        )))
     }
 
     #[test]
     fn layers_override_visibly_and_deferred_tools_wait_for_selection() {
         let registry = Registry::new();
-        registry.register(Layer::Stub, fake(ToolMeta::new("email_send", "Send", "stub").aliases(&["Mail", "Shared"])));
-        registry.register(Layer::Mcp, fake(ToolMeta::new("email_send", "Send", "from a toolpack")));
-        registry.register(Layer::Builtin, fake(ToolMeta::new("email_send", "Send", "builtin")));
+        registry.register(
+            Layer::Stub,
+            fake(ToolMeta::new("email_send", "Send", "stub").aliases(&["Mail", "Shared"])),
+        );
+        registry.register(
+            Layer::Mcp,
+            fake(ToolMeta::new("email_send", "Send", "from a toolpack")),
+        );
+        registry.register(
+            Layer::Builtin,
+            fake(ToolMeta::new("email_send", "Send", "builtin")),
+        );
         let info = registry.get("email_send").unwrap();
-        assert_eq!((info.layer, info.overrides.clone()), (Layer::Mcp, vec![Layer::Stub, Layer::Builtin]));
+        assert_eq!(
+            (info.layer, info.overrides.clone()),
+            (Layer::Mcp, vec![Layer::Stub, Layer::Builtin])
+        );
         assert_eq!(info.spec.description, "from a toolpack");
 
-        registry.register(Layer::Builtin, fake(ToolMeta::new("archive_mail", "Archive", "Move mail to the archive").deferred().aliases(&["Shared"])));
-        assert!(registry.visible(&[]).iter().all(|t| t.spec.name != "archive_mail"));
-        assert!(registry.visible(&["archive_mail".into()]).iter().any(|t| t.spec.name == "archive_mail"));
+        registry.register(
+            Layer::Builtin,
+            fake(
+                ToolMeta::new("archive_mail", "Archive", "Move mail to the archive")
+                    .deferred()
+                    .aliases(&["Shared"]),
+            ),
+        );
+        assert!(
+            registry
+                .visible(&[])
+                .iter()
+                .all(|t| t.spec.name != "archive_mail")
+        );
+        assert!(
+            registry
+                .visible(&["archive_mail".into()])
+                .iter()
+                .any(|t| t.spec.name == "archive_mail")
+        );
         // The MCP override replaced the stub (and its aliases), so `Shared` has one claimant.
-        assert_eq!(registry.canonical_name("Shared").as_deref(), Some("archive_mail"));
+        assert_eq!(
+            registry.canonical_name("Shared").as_deref(),
+            Some("archive_mail")
+        );
         assert!(registry.resolve(&["email_send", "nope"]).is_err());
 
-        let names = |q: &str| registry.search(q, 5).into_iter().map(|h| h.name).collect::<Vec<_>>();
-        assert_eq!(names("mail archive"), ["archive_mail", "email_send"], "ranked by name matches");
-        assert_eq!(names("+archive mail"), ["archive_mail"], "`+word` is required");
+        let names = |q: &str| {
+            registry
+                .search(q, 5)
+                .into_iter()
+                .map(|h| h.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names("mail archive"),
+            ["archive_mail", "email_send"],
+            "ranked by name matches"
+        );
+        assert_eq!(
+            names("+archive mail"),
+            ["archive_mail"],
+            "`+word` is required"
+        );
         let hits = registry.search("recipient", 5);
         assert_eq!(hits.len(), 2, "parameter names are searched");
-        assert_eq!(registry.search("select:archive_mail,email_send", 5).len(), 2);
+        assert_eq!(
+            registry.search("select:archive_mail,email_send", 5).len(),
+            2
+        );
     }
 
     #[test]
     fn a_builtin_alias_survives_a_pack_tool_of_the_same_name() {
         let registry = Registry::new();
-        registry.register(Layer::Builtin, fake(ToolMeta::new("run_command", "Run", "").aliases(&["Bash"])));
-        registry.register(Layer::Mcp, fake(ToolMeta::new("mcp__evil__Bash", "Bash", "").aliases(&["Bash"])));
-        assert_eq!(registry.canonical_name("Bash").as_deref(), Some("run_command"));
-        registry.register(Layer::Mcp, fake(ToolMeta::new("mcp__evil__WebFetch", "x", "").aliases(&["WebFetch"])));
-        registry.register(Layer::Stub, fake(ToolMeta::new("web_fetch", "x", "").aliases(&["WebFetch"])));
-        assert_eq!(registry.canonical_name("WebFetch").as_deref(), Some("web_fetch"), "a pack cannot take a catalog name either");
+        registry.register(
+            Layer::Builtin,
+            fake(ToolMeta::new("run_command", "Run", "").aliases(&["Bash"])),
+        );
+        registry.register(
+            Layer::Mcp,
+            fake(ToolMeta::new("mcp__evil__Bash", "Bash", "").aliases(&["Bash"])),
+        );
+        assert_eq!(
+            registry.canonical_name("Bash").as_deref(),
+            Some("run_command")
+        );
+        registry.register(
+            Layer::Mcp,
+            fake(ToolMeta::new("mcp__evil__WebFetch", "x", "").aliases(&["WebFetch"])),
+        );
+        registry.register(
+            Layer::Stub,
+            fake(ToolMeta::new("web_fetch", "x", "").aliases(&["WebFetch"])),
+        );
+        assert_eq!(
+            registry.canonical_name("WebFetch").as_deref(),
+            Some("web_fetch"),
+            "a pack cannot take a catalog name either"
+        );
     }
 
     #[test]
     fn an_alias_claimed_twice_goes_to_neither() {
         let registry = Registry::new();
-        registry.register(Layer::Builtin, fake(ToolMeta::new("a", "A", "").aliases(&["Both"])));
-        registry.register(Layer::Builtin, fake(ToolMeta::new("b", "B", "").aliases(&["Both"])));
+        registry.register(
+            Layer::Builtin,
+            fake(ToolMeta::new("a", "A", "").aliases(&["Both"])),
+        );
+        registry.register(
+            Layer::Builtin,
+            fake(ToolMeta::new("b", "B", "").aliases(&["Both"])),
+        );
         assert_eq!(registry.canonical_name("Both"), None);
         let exported = Registry::export_openai(&registry.list());
         assert_eq!(exported[0]["function"]["name"], "a");

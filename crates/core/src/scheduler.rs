@@ -5,12 +5,18 @@
 //! timeout, cancellation and retries (idempotent + transient only) → validate output → taint →
 //! final audit row → event. A call that fails at any step still gets its final audit row.
 
-use crate::approver::{ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest};
+use crate::approver::{
+    ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest,
+};
 use crate::audit::{AuditLog, AuditRecord};
-use crate::policy::{Action, MatchedRule, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for};
+use crate::policy::{
+    Action, MatchedRule, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for,
+};
 use crate::redact::redact;
 use crate::registry::{Handler, Layer, Registry};
-use cowork_contract::{CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput};
+use cowork_contract::{
+    CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput,
+};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -78,10 +84,28 @@ impl CallRequest {
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolEvent {
-    Started { call_id: String, tool: String, conversation: String, caller_ref: Option<String> },
-    Progress { call_id: String, progress: Progress },
-    Completed { call_id: String, tool: String, duration_us: u64 },
-    Failed { call_id: String, tool: String, error_kind: String, message: String, duration_us: u64 },
+    Started {
+        call_id: String,
+        tool: String,
+        conversation: String,
+        caller_ref: Option<String>,
+    },
+    Progress {
+        call_id: String,
+        progress: Progress,
+    },
+    Completed {
+        call_id: String,
+        tool: String,
+        duration_us: u64,
+    },
+    Failed {
+        call_id: String,
+        tool: String,
+        error_kind: String,
+        message: String,
+        duration_us: u64,
+    },
 }
 
 /// The result of one call: always returned (errors included) with its review and duration.
@@ -185,7 +209,8 @@ struct Row {
 
 impl Row {
     fn into_record(self) -> AuditRecord {
-        let mut args = serde_json::to_string(&redact(&self.args, &self.secret_args)).unwrap_or_default();
+        let mut args =
+            serde_json::to_string(&redact(&self.args, &self.secret_args)).unwrap_or_default();
         if args.len() > self.max_args_bytes {
             use sha2::Digest;
             let digest = hex::encode(sha2::Sha256::digest(args.as_bytes()));
@@ -193,11 +218,19 @@ impl Row {
             while !args.is_char_boundary(cut) {
                 cut -= 1;
             }
-            args = format!("{}…(truncated: {} bytes, sha256 {digest})", &args[..cut], args.len());
+            args = format!(
+                "{}…(truncated: {} bytes, sha256 {digest})",
+                &args[..cut],
+                args.len()
+            );
         }
         let layer = self.layer.map(|l| {
             let replaced: Vec<&str> = self.overrides.iter().map(|o| o.as_str()).collect();
-            if replaced.is_empty() { l.as_str().to_string() } else { format!("{} (overrides {})", l.as_str(), replaced.join(", ")) }
+            if replaced.is_empty() {
+                l.as_str().to_string()
+            } else {
+                format!("{} (overrides {})", l.as_str(), replaced.join(", "))
+            }
         });
         AuditRecord {
             ts: self.at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
@@ -209,9 +242,15 @@ impl Row {
             conversation: self.conversation,
             args,
             effects: serde_json::to_string(&self.effects).unwrap_or_default(),
-            decision: self.decision.map(|d| d.as_str()).unwrap_or("rejected").to_string(),
+            decision: self
+                .decision
+                .map(|d| d.as_str())
+                .unwrap_or("rejected")
+                .to_string(),
             score: self.score.map(i64::from),
-            rule: self.rule.map(|m| format!("{} ({})", m.rule, m.source.as_str())),
+            rule: self
+                .rule
+                .map(|m| format!("{} ({})", m.rule, m.source.as_str())),
             approved_by: self.approved_by,
             outcome: self.outcome.map(str::to_string),
             error: self.error,
@@ -235,7 +274,11 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
-fn format_schema_errors(tool: &str, validator: &jsonschema::Validator, args: &serde_json::Value) -> Option<ToolError> {
+fn format_schema_errors(
+    tool: &str,
+    validator: &jsonschema::Validator,
+    args: &serde_json::Value,
+) -> Option<ToolError> {
     // The common case, valid input, without building the error iterator.
     if validator.is_valid(args) {
         return None;
@@ -245,13 +288,20 @@ fn format_schema_errors(tool: &str, validator: &jsonschema::Validator, args: &se
         .take(5)
         .map(|e| {
             let path = e.instance_path().to_string();
-            let at = if path.is_empty() { "the arguments".to_string() } else { format!("`{path}`") };
+            let at = if path.is_empty() {
+                "the arguments".to_string()
+            } else {
+                format!("`{path}`")
+            };
             // Masked: the message names the field and the expected type but never echoes the
             // value, which may be a secret in the wrong place (error text lands in the audit row).
             format!("{at}: {}", e.masked())
         })
         .collect();
-    (!messages.is_empty()).then(|| ToolError::InvalidArguments { tool: tool.to_string(), message: messages.join("; ") })
+    (!messages.is_empty()).then(|| ToolError::InvalidArguments {
+        tool: tool.to_string(),
+        message: messages.join("; "),
+    })
 }
 
 impl Scheduler {
@@ -267,8 +317,23 @@ impl Scheduler {
         // The policy judges rules by what their tool does; the registry knows (weakly held:
         // the registry owns providers that may hold the policy).
         let weak = Arc::downgrade(&registry);
-        policy.set_tool_kinds(Arc::new(move |name: &str| weak.upgrade()?.get(name).map(|info| info.spec.effects.clone())));
-        Scheduler { registry, policy, audit, approver, env, config, events, limiters: Mutex::new(HashMap::new()), suspensions: std::sync::OnceLock::new(), resume_probes: Default::default() }
+        policy.set_tool_kinds(Arc::new(move |name: &str| {
+            weak.upgrade()?
+                .get(name)
+                .map(|info| info.spec.effects.clone())
+        }));
+        Scheduler {
+            registry,
+            policy,
+            audit,
+            approver,
+            env,
+            config,
+            events,
+            limiters: Mutex::new(HashMap::new()),
+            suspensions: std::sync::OnceLock::new(),
+            resume_probes: Default::default(),
+        }
     }
 
     /// Lets tools suspend (the app sets it once, at start).
@@ -282,13 +347,25 @@ impl Scheduler {
 
     /// Resumes a suspended call: marks it resumed (once: a second Resume is refused) and runs
     /// the recorded call again through the whole gate — reviewed again, audited again.
-    pub async fn resume(&self, id: &str, caller: Caller) -> Result<CallOutcome, crate::suspend::SuspendError> {
+    pub async fn resume(
+        &self,
+        id: &str,
+        caller: Caller,
+    ) -> Result<CallOutcome, crate::suspend::SuspendError> {
         self.resume_by(id, caller, caller.as_str()).await
     }
 
     /// `resume`, recording who settled it (`auto` when its condition came true).
-    async fn resume_by(&self, id: &str, caller: Caller, by: &str) -> Result<CallOutcome, crate::suspend::SuspendError> {
-        let coordinator = self.suspensions.get().ok_or_else(|| crate::suspend::SuspendError::NotFound(id.to_string()))?;
+    async fn resume_by(
+        &self,
+        id: &str,
+        caller: Caller,
+        by: &str,
+    ) -> Result<CallOutcome, crate::suspend::SuspendError> {
+        let coordinator = self
+            .suspensions
+            .get()
+            .ok_or_else(|| crate::suspend::SuspendError::NotFound(id.to_string()))?;
         let taken = coordinator.take_for_resume(id, by)?;
         let mut request = CallRequest::new(&taken.tool, taken.args, caller, &taken.conversation);
         request.caller_ref = Some(format!("resume:{id}"));
@@ -304,7 +381,9 @@ impl Scheduler {
     /// resumed (settled by `auto`, re-run as `caller`). Returns what those calls did, by
     /// suspension id. The window runs it every second while it lives.
     pub async fn resume_ready(&self, caller: Caller) -> Vec<(String, CallOutcome)> {
-        let Some(coordinator) = self.suspensions.get() else { return vec![] };
+        let Some(coordinator) = self.suspensions.get() else {
+            return vec![];
+        };
         let mut done = Vec::new();
         for suspension in coordinator.list(false).unwrap_or_default() {
             if let Some(outcome) = self.resume_when_ready(&suspension, caller).await {
@@ -321,12 +400,26 @@ impl Scheduler {
         self.resume_when_ready(&suspension, caller).await
     }
 
-    async fn resume_when_ready(&self, suspension: &crate::suspend::Suspension, caller: Caller) -> Option<CallOutcome> {
+    async fn resume_when_ready(
+        &self,
+        suspension: &crate::suspend::Suspension,
+        caller: Caller,
+    ) -> Option<CallOutcome> {
         if suspension.state != "suspended" {
             return None;
         }
-        let kind = suspension.resume_when.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
-        let probe = self.resume_probes.read().unwrap().iter().find(|p| p.kind() == kind).cloned()?;
+        let kind = suspension
+            .resume_when
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .unwrap_or_default();
+        let probe = self
+            .resume_probes
+            .read()
+            .unwrap()
+            .iter()
+            .find(|p| p.kind() == kind)
+            .cloned()?;
         if !probe.holds(&suspension.resume_when).await {
             return None;
         }
@@ -356,7 +449,9 @@ impl Scheduler {
     }
 
     fn resolve(&self, name: &str) -> Result<Arc<Handler>, ToolError> {
-        self.registry.handler(name).ok_or_else(|| self.registry.not_found(name))
+        self.registry
+            .handler(name)
+            .ok_or_else(|| self.registry.not_found(name))
     }
 
     fn check_size(&self, tool: &str, args: &serde_json::Value) -> Result<(), ToolError> {
@@ -375,7 +470,12 @@ impl Scheduler {
     }
 
     /// Resolve, validate and compute effects: shared by `call` and `explain`.
-    fn prepare(&self, name: &str, args: &serde_json::Value, env: &EffectEnv) -> Result<(Arc<Handler>, cowork_contract::PreparedCall), ToolError> {
+    fn prepare(
+        &self,
+        name: &str,
+        args: &serde_json::Value,
+        env: &EffectEnv,
+    ) -> Result<(Arc<Handler>, cowork_contract::PreparedCall), ToolError> {
         let handler = self.resolve(name)?;
         let spec = &handler.info.spec;
         let renamed = spec.canonical_args(args);
@@ -389,11 +489,28 @@ impl Scheduler {
     }
 
     /// The review a call would get, without running it or writing anything.
-    pub fn explain(&self, name: &str, args: &serde_json::Value, conversation: &str, env: Option<&EffectEnv>) -> Result<Explanation, ToolError> {
+    pub fn explain(
+        &self,
+        name: &str,
+        args: &serde_json::Value,
+        conversation: &str,
+        env: Option<&EffectEnv>,
+    ) -> Result<Explanation, ToolError> {
         let env = env.unwrap_or(&self.env);
         let (handler, prepared) = self.prepare(name, args, env)?;
-        let review = self.policy.review(&ReviewRequest { spec: &handler.info.spec, effects: &prepared.effects, conversation, env, allowed_tools: None });
-        Ok(Explanation { tool: handler.info.spec.name.clone(), layer: handler.info.layer, effects: prepared.effects, review })
+        let review = self.policy.review(&ReviewRequest {
+            spec: &handler.info.spec,
+            effects: &prepared.effects,
+            conversation,
+            env,
+            allowed_tools: None,
+        });
+        Ok(Explanation {
+            tool: handler.info.spec.name.clone(),
+            layer: handler.info.layer,
+            effects: prepared.effects,
+            review,
+        })
     }
 
     /// A server asks the person for input (MCP elicitation). Goes to the same Approver as asks,
@@ -401,7 +518,9 @@ impl Scheduler {
     /// message, the answer's action — never the content, which may be personal.
     pub async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
         let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
-        let answer = tokio::time::timeout(limit, self.approver.elicit(&request)).await.unwrap_or(ElicitationAnswer::Decline);
+        let answer = tokio::time::timeout(limit, self.approver.elicit(&request))
+            .await
+            .unwrap_or(ElicitationAnswer::Decline);
         let record = AuditRecord {
             ts: now(),
             call_id: request.id.clone(),
@@ -418,7 +537,10 @@ impl Scheduler {
             ..Default::default()
         };
         if let Err(e) = self.audit.append(record) {
-            tracing::error!("elicitation from {}: could not audit ({e}); declining", request.from);
+            tracing::error!(
+                "elicitation from {}: could not audit ({e}); declining",
+                request.from
+            );
             return ElicitationAnswer::Decline;
         }
         answer
@@ -465,7 +587,11 @@ impl Scheduler {
         }
         let duration_us = duration.as_micros() as u64;
         let _ = self.events.send(match &result {
-            Ok(_) => ToolEvent::Completed { call_id: call_id.clone(), tool: tool.clone(), duration_us },
+            Ok(_) => ToolEvent::Completed {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                duration_us,
+            },
             Err(e) => ToolEvent::Failed {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
@@ -474,7 +600,15 @@ impl Scheduler {
                 duration_us,
             },
         });
-        CallOutcome { call_id, tool, layer: trail.layer, review: trail.review, approved_by: trail.approved_by, result, duration }
+        CallOutcome {
+            call_id,
+            tool,
+            layer: trail.layer,
+            review: trail.review,
+            approved_by: trail.approved_by,
+            result,
+            duration,
+        }
     }
 
     /// Runs calls in order, except that consecutive read-only calls run in parallel: the
@@ -483,15 +617,20 @@ impl Scheduler {
         let mut outcomes = Vec::with_capacity(requests.len());
         let mut parallel: Vec<CallRequest> = Vec::new();
         for req in requests {
-            let read_only = self.registry.get(&req.tool).is_some_and(|i| i.spec.is_read_only());
+            let read_only = self
+                .registry
+                .get(&req.tool)
+                .is_some_and(|i| i.spec.is_read_only());
             if read_only {
                 parallel.push(req);
                 continue;
             }
-            outcomes.extend(futures::future::join_all(parallel.drain(..).map(|r| self.call(r))).await);
+            outcomes
+                .extend(futures::future::join_all(parallel.drain(..).map(|r| self.call(r))).await);
             outcomes.push(self.call(req).await);
         }
-        outcomes.extend(futures::future::join_all(parallel.into_iter().map(|r| self.call(r))).await);
+        outcomes
+            .extend(futures::future::join_all(parallel.into_iter().map(|r| self.call(r))).await);
         outcomes
     }
 
@@ -522,7 +661,12 @@ impl Scheduler {
         .into_record()
     }
 
-    async fn run(&self, req: &CallRequest, call_id: &str, trail: &mut Trail) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        trail: &mut Trail,
+    ) -> Result<ToolOutput, ToolError> {
         let env = req.env.as_ref().unwrap_or(&self.env);
         let (handler, mut prepared) = self.prepare(&req.tool, &req.args, env)?;
         let spec = &handler.info.spec;
@@ -543,12 +687,30 @@ impl Scheduler {
         let review = &*trail.review.insert(review);
         let accept_edits = review.mode == crate::policy::Mode::AcceptEdits;
         match review.decision {
-            Action::Deny if review.outside_workspace => return Err(ToolError::SecurityViolation { reason: review.why.clone() }),
-            Action::Deny => return Err(ToolError::Denied { reason: review.why.clone() }),
+            Action::Deny if review.outside_workspace => {
+                return Err(ToolError::SecurityViolation {
+                    reason: review.why.clone(),
+                });
+            }
+            Action::Deny => {
+                return Err(ToolError::Denied {
+                    reason: review.why.clone(),
+                });
+            }
             Action::Allow => trail.approved_by = Some(format!("policy: {}", review.why)),
             Action::Ask => {
                 let redacted = redact(&req.args, &spec.secret_args);
-                let (choice, by) = self.ask(req, call_id, &spec.name, &spec.title, redacted, effects, review).await;
+                let (choice, by) = self
+                    .ask(
+                        req,
+                        call_id,
+                        &spec.name,
+                        &spec.title,
+                        redacted,
+                        effects,
+                        review,
+                    )
+                    .await;
                 trail.approved_by = Some(by.clone());
                 if choice == ApprovalChoice::Deny {
                     let fix = match grant_rules_for(&spec.name, effects) {
@@ -558,7 +720,9 @@ impl Scheduler {
                         ),
                         _ => String::new(),
                     };
-                    return Err(ToolError::Denied { reason: format!("{} ({by}){fix}", review.why) });
+                    return Err(ToolError::Denied {
+                        reason: format!("{} ({by}){fix}", review.why),
+                    });
                 }
             }
         }
@@ -598,10 +762,19 @@ impl Scheduler {
         let events = self.events.clone();
         let progress_id = call_id.to_string();
         ctx.progress = Arc::new(move |progress| {
-            let _ = events.send(ToolEvent::Progress { call_id: progress_id.clone(), progress });
+            let _ = events.send(ToolEvent::Progress {
+                call_id: progress_id.clone(),
+                progress,
+            });
         });
-        let timeout = req.timeout.unwrap_or(Duration::from_millis(spec.timeout_ms));
-        let attempts = if spec.annotations.idempotent { self.config.retry_attempts.max(1) } else { 1 };
+        let timeout = req
+            .timeout
+            .unwrap_or(Duration::from_millis(spec.timeout_ms));
+        let attempts = if spec.annotations.idempotent {
+            self.config.retry_attempts.max(1)
+        } else {
+            1
+        };
         let mut attempt = 0;
         let output = loop {
             attempt += 1;
@@ -625,13 +798,31 @@ impl Scheduler {
         };
         let output = match (output, suspended, self.suspensions.get()) {
             (Err(ToolError::Suspended { id, reason }), Some(slot), Some(coordinator)) => {
-                let request = slot.lock().unwrap().take().filter(|(named, _)| *named == id).map(|(_, request)| request);
-                let recorded = request.ok_or_else(|| "the tool did not suspend through its context".to_string()).and_then(|request| {
-                    coordinator.record(&id, call_id, &req.conversation, &spec.name, &req.args, &request).map_err(|e| e.to_string())
-                });
+                let request = slot
+                    .lock()
+                    .unwrap()
+                    .take()
+                    .filter(|(named, _)| *named == id)
+                    .map(|(_, request)| request);
+                let recorded = request
+                    .ok_or_else(|| "the tool did not suspend through its context".to_string())
+                    .and_then(|request| {
+                        coordinator
+                            .record(
+                                &id,
+                                call_id,
+                                &req.conversation,
+                                &spec.name,
+                                &req.args,
+                                &request,
+                            )
+                            .map_err(|e| e.to_string())
+                    });
                 Err(match recorded {
                     Ok(()) => ToolError::Suspended { id, reason },
-                    Err(e) => ToolError::failed(format!("{reason} — and the suspension could not be recorded: {e}")),
+                    Err(e) => ToolError::failed(format!(
+                        "{reason} — and the suspension could not be recorded: {e}"
+                    )),
                 })
             }
             (other, _, _) => other,
@@ -640,10 +831,15 @@ impl Scheduler {
         if let (Some(validator), Some(structured)) = (&handler.output, &output.structured)
             && let Some(err) = format_schema_errors(&spec.name, validator, structured)
         {
-            return Err(ToolError::failed(format!("{} returned output that does not match its output schema: {err}", spec.name)));
+            return Err(ToolError::failed(format!(
+                "{} returned output that does not match its output schema: {err}",
+                spec.name
+            )));
         }
         if output.untrusted {
-            self.policy.mark_tainted(&req.conversation, &spec.name).map_err(|e| ToolError::failed(e.to_string()))?;
+            self.policy
+                .mark_tainted(&req.conversation, &spec.name)
+                .map_err(|e| ToolError::failed(e.to_string()))?;
         }
         Ok(output)
     }
@@ -689,12 +885,26 @@ impl Scheduler {
             },
         };
         // A choice that was not offered counts as the narrowest approval.
-        let choice = if choices.contains(&choice) { choice } else { ApprovalChoice::Once };
+        let choice = if choices.contains(&choice) {
+            choice
+        } else {
+            ApprovalChoice::Once
+        };
         let persisted = match (choice, &grants) {
-            (ApprovalChoice::Conversation, Some(rules)) => self.policy.grant_for_conversation(&req.conversation, rules).map(|_| rules.join(", ")),
+            (ApprovalChoice::Conversation, Some(rules)) => self
+                .policy
+                .grant_for_conversation(&req.conversation, rules)
+                .map(|_| rules.join(", ")),
             (ApprovalChoice::Always | ApprovalChoice::AlwaysWorkspace, Some(rules)) => {
-                let source = if choice == ApprovalChoice::Always { RuleSource::User } else { RuleSource::Workspace };
-                rules.iter().try_for_each(|r| self.policy.add_rule(Action::Allow, r, source)).map(|_| rules.join(", "))
+                let source = if choice == ApprovalChoice::Always {
+                    RuleSource::User
+                } else {
+                    RuleSource::Workspace
+                };
+                rules
+                    .iter()
+                    .try_for_each(|r| self.policy.add_rule(Action::Allow, r, source))
+                    .map(|_| rules.join(", "))
             }
             _ => Ok(String::new()),
         };
@@ -715,7 +925,9 @@ impl Scheduler {
                 .or_insert_with(|| {
                     let per_minute = NonZeroU32::new(limit.per_minute.max(1)).expect("max(1)");
                     let burst = NonZeroU32::new(limit.burst.max(1)).expect("max(1)");
-                    Arc::new(RateLimiter::direct(Quota::per_minute(per_minute).allow_burst(burst)))
+                    Arc::new(RateLimiter::direct(
+                        Quota::per_minute(per_minute).allow_burst(burst),
+                    ))
                 })
                 .clone()
         };

@@ -53,8 +53,15 @@ impl Tool for ToolSearch {
         Ok(vec![])
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Self::Output, ToolError> {
-        let registry = self.registry.upgrade().ok_or_else(|| ToolError::failed("the registry is shutting down"))?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> Result<Self::Output, ToolError> {
+        let registry = self
+            .registry
+            .upgrade()
+            .ok_or_else(|| ToolError::failed("the registry is shutting down"))?;
         let limit = input.limit.unwrap_or(5).clamp(1, 50) as usize;
         let tools = registry
             .search(&input.query, limit)

@@ -2,7 +2,9 @@
 //! configured, calling it (through the scheduler, reviewed and audited like any call) answers
 //! with exactly what is missing and how to get it.
 
-use cowork_contract::{Annotations, DynTool, EffectEnv, PreparedCall, ToolError, ToolMeta, ToolProvider, ToolSpec};
+use cowork_contract::{
+    Annotations, DynTool, EffectEnv, PreparedCall, ToolError, ToolMeta, ToolProvider, ToolSpec,
+};
 use std::sync::Arc;
 
 struct StubTool {
@@ -16,33 +18,86 @@ impl DynTool for StubTool {
         &self.spec
     }
 
-    fn prepare(&self, _args: serde_json::Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-        let err = ToolError::NotConfigured { tool: self.spec.name.clone(), what: self.what.into(), how: self.how.into() };
+    fn prepare(
+        &self,
+        _args: serde_json::Value,
+        _env: &EffectEnv,
+    ) -> Result<PreparedCall, ToolError> {
+        let err = ToolError::NotConfigured {
+            tool: self.spec.name.clone(),
+            what: self.what.into(),
+            how: self.how.into(),
+        };
         // A stub has no effects: it does nothing but explain.
-        Ok(PreparedCall::new(vec![], Arc::new(move |_ctx| {
-            let err = err.clone();
-            Box::pin(async move { Err(err) })
-        })))
+        Ok(PreparedCall::new(
+            vec![],
+            Arc::new(move |_ctx| {
+                let err = err.clone();
+                Box::pin(async move { Err(err) })
+            }),
+        ))
     }
 }
 
 /// What is missing, and how to get it.
 type Missing = (&'static str, &'static str);
 
-const WEB: Missing = ("the web family is not built into this version yet", "planned: Settings → Web (search provider base URL)");
-const VOICE: Missing = ("voice is not built into this version yet", "planned: Settings → Voice (speech model is downloaded by setup)");
-const MCP: Missing = ("toolpacks are not built into this version yet", "planned: `cowork toolpack install github:owner/repo`");
-const PERSONAL: Missing = ("no weather/news source configured: not built into this version yet", "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)");
+const WEB: Missing = (
+    "the web family is not built into this version yet",
+    "planned: Settings → Web (search provider base URL)",
+);
+const VOICE: Missing = (
+    "voice is not built into this version yet",
+    "planned: Settings → Voice (speech model is downloaded by setup)",
+);
+const MCP: Missing = (
+    "toolpacks are not built into this version yet",
+    "planned: `cowork toolpack install github:owner/repo`",
+);
+const PERSONAL: Missing = (
+    "no weather/news source configured: not built into this version yet",
+    "planned: Settings → Sources (base URL of Open-Meteo or an RSS feed)",
+);
 
 /// name, category, description, aliases, what is missing
 const CATALOG: &[(&str, &str, &str, &[&str], Missing)] = &[
-    ("web_fetch", "web", "Fetch a URL and return it as Markdown.", &["WebFetch"], WEB),
+    (
+        "web_fetch",
+        "web",
+        "Fetch a URL and return it as Markdown.",
+        &["WebFetch"],
+        WEB,
+    ),
     ("web_search", "web", "Search the web.", &["WebSearch"], WEB),
-    ("get_weather", "personal", "Weather forecast for a place.", &[], PERSONAL),
-    ("get_news", "personal", "Latest headlines from configured feeds.", &[], PERSONAL),
+    (
+        "get_weather",
+        "personal",
+        "Weather forecast for a place.",
+        &[],
+        PERSONAL,
+    ),
+    (
+        "get_news",
+        "personal",
+        "Latest headlines from configured feeds.",
+        &[],
+        PERSONAL,
+    ),
     ("speak", "voice", "Say a text aloud.", &[], VOICE),
-    ("transcribe", "voice", "Transcribe speech from the microphone or a file.", &[], VOICE),
-    ("reload_tools", "mcp", "Re-read toolpacks and refresh the tool list.", &[], MCP),
+    (
+        "transcribe",
+        "voice",
+        "Transcribe speech from the microphone or a file.",
+        &[],
+        VOICE,
+    ),
+    (
+        "reload_tools",
+        "mcp",
+        "Re-read toolpacks and refresh the tool list.",
+        &[],
+        MCP,
+    ),
 ];
 
 pub struct StubCatalog;
@@ -56,11 +111,18 @@ impl ToolProvider for StubCatalog {
         CATALOG
             .iter()
             .map(|(name, category, description, aliases, (what, how))| {
-                let meta = ToolMeta::new(name, &name.replace('_', " "), &format!("{description} (not configured: {what})"))
-                    .category(category)
-                    .aliases(aliases)
-                    .annotations(Annotations { read_only: true, ..Default::default() })
-                    .timeout(std::time::Duration::from_secs(1));
+                let meta = ToolMeta::new(
+                    name,
+                    &name.replace('_', " "),
+                    &format!("{description} (not configured: {what})"),
+                )
+                .category(category)
+                .aliases(aliases)
+                .annotations(Annotations {
+                    read_only: true,
+                    ..Default::default()
+                })
+                .timeout(std::time::Duration::from_secs(1));
                 Arc::new(StubTool {
                     spec: ToolSpec::from_meta(meta, serde_json::json!({"type": "object"})),
                     what,

@@ -43,7 +43,11 @@ pub enum SuspendError {
     #[error("no suspended task {0:?} — `cowork tasks suspended` lists them")]
     NotFound(String),
     #[error("task {id} is {state}, not suspended: it cannot be {wanted}")]
-    Settled { id: String, state: String, wanted: &'static str },
+    Settled {
+        id: String,
+        state: String,
+        wanted: &'static str,
+    },
     #[error("suspensions: {0}")]
     Store(String),
 }
@@ -64,7 +68,9 @@ fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
 const COLUMNS: &str = "id, call_id, conversation, tool, args, reason, resume_when, state, created_at, deadline, settled_by";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<Suspension> {
-    let json = |i: usize| -> rusqlite::Result<serde_json::Value> { Ok(serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or_default()) };
+    let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+        Ok(serde_json::from_str(&r.get::<_, String>(i)?).unwrap_or_default())
+    };
     Ok(Suspension {
         id: r.get(0)?,
         call_id: r.get(1)?,
@@ -82,7 +88,10 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<Suspension> {
 
 impl SuspendCoordinator {
     pub fn open(store: &Store) -> Result<SuspendCoordinator, StoreError> {
-        Ok(SuspendCoordinator { db: Mutex::new(store.connect()?), events: tokio::sync::broadcast::channel(64).0 })
+        Ok(SuspendCoordinator {
+            db: Mutex::new(store.connect()?),
+            events: tokio::sync::broadcast::channel(64).0,
+        })
     }
 
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<SuspensionEvent> {
@@ -94,9 +103,18 @@ impl SuspendCoordinator {
     }
 
     /// Records the suspension `id` of one call.
-    pub fn record(&self, id: &str, call_id: &str, conversation: &str, tool: &str, args: &serde_json::Value, request: &SuspendRequest) -> Result<(), SuspendError> {
+    pub fn record(
+        &self,
+        id: &str,
+        call_id: &str,
+        conversation: &str,
+        tool: &str,
+        args: &serde_json::Value,
+        request: &SuspendRequest,
+    ) -> Result<(), SuspendError> {
         let created = now();
-        let deadline = created + chrono::Duration::from_std(request.timeout).unwrap_or(chrono::Duration::hours(1));
+        let deadline = created
+            + chrono::Duration::from_std(request.timeout).unwrap_or(chrono::Duration::hours(1));
         self.db
             .lock()
             .unwrap()
@@ -107,7 +125,9 @@ impl SuspendCoordinator {
             )
             .map_err(Self::store_err)?;
         if let Ok(Some(suspension)) = self.get(id) {
-            let _ = self.events.send(SuspensionEvent::Suspended { suspension: Box::new(suspension) });
+            let _ = self.events.send(SuspensionEvent::Suspended {
+                suspension: Box::new(suspension),
+            });
         }
         Ok(())
     }
@@ -115,7 +135,13 @@ impl SuspendCoordinator {
     pub fn get(&self, id: &str) -> Result<Option<Suspension>, SuspendError> {
         self.expire()?;
         let conn = self.db.lock().unwrap();
-        conn.query_row(&format!("SELECT {COLUMNS} FROM suspensions WHERE id = ?1"), [id], row).optional().map_err(Self::store_err)
+        conn.query_row(
+            &format!("SELECT {COLUMNS} FROM suspensions WHERE id = ?1"),
+            [id],
+            row,
+        )
+        .optional()
+        .map_err(Self::store_err)
     }
 
     /// Open suspensions (all of them with `all`), oldest first.
@@ -123,7 +149,11 @@ impl SuspendCoordinator {
         self.expire()?;
         let conn = self.db.lock().unwrap();
         let filter = if all { "" } else { "WHERE state = 'suspended'" };
-        let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM suspensions {filter} ORDER BY created_at")).map_err(Self::store_err)?;
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM suspensions {filter} ORDER BY created_at"
+            ))
+            .map_err(Self::store_err)?;
         let rows = stmt.query_map([], row).map_err(Self::store_err)?;
         rows.collect::<Result<_, _>>().map_err(Self::store_err)
     }
@@ -134,16 +164,31 @@ impl SuspendCoordinator {
         let mut stmt = conn
             .prepare("UPDATE suspensions SET state = 'timed_out', settled_at = ?1, settled_by = 'timeout' WHERE state = 'suspended' AND deadline < ?1 RETURNING id")
             .map_err(Self::store_err)?;
-        let expired: Vec<String> = stmt.query_map([stamp(now())], |r| r.get(0)).map_err(Self::store_err)?.collect::<Result<_, _>>().map_err(Self::store_err)?;
+        let expired: Vec<String> = stmt
+            .query_map([stamp(now())], |r| r.get(0))
+            .map_err(Self::store_err)?
+            .collect::<Result<_, _>>()
+            .map_err(Self::store_err)?;
         for id in expired {
-            let _ = self.events.send(SuspensionEvent::Settled { id, state: "timed_out".into() });
+            let _ = self.events.send(SuspensionEvent::Settled {
+                id,
+                state: "timed_out".into(),
+            });
         }
         Ok(())
     }
 
     /// Moves a suspended row to `state`; a row in any other state is an error naming it.
-    fn settle(&self, id: &str, state: &str, by: &str, wanted: &'static str) -> Result<Suspension, SuspendError> {
-        let current = self.get(id)?.ok_or_else(|| SuspendError::NotFound(id.to_string()))?;
+    fn settle(
+        &self,
+        id: &str,
+        state: &str,
+        by: &str,
+        wanted: &'static str,
+    ) -> Result<Suspension, SuspendError> {
+        let current = self
+            .get(id)?
+            .ok_or_else(|| SuspendError::NotFound(id.to_string()))?;
         let changed = self
             .db
             .lock()
@@ -152,10 +197,21 @@ impl SuspendCoordinator {
             .map_err(Self::store_err)?;
         if changed == 0 {
             let state = self.get(id)?.map_or(current.state, |s| s.state);
-            return Err(SuspendError::Settled { id: id.to_string(), state, wanted });
+            return Err(SuspendError::Settled {
+                id: id.to_string(),
+                state,
+                wanted,
+            });
         }
-        let _ = self.events.send(SuspensionEvent::Settled { id: id.to_string(), state: state.to_string() });
-        Ok(Suspension { state: state.to_string(), settled_by: Some(by.to_string()), ..current })
+        let _ = self.events.send(SuspensionEvent::Settled {
+            id: id.to_string(),
+            state: state.to_string(),
+        });
+        Ok(Suspension {
+            state: state.to_string(),
+            settled_by: Some(by.to_string()),
+            ..current
+        })
     }
 
     /// Marks it resumed; the caller runs the recorded call again (`Scheduler::resume`).
@@ -169,16 +225,26 @@ impl SuspendCoordinator {
 
     /// More time for the person (from now).
     pub fn extend(&self, id: &str, by: Duration) -> Result<Suspension, SuspendError> {
-        let deadline = stamp(now() + chrono::Duration::from_std(by).unwrap_or(chrono::Duration::hours(1)));
+        let deadline =
+            stamp(now() + chrono::Duration::from_std(by).unwrap_or(chrono::Duration::hours(1)));
         let changed = self
             .db
             .lock()
             .unwrap()
-            .execute("UPDATE suspensions SET deadline = ?2 WHERE id = ?1 AND state = 'suspended'", params![id, deadline])
+            .execute(
+                "UPDATE suspensions SET deadline = ?2 WHERE id = ?1 AND state = 'suspended'",
+                params![id, deadline],
+            )
             .map_err(Self::store_err)?;
-        let current = self.get(id)?.ok_or_else(|| SuspendError::NotFound(id.to_string()))?;
+        let current = self
+            .get(id)?
+            .ok_or_else(|| SuspendError::NotFound(id.to_string()))?;
         if changed == 0 {
-            return Err(SuspendError::Settled { id: id.to_string(), state: current.state, wanted: "extended" });
+            return Err(SuspendError::Settled {
+                id: id.to_string(),
+                state: current.state,
+                wanted: "extended",
+            });
         }
         Ok(current)
     }

@@ -7,17 +7,31 @@ use proptest::prelude::*;
 use std::path::{Component, PathBuf};
 
 fn env() -> EffectEnv {
-    EffectEnv { workspace_roots: vec![PathBuf::from("/nonexistent-ws")], home: Some(PathBuf::from("/nonexistent-home/u")) }
+    EffectEnv {
+        workspace_roots: vec![PathBuf::from("/nonexistent-ws")],
+        home: Some(PathBuf::from("/nonexistent-home/u")),
+    }
 }
 
 fn matches(rule: &str, action: Action, tool: &str, effect: Effect) -> bool {
     let env = env();
     let effects = [effect];
-    Rule::parse(rule).unwrap().matches(action, &CallFacts { tool, aliases: &[], effects: &effects, env: &env })
+    Rule::parse(rule).unwrap().matches(
+        action,
+        &CallFacts {
+            tool,
+            aliases: &[],
+            effects: &effects,
+            env: &env,
+        },
+    )
 }
 
 fn exec(command: String) -> Effect {
-    Effect::ProcessExec { command, workspace_code: vec![] }
+    Effect::ProcessExec {
+        command,
+        workspace_code: vec![],
+    }
 }
 
 proptest! {

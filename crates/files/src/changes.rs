@@ -5,13 +5,20 @@
 
 use crate::shadow::{Change, ChangeDiff};
 use crate::{Shared, shadow_error};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// File I/O with fsyncs off the async workers (any runtime flavour: the CLI's is current-thread).
-async fn blocking(work: impl FnOnce() -> Result<Change, crate::shadow::ShadowError> + Send + 'static) -> Result<Change, ToolError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("file task failed: {e}")))?.map_err(shadow_error)
+async fn blocking(
+    work: impl FnOnce() -> Result<Change, crate::shadow::ShadowError> + Send + 'static,
+) -> Result<Change, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::failed(format!("file task failed: {e}")))?
+        .map_err(shadow_error)
 }
 
 /// The change's file, for its effects: one indexed lookup (effects are computed on every call
@@ -44,10 +51,18 @@ impl Tool for ChangesList {
     type Output = ChangeList;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("changes_list", "List file changes", "List staged and settled file changes (the shadow filesystem), newest first.")
-            .category("files")
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-            .effects(&[EffectKind::FsRead])
+        ToolMeta::new(
+            "changes_list",
+            "List file changes",
+            "List staged and settled file changes (the shadow filesystem), newest first.",
+        )
+        .category("files")
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
+        .effects(&[EffectKind::FsRead])
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -58,9 +73,18 @@ impl Tool for ChangesList {
         if let Some(s) = &input.status
             && !["staged", "applied", "rejected", "rolled_back"].contains(&s.as_str())
         {
-            return Err(ToolError::InvalidArguments { tool: "changes_list".into(), message: format!("status {s:?}: use staged, applied, rejected or rolled_back") });
+            return Err(ToolError::InvalidArguments {
+                tool: "changes_list".into(),
+                message: format!("status {s:?}: use staged, applied, rejected or rolled_back"),
+            });
         }
-        Ok(ChangeList { changes: self.0.shadow.list(input.status.as_deref(), input.conversation.as_deref()).map_err(shadow_error)? })
+        Ok(ChangeList {
+            changes: self
+                .0
+                .shadow
+                .list(input.status.as_deref(), input.conversation.as_deref())
+                .map_err(shadow_error)?,
+        })
     }
 
     fn to_text(&self, list: &ChangeList) -> String {
@@ -69,7 +93,18 @@ impl Tool for ChangesList {
         }
         list.changes
             .iter()
-            .map(|c| format!("#{:<4} {:<11} {:<8} +{:<4} −{:<4} {}{}", c.id, c.status, c.kind, c.added, c.removed, c.path, if c.binary { "  (binary)" } else { "" }))
+            .map(|c| {
+                format!(
+                    "#{:<4} {:<11} {:<8} +{:<4} −{:<4} {}{}",
+                    c.id,
+                    c.status,
+                    c.kind,
+                    c.added,
+                    c.removed,
+                    c.path,
+                    if c.binary { "  (binary)" } else { "" }
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -90,14 +125,24 @@ impl Tool for ChangesDiff {
     type Output = ChangeDiff;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("changes_diff", "Show a file change", "The diff of one change, hunk by hunk (numbered for a partial apply).")
-            .category("files")
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-            .effects(&[EffectKind::FsRead])
+        ToolMeta::new(
+            "changes_diff",
+            "Show a file change",
+            "The diff of one change, hunk by hunk (numbered for a partial apply).",
+        )
+        .category("files")
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
+        .effects(&[EffectKind::FsRead])
     }
 
     fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsRead { path: path_of(&self.0, input.id)? }])
+        Ok(vec![Effect::FsRead {
+            path: path_of(&self.0, input.id)?,
+        }])
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<ChangeDiff, ToolError> {
@@ -106,7 +151,10 @@ impl Tool for ChangesDiff {
 
     fn to_text(&self, d: &ChangeDiff) -> String {
         let c = &d.change;
-        let mut out = format!("change {} — {} {} ({}), +{} −{}\n", c.id, c.kind, c.path, c.status, c.added, c.removed);
+        let mut out = format!(
+            "change {} — {} {} ({}), +{} −{}\n",
+            c.id, c.kind, c.path, c.status, c.added, c.removed
+        );
         if d.conflict {
             out.push_str("CONFLICT: the file changed on disk since this was staged\n");
         }
@@ -133,7 +181,10 @@ pub struct ChangesApplyInput {
 }
 
 fn destructive() -> Annotations {
-    Annotations { destructive: true, ..Default::default() }
+    Annotations {
+        destructive: true,
+        ..Default::default()
+    }
 }
 
 #[async_trait::async_trait]
@@ -142,14 +193,20 @@ impl Tool for ChangesApply {
     type Output = Change;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("changes_apply", "Apply a file change", "Write a staged change (or some of its hunks) to disk, atomically and journaled.")
-            .category("files")
-            .annotations(destructive())
-            .effects(&[EffectKind::FsWrite])
+        ToolMeta::new(
+            "changes_apply",
+            "Apply a file change",
+            "Write a staged change (or some of its hunks) to disk, atomically and journaled.",
+        )
+        .category("files")
+        .annotations(destructive())
+        .effects(&[EffectKind::FsWrite])
     }
 
     fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite { path: path_of(&self.0, input.id)? }])
+        Ok(vec![Effect::FsWrite {
+            path: path_of(&self.0, input.id)?,
+        }])
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
@@ -170,9 +227,16 @@ impl Tool for ChangesReject {
     type Output = Change;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("changes_reject", "Reject a file change", "Drop a staged change; the file on disk is not touched.")
-            .category("files")
-            .annotations(Annotations { idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "changes_reject",
+            "Reject a file change",
+            "Drop a staged change; the file on disk is not touched.",
+        )
+        .category("files")
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -196,14 +260,20 @@ impl Tool for ChangesRollback {
     type Output = Change;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("changes_rollback", "Roll back a file change", "Put back the exact bytes and permissions a file had before an applied change.")
-            .category("files")
-            .annotations(destructive())
-            .effects(&[EffectKind::FsWrite])
+        ToolMeta::new(
+            "changes_rollback",
+            "Roll back a file change",
+            "Put back the exact bytes and permissions a file had before an applied change.",
+        )
+        .category("files")
+        .annotations(destructive())
+        .effects(&[EffectKind::FsWrite])
     }
 
     fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite { path: path_of(&self.0, input.id)? }])
+        Ok(vec![Effect::FsWrite {
+            path: path_of(&self.0, input.id)?,
+        }])
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {

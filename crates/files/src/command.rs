@@ -9,7 +9,9 @@
 //! ends.
 
 use crate::paths::Reviewed;
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -27,16 +29,63 @@ const BACKGROUND_CAP: usize = 256 << 10;
 
 /// Commands that serve or watch until stopped. Matched on words, anywhere in the command.
 const SERVICES: &[&[&str]] = &[
-    &["npm", "run", "dev"], &["npm", "start"], &["npm", "run", "start"], &["npm", "run", "serve"], &["npm", "run", "watch"], &["yarn", "dev"], &["yarn", "start"],
-    &["pnpm", "dev"], &["pnpm", "start"], &["npx", "vite"], &["vite", "dev"], &["next", "dev"], &["nuxt", "dev"], &["ng", "serve"],
-    &["-m", "http.server"], &["flask", "run"], &["uvicorn"], &["gunicorn"], &["rails", "server"], &["rails", "s"], &["manage.py", "runserver"],
-    &["cargo", "watch"], &["webpack", "serve"], &["webpack-dev-server"], &["nodemon"], &["jekyll", "serve"], &["hugo", "server"],
-    &["php", "-S"], &["tail", "-f"], &["docker", "compose", "up"], &["docker-compose", "up"], &["live-server"], &["http-server"],
-    &["--watch"], &["-w"], &["serve", "-s"], &["trunk", "serve"], &["mkdocs", "serve"], &["jupyter", "notebook"], &["jupyter", "lab"],
+    &["npm", "run", "dev"],
+    &["npm", "start"],
+    &["npm", "run", "start"],
+    &["npm", "run", "serve"],
+    &["npm", "run", "watch"],
+    &["yarn", "dev"],
+    &["yarn", "start"],
+    &["pnpm", "dev"],
+    &["pnpm", "start"],
+    &["npx", "vite"],
+    &["vite", "dev"],
+    &["next", "dev"],
+    &["nuxt", "dev"],
+    &["ng", "serve"],
+    &["-m", "http.server"],
+    &["flask", "run"],
+    &["uvicorn"],
+    &["gunicorn"],
+    &["rails", "server"],
+    &["rails", "s"],
+    &["manage.py", "runserver"],
+    &["cargo", "watch"],
+    &["webpack", "serve"],
+    &["webpack-dev-server"],
+    &["nodemon"],
+    &["jekyll", "serve"],
+    &["hugo", "server"],
+    &["php", "-S"],
+    &["tail", "-f"],
+    &["docker", "compose", "up"],
+    &["docker-compose", "up"],
+    &["live-server"],
+    &["http-server"],
+    &["--watch"],
+    &["-w"],
+    &["serve", "-s"],
+    &["trunk", "serve"],
+    &["mkdocs", "serve"],
+    &["jupyter", "notebook"],
+    &["jupyter", "lab"],
 ];
 
 /// Tools whose `-w` / `--watch` flag means "watch": elsewhere (`grep -w`) it means something else.
-const WATCHERS: &[&str] = &["tsc", "jest", "vitest", "mocha", "sass", "tailwindcss", "esbuild", "rollup", "webpack", "cargo", "go", "nodemon"];
+const WATCHERS: &[&str] = &[
+    "tsc",
+    "jest",
+    "vitest",
+    "mocha",
+    "sass",
+    "tailwindcss",
+    "esbuild",
+    "rollup",
+    "webpack",
+    "cargo",
+    "go",
+    "nodemon",
+];
 
 /// Why `command` looks like a service that never exits, if it does.
 pub fn long_running(command: &str) -> Option<String> {
@@ -48,14 +97,25 @@ pub fn long_running(command: &str) -> Option<String> {
         .find(|pattern| {
             let flag_only = pattern.len() == 1 && pattern[0].starts_with('-');
             let docker = matches!(pattern.first(), Some(&"docker" | &"docker-compose"));
-            let hit = words.windows(pattern.len()).any(|w| w.iter().zip(pattern.iter()).all(|(a, b)| a == b || Path::new(a).file_name().is_some_and(|n| n == *b)));
+            let hit = words.windows(pattern.len()).any(|w| {
+                w.iter()
+                    .zip(pattern.iter())
+                    .all(|(a, b)| a == b || Path::new(a).file_name().is_some_and(|n| n == *b))
+            });
             hit && (!flag_only || has_watcher) && !(docker && detached)
         })
         .map(|pattern| format!("`{}` serves or watches until stopped", pattern.join(" ")))
 }
 
 fn words_of(command: &str) -> Vec<String> {
-    command.split(['&', '|', ';', '\n']).flat_map(|part| part.split_whitespace().map(str::to_string).collect::<Vec<_>>()).collect()
+    command
+        .split(['&', '|', ';', '\n'])
+        .flat_map(|part| {
+            part.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Keeps the first and last half of `cap` bytes, on character boundaries.
@@ -68,7 +128,14 @@ pub fn head_and_tail(bytes: &[u8], cap: usize) -> (String, bool) {
     let head_end = text.floor_char_boundary(half);
     let tail_start = text.ceil_char_boundary(text.len() - half);
     let omitted = tail_start - head_end;
-    (format!("{}\n… {omitted} bytes omitted …\n{}", &text[..head_end], &text[tail_start..]), true)
+    (
+        format!(
+            "{}\n… {omitted} bytes omitted …\n{}",
+            &text[..head_end],
+            &text[tail_start..]
+        ),
+        true,
+    )
 }
 
 /// Whether bubblewrap works here (installed, and user namespaces allowed): probed once.
@@ -76,7 +143,16 @@ fn bwrap_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         std::process::Command::new("bwrap")
-            .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"])
+            .args([
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "true",
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status()
@@ -88,7 +164,18 @@ fn build_command(command: &str, cwd: &Path, roots: &[PathBuf]) -> (tokio::proces
     let sandboxed = bwrap_available();
     let mut cmd = if sandboxed {
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--die-with-parent"]);
+        cmd.args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--die-with-parent",
+        ]);
         for root in roots {
             cmd.arg("--bind").arg(root).arg(root);
         }
@@ -99,7 +186,12 @@ fn build_command(command: &str, cwd: &Path, roots: &[PathBuf]) -> (tokio::proces
         cmd.args(["-c", command]);
         cmd
     };
-    cmd.current_dir(cwd).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).process_group(0).kill_on_drop(true);
+    cmd.current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
     (cmd, sandboxed)
 }
 
@@ -115,11 +207,17 @@ fn kill_group(pid: Option<u32>) {
 fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
     if !env.is_inside_workspace(cwd) {
         return Err(ToolError::SecurityViolation {
-            reason: format!("the working folder {} is outside the workspace roots; commands run inside an open workspace", cwd.display()),
+            reason: format!(
+                "the working folder {} is outside the workspace roots; commands run inside an open workspace",
+                cwd.display()
+            ),
         });
     }
     if !cwd.is_dir() {
-        return Err(ToolError::InvalidArguments { tool: "run_command".into(), message: format!("{} is not a folder", cwd.display()) });
+        return Err(ToolError::InvalidArguments {
+            tool: "run_command".into(),
+            message: format!("{} is not a folder", cwd.display()),
+        });
     }
     Ok(())
 }
@@ -217,16 +315,27 @@ impl Tool for RunCommand {
         let cwd = input.reviewed.set(env, "run_command", &cwd)?;
         // Refused before review: no rule could make a folder outside the workspace a place to run.
         cwd_inside(env, &cwd)?;
-        Ok(vec![Effect::ProcessExec { command: input.command.clone(), workspace_code: crate::git::workspace_code(&input.command, &cwd) }])
+        Ok(vec![Effect::ProcessExec {
+            command: input.command.clone(),
+            workspace_code: crate::git::workspace_code(&input.command, &cwd),
+        }])
     }
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<CommandResult, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        ctx: &ToolContext,
+    ) -> Result<CommandResult, ToolError> {
         let cwd = input.reviewed.get(&ctx.env)?;
         cwd_inside(&ctx.env, &cwd)?;
-        if !input.background && let Some(why) = long_running(&input.command) {
+        if !input.background
+            && let Some(why) = long_running(&input.command)
+        {
             return Err(ToolError::InvalidArguments {
                 tool: "run_command".into(),
-                message: format!("{why}: run it with background=true, then read its output with command_output and end it with command_stop"),
+                message: format!(
+                    "{why}: run it with background=true, then read its output with command_output and end it with command_stop"
+                ),
             });
         }
         let started = std::time::Instant::now();
@@ -235,15 +344,25 @@ impl Tool for RunCommand {
             // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
             cmd.envs(crate::git::neutralizing_env());
         }
-        let mut child = cmd.spawn().map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
         let pid = child.id();
         let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
 
         if input.background {
-            let process = Arc::new(BackgroundProcess { command: input.command.clone(), pid, output: Mutex::new((Vec::new(), 0)), exit: Mutex::new(None) });
+            let process = Arc::new(BackgroundProcess {
+                command: input.command.clone(),
+                pid,
+                output: Mutex::new((Vec::new(), 0)),
+                exit: Mutex::new(None),
+            });
             let id = pid.unwrap_or(0).to_string();
             self.0.0.lock().unwrap().insert(id.clone(), process.clone());
-            for pipe in [Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>, Box::new(stderr)] {
+            for pipe in [
+                Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+                Box::new(stderr),
+            ] {
                 let process = process.clone();
                 tokio::spawn(async move {
                     let mut pipe = pipe;
@@ -267,10 +386,24 @@ impl Tool for RunCommand {
                 let status = child.wait().await.ok().and_then(|s| s.code());
                 *waiter.exit.lock().unwrap() = Some(status.unwrap_or(-1));
             });
-            return Ok(CommandResult { exit_code: None, stdout: String::new(), stderr: String::new(), timed_out: false, truncated: false, sandboxed, background_id: Some(id), duration_ms: 0 });
+            return Ok(CommandResult {
+                exit_code: None,
+                stdout: String::new(),
+                stderr: String::new(),
+                timed_out: false,
+                truncated: false,
+                sandboxed,
+                background_id: Some(id),
+                duration_ms: 0,
+            });
         }
 
-        let timeout = Duration::from_millis(input.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS));
+        let timeout = Duration::from_millis(
+            input
+                .timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS),
+        );
         let out = tokio::spawn(read_all(stdout));
         let err = tokio::spawn(read_all(stderr));
         let (status, timed_out) = tokio::select! {
@@ -283,12 +416,23 @@ impl Tool for RunCommand {
         let (out, err) = (out.await.unwrap_or_default(), err.await.unwrap_or_default());
         let (stdout, cut_out) = head_and_tail(&out, OUTPUT_CAP);
         let (stderr, cut_err) = head_and_tail(&err, OUTPUT_CAP);
-        Ok(CommandResult { exit_code: status, stdout, stderr, timed_out, truncated: cut_out || cut_err, sandboxed, background_id: None, duration_ms: started.elapsed().as_millis() as u64 })
+        Ok(CommandResult {
+            exit_code: status,
+            stdout,
+            stderr,
+            timed_out,
+            truncated: cut_out || cut_err,
+            sandboxed,
+            background_id: None,
+            duration_ms: started.elapsed().as_millis() as u64,
+        })
     }
 
     fn to_text(&self, r: &CommandResult) -> String {
         if let Some(id) = &r.background_id {
-            return format!("started in the background as {id}: read its output with command_output {{\"id\": \"{id}\"}}, end it with command_stop");
+            return format!(
+                "started in the background as {id}: read its output with command_output {{\"id\": \"{id}\"}}, end it with command_stop"
+            );
         }
         let mut out = String::new();
         if !r.stdout.is_empty() {
@@ -305,7 +449,10 @@ impl Tool for RunCommand {
             }
         }
         match (r.timed_out, r.exit_code) {
-            (true, _) => out.push_str(&format!("[timed out after {} ms: the process tree was killed]", r.duration_ms)),
+            (true, _) => out.push_str(&format!(
+                "[timed out after {} ms: the process tree was killed]",
+                r.duration_ms
+            )),
             (false, Some(code)) => out.push_str(&format!("[exit code {code}]")),
             (false, None) => out.push_str("[killed by a signal]"),
         }
@@ -334,7 +481,15 @@ pub struct BackgroundStatus {
 
 impl Background {
     fn get(&self, id: &str) -> Result<Arc<BackgroundProcess>, ToolError> {
-        self.0.lock().unwrap().get(id).cloned().ok_or_else(|| ToolError::InvalidArguments { tool: "command_output".into(), message: format!("no background process {id}") })
+        self.0
+            .lock()
+            .unwrap()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ToolError::InvalidArguments {
+                tool: "command_output".into(),
+                message: format!("no background process {id}"),
+            })
     }
 
     fn status(&self, id: &str) -> Result<BackgroundStatus, ToolError> {
@@ -343,7 +498,13 @@ impl Background {
         let mut out = p.output.lock().unwrap();
         let new = out.0[out.1..].to_vec();
         out.1 = out.0.len();
-        Ok(BackgroundStatus { id: id.to_string(), command: p.command.clone(), running: exit.is_none(), exit_code: exit, new_output: head_and_tail(&new, OUTPUT_CAP).0 })
+        Ok(BackgroundStatus {
+            id: id.to_string(),
+            command: p.command.clone(),
+            running: exit.is_none(),
+            exit_code: exit,
+            new_output: head_and_tail(&new, OUTPUT_CAP).0,
+        })
     }
 }
 
@@ -353,18 +514,29 @@ impl Tool for CommandOutput {
     type Output = BackgroundStatus;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("command_output", "Background output", "New output and state of a background process started by run_command.")
-            .category("files")
-            .aliases(&["BashOutput"])
-            .arg_aliases(&[("bash_id", "id")])
-            .annotations(Annotations { read_only: true, ..Default::default() })
+        ToolMeta::new(
+            "command_output",
+            "Background output",
+            "New output and state of a background process started by run_command.",
+        )
+        .category("files")
+        .aliases(&["BashOutput"])
+        .arg_aliases(&[("bash_id", "id")])
+        .annotations(Annotations {
+            read_only: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         Ok(vec![])
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> Result<BackgroundStatus, ToolError> {
         self.0.status(&input.id)
     }
 }
@@ -377,11 +549,18 @@ impl Tool for CommandStop {
     type Output = BackgroundStatus;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("command_stop", "Stop background process", "End a background process started by run_command (its whole process tree).")
-            .category("files")
-            .aliases(&["KillShell"])
-            .arg_aliases(&[("shell_id", "id")])
-            .annotations(Annotations { idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "command_stop",
+            "Stop background process",
+            "End a background process started by run_command (its whole process tree).",
+        )
+        .category("files")
+        .aliases(&["KillShell"])
+        .arg_aliases(&[("shell_id", "id")])
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -389,7 +568,11 @@ impl Tool for CommandStop {
         Ok(vec![])
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<BackgroundStatus, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> Result<BackgroundStatus, ToolError> {
         let p = self.0.get(&input.id)?;
         kill_group(p.pid);
         for _ in 0..100 {
@@ -410,11 +593,32 @@ mod tests {
 
     #[test]
     fn services_are_detected_and_ordinary_commands_are_not() {
-        for cmd in ["npm run dev", "python3 -m http.server 8000", "cd web && npx vite", "tsc -w", "cargo watch -x test", "docker compose up", "uvicorn app:app --reload", "tail -f log.txt"] {
+        for cmd in [
+            "npm run dev",
+            "python3 -m http.server 8000",
+            "cd web && npx vite",
+            "tsc -w",
+            "cargo watch -x test",
+            "docker compose up",
+            "uvicorn app:app --reload",
+            "tail -f log.txt",
+        ] {
             assert!(long_running(cmd).is_some(), "{cmd}");
         }
-        for cmd in ["npm run build", "grep -w foo x", "cargo test", "docker compose up -d", "python3 -m pytest", "ls -la", "git status"] {
-            assert!(long_running(cmd).is_none(), "{cmd}: {:?}", long_running(cmd));
+        for cmd in [
+            "npm run build",
+            "grep -w foo x",
+            "cargo test",
+            "docker compose up -d",
+            "python3 -m pytest",
+            "ls -la",
+            "git status",
+        ] {
+            assert!(
+                long_running(cmd).is_none(),
+                "{cmd}: {:?}",
+                long_running(cmd)
+            );
         }
     }
 
@@ -422,6 +626,10 @@ mod tests {
     fn head_and_tail_keep_both_ends() {
         let text: String = (0..10_000).map(|i| format!("{i}\n")).collect();
         let (out, cut) = head_and_tail(text.as_bytes(), 1000);
-        assert!(cut && out.starts_with("0\n1\n") && out.ends_with("9999\n") && out.contains("bytes omitted"));
+        assert!(
+            cut && out.starts_with("0\n1\n")
+                && out.ends_with("9999\n")
+                && out.contains("bytes omitted")
+        );
     }
 }

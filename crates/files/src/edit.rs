@@ -6,14 +6,24 @@ use crate::paths::{self, Reviewed};
 use crate::read::current_bytes;
 use crate::shadow::Change;
 use crate::{Shared, shadow_error};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Stages the new content; in accept-edits mode applies it at once (journaled, so it can still
 /// be rolled back).
-fn stage(shared: &Shared, ctx: &ToolContext, path: &std::path::Path, content: &[u8]) -> Result<Change, ToolError> {
-    let change = shared.shadow.stage(&ctx.conversation_id, path, Some(content)).map_err(shadow_error)?;
+fn stage(
+    shared: &Shared,
+    ctx: &ToolContext,
+    path: &std::path::Path,
+    content: &[u8],
+) -> Result<Change, ToolError> {
+    let change = shared
+        .shadow
+        .stage(&ctx.conversation_id, path, Some(content))
+        .map_err(shadow_error)?;
     if ctx.accept_edits {
         return shared.shadow.apply(change.id, None).map_err(shadow_error);
     }
@@ -22,7 +32,10 @@ fn stage(shared: &Shared, ctx: &ToolContext, path: &std::path::Path, content: &[
 
 fn staged_text(c: &Change) -> String {
     if c.status == "applied" {
-        return format!("written ({} {}, +{} −{}; accept-edits mode — undo with `cowork changes rollback {}`)", c.kind, c.path, c.added, c.removed, c.id);
+        return format!(
+            "written ({} {}, +{} −{}; accept-edits mode — undo with `cowork changes rollback {}`)",
+            c.kind, c.path, c.added, c.removed, c.id
+        );
     }
     format!(
         "staged as change {} ({} {}, +{} −{}); the person reviews it — it is not on disk until applied (`cowork changes apply {}`)",
@@ -64,7 +77,10 @@ impl Tool for WriteFile {
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
         let path = input.reviewed.get(&ctx.env)?;
         if path.is_dir() {
-            return Err(ToolError::InvalidArguments { tool: "write_file".into(), message: format!("{} is a folder", path.display()) });
+            return Err(ToolError::InvalidArguments {
+                tool: "write_file".into(),
+                message: format!("{} is a folder", path.display()),
+            });
         }
         stage(&self.0, ctx, &path, input.content.as_bytes())
     }
@@ -109,25 +125,46 @@ impl Tool for EditFile {
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
-        let invalid = |message: String| ToolError::InvalidArguments { tool: "edit_file".into(), message };
+        let invalid = |message: String| ToolError::InvalidArguments {
+            tool: "edit_file".into(),
+            message,
+        };
         let path = input.reviewed.get(&ctx.env)?;
         let shown = paths::display(&ctx.env, &path);
         if input.old_string.is_empty() {
-            return Err(invalid("`old_string` is empty: to create a file use write_file".into()));
+            return Err(invalid(
+                "`old_string` is empty: to create a file use write_file".into(),
+            ));
         }
         if input.old_string == input.new_string {
-            return Err(invalid("`old_string` and `new_string` are the same: nothing to change".into()));
+            return Err(invalid(
+                "`old_string` and `new_string` are the same: nothing to change".into(),
+            ));
         }
         let Some(bytes) = current_bytes(&self.0, ctx, &path)? else {
-            return Err(invalid(format!("{shown} does not exist: create it with write_file")));
+            return Err(invalid(format!(
+                "{shown} does not exist: create it with write_file"
+            )));
         };
-        let text = String::from_utf8(bytes).map_err(|_| invalid(format!("{shown} is not UTF-8 text; edit_file only edits text")))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            invalid(format!(
+                "{shown} is not UTF-8 text; edit_file only edits text"
+            ))
+        })?;
         let count = text.matches(&input.old_string).count();
         let edited = match count {
-            0 => return Err(invalid(format!("`old_string` was not found in {shown}: read the file again and copy the text exactly (indentation included)"))),
+            0 => {
+                return Err(invalid(format!(
+                    "`old_string` was not found in {shown}: read the file again and copy the text exactly (indentation included)"
+                )));
+            }
             1 => text.replacen(&input.old_string, &input.new_string, 1),
             _ if input.replace_all => text.replace(&input.old_string, &input.new_string),
-            n => return Err(invalid(format!("`old_string` occurs {n} times in {shown}: include more surrounding lines to make it unique, or set replace_all"))),
+            n => {
+                return Err(invalid(format!(
+                    "`old_string` occurs {n} times in {shown}: include more surrounding lines to make it unique, or set replace_all"
+                )));
+            }
         };
         stage(&self.0, ctx, &path, edited.as_bytes())
     }
@@ -161,20 +198,31 @@ impl Tool for CreateDirectory {
     fn meta(&self) -> ToolMeta {
         // Folders are created at once: an empty folder loses nothing, and staging it would
         // leave the staged files inside it nowhere to go.
-        ToolMeta::new("create_directory", "Create folder", "Create a folder (and its parents).")
-            .category("files")
-            .annotations(Annotations { idempotent: true, ..Default::default() })
-            .effects(&[EffectKind::FsWrite])
+        ToolMeta::new(
+            "create_directory",
+            "Create folder",
+            "Create a folder (and its parents).",
+        )
+        .category("files")
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
+        .effects(&[EffectKind::FsWrite])
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_write(env, "create_directory", &input.path)
+        input
+            .reviewed
+            .fs_write(env, "create_directory", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
         let path = input.reviewed.get(&ctx.env)?;
         std::fs::create_dir_all(&path).map_err(|e| paths::io_error(&path, e))?;
-        Ok(Done { message: format!("created {}", paths::display(&ctx.env, &path)) })
+        Ok(Done {
+            message: format!("created {}", paths::display(&ctx.env, &path)),
+        })
     }
 
     fn to_text(&self, done: &Done) -> String {
@@ -203,25 +251,48 @@ impl Tool for MoveFile {
     type Output = Done;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("move_file", "Move file", "Move or rename a file or folder; never replaces an existing target.")
-            .category("files")
-            .effects(&[EffectKind::FsDelete, EffectKind::FsWrite])
+        ToolMeta::new(
+            "move_file",
+            "Move file",
+            "Move or rename a file or folder; never replaces an existing target.",
+        )
+        .category("files")
+        .effects(&[EffectKind::FsDelete, EffectKind::FsWrite])
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let from = input.reviewed_from.set(env, "move_file", &input.from)?;
         let to = input.reviewed_to.set(env, "move_file", &input.to)?;
-        Ok(vec![Effect::FsDelete { path: from.display().to_string() }, Effect::FsWrite { path: to.display().to_string() }])
+        Ok(vec![
+            Effect::FsDelete {
+                path: from.display().to_string(),
+            },
+            Effect::FsWrite {
+                path: to.display().to_string(),
+            },
+        ])
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
         let from = input.reviewed_from.get(&ctx.env)?;
         let to = input.reviewed_to.get(&ctx.env)?;
         if to.symlink_metadata().is_ok() {
-            return Err(ToolError::InvalidArguments { tool: "move_file".into(), message: format!("{} already exists: choose another name or remove it first", to.display()) });
+            return Err(ToolError::InvalidArguments {
+                tool: "move_file".into(),
+                message: format!(
+                    "{} already exists: choose another name or remove it first",
+                    to.display()
+                ),
+            });
         }
         std::fs::rename(&from, &to).map_err(|e| paths::io_error(&from, e))?;
-        Ok(Done { message: format!("moved {} → {}", paths::display(&ctx.env, &from), paths::display(&ctx.env, &to)) })
+        Ok(Done {
+            message: format!(
+                "moved {} → {}",
+                paths::display(&ctx.env, &from),
+                paths::display(&ctx.env, &to)
+            ),
+        })
     }
 
     fn to_text(&self, done: &Done) -> String {

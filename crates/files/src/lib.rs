@@ -16,9 +16,9 @@ mod command;
 mod edit;
 pub mod git;
 pub mod paths;
+mod quality;
 mod read;
 mod search;
-mod quality;
 pub mod shadow;
 mod todo;
 
@@ -40,16 +40,26 @@ pub struct FilesTools {
 
 impl FilesTools {
     pub fn new(store: &Store) -> Result<Self, ShadowError> {
-        Ok(FilesTools { shared: Shared { shadow: Shadow::open(store)?, background: Default::default(), db: Arc::new(Mutex::new(store.connect()?)) } })
+        Ok(FilesTools {
+            shared: Shared {
+                shadow: Shadow::open(store)?,
+                background: Default::default(),
+                db: Arc::new(Mutex::new(store.connect()?)),
+            },
+        })
     }
 }
 
 pub(crate) fn shadow_error(e: ShadowError) -> ToolError {
     match e {
         ShadowError::Conflict { .. } => ToolError::failed(e.to_string()),
-        ShadowError::NoSuchChange(_) | ShadowError::WrongStatus { .. } | ShadowError::NoSuchHunk { .. } | ShadowError::NotHunkable(_) => {
-            ToolError::InvalidArguments { tool: "changes".into(), message: e.to_string() }
-        }
+        ShadowError::NoSuchChange(_)
+        | ShadowError::WrongStatus { .. }
+        | ShadowError::NoSuchHunk { .. }
+        | ShadowError::NotHunkable(_) => ToolError::InvalidArguments {
+            tool: "changes".into(),
+            message: e.to_string(),
+        },
         other => ToolError::failed(other.to_string()),
     }
 }

@@ -11,16 +11,23 @@ use std::path::{Path, PathBuf};
 
 /// The reviewed target of a path argument.
 pub fn resolve(env: &EffectEnv, tool: &str, raw: &str) -> Result<PathBuf, ToolError> {
-    let invalid = |message: String| ToolError::InvalidArguments { tool: tool.to_string(), message };
+    let invalid = |message: String| ToolError::InvalidArguments {
+        tool: tool.to_string(),
+        message,
+    };
     if raw.trim().is_empty() {
-        return Err(invalid("the path is empty: give a file or folder inside the workspace".into()));
+        return Err(invalid(
+            "the path is empty: give a file or folder inside the workspace".into(),
+        ));
     }
     if raw.contains('\0') {
         return Err(invalid("the path contains a NUL byte".into()));
     }
     // `~user/...` would name another account's home; only the person's own `~` is expanded.
     if raw.starts_with('~') && !(raw == "~" || raw.starts_with("~/")) {
-        return Err(invalid(format!("{raw:?}: only `~` and `~/…` (your own home) are expanded; write the full path")));
+        return Err(invalid(format!(
+            "{raw:?}: only `~` and `~/…` (your own home) are expanded; write the full path"
+        )));
     }
     if env.workspace_roots.is_empty() && !Path::new(raw).is_absolute() && !raw.starts_with('~') {
         return Err(invalid(format!(
@@ -36,7 +43,11 @@ pub fn recheck(env: &EffectEnv, reviewed: &Path) -> Result<(), ToolError> {
     let now = env.resolve_path(&reviewed.to_string_lossy());
     if now != reviewed {
         return Err(ToolError::SecurityViolation {
-            reason: format!("{} now resolves to {} (a symlink changed since the call was reviewed); nothing was done", reviewed.display(), now.display()),
+            reason: format!(
+                "{} now resolves to {} (a symlink changed since the call was reviewed); nothing was done",
+                reviewed.display(),
+                now.display()
+            ),
         });
     }
     Ok(())
@@ -52,7 +63,12 @@ pub fn open_reviewed(env: &EffectEnv, reviewed: &Path) -> Result<File, ToolError
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(reviewed)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => ToolError::SecurityViolation { reason: format!("{} became a symlink after review; nothing was read", reviewed.display()) },
+            Some(libc::ELOOP) => ToolError::SecurityViolation {
+                reason: format!(
+                    "{} became a symlink after review; nothing was read",
+                    reviewed.display()
+                ),
+            },
             _ => io_error(reviewed, e),
         })?;
     check_descriptor(&file, reviewed)?;
@@ -65,7 +81,13 @@ pub fn check_descriptor(file: &File, reviewed: &Path) -> Result<(), ToolError> {
     let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
     match real {
         Ok(real) if real == reviewed => Ok(()),
-        Ok(real) => Err(ToolError::SecurityViolation { reason: format!("{} opened as {}; refused", reviewed.display(), real.display()) }),
+        Ok(real) => Err(ToolError::SecurityViolation {
+            reason: format!(
+                "{} opened as {}; refused",
+                reviewed.display(),
+                real.display()
+            ),
+        }),
         // Without /proc (not Linux) the pre-open recheck is what we have.
         Err(_) => Ok(()),
     }
@@ -73,8 +95,13 @@ pub fn check_descriptor(file: &File, reviewed: &Path) -> Result<(), ToolError> {
 
 pub fn io_error(path: &Path, e: std::io::Error) -> ToolError {
     match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::failed(format!("{} does not exist", path.display())),
-        std::io::ErrorKind::PermissionDenied => ToolError::failed(format!("{}: permission denied by the system", path.display())),
+        std::io::ErrorKind::NotFound => {
+            ToolError::failed(format!("{} does not exist", path.display()))
+        }
+        std::io::ErrorKind::PermissionDenied => ToolError::failed(format!(
+            "{}: permission denied by the system",
+            path.display()
+        )),
         _ => ToolError::failed(format!("{}: {e}", path.display())),
     }
 }
@@ -83,7 +110,11 @@ pub fn io_error(path: &Path, e: std::io::Error) -> ToolError {
 pub fn display(env: &EffectEnv, path: &Path) -> String {
     for root in &env.workspace_roots {
         if let Ok(rest) = path.strip_prefix(root) {
-            return if rest.as_os_str().is_empty() { ".".into() } else { rest.display().to_string() };
+            return if rest.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                rest.display().to_string()
+            };
         }
     }
     path.display().to_string()
@@ -102,18 +133,34 @@ impl Reviewed {
     }
 
     /// Reviews `raw` as the call's one file read.
-    pub fn fs_read(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsRead { path: self.set(env, tool, raw)?.display().to_string() }])
+    pub fn fs_read(
+        &self,
+        env: &EffectEnv,
+        tool: &str,
+        raw: &str,
+    ) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsRead {
+            path: self.set(env, tool, raw)?.display().to_string(),
+        }])
     }
 
     /// Reviews `raw` as the call's one file write.
-    pub fn fs_write(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite { path: self.set(env, tool, raw)?.display().to_string() }])
+    pub fn fs_write(
+        &self,
+        env: &EffectEnv,
+        tool: &str,
+        raw: &str,
+    ) -> Result<Vec<Effect>, ToolError> {
+        Ok(vec![Effect::FsWrite {
+            path: self.set(env, tool, raw)?.display().to_string(),
+        }])
     }
 
     /// The reviewed path, re-checked against the filesystem now.
     pub fn get(&self, env: &EffectEnv) -> Result<PathBuf, ToolError> {
-        let path = self.0.get().cloned().ok_or_else(|| ToolError::failed("internal: the path was not reviewed before the call"))?;
+        let path = self.0.get().cloned().ok_or_else(|| {
+            ToolError::failed("internal: the path was not reviewed before the call")
+        })?;
         recheck(env, &path)?;
         Ok(path)
     }
@@ -121,13 +168,22 @@ impl Reviewed {
 
 /// A folder argument's default: the first workspace root.
 pub fn default_root(env: &EffectEnv, raw: &Option<String>) -> String {
-    raw.clone().unwrap_or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()).unwrap_or_else(|| ".".into()))
+    raw.clone().unwrap_or_else(|| {
+        env.workspace_roots
+            .first()
+            .map(|r| r.display().to_string())
+            .unwrap_or_else(|| ".".into())
+    })
 }
 
 /// The one way the family walks a tree: dotfiles are shown (the person's `.github`, `.env`
 /// exist), `.git` itself is not; .gitignore and .ignore are respected, as in `rg`.
 pub fn walker(root: &Path, depth: Option<usize>) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(root);
-    builder.hidden(false).max_depth(depth).filter_entry(|e| e.file_name() != ".git").require_git(false);
+    builder
+        .hidden(false)
+        .max_depth(depth)
+        .filter_entry(|e| e.file_name() != ".git")
+        .require_git(false);
     builder
 }

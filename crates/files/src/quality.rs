@@ -7,7 +7,9 @@
 //! for itself, not for its parent.
 
 use crate::paths::{Reviewed, default_root, walker};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -62,7 +64,15 @@ impl Lang {
         match self {
             Lang::Rust => kind == "function_item",
             Lang::Python => kind == "function_definition",
-            _ => matches!(kind, "function_declaration" | "function_expression" | "function" | "arrow_function" | "method_definition" | "generator_function_declaration"),
+            _ => matches!(
+                kind,
+                "function_declaration"
+                    | "function_expression"
+                    | "function"
+                    | "arrow_function"
+                    | "method_definition"
+                    | "generator_function_declaration"
+            ),
         }
     }
 
@@ -70,14 +80,37 @@ impl Lang {
     fn is_decision(self, kind: &str, operator: Option<&str>) -> bool {
         let logical = matches!(operator, Some("&&" | "||" | "??" | "and" | "or"));
         match self {
-            Lang::Rust => matches!(kind, "if_expression" | "while_expression" | "for_expression" | "match_arm") || (kind == "binary_expression" && logical),
+            Lang::Rust => {
+                matches!(
+                    kind,
+                    "if_expression" | "while_expression" | "for_expression" | "match_arm"
+                ) || (kind == "binary_expression" && logical)
+            }
             Lang::Python => {
-                matches!(kind, "if_statement" | "elif_clause" | "for_statement" | "while_statement" | "except_clause" | "conditional_expression" | "case_clause" | "if_clause")
-                    || (kind == "boolean_operator" && logical)
+                matches!(
+                    kind,
+                    "if_statement"
+                        | "elif_clause"
+                        | "for_statement"
+                        | "while_statement"
+                        | "except_clause"
+                        | "conditional_expression"
+                        | "case_clause"
+                        | "if_clause"
+                ) || (kind == "boolean_operator" && logical)
             }
             _ => {
-                matches!(kind, "if_statement" | "for_statement" | "for_in_statement" | "while_statement" | "do_statement" | "switch_case" | "catch_clause" | "ternary_expression")
-                    || (kind == "binary_expression" && logical)
+                matches!(
+                    kind,
+                    "if_statement"
+                        | "for_statement"
+                        | "for_in_statement"
+                        | "while_statement"
+                        | "do_statement"
+                        | "switch_case"
+                        | "catch_clause"
+                        | "ternary_expression"
+                ) || (kind == "binary_expression" && logical)
             }
         }
     }
@@ -142,7 +175,13 @@ pub fn analyse(path: &Path, shown: &str, text: &str) -> FileQuality {
         if parser.set_language(&lang.grammar()).is_ok()
             && let Some(tree) = parser.parse(text, None)
         {
-            collect(lang, tree.root_node(), text.as_bytes(), None, &mut functions);
+            collect(
+                lang,
+                tree.root_node(),
+                text.as_bytes(),
+                None,
+                &mut functions,
+            );
         }
     }
     let mut secrets = Vec::new();
@@ -153,23 +192,41 @@ pub fn analyse(path: &Path, shown: &str, text: &str) -> FileQuality {
         for (kind, re) in secret_patterns() {
             if let Some(m) = re.find(line) {
                 let preview: String = m.as_str().chars().take(6).collect();
-                secrets.push(Secret { line: i + 1, kind: kind.to_string(), preview: format!("{preview}…") });
+                secrets.push(Secret {
+                    line: i + 1,
+                    kind: kind.to_string(),
+                    preview: format!("{preview}…"),
+                });
                 break;
             }
         }
     }
-    let long_functions: Vec<String> = functions.iter().filter(|f| f.lines > LONG_FUNCTION_LINES).map(|f| format!("{} (line {}, {} lines)", f.name, f.line, f.lines)).collect();
-    let complex_functions: Vec<String> = functions.iter().filter(|f| f.complexity > COMPLEX).map(|f| format!("{} (line {}, complexity {})", f.name, f.line, f.complexity)).collect();
+    let long_functions: Vec<String> = functions
+        .iter()
+        .filter(|f| f.lines > LONG_FUNCTION_LINES)
+        .map(|f| format!("{} (line {}, {} lines)", f.name, f.line, f.lines))
+        .collect();
+    let complex_functions: Vec<String> = functions
+        .iter()
+        .filter(|f| f.complexity > COMPLEX)
+        .map(|f| format!("{} (line {}, complexity {})", f.name, f.line, f.complexity))
+        .collect();
     let max_complexity = functions.iter().map(|f| f.complexity).max().unwrap_or(0);
     let mut notes = Vec::new();
     if !secrets.is_empty() {
         notes.push(format!("{} possible hard-coded secret(s)", secrets.len()));
     }
     if !complex_functions.is_empty() {
-        notes.push(format!("{} function(s) over complexity {COMPLEX}", complex_functions.len()));
+        notes.push(format!(
+            "{} function(s) over complexity {COMPLEX}",
+            complex_functions.len()
+        ));
     }
     if !long_functions.is_empty() {
-        notes.push(format!("{} function(s) over {LONG_FUNCTION_LINES} lines", long_functions.len()));
+        notes.push(format!(
+            "{} function(s) over {LONG_FUNCTION_LINES} lines",
+            long_functions.len()
+        ));
     }
     if todos + fixmes > 0 {
         notes.push(format!("{todos} TODO, {fixmes} FIXME"));
@@ -201,20 +258,36 @@ fn function_name(node: tree_sitter::Node<'_>, source: &[u8]) -> String {
     }
     // `const f = () => …` / `x = function () …`: the name is on the parent.
     node.parent()
-        .and_then(|p| p.child_by_field_name("name").or_else(|| p.child_by_field_name("left")))
+        .and_then(|p| {
+            p.child_by_field_name("name")
+                .or_else(|| p.child_by_field_name("left"))
+        })
         .map(text)
         .unwrap_or_else(|| "<anonymous>".into())
 }
 
-fn collect(lang: Lang, node: tree_sitter::Node<'_>, source: &[u8], current: Option<usize>, out: &mut Vec<Function>) {
+fn collect(
+    lang: Lang,
+    node: tree_sitter::Node<'_>,
+    source: &[u8],
+    current: Option<usize>,
+    out: &mut Vec<Function>,
+) {
     let kind = node.kind();
     let mut current = current;
     if lang.is_function(kind) {
         let (start, end) = (node.start_position().row, node.end_position().row);
-        out.push(Function { name: function_name(node, source), line: start + 1, lines: end - start + 1, complexity: 1 });
+        out.push(Function {
+            name: function_name(node, source),
+            line: start + 1,
+            lines: end - start + 1,
+            complexity: 1,
+        });
         current = Some(out.len() - 1);
     } else {
-        let operator = node.child_by_field_name("operator").and_then(|o| o.utf8_text(source).ok());
+        let operator = node
+            .child_by_field_name("operator")
+            .and_then(|o| o.utf8_text(source).ok());
         if let Some(i) = current
             && lang.is_decision(kind, operator)
         {
@@ -232,15 +305,30 @@ fn read_text(path: &Path, env: &EffectEnv) -> Result<String, ToolError> {
     let mut file = crate::paths::open_reviewed(env, path)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
-        return Err(ToolError::InvalidArguments { tool: "check_code_quality".into(), message: format!("{} is {} MB; files over 2 MB are not analysed", path.display(), size >> 20) });
+        return Err(ToolError::InvalidArguments {
+            tool: "check_code_quality".into(),
+            message: format!(
+                "{} is {} MB; files over 2 MB are not analysed",
+                path.display(),
+                size >> 20
+            ),
+        });
     }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|e| crate::paths::io_error(path, e))?;
-    String::from_utf8(bytes).map_err(|_| ToolError::InvalidArguments { tool: "check_code_quality".into(), message: format!("{} is not UTF-8 text", path.display()) })
+    file.read_to_end(&mut bytes)
+        .map_err(|e| crate::paths::io_error(path, e))?;
+    String::from_utf8(bytes).map_err(|_| ToolError::InvalidArguments {
+        tool: "check_code_quality".into(),
+        message: format!("{} is not UTF-8 text", path.display()),
+    })
 }
 
 fn read_only() -> Annotations {
-    Annotations { read_only: true, idempotent: true, ..Default::default() }
+    Annotations {
+        read_only: true,
+        idempotent: true,
+        ..Default::default()
+    }
 }
 
 pub struct CheckCodeQuality;
@@ -267,14 +355,20 @@ impl Tool for CheckCodeQuality {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "check_code_quality", &input.path)
+        input
+            .reviewed
+            .fs_read(env, "check_code_quality", &input.path)
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<FileQuality, ToolError> {
         let path = input.reviewed.get(&ctx.env)?;
         let text = read_text(&path, &ctx.env)?;
         let shown = crate::paths::display(&ctx.env, &path);
-        Ok(tokio::task::spawn_blocking(move || analyse(&path, &shown, &text)).await.map_err(|e| ToolError::failed(format!("analysis failed: {e}")))?)
+        Ok(
+            tokio::task::spawn_blocking(move || analyse(&path, &shown, &text))
+                .await
+                .map_err(|e| ToolError::failed(format!("analysis failed: {e}")))?,
+        )
     }
 
     fn to_text(&self, q: &FileQuality) -> String {
@@ -283,12 +377,21 @@ impl Tool for CheckCodeQuality {
 }
 
 fn report(q: &FileQuality) -> String {
-    let mut out = format!("{} ({}, {} lines): {}\n", q.path, q.language.as_deref().unwrap_or("text"), q.lines, q.summary);
+    let mut out = format!(
+        "{} ({}, {} lines): {}\n",
+        q.path,
+        q.language.as_deref().unwrap_or("text"),
+        q.lines,
+        q.summary
+    );
     for f in q.complex_functions.iter().chain(&q.long_functions) {
         out.push_str(&format!("  - {f}\n"));
     }
     for s in &q.secrets {
-        out.push_str(&format!("  - line {}: {} ({})\n", s.line, s.kind, s.preview));
+        out.push_str(&format!(
+            "  - line {}: {} ({})\n",
+            s.line, s.kind, s.preview
+        ));
     }
     out
 }
@@ -335,17 +438,31 @@ impl Tool for BatchCheckQuality {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "batch_check_quality", &default_root(env, &input.path))
+        input
+            .reviewed
+            .fs_read(env, "batch_check_quality", &default_root(env, &input.path))
     }
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<BatchQuality, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        ctx: &ToolContext,
+    ) -> Result<BatchQuality, ToolError> {
         let root = input.reviewed.get(&ctx.env)?;
         let glob = input
             .glob
             .as_deref()
-            .map(|g| globset::GlobBuilder::new(g).literal_separator(true).build().map(|g| g.compile_matcher()))
+            .map(|g| {
+                globset::GlobBuilder::new(g)
+                    .literal_separator(true)
+                    .build()
+                    .map(|g| g.compile_matcher())
+            })
             .transpose()
-            .map_err(|e| ToolError::InvalidArguments { tool: "batch_check_quality".into(), message: format!("glob: {e}") })?;
+            .map_err(|e| ToolError::InvalidArguments {
+                tool: "batch_check_quality".into(),
+                message: format!("glob: {e}"),
+            })?;
         let limit = input.limit.unwrap_or(500).max(1);
         let env = ctx.env.clone();
         tokio::task::spawn_blocking(move || {
@@ -398,18 +515,44 @@ mod tests {
     fn complexity_counts_decisions_per_function_in_each_language() {
         let rust = "fn a(x: i32) -> i32 {\n    if x > 0 && x < 9 { 1 } else { match x { 0 => 2, _ => 3 } }\n}\nfn b() { let f = |y: i32| y; }\n";
         let q = analyse(Path::new("a.rs"), "a.rs", rust);
-        let f = |name: &str| q.functions.iter().find(|f| f.name == name).unwrap().complexity;
+        let f = |name: &str| {
+            q.functions
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .complexity
+        };
         // 1 + if + && + two arms
-        assert_eq!((f("a"), f("b")), (5, 1), "{:?}", q.functions.iter().map(|f| (&f.name, f.complexity)).collect::<Vec<_>>());
+        assert_eq!(
+            (f("a"), f("b")),
+            (5, 1),
+            "{:?}",
+            q.functions
+                .iter()
+                .map(|f| (&f.name, f.complexity))
+                .collect::<Vec<_>>()
+        );
 
         let py = "def g(x):\n    if x and y:\n        return 1\n    elif x:\n        return 2\n    for i in x:\n        pass\n    def inner():\n        while True:\n            pass\n";
         let q = analyse(Path::new("g.py"), "g.py", py);
-        let f = |name: &str| q.functions.iter().find(|f| f.name == name).unwrap().complexity;
+        let f = |name: &str| {
+            q.functions
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .complexity
+        };
         assert_eq!((f("g"), f("inner")), (5, 2));
 
         let ts = "export function h(a: number): number {\n  return a > 1 ? (a ?? 0) : a || 2;\n}\nconst k = (x: string) => { switch (x) { case 'a': return 1; case 'b': return 2; default: return 0; } };\n";
         let q = analyse(Path::new("h.ts"), "h.ts", ts);
-        let f = |name: &str| q.functions.iter().find(|f| f.name == name).unwrap().complexity;
+        let f = |name: &str| {
+            q.functions
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .complexity
+        };
         assert_eq!((f("h"), f("k")), (4, 3));
     }
 
@@ -417,7 +560,12 @@ mod tests {
     fn secrets_and_todos_are_found_without_echoing_the_secret() {
         let text = "const API_KEY = \"sk-ant-REDACTEDREDACTEDREDACTED\";\n// TODO: rotate\n// FIXME later\nlet password = \"hunter2hunter2\";\n";
         let q = analyse(Path::new("x.js"), "x.js", text);
-        assert_eq!(q.secrets.len(), 2, "{:?}", q.secrets.iter().map(|s| &s.kind).collect::<Vec<_>>());
+        assert_eq!(
+            q.secrets.len(),
+            2,
+            "{:?}",
+            q.secrets.iter().map(|s| &s.kind).collect::<Vec<_>>()
+        );
         assert!(q.secrets.iter().all(|s| s.preview.chars().count() <= 7));
         assert_eq!((q.todos, q.fixmes), (1, 1));
     }

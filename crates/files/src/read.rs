@@ -2,7 +2,9 @@
 
 use crate::paths::{self, Reviewed, default_root, walker};
 use crate::{Shared, shadow_error};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read};
@@ -14,7 +16,11 @@ const MAX_LINE_CHARS: usize = 2000;
 const OUTLINE_MAX_BYTES: u64 = 8 << 20;
 
 fn read_only() -> Annotations {
-    Annotations { read_only: true, idempotent: true, ..Default::default() }
+    Annotations {
+        read_only: true,
+        idempotent: true,
+        ..Default::default()
+    }
 }
 
 pub struct ReadFile(pub Shared);
@@ -77,13 +83,28 @@ impl Tool for ReadFile {
         let limit = input.limit.unwrap_or(DEFAULT_LINES).max(1);
         let shown = paths::display(&ctx.env, &path);
         // The conversation reads its own staged writes.
-        if let Some(staged) = self.0.shadow.staged_view(&ctx.conversation_id, &path).map_err(shadow_error)? {
+        if let Some(staged) = self
+            .0
+            .shadow
+            .staged_view(&ctx.conversation_id, &path)
+            .map_err(shadow_error)?
+        {
             let Some(bytes) = staged else {
-                return Err(ToolError::failed(format!("{shown} is staged for deletion in this conversation")));
+                return Err(ToolError::failed(format!(
+                    "{shown} is staged for deletion in this conversation"
+                )));
             };
             let size = bytes.len() as u64;
-            let mut page = page_of(std::io::Cursor::new(bytes), &shown, offset, limit, size, true)?;
-            page.notes.push("staged in this conversation, not yet applied to disk".into());
+            let mut page = page_of(
+                std::io::Cursor::new(bytes),
+                &shown,
+                offset,
+                limit,
+                size,
+                true,
+            )?;
+            page.notes
+                .push("staged in this conversation, not yet applied to disk".into());
             return Ok(page);
         }
         // One page: a bounded read, done in place.
@@ -91,12 +112,27 @@ impl Tool for ReadFile {
             let file = paths::open_reviewed(&ctx.env, &path)?;
             let meta = file.metadata().map_err(|e| paths::io_error(&path, e))?;
             if meta.is_dir() {
-                return Err(ToolError::InvalidArguments { tool: "read_file".into(), message: format!("{shown} is a folder: use list_directory") });
+                return Err(ToolError::InvalidArguments {
+                    tool: "read_file".into(),
+                    message: format!("{shown} is a folder: use list_directory"),
+                });
             }
             let size = meta.len();
-            let mut page = page_of(std::io::BufReader::with_capacity(64 << 10, file), &shown, offset, limit, size, size <= OUTLINE_MAX_BYTES)?;
+            let mut page = page_of(
+                std::io::BufReader::with_capacity(64 << 10, file),
+                &shown,
+                offset,
+                limit,
+                size,
+                size <= OUTLINE_MAX_BYTES,
+            )?;
             if page.truncated && page.total_lines.is_none() {
-                page.notes.push(format!("a {} MB file: showing lines {}–{}; read on with offset", size >> 20, page.first_line, page.last_line));
+                page.notes.push(format!(
+                    "a {} MB file: showing lines {}–{}; read on with offset",
+                    size >> 20,
+                    page.first_line,
+                    page.last_line
+                ));
             }
             Ok(page)
         }
@@ -109,8 +145,16 @@ impl Tool for ReadFile {
         }
         out.push_str(&page.text);
         if page.truncated {
-            let total = page.total_lines.map(|t| format!(" of {t}")).unwrap_or_default();
-            out.push_str(&format!("\n[lines {}–{}{total}; more with offset={}]\n", page.first_line, page.last_line, page.last_line + 1));
+            let total = page
+                .total_lines
+                .map(|t| format!(" of {t}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\n[lines {}–{}{total}; more with offset={}]\n",
+                page.first_line,
+                page.last_line,
+                page.last_line + 1
+            ));
             if !page.outline.is_empty() {
                 out.push_str("[outline]\n");
                 out.push_str(&page.outline.join("\n"));
@@ -123,7 +167,14 @@ impl Tool for ReadFile {
 
 /// One page of lines; reads no further than the page unless `count_all` (then it counts the
 /// rest and outlines the whole file).
-fn page_of(mut reader: impl BufRead, shown: &str, offset: usize, limit: usize, size: u64, count_all: bool) -> Result<FilePage, ToolError> {
+fn page_of(
+    mut reader: impl BufRead,
+    shown: &str,
+    offset: usize,
+    limit: usize,
+    size: u64,
+    count_all: bool,
+) -> Result<FilePage, ToolError> {
     let failed = |e: std::io::Error| ToolError::failed(format!("{shown}: {e}"));
     let head = reader.fill_buf().map_err(failed)?;
     let mut notes = Vec::new();
@@ -138,7 +189,9 @@ fn page_of(mut reader: impl BufRead, shown: &str, offset: usize, limit: usize, s
             size_bytes: size,
             truncated: false,
             outline: vec![],
-            notes: vec![format!("binary file ({kind}, {size} bytes): not shown as text")],
+            notes: vec![format!(
+                "binary file ({kind}, {size} bytes): not shown as text"
+            )],
         });
     }
     let mut text = String::new();
@@ -170,7 +223,10 @@ fn page_of(mut reader: impl BufRead, shown: &str, offset: usize, limit: usize, s
             }
         };
         let content = content.trim_end_matches(['\n', '\r']);
-        if count_all && outline.len() < 300 && let Some(entry) = outline_entry(content) {
+        if count_all
+            && outline.len() < 300
+            && let Some(entry) = outline_entry(content)
+        {
             outline.push(format!("{number}: {entry}"));
         }
         if in_page {
@@ -215,16 +271,54 @@ fn sniff(head: &[u8]) -> &'static str {
 /// tree-sitter parse is for `check_code_quality`, which needs exact function bodies.
 fn outline_entry(line: &str) -> Option<&str> {
     const STARTS: &[&str] = &[
-        "fn ", "pub fn ", "pub(crate) fn ", "async fn ", "pub async fn ", "pub(crate) async fn ", "struct ", "pub struct ", "pub(crate) struct ",
-        "enum ", "pub enum ", "pub(crate) enum ", "trait ", "pub trait ", "impl ", "impl<", "mod ", "pub mod ", "type ", "pub type ",
-        "def ", "async def ", "class ", "function ", "async function ", "export function ", "export async function ", "export class ",
-        "export default function ", "export default class ", "interface ", "export interface ", "export type ", "func ", "public class ",
-        "public interface ", "public static ", "private static ", "protected ",
+        "fn ",
+        "pub fn ",
+        "pub(crate) fn ",
+        "async fn ",
+        "pub async fn ",
+        "pub(crate) async fn ",
+        "struct ",
+        "pub struct ",
+        "pub(crate) struct ",
+        "enum ",
+        "pub enum ",
+        "pub(crate) enum ",
+        "trait ",
+        "pub trait ",
+        "impl ",
+        "impl<",
+        "mod ",
+        "pub mod ",
+        "type ",
+        "pub type ",
+        "def ",
+        "async def ",
+        "class ",
+        "function ",
+        "async function ",
+        "export function ",
+        "export async function ",
+        "export class ",
+        "export default function ",
+        "export default class ",
+        "interface ",
+        "export interface ",
+        "export type ",
+        "func ",
+        "public class ",
+        "public interface ",
+        "public static ",
+        "private static ",
+        "protected ",
     ];
     let trimmed = line.trim_start();
     let indent = line.len() - trimmed.len();
     (indent <= 8 && STARTS.iter().any(|s| trimmed.starts_with(s))).then(|| {
-        let end = trimmed.find(['{', ':']).filter(|&i| i > 0).unwrap_or(trimmed.len()).min(160);
+        let end = trimmed
+            .find(['{', ':'])
+            .filter(|&i| i > 0)
+            .unwrap_or(trimmed.len())
+            .min(160);
         trimmed[..trimmed.floor_char_boundary(end)].trim_end()
     })
 }
@@ -267,8 +361,12 @@ pub struct Listing {
 }
 
 /// A tree walk off the async workers.
-async fn walk_blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ToolError> + Send + 'static) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::failed(format!("walk failed: {e}")))?
+async fn walk_blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::failed(format!("walk failed: {e}")))?
 }
 
 #[async_trait::async_trait]
@@ -277,30 +375,47 @@ impl Tool for ListDirectory {
     type Output = Listing;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("list_directory", "List folder", "List a folder's entries with sizes, respecting .gitignore (depth, limit).")
-            .category("files")
-            .aliases(&["LS"])
-            .annotations(read_only())
-            .effects(&[EffectKind::FsRead])
+        ToolMeta::new(
+            "list_directory",
+            "List folder",
+            "List a folder's entries with sizes, respecting .gitignore (depth, limit).",
+        )
+        .category("files")
+        .aliases(&["LS"])
+        .annotations(read_only())
+        .effects(&[EffectKind::FsRead])
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "list_directory", &default_root(env, &input.path))
+        input
+            .reviewed
+            .fs_read(env, "list_directory", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Listing, ToolError> {
         let root = input.reviewed.get(&ctx.env)?;
         if !root.is_dir() {
-            return Err(ToolError::InvalidArguments { tool: "list_directory".into(), message: format!("{} is not a folder", root.display()) });
+            return Err(ToolError::InvalidArguments {
+                tool: "list_directory".into(),
+                message: format!("{} is not a folder", root.display()),
+            });
         }
         let limit = input.limit.unwrap_or(500).max(1);
         let depth = input.depth.unwrap_or(1).max(1);
         let shown = paths::display(&ctx.env, &root);
         let mut ignore = globset::GlobSetBuilder::new();
         for pattern in &input.ignore {
-            ignore.add(globset::Glob::new(pattern).map_err(|e| ToolError::InvalidArguments { tool: "list_directory".into(), message: format!("ignore pattern {pattern:?}: {e}") })?);
+            ignore.add(
+                globset::Glob::new(pattern).map_err(|e| ToolError::InvalidArguments {
+                    tool: "list_directory".into(),
+                    message: format!("ignore pattern {pattern:?}: {e}"),
+                })?,
+            );
         }
-        let ignore = ignore.build().map_err(|e| ToolError::InvalidArguments { tool: "list_directory".into(), message: e.to_string() })?;
+        let ignore = ignore.build().map_err(|e| ToolError::InvalidArguments {
+            tool: "list_directory".into(),
+            message: e.to_string(),
+        })?;
         walk_blocking(move || {
             let mut entries = Vec::new();
             let mut truncated = false;
@@ -318,12 +433,31 @@ impl Tool for ListDirectory {
                     Some(t) if t.is_dir() => "dir",
                     _ => "file",
                 };
-                let size = (kind == "file").then(|| entry.metadata().ok().map(|m| m.len())).flatten();
-                let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).display().to_string();
-                entries.push(Entry { path: if kind == "dir" { format!("{rel}/") } else { rel }, kind, size });
+                let size = (kind == "file")
+                    .then(|| entry.metadata().ok().map(|m| m.len()))
+                    .flatten();
+                let rel = entry
+                    .path()
+                    .strip_prefix(&root)
+                    .unwrap_or(entry.path())
+                    .display()
+                    .to_string();
+                entries.push(Entry {
+                    path: if kind == "dir" {
+                        format!("{rel}/")
+                    } else {
+                        rel
+                    },
+                    kind,
+                    size,
+                });
             }
             entries.sort_by(|a, b| a.path.cmp(&b.path));
-            Ok(Listing { path: shown, entries, truncated })
+            Ok(Listing {
+                path: shown,
+                entries,
+                truncated,
+            })
         })
         .await
     }
@@ -374,15 +508,21 @@ impl Tool for Glob {
     type Output = GlobMatches;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("glob", "Find files", "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.")
-            .category("files")
-            .aliases(&["Glob"])
-            .annotations(read_only())
-            .effects(&[EffectKind::FsRead])
+        ToolMeta::new(
+            "glob",
+            "Find files",
+            "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.",
+        )
+        .category("files")
+        .aliases(&["Glob"])
+        .annotations(read_only())
+        .effects(&[EffectKind::FsRead])
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "glob", &default_root(env, &input.path))
+        input
+            .reviewed
+            .fs_read(env, "glob", &default_root(env, &input.path))
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<GlobMatches, ToolError> {
@@ -390,7 +530,10 @@ impl Tool for Glob {
         let matcher = globset::GlobBuilder::new(&input.pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| ToolError::InvalidArguments { tool: "glob".into(), message: format!("pattern {:?}: {e}", input.pattern) })?
+            .map_err(|e| ToolError::InvalidArguments {
+                tool: "glob".into(),
+                message: format!("pattern {:?}: {e}", input.pattern),
+            })?
             .compile_matcher();
         let limit = input.limit.unwrap_or(1000).max(1);
         walk_blocking(move || {
@@ -405,11 +548,18 @@ impl Tool for Glob {
                     truncated = true;
                     break;
                 }
-                let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(std::time::UNIX_EPOCH);
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(std::time::UNIX_EPOCH);
                 found.push((modified, rel.display().to_string()));
             }
             found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            Ok(GlobMatches { paths: found.into_iter().map(|(_, p)| p).collect(), truncated })
+            Ok(GlobMatches {
+                paths: found.into_iter().map(|(_, p)| p).collect(),
+                truncated,
+            })
         })
         .await
     }
@@ -427,14 +577,23 @@ impl Tool for Glob {
 }
 
 /// Reads a whole file the reviewed way (for edits): the staged view first.
-pub fn current_bytes(shared: &Shared, ctx: &ToolContext, path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
-    if let Some(staged) = shared.shadow.staged_view(&ctx.conversation_id, path).map_err(shadow_error)? {
+pub fn current_bytes(
+    shared: &Shared,
+    ctx: &ToolContext,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    if let Some(staged) = shared
+        .shadow
+        .staged_view(&ctx.conversation_id, path)
+        .map_err(shadow_error)?
+    {
         return Ok(staged);
     }
     match paths::open_reviewed(&ctx.env, path) {
         Ok(mut file) => {
             let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes).map_err(|e| paths::io_error(path, e))?;
+            file.read_to_end(&mut bytes)
+                .map_err(|e| paths::io_error(path, e))?;
             Ok(Some(bytes))
         }
         Err(_) if !path.exists() => Ok(None),

@@ -2,7 +2,9 @@
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
 use crate::paths::{Reviewed, default_root, walker};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
@@ -94,17 +96,38 @@ struct Collect<'a> {
 impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
-    fn matched(&mut self, _: &grep_searcher::Searcher, m: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+    fn matched(
+        &mut self,
+        _: &grep_searcher::Searcher,
+        m: &SinkMatch<'_>,
+    ) -> Result<bool, Self::Error> {
         if self.found.fetch_add(1, Ordering::Relaxed) >= self.cap {
             return Ok(false);
         }
-        let text = String::from_utf8_lossy(m.bytes()).trim_end_matches(['\n', '\r']).chars().take(500).collect();
-        self.hits.push(Hit { path: self.path.clone(), line: m.line_number().unwrap_or(0), text, context: std::mem::take(&mut self.pending_context) });
+        let text = String::from_utf8_lossy(m.bytes())
+            .trim_end_matches(['\n', '\r'])
+            .chars()
+            .take(500)
+            .collect();
+        self.hits.push(Hit {
+            path: self.path.clone(),
+            line: m.line_number().unwrap_or(0),
+            text,
+            context: std::mem::take(&mut self.pending_context),
+        });
         Ok(true)
     }
 
-    fn context(&mut self, _: &grep_searcher::Searcher, c: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        let line = format!("{}: {}", c.line_number().unwrap_or(0), String::from_utf8_lossy(c.bytes()).trim_end_matches(['\n', '\r']));
+    fn context(
+        &mut self,
+        _: &grep_searcher::Searcher,
+        c: &SinkContext<'_>,
+    ) -> Result<bool, Self::Error> {
+        let line = format!(
+            "{}: {}",
+            c.line_number().unwrap_or(0),
+            String::from_utf8_lossy(c.bytes()).trim_end_matches(['\n', '\r'])
+        );
         match c.kind() {
             grep_searcher::SinkContextKind::After => {
                 if let Some(last) = self.hits.last_mut() {
@@ -132,15 +155,29 @@ impl Tool for SearchCode {
     }
 
     fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "search_code", &default_root(env, &input.path))
+        input
+            .reviewed
+            .fs_read(env, "search_code", &default_root(env, &input.path))
     }
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<SearchResult, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        ctx: &ToolContext,
+    ) -> Result<SearchResult, ToolError> {
         let root = input.reviewed.get(&ctx.env)?;
-        let invalid = |message: String| ToolError::InvalidArguments { tool: "search_code".into(), message };
-        let mode = input.output_mode.clone().unwrap_or_else(|| "content".into());
+        let invalid = |message: String| ToolError::InvalidArguments {
+            tool: "search_code".into(),
+            message,
+        };
+        let mode = input
+            .output_mode
+            .clone()
+            .unwrap_or_else(|| "content".into());
         if !["content", "files_with_matches", "count"].contains(&mode.as_str()) {
-            return Err(invalid(format!("output_mode {mode:?}: use content, files_with_matches or count")));
+            return Err(invalid(format!(
+                "output_mode {mode:?}: use content, files_with_matches or count"
+            )));
         }
         let mut builder = RegexMatcherBuilder::new();
         builder.case_insensitive(input.case_insensitive);
@@ -157,8 +194,15 @@ impl Tool for SearchCode {
             .as_deref()
             .map(|g| {
                 // A glob without a slash matches file names anywhere, as `rg -g` does.
-                let g = if g.contains('/') { g.to_string() } else { format!("**/{g}") };
-                globset::GlobBuilder::new(&g).literal_separator(true).build().map(|g| g.compile_matcher())
+                let g = if g.contains('/') {
+                    g.to_string()
+                } else {
+                    format!("**/{g}")
+                };
+                globset::GlobBuilder::new(&g)
+                    .literal_separator(true)
+                    .build()
+                    .map(|g| g.compile_matcher())
             })
             .transpose()
             .map_err(|e| invalid(format!("glob: {e}")))?;
@@ -172,7 +216,11 @@ impl Tool for SearchCode {
                 types.build()
             })
             .transpose()
-            .map_err(|e| invalid(format!("file_type: {e} (ripgrep's names: rust, ts, js, py, go, md…)")))?;
+            .map_err(|e| {
+                invalid(format!(
+                    "file_type: {e} (ripgrep's names: rust, ts, js, py, go, md…)"
+                ))
+            })?;
         let context = input.context.unwrap_or(0);
         let options = Options {
             before: input.before.unwrap_or(context).min(10),
@@ -181,9 +229,11 @@ impl Tool for SearchCode {
             multiline: input.multiline,
         };
         let cancel = ctx.cancel.clone();
-        let mut result = tokio::task::spawn_blocking(move || search(&root, &matcher, glob.as_ref(), types, &options, &cancel))
-            .await
-            .map_err(|e| ToolError::failed(format!("search failed: {e}")))??;
+        let mut result = tokio::task::spawn_blocking(move || {
+            search(&root, &matcher, glob.as_ref(), types, &options, &cancel)
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("search failed: {e}")))??;
         result.mode = mode;
         Ok(result)
     }
@@ -191,7 +241,10 @@ impl Tool for SearchCode {
     fn to_text(&self, r: &SearchResult) -> String {
         match r.skipped_linked {
             0 => self.hits_text(r),
-            n => format!("{}\n({n} hard-linked or mounted file(s) skipped: they count as outside the workspace)", self.hits_text(r).trim_end()),
+            n => format!(
+                "{}\n({n} hard-linked or mounted file(s) skipped: they count as outside the workspace)",
+                self.hits_text(r).trim_end()
+            ),
         }
     }
 }
@@ -211,7 +264,11 @@ impl SearchCode {
                 }
             }
             for (path, n) in counts {
-                out.push_str(&if r.mode == "count" { format!("{path}:{n}\n") } else { format!("{path}\n") });
+                out.push_str(&if r.mode == "count" {
+                    format!("{path}:{n}\n")
+                } else {
+                    format!("{path}\n")
+                });
             }
             return out;
         }
@@ -246,9 +303,14 @@ fn search(
     let cap = options.cap;
     let found = AtomicUsize::new(0);
     let skipped_linked = AtomicUsize::new(0);
-    let root_dev = std::fs::metadata(root).map(|m| std::os::unix::fs::MetadataExt::dev(&m)).ok();
+    let root_dev = std::fs::metadata(root)
+        .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
+        .ok();
     let all: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(8);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8);
     let mut builder = walker(root, None);
     builder.threads(threads);
     if let Some(types) = types {
@@ -268,7 +330,9 @@ fn search(
             if found.load(Ordering::Relaxed) >= cap || cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            let Ok(entry) = entry else { return WalkState::Continue };
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
@@ -279,10 +343,22 @@ fn search(
             {
                 return WalkState::Continue;
             }
-            let shown = if rel.as_os_str().is_empty() { entry.path().display().to_string() } else { rel.display().to_string() };
-            let mut sink = Collect { path: shown, hits: Vec::new(), pending_context: Vec::new(), found, cap };
+            let shown = if rel.as_os_str().is_empty() {
+                entry.path().display().to_string()
+            } else {
+                rel.display().to_string()
+            };
+            let mut sink = Collect {
+                path: shown,
+                hits: Vec::new(),
+                pending_context: Vec::new(),
+                found,
+                cap,
+            };
             // Checked on the opened file, so the check and the read see the same inode.
-            let Ok(file) = std::fs::File::open(entry.path()) else { return WalkState::Continue };
+            let Ok(file) = std::fs::File::open(entry.path()) else {
+                return WalkState::Continue;
+            };
             if let Ok(meta) = file.metadata() {
                 use std::os::unix::fs::MetadataExt;
                 if meta.nlink() > 1 || root_dev.is_some_and(|dev| dev != meta.dev()) {
@@ -309,5 +385,11 @@ fn search(
         files.dedup();
         files.len()
     };
-    Ok(SearchResult { hits, files_with_hits, truncated, mode: "content".into(), skipped_linked: skipped_linked.into_inner() })
+    Ok(SearchResult {
+        hits,
+        files_with_hits,
+        truncated,
+        mode: "content".into(),
+        skipped_linked: skipped_linked.into_inner(),
+    })
 }

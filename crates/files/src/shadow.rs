@@ -22,17 +22,34 @@ pub enum ShadowError {
     #[error("change {0} does not exist: `cowork changes list` shows the ids")]
     NoSuchChange(i64),
     #[error("change {id} is {status}, not {wanted}")]
-    WrongStatus { id: i64, status: String, wanted: &'static str },
-    #[error("{path} changed on disk since change {id} was {when}; nothing was written — look at `cowork changes diff {id}`, then reject it and let the assistant stage it again")]
-    Conflict { id: i64, path: String, when: &'static str },
-    #[error("hunk {hunk} does not exist in change {id} (it has {count}); `cowork changes diff {id}` numbers them")]
+    WrongStatus {
+        id: i64,
+        status: String,
+        wanted: &'static str,
+    },
+    #[error(
+        "{path} changed on disk since change {id} was {when}; nothing was written — look at `cowork changes diff {id}`, then reject it and let the assistant stage it again"
+    )]
+    Conflict {
+        id: i64,
+        path: String,
+        when: &'static str,
+    },
+    #[error(
+        "hunk {hunk} does not exist in change {id} (it has {count}); `cowork changes diff {id}` numbers them"
+    )]
     NoSuchHunk { id: i64, hunk: usize, count: usize },
     #[error("change {0} is a binary or whole-file change: apply it whole")]
     NotHunkable(i64),
-    #[error("{path} now leads through a symlink that was not there when the change was staged; nothing was written")]
+    #[error(
+        "{path} now leads through a symlink that was not there when the change was staged; nothing was written"
+    )]
     Redirected { path: String },
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("shadow store: {0}")]
     Db(#[from] rusqlite::Error),
     #[error(transparent)]
@@ -40,7 +57,10 @@ pub enum ShadowError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ShadowError + '_ {
-    move |source| ShadowError::Io { path: path.display().to_string(), source }
+    move |source| ShadowError::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// One staged (or settled) change to one file.
@@ -98,7 +118,9 @@ fn is_binary(bytes: &[u8]) -> bool {
 /// Staged paths were resolved (no symlinks on the way); before writing, that must still hold,
 /// or a symlink planted since could send the write elsewhere.
 fn check_still_direct(path: &Path) -> Result<(), ShadowError> {
-    let redirected = || ShadowError::Redirected { path: path.display().to_string() };
+    let redirected = || ShadowError::Redirected {
+        path: path.display().to_string(),
+    };
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(redirected());
     }
@@ -123,7 +145,10 @@ fn read_disk(path: &Path) -> Result<Option<(Vec<u8>, u32)>, ShadowError> {
 }
 
 fn temp_name(path: &Path, journal: i64) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.cowork-{journal}.tmp"))
 }
 
@@ -135,7 +160,8 @@ fn replace_file(path: &Path, bytes: &[u8], mode: u32, journal: i64) -> Result<()
     let tmp = temp_name(path, journal);
     let mut file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
     file.write_all(bytes).map_err(io(&tmp))?;
-    file.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(io(&tmp))?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(io(&tmp))?;
     file.sync_all().map_err(io(&tmp))?;
     drop(file);
     test_pause();
@@ -150,7 +176,10 @@ fn replace_file(path: &Path, bytes: &[u8], mode: u32, journal: i64) -> Result<()
 
 /// Lets the crash test kill the process mid-apply (`COWORK_TEST_APPLY_PAUSE_MS`).
 fn test_pause() {
-    if let Some(ms) = std::env::var("COWORK_TEST_APPLY_PAUSE_MS").ok().and_then(|v| v.parse().ok()) {
+    if let Some(ms) = std::env::var("COWORK_TEST_APPLY_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
@@ -225,7 +254,10 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
 impl Shadow {
     /// Opens the shadow store and settles any apply or rollback a crash interrupted.
     pub fn open(store: &Store) -> Result<Shadow, ShadowError> {
-        let shadow = Shadow { db: Arc::new(Mutex::new(store.connect()?)), blobs: store.dir().changes_dir().join("blobs") };
+        let shadow = Shadow {
+            db: Arc::new(Mutex::new(store.connect()?)),
+            blobs: store.dir().changes_dir().join("blobs"),
+        };
         for note in shadow.recover()? {
             tracing::warn!("shadow fs recovery: {note}");
         }
@@ -257,15 +289,23 @@ impl Shadow {
 
     fn get(&self, id: i64) -> Result<Row, ShadowError> {
         let db = self.db.lock().unwrap();
-        db.query_row(&format!("SELECT {COLUMNS} FROM file_changes WHERE id = ?1"), [id], row)
-            .optional()?
-            .ok_or(ShadowError::NoSuchChange(id))
+        db.query_row(
+            &format!("SELECT {COLUMNS} FROM file_changes WHERE id = ?1"),
+            [id],
+            row,
+        )
+        .optional()?
+        .ok_or(ShadowError::NoSuchChange(id))
     }
 
     /// The file a change is about (what its review names), without reading any content.
     pub fn path_of(&self, id: i64) -> Result<String, ShadowError> {
         let db = self.db.lock().unwrap();
-        db.query_row("SELECT path FROM file_changes WHERE id = ?1", [id], |r| r.get(0)).optional()?.ok_or(ShadowError::NoSuchChange(id))
+        db.query_row("SELECT path FROM file_changes WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .ok_or(ShadowError::NoSuchChange(id))
     }
 
     fn staged_row(&self, conversation: &str, path: &Path) -> Result<Option<Row>, ShadowError> {
@@ -281,7 +321,11 @@ impl Shadow {
 
     /// What the conversation sees at `path`: its staged content if it has a change there
     /// (`Some(None)`: staged for deletion), else None (read the disk).
-    pub fn staged_view(&self, conversation: &str, path: &Path) -> Result<Option<Option<Vec<u8>>>, ShadowError> {
+    pub fn staged_view(
+        &self,
+        conversation: &str,
+        path: &Path,
+    ) -> Result<Option<Option<Vec<u8>>>, ShadowError> {
         match self.staged_row(conversation, path)? {
             Some(r) => Ok(Some(self.blob(&r.new_sha)?)),
             None => Ok(None),
@@ -290,7 +334,12 @@ impl Shadow {
 
     /// Stages new content (None = delete) for `path`. A second write to the same file in the
     /// same conversation replaces the staged content; the base stays what was on disk first.
-    pub fn stage(&self, conversation: &str, path: &Path, content: Option<&[u8]>) -> Result<Change, ShadowError> {
+    pub fn stage(
+        &self,
+        conversation: &str,
+        path: &Path,
+        content: Option<&[u8]>,
+    ) -> Result<Change, ShadowError> {
         let new_sha = content.map(|c| self.put_blob(c)).transpose()?;
         let at = now();
         let id = match self.staged_row(conversation, path)? {
@@ -303,7 +352,10 @@ impl Shadow {
             }
             None => {
                 let disk = read_disk(path)?;
-                let base_sha = disk.as_ref().map(|(bytes, _)| self.put_blob(bytes)).transpose()?;
+                let base_sha = disk
+                    .as_ref()
+                    .map(|(bytes, _)| self.put_blob(bytes))
+                    .transpose()?;
                 let base_mode = disk.as_ref().map(|(_, mode)| *mode);
                 let db = self.db.lock().unwrap();
                 db.execute(
@@ -319,7 +371,14 @@ impl Shadow {
 
     /// The change's two sides: the base, and what was applied (settled) or is staged.
     fn sides(&self, r: &Row) -> Result<(Content, Content), ShadowError> {
-        Ok((self.blob(&r.base_sha)?, self.blob(if r.applied_sha.is_some() { &r.applied_sha } else { &r.new_sha })?))
+        Ok((
+            self.blob(&r.base_sha)?,
+            self.blob(if r.applied_sha.is_some() {
+                &r.applied_sha
+            } else {
+                &r.new_sha
+            })?,
+        ))
     }
 
     fn summary(&self, r: &Row) -> Result<Change, ShadowError> {
@@ -328,13 +387,18 @@ impl Shadow {
     }
 
     /// Changes, newest first; `status` and `conversation` filter.
-    pub fn list(&self, status: Option<&str>, conversation: Option<&str>) -> Result<Vec<Change>, ShadowError> {
+    pub fn list(
+        &self,
+        status: Option<&str>,
+        conversation: Option<&str>,
+    ) -> Result<Vec<Change>, ShadowError> {
         let rows: Vec<Row> = {
             let db = self.db.lock().unwrap();
             let mut stmt = db.prepare(&format!(
                 "SELECT {COLUMNS} FROM file_changes WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR conversation = ?2) ORDER BY id DESC LIMIT 500"
             ))?;
-            stmt.query_map(params![status, conversation], row)?.collect::<Result<_, _>>()?
+            stmt.query_map(params![status, conversation], row)?
+                .collect::<Result<_, _>>()?
         };
         rows.iter().map(|r| self.summary(r)).collect()
     }
@@ -344,10 +408,19 @@ impl Shadow {
         let r = self.get(id)?;
         let (base, new) = self.sides(&r)?;
         let change = summarize(&r, &base, &new);
-        let conflict = r.status == "staged" && read_disk(Path::new(&r.path))?.map(|(b, _)| sha(&b)) != r.base_sha;
+        let conflict = r.status == "staged"
+            && read_disk(Path::new(&r.path))?.map(|(b, _)| sha(&b)) != r.base_sha;
         if change.binary {
-            let size = |b: &Option<Vec<u8>>| b.as_ref().map_or("absent".to_string(), |b| format!("{} bytes", b.len()));
-            return Ok(ChangeDiff { change, conflict, hunks: vec![], summary: Some(format!("binary file: {} → {}", size(&base), size(&new))) });
+            let size = |b: &Option<Vec<u8>>| {
+                b.as_ref()
+                    .map_or("absent".to_string(), |b| format!("{} bytes", b.len()))
+            };
+            return Ok(ChangeDiff {
+                change,
+                conflict,
+                hunks: vec![],
+                summary: Some(format!("binary file: {} → {}", size(&base), size(&new))),
+            });
         }
         let old = String::from_utf8_lossy(base.as_deref().unwrap_or_default()).into_owned();
         let new = String::from_utf8_lossy(new.as_deref().unwrap_or_default()).into_owned();
@@ -361,14 +434,29 @@ impl Shadow {
                 let text = hunk.to_string();
                 let header = text.lines().next().unwrap_or_default().to_string();
                 let body = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
-                Hunk { number: i + 1, header, text: body }
+                Hunk {
+                    number: i + 1,
+                    header,
+                    text: body,
+                }
             })
             .collect();
-        Ok(ChangeDiff { change, conflict, hunks, summary: None })
+        Ok(ChangeDiff {
+            change,
+            conflict,
+            hunks,
+            summary: None,
+        })
     }
 
     /// The staged content with only the chosen hunks (1-based) applied to the base.
-    fn partial(&self, id: i64, base: &[u8], new: &[u8], hunks: &[usize]) -> Result<Vec<u8>, ShadowError> {
+    fn partial(
+        &self,
+        id: i64,
+        base: &[u8],
+        new: &[u8],
+        hunks: &[usize],
+    ) -> Result<Vec<u8>, ShadowError> {
         if is_binary(base) || is_binary(new) {
             return Err(ShadowError::NotHunkable(id));
         }
@@ -376,7 +464,11 @@ impl Shadow {
         let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
         let groups = diff.grouped_ops(3);
         if let Some(&bad) = hunks.iter().find(|&&h| h == 0 || h > groups.len()) {
-            return Err(ShadowError::NoSuchHunk { id, hunk: bad, count: groups.len() });
+            return Err(ShadowError::NoSuchHunk {
+                id,
+                hunk: bad,
+                count: groups.len(),
+            });
         }
         // Every non-equal op lies in exactly one group; take the new side of the chosen ones.
         let chosen: std::collections::HashSet<(usize, usize)> = hunks
@@ -388,8 +480,13 @@ impl Shadow {
         let (old_lines, new_lines) = (diff.old_slices(), diff.new_slices());
         let mut out = String::with_capacity(old.len().max(new.len()));
         for op in diff.ops() {
-            let take_new = op.tag() != similar::DiffTag::Equal && chosen.contains(&(op.old_range().start, op.new_range().start));
-            let lines = if take_new { &new_lines[op.new_range()] } else { &old_lines[op.old_range()] };
+            let take_new = op.tag() != similar::DiffTag::Equal
+                && chosen.contains(&(op.old_range().start, op.new_range().start));
+            let lines = if take_new {
+                &new_lines[op.new_range()]
+            } else {
+                &old_lines[op.old_range()]
+            };
             lines.iter().for_each(|l| out.push_str(l));
         }
         Ok(out.into_bytes())
@@ -399,21 +496,42 @@ impl Shadow {
     pub fn apply(&self, id: i64, hunks: Option<&[usize]>) -> Result<Change, ShadowError> {
         let r = self.get(id)?;
         if r.status != "staged" {
-            return Err(ShadowError::WrongStatus { id, status: r.status, wanted: "staged" });
+            return Err(ShadowError::WrongStatus {
+                id,
+                status: r.status,
+                wanted: "staged",
+            });
         }
         let path = PathBuf::from(&r.path);
         let disk = read_disk(&path)?;
         if disk.as_ref().map(|(b, _)| sha(b)) != r.base_sha {
-            return Err(ShadowError::Conflict { id, path: r.path, when: "staged" });
+            return Err(ShadowError::Conflict {
+                id,
+                path: r.path,
+                when: "staged",
+            });
         }
         let new = self.blob(&r.new_sha)?;
         let target = match (hunks, &new) {
-            (Some(hunks), Some(new)) => Some(self.partial(id, disk.as_ref().map(|(b, _)| b.as_slice()).unwrap_or_default(), new, hunks)?),
+            (Some(hunks), Some(new)) => Some(self.partial(
+                id,
+                disk.as_ref().map(|(b, _)| b.as_slice()).unwrap_or_default(),
+                new,
+                hunks,
+            )?),
             _ => new,
         };
         let after = target.as_deref().map(|t| self.put_blob(t)).transpose()?;
         let mode = r.base_mode.unwrap_or(0o644);
-        self.transition(&r, "apply", &path, r.base_sha.clone(), after.clone(), mode, target.as_deref())?;
+        self.transition(
+            &r,
+            "apply",
+            &path,
+            r.base_sha.clone(),
+            after.clone(),
+            mode,
+            target.as_deref(),
+        )?;
         self.summary(&self.get(id)?)
     }
 
@@ -421,31 +539,63 @@ impl Shadow {
     pub fn rollback(&self, id: i64) -> Result<Change, ShadowError> {
         let r = self.get(id)?;
         if r.status != "applied" {
-            return Err(ShadowError::WrongStatus { id, status: r.status, wanted: "applied" });
+            return Err(ShadowError::WrongStatus {
+                id,
+                status: r.status,
+                wanted: "applied",
+            });
         }
         let path = PathBuf::from(&r.path);
         let disk = read_disk(&path)?;
         if disk.as_ref().map(|(b, _)| sha(b)) != r.applied_sha {
-            return Err(ShadowError::Conflict { id, path: r.path, when: "applied" });
+            return Err(ShadowError::Conflict {
+                id,
+                path: r.path,
+                when: "applied",
+            });
         }
         let base = self.blob(&r.base_sha)?;
         let mode = r.base_mode.unwrap_or(0o644);
-        self.transition(&r, "rollback", &path, r.applied_sha.clone(), r.base_sha.clone(), mode, base.as_deref())?;
+        self.transition(
+            &r,
+            "rollback",
+            &path,
+            r.applied_sha.clone(),
+            r.base_sha.clone(),
+            mode,
+            base.as_deref(),
+        )?;
         self.summary(&self.get(id)?)
     }
 
     pub fn reject(&self, id: i64) -> Result<Change, ShadowError> {
         let r = self.get(id)?;
         if r.status != "staged" {
-            return Err(ShadowError::WrongStatus { id, status: r.status, wanted: "staged" });
+            return Err(ShadowError::WrongStatus {
+                id,
+                status: r.status,
+                wanted: "staged",
+            });
         }
-        self.db.lock().unwrap().execute("UPDATE file_changes SET status = 'rejected', updated_at = ?1 WHERE id = ?2", params![now(), id])?;
+        self.db.lock().unwrap().execute(
+            "UPDATE file_changes SET status = 'rejected', updated_at = ?1 WHERE id = ?2",
+            params![now(), id],
+        )?;
         self.summary(&self.get(id)?)
     }
 
     /// Journal, write, settle: the journal row is durable before the file changes.
     #[allow(clippy::too_many_arguments)]
-    fn transition(&self, r: &Row, action: &str, path: &Path, before: Option<String>, after: Option<String>, mode: u32, bytes: Option<&[u8]>) -> Result<(), ShadowError> {
+    fn transition(
+        &self,
+        r: &Row,
+        action: &str,
+        path: &Path,
+        before: Option<String>,
+        after: Option<String>,
+        mode: u32,
+        bytes: Option<&[u8]>,
+    ) -> Result<(), ShadowError> {
         check_still_direct(path)?;
         let journal = {
             let db = self.db.lock().unwrap();
@@ -465,13 +615,22 @@ impl Shadow {
         self.settle(journal, r.id, action, after.as_deref())
     }
 
-    fn settle(&self, journal: i64, change: i64, action: &str, after: Option<&str>) -> Result<(), ShadowError> {
+    fn settle(
+        &self,
+        journal: i64,
+        change: i64,
+        action: &str,
+        after: Option<&str>,
+    ) -> Result<(), ShadowError> {
         let mut db = self.db.lock().unwrap();
         let tx = db.transaction()?;
         if action == "apply" {
             tx.execute("UPDATE file_changes SET status = 'applied', applied_sha = ?1, updated_at = ?2 WHERE id = ?3", params![after, now(), change])?;
         } else {
-            tx.execute("UPDATE file_changes SET status = 'rolled_back', updated_at = ?1 WHERE id = ?2", params![now(), change])?;
+            tx.execute(
+                "UPDATE file_changes SET status = 'rolled_back', updated_at = ?1 WHERE id = ?2",
+                params![now(), change],
+            )?;
         }
         tx.execute("UPDATE file_journal SET done = 1 WHERE id = ?1", [journal])?;
         tx.commit()?;
@@ -484,7 +643,17 @@ impl Shadow {
         let open: Vec<OpenRow> = {
             let db = self.db.lock().unwrap();
             let mut stmt = db.prepare("SELECT id, change_id, action, path, before_sha, after_sha FROM file_journal WHERE done = 0 ORDER BY id")?;
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?.collect::<Result<_, _>>()?
+            stmt.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?
         };
         let mut notes = Vec::new();
         for (journal, change, action, path, before, after) in open {
@@ -493,14 +662,20 @@ impl Shadow {
             let on_disk = read_disk(&path)?.map(|(b, _)| sha(&b));
             if on_disk == after {
                 self.settle(journal, change, &action, after.as_deref())?;
-                notes.push(format!("change {change}: the interrupted {action} of {} had completed; recorded", path.display()));
+                notes.push(format!(
+                    "change {change}: the interrupted {action} of {} had completed; recorded",
+                    path.display()
+                ));
             } else {
                 if on_disk != before {
                     notes.push(format!("change {change}: {} matches neither side of the interrupted {action}; someone else changed it", path.display()));
                 } else {
                     notes.push(format!("change {change}: the interrupted {action} of {} had not happened; the file is unchanged", path.display()));
                 }
-                self.db.lock().unwrap().execute("UPDATE file_journal SET done = 1 WHERE id = ?1", [journal])?;
+                self.db
+                    .lock()
+                    .unwrap()
+                    .execute("UPDATE file_journal SET done = 1 WHERE id = ?1", [journal])?;
             }
         }
         Ok(notes)

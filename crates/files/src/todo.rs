@@ -2,7 +2,9 @@
 //! (Claude Code's TodoWrite, same shape), kept in SQLite so it survives a restart.
 
 use crate::Shared;
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,17 +52,40 @@ impl Tool for TodoWrite {
     }
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<TodoList, ToolError> {
-        let invalid = |message: String| ToolError::InvalidArguments { tool: "todo_write".into(), message };
-        if let Some(bad) = input.todos.iter().find(|t| !["pending", "in_progress", "completed"].contains(&t.status.as_str())) {
-            return Err(invalid(format!("status {:?} of {:?}: use pending, in_progress or completed", bad.status, bad.content)));
+        let invalid = |message: String| ToolError::InvalidArguments {
+            tool: "todo_write".into(),
+            message,
+        };
+        if let Some(bad) = input
+            .todos
+            .iter()
+            .find(|t| !["pending", "in_progress", "completed"].contains(&t.status.as_str()))
+        {
+            return Err(invalid(format!(
+                "status {:?} of {:?}: use pending, in_progress or completed",
+                bad.status, bad.content
+            )));
         }
-        if input.todos.iter().filter(|t| t.status == "in_progress").count() > 1 {
-            return Err(invalid("more than one item is in_progress: finish one before starting the next".into()));
+        if input
+            .todos
+            .iter()
+            .filter(|t| t.status == "in_progress")
+            .count()
+            > 1
+        {
+            return Err(invalid(
+                "more than one item is in_progress: finish one before starting the next".into(),
+            ));
         }
         let mut db = self.0.db.lock().unwrap();
-        let tx = db.transaction().map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
+        let tx = db
+            .transaction()
+            .map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
         let write = || -> rusqlite::Result<()> {
-            tx.execute("DELETE FROM todos WHERE conversation = ?1", [&ctx.conversation_id])?;
+            tx.execute(
+                "DELETE FROM todos WHERE conversation = ?1",
+                [&ctx.conversation_id],
+            )?;
             for (i, t) in input.todos.iter().enumerate() {
                 tx.execute(
                     "INSERT INTO todos (conversation, position, content, status, active_form) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -70,8 +95,11 @@ impl Tool for TodoWrite {
             Ok(())
         };
         write().map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
-        tx.commit().map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
-        Ok(TodoList { todos: input.todos.clone() })
+        tx.commit()
+            .map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
+        Ok(TodoList {
+            todos: input.todos.clone(),
+        })
     }
 
     fn to_text(&self, list: &TodoList) -> String {
@@ -80,6 +108,10 @@ impl Tool for TodoWrite {
             "in_progress" => "[>]",
             _ => "[ ]",
         };
-        list.todos.iter().map(|t| format!("{} {}", mark(&t.status), t.content)).collect::<Vec<_>>().join("\n")
+        list.todos
+            .iter()
+            .map(|t| format!("{} {}", mark(&t.status), t.content))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

@@ -27,28 +27,81 @@ pub fn not_configured(tool: &str, what: String) -> ToolError {
 }
 
 /// The name of the account a call uses: the one named, else the only (or first) mail account.
-pub fn resolve_name(conn: &Connection, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
-    let all = accounts::list(conn, Some("mail")).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
+pub fn resolve_name(
+    conn: &Connection,
+    tool: &str,
+    wanted: Option<&str>,
+) -> Result<String, ToolError> {
+    let all = accounts::list(conn, Some("mail"))
+        .map_err(|e| ToolError::failed(format!("database error: {e}")))?;
     match wanted {
-        Some(name) => all.iter().find(|a| a.name == name).map(|a| a.name.clone()).ok_or_else(|| {
-            not_configured(tool, format!("no mail account {name:?} (there are: {})", all.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")))
-        }),
-        None => all.first().map(|a| a.name.clone()).ok_or_else(|| not_configured(tool, "no mail account".into())),
+        Some(name) => all
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.name.clone())
+            .ok_or_else(|| {
+                not_configured(
+                    tool,
+                    format!(
+                        "no mail account {name:?} (there are: {})",
+                        all.iter()
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            }),
+        None => all
+            .first()
+            .map(|a| a.name.clone())
+            .ok_or_else(|| not_configured(tool, "no mail account".into())),
     }
 }
 
-pub fn load(conn: &Connection, secrets: &dyn SecretSource, tool: &str, name: &str) -> Result<MailAccount, ToolError> {
-    let account = accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
+pub fn load(
+    conn: &Connection,
+    secrets: &dyn SecretSource,
+    tool: &str,
+    name: &str,
+) -> Result<MailAccount, ToolError> {
+    let account =
+        accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
     let Some(accounts::Account { config, .. }) = account else {
         return Err(not_configured(tool, format!("no mail account {name:?}")));
     };
     accounts::check_transport(name, &config).map_err(ToolError::failed)?;
-    let AccountConfig::Mail { email, display_name, username, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security } = config else {
-        return Err(not_configured(tool, format!("{name:?} is a calendar account, not a mail account")));
+    let AccountConfig::Mail {
+        email,
+        display_name,
+        username,
+        imap_host,
+        imap_port,
+        imap_security,
+        smtp_host,
+        smtp_port,
+        smtp_security,
+    } = config
+    else {
+        return Err(not_configured(
+            tool,
+            format!("{name:?} is a calendar account, not a mail account"),
+        ));
     };
     let password = secrets
         .get(&accounts::secret_name(name))
         .map_err(ToolError::failed)?
         .ok_or_else(|| ToolError::failed(format!("mail account {name:?} has no password in the keyring — add the account again to store it")))?;
-    Ok(MailAccount { name: name.into(), email, display_name, username, password, imap_host, imap_port, imap_security, smtp_host, smtp_port, smtp_security })
+    Ok(MailAccount {
+        name: name.into(),
+        email,
+        display_name,
+        username,
+        password,
+        imap_host,
+        imap_port,
+        imap_security,
+        smtp_host,
+        smtp_port,
+        smtp_security,
+    })
 }

@@ -21,7 +21,9 @@ pub type ImapSession = Session<Box<dyn Stream>>;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn tls_config() -> Arc<tokio_rustls::rustls::ClientConfig> {
-    let roots = tokio_rustls::rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    let roots = tokio_rustls::rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
     Arc::new(
         tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
@@ -33,33 +35,55 @@ pub fn tls_config() -> Arc<tokio_rustls::rustls::ClientConfig> {
 }
 
 async fn tls(host: &str, stream: TcpStream) -> Result<Box<dyn Stream>, String> {
-    let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| format!("{host}: {e}"))?;
+    let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| format!("{host}: {e}"))?;
     let connector = tokio_rustls::TlsConnector::from(tls_config());
-    let stream = connector.connect(name, stream).await.map_err(|e| format!("TLS with {host}: {e}"))?;
+    let stream = connector
+        .connect(name, stream)
+        .await
+        .map_err(|e| format!("TLS with {host}: {e}"))?;
     Ok(Box::new(stream))
 }
 
 fn unreachable(account: &MailAccount, e: impl std::fmt::Display) -> ToolError {
-    ToolError::transient(format!("mail account {:?}: cannot reach the IMAP server {}:{} ({e})", account.name, account.imap_host, account.imap_port))
+    ToolError::transient(format!(
+        "mail account {:?}: cannot reach the IMAP server {}:{} ({e})",
+        account.name, account.imap_host, account.imap_port
+    ))
 }
 
 /// A logged-in session. A refused login names the account and how to fix it.
 pub async fn connect(account: &MailAccount) -> Result<ImapSession, ToolError> {
     let attempt = async {
-        let tcp = TcpStream::connect((account.imap_host.as_str(), account.imap_port)).await.map_err(|e| unreachable(account, e))?;
+        let tcp = TcpStream::connect((account.imap_host.as_str(), account.imap_port))
+            .await
+            .map_err(|e| unreachable(account, e))?;
         let stream: Box<dyn Stream> = match account.imap_security {
-            Security::Tls => tls(&account.imap_host, tcp).await.map_err(|e| unreachable(account, e))?,
+            Security::Tls => tls(&account.imap_host, tcp)
+                .await
+                .map_err(|e| unreachable(account, e))?,
             Security::Plain => Box::new(tcp),
             Security::Starttls => {
                 let mut client = async_imap::Client::new(tcp);
-                client.read_response().await.map_err(|e| unreachable(account, e))?;
-                client.run_command_and_check_ok("STARTTLS", None).await.map_err(|e| unreachable(account, format!("STARTTLS: {e}")))?;
-                tls(&account.imap_host, client.into_inner()).await.map_err(|e| unreachable(account, e))?
+                client
+                    .read_response()
+                    .await
+                    .map_err(|e| unreachable(account, e))?;
+                client
+                    .run_command_and_check_ok("STARTTLS", None)
+                    .await
+                    .map_err(|e| unreachable(account, format!("STARTTLS: {e}")))?;
+                tls(&account.imap_host, client.into_inner())
+                    .await
+                    .map_err(|e| unreachable(account, e))?
             }
         };
         let mut client = async_imap::Client::new(stream);
         if account.imap_security != Security::Starttls {
-            client.read_response().await.map_err(|e| unreachable(account, e))?;
+            client
+                .read_response()
+                .await
+                .map_err(|e| unreachable(account, e))?;
         }
         client.login(&account.username, &account.password).await.map_err(|(e, _)| {
             ToolError::failed(format!(
@@ -68,12 +92,19 @@ pub async fn connect(account: &MailAccount) -> Result<ImapSession, ToolError> {
             ))
         })
     };
-    tokio::time::timeout(TIMEOUT, attempt).await.map_err(|_| unreachable(account, "timed out"))?
+    tokio::time::timeout(TIMEOUT, attempt)
+        .await
+        .map_err(|_| unreachable(account, "timed out"))?
 }
 
 fn imap_error(account: &MailAccount, what: &str, e: async_imap::error::Error) -> ToolError {
     match e {
-        async_imap::error::Error::No(m) | async_imap::error::Error::Bad(m) => ToolError::failed(format!("mail account {:?}: {what}: the server said {m}", account.name)),
+        async_imap::error::Error::No(m) | async_imap::error::Error::Bad(m) => {
+            ToolError::failed(format!(
+                "mail account {:?}: {what}: the server said {m}",
+                account.name
+            ))
+        }
         other => ToolError::transient(format!("mail account {:?}: {what}: {other}", account.name)),
     }
 }
@@ -116,18 +147,39 @@ impl Criteria<'_> {
 }
 
 /// The newest `limit` messages matching, newest first, and how many matched in all.
-pub async fn check(session: &mut ImapSession, account: &MailAccount, folder: &str, criteria: &Criteria<'_>, limit: usize) -> Result<(Vec<Summary>, usize), ToolError> {
-    session.examine(folder).await.map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
-    let mut uids: Vec<u32> = session.uid_search(criteria.query()).await.map_err(|e| imap_error(account, "search", e))?.into_iter().collect();
+pub async fn check(
+    session: &mut ImapSession,
+    account: &MailAccount,
+    folder: &str,
+    criteria: &Criteria<'_>,
+    limit: usize,
+) -> Result<(Vec<Summary>, usize), ToolError> {
+    session
+        .examine(folder)
+        .await
+        .map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
+    let mut uids: Vec<u32> = session
+        .uid_search(criteria.query())
+        .await
+        .map_err(|e| imap_error(account, "search", e))?
+        .into_iter()
+        .collect();
     let total = uids.len();
     uids.sort_unstable();
     let newest: Vec<u32> = uids.iter().rev().take(limit).copied().collect();
     if newest.is_empty() {
         return Ok((Vec::new(), total));
     }
-    let set = newest.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let set = newest
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     let fetched: Vec<_> = session
-        .uid_fetch(&set, "(UID FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (FROM SUBJECT DATE)])")
+        .uid_fetch(
+            &set,
+            "(UID FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (FROM SUBJECT DATE)])",
+        )
         .await
         .map_err(|e| imap_error(account, "fetch", e))?
         .try_collect()
@@ -136,8 +188,15 @@ pub async fn check(session: &mut ImapSession, account: &MailAccount, folder: &st
     let mut out: Vec<Summary> = fetched
         .iter()
         .filter_map(|f| {
-            let unread = !f.flags().any(|flag| matches!(flag, async_imap::types::Flag::Seen));
-            Some(parse::summary(f.uid?, f.header().unwrap_or_default(), unread, f.size.unwrap_or(0)))
+            let unread = !f
+                .flags()
+                .any(|flag| matches!(flag, async_imap::types::Flag::Seen));
+            Some(parse::summary(
+                f.uid?,
+                f.header().unwrap_or_default(),
+                unread,
+                f.size.unwrap_or(0),
+            ))
         })
         .collect();
     out.sort_by_key(|m| std::cmp::Reverse(m.uid));
@@ -145,14 +204,33 @@ pub async fn check(session: &mut ImapSession, account: &MailAccount, folder: &st
 }
 
 /// One whole message (not marked read unless `mark_read`).
-pub async fn read(session: &mut ImapSession, account: &MailAccount, folder: &str, uid: u32, mark_read: bool) -> Result<(parse::Message, ReplyBasis), ToolError> {
+pub async fn read(
+    session: &mut ImapSession,
+    account: &MailAccount,
+    folder: &str,
+    uid: u32,
+    mark_read: bool,
+) -> Result<(parse::Message, ReplyBasis), ToolError> {
     if mark_read {
-        session.select(folder).await.map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
+        session
+            .select(folder)
+            .await
+            .map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
     } else {
-        session.examine(folder).await.map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
+        session
+            .examine(folder)
+            .await
+            .map_err(|e| imap_error(account, &format!("open folder {folder:?}"), e))?;
     }
     let fetched: Vec<_> = session
-        .uid_fetch(uid.to_string(), if mark_read { "(UID BODY[])" } else { "(UID BODY.PEEK[])" })
+        .uid_fetch(
+            uid.to_string(),
+            if mark_read {
+                "(UID BODY[])"
+            } else {
+                "(UID BODY.PEEK[])"
+            },
+        )
         .await
         .map_err(|e| imap_error(account, "fetch", e))?
         .try_collect()
@@ -162,14 +240,22 @@ pub async fn read(session: &mut ImapSession, account: &MailAccount, folder: &str
         .iter()
         .find(|f| f.uid == Some(uid))
         .and_then(|f| f.body())
-        .ok_or_else(|| ToolError::failed(format!("no message with uid {uid} in {folder:?} of {:?}: list them with email_check", account.name)))?;
+        .ok_or_else(|| {
+            ToolError::failed(format!(
+                "no message with uid {uid} in {folder:?} of {:?}: list them with email_check",
+                account.name
+            ))
+        })?;
     parse::message(uid, folder, raw).map_err(ToolError::failed)
 }
 
 /// Files a sent message into the Sent folder (best effort: a server without one still sent it).
 pub async fn append_sent(account: &MailAccount, raw: &[u8]) -> Result<(), ToolError> {
     let mut session = connect(account).await?;
-    let result = session.append("Sent", Some("(\\Seen)"), None, raw).await.map_err(|e| imap_error(account, "file into Sent", e));
+    let result = session
+        .append("Sent", Some("(\\Seen)"), None, raw)
+        .await
+        .map_err(|e| imap_error(account, "file into Sent", e));
     let _ = session.logout().await;
     result
 }

@@ -41,11 +41,17 @@ pub struct MailTools {
 
 impl MailTools {
     /// Opens the outbox; a send a crash interrupted is marked uncertain (see `outbox.rs`).
-    pub fn new(store: &Store, secrets: Arc<dyn SecretSource>, undo_delay: Duration) -> Result<Self, StoreError> {
+    pub fn new(
+        store: &Store,
+        secrets: Arc<dyn SecretSource>,
+        undo_delay: Duration,
+    ) -> Result<Self, StoreError> {
         let conn = store.connect()?;
         match outbox::recover(&conn) {
             Ok(0) => {}
-            Ok(n) => tracing::warn!("{n} message(s) were being sent when the app stopped: marked uncertain"),
+            Ok(n) => tracing::warn!(
+                "{n} message(s) were being sent when the app stopped: marked uncertain"
+            ),
             Err(e) => tracing::error!("outbox recovery: {e}"),
         }
         Ok(MailTools {
@@ -72,7 +78,8 @@ impl MailTools {
 
     /// The most recent outbox messages, newest first (the window's Undo bar reads it).
     pub fn outbox(&self, limit: usize) -> Result<Vec<OutboxRow>, String> {
-        outbox::list(&self.shared.db.lock().unwrap(), limit).map_err(|e| format!("database error: {e}"))
+        outbox::list(&self.shared.db.lock().unwrap(), limit)
+            .map_err(|e| format!("database error: {e}"))
     }
 
     /// Messages this process queued that are still waiting: a one-shot CLI interrupted before
@@ -81,7 +88,14 @@ impl MailTools {
         let ids = self.shared.queued_here.lock().unwrap().clone();
         let conn = self.shared.db.lock().unwrap();
         ids.into_iter()
-            .filter(|id| conn.query_row("SELECT state = 'queued' FROM mail_outbox WHERE id = ?1", [id], |r| r.get(0)).unwrap_or(false))
+            .filter(|id| {
+                conn.query_row(
+                    "SELECT state = 'queued' FROM mail_outbox WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap_or(false)
+            })
             .collect()
     }
 }

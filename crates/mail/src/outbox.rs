@@ -46,7 +46,11 @@ pub struct NewMessage {
     pub conversation: String,
 }
 
-pub fn enqueue(conn: &Connection, message: NewMessage, delay: Duration) -> rusqlite::Result<Queued> {
+pub fn enqueue(
+    conn: &Connection,
+    message: NewMessage,
+    delay: Duration,
+) -> rusqlite::Result<Queued> {
     let now = chrono::Utc::now();
     let send_at = now + chrono::Duration::from_std(delay).unwrap_or_default();
     let id = conn.query_row(
@@ -65,7 +69,13 @@ pub fn enqueue(conn: &Connection, message: NewMessage, delay: Duration) -> rusql
         ],
         |r| r.get(0),
     )?;
-    Ok(Queued { id, message_id: message.message_id, recipients: message.recipients, subject: message.subject, send_at: send_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) })
+    Ok(Queued {
+        id,
+        message_id: message.message_id,
+        recipients: message.recipients,
+        subject: message.subject,
+        send_at: send_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
 }
 
 /// Undo: only a message still waiting can be taken back.
@@ -76,11 +86,23 @@ pub fn cancel(conn: &Connection, id: i64) -> Result<String, ToolError> {
     if changed == 1 {
         return Ok("cancelled".into());
     }
-    let state: Option<String> = conn.query_row("SELECT state FROM mail_outbox WHERE id = ?1", params![id], |r| r.get(0)).optional().map_err(crate::db_error)?;
+    let state: Option<String> = conn
+        .query_row(
+            "SELECT state FROM mail_outbox WHERE id = ?1",
+            params![id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(crate::db_error)?;
     match state.as_deref() {
-        None => Err(ToolError::InvalidArguments { tool: "email_undo".into(), message: format!("no outbox message {id}: see email_outbox") }),
+        None => Err(ToolError::InvalidArguments {
+            tool: "email_undo".into(),
+            message: format!("no outbox message {id}: see email_outbox"),
+        }),
         Some("cancelled") => Ok("cancelled".into()),
-        Some(other) => Err(ToolError::failed(format!("too late to undo: the message is already {other}"))),
+        Some(other) => Err(ToolError::failed(format!(
+            "too late to undo: the message is already {other}"
+        ))),
     }
 }
 
@@ -123,7 +145,11 @@ pub fn recover(conn: &Connection) -> rusqlite::Result<usize> {
 
 /// Messages waiting to leave.
 pub fn pending(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT count(*) FROM mail_outbox WHERE state IN ('queued', 'sending')", [], |r| r.get(0))
+    conn.query_row(
+        "SELECT count(*) FROM mail_outbox WHERE state IN ('queued', 'sending')",
+        [],
+        |r| r.get(0),
+    )
 }
 
 struct Due {
@@ -142,7 +168,9 @@ fn claim(conn: &Connection) -> rusqlite::Result<Result<Due, Option<String>>> {
         let next: Option<(i64, String)> = conn
             .query_row("SELECT id, send_after FROM mail_outbox WHERE state = 'queued' ORDER BY send_after LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let Some((id, send_after)) = next else { return Ok(Err(None)) };
+        let Some((id, send_after)) = next else {
+            return Ok(Err(None));
+        };
         if send_after > now {
             return Ok(Err(Some(send_after)));
         }
@@ -164,22 +192,39 @@ fn claim(conn: &Connection) -> rusqlite::Result<Result<Due, Option<String>>> {
     }
 }
 
-pub async fn smtp_send(account: &MailAccount, sender: &str, recipients: &[String], raw: &[u8]) -> Result<(), (bool, String)> {
+pub async fn smtp_send(
+    account: &MailAccount,
+    sender: &str,
+    recipients: &[String],
+    raw: &[u8],
+) -> Result<(), (bool, String)> {
     let host = account.smtp_host.as_str();
     let builder = match account.smtp_security {
         Security::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(host),
         Security::Starttls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(host),
-        Security::Plain => Ok(AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)),
+        Security::Plain => Ok(AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(
+            host,
+        )),
     }
     .map_err(|e| (false, format!("SMTP {host}: {e}")))?;
     let transport = builder
         .port(account.smtp_port)
-        .credentials(Credentials::new(account.username.clone(), account.password.clone()))
+        .credentials(Credentials::new(
+            account.username.clone(),
+            account.password.clone(),
+        ))
         .timeout(Some(Duration::from_secs(30)))
         .build();
-    let parse = |a: &str| a.parse::<lettre::Address>().map_err(|e| (false, format!("address {a:?}: {e}")));
-    let to = recipients.iter().map(|r| parse(r)).collect::<Result<Vec<_>, _>>()?;
-    let envelope = Envelope::new(Some(parse(sender)?), to).map_err(|e| (false, format!("envelope: {e}")))?;
+    let parse = |a: &str| {
+        a.parse::<lettre::Address>()
+            .map_err(|e| (false, format!("address {a:?}: {e}")))
+    };
+    let to = recipients
+        .iter()
+        .map(|r| parse(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let envelope =
+        Envelope::new(Some(parse(sender)?), to).map_err(|e| (false, format!("envelope: {e}")))?;
     transport.send_raw(&envelope, raw).await.map(|_| ()).map_err(|e| {
         let text = if e.to_string().contains("535") || e.to_string().to_lowercase().contains("authentication") {
             format!("the SMTP server {host} refused the login for {:?} ({e}) — check the password with `cowork account test {}`", account.username, account.name)
@@ -199,7 +244,11 @@ pub async fn send_due(shared: &Shared) -> Option<chrono::DateTime<chrono::Utc>> 
         };
         let due = match claimed {
             Ok(Ok(due)) => due,
-            Ok(Err(next)) => return next.and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok()).map(|t| t.with_timezone(&chrono::Utc)),
+            Ok(Err(next)) => {
+                return next
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+                    .map(|t| t.with_timezone(&chrono::Utc));
+            }
             Err(e) => {
                 tracing::error!("outbox: {e}");
                 return Some(chrono::Utc::now() + chrono::Duration::seconds(5));
@@ -248,7 +297,10 @@ pub async fn send_due(shared: &Shared) -> Option<chrono::DateTime<chrono::Utc>> 
 pub async fn run(shared: std::sync::Arc<Shared>) {
     loop {
         let next = send_due(&shared).await;
-        let wait = next.map(|t| (t - chrono::Utc::now()).to_std().unwrap_or_default()).unwrap_or(Duration::from_secs(3600)).min(Duration::from_secs(3600));
+        let wait = next
+            .map(|t| (t - chrono::Utc::now()).to_std().unwrap_or_default())
+            .unwrap_or(Duration::from_secs(3600))
+            .min(Duration::from_secs(3600));
         tokio::select! {
             _ = tokio::time::sleep(wait + Duration::from_millis(5)) => {}
             _ = shared.wake.notified() => {}

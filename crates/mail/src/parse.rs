@@ -70,11 +70,19 @@ fn display(addr: &mail_parser::Addr<'_>) -> String {
 }
 
 fn shown(addresses: Option<&Address<'_>>) -> Vec<String> {
-    addresses.map(|a| a.iter().map(display).filter(|s| !s.is_empty()).collect()).unwrap_or_default()
+    addresses
+        .map(|a| a.iter().map(display).filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default()
 }
 
 fn bare(addresses: Option<&Address<'_>>) -> Vec<String> {
-    addresses.map(|a| a.iter().filter_map(|x| x.address().map(str::to_lowercase)).collect()).unwrap_or_default()
+    addresses
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.address().map(str::to_lowercase))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn ids(value: &HeaderValue<'_>) -> Vec<String> {
@@ -93,15 +101,28 @@ fn date_of(message: &mail_parser::Message<'_>) -> Option<String> {
 pub fn summary(uid: u32, header: &[u8], unread: bool, size: u32) -> Summary {
     let parsed = MessageParser::default().parse_headers(header);
     let (from, subject, date) = match &parsed {
-        Some(m) => (shown(m.from()).join(", "), m.subject().unwrap_or("").to_string(), date_of(m)),
+        Some(m) => (
+            shown(m.from()).join(", "),
+            m.subject().unwrap_or("").to_string(),
+            date_of(m),
+        ),
         None => (String::new(), String::new(), None),
     };
-    Summary { uid, from, subject, date, unread, size }
+    Summary {
+        uid,
+        from,
+        subject,
+        date,
+        unread,
+        size,
+    }
 }
 
 /// The whole message, and what a reply to it needs.
 pub fn message(uid: u32, folder: &str, raw: &[u8]) -> Result<(Message, ReplyBasis), String> {
-    let m = MessageParser::default().parse(raw).ok_or("the message could not be parsed as RFC 5322")?;
+    let m = MessageParser::default()
+        .parse(raw)
+        .ok_or("the message could not be parsed as RFC 5322")?;
     let mut text = m.body_text(0).map(|t| t.into_owned()).unwrap_or_default();
     let truncated = text.len() > MAX_TEXT;
     if truncated {
@@ -169,7 +190,13 @@ Content-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--\r\n";
         assert_eq!(m.from, "张帆 <zhang@example.test>");
         assert_eq!(m.text.trim(), "你好");
         assert_eq!(m.attachments.len(), 1);
-        assert_eq!((m.attachments[0].name.as_str(), m.attachments[0].content_type.as_str()), ("agenda.pdf", "application/pdf"));
+        assert_eq!(
+            (
+                m.attachments[0].name.as_str(),
+                m.attachments[0].content_type.as_str()
+            ),
+            ("agenda.pdf", "application/pdf")
+        );
         assert_eq!(basis.references, ["a@x", "b@x"]);
         assert_eq!(basis.message_id.as_deref(), Some("m1@example.test"));
     }

@@ -7,7 +7,9 @@ use crate::imap::{self, Criteria};
 use crate::outbox::{self, NewMessage, OutboxRow, Queued};
 use crate::parse::{Message, ReplyBasis, Summary};
 use crate::{Shared, db_error};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use schemars::JsonSchema;
@@ -15,7 +17,10 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments { tool: tool.into(), message: message.into() }
+    ToolError::InvalidArguments {
+        tool: tool.into(),
+        message: message.into(),
+    }
 }
 
 fn account_name(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
@@ -31,7 +36,12 @@ fn load(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<MailAccount
 /// The largest file `email_send` attaches (most servers refuse bigger messages).
 const MAX_ATTACHMENT: u64 = 25 * 1024 * 1024;
 
-const READ_ANNOTATIONS: Annotations = Annotations { read_only: true, idempotent: true, open_world: true, destructive: false };
+const READ_ANNOTATIONS: Annotations = Annotations {
+    read_only: true,
+    idempotent: true,
+    open_world: true,
+    destructive: false,
+};
 
 // ---------------------------------------------------------------- email_check
 
@@ -87,7 +97,9 @@ impl Tool for Check {
     }
 
     fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead { account: account_name(&self.shared, "email_check", input.account.as_deref())? }])
+        Ok(vec![Effect::MailRead {
+            account: account_name(&self.shared, "email_check", input.account.as_deref())?,
+        }])
     }
 
     async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
@@ -95,25 +107,59 @@ impl Tool for Check {
         let since = input
             .since
             .as_deref()
-            .map(|s| chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").map_err(|_| invalid(tool, format!("`since` {s:?}: use YYYY-MM-DD"))))
+            .map(|s| {
+                chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+                    .map_err(|_| invalid(tool, format!("`since` {s:?}: use YYYY-MM-DD")))
+            })
             .transpose()?;
         let account = load(&self.shared, tool, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
-        let criteria = Criteria { unread_only: input.unread_only, from: input.from.as_deref(), subject: input.subject.as_deref(), text: input.text.as_deref(), since };
+        let criteria = Criteria {
+            unread_only: input.unread_only,
+            from: input.from.as_deref(),
+            subject: input.subject.as_deref(),
+            text: input.text.as_deref(),
+            since,
+        };
         let mut session = imap::connect(&account).await?;
-        let result = imap::check(&mut session, &account, &folder, &criteria, input.limit.unwrap_or(20).clamp(1, 1000)).await;
+        let result = imap::check(
+            &mut session,
+            &account,
+            &folder,
+            &criteria,
+            input.limit.unwrap_or(20).clamp(1, 1000),
+        )
+        .await;
         let _ = session.logout().await;
         let (messages, total) = result?;
-        Ok(CheckOutput { account: account.name, folder, total, messages })
+        Ok(CheckOutput {
+            account: account.name,
+            folder,
+            total,
+            messages,
+        })
     }
 
     fn to_text(&self, out: &CheckOutput) -> String {
         if out.messages.is_empty() {
             return format!("No matching mail in {} ({}).", out.folder, out.account);
         }
-        let mut lines = vec![format!("{} of {} in {} ({}):", out.messages.len(), out.total, out.folder, out.account)];
+        let mut lines = vec![format!(
+            "{} of {} in {} ({}):",
+            out.messages.len(),
+            out.total,
+            out.folder,
+            out.account
+        )];
         lines.extend(out.messages.iter().map(|m| {
-            format!("#{} {}{} — {} ({})", m.uid, if m.unread { "● " } else { "" }, m.subject, m.from, m.date.as_deref().unwrap_or("no date"))
+            format!(
+                "#{} {}{} — {} ({})",
+                m.uid,
+                if m.unread { "● " } else { "" },
+                m.subject,
+                m.from,
+                m.date.as_deref().unwrap_or("no date")
+            )
         }));
         lines.join("\n")
     }
@@ -145,14 +191,20 @@ impl Tool for Read {
     type Output = Message;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("email_read", "Read mail", "Read one message: headers, plain text (HTML converted), attachment list.")
-            .category("mail")
-            .effects(&[EffectKind::MailRead])
-            .annotations(READ_ANNOTATIONS)
+        ToolMeta::new(
+            "email_read",
+            "Read mail",
+            "Read one message: headers, plain text (HTML converted), attachment list.",
+        )
+        .category("mail")
+        .effects(&[EffectKind::MailRead])
+        .annotations(READ_ANNOTATIONS)
     }
 
     fn effects(&self, input: &ReadInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead { account: account_name(&self.shared, "email_read", input.account.as_deref())? }])
+        Ok(vec![Effect::MailRead {
+            account: account_name(&self.shared, "email_read", input.account.as_deref())?,
+        }])
     }
 
     async fn call(&self, input: &ReadInput, _ctx: &ToolContext) -> Result<Message, ToolError> {
@@ -162,17 +214,31 @@ impl Tool for Read {
         let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
         let _ = session.logout().await;
         let (message, basis) = result?;
-        self.shared.read.lock().unwrap().insert((account.name, folder, input.uid), basis);
+        self.shared
+            .read
+            .lock()
+            .unwrap()
+            .insert((account.name, folder, input.uid), basis);
         Ok(message)
     }
 
     fn to_text(&self, m: &Message) -> String {
-        let mut text = format!("From: {}\nTo: {}\nSubject: {}\nDate: {}\n\n{}", m.from, m.to.join(", "), m.subject, m.date.as_deref().unwrap_or(""), m.text);
+        let mut text = format!(
+            "From: {}\nTo: {}\nSubject: {}\nDate: {}\n\n{}",
+            m.from,
+            m.to.join(", "),
+            m.subject,
+            m.date.as_deref().unwrap_or(""),
+            m.text
+        );
         if m.truncated {
             text.push_str("\n[… cut at 100 kB]");
         }
         for a in &m.attachments {
-            text.push_str(&format!("\n[attachment: {} ({}, {} bytes)]", a.name, a.content_type, a.size));
+            text.push_str(&format!(
+                "\n[attachment: {} ({}, {} bytes)]",
+                a.name, a.content_type, a.size
+            ));
         }
         text
     }
@@ -181,7 +247,9 @@ impl Tool for Read {
 // ---------------------------------------------------------------- sending
 
 fn mailbox(tool: &str, text: &str) -> Result<Mailbox, ToolError> {
-    text.trim().parse::<Mailbox>().map_err(|e| invalid(tool, format!("{text:?} is not an email address ({e})")))
+    text.trim()
+        .parse::<Mailbox>()
+        .map_err(|e| invalid(tool, format!("{text:?} is not an email address ({e})")))
 }
 
 fn addresses(tool: &str, list: &[String]) -> Result<Vec<Mailbox>, ToolError> {
@@ -200,13 +268,20 @@ fn recipients(tool: &str, lists: &[&[String]]) -> Result<Vec<String>, ToolError>
         }
     }
     if out.is_empty() {
-        return Err(invalid(tool, "no recipients: give at least one address in `to`"));
+        return Err(invalid(
+            tool,
+            "no recipients: give at least one address in `to`",
+        ));
     }
     Ok(out)
 }
 
 fn content_type_of(path: &std::path::Path) -> ContentType {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let mime = match ext.as_str() {
         "pdf" => "application/pdf",
         "txt" | "md" => "text/plain; charset=utf-8",
@@ -226,7 +301,12 @@ fn content_type_of(path: &std::path::Path) -> ContentType {
 }
 
 fn attachment_effects(env: &EffectEnv, paths: &[String]) -> Vec<Effect> {
-    paths.iter().map(|p| Effect::FsRead { path: env.resolve_path(p).to_string_lossy().into_owned() }).collect()
+    paths
+        .iter()
+        .map(|p| Effect::FsRead {
+            path: env.resolve_path(p).to_string_lossy().into_owned(),
+        })
+        .collect()
 }
 
 struct Draft<'a> {
@@ -242,11 +322,30 @@ struct Draft<'a> {
 }
 
 /// Builds the message once, exactly as it will leave, and queues it.
-async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<'_>, ctx: &ToolContext) -> Result<Queued, ToolError> {
+async fn queue(
+    shared: &Shared,
+    tool: &str,
+    account: &MailAccount,
+    draft: Draft<'_>,
+    ctx: &ToolContext,
+) -> Result<Queued, ToolError> {
     let domain = account.email.rsplit('@').next().unwrap_or("cowork.local");
     let message_id = format!("{}@{domain}", uuid::Uuid::new_v4().simple());
-    let from = Mailbox::new(account.display_name.clone(), account.email.parse().map_err(|e| ToolError::failed(format!("account {:?}: its address {:?} is invalid ({e})", account.name, account.email)))?);
-    let mut builder = lettre::Message::builder().from(from).subject(draft.subject).message_id(Some(format!("<{message_id}>"))).date_now().user_agent("Cowork".into());
+    let from = Mailbox::new(
+        account.display_name.clone(),
+        account.email.parse().map_err(|e| {
+            ToolError::failed(format!(
+                "account {:?}: its address {:?} is invalid ({e})",
+                account.name, account.email
+            ))
+        })?,
+    );
+    let mut builder = lettre::Message::builder()
+        .from(from)
+        .subject(draft.subject)
+        .message_id(Some(format!("<{message_id}>")))
+        .date_now()
+        .user_agent("Cowork".into());
     for m in addresses(tool, draft.to)? {
         builder = builder.to(m);
     }
@@ -258,7 +357,14 @@ async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<
     }
     if let Some(parent) = draft.in_reply_to {
         builder = builder.in_reply_to(format!("<{parent}>"));
-        builder = builder.references(draft.references.iter().map(|r| format!("<{r}>")).collect::<Vec<_>>().join(" "));
+        builder = builder.references(
+            draft
+                .references
+                .iter()
+                .map(|r| format!("<{r}>"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
     }
     let body = match draft.html {
         Some(html) => MultiPart::alternative_plain_html(draft.text.to_string(), html.to_string()),
@@ -272,19 +378,34 @@ async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<
             // Resolved as the review resolved it. Unlike the files family, a symlink swapped in
             // between review and use is not caught here; the file is only read, never written.
             let path = ctx.env.resolve_path(raw);
-            let meta = std::fs::metadata(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+            let meta = std::fs::metadata(&path)
+                .map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
             if meta.len() > MAX_ATTACHMENT {
-                return Err(invalid(tool, format!("attachment {} is {} MB; the limit is 25 MB", path.display(), meta.len() / 1_000_000)));
+                return Err(invalid(
+                    tool,
+                    format!(
+                        "attachment {} is {} MB; the limit is 25 MB",
+                        path.display(),
+                        meta.len() / 1_000_000
+                    ),
+                ));
             }
-            let bytes = std::fs::read(&path).map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "attachment".into());
+            let bytes = std::fs::read(&path)
+                .map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "attachment".into());
             mixed = mixed.singlepart(Attachment::new(name).body(bytes, content_type_of(&path)));
         }
         builder.multipart(mixed)
     }
     .map_err(|e| invalid(tool, format!("the message cannot be built: {e}")))?;
     let envelope = message.envelope();
-    let sender = envelope.from().map(|a| a.to_string()).unwrap_or_else(|| account.email.clone());
+    let sender = envelope
+        .from()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| account.email.clone());
     let to: Vec<String> = envelope.to().iter().map(|a| a.to_string()).collect();
     let new = NewMessage {
         account: account.name.clone(),
@@ -295,14 +416,21 @@ async fn queue(shared: &Shared, tool: &str, account: &MailAccount, draft: Draft<
         raw: message.formatted(),
         conversation: ctx.conversation_id.clone(),
     };
-    let queued = outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
+    let queued =
+        outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
     shared.queued_here.lock().unwrap().push(queued.id);
     shared.wake.notify_one();
     Ok(queued)
 }
 
 fn queued_text(q: &Queued) -> String {
-    format!("Queued \"{}\" to {} — it leaves at {} (undo with email_undo id {}).", q.subject, q.recipients.join(", "), q.send_at, q.id)
+    format!(
+        "Queued \"{}\" to {} — it leaves at {} (undo with email_undo id {}).",
+        q.subject,
+        q.recipients.join(", "),
+        q.send_at,
+        q.id
+    )
 }
 
 pub struct Send {
@@ -347,7 +475,10 @@ impl Tool for Send {
 
     fn effects(&self, input: &SendInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         let account = account_name(&self.shared, "email_send", input.account.as_deref())?;
-        let mut effects = vec![Effect::MailSend { account, recipients: recipients("email_send", &[&input.to, &input.cc, &input.bcc])? }];
+        let mut effects = vec![Effect::MailSend {
+            account,
+            recipients: recipients("email_send", &[&input.to, &input.cc, &input.bcc])?,
+        }];
         effects.extend(attachment_effects(env, &input.attachments));
         Ok(effects)
     }
@@ -399,13 +530,32 @@ pub struct ReplyInput {
 /// Who a reply goes to: Reply-To (else From), plus for reply-all the other To/Cc minus ourselves.
 fn reply_recipients(basis: &ReplyBasis, me: &str, all: bool) -> (Vec<String>, Vec<String>) {
     let me = me.to_lowercase();
-    let to: Vec<String> = if basis.reply_to.is_empty() { basis.from.clone() } else { basis.reply_to.clone() };
-    let cc: Vec<String> = if all { basis.to.iter().chain(&basis.cc).filter(|a| **a != me && !to.contains(a)).cloned().collect() } else { Vec::new() };
+    let to: Vec<String> = if basis.reply_to.is_empty() {
+        basis.from.clone()
+    } else {
+        basis.reply_to.clone()
+    };
+    let cc: Vec<String> = if all {
+        basis
+            .to
+            .iter()
+            .chain(&basis.cc)
+            .filter(|a| **a != me && !to.contains(a))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
     (to, cc)
 }
 
 impl Reply {
-    fn basis(&self, tool: &str, account: &str, input: &ReplyInput) -> Result<ReplyBasis, ToolError> {
+    fn basis(
+        &self,
+        tool: &str,
+        account: &str,
+        input: &ReplyInput,
+    ) -> Result<ReplyBasis, ToolError> {
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         self.shared
             .read
@@ -418,7 +568,10 @@ impl Reply {
 
     fn my_address(&self, account: &str) -> String {
         match cowork_store::accounts::get(&self.shared.db.lock().unwrap(), account) {
-            Ok(Some(cowork_store::accounts::Account { config: cowork_store::accounts::AccountConfig::Mail { email, .. }, .. })) => email,
+            Ok(Some(cowork_store::accounts::Account {
+                config: cowork_store::accounts::AccountConfig::Mail { email, .. },
+                ..
+            })) => email,
             _ => String::new(),
         }
     }
@@ -439,7 +592,10 @@ impl Tool for Reply {
         let account = account_name(&self.shared, "email_reply", input.account.as_deref())?;
         let basis = self.basis("email_reply", &account, input)?;
         let (to, cc) = reply_recipients(&basis, &self.my_address(&account), input.reply_all);
-        let mut effects = vec![Effect::MailSend { recipients: recipients("email_reply", &[&to, &cc])?, account }];
+        let mut effects = vec![Effect::MailSend {
+            recipients: recipients("email_reply", &[&to, &cc])?,
+            account,
+        }];
         effects.extend(attachment_effects(env, &input.attachments));
         Ok(effects)
     }
@@ -448,7 +604,11 @@ impl Tool for Reply {
         let account = load(&self.shared, "email_reply", input.account.as_deref())?;
         let basis = self.basis("email_reply", &account.name, input)?;
         let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
-        let subject = if basis.subject.to_lowercase().starts_with("re:") { basis.subject.clone() } else { format!("Re: {}", basis.subject) };
+        let subject = if basis.subject.to_lowercase().starts_with("re:") {
+            basis.subject.clone()
+        } else {
+            format!("Re: {}", basis.subject)
+        };
         let mut references = basis.references.clone();
         references.extend(basis.message_id.clone());
         let draft = Draft {
@@ -495,7 +655,13 @@ impl Tool for Undo {
     type Output = UndoOutput;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("email_undo", "Undo send", "Take back a message still waiting in the outbox (within the undo delay).").category("mail").annotations(Annotations {
+        ToolMeta::new(
+            "email_undo",
+            "Undo send",
+            "Take back a message still waiting in the outbox (within the undo delay).",
+        )
+        .category("mail")
+        .annotations(Annotations {
             idempotent: true,
             ..Default::default()
         })
@@ -507,7 +673,10 @@ impl Tool for Undo {
 
     async fn call(&self, input: &UndoInput, _ctx: &ToolContext) -> Result<UndoOutput, ToolError> {
         let state = outbox::cancel(&self.shared.db.lock().unwrap(), input.id)?;
-        Ok(UndoOutput { id: input.id, state })
+        Ok(UndoOutput {
+            id: input.id,
+            state,
+        })
     }
 
     fn to_text(&self, out: &UndoOutput) -> String {
@@ -544,11 +713,23 @@ impl Tool for Outbox {
     }
 
     fn effects(&self, _input: &OutboxInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead { account: "outbox".into() }])
+        Ok(vec![Effect::MailRead {
+            account: "outbox".into(),
+        }])
     }
 
-    async fn call(&self, input: &OutboxInput, _ctx: &ToolContext) -> Result<OutboxOutput, ToolError> {
-        Ok(OutboxOutput { messages: outbox::list(&self.shared.db.lock().unwrap(), input.limit.unwrap_or(20).clamp(1, 500)).map_err(db_error)? })
+    async fn call(
+        &self,
+        input: &OutboxInput,
+        _ctx: &ToolContext,
+    ) -> Result<OutboxOutput, ToolError> {
+        Ok(OutboxOutput {
+            messages: outbox::list(
+                &self.shared.db.lock().unwrap(),
+                input.limit.unwrap_or(20).clamp(1, 500),
+            )
+            .map_err(db_error)?,
+        })
     }
 
     fn to_text(&self, out: &OutboxOutput) -> String {
@@ -557,7 +738,19 @@ impl Tool for Outbox {
         }
         out.messages
             .iter()
-            .map(|m| format!("{} [{}] \"{}\" → {}{}", m.id, m.state, m.subject, m.recipients.join(", "), m.error.as_ref().map(|e| format!(" — {e}")).unwrap_or_default()))
+            .map(|m| {
+                format!(
+                    "{} [{}] \"{}\" → {}{}",
+                    m.id,
+                    m.state,
+                    m.subject,
+                    m.recipients.join(", "),
+                    m.error
+                        .as_ref()
+                        .map(|e| format!(" — {e}"))
+                        .unwrap_or_default()
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -576,7 +769,13 @@ mod tests {
             cc: vec!["dave@x.test".into()],
             ..Default::default()
         };
-        assert_eq!(reply_recipients(&basis, "Me@x.test", false), (vec!["list@x.test".to_string()], vec![]));
-        assert_eq!(reply_recipients(&basis, "me@x.test", true).1, ["carol@x.test", "dave@x.test"]);
+        assert_eq!(
+            reply_recipients(&basis, "Me@x.test", false),
+            (vec!["list@x.test".to_string()], vec![])
+        );
+        assert_eq!(
+            reply_recipients(&basis, "me@x.test", true).1,
+            ["carol@x.test", "dave@x.test"]
+        );
     }
 }

@@ -6,7 +6,10 @@
 //! choosing, so it is an `mcp.call` (unknown effects, asks) unless a rule allows it.
 
 use crate::server::McpServer;
-use cowork_contract::{Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError, ToolOutput, ToolSpec};
+use cowork_contract::{
+    Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError,
+    ToolOutput, ToolSpec,
+};
 use serde_json::{Value, json};
 use std::sync::{Arc, Weak};
 
@@ -29,8 +32,15 @@ struct ContextTool {
 }
 
 pub(crate) fn tools(lookup: Lookup) -> Vec<Arc<dyn DynTool>> {
-    let server = json!({"type": "string", "description": "The MCP server's name (as in mcp__<server>__…)."});
-    let make = |kind, name: &str, title: &str, description: &str, schema: Value, effects: &[EffectKind]| -> Arc<dyn DynTool> {
+    let server =
+        json!({"type": "string", "description": "The MCP server's name (as in mcp__<server>__…)."});
+    let make = |kind,
+                name: &str,
+                title: &str,
+                description: &str,
+                schema: Value,
+                effects: &[EffectKind]|
+     -> Arc<dyn DynTool> {
         let read_only = effects.is_empty();
         Arc::new(ContextTool {
             kind,
@@ -42,7 +52,11 @@ pub(crate) fn tools(lookup: Lookup) -> Vec<Arc<dyn DynTool>> {
                 category: "mcp".into(),
                 input_schema: schema,
                 output_schema: None,
-                annotations: Annotations { read_only, idempotent: read_only, ..Default::default() },
+                annotations: Annotations {
+                    read_only,
+                    idempotent: read_only,
+                    ..Default::default()
+                },
                 timeout_ms: 30_000,
                 effects: effects.to_vec(),
                 aliases: vec![],
@@ -97,19 +111,27 @@ impl DynTool for ContextTool {
     fn prepare(&self, args: Value, _env: &EffectEnv) -> Result<PreparedCall, ToolError> {
         let server = args.get("server").and_then(Value::as_str).map(String::from);
         let effects = match (self.kind, &server) {
-            (Kind::ReadResource, Some(s)) => vec![Effect::McpCall { server: s.clone(), tool: "resources/read".into() }],
+            (Kind::ReadResource, Some(s)) => vec![Effect::McpCall {
+                server: s.clone(),
+                tool: "resources/read".into(),
+            }],
             _ => vec![],
         };
         let (kind, lookup, name) = (self.kind, self.lookup.clone(), self.spec.name.clone());
         Ok(PreparedCall::new(
             effects,
             Arc::new(move |_ctx| {
-                let (args, server, lookup, name) = (args.clone(), server.clone(), lookup.clone(), name.clone());
+                let (args, server, lookup, name) =
+                    (args.clone(), server.clone(), lookup.clone(), name.clone());
                 Box::pin(async move {
-                    let find = lookup.upgrade().ok_or_else(|| ToolError::failed("the MCP gateway is shut down"))?;
+                    let find = lookup
+                        .upgrade()
+                        .ok_or_else(|| ToolError::failed("the MCP gateway is shut down"))?;
                     let servers = find(server.as_deref());
                     if servers.is_empty() {
-                        let what = server.map(|s| format!("no running MCP server named {s:?}")).unwrap_or_else(|| "no MCP servers are running".into());
+                        let what = server
+                            .map(|s| format!("no running MCP server named {s:?}"))
+                            .unwrap_or_else(|| "no MCP servers are running".into());
                         return Err(ToolError::NotConfigured { tool: name, what, how: "install or enable a toolpack (Toolpacks page, or `cowork toolpack install`)".into() });
                     }
                     let value = match kind {
@@ -117,7 +139,11 @@ impl DynTool for ContextTool {
                             let mut all = Vec::new();
                             for s in &servers {
                                 // A server without resources/prompts answers "method not found": skip it.
-                                let items = if matches!(kind, Kind::ListResources) { s.list_resources().await } else { s.list_prompts().await };
+                                let items = if matches!(kind, Kind::ListResources) {
+                                    s.list_resources().await
+                                } else {
+                                    s.list_prompts().await
+                                };
                                 for mut item in items.unwrap_or_default() {
                                     item["server"] = json!(s.name());
                                     all.push(item);
@@ -125,13 +151,29 @@ impl DynTool for ContextTool {
                             }
                             Value::Array(all)
                         }
-                        Kind::ReadResource => servers[0].read_resource(args["uri"].as_str().unwrap_or_default()).await?,
+                        Kind::ReadResource => {
+                            servers[0]
+                                .read_resource(args["uri"].as_str().unwrap_or_default())
+                                .await?
+                        }
                         Kind::GetPrompt => {
-                            let arguments = args.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default();
-                            servers[0].get_prompt(args["name"].as_str().unwrap_or_default(), arguments).await?
+                            let arguments = args
+                                .get("arguments")
+                                .and_then(Value::as_object)
+                                .cloned()
+                                .unwrap_or_default();
+                            servers[0]
+                                .get_prompt(args["name"].as_str().unwrap_or_default(), arguments)
+                                .await?
                         }
                     };
-                    Ok(ToolOutput { content: vec![Content::Text { text: render(kind, &value) }], structured: Some(value), untrusted: false })
+                    Ok(ToolOutput {
+                        content: vec![Content::Text {
+                            text: render(kind, &value),
+                        }],
+                        structured: Some(value),
+                        untrusted: false,
+                    })
                 })
             }),
         ))
@@ -143,11 +185,35 @@ fn render(kind: Kind, value: &Value) -> String {
     match kind {
         Kind::ReadResource => value["contents"]
             .as_array()
-            .map(|c| c.iter().map(|x| x["text"].as_str().map(String::from).unwrap_or_else(|| format!("[{} {}]", x["mimeType"].as_str().unwrap_or("binary"), x["uri"].as_str().unwrap_or("")))).collect::<Vec<_>>().join("\n"))
+            .map(|c| {
+                c.iter()
+                    .map(|x| {
+                        x["text"].as_str().map(String::from).unwrap_or_else(|| {
+                            format!(
+                                "[{} {}]",
+                                x["mimeType"].as_str().unwrap_or("binary"),
+                                x["uri"].as_str().unwrap_or("")
+                            )
+                        })
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
             .unwrap_or_default(),
         Kind::GetPrompt => value["messages"]
             .as_array()
-            .map(|m| m.iter().map(|x| format!("{}: {}", x["role"].as_str().unwrap_or("?"), x["content"]["text"].as_str().unwrap_or(""))).collect::<Vec<_>>().join("\n"))
+            .map(|m| {
+                m.iter()
+                    .map(|x| {
+                        format!(
+                            "{}: {}",
+                            x["role"].as_str().unwrap_or("?"),
+                            x["content"]["text"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
             .unwrap_or_default(),
         _ => serde_json::to_string_pretty(value).unwrap_or_default(),
     }

@@ -10,9 +10,22 @@ use cowork_contract::{Effect, EffectEnv};
 use serde_json::{Map, Value};
 
 /// The concrete effects of one call. `None` declarations mean the tool declared nothing.
-pub fn effects_of(server: &str, tool: &str, declared: Option<&[EffectTemplate]>, args: &Value, env: &EffectEnv) -> Vec<Effect> {
-    let unknown = || vec![Effect::McpCall { server: server.to_string(), tool: tool.to_string() }];
-    let Some(templates) = declared else { return unknown() };
+pub fn effects_of(
+    server: &str,
+    tool: &str,
+    declared: Option<&[EffectTemplate]>,
+    args: &Value,
+    env: &EffectEnv,
+) -> Vec<Effect> {
+    let unknown = || {
+        vec![Effect::McpCall {
+            server: server.to_string(),
+            tool: tool.to_string(),
+        }]
+    };
+    let Some(templates) = declared else {
+        return unknown();
+    };
     let mut out = Vec::new();
     for template in templates {
         match fill(template, args, env) {
@@ -44,7 +57,9 @@ fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<
         let mut object = Map::new();
         for (field, value) in template {
             let filled = match value.as_str() {
-                Some(text) if field != "kind" => fill_text(field, text, args, spread, element, env)?,
+                Some(text) if field != "kind" => {
+                    fill_text(field, text, args, spread, element, env)?
+                }
                 _ => value.clone(),
             };
             object.insert(field.clone(), filled);
@@ -56,12 +71,25 @@ fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<
 
 /// `"{path}"` → `Some("path")`: a field that is exactly one placeholder.
 fn placeholder(text: &str) -> Option<&str> {
-    text.strip_prefix('{')?.strip_suffix('}').filter(|n| !n.contains(['{', '}']))
+    text.strip_prefix('{')?
+        .strip_suffix('}')
+        .filter(|n| !n.contains(['{', '}']))
 }
 
-fn fill_text(field: &str, text: &str, args: &Value, spread: Option<&str>, element: Option<&Value>, env: &EffectEnv) -> Option<Value> {
+fn fill_text(
+    field: &str,
+    text: &str,
+    args: &Value,
+    spread: Option<&str>,
+    element: Option<&Value>,
+    env: &EffectEnv,
+) -> Option<Value> {
     let lookup = |name: &str| -> Option<Value> {
-        if Some(name) == spread { element.cloned() } else { args.get(name).cloned() }
+        if Some(name) == spread {
+            element.cloned()
+        } else {
+            args.get(name).cloned()
+        }
     };
     // A whole-field placeholder keeps the argument's JSON shape (recipients stay a list).
     let value = if let Some(name) = placeholder(text) {
@@ -103,36 +131,113 @@ mod tests {
     fn templates_fill_from_arguments() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
-        let env = EffectEnv { workspace_roots: vec![ws.clone()], home: Some(ws.clone()) };
+        let env = EffectEnv {
+            workspace_roots: vec![ws.clone()],
+            home: Some(ws.clone()),
+        };
         let read = templates(json!([{"kind": "fs.read", "path": "{paths}"}]));
-        let got = effects_of("fs", "read_multiple_files", Some(&read), &json!({"paths": ["a.txt", "sub/../b.txt"]}), &env);
-        assert_eq!(got, [
-            Effect::FsRead { path: ws.join("a.txt").display().to_string() },
-            Effect::FsRead { path: ws.join("b.txt").display().to_string() },
-        ]);
-        let mv = templates(json!([{"kind": "fs.delete", "path": "{source}"}, {"kind": "fs.write", "path": "{destination}"}]));
-        let got = effects_of("fs", "move_file", Some(&mv), &json!({"source": "x", "destination": "/etc/y"}), &env);
-        assert_eq!(got, [Effect::FsDelete { path: ws.join("x").display().to_string() }, Effect::FsWrite { path: "/etc/y".into() }]);
-        let fetch = templates(json!([{"kind": "net.fetch", "origin": "https://{host}"}]));
-        assert_eq!(effects_of("w", "get", Some(&fetch), &json!({"host": "example.com"}), &env), [Effect::NetFetch { origin: "https://example.com".into() }]);
-        let mail = templates(json!([{"kind": "mail.send", "account": "work", "recipients": "{to}"}]));
+        let got = effects_of(
+            "fs",
+            "read_multiple_files",
+            Some(&read),
+            &json!({"paths": ["a.txt", "sub/../b.txt"]}),
+            &env,
+        );
         assert_eq!(
-            effects_of("m", "send", Some(&mail), &json!({"to": ["a@x.com", "b@y.com"]}), &env),
-            [Effect::MailSend { account: "work".into(), recipients: vec!["a@x.com".into(), "b@y.com".into()] }],
+            got,
+            [
+                Effect::FsRead {
+                    path: ws.join("a.txt").display().to_string()
+                },
+                Effect::FsRead {
+                    path: ws.join("b.txt").display().to_string()
+                },
+            ]
+        );
+        let mv = templates(
+            json!([{"kind": "fs.delete", "path": "{source}"}, {"kind": "fs.write", "path": "{destination}"}]),
+        );
+        let got = effects_of(
+            "fs",
+            "move_file",
+            Some(&mv),
+            &json!({"source": "x", "destination": "/etc/y"}),
+            &env,
+        );
+        assert_eq!(
+            got,
+            [
+                Effect::FsDelete {
+                    path: ws.join("x").display().to_string()
+                },
+                Effect::FsWrite {
+                    path: "/etc/y".into()
+                }
+            ]
+        );
+        let fetch = templates(json!([{"kind": "net.fetch", "origin": "https://{host}"}]));
+        assert_eq!(
+            effects_of(
+                "w",
+                "get",
+                Some(&fetch),
+                &json!({"host": "example.com"}),
+                &env
+            ),
+            [Effect::NetFetch {
+                origin: "https://example.com".into()
+            }]
+        );
+        let mail =
+            templates(json!([{"kind": "mail.send", "account": "work", "recipients": "{to}"}]));
+        assert_eq!(
+            effects_of(
+                "m",
+                "send",
+                Some(&mail),
+                &json!({"to": ["a@x.com", "b@y.com"]}),
+                &env
+            ),
+            [Effect::MailSend {
+                account: "work".into(),
+                recipients: vec!["a@x.com".into(), "b@y.com".into()]
+            }],
             "a list-valued field takes the whole list"
         );
-        assert!(effects_of("t", "now", Some(&[]), &json!({}), &env).is_empty(), "declared: no effects");
+        assert!(
+            effects_of("t", "now", Some(&[]), &json!({}), &env).is_empty(),
+            "declared: no effects"
+        );
     }
 
     #[test]
     fn anything_inexact_is_unknown() {
         let env = EffectEnv::default();
-        let unknown = vec![Effect::McpCall { server: "s".into(), tool: "t".into() }];
+        let unknown = vec![Effect::McpCall {
+            server: "s".into(),
+            tool: "t".into(),
+        }];
         let write = templates(json!([{"kind": "fs.write", "path": "{path}"}]));
-        assert_eq!(effects_of("s", "t", None, &json!({}), &env), unknown, "undeclared");
-        assert_eq!(effects_of("s", "t", Some(&write), &json!({}), &env), unknown, "missing argument");
-        assert_eq!(effects_of("s", "t", Some(&write), &json!({"path": {"x": 1}}), &env), unknown, "wrong shape");
+        assert_eq!(
+            effects_of("s", "t", None, &json!({}), &env),
+            unknown,
+            "undeclared"
+        );
+        assert_eq!(
+            effects_of("s", "t", Some(&write), &json!({}), &env),
+            unknown,
+            "missing argument"
+        );
+        assert_eq!(
+            effects_of("s", "t", Some(&write), &json!({"path": {"x": 1}}), &env),
+            unknown,
+            "wrong shape"
+        );
         let bogus = templates(json!([{"kind": "fs.teleport", "path": "{path}"}]));
-        assert_eq!(effects_of("s", "t", Some(&bogus), &json!({"path": "/x"}), &env), unknown, "unknown kind");
+        assert_eq!(
+            effects_of("s", "t", Some(&bogus), &json!({"path": "/x"}), &env),
+            unknown,
+            "unknown kind"
+        );
     }
 }

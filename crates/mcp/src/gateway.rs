@@ -6,7 +6,9 @@ use crate::context_tools::FindServers;
 use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
 use crate::server::{Elicitor, LaunchSpec, McpServer, ServerStatus};
-use cowork_contract::{Annotations, DynTool, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider, ToolSpec};
+use cowork_contract::{
+    Annotations, DynTool, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider, ToolSpec,
+};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -41,12 +43,21 @@ impl McpGateway {
         let gateway = Arc::new(McpGateway::default());
         let weak = Arc::downgrade(&gateway);
         let lookup: Arc<FindServers> = Arc::new(move |name: Option<&str>| {
-            let Some(gateway) = weak.upgrade() else { return Vec::new() };
+            let Some(gateway) = weak.upgrade() else {
+                return Vec::new();
+            };
             let servers = gateway.servers.read().unwrap();
-            servers.values().map(|e| e.server.clone()).filter(|s| name.is_none_or(|n| s.name() == n)).collect()
+            servers
+                .values()
+                .map(|e| e.server.clone())
+                .filter(|s| name.is_none_or(|n| s.name() == n))
+                .collect()
         });
         let tools = crate::context_tools::tools(Arc::downgrade(&lookup));
-        let _ = gateway.context_tools.set(ContextTools { _find: lookup, tools });
+        let _ = gateway.context_tools.set(ContextTools {
+            _find: lookup,
+            tools,
+        });
         gateway
     }
 
@@ -77,7 +88,12 @@ impl McpGateway {
         let name = spec.name.clone();
         let elicitor = self.elicitor.read().unwrap().clone();
         let server = McpServer::start_with(spec, on_change, elicitor);
-        if let Some(old) = self.servers.write().unwrap().insert(name, Entry { server, meta }) {
+        if let Some(old) = self
+            .servers
+            .write()
+            .unwrap()
+            .insert(name, Entry { server, meta })
+        {
             old.server.stop();
         }
         self.notify();
@@ -99,7 +115,12 @@ impl McpGateway {
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.servers.read().unwrap().values().map(|e| e.server.status()).collect()
+        self.servers
+            .read()
+            .unwrap()
+            .values()
+            .map(|e| e.server.status())
+            .collect()
     }
 
     /// Waits until every server is running, stopped or failed (the CLI waits before calling).
@@ -108,7 +129,11 @@ impl McpGateway {
     }
 
     /// [`McpGateway::wait_settled`] for some servers only (None: all).
-    pub async fn wait_settled_for(&self, names: Option<&[String]>, limit: Duration) -> Vec<ServerStatus> {
+    pub async fn wait_settled_for(
+        &self,
+        names: Option<&[String]>,
+        limit: Duration,
+    ) -> Vec<ServerStatus> {
         let servers: Vec<McpServer> = self
             .servers
             .read()
@@ -130,7 +155,11 @@ impl McpGateway {
             let server = rest.split("__").next().unwrap_or_default();
             return Some(servers.keys().filter(|s| *s == server).cloned().collect());
         }
-        let overriding: Vec<String> = servers.iter().filter(|(_, e)| e.meta.overrides.contains_key(name)).map(|(s, _)| s.clone()).collect();
+        let overriding: Vec<String> = servers
+            .iter()
+            .filter(|(_, e)| e.meta.overrides.contains_key(name))
+            .map(|(s, _)| s.clone())
+            .collect();
         (known || !overriding.is_empty()).then_some(overriding)
     }
 }
@@ -153,9 +182,12 @@ impl ToolProvider for McpGateway {
             let remotes = entry.server.tools();
             let own: Vec<String> = remotes.iter().map(|t| t.name.to_string()).collect();
             for remote in remotes {
-                let mut tool = McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone());
+                let mut tool =
+                    McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone());
                 // A description written to the model is withheld from it (see `instructions`).
-                if let Some(why) = crate::instructions::addresses_model(&tool.spec.description, &own) {
+                if let Some(why) =
+                    crate::instructions::addresses_model(&tool.spec.description, &own)
+                {
                     tracing::warn!(tool = %tool.spec.name, "description withheld from the model: {why}");
                     tool.spec.description = crate::instructions::withheld(&tool.spec.title);
                 }
@@ -186,10 +218,18 @@ struct McpTool {
 }
 
 impl McpTool {
-    fn new(server_name: &str, remote: &rmcp::model::Tool, meta: &CoworkMeta, server: McpServer) -> McpTool {
+    fn new(
+        server_name: &str,
+        remote: &rmcp::model::Tool,
+        meta: &CoworkMeta,
+        server: McpServer,
+    ) -> McpTool {
         let declared = meta.effects.get(remote.name.as_ref()).cloned();
         let mut kinds: Vec<EffectKind> = match &declared {
-            Some(templates) => templates.iter().filter_map(|t| serde_json::from_value(t["kind"].clone()).ok()).collect(),
+            Some(templates) => templates
+                .iter()
+                .filter_map(|t| serde_json::from_value(t["kind"].clone()).ok())
+                .collect(),
             None => vec![EffectKind::McpCall],
         };
         kinds.sort();
@@ -206,13 +246,26 @@ impl McpTool {
             destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
             idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
             // MCP's default is open-world; a pack that declares only local effects is not.
-            open_world: hints.open_world_hint.unwrap_or(declared.is_none() || kinds.iter().any(|k| k.is_egress() || matches!(k, EffectKind::MailRead))),
+            open_world: hints.open_world_hint.unwrap_or(
+                declared.is_none()
+                    || kinds
+                        .iter()
+                        .any(|k| k.is_egress() || matches!(k, EffectKind::MailRead)),
+            ),
         };
-        let title = remote.title.clone().or_else(|| hints.title.clone()).unwrap_or_else(|| remote.name.to_string());
+        let title = remote
+            .title
+            .clone()
+            .or_else(|| hints.title.clone())
+            .unwrap_or_else(|| remote.name.to_string());
         let spec = ToolSpec {
             name: crate::tool_name(server_name, &remote.name),
             title,
-            description: remote.description.as_deref().unwrap_or_default().to_string(),
+            description: remote
+                .description
+                .as_deref()
+                .unwrap_or_default()
+                .to_string(),
             category: meta.category.clone().unwrap_or_else(|| "mcp".into()),
             input_schema: serde_json::Value::Object((*remote.input_schema).clone()),
             output_schema: None,
@@ -225,7 +278,13 @@ impl McpTool {
             secret_args: Vec::new(),
             arg_aliases: Vec::new(),
         };
-        McpTool { spec, server_name: server_name.to_string(), remote: remote.name.to_string(), declared, server }
+        McpTool {
+            spec,
+            server_name: server_name.to_string(),
+            remote: remote.name.to_string(),
+            declared,
+            server,
+        }
     }
 }
 
@@ -235,7 +294,13 @@ impl DynTool for McpTool {
     }
 
     fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-        let effects = effects_of(&self.server_name, &self.remote, self.declared.as_deref(), &args, env);
+        let effects = effects_of(
+            &self.server_name,
+            &self.remote,
+            self.declared.as_deref(),
+            &args,
+            env,
+        );
         let server = self.server.clone();
         let remote = self.remote.clone();
         let untrusted = self.spec.annotations.open_world;

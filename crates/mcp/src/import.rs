@@ -26,18 +26,38 @@ struct ClaudeServer {
 
 /// Writes one folder per server under `out` and returns them (install each as a folder source).
 pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, PackError> {
-    let text = std::fs::read_to_string(config).map_err(|source| PackError::Io { what: format!("reading {}", config.display()), source })?;
+    let text = std::fs::read_to_string(config).map_err(|source| PackError::Io {
+        what: format!("reading {}", config.display()),
+        source,
+    })?;
     let de = &mut serde_json::Deserializer::from_str(&text);
-    let parsed: ClaudeConfig =
-        serde_path_to_error::deserialize(de).map_err(|e| PackError::Invalid(format!("{}: field `{}`: {}", config.display(), e.path(), e.inner())))?;
+    let parsed: ClaudeConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+        PackError::Invalid(format!(
+            "{}: field `{}`: {}",
+            config.display(),
+            e.path(),
+            e.inner()
+        ))
+    })?;
     if parsed.mcp_servers.is_empty() {
-        return Err(PackError::Invalid(format!("{}: no `mcpServers` to import", config.display())));
+        return Err(PackError::Invalid(format!(
+            "{}: no `mcpServers` to import",
+            config.display()
+        )));
     }
     let mut dirs = Vec::new();
     for (name, server) in parsed.mcp_servers {
         // Words of letters and digits joined by single '_': a name no other pack can read as.
-        let words: Vec<String> = name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect();
-        let safe = if words.is_empty() { "imported".to_string() } else { words.join("_") };
+        let words: Vec<String> = name
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+        let safe = if words.is_empty() {
+            "imported".to_string()
+        } else {
+            words.join("_")
+        };
         let manifest = json!({
             "manifest_version": "0.3",
             "name": safe,
@@ -47,9 +67,15 @@ pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, 
             "server": {"type": "binary", "entry_point": server.command, "mcp_config": {"command": server.command, "args": server.args, "env": server.env}},
         });
         let dir = out.join(&safe);
-        std::fs::create_dir_all(&dir).map_err(|source| PackError::Io { what: format!("creating {}", dir.display()), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| PackError::Io {
+            what: format!("creating {}", dir.display()),
+            source,
+        })?;
         let bytes = serde_json::to_vec_pretty(&manifest).expect("json");
-        std::fs::write(dir.join("manifest.json"), bytes).map_err(|source| PackError::Io { what: format!("writing {}", dir.display()), source })?;
+        std::fs::write(dir.join("manifest.json"), bytes).map_err(|source| PackError::Io {
+            what: format!("writing {}", dir.display()),
+            source,
+        })?;
         dirs.push(dir);
     }
     Ok(dirs)

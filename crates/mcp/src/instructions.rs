@@ -13,19 +13,46 @@
 pub fn addresses_model(description: &str, own_tools: &[String]) -> Option<&'static str> {
     let lower = description.to_lowercase();
     const PHRASES: &[(&str, &str)] = &[
-        ("ignore previous", "it tells the model to ignore its instructions"),
-        ("ignore all previous", "it tells the model to ignore its instructions"),
-        ("ignore the above", "it tells the model to ignore its instructions"),
+        (
+            "ignore previous",
+            "it tells the model to ignore its instructions",
+        ),
+        (
+            "ignore all previous",
+            "it tells the model to ignore its instructions",
+        ),
+        (
+            "ignore the above",
+            "it tells the model to ignore its instructions",
+        ),
         ("disregard", "it tells the model to disregard something"),
         ("system prompt", "it talks about the system prompt"),
         ("<system", "it imitates a system message"),
         ("<important", "it imitates an instruction block"),
-        ("do not tell the user", "it asks the model to hide something from you"),
-        ("don't tell the user", "it asks the model to hide something from you"),
-        ("without asking", "it asks the model to act without asking you"),
-        ("before using any other tool", "it orders the model to call something first"),
-        ("before calling any", "it orders the model to call something first"),
-        ("you must first", "it orders the model to do something first"),
+        (
+            "do not tell the user",
+            "it asks the model to hide something from you",
+        ),
+        (
+            "don't tell the user",
+            "it asks the model to hide something from you",
+        ),
+        (
+            "without asking",
+            "it asks the model to act without asking you",
+        ),
+        (
+            "before using any other tool",
+            "it orders the model to call something first",
+        ),
+        (
+            "before calling any",
+            "it orders the model to call something first",
+        ),
+        (
+            "you must first",
+            "it orders the model to do something first",
+        ),
         ("always call", "it orders the model to call something"),
         ("first call", "it orders the model to call something first"),
     ];
@@ -33,8 +60,22 @@ pub fn addresses_model(description: &str, own_tools: &[String]) -> Option<&'stat
         return Some(why);
     }
     // Naming another tool to run is how a description reaches beyond its own tool.
-    const OTHER_TOOLS: &[&str] = &["run_command", "read_file", "write_file", "email_send", "browser_navigate", "bash(", "`bash`", "web_fetch"];
-    if OTHER_TOOLS.iter().any(|t| lower.contains(t) && !own_tools.iter().any(|own| t.trim_matches(['(', '`']) == own.to_lowercase())) {
+    const OTHER_TOOLS: &[&str] = &[
+        "run_command",
+        "read_file",
+        "write_file",
+        "email_send",
+        "browser_navigate",
+        "bash(",
+        "`bash`",
+        "web_fetch",
+    ];
+    if OTHER_TOOLS.iter().any(|t| {
+        lower.contains(t)
+            && !own_tools
+                .iter()
+                .any(|own| t.trim_matches(['(', '`']) == own.to_lowercase())
+    }) {
         return Some("it names another tool for the model to use");
     }
     None
@@ -42,7 +83,9 @@ pub fn addresses_model(description: &str, own_tools: &[String]) -> Option<&'stat
 
 /// What the model gets instead of a withheld description.
 pub fn withheld(title: &str) -> String {
-    format!("{title}. (The pack's own description was withheld: it addressed the assistant instead of describing the tool.)")
+    format!(
+        "{title}. (The pack's own description was withheld: it addressed the assistant instead of describing the tool.)"
+    )
 }
 
 #[cfg(test)]
@@ -59,10 +102,17 @@ mod tests {
         ] {
             assert!(addresses_model(hostile, &[]).is_some(), "{hostile}");
         }
-        for plain in ["Get the current time in a timezone (IANA name, e.g. Europe/Berlin).", "Read a file from the allowed directories.", "Create an issue in a GitHub repository."] {
+        for plain in [
+            "Get the current time in a timezone (IANA name, e.g. Europe/Berlin).",
+            "Read a file from the allowed directories.",
+            "Create an issue in a GitHub repository.",
+        ] {
             assert_eq!(addresses_model(plain, &[]), None, "{plain}");
         }
         // A pack may name its own tools.
-        assert_eq!(addresses_model("Like read_file, but for many files.", &["read_file".into()]), None);
+        assert_eq!(
+            addresses_model("Like read_file, but for many files.", &["read_file".into()]),
+            None
+        );
     }
 }

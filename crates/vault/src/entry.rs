@@ -19,7 +19,13 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::Note, Kind::Preference, Kind::Fact, Kind::Decision, Kind::Learning];
+    pub const ALL: [Kind; 5] = [
+        Kind::Note,
+        Kind::Preference,
+        Kind::Fact,
+        Kind::Decision,
+        Kind::Learning,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,7 +38,9 @@ impl Kind {
     }
 
     pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
     }
 
     pub fn is_memory(self) -> bool {
@@ -41,7 +49,11 @@ impl Kind {
 
     /// The vault subfolder new entries of this kind go to.
     pub fn folder(self) -> &'static str {
-        if self.is_memory() { "memories" } else { "notes" }
+        if self.is_memory() {
+            "memories"
+        } else {
+            "notes"
+        }
     }
 }
 
@@ -76,7 +88,11 @@ pub struct FrontMatter {
     pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
     pub tags: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
@@ -98,7 +114,12 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
         Nothing(()),
     }
     Ok(match OneOrMany::deserialize(d)? {
-        OneOrMany::One(s) => s.split([',', ' ']).map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect(),
+        OneOrMany::One(s) => s
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect(),
         OneOrMany::Many(v) => v,
         OneOrMany::Nothing(()) => vec![],
     })
@@ -124,20 +145,29 @@ impl Document {
         let text = std::str::from_utf8(bytes).map_err(|e| ParseError::NotUtf8(e.valid_up_to()))?;
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let Some((yaml, body)) = split_front_matter(text) else {
-            return Ok(Document { front: FrontMatter::default(), body: text.to_string() });
+            return Ok(Document {
+                front: FrontMatter::default(),
+                body: text.to_string(),
+            });
         };
         let front: FrontMatter = if yaml.trim().is_empty() {
             FrontMatter::default()
         } else {
             serde_yaml_ng::from_str(yaml).map_err(|e| ParseError::Yaml(e.to_string()))?
         };
-        Ok(Document { front, body: body.to_string() })
+        Ok(Document {
+            front,
+            body: body.to_string(),
+        })
     }
 
     pub fn render(&self) -> String {
         let yaml = serde_yaml_ng::to_string(&self.front).unwrap_or_default();
         let body = self.body.trim_start_matches('\n');
-        format!("---\n{yaml}---\n\n{body}{}", if body.ends_with('\n') { "" } else { "\n" })
+        format!(
+            "---\n{yaml}---\n\n{body}{}",
+            if body.ends_with('\n') { "" } else { "\n" }
+        )
     }
 
     /// The title: front matter, else the first `# heading`, else the file name.
@@ -154,7 +184,13 @@ impl Document {
 
     /// Front-matter tags plus inline `#tags` of the body (Obsidian counts both).
     pub fn tags(&self) -> Vec<String> {
-        let mut tags: Vec<String> = self.front.tags.iter().map(|t| normalize_tag(t)).filter(|t| !t.is_empty()).collect();
+        let mut tags: Vec<String> = self
+            .front
+            .tags
+            .iter()
+            .map(|t| normalize_tag(t))
+            .filter(|t| !t.is_empty())
+            .collect();
         for tag in inline_tags(&self.body) {
             if !tags.contains(&tag) {
                 tags.push(tag);
@@ -170,8 +206,13 @@ pub fn normalize_tag(tag: &str) -> String {
 
 /// `---\n<yaml>\n---\n<body>`; None when the file has no front matter.
 fn split_front_matter(text: &str) -> Option<(&str, &str)> {
-    let rest = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n"))?;
-    if let Some(body) = rest.strip_prefix("---\n").or_else(|| rest.strip_prefix("---\r\n")) {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    if let Some(body) = rest
+        .strip_prefix("---\n")
+        .or_else(|| rest.strip_prefix("---\r\n"))
+    {
         return Some(("", body));
     }
     let mut offset = 0;
@@ -201,8 +242,14 @@ fn inline_tags(body: &str) -> Vec<String> {
         let mut prev: Option<char> = None;
         let mut chars = line.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
-            if c == '#' && prev.is_none_or(char::is_whitespace) && chars.peek().is_some_and(|(_, n)| n.is_alphabetic()) {
-                let tag: String = line[i + 1..].chars().take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/')).collect();
+            if c == '#'
+                && prev.is_none_or(char::is_whitespace)
+                && chars.peek().is_some_and(|(_, n)| n.is_alphabetic())
+            {
+                let tag: String = line[i + 1..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
+                    .collect();
                 if !tags.contains(&tag) {
                     tags.push(tag);
                 }
@@ -239,7 +286,11 @@ mod tests {
         let text = "---\ntitle: Trip\naliases: [Japan trip]\ntags: travel\ncssclasses:\n  - wide\n---\n\n# Trip\nSee [[Packing list]] #todo and `#notatag`? C# is not one, nor #1.\n";
         let doc = Document::parse(text.as_bytes()).unwrap();
         assert_eq!(doc.title("x"), "Trip");
-        assert_eq!(doc.tags(), vec!["travel", "todo"], "a #word in `code` is not a tag");
+        assert_eq!(
+            doc.tags(),
+            vec!["travel", "todo"],
+            "a #word in `code` is not a tag"
+        );
         let again = Document::parse(doc.render().as_bytes()).unwrap();
         assert_eq!(again.body, doc.body);
         assert!(doc.render().contains("aliases:"), "{}", doc.render());
@@ -251,7 +302,10 @@ mod tests {
     fn files_without_front_matter_and_bad_files_are_told_apart() {
         let doc = Document::parse("just text\n".as_bytes()).unwrap();
         assert_eq!(doc.title("stem"), "stem");
-        assert!(matches!(Document::parse(b"\xff\xfe bad"), Err(ParseError::NotUtf8(0))));
+        assert!(matches!(
+            Document::parse(b"\xff\xfe bad"),
+            Err(ParseError::NotUtf8(0))
+        ));
         let err = Document::parse(b"---\ntitle: [unclosed\n---\nbody").unwrap_err();
         assert!(err.to_string().contains("front matter"), "{err}");
     }

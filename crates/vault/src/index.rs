@@ -49,7 +49,9 @@ fn entry_from_row_at(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Entry> {
         scope: r.get(at + 3)?,
         title: r.get(at + 4)?,
         tags: serde_json::from_str(&tags).unwrap_or_default(),
-        source: source.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default(),
+        source: source
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default(),
         body: r.get(at + 7)?,
         created: r.get(at + 8)?,
         updated: r.get(at + 9)?,
@@ -58,17 +60,27 @@ fn entry_from_row_at(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Entry> {
 
 /// Inserts or replaces the row of `entry.path` (or of `entry.id`, when the file was renamed).
 /// The vector, when given, is written in the same transaction.
-pub fn upsert(tx: &Transaction, entry: &Entry, stamp: FileStamp, hash: &str, vector: Option<(&str, &[f32])>) -> rusqlite::Result<i64> {
+pub fn upsert(
+    tx: &Transaction,
+    entry: &Entry,
+    stamp: FileStamp,
+    hash: &str,
+    vector: Option<(&str, &[f32])>,
+) -> rusqlite::Result<i64> {
     // The same id at another path is a rename (front-matter ids move with the file); a file
     // that replaced another at the same path takes over its row.
     let existing: Option<i64> = tx
         .query_row("SELECT row FROM vault_entries WHERE id = ?1 OR path = ?2 ORDER BY (id = ?1) DESC LIMIT 1", params![entry.id, entry.path], |r| r.get(0))
         .optional()?;
     if let Some(row) = existing {
-        tx.execute("DELETE FROM vault_entries WHERE (id = ?1 OR path = ?2) AND row <> ?3", params![entry.id, entry.path, row])?;
+        tx.execute(
+            "DELETE FROM vault_entries WHERE (id = ?1 OR path = ?2) AND row <> ?3",
+            params![entry.id, entry.path, row],
+        )?;
     }
     let tags = serde_json::to_string(&entry.tags).unwrap_or_else(|_| "[]".into());
-    let source = (!entry.source.is_empty()).then(|| serde_json::to_string(&entry.source).unwrap_or_default());
+    let source = (!entry.source.is_empty())
+        .then(|| serde_json::to_string(&entry.source).unwrap_or_default());
     let values = params![
         entry.id,
         entry.path,
@@ -110,29 +122,54 @@ pub fn upsert(tx: &Transaction, entry: &Entry, stamp: FileStamp, hash: &str, vec
 /// Removes the row of a file that is gone; its row number, for the vector cache.
 pub fn remove_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
     conn.execute("DELETE FROM vault_problems WHERE path = ?1", [path])?;
-    conn.query_row("DELETE FROM vault_entries WHERE path = ?1 RETURNING row", [path], |r| r.get(0)).optional()
+    conn.query_row(
+        "DELETE FROM vault_entries WHERE path = ?1 RETURNING row",
+        [path],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 pub fn stamps(conn: &Connection) -> rusqlite::Result<std::collections::HashMap<String, FileStamp>> {
     let mut stmt = conn.prepare("SELECT path, mtime_ns, size FROM vault_entries")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, FileStamp { mtime_ns: r.get(1)?, size: r.get(2)? })))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            FileStamp {
+                mtime_ns: r.get(1)?,
+                size: r.get(2)?,
+            },
+        ))
+    })?;
     rows.collect()
 }
 
 pub fn hash_of(conn: &Connection, path: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT hash FROM vault_entries WHERE path = ?1", [path], |r| r.get(0)).optional()
+    conn.query_row(
+        "SELECT hash FROM vault_entries WHERE path = ?1",
+        [path],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 /// A file whose bytes did not change (touched, or rewritten as it was): only its stamp moves.
 pub fn touch(conn: &Connection, path: &str, stamp: FileStamp) -> rusqlite::Result<()> {
-    conn.execute("UPDATE vault_entries SET mtime_ns = ?2, size = ?3 WHERE path = ?1", params![path, stamp.mtime_ns, stamp.size])?;
+    conn.execute(
+        "UPDATE vault_entries SET mtime_ns = ?2, size = ?3 WHERE path = ?1",
+        params![path, stamp.mtime_ns, stamp.size],
+    )?;
     Ok(())
 }
 
 pub fn record_problem(conn: &Connection, path: &str, error: &str) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT OR REPLACE INTO vault_problems (path, error, seen_at) VALUES (?1, ?2, ?3)",
-        params![path, error, chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)],
+        params![
+            path,
+            error,
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ],
     )?;
     Ok(())
 }
@@ -144,17 +181,27 @@ pub fn problems(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
 }
 
 pub fn get(conn: &Connection, id_or_path: &str) -> rusqlite::Result<Option<(i64, Entry)>> {
-    conn.query_row(&format!("SELECT row, {COLUMNS} FROM vault_entries WHERE id = ?1 OR path = ?1 LIMIT 1"), [id_or_path], |r| {
-        Ok((r.get(0)?, entry_from_row_at(r, 1)?))
-    })
+    conn.query_row(
+        &format!("SELECT row, {COLUMNS} FROM vault_entries WHERE id = ?1 OR path = ?1 LIMIT 1"),
+        [id_or_path],
+        |r| Ok((r.get(0)?, entry_from_row_at(r, 1)?)),
+    )
     .optional()
 }
 
-pub fn entries_by_rows(conn: &Connection, rows: &[i64]) -> rusqlite::Result<std::collections::HashMap<i64, Entry>> {
+pub fn entries_by_rows(
+    conn: &Connection,
+    rows: &[i64],
+) -> rusqlite::Result<std::collections::HashMap<i64, Entry>> {
     let mut out = std::collections::HashMap::new();
-    let mut stmt = conn.prepare_cached(&format!("SELECT row, {COLUMNS} FROM vault_entries WHERE row = ?1"))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT row, {COLUMNS} FROM vault_entries WHERE row = ?1"
+    ))?;
     for row in rows {
-        if let Some(entry) = stmt.query_row([row], |r| entry_from_row_at(r, 1)).optional()? {
+        if let Some(entry) = stmt
+            .query_row([row], |r| entry_from_row_at(r, 1))
+            .optional()?
+        {
             out.insert(*row, entry);
         }
     }
@@ -162,7 +209,11 @@ pub fn entries_by_rows(conn: &Connection, rows: &[i64]) -> rusqlite::Result<std:
 }
 
 /// Every stored vector of `model`, for the cache.
-pub fn vectors(conn: &Connection, model: &str, mut each: impl FnMut(i64, Vec<f32>)) -> rusqlite::Result<()> {
+pub fn vectors(
+    conn: &Connection,
+    model: &str,
+    mut each: impl FnMut(i64, Vec<f32>),
+) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare("SELECT row, vector FROM vault_vectors WHERE model = ?1")?;
     let mut rows = stmt.query([model])?;
     while let Some(r) = rows.next()? {
@@ -172,12 +223,18 @@ pub fn vectors(conn: &Connection, model: &str, mut each: impl FnMut(i64, Vec<f32
 }
 
 /// Rows with no vector of `model` (new, or made by another model): the background embedder's work.
-pub fn missing_vectors(conn: &Connection, model: &str, limit: usize) -> rusqlite::Result<Vec<(i64, String, String)>> {
+pub fn missing_vectors(
+    conn: &Connection,
+    model: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<(i64, String, String)>> {
     let mut stmt = conn.prepare(
         "SELECT e.row, e.title, e.body FROM vault_entries e LEFT JOIN vault_vectors v ON v.row = e.row AND v.model = ?1
          WHERE v.row IS NULL ORDER BY e.row LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![model, limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map(params![model, limit as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })?;
     rows.collect()
 }
 
@@ -190,18 +247,34 @@ pub fn count_missing_vectors(conn: &Connection, model: &str) -> rusqlite::Result
     .map(|n| n as usize)
 }
 
-pub fn set_vector(conn: &Connection, row: i64, model: &str, vector: &[f32]) -> rusqlite::Result<()> {
-    conn.execute("INSERT OR REPLACE INTO vault_vectors (row, model, vector) VALUES (?1, ?2, ?3)", params![row, model, to_blob(vector)])?;
+pub fn set_vector(
+    conn: &Connection,
+    row: i64,
+    model: &str,
+    vector: &[f32],
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO vault_vectors (row, model, vector) VALUES (?1, ?2, ?3)",
+        params![row, model, to_blob(vector)],
+    )?;
     Ok(())
 }
 
 /// A model's language centroids (see language.rs), stored so they are computed once.
 pub fn centroids(conn: &Connection, key: &str) -> rusqlite::Result<Option<Vec<u8>>> {
-    conn.query_row("SELECT centroids FROM vault_models WHERE model = ?1", [key], |r| r.get(0)).optional()
+    conn.query_row(
+        "SELECT centroids FROM vault_models WHERE model = ?1",
+        [key],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 pub fn set_centroids(conn: &Connection, key: &str, blob: &[u8]) -> rusqlite::Result<()> {
-    conn.execute("INSERT OR REPLACE INTO vault_models (model, centroids) VALUES (?1, ?2)", params![key, blob])?;
+    conn.execute(
+        "INSERT OR REPLACE INTO vault_models (model, centroids) VALUES (?1, ?2)",
+        params![key, blob],
+    )?;
     Ok(())
 }
 
@@ -229,7 +302,11 @@ pub struct Filter {
 
 impl Filter {
     pub fn is_empty(&self) -> bool {
-        self.scope.is_none() && self.kinds.is_empty() && self.tags.is_empty() && self.since.is_none() && self.until.is_none()
+        self.scope.is_none()
+            && self.kinds.is_empty()
+            && self.tags.is_empty()
+            && self.since.is_none()
+            && self.until.is_none()
     }
 
     /// A WHERE fragment over `e.` columns and its parameters.
@@ -238,26 +315,45 @@ impl Filter {
         let mut values = Vec::new();
         if let Some(scope) = &self.scope {
             values.push(scope.clone());
-            clauses.push(format!("(e.scope = 'global' OR e.scope = ?{})", values.len()));
+            clauses.push(format!(
+                "(e.scope = 'global' OR e.scope = ?{})",
+                values.len()
+            ));
         }
         if !self.kinds.is_empty() {
             let mut kinds: Vec<&str> = Vec::new();
             for k in &self.kinds {
                 if k.eq_ignore_ascii_case("memory") || k.eq_ignore_ascii_case("memories") {
-                    kinds.extend(Kind::ALL.iter().filter(|k| k.is_memory()).map(|k| k.as_str()));
+                    kinds.extend(
+                        Kind::ALL
+                            .iter()
+                            .filter(|k| k.is_memory())
+                            .map(|k| k.as_str()),
+                    );
                 } else {
                     kinds.push(Kind::parse(k).ok_or_else(|| format!("unknown kind {k:?}: use note, memory, preference, fact, decision or learning"))?.as_str());
                 }
             }
-            clauses.push(format!("e.kind IN ({})", kinds.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(",")));
+            clauses.push(format!(
+                "e.kind IN ({})",
+                kinds
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
         }
         for tag in &self.tags {
             values.push(crate::entry::normalize_tag(tag));
-            clauses.push(format!("EXISTS (SELECT 1 FROM json_each(e.tags) WHERE lower(value) = lower(?{}))", values.len()));
+            clauses.push(format!(
+                "EXISTS (SELECT 1 FROM json_each(e.tags) WHERE lower(value) = lower(?{}))",
+                values.len()
+            ));
         }
         for (bound, op) in [(&self.since, ">="), (&self.until, "<")] {
             if let Some(date) = bound {
-                let valid = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok() || chrono::DateTime::parse_from_rfc3339(date).is_ok();
+                let valid = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok()
+                    || chrono::DateTime::parse_from_rfc3339(date).is_ok();
                 if !valid {
                     return Err(format!("date {date:?} is not YYYY-MM-DD or RFC 3339"));
                 }
@@ -270,21 +366,31 @@ impl Filter {
 }
 
 /// Rows the filter allows (None: all).
-pub fn allowed_rows(conn: &Connection, filter: &Filter) -> Result<Option<std::collections::HashSet<i64>>, String> {
+pub fn allowed_rows(
+    conn: &Connection,
+    filter: &Filter,
+) -> Result<Option<std::collections::HashSet<i64>>, String> {
     if filter.is_empty() {
         return Ok(None);
     }
     let (clause, values) = filter.sql()?;
-    let mut stmt = conn.prepare(&format!("SELECT e.row FROM vault_entries e WHERE {clause}")).map_err(|e| e.to_string())?;
-    let rows = stmt.query_map(params_from_iter(values.iter()), |r| r.get(0)).map_err(|e| e.to_string())?;
-    rows.collect::<Result<_, _>>().map(Some).map_err(|e| e.to_string())
+    let mut stmt = conn
+        .prepare(&format!("SELECT e.row FROM vault_entries e WHERE {clause}"))
+        .map_err(|e| e.to_string())?;
+    let rows = stmt
+        .query_map(params_from_iter(values.iter()), |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    rows.collect::<Result<_, _>>()
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// Common English words that would match almost everything as trigrams.
 const STOPWORDS: &[&str] = &[
-    "the", "and", "for", "are", "was", "what", "where", "when", "how", "who", "why", "that", "this", "with", "from", "you", "your", "have", "has",
-    "did", "does", "about", "into", "can", "not", "but", "all", "any", "our", "out", "its", "his", "her", "they", "them", "there", "then", "than",
-    "will", "would", "should", "could", "which", "while", "been", "were", "mine", "some",
+    "the", "and", "for", "are", "was", "what", "where", "when", "how", "who", "why", "that",
+    "this", "with", "from", "you", "your", "have", "has", "did", "does", "about", "into", "can",
+    "not", "but", "all", "any", "our", "out", "its", "his", "her", "they", "them", "there", "then",
+    "than", "will", "would", "should", "could", "which", "while", "been", "were", "mine", "some",
 ];
 
 use crate::language::is_cjk;
@@ -332,7 +438,13 @@ pub fn fts_query(query: &str) -> Option<String> {
         }
     }
     parts.dedup();
-    (!parts.is_empty()).then(|| parts.iter().map(|p| format!("\"{}\"", p.replace('"', "\"\""))).collect::<Vec<_>>().join(" OR "))
+    (!parts.is_empty()).then(|| {
+        parts
+            .iter()
+            .map(|p| format!("\"{}\"", p.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
 }
 
 /// Terms too short for trigrams (1–2 characters, e.g. Chinese words like 护照), searched with LIKE.
@@ -355,18 +467,28 @@ pub fn like_terms(query: &str) -> Vec<String> {
 }
 
 /// BM25 over the trigram index, best first (title counts 10×, tags 3× the body).
-pub fn bm25(conn: &Connection, query: &str, filter: &Filter, limit: usize) -> Result<Vec<i64>, String> {
+pub fn bm25(
+    conn: &Connection,
+    query: &str,
+    filter: &Filter,
+    limit: usize,
+) -> Result<Vec<i64>, String> {
     let (clause, mut values) = filter.sql()?;
     let run = |sql: &str, values: &[String]| -> Result<Vec<i64>, String> {
         let mut stmt = conn.prepare_cached(sql).map_err(|e| e.to_string())?;
-        let rows = stmt.query_map(params_from_iter(values.iter()), |r| r.get(0)).map_err(|e| e.to_string())?;
-        rows.collect::<Result<Vec<i64>, _>>().map_err(|e| e.to_string())
+        let rows = stmt
+            .query_map(params_from_iter(values.iter()), |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| e.to_string())
     };
     if let Some(fts) = fts_query(query) {
         if filter.is_empty() {
             // The FTS table alone: joining every match to its row to filter costs more than the
             // ranking itself (p50 20 → 10 ms over 100k notes).
-            let sql = format!("SELECT rowid FROM vault_fts WHERE vault_fts MATCH ?1 ORDER BY bm25(vault_fts, 10.0, 1.0, 3.0) LIMIT {limit}");
+            let sql = format!(
+                "SELECT rowid FROM vault_fts WHERE vault_fts MATCH ?1 ORDER BY bm25(vault_fts, 10.0, 1.0, 3.0) LIMIT {limit}"
+            );
             return run(&sql, &[fts]);
         }
         values.push(fts);
@@ -384,8 +506,14 @@ pub fn bm25(conn: &Connection, query: &str, filter: &Filter, limit: usize) -> Re
     }
     let mut score = Vec::new();
     for term in &like {
-        values.push(format!("%{}%", term.replace('%', "\\%").replace('_', "\\_")));
-        score.push(format!("((e.title LIKE ?{n} ESCAPE '\\') * 3 + (e.body LIKE ?{n} ESCAPE '\\'))", n = values.len()));
+        values.push(format!(
+            "%{}%",
+            term.replace('%', "\\%").replace('_', "\\_")
+        ));
+        score.push(format!(
+            "((e.title LIKE ?{n} ESCAPE '\\') * 3 + (e.body LIKE ?{n} ESCAPE '\\'))",
+            n = values.len()
+        ));
     }
     let sql = format!(
         "SELECT e.row FROM vault_entries e WHERE {clause} AND ({score}) > 0 ORDER BY ({score}) DESC, e.updated DESC LIMIT {limit}",
@@ -401,7 +529,9 @@ pub struct Stats {
 }
 
 pub fn stats(conn: &Connection) -> rusqlite::Result<Stats> {
-    let entries = conn.query_row("SELECT count(*) FROM vault_entries", [], |r| r.get::<_, i64>(0))? as usize;
+    let entries = conn.query_row("SELECT count(*) FROM vault_entries", [], |r| {
+        r.get::<_, i64>(0)
+    })? as usize;
     let pairs = |sql: &str| -> rusqlite::Result<Vec<(String, usize)>> {
         let mut stmt = conn.prepare(sql)?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?;
@@ -418,7 +548,9 @@ pub fn stats(conn: &Connection) -> rusqlite::Result<Stats> {
 pub fn recent(conn: &Connection, filter: &Filter, limit: usize) -> Result<Vec<Entry>, String> {
     let (clause, values) = filter.sql()?;
     let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM vault_entries e WHERE {clause} ORDER BY e.updated DESC LIMIT {limit}")).map_err(|e| e.to_string())?;
-    let rows = stmt.query_map(params_from_iter(values.iter()), entry_from_row).map_err(|e| e.to_string())?;
+    let rows = stmt
+        .query_map(params_from_iter(values.iter()), entry_from_row)
+        .map_err(|e| e.to_string())?;
     rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
 }
 
@@ -428,11 +560,23 @@ mod tests {
 
     #[test]
     fn queries_split_into_trigram_terms_and_short_like_terms() {
-        assert_eq!(fts_query("Where is my passport?").as_deref(), Some("\"passport\""));
-        assert_eq!(fts_query("护照在哪里").as_deref(), Some("\"护照在\" OR \"照在哪\" OR \"在哪里\""));
+        assert_eq!(
+            fts_query("Where is my passport?").as_deref(),
+            Some("\"passport\"")
+        );
+        assert_eq!(
+            fts_query("护照在哪里").as_deref(),
+            Some("\"护照在\" OR \"照在哪\" OR \"在哪里\"")
+        );
         assert_eq!(fts_query("is it"), None);
-        assert_eq!(like_terms("护照在哪里"), vec!["护照", "照在", "在哪", "哪里"]);
+        assert_eq!(
+            like_terms("护照在哪里"),
+            vec!["护照", "照在", "在哪", "哪里"]
+        );
         assert_eq!(like_terms("AI notes"), vec!["ai"]);
-        assert_eq!(terms("blue文件夹 in Q3"), vec!["blue", "文件夹", "in", "q3"]);
+        assert_eq!(
+            terms("blue文件夹 in Q3"),
+            vec!["blue", "文件夹", "in", "q3"]
+        );
     }
 }

@@ -13,19 +13,57 @@ use crate::embed::{Embedder, Role};
 pub const VERSION: u32 = 1;
 
 const CHINESE: &[&str] = &[
-    "今天天气很好。", "我明天要去上班。", "这本书很有意思。", "请把门关上。", "他在厨房做饭。", "我们下周开会。",
-    "这个问题很难回答。", "火车晚点了二十分钟。", "她喜欢听音乐。", "孩子们在公园里玩。", "我忘了带钥匙。", "超市里人很多。",
-    "电脑又坏了。", "周末我们去看电影吧。", "医生说要多休息。", "这家餐厅的菜很好吃。", "项目的截止日期是月底。", "我把文件发给你了。",
-    "飞机几点起飞？", "房租下个月要涨。", "他的电话号码变了。", "我在学习编程。", "银行几点关门？", "这条路在修。",
+    "今天天气很好。",
+    "我明天要去上班。",
+    "这本书很有意思。",
+    "请把门关上。",
+    "他在厨房做饭。",
+    "我们下周开会。",
+    "这个问题很难回答。",
+    "火车晚点了二十分钟。",
+    "她喜欢听音乐。",
+    "孩子们在公园里玩。",
+    "我忘了带钥匙。",
+    "超市里人很多。",
+    "电脑又坏了。",
+    "周末我们去看电影吧。",
+    "医生说要多休息。",
+    "这家餐厅的菜很好吃。",
+    "项目的截止日期是月底。",
+    "我把文件发给你了。",
+    "飞机几点起飞？",
+    "房租下个月要涨。",
+    "他的电话号码变了。",
+    "我在学习编程。",
+    "银行几点关门？",
+    "这条路在修。",
 ];
 
 const ENGLISH: &[&str] = &[
-    "The weather is nice today.", "I am going to work tomorrow.", "This book is very interesting.", "Please close the door.",
-    "He is cooking in the kitchen.", "We have a meeting next week.", "This question is hard to answer.", "The train was twenty minutes late.",
-    "She likes listening to music.", "The children are playing in the park.", "I forgot my keys.", "The supermarket is crowded.",
-    "The computer broke again.", "Let's see a movie this weekend.", "The doctor said to rest more.", "The food at this restaurant is great.",
-    "The project deadline is the end of the month.", "I sent you the file.", "What time does the plane leave?", "The rent goes up next month.",
-    "His phone number changed.", "I am learning to program.", "When does the bank close?", "The road is under repair.",
+    "The weather is nice today.",
+    "I am going to work tomorrow.",
+    "This book is very interesting.",
+    "Please close the door.",
+    "He is cooking in the kitchen.",
+    "We have a meeting next week.",
+    "This question is hard to answer.",
+    "The train was twenty minutes late.",
+    "She likes listening to music.",
+    "The children are playing in the park.",
+    "I forgot my keys.",
+    "The supermarket is crowded.",
+    "The computer broke again.",
+    "Let's see a movie this weekend.",
+    "The doctor said to rest more.",
+    "The food at this restaurant is great.",
+    "The project deadline is the end of the month.",
+    "I sent you the file.",
+    "What time does the plane leave?",
+    "The rent goes up next month.",
+    "His phone number changed.",
+    "I am learning to program.",
+    "When does the bank close?",
+    "The road is under repair.",
 ];
 
 pub(crate) fn is_cjk(c: char) -> bool {
@@ -39,7 +77,11 @@ pub fn cjk_share(text: &str) -> f32 {
     for c in text.chars().filter(|c| c.is_alphanumeric()) {
         if is_cjk(c) { cjk += 4.0 } else { other += 1.0 }
     }
-    if cjk + other == 0.0 { 0.0 } else { cjk / (cjk + other) }
+    if cjk + other == 0.0 {
+        0.0
+    } else {
+        cjk / (cjk + other)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -54,7 +96,8 @@ fn mean(vectors: &[Vec<f32>]) -> Vec<f32> {
     for v in vectors {
         out.iter_mut().zip(v).for_each(|(o, x)| *o += x);
     }
-    out.iter_mut().for_each(|o| *o /= vectors.len().max(1) as f32);
+    out.iter_mut()
+        .for_each(|o| *o /= vectors.len().max(1) as f32);
     out
 }
 
@@ -73,13 +116,20 @@ impl Centroids {
 
     pub fn from_blob(blob: &[u8], dim: usize) -> Option<Centroids> {
         let all = crate::vectors::from_blob(blob);
-        (all.len() == 2 * dim).then(|| Centroids { chinese: all[..dim].to_vec(), english: all[dim..].to_vec() })
+        (all.len() == 2 * dim).then(|| Centroids {
+            chinese: all[..dim].to_vec(),
+            english: all[dim..].to_vec(),
+        })
     }
 
     /// `vector` of `text` minus its language's mean, re-normalized.
     pub fn center(&self, text: &str, vector: &[f32]) -> Vec<f32> {
         let share = cjk_share(text);
-        let mut out: Vec<f32> = vector.iter().enumerate().map(|(i, x)| x - share * self.chinese[i] - (1.0 - share) * self.english[i]).collect();
+        let mut out: Vec<f32> = vector
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x - share * self.chinese[i] - (1.0 - share) * self.english[i])
+            .collect();
         let norm = out.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 {
             out.iter_mut().for_each(|x| *x /= norm);

@@ -113,7 +113,9 @@ pub struct Hit {
 }
 
 /// Which rankings a search uses; hybrid unless asked (the relevance test compares all three).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
@@ -185,13 +187,23 @@ impl Space {
     /// Blocking: centred, normalized vectors of `texts`.
     fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
         let raw = self.embedder.embed(texts, role)?;
-        Ok(texts.iter().zip(raw).map(|(t, v)| self.centroids.center(t, &v)).collect())
+        Ok(texts
+            .iter()
+            .zip(raw)
+            .map(|(t, v)| self.centroids.center(t, &v))
+            .collect())
     }
 
     /// The same, off the runtime's threads.
-    async fn embed_off_thread(self: &Arc<Self>, texts: Vec<String>, role: Role) -> Result<Vec<Vec<f32>>, String> {
+    async fn embed_off_thread(
+        self: &Arc<Self>,
+        texts: Vec<String>,
+        role: Role,
+    ) -> Result<Vec<Vec<f32>>, String> {
         let space = self.clone();
-        tokio::task::spawn_blocking(move || space.embed(&texts, role)).await.map_err(|e| format!("embedding task: {e}"))?
+        tokio::task::spawn_blocking(move || space.embed(&texts, role))
+            .await
+            .map_err(|e| format!("embedding task: {e}"))?
     }
 }
 
@@ -204,8 +216,19 @@ fn db_err(e: rusqlite::Error) -> String {
 }
 
 pub fn check_scope(scope: &str) -> Result<(), String> {
-    let ok = scope == "global" || ["workspace:", "project:"].iter().any(|p| scope.strip_prefix(p).is_some_and(|rest| !rest.trim().is_empty()));
-    if ok { Ok(()) } else { Err(format!("scope {scope:?} is not `global`, `workspace:<path>` or `project:<name>`")) }
+    let ok = scope == "global"
+        || ["workspace:", "project:"].iter().any(|p| {
+            scope
+                .strip_prefix(p)
+                .is_some_and(|rest| !rest.trim().is_empty())
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "scope {scope:?} is not `global`, `workspace:<path>` or `project:<name>`"
+        ))
+    }
 }
 
 /// Inside a dot folder (`.obsidian`, `.trash`, `.git`), or a dot file.
@@ -219,8 +242,15 @@ fn is_content(rel: &str) -> bool {
 }
 
 fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
-    let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64);
-    FileStamp { mtime_ns, size: meta.len() as i64 }
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    FileStamp {
+        mtime_ns,
+        size: meta.len() as i64,
+    }
 }
 
 /// A parsed file ready to index.
@@ -234,8 +264,11 @@ impl Vault {
     /// Opens the vault at `root` (created if missing) with its index in `store`. Semantic search
     /// stays off until [`Vault::set_embedder`].
     pub fn open(store: &Store, root: PathBuf) -> Result<Arc<Vault>, String> {
-        std::fs::create_dir_all(&root).map_err(|e| format!("cannot create the vault folder {}: {e}", root.display()))?;
-        let root = root.canonicalize().map_err(|e| format!("{}: {e}", root.display()))?;
+        std::fs::create_dir_all(&root)
+            .map_err(|e| format!("cannot create the vault folder {}: {e}", root.display()))?;
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", root.display()))?;
         // Half-written files of a writer killed mid-write (its own folder may be outside the data dir).
         cowork_store::clean_temp_files(&root);
         let db = Arc::new(Mutex::new(store.connect().map_err(|e| e.to_string())?));
@@ -268,16 +301,23 @@ impl Vault {
 
     fn space_for(&self, embedder: Arc<dyn Embedder>) -> Result<Space, String> {
         let key = format!("{}#centred-v{}", embedder.model(), language::VERSION);
-        let stored = index::centroids(&self.db.lock().unwrap(), &key).map_err(db_err)?.and_then(|b| language::Centroids::from_blob(&b, embedder.dim()));
+        let stored = index::centroids(&self.db.lock().unwrap(), &key)
+            .map_err(db_err)?
+            .and_then(|b| language::Centroids::from_blob(&b, embedder.dim()));
         let centroids = match stored {
             Some(c) => c,
             None => {
                 let c = language::Centroids::compute(embedder.as_ref())?;
-                index::set_centroids(&self.db.lock().unwrap(), &key, &c.to_blob()).map_err(db_err)?;
+                index::set_centroids(&self.db.lock().unwrap(), &key, &c.to_blob())
+                    .map_err(db_err)?;
                 c
             }
         };
-        Ok(Space { embedder, centroids, key })
+        Ok(Space {
+            embedder,
+            centroids,
+            key,
+        })
     }
 
     fn space(&self) -> Option<Arc<Space>> {
@@ -294,7 +334,12 @@ impl Vault {
 
     fn rel(&self, path: &Path) -> Option<String> {
         let rel = path.strip_prefix(&self.root).ok()?;
-        Some(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+        Some(
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+        )
     }
 
     fn abs(&self, rel: &str) -> PathBuf {
@@ -311,14 +356,32 @@ impl Vault {
         };
         let meta = std::fs::metadata(&path).map_err(|e| format!("cannot stat: {e}"))?;
         let doc = Document::parse(&bytes).map_err(|e| e.to_string())?;
-        let stem = Path::new(rel).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-        let modified = chrono::DateTime::<chrono::Utc>::from(meta.modified().unwrap_or(std::time::SystemTime::now())).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let stem = Path::new(rel)
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let modified = chrono::DateTime::<chrono::Utc>::from(
+            meta.modified().unwrap_or(std::time::SystemTime::now()),
+        )
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let front = &doc.front;
         let entry = Entry {
-            id: front.id.clone().filter(|i| !i.trim().is_empty()).unwrap_or_else(|| format!("path:{rel}")),
+            id: front
+                .id
+                .clone()
+                .filter(|i| !i.trim().is_empty())
+                .unwrap_or_else(|| format!("path:{rel}")),
             path: rel.to_string(),
-            kind: front.kind.as_deref().and_then(Kind::parse).unwrap_or(Kind::Note),
-            scope: front.scope.clone().filter(|s| check_scope(s).is_ok()).unwrap_or_else(|| "global".into()),
+            kind: front
+                .kind
+                .as_deref()
+                .and_then(Kind::parse)
+                .unwrap_or(Kind::Note),
+            scope: front
+                .scope
+                .clone()
+                .filter(|s| check_scope(s).is_ok())
+                .unwrap_or_else(|| "global".into()),
             title: doc.title(&stem),
             tags: doc.tags(),
             source: front.source.clone().unwrap_or_default(),
@@ -326,7 +389,11 @@ impl Vault {
             updated: front.updated.clone().unwrap_or(modified),
             body: doc.body.trim().to_string(),
         };
-        Ok(Some(Parsed { entry, stamp: stamp_of(&meta), hash: hex::encode(sha2::Sha256::digest(&bytes)) }))
+        Ok(Some(Parsed {
+            entry,
+            stamp: stamp_of(&meta),
+            hash: hex::encode(sha2::Sha256::digest(&bytes)),
+        }))
     }
 
     /// What is embedded for an entry (the same text on every path, or vectors would differ).
@@ -342,7 +409,16 @@ impl Vault {
         }
         let space = if embed { self.space() } else { None };
         let vectors = match &space {
-            Some(space) => match space.embed_off_thread(parsed.iter().map(|p| Self::passage(&p.entry.title, &p.entry.body)).collect(), Role::Passage).await {
+            Some(space) => match space
+                .embed_off_thread(
+                    parsed
+                        .iter()
+                        .map(|p| Self::passage(&p.entry.title, &p.entry.body))
+                        .collect(),
+                    Role::Passage,
+                )
+                .await
+            {
                 Ok(v) => Some(v),
                 Err(err) => {
                     // Words still find them; the background pass retries the vectors.
@@ -358,7 +434,10 @@ impl Vault {
             let tx = conn.transaction().map_err(db_err)?;
             let mut rows = Vec::new();
             for (i, p) in parsed.iter().enumerate() {
-                let vector = vectors.as_ref().zip(model.as_deref()).map(|(v, m)| (m, v[i].as_slice()));
+                let vector = vectors
+                    .as_ref()
+                    .zip(model.as_deref())
+                    .map(|(v, m)| (m, v[i].as_slice()));
                 rows.push(index::upsert(&tx, &p.entry, p.stamp, &p.hash, vector).map_err(db_err)?);
             }
             tx.commit().map_err(db_err)?;
@@ -385,7 +464,11 @@ impl Vault {
             return Ok(());
         }
         self.index_path_now(rel).await?;
-        self.db.lock().unwrap().execute("DELETE FROM vault_pending WHERE path = ?1", [rel]).map_err(db_err)?;
+        self.db
+            .lock()
+            .unwrap()
+            .execute("DELETE FROM vault_pending WHERE path = ?1", [rel])
+            .map_err(db_err)?;
         Ok(())
     }
 
@@ -413,7 +496,10 @@ impl Vault {
     /// date): saves re-embedding files that were only touched, or our own writes seen again.
     fn unchanged(&self, parsed: Parsed) -> Result<Option<Parsed>, String> {
         let conn = self.db.lock().unwrap();
-        if index::hash_of(&conn, &parsed.entry.path).map_err(db_err)?.is_some_and(|h| h == parsed.hash) {
+        if index::hash_of(&conn, &parsed.entry.path)
+            .map_err(db_err)?
+            .is_some_and(|h| h == parsed.hash)
+        {
             index::touch(&conn, &parsed.entry.path, parsed.stamp).map_err(db_err)?;
             return Ok(None);
         }
@@ -421,8 +507,14 @@ impl Vault {
     }
 
     fn walk(&self) -> Vec<(String, FileStamp)> {
-        let mut out: Vec<(String, FileStamp)> =
-            files_under(&self.root).into_iter().filter_map(|(path, meta)| self.rel(&path).filter(|r| is_content(r)).map(|rel| (rel, stamp_of(&meta)))).collect();
+        let mut out: Vec<(String, FileStamp)> = files_under(&self.root)
+            .into_iter()
+            .filter_map(|(path, meta)| {
+                self.rel(&path)
+                    .filter(|r| is_content(r))
+                    .map(|rel| (rel, stamp_of(&meta)))
+            })
+            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
@@ -435,8 +527,15 @@ impl Vault {
         self.report(Phase::Scanning, 0, 0);
         let files = self.walk();
         let known = index::stamps(&self.db.lock().unwrap()).map_err(db_err)?;
-        let mut report = ReindexReport { files: files.len(), ..Default::default() };
-        let changed: Vec<&String> = files.iter().filter(|(rel, stamp)| known.get(rel) != Some(stamp)).map(|(rel, _)| rel).collect();
+        let mut report = ReindexReport {
+            files: files.len(),
+            ..Default::default()
+        };
+        let changed: Vec<&String> = files
+            .iter()
+            .filter(|(rel, stamp)| known.get(rel) != Some(stamp))
+            .map(|(rel, _)| rel)
+            .collect();
         report.unchanged = files.len() - changed.len();
         let on_disk: HashSet<&String> = files.iter().map(|(rel, _)| rel).collect();
         for gone in known.keys().filter(|k| !on_disk.contains(k)) {
@@ -449,13 +548,17 @@ impl Vault {
             self.report(Phase::Indexing, n * BATCH, changed.len());
             let mut parsed = Vec::new();
             for rel in batch {
-                match self.parse_file(rel).and_then(|p| p.map(|p| self.unchanged(p)).transpose()) {
+                match self
+                    .parse_file(rel)
+                    .and_then(|p| p.map(|p| self.unchanged(p)).transpose())
+                {
                     Ok(Some(Some(p))) => parsed.push(p),
                     Ok(Some(None)) => report.unchanged += 1,
                     Ok(None) => {}
                     Err(why) => {
                         tracing::warn!(path = %rel, "vault: skipped: {why}");
-                        index::record_problem(&self.db.lock().unwrap(), rel, &why).map_err(db_err)?;
+                        index::record_problem(&self.db.lock().unwrap(), rel, &why)
+                            .map_err(db_err)?;
                     }
                 }
             }
@@ -480,17 +583,24 @@ impl Vault {
     }
 
     async fn embed_missing_locked(&self) -> Result<usize, String> {
-        let Some(space) = self.space() else { return Ok(0) };
+        let Some(space) = self.space() else {
+            return Ok(0);
+        };
         let model = space.key.clone();
-        let total = index::count_missing_vectors(&self.db.lock().unwrap(), &model).map_err(db_err)?;
+        let total =
+            index::count_missing_vectors(&self.db.lock().unwrap(), &model).map_err(db_err)?;
         let mut done = 0;
         while done < total {
             self.report(Phase::Embedding, done, total);
-            let batch = index::missing_vectors(&self.db.lock().unwrap(), &model, BATCH * 2).map_err(db_err)?;
+            let batch = index::missing_vectors(&self.db.lock().unwrap(), &model, BATCH * 2)
+                .map_err(db_err)?;
             if batch.is_empty() {
                 break;
             }
-            let texts = batch.iter().map(|(_, title, body)| Self::passage(title, body)).collect();
+            let texts = batch
+                .iter()
+                .map(|(_, title, body)| Self::passage(title, body))
+                .collect();
             let vectors = space.embed_off_thread(texts, Role::Passage).await?;
             {
                 let mut conn = self.db.lock().unwrap();
@@ -513,7 +623,13 @@ impl Vault {
 
     /// Hybrid search: BM25 (trigram FTS) and vector similarity, fused by reciprocal rank. The
     /// query is embedded while the word search runs.
-    pub async fn search(&self, query: &str, filter: &Filter, k: usize, mode: Mode) -> Result<SearchResult, String> {
+    pub async fn search(
+        &self,
+        query: &str,
+        filter: &Filter,
+        k: usize,
+        mode: Mode,
+    ) -> Result<SearchResult, String> {
         self.settle_pending().await;
         let k = k.clamp(1, 100);
         let depth = DEPTH.max(k * 4);
@@ -522,7 +638,9 @@ impl Vault {
             (Mode::Words, _) => None,
             (_, Ok(space)) => Some(space.clone()),
             (_, Err(why)) => {
-                note = Some(format!("searched by words only: semantic search is off ({why})"));
+                note = Some(format!(
+                    "searched by words only: semantic search is off ({why})"
+                ));
                 None
             }
         };
@@ -531,14 +649,22 @@ impl Vault {
         if let Some(space) = space {
             let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
             let (query, cache, db) = (query.to_string(), self.cache.clone(), self.db.clone());
-            by_meaning = Some(tokio::task::spawn_blocking(move || -> Result<Vec<(i64, f32)>, String> {
-                load_cache(&db, &cache, &space);
-                let vector = space.embed(&[query], Role::Query)?;
-                let cache = cache.read().unwrap();
-                Ok(cache.nearest(&vector[0], depth, |row| allowed.as_ref().is_none_or(|a| a.contains(&row))))
-            }));
+            by_meaning = Some(tokio::task::spawn_blocking(
+                move || -> Result<Vec<(i64, f32)>, String> {
+                    load_cache(&db, &cache, &space);
+                    let vector = space.embed(&[query], Role::Query)?;
+                    let cache = cache.read().unwrap();
+                    Ok(cache.nearest(&vector[0], depth, |row| {
+                        allowed.as_ref().is_none_or(|a| a.contains(&row))
+                    }))
+                },
+            ));
         }
-        let word_rows = if mode == Mode::Meaning { vec![] } else { index::bm25(&self.db.lock().unwrap(), query, filter, depth)? };
+        let word_rows = if mode == Mode::Meaning {
+            vec![]
+        } else {
+            index::bm25(&self.db.lock().unwrap(), query, filter, depth)?
+        };
         let mut meaning: Vec<(i64, f32)> = vec![];
         if let Some(task) = by_meaning {
             match task.await.map_err(|e| e.to_string())? {
@@ -566,30 +692,42 @@ impl Vault {
         let marks = highlight_terms(query);
         let hits = ranked
             .into_iter()
-            .filter_map(|(row, Fused { score, word_rank, meaning_rank, similarity })| {
-                let e = entries.get(&row)?;
-                Some(Hit {
-                    id: e.id.clone(),
-                    path: e.path.clone(),
-                    title: e.title.clone(),
-                    kind: e.kind,
-                    scope: e.scope.clone(),
-                    tags: e.tags.clone(),
-                    snippet: snippet(&e.body, &marks, 200),
-                    score,
-                    word_rank,
-                    meaning_rank,
-                    similarity,
-                    source: e.source.clone(),
-                    updated: e.updated.clone(),
-                })
-            })
+            .filter_map(
+                |(
+                    row,
+                    Fused {
+                        score,
+                        word_rank,
+                        meaning_rank,
+                        similarity,
+                    },
+                )| {
+                    let e = entries.get(&row)?;
+                    Some(Hit {
+                        id: e.id.clone(),
+                        path: e.path.clone(),
+                        title: e.title.clone(),
+                        kind: e.kind,
+                        scope: e.scope.clone(),
+                        tags: e.tags.clone(),
+                        snippet: snippet(&e.body, &marks, 200),
+                        score,
+                        word_rank,
+                        meaning_rank,
+                        similarity,
+                        source: e.source.clone(),
+                        updated: e.updated.clone(),
+                    })
+                },
+            )
             .collect();
         Ok(SearchResult { hits, mode, note })
     }
 
     pub fn get(&self, id: &str) -> Result<Option<Entry>, String> {
-        Ok(index::get(&self.db.lock().unwrap(), id).map_err(db_err)?.map(|(_, e)| e))
+        Ok(index::get(&self.db.lock().unwrap(), id)
+            .map_err(db_err)?
+            .map(|(_, e)| e))
     }
 
     pub fn recent(&self, filter: &Filter, limit: usize) -> Result<Vec<Entry>, String> {
@@ -618,8 +756,22 @@ impl Vault {
 
     /// A free file name in the kind's folder: `<date>-<slug>.md`, `-2`, `-3`… if taken.
     fn new_path(&self, kind: Kind, title: &str) -> String {
-        let base = format!("{}/{}-{}", kind.folder(), chrono::Utc::now().format("%Y-%m-%d"), entry::slug(title));
-        (1..).map(|n| if n == 1 { format!("{base}.md") } else { format!("{base}-{n}.md") }).find(|rel| !self.abs(rel).exists()).expect("unbounded")
+        let base = format!(
+            "{}/{}-{}",
+            kind.folder(),
+            chrono::Utc::now().format("%Y-%m-%d"),
+            entry::slug(title)
+        );
+        (1..)
+            .map(|n| {
+                if n == 1 {
+                    format!("{base}.md")
+                } else {
+                    format!("{base}-{n}.md")
+                }
+            })
+            .find(|rel| !self.abs(rel).exists())
+            .expect("unbounded")
     }
 
     /// Writes an entry's file. The path is journaled first (`vault_pending`) and cleared once
@@ -629,9 +781,13 @@ impl Vault {
         self.db
             .lock()
             .unwrap()
-            .execute("INSERT OR REPLACE INTO vault_pending (path, since) VALUES (?1, ?2)", rusqlite::params![rel, now()])
+            .execute(
+                "INSERT OR REPLACE INTO vault_pending (path, since) VALUES (?1, ?2)",
+                rusqlite::params![rel, now()],
+            )
             .map_err(db_err)?;
-        cowork_store::write_atomically(&path, doc.render().as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        cowork_store::write_atomically(&path, doc.render().as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Indexes files whose write was journaled but never indexed (the process was killed in
@@ -639,14 +795,21 @@ impl Vault {
     pub async fn settle_pending(&self) -> usize {
         let pending: Vec<String> = {
             let conn = self.db.lock().unwrap();
-            let Ok(mut stmt) = conn.prepare("SELECT path FROM vault_pending") else { return 0 };
-            stmt.query_map([], |r| r.get(0)).map(|rows| rows.filter_map(Result::ok).collect()).unwrap_or_default()
+            let Ok(mut stmt) = conn.prepare("SELECT path FROM vault_pending") else {
+                return 0;
+            };
+            stmt.query_map([], |r| r.get(0))
+                .map(|rows| rows.filter_map(Result::ok).collect())
+                .unwrap_or_default()
         };
         let mut settled = 0;
         for rel in pending {
             match self.index_path(&rel).await {
                 Ok(()) => settled += 1,
-                Err(e) => tracing::warn!(path = rel, "vault: a journaled write could not be indexed: {e}"),
+                Err(e) => tracing::warn!(
+                    path = rel,
+                    "vault: a journaled write could not be indexed: {e}"
+                ),
             }
         }
         settled
@@ -655,7 +818,18 @@ impl Vault {
     /// Writes a new entry's file and indexes it.
     pub async fn save(&self, new: NewEntry) -> Result<Entry, String> {
         let title = new.title.trim();
-        let title = if title.is_empty() { new.body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").chars().take(80).collect::<String>() } else { title.to_string() };
+        let title = if title.is_empty() {
+            new.body
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect::<String>()
+        } else {
+            title.to_string()
+        };
         if title.is_empty() {
             return Err("the entry is empty: give it a title or some text".into());
         }
@@ -670,7 +844,12 @@ impl Vault {
                 title: Some(title.clone()),
                 kind: Some(kind.as_str().into()),
                 scope: Some(new.scope.unwrap_or_else(|| "global".into())),
-                tags: new.tags.iter().map(|t| entry::normalize_tag(t)).filter(|t| !t.is_empty()).collect(),
+                tags: new
+                    .tags
+                    .iter()
+                    .map(|t| entry::normalize_tag(t))
+                    .filter(|t| !t.is_empty())
+                    .collect(),
                 source: (!new.source.is_empty()).then_some(new.source),
                 created: Some(stamp.clone()),
                 updated: Some(stamp),
@@ -681,14 +860,19 @@ impl Vault {
         let rel = self.new_path(kind, &title);
         self.write(&rel, &doc)?;
         self.index_path(&rel).await?;
-        self.get(&rel)?.ok_or_else(|| format!("{rel} was written but could not be indexed: see `cowork vault stats`"))
+        self.get(&rel)?.ok_or_else(|| {
+            format!("{rel} was written but could not be indexed: see `cowork vault stats`")
+        })
     }
 
     /// Applies `changes` to the file as it is on disk now (an edit made in Obsidian meanwhile is
     /// kept), then re-indexes it.
     pub async fn update(&self, id: &str, changes: Changes) -> Result<Entry, String> {
-        let entry = self.get(id)?.ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
-        let bytes = std::fs::read(self.abs(&entry.path)).map_err(|e| format!("{}: {e}", entry.path))?;
+        let entry = self
+            .get(id)?
+            .ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
+        let bytes =
+            std::fs::read(self.abs(&entry.path)).map_err(|e| format!("{}: {e}", entry.path))?;
         let mut doc = Document::parse(&bytes).map_err(|e| format!("{}: {e}", entry.path))?;
         if let Some(scope) = &changes.scope {
             check_scope(scope)?;
@@ -707,23 +891,33 @@ impl Vault {
             doc.front.kind = Some(kind.as_str().into());
         }
         if let Some(tags) = changes.tags {
-            doc.front.tags = tags.iter().map(|t| entry::normalize_tag(t)).filter(|t| !t.is_empty()).collect();
+            doc.front.tags = tags
+                .iter()
+                .map(|t| entry::normalize_tag(t))
+                .filter(|t| !t.is_empty())
+                .collect();
         }
         // Files made outside the app get an id now, so the entry keeps it across renames.
-        doc.front.id.get_or_insert_with(|| uuid::Uuid::now_v7().to_string());
+        doc.front
+            .id
+            .get_or_insert_with(|| uuid::Uuid::now_v7().to_string());
         doc.front.created.get_or_insert(entry.created.clone());
         doc.front.updated = Some(now());
         self.write(&entry.path, &doc)?;
         self.index_path(&entry.path).await?;
-        self.get(&entry.path)?.ok_or_else(|| format!("{} could not be re-indexed", entry.path))
+        self.get(&entry.path)?
+            .ok_or_else(|| format!("{} could not be re-indexed", entry.path))
     }
 
     /// Moves the entry's file to `.trash/` (Obsidian's trash folder too); `restore` brings it back.
     pub async fn trash(&self, id: &str) -> Result<(Entry, String), String> {
-        let entry = self.get(id)?.ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
+        let entry = self
+            .get(id)?
+            .ok_or_else(|| format!("no vault entry {id:?} — search_vault gives the ids"))?;
         let (from, to) = (self.abs(&entry.path), self.trash_path(&entry.path));
         std::fs::create_dir_all(to.parent().unwrap_or(&self.root)).map_err(|e| e.to_string())?;
-        std::fs::rename(&from, &to).map_err(|e| format!("cannot move {} to the trash: {e}", entry.path))?;
+        std::fs::rename(&from, &to)
+            .map_err(|e| format!("cannot move {} to the trash: {e}", entry.path))?;
         self.index_path(&entry.path).await?;
         Ok((entry, self.rel(&to).unwrap_or_default()))
     }
@@ -731,25 +925,50 @@ impl Vault {
     fn trash_path(&self, rel: &str) -> PathBuf {
         let base = self.root.join(".trash").join(rel);
         let stem = base.with_extension("");
-        (1..).map(|n| if n == 1 { base.clone() } else { PathBuf::from(format!("{}-{n}.md", stem.display())) }).find(|p| !p.exists()).expect("unbounded")
+        (1..)
+            .map(|n| {
+                if n == 1 {
+                    base.clone()
+                } else {
+                    PathBuf::from(format!("{}-{n}.md", stem.display()))
+                }
+            })
+            .find(|p| !p.exists())
+            .expect("unbounded")
     }
 
     /// Brings a trashed entry back to where it was (or beside it, if that name is taken now).
     pub async fn restore(&self, id_or_trash_path: &str) -> Result<Entry, String> {
         let trash = self.root.join(".trash");
         let found = files_under(&trash).into_iter().find_map(|(path, _)| {
-            let rel_in_trash = path.strip_prefix(&trash).ok()?.to_string_lossy().replace('\\', "/");
-            let id = std::fs::read(&path).ok().and_then(|b| Document::parse(&b).ok()).and_then(|d| d.front.id);
-            let matches = id.as_deref() == Some(id_or_trash_path) || rel_in_trash == id_or_trash_path || format!(".trash/{rel_in_trash}") == id_or_trash_path;
+            let rel_in_trash = path
+                .strip_prefix(&trash)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            let id = std::fs::read(&path)
+                .ok()
+                .and_then(|b| Document::parse(&b).ok())
+                .and_then(|d| d.front.id);
+            let matches = id.as_deref() == Some(id_or_trash_path)
+                || rel_in_trash == id_or_trash_path
+                || format!(".trash/{rel_in_trash}") == id_or_trash_path;
             matches.then_some((path, rel_in_trash))
         });
-        let (from, rel) = found.ok_or_else(|| format!("nothing in the vault's trash matches {id_or_trash_path:?}"))?;
-        let rel = if self.abs(&rel).exists() { format!("{}-restored.md", rel.trim_end_matches(".md")) } else { rel };
+        let (from, rel) = found
+            .ok_or_else(|| format!("nothing in the vault's trash matches {id_or_trash_path:?}"))?;
+        let rel = if self.abs(&rel).exists() {
+            format!("{}-restored.md", rel.trim_end_matches(".md"))
+        } else {
+            rel
+        };
         let to = self.abs(&rel);
         std::fs::create_dir_all(to.parent().unwrap_or(&self.root)).map_err(|e| e.to_string())?;
         std::fs::rename(&from, &to).map_err(|e| format!("cannot restore {rel}: {e}"))?;
         self.index_path(&rel).await?;
-        self.get(&rel)?.ok_or_else(|| format!("{rel} was restored but could not be indexed: see `cowork vault stats`"))
+        self.get(&rel)?.ok_or_else(|| {
+            format!("{rel} was restored but could not be indexed: see `cowork vault stats`")
+        })
     }
 }
 
@@ -765,7 +984,9 @@ fn load_cache(db: &Db, cache: &RwLock<VectorCache>, space: &Space) {
         return;
     }
     let mut loaded = VectorCache::new(&space.key, space.embedder.dim());
-    if let Err(e) = index::vectors(&db.lock().unwrap(), &space.key, |row, v| loaded.upsert(row, &v)) {
+    if let Err(e) = index::vectors(&db.lock().unwrap(), &space.key, |row, v| {
+        loaded.upsert(row, &v)
+    }) {
         tracing::warn!("vault: cannot load vectors: {e}");
     }
     loaded.shrink();
@@ -777,7 +998,9 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&dir) else { continue };
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for item in read.flatten() {
             if item.file_name().to_string_lossy().starts_with('.') {
                 continue;
@@ -795,8 +1018,15 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
 
 /// Words of the query worth marking in a snippet: terms of ≥ 2 characters and CJK bigrams.
 fn highlight_terms(query: &str) -> Vec<String> {
-    let mut marks: Vec<String> = index::terms(query).into_iter().filter(|t| t.chars().count() >= 3).collect();
-    marks.extend(index::like_terms(query).into_iter().filter(|t| t.chars().count() >= 2));
+    let mut marks: Vec<String> = index::terms(query)
+        .into_iter()
+        .filter(|t| t.chars().count() >= 3)
+        .collect();
+    marks.extend(
+        index::like_terms(query)
+            .into_iter()
+            .filter(|t| t.chars().count() >= 2),
+    );
     marks.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
     marks.dedup();
     marks
@@ -808,10 +1038,20 @@ fn snippet(body: &str, marks: &[String], width: usize) -> String {
     let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let lower = flat.to_lowercase();
     // Lower-casing can change byte lengths outside ASCII; then match on the text as it is.
-    let haystack = if lower.len() == flat.len() { &lower } else { &flat };
+    let haystack = if lower.len() == flat.len() {
+        &lower
+    } else {
+        &flat
+    };
     let first = marks.iter().filter_map(|m| haystack.find(m.as_str())).min();
     let chars: Vec<(usize, char)> = flat.char_indices().collect();
-    let start_char = first.map_or(0, |byte| chars.iter().position(|(b, _)| *b == byte).unwrap_or(0).saturating_sub(width / 4));
+    let start_char = first.map_or(0, |byte| {
+        chars
+            .iter()
+            .position(|(b, _)| *b == byte)
+            .unwrap_or(0)
+            .saturating_sub(width / 4)
+    });
     let end_char = (start_char + width).min(chars.len());
     let byte = |c: usize| chars.get(c).map_or(flat.len(), |(b, _)| *b);
     let (from, to) = (byte(start_char), byte(end_char));
@@ -821,7 +1061,10 @@ fn snippet(body: &str, marks: &[String], width: usize) -> String {
     }
     let mut at = from;
     while at < to {
-        let next = marks.iter().filter_map(|m| haystack[at..to].find(m.as_str()).map(|p| (at + p, m.len()))).min_by_key(|(p, len)| (*p, std::cmp::Reverse(*len)));
+        let next = marks
+            .iter()
+            .filter_map(|m| haystack[at..to].find(m.as_str()).map(|p| (at + p, m.len())))
+            .min_by_key(|(p, len)| (*p, std::cmp::Reverse(*len)));
         match next {
             Some((p, len)) if p + len <= to => {
                 out.push_str(&flat[at..p]);
@@ -881,28 +1124,55 @@ mod tests {
     #[tokio::test]
     async fn a_write_killed_before_indexing_is_found_at_the_next_search() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = cowork_store::Store::open(cowork_store::DataDir::at(tmp.path().join("data"))).unwrap();
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(tmp.path().join("data"))).unwrap();
         let vault = super::Vault::open(&store, tmp.path().join("notes")).unwrap();
         // What `write` leaves when the process dies before `index_path`.
-        let doc = super::Document::parse(b"---\ntitle: Passport\n---\nThe passport is in the blue folder.\n").unwrap();
+        let doc = super::Document::parse(
+            b"---\ntitle: Passport\n---\nThe passport is in the blue folder.\n",
+        )
+        .unwrap();
         vault.write("notes/passport.md", &doc).unwrap();
-        std::fs::write(vault.root().join("notes/.x.md.999999999.cowork-tmp"), "half").unwrap();
+        std::fs::write(
+            vault.root().join("notes/.x.md.999999999.cowork-tmp"),
+            "half",
+        )
+        .unwrap();
         drop(vault);
         let vault = super::Vault::open(&store, tmp.path().join("notes")).unwrap();
-        assert!(!vault.root().join("notes/.x.md.999999999.cowork-tmp").exists());
-        let found = vault.search("passport", &Default::default(), 5, super::Mode::Words).await.unwrap();
+        assert!(
+            !vault
+                .root()
+                .join("notes/.x.md.999999999.cowork-tmp")
+                .exists()
+        );
+        let found = vault
+            .search("passport", &Default::default(), 5, super::Mode::Words)
+            .await
+            .unwrap();
         assert_eq!(found.hits.len(), 1, "the journaled write was indexed");
         assert_eq!(vault.settle_pending().await, 0, "nothing is left pending");
     }
 
     #[test]
     fn snippets_mark_matches_in_any_script() {
-        let s = super::snippet("My passport number is in the blue folder.", &["passport".into(), "blue".into()], 200);
+        let s = super::snippet(
+            "My passport number is in the blue folder.",
+            &["passport".into(), "blue".into()],
+            200,
+        );
         assert_eq!(s, "My **passport** number is in the **blue** folder.");
-        let s = super::snippet("护照号码在蓝色文件夹里。", &super::highlight_terms("护照在哪里"), 200);
+        let s = super::snippet(
+            "护照号码在蓝色文件夹里。",
+            &super::highlight_terms("护照在哪里"),
+            200,
+        );
         assert_eq!(s, "**护照**号码在蓝色文件夹里。");
         let long = format!("{} needle {}", "a ".repeat(300), "b ".repeat(300));
         let s = super::snippet(&long, &["needle".into()], 40);
-        assert!(s.starts_with('…') && s.ends_with('…') && s.contains("**needle**"), "{s}");
+        assert!(
+            s.starts_with('…') && s.ends_with('…') && s.contains("**needle**"),
+            "{s}"
+        );
     }
 }

@@ -4,7 +4,9 @@
 use crate::entry::{Kind, Source};
 use crate::index::{Entry, Filter};
 use crate::{Changes, Mode, NewEntry, SearchResult, Vault};
-use cowork_contract::{Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -14,7 +16,12 @@ fn failed(e: String) -> ToolError {
 }
 
 fn source(tool: &str, ctx: &ToolContext) -> Source {
-    Source { conversation: Some(ctx.conversation_id.clone()).filter(|c| !c.is_empty()), tool: Some(tool.into()), call: Some(ctx.call_id.clone()), promoted_from: None }
+    Source {
+        conversation: Some(ctx.conversation_id.clone()).filter(|c| !c.is_empty()),
+        tool: Some(tool.into()),
+        call: Some(ctx.call_id.clone()),
+        promoted_from: None,
+    }
 }
 
 fn write_effects() -> Result<Vec<Effect>, ToolError> {
@@ -34,12 +41,24 @@ pub struct Saved {
 
 impl From<Entry> for Saved {
     fn from(e: Entry) -> Saved {
-        Saved { id: e.id, path: e.path, title: e.title, kind: e.kind, scope: e.scope }
+        Saved {
+            id: e.id,
+            path: e.path,
+            title: e.title,
+            kind: e.kind,
+            scope: e.scope,
+        }
     }
 }
 
 fn said(verb: &str, s: &Saved) -> String {
-    format!("{verb} {} \"{}\" (id {}, {})", s.kind.as_str(), s.title, s.id, s.path)
+    format!(
+        "{verb} {} \"{}\" (id {}, {})",
+        s.kind.as_str(),
+        s.title,
+        s.id,
+        s.path
+    )
 }
 
 pub struct Save {
@@ -132,11 +151,26 @@ impl Tool for Search {
         Ok(vec![Effect::VaultRead])
     }
 
-    async fn call(&self, input: &SearchInput, _ctx: &ToolContext) -> Result<SearchResult, ToolError> {
+    async fn call(
+        &self,
+        input: &SearchInput,
+        _ctx: &ToolContext,
+    ) -> Result<SearchResult, ToolError> {
         if input.query.trim().is_empty() {
-            return Err(ToolError::InvalidArguments { tool: "search_vault".into(), message: "`query` is empty: say what to look for".into() });
+            return Err(ToolError::InvalidArguments {
+                tool: "search_vault".into(),
+                message: "`query` is empty: say what to look for".into(),
+            });
         }
-        self.vault.search(&input.query, &input.filter, input.k.unwrap_or(5), input.mode).await.map_err(failed)
+        self.vault
+            .search(
+                &input.query,
+                &input.filter,
+                input.k.unwrap_or(5),
+                input.mode,
+            )
+            .await
+            .map_err(failed)
     }
 
     fn to_text(&self, r: &SearchResult) -> String {
@@ -148,7 +182,16 @@ impl Tool for Search {
             out.push_str("Nothing in the vault matches.");
         }
         for (i, h) in r.hits.iter().enumerate() {
-            out.push_str(&format!("{}. [{}] {} — id {} ({}, updated {})\n   {}\n", i + 1, h.kind.as_str(), h.title, h.id, h.path, &h.updated[..h.updated.len().min(10)], h.snippet));
+            out.push_str(&format!(
+                "{}. [{}] {} — id {} ({}, updated {})\n   {}\n",
+                i + 1,
+                h.kind.as_str(),
+                h.title,
+                h.id,
+                h.path,
+                &h.updated[..h.updated.len().min(10)],
+                h.snippet
+            ));
         }
         out
     }
@@ -204,7 +247,11 @@ impl Tool for Update {
             scope: input.scope.clone(),
             tags: input.tags.clone(),
         };
-        self.vault.update(&input.id, changes).await.map(Saved::from).map_err(failed)
+        self.vault
+            .update(&input.id, changes)
+            .await
+            .map(Saved::from)
+            .map_err(failed)
     }
 
     fn to_text(&self, s: &Saved) -> String {
@@ -237,9 +284,13 @@ impl Tool for Delete {
     type Output = Trashed;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("delete_vault_entry", "Forget", "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).")
-            .category("vault")
-            .effects(&[EffectKind::VaultWrite])
+        ToolMeta::new(
+            "delete_vault_entry",
+            "Forget",
+            "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).",
+        )
+        .category("vault")
+        .effects(&[EffectKind::VaultWrite])
     }
 
     fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -248,11 +299,18 @@ impl Tool for Delete {
 
     async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Trashed, ToolError> {
         let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
-        Ok(Trashed { id: entry.id, title: entry.title, trash_path })
+        Ok(Trashed {
+            id: entry.id,
+            title: entry.title,
+            trash_path,
+        })
     }
 
     fn to_text(&self, t: &Trashed) -> String {
-        format!("Moved \"{}\" to the trash ({}); restore_vault_entry with id {} brings it back", t.title, t.trash_path, t.id)
+        format!(
+            "Moved \"{}\" to the trash ({}); restore_vault_entry with id {} brings it back",
+            t.title, t.trash_path, t.id
+        )
     }
 }
 
@@ -266,9 +324,13 @@ impl Tool for Restore {
     type Output = Saved;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("restore_vault_entry", "Restore memory", "Bring a deleted vault entry back from the trash (by id or trash path).")
-            .category("vault")
-            .effects(&[EffectKind::VaultWrite])
+        ToolMeta::new(
+            "restore_vault_entry",
+            "Restore memory",
+            "Bring a deleted vault entry back from the trash (by id or trash path).",
+        )
+        .category("vault")
+        .effects(&[EffectKind::VaultWrite])
     }
 
     fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
@@ -276,7 +338,11 @@ impl Tool for Restore {
     }
 
     async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
-        self.vault.restore(&input.id).await.map(Saved::from).map_err(failed)
+        self.vault
+            .restore(&input.id)
+            .await
+            .map(Saved::from)
+            .map_err(failed)
     }
 
     fn to_text(&self, s: &Saved) -> String {
@@ -324,21 +390,55 @@ impl Tool for Promote {
     }
 
     async fn call(&self, input: &PromoteInput, ctx: &ToolContext) -> Result<Saved, ToolError> {
-        let invalid = |m: &str| ToolError::InvalidArguments { tool: "promote_memory".into(), message: m.into() };
+        let invalid = |m: &str| ToolError::InvalidArguments {
+            tool: "promote_memory".into(),
+            message: m.into(),
+        };
         let kind = input.kind.unwrap_or(Kind::Decision);
         if !kind.is_memory() {
-            return Err(invalid("`kind` must be decision, learning, preference or fact: a promoted memory is not a plain note"));
+            return Err(invalid(
+                "`kind` must be decision, learning, preference or fact: a promoted memory is not a plain note",
+            ));
         }
         let mut source = source("promote_memory", ctx);
         let new = match (&input.id, &input.insight) {
             (Some(id), None) => {
-                let from = self.vault.get(id).map_err(failed)?.ok_or_else(|| failed(format!("no vault entry {id:?} — search_vault gives the ids")))?;
+                let from = self.vault.get(id).map_err(failed)?.ok_or_else(|| {
+                    failed(format!(
+                        "no vault entry {id:?} — search_vault gives the ids"
+                    ))
+                })?;
                 source.promoted_from = Some(from.id.clone());
-                let title = if input.title.trim().is_empty() { from.title.clone() } else { input.title.clone() };
-                NewEntry { title, body: format!("{}\n\nPromoted from [[{}]] ({}).", from.body, from.title, from.scope), kind: Some(kind), scope: None, tags: from.tags, source }
+                let title = if input.title.trim().is_empty() {
+                    from.title.clone()
+                } else {
+                    input.title.clone()
+                };
+                NewEntry {
+                    title,
+                    body: format!(
+                        "{}\n\nPromoted from [[{}]] ({}).",
+                        from.body, from.title, from.scope
+                    ),
+                    kind: Some(kind),
+                    scope: None,
+                    tags: from.tags,
+                    source,
+                }
             }
-            (None, Some(insight)) => NewEntry { title: input.title.clone(), body: insight.clone(), kind: Some(kind), scope: None, tags: vec![], source },
-            _ => return Err(invalid("give either `id` (an entry to promote) or `insight` (the text), not both")),
+            (None, Some(insight)) => NewEntry {
+                title: input.title.clone(),
+                body: insight.clone(),
+                kind: Some(kind),
+                scope: None,
+                tags: vec![],
+                source,
+            },
+            _ => {
+                return Err(invalid(
+                    "give either `id` (an entry to promote) or `insight` (the text), not both",
+                ));
+            }
         };
         self.vault.save(new).await.map(Saved::from).map_err(failed)
     }
@@ -377,22 +477,43 @@ impl Tool for QuickNote {
     type Output = NoteSaved;
 
     fn meta(&self) -> ToolMeta {
-        ToolMeta::new("quick_note", "Quick note", "Save a Markdown note (title, body, tags) to the vault's notes folder.")
-            .category("notes")
-            .effects(&[EffectKind::NotesWrite])
+        ToolMeta::new(
+            "quick_note",
+            "Quick note",
+            "Save a Markdown note (title, body, tags) to the vault's notes folder.",
+        )
+        .category("notes")
+        .effects(&[EffectKind::NotesWrite])
     }
 
     fn effects(&self, _input: &QuickNoteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
         Ok(vec![Effect::NotesWrite])
     }
 
-    async fn call(&self, input: &QuickNoteInput, ctx: &ToolContext) -> Result<NoteSaved, ToolError> {
+    async fn call(
+        &self,
+        input: &QuickNoteInput,
+        ctx: &ToolContext,
+    ) -> Result<NoteSaved, ToolError> {
         if input.title.trim().is_empty() {
-            return Err(ToolError::InvalidArguments { tool: "quick_note".into(), message: "`title` is empty: give the note a title".into() });
+            return Err(ToolError::InvalidArguments {
+                tool: "quick_note".into(),
+                message: "`title` is empty: give the note a title".into(),
+            });
         }
-        let new = NewEntry { title: input.title.clone(), body: input.body.clone(), kind: Some(Kind::Note), scope: None, tags: input.tags.clone(), source: source("quick_note", ctx) };
+        let new = NewEntry {
+            title: input.title.clone(),
+            body: input.body.clone(),
+            kind: Some(Kind::Note),
+            scope: None,
+            tags: input.tags.clone(),
+            source: source("quick_note", ctx),
+        };
         let entry = self.vault.save(new).await.map_err(failed)?;
-        Ok(NoteSaved { id: entry.id, path: self.vault.root().join(&entry.path).display().to_string() })
+        Ok(NoteSaved {
+            id: entry.id,
+            path: self.vault.root().join(&entry.path).display().to_string(),
+        })
     }
 
     fn to_text(&self, saved: &NoteSaved) -> String {

@@ -17,7 +17,12 @@ pub struct VectorCache {
 fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
+    (
+        scale,
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+            .collect(),
+    )
 }
 
 /// Dot product of int8 vectors, shaped so the compiler vectorizes it: 16 lanes of i16 products
@@ -31,7 +36,12 @@ fn dot_lanes(a: &[i8], b: &[i8]) -> i32 {
             acc[i] += (x[i] as i16 * y[i] as i16) as i32;
         }
     }
-    let rest: i32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| *x as i32 * *y as i32).sum();
+    let rest: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| *x as i32 * *y as i32)
+        .sum();
     acc.iter().sum::<i32>() + rest
 }
 
@@ -54,7 +64,14 @@ fn dot_function() -> fn(&[i8], &[i8]) -> i32 {
 
 impl VectorCache {
     pub fn new(model: &str, dim: usize) -> VectorCache {
-        VectorCache { dim, model: model.to_string(), rows: vec![], scales: vec![], data: vec![], position: HashMap::new() }
+        VectorCache {
+            dim,
+            model: model.to_string(),
+            rows: vec![],
+            scales: vec![],
+            data: vec![],
+            position: HashMap::new(),
+        }
     }
 
     pub fn model(&self) -> &str {
@@ -75,7 +92,10 @@ impl VectorCache {
 
     /// Bytes held: the int8 vectors, their scales and row ids.
     pub fn memory_bytes(&self) -> usize {
-        self.data.capacity() + self.scales.capacity() * 4 + self.rows.capacity() * 8 + self.position.capacity() * 24
+        self.data.capacity()
+            + self.scales.capacity() * 4
+            + self.rows.capacity() * 8
+            + self.position.capacity() * 24
     }
 
     pub fn upsert(&mut self, row: i64, vector: &[f32]) {
@@ -98,7 +118,9 @@ impl VectorCache {
     }
 
     pub fn remove(&mut self, row: i64) {
-        let Some(i) = self.position.remove(&row) else { return };
+        let Some(i) = self.position.remove(&row) else {
+            return;
+        };
         let last = self.rows.len() - 1;
         if i != last {
             self.rows.swap(i, last);
@@ -113,7 +135,12 @@ impl VectorCache {
     }
 
     /// The `k` rows most similar to `query` (cosine), best first, among those `keep` accepts.
-    pub fn nearest(&self, query: &[f32], k: usize, keep: impl Fn(i64) -> bool + Sync) -> Vec<(i64, f32)> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(i64) -> bool + Sync,
+    ) -> Vec<(i64, f32)> {
         if query.len() != self.dim || k == 0 || self.rows.is_empty() {
             return vec![];
         }
@@ -121,13 +148,21 @@ impl VectorCache {
         let dot = dot_function();
         let n = self.rows.len();
         // Past a few hundred thousand vectors the scan is split over the cores (≈ 1 ms per 100k each).
-        let threads = if n >= 200_000 { std::thread::available_parallelism().map_or(1, |p| p.get()).min(4) } else { 1 };
+        let threads = if n >= 200_000 {
+            std::thread::available_parallelism()
+                .map_or(1, |p| p.get())
+                .min(4)
+        } else {
+            1
+        };
         let chunk = n.div_ceil(threads);
         let scan = |start: usize, end: usize| -> Vec<(i64, f32)> {
             let mut best: Vec<(i64, f32)> = Vec::with_capacity(k + 1);
             let mut floor = f32::MIN;
             for i in start..end {
-                let score = dot(&q, &self.data[i * self.dim..(i + 1) * self.dim]) as f32 * self.scales[i] * q_scale;
+                let score = dot(&q, &self.data[i * self.dim..(i + 1) * self.dim]) as f32
+                    * self.scales[i]
+                    * q_scale;
                 if best.len() == k && score <= floor {
                     continue;
                 }
@@ -148,8 +183,13 @@ impl VectorCache {
             scan(0, n)
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || scan(t * chunk, ((t + 1) * chunk).min(n)))).collect();
-                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| s.spawn(move || scan(t * chunk, ((t + 1) * chunk).min(n))))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
             })
         };
         all.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -163,7 +203,9 @@ pub fn to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 pub fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 #[cfg(test)]
@@ -186,11 +228,21 @@ mod tests {
         assert!((hits[0].1 - 0.995).abs() < 0.02, "{hits:?}");
         cache.remove(1);
         assert_eq!(cache.nearest(&unit(&[1.0, 0.1, 0.0]), 1, |_| true)[0].0, 2);
-        assert_eq!(cache.nearest(&unit(&[1.0, 0.1, 0.0]), 3, |r| r != 2).iter().map(|h| h.0).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(
+            cache
+                .nearest(&unit(&[1.0, 0.1, 0.0]), 3, |r| r != 2)
+                .iter()
+                .map(|h| h.0)
+                .collect::<Vec<_>>(),
+            vec![3]
+        );
         cache.upsert(3, &unit(&[1.0, 0.0, 0.0]));
         assert_eq!(cache.nearest(&unit(&[1.0, 0.0, 0.0]), 1, |_| true)[0].0, 3);
         assert_eq!(from_blob(&to_blob(&[1.5, -2.0])), vec![1.5, -2.0]);
-        let (a, b): (Vec<i8>, Vec<i8>) = ((0..37).map(|i| (i * 7 % 255) as u8 as i8).collect(), (0..37).map(|i| (i * 13 % 255) as u8 as i8).collect());
+        let (a, b): (Vec<i8>, Vec<i8>) = (
+            (0..37).map(|i| (i * 7 % 255) as u8 as i8).collect(),
+            (0..37).map(|i| (i * 13 % 255) as u8 as i8).collect(),
+        );
         let exact: i32 = a.iter().zip(&b).map(|(x, y)| *x as i32 * *y as i32).sum();
         assert_eq!((dot_lanes(&a, &b), dot_function()(&a, &b)), (exact, exact));
     }

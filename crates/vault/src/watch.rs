@@ -20,7 +20,9 @@ pub async fn watch(vault: Arc<Vault>) -> Result<(), String> {
         let _ = tx.send(result);
     })
     .map_err(|e| format!("cannot watch the vault folder: {e}"))?;
-    debouncer.watch(vault.root(), RecursiveMode::Recursive).map_err(|e| format!("cannot watch {}: {e}", vault.root().display()))?;
+    debouncer
+        .watch(vault.root(), RecursiveMode::Recursive)
+        .map_err(|e| format!("cannot watch {}: {e}", vault.root().display()))?;
     if let Err(e) = vault.reindex().await {
         tracing::warn!("vault: re-index at start failed: {e}");
     }
@@ -29,17 +31,27 @@ pub async fn watch(vault: Arc<Vault>) -> Result<(), String> {
             Ok(events) => events,
             Err(errors) => {
                 // Lost events (e.g. an inotify queue overflow): only a full pass is safe.
-                tracing::warn!("vault: watcher errors ({}), re-indexing the folder", errors.len());
+                tracing::warn!(
+                    "vault: watcher errors ({}), re-indexing the folder",
+                    errors.len()
+                );
                 if let Err(e) = vault.reindex().await {
                     tracing::warn!("vault: re-index failed: {e}");
                 }
                 continue;
             }
         };
-        let paths: BTreeSet<String> = events.iter().flat_map(|e| e.paths.iter()).filter_map(|p| vault.rel(p)).collect();
+        let paths: BTreeSet<String> = events
+            .iter()
+            .flat_map(|e| e.paths.iter())
+            .filter_map(|p| vault.rel(p))
+            .collect();
         // A folder moved or deleted names only the folder: walk it all (unchanged files are skipped).
         // (Our own atomic writes show as `.tmp` files beside their target: those are not folders.)
-        if paths.iter().any(|rel| !rel.ends_with(".md") && !rel.ends_with(".tmp") && !crate::is_hidden(rel)) {
+        if paths
+            .iter()
+            .any(|rel| !rel.ends_with(".md") && !rel.ends_with(".tmp") && !crate::is_hidden(rel))
+        {
             if let Err(e) = vault.reindex().await {
                 tracing::warn!("vault: re-index failed: {e}");
             }

@@ -1,6 +1,9 @@
 //! Anthropic Messages API (`POST {base}/v1/messages`, streamed).
 
-use super::{ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason, StreamEvent, decode, parse_arguments};
+use super::{
+    ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason,
+    StreamEvent, decode, parse_arguments,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use tokio_util::sync::CancellationToken;
@@ -14,7 +17,11 @@ pub struct Anthropic {
 impl Anthropic {
     /// `base_url` without the `/v1` suffix, e.g. `https://api.anthropic.com`.
     pub fn new(base_url: &str, api_key: &str) -> Anthropic {
-        Anthropic { base_url: base_url.trim_end_matches('/').to_string(), api_key: api_key.to_string(), http: Http::new("anthropic") }
+        Anthropic {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: api_key.to_string(),
+            http: Http::new("anthropic"),
+        }
     }
 
     pub fn body(request: &ChatRequest) -> Value {
@@ -46,12 +53,17 @@ impl Anthropic {
         if let Some(last) = tools.last_mut() {
             last["cache_control"] = ephemeral.clone();
         }
-        if let Some(block) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()) {
+        if let Some(block) = messages
+            .last_mut()
+            .and_then(|m| m["content"].as_array_mut())
+            .and_then(|c| c.last_mut())
+        {
             block["cache_control"] = ephemeral.clone();
         }
         let mut body = json!({"model": request.model, "max_tokens": request.max_tokens, "stream": true, "messages": messages});
         if !request.system.is_empty() {
-            body["system"] = json!([{"type": "text", "text": request.system, "cache_control": ephemeral}]);
+            body["system"] =
+                json!([{"type": "text", "text": request.system, "cache_control": ephemeral}]);
         }
         if !tools.is_empty() {
             body["tools"] = json!(tools);
@@ -69,7 +81,10 @@ struct AnthropicDecoder {
 
 impl AnthropicDecoder {
     fn malformed(&self, message: String) -> ProviderError {
-        ProviderError::Malformed { provider: "anthropic".into(), message }
+        ProviderError::Malformed {
+            provider: "anthropic".into(),
+            message,
+        }
     }
 }
 
@@ -78,55 +93,79 @@ impl Decoder for AnthropicDecoder {
         "anthropic"
     }
 
-    fn on_event(&mut self, event: &eventsource_stream::Event) -> Result<Vec<StreamEvent>, ProviderError> {
+    fn on_event(
+        &mut self,
+        event: &eventsource_stream::Event,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
         if event.event == "ping" {
             return Ok(vec![]);
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| self.malformed(format!("{} event is not JSON: {e}", event.event)))?;
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| self.malformed(format!("{} event is not JSON: {e}", event.event)))?;
         let index = data["index"].as_u64().unwrap_or(0);
-        Ok(match data["type"].as_str().unwrap_or(event.event.as_str()) {
-            "content_block_start" if data["content_block"]["type"] == "tool_use" => {
-                let block = &data["content_block"];
-                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
-                    return Err(self.malformed("tool_use block without id or name".into()));
-                };
-                self.tools.insert(index, (id.to_string(), name.to_string(), String::new()));
-                vec![]
-            }
-            "content_block_delta" => match data["delta"]["type"].as_str() {
-                Some("text_delta") => vec![StreamEvent::TextDelta(data["delta"]["text"].as_str().unwrap_or_default().to_string())],
-                Some("input_json_delta") => {
-                    let Some(tool) = self.tools.get_mut(&index) else {
-                        return Err(self.malformed(format!("argument delta for unknown block {index}")));
+        Ok(
+            match data["type"].as_str().unwrap_or(event.event.as_str()) {
+                "content_block_start" if data["content_block"]["type"] == "tool_use" => {
+                    let block = &data["content_block"];
+                    let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str())
+                    else {
+                        return Err(self.malformed("tool_use block without id or name".into()));
                     };
-                    tool.2.push_str(data["delta"]["partial_json"].as_str().unwrap_or_default());
+                    self.tools
+                        .insert(index, (id.to_string(), name.to_string(), String::new()));
                     vec![]
+                }
+                "content_block_delta" => match data["delta"]["type"].as_str() {
+                    Some("text_delta") => vec![StreamEvent::TextDelta(
+                        data["delta"]["text"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    )],
+                    Some("input_json_delta") => {
+                        let Some(tool) = self.tools.get_mut(&index) else {
+                            return Err(
+                                self.malformed(format!("argument delta for unknown block {index}"))
+                            );
+                        };
+                        tool.2
+                            .push_str(data["delta"]["partial_json"].as_str().unwrap_or_default());
+                        vec![]
+                    }
+                    _ => vec![],
+                },
+                "content_block_stop" => match self.tools.remove(&index) {
+                    Some((id, name, json)) => {
+                        let input = parse_arguments("anthropic", &name, &json)?;
+                        vec![StreamEvent::ToolCall { id, name, input }]
+                    }
+                    None => vec![],
+                },
+                "message_delta" => {
+                    self.stop = Some(match data["delta"]["stop_reason"].as_str() {
+                        Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
+                        Some("tool_use") => StopReason::ToolUse,
+                        Some("max_tokens") => StopReason::MaxTokens,
+                        _ => StopReason::Other,
+                    });
+                    vec![]
+                }
+                "message_stop" => vec![StreamEvent::Done {
+                    stop: self.stop.unwrap_or(StopReason::EndTurn),
+                }],
+                "error" => {
+                    let message = data["error"]["message"]
+                        .as_str()
+                        .unwrap_or("unknown error")
+                        .to_string();
+                    return Err(ProviderError::Stream {
+                        provider: "anthropic".into(),
+                        message,
+                    });
                 }
                 _ => vec![],
             },
-            "content_block_stop" => match self.tools.remove(&index) {
-                Some((id, name, json)) => {
-                    let input = parse_arguments("anthropic", &name, &json)?;
-                    vec![StreamEvent::ToolCall { id, name, input }]
-                }
-                None => vec![],
-            },
-            "message_delta" => {
-                self.stop = Some(match data["delta"]["stop_reason"].as_str() {
-                    Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
-                    Some("tool_use") => StopReason::ToolUse,
-                    Some("max_tokens") => StopReason::MaxTokens,
-                    _ => StopReason::Other,
-                });
-                vec![]
-            }
-            "message_stop" => vec![StreamEvent::Done { stop: self.stop.unwrap_or(StopReason::EndTurn) }],
-            "error" => {
-                let message = data["error"]["message"].as_str().unwrap_or("unknown error").to_string();
-                return Err(ProviderError::Stream { provider: "anthropic".into(), message });
-            }
-            _ => vec![],
-        })
+        )
     }
 
     fn on_end(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
@@ -140,10 +179,20 @@ impl Provider for Anthropic {
         "anthropic"
     }
 
-    async fn stream(&self, request: &ChatRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/v1/messages", self.base_url);
-        let headers = [("x-api-key", self.api_key.clone()), ("anthropic-version", "2023-06-01".to_string())];
-        let sse = self.http.post_sse(&url, &headers, &Self::body(request), &cancel).await?;
+        let headers = [
+            ("x-api-key", self.api_key.clone()),
+            ("anthropic-version", "2023-06-01".to_string()),
+        ];
+        let sse = self
+            .http
+            .post_sse(&url, &headers, &Self::body(request), &cancel)
+            .await?;
         Ok(decode(sse, AnthropicDecoder::default(), cancel))
     }
 }

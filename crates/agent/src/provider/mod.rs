@@ -22,9 +22,19 @@ pub enum Role {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
-    Text { text: String },
-    ToolUse { id: String, name: String, input: serde_json::Value },
-    ToolResult { tool_use_id: String, content: String, is_error: bool },
+    Text {
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        is_error: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,7 +45,12 @@ pub struct Message {
 
 impl Message {
     pub fn user_text(text: &str) -> Message {
-        Message { role: Role::User, parts: vec![Part::Text { text: text.to_string() }] }
+        Message {
+            role: Role::User,
+            parts: vec![Part::Text {
+                text: text.to_string(),
+            }],
+        }
     }
 }
 
@@ -69,22 +84,46 @@ pub enum StopReason {
 pub enum StreamEvent {
     TextDelta(String),
     /// A complete tool call (arguments fully received and parsed).
-    ToolCall { id: String, name: String, input: serde_json::Value },
-    Done { stop: StopReason },
+    ToolCall {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
+    Done {
+        stop: StopReason,
+    },
 }
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ProviderError {
-    #[error("{provider}: the API key was rejected ({status}) — set a valid key in Settings → Providers")]
+    #[error(
+        "{provider}: the API key was rejected ({status}) — set a valid key in Settings → Providers"
+    )]
     Auth { provider: String, status: u16 },
     #[error("{provider}: rate limited; retried {attempts} times, last asked to wait {:.0} s — try again later or lower the request rate", .retry_after.as_secs_f64())]
-    RateLimited { provider: String, attempts: u32, retry_after: Duration },
-    #[error("{provider}: the conversation is too long for the model's context window — start a new conversation or pick a model with a larger context")]
+    RateLimited {
+        provider: String,
+        attempts: u32,
+        retry_after: Duration,
+    },
+    #[error(
+        "{provider}: the conversation is too long for the model's context window — start a new conversation or pick a model with a larger context"
+    )]
     ContextOverflow { provider: String },
     #[error("{provider}: HTTP {status}: {body}")]
-    Http { provider: String, status: u16, body: String },
-    #[error("{provider}: cannot reach {url}: {message} — check the base URL in Settings → Providers and that the server runs")]
-    Network { provider: String, url: String, message: String },
+    Http {
+        provider: String,
+        status: u16,
+        body: String,
+    },
+    #[error(
+        "{provider}: cannot reach {url}: {message} — check the base URL in Settings → Providers and that the server runs"
+    )]
+    Network {
+        provider: String,
+        url: String,
+        message: String,
+    },
     #[error("{provider}: the stream broke off: {message}")]
     Stream { provider: String, message: String },
     #[error("{provider}: malformed stream data: {message}")]
@@ -102,7 +141,11 @@ pub(crate) type SseStream = BoxStream<'static, Result<eventsource_stream::Event,
 pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
     /// Starts a streamed completion. Rate limits (429) are retried here, honouring retry-after.
-    async fn stream(&self, request: &ChatRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError>;
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ProviderError>;
 }
 
 /// Shared HTTP plumbing: POST JSON, retry 429 with retry-after (bounded), map errors, hand back
@@ -118,7 +161,10 @@ impl Http {
     pub fn new(provider: &str) -> Http {
         Http {
             provider: provider.to_string(),
-            client: reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().expect("reqwest client"),
+            client: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .expect("reqwest client"),
             max_retries: 3,
             max_retry_wait: Duration::from_secs(60),
         }
@@ -135,7 +181,11 @@ impl Http {
         use futures::StreamExt;
         let mut attempt = 0;
         loop {
-            let mut req = self.client.post(url).json(body).header("accept", "text/event-stream");
+            let mut req = self
+                .client
+                .post(url)
+                .json(body)
+                .header("accept", "text/event-stream");
             for (name, value) in headers {
                 req = req.header(*name, value);
             }
@@ -145,7 +195,11 @@ impl Http {
             };
             let status = response.status();
             if status.is_success() {
-                return Ok(response.bytes_stream().eventsource().map(|r| r.map_err(|e| e.to_string())).boxed());
+                return Ok(response
+                    .bytes_stream()
+                    .eventsource()
+                    .map(|r| r.map_err(|e| e.to_string()))
+                    .boxed());
             }
             let retry_after = response
                 .headers()
@@ -156,7 +210,12 @@ impl Http {
                 .unwrap_or(Duration::from_secs(1 << attempt.min(5)));
             let text = response.text().await.unwrap_or_default();
             match status.as_u16() {
-                401 | 403 => return Err(ProviderError::Auth { provider: self.provider.clone(), status: status.as_u16() }),
+                401 | 403 => {
+                    return Err(ProviderError::Auth {
+                        provider: self.provider.clone(),
+                        status: status.as_u16(),
+                    });
+                }
                 429 if attempt < self.max_retries && retry_after <= self.max_retry_wait => {
                     attempt += 1;
                     tracing::info!(provider = %self.provider, "rate limited; waiting {retry_after:?} (attempt {attempt})");
@@ -165,11 +224,25 @@ impl Http {
                         _ = tokio::time::sleep(retry_after) => continue,
                     }
                 }
-                429 => return Err(ProviderError::RateLimited { provider: self.provider.clone(), attempts: attempt, retry_after }),
-                400 | 413 if is_context_overflow(&text) => return Err(ProviderError::ContextOverflow { provider: self.provider.clone() }),
+                429 => {
+                    return Err(ProviderError::RateLimited {
+                        provider: self.provider.clone(),
+                        attempts: attempt,
+                        retry_after,
+                    });
+                }
+                400 | 413 if is_context_overflow(&text) => {
+                    return Err(ProviderError::ContextOverflow {
+                        provider: self.provider.clone(),
+                    });
+                }
                 code => {
                     let body: String = text.chars().take(500).collect();
-                    return Err(ProviderError::Http { provider: self.provider.clone(), status: code, body });
+                    return Err(ProviderError::Http {
+                        provider: self.provider.clone(),
+                        status: code,
+                        body,
+                    });
                 }
             }
         }
@@ -179,20 +252,30 @@ impl Http {
 /// The phrases both APIs use for an over-long prompt.
 fn is_context_overflow(body: &str) -> bool {
     let b = body.to_lowercase();
-    b.contains("context_length_exceeded") || b.contains("prompt is too long") || b.contains("maximum context length") || b.contains("too many tokens")
+    b.contains("context_length_exceeded")
+        || b.contains("prompt is too long")
+        || b.contains("maximum context length")
+        || b.contains("too many tokens")
 }
 
 /// One provider's wire format: SSE events in, neutral events out.
 pub(crate) trait Decoder: Send + 'static {
     fn provider(&self) -> &str;
     /// Events decoded from one SSE event; `Done` must come last.
-    fn on_event(&mut self, event: &eventsource_stream::Event) -> Result<Vec<StreamEvent>, ProviderError>;
+    fn on_event(
+        &mut self,
+        event: &eventsource_stream::Event,
+    ) -> Result<Vec<StreamEvent>, ProviderError>;
     /// The connection ended: fine only if the message was complete.
     fn on_end(&mut self) -> Result<Vec<StreamEvent>, ProviderError>;
 }
 
 /// Drives a decoder over an SSE stream, stopping on cancel, on `Done` or on the first error.
-pub(crate) fn decode(sse: SseStream, decoder: impl Decoder, cancel: CancellationToken) -> EventStream {
+pub(crate) fn decode(
+    sse: SseStream,
+    decoder: impl Decoder,
+    cancel: CancellationToken,
+) -> EventStream {
     use futures::StreamExt;
     struct State<D> {
         sse: SseStream,
@@ -201,7 +284,13 @@ pub(crate) fn decode(sse: SseStream, decoder: impl Decoder, cancel: Cancellation
         finished: bool,
         cancel: CancellationToken,
     }
-    let state = State { sse, decoder, pending: Default::default(), finished: false, cancel };
+    let state = State {
+        sse,
+        decoder,
+        pending: Default::default(),
+        finished: false,
+        cancel,
+    };
     futures::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(event) = s.pending.pop_front() {
@@ -222,11 +311,15 @@ pub(crate) fn decode(sse: SseStream, decoder: impl Decoder, cancel: Cancellation
             };
             let decoded = match next {
                 Some(Ok(event)) => s.decoder.on_event(&event),
-                Some(Err(message)) => Err(ProviderError::Stream { provider: s.decoder.provider().to_string(), message }),
+                Some(Err(message)) => Err(ProviderError::Stream {
+                    provider: s.decoder.provider().to_string(),
+                    message,
+                }),
                 None => match s.decoder.on_end() {
                     Ok(events) if events.is_empty() => Err(ProviderError::Stream {
                         provider: s.decoder.provider().to_string(),
-                        message: "the server closed the connection before the message was complete".into(),
+                        message: "the server closed the connection before the message was complete"
+                            .into(),
                     }),
                     other => other,
                 },
@@ -244,9 +337,16 @@ pub(crate) fn decode(sse: SseStream, decoder: impl Decoder, cancel: Cancellation
 }
 
 /// Parses accumulated tool-call arguments (`""` means no arguments).
-pub(crate) fn parse_arguments(provider: &str, name: &str, json: &str) -> Result<serde_json::Value, ProviderError> {
+pub(crate) fn parse_arguments(
+    provider: &str,
+    name: &str,
+    json: &str,
+) -> Result<serde_json::Value, ProviderError> {
     if json.trim().is_empty() {
         return Ok(serde_json::json!({}));
     }
-    serde_json::from_str(json).map_err(|e| ProviderError::Malformed { provider: provider.into(), message: format!("arguments of tool call {name} are not JSON: {e}") })
+    serde_json::from_str(json).map_err(|e| ProviderError::Malformed {
+        provider: provider.into(),
+        message: format!("arguments of tool call {name} are not JSON: {e}"),
+    })
 }

@@ -1,7 +1,10 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`, streamed): OpenAI,
 //! Ollama, DeepSeek, Qwen/DashScope, LM Studio, llama.cpp server.
 
-use super::{ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason, StreamEvent, decode, parse_arguments};
+use super::{
+    ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason,
+    StreamEvent, decode, parse_arguments,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
@@ -17,7 +20,12 @@ impl OpenAiCompatible {
     /// `base_url` including the version path, e.g. `https://api.openai.com/v1` or
     /// `http://127.0.0.1:11434/v1` (Ollama). An empty key sends no Authorization header.
     pub fn new(name: &str, base_url: &str, api_key: &str) -> OpenAiCompatible {
-        OpenAiCompatible { name: name.to_string(), base_url: base_url.trim_end_matches('/').to_string(), api_key: api_key.to_string(), http: Http::new(name) }
+        OpenAiCompatible {
+            name: name.to_string(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: api_key.to_string(),
+            http: Http::new(name),
+        }
     }
 
     pub fn body(request: &ChatRequest) -> Value {
@@ -26,7 +34,18 @@ impl OpenAiCompatible {
             messages.push(json!({"role": "system", "content": request.system}));
         }
         for m in &request.messages {
-            let text: String = m.parts.iter().filter_map(|p| if let Part::Text { text } = p { Some(text.as_str()) } else { None }).collect::<Vec<_>>().join("\n");
+            let text: String = m
+                .parts
+                .iter()
+                .filter_map(|p| {
+                    if let Part::Text { text } = p {
+                        Some(text.as_str())
+                    } else {
+                        None
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
             match m.role {
                 Role::Assistant => {
                     let calls: Vec<Value> = m
@@ -46,7 +65,12 @@ impl OpenAiCompatible {
                 Role::User => {
                     // Tool results are messages of their own in this API.
                     for p in &m.parts {
-                        if let Part::ToolResult { tool_use_id, content, .. } = p {
+                        if let Part::ToolResult {
+                            tool_use_id,
+                            content,
+                            ..
+                        } = p
+                        {
                             messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
                         }
                     }
@@ -83,7 +107,9 @@ impl OpenAiDecoder {
             let input = parse_arguments(&self.provider, &name, &args)?;
             events.push(StreamEvent::ToolCall { id, name, input });
         }
-        events.push(StreamEvent::Done { stop: self.finish.take().unwrap_or(StopReason::EndTurn) });
+        events.push(StreamEvent::Done {
+            stop: self.finish.take().unwrap_or(StopReason::EndTurn),
+        });
         Ok(events)
     }
 }
@@ -93,21 +119,39 @@ impl Decoder for OpenAiDecoder {
         &self.provider
     }
 
-    fn on_event(&mut self, event: &eventsource_stream::Event) -> Result<Vec<StreamEvent>, ProviderError> {
+    fn on_event(
+        &mut self,
+        event: &eventsource_stream::Event,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
         if event.data.trim() == "[DONE]" {
             return self.finish();
         }
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|e| ProviderError::Malformed { provider: self.provider.clone(), message: format!("chunk is not JSON: {e}") })?;
+        let data: Value =
+            serde_json::from_str(&event.data).map_err(|e| ProviderError::Malformed {
+                provider: self.provider.clone(),
+                message: format!("chunk is not JSON: {e}"),
+            })?;
         if let Some(message) = data["error"]["message"].as_str() {
-            return Err(ProviderError::Stream { provider: self.provider.clone(), message: message.to_string() });
+            return Err(ProviderError::Stream {
+                provider: self.provider.clone(),
+                message: message.to_string(),
+            });
         }
         let mut events = Vec::new();
-        let Some(choice) = data["choices"].get(0) else { return Ok(events) };
-        if let Some(text) = choice["delta"]["content"].as_str().filter(|t| !t.is_empty()) {
+        let Some(choice) = data["choices"].get(0) else {
+            return Ok(events);
+        };
+        if let Some(text) = choice["delta"]["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+        {
             events.push(StreamEvent::TextDelta(text.to_string()));
         }
-        for call in choice["delta"]["tool_calls"].as_array().into_iter().flatten() {
+        for call in choice["delta"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let index = call["index"].as_u64().unwrap_or(0);
             let entry = self.calls.entry(index).or_default();
             if let Some(id) = call["id"].as_str() {
@@ -133,7 +177,11 @@ impl Decoder for OpenAiDecoder {
 
     fn on_end(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
         // Some servers end after the finish reason without `[DONE]`: that message is complete.
-        if self.finish.is_some() { self.finish() } else { Ok(vec![]) }
+        if self.finish.is_some() {
+            self.finish()
+        } else {
+            Ok(vec![])
+        }
     }
 }
 
@@ -143,10 +191,29 @@ impl Provider for OpenAiCompatible {
         &self.name
     }
 
-    async fn stream(&self, request: &ChatRequest, cancel: CancellationToken) -> Result<EventStream, ProviderError> {
+    async fn stream(
+        &self,
+        request: &ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/chat/completions", self.base_url);
-        let headers: Vec<(&str, String)> = if self.api_key.is_empty() { vec![] } else { vec![("authorization", format!("Bearer {}", self.api_key))] };
-        let sse = self.http.post_sse(&url, &headers, &Self::body(request), &cancel).await?;
-        Ok(decode(sse, OpenAiDecoder { provider: self.name.clone(), calls: BTreeMap::new(), finish: None }, cancel))
+        let headers: Vec<(&str, String)> = if self.api_key.is_empty() {
+            vec![]
+        } else {
+            vec![("authorization", format!("Bearer {}", self.api_key))]
+        };
+        let sse = self
+            .http
+            .post_sse(&url, &headers, &Self::body(request), &cancel)
+            .await?;
+        Ok(decode(
+            sse,
+            OpenAiDecoder {
+                provider: self.name.clone(),
+                calls: BTreeMap::new(),
+                finish: None,
+            },
+            cancel,
+        ))
     }
 }

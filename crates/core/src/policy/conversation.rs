@@ -24,7 +24,10 @@ fn db_err(e: impl std::fmt::Display) -> PolicyError {
 
 impl ConversationStates {
     pub fn open(store: &Store) -> Result<Self, PolicyError> {
-        Ok(ConversationStates { conn: Mutex::new(store.connect().map_err(db_err)?), cache: Mutex::new(HashMap::new()) })
+        Ok(ConversationStates {
+            conn: Mutex::new(store.connect().map_err(db_err)?),
+            cache: Mutex::new(HashMap::new()),
+        })
     }
 
     fn with_state<R>(&self, conversation: &str, f: impl FnOnce(&mut State) -> R) -> R {
@@ -42,10 +45,24 @@ impl ConversationStates {
     fn load(&self, conversation: &str) -> Result<State, PolicyError> {
         let conn = self.conn.lock().unwrap();
         let tainted_by = conn
-            .query_row("SELECT tainted_by FROM conversation_state WHERE conversation = ?1", [conversation], |r| r.get(0))
-            .or_else(|e| if e == rusqlite::Error::QueryReturnedNoRows { Ok(None) } else { Err(e) })
+            .query_row(
+                "SELECT tainted_by FROM conversation_state WHERE conversation = ?1",
+                [conversation],
+                |r| r.get(0),
+            )
+            .or_else(|e| {
+                if e == rusqlite::Error::QueryReturnedNoRows {
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            })
             .map_err(db_err)?;
-        let mut stmt = conn.prepare_cached("SELECT rule FROM conversation_grants WHERE conversation = ?1 ORDER BY created_at").map_err(db_err)?;
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT rule FROM conversation_grants WHERE conversation = ?1 ORDER BY created_at",
+            )
+            .map_err(db_err)?;
         let grants = stmt
             .query_map([conversation], |r| r.get::<_, String>(0))
             .map_err(db_err)?
@@ -81,7 +98,10 @@ impl ConversationStates {
     }
 
     pub fn grant(&self, conversation: &str, rules: &[String]) -> Result<(), PolicyError> {
-        let parsed = rules.iter().map(|t| Rule::parse(t).map_err(PolicyError::Store)).collect::<Result<Vec<_>, _>>()?;
+        let parsed = rules
+            .iter()
+            .map(|t| Rule::parse(t).map_err(PolicyError::Store))
+            .collect::<Result<Vec<_>, _>>()?;
         {
             let mut conn = self.conn.lock().unwrap();
             let tx = conn.transaction().map_err(db_err)?;
@@ -109,7 +129,10 @@ impl ConversationStates {
             .conn
             .lock()
             .unwrap()
-            .execute("DELETE FROM conversation_grants WHERE conversation = ?1 AND rule = ?2", params![conversation, rule])
+            .execute(
+                "DELETE FROM conversation_grants WHERE conversation = ?1 AND rule = ?2",
+                params![conversation, rule],
+            )
             .map_err(db_err)?;
         self.with_state(conversation, |s| s.grants.retain(|r| r.text != rule));
         Ok(n)

@@ -38,11 +38,15 @@ pub enum PolicyError {
     /// A rule wider than a person usually means to grant; the shells say how to insist.
     #[error("{why}")]
     RuleTooBroad { rule: String, why: String },
-    #[error("the workspace {root} is not trusted, so an allow rule in its settings would not apply — trust it first, or add the rule to your user settings")]
+    #[error(
+        "the workspace {root} is not trusted, so an allow rule in its settings would not apply — trust it first, or add the rule to your user settings"
+    )]
     WorkspaceNotTrusted { root: PathBuf },
     #[error("{root} is not an open workspace")]
     NotAWorkspace { root: PathBuf },
-    #[error("{path} changed since it was shown to you; look at it again before trusting the folder")]
+    #[error(
+        "{path} changed since it was shown to you; look at it again before trusting the folder"
+    )]
     ChangedSinceShown { path: PathBuf },
 }
 
@@ -236,9 +240,16 @@ impl PolicyBridge {
     pub fn open(store: &Store, workspace_roots: &[PathBuf]) -> Result<Self, PolicyError> {
         let bridge = PolicyBridge {
             user_settings: store.dir().settings_path(),
-            data_dir: store.dir().root().canonicalize().unwrap_or_else(|_| store.dir().root().to_path_buf()),
+            data_dir: store
+                .dir()
+                .root()
+                .canonicalize()
+                .unwrap_or_else(|_| store.dir().root().to_path_buf()),
             roots: workspace_roots.to_vec(),
-            workspace_settings: workspace_roots.iter().map(|r| workspace_settings_path(r)).collect(),
+            workspace_settings: workspace_roots
+                .iter()
+                .map(|r| workspace_settings_path(r))
+                .collect(),
             trust: trust::TrustStore::open(store)?,
             config: RwLock::new(Arc::new(Config {
                 rules: vec![],
@@ -260,14 +271,29 @@ impl PolicyBridge {
     pub fn reload(&self) -> Result<(), PolicyError> {
         let mut rules = Vec::new();
         for (action, text) in BUILTIN_RULES {
-            rules.push((*action, Rule::parse(text).expect("built-in rules parse"), RuleSource::Builtin, None));
+            rules.push((
+                *action,
+                Rule::parse(text).expect("built-in rules parse"),
+                RuleSource::Builtin,
+                None,
+            ));
         }
         let user = settings::load(&self.user_settings)?;
         let mode = user.mode.unwrap_or_default();
         let thresholds = user.thresholds.unwrap_or_default();
-        let mut problems: Vec<PolicyProblem> =
-            user.problems.into_iter().map(|message| PolicyProblem { file: self.user_settings.clone(), message }).collect();
-        rules.extend(user.rules.into_iter().map(|(a, r)| (a, r, RuleSource::User, Some(self.user_settings.clone()))));
+        let mut problems: Vec<PolicyProblem> = user
+            .problems
+            .into_iter()
+            .map(|message| PolicyProblem {
+                file: self.user_settings.clone(),
+                message,
+            })
+            .collect();
+        rules.extend(
+            user.rules
+                .into_iter()
+                .map(|(a, r)| (a, r, RuleSource::User, Some(self.user_settings.clone()))),
+        );
         let mut workspace_mode: Option<Mode> = None;
         let mut workspaces = Vec::new();
         for (root, path) in self.roots.iter().zip(&self.workspace_settings) {
@@ -275,11 +301,26 @@ impl PolicyBridge {
             let digest = trust::digest(ws.bytes.as_deref());
             let state = self.trust.state(root, &digest);
             let trusted = state == TrustState::Trusted;
-            problems.extend(ws.problems.into_iter().map(|message| PolicyProblem { file: path.clone(), message }));
+            problems.extend(ws.problems.into_iter().map(|message| PolicyProblem {
+                file: path.clone(),
+                message,
+            }));
             if let Some(wanted) = ws.mode {
-                workspace_mode = Some(workspace_mode.map_or(wanted, |m| if wanted.latitude() < m.latitude() { wanted } else { m }));
+                workspace_mode = Some(workspace_mode.map_or(wanted, |m| {
+                    if wanted.latitude() < m.latitude() {
+                        wanted
+                    } else {
+                        m
+                    }
+                }));
             }
-            let texts = |action: Action| ws.rules.iter().filter(|(a, _)| *a == action).map(|(_, r)| r.text.clone()).collect::<Vec<_>>();
+            let texts = |action: Action| {
+                ws.rules
+                    .iter()
+                    .filter(|(a, _)| *a == action)
+                    .map(|(_, r)| r.text.clone())
+                    .collect::<Vec<_>>()
+            };
             let allow = texts(Action::Allow);
             if !trusted && !allow.is_empty() {
                 problems.push(PolicyProblem {
@@ -305,10 +346,20 @@ impl PolicyBridge {
             });
             // Untrusted settings only narrow: their deny and ask rules apply, allow rules wait.
             rules.extend(
-                ws.rules.into_iter().filter(|(a, _)| trusted || *a != Action::Allow).map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))),
+                ws.rules
+                    .into_iter()
+                    .filter(|(a, _)| trusted || *a != Action::Allow)
+                    .map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))),
             );
         }
-        *self.config.write().unwrap() = Arc::new(Config { rules, mode, workspace_mode, thresholds, problems, workspaces });
+        *self.config.write().unwrap() = Arc::new(Config {
+            rules,
+            mode,
+            workspace_mode,
+            thresholds,
+            problems,
+            workspaces,
+        });
         Ok(())
     }
 
@@ -324,7 +375,10 @@ impl PolicyBridge {
 
     /// The mode the person chose, before any workspace lowers it.
     pub fn person_mode(&self) -> Mode {
-        self.mode_override.read().unwrap().unwrap_or(self.config.read().unwrap().mode)
+        self.mode_override
+            .read()
+            .unwrap()
+            .unwrap_or(self.config.read().unwrap().mode)
     }
 
     /// Rules that are broken or not applied, per file: the window and `policy rules list` show them.
@@ -337,7 +391,15 @@ impl PolicyBridge {
     pub fn workspaces(&self) -> Vec<WorkspaceStatus> {
         let mut list = self.config.read().unwrap().workspaces.clone();
         for ws in &mut list {
-            ws.broad = ws.allow.iter().filter_map(|text| Rule::parse(text).ok()?.breadth(&self.kinds_of(text).unwrap_or_default())).collect();
+            ws.broad = ws
+                .allow
+                .iter()
+                .filter_map(|text| {
+                    Rule::parse(text)
+                        .ok()?
+                        .breadth(&self.kinds_of(text).unwrap_or_default())
+                })
+                .collect();
         }
         list
     }
@@ -350,19 +412,32 @@ impl PolicyBridge {
     /// The declared effect kinds of the tool a rule names; None for a pattern or an unknown tool.
     pub fn kinds_of(&self, rule_text: &str) -> Option<Vec<EffectKind>> {
         let name = Rule::tool_part(rule_text)?;
-        self.tool_kinds.read().unwrap().as_ref().and_then(|lookup| lookup(name))
+        self.tool_kinds
+            .read()
+            .unwrap()
+            .as_ref()
+            .and_then(|lookup| lookup(name))
     }
 
     /// Whether every open workspace is trusted (none open: false). Tools that start programs
     /// let a repository's own configuration run only then.
     pub fn workspace_trusted(&self) -> bool {
         let config = self.config.read().unwrap();
-        !config.workspaces.is_empty() && config.workspaces.iter().all(|w| w.state == TrustState::Trusted)
+        !config.workspaces.is_empty()
+            && config
+                .workspaces
+                .iter()
+                .all(|w| w.state == TrustState::Trusted)
     }
 
     fn workspace_index(&self, root: &Path) -> Result<usize, PolicyError> {
         let root_c = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        self.roots.iter().position(|r| *r == root_c || r == root).ok_or_else(|| PolicyError::NotAWorkspace { root: root.to_path_buf() })
+        self.roots
+            .iter()
+            .position(|r| *r == root_c || r == root)
+            .ok_or_else(|| PolicyError::NotAWorkspace {
+                root: root.to_path_buf(),
+            })
     }
 
     /// The person trusts an open workspace as they were shown it: `seen_digest` is the
@@ -371,7 +446,9 @@ impl PolicyBridge {
         let i = self.workspace_index(root)?;
         let now = trust::digest(std::fs::read(&self.workspace_settings[i]).ok().as_deref());
         if now != seen_digest {
-            return Err(PolicyError::ChangedSinceShown { path: self.workspace_settings[i].clone() });
+            return Err(PolicyError::ChangedSinceShown {
+                path: self.workspace_settings[i].clone(),
+            });
         }
         self.trust.trust(&self.roots[i], &now)?;
         self.reload()
@@ -418,12 +495,20 @@ impl PolicyBridge {
                 rule: rule.text.clone(),
                 source: *source,
                 file: file.clone(),
-                broad: (*action == Action::Allow).then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default())).flatten(),
+                broad: (*action == Action::Allow)
+                    .then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default()))
+                    .flatten(),
             })
             .collect();
         if let Some(conv) = conversation {
             for rule in self.conversations.grants(conv) {
-                out.push(RuleEntry { action: Action::Allow, rule: rule.text, source: RuleSource::Conversation, file: None, broad: None });
+                out.push(RuleEntry {
+                    action: Action::Allow,
+                    rule: rule.text,
+                    source: RuleSource::Conversation,
+                    file: None,
+                    broad: None,
+                });
             }
         }
         out
@@ -432,7 +517,12 @@ impl PolicyBridge {
     /// Whether a workspace settings file can take allow rules (the modal offers "always in this
     /// workspace" only then): the first workspace is open and trusted.
     pub fn has_workspace(&self) -> bool {
-        self.config.read().unwrap().workspaces.first().is_some_and(|w| w.state == TrustState::Trusted)
+        self.config
+            .read()
+            .unwrap()
+            .workspaces
+            .first()
+            .is_some_and(|w| w.state == TrustState::Trusted)
     }
 
     fn settings_file(&self, source: &RuleSource) -> Result<&Path, PolicyError> {
@@ -447,13 +537,25 @@ impl PolicyBridge {
 
     /// Edits a settings file on the person's behalf. A workspace file they trusted stays trusted
     /// (re-pinned to the new bytes: the change is theirs); an untrusted one stays untrusted.
-    fn edit_settings_file(&self, path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> Result<(), PolicyError> {
+    fn edit_settings_file(
+        &self,
+        path: &Path,
+        edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+    ) -> Result<(), PolicyError> {
         let workspace = self.workspace_settings.iter().position(|p| p == path);
         // Judged on the file as it is now: one changed since the last reload is not re-pinned.
-        let was_trusted = workspace.is_some_and(|i| self.trust.state(&self.roots[i], &trust::digest(std::fs::read(path).ok().as_deref())) == TrustState::Trusted);
+        let was_trusted = workspace.is_some_and(|i| {
+            self.trust.state(
+                &self.roots[i],
+                &trust::digest(std::fs::read(path).ok().as_deref()),
+            ) == TrustState::Trusted
+        });
         settings::edit_rules(path, edit)?;
         if let (Some(i), true) = (workspace, was_trusted) {
-            self.trust.trust(&self.roots[i], &trust::digest(std::fs::read(path).ok().as_deref()))?;
+            self.trust.trust(
+                &self.roots[i],
+                &trust::digest(std::fs::read(path).ok().as_deref()),
+            )?;
         }
         Ok(())
     }
@@ -462,14 +564,27 @@ impl PolicyBridge {
     /// a rule that can never match is refused, and an allow rule wider than a person usually
     /// means (see [`Rule::breadth`]) is refused unless `force`; `kinds` are the effect kinds of
     /// the tool it names, when that tool is known.
-    pub fn add_rule_checked(&self, action: Action, text: &str, source: RuleSource, force: bool) -> Result<Option<String>, PolicyError> {
+    pub fn add_rule_checked(
+        &self,
+        action: Action,
+        text: &str,
+        source: RuleSource,
+        force: bool,
+    ) -> Result<Option<String>, PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
         let kinds = self.kinds_of(text);
         let kinds = kinds.as_deref();
         rule.check(kinds).map_err(PolicyError::BadRule)?;
-        let broad = if action == Action::Allow { rule.breadth(kinds.unwrap_or_default()) } else { None };
+        let broad = if action == Action::Allow {
+            rule.breadth(kinds.unwrap_or_default())
+        } else {
+            None
+        };
         if let (Some(why), false) = (&broad, force) {
-            return Err(PolicyError::RuleTooBroad { rule: rule.text.clone(), why: why.clone() });
+            return Err(PolicyError::RuleTooBroad {
+                rule: rule.text.clone(),
+                why: why.clone(),
+            });
         }
         if action == Action::Allow && source == RuleSource::Workspace && !self.has_workspace() {
             let root = self.roots.first().cloned().unwrap_or_default();
@@ -481,11 +596,18 @@ impl PolicyBridge {
 
     /// Adds a rule to the user's or the workspace's settings file (and reloads): the approval
     /// modal's narrow grants. People's own rules go through [`PolicyBridge::add_rule_checked`].
-    pub fn add_rule(&self, action: Action, text: &str, source: RuleSource) -> Result<(), PolicyError> {
+    pub fn add_rule(
+        &self,
+        action: Action,
+        text: &str,
+        source: RuleSource,
+    ) -> Result<(), PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
         let path = self.settings_file(&source)?.to_path_buf();
         self.edit_settings_file(&path, |perms| {
-            let list = perms.entry(action.as_str()).or_insert_with(|| serde_json::json!([]));
+            let list = perms
+                .entry(action.as_str())
+                .or_insert_with(|| serde_json::json!([]));
             if let Some(list) = list.as_array_mut()
                 && !list.iter().any(|v| v.as_str() == Some(&rule.text))
             {
@@ -497,7 +619,11 @@ impl PolicyBridge {
 
     /// Removes a rule wherever it is stored (settings files or conversation grants). Returns how
     /// many entries were removed.
-    pub fn remove_rule(&self, text: &str, conversation: Option<&str>) -> Result<usize, PolicyError> {
+    pub fn remove_rule(
+        &self,
+        text: &str,
+        conversation: Option<&str>,
+    ) -> Result<usize, PolicyError> {
         let text = text.trim();
         let mut removed = 0;
         let mut files = vec![self.user_settings.clone()];
@@ -523,7 +649,11 @@ impl PolicyBridge {
         Ok(removed)
     }
 
-    pub fn grant_for_conversation(&self, conversation: &str, rules: &[String]) -> Result<(), PolicyError> {
+    pub fn grant_for_conversation(
+        &self,
+        conversation: &str,
+        rules: &[String],
+    ) -> Result<(), PolicyError> {
         self.conversations.grant(conversation, rules)
     }
 
@@ -540,18 +670,38 @@ impl PolicyBridge {
         let config = self.config.read().unwrap().clone();
         let mode = self.mode();
         let tainted_by = self.conversations.tainted_by(req.conversation);
-        let risk = score::assess(req.spec, req.effects, req.env, tainted_by.is_some(), Some(&self.data_dir));
-        let facts = CallFacts { tool: &req.spec.name, aliases: &req.spec.aliases, effects: req.effects, env: req.env };
+        let risk = score::assess(
+            req.spec,
+            req.effects,
+            req.env,
+            tainted_by.is_some(),
+            Some(&self.data_dir),
+        );
+        let facts = CallFacts {
+            tool: &req.spec.name,
+            aliases: &req.spec.aliases,
+            effects: req.effects,
+            env: req.env,
+        };
         let grants = self.conversations.grants(req.conversation);
 
         // The narrowest matching rule for each action.
         let find = |action: Action| -> Option<MatchedRule> {
             let mut best: Option<MatchedRule> = None;
-            let granted = grants.iter().map(|r| (Action::Allow, r, RuleSource::Conversation));
+            let granted = grants
+                .iter()
+                .map(|r| (Action::Allow, r, RuleSource::Conversation));
             let configured = config.rules.iter().map(|(a, r, s, _)| (*a, r, *s));
             for (a, rule, source) in configured.chain(granted) {
-                if a == action && rule.matches(action, &facts) && best.as_ref().is_none_or(|b| source >= b.source) {
-                    best = Some(MatchedRule { rule: rule.text.clone(), action, source });
+                if a == action
+                    && rule.matches(action, &facts)
+                    && best.as_ref().is_none_or(|b| source >= b.source)
+                {
+                    best = Some(MatchedRule {
+                        rule: rule.text.clone(),
+                        action,
+                        source,
+                    });
                 }
             }
             best
@@ -559,7 +709,13 @@ impl PolicyBridge {
         // Browser effects are scoped to a site the rule names: an allow rule (or grant) for an
         // origin is the person's trust in that site, so acting on it after reading its pages
         // stays allowed; taint still asks for every other egress, and for sites not allowed.
-        let site_scoped = !req.effects.is_empty() && req.effects.iter().all(|e| matches!(e.kind(), EffectKind::BrowserNavigate | EffectKind::BrowserAct));
+        let site_scoped = !req.effects.is_empty()
+            && req.effects.iter().all(|e| {
+                matches!(
+                    e.kind(),
+                    EffectKind::BrowserNavigate | EffectKind::BrowserAct
+                )
+            });
         let is_egress = !site_scoped && req.effects.iter().any(|e| e.kind().is_egress());
         // Effects are the truth: a call with no effects changes nothing.
         let read_only = req.effects.iter().all(Effect::is_read_only);
@@ -574,32 +730,59 @@ impl PolicyBridge {
             can_grant,
             outside_workspace: false,
         };
-        let taint_note = |by: &str| format!("the conversation holds untrusted content from {by} and this call sends data out");
+        let taint_note = |by: &str| {
+            format!(
+                "the conversation holds untrusted content from {by} and this call sends data out"
+            )
+        };
 
         if let Some(allowed) = req.allowed_tools
             && !allowed.contains(&req.spec.name)
         {
-            return review(Action::Deny, None, format!("{} is not in this conversation's tool profile", req.spec.name), false);
+            return review(
+                Action::Deny,
+                None,
+                format!(
+                    "{} is not in this conversation's tool profile",
+                    req.spec.name
+                ),
+                false,
+            );
         }
         if let Some(m) = find(Action::Deny) {
             let why = format!("deny rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Deny, Some(m), why, false);
         }
         if mode == Mode::Plan && !read_only {
-            return review(Action::Deny, None, "plan mode allows read-only tools only, until the plan is approved".into(), false);
+            return review(
+                Action::Deny,
+                None,
+                "plan mode allows read-only tools only, until the plan is approved".into(),
+                false,
+            );
         }
         // Confinement: without an allow rule naming it, no file outside the workspace roots is
         // touched, whatever the score or ask rules say (deny > ask > allow: a missing allow is
         // the deny here).
-        if let Some(path) = req.effects.iter().find_map(|e| outside_workspace(e, req.env))
+        if let Some(path) = req
+            .effects
+            .iter()
+            .find_map(|e| outside_workspace(e, req.env))
             && find(Action::Allow).is_none()
         {
             let why = if let Some(link) = req.env.link_escape(Path::new(path)) {
-                format!("{link} — it counts as outside the workspace; copy the content into the workspace if the assistant should use it")
+                format!(
+                    "{link} — it counts as outside the workspace; copy the content into the workspace if the assistant should use it"
+                )
             } else if req.env.workspace_roots.is_empty() {
-                format!("{path} is outside the workspace: no workspace is open — open its folder (`--workspace DIR`, Settings → Workspaces) or add an allow rule for it")
+                format!(
+                    "{path} is outside the workspace: no workspace is open — open its folder (`--workspace DIR`, Settings → Workspaces) or add an allow rule for it"
+                )
             } else {
-                format!("{path} is outside the workspace roots — open its folder as a workspace or add an allow rule like `{}({path})`", req.spec.name)
+                format!(
+                    "{path} is outside the workspace roots — open its folder as a workspace or add an allow rule like `{}({path})`",
+                    req.spec.name
+                )
             };
             let mut denied = review(Action::Deny, None, why, false);
             denied.outside_workspace = true;
@@ -625,7 +808,9 @@ impl PolicyBridge {
             // git to run (fsmonitor, filters, `!` aliases): that is covered only once the person
             // trusts the workspace.
             if let Some(code) = req.effects.iter().find_map(|e| match e {
-                Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => Some(workspace_code),
+                Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => {
+                    Some(workspace_code)
+                }
                 _ => None,
             }) && !self.workspace_trusted()
             {
@@ -638,25 +823,58 @@ impl PolicyBridge {
                 return review(Action::Ask, Some(m), why, false);
             }
             if let (Some(by), true) = (&tainted_by, is_egress) {
-                let why = format!("allowed by `{}` ({}), but {}", m.rule, m.source.as_str(), taint_note(by));
+                let why = format!(
+                    "allowed by `{}` ({}), but {}",
+                    m.rule,
+                    m.source.as_str(),
+                    taint_note(by)
+                );
                 return review(Action::Ask, Some(m), why, false);
             }
             let why = format!("allow rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Allow, Some(m), why, false);
         }
         if let (Some(by), true) = (&tainted_by, is_egress) {
-            return review(Action::Ask, None, format!("no rule; {}", taint_note(by)), false);
+            return review(
+                Action::Ask,
+                None,
+                format!("no rule; {}", taint_note(by)),
+                false,
+            );
         }
-        if mode == Mode::AcceptEdits && !req.effects.is_empty() && req.effects.iter().all(|e| is_workspace_edit(e, req.env)) {
-            return review(Action::Allow, None, "accept-edits mode allows writes inside the workspace".into(), false);
+        if mode == Mode::AcceptEdits
+            && !req.effects.is_empty()
+            && req.effects.iter().all(|e| is_workspace_edit(e, req.env))
+        {
+            return review(
+                Action::Allow,
+                None,
+                "accept-edits mode allows writes inside the workspace".into(),
+                false,
+            );
         }
         let t = config.thresholds;
         let (decision, why) = if risk.score <= t.allow_max {
-            (Action::Allow, format!("no rule; score {} ≤ {} is allowed by default", risk.score, t.allow_max))
+            (
+                Action::Allow,
+                format!(
+                    "no rule; score {} ≤ {} is allowed by default",
+                    risk.score, t.allow_max
+                ),
+            )
         } else if risk.score >= t.deny_min {
-            (Action::Deny, format!("no rule; score {} ≥ {} is denied by default — add an allow rule to permit it", risk.score, t.deny_min))
+            (
+                Action::Deny,
+                format!(
+                    "no rule; score {} ≥ {} is denied by default — add an allow rule to permit it",
+                    risk.score, t.deny_min
+                ),
+            )
         } else {
-            (Action::Ask, format!("no rule; score {} asks by default", risk.score))
+            (
+                Action::Ask,
+                format!("no rule; score {} asks by default", risk.score),
+            )
         };
         review(decision, None, why, decision == Action::Ask)
     }
@@ -664,7 +882,11 @@ impl PolicyBridge {
 
 fn outside_workspace<'a>(effect: &'a Effect, env: &EffectEnv) -> Option<&'a str> {
     match effect {
-        Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path } if !env.is_inside_workspace(Path::new(path)) => Some(path),
+        Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path }
+            if !env.is_inside_workspace(Path::new(path)) =>
+        {
+            Some(path)
+        }
         _ => None,
     }
 }
@@ -674,7 +896,9 @@ fn outside_workspace<'a>(effect: &'a Effect, env: &EffectEnv) -> Option<&'a str>
 /// before this is reached.
 fn is_workspace_edit(effect: &Effect, env: &EffectEnv) -> bool {
     match effect {
-        Effect::FsWrite { path } | Effect::FsDelete { path } => env.is_inside_workspace(Path::new(path)),
+        Effect::FsWrite { path } | Effect::FsDelete { path } => {
+            env.is_inside_workspace(Path::new(path))
+        }
         other => other.kind() == EffectKind::NotesWrite,
     }
 }
@@ -683,7 +907,9 @@ impl PolicyBridge {
     /// A write or delete of a protected file (see [`protected`]), with what it protects.
     fn protected_write<'a>(&self, effect: &'a Effect) -> Option<(&'a str, Protection)> {
         match effect {
-            Effect::FsWrite { path } | Effect::FsDelete { path } => protected::classify(path, Some(&self.data_dir)).map(|p| (path.as_str(), p)),
+            Effect::FsWrite { path } | Effect::FsDelete { path } => {
+                protected::classify(path, Some(&self.data_dir)).map(|p| (path.as_str(), p))
+            }
             _ => None,
         }
     }

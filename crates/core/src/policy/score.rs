@@ -31,32 +31,54 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
                 _ => "deletes",
             };
             match (effect, classify(path, data_dir)) {
-                (Effect::FsRead { .. }, Some(Protection::Secret(_))) => (7, format!("reads a file that holds credentials ({path})")),
-                (Effect::FsRead { .. }, _) if inside(path) => (1, "reads a file inside the workspace".into()),
+                (Effect::FsRead { .. }, Some(Protection::Secret(_))) => {
+                    (7, format!("reads a file that holds credentials ({path})"))
+                }
+                (Effect::FsRead { .. }, _) if inside(path) => {
+                    (1, "reads a file inside the workspace".into())
+                }
                 (Effect::FsRead { .. }, _) => match env.link_escape(Path::new(path)) {
                     Some(why) => (4, format!("reads outside the workspace: {why}")),
                     None => (4, format!("reads outside the workspace ({path})")),
                 },
-                (_, Some(Protection::Secret(_))) => (9, format!("{verb} a file that holds credentials ({path})")),
-                (_, Some(Protection::Configures(what))) => (8, format!("{verb} a file that configures {what} ({path})")),
-                (Effect::FsWrite { .. }, _) if inside(path) => (3, "writes a file inside the workspace".into()),
-                (Effect::FsWrite { .. }, _) => (8, format!("writes outside the workspace ({path})")),
+                (_, Some(Protection::Secret(_))) => {
+                    (9, format!("{verb} a file that holds credentials ({path})"))
+                }
+                (_, Some(Protection::Configures(what))) => {
+                    (8, format!("{verb} a file that configures {what} ({path})"))
+                }
+                (Effect::FsWrite { .. }, _) if inside(path) => {
+                    (3, "writes a file inside the workspace".into())
+                }
+                (Effect::FsWrite { .. }, _) => {
+                    (8, format!("writes outside the workspace ({path})"))
+                }
                 (_, _) if inside(path) => (6, "deletes a file inside the workspace".into()),
                 (_, _) => (9, format!("deletes outside the workspace ({path})")),
             }
         }
-        Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => {
-            (8, format!("runs a program, and the workspace's own configuration makes it run code ({})", workspace_code.join(", ")))
-        }
+        Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => (
+            8,
+            format!(
+                "runs a program, and the workspace's own configuration makes it run code ({})",
+                workspace_code.join(", ")
+            ),
+        ),
         Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
         Effect::NetFetch { origin } => (5, format!("sends a request to {origin}")),
         Effect::BrowserNavigate { origin } => (4, format!("opens {origin} in the browser")),
         Effect::BrowserAct { origin } => (5, format!("acts on a page of {origin}")),
         Effect::MailRead { .. } => (2, "reads mail".into()),
-        Effect::MailSend { recipients, .. } => (7, format!("sends mail to {}", recipients.join(", "))),
+        Effect::MailSend { recipients, .. } => {
+            (7, format!("sends mail to {}", recipients.join(", ")))
+        }
         Effect::CalendarRead { .. } => (1, "reads the calendar".into()),
-        Effect::CalendarWrite { attendees, .. } if attendees.is_empty() => (3, "changes the calendar".into()),
-        Effect::CalendarWrite { attendees, .. } => (5, format!("invites {} to an event", attendees.join(", "))),
+        Effect::CalendarWrite { attendees, .. } if attendees.is_empty() => {
+            (3, "changes the calendar".into())
+        }
+        Effect::CalendarWrite { attendees, .. } => {
+            (5, format!("invites {} to an event", attendees.join(", ")))
+        }
         Effect::VaultRead => (1, "reads memory".into()),
         Effect::VaultWrite => (2, "writes memory".into()),
         Effect::TasksRead => (1, "reads tasks".into()),
@@ -67,11 +89,19 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
         Effect::SecretsRead { name } => (7, format!("reads the secret {name}")),
         Effect::SystemRead => (1, "reads system information".into()),
         Effect::UiAsk => (1, "asks you a question".into()),
-        Effect::McpCall { server, tool } => (8, format!("{server}/{tool} declares no effects: unknown")),
+        Effect::McpCall { server, tool } => {
+            (8, format!("{server}/{tool} declares no effects: unknown"))
+        }
     }
 }
 
-pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: bool, data_dir: Option<&Path>) -> Risk {
+pub fn assess(
+    spec: &ToolSpec,
+    effects: &[Effect],
+    env: &EffectEnv,
+    tainted: bool,
+    data_dir: Option<&Path>,
+) -> Risk {
     let (base, text) = effects
         .iter()
         .map(|e| effect_base(e, env, data_dir))
@@ -79,7 +109,10 @@ pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: boo
         .unwrap_or((1, "no effects".into()));
     let mut reasons = vec![Reason { points: base, text }];
     if spec.annotations.destructive && base < 10 {
-        reasons.push(Reason { points: 1, text: "the tool is marked destructive".into() });
+        reasons.push(Reason {
+            points: 1,
+            text: "the tool is marked destructive".into(),
+        });
     }
     if tainted && effects.iter().any(|e| e.kind().is_egress()) {
         reasons.push(Reason {
@@ -90,9 +123,15 @@ pub fn assess(spec: &ToolSpec, effects: &[Effect], env: &EffectEnv, tainted: boo
     let total: i32 = reasons.iter().map(|r| r.points).sum();
     if total > 10 {
         // Keep "every point has a reason" true after clamping.
-        reasons.push(Reason { points: 10 - total, text: "capped at 10".into() });
+        reasons.push(Reason {
+            points: 10 - total,
+            text: "capped at 10".into(),
+        });
     }
-    Risk { score: total.clamp(1, 10) as u8, reasons }
+    Risk {
+        score: total.clamp(1, 10) as u8,
+        reasons,
+    }
 }
 
 #[cfg(test)]
@@ -102,20 +141,78 @@ mod tests {
     use std::path::PathBuf;
 
     fn spec(destructive: bool) -> ToolSpec {
-        let meta = cowork_contract::ToolMeta::new("t", "t", "").annotations(Annotations { destructive, ..Default::default() });
+        let meta = cowork_contract::ToolMeta::new("t", "t", "").annotations(Annotations {
+            destructive,
+            ..Default::default()
+        });
         ToolSpec::from_meta(meta, serde_json::json!({"type": "object"}))
     }
 
     #[test]
     fn scores_follow_the_scale_and_reasons_add_up() {
-        let env = EffectEnv { workspace_roots: vec![PathBuf::from("/ws")], home: None };
-        let score = |effects: &[Effect], destructive, tainted| assess(&spec(destructive), effects, &env, tainted, None);
+        let env = EffectEnv {
+            workspace_roots: vec![PathBuf::from("/ws")],
+            home: None,
+        };
+        let score = |effects: &[Effect], destructive, tainted| {
+            assess(&spec(destructive), effects, &env, tainted, None)
+        };
         assert_eq!(score(&[Effect::TasksWrite], false, false).score, 2);
-        assert_eq!(score(&[Effect::FsWrite { path: "/ws/a".into() }], false, false).score, 3);
-        assert_eq!(score(&[Effect::FsWrite { path: "/etc/a".into() }], false, false).score, 8);
-        assert_eq!(score(&[Effect::FsRead { path: "/ws/.env".into() }], false, false).score, 7);
-        assert_eq!(score(&[Effect::FsDelete { path: "/etc/a".into() }], true, false).score, 10);
-        let r = score(&[Effect::ProcessExec { command: "ls".into(), workspace_code: vec![] }, Effect::FsDelete { path: "/x".into() }], true, true);
+        assert_eq!(
+            score(
+                &[Effect::FsWrite {
+                    path: "/ws/a".into()
+                }],
+                false,
+                false
+            )
+            .score,
+            3
+        );
+        assert_eq!(
+            score(
+                &[Effect::FsWrite {
+                    path: "/etc/a".into()
+                }],
+                false,
+                false
+            )
+            .score,
+            8
+        );
+        assert_eq!(
+            score(
+                &[Effect::FsRead {
+                    path: "/ws/.env".into()
+                }],
+                false,
+                false
+            )
+            .score,
+            7
+        );
+        assert_eq!(
+            score(
+                &[Effect::FsDelete {
+                    path: "/etc/a".into()
+                }],
+                true,
+                false
+            )
+            .score,
+            10
+        );
+        let r = score(
+            &[
+                Effect::ProcessExec {
+                    command: "ls".into(),
+                    workspace_code: vec![],
+                },
+                Effect::FsDelete { path: "/x".into() },
+            ],
+            true,
+            true,
+        );
         assert_eq!(r.score, 10);
         assert_eq!(r.reasons.iter().map(|r| r.points).sum::<i32>(), 10);
         assert_eq!(score(&[], false, false).score, 1);

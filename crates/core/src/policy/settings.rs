@@ -33,7 +33,11 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds { allow_max: 3, deny_min: 9, ask_timeout_secs: 120 }
+        Thresholds {
+            allow_max: 3,
+            deny_min: 9,
+            ask_timeout_secs: 120,
+        }
     }
 }
 
@@ -60,9 +64,17 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
-        Err(e) => return Err(PolicyError::Settings { path: path.into(), message: e.to_string() }),
+        Err(e) => {
+            return Err(PolicyError::Settings {
+                path: path.into(),
+                message: e.to_string(),
+            });
+        }
     };
-    let bad = |message: String| PolicyError::Settings { path: path.into(), message };
+    let bad = |message: String| PolicyError::Settings {
+        path: path.into(),
+        message,
+    };
     let file: SettingsFile = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     let mut rules = Vec::new();
     let mut problems = Vec::new();
@@ -86,23 +98,51 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
                 // Fail closed: a deny or ask the person wrote must not silently stop applying.
                 Err(why) => {
                     let fallback = Rule::tool_part(text).unwrap_or("*");
-                    problems.push(format!("{why}: treated as `{} {fallback}` (the whole tool) until fixed", action.as_str()));
-                    rules.push((action, Rule::parse(fallback).expect("a valid tool name parses")));
+                    problems.push(format!(
+                        "{why}: treated as `{} {fallback}` (the whole tool) until fixed",
+                        action.as_str()
+                    ));
+                    rules.push((
+                        action,
+                        Rule::parse(fallback).expect("a valid tool name parses"),
+                    ));
                 }
             }
         }
     }
-    let mode = file.permissions.default_mode.as_deref().map(Mode::parse).transpose().map_err(bad)?;
-    Ok(Loaded { rules, problems, mode, thresholds: file.policy, bytes: Some(bytes) })
+    let mode = file
+        .permissions
+        .default_mode
+        .as_deref()
+        .map(Mode::parse)
+        .transpose()
+        .map_err(bad)?;
+    Ok(Loaded {
+        rules,
+        problems,
+        mode,
+        thresholds: file.policy,
+        bytes: Some(bytes),
+    })
 }
 
 /// Read-modify-write of one file's `permissions` object, keeping every other key (atomic).
-pub fn edit_rules(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> Result<(), PolicyError> {
+pub fn edit_rules(
+    path: &Path,
+    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> Result<(), PolicyError> {
     cowork_store::settings::update_json(path, |root| {
-        let perms = root.entry("permissions").or_insert_with(|| serde_json::json!({}));
-        let Some(perms) = perms.as_object_mut() else { return Err("`permissions` must be an object".into()) };
+        let perms = root
+            .entry("permissions")
+            .or_insert_with(|| serde_json::json!({}));
+        let Some(perms) = perms.as_object_mut() else {
+            return Err("`permissions` must be an object".into());
+        };
         edit(perms);
         Ok(())
     })
-    .map_err(|message| PolicyError::Settings { path: path.into(), message })
+    .map_err(|message| PolicyError::Settings {
+        path: path.into(),
+        message,
+    })
 }

@@ -579,17 +579,7 @@ fn the_window_records_an_audit_anchor_at_start() {
     assert_eq!(lines.len(), 2, "one anchor per start: {text}");
     let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
     let log = cowork_core::AuditLog::open(&store).unwrap();
-    let parsed: Vec<cowork_core::Anchor> = lines
-        .iter()
-        .map(|l| {
-            l.split_whitespace()
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join(" ")
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let parsed = cowork_core::Anchor::read_file(&anchors).unwrap();
     assert!(
         parsed[1].seq.unwrap() > parsed[0].seq.unwrap(),
         "the second start anchors the call made in between"

@@ -783,26 +783,13 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             anchors,
             anchor_file,
         }) => {
-            let mut lines = anchors;
-            if let Some(file) = anchor_file {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| format!("{}: {e}", file.display()))?;
-                // `audit head --append` writes `TIME SEQ HASH`: the time is for the person.
-                lines.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| {
-                    l.split_whitespace()
-                        .rev()
-                        .take(2)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                }));
-            }
-            let anchors = lines
+            let mut anchors = anchors
                 .iter()
                 .map(|a| a.parse::<cowork_core::Anchor>())
                 .collect::<Result<Vec<_>, _>>()?;
+            if let Some(file) = anchor_file {
+                anchors.extend(cowork_core::Anchor::read_file(&file)?);
+            }
             let report = scheduler
                 .audit()
                 .verify_anchored(&anchors)

@@ -55,6 +55,21 @@ pub struct Anchor {
     pub hash: String,
 }
 
+impl Anchor {
+    /// The anchors [`AuditLog::append_anchor`] wrote to `file`: one `TIME SEQ HASH` per line
+    /// (the time is for the person reading it).
+    pub fn read_file(file: &std::path::Path) -> Result<Vec<Anchor>, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                words[words.len().saturating_sub(2)..].join(" ").parse()
+            })
+            .collect()
+    }
+}
+
 impl std::str::FromStr for Anchor {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, String> {

@@ -5,6 +5,9 @@
 //! process skewed results by ±20 µs), then 8 concurrent callers for each. The middle path, our
 //! supervised client without the scheduler, splits the overhead between client and gate.
 //!
+//! A fourth path, the supervised client with the server inside bubblewrap, prices the sandbox
+//! next to the same client unconfined.
+//!
 //!     cargo bench -p cowork-tests --bench mcp_gateway        (MCP_BENCH_CALLS=2000 by default)
 
 use cowork_app::{App, AppOptions};
@@ -94,22 +97,39 @@ fn main() {
             }
         };
 
-        // The middle: our supervised client alone (no scheduler), to split the overhead.
-        let spec = cowork_mcp::LaunchSpec {
-            name: "probe2".into(),
-            transport: cowork_mcp::Transport::Stdio { command: "node".into(), args: vec![probe.display().to_string()], env: Default::default(), cwd: None },
-            log_file: home.path().join("probe2.log"),
-            restart: Default::default(),
+        // The middle: our supervised client alone (no scheduler), to split the overhead — once
+        // with the server unconfined and once inside bubblewrap as toolpacks run, to price the
+        // sandbox on its own.
+        let supervised = |name: &str, sandbox: cowork_mcp::Sandbox| {
+            let spec = cowork_mcp::LaunchSpec {
+                name: name.into(),
+                transport: cowork_mcp::Transport::Stdio { command: "node".into(), args: vec![probe.display().to_string()], env: Default::default(), cwd: Some(servers.clone()) },
+                log_file: home.path().join(format!("{name}.log")),
+                restart: Default::default(),
+                sandbox,
+            };
+            cowork_mcp::McpServer::start(spec, Arc::new(|| {}))
         };
-        let supervised = cowork_mcp::McpServer::start(spec, Arc::new(|| {}));
-        supervised.wait_settled(Duration::from_secs(30)).await;
-        let supervised_call = move |text: String| {
-            let server = supervised.clone();
+        let open = supervised("probe2", cowork_mcp::Sandbox::Unconfined(cowork_mcp::Unconfined::TurnedOff));
+        assert!(cowork_contract::bubblewrap::available(), "bubblewrap runs here (tests/setup.sh installs it)");
+        let data = home.path().join("probe3-data");
+        std::fs::create_dir_all(&data).unwrap();
+        let confined = supervised("probe3", cowork_mcp::Sandbox::Confined(cowork_mcp::sandbox::Confinement {
+            code: servers.clone(), data, program: None, read: vec![], write: vec![], network: false, hidden: vec![],
+        }));
+        for s in [&open, &confined] {
+            let status = s.wait_settled(Duration::from_secs(30)).await;
+            assert_eq!(status.state, cowork_mcp::ServerState::Running, "{status:?}");
+        }
+        let client = |server: cowork_mcp::McpServer| move |text: String| {
+            let server = server.clone();
             async move {
                 let ctx = cowork_contract::ToolContext::new("bench", "bench", Default::default());
                 server.call("echo", json!({"text": text}), &ctx).await.unwrap();
             }
         };
+        let supervised_call = client(open);
+        let sandboxed_call = client(confined);
 
         {
             let t = Instant::now();
@@ -120,18 +140,21 @@ fn main() {
         for i in 0..100 {
             bare_call(format!("w{i}")).await;
             supervised_call(format!("w{i}")).await;
+            sandboxed_call(format!("w{i}")).await;
             gateway_call(format!("w{i}")).await;
         }
-        let (mut bare_t, mut sup_t, mut gate_t) = (Vec::with_capacity(calls), Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let mut bare_t = Vec::with_capacity(calls);
+        let (mut sup_t, mut box_t, mut gate_t) = (bare_t.clone(), bare_t.clone(), bare_t.clone());
 
         // Call by call in rotation, so each server process is exactly as warm as the others.
         for i in 0..calls {
-            for k in 0..3 {
-                let which = (i + k) % 3;
+            for k in 0..4 {
+                let which = (i + k) % 4;
                 let t = Instant::now();
                 match which {
                     0 => { bare_call(format!("{i}")).await; bare_t.push(t.elapsed()) }
                     1 => { supervised_call(format!("{i}")).await; sup_t.push(t.elapsed()) }
+                    2 => { sandboxed_call(format!("{i}")).await; box_t.push(t.elapsed()) }
                     _ => { gateway_call(format!("{i}")).await; gate_t.push(t.elapsed()) }
                 }
             }
@@ -146,11 +169,12 @@ fn main() {
             scheduler.explain("mcp__probe__echo", &json!({"text": format!("r{i}")}), "bench", None).unwrap();
             review_t.push(t.elapsed());
         }
-        let (b, sv, g, review) = (median(bare_t), median(sup_t), median(gate_t), median(review_t));
+        let (b, sv, bx, g, review) = (median(bare_t), median(sup_t), median(box_t), median(gate_t), median(review_t));
         println!("sequential, {calls} calls each (median):");
         println!("  bare rmcp client   {:8.1} µs", micros(b));
         println!("  supervised client  {:8.1} µs  (our McpServer::call, no scheduler)", micros(sv));
-        println!("  gateway full path  {:8.1} µs", micros(g));
+        println!("  supervised, in bubblewrap {:8.1} µs  (sandboxed / unsandboxed: {:.3}x)", micros(bx), bx.as_secs_f64() / sv.as_secs_f64());
+        println!("  gateway full path  {:8.1} µs  (sandboxed, as toolpacks run)", micros(g));
         println!("  ratio {:.3}x, overhead {:+.1} µs", g.as_secs_f64() / b.as_secs_f64(), micros(g) - micros(b));
         println!("  of which the MCP layer (supervised / bare): {:.3}x; the gate in situ (full - supervised): {:+.1} µs", sv.as_secs_f64() / b.as_secs_f64(), micros(g) - micros(sv));
         println!("  the gate's review alone, right after a node round trip: {:.1} µs (median)", micros(review));

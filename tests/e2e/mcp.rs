@@ -10,7 +10,7 @@ use cowork_core::{
     ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, ElicitationAnswer,
     ElicitationRequest, Layer, SchedulerConfig, ToolEvent,
 };
-use cowork_tests::mcp::{FakeGithub, probe_pack, servers};
+use cowork_tests::mcp::{FakeGithub, link_tree, probe_pack, servers, with_servers_readable};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,7 +116,8 @@ impl Env {
             if folder.join(dep).exists() || !servers().join(dep).exists() {
                 continue;
             }
-            std::os::unix::fs::symlink(servers().join(dep), staged.dir().join(dep)).unwrap();
+            // Real files in the pack, as an install leaves them: its sandbox shows it nothing else.
+            link_tree(&servers().join(dep), &staged.dir().join(dep));
         }
         self.app.install_toolpack(staged, config, false).unwrap()
     }
@@ -178,9 +179,12 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
     let memory = env.dir.path().join("pack-memory");
     std::fs::create_dir_all(&memory).unwrap();
     let js = servers().join("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    // Its code stays in tests/mcp-servers (granted read-only); its graph goes to its own
+    // private folder, the only place its sandbox lets it write.
     let manifest = json!({"manifest_version": "0.3", "name": "memory", "version": "1.0.0",
         "server": {"type": "node", "entry_point": "index.js", "mcp_config": {"command": "node", "args": [js],
-            "env": {"MEMORY_FILE_PATH": env.dir.path().join("memory.jsonl")}}}});
+            "env": {"MEMORY_FILE_PATH": "${DATA_DIR}/memory.jsonl"}}},
+        "_meta": {"app.cowork": with_servers_readable(json!({}))}});
     std::fs::write(memory.join("manifest.json"), manifest.to_string()).unwrap();
     env.install(&memory, BTreeMap::new()).await;
     env.settle().await;
@@ -307,21 +311,43 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
         review.reasons[0].text.contains("declares no effects"),
         "{review:?}"
     );
-    // Plan mode lets declared read-only tools run and stops the undeclared ones.
+    // A tool is scored by its sandbox where it claims less: the filesystem pack may change the
+    // folders it was given, so even its `list_directory` (declared fs.read) carries that write.
+    let listed = env
+        .call(
+            "mcp__filesystem__list_directory",
+            json!({"path": env.workspace}),
+        )
+        .await;
+    let review = listed.review.as_ref().unwrap();
+    assert!(
+        review.reasons[0]
+            .text
+            .contains("writes a file inside the workspace"),
+        "{review:?}"
+    );
+    // Plan mode lets read-only tools run — the time pack's sandbox reaches nothing beyond its
+    // own folders — and stops the undeclared ones and those whose sandbox can write.
     env.app
         .scheduler()
         .policy()
         .set_mode(cowork_core::Mode::Plan, false)
         .unwrap();
     assert!(
+        env.call("get_current_time", json!({"timezone": "UTC"}))
+            .await
+            .result
+            .is_ok()
+    );
+    assert!(matches!(
         env.call(
             "mcp__filesystem__list_directory",
             json!({"path": env.workspace})
         )
         .await
-        .result
-        .is_ok()
-    );
+        .result,
+        Err(ToolError::Denied { .. })
+    ));
     assert!(matches!(
         env.call("mcp__memory__read_graph", json!({})).await.result,
         Err(ToolError::Denied { .. })
@@ -545,9 +571,9 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         "I am fresh"
     );
 
-    // Crash: kill -9 the server mid-call; the call fails at once (no hang), the server comes
-    // back by itself with a new pid, and calls work again.
-    let pid: i32 = env
+    // The server runs in its own pid namespace (bubblewrap): it sees itself as one of the
+    // first processes there, not by its pid on the machine.
+    let inner_pid: i32 = env
         .call("mcp__probe__pid", json!({}))
         .await
         .result
@@ -555,6 +581,10 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         .text_content()
         .parse()
         .unwrap();
+    assert!(inner_pid <= 3, "sandboxed in a pid namespace: {inner_pid}");
+    // Crash: kill -9 the server's sandbox mid-call; the call fails at once (no hang), the
+    // server comes back by itself with a new pid, and calls work again.
+    let pid = env.status("probe").pid.expect("running") as i32;
     let hanging = tokio::spawn({
         let scheduler = scheduler.clone();
         async move {
@@ -586,15 +616,8 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         s.restarts >= 1 && s.state == ServerState::Running
     })
     .await;
-    let new_pid: i32 = env
-        .call("mcp__probe__pid", json!({}))
-        .await
-        .result
-        .unwrap()
-        .text_content()
-        .parse()
-        .unwrap();
-    assert_ne!(pid, new_pid);
+    assert!(env.call("mcp__probe__pid", json!({})).await.result.is_ok());
+    assert_ne!(Some(pid as u32), env.status("probe").pid);
     scheduler.flush().unwrap();
     let report = scheduler.audit().verify().unwrap();
     assert!(report.ok(), "{report:?}");
@@ -623,6 +646,7 @@ async fn servers_that_misbehave_fail_clearly() {
             },
             log_file: dir.path().join(format!("{name}.log")),
             restart: quick,
+            sandbox: cowork_mcp::Sandbox::Unconfined(cowork_mcp::Unconfined::TurnedOff),
         }
     };
     // Never answers initialize: bounded by the start timeout, retried, then failed.
@@ -846,17 +870,35 @@ async fn streamable_http_server_through_the_gateway() {
         "{}",
         staged.review.command
     );
+    let staged_sandbox = staged.review.sandbox.clone();
     env.app
         .install_toolpack(staged, BTreeMap::new(), false)
         .unwrap();
     env.settle().await;
     let status = env.status("web_echo");
     assert_eq!(status.state, ServerState::Running, "{status:?}");
+    // Cowork does not start an HTTP server, so nothing confines it: the review says so and
+    // every call asks, whatever its tools declare.
+    assert!(
+        staged_sandbox
+            .iter()
+            .any(|l| l.starts_with("NOT sandboxed")),
+        "{staged_sandbox:?}"
+    );
+    env.script.answer(ApprovalChoice::Once);
     let out = env
         .call("mcp__web_echo__echo", json!({"text": "over HTTP"}))
         .await;
     assert_eq!(out.result.unwrap().text_content(), "over HTTP");
-    assert_eq!(out.review.unwrap().decision, cowork_core::Action::Allow);
+    let review = out.review.unwrap();
+    assert_eq!(review.decision, cowork_core::Action::Ask);
+    assert!(
+        review.reasons[0].text.contains("runs outside a sandbox"),
+        "{review:?}"
+    );
+    // What an unconfined server returns is untrusted (it may have fetched anything), so even
+    // an allow rule asks from here on in this conversation; the person approves.
+    env.script.answer(ApprovalChoice::Once);
     let mut guard = _guard;
     // Killed while a long call waits: the call ends within seconds, saying why, instead of
     // waiting out its 60 s timeout (nothing else tells an HTTP client the server died).

@@ -20,7 +20,7 @@ pub fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> P
     let manifest = json!({
         "manifest_version": "0.3", "name": name, "version": "1.0.0", "description": "probe",
         "server": {"type": "node", "entry_point": "probe-server.mjs", "mcp_config": {"command": "node", "args": args}},
-        "_meta": {"app.cowork": cowork},
+        "_meta": {"app.cowork": with_servers_readable(cowork)},
     });
     std::fs::write(
         dir.join("manifest.json"),
@@ -28,6 +28,35 @@ pub fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> P
     )
     .unwrap();
     dir
+}
+
+/// The probe lives in `tests/mcp-servers` with its npm dependencies, outside the pack: its
+/// sandbox must be granted reading them.
+pub fn with_servers_readable(mut cowork: Value) -> Value {
+    let dir = servers().display().to_string();
+    match cowork["sandbox"]["read"].as_array_mut() {
+        Some(read) => read.push(json!(dir)),
+        None => cowork["sandbox"]["read"] = json!([dir]),
+    }
+    cowork
+}
+
+/// Copies `from` to `to` as hard links where it can (symlinks kept as they are): a pack's
+/// dependencies placed in its folder the way an install leaves them, in milliseconds.
+pub fn link_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if kind.is_dir() {
+            link_tree(&src, &dst);
+        } else if std::fs::hard_link(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
 }
 
 /// A tar.gz like GitHub's: one top folder `owner-repo-<sha7>/` holding the pack.

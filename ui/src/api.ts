@@ -77,7 +77,7 @@ export type ServerState = "configured" | "starting" | "running" | "restarting" |
 export interface ServerStatus { name: string; state: ServerState; restarts: number; tools: number; pid: number | null; last_error: string | null; log_file: string }
 export interface ToolpackReview {
   name: string; display_name: string; version: string; description: string; source: string; commit: string | null; sha256: string;
-  command: string; tools: { name: string; description: string; effects: string[] | null; withheld?: string }[]; overrides: Record<string, string>;
+  command: string; tools: { name: string; description: string; effects: string[] | null; withheld?: string }[]; overrides: Record<string, string>; sandbox: string[];
   user_config: { key: string; title: string; required: boolean; sensitive: boolean; has_default: boolean }[]; changes: string[];
 }
 

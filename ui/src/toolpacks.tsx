@@ -28,6 +28,8 @@ function ReviewModal({ review, busy, onInstall, onCancel }: { review: ToolpackRe
         <p class="rule">{t("pinned")}: <code>{review.source}{review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}</code> · sha256 <code>{review.sha256.slice(0, 16)}…</code></p>
         <h3>{t("runs")}</h3>
         <pre class="args">{review.command}</pre>
+        <h3>{t("sandbox")}</h3>
+        <ul class="effects" data-testid="sandbox">{review.sandbox.map((line) => <li key={line} class={line.startsWith("NOT") ? "warn" : undefined}>{line}</li>)}</ul>
         <h3>{t("tools")}</h3>
         <ul class="effects">
           {review.tools.map((tool) => <li key={tool.name}><code>{tool.name}</code> — {tool.effects === null ? <em class="warn">{t("undeclared")}</em> : tool.effects.length ? tool.effects.join(", ") : t("noEffects")}{tool.withheld && <em class="warn" data-testid="withheld"> — {t("withheld")}: {tool.withheld}</em>}</li>)}

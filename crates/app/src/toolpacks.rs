@@ -198,6 +198,13 @@ impl App {
         Ok(record)
     }
 
+    /// The person turns a pack's sandbox on or off; its server restarts either way.
+    pub fn set_toolpack_sandbox(&self, name: &str, on: bool) -> Result<Record, PackError> {
+        let record = self.toolpacks.set_sandbox(name, on)?;
+        self.restart_toolpack(name, record.enabled)?;
+        Ok(record)
+    }
+
     pub fn configure_toolpack(
         &self,
         name: &str,

@@ -267,6 +267,13 @@ enum ToolpackCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Turn a pack's sandbox on or off. Off: its server runs with all your rights, and every
+    /// call of its tools asks.
+    Sandbox {
+        name: String,
+        #[arg(value_enum)]
+        state: OnOff,
+    },
     /// Set user_config values: `cowork toolpack configure NAME key=value …`.
     Configure {
         name: String,
@@ -309,6 +316,12 @@ enum ProviderCmd {
     Key,
     /// Send one short message to the provider and print the reply.
     Check,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -1394,6 +1407,20 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             }
             app.install_toolpack(staged, Default::default(), true)
                 .map_err(err)?;
+            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+        }
+        ToolpackCmd::Sandbox { name, state } => {
+            let on = state == OnOff::On;
+            app.set_toolpack_sandbox(&name, on).map_err(err)?;
+            if !json {
+                if on {
+                    say!("{name} runs sandboxed again");
+                } else {
+                    say!(
+                        "{name} now runs without a sandbox, with all your rights: every call of its tools asks"
+                    );
+                }
+            }
             print::servers(&app.toolpacks_settled(SETTLE).await, json);
         }
         ToolpackCmd::Configure { name, values } => {

@@ -333,6 +333,9 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     );
     let _ = ewrite!(err, "│ sha256:  {}", r.sha256);
     let _ = ewrite!(err, "│ runs:    {}", field(&r.command));
+    for line in &r.sandbox {
+        let _ = ewrite!(err, "│ sandbox: {}", field(line));
+    }
     let _ = ewrite!(err, "│ tools:");
     for t in &r.tools {
         let effects = match &t.effects {

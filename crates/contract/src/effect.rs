@@ -66,6 +66,11 @@ pub enum Effect {
     /// An MCP tool whose toolpack declared nothing: unknown, and scored as risky.
     #[serde(rename = "mcp.call")]
     McpCall { server: String, tool: String },
+    /// A call to an MCP server that runs outside any sandbox (the person turned it off,
+    /// bubblewrap cannot run here, or the server is reached over HTTP): whatever its tools
+    /// declare, nothing limits what the server does.
+    #[serde(rename = "mcp.unconfined")]
+    McpUnconfined { server: String, why: String },
 }
 
 /// The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front.
@@ -115,6 +120,8 @@ pub enum EffectKind {
     UiAsk,
     #[serde(rename = "mcp.call")]
     McpCall,
+    #[serde(rename = "mcp.unconfined")]
+    McpUnconfined,
 }
 
 impl EffectKind {
@@ -143,6 +150,7 @@ impl EffectKind {
             SystemRead => "system.read",
             UiAsk => "ui.ask",
             McpCall => "mcp.call",
+            McpUnconfined => "mcp.unconfined",
         }
     }
 
@@ -161,7 +169,13 @@ impl EffectKind {
         use EffectKind::*;
         matches!(
             self,
-            ProcessExec | NetFetch | MailSend | BrowserNavigate | BrowserAct | McpCall
+            ProcessExec
+                | NetFetch
+                | MailSend
+                | BrowserNavigate
+                | BrowserAct
+                | McpCall
+                | McpUnconfined
         )
     }
 }
@@ -192,6 +206,7 @@ impl Effect {
             SystemRead => EffectKind::SystemRead,
             UiAsk => EffectKind::UiAsk,
             McpCall { .. } => EffectKind::McpCall,
+            McpUnconfined { .. } => EffectKind::McpUnconfined,
         }
     }
 
@@ -221,6 +236,7 @@ impl Effect {
                 .collect(),
             SecretsRead { name } => vec![name],
             McpCall { tool, .. } => vec![tool],
+            McpUnconfined { server, .. } => vec![server],
             VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
             | AudioPlay | SystemRead | UiAsk => vec![],
         }

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
@@ -138,30 +138,8 @@ pub fn head_and_tail(bytes: &[u8], cap: usize) -> (String, bool) {
     )
 }
 
-/// Whether bubblewrap works here (installed, and user namespaces allowed): probed once.
-fn bwrap_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        std::process::Command::new("bwrap")
-            .args([
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev",
-                "/dev",
-                "--proc",
-                "/proc",
-                "true",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
 fn build_command(command: &str, cwd: &Path, roots: &[PathBuf]) -> (tokio::process::Command, bool) {
-    let sandboxed = bwrap_available();
+    let sandboxed = cowork_contract::bubblewrap::available();
     let mut cmd = if sandboxed {
         let mut cmd = tokio::process::Command::new("bwrap");
         cmd.args([

@@ -7,7 +7,8 @@ use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
 use crate::server::{Elicitor, LaunchSpec, McpServer, ServerStatus};
 use cowork_contract::{
-    Annotations, DynTool, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider, ToolSpec,
+    Annotations, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider,
+    ToolSpec,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -21,6 +22,8 @@ pub fn tool_name(server: &str, tool: &str) -> String {
 struct Entry {
     server: McpServer,
     meta: CoworkMeta,
+    /// What the server's sandbox lets it do beyond its own folders (see `sandbox`).
+    reach: Vec<Effect>,
 }
 
 #[derive(Default)]
@@ -86,14 +89,17 @@ impl McpGateway {
             }
         });
         let name = spec.name.clone();
+        let reach = spec.sandbox.reach(&name);
         let elicitor = self.elicitor.read().unwrap().clone();
         let server = McpServer::start_with(spec, on_change, elicitor);
-        if let Some(old) = self
-            .servers
-            .write()
-            .unwrap()
-            .insert(name, Entry { server, meta })
-        {
+        if let Some(old) = self.servers.write().unwrap().insert(
+            name,
+            Entry {
+                server,
+                meta,
+                reach,
+            },
+        ) {
             old.server.stop();
         }
         self.notify();
@@ -182,8 +188,13 @@ impl ToolProvider for McpGateway {
             let remotes = entry.server.tools();
             let own: Vec<String> = remotes.iter().map(|t| t.name.to_string()).collect();
             for remote in remotes {
-                let mut tool =
-                    McpTool::new(&server_name, &remote, &entry.meta, entry.server.clone());
+                let mut tool = McpTool::new(
+                    &server_name,
+                    &remote,
+                    &entry.meta,
+                    &entry.reach,
+                    entry.server.clone(),
+                );
                 // A description written to the model is withheld from it (see `instructions`).
                 if let Some(why) =
                     crate::instructions::addresses_model(&tool.spec.description, &own)
@@ -214,6 +225,8 @@ struct McpTool {
     server_name: String,
     remote: String,
     declared: Option<Vec<EffectTemplate>>,
+    /// The sandbox's reach its declarations do not admit: added to every call.
+    reach: Vec<Effect>,
     server: McpServer,
 }
 
@@ -222,6 +235,7 @@ impl McpTool {
         server_name: &str,
         remote: &rmcp::model::Tool,
         meta: &CoworkMeta,
+        reach: &[Effect],
         server: McpServer,
     ) -> McpTool {
         let declared = meta.effects.get(remote.name.as_ref()).cloned();
@@ -232,6 +246,13 @@ impl McpTool {
                 .collect(),
             None => vec![EffectKind::McpCall],
         };
+        // A tool is judged by what its sandbox lets it do wherever it claims less.
+        let reach: Vec<Effect> = reach
+            .iter()
+            .filter(|r| !crate::sandbox::admits(&kinds, r))
+            .cloned()
+            .collect();
+        kinds.extend(reach.iter().map(Effect::kind));
         kinds.sort();
         kinds.dedup();
         let hints = remote.annotations.clone().unwrap_or_default();
@@ -283,6 +304,7 @@ impl McpTool {
             server_name: server_name.to_string(),
             remote: remote.name.to_string(),
             declared,
+            reach,
             server,
         }
     }
@@ -294,13 +316,14 @@ impl DynTool for McpTool {
     }
 
     fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
-        let effects = effects_of(
+        let mut effects = effects_of(
             &self.server_name,
             &self.remote,
             self.declared.as_deref(),
             &args,
             env,
         );
+        effects.extend(self.reach.iter().cloned());
         let server = self.server.clone();
         let remote = self.remote.clone();
         let untrusted = self.spec.annotations.open_world;

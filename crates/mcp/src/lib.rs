@@ -8,6 +8,7 @@
 //!   cancellation, per-server log).
 //! - `gateway.rs`: all servers as a `ToolProvider` (`mcp__<server>__<tool>`).
 //! - `context_tools.rs`: resources and prompts as four gateway tools.
+//! - `sandbox.rs`: bubblewrap around every stdio server; its reach scores the calls.
 //! - `toolpacks.rs`: install (stage → review → commit), pin, verify, enable/disable, remove.
 //! - `import.rs`: `claude_desktop_config.json` → toolpacks.
 
@@ -17,11 +18,13 @@ pub mod gateway;
 pub mod import;
 pub mod instructions;
 pub mod manifest;
+pub mod sandbox;
 pub mod server;
 pub mod toolpacks;
 
 pub use gateway::{McpGateway, tool_name};
 pub use manifest::Manifest;
+pub use sandbox::{Sandbox, Unconfined};
 pub use server::{
     ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState,
     ServerStatus, Transport,

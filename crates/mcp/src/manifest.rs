@@ -127,6 +127,26 @@ pub struct CoworkMeta {
     /// A category for the catalog (default "mcp").
     #[serde(default)]
     pub category: Option<String>,
+    /// What the server's sandbox lets it reach beyond its own folder (read-only) and its
+    /// private data folder; the install review shows it.
+    #[serde(default)]
+    pub sandbox: SandboxRequest,
+}
+
+/// `_meta["app.cowork"].sandbox`: paths may use the launch variables (`${HOME}/Notes`,
+/// `${user_config.allowed_directories}` — a list value gives several paths).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxRequest {
+    /// Folders or files it may read.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Folders or files it may read and change.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Whether it may use the network (all of it: a sandbox cannot tell one site from another).
+    #[serde(default)]
+    pub network: bool,
 }
 
 /// `{"kind": "fs.read", "path": "{path}"}`: an effect whose string fields may name arguments in
@@ -261,6 +281,8 @@ pub fn substitute_args(args: &[String], vars: &Vars) -> Result<Vec<String>, Stri
 
 pub struct Vars<'a> {
     pub dirname: &'a Path,
+    /// The pack's private writable folder (`${DATA_DIR}`; its HOME inside the sandbox).
+    pub data_dir: &'a Path,
     pub home: Option<&'a Path>,
     pub user_config: &'a BTreeMap<String, Value>,
 }
@@ -289,6 +311,7 @@ pub fn substitute(text: &str, vars: &Vars) -> Result<String, String> {
         };
         let value = match name {
             "__dirname" => vars.dirname.display().to_string(),
+            "DATA_DIR" => vars.data_dir.display().to_string(),
             "HOME" => home()?,
             "DESKTOP" => format!("{}/Desktop", home()?),
             "DOCUMENTS" => format!("{}/Documents", home()?),
@@ -350,6 +373,7 @@ mod tests {
         let config = BTreeMap::from([("tz".to_string(), Value::from("Europe/Paris"))]);
         let vars = Vars {
             dirname: Path::new("/packs/time"),
+            data_dir: Path::new("/packs/.data/time"),
             home: Some(Path::new("/home/me")),
             user_config: &config,
         };
@@ -364,6 +388,7 @@ mod tests {
         let dirs = BTreeMap::from([("dirs".to_string(), serde_json::json!(["/a", "/b c"]))]);
         let vars = Vars {
             dirname: Path::new("/p"),
+            data_dir: Path::new("/d"),
             home: None,
             user_config: &dirs,
         };

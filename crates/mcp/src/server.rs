@@ -43,6 +43,8 @@ pub struct LaunchSpec {
     pub transport: Transport,
     pub log_file: PathBuf,
     pub restart: RestartPolicy,
+    /// Where a stdio server runs: confined by bubblewrap, or not (and why).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -622,8 +624,34 @@ impl Inner {
                 cwd,
             } => {
                 let log = open_log(&self.spec.log_file).map_err(|e| (e, false))?;
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args);
+                let confined = match &self.spec.sandbox {
+                    crate::sandbox::Sandbox::Confined(c) => Some(c),
+                    crate::sandbox::Sandbox::Unconfined(_) => None,
+                };
+                // Inside the sandbox a missing program would look like a server that died at
+                // once (and be retried): say so up front instead.
+                if let Some(c) = confined
+                    && crate::sandbox::find_program(command, &c.code).is_none()
+                {
+                    return Err((
+                        format!(
+                            "cannot start {command:?}: not found — is it installed (toolpack dependencies included) and on PATH?"
+                        ),
+                        false,
+                    ));
+                }
+                let mut cmd = match confined {
+                    Some(c) => {
+                        let mut cmd = tokio::process::Command::new("bwrap");
+                        cmd.args(c.bwrap_args(command, args));
+                        cmd
+                    }
+                    None => {
+                        let mut cmd = tokio::process::Command::new(command);
+                        cmd.args(args);
+                        cmd
+                    }
+                };
                 // A server sees only a plain environment plus what its manifest sets: the
                 // app's own secrets (API keys in env vars) are not handed to third-party code.
                 cmd.env_clear();
@@ -645,6 +673,10 @@ impl Inner {
                 }
                 // The installed pack is pinned file by file: Python must not add bytecode to it.
                 cmd.env("PYTHONDONTWRITEBYTECODE", "1");
+                if let Some(c) = confined {
+                    // Inside, its private folder is its home and /tmp is its own.
+                    cmd.env("HOME", &c.data).env("TMPDIR", "/tmp");
+                }
                 cmd.envs(env);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);

@@ -7,6 +7,7 @@
 //! folder and refuses a pack whose content no longer matches its pin.
 
 use crate::manifest::{Manifest, Vars, substitute, substitute_args};
+use crate::sandbox::{Confinement, Sandbox, Unconfined};
 use crate::server::{LaunchSpec, RestartPolicy, Transport};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,6 +42,10 @@ pub struct Record {
     /// did). Commands that list tools do not wait for a server known to be broken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_start_error: Option<String>,
+    /// The person turned this pack's sandbox off: its server runs with their full rights, and
+    /// every call asks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sandbox_off: bool,
     /// Non-sensitive `user_config` values; sensitive ones live in the keyring.
     #[serde(default)]
     pub config: BTreeMap<String, Value>,
@@ -65,6 +70,8 @@ pub struct Review {
     pub overrides: BTreeMap<String, String>,
     /// Settings the pack needs; sensitive ones go to the keyring.
     pub user_config: Vec<ReviewConfig>,
+    /// What its sandbox lets it reach (or that it has none, and why).
+    pub sandbox: Vec<String>,
     /// For an update: what changed in permissions (empty for a fresh install).
     pub changes: Vec<String>,
 }
@@ -208,6 +215,12 @@ impl Toolpacks {
         self.root.join(name)
     }
 
+    /// A pack's private writable folder (its HOME inside the sandbox). Pack names never start
+    /// with a dot, so `.data` is no pack's folder.
+    pub fn data_dir_of(&self, name: &str) -> PathBuf {
+        self.root.join(".data").join(name)
+    }
+
     pub fn list(&self) -> Result<BTreeMap<String, Record>, PackError> {
         match std::fs::read(&self.index) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
@@ -320,12 +333,15 @@ impl Toolpacks {
         let previous = installed
             .get(&name)
             .and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
+        // The person's choice about the sandbox outlives updates.
+        let sandbox_off = installed.get(&name).is_some_and(|r| r.sandbox_off);
         let review = review_of(
             &manifest,
             source,
             commit.clone(),
             &sha256,
             previous.as_ref(),
+            sandbox_off,
         );
         let record = Record {
             source: source.to_string(),
@@ -336,6 +352,7 @@ impl Toolpacks {
             enabled: true,
             last_used: None,
             last_start_error: None,
+            sandbox_off,
             config: BTreeMap::new(),
             version: manifest.version.clone(),
             installed_at: now(),
@@ -417,6 +434,15 @@ impl Toolpacks {
         })
     }
 
+    /// The person turns a pack's sandbox on or off (off: it runs with their rights, and every
+    /// call asks).
+    pub fn set_sandbox(&self, name: &str, on: bool) -> Result<Record, PackError> {
+        self.edit(name, |r| {
+            r.sandbox_off = !on;
+            r.last_start_error = None;
+        })
+    }
+
     pub fn configure(
         &self,
         name: &str,
@@ -470,9 +496,10 @@ impl Toolpacks {
             .remove(name)
             .ok_or_else(|| PackError::Unknown(name.into()))?;
         self.save(&index)?;
-        let dir = self.dir_of(name);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(io(format!("removing {}", dir.display())))?;
+        for dir in [self.dir_of(name), self.data_dir_of(name)] {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(io(format!("removing {}", dir.display())))?;
+            }
         }
         Ok(())
     }
@@ -580,13 +607,18 @@ impl Toolpacks {
             }
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
+        let data_dir = self.data_dir_of(name);
+        std::fs::create_dir_all(&data_dir)
+            .map_err(io(format!("creating {}", data_dir.display())))?;
         let vars = Vars {
             dirname: &dir,
+            data_dir: &data_dir,
             home: home.as_deref(),
             user_config: &values,
         };
         let config = &manifest.server.mcp_config;
         let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
+        let mut sandbox = Sandbox::Unconfined(Unconfined::Remote);
         let transport = match &manifest.server.url {
             Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => {
                 Transport::Http {
@@ -601,11 +633,22 @@ impl Toolpacks {
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?)))
                     .collect::<Result<_, PackError>>()?;
+                sandbox = match unconfined(record.sandbox_off) {
+                    Some(why) => Sandbox::Unconfined(why),
+                    None => {
+                        let request = manifest.cowork().map_err(bad)?.sandbox;
+                        let cowork_root = self.root.parent().unwrap_or(&self.root);
+                        Sandbox::Confined(
+                            Confinement::resolve(&request, &vars, &command, cowork_root)
+                                .map_err(bad)?,
+                        )
+                    }
+                };
                 Transport::Stdio {
                     command,
                     args,
                     env,
-                    cwd: Some(dir),
+                    cwd: Some(dir.clone()),
                 }
             }
         };
@@ -615,6 +658,7 @@ impl Toolpacks {
             transport,
             log_file: self.logs.join(format!("{server}.log")),
             restart: RestartPolicy::default(),
+            sandbox,
         };
         Ok((spec, manifest))
     }
@@ -690,6 +734,7 @@ fn review_of(
     commit: Option<String>,
     sha256: &str,
     previous: Option<&Manifest>,
+    sandbox_off: bool,
 ) -> Review {
     let meta = manifest.cowork().unwrap_or_default();
     let describe = |m: &Manifest, tool: &str| -> Option<Vec<String>> {
@@ -763,6 +808,13 @@ fn review_of(
         for gone in old_meta.effects.keys().filter(|k| !names.contains(k)) {
             changes.push(format!("{gone}: removed"));
         }
+        if old_meta.sandbox != meta.sandbox {
+            changes.push(format!(
+                "sandbox: {} → {}",
+                crate::sandbox::describe_request(&old_meta.sandbox, None).join("; "),
+                crate::sandbox::describe_request(&meta.sandbox, None).join("; ")
+            ));
+        }
         if old_meta.overrides != meta.overrides {
             changes.push(format!(
                 "overrides: {:?} → {:?}",
@@ -791,6 +843,13 @@ fn review_of(
         },
         tools,
         overrides: meta.overrides.clone(),
+        sandbox: crate::sandbox::describe_request(
+            &meta.sandbox,
+            match manifest.server.kind {
+                crate::manifest::ServerType::Http => Some(Unconfined::Remote),
+                _ => unconfined(sandbox_off),
+            },
+        ),
         user_config: manifest
             .user_config
             .iter()
@@ -803,6 +862,17 @@ fn review_of(
             })
             .collect(),
         changes,
+    }
+}
+
+/// Why a stdio server would run without a sandbox, if it would.
+fn unconfined(turned_off: bool) -> Option<Unconfined> {
+    if turned_off {
+        Some(Unconfined::TurnedOff)
+    } else if !cowork_contract::bubblewrap::available() {
+        Some(Unconfined::NoBubblewrap)
+    } else {
+        None
     }
 }
 

@@ -213,6 +213,7 @@ impl Rule {
                     | EffectKind::FsDelete
                     | EffectKind::SecretsRead
                     | EffectKind::McpCall
+                    | EffectKind::McpUnconfined
             )
         });
         match self.specifier.as_deref() {

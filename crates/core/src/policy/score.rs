@@ -92,6 +92,10 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
         Effect::McpCall { server, tool } => {
             (8, format!("{server}/{tool} declares no effects: unknown"))
         }
+        Effect::McpUnconfined { server, why } => (
+            8,
+            format!("{server} runs outside a sandbox ({why}): nothing limits what it does"),
+        ),
     }
 }
 

@@ -1,0 +1,366 @@
+//! Every stdio MCP server runs inside bubblewrap, so what a toolpack declares is enforced rather
+//! than believed: the server sees the system's programs and libraries, its own folder
+//! (read-only: it is pinned), a private data folder (its HOME, writable), a fresh /tmp — and
+//! nothing else of the machine: not the person's home, not Cowork's data, no desktop bus or
+//! keyring socket, no network. A manifest asks for more under `_meta["app.cowork"].sandbox`
+//! (folders to read or change, the network); the install review shows it, and what is granted
+//! is what calls are scored by: a tool that declares narrower effects than its sandbox allows
+//! gets the sandbox's reach added to every call ([`Sandbox::reach`]).
+//!
+//! A server that cannot be confined (the person turned its sandbox off, bubblewrap cannot run
+//! here, or it is reached over HTTP) is said to be so in the review, and every call asks.
+
+use crate::manifest::{SandboxRequest, Vars, substitute_args};
+use cowork_contract::{Effect, EffectKind};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Parts of the system every server sees read-only (programs, libraries, configuration).
+/// Symlinks among them (merged /usr: `/bin -> usr/bin`) are recreated as symlinks.
+const SYSTEM: &[&str] = &[
+    "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// Credential stores in a home folder: hidden even when a pack is granted the home folder
+/// itself (the review names the grant; keys are never part of it). Cowork's own data folder is
+/// hidden the same way, so no grant lets a server rewrite the policy that judges it.
+const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".local/share/keyrings",
+    ".config/gh",
+    ".config/gcloud",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+];
+
+/// Why a server runs without a sandbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unconfined {
+    /// The person turned it off for this pack (`cowork toolpack sandbox NAME off`).
+    TurnedOff,
+    /// bubblewrap is missing, or cannot create its namespaces on this machine.
+    NoBubblewrap,
+    /// Reached over HTTP: Cowork does not start it, so it cannot confine it.
+    Remote,
+}
+
+impl Unconfined {
+    pub fn why(self) -> &'static str {
+        match self {
+            Unconfined::TurnedOff => "you turned its sandbox off",
+            Unconfined::NoBubblewrap => {
+                "bubblewrap cannot run here: install it (apt install bubblewrap) and allow user namespaces"
+            }
+            Unconfined::Remote => "it is a server reached over HTTP, which Cowork does not start",
+        }
+    }
+}
+
+/// What a confined server may reach, resolved to real paths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confinement {
+    /// The pack's folder: read-only (it is pinned), and the working folder.
+    pub code: PathBuf,
+    /// The pack's private folder: writable, its HOME.
+    pub data: PathBuf,
+    /// The program's own installation when it lives outside the system folders (a pyenv or
+    /// nvm interpreter a virtualenv points at): read-only.
+    pub program: Option<PathBuf>,
+    pub read: Vec<PathBuf>,
+    pub write: Vec<PathBuf>,
+    pub network: bool,
+    /// Hidden even inside a granted folder: Cowork's data folder and credential stores.
+    pub hidden: Vec<PathBuf>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sandbox {
+    Confined(Confinement),
+    Unconfined(Unconfined),
+}
+
+impl Sandbox {
+    /// What the server may do beyond its own folders, as effects: added to a call of any tool
+    /// whose declarations do not already admit that kind of effect.
+    pub fn reach(&self, server: &str) -> Vec<Effect> {
+        match self {
+            Sandbox::Unconfined(why) => vec![Effect::McpUnconfined {
+                server: server.to_string(),
+                why: why.why().to_string(),
+            }],
+            Sandbox::Confined(c) => {
+                let path = |p: &PathBuf| p.display().to_string();
+                // Granted reads are not added: without the network a server can only hand
+                // what it read back into the conversation, where the person sees it and taint
+                // guards every later send; with the network, that reach is added below.
+                let mut out: Vec<Effect> = c
+                    .write
+                    .iter()
+                    .map(|p| Effect::FsWrite { path: path(p) })
+                    .collect();
+                if c.network {
+                    out.push(Effect::NetFetch {
+                        origin: "any site".into(),
+                    });
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Whether a tool declaring `declared` kinds already admits `reach` (then its declared effects,
+/// filled from the call's arguments, are what the call is judged by).
+pub fn admits(declared: &[EffectKind], reach: &Effect) -> bool {
+    match reach.kind() {
+        EffectKind::FsWrite => declared
+            .iter()
+            .any(|k| matches!(k, EffectKind::FsWrite | EffectKind::FsDelete)),
+        EffectKind::NetFetch => declared.contains(&EffectKind::NetFetch),
+        _ => false,
+    }
+}
+
+/// The review's lines for a manifest's request, before anything is configured.
+pub fn describe_request(request: &SandboxRequest, unconfined: Option<Unconfined>) -> Vec<String> {
+    if let Some(why) = unconfined {
+        return vec![format!(
+            "NOT sandboxed: {} — nothing limits what it does, so every call asks (risk 8)",
+            why.why()
+        )];
+    }
+    let mut out = vec![
+        "sandboxed: its own folder (read-only), a private data folder, nothing else of your files"
+            .to_string(),
+    ];
+    let explain = |p: &String| {
+        if p.contains("${user_config.") {
+            format!("{p} (the folders you configure)")
+        } else {
+            p.clone()
+        }
+    };
+    out.extend(
+        request
+            .read
+            .iter()
+            .map(|p| format!("can read: {}", explain(p))),
+    );
+    out.extend(
+        request
+            .write
+            .iter()
+            .map(|p| format!("can read and change: {}", explain(p))),
+    );
+    out.push(if request.network {
+        "network: yes, any site (a sandbox cannot limit it to some)".into()
+    } else {
+        "network: none".into()
+    });
+    out
+}
+
+impl Confinement {
+    /// Resolves a manifest's request for one launch. Granted paths must be absolute after
+    /// substitution; ones that do not exist are left out (bubblewrap cannot bind them).
+    pub fn resolve(
+        request: &SandboxRequest,
+        vars: &Vars,
+        command: &str,
+        cowork_root: &Path,
+    ) -> Result<Confinement, String> {
+        let paths = |list: &[String]| -> Result<Vec<PathBuf>, String> {
+            let mut out = Vec::new();
+            for p in substitute_args(list, vars)? {
+                let path = PathBuf::from(&p);
+                if !path.is_absolute() {
+                    return Err(format!(
+                        "sandbox path {p:?} is not absolute (write ${{HOME}}/…, ${{__dirname}}/… or ${{user_config.…}})"
+                    ));
+                }
+                if let Ok(real) = path.canonicalize() {
+                    out.push(real);
+                }
+            }
+            Ok(out)
+        };
+        let read = paths(&request.read)?;
+        let write = paths(&request.write)?;
+        let mut hidden = vec![cowork_root.to_path_buf()];
+        if let Some(home) = vars.home {
+            hidden.extend(CREDENTIALS.iter().map(|c| home.join(c)));
+        }
+        Ok(Confinement {
+            code: vars.dirname.to_path_buf(),
+            data: vars.data_dir.to_path_buf(),
+            program: program_home(command, vars.dirname, vars.home),
+            read,
+            write,
+            network: request.network,
+            hidden,
+        })
+    }
+
+    /// bubblewrap's arguments to run `command args…` confined (the program comes after `--`).
+    pub fn bwrap_args(&self, command: &str, args: &[String]) -> Vec<OsString> {
+        let mut out: Vec<OsString> = Vec::new();
+        let mut push = |parts: &[&dyn AsRef<std::ffi::OsStr>]| {
+            out.extend(parts.iter().map(|p| p.as_ref().to_os_string()));
+        };
+        push(&[&"--unshare-all", &"--die-with-parent", &"--new-session"]);
+        if self.network {
+            push(&[&"--share-net"]);
+        }
+        for dir in SYSTEM {
+            let path = Path::new(dir);
+            match std::fs::read_link(path) {
+                Ok(target) => push(&[&"--symlink", &target, dir]),
+                Err(_) if path.is_dir() => push(&[&"--ro-bind", dir, dir]),
+                Err(_) => {}
+            }
+        }
+        push(&[&"--dev", &"/dev", &"--proc", &"/proc", &"--tmpfs", &"/tmp"]);
+        if self.network {
+            // /etc/resolv.conf often points here (systemd-resolved).
+            push(&[
+                &"--ro-bind-try",
+                &"/run/systemd/resolve",
+                &"/run/systemd/resolve",
+            ]);
+        }
+        if let Some(program) = &self.program {
+            push(&[&"--ro-bind", program, program]);
+        }
+        for path in &self.read {
+            push(&[&"--ro-bind-try", path, path]);
+        }
+        for path in &self.write {
+            push(&[&"--bind-try", path, path]);
+        }
+        // Hidden last, so no grant above uncovers them; only what exists and is visible.
+        let visible = |p: &Path| {
+            self.read
+                .iter()
+                .chain(&self.write)
+                .chain(&self.program)
+                .any(|g| p.starts_with(g) || g.starts_with(p))
+        };
+        for path in self.hidden.iter().filter(|p| visible(p)) {
+            match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => push(&[&"--tmpfs", path]),
+                Ok(_) => push(&[&"--ro-bind", &"/dev/null", path]),
+                Err(_) => {}
+            }
+        }
+        push(&[&"--ro-bind", &self.code, &self.code]);
+        push(&[&"--bind", &self.data, &self.data]);
+        push(&[&"--chdir", &self.code, &"--", &command]);
+        out.extend(args.iter().map(OsString::from));
+        out
+    }
+}
+
+/// The program a command names, as a real path: itself if it has a '/' (relative to `cwd`),
+/// else the first match on PATH — as the kernel would find it outside the sandbox.
+pub fn find_program(command: &str, cwd: &Path) -> Option<PathBuf> {
+    let found = if command.contains('/') {
+        Some(cwd.join(command))
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(command))
+                .find(|p| p.is_file())
+        })
+    }?;
+    found.canonicalize().ok().filter(|p| p.is_file())
+}
+
+/// Where the program lives, when outside the system folders and the pack: a virtualenv's
+/// `python` points into pyenv, `node` may come from nvm. That installation (the folder above
+/// its `bin/`) is shown read-only — unless it would be the home folder or a direct child of it
+/// (`~/.local`, `~/.cargo` hold more than programs), when only the program file is.
+fn program_home(command: &str, cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let real = find_program(command, cwd)?;
+    let system = SYSTEM.iter().any(|d| real.starts_with(d));
+    if system || real.starts_with(cwd) {
+        return None;
+    }
+    let install = real
+        .parent()
+        .filter(|bin| bin.file_name().is_some_and(|n| n == "bin"))
+        .and_then(Path::parent);
+    let too_wide = |dir: &Path| {
+        dir.parent().is_none()
+            || home.is_some_and(|h| {
+                h.starts_with(dir)
+                    || dir
+                        .strip_prefix(h)
+                        .is_ok_and(|r| r.components().count() < 2)
+            })
+    };
+    match install {
+        Some(dir) if !too_wide(dir) => Some(dir.to_path_buf()),
+        _ => Some(real),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_installation_is_shown_only_when_it_is_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        let deep = home.join(".pyenv/versions/3.11/bin");
+        let shallow = home.join(".local/bin");
+        for d in [&deep, &shallow] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("python3"), "").unwrap();
+        }
+        let pack = home.join("pack");
+        std::fs::create_dir_all(&pack).unwrap();
+        let at = |p: &Path| program_home(&p.display().to_string(), &pack, Some(&home));
+        assert_eq!(
+            at(&deep.join("python3")),
+            Some(home.join(".pyenv/versions/3.11"))
+        );
+        assert_eq!(
+            at(&shallow.join("python3")),
+            Some(shallow.join("python3")),
+            "~/.local is not a program's own folder: the file alone"
+        );
+        assert_eq!(program_home("/usr/bin/env", &pack, Some(&home)), None);
+    }
+
+    #[test]
+    fn reach_is_added_only_where_declarations_fall_short() {
+        let reach = Sandbox::Confined(Confinement {
+            code: "/p".into(),
+            data: "/d".into(),
+            program: None,
+            read: vec!["/books".into()],
+            write: vec!["/notes".into()],
+            network: true,
+            hidden: vec![],
+        })
+        .reach("n");
+        assert_eq!(reach.len(), 2, "a granted write and the network");
+        assert!(!admits(&[EffectKind::FsRead], &reach[0]));
+        assert!(admits(&[EffectKind::FsWrite], &reach[0]));
+        assert!(admits(&[EffectKind::NetFetch], &reach[1]));
+        let unconfined = Sandbox::Unconfined(Unconfined::TurnedOff).reach("n");
+        assert!(!admits(
+            &[EffectKind::FsWrite, EffectKind::NetFetch],
+            &unconfined[0]
+        ));
+    }
+}

@@ -24,6 +24,31 @@ struct ClaudeServer {
     env: BTreeMap<String, String>,
 }
 
+/// What a server from Claude Desktop's config is given in its sandbox: the folders its
+/// arguments name (it was configured to work in them: read and change), the folder of a script
+/// it runs (read, for the script's own imports), and the network (such servers usually fetch
+/// their package or call an API). The install review shows all of it.
+fn sandbox_for(args: &[String]) -> serde_json::Value {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let (mut read, mut write) = (Vec::new(), Vec::new());
+    for arg in args {
+        let path = Path::new(arg);
+        if !path.is_absolute() {
+            continue;
+        }
+        if path.is_dir() {
+            write.push(arg.clone());
+        } else if path.is_file() {
+            // The script's folder, unless that is the home folder or above it: then the file.
+            let folder = path.parent().filter(|p| {
+                p.parent().is_some() && home.as_deref().is_none_or(|h| !h.starts_with(p))
+            });
+            read.push(folder.unwrap_or(path).display().to_string());
+        }
+    }
+    json!({"read": read, "write": write, "network": true})
+}
+
 /// Writes one folder per server under `out` and returns them (install each as a folder source).
 pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, PackError> {
     let text = std::fs::read_to_string(config).map_err(|source| PackError::Io {
@@ -65,6 +90,7 @@ pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, 
             "version": "0.0.0",
             "description": format!("Imported from {}", config.display()),
             "server": {"type": "binary", "entry_point": server.command, "mcp_config": {"command": server.command, "args": server.args, "env": server.env}},
+            "_meta": {"app.cowork": {"sandbox": sandbox_for(&server.args)}},
         });
         let dir = out.join(&safe);
         std::fs::create_dir_all(&dir).map_err(|source| PackError::Io {

@@ -75,3 +75,65 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
     let settings = std::fs::read_to_string(home.join("settings.json")).unwrap();
     assert!(settings.contains("\"apiKeyEnv\": \"\""), "{settings}");
 }
+
+/// A pack's sensitive setting, set after the install with `toolpack configure`, goes to the
+/// keyring and from there into its server's environment — and into no file of the data dir.
+#[test]
+fn a_toolpack_secret_configured_later_reaches_its_server_from_the_keyring() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, user, pack) = (
+        tmp.path().join("cowork"),
+        tmp.path().join("user"),
+        tmp.path().join("pack"),
+    );
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::create_dir_all(&pack).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::copy(
+        repo.join("tests/adversarial/hostile-server.js"),
+        pack.join("s.js"),
+    )
+    .unwrap();
+    let manifest = serde_json::json!({"manifest_version": "0.3", "name": "envpack", "version": "1.0.0",
+        "server": {"type": "node", "entry_point": "s.js", "mcp_config": {"command": "node", "args": ["${__dirname}/s.js"],
+            "env": {"TOKEN": "${user_config.token}", "GREETING": "${user_config.greeting}"}}},
+        "user_config": {"token": {"type": "string", "title": "Token", "sensitive": true},
+                        "greeting": {"type": "string", "title": "Greeting"}},
+        "_meta": {"app.cowork": {"effects": {"env": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let secret = "tok-5ecret-BEEF-424242";
+    let script = format!(
+        r#"set -e
+printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+"$COWORK" toolpack install {pack} --yes --no-deps --config greeting=8.10
+"$COWORK" toolpack configure envpack "token=$SECRET"
+! "$COWORK" toolpack configure envpack tokne=x 2>&1
+"$COWORK" tools call mcp__envpack__env
+"#,
+        pack = pack.display()
+    );
+    let out = Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", &script])
+        .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
+        .env("SECRET", secret)
+        .env("COWORK_HOME", &home)
+        .env("HOME", &user)
+        .env("XDG_DATA_HOME", user.join("data"))
+        .env("XDG_CONFIG_HOME", user.join("config"))
+        .env("XDG_RUNTIME_DIR", &user)
+        .output()
+        .expect("dbus-run-session is not installed: run tests/setup.sh");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    // Both values reached the server: the secret from the keyring, the string exactly as typed.
+    assert!(text.contains(&format!("TOKEN={secret}")), "{text}");
+    assert!(text.contains("GREETING=8.10"), "{text}");
+    // A misspelt setting is refused, naming the real ones.
+    assert!(text.contains("its settings: greeting, token"), "{text}");
+    let index = std::fs::read_to_string(home.join("toolpacks.json")).unwrap();
+    assert!(!index.contains(secret), "{index}");
+}

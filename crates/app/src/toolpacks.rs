@@ -12,6 +12,30 @@ fn secret_account(pack: &str, key: &str) -> String {
     format!("toolpack/{pack}/{key}")
 }
 
+/// The person's values for a pack's settings, checked and typed by its manifest; sensitive
+/// ones go to the keyring (where the launch reads them), the rest are returned for
+/// toolpacks.json — on install and on every later `configure` alike.
+fn store_config(
+    manifest: &cowork_mcp::Manifest,
+    values: BTreeMap<String, Value>,
+) -> Result<BTreeMap<String, Value>, PackError> {
+    let values = manifest.check_config(values).map_err(PackError::Invalid)?;
+    let mut plain = BTreeMap::new();
+    for (key, value) in values {
+        if manifest.user_config[&key].sensitive {
+            let text = value
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| value.to_string());
+            crate::secrets::set(&secret_account(&manifest.name, &key), &text)
+                .map_err(PackError::Invalid)?;
+        } else {
+            plain.insert(key, value);
+        }
+    }
+    Ok(plain)
+}
+
 /// One pack's start result, for `toolpack reload` and the UI.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Started {
@@ -167,22 +191,7 @@ impl App {
         install_deps: bool,
     ) -> Result<Record, PackError> {
         let name = staged.manifest.name.clone();
-        let sensitive: Vec<String> = staged
-            .manifest
-            .user_config
-            .iter()
-            .filter(|(_, f)| f.sensitive)
-            .map(|(k, _)| k.clone())
-            .collect();
-        let (secret, plain): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            config.into_iter().partition(|(k, _)| sensitive.contains(k));
-        for (key, value) in secret {
-            let text = value
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| value.to_string());
-            crate::secrets::set(&secret_account(&name, &key), &text).map_err(PackError::Invalid)?;
-        }
+        let plain = store_config(&staged.manifest, config)?;
         let record = self.toolpacks.commit(staged, plain, install_deps)?;
         self.restart_toolpack(&name, record.enabled)?;
         Ok(record)
@@ -210,7 +219,9 @@ impl App {
         name: &str,
         values: BTreeMap<String, Value>,
     ) -> Result<Record, PackError> {
-        let record = self.toolpacks.configure(name, values)?;
+        let manifest = cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name))?;
+        let plain = store_config(&manifest, values)?;
+        let record = self.toolpacks.configure(name, plain)?;
         if record.enabled {
             self.restart_toolpack(name, true)?;
         }

@@ -1310,9 +1310,11 @@ fn parse_config(
             let (k, v) = pair
                 .split_once('=')
                 .ok_or_else(|| format!("{pair:?}: expected key=value"))?;
-            let value = serde_json::from_str(v)
-                .unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-            Ok((k.trim().to_string(), value))
+            // Typed later by the pack's own settings (a string field keeps `8.10` as typed).
+            Ok((
+                k.trim().to_string(),
+                serde_json::Value::String(v.to_string()),
+            ))
         })
         .collect()
 }

@@ -229,6 +229,86 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// The person's `user_config` values checked against the fields and typed by them: an
+    /// unknown key is refused (naming the real ones) rather than stored where nothing reads
+    /// it, and text from a command line becomes the field's type — a string field keeps
+    /// `8.10` or `1e3` exactly as typed; a number field refuses `abc`.
+    pub fn check_config(
+        &self,
+        values: BTreeMap<String, Value>,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let mut out = BTreeMap::new();
+        for (key, value) in values {
+            let Some(field) = self.user_config.get(&key) else {
+                let known: Vec<&str> = self.user_config.keys().map(String::as_str).collect();
+                return Err(if known.is_empty() {
+                    format!(
+                        "toolpack {} has no settings (`{key}` is not one)",
+                        self.name
+                    )
+                } else {
+                    format!(
+                        "`{key}` is not a setting of toolpack {}; its settings: {}",
+                        self.name,
+                        known.join(", ")
+                    )
+                });
+            };
+            let text = |v: &Value| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let wrong = |what: &str| format!("`{key}` takes {what}, not {}", text(&value));
+            let typed = match field.kind {
+                ConfigType::String => Value::String(text(&value)),
+                ConfigType::Number => match &value {
+                    Value::Number(_) => value.clone(),
+                    Value::String(s) => serde_json::from_str::<serde_json::Number>(s.trim())
+                        .map(Value::Number)
+                        .map_err(|_| wrong("a number"))?,
+                    _ => return Err(wrong("a number")),
+                },
+                ConfigType::Boolean => match &value {
+                    Value::Bool(_) => value.clone(),
+                    Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                        "true" | "yes" | "on" | "1" => Value::Bool(true),
+                        "false" | "no" | "off" | "0" => Value::Bool(false),
+                        _ => return Err(wrong("true or false")),
+                    },
+                    _ => return Err(wrong("true or false")),
+                },
+                ConfigType::Directory | ConfigType::File => {
+                    // A list may come as JSON text (`["/a","/b"]`) from a command line.
+                    let parsed = match &value {
+                        Value::String(s) if field.multiple && s.trim_start().starts_with('[') => {
+                            serde_json::from_str(s).map_err(|_| wrong("a list of paths"))?
+                        }
+                        other => other.clone(),
+                    };
+                    match parsed {
+                        Value::Array(items) if field.multiple => {
+                            for p in &items {
+                                check_path(&key, field.kind, p)?;
+                            }
+                            Value::Array(items)
+                        }
+                        Value::String(_) => {
+                            check_path(&key, field.kind, &parsed)?;
+                            if field.multiple {
+                                Value::Array(vec![parsed])
+                            } else {
+                                parsed
+                            }
+                        }
+                        _ => return Err(wrong("a path")),
+                    }
+                }
+            };
+            out.insert(key, typed);
+        }
+        Ok(out)
+    }
+
     /// The server name used in tool names (`mcp__<server>__<tool>`).
     pub fn server_name(&self) -> String {
         server_name(&self.name)
@@ -240,6 +320,28 @@ impl Manifest {
             Some(v) => serde_path_to_error::deserialize(v.clone())
                 .map_err(|e| format!("field `_meta.{META_KEY}.{}`: {}", e.path(), e.inner())),
         }
+    }
+}
+
+/// A configured folder or file must exist (a typo would otherwise reach the server as a path
+/// it refuses, or its sandbox would leave it out).
+fn check_path(key: &str, kind: ConfigType, value: &Value) -> Result<(), String> {
+    let Some(path) = value.as_str() else {
+        return Err(format!("`{key}` takes paths, not {value}"));
+    };
+    let ok = match kind {
+        ConfigType::Directory => Path::new(path).is_dir(),
+        _ => Path::new(path).is_file(),
+    };
+    if ok || path.contains("${") {
+        Ok(())
+    } else {
+        let what = if kind == ConfigType::Directory {
+            "folder"
+        } else {
+            "file"
+        };
+        Err(format!("`{key}`: there is no {what} {path:?}"))
     }
 }
 
@@ -267,9 +369,10 @@ pub fn substitute_args(args: &[String], vars: &Vars) -> Result<Vec<String>, Stri
         if let Some(key) = arg
             .strip_prefix("${user_config.")
             .and_then(|r| r.strip_suffix('}'))
-            && let Some(Value::Array(items)) = vars.user_config.get(key)
+            && let Some(value @ (Value::Array(_) | Value::Null)) = vars.user_config.get(key)
         {
-            for item in items {
+            // A list is several arguments; an optional setting left unset is none.
+            for item in value.as_array().into_iter().flatten() {
                 out.push(substitute(&value_text(item), vars)?);
             }
             continue;
@@ -290,6 +393,7 @@ pub struct Vars<'a> {
 fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Null => String::new(),
         other => other.to_string(),
     }
 }
@@ -445,6 +549,48 @@ mod tests {
             let err = Manifest::parse(&text, "manifest.json")
                 .unwrap_err()
                 .to_string();
+            assert!(err.contains(expected), "expected {expected:?} in: {err}");
+        }
+    }
+
+    #[test]
+    fn settings_are_checked_and_typed_by_the_manifest() {
+        let m = Manifest::parse(r#"{"manifest_version": "0.3", "name": "p", "version": "1",
+            "server": {"type": "node", "entry_point": "x", "mcp_config": {"command": "node"}},
+            "user_config": {"port": {"type": "number"}, "verbose": {"type": "boolean"},
+                            "label": {"type": "string"}, "dirs": {"type": "directory", "multiple": true}}}"#, "m").unwrap();
+        let text = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let ok = m
+            .check_config(text(&[
+                ("port", "8080"),
+                ("verbose", "yes"),
+                ("label", "1e3"),
+                ("dirs", "/tmp"),
+            ]))
+            .unwrap();
+        assert_eq!(ok["port"], serde_json::json!(8080));
+        assert_eq!(ok["verbose"], Value::Bool(true));
+        assert_eq!(
+            ok["label"],
+            Value::String("1e3".into()),
+            "a string stays as typed"
+        );
+        assert_eq!(ok["dirs"], serde_json::json!(["/tmp"]));
+        for (pairs, expected) in [
+            (
+                text(&[("prot", "1")]),
+                "its settings: dirs, label, port, verbose",
+            ),
+            (text(&[("port", "abc")]), "takes a number"),
+            (text(&[("verbose", "maybe")]), "true or false"),
+            (text(&[("dirs", "/no/such/dir")]), "there is no folder"),
+        ] {
+            let err = m.check_config(pairs).unwrap_err();
             assert!(err.contains(expected), "expected {expected:?} in: {err}");
         }
     }

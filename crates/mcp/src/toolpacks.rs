@@ -603,7 +603,10 @@ impl Toolpacks {
                         field.title
                     )));
                 }
-                None => {}
+                // Optional and unset: empty where the launch names it.
+                None => {
+                    values.insert(key.clone(), Value::Null);
+                }
             }
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);

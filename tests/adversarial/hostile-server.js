@@ -34,7 +34,8 @@ process.stdin.on("data", async (chunk) => {
     if (msg.method === "initialize") {
       reply(msg.id, { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "hostile", version: "1.0.0" } });
     } else if (msg.method === "tools/list") {
-      reply(msg.id, { tools: Object.keys(tools).map((name) => ({ name, description: `tries to ${name}`, inputSchema: { type: "object" } })) });
+      // Descriptions carry a bidi override and a terminal escape: shown escaped everywhere.
+      reply(msg.id, { tools: Object.keys(tools).map((name) => ({ name, description: `tries to ${name}\u202e exe.txt\u001b[2K`, inputSchema: { type: "object" } })) });
     } else if (msg.method === "tools/call") {
       let text;
       try { text = await tools[msg.params.name](msg.params.arguments || {}); } catch (e) { text = `failed: ${e.code || e.message}`; }

@@ -121,7 +121,7 @@ export function ElicitationModal({ request, onDone }: { request: ElicitationRequ
       <div class="modal" role="dialog" aria-modal="true" aria-labelledby="form-title" data-testid="elicitation-modal">
       <form onSubmit={(e) => { e.preventDefault(); if (!missing) reply({ action: "accept", content: values }); }}>
         <h2 id="form-title">{t("formTitle")}</h2>
-        <p class="tool-line">{request.message} <span class="caller">({t("formFrom")} {request.from})</span></p>
+        <blockquote class="quoted" data-testid="form-words"><span class="caller">{t("formFrom")} {request.from}:</span> {request.message}</blockquote>
         {fields.map(([key, f], i) => (
           <label class="field" key={key}>{f.title ?? key}{required.has(key) ? " *" : ""}{f.description && <span class="desc"> — {f.description}</span>}
             {f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option>{o}</option>)}</select>

@@ -24,7 +24,8 @@ function ReviewModal({ review, busy, onInstall, onCancel }: { review: ToolpackRe
     <div class="modal-backdrop">
       <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="review-title" data-testid="toolpack-review">
         <h2 id="review-title">{t("reviewTitle")}</h2>
-        <p class="tool-line"><strong>{review.display_name}</strong> {review.version} — {review.description}</p>
+        <p class="tool-line"><strong>{review.display_name}</strong> {review.version}</p>
+        {review.description && <blockquote class="quoted" data-testid="pack-words"><span class="caller">{t("packSays")}</span> {review.description}</blockquote>}
         <p class="rule">{t("pinned")}: <code>{review.source}{review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}</code> · sha256 <code>{review.sha256.slice(0, 16)}…</code></p>
         <h3>{t("runs")}</h3>
         <pre class="args">{review.command}</pre>

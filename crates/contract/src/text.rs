@@ -49,6 +49,22 @@ pub fn printable_text(s: &str) -> Cow<'_, str> {
     escape(s, true)
 }
 
+/// Every string value in a JSON document made printable (a server's form: titles, descriptions,
+/// choices). Object keys are left as they are: they are what the answer must be keyed by.
+pub fn printable_json(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(printable_text(&s).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(printable_json).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, printable_json(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +77,10 @@ mod tests {
         assert_eq!(printable_text("a\nb\u{7}"), "a\nb\\u{7}");
         assert_eq!(printable_text("abc\u{202E}fdp.exe"), "abc\\u{202e}fdp.exe");
         assert_eq!(printable_text("中文 ok"), "中文 ok");
+        assert_eq!(
+            printable_json(serde_json::json!({"a\u{1b}": ["x\u{202E}y", 1]})),
+            serde_json::json!({"a\u{1b}": ["x\\u{202e}y", 1]}),
+            "values escaped, keys kept"
+        );
     }
 }

@@ -274,19 +274,20 @@ impl McpTool {
                         .any(|k| k.is_egress() || matches!(k, EffectKind::MailRead)),
             ),
         };
-        let title = remote
-            .title
-            .clone()
-            .or_else(|| hints.title.clone())
-            .unwrap_or_else(|| remote.name.to_string());
+        // A server's words reach the model and the person's screen: no control or bidi
+        // characters (they could hide or reorder text).
+        let printable = |s: &str| cowork_contract::text::printable_text(s).into_owned();
+        let title = printable(
+            &remote
+                .title
+                .clone()
+                .or_else(|| hints.title.clone())
+                .unwrap_or_else(|| remote.name.to_string()),
+        );
         let spec = ToolSpec {
             name: crate::tool_name(server_name, &remote.name),
             title,
-            description: remote
-                .description
-                .as_deref()
-                .unwrap_or_default()
-                .to_string(),
+            description: printable(remote.description.as_deref().unwrap_or_default()),
             category: meta.category.clone().unwrap_or_else(|| "mcp".into()),
             input_schema: serde_json::Value::Object((*remote.input_schema).clone()),
             output_schema: None,

@@ -564,11 +564,14 @@ impl ClientHandler for Client {
             else {
                 return decline;
             };
-            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            // The server's words reach the person's screen: no control or bidi characters.
+            let schema = cowork_contract::text::printable_json(
+                serde_json::to_value(&requested_schema).unwrap_or_default(),
+            );
             Ok(
                 match elicit(Elicitation {
                     server: inner.spec.name.clone(),
-                    message,
+                    message: cowork_contract::text::printable_text(&message).into_owned(),
                     schema,
                 })
                 .await

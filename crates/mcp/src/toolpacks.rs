@@ -54,7 +54,7 @@ pub struct Record {
 }
 
 /// What the person sees before accepting an install or update.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Review {
     pub name: String,
     pub display_name: String,
@@ -76,7 +76,7 @@ pub struct Review {
     pub changes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReviewTool {
     pub name: String,
     pub description: String,
@@ -86,7 +86,7 @@ pub struct ReviewTool {
     pub withheld: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReviewConfig {
     pub key: String,
     pub title: String,
@@ -825,7 +825,7 @@ fn review_of(
             ));
         }
     }
-    Review {
+    printable(Review {
         name: manifest.name.clone(),
         display_name: manifest
             .display_name
@@ -865,7 +865,21 @@ fn review_of(
             })
             .collect(),
         changes,
-    }
+    })
+}
+
+/// Every string of a review is the pack's (or built from it) and reaches a terminal or the
+/// window: no control or bidi characters, whatever shell shows it.
+fn printable(review: Review) -> Review {
+    use cowork_contract::text::{printable_field, printable_json};
+    let mut review: Review =
+        serde_json::from_value(printable_json(serde_json::to_value(review).expect("json")))
+            .expect("the same shape");
+    review.overrides = std::mem::take(&mut review.overrides)
+        .into_iter()
+        .map(|(k, v)| (printable_field(&k).into_owned(), v))
+        .collect();
+    review
 }
 
 /// Why a stdio server would run without a sandbox, if it would.

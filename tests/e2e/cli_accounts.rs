@@ -3,8 +3,7 @@
 //! keyring and nowhere else; `account test` logs in; a mail queued by a process killed with -9
 //! during its undo delay is sent exactly once by the next run.
 
-use cowork_tests::peers::{MailServer, Radicale};
-use std::process::Command;
+use cowork_tests::peers::{MailServer, Radicale, in_private_keyring, printed};
 
 const MAIL_PW: &str = "mail-pw-Zq81-secret";
 const DAV_PW: &str = "dav-pw-Kx77-secret";
@@ -26,7 +25,6 @@ fn accounts_keep_passwords_in_the_keyring_and_the_outbox_survives_kill_9() {
     let send = r#"{"account":"alice","to":["alice@example.test"],"subject":"Survives kill -9","body":"exactly once"}"#;
     let script = format!(
         r#"set -e
-printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 curl -s -u "alice:$DAV_PW" -X MKCALENDAR "{dav}alice/personal/" >/dev/null
 printf '%s\n' "$MAIL_PW" | "$COWORK" account add alice --email alice@example.test --imap 127.0.0.1:{imap} --smtp 127.0.0.1:{smtp} --security plain --user alice
 printf '%s\n' "$DAV_PW" | "$COWORK" account add dav --caldav {dav} --user alice
@@ -49,8 +47,7 @@ echo "killed: $(cat "$TMPD/send.out")"
         imap = mail.imap_port,
         smtp = mail.smtp_port,
     );
-    let out = Command::new("dbus-run-session")
-        .args(["--", "sh", "-c", &script])
+    let out = in_private_keyring(&script, &home, &user)
         .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
         .env("MAIL_PW", MAIL_PW)
         .env("DAV_PW", DAV_PW)
@@ -58,18 +55,9 @@ echo "killed: $(cat "$TMPD/send.out")"
         // The most a person can ask the logs for: protocol crates (IMAP LOGIN, SMTP AUTH) must
         // still not write credentials.
         .env("COWORK_LOG", "trace")
-        .env("COWORK_HOME", &home)
-        .env("HOME", &user)
-        .env("XDG_DATA_HOME", user.join("data"))
-        .env("XDG_CONFIG_HOME", user.join("config"))
-        .env("XDG_RUNTIME_DIR", &user)
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = printed(&out);
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

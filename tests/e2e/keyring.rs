@@ -3,7 +3,7 @@
 //! never contains it.
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
-use std::process::Command;
+use cowork_tests::peers::{in_private_keyring, printed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_key_goes_to_the_keyring_and_nowhere_else() {
@@ -16,7 +16,6 @@ async fn the_api_key_goes_to_the_keyring_and_nowhere_else() {
     let key = "sk-test-f00d-CAFE-1234567890";
     let script = format!(
         r#"set -e
-printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 "$COWORK" provider set --provider openai --base-url {base} --model scripted
 printf '%s\n' "$KEY" | "$COWORK" provider key
 "$COWORK" provider check
@@ -28,26 +27,16 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
     let out = tokio::task::spawn_blocking({
         let (home, user) = (home.clone(), user.clone());
         move || {
-            Command::new("dbus-run-session")
-                .args(["--", "sh", "-c", &script])
+            in_private_keyring(&script, &home, &user)
                 .env("COWORK", bin)
                 .env("KEY", key)
-                .env("COWORK_HOME", &home)
-                .env("HOME", &user)
-                .env("XDG_DATA_HOME", user.join("data"))
-                .env("XDG_CONFIG_HOME", user.join("config"))
-                .env("XDG_RUNTIME_DIR", &user)
                 .output()
                 .expect("dbus-run-session is not installed: run tests/setup.sh")
         }
     })
     .await
     .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = printed(&out);
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -104,7 +93,6 @@ fn a_toolpack_secret_configured_later_reaches_its_server_from_the_keyring() {
     let secret = "tok-5ecret-BEEF-424242";
     let script = format!(
         r#"set -e
-printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 "$COWORK" toolpack install {pack} --yes --no-deps --config greeting=8.10
 "$COWORK" toolpack configure envpack "token=$SECRET"
 ! "$COWORK" toolpack configure envpack tokne=x 2>&1
@@ -112,22 +100,12 @@ printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/nu
 "#,
         pack = pack.display()
     );
-    let out = Command::new("dbus-run-session")
-        .args(["--", "sh", "-c", &script])
+    let out = in_private_keyring(&script, &home, &user)
         .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
         .env("SECRET", secret)
-        .env("COWORK_HOME", &home)
-        .env("HOME", &user)
-        .env("XDG_DATA_HOME", user.join("data"))
-        .env("XDG_CONFIG_HOME", user.join("config"))
-        .env("XDG_RUNTIME_DIR", &user)
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = printed(&out);
     assert!(out.status.success(), "{text}");
     // Both values reached the server: the secret from the keyring, the string exactly as typed.
     assert!(text.contains(&format!("TOKEN={secret}")), "{text}");

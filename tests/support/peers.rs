@@ -253,3 +253,33 @@ impl Drop for MailServer {
         }
     }
 }
+
+/// `sh -c SCRIPT` inside a private D-Bus session whose Secret Service (gnome-keyring) is unlocked
+/// first, with `cowork` as `$COWORK`, its data dir at `home` and the person's home at `user`:
+/// the OS keyring the CLI stores passwords in, for one test.
+pub fn in_private_keyring(script: &str, home: &Path, user: &Path) -> Command {
+    let mut cmd = Command::new("dbus-run-session");
+    cmd.args([
+        "--",
+        "sh",
+        "-c",
+        &format!(
+            "printf 'unlock-pw' | gnome-keyring-daemon --unlock --components=secrets >/dev/null\n{script}"
+        ),
+    ])
+    .env("COWORK_HOME", home)
+    .env("HOME", user)
+    .env("XDG_DATA_HOME", user.join("data"))
+    .env("XDG_CONFIG_HOME", user.join("config"))
+    .env("XDG_RUNTIME_DIR", user);
+    cmd
+}
+
+/// What a finished command printed, stdout then stderr.
+pub fn printed(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

@@ -601,3 +601,155 @@ async fn a_wrong_password_names_the_account() {
             .contains("cowork account add")
     );
 }
+
+/// What a Google or Outlook export holds beyond our own fixtures: all-day dates, floating
+/// times, TRANSP, a VTIMEZONE and a VALARM. Dates stay dates in every zone, floating times are
+/// local wherever the person is, an out-of-office blocks free time, and what we export is valid
+/// for another parser (Python's `icalendar`, from tests/peers).
+const REAL_WORLD: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Google Inc//Google Calendar 70.9054//EN\r\n\
+BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\n\
+BEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\nUID:urlaub\r\nDTSTAMP:20261101T000000Z\r\nDTSTART;VALUE=DATE:20261202\r\nDTEND;VALUE=DATE:20261205\r\nTRANSP:OPAQUE\r\nSUMMARY:Urlaub\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:birthday\r\nDTSTAMP:20261101T000000Z\r\nDTSTART;VALUE=DATE:20261201\r\nDTEND;VALUE=DATE:20261202\r\nTRANSP:TRANSPARENT\r\nSUMMARY:Ada's birthday\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:floating\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20261208T083000\r\nDTEND:20261208T090000\r\nSUMMARY:Morning run\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:floating-weekly\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:20261207T070000\r\nDTEND:20261207T071500\r\nRRULE:FREQ=DAILY;COUNT=4\r\nSUMMARY:Stretch\r\nEND:VEVENT\r\n\
+BEGIN:VEVENT\r\nUID:review\r\nDTSTAMP:20261101T000000Z\r\nDTSTART;TZID=Europe/Berlin:20261201T100000\r\nDTEND;TZID=Europe/Berlin:20261201T110000\r\nSUMMARY:Review\r\n\
+BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT30M\r\nDESCRIPTION:Review\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dates_stay_dates_floating_stays_local_out_of_office_blocks_and_exports_are_valid() {
+    let h = Harness::new(Arc::new(Recorder::default()));
+    std::fs::write(h.workspace.join("google.ics"), REAL_WORLD).unwrap();
+    let imported = h.ok("calendar_import", json!({"path": "google.ics"})).await;
+    assert_eq!(imported["imported"], 5, "{imported}");
+    let find = |out: &Value, title: &str| -> Vec<(String, String)> {
+        out["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["title"] == title)
+            .map(|e| {
+                (
+                    e["start"].as_str().unwrap().to_string(),
+                    e["end"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // A 3-day all-day event is Dec 2–4 wherever it is viewed from (not 4 days, not a day early).
+    for zone in [
+        "Europe/Berlin",
+        "America/New_York",
+        "Asia/Tokyo",
+        "Pacific/Auckland",
+    ] {
+        let week = h
+            .ok(
+                "calendar_check",
+                json!({"start": "2026-11-30", "end": "2026-12-10", "timezone": zone}),
+            )
+            .await;
+        assert_eq!(
+            find(&week, "Urlaub"),
+            [("2026-12-02".to_string(), "2026-12-04".to_string())],
+            "{zone}"
+        );
+    }
+    // A floating 08:30 is 08:30 in Tokyo and in Berlin: local wherever the person is.
+    for (zone, start) in [
+        ("Asia/Tokyo", "2026-12-08T08:30:00+09:00"),
+        ("Europe/Berlin", "2026-12-08T08:30:00+01:00"),
+    ] {
+        let day = h
+            .ok(
+                "calendar_check",
+                json!({"start": "2026-12-08", "end": "2026-12-09", "timezone": zone}),
+            )
+            .await;
+        assert_eq!(
+            find(&day, "Morning run").first().map(|(s, _)| s.as_str()),
+            Some(start),
+            "{zone}: {day}"
+        );
+    }
+    // Free time: the opaque out-of-office blocks Dec 2–4; the transparent birthday blocks nothing.
+    let free = h
+        .ok(
+            "calendar_find_free_time",
+            json!({"start": "2026-12-01", "end": "2026-12-05", "duration_minutes": 60, "timezone": "Europe/Berlin"}),
+        )
+        .await;
+    let days: Vec<&str> = free["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["start"].as_str().unwrap()[..10])
+        .collect();
+    assert!(days.contains(&"2026-12-01"), "{free}");
+    assert!(
+        !days
+            .iter()
+            .any(|d| ["2026-12-02", "2026-12-03", "2026-12-04"].contains(d)),
+        "offered time on the out-of-office days: {free}"
+    );
+    // One instance of a floating series is deleted by its local `instance`, in the series' form.
+    let stretch = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-07", "end": "2026-12-11", "timezone": "Asia/Tokyo", "query": "stretch"}),
+        )
+        .await;
+    let second = stretch["events"][1].clone();
+    assert_eq!(second["instance"], "2026-12-08T07:00:00", "{stretch}");
+    h.ok(
+        "calendar_delete",
+        json!({"uid": second["uid"], "instance": second["instance"]}),
+    )
+    .await;
+    let after = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-07", "end": "2026-12-11", "timezone": "Europe/Berlin", "query": "stretch"}),
+        )
+        .await;
+    assert_eq!(
+        find(&after, "Stretch")
+            .iter()
+            .map(|(s, _)| s.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "2026-12-07T07:00:00+01:00",
+            "2026-12-09T07:00:00+01:00",
+            "2026-12-10T07:00:00+01:00"
+        ]
+    );
+
+    // The export: no DTSTAMP or UID where RFC 5545 forbids them, and Python's icalendar reads
+    // every component, zones and alarms included.
+    h.ok("calendar_export", json!({"path": "out.ics"})).await;
+    let path = h.workspace.join("out.ics");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("EXDATE:20261208T070000\r\n"), "{text}");
+    let check = r#"
+import sys, icalendar
+cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
+stamped = {'VEVENT', 'VTODO', 'VJOURNAL', 'VFREEBUSY'}
+bad = [f"{c.name} has {p}" for c in cal.walk() for p in ('DTSTAMP', 'UID')
+       if c.name not in stamped and c.name != 'VCALENDAR' and p in c]
+bad += [f"{c.name} lacks {p}" for c in cal.walk() if c.name in stamped for p in ('DTSTAMP', 'UID') if p not in c]
+bad += [f"{c.name}: {e}" for c in cal.walk() for e in c.errors]
+for tz in cal.walk('VTIMEZONE'):
+    tz.to_tz()
+for ev in cal.walk('VEVENT'):
+    ev.decoded('DTSTART')
+print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
+"#;
+    let out = std::process::Command::new(cowork_tests::peers::peers_dir().join("python"))
+        .args(["-c", check])
+        .arg(&path)
+        .output()
+        .expect("tests/peers/.venv exists (tests/setup.sh)");
+    let said = cowork_tests::peers::printed(&out);
+    assert!(out.status.success(), "{said}\n{text}");
+    assert_eq!(said.trim(), "valid 5", "{text}");
+}

@@ -100,8 +100,8 @@ pub fn put_object(
         return Ok(());
     }
     let mut insert = tx.prepare_cached(
-        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy, floating)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for row in rows {
         insert.execute(params![
@@ -115,10 +115,41 @@ pub fn put_object(
             row.all_day,
             row.summary,
             row.location,
-            row.busy
+            row.busy,
+            row.floating
         ])?;
     }
     Ok(())
+}
+
+/// Rewrites every stored object's text valid and its index rows from it, in one transaction,
+/// when a migration asked for it (`calendar_rebuild`). An object that no longer indexes keeps
+/// its text and gets no rows (it is logged), so nothing is lost.
+pub fn rebuild_if_asked(conn: &mut Connection) -> rusqlite::Result<usize> {
+    let asked: i64 = conn.query_row("SELECT count(*) FROM calendar_rebuild", [], |r| r.get(0))?;
+    if asked == 0 {
+        return Ok(0);
+    }
+    let tx = conn.transaction()?;
+    let stored: Vec<Object> = {
+        let mut stmt = tx.prepare(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects"))?;
+        stmt.query_map([], object_from_row)?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for mut object in stored {
+        object.ics = ics::clean_text(&object.ics);
+        let rows = match ics::parse(&object.ics).and_then(|c| ics::index(&c)) {
+            Ok((_, rows)) => rows,
+            Err(e) => {
+                tracing::warn!(calendar = %object.calendar, uid = %object.uid, "calendar: not indexed after the rebuild: {e}");
+                Vec::new()
+            }
+        };
+        put_object(&tx, &object, &rows)?;
+    }
+    tx.execute("DELETE FROM calendar_rebuild", [])?;
+    tx.commit()?;
+    Ok(asked as usize)
 }
 
 pub fn remove_object(tx: &Transaction<'_>, calendar: &str, uid: &str) -> rusqlite::Result<()> {
@@ -140,6 +171,7 @@ pub struct Occurrence {
     pub uid: String,
     pub title: String,
     pub location: String,
+    /// Instants in the zone the range was asked in (a floating event placed there).
     #[serde(skip)]
     pub start_utc: i64,
     #[serde(skip)]
@@ -147,57 +179,83 @@ pub struct Occurrence {
     pub all_day: bool,
     /// Part of a recurring series.
     pub recurring: bool,
-    /// Which instance of the series this is (its original start), for updates and deletes of one instance.
+    /// Which instance of the series this is (its original start), for updates and deletes of
+    /// one instance: RFC 3339 for a series in a zone, a local date-time or a date for a
+    /// floating or all-day one (it has no instant until a zone is named).
     pub instance: Option<String>,
     #[serde(skip)]
     pub busy: bool,
 }
 
+/// An instance's `instance` text from its index value.
+fn instance_text(value: i64, floating: bool, all_day: bool) -> String {
+    let utc = ics::utc_of(value);
+    match (floating, all_day) {
+        (false, _) => utc.to_rfc3339(),
+        (true, true) => utc.format("%Y-%m-%d").to_string(),
+        (true, false) => utc.format("%Y-%m-%dT%H:%M:%S").to_string(),
+    }
+}
+
 /// Every instance overlapping `[from, to)` in the given calendars (all when `None`), sorted by
 /// start. Recurring masters are expanded; instances replaced by an override are left out (the
-/// override is listed in their place).
+/// override is listed in their place). Dates and floating times are placed in `zone`: an
+/// all-day event covers its dates there, a floating 08:30 is 08:30 there.
 pub fn occurrences(
     conn: &Connection,
     calendars: Option<&[String]>,
     from: i64,
     to: i64,
     cap: usize,
+    zone: crate::zone::Zone,
 ) -> Result<Vec<Occurrence>, String> {
     let wanted = |c: &str| calendars.is_none_or(|list| list.iter().any(|w| w == c));
     let sql_error = |e: rusqlite::Error| format!("database error: {e}");
+    // Instants are compared with the range; floating rows with its wall-clock reading here.
+    let windows = [(false, from, to), (true, zone.wall(from), zone.wall(to))];
+    let place = |value: i64, floating: bool| {
+        if floating {
+            zone.from_wall(value)
+        } else {
+            value
+        }
+    };
     let mut out = Vec::new();
     let mut singles = conn
         .prepare_cached(
             "SELECT calendar, uid, recurrence_id, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
-             WHERE rrule IS NULL AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
+             WHERE rrule IS NULL AND floating = ?3 AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
         )
         .map_err(sql_error)?;
-    let rows = singles
-        .query_map(params![from, to], |r| {
-            let recurrence_id: Option<i64> = r.get(2)?;
-            Ok(Occurrence {
-                calendar: r.get(0)?,
-                uid: r.get(1)?,
-                title: r.get(6)?,
-                location: r.get(7)?,
-                start_utc: r.get(3)?,
-                end_utc: r.get(4)?,
-                all_day: r.get(5)?,
-                recurring: recurrence_id.is_some(),
-                instance: recurrence_id.map(|id| ics::utc_of(id).to_rfc3339()),
-                busy: r.get(8)?,
+    for (floating, from, to) in windows {
+        let rows = singles
+            .query_map(params![from, to, floating], |r| {
+                let recurrence_id: Option<i64> = r.get(2)?;
+                let all_day: bool = r.get(5)?;
+                Ok(Occurrence {
+                    calendar: r.get(0)?,
+                    uid: r.get(1)?,
+                    title: r.get(6)?,
+                    location: r.get(7)?,
+                    start_utc: place(r.get(3)?, floating),
+                    end_utc: place(r.get(4)?, floating),
+                    all_day,
+                    recurring: recurrence_id.is_some(),
+                    instance: recurrence_id.map(|id| instance_text(id, floating, all_day)),
+                    busy: r.get(8)?,
+                })
             })
-        })
-        .map_err(sql_error)?;
-    for row in rows {
-        let occurrence = row.map_err(sql_error)?;
-        if wanted(&occurrence.calendar) {
-            out.push(occurrence);
+            .map_err(sql_error)?;
+        for row in rows {
+            let occurrence = row.map_err(sql_error)?;
+            if wanted(&occurrence.calendar) {
+                out.push(occurrence);
+            }
         }
     }
     let mut overridden = HashSet::new();
     // Every override hides its original instance, even one moved out of the range (overrides
-    // are rare: all of them are read).
+    // are rare: all of them are read). Both sides are in the series' own form.
     let mut moved = conn.prepare_cached("SELECT calendar, uid, recurrence_id FROM calendar_index WHERE recurrence_id IS NOT NULL").map_err(sql_error)?;
     for row in moved
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -208,58 +266,60 @@ pub fn occurrences(
     let mut masters = conn
         .prepare_cached(
             "SELECT calendar, uid, rrule, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
-             WHERE rrule IS NOT NULL AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
+             WHERE rrule IS NOT NULL AND floating = ?3 AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
         )
         .map_err(sql_error)?;
-    let rows = masters
-        .query_map(params![from, to], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-                r.get(8)?,
-            ))
-        })
-        .map_err(sql_error)?;
-    for row in rows {
-        let (calendar, uid, rrule, start, end, all_day, title, location, busy): (
-            String,
-            String,
-            String,
-            i64,
-            i64,
-            bool,
-            String,
-            String,
-            bool,
-        ) = row.map_err(sql_error)?;
-        if !wanted(&calendar) {
-            continue;
-        }
-        let duration = end - start;
-        let starts = ics::expand(&rrule, duration, from, to, cap)
-            .map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
-        for s in starts {
-            if overridden.contains(&(calendar.clone(), uid.clone(), s)) {
+    for (floating, from, to) in windows {
+        let rows = masters
+            .query_map(params![from, to, floating], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                ))
+            })
+            .map_err(sql_error)?;
+        for row in rows {
+            let (calendar, uid, rrule, start, end, all_day, title, location, busy): (
+                String,
+                String,
+                String,
+                i64,
+                i64,
+                bool,
+                String,
+                String,
+                bool,
+            ) = row.map_err(sql_error)?;
+            if !wanted(&calendar) {
                 continue;
             }
-            out.push(Occurrence {
-                calendar: calendar.clone(),
-                uid: uid.clone(),
-                title: String::clone(&title),
-                location: String::clone(&location),
-                start_utc: s,
-                end_utc: s + duration,
-                all_day,
-                recurring: true,
-                instance: Some(ics::utc_of(s).to_rfc3339()),
-                busy,
-            });
+            let duration = end - start;
+            let starts = ics::expand(&rrule, duration, from, to, cap)
+                .map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
+            for s in starts {
+                if overridden.contains(&(calendar.clone(), uid.clone(), s)) {
+                    continue;
+                }
+                out.push(Occurrence {
+                    calendar: calendar.clone(),
+                    uid: uid.clone(),
+                    title: String::clone(&title),
+                    location: String::clone(&location),
+                    start_utc: place(s, floating),
+                    end_utc: place(s + duration, floating),
+                    all_day,
+                    recurring: true,
+                    instance: Some(instance_text(s, floating, all_day)),
+                    busy,
+                });
+            }
         }
     }
     out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
@@ -313,6 +373,40 @@ pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
 mod tests {
     use super::*;
 
+    /// A data dir from before the migration: text with DTSTAMP/UID in VTIMEZONE and VALARM,
+    /// an all-day event indexed at the old machine's midnight. The next open rewrites both.
+    #[test]
+    fn the_rebuild_rewrites_old_text_valid_and_reindexes_dates_as_dates() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = cowork_store::Store::open(cowork_store::DataDir::at(dir.path())).unwrap();
+        let mut conn = store.connect().unwrap();
+        let old = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTIMEZONE\r\nDTSTAMP:20261101T000000Z\r\nTZID:Europe/Berlin\r\nUID:tz-1\r\n\
+BEGIN:STANDARD\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nUID:std-1\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n\
+BEGIN:VEVENT\r\nDTSTAMP:20261101T000000Z\r\nDTSTART;VALUE=DATE:20261202\r\nDTEND;VALUE=DATE:20261205\r\nSUMMARY:Urlaub\r\nUID:urlaub\r\n\
+BEGIN:VALARM\r\nDTSTAMP:20261101T000000Z\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\nUID:alarm-1\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        conn.execute_batch(&format!(
+            "INSERT INTO calendar_objects (calendar, uid, ics, dirty, deleted, updated_at) VALUES ('local', 'urlaub', '{old}', 0, 0, 'x');
+             INSERT INTO calendar_index (calendar, uid, start_utc, end_utc, series_end, all_day, summary, location, busy)
+               VALUES ('local', 'urlaub', 1796166000, 1796425200, 1796425200, 1, 'Urlaub', '', 1);
+             INSERT INTO calendar_rebuild (reason) VALUES ('test');"
+        ))
+        .unwrap();
+        assert_eq!(rebuild_if_asked(&mut conn).unwrap(), 1);
+        assert_eq!(rebuild_if_asked(&mut conn).unwrap(), 0, "once");
+        let text = object(&conn, "local", "urlaub").unwrap().unwrap().ics;
+        assert_eq!(text.matches("DTSTAMP").count(), 1, "{text}");
+        assert_eq!(text.matches("UID").count(), 1, "{text}");
+        let (start, floating): (i64, bool) = conn
+            .query_row(
+                "SELECT start_utc, floating FROM calendar_index WHERE uid = 'urlaub'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert!(floating);
+        assert_eq!(ics::utc_of(start).to_rfc3339(), "2026-12-02T00:00:00+00:00");
+    }
+
     /// `cargo test -p cowork-calendar --release -- --ignored --nocapture profile`: where a
     /// week's query over 10k events spends its time.
     #[test]
@@ -359,7 +453,7 @@ mod tests {
         let to = from + 7 * 86_400;
         for _ in 0..3 {
             let t = std::time::Instant::now();
-            let n = occurrences(&conn, None, from, to, usize::MAX)
+            let n = occurrences(&conn, None, from, to, usize::MAX, crate::zone::Zone::Local)
                 .unwrap()
                 .len();
             let all = t.elapsed();

@@ -20,6 +20,10 @@ pub struct IndexRow {
     /// The recurrence set in `rrule`'s text form (DTSTART, RRULE, RDATE, EXDATE), for a master.
     pub rrule: Option<String>,
     pub all_day: bool,
+    /// A date (all day) or a floating date-time: local wherever the person is. Its `start`,
+    /// `end`, `series_end` and `recurrence_id` are then wall-clock seconds (the naive time read
+    /// as if UTC), placed in a zone only when a query names one.
+    pub floating: bool,
     pub summary: String,
     pub location: String,
     pub busy: bool,
@@ -71,6 +75,50 @@ pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
     by_uid.into_iter().collect()
 }
 
+/// A calendar as iCalendar text that RFC 5545 accepts. The `icalendar` crate writes a DTSTAMP
+/// and a fresh random UID into *every* component it serializes — VTIMEZONE, STANDARD, DAYLIGHT
+/// and VALARM too, where RFC 5545 forbids them (and where a new UID on every write would change
+/// the text each time). No maintained crate writes components without that, so the text is
+/// filtered here.
+pub fn to_text(cal: &Calendar) -> String {
+    clean_text(&cal.to_string())
+}
+
+/// Components that carry DTSTAMP and UID (RFC 5545 §3.6); in any other one they are dropped.
+const STAMPED: &[&str] = &["VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY"];
+
+/// iCalendar text without DTSTAMP/UID lines in components that must not have them (folded
+/// continuation lines go with their property).
+pub fn clean_text(text: &str) -> String {
+    let mut stack: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(text.len());
+    let mut dropping = false;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with([' ', '\t']) {
+            if !dropping {
+                out.push_str(line);
+            }
+            continue;
+        }
+        let content = line.trim_end_matches(['\r', '\n']);
+        let upper = content.to_ascii_uppercase();
+        if let Some(kind) = upper.strip_prefix("BEGIN:") {
+            stack.push(kind.to_string());
+        } else if upper.starts_with("END:") {
+            stack.pop();
+        }
+        let name = upper.split([':', ';']).next().unwrap_or_default();
+        dropping = matches!(name, "DTSTAMP" | "UID")
+            && stack
+                .last()
+                .is_some_and(|top| top != "VCALENDAR" && !STAMPED.contains(&top.as_str()));
+        if !dropping {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {
     cal.components
         .iter()
@@ -96,13 +144,20 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
     let start =
         DatePerhapsTime::from_property(start_prop).ok_or("DTSTART is not a date or date-time")?;
     let all_day = matches!(start, DatePerhapsTime::Date(_));
-    let start_utc = to_utc(&start)?;
+    let floating = is_floating(&start);
+    let start_utc = to_index(&start)?;
     let end_utc = match event
         .properties()
         .get("DTEND")
         .and_then(DatePerhapsTime::from_property)
     {
-        Some(end) => to_utc(&end)?,
+        Some(end) if is_floating(&end) != floating => {
+            return Err(
+                "DTEND must be of DTSTART's kind (both dates, both floating, or both with a zone)"
+                    .into(),
+            );
+        }
+        Some(end) => to_index(&end)?,
         None => match event.property_value("DURATION") {
             Some(d) => start_utc + parse_duration(d)?,
             None if all_day => start_utc + 86_400,
@@ -134,6 +189,7 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         series_end,
         rrule,
         all_day,
+        floating,
         summary: event.get_summary().unwrap_or("").to_string(),
         location: event.get_location().unwrap_or("").to_string(),
         busy: event.property_value("TRANSP") != Some("TRANSPARENT")
@@ -141,14 +197,45 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
     })
 }
 
-/// Which instance an override replaces (its RECURRENCE-ID as UTC seconds); `None` for a master.
+/// Which instance an override replaces (its RECURRENCE-ID as an index value: UTC seconds, or
+/// wall-clock seconds for a floating series); `None` for a master.
 pub fn recurrence_id(event: &Event) -> Result<Option<i64>, String> {
     event
         .properties()
         .get("RECURRENCE-ID")
         .and_then(DatePerhapsTime::from_property)
-        .map(|d| to_utc(&d))
+        .map(|d| to_index(&d))
         .transpose()
+}
+
+/// How an event's DTSTART is written; RECURRENCE-IDs, EXDATEs and overrides follow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    Date,
+    Floating,
+    Instant,
+}
+
+pub fn form_of(event: &Event) -> Form {
+    match event
+        .properties()
+        .get("DTSTART")
+        .and_then(DatePerhapsTime::from_property)
+    {
+        Some(DatePerhapsTime::Date(_)) => Form::Date,
+        Some(DatePerhapsTime::DateTime(CalendarDateTime::Floating(_))) => Form::Floating,
+        _ => Form::Instant,
+    }
+}
+
+/// An index value written back in an event's form.
+pub fn in_form(form: Form, value: i64) -> DatePerhapsTime {
+    let wall = utc_of(value).naive_utc();
+    match form {
+        Form::Date => DatePerhapsTime::Date(wall.date()),
+        Form::Floating => DatePerhapsTime::DateTime(CalendarDateTime::Floating(wall)),
+        Form::Instant => utc_of(value).into(),
+    }
 }
 
 /// The recurrence set as `rrule` reads it. Written here rather than taken from `icalendar`
@@ -167,10 +254,12 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
         DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => {
             format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ"))
         }
+        // Floating series are expanded in wall-clock time, written as UTC so `rrule` applies
+        // no zone (and no daylight saving) of the machine's.
         DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => {
-            format!("DTSTART:{}\n", naive.format("%Y%m%dT%H%M%S"))
+            format!("DTSTART:{}Z\n", naive.format("%Y%m%dT%H%M%S"))
         }
-        DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000\n", date.format("%Y%m%d")),
+        DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000Z\n", date.format("%Y%m%d")),
     };
     text.push_str(&format!("RRULE:{rule}\n"));
     for (key, props) in event
@@ -186,7 +275,7 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
                     single.add_parameter(name, param.value());
                 }
                 if let Some(d) = DatePerhapsTime::from_property(&single) {
-                    let utc = to_utc(&d)?;
+                    let utc = to_index(&d)?;
                     text.push_str(&format!("{key}:{}\n", utc_of(utc).format("%Y%m%dT%H%M%SZ")));
                 }
             }
@@ -211,19 +300,8 @@ fn series_end(set: &rrule::RRuleSet, duration: i64) -> Option<i64> {
 /// removes instances after COUNT is applied, either way) that [`fast_forward`] can start
 /// mid-series, since nothing counts from the first instance any more.
 fn count_to_until(text: &str, last: i64) -> String {
-    let floating = text
-        .lines()
-        .next()
-        .is_some_and(|l| !l.ends_with('Z') && !l.starts_with("DTSTART;TZID="));
-    let until = if floating {
-        utc_of(last)
-            .with_timezone(&chrono::Local)
-            .naive_local()
-            .format("%Y%m%dT%H%M%S")
-            .to_string()
-    } else {
-        utc_of(last).format("%Y%m%dT%H%M%SZ").to_string()
-    };
+    // Every DTSTART here is UTC or zoned (floating ones are written as UTC wall time).
+    let until = utc_of(last).format("%Y%m%dT%H%M%SZ").to_string();
     text.lines()
         .map(|line| match line.strip_prefix("RRULE:") {
             Some(rule) => {
@@ -280,18 +358,24 @@ pub fn resolve_tz(tzid: &str) -> Option<chrono_tz::Tz> {
     iana.parse().ok()
 }
 
-/// A date or date-time as UTC seconds. Floating times and dates are in the person's own zone.
-pub fn to_utc(value: &DatePerhapsTime) -> Result<i64, String> {
-    let local = |naive: &NaiveDateTime| {
-        chrono::Local
-            .from_local_datetime(naive)
-            .earliest()
-            .map(|d| d.timestamp())
-            .ok_or_else(|| format!("{naive} does not exist in the local time zone"))
-    };
+/// Dates and floating date-times: local wherever the person is, so no zone is applied here.
+pub fn is_floating(value: &DatePerhapsTime) -> bool {
+    matches!(
+        value,
+        DatePerhapsTime::Date(_) | DatePerhapsTime::DateTime(CalendarDateTime::Floating(_))
+    )
+}
+
+/// A date or date-time as an index value: UTC seconds for an instant (UTC or with a zone);
+/// for a date or a floating time, its wall-clock seconds (the naive time read as UTC), which a
+/// query places in the zone it is asked in. Never the machine's zone: that would freeze a
+/// floating 08:30 to wherever the import ran.
+pub fn to_index(value: &DatePerhapsTime) -> Result<i64, String> {
     match value {
         DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => Ok(utc.timestamp()),
-        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => local(naive),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => {
+            Ok(naive.and_utc().timestamp())
+        }
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
             let tz = resolve_tz(tzid).ok_or_else(|| {
                 format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin")
@@ -301,7 +385,11 @@ pub fn to_utc(value: &DatePerhapsTime) -> Result<i64, String> {
                 .map(|d| d.timestamp())
                 .ok_or_else(|| format!("{date_time} does not exist in {tzid}"))
         }
-        DatePerhapsTime::Date(date) => local(&date.and_hms_opt(0, 0, 0).expect("midnight exists")),
+        DatePerhapsTime::Date(date) => Ok(date
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc()
+            .timestamp()),
     }
 }
 
@@ -380,13 +468,9 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
     let utc = stamp.ends_with('Z');
     let naive = NaiveDateTime::parse_from_str(stamp.trim_end_matches('Z'), "%Y%m%dT%H%M%S").ok()?;
     let tz = head.strip_prefix("DTSTART;TZID=").and_then(resolve_tz);
-    let start = match (utc, tz) {
-        (true, _) => naive.and_utc().timestamp(),
-        (false, Some(tz)) => tz.from_local_datetime(&naive).earliest()?.timestamp(),
-        (false, None) => chrono::Local
-            .from_local_datetime(&naive)
-            .earliest()?
-            .timestamp(),
+    let start = match tz {
+        Some(tz) if !utc => tz.from_local_datetime(&naive).earliest()?.timestamp(),
+        _ => naive.and_utc().timestamp(),
     };
     // One period of margin: an instance starting before `before` may still overlap.
     let periods = (before - start).div_euclid(step * 86_400) - 1;

@@ -40,7 +40,13 @@ pub struct CalendarTools {
 impl CalendarTools {
     /// `secrets` supplies CalDAV passwords (the OS keyring in the app).
     pub fn new(store: &Store, secrets: Arc<dyn SecretSource>) -> Result<Self, StoreError> {
-        let db = Arc::new(Mutex::new(store.connect()?));
+        let mut conn = store.connect()?;
+        if let Err(e) = db::rebuild_if_asked(&mut conn) {
+            tracing::warn!(
+                "calendar: the index rebuild did not finish (it is retried at the next start): {e}"
+            );
+        }
+        let db = Arc::new(Mutex::new(conn));
         Ok(CalendarTools {
             shared: Arc::new(Shared {
                 db,

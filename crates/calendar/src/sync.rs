@@ -367,5 +367,5 @@ fn as_copy(ics_text: &str, uid: &str) -> Result<String, String> {
             event.summary(&format!("{title} (conflict copy)"));
         }
     }
-    Ok(cal.to_string())
+    Ok(ics::to_text(&cal))
 }

@@ -11,7 +11,7 @@ use cowork_contract::{
 };
 use icalendar::{
     Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime,
-    Event, EventLike, Property,
+    Event, EventLike,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -215,8 +215,15 @@ async fn read_window(
     let (from, to) = range(zone, tool, start, end)?;
     let (notes, calendars) = refresh_then_pick(shared, tool, calendars).await?;
     let ids: Vec<String> = calendars.into_iter().map(|c| c.id).collect();
-    let found = db::occurrences(&shared.db.lock().unwrap(), Some(&ids), from, to, usize::MAX)
-        .map_err(ToolError::failed)?;
+    let found = db::occurrences(
+        &shared.db.lock().unwrap(),
+        Some(&ids),
+        from,
+        to,
+        usize::MAX,
+        zone,
+    )
+    .map_err(ToolError::failed)?;
     Ok(Window {
         zone,
         from,
@@ -444,9 +451,11 @@ impl Tool for FindFreeTime {
             input.calendars.as_deref(),
         )
         .await?;
+        // All-day events count too (an out-of-office covers its days, placed in this zone);
+        // TRANSP:TRANSPARENT and cancelled ones do not (`busy`).
         let mut busy: Vec<(i64, i64)> = found
             .iter()
-            .filter(|o| o.busy && !o.all_day)
+            .filter(|o| o.busy)
             .map(|o| (o.start_utc, o.end_utc))
             .collect();
         let mut windows = Vec::new();
@@ -519,7 +528,7 @@ async fn save(
                 let object = Object {
                     calendar: calendar.id.clone(),
                     uid: uid.into(),
-                    ics: cal.to_string(),
+                    ics: ics::to_text(&cal),
                     href: existing.as_ref().and_then(|o| o.href.clone()),
                     etag: existing.as_ref().and_then(|o| o.etag.clone()),
                     dirty: remote,
@@ -590,7 +599,7 @@ fn when(tool: &str, field: &str, text: &str, zone: Zone) -> Result<DatePerhapsTi
 fn for_storage(value: DatePerhapsTime, recurring: bool) -> Result<DatePerhapsTime, String> {
     match value {
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { .. }) if !recurring => {
-            Ok(ics::utc_of(ics::to_utc(&value)?).into())
+            Ok(ics::utc_of(ics::to_index(&value)?).into())
         }
         other => Ok(other),
     }
@@ -715,13 +724,13 @@ impl Tool for Create {
             None => match &start {
                 DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
                 timed => {
-                    let utc = ics::to_utc(timed).map_err(|m| invalid(tool, m))?;
+                    let utc = ics::to_index(timed).map_err(|m| invalid(tool, m))?;
                     shift(timed, utc, 3600)
                 }
             },
         };
-        if ics::to_utc(&end).map_err(|m| invalid(tool, m))?
-            < ics::to_utc(&start).map_err(|m| invalid(tool, m))?
+        if ics::to_index(&end).map_err(|m| invalid(tool, m))?
+            < ics::to_index(&start).map_err(|m| invalid(tool, m))?
         {
             return Err(invalid(tool, "`end` is before `start`"));
         }
@@ -878,16 +887,18 @@ fn target<'a>(
                 .map_err(ToolError::failed)?;
                 rows[0].end - rows[0].start
             };
+            // The override speaks of its instance in the series' own form (a date, a floating
+            // time, or an instant), as RFC 5545 asks of RECURRENCE-ID.
+            let form = ics::form_of(master);
             let mut one = master.clone();
             for key in ["RRULE", "DTSTART", "DTEND", "DURATION"] {
                 one.remove_property(key);
             }
             one.remove_multi_property("EXDATE");
             one.remove_multi_property("RDATE");
-            let at: DatePerhapsTime = ics::utc_of(rid).into();
-            one.append_property(at.to_property("RECURRENCE-ID"));
-            one.starts(ics::utc_of(rid));
-            one.ends(ics::utc_of(rid + duration));
+            one.append_property(ics::in_form(form, rid).to_property("RECURRENCE-ID"));
+            one.starts(ics::in_form(form, rid));
+            one.ends(ics::in_form(form, rid + duration));
             cal.push(one);
             cal.components.len() - 1
         }
@@ -906,10 +917,27 @@ fn bump(event: &mut Event) {
     event.sequence(sequence).last_modified(now).timestamp(now);
 }
 
+/// An `instance` as calendar_check returned it, as an index value: RFC 3339 for a series in a
+/// zone, a local date-time or a date (wall-clock seconds) for a floating or all-day series.
 fn instance_of(tool: &str, instance: Option<&str>) -> Result<Option<i64>, ToolError> {
-    instance
-        .map(|i| chrono::DateTime::parse_from_rfc3339(i).map(|d| d.timestamp()).map_err(|_| invalid(tool, format!("`instance` {i:?} must be the RFC 3339 `instance` value calendar_check returned"))))
-        .transpose()
+    let Some(text) = instance.map(str::trim) else {
+        return Ok(None);
+    };
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(Some(d.timestamp()));
+    }
+    if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S") {
+        return Ok(Some(naive.and_utc().timestamp()));
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(Some(
+            date.and_time(chrono::NaiveTime::MIN).and_utc().timestamp(),
+        ));
+    }
+    Err(invalid(
+        tool,
+        format!("`instance` {text:?} must be the `instance` value calendar_check returned"),
+    ))
 }
 
 #[async_trait::async_trait]
@@ -1065,10 +1093,9 @@ impl Tool for Delete {
                 if master.property_value("RRULE").is_none() {
                     return Err(invalid(tool, "`instance` is only for recurring events"));
                 }
-                master.append_multi_property(Property::new(
-                    "EXDATE",
-                    ics::utc_of(rid).format("%Y%m%dT%H%M%SZ").to_string(),
-                ));
+                master.append_multi_property(
+                    ics::in_form(ics::form_of(master), rid).to_property("EXDATE"),
+                );
                 bump(master);
                 save(&self.shared, &calendar, &input.uid, Some(&cal)).await?
             }
@@ -1161,7 +1188,7 @@ impl Tool for Import {
                         let stored = Object {
                             calendar: calendar.id.clone(),
                             uid,
-                            ics: object.to_string(),
+                            ics: ics::to_text(&object),
                             href: existing.as_ref().and_then(|o| o.href.clone()),
                             etag: existing.and_then(|o| o.etag),
                             dirty: calendar.account.is_some(),
@@ -1281,7 +1308,7 @@ impl Tool for Export {
             }
         }
         let path = ctx.env.resolve_path(&input.path);
-        cowork_store::write_atomically(&path, out.to_string().as_bytes())
+        cowork_store::write_atomically(&path, ics::to_text(&out).as_bytes())
             .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
         Ok(ExportOutput {
             path: path.display().to_string(),

@@ -46,6 +46,21 @@ impl Zone {
         }
     }
 
+    /// The wall-clock reading of an instant here, as seconds (the naive time read as UTC): how
+    /// floating events are compared with a range asked in this zone.
+    pub fn wall(self, ts: i64) -> i64 {
+        self.naive(ts).and_utc().timestamp()
+    }
+
+    /// The instant a wall-clock time (see [`Zone::wall`]) has here. A time skipped by a clock
+    /// change (02:30 on a spring-forward night) is read an hour later, as clocks show it.
+    pub fn from_wall(self, wall: i64) -> i64 {
+        let naive = crate::ics::utc_of(wall).naive_utc();
+        self.to_utc(&naive)
+            .or_else(|| self.to_utc(&(naive + chrono::Duration::hours(1))))
+            .unwrap_or(wall)
+    }
+
     pub fn date_of(self, ts: i64) -> NaiveDate {
         self.naive(ts).date()
     }

@@ -322,6 +322,18 @@ CREATE TABLE vault_pending (
 );
 "#;
 
+/// calendar: dates and floating times are kept as wall-clock values, placed in a zone only when
+/// a query names one (they were pinned to the importing machine's zone), and stored text is
+/// rewritten without the DTSTAMP/UID lines RFC 5545 forbids in VTIMEZONE and VALARM. Both need
+/// the iCalendar parser, so the calendar family rebuilds its index at its next open while
+/// `calendar_rebuild` holds a row.
+const V9: &str = r#"
+ALTER TABLE calendar_index ADD COLUMN floating INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE calendar_rebuild (reason TEXT NOT NULL);
+INSERT INTO calendar_rebuild (reason)
+    SELECT 'dates and floating times, valid text' WHERE EXISTS (SELECT 1 FROM calendar_objects);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
     Migrations::new(vec![
         M::up(V1),
@@ -332,6 +344,7 @@ pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
         M::up(V6),
         M::up(V7),
         M::up(V8),
+        M::up(V9),
     ])
     .to_latest(conn)
 }

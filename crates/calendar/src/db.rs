@@ -215,7 +215,7 @@ pub fn occurrences(
     let windows = [(false, from, to), (true, zone.wall(from), zone.wall(to))];
     let place = |value: i64, floating: bool| {
         if floating {
-            zone.from_wall(value)
+            zone.instant_of_wall(value)
         } else {
             value
         }

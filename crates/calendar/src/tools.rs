@@ -528,7 +528,7 @@ async fn save(
                 let object = Object {
                     calendar: calendar.id.clone(),
                     uid: uid.into(),
-                    ics: ics::to_text(&cal),
+                    ics: ics::to_text(cal),
                     href: existing.as_ref().and_then(|o| o.href.clone()),
                     etag: existing.as_ref().and_then(|o| o.etag.clone()),
                     dirty: remote,

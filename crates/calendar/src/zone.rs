@@ -54,7 +54,7 @@ impl Zone {
 
     /// The instant a wall-clock time (see [`Zone::wall`]) has here. A time skipped by a clock
     /// change (02:30 on a spring-forward night) is read an hour later, as clocks show it.
-    pub fn from_wall(self, wall: i64) -> i64 {
+    pub fn instant_of_wall(self, wall: i64) -> i64 {
         let naive = crate::ics::utc_of(wall).naive_utc();
         self.to_utc(&naive)
             .or_else(|| self.to_utc(&(naive + chrono::Duration::hours(1))))

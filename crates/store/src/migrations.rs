@@ -334,6 +334,18 @@ INSERT INTO calendar_rebuild (reason)
     SELECT 'dates and floating times, valid text' WHERE EXISTS (SELECT 1 FROM calendar_objects);
 "#;
 
+/// vault: Chinese words of two characters (护照, 会议) are found by words: the trigram index
+/// cannot hold them, so every run of CJK characters is also indexed as its overlapping bigrams
+/// (the CJK analysis of Lucene and Elasticsearch). Contentless: the vault family writes the
+/// bigrams beside each entry, and fills the table for existing entries at its next open while
+/// `vault_grams_backfill` holds a row.
+const V10: &str = r#"
+CREATE VIRTUAL TABLE vault_grams USING fts5(title, body, content='', contentless_delete=1, tokenize='unicode61');
+CREATE TABLE vault_grams_backfill (reason TEXT NOT NULL);
+INSERT INTO vault_grams_backfill (reason)
+    SELECT 'CJK bigrams for existing entries' WHERE EXISTS (SELECT 1 FROM vault_entries);
+"#;
+
 pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
     Migrations::new(vec![
         M::up(V1),
@@ -345,6 +357,7 @@ pub fn apply(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
         M::up(V7),
         M::up(V8),
         M::up(V9),
+        M::up(V10),
     ])
     .to_latest(conn)
 }

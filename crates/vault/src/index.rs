@@ -73,10 +73,13 @@ pub fn upsert(
         .query_row("SELECT row FROM vault_entries WHERE id = ?1 OR path = ?2 ORDER BY (id = ?1) DESC LIMIT 1", params![entry.id, entry.path], |r| r.get(0))
         .optional()?;
     if let Some(row) = existing {
-        tx.execute(
-            "DELETE FROM vault_entries WHERE (id = ?1 OR path = ?2) AND row <> ?3",
-            params![entry.id, entry.path, row],
-        )?;
+        let gone: Vec<i64> = tx
+            .prepare("DELETE FROM vault_entries WHERE (id = ?1 OR path = ?2) AND row <> ?3 RETURNING row")?
+            .query_map(params![entry.id, entry.path, row], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for row in gone {
+            tx.execute("DELETE FROM vault_grams WHERE rowid = ?1", [row])?;
+        }
     }
     let tags = serde_json::to_string(&entry.tags).unwrap_or_else(|_| "[]".into());
     let source = (!entry.source.is_empty())
@@ -110,6 +113,7 @@ pub fn upsert(
             |r| r.get(0),
         )?,
     };
+    write_grams(tx, row, &entry.title, &format!("{tags} {}", entry.body))?;
     // New text: every model's old vector of it is stale (switching back re-embeds it).
     tx.execute("DELETE FROM vault_vectors WHERE row = ?1", [row])?;
     if let Some((model, v)) = vector {
@@ -122,12 +126,70 @@ pub fn upsert(
 /// Removes the row of a file that is gone; its row number, for the vector cache.
 pub fn remove_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<i64>> {
     conn.execute("DELETE FROM vault_problems WHERE path = ?1", [path])?;
-    conn.query_row(
-        "DELETE FROM vault_entries WHERE path = ?1 RETURNING row",
-        [path],
-        |r| r.get(0),
-    )
-    .optional()
+    let row: Option<i64> = conn
+        .query_row(
+            "DELETE FROM vault_entries WHERE path = ?1 RETURNING row",
+            [path],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(row) = row {
+        conn.execute("DELETE FROM vault_grams WHERE rowid = ?1", [row])?;
+    }
+    Ok(row)
+}
+
+/// The overlapping bigrams of every run of two or more CJK characters in `text`, one token
+/// each (`护照在抽屉里` → `护照 照在 在抽 抽屉 屉里`): what `vault_grams` indexes, so a
+/// two-character Chinese word is found by words. Nothing else of the text: trigrams serve it.
+pub fn cjk_grams(text: &str) -> String {
+    let mut out = String::new();
+    for term in terms(text) {
+        let chars: Vec<char> = term.chars().collect();
+        if chars.len() >= 2 && chars.iter().all(|c| is_cjk(*c)) {
+            for pair in chars.windows(2) {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.extend(pair);
+            }
+        }
+    }
+    out
+}
+
+/// An entry's bigrams, replacing any it had.
+fn write_grams(tx: &Connection, row: i64, title: &str, rest: &str) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM vault_grams WHERE rowid = ?1", [row])?;
+    let (title, rest) = (cjk_grams(title), cjk_grams(rest));
+    if !title.is_empty() || !rest.is_empty() {
+        tx.execute(
+            "INSERT INTO vault_grams (rowid, title, body) VALUES (?1, ?2, ?3)",
+            params![row, title, rest],
+        )?;
+    }
+    Ok(())
+}
+
+/// Fills `vault_grams` for the entries indexed before it existed, once (migration V10 asks).
+pub fn backfill_grams(conn: &mut Connection) -> rusqlite::Result<usize> {
+    let asked: i64 = conn.query_row("SELECT count(*) FROM vault_grams_backfill", [], |r| {
+        r.get(0)
+    })?;
+    if asked == 0 {
+        return Ok(0);
+    }
+    let tx = conn.transaction()?;
+    let entries: Vec<(i64, String, String, String)> = tx
+        .prepare("SELECT row, title, tags, body FROM vault_entries")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (row, title, tags, body) in &entries {
+        write_grams(&tx, *row, title, &format!("{tags} {body}"))?;
+    }
+    tx.execute("DELETE FROM vault_grams_backfill", [])?;
+    tx.commit()?;
+    Ok(entries.len())
 }
 
 pub fn stamps(conn: &Connection) -> rusqlite::Result<std::collections::HashMap<String, FileStamp>> {
@@ -447,26 +509,40 @@ pub fn fts_query(query: &str) -> Option<String> {
     })
 }
 
-/// Terms too short for trigrams (1–2 characters, e.g. Chinese words like 护照), searched with LIKE.
+/// A `vault_grams` query: OR of the bigrams of the query's CJK runs (我的护照放哪了 → 我的 OR
+/// 的护 OR 护照 …; BM25's IDF keeps common pairs like 我的 from dominating). None without a
+/// CJK run of two or more characters.
+pub fn gram_query(query: &str) -> Option<String> {
+    let mut grams: Vec<&str> = Vec::new();
+    let text = cjk_grams(query);
+    for gram in text.split(' ').filter(|g| !g.is_empty()) {
+        if !grams.contains(&gram) {
+            grams.push(gram);
+        }
+    }
+    (!grams.is_empty()).then(|| {
+        grams
+            .iter()
+            .map(|g| format!("\"{g}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+/// Terms no index holds (1–2 Latin characters, a single CJK character), searched with LIKE.
 pub fn like_terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for term in terms(query) {
-        let chars: Vec<char> = term.chars().collect();
-        if chars.len() >= 3 && !chars.iter().all(|c| is_cjk(*c)) {
-            continue;
-        }
-        // A CJK run of any length is covered by its bigrams.
-        if chars.len() >= 2 && chars.iter().all(|c| is_cjk(*c)) {
-            out.extend(chars.windows(2).map(|w| w.iter().collect::<String>()));
-        } else if chars.len() < 3 {
+        if term.chars().count() < 3 && !out.contains(&term) {
             out.push(term);
         }
     }
-    out.dedup();
     out
 }
 
-/// BM25 over the trigram index, best first (title counts 10×, tags 3× the body).
+/// BM25 best first: over the trigram index, and over the CJK bigrams for Chinese words of two
+/// characters; both lists fused by reciprocal rank when a query has both (title counts 10×,
+/// tags 3× the body).
 pub fn bm25(
     conn: &Connection,
     query: &str,
@@ -482,22 +558,35 @@ pub fn bm25(
         rows.collect::<Result<Vec<i64>, _>>()
             .map_err(|e| e.to_string())
     };
-    if let Some(fts) = fts_query(query) {
+    let ranked = |table: &str, weights: &str, fts: String| -> Result<Vec<i64>, String> {
         if filter.is_empty() {
-            // The FTS table alone: joining every match to its row to filter costs more than the
-            // ranking itself (p50 20 → 10 ms over 100k notes).
+            // The FTS table alone: joining every match to its row to filter costs more than
+            // the ranking itself (p50 20 → 10 ms over 100k notes).
             let sql = format!(
-                "SELECT rowid FROM vault_fts WHERE vault_fts MATCH ?1 ORDER BY bm25(vault_fts, 10.0, 1.0, 3.0) LIMIT {limit}"
+                "SELECT rowid FROM {table} WHERE {table} MATCH ?1 ORDER BY bm25({table}, {weights}) LIMIT {limit}"
             );
             return run(&sql, &[fts]);
         }
+        let mut values = values.clone();
         values.push(fts);
         let sql = format!(
-            "SELECT e.row FROM vault_fts JOIN vault_entries e ON e.row = vault_fts.rowid
-             WHERE vault_fts MATCH ?{} AND {clause} ORDER BY bm25(vault_fts, 10.0, 1.0, 3.0) LIMIT {limit}",
+            "SELECT e.row FROM {table} JOIN vault_entries e ON e.row = {table}.rowid
+             WHERE {table} MATCH ?{} AND {clause} ORDER BY bm25({table}, {weights}) LIMIT {limit}",
             values.len()
         );
-        return run(&sql, &values);
+        run(&sql, &values)
+    };
+    let mut lists = Vec::new();
+    if let Some(fts) = fts_query(query) {
+        lists.push(ranked("vault_fts", "10.0, 1.0, 3.0", fts)?);
+    }
+    if let Some(grams) = gram_query(query) {
+        lists.push(ranked("vault_grams", "10.0, 1.0", grams)?);
+    }
+    match lists.len() {
+        0 => {}
+        1 => return Ok(lists.pop().unwrap_or_default()),
+        _ => return Ok(fuse(&lists, limit)),
     }
     // Short terms only: a bounded LIKE scan, the entries matching the most terms first.
     let like = like_terms(query);
@@ -520,6 +609,19 @@ pub fn bm25(
         score = score.join(" + ")
     );
     run(&sql, &values)
+}
+
+/// Reciprocal-rank fusion of ranked lists (the same constant as the hybrid search).
+fn fuse(lists: &[Vec<i64>], limit: usize) -> Vec<i64> {
+    let mut scores: std::collections::HashMap<i64, f32> = std::collections::HashMap::new();
+    for list in lists {
+        for (rank, row) in list.iter().enumerate() {
+            *scores.entry(*row).or_default() += 1.0 / (crate::RRF_K + rank as f32 + 1.0);
+        }
+    }
+    let mut rows: Vec<(i64, f32)> = scores.into_iter().collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    rows.into_iter().take(limit).map(|(row, _)| row).collect()
 }
 
 pub struct Stats {
@@ -570,9 +672,16 @@ mod tests {
         );
         assert_eq!(fts_query("is it"), None);
         assert_eq!(
-            like_terms("护照在哪里"),
-            vec!["护照", "照在", "在哪", "哪里"]
+            gram_query("我的护照放哪了").as_deref(),
+            Some("\"我的\" OR \"的护\" OR \"护照\" OR \"照放\" OR \"放哪\" OR \"哪了\"")
         );
+        assert_eq!(gram_query("passport 猫"), None, "no run of two");
+        assert_eq!(
+            cjk_grams("护照在抽屉里 passport"),
+            "护照 照在 在抽 抽屉 屉里"
+        );
+        assert_eq!(like_terms("护照在哪里"), Vec::<String>::new());
+        assert_eq!(like_terms("猫 is"), vec!["猫", "is"]);
         assert_eq!(like_terms("AI notes"), vec!["ai"]);
         assert_eq!(
             terms("blue文件夹 in Q3"),

@@ -34,7 +34,7 @@ use vectors::VectorCache;
 type Db = Arc<Mutex<Connection>>;
 
 /// Reciprocal rank fusion constant (Cormack et al.): damps the weight of the very first ranks.
-const RRF_K: f32 = 60.0;
+pub(crate) const RRF_K: f32 = 60.0;
 /// Candidates taken from each ranking before fusion.
 const DEPTH: usize = 50;
 /// Files indexed per transaction (and per embedding batch) in a re-index.
@@ -271,7 +271,10 @@ impl Vault {
             .map_err(|e| format!("{}: {e}", root.display()))?;
         // Half-written files of a writer killed mid-write (its own folder may be outside the data dir).
         cowork_store::clean_temp_files(&root);
-        let db = Arc::new(Mutex::new(store.connect().map_err(|e| e.to_string())?));
+        let mut conn = store.connect().map_err(|e| e.to_string())?;
+        index::backfill_grams(&mut conn)
+            .map_err(|e| format!("vault: filling the word index: {e}"))?;
+        let db = Arc::new(Mutex::new(conn));
         Ok(Arc::new(Vault {
             root,
             db,
@@ -1026,6 +1029,13 @@ fn highlight_terms(query: &str) -> Vec<String> {
         index::like_terms(query)
             .into_iter()
             .filter(|t| t.chars().count() >= 2),
+    );
+    // Chinese words of two characters: the bigrams the word search matched.
+    marks.extend(
+        index::cjk_grams(query)
+            .split(' ')
+            .filter(|g| !g.is_empty())
+            .map(String::from),
     );
     marks.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
     marks.dedup();

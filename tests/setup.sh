@@ -102,6 +102,22 @@ if [ ! -f "$e5_dir/libe5.so" ] || [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
   mv "$tmp/libe5.so" "$e5_dir/libe5.so"
   rm -rf "$tmp"
 fi
+# Public test corpora nobody here wrote (never committed): libical's recurrence vectors
+# (RRULE + DTSTART → the instances libical expands), from Debian's libical3 source package,
+# checked against the sha256 Debian's Sources index lists for it.
+corpora="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/corpora"
+libical="libical3_3.0.16.orig.tar.gz"
+libical_sha256="b44705dd71ca4538c86fb16248483ab4b48978524fb1da5097bd76aa2e0f0c33"
+if [ ! -f "$corpora/libical-3.0.16/icalrecur_test.out" ]; then
+  echo "setup: fetching libical's recurrence test vectors (Debian source libical3 3.0.16, 0.9 MB)"
+  tmp="$(mktemp -d)"
+  curl -fsS --max-time 120 -o "$tmp/$libical" "http://deb.debian.org/debian/pool/main/libi/libical3/$libical"
+  echo "$libical_sha256  $tmp/$libical" | sha256sum -c --quiet
+  tar -xzf "$tmp/$libical" -C "$tmp" libical-3.0.16/src/test/icalrecur_test.out
+  mkdir -p "$corpora/libical-3.0.16"
+  mv "$tmp/libical-3.0.16/src/test/icalrecur_test.out" "$corpora/libical-3.0.16/"
+  rm -rf "$tmp"
+fi
 # The Playwright driver the browser family talks to (FACTS.md): npm's playwright-core, pinned to the
 # Playwright version of the playwright-rs crate, run by this machine's node. It goes where the
 # crate itself looks at run time (<cache>/playwright-rust/<version>/playwright-<version>-linux-
@@ -119,4 +135,4 @@ if [ ! -f "$pw_dir/package/cli.js" ] || [ ! -e "$pw_dir/node" ]; then
   rm -rf "$tmp"
 fi
 ln -sfn "$(command -v node)" "$pw_dir/node"
-echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir, Playwright driver in $pw_dir)"
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir, Playwright driver in $pw_dir, corpora in $corpora)"

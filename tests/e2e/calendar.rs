@@ -753,3 +753,90 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
     assert!(out.status.success(), "{said}\n{text}");
     assert_eq!(said.trim(), "valid 5", "{text}");
 }
+
+/// The iCalendar files Python's `icalendar` ships as its own test data (its wheel, installed in
+/// tests/peers by tests/setup.sh): each one is imported or refused with a reason — never a
+/// panic — and what we then export of them all is valid for that library.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_icalendar_test_calendars_import_or_are_refused_and_export_valid() {
+    let site = cowork_tests::peers::peers_dir().join("../lib");
+    let dir = std::fs::read_dir(&site)
+        .expect("tests/peers/.venv exists (tests/setup.sh)")
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .join("site-packages/icalendar/tests/calendars")
+        })
+        .find(|p| p.is_dir())
+        .expect("the icalendar wheel's test calendars (tests/setup.sh installs icalendar)");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ics"))
+        .collect();
+    files.sort();
+    let h = Arc::new(Harness::new(Arc::new(Recorder::default())));
+    let (mut imported, mut refused, mut crashed) = (0, 0, Vec::new());
+    let mut reasons = Vec::new();
+    for file in &files {
+        std::fs::copy(file, h.workspace.join("in.ics")).unwrap();
+        // Its own task: a panic would surface as a failed join, counted, not fatal here.
+        let call = tokio::spawn({
+            let h = h.clone();
+            async move { h.call("calendar_import", json!({"path": "in.ics"})).await }
+        })
+        .await;
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        match call {
+            Err(_) => crashed.push(name),
+            Ok(out) => match out.result {
+                Ok(result) => {
+                    let value = result.structured.clone().unwrap_or_default();
+                    if value["imported"].as_u64().unwrap_or(0) > 0 {
+                        imported += 1;
+                    } else {
+                        refused += 1;
+                        reasons.push(format!("{name}: {value}"));
+                    }
+                }
+                Err(e) => {
+                    let why = e.to_string();
+                    assert!(
+                        why.len() > 20 && !why.contains("panicked"),
+                        "{name}: an unclear refusal: {why}"
+                    );
+                    refused += 1;
+                    reasons.push(format!("{name}: {why}"));
+                }
+            },
+        }
+    }
+    println!(
+        "icalendar test calendars: {} files — {imported} imported, {refused} refused, {} crashed",
+        files.len(),
+        crashed.len()
+    );
+    for reason in &reasons {
+        println!("  refused {reason}");
+    }
+    assert!(files.len() >= 100, "{}", files.len());
+    assert!(crashed.is_empty(), "crashed on {crashed:?}");
+    h.ok("calendar_export", json!({"path": "all.ics"})).await;
+    let check = r#"
+import sys, icalendar
+cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
+stamped = {'VEVENT', 'VTODO', 'VJOURNAL', 'VFREEBUSY'}
+bad = [f"{c.name} has {p}" for c in cal.walk() for p in ('DTSTAMP', 'UID')
+       if c.name not in stamped and c.name != 'VCALENDAR' and p in c]
+bad += [f"{c.name}: {e}" for c in cal.walk() for e in c.errors]
+print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
+"#;
+    let out = std::process::Command::new(cowork_tests::peers::peers_dir().join("python"))
+        .args(["-c", check])
+        .arg(h.workspace.join("all.ics"))
+        .output()
+        .unwrap();
+    let said = cowork_tests::peers::printed(&out);
+    println!("export of them all: {said}");
+    assert!(out.status.success() && said.starts_with("valid"), "{said}");
+}

@@ -17,7 +17,7 @@ mod watch;
 
 pub use embed::{E5, Embedder, HttpEmbedder, Role};
 pub use entry::Kind;
-pub use index::{Entry, Filter};
+pub use index::{Entry, Filter, cjk_grams};
 
 use cowork_contract::{DynTool, ToolProvider, typed};
 use cowork_store::Store;

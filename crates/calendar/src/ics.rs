@@ -30,15 +30,55 @@ pub struct IndexRow {
 }
 
 pub fn parse(text: &str) -> Result<Calendar, String> {
+    // A byte-order mark (Windows tools write one) is not part of the data.
+    let text = text.trim_start_matches('\u{feff}');
     if !text.trim_start().starts_with("BEGIN:VCALENDAR") {
         return Err("not iCalendar data: it must start with BEGIN:VCALENDAR".into());
     }
     text.parse::<Calendar>().map_err(|e| {
-        format!(
-            "not valid iCalendar: {}",
-            e.lines().next().unwrap_or("parse error")
-        )
+        // The parser's message names its combinator ("in Many0"); the person needs the line.
+        let line = e
+            .split("at line ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<usize>().ok());
+        let content = line.and_then(|n| text.lines().nth(n.saturating_sub(1)));
+        match (line, content) {
+            (Some(n), Some(content)) if !content.trim().is_empty() => {
+                format!("not valid iCalendar at line {n}: {content:?}")
+            }
+            (Some(_), _) if !text.contains("END:VCALENDAR") => {
+                "not valid iCalendar: the file ends before END:VCALENDAR (cut off?)".into()
+            }
+            _ => format!(
+                "not valid iCalendar: {}",
+                e.lines().next().unwrap_or("parse error")
+            ),
+        }
     })
+}
+
+/// A file of one or more VCALENDAR objects (RFC 5545 §3.4 allows several in a stream; some
+/// exports concatenate calendars).
+pub fn parse_all(text: &str) -> Result<Vec<Calendar>, String> {
+    let text = text.trim_start_matches('\u{feff}');
+    let mut starts: Vec<usize> = text
+        .match_indices("BEGIN:VCALENDAR")
+        .map(|(i, _)| i)
+        .filter(|i| *i == 0 || text[..*i].ends_with('\n'))
+        .collect();
+    if starts.len() <= 1 {
+        return parse(text).map(|c| vec![c]);
+    }
+    starts.push(text.len());
+    starts
+        .windows(2)
+        .enumerate()
+        .map(|(n, w)| {
+            parse(&text[w[0]..w[1]])
+                .map_err(|e| format!("calendar {} of {}: {e}", n + 1, starts.len() - 1))
+        })
+        .collect()
 }
 
 /// Splits a calendar file into one calendar object per UID (RFC 4791 §4.1: a master and its
@@ -87,13 +127,31 @@ pub fn to_text(cal: &Calendar) -> String {
 /// Components that carry DTSTAMP and UID (RFC 5545 §3.6); in any other one they are dropped.
 const STAMPED: &[&str] = &["VEVENT", "VTODO", "VJOURNAL", "VFREEBUSY"];
 
-/// iCalendar text without DTSTAMP/UID lines in components that must not have them (folded
-/// continuation lines go with their property).
+/// Date and date-time properties: one with an empty value (`EXDATE;VALUE=DATE:`) is invalid
+/// and dropped.
+const DATED: &[&str] = &[
+    "DTSTART",
+    "DTEND",
+    "DUE",
+    "EXDATE",
+    "RDATE",
+    "RECURRENCE-ID",
+    "DTSTAMP",
+    "CREATED",
+    "LAST-MODIFIED",
+    "COMPLETED",
+];
+
+/// iCalendar text as RFC 5545 allows it, whatever was read or written: no DTSTAMP/UID lines in
+/// components that must not have them, no date property with an empty value, no parameter
+/// without a name (`DTSTART;;VALUE=…` from a broken file). Folded continuation lines go with
+/// their property.
 pub fn clean_text(text: &str) -> String {
     let mut stack: Vec<String> = Vec::new();
     let mut out = String::with_capacity(text.len());
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut dropping = false;
-    for line in text.split_inclusive('\n') {
+    for (i, line) in lines.iter().enumerate() {
         if line.starts_with([' ', '\t']) {
             if !dropping {
                 out.push_str(line);
@@ -107,16 +165,53 @@ pub fn clean_text(text: &str) -> String {
         } else if upper.starts_with("END:") {
             stack.pop();
         }
-        let name = upper.split([':', ';']).next().unwrap_or_default();
-        dropping = matches!(name, "DTSTAMP" | "UID")
+        let (head, value) = split_content_line(content);
+        let name = head
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        let misplaced = matches!(name.as_str(), "DTSTAMP" | "UID")
             && stack
                 .last()
                 .is_some_and(|top| top != "VCALENDAR" && !STAMPED.contains(&top.as_str()));
-        if !dropping {
+        let folded = lines.get(i + 1).is_some_and(|l| l.starts_with([' ', '\t']));
+        let empty = DATED.contains(&name.as_str()) && value.trim().is_empty() && !folded;
+        dropping = misplaced || empty;
+        if dropping {
+            continue;
+        }
+        if head
+            .split(';')
+            .skip(1)
+            .any(|p| p.split('=').next().is_none_or(str::is_empty))
+        {
+            let params: Vec<&str> = head
+                .split(';')
+                .filter(|p| !p.split('=').next().is_none_or(str::is_empty))
+                .collect();
+            out.push_str(&params.join(";"));
+            out.push(':');
+            out.push_str(value);
+            out.push_str(&line[content.len()..]);
+        } else {
             out.push_str(line);
         }
     }
     out
+}
+
+/// A content line's name and parameters, and its value: split at the first ':' outside quotes.
+fn split_content_line(line: &str) -> (&str, &str) {
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ':' if !quoted => return (&line[..i], &line[i + 1..]),
+            _ => {}
+        }
+    }
+    (line, "")
 }
 
 pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {

@@ -1175,13 +1175,13 @@ impl Tool for Import {
             .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes);
         let parsed =
-            ics::parse(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
+            ics::parse_all(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
         let mut skipped = Vec::new();
         let mut imported = 0;
         {
             let mut conn = self.shared.db.lock().unwrap();
             let tx = conn.transaction().map_err(db_error)?;
-            for (uid, object) in ics::split_by_uid(parsed) {
+            for (uid, object) in parsed.into_iter().flat_map(ics::split_by_uid) {
                 match ics::index(&object) {
                     Ok((_, rows)) => {
                         let existing = db::object(&tx, &calendar.id, &uid).map_err(db_error)?;

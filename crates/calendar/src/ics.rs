@@ -181,6 +181,14 @@ pub fn clean_text(text: &str) -> String {
         if dropping {
             continue;
         }
+        // A rule written with spaces (`BYDAY=MO, TU`) is read by us but by few others.
+        if matches!(name.as_str(), "RRULE" | "EXRULE") && value.contains(' ') {
+            out.push_str(head);
+            out.push(':');
+            out.push_str(&value.replace(' ', ""));
+            out.push_str(&line[content.len()..]);
+            continue;
+        }
         if head
             .split(';')
             .skip(1)
@@ -220,8 +228,19 @@ pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {
         .filter_map(CalendarComponent::as_event)
 }
 
-/// The UID of a calendar object, and its index rows.
+/// The UID of a calendar object, and its index rows. Zones the object defines itself under a
+/// name no zone database knows are read as their matching IANA zone (`vtimezone`).
 pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
+    let custom = crate::vtimezone::adoptable(cal);
+    if custom.is_empty() {
+        return index_as_is(cal);
+    }
+    let mut adopted = cal.clone();
+    crate::vtimezone::adopt_with(&mut adopted, &custom);
+    index_as_is(&adopted)
+}
+
+fn index_as_is(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
     let mut uid = None;
     let mut rows = Vec::new();
     for event in events(cal) {

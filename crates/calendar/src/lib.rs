@@ -12,6 +12,7 @@ mod db;
 mod ics;
 mod sync;
 mod tools;
+mod vtimezone;
 mod zone;
 
 use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};

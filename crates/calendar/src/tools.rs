@@ -1135,6 +1135,10 @@ pub struct ImportOutput {
     pub imported: usize,
     /// Events that could not be read, each with why.
     pub skipped: Vec<String>,
+    /// How the file was read where it needed interpreting (a zone it defines under a name no
+    /// zone database knows, read as its IANA match).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -1177,10 +1181,19 @@ impl Tool for Import {
         let parsed =
             ics::parse_all(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
         let mut skipped = Vec::new();
+        let mut notes = Vec::new();
         let mut imported = 0;
         {
             let mut conn = self.shared.db.lock().unwrap();
             let tx = conn.transaction().map_err(db_error)?;
+            // Zones a file defines under names no zone database knows become their IANA match.
+            let parsed: Vec<Calendar> = parsed
+                .into_iter()
+                .map(|mut cal| {
+                    notes.extend(crate::vtimezone::adopt(&mut cal));
+                    cal
+                })
+                .collect();
             for (uid, object) in parsed.into_iter().flat_map(ics::split_by_uid) {
                 match ics::index(&object) {
                     Ok((_, rows)) => {
@@ -1209,10 +1222,13 @@ impl Tool for Import {
             },
             None => None,
         };
+        notes.sort();
+        notes.dedup();
         Ok(ImportOutput {
             calendar: calendar.id,
             imported,
             skipped,
+            zones: notes,
             note,
         })
     }

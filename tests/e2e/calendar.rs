@@ -842,4 +842,51 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
     let said = cowork_tests::peers::printed(&out);
     println!("export of them all: {said}");
     assert!(out.status.success() && said.starts_with("valid"), "{said}");
+
+    // And through a real CalDAV server: the export imported into a Radicale calendar is pushed
+    // object by object (Radicale validates each), and a second client pulls them all back.
+    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)]))
+        .await
+        .unwrap();
+    Dav::new(&server).mkcalendar("alice/corpus/").await;
+    let (one, _) = with_account(&server.url());
+    one.ok("calendar_sync", json!({})).await;
+    std::fs::copy(h.workspace.join("all.ics"), one.workspace.join("all.ics")).unwrap();
+    let imported = one
+        .ok(
+            "calendar_import",
+            json!({"path": "all.ics", "calendar": "corpus"}),
+        )
+        .await;
+    let objects = imported["imported"].as_u64().unwrap();
+    // The import pushed what it could; a sync offers the rest again and says why it stays.
+    let sync = one.ok("calendar_sync", json!({})).await;
+    let report = &sync["reports"][0];
+    assert!(report["error"].is_null(), "{sync}");
+    let refused: Vec<&str> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let on_server = Dav::new(&server).list("alice/corpus/").await.len() as u64;
+    assert_eq!(on_server + refused.len() as u64, objects, "{sync}");
+    println!(
+        "round trip through Radicale: {objects} objects, {on_server} stored, {} refused by the server:",
+        refused.len()
+    );
+    for r in &refused {
+        println!("  {r}");
+    }
+    assert!(
+        refused.iter().all(|r| r.contains("HTTP 400")),
+        "{refused:#?}"
+    );
+    let (two, _) = with_account(&server.url());
+    let pulled = two.ok("calendar_sync", json!({})).await;
+    assert_eq!(
+        pulled["reports"][0]["pulled"].as_u64(),
+        Some(on_server),
+        "{pulled}"
+    );
 }

@@ -90,7 +90,7 @@ pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
         .filter(|c| matches!(c, CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE"))
         .cloned()
         .collect();
-    let mut by_uid: BTreeMap<String, Calendar> = BTreeMap::new();
+    let mut by_uid: BTreeMap<String, Vec<Event>> = BTreeMap::new();
     for component in cal.components {
         let CalendarComponent::Event(mut event) = component else {
             continue;
@@ -103,16 +103,36 @@ pub fn split_by_uid(cal: Calendar) -> Vec<(String, Calendar)> {
                 uid
             }
         };
-        by_uid
-            .entry(uid)
-            .or_insert_with(|| {
-                let mut c = Calendar::new();
-                c.components.extend(timezones.iter().cloned());
-                c
-            })
-            .push(event);
+        by_uid.entry(uid).or_default().push(event);
     }
-    by_uid.into_iter().collect()
+    // Each object carries the zones its events name (RFC 4791 §4.1), not the whole file's.
+    by_uid
+        .into_iter()
+        .map(|(uid, events)| {
+            let named: std::collections::BTreeSet<String> =
+                events.iter().flat_map(tzids_of).collect();
+            let mut object = Calendar::new();
+            object.components.extend(timezones.iter().filter(|c| {
+                matches!(c, CalendarComponent::Other(o)
+                    if o.property_value("TZID").is_some_and(|t| named.contains(t.trim_matches('"'))))
+            }).cloned());
+            for event in events {
+                object.push(event);
+            }
+            (uid, object)
+        })
+        .collect()
+}
+
+/// The TZIDs an event's properties name.
+fn tzids_of(event: &Event) -> Vec<String> {
+    event
+        .properties()
+        .values()
+        .chain(event.multi_properties().values().flatten())
+        .filter_map(|p| p.params().get("TZID"))
+        .map(|t| t.value().trim_matches('"').to_string())
+        .collect()
 }
 
 /// A calendar as iCalendar text that RFC 5545 accepts. The `icalendar` crate writes a DTSTAMP
@@ -177,8 +197,24 @@ pub fn clean_text(text: &str) -> String {
                 .is_some_and(|top| top != "VCALENDAR" && !STAMPED.contains(&top.as_str()));
         let folded = lines.get(i + 1).is_some_and(|l| l.starts_with([' ', '\t']));
         let empty = DATED.contains(&name.as_str()) && value.trim().is_empty() && !folded;
-        dropping = misplaced || empty;
+        let upper_head = head.to_ascii_uppercase();
+        // RDATE/EXDATE take dates, date-times or periods; a bare time (`VALUE=TIME`) is none.
+        let timeless =
+            matches!(name.as_str(), "RDATE" | "EXDATE") && upper_head.contains(";VALUE=TIME");
+        dropping = misplaced || empty || timeless;
         if dropping {
+            continue;
+        }
+        // An observance starts at a local date-time (RFC 5545 §3.6.5), never a bare date.
+        if name == "DTSTART"
+            && stack
+                .last()
+                .is_some_and(|top| top == "STANDARD" || top == "DAYLIGHT")
+            && upper_head.contains(";VALUE=DATE")
+            && value.trim().len() == 8
+        {
+            out.push_str(&format!("DTSTART:{}T000000", value.trim()));
+            out.push_str(&line[content.len()..]);
             continue;
         }
         // A rule written with spaces (`BYDAY=MO, TU`) is read by us but by few others.

@@ -25,7 +25,7 @@ pub struct SyncReport {
     pub removed_there: usize,
     /// What conflicted and how it was resolved.
     pub conflicts: Vec<String>,
-    /// Objects skipped because the server's data was unreadable.
+    /// Objects skipped: the server's data was unreadable, or the server refused ours.
     pub skipped: Vec<String>,
     /// Set when the sync stopped early; queued changes stay queued and are retried.
     pub error: Option<String>,
@@ -71,12 +71,18 @@ pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) 
     };
     let result = async {
         // Two passes: conflict copies made in the first are pushed in the second.
+        let mut offered = std::collections::HashSet::new();
         for _ in 0..2 {
             let dirty = db::objects(&db.lock().unwrap(), calendar, true).map_err(db_err)?;
-            if dirty.is_empty() {
+            // An object the server refused this time stays queued; it is not offered twice.
+            let fresh: Vec<_> = dirty
+                .into_iter()
+                .filter(|o| offered.insert(o.uid.clone()))
+                .collect();
+            if fresh.is_empty() {
                 break;
             }
-            for object in dirty {
+            for object in fresh {
                 push(db, client, url, object, &mut report).await?;
             }
         }
@@ -206,6 +212,17 @@ async fn push(
         .await;
     let etag = match attempt {
         Ok(etag) => etag,
+        // The server refuses this object for good (HTTP 400/415…: data it cannot store, like
+        // Radicale with RDATE periods): say so and go on with the others — one such event must
+        // not hold every later change back. It stays here, queued, and is offered again.
+        Err(DavError::Other(why)) => {
+            report.skipped.push(format!(
+                "{:?} ({}): {why} — kept here, not on the server",
+                title_of(&object.ics),
+                object.uid
+            ));
+            return Ok(());
+        }
         Err(DavError::Changed) => {
             // Both sides changed: the server's version stays, ours becomes a copy.
             let (text, etag) = client.get(&href).await.map_err(transient)?;

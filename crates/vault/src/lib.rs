@@ -28,7 +28,7 @@ use serde::Serialize;
 use sha2::Digest;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use vectors::VectorCache;
 
 type Db = Arc<Mutex<Connection>>;
@@ -178,19 +178,41 @@ pub struct Vault {
 /// of another space is ever compared with them.
 struct Space {
     embedder: Arc<dyn Embedder>,
-    centroids: language::Centroids,
+    /// Read from the store, or computed (which embeds sample texts), at the first embedding:
+    /// choosing a model costs nothing until it is used (an empty vault never loads it).
+    centroids: OnceLock<Result<language::Centroids, String>>,
+    db: Db,
     /// The model id plus the centring version: what stored vectors are tagged with.
     key: String,
 }
 
 impl Space {
+    fn centroids(&self) -> Result<&language::Centroids, String> {
+        self.centroids
+            .get_or_init(|| {
+                let stored = index::centroids(&self.db.lock().unwrap(), &self.key)
+                    .map_err(db_err)?
+                    .and_then(|b| language::Centroids::from_blob(&b, self.embedder.dim()));
+                if let Some(c) = stored {
+                    return Ok(c);
+                }
+                let c = language::Centroids::compute(self.embedder.as_ref())?;
+                index::set_centroids(&self.db.lock().unwrap(), &self.key, &c.to_blob())
+                    .map_err(db_err)?;
+                Ok(c)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// Blocking: centred, normalized vectors of `texts`.
     fn embed(&self, texts: &[String], role: Role) -> Result<Vec<Vec<f32>>, String> {
+        let centroids = self.centroids()?;
         let raw = self.embedder.embed(texts, role)?;
         Ok(texts
             .iter()
             .zip(raw)
-            .map(|(t, v)| self.centroids.center(t, &v))
+            .map(|(t, v)| centroids.center(t, &v))
             .collect())
     }
 
@@ -291,8 +313,8 @@ impl Vault {
 
     /// Uses `embedder` from now on. Its vectors are read into the cache when first needed;
     /// entries it has no vector for are searched by words only until [`Vault::embed_missing`]
-    /// has run. Blocking the first time a model is used (its language centroids are computed
-    /// once, then stored).
+    /// has run. Cheap: the model's language centroids are read or computed (then stored) at its
+    /// first embedding.
     pub fn set_embedder(&self, embedder: Result<Arc<dyn Embedder>, String>) {
         let space = embedder.and_then(|e| self.space_for(e)).map(Arc::new);
         if let Err(why) = &space {
@@ -304,21 +326,10 @@ impl Vault {
 
     fn space_for(&self, embedder: Arc<dyn Embedder>) -> Result<Space, String> {
         let key = format!("{}#centred-v{}", embedder.model(), language::VERSION);
-        let stored = index::centroids(&self.db.lock().unwrap(), &key)
-            .map_err(db_err)?
-            .and_then(|b| language::Centroids::from_blob(&b, embedder.dim()));
-        let centroids = match stored {
-            Some(c) => c,
-            None => {
-                let c = language::Centroids::compute(embedder.as_ref())?;
-                index::set_centroids(&self.db.lock().unwrap(), &key, &c.to_blob())
-                    .map_err(db_err)?;
-                c
-            }
-        };
         Ok(Space {
             embedder,
-            centroids,
+            centroids: OnceLock::new(),
+            db: self.db.clone(),
             key,
         })
     }

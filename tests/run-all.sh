@@ -12,6 +12,7 @@ mkdir -p "$CARGO_TARGET_DIR"
 export CARGO_TERM_COLOR=never
 
 echo "== lint"
+cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 
 echo "== build"

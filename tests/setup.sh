@@ -15,6 +15,18 @@ if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$
   exit 1
 fi
 
+# rustfmt and clippy: the test command checks the style and lints (rustup's minimal profile lacks them).
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    if command -v rustup >/dev/null 2>&1; then
+      rustup component add "$component"
+    else
+      echo "setup: cargo $component is missing: install it (rustup component add $component)." >&2
+      exit 1
+    fi
+  fi
+done
+
 # Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
 # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
 # bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;

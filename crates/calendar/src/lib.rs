@@ -86,7 +86,7 @@ impl ToolProvider for CalendarTools {
             typed(tools::Import { shared: s() }),
             typed(tools::Export { shared: s() }),
             typed(tools::List { shared: s() }),
-            typed(tools::Sync { shared: s() }),
+            typed(tools::SyncCalendars { shared: s() }),
         ]
     }
 }

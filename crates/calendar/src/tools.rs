@@ -1418,7 +1418,7 @@ impl Tool for List {
     }
 }
 
-pub struct Sync {
+pub struct SyncCalendars {
     pub shared: Arc<Shared>,
 }
 
@@ -1446,7 +1446,7 @@ fn caldav_accounts(shared: &Shared, only: Option<&str>) -> Result<Vec<String>, T
 }
 
 #[async_trait::async_trait]
-impl Tool for Sync {
+impl Tool for SyncCalendars {
     type Input = SyncInput;
     type Output = SyncOutput;
 

@@ -110,7 +110,7 @@ impl ToolProvider for MailTools {
         vec![
             typed(tools::Check { shared: s() }),
             typed(tools::Read { shared: s() }),
-            typed(tools::Send { shared: s() }),
+            typed(tools::SendMail { shared: s() }),
             typed(tools::Reply { shared: s() }),
             typed(tools::Undo { shared: s() }),
             typed(tools::Outbox { shared: s() }),

@@ -433,7 +433,7 @@ fn queued_text(q: &Queued) -> String {
     )
 }
 
-pub struct Send {
+pub struct SendMail {
     pub shared: Arc<Shared>,
 }
 
@@ -459,7 +459,7 @@ pub struct SendInput {
 }
 
 #[async_trait::async_trait]
-impl Tool for Send {
+impl Tool for SendMail {
     type Input = SendInput;
     type Output = Queued;
 

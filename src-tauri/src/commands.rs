@@ -196,6 +196,8 @@ pub struct ToolCallView {
     call_id: String,
     tool: String,
     ok: bool,
+    /// The suspension the call waits on, when it stopped for the person.
+    suspended: Option<String>,
     text: String,
     /// The tool's structured output (panels like the change review read it).
     structured: Option<serde_json::Value>,
@@ -229,6 +231,10 @@ fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
         call_id: outcome.call_id.clone(),
         tool: outcome.tool.clone(),
         ok,
+        suspended: match &outcome.result {
+            Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
+            _ => None,
+        },
         text,
         structured,
         images: outcome

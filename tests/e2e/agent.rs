@@ -522,6 +522,8 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
             content: "suspended: login needed at http://shop.test — `cowork tasks resume s-42`"
                 .into(),
             is_error: true,
+            // As rows written before the suspension travelled as data: read from the text.
+            suspended: None,
         };
         conversations
             .append(

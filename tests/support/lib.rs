@@ -321,7 +321,7 @@ impl DynTool for LiarTool {
                     Ok(ToolOutput {
                         content: vec![Content::Text { text: "x".into() }],
                         structured: Some(serde_json::json!({"count": "many"})),
-                        untrusted: false,
+                        ..Default::default()
                     })
                 })
             }),

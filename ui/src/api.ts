@@ -22,7 +22,7 @@ export interface ApprovalRequest {
 export type Part =
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: unknown }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error: boolean };
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; suspended?: string };
 export interface Message { role: "user" | "assistant"; parts: Part[] }
 export interface ConversationSummary { id: string; title: string; updated_at: string; messages: number }
 export interface ToolSpec {
@@ -33,7 +33,7 @@ export interface ToolInfo { spec: ToolSpec; layer: "stub" | "builtin" | "mcp"; o
 export type AgentEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call_requested"; id: string; name: string; input: unknown }
-  | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; result: string; images: ImageBlock[]; duration_ms: number }
+  | { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; suspended?: string; result: string; images: ImageBlock[]; duration_ms: number }
   | { type: "recalled"; call_id: string; memories: { id: string; title: string; kind: string; snippet: string }[] }
   | { type: "resumed"; suspension: string; tool: string }
   | { type: "finished"; steps: number };
@@ -57,7 +57,7 @@ export interface AuditEntry {
 export interface VerifyReport { rows: number; head_seq: number; head_hash: string; problems: { seq: number; message: string }[] }
 /** An image a tool returned (a screenshot). */
 export interface ImageBlock { type: "image"; mime_type: string; data_base64: string }
-export interface ToolCallView { call_id: string; tool: string; ok: boolean; text: string; structured: unknown; images: ImageBlock[]; decision: Action | null; score: number | null; duration_ms: number }
+export interface ToolCallView { call_id: string; tool: string; ok: boolean; suspended: string | null; text: string; structured: unknown; images: ImageBlock[]; decision: Action | null; score: number | null; duration_ms: number }
 export type TrustState = "trusted" | "untrusted" | "changed";
 export interface WorkspaceReview {
   root: string; settings: string; state: TrustState; digest: string;

@@ -3,14 +3,14 @@ import { api, on, type AgentEvent, type FirstRun, type Message, type Part, type 
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; result?: string; images?: ImageBlock[]; duration_ms?: number; progress?: Progress }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; images?: ImageBlock[]; duration_ms?: number; progress?: Progress }
 
 /// Raster images only, as data URLs (no SVG: it can carry script and links).
 const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
 /// A finished call's card status: a suspended call waits for the person (the banner above).
-function finished(ok: boolean, result: string | undefined): ToolCard["status"] {
-  return ok ? "ok" : result?.startsWith("suspended:") ? "waiting" : "error";
+function finished(ok: boolean, suspended: string | null | undefined): ToolCard["status"] {
+  return ok ? "ok" : suspended ? "waiting" : "error";
 }
 type Recalled = { id: string; title: string; kind: string; snippet: string };
 type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string };
@@ -23,7 +23,7 @@ function toItems(messages: Message[]): Item[] {
     for (const p of m.parts as Part[]) {
       if (p.type === "text" && p.text) items.push({ kind: m.role, text: p.text });
       if (p.type === "tool_use") { const card: ToolCard = { id: p.id, name: p.name, input: p.input, status: "running" }; cards.set(p.id, card); items.push({ kind: "tool", card }); }
-      if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.content); c.result = p.content; } }
+      if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.suspended); c.suspended = p.suspended; c.result = p.content; } }
     }
   }
   return items;
@@ -112,7 +112,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           // Which memories the model was given for this turn, under the person's message.
           next.push({ kind: "recalled", memories: event.memories });
         } else if (event.type === "tool_call_finished") {
-          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.result), result: event.result, images: event.images, duration_ms: event.duration_ms } } : it);
+          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.suspended), suspended: event.suspended, result: event.result, images: event.images, duration_ms: event.duration_ms } } : it);
         }
         return next;
       });
@@ -133,8 +133,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     });
     // A waiting card whose task went on by itself shows what the resumed call returned.
     const r = on<{ id: string; call: ToolCallView }>("task-resumed", ({ id, call }) => {
-      setItems((list) => list.map((it) => it.kind === "tool" && it.card.status === "waiting" && it.card.result?.includes(id)
-        ? { kind: "tool", card: { ...it.card, status: finished(call.ok, call.text), result: call.text, images: call.images, duration_ms: call.duration_ms } } : it));
+      setItems((list) => list.map((it) => it.kind === "tool" && it.card.status === "waiting" && it.card.suspended === id
+        ? { kind: "tool", card: { ...it.card, status: finished(call.ok, call.suspended), suspended: call.suspended, result: call.text, images: call.images, duration_ms: call.duration_ms } } : it));
     });
     return () => { a.then((f) => f()); d.then((f) => f()); p.then((f) => f()); r.then((f) => f()); };
   }, []);
@@ -149,8 +149,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
-      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, text: String(e), images: [], duration_ms: 0 }));
-      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.text), result: view.text, images: view.images, duration_ms: view.duration_ms } } : it));
+      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), images: [], duration_ms: 0 }));
+      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
     setItems((l) => [...l, { kind: "user", text }]);

@@ -1,6 +1,6 @@
 //! Conversations and their messages, persisted in the store: a chat survives a restart.
 
-use crate::provider::{Message, Role};
+use crate::provider::{Message, Part, Role};
 use cowork_store::Store;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -98,10 +98,9 @@ impl Conversations {
             } else {
                 Role::User
             };
-            out.push(Message {
-                role,
-                parts: serde_json::from_str(&parts).map_err(err)?,
-            });
+            let mut parts: Vec<Part> = serde_json::from_str(&parts).map_err(err)?;
+            parts.iter_mut().for_each(upgrade_legacy_result);
+            out.push(Message { role, parts });
         }
         Ok(out)
     }
@@ -185,5 +184,25 @@ impl Conversations {
             )
             .map_err(err)?;
         Ok(())
+    }
+}
+
+/// Rows written before `Part::ToolResult` carried its suspension as data said it only in the
+/// text (`suspended: … cowork tasks resume <id>`): read that once, here, so a conversation
+/// from then still goes on after its resume. New rows never need it.
+fn upgrade_legacy_result(part: &mut Part) {
+    if let Part::ToolResult {
+        content,
+        is_error: true,
+        suspended: suspended @ None,
+        ..
+    } = part
+        && content.starts_with("suspended:")
+    {
+        *suspended = content
+            .split("cowork tasks resume ")
+            .nth(1)
+            .map(|rest| rest.trim_end_matches(['`', ')', '.', ' ']).to_string())
+            .filter(|id| !id.is_empty());
     }
 }

@@ -67,6 +67,9 @@ pub enum AgentEvent {
         name: String,
         call_id: String,
         ok: bool,
+        /// The suspension it waits on, when it stopped for the person (see `Part::ToolResult`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        suspended: Option<String>,
         result: String,
         images: Vec<cowork_contract::Content>,
         duration_ms: u64,
@@ -293,7 +296,9 @@ impl Agent {
     ) -> Result<Option<u32>, AgentError> {
         let store = |e: String| AgentError::Store(e);
         let messages = self.conversations.messages(conversation).map_err(store)?;
-        let waited = messages.iter().flat_map(|m| &m.parts).any(|p| matches!(p, Part::ToolResult { content, is_error: true, .. } if content.starts_with("suspended:") && content.contains(&resumed.suspension)));
+        let waited = messages.iter().flat_map(|m| &m.parts).any(|p| {
+            matches!(p, Part::ToolResult { suspended: Some(id), .. } if *id == resumed.suspension)
+        });
         if !waited {
             return Ok(None);
         }
@@ -320,6 +325,7 @@ impl Agent {
                 tool_use_id: id,
                 content,
                 is_error: !resumed.ok,
+                suspended: None,
             }],
         };
         self.conversations
@@ -456,27 +462,25 @@ impl Agent {
                     Ok(output) => (true, output.text_content()),
                     Err(e) => (false, e.to_string()),
                 };
-                if let (true, "tool_search") = (ok, outcome.tool.as_str()) {
-                    let names: Vec<String> = outcome
-                        .result
-                        .as_ref()
-                        .ok()
-                        .and_then(|o| o.structured.as_ref())
-                        .and_then(|s| s["tools"].as_array().cloned())
-                        .unwrap_or_default()
-                        .iter()
-                        .filter_map(|t| t["name"].as_str().map(String::from))
-                        .collect();
+                // Deferred tools a result reveals (a tool search's finds) become callable here.
+                if let Ok(output) = &outcome.result
+                    && !output.reveals.is_empty()
+                {
                     self.conversations
-                        .add_loaded_tools(conversation, &names)
+                        .add_loaded_tools(conversation, &output.reveals)
                         .map_err(store)?;
                 }
                 let content = truncate(content, self.config.max_tool_result_chars);
+                let suspended = match &outcome.result {
+                    Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
+                    _ => None,
+                };
                 let _ = events.send(AgentEvent::ToolCallFinished {
                     id: id.clone(),
                     name: name.clone(),
                     call_id: outcome.call_id.clone(),
                     ok,
+                    suspended: suspended.clone(),
                     result: content.clone(),
                     images: outcome
                         .result
@@ -489,6 +493,7 @@ impl Agent {
                     tool_use_id: id.clone(),
                     content,
                     is_error: !ok,
+                    suspended,
                 });
             }
             self.conversations

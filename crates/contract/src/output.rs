@@ -31,6 +31,10 @@ pub struct ToolOutput {
     pub structured: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
+    /// Deferred tools this result makes available to the model from now on in the
+    /// conversation (what a tool search found): data the agent acts on, whatever tool says it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reveals: Vec<String>,
 }
 
 impl ToolOutput {

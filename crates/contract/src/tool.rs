@@ -128,6 +128,11 @@ pub trait Tool: Send + Sync + 'static {
         serde_json::to_string_pretty(output).unwrap_or_default()
     }
 
+    /// Deferred tools this output makes available to the model (see [`ToolOutput::reveals`]).
+    fn reveals(&self, _output: &Self::Output) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The content blocks: the text alone by default; a tool that makes an image (a
     /// screenshot) adds it here.
     fn content(&self, output: &Self::Output) -> Vec<Content> {
@@ -221,12 +226,14 @@ impl<T: Tool> DynTool for Typed<T> {
             Box::pin(async move {
                 let output = tool.call(&input, &ctx).await?;
                 let content = tool.content(&output);
+                let reveals = tool.reveals(&output);
                 let structured = serde_json::to_value(&output)
                     .map_err(|e| ToolError::failed(format!("output not serializable: {e}")))?;
                 Ok(ToolOutput {
                     content,
                     structured: Some(structured),
                     untrusted,
+                    reveals,
                 })
             })
         });

@@ -53,6 +53,11 @@ impl Tool for ToolSearch {
         Ok(vec![])
     }
 
+    /// What it found becomes callable by the model in this conversation.
+    fn reveals(&self, output: &Self::Output) -> Vec<String> {
+        output.tools.iter().map(|t| t.name.clone()).collect()
+    }
+
     async fn call(
         &self,
         input: &Self::Input,

@@ -172,7 +172,7 @@ impl DynTool for ContextTool {
                             text: render(kind, &value),
                         }],
                         structured: Some(value),
-                        untrusted: false,
+                        ..Default::default()
                     })
                 })
             }),

@@ -483,7 +483,7 @@ fn convert(result: rmcp::model::CallToolResult) -> Result<ToolOutput, ToolError>
     let output = ToolOutput {
         content,
         structured: result.structured_content.filter(|v| !v.is_null()),
-        untrusted: false,
+        ..Default::default()
     };
     if result.is_error == Some(true) {
         return Err(ToolError::failed(output.text_content()));

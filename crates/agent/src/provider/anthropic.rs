@@ -35,7 +35,7 @@ impl Anthropic {
                     .map(|p| match p {
                         Part::Text { text } => json!({"type": "text", "text": text}),
                         Part::ToolUse { id, name, input } => json!({"type": "tool_use", "id": id, "name": name, "input": input}),
-                        Part::ToolResult { tool_use_id, content, is_error } => {
+                        Part::ToolResult { tool_use_id, content, is_error, .. } => {
                             json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error})
                         }
                     })

@@ -34,6 +34,10 @@ pub enum Part {
         tool_use_id: String,
         content: String,
         is_error: bool,
+        /// The suspension the call is waiting on (a login, a code), when it stopped for the
+        /// person rather than failing: data, so nothing has to read it out of `content`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suspended: Option<String>,
     },
 }
 

@@ -11,7 +11,7 @@ mod tools;
 pub use login::{LoginCondition, PageFacts, left_login, wall_reason};
 pub use session::BrowserConfig;
 
-use cowork_contract::{DynTool, ResumeProbe, ToolProvider, typed};
+use cowork_contract::{DefaultRule, DynTool, ResumeProbe, RuleAction, ToolProvider, typed};
 use session::Session;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -55,6 +55,14 @@ impl BrowserTools {
 impl ToolProvider for BrowserTools {
     fn name(&self) -> &str {
         "browser"
+    }
+
+    /// Code execution in a page: asked every time, whatever allows the page's origin.
+    fn default_rules(&self) -> Vec<DefaultRule> {
+        vec![DefaultRule {
+            action: RuleAction::Ask,
+            rule: "browser_evaluate",
+        }]
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {

@@ -22,7 +22,9 @@ pub use effect::{Effect, EffectKind};
 pub use error::ToolError;
 pub use output::{Content, ToolOutput};
 pub use spec::{Annotations, RateLimit, ToolSpec};
-pub use tool::{DynTool, PreparedCall, Tool, ToolMeta, ToolProvider, Typed, typed};
+pub use tool::{
+    DefaultRule, DynTool, PreparedCall, RuleAction, Tool, ToolMeta, ToolProvider, Typed, typed,
+};
 
 /// Re-exported so families derive schemas with the same schemars version as the contract.
 pub use schemars;

@@ -173,6 +173,25 @@ pub trait DynTool: Send + Sync {
 pub trait ToolProvider: Send + Sync {
     fn name(&self) -> &str;
     fn tools(&self) -> Vec<Arc<dyn DynTool>>;
+    /// Rules this family ships as the floor under every person's settings (`sudo` denied, code in
+    /// a page asked): the family knows its tools' dangers, the policy only applies them.
+    fn default_rules(&self) -> Vec<DefaultRule> {
+        Vec::new()
+    }
+}
+
+/// A rule a family ships ([`ToolProvider::default_rules`]), in the rule syntax of settings.json.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DefaultRule {
+    pub action: RuleAction,
+    pub rule: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleAction {
+    Allow,
+    Ask,
+    Deny,
 }
 
 /// Adapter from [`Tool`] to [`DynTool`]; builds the spec (with derived schemas) once.

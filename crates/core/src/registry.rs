@@ -62,12 +62,18 @@ enum Source {
 struct Snapshot {
     tools: BTreeMap<String, Arc<Handler>>,
     aliases: HashMap<String, String>,
+    /// The families' default rules (see [`cowork_contract::ToolProvider::default_rules`]).
+    default_rules: Vec<cowork_contract::DefaultRule>,
 }
+
+/// Told the families' default rules after every reload (the scheduler hands them to the policy).
+pub type OnRules = Arc<dyn Fn(&[cowork_contract::DefaultRule]) + Send + Sync>;
 
 #[derive(Default)]
 pub struct Registry {
     sources: Mutex<Vec<(Layer, Source)>>,
     snapshot: RwLock<Arc<Snapshot>>,
+    on_rules: RwLock<Option<OnRules>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -120,13 +126,17 @@ impl Registry {
     /// Rebuilds the tool table from every source (hot reload: in-flight calls keep the handler
     /// they resolved; new calls see the new table).
     pub fn reload(&self) {
+        let mut default_rules = Vec::new();
         let mut sources: Vec<(Layer, Vec<Arc<dyn DynTool>>)> = self
             .sources
             .lock()
             .unwrap()
             .iter()
             .map(|(layer, source)| match source {
-                Source::Provider(p) => (*layer, p.tools()),
+                Source::Provider(p) => {
+                    default_rules.extend(p.default_rules());
+                    (*layer, p.tools())
+                }
                 Source::Tool(t) => (*layer, vec![t.clone()]),
             })
             .collect();
@@ -207,7 +217,18 @@ impl Registry {
             }
             snap.aliases.insert(alias, winners[0].clone());
         }
-        *self.snapshot.write().unwrap() = Arc::new(snap);
+        snap.default_rules = default_rules;
+        let snap = Arc::new(snap);
+        *self.snapshot.write().unwrap() = snap.clone();
+        if let Some(on_rules) = self.on_rules.read().unwrap().clone() {
+            on_rules(&snap.default_rules);
+        }
+    }
+
+    /// Who is told the families' default rules, now and after every reload.
+    pub fn set_on_rules(&self, on_rules: OnRules) {
+        on_rules(&self.snap().default_rules);
+        *self.on_rules.write().unwrap() = Some(on_rules);
     }
 
     fn snap(&self) -> Arc<Snapshot> {

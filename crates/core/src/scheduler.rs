@@ -322,6 +322,13 @@ impl Scheduler {
                 .get(name)
                 .map(|info| info.spec.effects.clone())
         }));
+        // The families' default rules become the policy's floor (again after every reload).
+        let weak_policy = Arc::downgrade(&policy);
+        registry.set_on_rules(Arc::new(move |rules| {
+            if let Some(policy) = weak_policy.upgrade() {
+                policy.set_default_rules(rules);
+            }
+        }));
         Scheduler {
             registry,
             policy,

@@ -22,7 +22,7 @@ mod search;
 pub mod shadow;
 mod todo;
 
-use cowork_contract::{DynTool, ToolError, ToolProvider, typed};
+use cowork_contract::{DefaultRule, DynTool, RuleAction, ToolError, ToolProvider, typed};
 use cowork_store::Store;
 use shadow::{Shadow, ShadowError};
 use std::sync::{Arc, Mutex};
@@ -67,6 +67,36 @@ pub(crate) fn shadow_error(e: ShadowError) -> ToolError {
 impl ToolProvider for FilesTools {
     fn name(&self) -> &str {
         "files"
+    }
+
+    /// Commands that take over the machine or wipe a disk are refused whatever the person's
+    /// rules say; reading SSH keys is asked every time.
+    fn default_rules(&self) -> Vec<DefaultRule> {
+        let deny = |rule| DefaultRule {
+            action: RuleAction::Deny,
+            rule,
+        };
+        let mut rules: Vec<DefaultRule> = [
+            "run_command(sudo:*)",
+            "run_command(su:*)",
+            "run_command(mkfs:*)",
+            "run_command(mkfs.ext4:*)",
+            "run_command(mkfs.ext3:*)",
+            "run_command(mkfs.xfs:*)",
+            "run_command(mkfs.btrfs:*)",
+            "run_command(mkfs.vfat:*)",
+            "run_command(mkfs.fat:*)",
+            "run_command(mke2fs:*)",
+            "run_command(wipefs:*)",
+        ]
+        .into_iter()
+        .map(deny)
+        .collect();
+        rules.push(DefaultRule {
+            action: RuleAction::Ask,
+            rule: "read_file(~/.ssh/**)",
+        });
+        rules
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {

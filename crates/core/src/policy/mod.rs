@@ -209,28 +209,13 @@ pub struct PolicyBridge {
     mode_override: RwLock<Option<Mode>>,
     conversations: ConversationStates,
     tool_kinds: RwLock<Option<ToolKinds>>,
+    /// The families' default rules (see `ToolProvider::default_rules`): the floor under every
+    /// person's settings, source `builtin`.
+    defaults: RwLock<Arc<Vec<(Action, Rule)>>>,
 }
 
 /// A tool's declared effect kinds by name (the registry's knowledge, lent to the policy).
 pub type ToolKinds = Arc<dyn Fn(&str) -> Option<Vec<EffectKind>> + Send + Sync>;
-
-/// Built-in defaults: the floor under every user's settings.
-const BUILTIN_RULES: &[(Action, &str)] = &[
-    (Action::Deny, "run_command(sudo:*)"),
-    (Action::Deny, "run_command(su:*)"),
-    (Action::Deny, "run_command(mkfs:*)"),
-    (Action::Deny, "run_command(mkfs.ext4:*)"),
-    (Action::Deny, "run_command(mkfs.ext3:*)"),
-    (Action::Deny, "run_command(mkfs.xfs:*)"),
-    (Action::Deny, "run_command(mkfs.btrfs:*)"),
-    (Action::Deny, "run_command(mkfs.vfat:*)"),
-    (Action::Deny, "run_command(mkfs.fat:*)"),
-    (Action::Deny, "run_command(mke2fs:*)"),
-    (Action::Deny, "run_command(wipefs:*)"),
-    (Action::Ask, "read_file(~/.ssh/**)"),
-    // Code execution in a page: asked every time, whatever allows the page's origin.
-    (Action::Ask, "browser_evaluate"),
-];
 
 pub fn workspace_settings_path(root: &Path) -> PathBuf {
     root.join(".cowork").join("settings.json")
@@ -262,6 +247,7 @@ impl PolicyBridge {
             mode_override: RwLock::new(None),
             conversations: ConversationStates::open(store)?,
             tool_kinds: RwLock::new(None),
+            defaults: RwLock::default(),
         };
         bridge.reload()?;
         Ok(bridge)
@@ -270,14 +256,6 @@ impl PolicyBridge {
     /// Re-reads the settings files (after an edit in the UI or by hand).
     pub fn reload(&self) -> Result<(), PolicyError> {
         let mut rules = Vec::new();
-        for (action, text) in BUILTIN_RULES {
-            rules.push((
-                *action,
-                Rule::parse(text).expect("built-in rules parse"),
-                RuleSource::Builtin,
-                None,
-            ));
-        }
         let user = settings::load(&self.user_settings)?;
         let mode = user.mode.unwrap_or_default();
         let thresholds = user.thresholds.unwrap_or_default();
@@ -409,6 +387,22 @@ impl PolicyBridge {
         *self.tool_kinds.write().unwrap() = Some(lookup);
     }
 
+    /// The families' default rules. One that does not parse is a family's bug: it is logged and
+    /// left out, never taken as a wider rule.
+    pub fn set_default_rules(&self, rules: &[cowork_contract::DefaultRule]) {
+        let parsed = rules
+            .iter()
+            .filter_map(|r| match Rule::parse(r.rule) {
+                Ok(rule) => Some((Action::from(r.action), rule)),
+                Err(e) => {
+                    tracing::error!(rule = r.rule, "a family's default rule does not parse: {e}");
+                    None
+                }
+            })
+            .collect();
+        *self.defaults.write().unwrap() = Arc::new(parsed);
+    }
+
     /// The declared effect kinds of the tool a rule names; None for a pattern or an unknown tool.
     pub fn kinds_of(&self, rule_text: &str) -> Option<Vec<EffectKind>> {
         let name = Rule::tool_part(rule_text)?;
@@ -487,10 +481,19 @@ impl PolicyBridge {
     /// Every rule in force for `conversation`, broadest source first.
     pub fn rules(&self, conversation: Option<&str>) -> Vec<RuleEntry> {
         let config = self.config.read().unwrap().clone();
-        let mut out: Vec<RuleEntry> = config
-            .rules
+        let defaults = self.defaults.read().unwrap().clone();
+        let mut out: Vec<RuleEntry> = defaults
             .iter()
-            .map(|(action, rule, source, file)| RuleEntry {
+            .map(|(action, rule)| RuleEntry {
+                action: *action,
+                rule: rule.text.clone(),
+                source: RuleSource::Builtin,
+                file: None,
+                broad: None,
+            })
+            .collect();
+        out.extend(config.rules.iter().map(|(action, rule, source, file)| {
+            RuleEntry {
                 action: *action,
                 rule: rule.text.clone(),
                 source: *source,
@@ -498,8 +501,8 @@ impl PolicyBridge {
                 broad: (*action == Action::Allow)
                     .then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default()))
                     .flatten(),
-            })
-            .collect();
+            }
+        }));
         if let Some(conv) = conversation {
             for rule in self.conversations.grants(conv) {
                 out.push(RuleEntry {
@@ -668,6 +671,7 @@ impl PolicyBridge {
     /// The review. Pure: it reads state and changes nothing, so `explain` is the same call.
     pub fn review(&self, req: &ReviewRequest<'_>) -> Review {
         let config = self.config.read().unwrap().clone();
+        let defaults = self.defaults.read().unwrap().clone();
         let mode = self.mode();
         let tainted_by = self.conversations.tainted_by(req.conversation);
         let risk = score::assess(
@@ -691,7 +695,10 @@ impl PolicyBridge {
             let granted = grants
                 .iter()
                 .map(|r| (Action::Allow, r, RuleSource::Conversation));
-            let configured = config.rules.iter().map(|(a, r, s, _)| (*a, r, *s));
+            let configured = defaults
+                .iter()
+                .map(|(a, r)| (*a, r, RuleSource::Builtin))
+                .chain(config.rules.iter().map(|(a, r, s, _)| (*a, r, *s)));
             for (a, rule, source) in configured.chain(granted) {
                 if a == action
                     && rule.matches(action, &facts)

@@ -23,6 +23,16 @@ pub enum Action {
     Deny,
 }
 
+impl From<cowork_contract::RuleAction> for Action {
+    fn from(action: cowork_contract::RuleAction) -> Action {
+        match action {
+            cowork_contract::RuleAction::Allow => Action::Allow,
+            cowork_contract::RuleAction::Ask => Action::Ask,
+            cowork_contract::RuleAction::Deny => Action::Deny,
+        }
+    }
+}
+
 impl Action {
     pub fn as_str(self) -> &'static str {
         match self {

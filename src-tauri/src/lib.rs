@@ -115,6 +115,22 @@ pub fn builder<R: Runtime>(
                     .app
                     .suspension_watcher(cowork_core::Caller::Chat, on_resumed),
             );
+            // State the views show, pushed when it changes (no view polls): toolpack servers
+            // (started, failed, tools changed) and the vault's indexing progress.
+            let handle = tauri_app.handle().clone();
+            let mut toolpacks = tauri_app.state::<Shell>().app.toolpack_changes();
+            tauri::async_runtime::spawn(async move {
+                while toolpacks.changed().await.is_ok() {
+                    let _ = handle.emit("toolpacks-changed", ());
+                }
+            });
+            let handle = tauri_app.handle().clone();
+            let mut vault = tauri_app.state::<Shell>().app.vault().progress();
+            tauri::async_runtime::spawn(async move {
+                while vault.changed().await.is_ok() {
+                    let _ = handle.emit("vault-changed", ());
+                }
+            });
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {

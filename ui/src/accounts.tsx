@@ -2,7 +2,7 @@
 // keyring through the shell and never come back. "Test" is an audited call (calendar_sync or
 // email_check) like any other.
 import { useEffect, useState } from "preact/hooks";
-import { api, type Account, type Security } from "./api";
+import { api, on, type Account, type Security } from "./api";
 import { t } from "./i18n";
 
 function hostPort(text: string, port: number): [string, number] {
@@ -78,11 +78,20 @@ export function OutboxBar({ conversation }: { conversation: string | null }) {
   const [note, setNote] = useState("");
   const [now, setNow] = useState(Date.now());
   const refresh = () => api.outbox().then((rows) => setQueued(rows.filter((r) => r.state === "queued").map((r) => ({ id: r.id, subject: r.subject, recipients: r.recipients, at: Date.parse(r.send_after) })))).catch(() => {});
+  // Queued mail appears with the send's tool event and leaves when its time comes (read again
+  // then); the one-second tick only moves the countdown on screen.
   useEffect(() => {
     refresh();
-    const timer = setInterval(() => { setNow(Date.now()); refresh(); }, 1000);
-    return () => clearInterval(timer);
+    const un = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
+    return () => { un.then((f) => f()); };
   }, []);
+  useEffect(() => {
+    if (queued.length === 0) return;
+    const tick = setInterval(() => setNow(Date.now()), 1000);
+    const due = Math.max(0, Math.min(...queued.map((q) => q.at)) - Date.now()) + 1500;
+    const leave = setTimeout(refresh, due);
+    return () => { clearInterval(tick); clearTimeout(leave); };
+  }, [queued]);
   if (queued.length === 0) return note ? <div class="outbox-bar" role="status">{note}</div> : null;
   return (
     <div class="outbox-bar" role="status" data-testid="outbox-bar">

@@ -3,7 +3,7 @@
 // through the scheduler (reviewed and audited like any call); browsing and the index status are
 // read-only views. Ctrl+Shift+M opens it.
 import { useEffect, useState } from "preact/hooks";
-import { api, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus } from "./api";
+import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus } from "./api";
 import { renderMarkdown } from "./markdown";
 import { t } from "./i18n";
 
@@ -100,8 +100,10 @@ export function MemoryView() {
   useEffect(() => {
     refreshStatus();
     api.agentSettings().then(setAgent).catch(() => {});
-    const timer = setInterval(refreshStatus, 2000);
-    return () => clearInterval(timer);
+    // Indexing progress is pushed; a tool that wrote memory ends with a tool event.
+    const unVault = on("vault-changed", refreshStatus);
+    const unTools = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed") refreshStatus(); });
+    return () => { unVault.then((f) => f()); unTools.then((f) => f()); };
   }, []);
   const recall = agent?.recall?.enabled ?? false;
   const setRecall = async (enabled: boolean) => {

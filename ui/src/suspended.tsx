@@ -17,9 +17,10 @@ export function SuspendedBar() {
   const outcome = (r: ToolCallView) => (r.ok ? `${t("resumed")}: ${r.text.split("\n")[0]}` : r.text);
   useEffect(() => {
     refresh();
-    const timer = setInterval(refresh, 2000);
+    // A call that stops for the person ends with a tool event; one that goes on by itself says so.
+    const unTools = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
     const un = on<{ id: string; call: ToolCallView }>("task-resumed", (e) => { say(outcome(e.call)); refresh(); });
-    return () => { clearInterval(timer); un.then((f) => f()); };
+    return () => { unTools.then((f) => f()); un.then((f) => f()); };
   }, []);
   const act = async (f: () => Promise<string | void>) => {
     try { const said = await f(); if (said) say(said); } catch (e) { say(String(e)); }

@@ -2,7 +2,7 @@
 // enable/disable/remove. The review modal, like the approval modal, never accepts by accident:
 // no backdrop click, Escape cancels, Install arms after a short look.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, type ServerStatus, type ToolpackRecord, type ToolpackReview } from "./api";
+import { api, on, type ServerStatus, type ToolpackRecord, type ToolpackReview } from "./api";
 import { t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
@@ -64,8 +64,8 @@ export function ToolpacksView() {
   const [error, setError] = useState("");
   const [log, setLog] = useState<{ server: string; text: string } | null>(null);
   const load = () => api.toolpacks().then((v) => { setRecords(v.records); setServers(v.servers); }).catch((e) => setError(String(e)));
-  // Server states change on their own (start, crash, restart): poll while the page is open.
-  useEffect(() => { load(); const timer = setInterval(load, 2000); return () => clearInterval(timer); }, []);
+  // Server states change on their own (start, crash, restart): the shell pushes each change.
+  useEffect(() => { load(); const un = on("toolpacks-changed", load); return () => { un.then((f) => f()); }; }, []);
   const act = async (f: () => Promise<unknown>) => { setError(""); try { await f(); } catch (e) { setError(String(e)); } load(); };
   const fetchReview = () => act(async () => { setBusy("fetch"); try { setStaged(await api.stageToolpack(source)); } finally { setBusy(""); } });
   const install = (config: Record<string, unknown>) => act(async () => {

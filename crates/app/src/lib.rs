@@ -104,6 +104,8 @@ pub struct App {
     vault: Arc<cowork_vault::Vault>,
     vault_settings: VaultSettings,
     browser: Arc<cowork_browser::BrowserTools>,
+    /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
+    toolpack_changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Drop for App {
@@ -349,10 +351,13 @@ impl App {
         let gateway = cowork_mcp::McpGateway::new();
         registry.add_provider(Layer::Mcp, gateway.clone());
         let weak = Arc::downgrade(&registry);
+        let toolpack_changes = tokio::sync::watch::Sender::new(0u64);
+        let changed = toolpack_changes.clone();
         gateway.set_on_change(Arc::new(move || {
             if let Some(registry) = weak.upgrade() {
                 registry.reload();
             }
+            changed.send_modify(|n| *n += 1);
         }));
         let mut toolpacks = cowork_mcp::Toolpacks::new(store.dir().root());
         // `toolpacks.githubApi` in settings.json points GitHub installs elsewhere (a mirror, or
@@ -414,7 +419,14 @@ impl App {
             vault,
             vault_settings,
             browser,
+            toolpack_changes,
         })
+    }
+
+    /// Ticks when a toolpack's server or tools change: shells push it to their views instead of
+    /// polling.
+    pub fn toolpack_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.toolpack_changes.subscribe()
     }
 
     /// The outbox worker: sends mail once its undo delay has passed. Shells run it on their

@@ -1,0 +1,195 @@
+//! The calendars and their servers: `calendar_list`, `calendar_sync`.
+
+use super::*;
+
+// ---------------------------------------------------------------- calendar_list / calendar_sync
+
+pub struct List {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ListInput {}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ListOutput {
+    pub calendars: Vec<CalendarInfo>,
+    /// Recent sync conflicts and how they were resolved (both versions are kept).
+    pub conflicts: Vec<db::Conflict>,
+    /// Local changes waiting to be pushed to a server.
+    pub queued_changes: i64,
+}
+
+#[async_trait::async_trait]
+impl Tool for List {
+    type Input = ListInput;
+    type Output = ListOutput;
+
+    fn meta(&self) -> ToolMeta {
+        read_meta(
+            "calendar_list",
+            "List calendars",
+            "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.",
+        )
+    }
+
+    fn effects(&self, _input: &ListInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        read_effects(&self.shared, "calendar_list", None)
+    }
+
+    async fn call(&self, _input: &ListInput, _ctx: &ToolContext) -> Result<ListOutput, ToolError> {
+        let conn = self.shared.db.lock().unwrap();
+        let queued_changes = conn
+            .query_row(
+                "SELECT count(*) FROM calendar_objects WHERE dirty = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(ListOutput {
+            calendars: db::calendars(&conn).map_err(db_error)?,
+            conflicts: db::conflicts(&conn).map_err(db_error)?,
+            queued_changes,
+        })
+    }
+
+    fn to_text(&self, out: &ListOutput) -> String {
+        let mut lines: Vec<String> = out
+            .calendars
+            .iter()
+            .map(|c| {
+                let sync = match (&c.account, &c.last_error, &c.last_sync) {
+                    (None, _, _) => "local".to_string(),
+                    (Some(a), Some(e), _) => format!("{a}: last sync failed: {e}"),
+                    (Some(a), None, Some(t)) => format!("{a}: synced {t}"),
+                    (Some(a), None, None) => format!("{a}: never synced"),
+                };
+                format!("{}  {}  ({sync})", c.id, c.name)
+            })
+            .collect();
+        if out.queued_changes > 0 {
+            lines.push(format!(
+                "{} change(s) queued for the server",
+                out.queued_changes
+            ));
+        }
+        lines.extend(
+            out.conflicts
+                .iter()
+                .map(|c| format!("conflict {}: {}", c.created_at, c.detail)),
+        );
+        lines.join("\n")
+    }
+}
+
+pub struct SyncCalendars {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SyncInput {
+    /// A CalDAV account name; default all of them.
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct SyncOutput {
+    pub reports: Vec<crate::SyncReport>,
+}
+
+pub(super) fn caldav_accounts(
+    shared: &Shared,
+    only: Option<&str>,
+) -> Result<Vec<String>, ToolError> {
+    let all = cowork_store::accounts::list(&shared.db.lock().unwrap(), Some("caldav"))
+        .map_err(db_error)?;
+    Ok(all
+        .into_iter()
+        .map(|a| a.name)
+        .filter(|n| only.is_none_or(|o| o == n))
+        .collect())
+}
+
+#[async_trait::async_trait]
+impl Tool for SyncCalendars {
+    type Input = SyncInput;
+    type Output = SyncOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "calendar_sync",
+            "Sync calendars",
+            "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead, EffectKind::CalendarWrite])
+        .annotations(Annotations {
+            idempotent: true,
+            ..Default::default()
+        })
+    }
+
+    fn effects(&self, input: &SyncInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        Ok(caldav_accounts(&self.shared, input.account.as_deref())?
+            .into_iter()
+            .flat_map(|a| {
+                [
+                    Effect::CalendarRead {
+                        calendar: a.clone(),
+                    },
+                    Effect::CalendarWrite {
+                        calendar: a,
+                        attendees: vec![],
+                    },
+                ]
+            })
+            .collect())
+    }
+
+    async fn call(&self, input: &SyncInput, _ctx: &ToolContext) -> Result<SyncOutput, ToolError> {
+        let accounts = caldav_accounts(&self.shared, input.account.as_deref())?;
+        if accounts.is_empty() {
+            return Err(ToolError::NotConfigured {
+                tool: "calendar_sync".into(),
+                what: match &input.account {
+                    Some(a) => format!("no CalDAV account {a:?}"),
+                    None => "no CalDAV account".into(),
+                },
+                how: "add one in Settings → Accounts, or `cowork account add NAME --caldav URL --user NAME`".into(),
+            });
+        }
+        let mut reports = Vec::new();
+        for account in accounts {
+            reports.extend(self.shared.sync_account(&account).await?);
+        }
+        Ok(SyncOutput { reports })
+    }
+
+    fn to_text(&self, out: &SyncOutput) -> String {
+        out.reports
+            .iter()
+            .map(|r| {
+                let mut line = format!(
+                    "{}: pushed {}, pulled {}, removed {} here and {} there",
+                    r.calendar, r.pushed, r.pulled, r.removed_here, r.removed_there
+                );
+                for c in &r.conflicts {
+                    line.push_str(&format!("\n  conflict: {c}"));
+                }
+                for s in &r.skipped {
+                    line.push_str(&format!("\n  skipped: {s}"));
+                }
+                if let Some(e) = &r.error {
+                    line.push_str(&format!(
+                        "\n  stopped: {e} (queued changes are kept and retried)"
+                    ));
+                }
+                line
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}

@@ -1,0 +1,170 @@
+//! The calendar tools. Reads go through the index (`db::occurrences`); writes change the
+//! object's iCalendar text, re-index it in one transaction, and for a CalDAV calendar mark it
+//! for the next push, which is attempted at once (offline edits stay queued).
+//!
+//! - `read.rs`: `calendar_check`, `calendar_find_free_time`.
+//! - `write.rs`: `calendar_create`, `calendar_update`, `calendar_delete` and the iCalendar editing
+//!   they share.
+//! - `transfer.rs`: `calendar_import`, `calendar_export`.
+//! - `accounts.rs`: `calendar_list`, `calendar_sync`.
+
+use crate::db::{self, CalendarInfo, Object};
+use crate::zone::Zone;
+use crate::{Shared, db_error, ics};
+use chrono::Duration;
+use cowork_contract::{
+    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+};
+use icalendar::{
+    Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime,
+    Event, EventLike,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+pub(super) fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
+    ToolError::InvalidArguments {
+        tool: tool.into(),
+        message: message.into(),
+    }
+}
+
+/// Resolves calendar ids or names (case-insensitive) to calendars; `None` = all of them.
+pub(super) fn pick(
+    shared: &Shared,
+    tool: &str,
+    wanted: Option<&[String]>,
+) -> Result<Vec<CalendarInfo>, ToolError> {
+    let all = db::calendars(&shared.db.lock().unwrap()).map_err(db_error)?;
+    let Some(wanted) = wanted.filter(|w| !w.is_empty()) else {
+        return Ok(all);
+    };
+    wanted
+        .iter()
+        .map(|w| {
+            all.iter()
+                .find(|c| c.id.eq_ignore_ascii_case(w) || c.name.eq_ignore_ascii_case(w))
+                .or_else(|| {
+                    // `work` for `account/work`, when only one account has it.
+                    let mut short = all.iter().filter(|c| {
+                        c.id.rsplit('/')
+                            .next()
+                            .is_some_and(|s| s.eq_ignore_ascii_case(w))
+                    });
+                    short.next().filter(|_| short.next().is_none())
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    invalid(
+                        tool,
+                        format!(
+                            "no calendar {w:?}; there are: {}",
+                            all.iter()
+                                .map(|c| format!("{} ({})", c.id, c.name))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })
+        })
+        .collect()
+}
+
+pub(super) fn pick_one(
+    shared: &Shared,
+    tool: &str,
+    wanted: Option<&str>,
+) -> Result<CalendarInfo, ToolError> {
+    let name = wanted.unwrap_or("local").to_string();
+    Ok(pick(shared, tool, Some(&[name]))?.remove(0))
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EventView {
+    pub calendar: String,
+    pub uid: String,
+    pub title: String,
+    /// RFC 3339 in the answer's time zone; a date for all-day events.
+    pub start: String,
+    pub end: String,
+    pub all_day: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub location: String,
+    pub recurring: bool,
+    /// The original start of this instance of a series: pass it to update or delete one instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+}
+
+pub(super) fn view(o: &db::Occurrence, zone: Zone) -> EventView {
+    let (start, end) = if o.all_day {
+        // All-day ends are exclusive: a one-day event on the 23rd ends on the 23rd for a reader.
+        (
+            zone.date_of(o.start_utc).to_string(),
+            zone.date_of((o.end_utc - 1).max(o.start_utc)).to_string(),
+        )
+    } else {
+        (zone.format(o.start_utc), zone.format(o.end_utc))
+    };
+    EventView {
+        calendar: o.calendar.clone(),
+        uid: o.uid.clone(),
+        title: o.title.clone(),
+        start,
+        end,
+        all_day: o.all_day,
+        location: o.location.clone(),
+        recurring: o.recurring,
+        instance: o.instance.clone(),
+    }
+}
+
+/// Refreshes stale CalDAV mirrors first (discovering new calendars), then resolves the names, so
+/// "all calendars" includes one found just now.
+pub(super) async fn refresh_then_pick(
+    shared: &Shared,
+    tool: &str,
+    wanted: Option<&[String]>,
+) -> Result<(Vec<String>, Vec<CalendarInfo>), ToolError> {
+    let notes = match wanted {
+        Some(_) => shared.refresh(Some(&pick(shared, tool, wanted)?)).await,
+        None => shared.refresh(None).await,
+    };
+    Ok((notes, pick(shared, tool, wanted)?))
+}
+
+pub(super) fn read_effects(
+    shared: &Shared,
+    tool: &str,
+    calendars: Option<&[String]>,
+) -> Result<Vec<Effect>, ToolError> {
+    Ok(pick(shared, tool, calendars)?
+        .into_iter()
+        .map(|c| Effect::CalendarRead { calendar: c.id })
+        .collect())
+}
+
+const MAX_EVENTS: usize = 2000;
+
+/// A read tool's meta: read-only, idempotent, `calendar.read`.
+pub(super) fn read_meta(name: &str, title: &str, description: &str) -> ToolMeta {
+    ToolMeta::new(name, title, description)
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead])
+        .annotations(Annotations {
+            read_only: true,
+            idempotent: true,
+            ..Default::default()
+        })
+}
+
+mod accounts;
+mod read;
+mod transfer;
+mod write;
+
+pub use accounts::{List, SyncCalendars};
+pub use read::{Check, FindFreeTime};
+pub use transfer::{Export, Import};
+pub use write::{Create, Delete, Update};

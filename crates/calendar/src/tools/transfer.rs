@@ -1,0 +1,227 @@
+//! `.ics` files in and out: `calendar_import`, `calendar_export`.
+
+use super::*;
+
+// ---------------------------------------------------------------- import / export
+
+pub struct Import {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportInput {
+    /// An `.ics` file.
+    pub path: String,
+    /// Calendar id or name (default `local`).
+    #[serde(default)]
+    pub calendar: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ImportOutput {
+    pub calendar: String,
+    pub imported: usize,
+    /// Events that could not be read, each with why.
+    pub skipped: Vec<String>,
+    /// How the file was read where it needed interpreting (a zone it defines under a name no
+    /// zone database knows, read as its IANA match).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Import {
+    type Input = ImportInput;
+    type Output = ImportOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("calendar_import", "Import .ics", "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")
+            .category("calendar")
+            .effects(&[EffectKind::FsRead, EffectKind::CalendarWrite])
+    }
+
+    fn effects(&self, input: &ImportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_import", input.calendar.as_deref())?;
+        Ok(vec![
+            Effect::FsRead {
+                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+            Effect::CalendarWrite {
+                calendar: calendar.id,
+                attendees: vec![],
+            },
+        ])
+    }
+
+    async fn call(
+        &self,
+        input: &ImportInput,
+        ctx: &ToolContext,
+    ) -> Result<ImportOutput, ToolError> {
+        let tool = "calendar_import";
+        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
+        let path = ctx.env.resolve_path(&input.path);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", path.display())))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let parsed =
+            ics::parse_all(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
+        let mut skipped = Vec::new();
+        let mut notes = Vec::new();
+        let mut imported = 0;
+        {
+            let mut conn = self.shared.db.lock().unwrap();
+            let tx = conn.transaction().map_err(db_error)?;
+            // Zones a file defines under names no zone database knows become their IANA match.
+            let parsed: Vec<Calendar> = parsed
+                .into_iter()
+                .map(|mut cal| {
+                    notes.extend(crate::vtimezone::adopt(&mut cal));
+                    cal
+                })
+                .collect();
+            for (uid, object) in parsed.into_iter().flat_map(ics::split_by_uid) {
+                match ics::index(&object) {
+                    Ok((_, rows)) => {
+                        let existing = db::object(&tx, &calendar.id, &uid).map_err(db_error)?;
+                        let stored = Object {
+                            calendar: calendar.id.clone(),
+                            uid,
+                            ics: ics::to_text(&object),
+                            href: existing.as_ref().and_then(|o| o.href.clone()),
+                            etag: existing.and_then(|o| o.etag),
+                            dirty: calendar.account.is_some(),
+                            deleted: false,
+                        };
+                        db::put_object(&tx, &stored, &rows).map_err(db_error)?;
+                        imported += 1;
+                    }
+                    Err(why) => skipped.push(format!("{uid}: {why}")),
+                }
+            }
+            tx.commit().map_err(db_error)?;
+        }
+        let note = match &calendar.account {
+            Some(account) => match self.shared.sync_account(account).await {
+                Ok(_) => None,
+                Err(e) => Some(format!("imported here and queued for the server ({e})")),
+            },
+            None => None,
+        };
+        notes.sort();
+        notes.dedup();
+        Ok(ImportOutput {
+            calendar: calendar.id,
+            imported,
+            skipped,
+            zones: notes,
+            note,
+        })
+    }
+
+    fn to_text(&self, out: &ImportOutput) -> String {
+        let mut text = format!("Imported {} event(s) into {}", out.imported, out.calendar);
+        for s in &out.skipped {
+            text.push_str(&format!("\nskipped {s}"));
+        }
+        text
+    }
+}
+
+pub struct Export {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Where to write the `.ics` file.
+    pub path: String,
+    /// Calendar id or name (default `local`).
+    #[serde(default)]
+    pub calendar: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ExportOutput {
+    pub path: String,
+    pub events: usize,
+}
+
+#[async_trait::async_trait]
+impl Tool for Export {
+    type Input = ExportInput;
+    type Output = ExportOutput;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "calendar_export",
+            "Export .ics",
+            "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarRead, EffectKind::FsWrite])
+    }
+
+    fn effects(&self, input: &ExportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
+        Ok(vec![
+            Effect::CalendarRead {
+                calendar: calendar.id,
+            },
+            Effect::FsWrite {
+                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+        ])
+    }
+
+    async fn call(
+        &self,
+        input: &ExportInput,
+        ctx: &ToolContext,
+    ) -> Result<ExportOutput, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
+        let objects =
+            db::objects(&self.shared.db.lock().unwrap(), &calendar.id, false).map_err(db_error)?;
+        let mut out = Calendar::new();
+        out.name(&calendar.name);
+        let mut zones = std::collections::BTreeSet::new();
+        let mut count = 0;
+        for object in objects.iter().filter(|o| !o.deleted) {
+            let Ok(cal) = ics::parse(&object.ics) else {
+                continue;
+            };
+            for component in cal.components {
+                match component {
+                    CalendarComponent::Other(o)
+                        if o.component_kind() == "VTIMEZONE"
+                            && zones.insert(
+                                o.property_value("TZID").unwrap_or_default().to_string(),
+                            ) =>
+                    {
+                        out.push(CalendarComponent::Other(o));
+                    }
+                    CalendarComponent::Event(e) => {
+                        count += 1;
+                        out.push(e);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let path = ctx.env.resolve_path(&input.path);
+        cowork_store::write_atomically(&path, ics::to_text(&out).as_bytes())
+            .map_err(|e| ToolError::failed(format!("cannot write {}: {e}", path.display())))?;
+        Ok(ExportOutput {
+            path: path.display().to_string(),
+            events: count,
+        })
+    }
+
+    fn to_text(&self, out: &ExportOutput) -> String {
+        format!("Wrote {} event(s) to {}", out.events, out.path)
+    }
+}

@@ -1,0 +1,618 @@
+//! Changing events: `calendar_create`, `calendar_update`, `calendar_delete`, and the iCalendar
+//! editing they share (saving, instances, overrides).
+
+use super::*;
+
+// ---------------------------------------------------------------- writes
+
+/// Saves an object: index, store, and for a CalDAV calendar queue it and try to push now.
+pub(super) async fn save(
+    shared: &Shared,
+    calendar: &CalendarInfo,
+    uid: &str,
+    cal: Option<&Calendar>,
+) -> Result<Option<String>, ToolError> {
+    let existing = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
+    let remote = calendar.account.is_some();
+    {
+        let mut conn = shared.db.lock().unwrap();
+        let tx = conn.transaction().map_err(db_error)?;
+        match cal {
+            Some(cal) => {
+                let (_, rows) = ics::index(cal)
+                    .map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
+                let object = Object {
+                    calendar: calendar.id.clone(),
+                    uid: uid.into(),
+                    ics: ics::to_text(cal),
+                    href: existing.as_ref().and_then(|o| o.href.clone()),
+                    etag: existing.as_ref().and_then(|o| o.etag.clone()),
+                    dirty: remote,
+                    deleted: false,
+                };
+                db::put_object(&tx, &object, &rows).map_err(db_error)?;
+            }
+            None => match existing {
+                // A server copy must be deleted there first: keep a tombstone until it is.
+                Some(o) if remote && o.href.is_some() => db::put_object(
+                    &tx,
+                    &Object {
+                        dirty: true,
+                        deleted: true,
+                        ..o
+                    },
+                    &[],
+                )
+                .map_err(db_error)?,
+                _ => db::remove_object(&tx, &calendar.id, uid).map_err(db_error)?,
+            },
+        }
+        tx.commit().map_err(db_error)?;
+    }
+    if calendar.account.is_none() {
+        return Ok(None);
+    }
+    match shared.sync_one(calendar).await {
+        Ok(report) if report.error.is_none() => Ok((!report.conflicts.is_empty())
+            .then(|| format!("saved here; sync: {}", report.conflicts.join("; ")))),
+        Ok(report) => Ok(Some(format!(
+            "saved here and queued: the sync stopped ({}); it is retried at the next sync",
+            report.error.unwrap_or_default()
+        ))),
+        Err(e) => Ok(Some(format!(
+            "saved here and queued: the server is not reachable now ({e}); it syncs when it is"
+        ))),
+    }
+}
+
+pub(super) fn load(
+    shared: &Shared,
+    tool: &str,
+    calendar: &CalendarInfo,
+    uid: &str,
+) -> Result<Calendar, ToolError> {
+    let object = db::object(&shared.db.lock().unwrap(), &calendar.id, uid)
+        .map_err(db_error)?
+        .filter(|o| !o.deleted)
+        .ok_or_else(|| {
+            invalid(
+                tool,
+                format!(
+                    "no event {uid:?} in calendar {}: find its uid with calendar_check",
+                    calendar.id
+                ),
+            )
+        })?;
+    ics::parse(&object.ics).map_err(ToolError::failed)
+}
+
+pub(super) fn when(
+    tool: &str,
+    field: &str,
+    text: &str,
+    zone: Zone,
+) -> Result<DatePerhapsTime, ToolError> {
+    ics::parse_when(field, text, zone.iana()).map_err(|m| invalid(tool, m))
+}
+
+/// Single events are written in UTC (every server reads that); recurring ones keep their zone
+/// so the series follows daylight saving time.
+pub(super) fn for_storage(
+    value: DatePerhapsTime,
+    recurring: bool,
+) -> Result<DatePerhapsTime, String> {
+    match value {
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { .. }) if !recurring => {
+            Ok(ics::utc_of(ics::to_index(&value)?).into())
+        }
+        other => Ok(other),
+    }
+}
+
+pub(super) fn check_rrule(tool: &str, rule: &str) -> Result<String, ToolError> {
+    let rule = rule.trim().trim_start_matches("RRULE:").to_string();
+    format!("DTSTART:20260101T090000Z\nRRULE:{rule}")
+        .parse::<rrule::RRuleSet>()
+        .map_err(|e| invalid(tool, format!("`recurrence` {rule:?} is not an RFC 5545 RRULE ({e}); e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10")))?;
+    Ok(rule)
+}
+
+pub(super) fn clean_attendees(tool: &str, attendees: &[String]) -> Result<Vec<String>, ToolError> {
+    attendees
+        .iter()
+        .map(|a| {
+            let a = a.trim().trim_start_matches("mailto:").to_string();
+            if a.contains('@') && !a.contains(char::is_whitespace) {
+                Ok(a)
+            } else {
+                Err(invalid(
+                    tool,
+                    format!("attendee {a:?} is not an email address"),
+                ))
+            }
+        })
+        .collect()
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CreateInput {
+    pub title: String,
+    /// `2026-11-23` for an all-day event, else `2026-11-23T14:00` (in `timezone`) or RFC 3339.
+    pub start: String,
+    /// Default: one hour after `start` (the next day for all-day events).
+    #[serde(default)]
+    pub end: Option<String>,
+    /// IANA zone for times without an offset (default the computer's).
+    #[serde(default)]
+    pub timezone: Option<String>,
+    #[serde(default)]
+    pub location: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Email addresses to invite. A server with scheduling sends them invitations.
+    #[serde(default)]
+    pub attendees: Vec<String>,
+    /// An RFC 5545 RRULE, e.g. `FREQ=WEEKLY;BYDAY=TU;COUNT=8`.
+    #[serde(default)]
+    pub recurrence: Option<String>,
+    /// Reminders, in minutes before the start.
+    #[serde(default)]
+    pub reminders_minutes: Vec<u32>,
+    /// Calendar id or name (default `local`).
+    #[serde(default)]
+    pub calendar: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Saved {
+    pub calendar: String,
+    pub uid: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Saved {
+    /// `what` happened, plus the sync note when there is one.
+    fn said(&self, what: &str) -> String {
+        match &self.note {
+            Some(note) => format!("{what} — {note}"),
+            None => what.to_string(),
+        }
+    }
+}
+
+pub struct Create {
+    pub shared: Arc<Shared>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Create {
+    type Input = CreateInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "calendar_create",
+            "Create event",
+            "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarWrite])
+    }
+
+    fn effects(&self, input: &CreateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_create", input.calendar.as_deref())?;
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees: clean_attendees("calendar_create", &input.attendees)?,
+        }])
+    }
+
+    async fn call(&self, input: &CreateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let tool = "calendar_create";
+        if input.title.trim().is_empty() {
+            return Err(invalid(tool, "`title` is empty"));
+        }
+        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
+        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
+        let recurrence = input
+            .recurrence
+            .as_deref()
+            .map(|r| check_rrule(tool, r))
+            .transpose()?;
+        let start = when(tool, "start", &input.start, zone)?;
+        let end = match &input.end {
+            Some(end) => when(tool, "end", end, zone)?,
+            None => match &start {
+                DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
+                timed => {
+                    let utc = ics::to_index(timed).map_err(|m| invalid(tool, m))?;
+                    shift(timed, utc, 3600)
+                }
+            },
+        };
+        if ics::to_index(&end).map_err(|m| invalid(tool, m))?
+            < ics::to_index(&start).map_err(|m| invalid(tool, m))?
+        {
+            return Err(invalid(tool, "`end` is before `start`"));
+        }
+        let uid = format!("{}@cowork", uuid::Uuid::new_v4());
+        let mut event = Event::new();
+        event
+            .uid(&uid)
+            .summary(input.title.trim())
+            .timestamp(chrono::Utc::now());
+        let recurring = recurrence.is_some();
+        event.starts(for_storage(start, recurring).map_err(|m| invalid(tool, m))?);
+        event.ends(for_storage(end, recurring).map_err(|m| invalid(tool, m))?);
+        apply_details(
+            &mut event,
+            input.location.as_deref(),
+            input.description.as_deref(),
+            Some(&clean_attendees(tool, &input.attendees)?),
+        );
+        if let Some(rule) = recurrence {
+            event.add_property("RRULE", rule);
+        }
+        for minutes in &input.reminders_minutes {
+            event.alarm(Alarm::display(
+                input.title.trim(),
+                -Duration::minutes(i64::from(*minutes)),
+            ));
+        }
+        let mut cal = Calendar::new();
+        cal.push(event);
+        let note = save(&self.shared, &calendar, &uid, Some(&cal)).await?;
+        Ok(Saved {
+            calendar: calendar.id,
+            uid,
+            title: input.title.trim().into(),
+            note,
+        })
+    }
+
+    fn to_text(&self, out: &Saved) -> String {
+        out.said(&format!(
+            "Created \"{}\" in {} (uid {})",
+            out.title, out.calendar, out.uid
+        ))
+    }
+}
+
+/// `value` moved by `seconds`, keeping its form (UTC, zoned or floating).
+pub(super) fn shift(value: &DatePerhapsTime, utc: i64, seconds: i64) -> DatePerhapsTime {
+    match value {
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+            DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
+                date_time: *date_time + Duration::seconds(seconds),
+                tzid: tzid.clone(),
+            })
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => DatePerhapsTime::DateTime(
+            CalendarDateTime::Floating(*naive + Duration::seconds(seconds)),
+        ),
+        DatePerhapsTime::Date(date) => {
+            DatePerhapsTime::Date(*date + Duration::days(seconds / 86_400))
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(_)) => ics::utc_of(utc + seconds).into(),
+    }
+}
+
+pub(super) fn apply_details(
+    event: &mut Event,
+    location: Option<&str>,
+    description: Option<&str>,
+    attendees: Option<&[String]>,
+) {
+    if let Some(location) = location {
+        event.location(location);
+    }
+    if let Some(description) = description {
+        event.description(description);
+    }
+    if let Some(attendees) = attendees {
+        event.remove_multi_property("ATTENDEE");
+        for a in attendees {
+            event.attendee(Attendee::new(format!("mailto:{a}")));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- calendar_update
+
+pub struct Update {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateInput {
+    /// The event's uid (from calendar_check).
+    pub uid: String,
+    #[serde(default)]
+    pub calendar: Option<String>,
+    /// Change only this instance of a recurring event (its `instance` from calendar_check).
+    #[serde(default)]
+    pub instance: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub end: Option<String>,
+    #[serde(default)]
+    pub timezone: Option<String>,
+    #[serde(default)]
+    pub location: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Replaces the attendee list.
+    #[serde(default)]
+    pub attendees: Option<Vec<String>>,
+    /// Replaces the recurrence rule of the series (`""` makes it a single event).
+    #[serde(default)]
+    pub recurrence: Option<String>,
+}
+
+/// The master event, or the override of `instance` (made from the master when missing).
+pub(super) fn target<'a>(
+    cal: &'a mut Calendar,
+    tool: &str,
+    instance: Option<i64>,
+) -> Result<&'a mut Event, ToolError> {
+    let position = |cal: &Calendar, want: Option<i64>| {
+        cal.components.iter().position(|c| match c {
+            CalendarComponent::Event(e) => ics::recurrence_id(e).ok().flatten() == want,
+            _ => false,
+        })
+    };
+    let index = match position(cal, instance) {
+        Some(i) => i,
+        None => {
+            let Some(rid) = instance else {
+                return Err(ToolError::failed("the event has no master component"));
+            };
+            let master_at = position(cal, None)
+                .ok_or_else(|| ToolError::failed("the event has no master component"))?;
+            let CalendarComponent::Event(master) = &cal.components[master_at] else {
+                unreachable!()
+            };
+            if master.property_value("RRULE").is_none() {
+                return Err(invalid(tool, "`instance` is only for recurring events"));
+            }
+            let duration = {
+                let (_, rows) = ics::index(&{
+                    let mut c = Calendar::new();
+                    c.push(master.clone());
+                    c
+                })
+                .map_err(ToolError::failed)?;
+                rows[0].end - rows[0].start
+            };
+            // The override speaks of its instance in the series' own form (a date, a floating
+            // time, or an instant), as RFC 5545 asks of RECURRENCE-ID.
+            let form = ics::form_of(master);
+            let mut one = master.clone();
+            for key in ["RRULE", "DTSTART", "DTEND", "DURATION"] {
+                one.remove_property(key);
+            }
+            one.remove_multi_property("EXDATE");
+            one.remove_multi_property("RDATE");
+            one.append_property(ics::in_form(form, rid).to_property("RECURRENCE-ID"));
+            one.starts(ics::in_form(form, rid));
+            one.ends(ics::in_form(form, rid + duration));
+            cal.push(one);
+            cal.components.len() - 1
+        }
+    };
+    match &mut cal.components[index] {
+        CalendarComponent::Event(e) => Ok(e),
+        _ => unreachable!(),
+    }
+}
+
+/// Marks an edited event as a new revision (RFC 5545 SEQUENCE, LAST-MODIFIED, DTSTAMP), so
+/// servers and other clients see it superseding the old one.
+pub(super) fn bump(event: &mut Event) {
+    let sequence = event.get_sequence().unwrap_or(0) + 1;
+    let now = chrono::Utc::now();
+    event.sequence(sequence).last_modified(now).timestamp(now);
+}
+
+/// An `instance` as calendar_check returned it, as an index value: RFC 3339 for a series in a
+/// zone, a local date-time or a date (wall-clock seconds) for a floating or all-day series.
+pub(super) fn instance_of(tool: &str, instance: Option<&str>) -> Result<Option<i64>, ToolError> {
+    let Some(text) = instance.map(str::trim) else {
+        return Ok(None);
+    };
+    if let Ok(d) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(Some(d.timestamp()));
+    }
+    if let Ok(naive) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S") {
+        return Ok(Some(naive.and_utc().timestamp()));
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(Some(
+            date.and_time(chrono::NaiveTime::MIN).and_utc().timestamp(),
+        ));
+    }
+    Err(invalid(
+        tool,
+        format!("`instance` {text:?} must be the `instance` value calendar_check returned"),
+    ))
+}
+
+#[async_trait::async_trait]
+impl Tool for Update {
+    type Input = UpdateInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("calendar_update", "Update event", "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")
+            .category("calendar")
+            .effects(&[EffectKind::CalendarWrite])
+            .annotations(Annotations { idempotent: true, ..Default::default() })
+    }
+
+    fn effects(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_update", input.calendar.as_deref())?;
+        let attendees = clean_attendees(
+            "calendar_update",
+            input.attendees.as_deref().unwrap_or_default(),
+        )?;
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees,
+        }])
+    }
+
+    async fn call(&self, input: &UpdateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let tool = "calendar_update";
+        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
+        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
+        let instance = instance_of(tool, input.instance.as_deref())?;
+        let mut cal = load(&self.shared, tool, &calendar, &input.uid)?;
+        let recurrence = match input.recurrence.as_deref() {
+            Some("") => Some(None),
+            Some(rule) => Some(Some(check_rrule(tool, rule)?)),
+            None => None,
+        };
+        let event = target(&mut cal, tool, instance)?;
+        let recurring =
+            event.property_value("RRULE").is_some() || matches!(recurrence, Some(Some(_)));
+        if let Some(title) = input.title.as_deref().filter(|t| !t.trim().is_empty()) {
+            event.summary(title.trim());
+        }
+        if let Some(start) = &input.start {
+            event.starts(
+                for_storage(when(tool, "start", start, zone)?, recurring)
+                    .map_err(|m| invalid(tool, m))?,
+            );
+        }
+        if let Some(end) = &input.end {
+            event.remove_property("DURATION");
+            event.ends(
+                for_storage(when(tool, "end", end, zone)?, recurring)
+                    .map_err(|m| invalid(tool, m))?,
+            );
+        }
+        let attendees = input
+            .attendees
+            .as_deref()
+            .map(|a| clean_attendees(tool, a))
+            .transpose()?;
+        apply_details(
+            event,
+            input.location.as_deref(),
+            input.description.as_deref(),
+            attendees.as_deref(),
+        );
+        match recurrence {
+            Some(None) => {
+                event.remove_property("RRULE");
+            }
+            Some(Some(rule)) => {
+                event.add_property("RRULE", rule);
+            }
+            None => {}
+        }
+        bump(event);
+        let title = event.get_summary().unwrap_or_default().to_string();
+        let note = save(&self.shared, &calendar, &input.uid, Some(&cal)).await?;
+        Ok(Saved {
+            calendar: calendar.id,
+            uid: input.uid.clone(),
+            title,
+            note,
+        })
+    }
+
+    fn to_text(&self, out: &Saved) -> String {
+        out.said(&format!("Updated \"{}\" in {}", out.title, out.calendar))
+    }
+}
+
+// ---------------------------------------------------------------- calendar_delete
+
+pub struct Delete {
+    pub shared: Arc<Shared>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteInput {
+    pub uid: String,
+    #[serde(default)]
+    pub calendar: Option<String>,
+    /// Delete only this instance of a recurring event (its `instance` from calendar_check).
+    #[serde(default)]
+    pub instance: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Tool for Delete {
+    type Input = DeleteInput;
+    type Output = Saved;
+
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new(
+            "calendar_delete",
+            "Delete event",
+            "Delete an event, or one instance of a recurring event.",
+        )
+        .category("calendar")
+        .effects(&[EffectKind::CalendarWrite])
+        .annotations(Annotations {
+            destructive: true,
+            idempotent: true,
+            ..Default::default()
+        })
+    }
+
+    fn effects(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+        let calendar = pick_one(&self.shared, "calendar_delete", input.calendar.as_deref())?;
+        Ok(vec![Effect::CalendarWrite {
+            calendar: calendar.id,
+            attendees: vec![],
+        }])
+    }
+
+    async fn call(&self, input: &DeleteInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+        let tool = "calendar_delete";
+        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
+        let mut cal = load(&self.shared, tool, &calendar, &input.uid)?;
+        let title = ics::events(&cal)
+            .find_map(|e| e.get_summary().map(String::from))
+            .unwrap_or_default();
+        let note = match instance_of(tool, input.instance.as_deref())? {
+            None => save(&self.shared, &calendar, &input.uid, None).await?,
+            Some(rid) => {
+                // One instance: drop its override, and exclude it from the series (EXDATE).
+                cal.components.retain(|c| {
+                    !matches!(c, CalendarComponent::Event(e) if ics::recurrence_id(e).ok().flatten() == Some(rid))
+                });
+                let master = target(&mut cal, tool, None)?;
+                if master.property_value("RRULE").is_none() {
+                    return Err(invalid(tool, "`instance` is only for recurring events"));
+                }
+                master.append_multi_property(
+                    ics::in_form(ics::form_of(master), rid).to_property("EXDATE"),
+                );
+                bump(master);
+                save(&self.shared, &calendar, &input.uid, Some(&cal)).await?
+            }
+        };
+        Ok(Saved {
+            calendar: calendar.id,
+            uid: input.uid.clone(),
+            title,
+            note,
+        })
+    }
+
+    fn to_text(&self, out: &Saved) -> String {
+        out.said(&format!("Deleted \"{}\" from {}", out.title, out.calendar))
+    }
+}

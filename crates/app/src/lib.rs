@@ -20,7 +20,7 @@ pub use cowork_vault::{
     Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport,
     Stats as VaultStats,
 };
-pub use toolpacks::Started;
+pub use toolpacks::{Started, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;

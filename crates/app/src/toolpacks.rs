@@ -36,6 +36,19 @@ fn store_config(
     Ok(plain)
 }
 
+/// What fetching an installed pack's source again found ([`App::check_toolpack_update`]).
+pub enum UpdateCheck {
+    /// The source gives the same pinned content and the installed copy is intact.
+    UpToDate,
+    /// Something to review and install: a new version, changed permissions, or a repair.
+    Changed {
+        staged: Box<Staged>,
+        /// The installed copy was changed on disk: installing the source again repairs it.
+        repair: bool,
+        source: String,
+    },
+}
+
 /// One pack's start result, for `toolpack reload` and the UI.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Started {
@@ -195,6 +208,28 @@ impl App {
         let record = self.toolpacks.commit(staged, plain, install_deps)?;
         self.restart_toolpack(&name, record.enabled)?;
         Ok(record)
+    }
+
+    /// Fetches a pack's source again and says whether there is anything to install: new content
+    /// or permissions, or — when the installed copy was changed on disk — the same source as a
+    /// repair (what the tamper error's advice leads to). Nothing is installed; a `Changed` goes
+    /// through the usual review and [`App::install_toolpack`].
+    pub async fn check_toolpack_update(&self, name: &str) -> Result<UpdateCheck, PackError> {
+        let records = self.toolpacks.list()?;
+        let record = records
+            .get(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
+        let staged = self.stage_toolpack(&record.source, None).await?;
+        let repair = self.verify_toolpack(name).is_err();
+        if !repair && staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
+            self.discard_toolpack(staged);
+            return Ok(UpdateCheck::UpToDate);
+        }
+        Ok(UpdateCheck::Changed {
+            staged: Box::new(staged),
+            repair,
+            source: record.source.clone(),
+        })
     }
 
     pub fn discard_toolpack(&self, staged: Staged) {

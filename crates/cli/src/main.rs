@@ -1380,27 +1380,22 @@ async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, S
             }
         }
         ToolpackCmd::Update { name, yes } => {
-            let records = app.toolpack_records().map_err(err)?;
-            let record = records
-                .get(&name)
-                .ok_or_else(|| format!("no toolpack named {name:?}"))?;
-            let staged = app
-                .stage_toolpack(&record.source, None)
-                .await
-                .map_err(err)?;
-            // Up to date only if the installed copy is intact too: a pack changed on disk is
-            // reinstalled from its source (this is the repair the tamper error points to).
-            let intact = app.verify_toolpack(&name).is_ok();
-            if !intact {
+            let (staged, repair, source) =
+                match app.check_toolpack_update(&name).await.map_err(err)? {
+                    cowork_app::UpdateCheck::UpToDate => {
+                        say!("{name} is up to date");
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    cowork_app::UpdateCheck::Changed {
+                        staged,
+                        repair,
+                        source,
+                    } => (*staged, repair, source),
+                };
+            if repair {
                 esay!(
-                    "the installed copy of {name} was changed on disk: reinstalling it from {}",
-                    record.source
+                    "the installed copy of {name} was changed on disk: reinstalling it from {source}"
                 );
-            }
-            if intact && staged.review.changes.is_empty() && staged.review.sha256 == record.sha256 {
-                app.discard_toolpack(staged);
-                say!("{name} is up to date");
-                return Ok(ExitCode::SUCCESS);
             }
             if !accept(&staged.review, yes, json)? {
                 app.discard_toolpack(staged);

@@ -360,3 +360,23 @@ async fn quick_note_writes_a_whole_markdown_file_and_an_index_row() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A tool's declared effect kinds decide parallelism and plan mode, so a call whose effects
+/// have a kind its tool did not declare is refused before review, and nothing runs.
+#[tokio::test]
+async fn an_effect_kind_the_tool_did_not_declare_is_refused() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let out = h
+        .scheduler
+        .call(req(
+            "undeclared_write_probe",
+            json!({"target": "notes.txt"}),
+        ))
+        .await;
+    let err = out.result.expect_err("refused").to_string();
+    assert!(
+        err.contains("returned a `fs.write` effect it does not declare"),
+        "{err}"
+    );
+    assert!(!h.workspace.join("notes.txt").exists());
+}

@@ -376,6 +376,16 @@ impl cowork_contract::ToolProvider for Probes {
                     path: i.target.clone(),
                 }]
             })),
+            // Declares a read, has a write: the gate refuses it (a family's bug, caught).
+            typed(probe(
+                "undeclared_write_probe",
+                &[EffectKind::FsRead],
+                |i| {
+                    vec![Effect::FsWrite {
+                        path: i.target.clone(),
+                    }]
+                },
+            )),
             typed(probe("read_probe", &[EffectKind::FsRead], |i| {
                 vec![Effect::FsRead {
                     path: i.target.clone(),

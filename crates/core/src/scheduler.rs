@@ -492,6 +492,21 @@ impl Scheduler {
             return Err(err);
         }
         let prepared = handler.tool.prepare(args.clone(), env)?;
+        // A tool's declared effect kinds decide what may run in parallel and what plan mode
+        // lets through: a call whose effects say otherwise is a family's bug, refused here
+        // rather than run under the wrong assumptions. (`mcp.call` is the unknown-effect marker
+        // a pack's inexact declaration falls back to: always allowed to appear.)
+        if let Some(kind) = prepared
+            .effects
+            .iter()
+            .map(cowork_contract::Effect::kind)
+            .find(|k| !spec.effects.contains(k) && *k != cowork_contract::EffectKind::McpCall)
+        {
+            return Err(ToolError::failed(format!(
+                "{} returned a `{kind}` effect it does not declare — a bug in its family; its declaration must list every kind it can have",
+                spec.name
+            )));
+        }
         Ok((handler, prepared))
     }
 

@@ -171,18 +171,7 @@ async fn push(
                 return Ok(());
             }
             Err(DavError::Changed) => {
-                let (text, etag) = client.get(&href).await.map_err(transient)?;
-                store(
-                    db,
-                    &Object {
-                        ics: text,
-                        href: Some(href.to_string()),
-                        etag,
-                        dirty: false,
-                        deleted: false,
-                        ..object.clone()
-                    },
-                )?;
+                keep_servers_version(db, client, &href, &object).await?;
                 let title = title_of(&object.ics);
                 return conflict(
                     db,
@@ -225,18 +214,7 @@ async fn push(
         }
         Err(DavError::Changed) => {
             // Both sides changed: the server's version stays, ours becomes a copy.
-            let (text, etag) = client.get(&href).await.map_err(transient)?;
-            store(
-                db,
-                &Object {
-                    ics: text,
-                    href: Some(href.to_string()),
-                    etag,
-                    dirty: false,
-                    deleted: false,
-                    ..object.clone()
-                },
-            )?;
+            keep_servers_version(db, client, &href, &object).await?;
             let copy_uid = format!(
                 "{}-conflict-{}",
                 object.uid,
@@ -365,6 +343,27 @@ async fn pull(
         }
     }
     Ok(())
+}
+
+/// Replaces our copy of `object` with the server's current version (a conflict it wins).
+async fn keep_servers_version(
+    db: &Db,
+    client: &Client,
+    href: &Url,
+    object: &Object,
+) -> Result<(), String> {
+    let (text, etag) = client.get(href).await.map_err(|e| e.to_string())?;
+    store(
+        db,
+        &Object {
+            ics: text,
+            href: Some(href.to_string()),
+            etag,
+            dirty: false,
+            deleted: false,
+            ..object.clone()
+        },
+    )
 }
 
 fn title_of(ics_text: &str) -> String {

@@ -187,9 +187,10 @@ pub struct DefaultRule {
     pub rule: &'static str,
 }
 
+/// Only narrowing actions: a family's code may make a call ask or refuse it, never allow one
+/// (what is allowed is the person's to say).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuleAction {
-    Allow,
     Ask,
     Deny,
 }

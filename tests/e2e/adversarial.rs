@@ -212,11 +212,7 @@ impl Scene {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    cowork_tests::output_text(out)
 }
 
 fn run_case(case: &Case) -> Result<(), String> {

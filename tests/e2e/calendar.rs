@@ -749,7 +749,7 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
         .arg(&path)
         .output()
         .expect("tests/peers/.venv exists (tests/setup.sh)");
-    let said = cowork_tests::peers::printed(&out);
+    let said = cowork_tests::output_text(&out);
     assert!(out.status.success(), "{said}\n{text}");
     assert_eq!(said.trim(), "valid 5", "{text}");
 }
@@ -839,7 +839,7 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
         .arg(h.workspace.join("all.ics"))
         .output()
         .unwrap();
-    let said = cowork_tests::peers::printed(&out);
+    let said = cowork_tests::output_text(&out);
     println!("export of them all: {said}");
     assert!(out.status.success() && said.starts_with("valid"), "{said}");
 

@@ -3,7 +3,8 @@
 //! keyring and nowhere else; `account test` logs in; a mail queued by a process killed with -9
 //! during its undo delay is sent exactly once by the next run.
 
-use cowork_tests::peers::{MailServer, Radicale, in_private_keyring, printed};
+use cowork_tests::output_text;
+use cowork_tests::peers::{MailServer, Radicale, in_private_keyring};
 
 const MAIL_PW: &str = "mail-pw-Zq81-secret";
 const DAV_PW: &str = "dav-pw-Kx77-secret";
@@ -57,7 +58,7 @@ echo "killed: $(cat "$TMPD/send.out")"
         .env("COWORK_LOG", "trace")
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let text = printed(&out);
+    let text = output_text(&out);
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

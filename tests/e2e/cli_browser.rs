@@ -22,11 +22,7 @@ fn cowork(home: &Path, display: &str) -> Command {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    cowork_tests::output_text(out)
 }
 
 /// Waits (bounded) for a child to end, killing it if it does not.

@@ -19,11 +19,7 @@ fn cowork(home: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 fn text(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    cowork_tests::output_text(out)
 }
 
 fn count(home: &std::path::Path, table: &str) -> i64 {

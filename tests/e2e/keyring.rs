@@ -3,7 +3,8 @@
 //! never contains it.
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
-use cowork_tests::peers::{in_private_keyring, printed};
+use cowork_tests::output_text;
+use cowork_tests::peers::in_private_keyring;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_key_goes_to_the_keyring_and_nowhere_else() {
@@ -36,7 +37,7 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
     })
     .await
     .unwrap();
-    let text = printed(&out);
+    let text = output_text(&out);
     assert!(out.status.success(), "{text}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -105,7 +106,7 @@ fn a_toolpack_secret_configured_later_reaches_its_server_from_the_keyring() {
         .env("SECRET", secret)
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let text = printed(&out);
+    let text = output_text(&out);
     assert!(out.status.success(), "{text}");
     // Both values reached the server: the secret from the keyring, the string exactly as typed.
     assert!(text.contains(&format!("TOKEN={secret}")), "{text}");

@@ -274,12 +274,3 @@ pub fn in_private_keyring(script: &str, home: &Path, user: &Path) -> Command {
     .env("XDG_RUNTIME_DIR", user);
     cmd
 }
-
-/// What a finished command printed, stdout then stderr.
-pub fn printed(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}

@@ -730,27 +730,8 @@ async fn dates_stay_dates_floating_stays_local_out_of_office_blocks_and_exports_
     let path = h.workspace.join("out.ics");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("EXDATE:20261208T070000\r\n"), "{text}");
-    let check = r#"
-import sys, icalendar
-cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
-stamped = {'VEVENT', 'VTODO', 'VJOURNAL', 'VFREEBUSY'}
-bad = [f"{c.name} has {p}" for c in cal.walk() for p in ('DTSTAMP', 'UID')
-       if c.name not in stamped and c.name != 'VCALENDAR' and p in c]
-bad += [f"{c.name} lacks {p}" for c in cal.walk() if c.name in stamped for p in ('DTSTAMP', 'UID') if p not in c]
-bad += [f"{c.name}: {e}" for c in cal.walk() for e in c.errors]
-for tz in cal.walk('VTIMEZONE'):
-    tz.to_tz()
-for ev in cal.walk('VEVENT'):
-    ev.decoded('DTSTART')
-print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
-"#;
-    let out = std::process::Command::new(cowork_tests::peers::peers_dir().join("python"))
-        .args(["-c", check])
-        .arg(&path)
-        .output()
-        .expect("tests/peers/.venv exists (tests/setup.sh)");
-    let said = cowork_tests::output_text(&out);
-    assert!(out.status.success(), "{said}\n{text}");
+    let (ok, said) = python_icalendar_verdict(&path);
+    assert!(ok, "{said}\n{text}");
     assert_eq!(said.trim(), "valid 5", "{text}");
 }
 
@@ -825,23 +806,9 @@ async fn the_icalendar_test_calendars_import_or_are_refused_and_export_valid() {
     assert!(files.len() >= 100, "{}", files.len());
     assert!(crashed.is_empty(), "crashed on {crashed:?}");
     h.ok("calendar_export", json!({"path": "all.ics"})).await;
-    let check = r#"
-import sys, icalendar
-cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
-stamped = {'VEVENT', 'VTODO', 'VJOURNAL', 'VFREEBUSY'}
-bad = [f"{c.name} has {p}" for c in cal.walk() for p in ('DTSTAMP', 'UID')
-       if c.name not in stamped and c.name != 'VCALENDAR' and p in c]
-bad += [f"{c.name}: {e}" for c in cal.walk() for e in c.errors]
-print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
-"#;
-    let out = std::process::Command::new(cowork_tests::peers::peers_dir().join("python"))
-        .args(["-c", check])
-        .arg(h.workspace.join("all.ics"))
-        .output()
-        .unwrap();
-    let said = cowork_tests::output_text(&out);
+    let (ok, said) = python_icalendar_verdict(&h.workspace.join("all.ics"));
     println!("export of them all: {said}");
-    assert!(out.status.success() && said.starts_with("valid"), "{said}");
+    assert!(ok && said.starts_with("valid"), "{said}");
 
     // And through a real CalDAV server: the export imported into a Radicale calendar is pushed
     // object by object (Radicale validates each), and a second client pulls them all back.
@@ -889,4 +856,30 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
         Some(on_server),
         "{pulled}"
     );
+}
+
+/// Python's `icalendar` (tests/peers) on an exported file: "valid N" (N events), or each
+/// problem — DTSTAMP/UID where RFC 5545 forbids or requires them, a component the library
+/// flags, a zone or a start it cannot read.
+fn python_icalendar_verdict(path: &std::path::Path) -> (bool, String) {
+    let check = r#"
+import sys, icalendar
+cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
+stamped = {'VEVENT', 'VTODO', 'VJOURNAL', 'VFREEBUSY'}
+bad = [f"{c.name} has {p}" for c in cal.walk() for p in ('DTSTAMP', 'UID')
+       if c.name not in stamped and c.name != 'VCALENDAR' and p in c]
+bad += [f"{c.name} lacks {p}" for c in cal.walk() if c.name in stamped for p in ('DTSTAMP', 'UID') if p not in c]
+bad += [f"{c.name}: {e}" for c in cal.walk() for e in c.errors]
+for tz in cal.walk('VTIMEZONE'):
+    tz.to_tz()
+for ev in cal.walk('VEVENT'):
+    ev.decoded('DTSTART')
+print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
+"#;
+    let out = std::process::Command::new(cowork_tests::peers::peers_dir().join("python"))
+        .args(["-c", check])
+        .arg(path)
+        .output()
+        .expect("tests/peers/.venv exists (tests/setup.sh)");
+    (out.status.success(), cowork_tests::output_text(&out))
 }

@@ -3,7 +3,7 @@
 //! call again through the gate; a second Resume, a cancel and a timeout are settled once each.
 
 use cowork_contract::{
-    Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolMeta, ToolProvider, typed,
+    SuspendRequest, Tool, ToolContext, ToolError, ToolProvider, ToolResult, tool, typed,
 };
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, SuspendCoordinator, SuspendError, SuspensionEvent,
@@ -24,28 +24,20 @@ struct PageInput {
     page: String,
 }
 
-#[async_trait::async_trait]
+#[tool(
+    name = "probe_protected_page",
+    title = "Protected page",
+    description = "Reads a page behind a login."
+)]
 impl Tool for Protected {
     type Input = PageInput;
     type Output = String;
-
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "probe_protected_page",
-            "Protected page",
-            "Reads a page behind a login.",
-        )
-    }
-
-    fn effects(&self, _input: &PageInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
 
     fn to_text(&self, page: &String) -> String {
         page.clone()
     }
 
-    async fn call(&self, input: &PageInput, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn call(&self, input: &PageInput, _: &(), ctx: &ToolContext) -> ToolResult<String> {
         if !self.workspace.join("logged-in").exists() {
             return Err(ctx.suspend(SuspendRequest {
                 reason: format!("login needed at http://127.0.0.1/{}", input.page),

@@ -10,8 +10,8 @@ pub mod peers;
 pub mod shop;
 
 use cowork_contract::{
-    Annotations, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool, ToolContext,
-    ToolError, ToolMeta, ToolOutput, ToolSpec, typed,
+    Annotations, CallPlan, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool,
+    ToolContext, ToolError, ToolMeta, ToolOutput, ToolResult, ToolSpec, typed,
 };
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
 use cowork_store::{DataDir, Store};
@@ -244,6 +244,7 @@ pub struct ProbeOutput {
 impl Tool for Probe {
     type Input = ProbeInput;
     type Output = ProbeOutput;
+    type Plan = ();
     fn meta(&self) -> ToolMeta {
         let mut meta = ToolMeta::new(self.name, self.name, "A test probe.")
             .category("test")
@@ -254,7 +255,7 @@ impl Tool for Probe {
         }
         meta
     }
-    fn effects(&self, input: &ProbeInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+    fn plan(&self, input: &ProbeInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
         let mut effects = (self.effect)(input);
         for e in &mut effects {
             if let Effect::FsWrite { path } | Effect::FsRead { path } | Effect::FsDelete { path } =
@@ -263,9 +264,9 @@ impl Tool for Probe {
                 *path = env.resolve_path(path).display().to_string();
             }
         }
-        Ok(effects)
+        Ok(CallPlan::new(effects))
     }
-    async fn call(&self, input: &ProbeInput, ctx: &ToolContext) -> Result<ProbeOutput, ToolError> {
+    async fn call(&self, input: &ProbeInput, _: &(), ctx: &ToolContext) -> ToolResult<ProbeOutput> {
         let calls = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if input.sleep_ms > 0 {
             ctx.report_progress(0.0, Some(1.0), Some("sleeping".into()));

@@ -102,7 +102,6 @@ impl ResumeProbe for LoginProbe {
 
 impl LoginProbe {
     async fn check(&self, resume_when: &serde_json::Value) -> bool {
-        let tool = "browser_navigate";
         let Ok(condition) = serde_json::from_value::<LoginCondition>(resume_when.clone()) else {
             return false;
         };
@@ -122,7 +121,7 @@ impl LoginProbe {
             if first_time
                 && session.config.can_show_window
                 && let Err(e) = session
-                    .relaunch(tool, &mut live, true, &condition.login_url)
+                    .relaunch(&mut live, true, &condition.login_url)
                     .await
             {
                 tracing::warn!("browser: could not show the login page: {e}");
@@ -149,7 +148,7 @@ impl LoginProbe {
             if through {
                 break;
             }
-            let Ok(facts) = session.facts(tool, page, 0).await else {
+            let Ok(facts) = session.facts(page, 0).await else {
                 continue;
             };
             through = left_login(&condition, &facts, &session.config.sso_hosts);
@@ -164,7 +163,7 @@ impl LoginProbe {
         if through {
             // Back to work without a window; the resumed call opens its page itself (loading
             // it here too would hit the site once more for nothing).
-            if let Err(e) = session.relaunch(tool, &mut live, false, "").await {
+            if let Err(e) = session.relaunch(&mut live, false, "").await {
                 tracing::warn!("browser: back to headless: {e}");
             }
         }

@@ -76,15 +76,15 @@ fn running_as_root() -> bool {
 }
 
 /// A Playwright error as a tool error; a closed target means the browser went away.
-pub(crate) fn browser_error(tool: &str, what: &str, e: playwright_rs::Error) -> ToolError {
+pub(crate) fn browser_error(what: &str, e: playwright_rs::Error) -> ToolError {
     let text = e.to_string();
     if is_gone(&text) {
         return ToolError::failed(format!(
-            "{tool}: the browser stopped while {what} (it crashed or was closed): the next browser call starts a fresh one"
+            "the browser stopped while {what} (it crashed or was closed): the next browser call starts a fresh one"
         ));
     }
     let text = text.lines().take(6).collect::<Vec<_>>().join("\n");
-    ToolError::failed(format!("{tool}: {what}: {text}"))
+    ToolError::failed(format!("{what}: {text}"))
 }
 
 fn is_gone(text: &str) -> bool {
@@ -117,31 +117,23 @@ impl Session {
         self.live.lock().await
     }
 
-    async fn launch(&self, tool: &str, headed: bool) -> Result<Live, ToolError> {
+    async fn launch(&self, headed: bool) -> Result<Live, ToolError> {
         let c = &self.config;
         if !c.executable.exists() {
-            return Err(ToolError::NotConfigured {
-                tool: tool.into(),
-                what: format!("no Chromium at {}", c.executable.display()),
-                how: "run `bash tests/setup.sh` (installs Debian's chromium), or set COWORK_CHROMIUM / settings browser.executable".into(),
-            });
+            return Err(ToolError::not_configured(
+                format!("no Chromium at {}", c.executable.display()),
+                "run `bash tests/setup.sh` (installs Debian's chromium), or set COWORK_CHROMIUM / settings browser.executable",
+            ));
         }
         if headed && !c.can_show_window {
-            return Err(ToolError::failed(format!(
-                "{tool}: a browser window is needed but there is no display (DISPLAY is unset): run Cowork on a desktop, or under `xvfb-run -a`"
-            )));
+            return Err(ToolError::failed(
+                "a browser window is needed but there is no display (DISPLAY is unset): run Cowork on a desktop, or under `xvfb-run -a`",
+            ));
         }
         std::fs::create_dir_all(&c.profile_dir).map_err(|e| {
-            ToolError::failed(format!(
-                "{tool}: browser profile {}: {e}",
-                c.profile_dir.display()
-            ))
+            ToolError::failed(format!("browser profile {}: {e}", c.profile_dir.display()))
         })?;
-        let playwright = Playwright::launch().await.map_err(|e| ToolError::NotConfigured {
-            tool: tool.into(),
-            what: format!("the Playwright driver could not start: {}", e.to_string().lines().next().unwrap_or_default()),
-            how: "run `bash tests/setup.sh` (installs playwright-core 1.64.0 where playwright-rs looks), or set PLAYWRIGHT_DRIVER_PATH".into(),
-        })?;
+        let playwright = Playwright::launch().await.map_err(|e| ToolError::not_configured(format!("the Playwright driver could not start: {}", e.to_string().lines().next().unwrap_or_default()), "run `bash tests/setup.sh` (installs playwright-core 1.64.0 where playwright-rs looks), or set PLAYWRIGHT_DRIVER_PATH"))?;
         let mut args: Vec<String> = [
             "--disable-gpu",
             "--disable-dev-shm-usage",
@@ -175,9 +167,9 @@ impl Session {
             .map_err(|e| {
                 let text = e.to_string();
                 if text.contains("ProcessSingleton") || text.contains("profile") && text.contains("in use") || text.contains("SingletonLock") {
-                    ToolError::failed(format!("{tool}: the browser profile {} is in use by another Cowork process (the window?): close it, or use the browser from there", c.profile_dir.display()))
+                    ToolError::failed(format!("the browser profile {} is in use by another Cowork process (the window?): close it, or use the browser from there", c.profile_dir.display()))
                 } else {
-                    ToolError::failed(format!("{tool}: Chromium did not start: {}", text.lines().take(4).collect::<Vec<_>>().join(" ")))
+                    ToolError::failed(format!("Chromium did not start: {}", text.lines().take(4).collect::<Vec<_>>().join(" ")))
                 }
             })?;
         context.set_default_timeout(c.action_timeout_ms).await;
@@ -192,18 +184,14 @@ impl Session {
     }
 
     /// The live browser (started headless if none, or again if it went away).
-    pub async fn ensure<'a>(
-        &self,
-        tool: &str,
-        live: &'a mut Option<Live>,
-    ) -> Result<&'a mut Live, ToolError> {
+    pub async fn ensure<'a>(&self, live: &'a mut Option<Live>) -> Result<&'a mut Live, ToolError> {
         if live.as_ref().is_some_and(|l| l.context.is_closed()) {
             tracing::warn!("browser: the previous browser is gone; starting a fresh one");
             *live = None;
             self.set_current_url("");
         }
         if live.is_none() {
-            let fresh = self.launch(tool, false).await?;
+            let fresh = self.launch(false).await?;
             // Use Chromium's own first tab rather than open a second one beside it.
             first_tab(&fresh.context).await;
             *live = Some(fresh);
@@ -212,8 +200,8 @@ impl Session {
     }
 
     /// The current tab (a new one when the browser has none).
-    pub async fn page(&self, tool: &str, live: &mut Option<Live>) -> Result<Page, ToolError> {
-        let l = self.ensure(tool, live).await?;
+    pub async fn page(&self, live: &mut Option<Live>) -> Result<Page, ToolError> {
+        let l = self.ensure(live).await?;
         let pages = l.context.pages();
         let page = match pages.get(l.current.min(pages.len().saturating_sub(1))) {
             Some(p) if !p.is_closed() => p.clone(),
@@ -222,7 +210,7 @@ impl Session {
                 l.context
                     .new_page()
                     .await
-                    .map_err(|e| browser_error(tool, "opening a tab", e))?
+                    .map_err(|e| browser_error("opening a tab", e))?
             }
         };
         Ok(page)
@@ -240,7 +228,6 @@ impl Session {
     /// opens `url` in it.
     pub async fn relaunch(
         &self,
-        tool: &str,
         live: &mut Option<Live>,
         headed: bool,
         url: &str,
@@ -252,7 +239,7 @@ impl Session {
             cookies = old.context.cookies(None).await.unwrap_or_default();
             let _ = old.context.close().await;
         }
-        let fresh = self.launch(tool, headed).await?;
+        let fresh = self.launch(headed).await?;
         if !cookies.is_empty()
             && let Err(e) = fresh.context.add_cookies(&cookies).await
         {
@@ -264,36 +251,29 @@ impl Session {
                 .context
                 .new_page()
                 .await
-                .map_err(|e| browser_error(tool, "opening a tab", e))?,
+                .map_err(|e| browser_error("opening a tab", e))?,
         };
         *live = Some(fresh);
         if !url.is_empty() {
             page.goto(url, None)
                 .await
-                .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+                .map_err(|e| browser_error(&format!("opening {url}"), e))?;
             self.set_current_url(&page.url());
         }
         Ok(page)
     }
 
     /// What the page shows now (see `login.rs`).
-    pub async fn facts(
-        &self,
-        tool: &str,
-        page: &Page,
-        status: u16,
-    ) -> Result<PageFacts, ToolError> {
+    pub async fn facts(&self, page: &Page, status: u16) -> Result<PageFacts, ToolError> {
         // Playwright's evaluate has no timeout of its own, and a page caught mid-navigation
         // (a login form just submitted) can leave it unanswered: bound it.
         let read = page.evaluate::<(), PageFacts>(FACTS_JS, None);
         let mut facts: PageFacts = tokio::time::timeout(Duration::from_secs(5), read)
             .await
             .map_err(|_| {
-                ToolError::failed(format!(
-                    "{tool}: the page did not answer within 5 s (still loading?): try again"
-                ))
+                ToolError::failed("the page did not answer within 5 s (still loading?): try again")
             })?
-            .map_err(|e| browser_error(tool, "reading the page", e))?;
+            .map_err(|e| browser_error("reading the page", e))?;
         facts.status = status;
         Ok(facts)
     }

@@ -7,8 +7,8 @@ use crate::Shared;
 use crate::login::{LoginCondition, wall_reason};
 use crate::session::{Live, browser_error};
 use cowork_contract::{
-    Annotations, Content, Effect, EffectEnv, EffectKind, SuspendRequest, Tool, ToolContext,
-    ToolError, ToolMeta,
+    Annotations, CallPlan, Content, Effect, EffectEnv, SuspendRequest, Tool, ToolContext,
+    ToolError, ToolResult, tool,
 };
 use playwright_rs::protocol::{
     AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions,
@@ -35,40 +35,30 @@ const PAGE_ACT: Annotations = Annotations {
     destructive: false,
 };
 
-fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments {
-        tool: tool.into(),
-        message: message.into(),
-    }
-}
-
 /// `scheme://host:port` of a web address; only http(s) pages are opened.
-pub(crate) fn origin_of(tool: &str, raw: &str) -> Result<String, ToolError> {
+pub(crate) fn origin_of(raw: &str) -> Result<String, ToolError> {
     let url = url::Url::parse(raw.trim()).map_err(|e| {
-        invalid(
-            tool,
-            format!("{raw:?} is not a web address ({e}): give a full http(s) URL"),
-        )
+        ToolError::invalid(format!(
+            "{raw:?} is not a web address ({e}): give a full http(s) URL"
+        ))
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid(
-            tool,
-            format!("{raw:?}: only http and https pages can be opened"),
-        ));
+        return Err(ToolError::invalid(format!(
+            "{raw:?}: only http and https pages can be opened"
+        )));
     }
     Ok(url.origin().ascii_serialization())
 }
 
 /// The origin of the page on screen: what acting on it is reviewed as.
-fn current_origin(shared: &Shared, tool: &str) -> Result<String, ToolError> {
+fn current_origin(shared: &Shared) -> Result<String, ToolError> {
     let url = shared.session.current_url();
     if url.is_empty() || url.starts_with("about:") {
-        return Err(invalid(
-            tool,
+        return Err(ToolError::invalid(
             "no page is open: call browser_navigate first",
         ));
     }
-    origin_of(tool, &url)
+    origin_of(&url)
 }
 
 fn cut(mut text: String) -> String {
@@ -84,11 +74,11 @@ fn cut(mut text: String) -> String {
 }
 
 /// The page's accessible outline with refs (`[ref=e12]`) the other tools accept.
-async fn outline(tool: &str, page: &Page) -> Result<String, ToolError> {
+async fn outline(page: &Page) -> Result<String, ToolError> {
     let text = page
         .aria_snapshot(AriaSnapshotOptions::default().mode(AriaSnapshotMode::Ai))
         .await
-        .map_err(|e| browser_error(tool, "reading the page outline", e))?;
+        .map_err(|e| browser_error("reading the page outline", e))?;
     Ok(cut(text))
 }
 
@@ -107,15 +97,14 @@ pub struct Target {
 }
 
 impl Target {
-    fn locate(&self, tool: &str, page: &Page) -> Result<Locator, ToolError> {
+    fn locate(&self, page: &Page) -> Result<Locator, ToolError> {
         match (&self.reference, &self.selector, &self.text) {
             (Some(r), None, None) => {
                 Ok(page.locator(format!("aria-ref={}", r.trim().trim_start_matches("ref="))))
             }
             (None, Some(s), None) => Ok(page.locator(s.as_str())),
             (None, None, Some(t)) => Ok(page.get_by_text(t, false).first()),
-            _ => Err(invalid(
-                tool,
+            _ => Err(ToolError::invalid(
                 "name the element one way: `ref` (from browser_snapshot), `selector` or `text`",
             )),
         }
@@ -134,8 +123,8 @@ pub struct PageState {
 }
 
 impl Shared {
-    async fn state(&self, tool: &str, page: &Page) -> Result<PageState, ToolError> {
-        let facts = self.session.facts(tool, page, 0).await?;
+    async fn state(&self, page: &Page) -> Result<PageState, ToolError> {
+        let facts = self.session.facts(page, 0).await?;
         self.session.set_current_url(&facts.url);
         let login_wall = wall_reason(&facts, &self.session.config.sso_hosts);
         Ok(PageState {
@@ -149,11 +138,10 @@ impl Shared {
     /// time; a failure whose browser went away leaves none behind.
     async fn on_page<T>(
         &self,
-        tool: &str,
         act: impl AsyncFnOnce(Page) -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
         let mut live = self.session.lock().await;
-        let result = match self.session.page(tool, &mut live).await {
+        let result = match self.session.page(&mut live).await {
             Ok(page) => act(page).await,
             Err(e) => Err(e),
         };
@@ -207,31 +195,25 @@ pub struct NavigateOutput {
     pub snapshot: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_navigate", title = "Open a page", category = "browser",
+       effects = [BrowserNavigate], annotations = PAGE_READ, timeout = Duration::from_secs(60),
+       description = "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")]
 impl Tool for Navigate {
     type Input = NavigateInput;
     type Output = NavigateOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_navigate", "Open a page", "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")
-            .category("browser")
-            .effects(&[EffectKind::BrowserNavigate])
-            .annotations(PAGE_READ)
-            .timeout(Duration::from_secs(60))
-    }
-
-    fn effects(&self, input: &NavigateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserNavigate {
-            origin: origin_of("browser_navigate", &input.url)?,
-        }])
+    fn plan(&self, input: &NavigateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::BrowserNavigate {
+            origin: origin_of(&input.url)?,
+        }]))
     }
 
     async fn call(
         &self,
         input: &NavigateInput,
+        _: &(),
         ctx: &ToolContext,
-    ) -> Result<NavigateOutput, ToolError> {
-        let tool = "browser_navigate";
+    ) -> ToolResult<NavigateOutput> {
         let wait_until = match input
             .wait_until
             .as_deref()
@@ -242,18 +224,17 @@ impl Tool for Navigate {
             Some("domcontentloaded") => WaitUntil::DomContentLoaded,
             Some("networkidle") => WaitUntil::NetworkIdle,
             Some(other) => {
-                return Err(invalid(
-                    tool,
-                    format!("wait_until {other:?}: use load, domcontentloaded or networkidle"),
-                ));
+                return Err(ToolError::invalid(format!(
+                    "wait_until {other:?}: use load, domcontentloaded or networkidle"
+                )));
             }
         };
         let url = input.url.trim();
-        let origin = origin_of(tool, url)?;
+        let origin = origin_of(url)?;
         let session = &self.shared.session;
         let mut live = session.lock().await;
         let result = async {
-            let page = session.page(tool, &mut live).await?;
+            let page = session.page(&mut live).await?;
             let response = page
                 .goto(
                     url,
@@ -262,19 +243,19 @@ impl Tool for Navigate {
                         .timeout(Duration::from_secs(45)),
                 )
                 .await
-                .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+                .map_err(|e| browser_error(&format!("opening {url}"), e))?;
             let facts = session
-                .facts(tool, &page, response.map(|r| r.status()).unwrap_or(0))
+                .facts(&page, response.map(|r| r.status()).unwrap_or(0))
                 .await?;
             session.set_current_url(&facts.url);
             if let Some(why) = wall_reason(&facts, &session.config.sso_hosts) {
                 return Err(self
                     .shared
-                    .suspend_for_login(tool, ctx, &mut live, &origin, url, &facts.url, &why)
+                    .suspend_for_login(ctx, &mut live, &origin, url, &facts.url, &why)
                     .await);
             }
             Ok(NavigateOutput {
-                snapshot: outline(tool, &page).await?,
+                snapshot: outline(&page).await?,
                 url: facts.url,
                 title: facts.title,
                 status: facts.status,
@@ -298,7 +279,6 @@ impl Shared {
     #[allow(clippy::too_many_arguments)]
     async fn suspend_for_login(
         &self,
-        tool: &str,
         ctx: &ToolContext,
         live: &mut Option<Live>,
         origin: &str,
@@ -309,7 +289,7 @@ impl Shared {
         let shown = if live.as_ref().is_some_and(|l| l.headed) {
             "the browser window is open on it".to_string()
         } else if self.session.config.can_show_window {
-            match self.session.relaunch(tool, live, true, login_url).await {
+            match self.session.relaunch(live, true, login_url).await {
                 Ok(_) => "a browser window is open on it".to_string(),
                 Err(e) => format!("the browser window could not open ({e})"),
             }
@@ -347,32 +327,24 @@ pub struct SnapshotOutput {
     pub snapshot: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_snapshot", title = "Read the page", category = "browser",
+       annotations = PAGE_READ,
+       description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")]
 impl Tool for Snapshot {
     type Input = SnapshotInput;
     type Output = SnapshotOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_snapshot", "Read the page", "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")
-            .category("browser")
-            .annotations(PAGE_READ)
-    }
-
-    fn effects(&self, _input: &SnapshotInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
     async fn call(
         &self,
         _input: &SnapshotInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<SnapshotOutput, ToolError> {
-        let tool = "browser_snapshot";
+    ) -> ToolResult<SnapshotOutput> {
         self.shared
-            .on_page(tool, async |page| {
+            .on_page(async |page| {
                 // Both asked at once: the driver answers them in parallel (one round trip, not two).
-                let (snapshot, title) = tokio::join!(outline(tool, &page), page.title());
-                let title = title.map_err(|e| browser_error(tool, "reading the title", e))?;
+                let (snapshot, title) = tokio::join!(outline(&page), page.title());
+                let title = title.map_err(|e| browser_error("reading the title", e))?;
                 Ok(SnapshotOutput {
                     url: page.url(),
                     title,
@@ -400,35 +372,29 @@ pub struct ClickInput {
     pub target: Target,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
+       annotations = PAGE_ACT,
+       description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
 impl Tool for Click {
     type Input = ClickInput;
     type Output = PageState;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_click", "Click", "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")
-            .category("browser")
-            .effects(&[EffectKind::BrowserAct])
-            .annotations(PAGE_ACT)
+    fn plan(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared)?,
+        }]))
     }
 
-    fn effects(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared, "browser_click")?,
-        }])
-    }
-
-    async fn call(&self, input: &ClickInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
-        let tool = "browser_click";
+    async fn call(&self, input: &ClickInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
         self.shared
-            .on_page(tool, async |page| {
+            .on_page(async |page| {
                 input
                     .target
-                    .locate(tool, &page)?
+                    .locate(&page)?
                     .click(None)
                     .await
-                    .map_err(|e| browser_error(tool, "clicking", e))?;
-                self.shared.state(tool, &page).await
+                    .map_err(|e| browser_error("clicking", e))?;
+                self.shared.state(&page).await
             })
             .await
     }
@@ -456,41 +422,35 @@ pub struct TypeInput {
     pub submit: bool,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
+       annotations = PAGE_ACT,
+       description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
 impl Tool for Type {
     type Input = TypeInput;
     type Output = PageState;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_type", "Type", "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")
-            .category("browser")
-            .effects(&[EffectKind::BrowserAct])
-            .annotations(PAGE_ACT)
+    fn plan(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared)?,
+        }]))
     }
 
-    fn effects(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared, "browser_type")?,
-        }])
-    }
-
-    async fn call(&self, input: &TypeInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
-        let tool = "browser_type";
+    async fn call(&self, input: &TypeInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
         self.shared
-            .on_page(tool, async |page| {
-                let field = input.target.locate(tool, &page)?;
+            .on_page(async |page| {
+                let field = input.target.locate(&page)?;
                 field
                     .fill(&input.value, None)
                     .await
-                    .map_err(|e| browser_error(tool, "typing", e))?;
+                    .map_err(|e| browser_error("typing", e))?;
                 if input.submit {
                     field
                         .press("Enter", None)
                         .await
-                        .map_err(|e| browser_error(tool, "pressing Enter", e))?;
+                        .map_err(|e| browser_error("pressing Enter", e))?;
                     let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
                 }
-                self.shared.state(tool, &page).await
+                self.shared.state(&page).await
             })
             .await
     }
@@ -525,44 +485,28 @@ pub struct ScreenshotOutput {
     pub png: Vec<u8>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_screenshot", title = "Screenshot", category = "browser",
+       annotations = PAGE_READ,
+       description = "A PNG screenshot of the current page (visible part, or the full page).")]
 impl Tool for Screenshot {
     type Input = ScreenshotInput;
     type Output = ScreenshotOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "browser_screenshot",
-            "Screenshot",
-            "A PNG screenshot of the current page (visible part, or the full page).",
-        )
-        .category("browser")
-        .annotations(PAGE_READ)
-    }
-
-    fn effects(
-        &self,
-        _input: &ScreenshotInput,
-        _env: &EffectEnv,
-    ) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
     async fn call(
         &self,
         input: &ScreenshotInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<ScreenshotOutput, ToolError> {
-        let tool = "browser_screenshot";
+    ) -> ToolResult<ScreenshotOutput> {
         self.shared
-            .on_page(tool, async |page| {
+            .on_page(async |page| {
                 let options = ScreenshotOptions::builder()
                     .full_page(input.full_page)
                     .build();
                 let png = page
                     .screenshot(Some(options))
                     .await
-                    .map_err(|e| browser_error(tool, "taking the screenshot", e))?;
+                    .map_err(|e| browser_error("taking the screenshot", e))?;
                 Ok(ScreenshotOutput {
                     url: page.url(),
                     bytes: png.len(),
@@ -609,36 +553,31 @@ pub struct EvaluateOutput {
     pub value: serde_json::Value,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
+       effects = [BrowserAct], annotations = PAGE_ACT,
+       description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
 impl Tool for Evaluate {
     type Input = EvaluateInput;
     type Output = EvaluateOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_evaluate", "Run JavaScript in the page", "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")
-            .category("browser")
-            .effects(&[EffectKind::BrowserAct])
-            .annotations(PAGE_ACT)
-    }
-
-    fn effects(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared, "browser_evaluate")?,
-        }])
+    fn plan(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::BrowserAct {
+            origin: current_origin(&self.shared)?,
+        }]))
     }
 
     async fn call(
         &self,
         input: &EvaluateInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<EvaluateOutput, ToolError> {
-        let tool = "browser_evaluate";
+    ) -> ToolResult<EvaluateOutput> {
         self.shared
-            .on_page(tool, async |page| {
+            .on_page(async |page| {
                 let value = page
                     .evaluate::<(), serde_json::Value>(&input.expression, None)
                     .await
-                    .map_err(|e| browser_error(tool, "running the script", e))?;
+                    .map_err(|e| browser_error("running the script", e))?;
                 Ok(EvaluateOutput {
                     url: page.url(),
                     value,
@@ -671,31 +610,22 @@ pub struct WaitForInput {
     pub timeout_ms: Option<u64>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_wait_for", title = "Wait for the page", category = "browser",
+       annotations = PAGE_READ, timeout = Duration::from_secs(65),
+       description = "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")]
 impl Tool for WaitFor {
     type Input = WaitForInput;
     type Output = PageState;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "browser_wait_for",
-            "Wait for the page",
-            "Wait until an element (ref, selector or text) shows — or, with gone, disappears.",
-        )
-        .category("browser")
-        .annotations(PAGE_READ)
-        .timeout(Duration::from_secs(65))
-    }
-
-    fn effects(&self, _input: &WaitForInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
-    async fn call(&self, input: &WaitForInput, _ctx: &ToolContext) -> Result<PageState, ToolError> {
-        let tool = "browser_wait_for";
+    async fn call(
+        &self,
+        input: &WaitForInput,
+        _: &(),
+        _ctx: &ToolContext,
+    ) -> ToolResult<PageState> {
         let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
         self.shared
-            .on_page(tool, async |page| {
+            .on_page(async |page| {
                 let state = if input.gone {
                     WaitForState::Hidden
                 } else {
@@ -707,11 +637,11 @@ impl Tool for WaitFor {
                     .build();
                 input
                     .target
-                    .locate(tool, &page)?
+                    .locate(&page)?
                     .wait_for(Some(options))
                     .await
-                    .map_err(|e| browser_error(tool, "waiting", e))?;
-                self.shared.state(tool, &page).await
+                    .map_err(|e| browser_error("waiting", e))?;
+                self.shared.state(&page).await
             })
             .await
     }
@@ -752,41 +682,35 @@ pub struct TabsOutput {
     pub tabs: Vec<Tab>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "browser_tabs", title = "Browser tabs", category = "browser",
+       effects = [BrowserNavigate], open_world,
+       description = "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")]
 impl Tool for Tabs {
     type Input = TabsInput;
     type Output = TabsOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("browser_tabs", "Browser tabs", "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")
-            .category("browser")
-            .effects(&[EffectKind::BrowserNavigate])
-            .annotations(Annotations { open_world: true, ..Default::default() })
-    }
-
-    fn effects(&self, input: &TabsInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
+    fn plan(&self, input: &TabsInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
         match (input.action.as_deref(), &input.url) {
-            (Some("new"), Some(url)) => Ok(vec![Effect::BrowserNavigate {
-                origin: origin_of("browser_tabs", url)?,
-            }]),
-            _ => Ok(vec![]),
+            (Some("new"), Some(url)) => Ok(CallPlan::new(vec![Effect::BrowserNavigate {
+                origin: origin_of(url)?,
+            }])),
+            _ => Ok(CallPlan::new(vec![])),
         }
     }
 
-    async fn call(&self, input: &TabsInput, _ctx: &ToolContext) -> Result<TabsOutput, ToolError> {
-        let tool = "browser_tabs";
+    async fn call(&self, input: &TabsInput, _: &(), _ctx: &ToolContext) -> ToolResult<TabsOutput> {
         let session = &self.shared.session;
         let mut live = session.lock().await;
         let result = async {
-            session.page(tool, &mut live).await?;
+            session.page(&mut live).await?;
             let l = live.as_mut().expect("page() started the browser");
             let pages = l.context.pages();
             let index = |i: Option<usize>| {
                 i.filter(|i| *i < pages.len()).ok_or_else(|| {
-                    invalid(
-                        tool,
-                        format!("give an index from 0 to {}", pages.len().saturating_sub(1)),
-                    )
+                    ToolError::invalid(format!(
+                        "give an index from 0 to {}",
+                        pages.len().saturating_sub(1)
+                    ))
                 })
             };
             match input.action.as_deref().unwrap_or("list") {
@@ -796,11 +720,11 @@ impl Tool for Tabs {
                         .context
                         .new_page()
                         .await
-                        .map_err(|e| browser_error(tool, "opening a tab", e))?;
+                        .map_err(|e| browser_error("opening a tab", e))?;
                     if let Some(url) = &input.url {
                         page.goto(url, None)
                             .await
-                            .map_err(|e| browser_error(tool, &format!("opening {url}"), e))?;
+                            .map_err(|e| browser_error(&format!("opening {url}"), e))?;
                     }
                     l.current = l.context.pages().len().saturating_sub(1);
                 }
@@ -813,14 +737,13 @@ impl Tool for Tabs {
                     pages[i]
                         .close()
                         .await
-                        .map_err(|e| browser_error(tool, "closing the tab", e))?;
+                        .map_err(|e| browser_error("closing the tab", e))?;
                     l.current = l.current.min(l.context.pages().len().saturating_sub(1));
                 }
                 other => {
-                    return Err(invalid(
-                        tool,
-                        format!("action {other:?}: use list, new, select or close"),
-                    ));
+                    return Err(ToolError::invalid(format!(
+                        "action {other:?}: use list, new, select or close"
+                    )));
                 }
             }
             let mut tabs = Vec::new();

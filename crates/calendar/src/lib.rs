@@ -105,13 +105,12 @@ impl Shared {
             ..
         }) = found
         else {
-            return Err(ToolError::NotConfigured {
-                tool: "calendar_sync".into(),
-                what: format!("no CalDAV account {account:?}"),
-                how: format!(
+            return Err(ToolError::not_configured(
+                format!("no CalDAV account {account:?}"),
+                format!(
                     "add it in Settings → Accounts, or `cowork account add {account} --caldav URL --user NAME`"
                 ),
-            });
+            ));
         };
         let password = self
             .secrets

@@ -165,6 +165,8 @@ pub type Suspender = Arc<dyn Fn(SuspendRequest) -> Result<String, String> + Send
 #[derive(Clone)]
 pub struct ToolContext {
     pub call_id: String,
+    /// The tool's registered name, set by the scheduler (for provenance a tool records).
+    pub tool: String,
     pub conversation_id: String,
     pub env: EffectEnv,
     pub cancel: CancellationToken,
@@ -204,6 +206,7 @@ impl ToolContext {
         });
         ToolContext {
             call_id: call_id.into(),
+            tool: String::new(),
             conversation_id: conversation_id.into(),
             env,
             cancel: CancellationToken::new(),

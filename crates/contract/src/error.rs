@@ -42,6 +42,9 @@ pub enum ToolError {
     },
 }
 
+/// What a tool's `call` returns.
+pub type ToolResult<T> = Result<T, ToolError>;
+
 fn suggestions_text(suggestions: &[String]) -> String {
     if suggestions.is_empty() {
         "; `cowork tools list` shows what exists".into()
@@ -56,6 +59,41 @@ impl ToolError {
             message: message.into(),
             transient: false,
         }
+    }
+
+    /// Arguments the tool cannot use; say what to give instead. The scheduler adds the tool's
+    /// name ([`ToolError::stamped`]).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ToolError::InvalidArguments {
+            tool: String::new(),
+            message: message.into(),
+        }
+    }
+
+    /// Something the person must set up first (`what`), and how (`how`, a command or a place in
+    /// Settings that exists).
+    pub fn not_configured(what: impl Into<String>, how: impl Into<String>) -> Self {
+        ToolError::NotConfigured {
+            tool: String::new(),
+            what: what.into(),
+            how: how.into(),
+        }
+    }
+
+    /// Names `tool` in an error that does not name one yet: tools do not label their own errors,
+    /// the gate does, once, for every path a call takes.
+    pub fn stamped(mut self, name: &str) -> Self {
+        match &mut self {
+            ToolError::InvalidArguments { tool, .. }
+            | ToolError::NotConfigured { tool, .. }
+            | ToolError::RateLimited { tool, .. }
+                if tool.is_empty() =>
+            {
+                *tool = name.to_string();
+            }
+            _ => {}
+        }
+        self
     }
 
     pub fn transient(message: impl Into<String>) -> Self {

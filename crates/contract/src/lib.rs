@@ -19,12 +19,17 @@ pub use context::{
     ToolContext,
 };
 pub use effect::{Effect, EffectKind};
-pub use error::ToolError;
+pub use error::{ToolError, ToolResult};
 pub use output::{Content, ToolOutput};
 pub use spec::{Annotations, RateLimit, ToolSpec};
 pub use tool::{
-    DefaultRule, DynTool, PreparedCall, RuleAction, Tool, ToolMeta, ToolProvider, Typed, typed,
+    CallPlan, DefaultRule, DynTool, PreparedCall, RuleAction, Tool, ToolMeta, ToolProvider, Typed,
+    typed,
 };
+
+/// Used by `#[tool]`'s expansion, so families need not depend on it.
+pub use async_trait::async_trait;
+pub use cowork_tool_macro::tool;
 
 /// Re-exported so families derive schemas with the same schemars version as the contract.
 pub use schemars;

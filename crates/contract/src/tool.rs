@@ -107,21 +107,58 @@ impl ToolSpec {
     }
 }
 
+/// What a call will do, worked out before review: the effects the PolicyBridge judges, and what
+/// the tool found out while working them out (a resolved path) that the run must use as is.
+/// The scheduler hands `data` to [`Tool::call`], so a run acts on exactly what was reviewed.
+#[derive(Debug)]
+pub struct CallPlan<P = ()> {
+    pub effects: Vec<Effect>,
+    pub data: P,
+}
+
+impl CallPlan {
+    pub fn new(effects: Vec<Effect>) -> Self {
+        CallPlan { effects, data: () }
+    }
+}
+
+impl<P> CallPlan<P> {
+    pub fn with(effects: Vec<Effect>, data: P) -> Self {
+        CallPlan { effects, data }
+    }
+}
+
+impl From<Vec<Effect>> for CallPlan {
+    fn from(effects: Vec<Effect>) -> Self {
+        CallPlan::new(effects)
+    }
+}
+
 /// A tool written the Rust way: typed input and output (serde + schemars), effects computed from
-/// the typed input. Wrap it with [`typed`] to register it.
+/// the typed input. Declare one with `#[tool(...)]` (it writes `meta`, and `Plan`/`plan` for a tool
+/// whose effects are fixed) and wrap it with [`typed`] to register it.
+///
+/// Errors a tool returns need not name it: the scheduler stamps the tool's name into them.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     type Output: Serialize + JsonSchema + Send + 'static;
+    /// What [`Tool::plan`] passes on to [`Tool::call`]; `()` for most tools.
+    type Plan: Send + Sync + 'static;
 
     fn meta(&self) -> ToolMeta;
 
     /// The concrete effects of this call. Paths must be resolved through `env` so the policy
     /// sees the real target.
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError>;
+    fn plan(&self, input: &Self::Input, env: &EffectEnv)
+    -> Result<CallPlan<Self::Plan>, ToolError>;
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext)
-    -> Result<Self::Output, ToolError>;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &Self::Plan,
+        ctx: &ToolContext,
+    ) -> Result<Self::Output, ToolError>;
 
     /// The text block the model and the terminal see; JSON by default.
     fn to_text(&self, output: &Self::Output) -> String {
@@ -232,19 +269,18 @@ impl<T: Tool> DynTool for Typed<T> {
 
     fn prepare(&self, args: serde_json::Value, env: &EffectEnv) -> Result<PreparedCall, ToolError> {
         let input: T::Input =
-            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
-                tool: self.spec.name.clone(),
-                message: e.to_string(),
-            })?;
-        let effects = self.tool.effects(&input, env)?;
+            serde_json::from_value(args).map_err(|e| ToolError::invalid(e.to_string()))?;
+        let CallPlan { effects, data } = self.tool.plan(&input, env)?;
         let input = Arc::new(input);
+        let data = Arc::new(data);
         let tool = self.tool.clone();
         let untrusted = self.spec.annotations.open_world;
         let runner: Runner = Arc::new(move |ctx: ToolContext| {
             let tool = tool.clone();
             let input = input.clone();
+            let data = data.clone();
             Box::pin(async move {
-                let output = tool.call(&input, &ctx).await?;
+                let output = tool.call(&input, &data, &ctx).await?;
                 let content = tool.content(&output);
                 let reveals = tool.reveals(&output);
                 let structured = serde_json::to_value(&output)

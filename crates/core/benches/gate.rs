@@ -7,7 +7,8 @@
 //! no-op (one audit row) and an effectful no-op (write-ahead intent row + final row).
 
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta, typed,
+    Annotations, CallPlan, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    ToolResult, typed,
 };
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
@@ -38,6 +39,7 @@ struct NoopOutput {
 impl Tool for Noop {
     type Input = NoopInput;
     type Output = NoopOutput;
+    type Plan = ();
     fn meta(&self) -> ToolMeta {
         let kinds: Vec<EffectKind> = self.effect.iter().map(|e| e.kind()).collect();
         ToolMeta::new(self.name, "No-op", "Does nothing.")
@@ -47,10 +49,10 @@ impl Tool for Noop {
                 ..Default::default()
             })
     }
-    fn effects(&self, _input: &NoopInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(self.effect.iter().cloned().collect())
+    fn plan(&self, _input: &NoopInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(self.effect.iter().cloned().collect()))
     }
-    async fn call(&self, _input: &NoopInput, _ctx: &ToolContext) -> Result<NoopOutput, ToolError> {
+    async fn call(&self, _input: &NoopInput, _: &(), _ctx: &ToolContext) -> ToolResult<NoopOutput> {
         Ok(NoopOutput { ok: true })
     }
 }

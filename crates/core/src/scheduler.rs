@@ -275,7 +275,6 @@ fn now() -> String {
 }
 
 fn format_schema_errors(
-    tool: &str,
     validator: &jsonschema::Validator,
     args: &serde_json::Value,
 ) -> Option<ToolError> {
@@ -298,10 +297,7 @@ fn format_schema_errors(
             format!("{at}: {}", e.masked())
         })
         .collect();
-    (!messages.is_empty()).then(|| ToolError::InvalidArguments {
-        tool: tool.to_string(),
-        message: messages.join("; "),
-    })
+    (!messages.is_empty()).then(|| ToolError::invalid(messages.join("; ")))
 }
 
 impl Scheduler {
@@ -461,17 +457,14 @@ impl Scheduler {
             .ok_or_else(|| self.registry.not_found(name))
     }
 
-    fn check_size(&self, tool: &str, args: &serde_json::Value) -> Result<(), ToolError> {
+    fn check_size(&self, args: &serde_json::Value) -> Result<(), ToolError> {
         let mut counter = CountingWriter(0);
         let _ = serde_json::to_writer(&mut counter, args);
         if counter.0 > self.config.max_args_bytes {
-            return Err(ToolError::InvalidArguments {
-                tool: tool.to_string(),
-                message: format!(
-                    "the arguments are {} bytes; the limit is {} bytes — pass a file path or a smaller piece",
-                    counter.0, self.config.max_args_bytes
-                ),
-            });
+            return Err(ToolError::invalid(format!(
+                "the arguments are {} bytes; the limit is {} bytes — pass a file path or a smaller piece",
+                counter.0, self.config.max_args_bytes
+            )));
         }
         Ok(())
     }
@@ -487,8 +480,8 @@ impl Scheduler {
         let spec = &handler.info.spec;
         let renamed = spec.canonical_args(args);
         let args = renamed.as_ref().unwrap_or(args);
-        self.check_size(&spec.name, args)?;
-        if let Some(err) = format_schema_errors(&spec.name, &handler.input, args) {
+        self.check_size(args)?;
+        if let Some(err) = format_schema_errors(&handler.input, args) {
             return Err(err);
         }
         let prepared = handler.tool.prepare(args.clone(), env)?;
@@ -519,7 +512,7 @@ impl Scheduler {
         env: Option<&EffectEnv>,
     ) -> Result<Explanation, ToolError> {
         let env = env.unwrap_or(&self.env);
-        let (handler, prepared) = self.prepare(name, args, env)?;
+        let (handler, prepared) = self.prepare(name, args, env).map_err(|e| e.stamped(name))?;
         let review = self.policy.review(&ReviewRequest {
             spec: &handler.info.spec,
             effects: &prepared.effects,
@@ -573,9 +566,10 @@ impl Scheduler {
         let started = Instant::now();
         let call_id = uuid::Uuid::now_v7().to_string();
         let mut trail = Trail::default();
-        let mut result = self.run(&req, &call_id, &mut trail).await;
+        let result = self.run(&req, &call_id, &mut trail).await;
         let duration = started.elapsed();
         let tool = trail.tool.take().unwrap_or(req.tool);
+        let mut result = result.map_err(|e| e.stamped(&tool));
         let error = result.as_ref().err().map(|e| e.to_string());
         let review = trail.review.as_ref();
         let row = Row {
@@ -769,6 +763,7 @@ impl Scheduler {
         });
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
+        ctx.tool = spec.name.clone();
         // A tool that suspends only names its request here; the row (with the call's arguments,
         // which are not copied for the calls that never suspend) is written once the call ends.
         let suspended: Option<SuspendSlot> = self.suspensions.get().map(|_| Arc::default());
@@ -851,7 +846,7 @@ impl Scheduler {
         }?;
 
         if let (Some(validator), Some(structured)) = (&handler.output, &output.structured)
-            && let Some(err) = format_schema_errors(&spec.name, validator, structured)
+            && let Some(err) = format_schema_errors(validator, structured)
         {
             return Err(ToolError::failed(format!(
                 "{} returned output that does not match its output schema: {err}",

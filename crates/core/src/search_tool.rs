@@ -2,7 +2,7 @@
 //! core because it reads the registry; it runs through the scheduler like every tool.
 
 use crate::registry::Registry;
-use cowork_contract::{Annotations, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolMeta};
+use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Weak;
@@ -34,24 +34,17 @@ pub struct ToolSearchOutput {
     pub tools: Vec<FoundTool>,
 }
 
-#[async_trait::async_trait]
+#[tool(
+    name = "tool_search",
+    title = "Search tools",
+    category = "system",
+    read_only,
+    idempotent,
+    description = "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called."
+)]
 impl Tool for ToolSearch {
     type Input = ToolSearchInput;
     type Output = ToolSearchOutput;
-
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "tool_search",
-            "Search tools",
-            "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called.",
-        )
-        .category("system")
-        .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
 
     /// What it found becomes callable by the model in this conversation.
     fn reveals(&self, output: &Self::Output) -> Vec<String> {
@@ -61,8 +54,9 @@ impl Tool for ToolSearch {
     async fn call(
         &self,
         input: &Self::Input,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<Self::Output, ToolError> {
+    ) -> ToolResult<Self::Output> {
         let registry = self
             .registry
             .upgrade()

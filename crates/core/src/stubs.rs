@@ -23,11 +23,7 @@ impl DynTool for StubTool {
         _args: serde_json::Value,
         _env: &EffectEnv,
     ) -> Result<PreparedCall, ToolError> {
-        let err = ToolError::NotConfigured {
-            tool: self.spec.name.clone(),
-            what: self.what.into(),
-            how: self.how.into(),
-        };
+        let err = ToolError::not_configured(self.what, self.how);
         // A stub has no effects: it does nothing but explain.
         Ok(PreparedCall::new(
             vec![],

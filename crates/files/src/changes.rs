@@ -6,7 +6,7 @@
 use crate::shadow::{Change, ChangeDiff};
 use crate::{Shared, shadow_error};
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    Annotations, CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -45,38 +45,29 @@ pub struct ChangeList {
     pub changes: Vec<Change>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "changes_list", title = "List file changes", category = "files", read_only,
+       idempotent, effects = [FsRead],
+       description = "List staged and settled file changes (the shadow filesystem), newest first.")]
 impl Tool for ChangesList {
     type Input = ChangesListInput;
     type Output = ChangeList;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "changes_list",
-            "List file changes",
-            "List staged and settled file changes (the shadow filesystem), newest first.",
-        )
-        .category("files")
-        .annotations(Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Default::default()
-        })
-        .effects(&[EffectKind::FsRead])
+    fn plan(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![]))
     }
 
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<ChangeList, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        _: &(),
+        _ctx: &ToolContext,
+    ) -> ToolResult<ChangeList> {
         if let Some(s) = &input.status
             && !["staged", "applied", "rejected", "rolled_back"].contains(&s.as_str())
         {
-            return Err(ToolError::InvalidArguments {
-                tool: "changes_list".into(),
-                message: format!("status {s:?}: use staged, applied, rejected or rolled_back"),
-            });
+            return Err(ToolError::invalid(format!(
+                "status {s:?}: use staged, applied, rejected or rolled_back"
+            )));
         }
         Ok(ChangeList {
             changes: self
@@ -119,33 +110,25 @@ pub struct ChangeId {
 
 pub struct ChangesDiff(pub Shared);
 
-#[async_trait::async_trait]
+#[tool(name = "changes_diff", title = "Show a file change", category = "files", read_only,
+       idempotent, effects = [FsRead],
+       description = "The diff of one change, hunk by hunk (numbered for a partial apply).")]
 impl Tool for ChangesDiff {
     type Input = ChangeId;
     type Output = ChangeDiff;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "changes_diff",
-            "Show a file change",
-            "The diff of one change, hunk by hunk (numbered for a partial apply).",
-        )
-        .category("files")
-        .annotations(Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Default::default()
-        })
-        .effects(&[EffectKind::FsRead])
-    }
-
-    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsRead {
+    fn plan(&self, input: &Self::Input, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::FsRead {
             path: path_of(&self.0, input.id)?,
-        }])
+        }]))
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<ChangeDiff, ToolError> {
+    async fn call(
+        &self,
+        input: &Self::Input,
+        _: &(),
+        _ctx: &ToolContext,
+    ) -> ToolResult<ChangeDiff> {
         self.0.shadow.diff(input.id).map_err(shadow_error)
     }
 
@@ -187,29 +170,20 @@ fn destructive() -> Annotations {
     }
 }
 
-#[async_trait::async_trait]
+#[tool(name = "changes_apply", title = "Apply a file change", category = "files",
+       annotations = destructive(), effects = [FsWrite],
+       description = "Write a staged change (or some of its hunks) to disk, atomically and journaled.")]
 impl Tool for ChangesApply {
     type Input = ChangesApplyInput;
     type Output = Change;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "changes_apply",
-            "Apply a file change",
-            "Write a staged change (or some of its hunks) to disk, atomically and journaled.",
-        )
-        .category("files")
-        .annotations(destructive())
-        .effects(&[EffectKind::FsWrite])
-    }
-
-    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite {
+    fn plan(&self, input: &Self::Input, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::FsWrite {
             path: path_of(&self.0, input.id)?,
-        }])
+        }]))
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<Change> {
         let (shadow, id, hunks) = (self.0.shadow.clone(), input.id, input.hunks.clone());
         blocking(move || shadow.apply(id, hunks.as_deref())).await
     }
@@ -221,29 +195,18 @@ impl Tool for ChangesApply {
 
 pub struct ChangesReject(pub Shared);
 
-#[async_trait::async_trait]
+#[tool(
+    name = "changes_reject",
+    title = "Reject a file change",
+    category = "files",
+    idempotent,
+    description = "Drop a staged change; the file on disk is not touched."
+)]
 impl Tool for ChangesReject {
     type Input = ChangeId;
     type Output = Change;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "changes_reject",
-            "Reject a file change",
-            "Drop a staged change; the file on disk is not touched.",
-        )
-        .category("files")
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<Change> {
         self.0.shadow.reject(input.id).map_err(shadow_error)
     }
 
@@ -254,29 +217,20 @@ impl Tool for ChangesReject {
 
 pub struct ChangesRollback(pub Shared);
 
-#[async_trait::async_trait]
+#[tool(name = "changes_rollback", title = "Roll back a file change", category = "files",
+       annotations = destructive(), effects = [FsWrite],
+       description = "Put back the exact bytes and permissions a file had before an applied change.")]
 impl Tool for ChangesRollback {
     type Input = ChangeId;
     type Output = Change;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "changes_rollback",
-            "Roll back a file change",
-            "Put back the exact bytes and permissions a file had before an applied change.",
-        )
-        .category("files")
-        .annotations(destructive())
-        .effects(&[EffectKind::FsWrite])
-    }
-
-    fn effects(&self, input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite {
+    fn plan(&self, input: &Self::Input, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::FsWrite {
             path: path_of(&self.0, input.id)?,
-        }])
+        }]))
     }
 
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Change, ToolError> {
+    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<Change> {
         let (shadow, id) = (self.0.shadow.clone(), input.id);
         blocking(move || shadow.rollback(id)).await
     }

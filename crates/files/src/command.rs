@@ -8,9 +8,9 @@
 //! background processes whose output is read with `command_output` and which `command_stop`
 //! ends.
 
-use crate::paths::Reviewed;
+use crate::paths;
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -192,10 +192,10 @@ fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
         });
     }
     if !cwd.is_dir() {
-        return Err(ToolError::InvalidArguments {
-            tool: "run_command".into(),
-            message: format!("{} is not a folder", cwd.display()),
-        });
+        return Err(ToolError::invalid(format!(
+            "{} is not a folder",
+            cwd.display()
+        )));
     }
     Ok(())
 }
@@ -232,9 +232,6 @@ pub struct RunCommandInput {
     #[serde(default)]
     #[allow(dead_code)]
     pub description: Option<String>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -271,50 +268,45 @@ async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
     out
 }
 
-#[async_trait::async_trait]
+#[tool(name = "run_command", title = "Run command", category = "files", aliases = ["Bash"],
+       arg_aliases = [("timeout", "timeout_ms"), ("run_in_background", "background")],
+       timeout = Duration::from_millis(MAX_TIMEOUT_MS + 5_000), effects = [ProcessExec],
+       description = "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true.")]
 impl Tool for RunCommand {
     type Input = RunCommandInput;
     type Output = CommandResult;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("run_command", "Run command", "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true.")
-            .category("files")
-            .aliases(&["Bash"])
-            .arg_aliases(&[("timeout", "timeout_ms"), ("run_in_background", "background")])
-            .timeout(Duration::from_millis(MAX_TIMEOUT_MS + 5_000))
-            .effects(&[EffectKind::ProcessExec])
-    }
-
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let cwd = input.cwd.clone().or_else(|| env.workspace_roots.first().map(|r| r.display().to_string())).ok_or_else(|| ToolError::InvalidArguments {
-            tool: "run_command".into(),
-            message: "no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in".into(),
-        })?;
-        let cwd = input.reviewed.set(env, "run_command", &cwd)?;
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        let cwd = input
+            .cwd
+            .clone()
+            .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
+            .ok_or_else(|| ToolError::invalid("no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in"))?;
+        let cwd = paths::resolve(env, &cwd)?;
         // Refused before review: no rule could make a folder outside the workspace a place to run.
         cwd_inside(env, &cwd)?;
-        Ok(vec![Effect::ProcessExec {
+        let effect = Effect::ProcessExec {
             command: input.command.clone(),
             workspace_code: crate::git::workspace_code(&input.command, &cwd),
-        }])
+        };
+        Ok(CallPlan::with(vec![effect], cwd))
     }
 
     async fn call(
         &self,
         input: &Self::Input,
+        plan: &PathBuf,
         ctx: &ToolContext,
-    ) -> Result<CommandResult, ToolError> {
-        let cwd = input.reviewed.get(&ctx.env)?;
+    ) -> ToolResult<CommandResult> {
+        let cwd = paths::planned(&ctx.env, plan)?;
         cwd_inside(&ctx.env, &cwd)?;
         if !input.background
             && let Some(why) = long_running(&input.command)
         {
-            return Err(ToolError::InvalidArguments {
-                tool: "run_command".into(),
-                message: format!(
-                    "{why}: run it with background=true, then read its output with command_output and end it with command_stop"
-                ),
-            });
+            return Err(ToolError::invalid(format!(
+                "{why}: run it with background=true, then read its output with command_output and end it with command_stop"
+            )));
         }
         let started = std::time::Instant::now();
         let (mut cmd, sandboxed) = build_command(&input.command, &cwd, &ctx.env.workspace_roots);
@@ -464,10 +456,7 @@ impl Background {
             .unwrap()
             .get(id)
             .cloned()
-            .ok_or_else(|| ToolError::InvalidArguments {
-                tool: "command_output".into(),
-                message: format!("no background process {id}"),
-            })
+            .ok_or_else(|| ToolError::invalid(format!("no background process {id}")))
     }
 
     fn status(&self, id: &str) -> Result<BackgroundStatus, ToolError> {
@@ -486,71 +475,38 @@ impl Background {
     }
 }
 
-#[async_trait::async_trait]
+#[tool(name = "command_output", title = "Background output", category = "files",
+       aliases = ["BashOutput"], arg_aliases = [("bash_id", "id")], read_only,
+       description = "New output and state of a background process started by run_command.")]
 impl Tool for CommandOutput {
     type Input = BackgroundId;
     type Output = BackgroundStatus;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "command_output",
-            "Background output",
-            "New output and state of a background process started by run_command.",
-        )
-        .category("files")
-        .aliases(&["BashOutput"])
-        .arg_aliases(&[("bash_id", "id")])
-        .annotations(Annotations {
-            read_only: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
     async fn call(
         &self,
         input: &Self::Input,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<BackgroundStatus, ToolError> {
+    ) -> ToolResult<BackgroundStatus> {
         self.0.status(&input.id)
     }
 }
 
 pub struct CommandStop(pub Background);
 
-#[async_trait::async_trait]
+#[tool(name = "command_stop", title = "Stop background process", category = "files",
+       aliases = ["KillShell"], arg_aliases = [("shell_id", "id")], idempotent,
+       description = "End a background process started by run_command (its whole process tree).")]
 impl Tool for CommandStop {
     type Input = BackgroundId;
     type Output = BackgroundStatus;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "command_stop",
-            "Stop background process",
-            "End a background process started by run_command (its whole process tree).",
-        )
-        .category("files")
-        .aliases(&["KillShell"])
-        .arg_aliases(&[("shell_id", "id")])
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        // Ending a process this app started touches nothing else.
-        Ok(vec![])
-    }
-
     async fn call(
         &self,
         input: &Self::Input,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<BackgroundStatus, ToolError> {
+    ) -> ToolResult<BackgroundStatus> {
         let p = self.0.get(&input.id)?;
         kill_group(p.pid);
         for _ in 0..100 {

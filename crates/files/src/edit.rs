@@ -2,15 +2,16 @@
 //! change in the shadow filesystem (see shadow.rs) that the person applies from the review
 //! panel or `cowork changes apply`.
 
-use crate::paths::{self, Reviewed};
+use crate::paths;
 use crate::read::current_bytes;
 use crate::shadow::Change;
 use crate::{Shared, shadow_error};
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::path::PathBuf;
 
 /// Stages the new content; in accept-edits mode applies it at once (journaled, so it can still
 /// be rolled back).
@@ -52,35 +53,32 @@ pub struct WriteFileInput {
     pub path: String,
     /// The whole new content.
     pub content: String,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "write_file", title = "Write file", category = "files", aliases = ["Write"],
+       arg_aliases = [("file_path", "path")], effects = [FsWrite],
+       description = "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")]
 impl Tool for WriteFile {
     type Input = WriteFileInput;
     type Output = Change;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("write_file", "Write file", "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")
-            .category("files")
-            .aliases(&["Write"])
-            .arg_aliases(&[("file_path", "path")])
-            .effects(&[EffectKind::FsWrite])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::write_plan(env, &input.path)
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_write(env, "write_file", &input.path)
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
-        let path = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<Change> {
+        let path = paths::planned(&ctx.env, plan)?;
         if path.is_dir() {
-            return Err(ToolError::InvalidArguments {
-                tool: "write_file".into(),
-                message: format!("{} is a folder", path.display()),
-            });
+            return Err(ToolError::invalid(format!(
+                "{} is a folder",
+                path.display()
+            )));
         }
         stage(&self.0, ctx, &path, input.content.as_bytes())
     }
@@ -102,34 +100,28 @@ pub struct EditFileInput {
     pub new_string: String,
     #[serde(default)]
     pub replace_all: bool,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "edit_file", title = "Edit file", category = "files", aliases = ["Edit"],
+       arg_aliases = [("file_path", "path")], effects = [FsWrite],
+       description = "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")]
 impl Tool for EditFile {
     type Input = EditFileInput;
     type Output = Change;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("edit_file", "Edit file", "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")
-            .category("files")
-            .aliases(&["Edit"])
-            .arg_aliases(&[("file_path", "path")])
-            .effects(&[EffectKind::FsWrite])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::write_plan(env, &input.path)
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_write(env, "edit_file", &input.path)
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Change, ToolError> {
-        let invalid = |message: String| ToolError::InvalidArguments {
-            tool: "edit_file".into(),
-            message,
-        };
-        let path = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<Change> {
+        let invalid = |message: String| ToolError::invalid(message);
+        let path = paths::planned(&ctx.env, plan)?;
         let shown = paths::display(&ctx.env, &path);
         if input.old_string.is_empty() {
             return Err(invalid(
@@ -180,9 +172,6 @@ pub struct CreateDirectory;
 #[serde(deny_unknown_fields)]
 pub struct CreateDirectoryInput {
     pub path: String,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(serde::Serialize, JsonSchema)]
@@ -190,35 +179,24 @@ pub struct Done {
     pub message: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "create_directory", title = "Create folder", category = "files", idempotent,
+       effects = [FsWrite], description = "Create a folder (and its parents).")]
 impl Tool for CreateDirectory {
     type Input = CreateDirectoryInput;
     type Output = Done;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        // Folders are created at once: an empty folder loses nothing, and staging it would
-        // leave the staged files inside it nowhere to go.
-        ToolMeta::new(
-            "create_directory",
-            "Create folder",
-            "Create a folder (and its parents).",
-        )
-        .category("files")
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-        .effects(&[EffectKind::FsWrite])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::write_plan(env, &input.path)
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_write(env, "create_directory", &input.path)
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
-        let path = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        _input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<Done> {
+        let path = paths::planned(&ctx.env, plan)?;
         std::fs::create_dir_all(&path).map_err(|e| paths::io_error(&path, e))?;
         Ok(Done {
             message: format!("created {}", paths::display(&ctx.env, &path)),
@@ -237,53 +215,47 @@ pub struct MoveFile;
 pub struct MoveFileInput {
     pub from: String,
     pub to: String,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed_from: Reviewed,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed_to: Reviewed,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "move_file", title = "Move file", category = "files", effects = [FsDelete, FsWrite],
+       description = "Move or rename a file or folder; never replaces an existing target.")]
 impl Tool for MoveFile {
     type Input = MoveFileInput;
     type Output = Done;
+    /// The resolved source and target.
+    type Plan = (PathBuf, PathBuf);
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "move_file",
-            "Move file",
-            "Move or rename a file or folder; never replaces an existing target.",
-        )
-        .category("files")
-        .effects(&[EffectKind::FsDelete, EffectKind::FsWrite])
-    }
-
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let from = input.reviewed_from.set(env, "move_file", &input.from)?;
-        let to = input.reviewed_to.set(env, "move_file", &input.to)?;
-        Ok(vec![
+    fn plan(
+        &self,
+        input: &Self::Input,
+        env: &EffectEnv,
+    ) -> Result<CallPlan<(PathBuf, PathBuf)>, ToolError> {
+        let from = paths::resolve(env, &input.from)?;
+        let to = paths::resolve(env, &input.to)?;
+        let effects = vec![
             Effect::FsDelete {
                 path: from.display().to_string(),
             },
             Effect::FsWrite {
                 path: to.display().to_string(),
             },
-        ])
+        ];
+        Ok(CallPlan::with(effects, (from, to)))
     }
 
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Done, ToolError> {
-        let from = input.reviewed_from.get(&ctx.env)?;
-        let to = input.reviewed_to.get(&ctx.env)?;
+    async fn call(
+        &self,
+        _: &Self::Input,
+        (from, to): &(PathBuf, PathBuf),
+        ctx: &ToolContext,
+    ) -> ToolResult<Done> {
+        let from = paths::planned(&ctx.env, from)?;
+        let to = paths::planned(&ctx.env, to)?;
         if to.symlink_metadata().is_ok() {
-            return Err(ToolError::InvalidArguments {
-                tool: "move_file".into(),
-                message: format!(
-                    "{} already exists: choose another name or remove it first",
-                    to.display()
-                ),
-            });
+            return Err(ToolError::invalid(format!(
+                "{} already exists: choose another name or remove it first",
+                to.display()
+            )));
         }
         std::fs::rename(&from, &to).map_err(|e| paths::io_error(&from, e))?;
         Ok(Done {

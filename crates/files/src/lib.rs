@@ -56,10 +56,7 @@ pub(crate) fn shadow_error(e: ShadowError) -> ToolError {
         ShadowError::NoSuchChange(_)
         | ShadowError::WrongStatus { .. }
         | ShadowError::NoSuchHunk { .. }
-        | ShadowError::NotHunkable(_) => ToolError::InvalidArguments {
-            tool: "changes".into(),
-            message: e.to_string(),
-        },
+        | ShadowError::NotHunkable(_) => ToolError::invalid(e.to_string()),
         other => ToolError::failed(other.to_string()),
     }
 }

@@ -5,16 +5,13 @@
 //! reviewed, and files are opened without following a final symlink and checked through the
 //! opened descriptor: a symlink swapped in between review and use is refused.
 
-use cowork_contract::{Effect, EffectEnv, ToolError};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The reviewed target of a path argument.
-pub fn resolve(env: &EffectEnv, tool: &str, raw: &str) -> Result<PathBuf, ToolError> {
-    let invalid = |message: String| ToolError::InvalidArguments {
-        tool: tool.to_string(),
-        message,
-    };
+pub fn resolve(env: &EffectEnv, raw: &str) -> Result<PathBuf, ToolError> {
+    let invalid = ToolError::invalid;
     if raw.trim().is_empty() {
         return Err(invalid(
             "the path is empty: give a file or folder inside the workspace".into(),
@@ -120,50 +117,29 @@ pub fn display(env: &EffectEnv, path: &Path) -> String {
     path.display().to_string()
 }
 
-/// The path a call was reviewed with, kept on its input: set when effects are computed, read
-/// when the call runs, so the run uses exactly what the PolicyBridge saw (and re-checks it).
-#[derive(Debug, Default)]
-pub struct Reviewed(std::sync::OnceLock<PathBuf>);
+/// Plans a call that reads `raw`: its one effect, and the resolved path the run will use.
+pub fn read_plan(env: &EffectEnv, raw: &str) -> Result<CallPlan<PathBuf>, ToolError> {
+    let path = resolve(env, raw)?;
+    let effect = Effect::FsRead {
+        path: path.display().to_string(),
+    };
+    Ok(CallPlan::with(vec![effect], path))
+}
 
-impl Reviewed {
-    pub fn set(&self, env: &EffectEnv, tool: &str, raw: &str) -> Result<PathBuf, ToolError> {
-        let path = resolve(env, tool, raw)?;
-        let _ = self.0.set(path.clone());
-        Ok(path)
-    }
+/// Plans a call that writes `raw` (see [`read_plan`]).
+pub fn write_plan(env: &EffectEnv, raw: &str) -> Result<CallPlan<PathBuf>, ToolError> {
+    let path = resolve(env, raw)?;
+    let effect = Effect::FsWrite {
+        path: path.display().to_string(),
+    };
+    Ok(CallPlan::with(vec![effect], path))
+}
 
-    /// Reviews `raw` as the call's one file read.
-    pub fn fs_read(
-        &self,
-        env: &EffectEnv,
-        tool: &str,
-        raw: &str,
-    ) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsRead {
-            path: self.set(env, tool, raw)?.display().to_string(),
-        }])
-    }
-
-    /// Reviews `raw` as the call's one file write.
-    pub fn fs_write(
-        &self,
-        env: &EffectEnv,
-        tool: &str,
-        raw: &str,
-    ) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::FsWrite {
-            path: self.set(env, tool, raw)?.display().to_string(),
-        }])
-    }
-
-    /// The reviewed path, re-checked against the filesystem now.
-    pub fn get(&self, env: &EffectEnv) -> Result<PathBuf, ToolError> {
-        let path = self.0.get().cloned().ok_or_else(|| {
-            ToolError::failed("internal: the path was not reviewed before the call")
-        })?;
-        recheck(env, &path)?;
-        Ok(path)
-    }
+/// The planned path, re-checked against the filesystem now: the run uses exactly what the
+/// PolicyBridge saw, or nothing.
+pub fn planned(env: &EffectEnv, planned: &Path) -> Result<PathBuf, ToolError> {
+    recheck(env, planned)?;
+    Ok(planned.to_path_buf())
 }
 
 /// A folder argument's default: the first workspace root.

@@ -6,13 +6,14 @@
 //! loops, match arms/cases, catch clauses, ternaries, `&&`/`||`/`??`); a nested function counts
 //! for itself, not for its parent.
 
-use crate::paths::{Reviewed, default_root, walker};
+use crate::paths::{self, default_root, walker};
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 const LONG_FUNCTION_LINES: usize = 60;
@@ -305,22 +306,17 @@ fn read_text(path: &Path, env: &EffectEnv) -> Result<String, ToolError> {
     let mut file = crate::paths::open_reviewed(env, path)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
-        return Err(ToolError::InvalidArguments {
-            tool: "check_code_quality".into(),
-            message: format!(
-                "{} is {} MB; files over 2 MB are not analysed",
-                path.display(),
-                size >> 20
-            ),
-        });
+        return Err(ToolError::invalid(format!(
+            "{} is {} MB; files over 2 MB are not analysed",
+            path.display(),
+            size >> 20
+        )));
     }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| crate::paths::io_error(path, e))?;
-    String::from_utf8(bytes).map_err(|_| ToolError::InvalidArguments {
-        tool: "check_code_quality".into(),
-        message: format!("{} is not UTF-8 text", path.display()),
-    })
+    String::from_utf8(bytes)
+        .map_err(|_| ToolError::invalid(format!("{} is not UTF-8 text", path.display())))
 }
 
 fn read_only() -> Annotations {
@@ -337,31 +333,27 @@ pub struct CheckCodeQuality;
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {
     pub path: String,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "check_code_quality", title = "Check code quality", category = "files",
+       annotations = read_only(), effects = [FsRead],
+       description = "One file's functions with length and cyclomatic complexity (Rust, TypeScript, JavaScript, Python), hard-coded secrets, TODO/FIXME counts and a summary.")]
 impl Tool for CheckCodeQuality {
     type Input = CheckInput;
     type Output = FileQuality;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("check_code_quality", "Check code quality", "One file's functions with length and cyclomatic complexity (Rust, TypeScript, JavaScript, Python), hard-coded secrets, TODO/FIXME counts and a summary.")
-            .category("files")
-            .annotations(read_only())
-            .effects(&[EffectKind::FsRead])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &input.path)
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_read(env, "check_code_quality", &input.path)
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<FileQuality, ToolError> {
-        let path = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        _input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<FileQuality> {
+        let path = paths::planned(&ctx.env, plan)?;
         let text = read_text(&path, &ctx.env)?;
         let shown = crate::paths::display(&ctx.env, &path);
         Ok(
@@ -410,9 +402,6 @@ pub struct BatchInput {
     /// At most this many files (default 500).
     #[serde(default)]
     pub limit: Option<usize>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -425,30 +414,25 @@ pub struct BatchQuality {
     pub summary: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "batch_check_quality", title = "Check code quality (folder)", category = "files",
+       annotations = read_only(), effects = [FsRead],
+       description = "check_code_quality over a folder's source files (respecting .gitignore): totals and the files that need attention, worst first.")]
 impl Tool for BatchCheckQuality {
     type Input = BatchInput;
     type Output = BatchQuality;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("batch_check_quality", "Check code quality (folder)", "check_code_quality over a folder's source files (respecting .gitignore): totals and the files that need attention, worst first.")
-            .category("files")
-            .annotations(read_only())
-            .effects(&[EffectKind::FsRead])
-    }
-
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_read(env, "batch_check_quality", &default_root(env, &input.path))
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &default_root(env, &input.path))
     }
 
     async fn call(
         &self,
         input: &Self::Input,
+        plan: &PathBuf,
         ctx: &ToolContext,
-    ) -> Result<BatchQuality, ToolError> {
-        let root = input.reviewed.get(&ctx.env)?;
+    ) -> ToolResult<BatchQuality> {
+        let root = paths::planned(&ctx.env, plan)?;
         let glob = input
             .glob
             .as_deref()
@@ -459,10 +443,7 @@ impl Tool for BatchCheckQuality {
                     .map(|g| g.compile_matcher())
             })
             .transpose()
-            .map_err(|e| ToolError::InvalidArguments {
-                tool: "batch_check_quality".into(),
-                message: format!("glob: {e}"),
-            })?;
+            .map_err(|e| ToolError::invalid(format!("glob: {e}")))?;
         let limit = input.limit.unwrap_or(500).max(1);
         let env = ctx.env.clone();
         tokio::task::spawn_blocking(move || {

@@ -1,14 +1,15 @@
 //! Reading tools: `read_file`, `list_directory`, `glob`.
 
-use crate::paths::{self, Reviewed, default_root, walker};
+use crate::paths::{self, default_root, walker};
 use crate::{Shared, shadow_error};
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read};
 use std::path::Path;
+use std::path::PathBuf;
 
 const DEFAULT_LINES: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
@@ -36,9 +37,6 @@ pub struct ReadFileInput {
     /// How many lines to return (default 2000).
     #[serde(default)]
     pub limit: Option<usize>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -59,26 +57,25 @@ pub struct FilePage {
     pub notes: Vec<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "read_file", title = "Read file", category = "files", aliases = ["Read"],
+       arg_aliases = [("file_path", "path")], annotations = read_only(), effects = [FsRead],
+       description = "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")]
 impl Tool for ReadFile {
     type Input = ReadFileInput;
     type Output = FilePage;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("read_file", "Read file", "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")
-            .category("files")
-            .aliases(&["Read"])
-            .arg_aliases(&[("file_path", "path")])
-            .annotations(read_only())
-            .effects(&[EffectKind::FsRead])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &input.path)
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input.reviewed.fs_read(env, "read_file", &input.path)
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<FilePage, ToolError> {
-        let path = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<FilePage> {
+        let path = paths::planned(&ctx.env, plan)?;
         let offset = input.offset.unwrap_or(1).max(1);
         let limit = input.limit.unwrap_or(DEFAULT_LINES).max(1);
         let shown = paths::display(&ctx.env, &path);
@@ -112,10 +109,9 @@ impl Tool for ReadFile {
             let file = paths::open_reviewed(&ctx.env, &path)?;
             let meta = file.metadata().map_err(|e| paths::io_error(&path, e))?;
             if meta.is_dir() {
-                return Err(ToolError::InvalidArguments {
-                    tool: "read_file".into(),
-                    message: format!("{shown} is a folder: use list_directory"),
-                });
+                return Err(ToolError::invalid(format!(
+                    "{shown} is a folder: use list_directory"
+                )));
             }
             let size = meta.len();
             let mut page = page_of(
@@ -340,9 +336,6 @@ pub struct ListDirectoryInput {
     /// Globs of names to leave out (beyond .gitignore), e.g. `["*.log", "node_modules"]`.
     #[serde(default)]
     pub ignore: Vec<String>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -369,36 +362,30 @@ async fn walk_blocking<T: Send + 'static>(
         .map_err(|e| ToolError::failed(format!("walk failed: {e}")))?
 }
 
-#[async_trait::async_trait]
+#[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
+       annotations = read_only(), effects = [FsRead],
+       description = "List a folder's entries with sizes, respecting .gitignore (depth, limit).")]
 impl Tool for ListDirectory {
     type Input = ListDirectoryInput;
     type Output = Listing;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "list_directory",
-            "List folder",
-            "List a folder's entries with sizes, respecting .gitignore (depth, limit).",
-        )
-        .category("files")
-        .aliases(&["LS"])
-        .annotations(read_only())
-        .effects(&[EffectKind::FsRead])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &default_root(env, &input.path))
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_read(env, "list_directory", &default_root(env, &input.path))
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Listing, ToolError> {
-        let root = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<Listing> {
+        let root = paths::planned(&ctx.env, plan)?;
         if !root.is_dir() {
-            return Err(ToolError::InvalidArguments {
-                tool: "list_directory".into(),
-                message: format!("{} is not a folder", root.display()),
-            });
+            return Err(ToolError::invalid(format!(
+                "{} is not a folder",
+                root.display()
+            )));
         }
         let limit = input.limit.unwrap_or(500).max(1);
         let depth = input.depth.unwrap_or(1).max(1);
@@ -406,16 +393,13 @@ impl Tool for ListDirectory {
         let mut ignore = globset::GlobSetBuilder::new();
         for pattern in &input.ignore {
             ignore.add(
-                globset::Glob::new(pattern).map_err(|e| ToolError::InvalidArguments {
-                    tool: "list_directory".into(),
-                    message: format!("ignore pattern {pattern:?}: {e}"),
-                })?,
+                globset::Glob::new(pattern)
+                    .map_err(|e| ToolError::invalid(format!("ignore pattern {pattern:?}: {e}")))?,
             );
         }
-        let ignore = ignore.build().map_err(|e| ToolError::InvalidArguments {
-            tool: "list_directory".into(),
-            message: e.to_string(),
-        })?;
+        let ignore = ignore
+            .build()
+            .map_err(|e| ToolError::invalid(e.to_string()))?;
         walk_blocking(move || {
             let mut entries = Vec::new();
             let mut truncated = false;
@@ -490,9 +474,6 @@ pub struct GlobInput {
     /// At most this many paths (default 1000).
     #[serde(default)]
     pub limit: Option<usize>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -502,38 +483,29 @@ pub struct GlobMatches {
     pub truncated: bool,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "glob", title = "Find files", category = "files", aliases = ["Glob"],
+       annotations = read_only(), effects = [FsRead],
+       description = "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.")]
 impl Tool for Glob {
     type Input = GlobInput;
     type Output = GlobMatches;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "glob",
-            "Find files",
-            "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.",
-        )
-        .category("files")
-        .aliases(&["Glob"])
-        .annotations(read_only())
-        .effects(&[EffectKind::FsRead])
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &default_root(env, &input.path))
     }
 
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_read(env, "glob", &default_root(env, &input.path))
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<GlobMatches, ToolError> {
-        let root = input.reviewed.get(&ctx.env)?;
+    async fn call(
+        &self,
+        input: &Self::Input,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<GlobMatches> {
+        let root = paths::planned(&ctx.env, plan)?;
         let matcher = globset::GlobBuilder::new(&input.pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| ToolError::InvalidArguments {
-                tool: "glob".into(),
-                message: format!("pattern {:?}: {e}", input.pattern),
-            })?
+            .map_err(|e| ToolError::invalid(format!("pattern {:?}: {e}", input.pattern)))?
             .compile_matcher();
         let limit = input.limit.unwrap_or(1000).max(1);
         walk_blocking(move || {

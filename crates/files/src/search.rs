@@ -1,15 +1,14 @@
 //! `search_code`: regex search over the workspace with ripgrep's own libraries (`ignore` for the
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
-use crate::paths::{Reviewed, default_root, walker};
-use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-};
+use crate::paths::{self, default_root, walker};
+use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -53,9 +52,6 @@ pub struct SearchCodeInput {
     /// At most this many matching lines (default 200).
     #[serde(default)]
     pub max_results: Option<usize>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    reviewed: Reviewed,
 }
 
 #[derive(Clone, Serialize, JsonSchema)]
@@ -140,36 +136,27 @@ impl Sink for Collect<'_> {
     }
 }
 
-#[async_trait::async_trait]
+#[tool(name = "search_code", title = "Search code", category = "files", aliases = ["Grep"],
+       arg_aliases = [("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")],
+       read_only, idempotent, effects = [FsRead],
+       description = "Search file contents by regex, respecting .gitignore; optional glob filter, context lines and a result cap.")]
 impl Tool for SearchCode {
     type Input = SearchCodeInput;
     type Output = SearchResult;
+    type Plan = PathBuf;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("search_code", "Search code", "Search file contents by regex, respecting .gitignore; optional glob filter, context lines and a result cap.")
-            .category("files")
-            .aliases(&["Grep"])
-            .arg_aliases(&[("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-            .effects(&[EffectKind::FsRead])
-    }
-
-    fn effects(&self, input: &Self::Input, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        input
-            .reviewed
-            .fs_read(env, "search_code", &default_root(env, &input.path))
+    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &default_root(env, &input.path))
     }
 
     async fn call(
         &self,
         input: &Self::Input,
+        plan: &PathBuf,
         ctx: &ToolContext,
-    ) -> Result<SearchResult, ToolError> {
-        let root = input.reviewed.get(&ctx.env)?;
-        let invalid = |message: String| ToolError::InvalidArguments {
-            tool: "search_code".into(),
-            message,
-        };
+    ) -> ToolResult<SearchResult> {
+        let root = paths::planned(&ctx.env, plan)?;
+        let invalid = |message: String| ToolError::invalid(message);
         let mode = input
             .output_mode
             .clone()

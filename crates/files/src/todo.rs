@@ -2,9 +2,7 @@
 //! (Claude Code's TodoWrite, same shape), kept in SQLite so it survives a restart.
 
 use crate::Shared;
-use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-};
+use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,28 +32,15 @@ pub struct TodoList {
     pub todos: Vec<Todo>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "todo_write", title = "Plan (to-do list)", category = "files",
+       aliases = ["TodoWrite"], idempotent, effects = [TasksWrite],
+       description = "Replace this conversation's to-do list: items with status pending, in_progress or completed (one in progress at a time).")]
 impl Tool for TodoWrite {
     type Input = TodoWriteInput;
     type Output = TodoList;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("todo_write", "Plan (to-do list)", "Replace this conversation's to-do list: items with status pending, in_progress or completed (one in progress at a time).")
-            .category("files")
-            .aliases(&["TodoWrite"])
-            .annotations(Annotations { idempotent: true, ..Default::default() })
-            .effects(&[EffectKind::TasksWrite])
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::TasksWrite])
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<TodoList, ToolError> {
-        let invalid = |message: String| ToolError::InvalidArguments {
-            tool: "todo_write".into(),
-            message,
-        };
+    async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<TodoList> {
+        let invalid = |message: String| ToolError::invalid(message);
         if let Some(bad) = input
             .todos
             .iter()

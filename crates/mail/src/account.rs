@@ -18,20 +18,15 @@ pub struct MailAccount {
     pub smtp_security: Security,
 }
 
-pub fn not_configured(tool: &str, what: String) -> ToolError {
-    ToolError::NotConfigured {
-        tool: tool.into(),
+pub fn not_configured(what: String) -> ToolError {
+    ToolError::not_configured(
         what,
-        how: "add a mail account in Settings → Accounts, or `cowork account add NAME --email ADDRESS --imap HOST[:PORT] --smtp HOST[:PORT]`".into(),
-    }
+        "add a mail account in Settings → Accounts, or `cowork account add NAME --email ADDRESS --imap HOST[:PORT] --smtp HOST[:PORT]`",
+    )
 }
 
 /// The name of the account a call uses: the one named, else the only (or first) mail account.
-pub fn resolve_name(
-    conn: &Connection,
-    tool: &str,
-    wanted: Option<&str>,
-) -> Result<String, ToolError> {
+pub fn resolve_name(conn: &Connection, wanted: Option<&str>) -> Result<String, ToolError> {
     let all = accounts::list(conn, Some("mail"))
         .map_err(|e| ToolError::failed(format!("database error: {e}")))?;
     match wanted {
@@ -40,34 +35,30 @@ pub fn resolve_name(
             .find(|a| a.name == name)
             .map(|a| a.name.clone())
             .ok_or_else(|| {
-                not_configured(
-                    tool,
-                    format!(
-                        "no mail account {name:?} (there are: {})",
-                        all.iter()
-                            .map(|a| a.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
+                not_configured(format!(
+                    "no mail account {name:?} (there are: {})",
+                    all.iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
             }),
         None => all
             .first()
             .map(|a| a.name.clone())
-            .ok_or_else(|| not_configured(tool, "no mail account".into())),
+            .ok_or_else(|| not_configured("no mail account".into())),
     }
 }
 
 pub fn load(
     conn: &Connection,
     secrets: &dyn SecretSource,
-    tool: &str,
     name: &str,
 ) -> Result<MailAccount, ToolError> {
     let account =
         accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
     let Some(accounts::Account { config, .. }) = account else {
-        return Err(not_configured(tool, format!("no mail account {name:?}")));
+        return Err(not_configured(format!("no mail account {name:?}")));
     };
     accounts::check_transport(name, &config).map_err(ToolError::failed)?;
     let AccountConfig::Mail {
@@ -82,10 +73,9 @@ pub fn load(
         smtp_security,
     } = config
     else {
-        return Err(not_configured(
-            tool,
-            format!("{name:?} is a calendar account, not a mail account"),
-        ));
+        return Err(not_configured(format!(
+            "{name:?} is a calendar account, not a mail account"
+        )));
     };
     let password = secrets
         .get(&accounts::secret_name(name))

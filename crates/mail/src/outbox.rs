@@ -95,10 +95,9 @@ pub fn cancel(conn: &Connection, id: i64) -> Result<String, ToolError> {
         .optional()
         .map_err(crate::db_error)?;
     match state.as_deref() {
-        None => Err(ToolError::InvalidArguments {
-            tool: "email_undo".into(),
-            message: format!("no outbox message {id}: see email_outbox"),
-        }),
+        None => Err(ToolError::invalid(format!(
+            "no outbox message {id}: see email_outbox"
+        ))),
         Some("cancelled") => Ok("cancelled".into()),
         Some(other) => Err(ToolError::failed(format!(
             "too late to undo: the message is already {other}"
@@ -256,7 +255,7 @@ pub async fn send_due(shared: &Shared) -> Option<chrono::DateTime<chrono::Utc>> 
         };
         let loaded = {
             let conn = shared.db.lock().unwrap();
-            account::load(&conn, shared.secrets.as_ref(), "email_send", &due.account)
+            account::load(&conn, shared.secrets.as_ref(), &due.account)
         };
         let result = match &loaded {
             Ok(account) => smtp_send(account, &due.sender, &due.recipients, &due.raw).await,

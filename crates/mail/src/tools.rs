@@ -8,7 +8,7 @@ use crate::outbox::{self, NewMessage, OutboxRow, Queued};
 use crate::parse::{Message, ReplyBasis, Summary};
 use crate::{Shared, db_error};
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    Annotations, CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
@@ -16,21 +16,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments {
-        tool: tool.into(),
-        message: message.into(),
-    }
+fn account_name(shared: &Shared, wanted: Option<&str>) -> Result<String, ToolError> {
+    account::resolve_name(&shared.db.lock().unwrap(), wanted)
 }
 
-fn account_name(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<String, ToolError> {
-    account::resolve_name(&shared.db.lock().unwrap(), tool, wanted)
-}
-
-fn load(shared: &Shared, tool: &str, wanted: Option<&str>) -> Result<MailAccount, ToolError> {
+fn load(shared: &Shared, wanted: Option<&str>) -> Result<MailAccount, ToolError> {
     let conn = shared.db.lock().unwrap();
-    let name = account::resolve_name(&conn, tool, wanted)?;
-    account::load(&conn, shared.secrets.as_ref(), tool, &name)
+    let name = account::resolve_name(&conn, wanted)?;
+    account::load(&conn, shared.secrets.as_ref(), &name)
 }
 
 /// The largest file `email_send` attaches (most servers refuse bigger messages).
@@ -84,35 +77,34 @@ pub struct CheckOutput {
     pub messages: Vec<Summary>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
+       annotations = READ_ANNOTATIONS,
+       description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
 impl Tool for Check {
     type Input = CheckInput;
     type Output = CheckOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("email_check", "Check mail", "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")
-            .category("mail")
-            .effects(&[EffectKind::MailRead])
-            .annotations(READ_ANNOTATIONS)
+    fn plan(&self, input: &CheckInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::MailRead {
+            account: account_name(&self.shared, input.account.as_deref())?,
+        }]))
     }
 
-    fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead {
-            account: account_name(&self.shared, "email_check", input.account.as_deref())?,
-        }])
-    }
-
-    async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
-        let tool = "email_check";
+    async fn call(
+        &self,
+        input: &CheckInput,
+        _: &(),
+        _ctx: &ToolContext,
+    ) -> ToolResult<CheckOutput> {
         let since = input
             .since
             .as_deref()
             .map(|s| {
                 chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-                    .map_err(|_| invalid(tool, format!("`since` {s:?}: use YYYY-MM-DD")))
+                    .map_err(|_| ToolError::invalid(format!("`since` {s:?}: use YYYY-MM-DD")))
             })
             .transpose()?;
-        let account = load(&self.shared, tool, input.account.as_deref())?;
+        let account = load(&self.shared, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let criteria = Criteria {
             unread_only: input.unread_only,
@@ -185,30 +177,21 @@ pub struct ReadInput {
     pub account: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
+       annotations = READ_ANNOTATIONS,
+       description = "Read one message: headers, plain text (HTML converted), attachment list.")]
 impl Tool for Read {
     type Input = ReadInput;
     type Output = Message;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "email_read",
-            "Read mail",
-            "Read one message: headers, plain text (HTML converted), attachment list.",
-        )
-        .category("mail")
-        .effects(&[EffectKind::MailRead])
-        .annotations(READ_ANNOTATIONS)
+    fn plan(&self, input: &ReadInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::MailRead {
+            account: account_name(&self.shared, input.account.as_deref())?,
+        }]))
     }
 
-    fn effects(&self, input: &ReadInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead {
-            account: account_name(&self.shared, "email_read", input.account.as_deref())?,
-        }])
-    }
-
-    async fn call(&self, input: &ReadInput, _ctx: &ToolContext) -> Result<Message, ToolError> {
-        let account = load(&self.shared, "email_read", input.account.as_deref())?;
+    async fn call(&self, input: &ReadInput, _: &(), _ctx: &ToolContext) -> ToolResult<Message> {
+        let account = load(&self.shared, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let mut session = imap::connect(&account).await?;
         let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
@@ -246,21 +229,21 @@ impl Tool for Read {
 
 // ---------------------------------------------------------------- sending
 
-fn mailbox(tool: &str, text: &str) -> Result<Mailbox, ToolError> {
+fn mailbox(text: &str) -> Result<Mailbox, ToolError> {
     text.trim()
         .parse::<Mailbox>()
-        .map_err(|e| invalid(tool, format!("{text:?} is not an email address ({e})")))
+        .map_err(|e| ToolError::invalid(format!("{text:?} is not an email address ({e})")))
 }
 
-fn addresses(tool: &str, list: &[String]) -> Result<Vec<Mailbox>, ToolError> {
-    list.iter().map(|a| mailbox(tool, a)).collect()
+fn addresses(list: &[String]) -> Result<Vec<Mailbox>, ToolError> {
+    list.iter().map(|a| mailbox(a)).collect()
 }
 
 /// Every envelope recipient (To, Cc, Bcc), lower-cased: what the review and rules see.
-fn recipients(tool: &str, lists: &[&[String]]) -> Result<Vec<String>, ToolError> {
+fn recipients(lists: &[&[String]]) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for list in lists {
-        for m in addresses(tool, list)? {
+        for m in addresses(list)? {
             let address = m.email.to_string().to_lowercase();
             if !out.contains(&address) {
                 out.push(address);
@@ -268,8 +251,7 @@ fn recipients(tool: &str, lists: &[&[String]]) -> Result<Vec<String>, ToolError>
         }
     }
     if out.is_empty() {
-        return Err(invalid(
-            tool,
+        return Err(ToolError::invalid(
             "no recipients: give at least one address in `to`",
         ));
     }
@@ -324,7 +306,6 @@ struct Draft<'a> {
 /// Builds the message once, exactly as it will leave, and queues it.
 async fn queue(
     shared: &Shared,
-    tool: &str,
     account: &MailAccount,
     draft: Draft<'_>,
     ctx: &ToolContext,
@@ -346,13 +327,13 @@ async fn queue(
         .message_id(Some(format!("<{message_id}>")))
         .date_now()
         .user_agent("Cowork".into());
-    for m in addresses(tool, draft.to)? {
+    for m in addresses(draft.to)? {
         builder = builder.to(m);
     }
-    for m in addresses(tool, draft.cc)? {
+    for m in addresses(draft.cc)? {
         builder = builder.cc(m);
     }
-    for m in addresses(tool, draft.bcc)? {
+    for m in addresses(draft.bcc)? {
         builder = builder.bcc(m);
     }
     if let Some(parent) = draft.in_reply_to {
@@ -379,19 +360,16 @@ async fn queue(
             // between review and use is not caught here; the file is only read, never written.
             let path = ctx.env.resolve_path(raw);
             let meta = std::fs::metadata(&path)
-                .map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+                .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
             if meta.len() > MAX_ATTACHMENT {
-                return Err(invalid(
-                    tool,
-                    format!(
-                        "attachment {} is {} MB; the limit is 25 MB",
-                        path.display(),
-                        meta.len() / 1_000_000
-                    ),
-                ));
+                return Err(ToolError::invalid(format!(
+                    "attachment {} is {} MB; the limit is 25 MB",
+                    path.display(),
+                    meta.len() / 1_000_000
+                )));
             }
             let bytes = std::fs::read(&path)
-                .map_err(|e| invalid(tool, format!("attachment {}: {e}", path.display())))?;
+                .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -400,7 +378,7 @@ async fn queue(
         }
         builder.multipart(mixed)
     }
-    .map_err(|e| invalid(tool, format!("the message cannot be built: {e}")))?;
+    .map_err(|e| ToolError::invalid(format!("the message cannot be built: {e}")))?;
     let envelope = message.envelope();
     let sender = envelope
         .from()
@@ -458,33 +436,24 @@ pub struct SendInput {
     pub account: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "email_send", title = "Send email", category = "mail", effects = [MailSend, FsRead],
+       description = "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.")]
 impl Tool for SendMail {
     type Input = SendInput;
     type Output = Queued;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "email_send",
-            "Send email",
-            "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.",
-        )
-        .category("mail")
-        .effects(&[EffectKind::MailSend, EffectKind::FsRead])
-    }
-
-    fn effects(&self, input: &SendInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let account = account_name(&self.shared, "email_send", input.account.as_deref())?;
+    fn plan(&self, input: &SendInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let account = account_name(&self.shared, input.account.as_deref())?;
         let mut effects = vec![Effect::MailSend {
             account,
-            recipients: recipients("email_send", &[&input.to, &input.cc, &input.bcc])?,
+            recipients: recipients(&[&input.to, &input.cc, &input.bcc])?,
         }];
         effects.extend(attachment_effects(env, &input.attachments));
-        Ok(effects)
+        Ok(CallPlan::new(effects))
     }
 
-    async fn call(&self, input: &SendInput, ctx: &ToolContext) -> Result<Queued, ToolError> {
-        let account = load(&self.shared, "email_send", input.account.as_deref())?;
+    async fn call(&self, input: &SendInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+        let account = load(&self.shared, input.account.as_deref())?;
         let draft = Draft {
             to: &input.to,
             cc: &input.cc,
@@ -496,7 +465,7 @@ impl Tool for SendMail {
             in_reply_to: None,
             references: Vec::new(),
         };
-        queue(&self.shared, "email_send", &account, draft, ctx).await
+        queue(&self.shared, &account, draft, ctx).await
     }
 
     fn to_text(&self, q: &Queued) -> String {
@@ -550,12 +519,7 @@ fn reply_recipients(basis: &ReplyBasis, me: &str, all: bool) -> (Vec<String>, Ve
 }
 
 impl Reply {
-    fn basis(
-        &self,
-        tool: &str,
-        account: &str,
-        input: &ReplyInput,
-    ) -> Result<ReplyBasis, ToolError> {
+    fn basis(&self, account: &str, input: &ReplyInput) -> Result<ReplyBasis, ToolError> {
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         self.shared
             .read
@@ -563,7 +527,7 @@ impl Reply {
             .unwrap()
             .get(&(account.to_string(), folder.clone(), input.uid))
             .cloned()
-            .ok_or_else(|| invalid(tool, format!("read message {} in {folder:?} with email_read first, so the reply's recipients can be reviewed", input.uid)))
+            .ok_or_else(|| ToolError::invalid(format!("read message {} in {folder:?} with email_read first, so the reply's recipients can be reviewed", input.uid)))
     }
 
     fn my_address(&self, account: &str) -> String {
@@ -577,32 +541,28 @@ impl Reply {
     }
 }
 
-#[async_trait::async_trait]
+#[tool(name = "email_reply", title = "Reply to email", category = "mail",
+       effects = [MailSend, FsRead],
+       description = "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")]
 impl Tool for Reply {
     type Input = ReplyInput;
     type Output = Queued;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("email_reply", "Reply to email", "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")
-            .category("mail")
-            .effects(&[EffectKind::MailSend, EffectKind::FsRead])
-    }
-
-    fn effects(&self, input: &ReplyInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let account = account_name(&self.shared, "email_reply", input.account.as_deref())?;
-        let basis = self.basis("email_reply", &account, input)?;
+    fn plan(&self, input: &ReplyInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let account = account_name(&self.shared, input.account.as_deref())?;
+        let basis = self.basis(&account, input)?;
         let (to, cc) = reply_recipients(&basis, &self.my_address(&account), input.reply_all);
         let mut effects = vec![Effect::MailSend {
-            recipients: recipients("email_reply", &[&to, &cc])?,
+            recipients: recipients(&[&to, &cc])?,
             account,
         }];
         effects.extend(attachment_effects(env, &input.attachments));
-        Ok(effects)
+        Ok(CallPlan::new(effects))
     }
 
-    async fn call(&self, input: &ReplyInput, ctx: &ToolContext) -> Result<Queued, ToolError> {
-        let account = load(&self.shared, "email_reply", input.account.as_deref())?;
-        let basis = self.basis("email_reply", &account.name, input)?;
+    async fn call(&self, input: &ReplyInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+        let account = load(&self.shared, input.account.as_deref())?;
+        let basis = self.basis(&account.name, input)?;
         let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
         let subject = if basis.subject.to_lowercase().starts_with("re:") {
             basis.subject.clone()
@@ -622,7 +582,7 @@ impl Tool for Reply {
             in_reply_to: basis.message_id.as_deref(),
             references,
         };
-        queue(&self.shared, "email_reply", &account, draft, ctx).await
+        queue(&self.shared, &account, draft, ctx).await
     }
 
     fn to_text(&self, q: &Queued) -> String {
@@ -649,29 +609,18 @@ pub struct UndoOutput {
     pub state: String,
 }
 
-#[async_trait::async_trait]
+#[tool(
+    name = "email_undo",
+    title = "Undo send",
+    category = "mail",
+    idempotent,
+    description = "Take back a message still waiting in the outbox (within the undo delay)."
+)]
 impl Tool for Undo {
     type Input = UndoInput;
     type Output = UndoOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "email_undo",
-            "Undo send",
-            "Take back a message still waiting in the outbox (within the undo delay).",
-        )
-        .category("mail")
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &UndoInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![])
-    }
-
-    async fn call(&self, input: &UndoInput, _ctx: &ToolContext) -> Result<UndoOutput, ToolError> {
+    async fn call(&self, input: &UndoInput, _: &(), _ctx: &ToolContext) -> ToolResult<UndoOutput> {
         let state = outbox::cancel(&self.shared.db.lock().unwrap(), input.id)?;
         Ok(UndoOutput {
             id: input.id,
@@ -700,29 +649,25 @@ pub struct OutboxOutput {
     pub messages: Vec<OutboxRow>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "email_outbox", title = "Outbox", category = "mail", effects = [MailRead], read_only,
+       idempotent,
+       description = "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")]
 impl Tool for Outbox {
     type Input = OutboxInput;
     type Output = OutboxOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("email_outbox", "Outbox", "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")
-            .category("mail")
-            .effects(&[EffectKind::MailRead])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-    }
-
-    fn effects(&self, _input: &OutboxInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::MailRead {
+    fn plan(&self, _input: &OutboxInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::MailRead {
             account: "outbox".into(),
-        }])
+        }]))
     }
 
     async fn call(
         &self,
         input: &OutboxInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<OutboxOutput, ToolError> {
+    ) -> ToolResult<OutboxOutput> {
         Ok(OutboxOutput {
             messages: outbox::list(
                 &self.shared.db.lock().unwrap(),

@@ -121,7 +121,7 @@ impl DynTool for ContextTool {
         Ok(PreparedCall::new(
             effects,
             Arc::new(move |_ctx| {
-                let (args, server, lookup, name) =
+                let (args, server, lookup, _name) =
                     (args.clone(), server.clone(), lookup.clone(), name.clone());
                 Box::pin(async move {
                     let find = lookup
@@ -132,7 +132,10 @@ impl DynTool for ContextTool {
                         let what = server
                             .map(|s| format!("no running MCP server named {s:?}"))
                             .unwrap_or_else(|| "no MCP servers are running".into());
-                        return Err(ToolError::NotConfigured { tool: name, what, how: "install or enable a toolpack (Toolpacks page, or `cowork toolpack install`)".into() });
+                        return Err(ToolError::not_configured(
+                            what,
+                            "install or enable a toolpack (Toolpacks page, or `cowork toolpack install`)",
+                        ));
                     }
                     let value = match kind {
                         Kind::ListResources | Kind::ListPrompts => {

@@ -334,10 +334,9 @@ impl McpServer {
             Value::Object(map) => map,
             Value::Null => Default::default(),
             other => {
-                return Err(ToolError::InvalidArguments {
-                    tool: tool.to_string(),
-                    message: format!("MCP arguments must be an object, got {other}"),
-                });
+                return Err(ToolError::invalid(format!(
+                    "MCP arguments must be an object, got {other}"
+                )));
             }
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);

@@ -1,6 +1,4 @@
-use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-};
+use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,31 +34,14 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-#[async_trait::async_trait]
+#[tool(name = "get_system_info", title = "System info", category = "system",
+       effects = [SystemRead], read_only, idempotent,
+       description = "Operating system, CPU, memory, disks and uptime of this computer.")]
 impl Tool for GetSystemInfo {
     type Input = NoInput;
     type Output = SystemInfo;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "get_system_info",
-            "System info",
-            "Operating system, CPU, memory, disks and uptime of this computer.",
-        )
-        .category("system")
-        .effects(&[EffectKind::SystemRead])
-        .annotations(Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &NoInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::SystemRead])
-    }
-
-    async fn call(&self, _input: &NoInput, _ctx: &ToolContext) -> Result<SystemInfo, ToolError> {
+    async fn call(&self, _input: &NoInput, _: &(), _ctx: &ToolContext) -> ToolResult<SystemInfo> {
         use sysinfo::{CpuRefreshKind, Disks, MemoryRefreshKind, RefreshKind, System};
         let unreadable =
             |what: &str, e: sysinfo::Error| ToolError::failed(format!("cannot read {what}: {e}"));

@@ -1,7 +1,5 @@
 use crate::{Db, db_error};
-use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-};
+use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
 use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -67,7 +65,7 @@ fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
 
 /// Accepts `YYYY-MM-DD` or an RFC 3339 date-time; stores it normalized so string order is time
 /// order.
-fn normalize_due(tool: &str, due: &str) -> Result<String, ToolError> {
+fn normalize_due(due: &str) -> Result<String, ToolError> {
     let due = due.trim();
     if let Ok(date) = chrono::NaiveDate::parse_from_str(due, "%Y-%m-%d") {
         return Ok(date.format("%Y-%m-%d").to_string());
@@ -78,12 +76,9 @@ fn normalize_due(tool: &str, due: &str) -> Result<String, ToolError> {
             .format("%Y-%m-%dT%H:%M:%SZ")
             .to_string());
     }
-    Err(ToolError::InvalidArguments {
-        tool: tool.into(),
-        message: format!(
-            "`due` {due:?} is not a date: use YYYY-MM-DD or an RFC 3339 time like 2026-11-23T10:00:00+08:00"
-        ),
-    })
+    Err(ToolError::invalid(format!(
+        "`due` {due:?} is not a date: use YYYY-MM-DD or an RFC 3339 time like 2026-11-23T10:00:00+08:00"
+    )))
 }
 
 fn clean_tags(tags: &[String]) -> Vec<String> {
@@ -101,12 +96,11 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-fn check_title(tool: &str, title: &str) -> Result<(), ToolError> {
+fn check_title(title: &str) -> Result<(), ToolError> {
     if title.trim().is_empty() {
-        return Err(ToolError::InvalidArguments {
-            tool: tool.into(),
-            message: "`title` is empty: give the task a short title".into(),
-        });
+        return Err(ToolError::invalid(
+            "`title` is empty: give the task a short title",
+        ));
     }
     Ok(())
 }
@@ -131,32 +125,15 @@ pub struct CreateTaskInput {
     pub tags: Vec<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "create_task", title = "Create task", category = "tasks", effects = [TasksWrite],
+       description = "Add a task to the to-do list, with optional due date, priority and tags.")]
 impl Tool for CreateTask {
     type Input = CreateTaskInput;
     type Output = Task;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "create_task",
-            "Create task",
-            "Add a task to the to-do list, with optional due date, priority and tags.",
-        )
-        .category("tasks")
-        .effects(&[EffectKind::TasksWrite])
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::TasksWrite])
-    }
-
-    async fn call(&self, input: &Self::Input, ctx: &ToolContext) -> Result<Task, ToolError> {
-        check_title("create_task", &input.title)?;
-        let due = input
-            .due
-            .as_deref()
-            .map(|d| normalize_due("create_task", d))
-            .transpose()?;
+    async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<Task> {
+        check_title(&input.title)?;
+        let due = input.due.as_deref().map(normalize_due).transpose()?;
         let tags = serde_json::to_string(&clean_tags(&input.tags)).unwrap_or_else(|_| "[]".into());
         let now = now();
         let conn = self.db.lock().unwrap();
@@ -222,36 +199,15 @@ pub struct TaskList {
     pub tasks: Vec<Task>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "list_tasks", title = "List tasks", category = "tasks", effects = [TasksRead],
+       read_only, idempotent,
+       description = "List tasks, filtered by status, due range, tag or text; soonest due first.")]
 impl Tool for ListTasks {
     type Input = ListTasksInput;
     type Output = TaskList;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "list_tasks",
-            "List tasks",
-            "List tasks, filtered by status, due range, tag or text; soonest due first.",
-        )
-        .category("tasks")
-        .effects(&[EffectKind::TasksRead])
-        .annotations(Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::TasksRead])
-    }
-
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<TaskList, ToolError> {
-        let before = input
-            .due_before
-            .as_deref()
-            .map(|d| normalize_due("list_tasks", d))
-            .transpose()?;
+    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<TaskList> {
+        let before = input.due_before.as_deref().map(normalize_due).transpose()?;
         // A bare date as upper bound includes that whole day.
         let before = before.map(|b| {
             if b.len() == 10 {
@@ -260,11 +216,7 @@ impl Tool for ListTasks {
                 b
             }
         });
-        let after = input
-            .due_after
-            .as_deref()
-            .map(|d| normalize_due("list_tasks", d))
-            .transpose()?;
+        let after = input.due_after.as_deref().map(normalize_due).transpose()?;
         let text = input.text.as_ref().map(|t| {
             format!(
                 "%{}%",
@@ -351,37 +303,21 @@ pub struct UpdateTaskInput {
     pub tags: Option<Vec<String>>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "update_task", title = "Update task", category = "tasks", effects = [TasksWrite],
+       idempotent,
+       description = "Change a task's status, title, notes, due date, priority or tags.")]
 impl Tool for UpdateTask {
     type Input = UpdateTaskInput;
     type Output = Task;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "update_task",
-            "Update task",
-            "Change a task's status, title, notes, due date, priority or tags.",
-        )
-        .category("tasks")
-        .effects(&[EffectKind::TasksWrite])
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, _input: &Self::Input, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::TasksWrite])
-    }
-
-    async fn call(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<Task, ToolError> {
+    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<Task> {
         if let Some(title) = &input.title {
-            check_title("update_task", title)?;
+            check_title(title)?;
         }
         let due = match input.due.as_deref().map(str::trim) {
             None => None,
             Some("") => Some(None),
-            Some(d) => Some(Some(normalize_due("update_task", d)?)),
+            Some(d) => Some(Some(normalize_due(d)?)),
         };
         let mut conn = self.db.lock().unwrap();
         let tx = conn.transaction().map_err(db_error)?;
@@ -392,10 +328,10 @@ impl Tool for UpdateTask {
             .optional()
             .map_err(db_error)?;
         if exists.is_none() {
-            return Err(ToolError::InvalidArguments {
-                tool: "update_task".into(),
-                message: format!("no task has id {}: `list_tasks` shows the ids", input.id),
-            });
+            return Err(ToolError::invalid(format!(
+                "no task has id {}: `list_tasks` shows the ids",
+                input.id
+            )));
         }
         tx.execute(
             "UPDATE tasks SET

@@ -4,9 +4,7 @@
 use crate::entry::{Kind, Source};
 use crate::index::{Entry, Filter};
 use crate::{Changes, Mode, NewEntry, SearchResult, Vault};
-use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-};
+use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -15,17 +13,13 @@ fn failed(e: String) -> ToolError {
     ToolError::failed(e)
 }
 
-fn source(tool: &str, ctx: &ToolContext) -> Source {
+fn source(ctx: &ToolContext) -> Source {
     Source {
         conversation: Some(ctx.conversation_id.clone()).filter(|c| !c.is_empty()),
-        tool: Some(tool.into()),
+        tool: Some(ctx.tool.clone()),
         call: Some(ctx.call_id.clone()),
         promoted_from: None,
     }
-}
-
-fn write_effects() -> Result<Vec<Effect>, ToolError> {
-    Ok(vec![Effect::VaultWrite])
 }
 
 /// What a write returns.
@@ -84,29 +78,20 @@ pub struct SaveInput {
     pub scope: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "save_to_vault", title = "Remember", category = "vault", effects = [VaultWrite],
+       description = "Remember a fact, preference, decision or learning about the person (or save a note) in the vault, the long-term memory, as a Markdown file.")]
 impl Tool for Save {
     type Input = SaveInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("save_to_vault", "Remember", "Remember a fact, preference, decision or learning about the person (or save a note) in the vault, the long-term memory, as a Markdown file.")
-            .category("vault")
-            .effects(&[EffectKind::VaultWrite])
-    }
-
-    fn effects(&self, _input: &SaveInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        write_effects()
-    }
-
-    async fn call(&self, input: &SaveInput, ctx: &ToolContext) -> Result<Saved, ToolError> {
+    async fn call(&self, input: &SaveInput, _: &(), ctx: &ToolContext) -> ToolResult<Saved> {
         let new = NewEntry {
             title: input.title.clone(),
             body: input.content.clone(),
             kind: Some(input.kind.unwrap_or(Kind::Note)),
             scope: input.scope.clone(),
             tags: input.tags.clone(),
-            source: source("save_to_vault", ctx),
+            source: source(ctx),
         };
         self.vault.save(new).await.map(Saved::from).map_err(failed)
     }
@@ -135,32 +120,21 @@ pub struct SearchInput {
     pub mode: Mode,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "search_vault", title = "Search memory", category = "vault", effects = [VaultRead],
+       read_only, idempotent,
+       description = "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.")]
 impl Tool for Search {
     type Input = SearchInput;
     type Output = SearchResult;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("search_vault", "Search memory", "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.")
-            .category("vault")
-            .effects(&[EffectKind::VaultRead])
-            .annotations(Annotations { read_only: true, idempotent: true, ..Default::default() })
-    }
-
-    fn effects(&self, _input: &SearchInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::VaultRead])
-    }
-
     async fn call(
         &self,
         input: &SearchInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<SearchResult, ToolError> {
+    ) -> ToolResult<SearchResult> {
         if input.query.trim().is_empty() {
-            return Err(ToolError::InvalidArguments {
-                tool: "search_vault".into(),
-                message: "`query` is empty: say what to look for".into(),
-            });
+            return Err(ToolError::invalid("`query` is empty: say what to look for"));
         }
         self.vault
             .search(
@@ -223,22 +197,14 @@ pub struct UpdateInput {
     pub scope: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "update_vault_entry", title = "Edit memory", category = "vault",
+       effects = [VaultWrite],
+       description = "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).")]
 impl Tool for Update {
     type Input = UpdateInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("update_vault_entry", "Edit memory", "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).")
-            .category("vault")
-            .effects(&[EffectKind::VaultWrite])
-    }
-
-    fn effects(&self, _input: &UpdateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        write_effects()
-    }
-
-    async fn call(&self, input: &UpdateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+    async fn call(&self, input: &UpdateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
         let changes = Changes {
             title: input.title.clone(),
             body: input.content.clone(),
@@ -278,26 +244,13 @@ pub struct Trashed {
     pub trash_path: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "delete_vault_entry", title = "Forget", category = "vault", effects = [VaultWrite],
+       description = "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).")]
 impl Tool for Delete {
     type Input = IdInput;
     type Output = Trashed;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "delete_vault_entry",
-            "Forget",
-            "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).",
-        )
-        .category("vault")
-        .effects(&[EffectKind::VaultWrite])
-    }
-
-    fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        write_effects()
-    }
-
-    async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Trashed, ToolError> {
+    async fn call(&self, input: &IdInput, _: &(), _ctx: &ToolContext) -> ToolResult<Trashed> {
         let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
         Ok(Trashed {
             id: entry.id,
@@ -318,26 +271,14 @@ pub struct Restore {
     pub vault: Arc<Vault>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "restore_vault_entry", title = "Restore memory", category = "vault",
+       effects = [VaultWrite],
+       description = "Bring a deleted vault entry back from the trash (by id or trash path).")]
 impl Tool for Restore {
     type Input = IdInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "restore_vault_entry",
-            "Restore memory",
-            "Bring a deleted vault entry back from the trash (by id or trash path).",
-        )
-        .category("vault")
-        .effects(&[EffectKind::VaultWrite])
-    }
-
-    fn effects(&self, _input: &IdInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        write_effects()
-    }
-
-    async fn call(&self, input: &IdInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
+    async fn call(&self, input: &IdInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
         self.vault
             .restore(&input.id)
             .await
@@ -370,37 +311,22 @@ pub struct PromoteInput {
     pub kind: Option<Kind>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "promote_memory", title = "Promote memory", category = "vault",
+       effects = [VaultWrite],
+       description = "Turn an insight from this conversation or project (or a scoped entry) into a global memory — a decision, learning or preference every later conversation can recall.")]
 impl Tool for Promote {
     type Input = PromoteInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "promote_memory",
-            "Promote memory",
-            "Turn an insight from this conversation or project (or a scoped entry) into a global memory — a decision, learning or preference every later conversation can recall.",
-        )
-        .category("vault")
-        .effects(&[EffectKind::VaultWrite])
-    }
-
-    fn effects(&self, _input: &PromoteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        write_effects()
-    }
-
-    async fn call(&self, input: &PromoteInput, ctx: &ToolContext) -> Result<Saved, ToolError> {
-        let invalid = |m: &str| ToolError::InvalidArguments {
-            tool: "promote_memory".into(),
-            message: m.into(),
-        };
+    async fn call(&self, input: &PromoteInput, _: &(), ctx: &ToolContext) -> ToolResult<Saved> {
+        let invalid = |m: &str| ToolError::invalid(m);
         let kind = input.kind.unwrap_or(Kind::Decision);
         if !kind.is_memory() {
             return Err(invalid(
                 "`kind` must be decision, learning, preference or fact: a promoted memory is not a plain note",
             ));
         }
-        let mut source = source("promote_memory", ctx);
+        let mut source = source(ctx);
         let new = match (&input.id, &input.insight) {
             (Some(id), None) => {
                 let from = self.vault.get(id).map_err(failed)?.ok_or_else(|| {
@@ -471,35 +397,22 @@ pub struct NoteSaved {
     pub path: String,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "quick_note", title = "Quick note", category = "notes", effects = [NotesWrite],
+       description = "Save a Markdown note (title, body, tags) to the vault's notes folder.")]
 impl Tool for QuickNote {
     type Input = QuickNoteInput;
     type Output = NoteSaved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "quick_note",
-            "Quick note",
-            "Save a Markdown note (title, body, tags) to the vault's notes folder.",
-        )
-        .category("notes")
-        .effects(&[EffectKind::NotesWrite])
-    }
-
-    fn effects(&self, _input: &QuickNoteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(vec![Effect::NotesWrite])
-    }
-
     async fn call(
         &self,
         input: &QuickNoteInput,
+        _: &(),
         ctx: &ToolContext,
-    ) -> Result<NoteSaved, ToolError> {
+    ) -> ToolResult<NoteSaved> {
         if input.title.trim().is_empty() {
-            return Err(ToolError::InvalidArguments {
-                tool: "quick_note".into(),
-                message: "`title` is empty: give the note a title".into(),
-            });
+            return Err(ToolError::invalid(
+                "`title` is empty: give the note a title",
+            ));
         }
         let new = NewEntry {
             title: input.title.clone(),
@@ -507,7 +420,7 @@ impl Tool for QuickNote {
             kind: Some(Kind::Note),
             scope: None,
             tags: input.tags.clone(),
-            source: source("quick_note", ctx),
+            source: source(ctx),
         };
         let entry = self.vault.save(new).await.map_err(failed)?;
         Ok(NoteSaved {

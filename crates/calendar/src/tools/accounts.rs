@@ -21,24 +21,18 @@ pub struct ListOutput {
     pub queued_changes: i64,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_list", title = "List calendars", category = "calendar",
+       effects = [CalendarRead], read_only, idempotent,
+       description = "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")]
 impl Tool for List {
     type Input = ListInput;
     type Output = ListOutput;
 
-    fn meta(&self) -> ToolMeta {
-        read_meta(
-            "calendar_list",
-            "List calendars",
-            "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.",
-        )
+    fn plan(&self, _input: &ListInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        read_effects(&self.shared, None)
     }
 
-    fn effects(&self, _input: &ListInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        read_effects(&self.shared, "calendar_list", None)
-    }
-
-    async fn call(&self, _input: &ListInput, _ctx: &ToolContext) -> Result<ListOutput, ToolError> {
+    async fn call(&self, _input: &ListInput, _: &(), _ctx: &ToolContext) -> ToolResult<ListOutput> {
         let conn = self.shared.db.lock().unwrap();
         let queued_changes = conn
             .query_row(
@@ -113,27 +107,15 @@ pub(super) fn caldav_accounts(
         .collect())
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_sync", title = "Sync calendars", category = "calendar",
+       effects = [CalendarRead, CalendarWrite], idempotent,
+       description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
 impl Tool for SyncCalendars {
     type Input = SyncInput;
     type Output = SyncOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_sync",
-            "Sync calendars",
-            "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarRead, EffectKind::CalendarWrite])
-        .annotations(Annotations {
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, input: &SyncInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        Ok(caldav_accounts(&self.shared, input.account.as_deref())?
+    fn plan(&self, input: &SyncInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let effects = caldav_accounts(&self.shared, input.account.as_deref())?
             .into_iter()
             .flat_map(|a| {
                 [
@@ -146,20 +128,20 @@ impl Tool for SyncCalendars {
                     },
                 ]
             })
-            .collect())
+            .collect();
+        Ok(CallPlan::new(effects))
     }
 
-    async fn call(&self, input: &SyncInput, _ctx: &ToolContext) -> Result<SyncOutput, ToolError> {
+    async fn call(&self, input: &SyncInput, _: &(), _ctx: &ToolContext) -> ToolResult<SyncOutput> {
         let accounts = caldav_accounts(&self.shared, input.account.as_deref())?;
         if accounts.is_empty() {
-            return Err(ToolError::NotConfigured {
-                tool: "calendar_sync".into(),
-                what: match &input.account {
+            return Err(ToolError::not_configured(
+                match &input.account {
                     Some(a) => format!("no CalDAV account {a:?}"),
                     None => "no CalDAV account".into(),
                 },
-                how: "add one in Settings → Accounts, or `cowork account add NAME --caldav URL --user NAME`".into(),
-            });
+                "add one in Settings → Accounts, or `cowork account add NAME --caldav URL --user NAME`",
+            ));
         }
         let mut reports = Vec::new();
         for account in accounts {

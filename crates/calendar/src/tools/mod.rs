@@ -13,7 +13,7 @@ use crate::zone::Zone;
 use crate::{Shared, db_error, ics};
 use chrono::Duration;
 use cowork_contract::{
-    Annotations, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use icalendar::{
     Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime,
@@ -23,17 +23,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-pub(super) fn invalid(tool: &str, message: impl Into<String>) -> ToolError {
-    ToolError::InvalidArguments {
-        tool: tool.into(),
-        message: message.into(),
-    }
-}
-
 /// Resolves calendar ids or names (case-insensitive) to calendars; `None` = all of them.
 pub(super) fn pick(
     shared: &Shared,
-    tool: &str,
     wanted: Option<&[String]>,
 ) -> Result<Vec<CalendarInfo>, ToolError> {
     let all = db::calendars(&shared.db.lock().unwrap()).map_err(db_error)?;
@@ -56,28 +48,21 @@ pub(super) fn pick(
                 })
                 .cloned()
                 .ok_or_else(|| {
-                    invalid(
-                        tool,
-                        format!(
-                            "no calendar {w:?}; there are: {}",
-                            all.iter()
-                                .map(|c| format!("{} ({})", c.id, c.name))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
+                    ToolError::invalid(format!(
+                        "no calendar {w:?}; there are: {}",
+                        all.iter()
+                            .map(|c| format!("{} ({})", c.id, c.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
                 })
         })
         .collect()
 }
 
-pub(super) fn pick_one(
-    shared: &Shared,
-    tool: &str,
-    wanted: Option<&str>,
-) -> Result<CalendarInfo, ToolError> {
+pub(super) fn pick_one(shared: &Shared, wanted: Option<&str>) -> Result<CalendarInfo, ToolError> {
     let name = wanted.unwrap_or("local").to_string();
-    Ok(pick(shared, tool, Some(&[name]))?.remove(0))
+    Ok(pick(shared, Some(&[name]))?.remove(0))
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -124,40 +109,27 @@ pub(super) fn view(o: &db::Occurrence, zone: Zone) -> EventView {
 /// "all calendars" includes one found just now.
 pub(super) async fn refresh_then_pick(
     shared: &Shared,
-    tool: &str,
     wanted: Option<&[String]>,
 ) -> Result<(Vec<String>, Vec<CalendarInfo>), ToolError> {
     let notes = match wanted {
-        Some(_) => shared.refresh(Some(&pick(shared, tool, wanted)?)).await,
+        Some(_) => shared.refresh(Some(&pick(shared, wanted)?)).await,
         None => shared.refresh(None).await,
     };
-    Ok((notes, pick(shared, tool, wanted)?))
+    Ok((notes, pick(shared, wanted)?))
 }
 
 pub(super) fn read_effects(
     shared: &Shared,
-    tool: &str,
     calendars: Option<&[String]>,
-) -> Result<Vec<Effect>, ToolError> {
-    Ok(pick(shared, tool, calendars)?
+) -> Result<CallPlan, ToolError> {
+    let effects = pick(shared, calendars)?
         .into_iter()
         .map(|c| Effect::CalendarRead { calendar: c.id })
-        .collect())
+        .collect();
+    Ok(CallPlan::new(effects))
 }
 
 const MAX_EVENTS: usize = 2000;
-
-/// A read tool's meta: read-only, idempotent, `calendar.read`.
-pub(super) fn read_meta(name: &str, title: &str, description: &str) -> ToolMeta {
-    ToolMeta::new(name, title, description)
-        .category("calendar")
-        .effects(&[EffectKind::CalendarRead])
-        .annotations(Annotations {
-            read_only: true,
-            idempotent: true,
-            ..Default::default()
-        })
-}
 
 mod accounts;
 mod read;

@@ -39,25 +39,19 @@ pub struct CheckOutput {
     pub notes: Vec<String>,
 }
 
-pub(super) fn range(
-    zone: Zone,
-    tool: &str,
-    start: &str,
-    end: Option<&str>,
-) -> Result<(i64, i64), ToolError> {
+pub(super) fn range(zone: Zone, start: &str, end: Option<&str>) -> Result<(i64, i64), ToolError> {
     let from = zone
         .parse_bound("start", start)
-        .map_err(|m| invalid(tool, m))?;
+        .map_err(ToolError::invalid)?;
     let to = match end {
-        Some(end) => zone.parse_bound("end", end).map_err(|m| invalid(tool, m))?,
+        Some(end) => zone.parse_bound("end", end).map_err(ToolError::invalid)?,
         None => from + 86_400,
     };
     if to <= from {
-        return Err(invalid(tool, "`end` must be after `start`"));
+        return Err(ToolError::invalid("`end` must be after `start`"));
     }
     if to - from > 366 * 86_400 * 5 {
-        return Err(invalid(
-            tool,
+        return Err(ToolError::invalid(
             "the range is longer than five years: ask for a shorter one",
         ));
     }
@@ -75,15 +69,14 @@ pub(super) struct Window {
 
 pub(super) async fn read_window(
     shared: &Shared,
-    tool: &str,
     timezone: Option<&str>,
     start: &str,
     end: Option<&str>,
     calendars: Option<&[String]>,
 ) -> Result<Window, ToolError> {
-    let zone = Zone::parse(timezone).map_err(|m| invalid(tool, m))?;
-    let (from, to) = range(zone, tool, start, end)?;
-    let (notes, calendars) = refresh_then_pick(shared, tool, calendars).await?;
+    let zone = Zone::parse(timezone).map_err(ToolError::invalid)?;
+    let (from, to) = range(zone, start, end)?;
+    let (notes, calendars) = refresh_then_pick(shared, calendars).await?;
     let ids: Vec<String> = calendars.into_iter().map(|c| c.id).collect();
     let found = db::occurrences(
         &shared.db.lock().unwrap(),
@@ -103,29 +96,27 @@ pub(super) async fn read_window(
     })
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_check", title = "Check calendar", category = "calendar",
+       effects = [CalendarRead], read_only, idempotent,
+       description = "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")]
 impl Tool for Check {
     type Input = CheckInput;
     type Output = CheckOutput;
 
-    fn meta(&self) -> ToolMeta {
-        read_meta(
-            "calendar_check",
-            "Check calendar",
-            "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".",
-        )
+    fn plan(&self, input: &CheckInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        read_effects(&self.shared, input.calendars.as_deref())
     }
 
-    fn effects(&self, input: &CheckInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        read_effects(&self.shared, "calendar_check", input.calendars.as_deref())
-    }
-
-    async fn call(&self, input: &CheckInput, _ctx: &ToolContext) -> Result<CheckOutput, ToolError> {
+    async fn call(
+        &self,
+        input: &CheckInput,
+        _: &(),
+        _ctx: &ToolContext,
+    ) -> ToolResult<CheckOutput> {
         let Window {
             zone, notes, found, ..
         } = read_window(
             &self.shared,
-            "calendar_check",
             input.timezone.as_deref(),
             &input.start,
             input.end.as_deref(),
@@ -231,12 +222,8 @@ pub(super) fn hhmm(
     if text.is_empty() {
         return Ok(chrono::NaiveTime::from_hms_opt(default.0, default.1, 0).expect("valid"));
     }
-    chrono::NaiveTime::parse_from_str(text, "%H:%M").map_err(|_| {
-        invalid(
-            "calendar_find_free_time",
-            format!("`{field}` {text:?}: use HH:MM like 09:00"),
-        )
-    })
+    chrono::NaiveTime::parse_from_str(text, "%H:%M")
+        .map_err(|_| ToolError::invalid(format!("`{field}` {text:?}: use HH:MM like 09:00")))
 }
 
 /// Free windows inside working hours: working windows per day minus busy intervals (sorted).
@@ -262,42 +249,32 @@ pub(super) fn free_slots(
     out
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_find_free_time", title = "Find free time", category = "calendar",
+       effects = [CalendarRead], read_only, idempotent,
+       description = "Find free slots of at least a given length in a range, within working hours, across calendars.")]
 impl Tool for FindFreeTime {
     type Input = FreeTimeInput;
     type Output = FreeTimeOutput;
 
-    fn meta(&self) -> ToolMeta {
-        read_meta(
-            "calendar_find_free_time",
-            "Find free time",
-            "Find free slots of at least a given length in a range, within working hours, across calendars.",
-        )
-    }
-
-    fn effects(&self, input: &FreeTimeInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        read_effects(
-            &self.shared,
-            "calendar_find_free_time",
-            input.calendars.as_deref(),
-        )
+    fn plan(&self, input: &FreeTimeInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        read_effects(&self.shared, input.calendars.as_deref())
     }
 
     async fn call(
         &self,
         input: &FreeTimeInput,
+        _: &(),
         _ctx: &ToolContext,
-    ) -> Result<FreeTimeOutput, ToolError> {
-        let tool = "calendar_find_free_time";
+    ) -> ToolResult<FreeTimeOutput> {
         if input.duration_minutes == 0 {
-            return Err(invalid(tool, "`duration_minutes` must be at least 1"));
+            return Err(ToolError::invalid("`duration_minutes` must be at least 1"));
         }
         let (day_start, day_end) = (
             hhmm("day_start", input.day_start.as_deref(), (9, 0))?,
             hhmm("day_end", input.day_end.as_deref(), (17, 0))?,
         );
         if day_end <= day_start {
-            return Err(invalid(tool, "`day_end` must be after `day_start`"));
+            return Err(ToolError::invalid("`day_end` must be after `day_start`"));
         }
         let Window {
             zone,
@@ -307,7 +284,6 @@ impl Tool for FindFreeTime {
             found,
         } = read_window(
             &self.shared,
-            tool,
             input.timezone.as_deref(),
             &input.start,
             Some(&input.end),

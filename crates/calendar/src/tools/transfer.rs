@@ -32,20 +32,16 @@ pub struct ImportOutput {
     pub note: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_import", title = "Import .ics", category = "calendar",
+       effects = [FsRead, CalendarWrite],
+       description = "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")]
 impl Tool for Import {
     type Input = ImportInput;
     type Output = ImportOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_import", "Import .ics", "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")
-            .category("calendar")
-            .effects(&[EffectKind::FsRead, EffectKind::CalendarWrite])
-    }
-
-    fn effects(&self, input: &ImportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_import", input.calendar.as_deref())?;
-        Ok(vec![
+    fn plan(&self, input: &ImportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        Ok(CallPlan::new(vec![
             Effect::FsRead {
                 path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
             },
@@ -53,22 +49,22 @@ impl Tool for Import {
                 calendar: calendar.id,
                 attendees: vec![],
             },
-        ])
+        ]))
     }
 
     async fn call(
         &self,
         input: &ImportInput,
+        _: &(),
         ctx: &ToolContext,
-    ) -> Result<ImportOutput, ToolError> {
-        let tool = "calendar_import";
-        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
+    ) -> ToolResult<ImportOutput> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let path = ctx.env.resolve_path(&input.path);
         let bytes = std::fs::read(&path)
             .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", path.display())))?;
         let text = String::from_utf8_lossy(&bytes);
-        let parsed =
-            ics::parse_all(&text).map_err(|m| invalid(tool, format!("{}: {m}", path.display())))?;
+        let parsed = ics::parse_all(&text)
+            .map_err(|m| ToolError::invalid(format!("{}: {m}", path.display())))?;
         let mut skipped = Vec::new();
         let mut notes = Vec::new();
         let mut imported = 0;
@@ -155,39 +151,32 @@ pub struct ExportOutput {
     pub events: usize,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_export", title = "Export .ics", category = "calendar",
+       effects = [CalendarRead, FsWrite],
+       description = "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.")]
 impl Tool for Export {
     type Input = ExportInput;
     type Output = ExportOutput;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_export",
-            "Export .ics",
-            "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarRead, EffectKind::FsWrite])
-    }
-
-    fn effects(&self, input: &ExportInput, env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
-        Ok(vec![
+    fn plan(&self, input: &ExportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        Ok(CallPlan::new(vec![
             Effect::CalendarRead {
                 calendar: calendar.id,
             },
             Effect::FsWrite {
                 path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
             },
-        ])
+        ]))
     }
 
     async fn call(
         &self,
         input: &ExportInput,
+        _: &(),
         ctx: &ToolContext,
-    ) -> Result<ExportOutput, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_export", input.calendar.as_deref())?;
+    ) -> ToolResult<ExportOutput> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let objects =
             db::objects(&self.shared.db.lock().unwrap(), &calendar.id, false).map_err(db_error)?;
         let mut out = Calendar::new();

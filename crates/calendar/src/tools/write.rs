@@ -67,7 +67,6 @@ pub(super) async fn save(
 
 pub(super) fn load(
     shared: &Shared,
-    tool: &str,
     calendar: &CalendarInfo,
     uid: &str,
 ) -> Result<Calendar, ToolError> {
@@ -75,24 +74,16 @@ pub(super) fn load(
         .map_err(db_error)?
         .filter(|o| !o.deleted)
         .ok_or_else(|| {
-            invalid(
-                tool,
-                format!(
-                    "no event {uid:?} in calendar {}: find its uid with calendar_check",
-                    calendar.id
-                ),
-            )
+            ToolError::invalid(format!(
+                "no event {uid:?} in calendar {}: find its uid with calendar_check",
+                calendar.id
+            ))
         })?;
     ics::parse(&object.ics).map_err(ToolError::failed)
 }
 
-pub(super) fn when(
-    tool: &str,
-    field: &str,
-    text: &str,
-    zone: Zone,
-) -> Result<DatePerhapsTime, ToolError> {
-    ics::parse_when(field, text, zone.iana()).map_err(|m| invalid(tool, m))
+pub(super) fn when(field: &str, text: &str, zone: Zone) -> Result<DatePerhapsTime, ToolError> {
+    ics::parse_when(field, text, zone.iana()).map_err(ToolError::invalid)
 }
 
 /// Single events are written in UTC (every server reads that); recurring ones keep their zone
@@ -109,15 +100,15 @@ pub(super) fn for_storage(
     }
 }
 
-pub(super) fn check_rrule(tool: &str, rule: &str) -> Result<String, ToolError> {
+pub(super) fn check_rrule(rule: &str) -> Result<String, ToolError> {
     let rule = rule.trim().trim_start_matches("RRULE:").to_string();
     format!("DTSTART:20260101T090000Z\nRRULE:{rule}")
         .parse::<rrule::RRuleSet>()
-        .map_err(|e| invalid(tool, format!("`recurrence` {rule:?} is not an RFC 5545 RRULE ({e}); e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10")))?;
+        .map_err(|e| ToolError::invalid(format!("`recurrence` {rule:?} is not an RFC 5545 RRULE ({e}); e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10")))?;
     Ok(rule)
 }
 
-pub(super) fn clean_attendees(tool: &str, attendees: &[String]) -> Result<Vec<String>, ToolError> {
+pub(super) fn clean_attendees(attendees: &[String]) -> Result<Vec<String>, ToolError> {
     attendees
         .iter()
         .map(|a| {
@@ -125,10 +116,9 @@ pub(super) fn clean_attendees(tool: &str, attendees: &[String]) -> Result<Vec<St
             if a.contains('@') && !a.contains(char::is_whitespace) {
                 Ok(a)
             } else {
-                Err(invalid(
-                    tool,
-                    format!("attendee {a:?} is not an email address"),
-                ))
+                Err(ToolError::invalid(format!(
+                    "attendee {a:?} is not an email address"
+                )))
             }
         })
         .collect()
@@ -187,56 +177,43 @@ pub struct Create {
     pub shared: Arc<Shared>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_create", title = "Create event", category = "calendar",
+       effects = [CalendarWrite],
+       description = "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.")]
 impl Tool for Create {
     type Input = CreateInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_create",
-            "Create event",
-            "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarWrite])
-    }
-
-    fn effects(&self, input: &CreateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_create", input.calendar.as_deref())?;
-        Ok(vec![Effect::CalendarWrite {
+    fn plan(&self, input: &CreateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        Ok(CallPlan::new(vec![Effect::CalendarWrite {
             calendar: calendar.id,
-            attendees: clean_attendees("calendar_create", &input.attendees)?,
-        }])
+            attendees: clean_attendees(&input.attendees)?,
+        }]))
     }
 
-    async fn call(&self, input: &CreateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
-        let tool = "calendar_create";
+    async fn call(&self, input: &CreateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
         if input.title.trim().is_empty() {
-            return Err(invalid(tool, "`title` is empty"));
+            return Err(ToolError::invalid("`title` is empty"));
         }
-        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
-        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
-        let recurrence = input
-            .recurrence
-            .as_deref()
-            .map(|r| check_rrule(tool, r))
-            .transpose()?;
-        let start = when(tool, "start", &input.start, zone)?;
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
+        let recurrence = input.recurrence.as_deref().map(check_rrule).transpose()?;
+        let start = when("start", &input.start, zone)?;
         let end = match &input.end {
-            Some(end) => when(tool, "end", end, zone)?,
+            Some(end) => when("end", end, zone)?,
             None => match &start {
                 DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
                 timed => {
-                    let utc = ics::to_index(timed).map_err(|m| invalid(tool, m))?;
+                    let utc = ics::to_index(timed).map_err(ToolError::invalid)?;
                     shift(timed, utc, 3600)
                 }
             },
         };
-        if ics::to_index(&end).map_err(|m| invalid(tool, m))?
-            < ics::to_index(&start).map_err(|m| invalid(tool, m))?
+        if ics::to_index(&end).map_err(ToolError::invalid)?
+            < ics::to_index(&start).map_err(ToolError::invalid)?
         {
-            return Err(invalid(tool, "`end` is before `start`"));
+            return Err(ToolError::invalid("`end` is before `start`"));
         }
         let uid = format!("{}@cowork", uuid::Uuid::new_v4());
         let mut event = Event::new();
@@ -245,13 +222,13 @@ impl Tool for Create {
             .summary(input.title.trim())
             .timestamp(chrono::Utc::now());
         let recurring = recurrence.is_some();
-        event.starts(for_storage(start, recurring).map_err(|m| invalid(tool, m))?);
-        event.ends(for_storage(end, recurring).map_err(|m| invalid(tool, m))?);
+        event.starts(for_storage(start, recurring).map_err(ToolError::invalid)?);
+        event.ends(for_storage(end, recurring).map_err(ToolError::invalid)?);
         apply_details(
             &mut event,
             input.location.as_deref(),
             input.description.as_deref(),
-            Some(&clean_attendees(tool, &input.attendees)?),
+            Some(&clean_attendees(&input.attendees)?),
         );
         if let Some(rule) = recurrence {
             event.add_property("RRULE", rule);
@@ -357,11 +334,7 @@ pub struct UpdateInput {
 }
 
 /// The master event, or the override of `instance` (made from the master when missing).
-pub(super) fn target<'a>(
-    cal: &'a mut Calendar,
-    tool: &str,
-    instance: Option<i64>,
-) -> Result<&'a mut Event, ToolError> {
+pub(super) fn target(cal: &mut Calendar, instance: Option<i64>) -> Result<&mut Event, ToolError> {
     let position = |cal: &Calendar, want: Option<i64>| {
         cal.components.iter().position(|c| match c {
             CalendarComponent::Event(e) => ics::recurrence_id(e).ok().flatten() == want,
@@ -380,7 +353,9 @@ pub(super) fn target<'a>(
                 unreachable!()
             };
             if master.property_value("RRULE").is_none() {
-                return Err(invalid(tool, "`instance` is only for recurring events"));
+                return Err(ToolError::invalid(
+                    "`instance` is only for recurring events",
+                ));
             }
             let duration = {
                 let (_, rows) = ics::index(&{
@@ -423,7 +398,7 @@ pub(super) fn bump(event: &mut Event) {
 
 /// An `instance` as calendar_check returned it, as an index value: RFC 3339 for a series in a
 /// zone, a local date-time or a date (wall-clock seconds) for a floating or all-day series.
-pub(super) fn instance_of(tool: &str, instance: Option<&str>) -> Result<Option<i64>, ToolError> {
+pub(super) fn instance_of(instance: Option<&str>) -> Result<Option<i64>, ToolError> {
     let Some(text) = instance.map(str::trim) else {
         return Ok(None);
     };
@@ -438,48 +413,38 @@ pub(super) fn instance_of(tool: &str, instance: Option<&str>) -> Result<Option<i
             date.and_time(chrono::NaiveTime::MIN).and_utc().timestamp(),
         ));
     }
-    Err(invalid(
-        tool,
-        format!("`instance` {text:?} must be the `instance` value calendar_check returned"),
-    ))
+    Err(ToolError::invalid(format!(
+        "`instance` {text:?} must be the `instance` value calendar_check returned"
+    )))
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_update", title = "Update event", category = "calendar",
+       effects = [CalendarWrite], idempotent,
+       description = "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")]
 impl Tool for Update {
     type Input = UpdateInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("calendar_update", "Update event", "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")
-            .category("calendar")
-            .effects(&[EffectKind::CalendarWrite])
-            .annotations(Annotations { idempotent: true, ..Default::default() })
-    }
-
-    fn effects(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_update", input.calendar.as_deref())?;
-        let attendees = clean_attendees(
-            "calendar_update",
-            input.attendees.as_deref().unwrap_or_default(),
-        )?;
-        Ok(vec![Effect::CalendarWrite {
+    fn plan(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let attendees = clean_attendees(input.attendees.as_deref().unwrap_or_default())?;
+        Ok(CallPlan::new(vec![Effect::CalendarWrite {
             calendar: calendar.id,
             attendees,
-        }])
+        }]))
     }
 
-    async fn call(&self, input: &UpdateInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
-        let tool = "calendar_update";
-        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
-        let zone = Zone::parse(input.timezone.as_deref()).map_err(|m| invalid(tool, m))?;
-        let instance = instance_of(tool, input.instance.as_deref())?;
-        let mut cal = load(&self.shared, tool, &calendar, &input.uid)?;
+    async fn call(&self, input: &UpdateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
+        let instance = instance_of(input.instance.as_deref())?;
+        let mut cal = load(&self.shared, &calendar, &input.uid)?;
         let recurrence = match input.recurrence.as_deref() {
             Some("") => Some(None),
-            Some(rule) => Some(Some(check_rrule(tool, rule)?)),
+            Some(rule) => Some(Some(check_rrule(rule)?)),
             None => None,
         };
-        let event = target(&mut cal, tool, instance)?;
+        let event = target(&mut cal, instance)?;
         let recurring =
             event.property_value("RRULE").is_some() || matches!(recurrence, Some(Some(_)));
         if let Some(title) = input.title.as_deref().filter(|t| !t.trim().is_empty()) {
@@ -487,21 +452,18 @@ impl Tool for Update {
         }
         if let Some(start) = &input.start {
             event.starts(
-                for_storage(when(tool, "start", start, zone)?, recurring)
-                    .map_err(|m| invalid(tool, m))?,
+                for_storage(when("start", start, zone)?, recurring).map_err(ToolError::invalid)?,
             );
         }
         if let Some(end) = &input.end {
             event.remove_property("DURATION");
-            event.ends(
-                for_storage(when(tool, "end", end, zone)?, recurring)
-                    .map_err(|m| invalid(tool, m))?,
-            );
+            event
+                .ends(for_storage(when("end", end, zone)?, recurring).map_err(ToolError::invalid)?);
         }
         let attendees = input
             .attendees
             .as_deref()
-            .map(|a| clean_attendees(tool, a))
+            .map(clean_attendees)
             .transpose()?;
         apply_details(
             event,
@@ -551,51 +513,39 @@ pub struct DeleteInput {
     pub instance: Option<String>,
 }
 
-#[async_trait::async_trait]
+#[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
+       effects = [CalendarWrite], destructive, idempotent,
+       description = "Delete an event, or one instance of a recurring event.")]
 impl Tool for Delete {
     type Input = DeleteInput;
     type Output = Saved;
 
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new(
-            "calendar_delete",
-            "Delete event",
-            "Delete an event, or one instance of a recurring event.",
-        )
-        .category("calendar")
-        .effects(&[EffectKind::CalendarWrite])
-        .annotations(Annotations {
-            destructive: true,
-            idempotent: true,
-            ..Default::default()
-        })
-    }
-
-    fn effects(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<Vec<Effect>, ToolError> {
-        let calendar = pick_one(&self.shared, "calendar_delete", input.calendar.as_deref())?;
-        Ok(vec![Effect::CalendarWrite {
+    fn plan(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        Ok(CallPlan::new(vec![Effect::CalendarWrite {
             calendar: calendar.id,
             attendees: vec![],
-        }])
+        }]))
     }
 
-    async fn call(&self, input: &DeleteInput, _ctx: &ToolContext) -> Result<Saved, ToolError> {
-        let tool = "calendar_delete";
-        let calendar = pick_one(&self.shared, tool, input.calendar.as_deref())?;
-        let mut cal = load(&self.shared, tool, &calendar, &input.uid)?;
+    async fn call(&self, input: &DeleteInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let mut cal = load(&self.shared, &calendar, &input.uid)?;
         let title = ics::events(&cal)
             .find_map(|e| e.get_summary().map(String::from))
             .unwrap_or_default();
-        let note = match instance_of(tool, input.instance.as_deref())? {
+        let note = match instance_of(input.instance.as_deref())? {
             None => save(&self.shared, &calendar, &input.uid, None).await?,
             Some(rid) => {
                 // One instance: drop its override, and exclude it from the series (EXDATE).
                 cal.components.retain(|c| {
                     !matches!(c, CalendarComponent::Event(e) if ics::recurrence_id(e).ok().flatten() == Some(rid))
                 });
-                let master = target(&mut cal, tool, None)?;
+                let master = target(&mut cal, None)?;
                 if master.property_value("RRULE").is_none() {
-                    return Err(invalid(tool, "`instance` is only for recurring events"));
+                    return Err(ToolError::invalid(
+                        "`instance` is only for recurring events",
+                    ));
                 }
                 master.append_multi_property(
                     ics::in_form(ics::form_of(master), rid).to_property("EXDATE"),

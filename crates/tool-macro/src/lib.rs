@@ -1,0 +1,198 @@
+//! `#[tool(...)]` on an `impl Tool for X` block: the one place a typed tool states what it is.
+//!
+//! ```ignore
+//! #[tool(name = "create_task", title = "Create task", category = "tasks", effects = [TasksWrite],
+//!        description = "Add a task to the to-do list.")]
+//! impl Tool for CreateTask {
+//!     type Input = CreateTaskInput;
+//!     type Output = Task;
+//!     async fn call(&self, input: &CreateTaskInput, _: &(), ctx: &ToolContext) -> ToolResult<Task> { … }
+//! }
+//! ```
+//!
+//! It writes `fn meta` from the arguments and, when the block leaves them out, `type Plan = ()`
+//! and a `fn plan` whose effects are the declared kinds (each must then be a field-less effect,
+//! like `TasksWrite`: a tool whose effects depend on its input writes `fn plan` itself). The block
+//! keeps everything else, so a reader sees the whole tool in one place.
+//!
+//! Why a macro rather than a builder: the declaration is data the gate checks (declared kinds vs.
+//! the plan's), and a builder would still leave `meta`, `Plan` and `plan` to write in every tool.
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as Tokens;
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, ImplItem, ItemImpl, Token, bracketed, parse_macro_input};
+
+/// One `key = value` or bare `flag` inside `#[tool(...)]`.
+enum Arg {
+    Value(Ident, Box<Expr>),
+    Flag(Ident),
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key: Ident = input.parse()?;
+        if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            if key == "effects" {
+                // Bare kind names, `[FsRead, FsWrite]`, read as an array of paths.
+                let content;
+                bracketed!(content in input);
+                let kinds = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                let kinds = kinds.into_iter();
+                return Ok(Arg::Value(key, Box::new(syn::parse_quote!([#(#kinds),*]))));
+            }
+            Ok(Arg::Value(key, Box::new(input.parse()?)))
+        } else {
+            Ok(Arg::Flag(key))
+        }
+    }
+}
+
+struct Args(Punctuated<Arg, Token![,]>);
+
+impl Parse for Args {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        Ok(Args(Punctuated::parse_terminated(input)?))
+    }
+}
+
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let args = parse_macro_input!(attr as Args);
+    let mut block = parse_macro_input!(item as ItemImpl);
+    match expand(args, &mut block) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
+    let c = quote!(::cowork_contract);
+    let mut name = None;
+    let mut title = None;
+    let mut description = None;
+    let mut kinds: Vec<Ident> = Vec::new();
+    let mut builder = Vec::new();
+    let mut flags = Vec::new();
+    let mut annotations = None;
+    for arg in args.0 {
+        match arg {
+            Arg::Value(key, value) => match key.to_string().as_str() {
+                "name" => name = Some(value),
+                "title" => title = Some(value),
+                "description" => description = Some(value),
+                "category" => builder.push(quote!(.category(#value))),
+                "aliases" => builder.push(quote!(.aliases(&#value))),
+                "arg_aliases" => builder.push(quote!(.arg_aliases(&#value))),
+                "secret_args" => builder.push(quote!(.secret_args(&#value))),
+                "timeout" => builder.push(quote!(.timeout(#value))),
+                "annotations" => annotations = Some(quote!(#value)),
+                "rate_limit" => builder.push(quote!(.rate_limit #value)),
+                "effects" => {
+                    let Expr::Array(array) = *value else {
+                        unreachable!("parsed as an array above")
+                    };
+                    for kind in array.elems {
+                        let Expr::Path(path) = kind else {
+                            unreachable!("parsed as identifiers above")
+                        };
+                        kinds.push(path.path.get_ident().cloned().expect("an identifier"));
+                    }
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!("#[tool]: unknown argument `{other}`"),
+                    ));
+                }
+            },
+            Arg::Flag(flag) => match flag.to_string().as_str() {
+                "read_only" | "destructive" | "idempotent" | "open_world" => flags.push(flag),
+                "deferred" => builder.push(quote!(.deferred())),
+                other => {
+                    return Err(syn::Error::new(
+                        flag.span(),
+                        format!("#[tool]: unknown flag `{other}`"),
+                    ));
+                }
+            },
+        }
+    }
+    let missing = |what: &str| {
+        syn::Error::new(
+            proc_macro2::Span::call_site(),
+            format!("#[tool] needs `{what} = ...`"),
+        )
+    };
+    let name = name.ok_or_else(|| missing("name"))?;
+    let title = title.ok_or_else(|| missing("title"))?;
+    let description = description.ok_or_else(|| missing("description"))?;
+    if annotations.is_some() && !flags.is_empty() {
+        return Err(syn::Error::new(
+            flags[0].span(),
+            "#[tool]: give `annotations = ...` or flags, not both",
+        ));
+    }
+    let annotations = annotations.unwrap_or_else(
+        || quote!(#c::Annotations { #(#flags: true,)* ..::core::default::Default::default() }),
+    );
+
+    let has_type = |wanted: &str| {
+        block
+            .items
+            .iter()
+            .any(|item| matches!(item, ImplItem::Type(t) if t.ident == wanted))
+    };
+    let has_fn = |wanted: &str| {
+        block
+            .items
+            .iter()
+            .any(|item| matches!(item, ImplItem::Fn(f) if f.sig.ident == wanted))
+    };
+    if has_fn("meta") {
+        return Err(syn::Error::new_spanned(
+            &block.self_ty,
+            "#[tool] writes `fn meta`: state it in the attribute instead",
+        ));
+    }
+    let wrote_plan_type = has_type("Plan");
+    let wrote_plan = has_fn("plan");
+    let mut added: Vec<ImplItem> = vec![syn::parse_quote! {
+        fn meta(&self) -> #c::ToolMeta {
+            #c::ToolMeta::new(#name, #title, #description)
+                #(#builder)*
+                .annotations(#annotations)
+                .effects(&[#(#c::EffectKind::#kinds),*])
+        }
+    }];
+    if !wrote_plan_type {
+        added.push(syn::parse_quote!(
+            type Plan = ();
+        ));
+    }
+    if !wrote_plan {
+        if wrote_plan_type {
+            return Err(syn::Error::new_spanned(
+                &block.self_ty,
+                "#[tool]: a tool with its own `type Plan` writes `fn plan`",
+            ));
+        }
+        added.push(syn::parse_quote! {
+            fn plan(
+                &self,
+                _input: &Self::Input,
+                _env: &#c::EffectEnv,
+            ) -> ::core::result::Result<#c::CallPlan, #c::ToolError> {
+                Ok(#c::CallPlan::new(vec![#(#c::Effect::#kinds),*]))
+            }
+        });
+    }
+    block.items.extend(added);
+    Ok(quote! {
+        #[#c::async_trait]
+        #block
+    })
+}

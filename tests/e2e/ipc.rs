@@ -577,7 +577,9 @@ fn the_window_records_an_audit_anchor_at_start() {
     let text = std::fs::read_to_string(&anchors).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "one anchor per start: {text}");
-    let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
+    let store =
+        cowork_store::Store::open(cowork_store::DataDir::at(home.path()), &cowork_app::SCHEMAS)
+            .unwrap();
     let log = cowork_core::AuditLog::open(&store).unwrap();
     let parsed = cowork_core::Anchor::read_file(&anchors).unwrap();
     assert!(

@@ -1182,7 +1182,9 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
 async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
     let home = tempfile::tempdir().unwrap();
     {
-        let store = cowork_store::Store::open(cowork_store::DataDir::at(home.path())).unwrap();
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(home.path()), &cowork_app::SCHEMAS)
+                .unwrap();
         let coordinator = cowork_core::SuspendCoordinator::open(&store).unwrap();
         let request = cowork_contract::SuspendRequest {
             reason: "login needed at http://127.0.0.1:9/shop".into(),

@@ -108,7 +108,8 @@ impl Harness {
             std::fs::create_dir_all(dir.path().join("ws")).unwrap();
             dir.path().join("ws").canonicalize().unwrap()
         });
-        let store = Store::open(DataDir::at(dir.path().join("home"))).unwrap();
+        let store =
+            Store::open(DataDir::at(dir.path().join("home")), &cowork_app::SCHEMAS).unwrap();
         let registry = Registry::new();
         registry.add_provider(Layer::Stub, Arc::new(cowork_core::StubCatalog));
         cowork_core::register_core_tools(&registry);

@@ -4,6 +4,10 @@
 
 mod conversations;
 pub mod provider;
+mod schema;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 pub use conversations::{ConversationSummary, Conversations};
 pub use provider::{

@@ -275,13 +275,24 @@ fn init_logging(dir: &DataDir) {
     }
 }
 
+/// Every owner's tables, in the order a fresh database creates them.
+pub static SCHEMAS: [&cowork_store::Schema; 7] = [
+    &cowork_core::SCHEMA,
+    &cowork_personal::SCHEMA,
+    &cowork_agent::SCHEMA,
+    &cowork_files::SCHEMA,
+    &cowork_calendar::SCHEMA,
+    &cowork_mail::SCHEMA,
+    &cowork_vault::SCHEMA,
+];
+
 impl App {
     pub fn open(options: AppOptions) -> Result<App, AppError> {
         let dir = match options.home {
             Some(home) => DataDir::at(home),
             None => DataDir::locate()?,
         };
-        let store = Store::open(dir)?;
+        let store = Store::open(dir, &SCHEMAS)?;
         init_logging(store.dir());
         let roots = options
             .workspace_roots

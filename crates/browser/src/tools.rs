@@ -7,8 +7,8 @@ use crate::Shared;
 use crate::login::{LoginCondition, wall_reason};
 use crate::session::{Live, browser_error};
 use cowork_contract::{
-    Annotations, CallPlan, Content, Effect, EffectEnv, SuspendRequest, Tool, ToolContext,
-    ToolError, ToolResult, tool,
+    CallPlan, Content, Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolResult,
+    tool,
 };
 use playwright_rs::protocol::{
     AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions,
@@ -21,19 +21,6 @@ use std::time::Duration;
 
 /// The most page text one call hands the model.
 const MAX_TEXT: usize = 30_000;
-
-const PAGE_READ: Annotations = Annotations {
-    read_only: true,
-    idempotent: true,
-    open_world: true,
-    destructive: false,
-};
-const PAGE_ACT: Annotations = Annotations {
-    read_only: false,
-    idempotent: false,
-    open_world: true,
-    destructive: false,
-};
 
 /// `scheme://host:port` of a web address; only http(s) pages are opened.
 pub(crate) fn origin_of(raw: &str) -> Result<String, ToolError> {
@@ -196,7 +183,7 @@ pub struct NavigateOutput {
 }
 
 #[tool(name = "browser_navigate", title = "Open a page", category = "browser",
-       effects = [BrowserNavigate], annotations = PAGE_READ, timeout = Duration::from_secs(60),
+       effects = [BrowserNavigate], read_only, idempotent, open_world, timeout = Duration::from_secs(60),
        description = "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")]
 impl Tool for Navigate {
     type Input = NavigateInput;
@@ -327,9 +314,15 @@ pub struct SnapshotOutput {
     pub snapshot: String,
 }
 
-#[tool(name = "browser_snapshot", title = "Read the page", category = "browser",
-       annotations = PAGE_READ,
-       description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")]
+#[tool(
+    name = "browser_snapshot",
+    title = "Read the page",
+    category = "browser",
+    read_only,
+    idempotent,
+    open_world,
+    description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept."
+)]
 impl Tool for Snapshot {
     type Input = SnapshotInput;
     type Output = SnapshotOutput;
@@ -373,7 +366,7 @@ pub struct ClickInput {
 }
 
 #[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
-       annotations = PAGE_ACT,
+       open_world,
        description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
 impl Tool for Click {
     type Input = ClickInput;
@@ -423,7 +416,7 @@ pub struct TypeInput {
 }
 
 #[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
-       annotations = PAGE_ACT,
+       open_world,
        description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
 impl Tool for Type {
     type Input = TypeInput;
@@ -485,9 +478,15 @@ pub struct ScreenshotOutput {
     pub png: Vec<u8>,
 }
 
-#[tool(name = "browser_screenshot", title = "Screenshot", category = "browser",
-       annotations = PAGE_READ,
-       description = "A PNG screenshot of the current page (visible part, or the full page).")]
+#[tool(
+    name = "browser_screenshot",
+    title = "Screenshot",
+    category = "browser",
+    read_only,
+    idempotent,
+    open_world,
+    description = "A PNG screenshot of the current page (visible part, or the full page)."
+)]
 impl Tool for Screenshot {
     type Input = ScreenshotInput;
     type Output = ScreenshotOutput;
@@ -554,7 +553,7 @@ pub struct EvaluateOutput {
 }
 
 #[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
-       effects = [BrowserAct], annotations = PAGE_ACT,
+       effects = [BrowserAct], open_world,
        description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
 impl Tool for Evaluate {
     type Input = EvaluateInput;
@@ -611,7 +610,7 @@ pub struct WaitForInput {
 }
 
 #[tool(name = "browser_wait_for", title = "Wait for the page", category = "browser",
-       annotations = PAGE_READ, timeout = Duration::from_secs(65),
+       read_only, idempotent, open_world, timeout = Duration::from_secs(65),
        description = "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")]
 impl Tool for WaitFor {
     type Input = WaitForInput;

@@ -378,7 +378,9 @@ mod tests {
     #[test]
     fn the_rebuild_rewrites_old_text_valid_and_reindexes_dates_as_dates() {
         let dir = tempfile::tempdir().unwrap();
-        let store = cowork_store::Store::open(cowork_store::DataDir::at(dir.path())).unwrap();
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(dir.path()), &[&crate::SCHEMA])
+                .unwrap();
         let mut conn = store.connect().unwrap();
         let old = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTIMEZONE\r\nDTSTAMP:20261101T000000Z\r\nTZID:Europe/Berlin\r\nUID:tz-1\r\n\
 BEGIN:STANDARD\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nUID:std-1\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n\

@@ -10,10 +10,14 @@
 mod caldav;
 mod db;
 mod ics;
+mod schema;
 mod sync;
 mod tools;
 mod vtimezone;
 mod zone;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
 use cowork_store::{Store, StoreError, accounts};

@@ -67,7 +67,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
     let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(DataDir::at(tmp.path())).unwrap();
+    let store = Store::open(DataDir::at(tmp.path()), &[&cowork_core::SCHEMA]).unwrap();
     let registry = Registry::new();
     let variants = [
         ("noop_read", None),

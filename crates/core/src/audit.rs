@@ -765,7 +765,7 @@ mod tests {
     #[test]
     fn concurrent_appends_form_one_unbroken_chain() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(DataDir::at(tmp.path())).unwrap();
+        let store = Store::open(DataDir::at(tmp.path()), &[&crate::SCHEMA]).unwrap();
         let log = std::sync::Arc::new(AuditLog::open(&store).unwrap());
         // A second AuditLog on the same file stands for another process (the CLI next to the app).
         let other = std::sync::Arc::new(AuditLog::open(&store).unwrap());
@@ -794,7 +794,7 @@ mod tests {
     #[test]
     fn verify_while_the_writer_commits_sees_one_snapshot() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(DataDir::at(tmp.path())).unwrap();
+        let store = Store::open(DataDir::at(tmp.path()), &[&crate::SCHEMA]).unwrap();
         let log = std::sync::Arc::new(AuditLog::open(&store).unwrap());
         let writer = {
             let log = log.clone();

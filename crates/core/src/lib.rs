@@ -7,9 +7,13 @@ pub mod policy;
 pub mod redact;
 pub mod registry;
 pub mod scheduler;
+mod schema;
 mod search_tool;
 mod stubs;
 pub mod suspend;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 pub use approver::{
     ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer,

@@ -6,7 +6,7 @@
 use crate::shadow::{Change, ChangeDiff};
 use crate::{Shared, shadow_error};
 use cowork_contract::{
-    Annotations, CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,15 +163,8 @@ pub struct ChangesApplyInput {
     pub hunks: Option<Vec<usize>>,
 }
 
-fn destructive() -> Annotations {
-    Annotations {
-        destructive: true,
-        ..Default::default()
-    }
-}
-
 #[tool(name = "changes_apply", title = "Apply a file change", category = "files",
-       annotations = destructive(), effects = [FsWrite],
+       destructive, effects = [FsWrite],
        description = "Write a staged change (or some of its hunks) to disk, atomically and journaled.")]
 impl Tool for ChangesApply {
     type Input = ChangesApplyInput;
@@ -218,7 +211,7 @@ impl Tool for ChangesReject {
 pub struct ChangesRollback(pub Shared);
 
 #[tool(name = "changes_rollback", title = "Roll back a file change", category = "files",
-       annotations = destructive(), effects = [FsWrite],
+       destructive, effects = [FsWrite],
        description = "Put back the exact bytes and permissions a file had before an applied change.")]
 impl Tool for ChangesRollback {
     type Input = ChangeId;

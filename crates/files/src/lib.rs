@@ -18,9 +18,13 @@ pub mod git;
 pub mod paths;
 mod quality;
 mod read;
+mod schema;
 mod search;
 pub mod shadow;
 mod todo;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 use cowork_contract::{DefaultRule, DynTool, RuleAction, ToolError, ToolProvider, typed};
 use cowork_store::Store;

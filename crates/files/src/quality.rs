@@ -7,9 +7,7 @@
 //! for itself, not for its parent.
 
 use crate::paths::{self, default_root, walker};
-use cowork_contract::{
-    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -319,14 +317,6 @@ fn read_text(path: &Path, env: &EffectEnv) -> Result<String, ToolError> {
         .map_err(|_| ToolError::invalid(format!("{} is not UTF-8 text", path.display())))
 }
 
-fn read_only() -> Annotations {
-    Annotations {
-        read_only: true,
-        idempotent: true,
-        ..Default::default()
-    }
-}
-
 pub struct CheckCodeQuality;
 
 #[derive(Deserialize, JsonSchema)]
@@ -336,7 +326,7 @@ pub struct CheckInput {
 }
 
 #[tool(name = "check_code_quality", title = "Check code quality", category = "files",
-       annotations = read_only(), effects = [FsRead],
+       read_only, idempotent, effects = [FsRead],
        description = "One file's functions with length and cyclomatic complexity (Rust, TypeScript, JavaScript, Python), hard-coded secrets, TODO/FIXME counts and a summary.")]
 impl Tool for CheckCodeQuality {
     type Input = CheckInput;
@@ -415,7 +405,7 @@ pub struct BatchQuality {
 }
 
 #[tool(name = "batch_check_quality", title = "Check code quality (folder)", category = "files",
-       annotations = read_only(), effects = [FsRead],
+       read_only, idempotent, effects = [FsRead],
        description = "check_code_quality over a folder's source files (respecting .gitignore): totals and the files that need attention, worst first.")]
 impl Tool for BatchCheckQuality {
     type Input = BatchInput;

@@ -2,9 +2,7 @@
 
 use crate::paths::{self, default_root, walker};
 use crate::{Shared, shadow_error};
-use cowork_contract::{
-    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read};
@@ -15,14 +13,6 @@ const DEFAULT_LINES: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Files up to this size are counted and outlined in full when a page is returned.
 const OUTLINE_MAX_BYTES: u64 = 8 << 20;
-
-fn read_only() -> Annotations {
-    Annotations {
-        read_only: true,
-        idempotent: true,
-        ..Default::default()
-    }
-}
 
 pub struct ReadFile(pub Shared);
 
@@ -58,7 +48,7 @@ pub struct FilePage {
 }
 
 #[tool(name = "read_file", title = "Read file", category = "files", aliases = ["Read"],
-       arg_aliases = [("file_path", "path")], annotations = read_only(), effects = [FsRead],
+       arg_aliases = [("file_path", "path")], read_only, idempotent, effects = [FsRead],
        description = "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")]
 impl Tool for ReadFile {
     type Input = ReadFileInput;
@@ -363,7 +353,7 @@ async fn walk_blocking<T: Send + 'static>(
 }
 
 #[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
-       annotations = read_only(), effects = [FsRead],
+       read_only, idempotent, effects = [FsRead],
        description = "List a folder's entries with sizes, respecting .gitignore (depth, limit).")]
 impl Tool for ListDirectory {
     type Input = ListDirectoryInput;
@@ -484,7 +474,7 @@ pub struct GlobMatches {
 }
 
 #[tool(name = "glob", title = "Find files", category = "files", aliases = ["Glob"],
-       annotations = read_only(), effects = [FsRead],
+       read_only, idempotent, effects = [FsRead],
        description = "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.")]
 impl Tool for Glob {
     type Input = GlobInput;

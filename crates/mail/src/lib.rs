@@ -8,7 +8,11 @@ mod account;
 mod imap;
 mod outbox;
 mod parse;
+mod schema;
 mod tools;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 use cowork_contract::{DynTool, SecretSource, ToolProvider, typed};
 use cowork_store::{Store, StoreError};

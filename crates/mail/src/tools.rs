@@ -8,7 +8,7 @@ use crate::outbox::{self, NewMessage, OutboxRow, Queued};
 use crate::parse::{Message, ReplyBasis, Summary};
 use crate::{Shared, db_error};
 use cowork_contract::{
-    Annotations, CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
@@ -28,13 +28,6 @@ fn load(shared: &Shared, wanted: Option<&str>) -> Result<MailAccount, ToolError>
 
 /// The largest file `email_send` attaches (most servers refuse bigger messages).
 const MAX_ATTACHMENT: u64 = 25 * 1024 * 1024;
-
-const READ_ANNOTATIONS: Annotations = Annotations {
-    read_only: true,
-    idempotent: true,
-    open_world: true,
-    destructive: false,
-};
 
 // ---------------------------------------------------------------- email_check
 
@@ -78,7 +71,7 @@ pub struct CheckOutput {
 }
 
 #[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
-       annotations = READ_ANNOTATIONS,
+       read_only, idempotent, open_world,
        description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
 impl Tool for Check {
     type Input = CheckInput;
@@ -178,7 +171,7 @@ pub struct ReadInput {
 }
 
 #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
-       annotations = READ_ANNOTATIONS,
+       read_only, idempotent, open_world,
        description = "Read one message: headers, plain text (HTML converted), attachment list.")]
 impl Tool for Read {
     type Input = ReadInput;

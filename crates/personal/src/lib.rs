@@ -4,8 +4,12 @@
 //! Tool types are private: the only thing this crate hands out is a [`ToolProvider`] for the
 //! registry, so no shell can call a tool except through the scheduler.
 
+mod schema;
 mod system;
 mod tasks;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 use cowork_contract::{DynTool, ToolProvider, typed};
 use cowork_store::{Store, StoreError};

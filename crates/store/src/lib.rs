@@ -6,7 +6,10 @@
 //! [`Store::connect`], which applies the same pragmas; the schema is one versioned migration list.
 
 pub mod accounts;
-mod migrations;
+mod accounts_schema;
+mod schema;
+
+pub use schema::{Schema, SchemaError, Step};
 pub mod settings;
 
 use rusqlite::Connection;
@@ -224,8 +227,10 @@ pub struct Store {
 }
 
 impl Store {
-    /// Creates the folders, opens the database and applies pending migrations.
-    pub fn open(dir: DataDir) -> Result<Self, StoreError> {
+    /// Creates the folders, opens the database and brings the store's own tables and those of
+    /// `schemas` (the owners the caller composes: the app passes every family's) to their
+    /// latest versions.
+    pub fn open(dir: DataDir, schemas: &[&Schema]) -> Result<Self, StoreError> {
         for path in [dir.root().to_path_buf(), dir.logs_dir()] {
             make_private_dir(&path).map_err(|source| StoreError::CreateDir { path, source })?;
         }
@@ -233,7 +238,10 @@ impl Store {
         clean_temp_files(dir.root());
         let store = Store { dir };
         let mut conn = store.connect()?;
-        migrations::apply(&mut conn).map_err(|e| StoreError::Migrate {
+        let all: Vec<&Schema> = std::iter::once(&accounts_schema::SCHEMA)
+            .chain(schemas.iter().copied())
+            .collect();
+        schema::apply(&mut conn, &all).map_err(|e| StoreError::Migrate {
             path: store.dir.db_path(),
             message: e.to_string(),
         })?;
@@ -273,7 +281,7 @@ mod tests {
     #[test]
     fn open_creates_layout_and_migrates_idempotently() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
+        let store = Store::open(DataDir::at(tmp.path().join("home")), &[]).unwrap();
         let conn = store.connect().unwrap();
         let mode: String = conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -281,39 +289,20 @@ mod tests {
         assert_eq!(mode, "wal");
         drop(conn);
         // Opening again is a no-op migration.
-        Store::open(DataDir::at(tmp.path().join("home"))).unwrap();
+        Store::open(DataDir::at(tmp.path().join("home")), &[]).unwrap();
     }
 
     #[test]
     fn a_database_from_a_newer_version_is_refused_with_a_clear_error() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::at(tmp.path());
-        let store = Store::open(dir.clone()).unwrap();
+        let store = Store::open(dir.clone(), &[]).unwrap();
         store
             .connect()
             .unwrap()
             .pragma_update(None, "user_version", 999)
             .unwrap();
-        let err = Store::open(dir).unwrap_err().to_string();
+        let err = Store::open(dir, &[]).unwrap_err().to_string();
         assert!(err.contains("newer Cowork"), "{err}");
-    }
-
-    #[test]
-    fn audit_rows_cannot_be_updated_or_deleted_through_sql() {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = Store::open(DataDir::at(tmp.path())).unwrap();
-        let conn = store.connect().unwrap();
-        conn.execute(
-            "INSERT INTO audit_log (seq, ts, call_id, phase, tool, layer, caller, conversation, args,
-             effects, decision, score, rule, approved_by, outcome, error, duration_us, prev_hash, hash)
-             VALUES (1,'t','c','final','x','builtin','cli','conv','{}','[]','allow',1,NULL,NULL,'ok',NULL,0,'0','h')",
-            [],
-        )
-        .unwrap();
-        let update = conn
-            .execute("UPDATE audit_log SET tool = 'y'", [])
-            .unwrap_err();
-        assert!(update.to_string().contains("append-only"));
-        assert!(conn.execute("DELETE FROM audit_log", []).is_err());
     }
 }

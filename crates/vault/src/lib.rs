@@ -11,9 +11,13 @@ pub mod embed;
 pub mod entry;
 mod index;
 mod language;
+mod schema;
 mod tools;
 mod vectors;
 mod watch;
+
+/// This crate's tables, for the store (the app composes every owner's).
+pub use schema::SCHEMA;
 
 pub use embed::{E5, Embedder, HttpEmbedder, Role};
 pub use entry::Kind;
@@ -1145,8 +1149,11 @@ mod tests {
     #[tokio::test]
     async fn a_write_killed_before_indexing_is_found_at_the_next_search() {
         let tmp = tempfile::tempdir().unwrap();
-        let store =
-            cowork_store::Store::open(cowork_store::DataDir::at(tmp.path().join("data"))).unwrap();
+        let store = cowork_store::Store::open(
+            cowork_store::DataDir::at(tmp.path().join("data")),
+            &[&crate::SCHEMA],
+        )
+        .unwrap();
         let vault = super::Vault::open(&store, tmp.path().join("notes")).unwrap();
         // What `write` leaves when the process dies before `index_path`.
         let doc = super::Document::parse(

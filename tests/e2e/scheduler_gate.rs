@@ -2,8 +2,11 @@
 //! input gets a clear error — also audited, with no gap in the chain.
 
 use cowork_contract::ToolError;
-use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig, ToolEvent};
+use cowork_core::{
+    CallRequest, Caller, DenyApprover, Layer, SchedulerConfig, SuspendCoordinator, ToolEvent,
+};
 use cowork_tests::Harness;
+use cowork_tests::login_wall::{FileProbe, Pages};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,8 +15,9 @@ fn req(tool: &str, args: serde_json::Value) -> CallRequest {
     CallRequest::new(tool, args, Caller::Chat, "conv-1")
 }
 
-/// The public surface that can execute a tool is `Scheduler::call` and `Scheduler::call_batch`
-/// (the CLI's `tools call` is covered in cli.rs; `tool_search` runs as a tool itself). The
+/// The public surface that can execute a tool is `Scheduler::call`, `Scheduler::call_batch` and
+/// the three ways a suspended call runs again (`resume`, `resume_if_ready`, `resume_ready`); the
+/// CLI's `tools call` is covered in cli.rs, and `tool_search` runs as a tool itself. The
 /// registry hands out specs only: `Registry::handler` is crate-private, and families expose only
 /// their `ToolProvider`, so there is no other path to try.
 #[tokio::test]
@@ -112,6 +116,55 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
         }
     }
     assert_eq!(seen, ["started", "completed"]);
+
+    // The resume paths: by hand (the call meets its wall again), by its condition for one
+    // suspension, and for all of them.
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    h.scheduler
+        .set_suspensions(Arc::new(SuspendCoordinator::open(&h.store).unwrap()));
+    h.scheduler
+        .add_resume_probe(Arc::new(FileProbe(h.workspace.clone())));
+    let mut suspended = Vec::new();
+    for page in ["a", "b", "c"] {
+        let outcome = h
+            .scheduler
+            .call(req("probe_protected_page", json!({"page": page})))
+            .await;
+        match outcome.result {
+            Err(ToolError::Suspended { id, .. }) => suspended.push(id),
+            other => panic!("expected a suspension, got {other:?}"),
+        }
+    }
+    let mut resumed = vec![
+        h.scheduler
+            .resume(&suspended[0], Caller::Cli)
+            .await
+            .unwrap(),
+    ];
+    assert!(matches!(
+        resumed[0].result,
+        Err(ToolError::Suspended { .. })
+    ));
+    std::fs::write(h.workspace.join("logged-in"), "").unwrap();
+    resumed.push(
+        h.scheduler
+            .resume_if_ready(&suspended[1], Caller::Cli)
+            .await
+            .expect("its condition holds"),
+    );
+    let rest = h.scheduler.resume_ready(Caller::Chat).await;
+    assert_eq!(rest.len(), 2, "c and a's new suspension: {rest:?}");
+    resumed.extend(rest.into_iter().map(|(_, outcome)| outcome));
+    for outcome in &resumed {
+        assert!(outcome.review.is_some(), "a resumed call was not reviewed");
+        let rows = h.audit_rows(&outcome.call_id);
+        assert_eq!(rows.last().unwrap().record.phase, "final");
+        assert_eq!(rows.last().unwrap().record.tool, "probe_protected_page");
+    }
+    assert!(resumed[1..].iter().all(|o| o.result.is_ok()));
+
     let report = h.scheduler.audit().verify().unwrap();
     assert!(report.ok(), "{:?}", report.problems);
 }

@@ -2,65 +2,15 @@
 //! exist) ends as suspended, on record; the suspension survives a restart; Resume runs the same
 //! call again through the gate; a second Resume, a cancel and a timeout are settled once each.
 
-use cowork_contract::{
-    SuspendRequest, Tool, ToolContext, ToolError, ToolProvider, ToolResult, tool, typed,
-};
+use cowork_contract::{SuspendRequest, ToolError};
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, SuspendCoordinator, SuspendError, SuspensionEvent,
 };
 use cowork_tests::Harness;
+use cowork_tests::login_wall::{FileProbe, Pages};
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A page behind a login: suspended until `<workspace>/logged-in` exists.
-struct Protected {
-    workspace: PathBuf,
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct PageInput {
-    page: String,
-}
-
-#[tool(
-    name = "probe_protected_page",
-    title = "Protected page",
-    description = "Reads a page behind a login."
-)]
-impl Tool for Protected {
-    type Input = PageInput;
-    type Output = String;
-
-    fn to_text(&self, page: &String) -> String {
-        page.clone()
-    }
-
-    async fn call(&self, input: &PageInput, _: &(), ctx: &ToolContext) -> ToolResult<String> {
-        if !self.workspace.join("logged-in").exists() {
-            return Err(ctx.suspend(SuspendRequest {
-                reason: format!("login needed at http://127.0.0.1/{}", input.page),
-                resume_when: json!({"kind": "file", "file_exists": "logged-in"}),
-                timeout: Duration::from_secs(600),
-            }));
-        }
-        Ok(format!("order status of {}: shipped", input.page))
-    }
-}
-
-struct Pages(PathBuf);
-
-impl ToolProvider for Pages {
-    fn name(&self) -> &str {
-        "pages"
-    }
-    fn tools(&self) -> Vec<Arc<dyn cowork_contract::DynTool>> {
-        vec![typed(Protected {
-            workspace: self.0.clone(),
-        })]
-    }
-}
 
 fn suspended_id(outcome: &cowork_core::CallOutcome) -> String {
     match &outcome.result {
@@ -229,21 +179,6 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
         coordinator.cancel("nope", "cli"),
         Err(SuspendError::NotFound(_))
     ));
-}
-
-/// The family's check of its own condition (here: the file exists), as a ResumeProbe.
-struct FileProbe(PathBuf);
-
-#[async_trait::async_trait]
-impl cowork_contract::ResumeProbe for FileProbe {
-    fn kind(&self) -> &str {
-        "file"
-    }
-    async fn holds(&self, resume_when: &serde_json::Value) -> bool {
-        self.0
-            .join(resume_when["file_exists"].as_str().unwrap_or_default())
-            .exists()
-    }
 }
 
 /// The coordinator is not the browser's: any family's probe lets its suspensions go on by

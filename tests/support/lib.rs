@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod display;
 pub mod llm_server;
+pub mod login_wall;
 pub mod mcp;
 pub mod peers;
 pub mod shop;

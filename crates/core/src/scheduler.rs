@@ -15,7 +15,7 @@ use crate::policy::{
 use crate::redact::redact;
 use crate::registry::{Handler, Layer, Registry};
 use cowork_contract::{
-    CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput,
+    CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput, ToolSpec,
 };
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde::Serialize;
@@ -300,6 +300,65 @@ fn format_schema_errors(
     (!messages.is_empty()).then(|| ToolError::invalid(messages.join("; ")))
 }
 
+/// Stage size: arguments past the limit are refused before anything parses them.
+fn check_size(args: &serde_json::Value, limit: usize) -> Result<(), ToolError> {
+    let mut counter = CountingWriter(0);
+    let _ = serde_json::to_writer(&mut counter, args);
+    if counter.0 > limit {
+        return Err(ToolError::invalid(format!(
+            "the arguments are {} bytes; the limit is {limit} bytes — pass a file path or a smaller piece",
+            counter.0
+        )));
+    }
+    Ok(())
+}
+
+/// Stage plan, its check: a tool's declared effect kinds decide what may run in parallel and
+/// what plan mode lets through, so a call whose effects say otherwise is a family's bug, refused
+/// rather than run under the wrong assumptions. (`mcp.call` is the unknown-effect marker a
+/// pack's inexact declaration falls back to: always allowed to appear.)
+fn check_declared(spec: &ToolSpec, effects: &[Effect]) -> Result<(), ToolError> {
+    match effects
+        .iter()
+        .map(Effect::kind)
+        .find(|k| !spec.effects.contains(k) && *k != cowork_contract::EffectKind::McpCall)
+    {
+        Some(kind) => Err(ToolError::failed(format!(
+            "{} returned a `{kind}` effect it does not declare — a bug in its family; its declaration must list every kind it can have",
+            spec.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Stage approve, its first half: a denial ends the call here (a path outside the workspace is
+/// a security violation, anything else a plain denial).
+fn refusal(review: &Review) -> Option<ToolError> {
+    match review.decision {
+        Action::Deny if review.outside_workspace => Some(ToolError::SecurityViolation {
+            reason: review.why.clone(),
+        }),
+        Action::Deny => Some(ToolError::Denied {
+            reason: review.why.clone(),
+        }),
+        Action::Allow | Action::Ask => None,
+    }
+}
+
+/// Stage output check: structured output must match the tool's declared output schema.
+fn check_output(handler: &Handler, output: &ToolOutput) -> Result<(), ToolError> {
+    let (Some(validator), Some(structured)) = (&handler.output, &output.structured) else {
+        return Ok(());
+    };
+    match format_schema_errors(validator, structured) {
+        Some(err) => Err(ToolError::failed(format!(
+            "{} returned output that does not match its output schema: {err}",
+            handler.info.spec.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl Scheduler {
     pub fn new(
         registry: Arc<Registry>,
@@ -457,19 +516,7 @@ impl Scheduler {
             .ok_or_else(|| self.registry.not_found(name))
     }
 
-    fn check_size(&self, args: &serde_json::Value) -> Result<(), ToolError> {
-        let mut counter = CountingWriter(0);
-        let _ = serde_json::to_writer(&mut counter, args);
-        if counter.0 > self.config.max_args_bytes {
-            return Err(ToolError::invalid(format!(
-                "the arguments are {} bytes; the limit is {} bytes — pass a file path or a smaller piece",
-                counter.0, self.config.max_args_bytes
-            )));
-        }
-        Ok(())
-    }
-
-    /// Resolve, validate and compute effects: shared by `call` and `explain`.
+    /// Stages resolve → size → validate → plan, shared by `call` and `explain`.
     fn prepare(
         &self,
         name: &str,
@@ -480,26 +527,12 @@ impl Scheduler {
         let spec = &handler.info.spec;
         let renamed = spec.canonical_args(args);
         let args = renamed.as_ref().unwrap_or(args);
-        self.check_size(args)?;
+        check_size(args, self.config.max_args_bytes)?;
         if let Some(err) = format_schema_errors(&handler.input, args) {
             return Err(err);
         }
         let prepared = handler.tool.prepare(args.clone(), env)?;
-        // A tool's declared effect kinds decide what may run in parallel and what plan mode
-        // lets through: a call whose effects say otherwise is a family's bug, refused here
-        // rather than run under the wrong assumptions. (`mcp.call` is the unknown-effect marker
-        // a pack's inexact declaration falls back to: always allowed to appear.)
-        if let Some(kind) = prepared
-            .effects
-            .iter()
-            .map(cowork_contract::Effect::kind)
-            .find(|k| !spec.effects.contains(k) && *k != cowork_contract::EffectKind::McpCall)
-        {
-            return Err(ToolError::failed(format!(
-                "{} returned a `{kind}` effect it does not declare — a bug in its family; its declaration must list every kind it can have",
-                spec.name
-            )));
-        }
+        check_declared(spec, &prepared.effects)?;
         Ok((handler, prepared))
     }
 
@@ -677,6 +710,8 @@ impl Scheduler {
         .into_record()
     }
 
+    /// The gate after `prepare`, stage by stage: review → approve → rate → intent → execute →
+    /// output check → taint. `call` writes the final audit row whatever happens here.
     async fn run(
         &self,
         req: &CallRequest,
@@ -691,76 +726,124 @@ impl Scheduler {
         trail.overrides = handler.info.overrides.clone();
         trail.effects = std::mem::take(&mut prepared.effects);
         trail.secret_args = spec.secret_args.clone();
-        let effects = &trail.effects;
 
         let review = self.policy.review(&ReviewRequest {
             spec,
-            effects,
+            effects: &trail.effects,
             conversation: &req.conversation,
             env,
             allowed_tools: req.allowed_tools.as_deref(),
         });
-        let review = &*trail.review.insert(review);
         let accept_edits = review.mode == crate::policy::Mode::AcceptEdits;
-        match review.decision {
-            Action::Deny if review.outside_workspace => {
-                return Err(ToolError::SecurityViolation {
-                    reason: review.why.clone(),
-                });
-            }
-            Action::Deny => {
-                return Err(ToolError::Denied {
-                    reason: review.why.clone(),
-                });
-            }
-            Action::Allow => trail.approved_by = Some(format!("policy: {}", review.why)),
-            Action::Ask => {
-                let redacted = redact(&req.args, &spec.secret_args);
-                let (choice, by) = self
-                    .ask(
-                        req,
-                        call_id,
-                        &spec.name,
-                        &spec.title,
-                        redacted,
-                        effects,
-                        review,
-                    )
-                    .await;
-                trail.approved_by = Some(by.clone());
-                if choice == ApprovalChoice::Deny {
-                    let fix = match grant_rules_for(&spec.name, effects) {
-                        Some(rules) if review.can_grant => format!(
-                            " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
-                            rules.join("' '")
-                        ),
-                        _ => String::new(),
-                    };
-                    return Err(ToolError::Denied {
-                        reason: format!("{} ({by}){fix}", review.why),
-                    });
-                }
-            }
-        }
-
+        trail.review = Some(review);
+        self.approve(req, call_id, spec, trail).await?;
         if let Some(limit) = spec.rate_limit {
             self.check_rate(&spec.name, limit)?;
         }
-        let read_only = effects.iter().all(Effect::is_read_only);
-        if !read_only {
-            // Write-ahead: an effectful call is on record before it can touch the world.
-            self.audit
-                .append_durable(self.intent_record(req, call_id, trail))
-                .await
+        self.write_intent(req, call_id, trail).await?;
+        let output = self
+            .execute(req, call_id, spec, &prepared, env, accept_edits)
+            .await?;
+        check_output(&handler, &output)?;
+        if output.untrusted {
+            self.policy
+                .mark_tainted(&req.conversation, &spec.name)
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }
+        Ok(output)
+    }
 
+    /// Stage approve: the review's decision stands, or the person is asked.
+    async fn approve(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        spec: &ToolSpec,
+        trail: &mut Trail,
+    ) -> Result<(), ToolError> {
+        let review = trail.review.as_ref().expect("reviewed before approval");
+        if let Some(refusal) = refusal(review) {
+            return Err(refusal);
+        }
+        if review.decision == Action::Allow {
+            trail.approved_by = Some(format!("policy: {}", review.why));
+            return Ok(());
+        }
+        let redacted = redact(&req.args, &spec.secret_args);
+        let (choice, by) = self
+            .ask(
+                req,
+                call_id,
+                &spec.name,
+                &spec.title,
+                redacted,
+                &trail.effects,
+                review,
+            )
+            .await;
+        trail.approved_by = Some(by.clone());
+        if choice != ApprovalChoice::Deny {
+            return Ok(());
+        }
+        let fix = match grant_rules_for(&spec.name, &trail.effects) {
+            Some(rules) if review.can_grant => format!(
+                " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
+                rules.join("' '")
+            ),
+            _ => String::new(),
+        };
+        Err(ToolError::Denied {
+            reason: format!("{} ({by}){fix}", review.why),
+        })
+    }
+
+    /// Stage intent: an effectful call is on record (durably) before it can touch the world.
+    async fn write_intent(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        trail: &Trail,
+    ) -> Result<(), ToolError> {
+        if trail.effects.iter().all(Effect::is_read_only) {
+            return Ok(());
+        }
+        self.audit
+            .append_durable(self.intent_record(req, call_id, trail))
+            .await
+            .map_err(|e| ToolError::failed(e.to_string()))
+    }
+
+    /// Stage execute: the tool runs with its context, under its timeout and the caller's
+    /// cancellation, retried when idempotent and transiently failing; a suspension is recorded.
+    async fn execute(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        spec: &ToolSpec,
+        prepared: &cowork_contract::PreparedCall,
+        env: &EffectEnv,
+        accept_edits: bool,
+    ) -> Result<ToolOutput, ToolError> {
         let _ = self.events.send(ToolEvent::Started {
             call_id: call_id.to_string(),
             tool: spec.name.clone(),
             conversation: req.conversation.clone(),
             caller_ref: req.caller_ref.clone(),
         });
+        let (ctx, suspended) = self.context(req, call_id, spec, env, accept_edits);
+        let output = self.run_with_retries(req, spec, prepared, ctx).await;
+        self.record_suspension(output, suspended, req, call_id, spec)
+    }
+
+    /// What a tool sees of its call: ids, cancellation, progress, the suspender, the modes.
+    fn context(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        spec: &ToolSpec,
+        env: &EffectEnv,
+        accept_edits: bool,
+    ) -> (ToolContext, Option<SuspendSlot>) {
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
         ctx.tool = spec.name.clone();
@@ -784,6 +867,16 @@ impl Scheduler {
                 progress,
             });
         });
+        (ctx, suspended)
+    }
+
+    async fn run_with_retries(
+        &self,
+        req: &CallRequest,
+        spec: &ToolSpec,
+        prepared: &cowork_contract::PreparedCall,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let timeout = req
             .timeout
             .unwrap_or(Duration::from_millis(spec.timeout_ms));
@@ -793,7 +886,7 @@ impl Scheduler {
             1
         };
         let mut attempt = 0;
-        let output = loop {
+        loop {
             attempt += 1;
             let run = prepared.run(ctx.clone());
             let result = tokio::select! {
@@ -812,8 +905,20 @@ impl Scheduler {
                 }
                 other => break other,
             }
-        };
-        let output = match (output, suspended, self.suspensions.get()) {
+        }
+    }
+
+    /// A tool that suspended through its context is put on record with the call's arguments
+    /// (copied only now, for the calls that do suspend).
+    fn record_suspension(
+        &self,
+        output: Result<ToolOutput, ToolError>,
+        suspended: Option<SuspendSlot>,
+        req: &CallRequest,
+        call_id: &str,
+        spec: &ToolSpec,
+    ) -> Result<ToolOutput, ToolError> {
+        match (output, suspended, self.suspensions.get()) {
             (Err(ToolError::Suspended { id, reason }), Some(slot), Some(coordinator)) => {
                 let request = slot
                     .lock()
@@ -843,22 +948,7 @@ impl Scheduler {
                 })
             }
             (other, _, _) => other,
-        }?;
-
-        if let (Some(validator), Some(structured)) = (&handler.output, &output.structured)
-            && let Some(err) = format_schema_errors(validator, structured)
-        {
-            return Err(ToolError::failed(format!(
-                "{} returned output that does not match its output schema: {err}",
-                spec.name
-            )));
         }
-        if output.untrusted {
-            self.policy
-                .mark_tainted(&req.conversation, &spec.name)
-                .map_err(|e| ToolError::failed(e.to_string()))?;
-        }
-        Ok(output)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -956,5 +1046,96 @@ impl Scheduler {
                 retry_after: not_until.wait_time_from(DefaultClock::default().now()),
             }
         })
+    }
+}
+
+/// The gate's stages that decide without running anything, one by one. The whole gate, with
+/// every public way in, is exercised by tests/e2e/scheduler_gate.rs.
+#[cfg(test)]
+mod stage_tests {
+    use super::*;
+    use cowork_contract::{EffectKind, ToolMeta};
+    use serde_json::json;
+
+    fn spec(kinds: &[EffectKind]) -> ToolSpec {
+        ToolSpec::from_meta(
+            ToolMeta::new("probe", "Probe", "").effects(kinds),
+            json!({"type": "object"}),
+        )
+    }
+
+    fn review(decision: Action, outside_workspace: bool) -> Review {
+        Review {
+            decision,
+            score: 5,
+            reasons: vec![],
+            matched: None,
+            why: "because".into(),
+            mode: crate::policy::Mode::Normal,
+            tainted_by: None,
+            can_grant: false,
+            outside_workspace,
+        }
+    }
+
+    #[test]
+    fn size_refuses_arguments_past_the_limit_and_says_what_to_do() {
+        let args = json!({"text": "x".repeat(100)});
+        assert!(check_size(&args, 1_000).is_ok());
+        let err = check_size(&args, 50).unwrap_err();
+        assert!(
+            matches!(&err, ToolError::InvalidArguments { message, .. } if message.contains("pass a file path")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn validate_names_the_field_and_never_echoes_the_value() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"]
+        });
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(format_schema_errors(&validator, &json!({"count": 3})).is_none());
+        let err = format_schema_errors(&validator, &json!({"count": "hunter2-secret"})).unwrap();
+        let text = err.to_string();
+        assert!(text.contains("/count"), "{text}");
+        assert!(
+            !text.contains("hunter2"),
+            "the value must not be echoed: {text}"
+        );
+    }
+
+    #[test]
+    fn plan_check_refuses_an_effect_kind_the_tool_did_not_declare() {
+        let declared = spec(&[EffectKind::FsRead]);
+        let read = Effect::FsRead {
+            path: "/w/a".into(),
+        };
+        let write = Effect::FsWrite {
+            path: "/w/a".into(),
+        };
+        let unknown = Effect::McpCall {
+            server: "s".into(),
+            tool: "t".into(),
+        };
+        assert!(check_declared(&declared, &[read.clone(), unknown]).is_ok());
+        let err = check_declared(&declared, &[read, write]).unwrap_err();
+        assert!(err.to_string().contains("does not declare"), "{err}");
+    }
+
+    #[test]
+    fn approve_turns_a_denial_into_the_right_error_and_lets_the_rest_through() {
+        assert!(matches!(
+            refusal(&review(Action::Deny, true)),
+            Some(ToolError::SecurityViolation { .. })
+        ));
+        assert!(matches!(
+            refusal(&review(Action::Deny, false)),
+            Some(ToolError::Denied { .. })
+        ));
+        assert!(refusal(&review(Action::Ask, false)).is_none());
+        assert!(refusal(&review(Action::Allow, false)).is_none());
     }
 }

@@ -670,33 +670,18 @@ pub fn emit_resumed<R: Runtime>(
         "task-resumed",
         serde_json::json!({"id": id, "call": call_view(outcome)}),
     );
-    if matches!(
-        outcome.result,
-        Err(cowork_contract::ToolError::Suspended { .. })
-    ) {
-        return;
-    }
     let shell = handle.state::<Shell>();
+    let Some((conversation, resumed)) = shell.app.resume_continuation(id, outcome) else {
+        return;
+    };
     let Some(agent) = shell.agent.lock().unwrap().clone() else {
         return;
     };
-    let Ok(Some(row)) = coordinator(&shell).and_then(|c| c.get(id).map_err(|e| e.to_string()))
-    else {
-        return;
-    };
-    let view = call_view(outcome);
-    let resumed = cowork_agent::ResumedCall {
-        suspension: id.to_string(),
-        tool: row.tool,
-        args: row.args,
-        ok: view.ok,
-        result: view.text,
-    };
-    let conv = row.conversation.clone();
+    let conv = conversation.clone();
     stream_turn(
         handle.clone(),
         &shell,
-        &row.conversation,
+        &conversation,
         move |tx, cancel| async move {
             agent
                 .continue_after_resume(&conv, &resumed, &tx, cancel)

@@ -237,3 +237,62 @@ async fn a_probe_lets_a_suspension_go_on_by_itself_once_its_condition_holds() {
             .is_none()
     );
 }
+
+/// The shells' follow-ups live in the app: following a suspension until its condition holds,
+/// handing the resumed result back to the model's turn, and the outbox drain.
+#[tokio::test]
+async fn the_app_follows_a_suspension_and_hands_its_result_back_to_the_turn() {
+    use cowork_app::{App, AppOptions, Drained, Following};
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let app = App::open(AppOptions {
+        home: Some(dir.path().join("home")),
+        workspace_roots: vec![workspace.clone()],
+        approver: Arc::new(DenyApprover),
+        scheduler: cowork_core::SchedulerConfig::default(),
+    })
+    .unwrap();
+    let scheduler = app.scheduler();
+    scheduler
+        .registry()
+        .add_provider(Layer::Builtin, Arc::new(Pages(workspace.clone())));
+    scheduler.add_resume_probe(Arc::new(FileProbe(workspace.clone())));
+    let first = scheduler
+        .call(CallRequest::new(
+            "probe_protected_page",
+            json!({"page": "orders"}),
+            Caller::Chat,
+            "conv-f",
+        ))
+        .await;
+    let id = suspended_id(&first);
+    assert!(
+        app.resume_continuation(&id, &first).is_none(),
+        "a call still suspended does not continue the turn"
+    );
+
+    let login = workspace.join("logged-in");
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        std::fs::write(login, "").unwrap();
+    });
+    let mut heard = Vec::new();
+    let done = app
+        .follow_suspension(first, Caller::Cli, |step| heard.push(step))
+        .await;
+    assert!(done.result.is_ok(), "{:?}", done.result);
+    assert!(matches!(&heard[..], [Following::Waiting { id: waited, .. }] if *waited == id));
+    let (conversation, resumed) = app.resume_continuation(&id, &done).unwrap();
+    assert_eq!(conversation, "conv-f");
+    assert!(
+        resumed.ok && resumed.result.contains("shipped"),
+        "{resumed:?}"
+    );
+    assert_eq!(resumed.tool, "probe_protected_page");
+
+    assert_eq!(
+        app.drain_outbox("conv-f", std::future::pending()).await,
+        Drained::Nothing
+    );
+}

@@ -4,6 +4,7 @@
 
 mod accounts;
 mod agent_settings;
+mod follow;
 pub mod secrets;
 mod toolpacks;
 mod vault;
@@ -20,6 +21,7 @@ pub use cowork_vault::{
     Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport,
     Stats as VaultStats,
 };
+pub use follow::{Drained, Following};
 pub use toolpacks::{Started, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 

@@ -266,37 +266,21 @@ fn main() -> ExitCode {
 /// While the call is suspended, checks its condition twice a second and resumes it once it
 /// holds (the person logged in in the browser window the call opened); stops when the task is
 /// settled elsewhere (Resume in the window, cancel, timeout). Ctrl+C leaves it suspended.
+/// Follows a suspended call until it goes on (`--wait`), saying what it waits for.
 async fn wait_while_suspended(
-    scheduler: &cowork_core::Scheduler,
-    mut outcome: cowork_core::CallOutcome,
+    app: &App,
+    outcome: cowork_core::CallOutcome,
 ) -> cowork_core::CallOutcome {
-    let Some(coordinator) = scheduler.suspensions() else {
-        return outcome;
-    };
-    while let Err(cowork_contract::ToolError::Suspended { id, reason }) = &outcome.result {
-        let id = id.clone();
-        esay!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)");
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-            if let Some(next) = scheduler.resume_if_ready(&id, Caller::Cli).await {
-                outcome = next;
-                break;
-            }
-            match coordinator.get(&id) {
-                Ok(Some(row)) if row.state == "suspended" => {}
-                Ok(Some(row)) => {
-                    esay!(
-                        "task {id} was {} (by {})",
-                        row.state,
-                        row.settled_by.as_deref().unwrap_or("its deadline")
-                    );
-                    return outcome;
-                }
-                _ => return outcome,
-            }
+    app.follow_suspension(outcome, Caller::Cli, |step| match step {
+        cowork_app::Following::Waiting { id, reason } => {
+            esay!("waiting: {reason}\n  (task {id}; Ctrl+C stops waiting and leaves it suspended)")
         }
-    }
-    outcome
+        cowork_app::Following::Settled { id, state, by } => esay!(
+            "task {id} was {state} (by {})",
+            by.as_deref().unwrap_or("its deadline")
+        ),
+    })
+    .await
 }
 
 /// One call through the scheduler, printed once its audit row is committed.
@@ -307,7 +291,7 @@ async fn call_and_print(
     conversation: &str,
     json: bool,
 ) -> Result<ExitCode, String> {
-    call_and_print_waiting(scheduler, name, args, conversation, json, false).await
+    call_and_print_waiting(scheduler, name, args, conversation, json, None).await
 }
 
 async fn call_and_print_waiting(
@@ -316,7 +300,7 @@ async fn call_and_print_waiting(
     args: serde_json::Value,
     conversation: &str,
     json: bool,
-    wait: bool,
+    wait: Option<&App>,
 ) -> Result<ExitCode, String> {
     // A long call's progress (an MCP server's notifications, a re-index) on stderr as it comes.
     let progress = (!json).then(|| {
@@ -340,8 +324,8 @@ async fn call_and_print_waiting(
     if let Some(task) = progress {
         task.abort();
     }
-    if wait {
-        outcome = wait_while_suspended(scheduler, outcome).await;
+    if let Some(app) = wait {
+        outcome = wait_while_suspended(app, outcome).await;
     }
     // Nothing is reported done before its audit row is committed.
     scheduler.flush().map_err(|e| e.to_string())?;
@@ -449,7 +433,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
                 parse_args(&args)?,
                 conversation,
                 json,
-                wait,
+                wait.then_some(&app),
             )
             .await?;
             // A clean close writes the browser's cookies (a login) to the profile now.
@@ -644,31 +628,17 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
 }
 
 /// Waits for queued mail to leave (the undo delay), or takes it back on Ctrl+C.
+/// Holds a one-shot call open while its mail waits out the undo delay; Ctrl+C takes it back.
 async fn drain_outbox(app: &App, conversation: &str) {
     let pending = app.mail_pending();
-    if pending == 0 {
-        return;
+    if pending > 0 {
+        esay!("{pending} message(s) leave after the undo delay — press Ctrl+C to take them back");
     }
-    esay!("{pending} message(s) leave after the undo delay — press Ctrl+C to take them back");
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(660);
-    loop {
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {
-                // Undo is a tool call like any other: reviewed and audited.
-                let mut taken = 0;
-                for id in app.mail_queued_here() {
-                    let undo = CallRequest::new("email_undo", serde_json::json!({"id": id}), Caller::Cli, conversation);
-                    taken += usize::from(app.scheduler().call(undo).await.result.is_ok());
-                }
-                esay!("took back {taken} message(s); mail queued elsewhere stays queued");
-                return;
-            }
-            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
-                if app.mail_pending() == 0 || tokio::time::Instant::now() > deadline {
-                    return;
-                }
-            }
-        }
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    if let cowork_app::Drained::TookBack(taken) = app.drain_outbox(conversation, stop).await {
+        esay!("took back {taken} message(s); mail queued elsewhere stays queued");
     }
 }
 

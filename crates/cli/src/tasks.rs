@@ -43,7 +43,7 @@ pub(crate) async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCo
                 .await
                 .map_err(|e| e.to_string())?;
             if wait {
-                outcome = wait_while_suspended(scheduler, outcome).await;
+                outcome = wait_while_suspended(app, outcome).await;
             }
             scheduler.flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);

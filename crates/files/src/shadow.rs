@@ -492,25 +492,44 @@ impl Shadow {
         Ok(out.into_bytes())
     }
 
-    /// Applies a staged change (all of it, or the chosen hunks) to the file on disk.
-    pub fn apply(&self, id: i64, hunks: Option<&[usize]>) -> Result<Change, ShadowError> {
+    /// The change `id`, which must be in `status`.
+    fn in_status(&self, id: i64, status: &'static str) -> Result<Row, ShadowError> {
         let r = self.get(id)?;
-        if r.status != "staged" {
+        if r.status != status {
             return Err(ShadowError::WrongStatus {
                 id,
                 status: r.status,
-                wanted: "staged",
+                wanted: status,
             });
         }
+        Ok(r)
+    }
+
+    /// The change `id` in `status`, its path and the file's bytes now, which must still be the
+    /// ones it was `status` against (`expected`): anything else is a conflict, and nothing moves.
+    #[allow(clippy::type_complexity)]
+    fn unchanged_since(
+        &self,
+        id: i64,
+        status: &'static str,
+        expected: impl Fn(&Row) -> &Option<String>,
+    ) -> Result<(Row, PathBuf, Option<(Vec<u8>, u32)>), ShadowError> {
+        let r = self.in_status(id, status)?;
         let path = PathBuf::from(&r.path);
         let disk = read_disk(&path)?;
-        if disk.as_ref().map(|(b, _)| sha(b)) != r.base_sha {
+        if disk.as_ref().map(|(b, _)| sha(b)) != *expected(&r) {
             return Err(ShadowError::Conflict {
                 id,
                 path: r.path,
-                when: "staged",
+                when: status,
             });
         }
+        Ok((r, path, disk))
+    }
+
+    /// Applies a staged change (all of it, or the chosen hunks) to the file on disk.
+    pub fn apply(&self, id: i64, hunks: Option<&[usize]>) -> Result<Change, ShadowError> {
+        let (r, path, disk) = self.unchanged_since(id, "staged", |r| &r.base_sha)?;
         let new = self.blob(&r.new_sha)?;
         let target = match (hunks, &new) {
             (Some(hunks), Some(new)) => Some(self.partial(
@@ -537,23 +556,7 @@ impl Shadow {
 
     /// Puts back the exact bytes and mode the file had before the change was applied.
     pub fn rollback(&self, id: i64) -> Result<Change, ShadowError> {
-        let r = self.get(id)?;
-        if r.status != "applied" {
-            return Err(ShadowError::WrongStatus {
-                id,
-                status: r.status,
-                wanted: "applied",
-            });
-        }
-        let path = PathBuf::from(&r.path);
-        let disk = read_disk(&path)?;
-        if disk.as_ref().map(|(b, _)| sha(b)) != r.applied_sha {
-            return Err(ShadowError::Conflict {
-                id,
-                path: r.path,
-                when: "applied",
-            });
-        }
+        let (r, path, _) = self.unchanged_since(id, "applied", |r| &r.applied_sha)?;
         let base = self.blob(&r.base_sha)?;
         let mode = r.base_mode.unwrap_or(0o644);
         self.transition(
@@ -569,14 +572,7 @@ impl Shadow {
     }
 
     pub fn reject(&self, id: i64) -> Result<Change, ShadowError> {
-        let r = self.get(id)?;
-        if r.status != "staged" {
-            return Err(ShadowError::WrongStatus {
-                id,
-                status: r.status,
-                wanted: "staged",
-            });
-        }
+        self.in_status(id, "staged")?;
         self.db.lock().unwrap().execute(
             "UPDATE file_changes SET status = 'rejected', updated_at = ?1 WHERE id = ?2",
             params![now(), id],

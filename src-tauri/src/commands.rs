@@ -30,7 +30,7 @@ pub struct Shell {
 
 type Res<T> = Result<T, String>;
 
-#[derive(Serialize)]
+#[derive(Serialize, specta::Type)]
 pub struct FirstRun {
     provider_configured: bool,
     provider_error: Option<String>,
@@ -41,6 +41,7 @@ pub struct FirstRun {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
     let (configured, error) = match shell.app.agent() {
         Ok(agent) => {
@@ -60,20 +61,30 @@ pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
     })
 }
 
-#[derive(Clone, Serialize)]
-struct AgentEventPayload {
+/// `agent-event`: one step of a conversation's turn.
+#[derive(Clone, Serialize, specta::Type)]
+pub struct AgentEventPayload {
     conversation: String,
     event: AgentEvent,
 }
 
-#[derive(Clone, Serialize)]
-struct AgentDone {
+/// `agent-done`: a turn ended (`error` says why, when it failed).
+#[derive(Clone, Serialize, specta::Type)]
+pub struct AgentDone {
     conversation: String,
     error: Option<String>,
 }
 
+/// `task-resumed`: a suspended task ran again (by the button or by itself).
+#[derive(Clone, Serialize, specta::Type)]
+pub struct TaskResumed {
+    id: String,
+    call: ToolCallView,
+}
+
 /// Starts a turn; returns the conversation id at once. Progress arrives as events.
 #[tauri::command]
+#[specta::specta]
 pub fn send_message<R: Runtime>(
     handle: AppHandle<R>,
     shell: State<'_, Shell>,
@@ -151,6 +162,7 @@ fn stream_turn<R: Runtime, Turn>(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn stop_run(shell: State<'_, Shell>, conversation: String) {
     if let Some(token) = shell.runs.lock().unwrap().remove(&conversation) {
         token.cancel();
@@ -158,6 +170,7 @@ pub fn stop_run(shell: State<'_, Shell>, conversation: String) {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn list_conversations(
     shell: State<'_, Shell>,
     search: Option<String>,
@@ -168,11 +181,13 @@ pub fn list_conversations(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn get_messages(shell: State<'_, Shell>, conversation: String) -> Res<Vec<Message>> {
     shell.conversations.messages(&conversation)
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn rename_conversation(
     shell: State<'_, Shell>,
     conversation: String,
@@ -182,16 +197,18 @@ pub fn rename_conversation(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn delete_conversation(shell: State<'_, Shell>, conversation: String) -> Res<bool> {
     shell.conversations.delete(&conversation)
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn list_tools(shell: State<'_, Shell>) -> Vec<ToolInfo> {
     shell.app.scheduler().registry().list()
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize, specta::Type)]
 pub struct ToolCallView {
     call_id: String,
     tool: String,
@@ -210,6 +227,7 @@ pub struct ToolCallView {
 
 /// The palette and slash commands: a direct call, through the same scheduler and approvals.
 #[tauri::command]
+#[specta::specta]
 pub async fn call_tool(
     shell: State<'_, Shell>,
     name: String,
@@ -250,12 +268,14 @@ fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
 
 /// CalDAV and mail accounts: settings only (passwords never come back to the webview).
 #[tauri::command]
+#[specta::specta]
 pub fn list_accounts(shell: State<'_, Shell>) -> Res<Vec<cowork_app::AccountSettings>> {
     shell.app.accounts()
 }
 
 /// Saves an account; its password goes to the OS keyring.
 #[tauri::command]
+#[specta::specta]
 pub fn add_account(
     shell: State<'_, Shell>,
     account: cowork_app::AccountSettings,
@@ -265,6 +285,7 @@ pub fn add_account(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn remove_account(shell: State<'_, Shell>, name: String) -> Res<bool> {
     shell.app.remove_account(&name)
 }
@@ -272,12 +293,14 @@ pub fn remove_account(shell: State<'_, Shell>, name: String) -> Res<bool> {
 /// Recent outbox messages: the Undo bar shows those still queued. Undo itself is the
 /// `email_undo` tool, reviewed and audited.
 #[tauri::command]
+#[specta::specta]
 pub fn outbox(shell: State<'_, Shell>) -> Res<Vec<cowork_app::OutboxRow>> {
     shell.app.outbox(20)
 }
 
 /// Logs in and reads a little, as an audited call.
 #[tauri::command]
+#[specta::specta]
 pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCallView> {
     Ok(call_view(
         &shell
@@ -288,6 +311,7 @@ pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCall
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn answer_approval(
     shell: State<'_, Shell>,
     call_id: String,
@@ -306,6 +330,7 @@ pub fn answer_approval(
 
 /// The person's answer to an MCP server's form.
 #[tauri::command]
+#[specta::specta]
 pub fn answer_elicitation(
     shell: State<'_, Shell>,
     id: String,
@@ -323,11 +348,13 @@ pub fn answer_elicitation(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn get_agent_settings(shell: State<'_, Shell>) -> Res<Option<AgentSettings>> {
     AgentSettings::load(&shell.app.home().settings_path())
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn save_agent_settings(shell: State<'_, Shell>, settings: AgentSettings) -> Res<()> {
     settings.save(&shell.app.home().settings_path())?;
     *shell.agent.lock().unwrap() = shell.app.agent()?.map(Arc::new);
@@ -335,6 +362,7 @@ pub fn save_agent_settings(shell: State<'_, Shell>, settings: AgentSettings) -> 
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<RuleEntry> {
     shell
         .app
@@ -346,6 +374,7 @@ pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<
 /// Adds a person's rule. A broad allow rule is refused unless `force` (the window asks first
 /// and shows the warning); the returned text is the warning of a broad rule added with `force`.
 #[tauri::command]
+#[specta::specta]
 pub fn add_rule(
     shell: State<'_, Shell>,
     action: Action,
@@ -367,12 +396,14 @@ pub fn add_rule(
 
 /// Rules that are broken or not applied (an untrusted workspace's allow rules), per file.
 #[tauri::command]
+#[specta::specta]
 pub fn policy_problems(shell: State<'_, Shell>) -> Vec<cowork_core::policy::PolicyProblem> {
     shell.app.scheduler().policy().problems()
 }
 
 /// Each open workspace: trusted or not, and exactly what trusting it would allow.
 #[tauri::command]
+#[specta::specta]
 pub fn workspace_reviews(shell: State<'_, Shell>) -> Res<Vec<cowork_app::WorkspaceReview>> {
     let policy = shell.app.scheduler().policy();
     policy
@@ -385,6 +416,7 @@ pub fn workspace_reviews(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Workspa
 /// The person trusts a workspace as the dialog showed it (`digest` of what they saw: a file
 /// changed meanwhile is refused).
 #[tauri::command]
+#[specta::specta]
 pub fn trust_workspace(
     shell: State<'_, Shell>,
     root: std::path::PathBuf,
@@ -399,6 +431,7 @@ pub fn trust_workspace(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn remove_rule(
     shell: State<'_, Shell>,
     rule: String,
@@ -413,6 +446,7 @@ pub fn remove_rule(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn set_mode(shell: State<'_, Shell>, mode: Mode) -> Res<()> {
     shell
         .app
@@ -423,6 +457,7 @@ pub fn set_mode(shell: State<'_, Shell>, mode: Mode) -> Res<()> {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<AuditEntry>> {
     // Final rows are group-committed just after a call returns; the viewer must show them.
     shell.app.scheduler().flush().map_err(|e| e.to_string())?;
@@ -435,6 +470,7 @@ pub fn audit_list(shell: State<'_, Shell>, filter: AuditFilter) -> Res<Vec<Audit
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn audit_verify(shell: State<'_, Shell>) -> Res<VerifyReport> {
     shell.app.scheduler().flush().map_err(|e| e.to_string())?;
     shell
@@ -448,6 +484,7 @@ pub fn audit_verify(shell: State<'_, Shell>) -> Res<VerifyReport> {
 /// The UI calls this once the chat input is mounted and focused. With COWORK_REPORT_READY=1 the
 /// time since process start goes to stdout (the launch benchmark reads it).
 #[tauri::command]
+#[specta::specta]
 pub fn ui_ready(shell: State<'_, Shell>) {
     if std::env::var_os("COWORK_REPORT_READY").is_some() {
         println!("ready_ms={}", shell.started.elapsed().as_millis());
@@ -456,6 +493,7 @@ pub fn ui_ready(shell: State<'_, Shell>) {
 
 /// Stores the current provider's API key in the OS keyring. The key is never sent back.
 #[tauri::command]
+#[specta::specta]
 pub fn set_api_key(shell: State<'_, Shell>, key: String) -> Res<()> {
     let settings =
         AgentSettings::load(&shell.app.home().settings_path())?.ok_or("save the provider first")?;
@@ -466,6 +504,7 @@ pub fn set_api_key(shell: State<'_, Shell>, key: String) -> Res<()> {
 
 /// Whether a key is stored for the current provider (never the key itself).
 #[tauri::command]
+#[specta::specta]
 pub fn has_api_key(shell: State<'_, Shell>) -> Res<bool> {
     let Some(settings) = AgentSettings::load(&shell.app.home().settings_path())? else {
         return Ok(false);
@@ -473,13 +512,14 @@ pub fn has_api_key(shell: State<'_, Shell>) -> Res<bool> {
     Ok(cowork_app::secrets::get(&settings.keyring_account())?.is_some())
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, specta::Type)]
 pub struct ToolpacksView {
     records: std::collections::BTreeMap<String, cowork_app::ToolpackRecord>,
     servers: Vec<cowork_app::ServerStatus>,
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn list_toolpacks(shell: State<'_, Shell>) -> Res<ToolpacksView> {
     Ok(ToolpacksView {
         records: shell.app.toolpack_records().map_err(|e| e.to_string())?,
@@ -487,7 +527,7 @@ pub fn list_toolpacks(shell: State<'_, Shell>) -> Res<ToolpacksView> {
     })
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, specta::Type)]
 pub struct StagedView {
     token: String,
     review: cowork_app::ToolpackReview,
@@ -495,6 +535,7 @@ pub struct StagedView {
 
 /// Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`.
 #[tauri::command]
+#[specta::specta]
 pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<StagedView> {
     let staged = shell
         .app
@@ -513,6 +554,7 @@ pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<Stag
 
 /// The person accepted the review (the modal): install (npm/pip may take a while), start.
 #[tauri::command]
+#[specta::specta]
 pub async fn install_toolpack(
     shell: State<'_, Shell>,
     token: String,
@@ -534,6 +576,7 @@ pub async fn install_toolpack(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn discard_toolpack(shell: State<'_, Shell>, token: String) {
     if let Some(staged) = shell.staged.lock().unwrap().remove(&token) {
         shell.app.discard_toolpack(staged);
@@ -541,6 +584,7 @@ pub fn discard_toolpack(shell: State<'_, Shell>, token: String) {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> Res<()> {
     shell
         .app
@@ -550,17 +594,20 @@ pub fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn remove_toolpack(shell: State<'_, Shell>, name: String) -> Res<()> {
     shell.app.remove_toolpack(&name).map_err(|e| e.to_string())
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn reload_toolpacks(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Started>> {
     shell.app.reload_toolpacks().map_err(|e| e.to_string())
 }
 
 /// The end of a server's stderr log (what the UI shows under "Logs").
 #[tauri::command]
+#[specta::specta]
 pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
     let status = shell
         .app
@@ -576,6 +623,7 @@ pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
 /// The memory panel's browsing: the newest entries (searching is `search_vault` through
 /// `call_tool`; edits and deletes are vault tools too, reviewed and audited).
 #[tauri::command]
+#[specta::specta]
 pub fn vault_recent(
     shell: State<'_, Shell>,
     filter: cowork_app::VaultFilter,
@@ -586,11 +634,12 @@ pub fn vault_recent(
 
 /// One entry as indexed (the editor's starting text).
 #[tauri::command]
+#[specta::specta]
 pub fn vault_entry(shell: State<'_, Shell>, id: String) -> Res<Option<cowork_app::VaultEntry>> {
     shell.app.vault().get(&id)
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, specta::Type)]
 pub struct VaultStatus {
     stats: cowork_app::VaultStats,
     progress: cowork_app::VaultProgress,
@@ -598,6 +647,7 @@ pub struct VaultStatus {
 
 /// Entries, model, problems, and what the indexer is doing now.
 #[tauri::command]
+#[specta::specta]
 pub fn vault_status(shell: State<'_, Shell>) -> Res<VaultStatus> {
     let vault = shell.app.vault();
     Ok(VaultStatus {
@@ -607,11 +657,13 @@ pub fn vault_status(shell: State<'_, Shell>) -> Res<VaultStatus> {
 }
 
 #[tauri::command]
+#[specta::specta]
 pub async fn vault_reindex(shell: State<'_, Shell>) -> Res<cowork_app::ReindexReport> {
     shell.app.vault().reindex().await
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn get_vault_settings(shell: State<'_, Shell>) -> Res<cowork_app::VaultSettings> {
     cowork_app::VaultSettings::load(&shell.app.home().settings_path())
 }
@@ -619,6 +671,7 @@ pub fn get_vault_settings(shell: State<'_, Shell>) -> Res<cowork_app::VaultSetti
 /// Saves the vault settings and switches to their model now; re-embedding runs in the
 /// background (its progress is in `vault_status`).
 #[tauri::command]
+#[specta::specta]
 pub fn save_vault_settings(
     shell: State<'_, Shell>,
     settings: cowork_app::VaultSettings,
@@ -635,14 +688,17 @@ fn coordinator(shell: &Shell) -> Res<&std::sync::Arc<cowork_core::SuspendCoordin
         .ok_or_else(|| "suspended tasks are not kept in this build".to_string())
 }
 
-/// Tasks waiting for the person (the banner polls it: a resume from the CLI shows too).
+/// Tasks waiting for the person (the banner reads it again on `tool-event` and `task-resumed`,
+/// so a resume from the CLI shows too).
 #[tauri::command]
+#[specta::specta]
 pub fn list_suspensions(shell: State<'_, Shell>) -> Res<Vec<cowork_core::Suspension>> {
     coordinator(&shell)?.list(false).map_err(|e| e.to_string())
 }
 
 /// Runs the suspended call again, through the gate (reviewed and audited).
 #[tauri::command]
+#[specta::specta]
 pub async fn resume_suspension<R: Runtime>(
     handle: AppHandle<R>,
     shell: State<'_, Shell>,
@@ -668,7 +724,10 @@ pub fn emit_resumed<R: Runtime>(
 ) {
     let _ = handle.emit(
         "task-resumed",
-        serde_json::json!({"id": id, "call": call_view(outcome)}),
+        TaskResumed {
+            id: id.to_string(),
+            call: call_view(outcome),
+        },
     );
     let shell = handle.state::<Shell>();
     let Some((conversation, resumed)) = shell.app.resume_continuation(id, outcome) else {
@@ -693,6 +752,7 @@ pub fn emit_resumed<R: Runtime>(
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn cancel_suspension(shell: State<'_, Shell>, id: String) -> Res<cowork_core::Suspension> {
     coordinator(&shell)?
         .cancel(&id, "window")
@@ -700,6 +760,7 @@ pub fn cancel_suspension(shell: State<'_, Shell>, id: String) -> Res<cowork_core
 }
 
 #[tauri::command]
+#[specta::specta]
 pub fn extend_suspension(
     shell: State<'_, Shell>,
     id: String,

@@ -146,9 +146,24 @@ pub fn builder<R: Runtime>(
             });
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
+        .invoke_handler(ipc::<R>().invoke_handler())
+}
+
+/// The window's commands, typed: this one list registers them and generates
+/// `ui/src/bindings.ts` (with the types of the events the window listens to), so the webview's
+/// types cannot drift from Rust's. `cargo test -p cowork-desktop --lib bindings` checks the file
+/// is current; `COWORK_WRITE_BINDINGS=1` rewrites it.
+pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
+    tauri_specta::Builder::<R>::new()
+        // A failed command rejects its promise, as `invoke` does.
+        .error_handling(tauri_specta::ErrorHandlingMode::Throw)
+        // serde_json writes every integer as a JSON number, and that is what the webview reads.
+        .dangerously_cast_bigints_to_number()
+        // One TypeScript type per Rust type (what the webview reads and sends agree field for field).
+        .disable_serde_phases()
+        .commands(tauri_specta::collect_commands![
             commands::first_run,
-            commands::send_message,
+            commands::send_message::<tauri::Wry>,
             commands::stop_run,
             commands::list_conversations,
             commands::get_messages,
@@ -192,10 +207,16 @@ pub fn builder<R: Runtime>(
             commands::get_vault_settings,
             commands::save_vault_settings,
             commands::list_suspensions,
-            commands::resume_suspension,
+            commands::resume_suspension::<tauri::Wry>,
             commands::cancel_suspension,
             commands::extend_suspension,
         ])
+        .typ::<commands::AgentEventPayload>()
+        .typ::<commands::AgentDone>()
+        .typ::<commands::TaskResumed>()
+        .typ::<cowork_core::ToolEvent>()
+        .typ::<cowork_core::ApprovalRequest>()
+        .typ::<cowork_core::ElicitationRequest>()
 }
 
 type Waiting<A> = Mutex<HashMap<String, tokio::sync::oneshot::Sender<A>>>;
@@ -229,5 +250,30 @@ pub fn context<R: Runtime>() -> tauri::Context<R> {
 pub fn on_run_event<R: Runtime>(handle: &tauri::AppHandle<R>, event: tauri::RunEvent) {
     if let tauri::RunEvent::Exit = event {
         tauri::async_runtime::block_on(handle.state::<Shell>().app.close_browser());
+    }
+}
+
+#[cfg(test)]
+mod bindings {
+    /// `ui/src/bindings.ts` is what `ipc()` generates now: a command or type changed in Rust and
+    /// not regenerated fails here (and `npm run build` would type-check the UI against it).
+    #[test]
+    fn bindings_are_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+        let fresh = std::env::temp_dir().join(format!("cowork-bindings-{}.ts", std::process::id()));
+        super::ipc::<tauri::Wry>()
+            .export(specta_typescript::Typescript::default(), &fresh)
+            .expect("the bindings export");
+        let fresh_text = std::fs::read_to_string(&fresh).unwrap();
+        let _ = std::fs::remove_file(&fresh);
+        if std::env::var_os("COWORK_WRITE_BINDINGS").is_some() {
+            std::fs::write(&path, &fresh_text).unwrap();
+            return;
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            current == fresh_text,
+            "ui/src/bindings.ts is out of date: run `COWORK_WRITE_BINDINGS=1 cargo test -p cowork-desktop --lib bindings`"
+        );
     }
 }

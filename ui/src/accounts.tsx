@@ -16,7 +16,7 @@ export function AccountsSettings() {
   const blank = { name: "", url: "", username: "", email: "", imap: "", smtp: "", security: "tls" as Security, password: "" };
   const [form, setForm] = useState(blank);
   const [status, setStatus] = useState<Record<string, string>>({});
-  const load = () => api.accounts().then(setAccounts).catch((e) => setStatus({ "": String(e) }));
+  const load = () => api.listAccounts().then(setAccounts).catch((e) => setStatus({ "": String(e) }));
   useEffect(() => { load(); }, []);
   const field = (key: keyof typeof form, label: string, type: "text" | "password" = "text") => (
     <label>{label}{type === "password"
@@ -82,7 +82,7 @@ export function OutboxBar({ conversation }: { conversation: string | null }) {
   // then); the one-second tick only moves the countdown on screen.
   useEffect(() => {
     refresh();
-    const un = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
+    const un = on("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
     return () => { un.then((f) => f()); };
   }, []);
   useEffect(() => {

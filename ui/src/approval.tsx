@@ -1,7 +1,7 @@
 // The approval modal. Never dismissable into "allow" by accident: no backdrop click, Escape
 // denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, type ApprovalRequest, type Choice, type ElicitationAnswer, type ElicitationRequest } from "./api";
+import { api, type ApprovalRequest, type Choice, type ElicitationAnswer, type ElicitationRequest, type Value } from "./api";
 import { t, sourceLabel } from "./i18n";
 
 const ARM_DELAY_MS = 400;
@@ -43,7 +43,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
   const answer = async (choice: Choice) => {
     if (busy || (choice !== "deny" && !armed)) return;
     setBusy(true);
-    try { await api.answer(request.call_id, choice); } catch { /* timed out meanwhile: the call was denied */ }
+    try { await api.answerApproval(request.call_id, choice); } catch { /* timed out meanwhile: the call was denied */ }
     onDone();
   };
   // Arm once per request: the allow buttons work only after a short look at the request.
@@ -95,11 +95,15 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
   );
 }
 
+/// The part of an elicitation's JSON Schema the form renders (MCP allows flat objects only).
+interface FormSchema { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] }
+
 /// An MCP server's form (elicitation). Nothing is sent unless the person presses Send; Escape
 /// declines. Values are typed per the schema (numbers, booleans, enums).
 export function ElicitationModal({ request, onDone }: { request: ElicitationRequest; onDone: () => void }) {
-  const fields = Object.entries(request.schema.properties ?? {});
-  const required = new Set(request.schema.required ?? []);
+  const schema = (request.schema ?? {}) as FormSchema;
+  const fields = Object.entries(schema.properties ?? {});
+  const required = new Set(schema.required ?? []);
   const [values, setValues] = useState<Record<string, unknown>>({});
   const [busy, setBusy] = useState(false);
   const first = useRef<HTMLInputElement>(null);
@@ -119,7 +123,7 @@ export function ElicitationModal({ request, onDone }: { request: ElicitationRequ
   return (
     <div class="modal-backdrop">
       <div class="modal" role="dialog" aria-modal="true" aria-labelledby="form-title" data-testid="elicitation-modal">
-      <form onSubmit={(e) => { e.preventDefault(); if (!missing) reply({ action: "accept", content: values }); }}>
+      <form onSubmit={(e) => { e.preventDefault(); if (!missing) reply({ action: "accept", content: values as { [key: string]: Value } }); }}>
         <h2 id="form-title">{t("formTitle")}</h2>
         <blockquote class="quoted" data-testid="form-words"><span class="caller">{t("formFrom")} {request.from}:</span> {request.message}</blockquote>
         {fields.map(([key, f], i) => (

@@ -2,12 +2,12 @@
 // hunk; apply all or some hunks, reject, and roll back what was applied. Every action is a tool
 // call through the scheduler (changes_apply asks, like any destructive call, and is audited).
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type ChangeDiff, type ChangeStatus, type ToolEvent } from "./api";
+import { api, on, type ChangeDiff, type ChangeStatus, type Value } from "./api";
 import { t } from "./i18n";
 
 const REVIEW_CONVERSATION = "review";
 
-async function call<T>(name: string, args: unknown, conversation: string | null): Promise<T> {
+async function call<T>(name: string, args: Value, conversation: string | null): Promise<T> {
   const out = await api.callTool(name, args, conversation ?? REVIEW_CONVERSATION, `review-${Date.now()}`);
   if (!out.ok) throw new Error(out.text);
   return out.structured as T;
@@ -28,7 +28,7 @@ function ChangeCard({ diff, conversation, onChanged }: { diff: ChangeDiff; conve
   const [chosen, setChosen] = useState<Set<number>>(new Set(diff.hunks.map((h) => h.number)));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
-  const act = async (name: string, args: Record<string, unknown>, done: string) => {
+  const act = async (name: string, args: { [key: string]: Value }, done: string) => {
     setBusy(true); setError("");
     try { await call(name, args, conversation); onChanged(done); } catch (e) { setError(String(e instanceof Error ? e.message : e)); } finally { setBusy(false); }
   };
@@ -83,7 +83,7 @@ export function ChangesView({ conversation }: { conversation: string | null }) {
   useEffect(() => { load(); }, [status]);
   // New staged writes appear as the assistant makes them.
   useEffect(() => {
-    const un = on<ToolEvent>("tool-event", (e) => { if (e.type === "completed" && ["write_file", "edit_file"].includes(e.tool)) load(); });
+    const un = on("tool-event", (e) => { if (e.type === "completed" && ["write_file", "edit_file"].includes(e.tool)) load(); });
     return () => { un.then((f) => f()); };
   }, [status]);
   const statuses: ChangeStatus[] = ["staged", "applied", "rejected", "rolled_back"];

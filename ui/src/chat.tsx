@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, on, type AgentEvent, type FirstRun, type Message, type Part, type ImageBlock, type Progress, type ToolCallView, type ToolEvent } from "./api";
+import { api, on, type FirstRun, type Message, type Part, type ImageBlock, type Content, type Value, type Progress } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; images?: ImageBlock[]; duration_ms?: number; progress?: Progress }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; images?: Content[]; duration_ms?: number; progress?: Progress }
 
 /// Raster images only, as data URLs (no SVG: it can carry script and links).
 const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -48,7 +48,7 @@ function ProgressLine({ progress: p }: { progress: Progress }) {
   const known = typeof p.total === "number" && p.total > 0;
   return (
     <div class="card-progress" data-testid="tool-progress">
-      {known ? <progress value={p.progress} max={p.total!} /> : <span>{p.progress}</span>}
+      {known ? <progress value={p.progress ?? 0} max={p.total ?? undefined} /> : <span>{p.progress}</span>}
       {p.message && <span class="progress-message">{p.message}</span>}
     </div>
   );
@@ -65,7 +65,7 @@ function Card({ card }: { card: ToolCard }) {
       {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
       {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
       {card.result !== undefined && <pre class="card-result">{card.result}</pre>}
-      {card.images?.filter((i) => SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
+      {card.images?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
         <img key={n} class="card-image" alt={`${card.name} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
       ))}
     </div>
@@ -84,15 +84,15 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   useEffect(() => {
     current.current = conversation;
     setError(null);
-    if (conversation && !running) api.messages(conversation).then((m) => setItems(toItems(m))).catch((e) => setError(String(e)));
+    if (conversation && !running) api.getMessages(conversation).then((m) => setItems(toItems(m))).catch((e) => setError(String(e)));
     if (!conversation) setItems([]);
     inputRef.current?.focus();
   }, [conversation]);
   // The launch benchmark's finish line: the input exists and has the focus.
-  useEffect(() => { inputRef.current?.focus(); api.ready().catch(() => {}); }, []);
+  useEffect(() => { inputRef.current?.focus(); api.uiReady().catch(() => {}); }, []);
   useEffect(() => { bottom.current?.scrollIntoView({ block: "end" }); }, [items]);
   useEffect(() => {
-    const a = on<{ conversation: string; event: AgentEvent }>("agent-event", ({ conversation: c, event }) => {
+    const a = on("agent-event", ({ conversation: c, event }) => {
       if (c !== current.current) return;
       // A turn the app started (going on after a login) shows its spinner too.
       if (event.type === "resumed") setRunning(true);
@@ -117,14 +117,14 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         return next;
       });
     });
-    const d = on<{ conversation: string; error: string | null }>("agent-done", ({ conversation: c, error: e }) => {
+    const d = on("agent-done", ({ conversation: c, error: e }) => {
       if (c !== current.current) return;
       setRunning(false);
       if (e) setError(e);
     });
     // The scheduler's events carry its own call ids; `started` ties one to our card id.
     const cardOf = new Map<string, string>();
-    const p = on<ToolEvent>("tool-event", (event) => {
+    const p = on("tool-event", (event) => {
       if (event.type === "started" && event.caller_ref) cardOf.set(event.call_id, event.caller_ref);
       else if (event.type === "progress") {
         const id = cardOf.get(event.call_id);
@@ -132,7 +132,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       } else if (event.type === "completed" || event.type === "failed") cardOf.delete(event.call_id);
     });
     // A waiting card whose task went on by itself shows what the resumed call returned.
-    const r = on<{ id: string; call: ToolCallView }>("task-resumed", ({ id, call }) => {
+    const r = on("task-resumed", ({ id, call }) => {
       setItems((list) => list.map((it) => it.kind === "tool" && it.card.status === "waiting" && it.card.suspended === id
         ? { kind: "tool", card: { ...it.card, status: finished(call.ok, call.suspended), suspended: call.suspended, result: call.text, images: call.images, duration_ms: call.duration_ms } } : it));
     });
@@ -149,7 +149,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
-      const view = await api.callTool(slash.name, slash.args, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), images: [], duration_ms: 0 }));
+      const view = await api.callTool(slash.name, slash.args as Value, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), images: [], duration_ms: 0 }));
       setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
@@ -161,7 +161,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
     current.current = id;
     try {
-      await api.send(id, text);
+      await api.sendMessage(id, text);
       if (isNew) onConversation(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };
@@ -193,7 +193,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           onInput={(e) => setInput(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />
         {running
-          ? <button class="stop" onClick={() => current.current && api.stop(current.current)}>{t("stop")}</button>
+          ? <button class="stop" onClick={() => current.current && api.stopRun(current.current)}>{t("stop")}</button>
           : <button class="primary" data-testid="send" onClick={submit}>{t("send")}</button>}
       </div>
     </section>

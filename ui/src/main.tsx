@@ -25,14 +25,14 @@ function App() {
   const [firstRun, setFirstRun] = useState<FirstRun | null>(null);
   const [, setLangTick] = useState(0);
 
-  const refresh = () => api.conversations(search).then(setConversations).catch(() => {});
+  const refresh = () => api.listConversations(search).then(setConversations).catch(() => {});
   useEffect(() => { refresh(); }, [search]);
   useEffect(() => {
     applyTheme();
     document.documentElement.lang = getLang();
     api.firstRun().then(setFirstRun).catch(() => {});
-    const un = on<ApprovalRequest>("approval-request", (r) => setApprovals((q) => [...q, r]));
-    const unForms = on<ElicitationRequest>("elicitation-request", (r) => setForms((q) => [...q, r]));
+    const un = on("approval-request", (r) => setApprovals((q) => [...q, r]));
+    const unForms = on("elicitation-request", (r) => setForms((q) => [...q, r]));
     return () => { un.then((f) => f()); unForms.then((f) => f()); };
   }, []);
   // Keyboard-first: Ctrl+N new chat, Ctrl+K search, Ctrl+, settings.
@@ -69,7 +69,7 @@ function App() {
           {conversations.map((c) => (
             <li key={c.id} class={c.id === conversation ? "active" : ""}>
               <button class="link" onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>
-              <button class="icon" aria-label="delete" onClick={async () => { await api.remove(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
+              <button class="icon" aria-label="delete" onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
             </li>
           ))}
         </ul>

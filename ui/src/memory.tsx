@@ -3,14 +3,14 @@
 // through the scheduler (reviewed and audited like any call); browsing and the index status are
 // read-only views. Ctrl+Shift+M opens it.
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus } from "./api";
+import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus, type Value } from "./api";
 import { renderMarkdown } from "./markdown";
 import { t } from "./i18n";
 
 const MEMORY_CONVERSATION = "memory";
 const KINDS = ["", "memory", "note", "fact", "preference", "decision", "learning"] as const;
 
-async function call<T>(name: string, args: unknown): Promise<T> {
+async function call<T>(name: string, args: Value): Promise<T> {
   const out = await api.callTool(name, args, MEMORY_CONVERSATION, `memory-${Date.now()}`);
   if (!out.ok) throw new Error(out.text);
   return out.structured as T;
@@ -99,10 +99,10 @@ export function MemoryView() {
   useEffect(() => { load(); }, [kind]);
   useEffect(() => {
     refreshStatus();
-    api.agentSettings().then(setAgent).catch(() => {});
+    api.getAgentSettings().then(setAgent).catch(() => {});
     // Indexing progress is pushed; a tool that wrote memory ends with a tool event.
     const unVault = on("vault-changed", refreshStatus);
-    const unTools = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed") refreshStatus(); });
+    const unTools = on("tool-event", (e) => { if (e.type === "completed") refreshStatus(); });
     return () => { unVault.then((f) => f()); unTools.then((f) => f()); };
   }, []);
   const recall = agent?.recall?.enabled ?? false;
@@ -153,9 +153,9 @@ export function MemoryView() {
 export function MemorySettings() {
   const [settings, setSettings] = useState<VaultSettings | null>(null);
   const [status, setStatus] = useState("");
-  useEffect(() => { api.vaultSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
+  useEffect(() => { api.getVaultSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
   if (!settings) return null;
-  const e = settings.embedder;
+  const e = settings.embedder ?? { kind: "e5" };
   const setEmbedder = (embedder: Embedder) => setSettings({ ...settings, embedder });
   const save = async () => {
     setStatus("…");

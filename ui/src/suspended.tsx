@@ -9,7 +9,7 @@ import { t } from "./i18n";
 export function SuspendedBar() {
   const [open, setOpen] = useState<Suspension[]>([]);
   const [note, setNote] = useState("");
-  const refresh = () => api.suspensions().then(setOpen).catch(() => {});
+  const refresh = () => api.listSuspensions().then(setOpen).catch(() => {});
   const say = (said: string) => {
     setNote(said);
     setTimeout(() => setNote((now) => (now === said ? "" : now)), 15000);
@@ -18,8 +18,8 @@ export function SuspendedBar() {
   useEffect(() => {
     refresh();
     // A call that stops for the person ends with a tool event; one that goes on by itself says so.
-    const unTools = on<{ type: string }>("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
-    const un = on<{ id: string; call: ToolCallView }>("task-resumed", (e) => { say(outcome(e.call)); refresh(); });
+    const unTools = on("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
+    const un = on("task-resumed", (e) => { say(outcome(e.call)); refresh(); });
     return () => { unTools.then((f) => f()); un.then((f) => f()); };
   }, []);
   const act = async (f: () => Promise<string | void>) => {

@@ -2,7 +2,7 @@
 // enable/disable/remove. The review modal, like the approval modal, never accepts by accident:
 // no backdrop click, Escape cancels, Install arms after a short look.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, on, type ServerStatus, type ToolpackRecord, type ToolpackReview } from "./api";
+import { api, on, type ServerStatus, type ToolpackRecord, type ToolpackReview, type Value } from "./api";
 import { t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
@@ -63,7 +63,7 @@ export function ToolpacksView() {
   const [busy, setBusy] = useState<"" | "fetch" | "install">("");
   const [error, setError] = useState("");
   const [log, setLog] = useState<{ server: string; text: string } | null>(null);
-  const load = () => api.toolpacks().then((v) => { setRecords(v.records); setServers(v.servers); }).catch((e) => setError(String(e)));
+  const load = () => api.listToolpacks().then((v) => { setRecords(v.records); setServers(v.servers); }).catch((e) => setError(String(e)));
   // Server states change on their own (start, crash, restart): the shell pushes each change.
   useEffect(() => { load(); const un = on("toolpacks-changed", load); return () => { un.then((f) => f()); }; }, []);
   const act = async (f: () => Promise<unknown>) => { setError(""); try { await f(); } catch (e) { setError(String(e)); } load(); };
@@ -71,7 +71,7 @@ export function ToolpacksView() {
   const install = (config: Record<string, unknown>) => act(async () => {
     if (!staged) return;
     setBusy("install");
-    try { await api.installToolpack(staged.token, config); setStaged(null); setSource(""); } finally { setBusy(""); }
+    try { await api.installToolpack(staged.token, config as { [key: string]: Value }); setStaged(null); setSource(""); } finally { setBusy(""); }
   });
   const serverOf = (name: string) => servers.find((s) => s.name === name.replace(/-/g, "_"));
   return (

@@ -29,7 +29,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const [hasKey, setHasKey] = useState(false);
   const [problems, setProblems] = useState<PolicyProblem[]>([]);
   const [broad, setBroad] = useState("");
-  const loadRules = () => { api.rules(conversation).then(setRules); api.policyProblems().then(setProblems).catch(() => {}); };
+  const loadRules = () => { api.listRules(conversation).then(setRules); api.policyProblems().then(setProblems).catch(() => {}); };
   // A broad allow rule (`*`, a bare run_command, `read_file(//**)`) is added only after the
   // person sees why it is broad and confirms.
   const addRule = async (force: boolean) => {
@@ -42,7 +42,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
     }
   };
   useEffect(() => {
-    api.agentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
+    api.getAgentSettings().then((s) => s && setSettings(s)).catch((e) => setStatus(String(e)));
     api.firstRun().then((f) => { setMode(f.mode); setHasWorkspace(f.workspace); });
     loadRules();
     api.hasApiKey().then(setHasKey).catch(() => {});
@@ -116,7 +116,7 @@ export function ToolsView() {
   const [tools, setTools] = useState<ToolInfo[]>([]);
   const [query, setQuery] = useState("");
   const [category, setCategory] = useState("");
-  useEffect(() => { api.tools().then(setTools); }, []);
+  useEffect(() => { api.listTools().then(setTools); }, []);
   const q = query.toLowerCase();
   const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
   const categories = [...new Set(tools.map((x) => x.spec.category))].sort();
@@ -144,7 +144,7 @@ export function AuditView() {
   const [tool, setTool] = useState("");
   const [decision, setDecision] = useState("");
   const [report, setReport] = useState<VerifyReport | null>(null);
-  useEffect(() => { api.audit({ tool: tool || undefined, decision: decision || undefined, limit: 200 }).then(setRows); }, [tool, decision]);
+  useEffect(() => { api.auditList({ tool: tool || null, decision: decision || null, call_id: null, conversation: null, limit: 200 }).then(setRows); }, [tool, decision]);
   return (
     <section class="page">
       <h1>{t("audit")}</h1>
@@ -153,7 +153,7 @@ export function AuditView() {
         <select value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
           <option value="">{t("all")}</option><option>allow</option><option>ask</option><option>deny</option><option>rejected</option>
         </select>
-        <button onClick={() => api.verify().then(setReport)}>{t("verify")}</button>
+        <button onClick={() => api.auditVerify().then(setReport)}>{t("verify")}</button>
         {report && <span class={report.problems.length ? "error" : "ok"} data-testid="verify-result">
           {report.problems.length ? `${t("tampered")}: ${report.problems.map((p) => p.message).join("; ")}` : `${t("chainOk")} (${report.rows})`}</span>}
       </div>

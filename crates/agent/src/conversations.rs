@@ -7,6 +7,7 @@ use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ConversationSummary {
     pub id: String,
     pub title: String,

@@ -54,6 +54,7 @@ impl Default for AgentConfig {
 
 /// What the window (or a test) sees while a turn runs.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     TextDelta {
@@ -107,6 +108,7 @@ pub struct ResumedCall {
 
 /// One memory the model was given.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Recalled {
     pub id: String,
     pub title: String,

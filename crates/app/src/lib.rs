@@ -38,6 +38,7 @@ pub use cowork_store::DataDir as Home;
 
 /// What trusting a workspace would let happen (see [`App::workspace_review`]).
 #[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct WorkspaceReview {
     #[serde(flatten)]
     pub status: cowork_core::policy::WorkspaceStatus,

@@ -51,6 +51,7 @@ pub enum UpdateCheck {
 
 /// One pack's start result, for `toolpack reload` and the UI.
 #[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Started {
     pub name: String,
     pub error: Option<String>,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum EmbedderSettings {
     /// multilingual-e5-small in-process (installed by setup); `dir` overrides where it is.
@@ -34,6 +35,7 @@ impl Default for EmbedderSettings {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase")]
 pub struct VaultSettings {
     /// The vault folder; the data dir's `vault/` when empty.

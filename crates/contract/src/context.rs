@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A progress report from a running tool (MCP-style: progress out of an optional total).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Progress {
     pub progress: f64,
     pub total: Option<f64>,

@@ -4,6 +4,7 @@ use std::fmt;
 /// What a tool call does to the world. A closed vocabulary (DESIGN.md): the PolicyBridge scores and
 /// matches rules against these, so adding a kind is a deliberate change to policy too.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind")]
 pub enum Effect {
     #[serde(rename = "fs.read")]
@@ -75,6 +76,7 @@ pub enum Effect {
 
 /// The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum EffectKind {
     #[serde(rename = "fs.read")]
     FsRead,

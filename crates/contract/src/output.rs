@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 /// A content block, aligned with MCP's `CallToolResult.content`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text {

@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 /// MCP's ToolAnnotations, as plain booleans (unknown = the cautious value).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Annotations {
     pub read_only: bool,
     pub destructive: bool,
@@ -13,6 +14,7 @@ pub struct Annotations {
 
 /// A per-tool call budget enforced by the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RateLimit {
     pub per_minute: u32,
     pub burst: u32,
@@ -21,6 +23,7 @@ pub struct RateLimit {
 /// Everything the registry, the policy and a model need to know about a tool — never the tool
 /// itself. Handed out freely; execution goes through the scheduler.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ToolSpec {
     pub name: String,
     pub title: String,

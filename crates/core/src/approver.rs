@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalChoice {
     Once,
@@ -34,6 +35,7 @@ impl ApprovalChoice {
 
 /// Everything the modal shows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ApprovalRequest {
     pub call_id: String,
     pub conversation: String,
@@ -51,6 +53,7 @@ pub struct ApprovalRequest {
 /// An MCP server asks the person for input (MCP elicitation): a message and a flat form
 /// (`schema` is an object schema whose properties are strings, numbers, booleans or enums).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ElicitationRequest {
     pub id: String,
     /// Who asks: `mcp:<server>`.
@@ -62,6 +65,7 @@ pub struct ElicitationRequest {
 /// The person's answer to an elicitation. Silence, or an approver that cannot show a form,
 /// declines: nothing is ever filled in on the person's behalf.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ElicitationAnswer {
     Accept { content: serde_json::Value },

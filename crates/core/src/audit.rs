@@ -110,6 +110,7 @@ pub enum AuditError {
 
 /// One audit row's content (everything but its position and hashes).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct AuditRecord {
     pub ts: String,
     pub call_id: String,
@@ -135,6 +136,7 @@ pub struct AuditRecord {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct AuditEntry {
     pub seq: i64,
     #[serde(flatten)]
@@ -242,6 +244,7 @@ pub struct AuditLog {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct AuditFilter {
     pub tool: Option<String>,
     pub decision: Option<String>,
@@ -251,12 +254,14 @@ pub struct AuditFilter {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Problem {
     pub seq: i64,
     pub message: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct VerifyReport {
     pub rows: u64,
     pub head_seq: i64,

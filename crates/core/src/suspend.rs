@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Suspension {
     pub id: String,
     pub call_id: String,

@@ -106,6 +106,7 @@ pub fn cancel(conn: &Connection, id: i64) -> Result<String, ToolError> {
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct OutboxRow {
     pub id: i64,
     pub account: String,

@@ -70,6 +70,7 @@ impl Default for RestartPolicy {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum ServerState {
     Configured,
@@ -81,6 +82,7 @@ pub enum ServerState {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ServerStatus {
     pub name: String,
     pub state: ServerState,

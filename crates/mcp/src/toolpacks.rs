@@ -22,6 +22,8 @@ const UNPINNED: &[&str] = &["node_modules", ".venv", "__pycache__", ".git"];
 const MAX_PACK_BYTES: u64 = 200 << 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "ToolpackRecord")] // the TypeScript name (JSON does not carry it)
 #[serde(rename_all = "camelCase")]
 pub struct Record {
     pub source: String,
@@ -55,6 +57,8 @@ pub struct Record {
 
 /// What the person sees before accepting an install or update.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "ToolpackReview")] // the TypeScript name (JSON does not carry it)
 pub struct Review {
     pub name: String,
     pub display_name: String,
@@ -77,6 +81,7 @@ pub struct Review {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReviewTool {
     pub name: String,
     pub description: String,
@@ -87,6 +92,7 @@ pub struct ReviewTool {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReviewConfig {
     pub key: String,
     pub title: String,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a connection is protected. `Plain` is refused for anything but loopback (test servers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Security {
     Tls,
@@ -26,6 +27,7 @@ impl Security {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AccountConfig {
     /// A CalDAV server: `url` is the server or principal URL (discovery finds the calendars).
@@ -55,6 +57,7 @@ impl AccountConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Account {
     pub name: String,
     #[serde(flatten)]

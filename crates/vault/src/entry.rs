@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 /// What an entry is. Memories are the four kinds the assistant keeps about the person; a note
 /// is anything written down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultKind")] // the TypeScript name (JSON does not carry it)
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Note,
@@ -59,6 +61,8 @@ impl Kind {
 
 /// Where an entry came from, so the person can see why the assistant knows it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultSource")] // the TypeScript name (JSON does not carry it)
 pub struct Source {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<String>,

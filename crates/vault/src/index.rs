@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// An entry as the index knows it.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultEntry")] // the TypeScript name (JSON does not carry it)
 pub struct Entry {
     pub id: String,
     /// Relative to the vault folder.
@@ -342,6 +344,8 @@ pub fn set_centroids(conn: &Connection, key: &str, blob: &[u8]) -> rusqlite::Res
 
 /// Which entries a search may return.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultFilter")] // the TypeScript name (JSON does not carry it)
 #[serde(deny_unknown_fields)]
 pub struct Filter {
     /// `global`, `workspace:<path>`, `project:<name>`. Entries of other scopes are left out;

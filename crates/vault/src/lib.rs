@@ -47,6 +47,8 @@ const BATCH: usize = 16;
 const EMBED_CHARS: usize = 2000;
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultPhase")] // the TypeScript name (JSON does not carry it)
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     #[default]
@@ -58,6 +60,8 @@ pub enum Phase {
 
 /// What the indexer is doing, for the panel and `cowork vault reindex`.
 #[derive(Clone, Debug, Default, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultProgress")] // the TypeScript name (JSON does not carry it)
 pub struct Progress {
     pub phase: Phase,
     pub done: usize,
@@ -65,6 +69,7 @@ pub struct Progress {
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReindexReport {
     pub files: usize,
     pub indexed: usize,
@@ -76,6 +81,8 @@ pub struct ReindexReport {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename = "VaultStats")] // the TypeScript name (JSON does not carry it)
 pub struct Stats {
     pub folder: String,
     pub entries: usize,

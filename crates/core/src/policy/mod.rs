@@ -51,6 +51,7 @@ pub enum PolicyError {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     #[default]
@@ -93,6 +94,7 @@ impl Mode {
 
 /// Where a rule came from, narrowest last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum RuleSource {
     Builtin,
@@ -113,6 +115,7 @@ impl RuleSource {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct RuleEntry {
     pub action: Action,
     pub rule: String,
@@ -125,6 +128,7 @@ pub struct RuleEntry {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MatchedRule {
     pub rule: String,
     pub action: Action,
@@ -133,6 +137,7 @@ pub struct MatchedRule {
 
 /// The PolicyBridge's answer, with everything the modal and `policy explain` show.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Review {
     pub decision: Action,
     pub score: u8,
@@ -173,6 +178,7 @@ struct Config {
 
 /// A settings file's rule that is broken or not applied, and what was done instead.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PolicyProblem {
     pub file: PathBuf,
     pub message: String,
@@ -180,6 +186,7 @@ pub struct PolicyProblem {
 
 /// One open workspace's settings as the policy sees them: what they ask for, what applies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct WorkspaceStatus {
     pub root: PathBuf,
     pub settings: PathBuf,

@@ -21,6 +21,7 @@ pub fn digest(bytes: Option<&[u8]>) -> String {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum TrustState {
     /// The person trusts this folder as its settings are now.

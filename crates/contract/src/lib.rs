@@ -7,6 +7,7 @@
 
 pub mod bubblewrap;
 mod context;
+pub mod credentials;
 mod effect;
 mod error;
 mod output;

@@ -21,26 +21,6 @@ const SYSTEM: &[&str] = &[
     "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 
-/// Credential stores in a home folder: hidden even when a pack is granted the home folder
-/// itself (the review names the grant; keys are never part of it). Cowork's own data folder is
-/// hidden the same way, so no grant lets a server rewrite the policy that judges it.
-const CREDENTIALS: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".config/gh",
-    ".config/gcloud",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-];
-
 /// Why a server runs without a sandbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unconfined {
@@ -196,7 +176,13 @@ impl Confinement {
         let write = paths(&request.write)?;
         let mut hidden = vec![cowork_root.to_path_buf()];
         if let Some(home) = vars.home {
-            hidden.extend(CREDENTIALS.iter().map(|c| home.join(c)));
+            // Credential stores stay hidden even when a pack is granted the home folder itself
+            // (the review names the grant; keys are never part of it). Cowork's own data folder
+            // is hidden the same way, so no grant lets a server rewrite the policy that judges it.
+            let credentials = cowork_contract::credentials::HOME_FOLDERS
+                .iter()
+                .chain(cowork_contract::credentials::HOME_FILES);
+            hidden.extend(credentials.map(|c| home.join(c)));
         }
         Ok(Confinement {
             code: vars.dirname.to_path_buf(),

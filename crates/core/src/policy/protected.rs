@@ -60,21 +60,21 @@ const SECRET_SUFFIXES: &[&str] = &[
     ".asc",
     ".ovpn",
 ];
-/// Folders whose whole content is credentials or another program's private state.
-const SECRET_DIRS: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    "keyrings",
-    ".password-store",
-    ".mozilla",
-    "google-chrome",
-    "chromium",
-    ".gcloud",
-];
+/// Folders whose whole content is another program's private state (logins, cookies), beyond
+/// the credential folders every part of Cowork keeps out of reach
+/// (`cowork_contract::credentials`), matched anywhere in a path by their last name.
+const PRIVATE_DIRS: &[&str] = &["keyrings", ".mozilla", "google-chrome", "chromium"];
+
+/// A folder name that holds credentials or private state: a credential folder of one name
+/// (`.ssh`, `.aws`…; nested ones like `.config/gh` are too generic by their last name) or one
+/// of [`PRIVATE_DIRS`].
+fn secret_dir(folder: &str) -> bool {
+    cowork_contract::credentials::HOME_FOLDERS
+        .iter()
+        .filter(|d| !d.contains('/'))
+        .chain(PRIVATE_DIRS)
+        .any(|d| eq(d, folder))
+}
 
 /// (file name, what it configures).
 const CONFIG_NAMES: &[(&str, &str)] = &[
@@ -179,7 +179,7 @@ pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
     if SECRET_NAMES.iter().any(|n| eq(n, name))
         || lower.starts_with(".env.")
         || SECRET_SUFFIXES.iter().any(|s| lower.ends_with(s))
-        || folders.iter().any(|f| SECRET_DIRS.iter().any(|d| eq(d, f)))
+        || folders.iter().any(|f| secret_dir(f))
     {
         return Some(Protection::Secret("credentials"));
     }

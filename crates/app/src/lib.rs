@@ -121,45 +121,13 @@ impl Drop for App {
     }
 }
 
-/// `mail.undoSeconds` in settings.json (default 10 s): how long a sent message can be taken back.
-fn undo_delay(store: &Store) -> std::time::Duration {
-    cowork_store::settings::read_json(&store.dir().settings_path())
-        .ok()
-        .and_then(|s| s.pointer("/mail/undoSeconds").and_then(|v| v.as_f64()))
-        .filter(|s| (0.0..=600.0).contains(s))
-        .map(std::time::Duration::from_secs_f64)
-        .unwrap_or(cowork_mail::DEFAULT_UNDO_DELAY)
-}
-
-/// The browser's settings (`browser.executable`, `browser.ssoHosts`, `browser.loginMinutes` in
-/// settings.json); the profile is always the app's own, in the data dir.
-fn browser_config(store: &Store) -> cowork_browser::BrowserConfig {
-    let mut config = cowork_browser::BrowserConfig::new(store.dir().root().join("browser-profile"));
-    if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path()) {
-        if let Some(exe) = settings
-            .pointer("/browser/executable")
-            .and_then(|v| v.as_str())
-        {
-            config.executable = PathBuf::from(exe);
-        }
-        if let Some(hosts) = settings
-            .pointer("/browser/ssoHosts")
-            .and_then(|v| v.as_array())
-        {
-            config.sso_hosts = hosts
-                .iter()
-                .filter_map(|h| h.as_str().map(str::to_string))
-                .collect();
-        }
-        if let Some(minutes) = settings
-            .pointer("/browser/loginMinutes")
-            .and_then(|v| v.as_f64())
-            .filter(|m| *m > 0.0)
-        {
-            config.login_timeout = std::time::Duration::from_secs_f64(minutes * 60.0);
-        }
-    }
-    config
+/// A family's section of settings.json; one that does not parse is reported and its defaults
+/// used (a typo must not keep the app from starting).
+fn family_settings<T: serde::de::DeserializeOwned + Default>(store: &Store, key: &str) -> T {
+    cowork_store::settings::section(&store.dir().settings_path(), key).unwrap_or_else(|e| {
+        tracing::warn!("{e}; using the defaults");
+        T::default()
+    })
 }
 
 const QUIET_DEPENDENCIES: &[&str] = &[
@@ -329,7 +297,7 @@ impl App {
         let mail = Arc::new(cowork_mail::MailTools::new(
             &store,
             Arc::new(secrets::Keyring),
-            undo_delay(&store),
+            family_settings::<cowork_mail::MailSettings>(&store, "mail").undo_delay(),
         )?);
         registry.add_provider(Layer::Builtin, mail.clone());
         let vault_settings =
@@ -358,7 +326,12 @@ impl App {
             Layer::Builtin,
             Arc::new(cowork_vault::VaultTools::new(vault.clone())),
         );
-        let browser = Arc::new(cowork_browser::BrowserTools::new(browser_config(&store)));
+        let browser = Arc::new(cowork_browser::BrowserTools::new(
+            cowork_browser::BrowserConfig::from_settings(
+                store.dir().root().join("browser-profile"),
+                family_settings(&store, "browser"),
+            ),
+        ));
         registry.add_provider(Layer::Builtin, browser.clone());
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.

@@ -1,72 +1,10 @@
-//! The vault's settings (`vault` in settings.json): its folder and which embedding model makes
-//! its vectors. The model itself is loaded here and handed to the vault family.
+//! The vault's embedding model, chosen by its settings (`cowork_vault::VaultSettings`): loaded
+//! here and handed to the vault family.
 
 use cowork_vault::{E5, Embedder, HttpEmbedder, Vault};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum EmbedderSettings {
-    /// multilingual-e5-small in-process (installed by setup); `dir` overrides where it is.
-    E5 {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        dir: Option<PathBuf>,
-    },
-    /// An OpenAI-compatible `/embeddings` endpoint (Ollama: `http://127.0.0.1:11434/v1`).
-    #[serde(rename_all = "camelCase")]
-    Openai {
-        base_url: String,
-        model: String,
-        /// An environment variable holding the key; empty for keyless local servers.
-        #[serde(default)]
-        api_key_env: String,
-    },
-    /// Words only.
-    None,
-}
-
-impl Default for EmbedderSettings {
-    fn default() -> Self {
-        EmbedderSettings::E5 { dir: None }
-    }
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
-pub struct VaultSettings {
-    /// The vault folder; the data dir's `vault/` when empty.
-    #[serde(default)]
-    pub folder: Option<PathBuf>,
-    #[serde(default)]
-    pub embedder: EmbedderSettings,
-}
-
-impl VaultSettings {
-    pub fn load(settings_path: &Path) -> Result<VaultSettings, String> {
-        let root = cowork_store::settings::read_json(settings_path)?;
-        match root.get("vault") {
-            None | Some(serde_json::Value::Null) => Ok(VaultSettings::default()),
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
-                format!(
-                    "{}: `vault` is invalid ({e}) — fix it in Settings → Memory",
-                    settings_path.display()
-                )
-            }),
-        }
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        cowork_store::settings::update_json(settings_path, |root| {
-            root.insert("vault".into(), value);
-            Ok(())
-        })
-    }
-}
+pub use cowork_vault::{EmbedderSettings, VaultSettings};
 
 /// The in-process model, if this settings choice is one: chosen now, loaded at its first
 /// embedding (an empty vault never maps the model).

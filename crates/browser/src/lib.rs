@@ -9,7 +9,7 @@ mod session;
 mod tools;
 
 pub use login::{LoginCondition, PageFacts, left_login, wall_reason};
-pub use session::BrowserConfig;
+pub use session::{BrowserConfig, BrowserSettings};
 
 use cowork_contract::{DefaultRule, DynTool, ResumeProbe, RuleAction, ToolProvider, typed};
 use session::Session;

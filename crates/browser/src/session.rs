@@ -30,7 +30,32 @@ pub struct BrowserConfig {
     pub can_show_window: bool,
 }
 
+/// `browser` in settings.json.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BrowserSettings {
+    /// Another Chromium than Debian's.
+    pub executable: Option<PathBuf>,
+    /// More sign-in hosts than the built-in list: a company's IdP.
+    pub sso_hosts: Vec<String>,
+    /// How long a login waits, in minutes.
+    pub login_minutes: Option<f64>,
+}
+
 impl BrowserConfig {
+    /// The configuration for `settings`, with the app's own profile in `profile_dir`.
+    pub fn from_settings(profile_dir: PathBuf, settings: BrowserSettings) -> Self {
+        let mut config = BrowserConfig::new(profile_dir);
+        if let Some(exe) = settings.executable {
+            config.executable = exe;
+        }
+        config.sso_hosts = settings.sso_hosts;
+        if let Some(minutes) = settings.login_minutes.filter(|m| *m > 0.0) {
+            config.login_timeout = Duration::from_secs_f64(minutes * 60.0);
+        }
+        config
+    }
+
     pub fn new(profile_dir: PathBuf) -> Self {
         BrowserConfig {
             profile_dir,

@@ -26,6 +26,24 @@ pub use outbox::OutboxRow;
 /// How long a sent message waits in the outbox for Undo, unless settings say otherwise.
 pub const DEFAULT_UNDO_DELAY: Duration = Duration::from_secs(10);
 
+/// `mail` in settings.json.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MailSettings {
+    /// How long a sent message can be taken back, 0–600 s (default 10 s).
+    pub undo_seconds: Option<f64>,
+}
+
+impl MailSettings {
+    /// The undo delay; a value outside 0–600 s falls back to the default.
+    pub fn undo_delay(&self) -> Duration {
+        self.undo_seconds
+            .filter(|s| (0.0..=600.0).contains(s))
+            .map(Duration::from_secs_f64)
+            .unwrap_or(DEFAULT_UNDO_DELAY)
+    }
+}
+
 pub(crate) struct Shared {
     pub db: Mutex<Connection>,
     pub secrets: Arc<dyn SecretSource>,

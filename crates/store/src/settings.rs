@@ -34,3 +34,48 @@ pub fn update_json(
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     crate::write_private(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
+
+/// A family's section of the file (`key`), as the family's own settings type: absent means its
+/// defaults. A section that does not fit the type is an error that names the key and the file.
+pub fn section<T: serde::de::DeserializeOwned + Default>(
+    path: &Path,
+    key: &str,
+) -> Result<T, String> {
+    match read_json(path)?.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(T::default()),
+        Some(value) => serde_json::from_value(value.clone()).map_err(|e| {
+            format!(
+                "{}: `{key}` is invalid ({e}) — fix it or remove it",
+                path.display()
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq, serde::Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    struct Family {
+        undo_seconds: Option<f64>,
+        hosts: Vec<String>,
+    }
+
+    #[test]
+    fn a_section_is_typed_defaults_when_absent_and_names_its_key_when_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        assert_eq!(section::<Family>(&path, "mail").unwrap(), Family::default());
+        std::fs::write(&path, r#"{"mail": {"undoSeconds": 5, "hosts": ["a"]}}"#).unwrap();
+        let read = section::<Family>(&path, "mail").unwrap();
+        assert_eq!(
+            (read.undo_seconds, read.hosts),
+            (Some(5.0), vec!["a".to_string()])
+        );
+        std::fs::write(&path, r#"{"mail": {"undoSeconds": "soon"}}"#).unwrap();
+        let err = section::<Family>(&path, "mail").unwrap_err();
+        assert!(err.contains("`mail` is invalid"), "{err}");
+    }
+}

@@ -12,6 +12,7 @@ pub mod entry;
 mod index;
 mod language;
 mod schema;
+mod settings;
 mod tools;
 mod vectors;
 mod watch;
@@ -22,6 +23,7 @@ pub use schema::SCHEMA;
 pub use embed::{E5, Embedder, HttpEmbedder, Role};
 pub use entry::Kind;
 pub use index::{Entry, Filter, cjk_grams};
+pub use settings::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::{DynTool, ToolProvider, typed};
 use cowork_store::Store;

@@ -275,5 +275,39 @@ mod bindings {
             current == fresh_text,
             "ui/src/bindings.ts is out of date: run `COWORK_WRITE_BINDINGS=1 cargo test -p cowork-desktop --lib bindings`"
         );
+
+        // The ACL names the same commands: build.rs declares one permission per command and
+        // the capability grants each (a command missing there is unreachable; one extra, stale).
+        let invoked: std::collections::BTreeSet<String> = fresh_text
+            .split("__TAURI_INVOKE<")
+            .skip(1)
+            .filter_map(|rest| rest.split("(\"").nth(1)?.split('"').next())
+            .map(str::to_string)
+            .collect();
+        let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let build = std::fs::read_to_string(manifest_dir.join("build.rs")).unwrap();
+        let declared: std::collections::BTreeSet<String> = build
+            .split("const COMMANDS")
+            .nth(1)
+            .and_then(|rest| rest.split("];").next())
+            .unwrap_or_default()
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        assert_eq!(
+            invoked, declared,
+            "build.rs's COMMANDS and ipc()'s commands differ"
+        );
+        let capability =
+            std::fs::read_to_string(manifest_dir.join("capabilities/default.json")).unwrap();
+        for command in &invoked {
+            let permission = format!("\"allow-{}\"", command.replace('_', "-"));
+            assert!(
+                capability.contains(&permission),
+                "capabilities/default.json does not grant {permission}"
+            );
+        }
     }
 }

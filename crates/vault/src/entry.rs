@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename = "VaultKind")] // the TypeScript name (JSON does not carry it)
+#[schemars(rename = "Kind")] // the tool schemas' name, unchanged
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Note,
@@ -63,6 +64,7 @@ impl Kind {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename = "VaultSource")] // the TypeScript name (JSON does not carry it)
+#[schemars(rename = "Source")] // the tool schemas' name, unchanged
 pub struct Source {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<String>,

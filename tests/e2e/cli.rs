@@ -388,3 +388,48 @@ fn audit_verify_detects_edits_deletions_and_reordering() {
         "row 2: contents do not match",
     );
 }
+
+/// `cowork voice transcribe` reads a file in the workspace aloud into text; outside it, the
+/// policy refuses (a file is read through the same gate as every tool).
+#[test]
+fn voice_transcribe_from_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let raw = ws.path().join("raw.wav");
+    let spoken = std::process::Command::new("espeak-ng")
+        .args(["-v", "en-us", "-s", "140", "-w"])
+        .arg(&raw)
+        .arg("add milk and bread to my shopping list")
+        .status()
+        .expect("espeak-ng (tests/setup.sh installs it)");
+    assert!(spoken.success());
+    let ws_arg = ws.path().to_str().unwrap();
+    let out = cowork(
+        home.path(),
+        &["--workspace", ws_arg, "voice", "transcribe", "raw.wav"],
+    );
+    let said = text(&out).to_lowercase();
+    assert!(out.status.success(), "{said}");
+    for word in ["milk", "bread", "list"] {
+        assert!(said.contains(word), "{word} not heard in {said:?}");
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("x.wav");
+    std::fs::copy(&raw, &outside).unwrap();
+    let refused = cowork(
+        home.path(),
+        &[
+            "--workspace",
+            ws_arg,
+            "voice",
+            "transcribe",
+            outside.to_str().unwrap(),
+        ],
+    );
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("outside the workspace"),
+        "{}",
+        text(&refused)
+    );
+}

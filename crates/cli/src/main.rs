@@ -21,6 +21,7 @@ mod provider;
 mod tasks;
 mod toolpack;
 mod vault;
+mod voice;
 mod workspace;
 
 use account::*;
@@ -28,6 +29,7 @@ use provider::*;
 use tasks::*;
 use toolpack::*;
 use vault::*;
+use voice::*;
 use workspace::*;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -95,6 +97,9 @@ enum Command {
     /// Long-term memory and notes: Markdown files in the vault folder, searched by meaning.
     #[command(subcommand)]
     Vault(VaultCmd),
+    /// Speech: transcribe an audio file, offline.
+    #[command(subcommand)]
+    Voice(VoiceCmd),
     /// Trust a folder's own settings (they only narrow until you do), see what they ask for.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
@@ -446,6 +451,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Account(cmd) => return account(&app, cmd, conversation, json).await,
         Command::Vault(cmd) => return vault(&app, cmd, conversation, json).await,
+        Command::Voice(cmd) => return voice(&app, cmd, conversation, json).await,
         Command::Tasks(cmd) => {
             let code = tasks(&app, cmd, json).await;
             app.close_browser().await;

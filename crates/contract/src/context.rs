@@ -32,6 +32,23 @@ impl EffectEnv {
     /// Resolve a path argument to the real target the policy must see: `~` expanded, relative
     /// paths joined to the first workspace root, `.`/`..` removed lexically, and the longest
     /// existing prefix canonicalized so a symlink cannot point the policy at the wrong file.
+    /// Re-resolves a reviewed path just before use: if anything on the way changed since
+    /// review (a directory or the file became a symlink), the call stops — a run acts on what
+    /// was reviewed or on nothing.
+    pub fn recheck(&self, reviewed: &std::path::Path) -> Result<(), crate::ToolError> {
+        let now = self.resolve_path(&reviewed.to_string_lossy());
+        if now != reviewed {
+            return Err(crate::ToolError::SecurityViolation {
+                reason: format!(
+                    "{} now resolves to {} (a symlink changed since the call was reviewed); nothing was done",
+                    reviewed.display(),
+                    now.display()
+                ),
+            });
+        }
+        Ok(())
+    }
+
     pub fn resolve_path(&self, raw: &str) -> PathBuf {
         let expanded = match (raw.strip_prefix('~'), &self.home) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {

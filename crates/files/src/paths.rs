@@ -34,27 +34,11 @@ pub fn resolve(env: &EffectEnv, raw: &str) -> Result<PathBuf, ToolError> {
     Ok(env.resolve_path(raw))
 }
 
-/// Re-resolves a reviewed path just before use: if anything on the way changed (a directory
-/// became a symlink), the call stops.
-pub fn recheck(env: &EffectEnv, reviewed: &Path) -> Result<(), ToolError> {
-    let now = env.resolve_path(&reviewed.to_string_lossy());
-    if now != reviewed {
-        return Err(ToolError::SecurityViolation {
-            reason: format!(
-                "{} now resolves to {} (a symlink changed since the call was reviewed); nothing was done",
-                reviewed.display(),
-                now.display()
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Opens a reviewed file for reading: no final symlink, and the descriptor's real path must be
 /// the reviewed one.
 pub fn open_reviewed(env: &EffectEnv, reviewed: &Path) -> Result<File, ToolError> {
     use std::os::unix::fs::OpenOptionsExt;
-    recheck(env, reviewed)?;
+    env.recheck(reviewed)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
@@ -138,7 +122,7 @@ pub fn write_plan(env: &EffectEnv, raw: &str) -> Result<CallPlan<PathBuf>, ToolE
 /// The planned path, re-checked against the filesystem now: the run uses exactly what the
 /// PolicyBridge saw, or nothing.
 pub fn planned(env: &EffectEnv, planned: &Path) -> Result<PathBuf, ToolError> {
-    recheck(env, planned)?;
+    env.recheck(planned)?;
     Ok(planned.to_path_buf())
 }
 

@@ -41,8 +41,10 @@ impl Tool for Transcribe {
         &self,
         _: &Self::Input,
         path: &PathBuf,
-        _: &ToolContext,
+        ctx: &ToolContext,
     ) -> ToolResult<Transcript> {
+        // The file read is the reviewed one: a symlink swapped in since review is refused.
+        ctx.env.recheck(path)?;
         let (speech, path) = (self.0.clone(), path.clone());
         tokio::task::spawn_blocking(move || {
             let samples = crate::audio::load(&path).map_err(ToolError::invalid)?;

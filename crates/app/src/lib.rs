@@ -107,6 +107,7 @@ pub struct App {
     vault: Arc<cowork_vault::Vault>,
     vault_settings: VaultSettings,
     browser: Arc<cowork_browser::BrowserTools>,
+    voice: Arc<cowork_voice::Voice>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
 }
@@ -333,14 +334,10 @@ impl App {
             ),
         ));
         registry.add_provider(Layer::Builtin, browser.clone());
-        let voice: cowork_voice::VoiceSettings = family_settings(&store, "voice");
-        let model = voice
-            .model
-            .or_else(cowork_voice::default_model)
-            .unwrap_or_default();
+        let voice = cowork_voice::Voice::new(Some(store.dir().settings_path()));
         registry.add_provider(
             Layer::Builtin,
-            Arc::new(cowork_voice::VoiceTools::new(model)),
+            Arc::new(cowork_voice::VoiceTools::new(voice.clone())),
         );
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
@@ -413,6 +410,7 @@ impl App {
             toolpacks,
             mail,
             vault,
+            voice,
             vault_settings,
             browser,
             toolpack_changes,
@@ -484,6 +482,12 @@ impl App {
                 }
             }
         }
+    }
+
+    /// The microphone's state (the window's indicator), stopping speech and recordings, and the
+    /// voice settings. Recording and speaking themselves are tool calls, through the gate.
+    pub fn voice(&self) -> &Arc<cowork_voice::Voice> {
+        &self.voice
     }
 
     /// Ends the app's browser (and its driver and Chromium).

@@ -68,12 +68,7 @@ pub fn load(path: &Path) -> Result<Vec<f32>, String> {
         let channels = decoded.spec().channels.count().max(1);
         let mut samples = SampleBuffer::<f32>::new(decoded.capacity() as u64, *decoded.spec());
         samples.copy_interleaved_ref(decoded);
-        mono.extend(
-            samples
-                .samples()
-                .chunks(channels)
-                .map(|frame| frame.iter().sum::<f32>() / channels as f32),
-        );
+        mix_to_mono(samples.samples(), channels, &mut mono);
     }
     if mono.is_empty() {
         return Err(format!("{}: the file holds no audio", path.display()));
@@ -81,26 +76,78 @@ pub fn load(path: &Path) -> Result<Vec<f32>, String> {
     resample(&mono, rate)
 }
 
+/// Interleaved frames of `channels` → their mean, appended to `out`.
+pub fn mix_to_mono(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
+    out.extend(
+        interleaved
+            .chunks(channels)
+            .map(|frame| frame.iter().sum::<f32>() / channels as f32),
+    );
+}
+
 /// `samples` at `rate` → 16 kHz.
 pub fn resample(samples: &[f32], rate: u32) -> Result<Vec<f32>, String> {
-    if rate == WHISPER_RATE {
-        return Ok(samples.to_vec());
+    let mut resampler = Resample::new(rate, WHISPER_RATE)?;
+    let mut out = Vec::with_capacity(samples.len() * WHISPER_RATE as usize / rate as usize + 1024);
+    resampler.push(samples, &mut out)?;
+    resampler.finish(&mut out)?;
+    Ok(out)
+}
+
+/// A streaming rate converter for mono audio: the microphone's blocks in, 16 kHz out; speech at
+/// the synthesizer's rate in, the speaker's rate out.
+pub struct Resample {
+    fft: Option<FftFixedIn<f32>>,
+    pending: Vec<f32>,
+}
+
+const CHUNK: usize = 1024;
+
+impl Resample {
+    pub fn new(from: u32, to: u32) -> Result<Self, String> {
+        let fft = if from == to {
+            None
+        } else {
+            Some(
+                FftFixedIn::<f32>::new(from as usize, to as usize, CHUNK, 2, 1)
+                    .map_err(|e| format!("resampling from {from} Hz to {to} Hz: {e}"))?,
+            )
+        };
+        Ok(Resample {
+            fft,
+            pending: Vec::new(),
+        })
     }
-    const CHUNK: usize = 1024;
-    let mut resampler = FftFixedIn::<f32>::new(rate as usize, WHISPER_RATE as usize, CHUNK, 2, 1)
-        .map_err(|e| format!("resampling from {rate} Hz: {e}"))?;
-    let mut out = Vec::with_capacity(samples.len() * WHISPER_RATE as usize / rate as usize + CHUNK);
-    let mut chunks = samples.chunks_exact(CHUNK);
-    for chunk in chunks.by_ref() {
-        let frames = resampler
-            .process(&[chunk], None)
+
+    /// Converts what whole chunks `samples` completes and appends them to `out`.
+    pub fn push(&mut self, samples: &[f32], out: &mut Vec<f32>) -> Result<(), String> {
+        let Some(fft) = self.fft.as_mut() else {
+            out.extend_from_slice(samples);
+            return Ok(());
+        };
+        self.pending.extend_from_slice(samples);
+        let mut used = 0;
+        for chunk in self.pending.chunks_exact(CHUNK) {
+            let frames = fft
+                .process(&[chunk], None)
+                .map_err(|e| format!("resampling: {e}"))?;
+            out.extend_from_slice(&frames[0]);
+            used += CHUNK;
+        }
+        self.pending.drain(..used);
+        Ok(())
+    }
+
+    /// Converts the last partial chunk.
+    pub fn finish(&mut self, out: &mut Vec<f32>) -> Result<(), String> {
+        let Some(fft) = self.fft.as_mut() else {
+            return Ok(());
+        };
+        let rest = std::mem::take(&mut self.pending);
+        let frames = fft
+            .process_partial(Some(&[rest.as_slice()]), None)
             .map_err(|e| format!("resampling: {e}"))?;
         out.extend_from_slice(&frames[0]);
+        Ok(())
     }
-    let rest = chunks.remainder();
-    let frames = resampler
-        .process_partial(Some(&[rest]), None)
-        .map_err(|e| format!("resampling: {e}"))?;
-    out.extend_from_slice(&frames[0]);
-    Ok(out)
 }

@@ -1,39 +1,139 @@
-//! The voice family: speech in and out. Today `transcribe` (an audio file → text, offline,
-//! whisper.cpp); the microphone (`listen`) and speech (`speak`) come next (issue 21).
+//! The voice family: speech in and out, offline. `transcribe` (an audio file → text, whisper.cpp),
+//! `listen` (the microphone → text: cpal, a voice activity detector, whisper.cpp) and `speak`
+//! (text → the speaker: espeak-ng, English and Mandarin).
 
 mod audio;
+mod mic;
+mod speaker;
 mod speech;
 mod tools;
 
+pub use mic::{
+    Endpointer, Endpoints, MicError, MicState, Microphone, Stopped, input_devices, output_devices,
+};
+pub use speaker::{SpeakError, Speaker, Spoken, voice_for};
 pub use speech::{MODEL_SETUP, Segment, Speech, Transcript, default_model};
+pub use tools::Heard;
 
 use cowork_contract::{DynTool, ToolProvider, typed};
-use std::path::PathBuf;
-use std::sync::Arc;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-/// `voice` in settings.json.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+/// `voice` in settings.json: the person's choices, read at every use (Settings → Voice applies
+/// at once).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase", default)]
 pub struct VoiceSettings {
     /// A ggml Whisper model file the person provides (a multilingual one hears Chinese too);
     /// Whisper tiny.en from setup when unset.
     pub model: Option<PathBuf>,
+    /// The microphone by name (`cowork voice devices`); the system default when unset.
+    pub input_device: Option<String>,
+    /// The speaker by name; the system default when unset.
+    pub output_device: Option<String>,
+    /// The spoken language (ISO 639-1, e.g. `zh`); detected when unset and the model is
+    /// multilingual.
+    pub language: Option<String>,
+    /// The espeak-ng voice for replies read aloud; chosen from the text when unset (`cmn` for
+    /// Chinese, `en-us` otherwise).
+    pub voice: Option<String>,
+    /// Send what was heard at once instead of leaving it in the input for review.
+    pub auto_send: bool,
+    /// Read the assistant's replies aloud.
+    pub read_aloud: bool,
+}
+
+impl VoiceSettings {
+    pub fn load(settings_path: &Path) -> Result<VoiceSettings, String> {
+        cowork_store::settings::section(settings_path, "voice")
+    }
+
+    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
+        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        cowork_store::settings::update_json(settings_path, |root| {
+            root.insert("voice".into(), value);
+            Ok(())
+        })
+    }
+
+    /// The model file to use: the person's, else the one setup installs.
+    pub fn model_path(&self) -> PathBuf {
+        self.model
+            .clone()
+            .or_else(default_model)
+            .unwrap_or_else(|| PathBuf::from("ggml-tiny.en.bin"))
+    }
+}
+
+/// The family's shared parts: one microphone, one speaker, the speech model (loaded when first
+/// needed), and where the person's settings are.
+pub struct Voice {
+    settings_path: Option<PathBuf>,
+    speech: Mutex<Arc<Speech>>,
+    mic: Microphone,
+    speaker: Speaker,
+}
+
+impl Voice {
+    /// The family reading its settings from `settings_path` (defaults when None).
+    pub fn new(settings_path: Option<PathBuf>) -> Arc<Self> {
+        let voice = Voice {
+            settings_path,
+            speech: Mutex::new(Arc::new(Speech::new(PathBuf::new()))),
+            mic: Microphone::default(),
+            speaker: Speaker::default(),
+        };
+        let model = voice.settings().model_path();
+        *voice.speech.lock().unwrap() = Arc::new(Speech::new(model));
+        Arc::new(voice)
+    }
+
+    /// The settings now; a broken section is logged and read as the defaults.
+    pub fn settings(&self) -> VoiceSettings {
+        let Some(path) = &self.settings_path else {
+            return VoiceSettings::default();
+        };
+        VoiceSettings::load(path).unwrap_or_else(|e| {
+            tracing::warn!("{e}; using the defaults");
+            VoiceSettings::default()
+        })
+    }
+
+    /// The speech model of the current settings (a changed `voice.model` takes effect here; the
+    /// old one is dropped with its memory).
+    pub fn speech(&self) -> Arc<Speech> {
+        let model = self.settings().model_path();
+        let mut speech = self.speech.lock().unwrap();
+        if speech.model() != model {
+            *speech = Arc::new(Speech::new(model));
+        }
+        speech.clone()
+    }
+
+    pub fn microphone(&self) -> &Microphone {
+        &self.mic
+    }
+
+    pub fn speaker(&self) -> &Speaker {
+        &self.speaker
+    }
+
+    /// Stops whatever is speaking or listening (Esc in the window).
+    pub fn stop(&self) -> bool {
+        let speaking = self.speaker.stop();
+        self.mic.stop() || speaking
+    }
 }
 
 pub struct VoiceTools {
-    speech: Arc<Speech>,
+    voice: Arc<Voice>,
 }
 
 impl VoiceTools {
-    /// The family, with the speech model at `model` (loaded when first needed).
-    pub fn new(model: PathBuf) -> Self {
-        VoiceTools {
-            speech: Arc::new(Speech::new(model)),
-        }
-    }
-
-    pub fn speech(&self) -> &Arc<Speech> {
-        &self.speech
+    pub fn new(voice: Arc<Voice>) -> Self {
+        VoiceTools { voice }
     }
 }
 
@@ -43,6 +143,10 @@ impl ToolProvider for VoiceTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        vec![typed(tools::Transcribe(self.speech.clone()))]
+        vec![
+            typed(tools::Transcribe(self.voice.clone())),
+            typed(tools::Listen(self.voice.clone())),
+            typed(tools::Speak(self.voice.clone())),
+        ]
     }
 }

@@ -122,14 +122,29 @@ impl Speech {
 
     /// 16 kHz mono samples → text (blocking: call it off the async runtime).
     pub fn transcribe(&self, samples: &[f32]) -> Result<Transcript, String> {
+        self.transcribe_in(samples, None)
+    }
+
+    /// `transcribe`, in `language` (ISO 639-1) when given; otherwise a multilingual model
+    /// detects it and an English-only one hears English.
+    pub fn transcribe_in(
+        &self,
+        samples: &[f32],
+        language: Option<&str>,
+    ) -> Result<Transcript, String> {
         let context = self.context()?;
-        let transcript = self.run(&context, samples);
+        let transcript = self.run(&context, samples, language);
         drop(context);
         self.unload_when_idle();
         transcript
     }
 
-    fn run(&self, context: &WhisperContext, samples: &[f32]) -> Result<Transcript, String> {
+    fn run(
+        &self,
+        context: &WhisperContext,
+        samples: &[f32],
+        language: Option<&str>,
+    ) -> Result<Transcript, String> {
         let mut state = context
             .create_state()
             .map_err(|e| format!("whisper: {e}"))?;
@@ -140,6 +155,12 @@ impl Speech {
         params.set_print_realtime(false);
         params.set_print_special(false);
         params.set_print_timestamps(false);
+        let language = match language {
+            _ if !context.is_multilingual() => "en",
+            Some(language) => language,
+            None => "auto",
+        };
+        params.set_language(Some(language));
         // A short clip needs only as much of the 30-s encoder window as it fills: ~5× faster.
         let seconds = samples.len() as f32 / WHISPER_RATE as f32;
         if seconds < 28.0 {

@@ -4,38 +4,11 @@
 
 use cowork_app::{App, AppOptions};
 use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig};
+use cowork_tests::speech::{wer, words};
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-
-/// Words (lower case, no punctuation; digits as written) — what the comparison reads.
-fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .collect::<String>()
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Word error rate: edit distance over words / words said.
-fn wer(said: &[String], heard: &[String]) -> f64 {
-    let mut row: Vec<usize> = (0..=heard.len()).collect();
-    for (i, s) in said.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, h) in heard.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(s != h)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[heard.len()] as f64 / said.len().max(1) as f64
-}
 
 fn say(text: &str, wav: &Path, sox_args: &[&str], out: &Path) {
     let spoken = Command::new("espeak-ng")

@@ -9,6 +9,7 @@ pub mod login_wall;
 pub mod mcp;
 pub mod peers;
 pub mod shop;
+pub mod speech;
 
 use cowork_contract::{
     Annotations, CallPlan, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool,

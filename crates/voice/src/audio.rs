@@ -151,3 +151,15 @@ impl Resample {
         Ok(())
     }
 }
+
+/// The stream settings for `config` with ~20-ms device blocks: the host's default can be
+/// seconds long (PulseAudio's ALSA plugin), which would hold back the level meter, partial
+/// transcripts and the end of speech by as much.
+pub fn short_blocks(config: &cpal::SupportedStreamConfig) -> cpal::StreamConfig {
+    let mut stream = config.config();
+    let want = config.sample_rate() / 50;
+    if let cpal::SupportedBufferSize::Range { min, max } = config.buffer_size() {
+        stream.buffer_size = cpal::BufferSize::Fixed(want.clamp(*min, *max));
+    }
+    stream
+}

@@ -9,8 +9,8 @@ use crate::audio::{Resample, WHISPER_RATE, mix_to_mono};
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use serde::Serialize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 /// What the window shows while the microphone is open — whoever opened it.
@@ -140,6 +140,8 @@ struct Capture {
     // Dropped before the stream: a callback blocked on a full channel then returns, and the
     // stream's thread can be joined.
     blocks: Receiver<Block>,
+    /// Samples sent and not yet taken.
+    queued: Arc<AtomicUsize>,
     _stream: cpal::Stream,
     rate: u32,
 }
@@ -149,21 +151,23 @@ fn open(device: Option<&str>) -> Result<Capture, MicError> {
     let config = device.default_input_config().map_err(classify)?;
     let channels = config.channels() as usize;
     let rate = config.sample_rate();
-    // Bounded: a device faster than real time waits for the detector instead of filling memory;
-    // a real one never gets near the bound (the detector runs ~1000× real time).
-    let (tx, blocks) = sync_channel(64);
+    // Never blocks the device's thread: a blocked capture callback overruns the device, and
+    // the sound in between is lost. Memory is bounded instead (see `build`).
+    let (tx, blocks) = channel();
+    let queued = Arc::new(AtomicUsize::new(0));
     let stream = match config.sample_format() {
-        cpal::SampleFormat::F32 => build::<f32>(&device, &config, channels, tx),
-        cpal::SampleFormat::I16 => build::<i16>(&device, &config, channels, tx),
-        cpal::SampleFormat::I32 => build::<i32>(&device, &config, channels, tx),
-        cpal::SampleFormat::U16 => build::<u16>(&device, &config, channels, tx),
-        cpal::SampleFormat::U8 => build::<u8>(&device, &config, channels, tx),
+        cpal::SampleFormat::F32 => build::<f32>(&device, &config, channels, tx, queued.clone()),
+        cpal::SampleFormat::I16 => build::<i16>(&device, &config, channels, tx, queued.clone()),
+        cpal::SampleFormat::I32 => build::<i32>(&device, &config, channels, tx, queued.clone()),
+        cpal::SampleFormat::U16 => build::<u16>(&device, &config, channels, tx, queued.clone()),
+        cpal::SampleFormat::U8 => build::<u8>(&device, &config, channels, tx, queued.clone()),
         other => return Err(MicError::Open(format!("sample format {other} is not read"))),
     }?;
     stream.play().map_err(classify)?;
     Ok(Capture {
-        _stream: stream,
         blocks,
+        queued,
+        _stream: stream,
         rate,
     })
 }
@@ -172,7 +176,8 @@ fn build<T>(
     device: &cpal::Device,
     config: &cpal::SupportedStreamConfig,
     channels: usize,
-    tx: SyncSender<Block>,
+    tx: Sender<Block>,
+    queued: Arc<AtomicUsize>,
 ) -> Result<cpal::Stream, MicError>
 where
     T: cpal::SizedSample,
@@ -180,19 +185,32 @@ where
 {
     let errors = tx.clone();
     let mut interleaved = Vec::new();
+    // A minute of sound waiting at most; past it, blocks are dropped (a detector that fell that
+    // far behind has stopped).
+    let limit = config.sample_rate() as usize * 60;
     device
         .build_input_stream::<T, _, _>(
-            config.config(),
+            crate::audio::short_blocks(config),
             move |data: &[T], _| {
                 interleaved.clear();
                 interleaved.extend(data.iter().map(|s| cpal::Sample::to_sample::<f32>(*s)));
                 let mut mono = Vec::with_capacity(data.len() / channels.max(1));
                 mix_to_mono(&interleaved, channels.max(1), &mut mono);
+                if queued.fetch_add(mono.len(), Ordering::SeqCst) > limit {
+                    queued.fetch_sub(mono.len(), Ordering::SeqCst);
+                    return;
+                }
                 // A closed receiver means the recording is over; the stream is dropped next.
                 let _ = tx.send(Block::Audio(mono));
             },
-            move |e| {
-                let _ = errors.try_send(Block::Failed(e.to_string()));
+            move |e: cpal::Error| match e.kind() {
+                // A missed block (the host recovers by itself): a click, not the end.
+                cpal::ErrorKind::Xrun | cpal::ErrorKind::DeviceChanged => {
+                    tracing::debug!(error = %e, "microphone");
+                }
+                _ => {
+                    let _ = errors.send(Block::Failed(e.to_string()));
+                }
             },
             None,
         )
@@ -211,10 +229,11 @@ fn classify(e: cpal::Error) -> MicError {
 
 /// 16 ms at 16 kHz: the detector's frame.
 const FRAME: usize = 256;
-/// Kept before the first voiced frame, so a soft first syllable is not cut.
-const PRE_ROLL: usize = WHISPER_RATE as usize * 3 / 10;
-/// Kept after the last voiced frame.
-const TAIL: usize = WHISPER_RATE as usize / 4;
+/// Kept before the first voiced frame, so a soft first syllable ("sch…") is not cut.
+const PRE_ROLL: usize = WHISPER_RATE as usize / 2;
+/// Kept after the last voiced frame: closing consonants ("…st") do not count as voice, and a
+/// 250-ms tail cut them ("shopping list" heard as "sharpened loose").
+const TAIL: usize = WHISPER_RATE as usize * 7 / 10;
 const VOICED: f32 = 0.5;
 
 /// Finds speech in a stream of 16-kHz samples: where it starts, where it has ended.
@@ -259,7 +278,8 @@ impl Endpointer {
     /// Feeds 16-kHz samples; `Some` once the recording should end.
     pub fn push(&mut self, samples: &[f32]) -> Option<Stopped> {
         for &sample in samples {
-            self.frame.push(sample);
+            // Resampling can overshoot full scale a little; the detector takes [-1, 1] only.
+            self.frame.push(sample.clamp(-1.0, 1.0));
             if self.frame.len() < FRAME {
                 continue;
             }
@@ -420,7 +440,10 @@ impl Microphone {
                 break Stopped::ByPerson;
             }
             let block = match capture.blocks.recv_timeout(Duration::from_millis(100)) {
-                Ok(Block::Audio(block)) => block,
+                Ok(Block::Audio(block)) => {
+                    capture.queued.fetch_sub(block.len(), Ordering::SeqCst);
+                    block
+                }
                 Ok(Block::Failed(e)) => break Stopped::DeviceLost(e),
                 Err(RecvTimeoutError::Timeout) if last_block.elapsed() < STALL => continue,
                 Err(RecvTimeoutError::Timeout) => {

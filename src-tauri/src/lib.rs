@@ -131,6 +131,16 @@ pub fn builder<R: Runtime>(
                     let _ = handle.emit("vault-changed", ());
                 }
             });
+            // The microphone's state, whoever opened it (the window's button, the model's
+            // `listen`): while it is open the window always shows it.
+            let handle = tauri_app.handle().clone();
+            let mut mic = tauri_app.state::<Shell>().app.voice().microphone().state();
+            tauri::async_runtime::spawn(async move {
+                while mic.changed().await.is_ok() {
+                    let state = mic.borrow_and_update().clone();
+                    let _ = handle.emit("mic-state", &state);
+                }
+            });
             let handle = tauri_app.handle().clone();
             let mut events = tauri_app.state::<Shell>().app.scheduler().subscribe();
             tauri::async_runtime::spawn(async move {
@@ -210,6 +220,10 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::resume_suspension::<tauri::Wry>,
             commands::cancel_suspension,
             commands::extend_suspension,
+            commands::voice_devices,
+            commands::get_voice_settings,
+            commands::save_voice_settings,
+            commands::voice_stop,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()
@@ -217,6 +231,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         .typ::<cowork_core::ToolEvent>()
         .typ::<cowork_core::ApprovalRequest>()
         .typ::<cowork_core::ElicitationRequest>()
+        .typ::<cowork_app::MicState>()
 }
 
 type Waiting<A> = Mutex<HashMap<String, tokio::sync::oneshot::Sender<A>>>;

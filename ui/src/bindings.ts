@@ -96,6 +96,15 @@ export const commands = {
 	resumeSuspension: (id: string) => __TAURI_INVOKE<ToolCallView>("resume_suspension", { id }),
 	cancelSuspension: (id: string) => __TAURI_INVOKE<Suspension>("cancel_suspension", { id }),
 	extendSuspension: (id: string, minutes: number) => __TAURI_INVOKE<Suspension>("extend_suspension", { id, minutes }),
+	voiceDevices: () => __TAURI_INVOKE<VoiceDevices>("voice_devices"),
+	getVoiceSettings: () => __TAURI_INVOKE<VoiceSettings>("get_voice_settings"),
+	/**  Saves the voice settings; the next recording or reply read aloud uses them. */
+	saveVoiceSettings: (settings: VoiceSettings) => __TAURI_INVOKE<null>("save_voice_settings", { settings }),
+	/**
+	 *  Ends the recording in progress (the person let go of the key, keeping what was said) and
+	 *  any speech being read aloud (Esc). Recording and speaking are tool calls (`call_tool`).
+	 */
+	voiceStop: () => __TAURI_INVOKE<boolean>("voice_stop"),
 };
 
 /* Types */
@@ -312,6 +321,15 @@ export type MatchedRule = {
 export type Message = {
 	role: Role,
 	parts: Part[],
+};
+
+/**  What the window shows while the microphone is open — whoever opened it. */
+export type MicState = {
+	open: boolean,
+	/**  Loudness of the last ~50 ms, 0 (silence) to 1 (full scale), on a dB scale. */
+	level: number | null,
+	/**  The words heard so far (transcribed in chunks while the person speaks). */
+	partial: string,
 };
 
 export type Mode = "normal" | 
@@ -702,6 +720,42 @@ export type VerifyReport = {
 	head_seq: number,
 	head_hash: string,
 	problems: Problem[],
+};
+
+/**  The microphones and speakers cpal sees (Settings → Voice), defaults first. */
+export type VoiceDevices = {
+	inputs: string[],
+	outputs: string[],
+};
+
+/**
+ *  `voice` in settings.json: the person's choices, read at every use (Settings → Voice applies
+ *  at once).
+ */
+export type VoiceSettings = {
+	/**
+	 *  A ggml Whisper model file the person provides (a multilingual one hears Chinese too);
+	 *  Whisper tiny.en from setup when unset.
+	 */
+	model?: string | null,
+	/**  The microphone by name (`cowork voice devices`); the system default when unset. */
+	inputDevice?: string | null,
+	/**  The speaker by name; the system default when unset. */
+	outputDevice?: string | null,
+	/**
+	 *  The spoken language (ISO 639-1, e.g. `zh`); detected when unset and the model is
+	 *  multilingual.
+	 */
+	language?: string | null,
+	/**
+	 *  The espeak-ng voice for replies read aloud; chosen from the text when unset (`cmn` for
+	 *  Chinese, `en-us` otherwise).
+	 */
+	voice?: string | null,
+	/**  Send what was heard at once instead of leaving it in the input for review. */
+	autoSend?: boolean,
+	/**  Read the assistant's replies aloud. */
+	readAloud?: boolean,
 };
 
 /**  What trusting a workspace would let happen (see [`App::workspace_review`]). */

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, on, type FirstRun, type Message, type Part, type ImageBlock, type Content, type Value, type Progress } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
+import { listenOnce, readAloud } from "./voice";
 
 interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; images?: Content[]; duration_ms?: number; progress?: Progress }
 
@@ -80,6 +81,10 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const current = useRef<string | null>(conversation);
   const bottom = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
+  const [micBusy, setMicBusy] = useState(false);
+  const listening = useRef(false);
+  const latest = useRef<{ items: Item[]; input: string }>({ items: [], input: "" });
+  latest.current = { items, input };
 
   useEffect(() => {
     current.current = conversation;
@@ -121,6 +126,10 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       if (c !== current.current) return;
       setRunning(false);
       if (e) setError(e);
+      const last = latest.current.items[latest.current.items.length - 1];
+      if (!e && last?.kind === "assistant") {
+        api.getVoiceSettings().then((v) => { if (v.readAloud) readAloud(last.text, c); }).catch(() => {});
+      }
     });
     // The scheduler's events carry its own call ids; `started` ties one to our card id.
     const cardOf = new Map<string, string>();
@@ -139,8 +148,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     return () => { a.then((f) => f()); d.then((f) => f()); p.then((f) => f()); r.then((f) => f()); };
   }, []);
 
-  const submit = async () => {
-    const text = input.trim();
+  const submit = async (given?: string) => {
+    const text = (given ?? input).trim();
     if (!text || running) return;
     setInput("");
     setError(null);
@@ -165,6 +174,40 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       if (isNew) onConversation(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };
+
+  // The microphone: the words land in the input for review (or are sent, as the settings say).
+  const listen = async () => {
+    if (listening.current) { api.voiceStop(); return; }
+    listening.current = true;
+    setMicBusy(true);
+    setError(null);
+    try {
+      const heard = await listenOnce(current.current ?? "voice");
+      if (!heard) { setError(t("noSpeech")); return; }
+      const text = [latest.current.input.trim(), heard].filter(Boolean).join(" ");
+      const settings = await api.getVoiceSettings().catch(() => null);
+      if (settings?.autoSend) await submit(text);
+      else { setInput(text); inputRef.current?.focus(); }
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      listening.current = false;
+      setMicBusy(false);
+    }
+  };
+  // Hold Ctrl+Space to talk; letting go ends the recording. Esc stops listening and speech.
+  useEffect(() => {
+    const down = (e: KeyboardEvent) => {
+      if (e.key === "Escape") api.voiceStop().catch(() => {});
+      if (e.ctrlKey && e.code === "Space" && !e.repeat && !listening.current) { e.preventDefault(); listen(); }
+    };
+    const up = (e: KeyboardEvent) => {
+      if (listening.current && (e.code === "Space" || e.key === "Control")) api.voiceStop().catch(() => {});
+    };
+    window.addEventListener("keydown", down);
+    window.addEventListener("keyup", up);
+    return () => { window.removeEventListener("keydown", down); window.removeEventListener("keyup", up); };
+  }, []);
 
   const waiting = running && ["user", "recalled", "resumed"].includes(items[items.length - 1]?.kind ?? "");
   return (
@@ -192,9 +235,11 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         <textarea ref={inputRef} data-testid="chat-input" rows={2} placeholder={t("placeholder")} value={input}
           onInput={(e) => setInput(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />
+        <button class={micBusy ? "mic on" : "mic"} data-testid="mic" aria-pressed={micBusy} title={micBusy ? t("stopListening") : t("micButton")}
+          aria-label={micBusy ? t("stopListening") : t("micButton")} onClick={listen}>🎙</button>
         {running
           ? <button class="stop" onClick={() => current.current && api.stopRun(current.current)}>{t("stop")}</button>
-          : <button class="primary" data-testid="send" onClick={submit}>{t("send")}</button>}
+          : <button class="primary" data-testid="send" onClick={() => submit()}>{t("send")}</button>}
       </div>
     </section>
   );

@@ -51,6 +51,11 @@ const en = {
   onDevice: "on this device", openaiEmbeddings: "OpenAI-compatible /embeddings (Ollama, LM Studio…)",
   embedderHint: "A new model re-embeds every entry in the background (progress on the Memory page); until then those entries are found by words. Vectors of different models are never mixed.",
   waitingForYou: "Waiting for you:", resume: "Resume", resumed: "Resumed", cancelTask: "Cancel", until: "until",
+  voice: "Voice", micOn: "Microphone on", listening: "Listening…", micButton: "Speak (hold Ctrl+Space)", stopListening: "Stop listening (keeps what you said)",
+  noSpeech: "No speech heard.", microphone: "Microphone", speaker: "Speaker", systemDefault: "System default", speechModel: "Speech model (ggml Whisper file)",
+  speechModelDefault: "default: Whisper tiny.en (English only)", spokenLanguage: "Spoken language", autoDetect: "Detect", english: "English", chinese: "Chinese",
+  autoSend: "Send what I said at once", readAloud: "Read replies aloud (Esc stops)", speaking: "Speaking… (Esc stops)",
+  voiceHint: "Speech stays on this device. The model that comes with Cowork hears English only; for Chinese, give a multilingual ggml Whisper model file (ggml-base.bin, ggml-small.bin) — its language is detected.",
   kind_memory: "memories", kind_note: "note", kind_fact: "fact", kind_preference: "preference", kind_decision: "decision", kind_learning: "learning",
 };
 type Dict = typeof en;
@@ -106,6 +111,11 @@ const zh: Partial<Dict> = {
   onDevice: "在本机运行", openaiEmbeddings: "OpenAI 兼容的 /embeddings（Ollama、LM Studio…）",
   embedderHint: "换用新模型后，所有条目会在后台重新向量化（进度见记忆页面）；完成前这些条目按关键词查找。不同模型的向量从不混用。",
   waitingForYou: "等待你处理：", resume: "继续", resumed: "已继续", cancelTask: "取消", until: "截止",
+  voice: "语音", micOn: "麦克风已打开", listening: "正在听…", micButton: "说话（按住 Ctrl+空格）", stopListening: "停止收音（保留已说的内容）",
+  noSpeech: "没有听到说话。", microphone: "麦克风", speaker: "扬声器", systemDefault: "系统默认", speechModel: "语音识别模型（ggml Whisper 文件）",
+  speechModelDefault: "默认：Whisper tiny.en（仅英语）", spokenLanguage: "说话语言", autoDetect: "自动识别", english: "英语", chinese: "中文",
+  autoSend: "说完立即发送", readAloud: "朗读回复（Esc 停止）", speaking: "正在朗读…（Esc 停止）",
+  voiceHint: "语音只在本机处理。Cowork 自带的模型只能听懂英语；要说中文，请指定一个多语言的 ggml Whisper 模型文件（ggml-base.bin、ggml-small.bin），会自动识别语言。",
   kind_memory: "记忆", kind_note: "笔记", kind_fact: "事实", kind_preference: "偏好", kind_decision: "决定", kind_learning: "经验",
 };
 export type Lang = "en" | "zh-CN";

@@ -11,6 +11,7 @@ import { ChangesView } from "./changes";
 import { MemoryView } from "./memory";
 import { SuspendedBar } from "./suspended";
 import { TrustDialog } from "./trust";
+import { MicIndicator } from "./voice";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -86,6 +87,7 @@ function App() {
         {view === "memory" && <MemoryView />}
         {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
       </main>
+      <MicIndicator />
       <OutboxBar conversation={conversation} />
       <SuspendedBar />
       {approvals.length === 0 && <TrustDialog />}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { AccountsSettings } from "./accounts";
 import { MemorySettings } from "./memory";
+import { VoiceSettingsPanel } from "./voice";
 import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
@@ -101,6 +102,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
       </fieldset>
       <AccountsSettings />
       <MemorySettings />
+      <VoiceSettingsPanel />
       <fieldset>
         <legend>{t("language")} · {t("theme")}</legend>
         <select value={getLang()} onChange={(e) => { setLang(e.currentTarget.value as Lang); onChange(); }}><option value="en">English</option><option value="zh-CN">简体中文</option></select>

@@ -21,6 +21,10 @@ pub use cowork_vault::{
     Entry as VaultEntry, Filter as VaultFilter, Progress as VaultProgress, ReindexReport,
     Stats as VaultStats,
 };
+pub use cowork_voice::{
+    MicState, VoiceSettings, input_devices as voice_input_devices,
+    output_devices as voice_output_devices,
+};
 pub use follow::{Drained, Following};
 pub use toolpacks::{Started, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};

@@ -1,0 +1,101 @@
+// Voice in the window: the microphone indicator (shown whenever the microphone is open, whoever
+// opened it — pushed by the shell, never polled), listening from the composer, reading replies
+// aloud, and Settings → Voice. Recording and speaking are tool calls through the gate (`listen`
+// asks the first time; the person can answer "always").
+import { useEffect, useState } from "preact/hooks";
+import { api, on, type MicState, type VoiceDevices, type VoiceSettings } from "./api";
+import { t } from "./i18n";
+
+/** The latest microphone state. */
+export function useMic(): MicState {
+  const [mic, setMic] = useState<MicState>({ open: false, level: 0, partial: "" });
+  useEffect(() => {
+    const un = on("mic-state", setMic);
+    return () => { un.then((f) => f()); };
+  }, []);
+  return mic;
+}
+
+/** Always on top while the microphone is open: a level meter and the words heard so far. */
+export function MicIndicator() {
+  const mic = useMic();
+  if (!mic.open) return null;
+  return (
+    <div class="mic-indicator" role="status" data-testid="mic-indicator">
+      <span class="mic-dot" aria-hidden="true" />
+      <strong>{t("micOn")}</strong>
+      <meter min={0} max={1} value={mic.level ?? 0} aria-label={t("micOn")} data-testid="mic-level" />
+      <span class="partial" data-testid="mic-partial">{mic.partial || t("listening")}</span>
+      <button onClick={() => api.voiceStop()}>{t("stopListening")}</button>
+    </div>
+  );
+}
+
+interface Heard { text: string; stopped: { reason: string } }
+
+/**
+ * Records until the person stops (the button again, or letting go of Ctrl+Space) or goes quiet;
+ * resolves to the words heard ("" when none), or rejects with the error to show.
+ */
+export async function listenOnce(conversation: string): Promise<string> {
+  const view = await api.callTool("listen", {}, conversation, null);
+  if (!view.ok) throw new Error(view.text);
+  return ((view.structured as unknown as Heard | null)?.text ?? "").trim();
+}
+
+/** Markdown → the words to say: code blocks and link targets left out, marks dropped. */
+export function speakable(markdown: string): string {
+  return markdown
+    .replace(/```[\s\S]*?```/g, " ")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/[*_#>~|]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 10000);
+}
+
+export function readAloud(text: string, conversation: string) {
+  const words = speakable(text);
+  if (words) api.callTool("speak", { text: words }, conversation, null).catch(() => {});
+}
+
+/** Settings → Voice. */
+export function VoiceSettingsPanel() {
+  const [settings, setSettings] = useState<VoiceSettings | null>(null);
+  const [devices, setDevices] = useState<VoiceDevices>({ inputs: [], outputs: [] });
+  const [status, setStatus] = useState("");
+  useEffect(() => {
+    api.getVoiceSettings().then(setSettings).catch((e) => setStatus(String(e)));
+    api.voiceDevices().then(setDevices).catch(() => {});
+  }, []);
+  if (!settings) return null;
+  const set = (change: Partial<VoiceSettings>) => setSettings({ ...settings, ...change });
+  const save = async () => {
+    setStatus("…");
+    try { await api.saveVoiceSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
+  };
+  const pick = (label: string, value: string | null | undefined, names: string[], onPick: (v: string | null) => void, testid: string) => (
+    <label>{label}<select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
+      <option value="">{t("systemDefault")}</option>
+      {[...new Set([...names, ...(value ? [value] : [])])].map((n) => <option key={n} value={n}>{n}</option>)}
+    </select></label>
+  );
+  return (
+    <fieldset data-testid="voice-settings">
+      <legend>{t("voice")}</legend>
+      {pick(t("microphone"), settings.inputDevice, devices.inputs, (v) => set({ inputDevice: v }), "voice-input")}
+      {pick(t("speaker"), settings.outputDevice, devices.outputs, (v) => set({ outputDevice: v }), "voice-output")}
+      <label>{t("speechModel")}<input type="text" value={settings.model ?? ""} placeholder={t("speechModelDefault")} onInput={(e) => set({ model: e.currentTarget.value || null })} /></label>
+      <label>{t("spokenLanguage")}<select value={settings.language ?? ""} onChange={(e) => set({ language: e.currentTarget.value || null })}>
+        <option value="">{t("autoDetect")}</option>
+        <option value="en">{t("english")}</option>
+        <option value="zh">{t("chinese")}</option>
+      </select></label>
+      <label class="check"><input type="checkbox" data-testid="voice-auto-send" checked={!!settings.autoSend} onChange={(e) => set({ autoSend: e.currentTarget.checked })} />{t("autoSend")}</label>
+      <label class="check"><input type="checkbox" data-testid="voice-read-aloud" checked={!!settings.readAloud} onChange={(e) => set({ readAloud: e.currentTarget.checked })} />{t("readAloud")}</label>
+      <p class="hint">{t("voiceHint")}</p>
+      <button class="primary" data-testid="voice-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+    </fieldset>
+  );
+}

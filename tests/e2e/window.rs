@@ -1597,3 +1597,101 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
     );
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// Talking to Cowork in the real window: the mic button opens the microphone (a private
+/// PulseAudio, spoken into in real time), the indicator shows while it is open, the words land in
+/// the input for review, the person sends them, and the answer is read aloud (to a speaker that
+/// is a file; its length is checked against the same words synthesized alone).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_person_speaks_sends_and_hears_the_answer() {
+    let audio = cowork_tests::speech::FakeAudio::new("");
+    let server = ScriptedLlm::start().await;
+    let answer = "Your meeting with Alice is tomorrow at ten in the small room.";
+    server.push(Turn::text(answer));
+    audio.settings(json!({
+        "permissions": {"allow": ["listen"]},
+        "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+        "voice": {"outputDevice": "speaker", "readAloud": true}
+    }));
+    let env = audio.app_env();
+    let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let (_xvfb, _driver, d) = launch(&audio.path("data"), &env).await;
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+        .await;
+    let wav = audio.speech("when is my meeting with Alice");
+    d.click(
+        &d.wait_for("[data-testid=mic]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for("[data-testid=mic-indicator]", Duration::from_secs(20))
+        .await;
+    // Said in real time while the window listens: the indicator shows, with the level.
+    let audio = std::sync::Arc::new(audio);
+    let talking = tokio::task::spawn_blocking({
+        let audio = audio.clone();
+        move || audio.say_into_microphone(&wav)
+    });
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    d.screenshot(&artifacts().join("voice-listening.png")).await;
+    talking.await.unwrap();
+    // The words are in the input, for review.
+    let start = Instant::now();
+    let heard = loop {
+        let value = d
+            .cmd(
+                reqwest::Method::GET,
+                &format!("/element/{input}/property/value"),
+                None,
+            )
+            .await;
+        let value = value.as_str().unwrap_or_default().to_lowercase();
+        if value.contains("alice") {
+            break value;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the words never reached the input: {value:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(heard.contains("meeting"), "{heard}");
+    assert!(
+        d.find("[data-testid=mic-indicator]").await.is_none(),
+        "closed after"
+    );
+    d.screenshot(&artifacts().join("voice-heard.png")).await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+    // Read aloud: the speaker gets as much sound as the answer takes to say.
+    let expected = {
+        let alone = audio.path("answer.wav");
+        let made = Command::new("espeak-ng")
+            .args(["-v", "en-us", "-w"])
+            .arg(&alone)
+            .arg(answer)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let bytes = std::fs::read(&alone).unwrap();
+        (bytes.len() - 44) as f64 / 2.0 / 22_050.0
+    };
+    let start = Instant::now();
+    loop {
+        let played = audio.speaker_seconds();
+        if (played - expected).abs() < 0.6 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{played:.2} s played, {expected:.2} s expected"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

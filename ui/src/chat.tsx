@@ -236,7 +236,9 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           onInput={(e) => setInput(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />
         <button class={micBusy ? "mic on" : "mic"} data-testid="mic" aria-pressed={micBusy} title={micBusy ? t("stopListening") : t("micButton")}
-          aria-label={micBusy ? t("stopListening") : t("micButton")} onClick={listen}>🎙</button>
+          aria-label={micBusy ? t("stopListening") : t("micButton")} onClick={listen}>
+          <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round">
+            <rect x="9" y="3" width="6" height="11" rx="3" /><path d="M5 11a7 7 0 0 0 14 0M12 18v3" /></svg></button>
         {running
           ? <button class="stop" onClick={() => current.current && api.stopRun(current.current)}>{t("stop")}</button>
           : <button class="primary" data-testid="send" onClick={() => submit()}>{t("send")}</button>}

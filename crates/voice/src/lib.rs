@@ -8,6 +8,7 @@ mod speaker;
 mod speech;
 mod tools;
 
+pub use audio::load as load_audio;
 pub use mic::{
     Endpointer, Endpoints, MicError, MicState, Microphone, Stopped, input_devices, output_devices,
 };

@@ -91,27 +91,23 @@ pub struct Recording {
 /// The input devices cpal sees, the default first.
 pub fn input_devices() -> Vec<String> {
     let host = cpal::default_host();
-    let default = host.default_input_device().map(|d| d.to_string());
-    let mut names: Vec<String> = host
-        .input_devices()
-        .map(|devices| devices.map(|d| d.to_string()).collect())
-        .unwrap_or_default();
-    if let Some(default) = default {
-        names.retain(|n| *n != default);
-        names.insert(0, default);
-    }
-    names
+    default_first(host.default_input_device(), host.input_devices())
 }
 
 /// The output devices cpal sees, the default first.
 pub fn output_devices() -> Vec<String> {
     let host = cpal::default_host();
-    let default = host.default_output_device().map(|d| d.to_string());
-    let mut names: Vec<String> = host
-        .output_devices()
+    default_first(host.default_output_device(), host.output_devices())
+}
+
+fn default_first(
+    default: Option<cpal::Device>,
+    devices: Result<impl Iterator<Item = cpal::Device>, cpal::Error>,
+) -> Vec<String> {
+    let mut names: Vec<String> = devices
         .map(|devices| devices.map(|d| d.to_string()).collect())
         .unwrap_or_default();
-    if let Some(default) = default {
+    if let Some(default) = default.map(|d| d.to_string()) {
         names.retain(|n| *n != default);
         names.insert(0, default);
     }

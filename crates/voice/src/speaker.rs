@@ -47,16 +47,22 @@ pub enum SpeakError {
     BadVoice(String),
 }
 
-/// The voice for a text: Mandarin when most of its letters are Han characters, else English.
+/// The voice for a text: Mandarin when it has more Han characters than words in other scripts
+/// (a Han character is about a word), else English.
 pub fn voice_for(text: &str) -> &'static str {
-    let (mut han, mut letters) = (0usize, 0usize);
-    for c in text.chars().filter(|c| c.is_alphabetic()) {
-        letters += 1;
-        if matches!(c as u32, 0x3400..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F) {
+    let is_han =
+        |c: char| matches!(c as u32, 0x3400..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F);
+    let (mut han, mut words, mut in_word) = (0usize, 0usize, false);
+    for c in text.chars() {
+        let letter = c.is_alphabetic() && !is_han(c);
+        if is_han(c) {
             han += 1;
+        } else if letter && !in_word {
+            words += 1;
         }
+        in_word = letter;
     }
-    if han * 2 > letters { "cmn" } else { "en-us" }
+    if han > words { "cmn" } else { "en-us" }
 }
 
 /// Speaks one text at a time; `stop` ends it at once.

@@ -24,17 +24,7 @@ const MAX_TEXT: usize = 30_000;
 
 /// `scheme://host:port` of a web address; only http(s) pages are opened.
 pub(crate) fn origin_of(raw: &str) -> Result<String, ToolError> {
-    let url = url::Url::parse(raw.trim()).map_err(|e| {
-        ToolError::invalid(format!(
-            "{raw:?} is not a web address ({e}): give a full http(s) URL"
-        ))
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(ToolError::invalid(format!(
-            "{raw:?}: only http and https pages can be opened"
-        )));
-    }
-    Ok(url.origin().ascii_serialization())
+    cowork_contract::address::web_origin(raw).map(|(_, origin)| origin)
 }
 
 /// The origin of the page on screen: what acting on it is reviewed as.

@@ -5,6 +5,7 @@
 //! schemars types, schemas derived once) and handed to the core erased as [`DynTool`]. Nothing in
 //! this crate executes a tool: only the core's `Scheduler::call` does.
 
+pub mod address;
 pub mod bubblewrap;
 mod context;
 pub mod credentials;

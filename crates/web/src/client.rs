@@ -1,14 +1,23 @@
 //! The one HTTP client of the web family.
 
-use crate::address::{Blocked, Kind, classify};
 use crate::cache::{Cache, Entry, freshness, now};
 use bytes::Bytes;
+use cowork_contract::address::{Kind, classify};
 use reqwest::header::{
     CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
 };
 use std::net::SocketAddr;
 use std::time::Duration;
 use url::{Host, Url};
+
+/// A fetch refused because of where its name led.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{host} leads to {} ({address}): web tools reach public addresses only — to reach it, write the address itself in the URL and allow that origin with a rule", .kind.describe())]
+pub struct Blocked {
+    pub host: String,
+    pub address: std::net::IpAddr,
+    pub kind: Kind,
+}
 
 /// Which addresses a fetch may reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

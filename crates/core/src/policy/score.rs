@@ -66,7 +66,15 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
             ),
         ),
         Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
-        Effect::NetFetch { origin } => (5, format!("sends a request to {origin}")),
+        Effect::NetFetch { origin } => match cowork_contract::address::literal_host_kind(origin) {
+            // Loopback, private, link-local, metadata: what a hostile page steers a fetch at
+            // (SSRF). Denied by default; a rule the person writes for the origin allows it.
+            Some(kind) if kind != cowork_contract::address::Kind::Public => (
+                9,
+                format!("sends a request to {} ({origin})", kind.describe()),
+            ),
+            _ => (5, format!("sends a request to {origin}")),
+        },
         Effect::BrowserNavigate { origin } => (4, format!("opens {origin} in the browser")),
         Effect::BrowserAct { origin } => (5, format!("acts on a page of {origin}")),
         Effect::MailRead { .. } => (2, "reads mail".into()),

@@ -1,4 +1,6 @@
-//! Which addresses are the public internet. std's `is_global` is unstable, and SSRF guards must
+//! Which addresses are the public internet — for the policy (a request to an address inside is
+//! refused unless a rule names it) and for the web family's client (which checks again after DNS
+//! resolution). std's `is_global` is unstable, and SSRF guards must
 //! list what they refuse explicitly anyway (cloud metadata addresses are "link-local" to std but a
 //! distinct danger), so the ranges are written out here, each with its RFC.
 
@@ -86,13 +88,35 @@ fn classify_v6(ip: Ipv6Addr) -> Kind {
     }
 }
 
-/// A fetch refused because of where its name led.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{host} is {} ({address}): web tools reach public addresses only — a rule naming this origin allows it", .kind.describe())]
-pub struct Blocked {
-    pub host: String,
-    pub address: IpAddr,
-    pub kind: Kind,
+/// The kind of the host of `origin` (`scheme://host[:port]`) when it can be told without DNS:
+/// an address written as numbers, or `localhost` (RFC 6761: always this computer). `None` for
+/// names and for what does not parse.
+pub fn literal_host_kind(origin: &str) -> Option<Kind> {
+    let url = url::Url::parse(origin).ok()?;
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(classify(ip.into())),
+        url::Host::Ipv6(ip) => Some(classify(ip.into())),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            (name == "localhost" || name.ends_with(".localhost")).then_some(Kind::Loopback)
+        }
+    }
+}
+
+/// The origin (`scheme://host:port`) of an http(s) address, with the parsed address.
+pub fn web_origin(raw: &str) -> Result<(url::Url, String), crate::ToolError> {
+    let url = url::Url::parse(raw.trim()).map_err(|e| {
+        crate::ToolError::invalid(format!(
+            "{raw:?} is not a web address ({e}): give a full http(s) URL"
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(crate::ToolError::invalid(format!(
+            "{raw:?}: only http and https addresses can be opened"
+        )));
+    }
+    let origin = url.origin().ascii_serialization();
+    Ok((url, origin))
 }
 
 #[cfg(test)]
@@ -131,5 +155,31 @@ mod tests {
         for (ip, kind) in cases {
             assert_eq!(classify(ip.parse().unwrap()), *kind, "{ip}");
         }
+    }
+
+    #[test]
+    fn hosts_written_as_addresses_or_localhost_are_known_without_dns() {
+        assert_eq!(
+            literal_host_kind("http://127.0.0.1:8080"),
+            Some(Kind::Loopback)
+        );
+        assert_eq!(literal_host_kind("http://[::1]"), Some(Kind::Loopback));
+        assert_eq!(literal_host_kind("http://LOCALHOST."), Some(Kind::Loopback));
+        assert_eq!(
+            literal_host_kind("http://api.localhost"),
+            Some(Kind::Loopback)
+        );
+        assert_eq!(literal_host_kind("http://0x7f.1"), Some(Kind::Loopback));
+        assert_eq!(
+            literal_host_kind("http://169.254.169.254"),
+            Some(Kind::Metadata)
+        );
+        assert_eq!(literal_host_kind("https://example.org"), None);
+        assert_eq!(literal_host_kind("https://8.8.8.8"), Some(Kind::Public));
+        assert!(web_origin("file:///etc/passwd").is_err());
+        assert_eq!(
+            web_origin("https://Example.org/a?b").unwrap().1,
+            "https://example.org"
+        );
     }
 }

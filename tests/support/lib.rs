@@ -137,6 +137,10 @@ impl Harness {
             Layer::Builtin,
             Arc::new(cowork_vault::VaultTools::new(vault.clone())),
         );
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_web::WebTools::new(dir.path().join("web-cache")).unwrap()),
+        );
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy =
             Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());

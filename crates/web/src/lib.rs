@@ -13,6 +13,38 @@
 pub mod cache;
 pub mod client;
 pub mod page;
+mod tools;
 
 pub use cache::Cache;
 pub use client::{Blocked, FetchError, Fetched, Reach, Source, WebClient};
+
+pub use tools::{WebFetch, WebPage};
+
+use cowork_contract::{DynTool, ToolProvider, typed};
+use std::sync::Arc;
+
+/// The most bytes one fetch downloads.
+pub const MAX_BYTES: usize = 5 << 20;
+
+pub struct WebTools {
+    client: Arc<WebClient>,
+}
+
+impl WebTools {
+    /// The family, caching in `cache_dir`.
+    pub fn new(cache_dir: std::path::PathBuf) -> Result<Self, String> {
+        Ok(WebTools {
+            client: Arc::new(WebClient::new(Some(Cache::new(cache_dir)), MAX_BYTES)?),
+        })
+    }
+}
+
+impl ToolProvider for WebTools {
+    fn name(&self) -> &str {
+        "web"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn DynTool>> {
+        vec![typed(tools::WebFetch(self.client.clone()))]
+    }
+}

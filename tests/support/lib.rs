@@ -139,7 +139,7 @@ impl Harness {
         );
         registry.add_provider(
             Layer::Builtin,
-            Arc::new(cowork_web::WebTools::new(dir.path().join("web-cache")).unwrap()),
+            Arc::new(cowork_web::WebTools::new(dir.path().join("web-cache"))),
         );
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy =

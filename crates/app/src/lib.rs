@@ -343,11 +343,12 @@ impl App {
             Layer::Builtin,
             Arc::new(cowork_voice::VoiceTools::new(voice.clone())),
         );
-        match cowork_web::WebTools::new(store.dir().root().join("cache/web")) {
-            Ok(web) => registry.add_provider(Layer::Builtin, Arc::new(web)),
-            // The stubs stay, saying what is missing.
-            Err(e) => tracing::warn!("web tools unavailable: {e}"),
-        }
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_web::WebTools::new(
+                store.dir().root().join("cache/web"),
+            )),
+        );
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
         // each discovery or list_changed reloads the registry.
         let gateway = cowork_mcp::McpGateway::new();

@@ -80,26 +80,18 @@ pub struct Voice {
 impl Voice {
     /// The family reading its settings from `settings_path` (defaults when None).
     pub fn new(settings_path: Option<PathBuf>) -> Arc<Self> {
-        let voice = Voice {
+        let model = read_settings(settings_path.as_deref()).model_path();
+        Arc::new(Voice {
             settings_path,
-            speech: Mutex::new(Arc::new(Speech::new(PathBuf::new()))),
+            speech: Mutex::new(Arc::new(Speech::new(model))),
             mic: Microphone::default(),
             speaker: Speaker::default(),
-        };
-        let model = voice.settings().model_path();
-        *voice.speech.lock().unwrap() = Arc::new(Speech::new(model));
-        Arc::new(voice)
+        })
     }
 
     /// The settings now; a broken section is logged and read as the defaults.
     pub fn settings(&self) -> VoiceSettings {
-        let Some(path) = &self.settings_path else {
-            return VoiceSettings::default();
-        };
-        VoiceSettings::load(path).unwrap_or_else(|e| {
-            tracing::warn!("{e}; using the defaults");
-            VoiceSettings::default()
-        })
+        read_settings(self.settings_path.as_deref())
     }
 
     /// The speech model of the current settings (a changed `voice.model` takes effect here; the
@@ -126,6 +118,16 @@ impl Voice {
         let speaking = self.speaker.stop();
         self.mic.stop() || speaking
     }
+}
+
+fn read_settings(path: Option<&Path>) -> VoiceSettings {
+    let Some(path) = path else {
+        return VoiceSettings::default();
+    };
+    VoiceSettings::load(path).unwrap_or_else(|e| {
+        tracing::warn!("{e}; using the defaults");
+        VoiceSettings::default()
+    })
 }
 
 pub struct VoiceTools {

@@ -84,8 +84,6 @@ pub enum MicError {
 pub struct Recording {
     pub samples: Vec<f32>,
     pub stopped: Stopped,
-    /// Seconds of audio the device delivered (speech and quiet).
-    pub heard_seconds: f32,
 }
 
 /// The input devices cpal sees, the default first.
@@ -384,10 +382,6 @@ impl Microphone {
         }
     }
 
-    pub fn is_open(&self) -> bool {
-        self.state.borrow().open
-    }
-
     /// Records until the person stops, goes quiet, or a limit is reached (blocking).
     /// `partial` is asked about the speech so far about once a second, off this thread.
     pub fn record(
@@ -480,7 +474,6 @@ impl Microphone {
         }
         Ok(Recording {
             samples: endpoints.speech().to_vec(),
-            heard_seconds: endpoints.seen_seconds(),
             stopped: match stopped {
                 // Stopped by the person, but nothing was said.
                 Stopped::ByPerson | Stopped::MaxLength if !endpoints.heard_speech() => {

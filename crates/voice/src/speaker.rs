@@ -14,9 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The longest text spoken in one go.
-pub const MAX_CHARS: usize = 10_000;
-
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Spoken {
     /// Seconds of speech played.
@@ -89,10 +86,6 @@ impl Speaker {
             }
             None => false,
         }
-    }
-
-    pub fn is_speaking(&self) -> bool {
-        self.current.lock().unwrap().is_some()
     }
 
     /// Says `text` on `device` (the default output when None), blocking until it is played or

@@ -2,7 +2,7 @@
 
 use crate::Voice;
 use crate::mic::{Endpoints, Stopped};
-use crate::speaker::{MAX_CHARS, Spoken};
+use crate::speaker::Spoken;
 use crate::speech::{Segment, Transcript};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
@@ -97,6 +97,7 @@ pub struct ListenInput {
     /// The longest recording, in seconds (1–300; 60 when unset). It ends sooner when the person
     /// stops or goes quiet.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 300))]
     pub seconds: Option<u32>,
 }
 
@@ -120,15 +121,8 @@ impl Tool for Listen {
     type Output = Heard;
 
     async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<Heard> {
-        let max = match input.seconds {
-            None => Duration::from_secs(60),
-            Some(s @ 1..=300) => Duration::from_secs(s.into()),
-            Some(s) => {
-                return Err(ToolError::invalid(format!(
-                    "`seconds` is {s}: give 1 to 300"
-                )));
-            }
-        };
+        // The schema bounds it (1–300): the gate refuses other values before review.
+        let max = Duration::from_secs(input.seconds.unwrap_or(60).into());
         let voice = self.0.clone();
         blocking(ctx, move |cancel| {
             let settings = voice.settings();
@@ -191,6 +185,7 @@ pub struct Speak(pub Arc<Voice>);
 #[serde(deny_unknown_fields)]
 pub struct SpeakInput {
     /// What to say (English or Chinese; at most 10,000 characters).
+    #[schemars(length(min = 1, max = 10000))]
     pub text: String,
     /// An espeak-ng voice such as `en-us` or `cmn`; chosen from the text when unset.
     #[serde(default)]
@@ -208,11 +203,6 @@ impl Tool for Speak {
         let text = input.text.trim().to_string();
         if text.is_empty() {
             return Err(ToolError::invalid("`text` is empty: give something to say"));
-        }
-        if text.chars().count() > MAX_CHARS {
-            return Err(ToolError::invalid(format!(
-                "`text` is longer than {MAX_CHARS} characters: split it"
-            )));
         }
         let (voice, choice) = (self.0.clone(), input.voice.clone());
         blocking(ctx, move |cancel| {

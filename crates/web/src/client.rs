@@ -80,8 +80,9 @@ const MAX_REDIRECTS: usize = 5;
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct WebClient {
-    public: reqwest::Client,
-    any: reqwest::Client,
+    // Built at the first fetch (loading TLS roots is not free): opening the app pays nothing.
+    public: std::sync::OnceLock<Result<reqwest::Client, String>>,
+    any: std::sync::OnceLock<Result<reqwest::Client, String>>,
     cache: Option<Cache>,
     max_bytes: usize,
 }
@@ -123,18 +124,29 @@ fn builder() -> reqwest::ClientBuilder {
 
 impl WebClient {
     /// A client caching in `cache` (none when None), cutting bodies at `max_bytes`.
-    pub fn new(cache: Option<Cache>, max_bytes: usize) -> Result<WebClient, String> {
-        let public = builder()
-            .dns_resolver(std::sync::Arc::new(PublicResolver))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let any = builder().build().map_err(|e| e.to_string())?;
-        Ok(WebClient {
-            public,
-            any,
+    pub fn new(cache: Option<Cache>, max_bytes: usize) -> WebClient {
+        WebClient {
+            public: Default::default(),
+            any: Default::default(),
             cache,
             max_bytes,
-        })
+        }
+    }
+
+    fn http(&self, reach: Reach) -> Result<&reqwest::Client, FetchError> {
+        let (cell, builder) = match reach {
+            Reach::PublicOnly => (
+                &self.public,
+                builder().dns_resolver(std::sync::Arc::new(PublicResolver)),
+            ),
+            Reach::Any => (&self.any, builder()),
+        };
+        cell.get_or_init(|| builder.build().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|why| FetchError::Network {
+                url: String::new(),
+                why: format!("the HTTP client could not start: {why}"),
+            })
     }
 
     /// GETs `raw`: the cache first, then the network; same-origin redirects followed.
@@ -161,7 +173,7 @@ impl WebClient {
 
     async fn fetch_one(&self, url: &Url, reach: Reach) -> Result<Fetched, FetchError> {
         if reach == Reach::PublicOnly {
-            check_host(url).await?;
+            check_literal(url)?;
         }
         let cached = self.cache.as_ref().and_then(|c| c.get(url.as_str()));
         if let Some((entry, body)) = &cached
@@ -173,10 +185,12 @@ impl WebClient {
                 Source::Cache { age: entry.age() },
             ));
         }
-        let client = match reach {
-            Reach::PublicOnly => &self.public,
-            Reach::Any => &self.any,
-        };
+        // Only answers fetched under the same checks are stored (a name that leads inside never
+        // got one), so a fresh hit needs no DNS lookup; the network path does.
+        if reach == Reach::PublicOnly {
+            check_resolved(url).await?;
+        }
+        let client = self.http(reach)?;
         let mut request = client.get(url.clone());
         if let Some((entry, _)) = &cached {
             if let Some(etag) = &entry.etag {
@@ -290,27 +304,41 @@ fn parse(raw: &str) -> Result<Url, FetchError> {
     Ok(url)
 }
 
-/// Checks the host before any request: an address written as numbers never reaches the
-/// resolver, and through a proxy (from the environment) the resolver is the proxy's. The
-/// connect-time resolver still checks again, so a name re-pointed in between is refused too.
-async fn check_host(url: &Url) -> Result<(), FetchError> {
-    let host = url.host_str().unwrap_or_default().to_string();
-    let addresses: Vec<std::net::IpAddr> = match url.host() {
-        Some(Host::Ipv4(ip)) => vec![ip.into()],
-        Some(Host::Ipv6(ip)) => vec![ip.into()],
-        _ => match tokio::net::lookup_host((host.as_str(), 0)).await {
-            Ok(found) => found.map(|a| a.ip()).collect(),
-            // Unknown names fail at the request, with the network's own words.
-            Err(_) => vec![],
-        },
+/// An address written as numbers never reaches the resolver: it is checked here.
+fn check_literal(url: &Url) -> Result<(), FetchError> {
+    let ip: std::net::IpAddr = match url.host() {
+        Some(Host::Ipv4(ip)) => ip.into(),
+        Some(Host::Ipv6(ip)) => ip.into(),
+        _ => return Ok(()),
     };
+    refuse_inside(url, [ip])
+}
+
+/// A name checked before the request: through a proxy (from the environment) the resolver is the
+/// proxy's. The connect-time resolver checks again, so a name re-pointed in between is refused
+/// too.
+async fn check_resolved(url: &Url) -> Result<(), FetchError> {
+    let Some(Host::Domain(name)) = url.host() else {
+        return Ok(());
+    };
+    match tokio::net::lookup_host((name, 0)).await {
+        Ok(found) => refuse_inside(url, found.map(|a| a.ip())),
+        // Unknown names fail at the request, with the network's own words.
+        Err(_) => Ok(()),
+    }
+}
+
+fn refuse_inside(
+    url: &Url,
+    addresses: impl IntoIterator<Item = std::net::IpAddr>,
+) -> Result<(), FetchError> {
     match addresses
         .into_iter()
         .find(|ip| classify(*ip) != Kind::Public)
     {
         None => Ok(()),
         Some(address) => Err(FetchError::Blocked(Blocked {
-            host,
+            host: url.host_str().unwrap_or_default().to_string(),
             address,
             kind: classify(address),
         })),
@@ -425,7 +453,7 @@ mod tests {
     #[tokio::test]
     async fn addresses_inside_are_refused_unless_allowed() {
         let (base, hits) = site().await;
-        let client = WebClient::new(None, 1 << 20).unwrap();
+        let client = WebClient::new(None, 1 << 20);
         let port = base.rsplit(':').next().unwrap();
         for url in [
             format!("{base}/page"),
@@ -463,7 +491,7 @@ mod tests {
     #[tokio::test]
     async fn redirects_are_followed_within_the_origin_only() {
         let (base, _) = site().await;
-        let client = WebClient::new(None, 1 << 20).unwrap();
+        let client = WebClient::new(None, 1 << 20);
         let hop = client
             .fetch(&format!("{base}/hop"), Reach::Any)
             .await
@@ -484,7 +512,7 @@ mod tests {
     #[tokio::test]
     async fn bodies_are_cut_at_the_cap_and_say_so() {
         let (base, _) = site().await;
-        let client = WebClient::new(None, 100_000).unwrap();
+        let client = WebClient::new(None, 100_000);
         let big = client
             .fetch(&format!("{base}/big"), Reach::Any)
             .await
@@ -497,7 +525,7 @@ mod tests {
     async fn the_cache_answers_fresh_revalidates_stale_and_stands_in_offline() {
         let dir = tempfile::tempdir().unwrap();
         let (base, hits) = site().await;
-        let client = WebClient::new(Some(Cache::new(dir.path())), 1 << 20).unwrap();
+        let client = WebClient::new(Some(Cache::new(dir.path())), 1 << 20);
         let url = format!("{base}/page");
         let first = client.fetch(&url, Reach::Any).await.unwrap();
         assert_eq!(first.source, Source::Network);
@@ -529,7 +557,7 @@ mod tests {
 
         // The server is gone: the stale copy, with its age and why.
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        let offline = WebClient::new(Some(Cache::new(dir.path())), 1 << 20).unwrap();
+        let offline = WebClient::new(Some(Cache::new(dir.path())), 1 << 20);
         let entry = Cache::new(dir.path()).get(&url).unwrap().0;
         let stale_elsewhere = Entry {
             url: "http://127.0.0.1:9/page".into(),

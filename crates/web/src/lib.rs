@@ -32,10 +32,10 @@ pub struct WebTools {
 
 impl WebTools {
     /// The family, caching in `cache_dir`.
-    pub fn new(cache_dir: std::path::PathBuf) -> Result<Self, String> {
-        Ok(WebTools {
-            client: Arc::new(WebClient::new(Some(Cache::new(cache_dir)), MAX_BYTES)?),
-        })
+    pub fn new(cache_dir: std::path::PathBuf) -> Self {
+        WebTools {
+            client: Arc::new(WebClient::new(Some(Cache::new(cache_dir)), MAX_BYTES)),
+        }
     }
 }
 

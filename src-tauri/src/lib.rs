@@ -70,6 +70,9 @@ pub fn builder<R: Runtime>(
     } = asks;
     builder
         .manage(shell)
+        // Rust-side only (`open_link` checks the address first): no opener permission is given
+        // to the webview.
+        .plugin(tauri_plugin_opener::init())
         .setup(move |tauri_app| {
             // Asks become the approval modal and servers' forms the elicitation modal: keep each
             // answer channel by id, show the request; `answer_approval` / `answer_elicitation` reply.
@@ -224,6 +227,11 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::get_voice_settings,
             commands::save_voice_settings,
             commands::voice_stop,
+            commands::get_web_settings,
+            commands::save_web_settings,
+            commands::set_web_key,
+            commands::has_web_key,
+            commands::open_link::<tauri::Wry>,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

@@ -524,6 +524,7 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
             is_error: true,
             // As rows written before the suspension travelled as data: read from the text.
             suspended: None,
+            structured: None,
         };
         conversations
             .append(

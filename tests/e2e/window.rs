@@ -1695,3 +1695,106 @@ async fn the_person_speaks_sends_and_hears_the_answer() {
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// "What's the weather, and what's new?": the model calls the four web tools against the
+/// loopback world; the window shows a weather card, search results and headlines as lists of
+/// links (for the system browser), and the fetched page folded under its title.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    let world = cowork_tests::world::start();
+    let mut web =
+        serde_json::to_value(world.settings(Some(cowork_app::SearchProvider::Searxng))).unwrap();
+    web["news"]["feeds"] = json!([{"name": "本地新闻", "url": world.url("/feeds/zh.xml"), "language": "zh"},
+                                  {"name": "BBC News", "url": world.url("/feeds/bbc.xml"), "language": "en"}]);
+    let allow: Vec<String> = ["get_weather", "web_search", "get_news", "web_fetch"]
+        .iter()
+        .map(|t| format!("{t}({})", world.base))
+        .collect();
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "permissions": {"allow": allow},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+            "web": web
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::tools(
+        "Looking it up. ",
+        &[
+            (
+                "w1",
+                "get_weather",
+                json!({"place": "Berlin", "units": "metric"}),
+            ),
+            ("w2", "web_search", json!({"query": "rust book"})),
+            ("w3", "get_news", json!({"limit": 5})),
+            ("w4", "web_fetch", json!({"url": world.url("/article")})),
+        ],
+    ));
+    server.push(Turn::text(
+        "Light rain in Berlin; the Rust book is online; snow in Beijing.",
+    ));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+        .await;
+    d.type_into(&input, "What's the weather, and what's new?")
+        .await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let weather = d
+        .wait_for("[data-testid=weather-card]", Duration::from_secs(30))
+        .await;
+    let text = d.text(&weather).await;
+    assert!(
+        text.contains("Berlin, Land Berlin, Germany") && text.contains("6°C"),
+        "{text}"
+    );
+    let results = d
+        .wait_for("[data-testid=search-results]", Duration::from_secs(10))
+        .await;
+    let text = d.text(&results).await;
+    assert!(
+        text.contains("Rust Programming Language") && text.contains("www.rust-lang.org"),
+        "{text}"
+    );
+    let link = d
+        .find("[data-testid=search-results] a")
+        .await
+        .expect("results are links");
+    let href = d
+        .cmd(
+            reqwest::Method::GET,
+            &format!("/element/{link}/attribute/href"),
+            None,
+        )
+        .await;
+    assert_eq!(href, "https://www.rust-lang.org/");
+    let news = d
+        .wait_for("[data-testid=news-items]", Duration::from_secs(10))
+        .await;
+    let text = d.text(&news).await;
+    assert!(
+        text.contains("北京今冬首场降雪") && text.contains("本地新闻"),
+        "{text}"
+    );
+    let page = d
+        .wait_for("[data-testid=fetched-page]", Duration::from_secs(10))
+        .await;
+    let text = d.text(&page).await;
+    assert!(text.contains("The city plans a new tram line"), "{text}");
+    assert!(
+        !text.contains("Paragraph 3:"),
+        "folded until opened: {text}"
+    );
+    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+    d.screenshot(&artifacts().join("web-cards.png")).await;
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

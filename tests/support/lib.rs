@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod peers;
 pub mod shop;
 pub mod speech;
+pub mod world;
 
 use cowork_contract::{
     Annotations, CallPlan, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool,
@@ -139,7 +140,11 @@ impl Harness {
         );
         registry.add_provider(
             Layer::Builtin,
-            Arc::new(cowork_web::WebTools::new(dir.path().join("web-cache"))),
+            Arc::new(cowork_web::WebTools::new(
+                dir.path().join("web-cache"),
+                Some(store.dir().settings_path()),
+                secrets.clone(),
+            )),
         );
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy =

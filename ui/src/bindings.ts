@@ -105,6 +105,14 @@ export const commands = {
 	 *  any speech being read aloud (Esc). Recording and speaking are tool calls (`call_tool`).
 	 */
 	voiceStop: () => __TAURI_INVOKE<boolean>("voice_stop"),
+	getWebSettings: () => __TAURI_INVOKE<WebSettings>("get_web_settings"),
+	/**  Saves the web settings; the next web call uses them (a changed proxy too). */
+	saveWebSettings: (settings: WebSettings) => __TAURI_INVOKE<null>("save_web_settings", { settings }),
+	/**  Stores a search provider's key in the OS keyring. The key is never sent back. */
+	setWebKey: (provider: SearchProvider, key: string) => __TAURI_INVOKE<null>("set_web_key", { provider, key }),
+	hasWebKey: (provider: SearchProvider) => __TAURI_INVOKE<boolean>("has_web_key", { provider }),
+	/**  Opens a web link (a search result, a headline) in the system browser. */
+	openLink: (url: string) => __TAURI_INVOKE<null>("open_link", { url }),
 };
 
 /* Types */
@@ -134,7 +142,9 @@ export type AgentEvent = { type: "text_delta"; text: string } | { type: "tool_ca
  */
 { type: "tool_call_finished"; id: string; name: string; call_id: string; ok: boolean; 
 /**  The suspension it waits on, when it stopped for the person (see `Part::ToolResult`). */
-suspended?: string | null; result: string; images: Content[]; duration_ms: number } | 
+suspended?: string | null; result: string; images: Content[]; 
+/**  See `Part::ToolResult::structured`. */
+structured?: Value | null; duration_ms: number } | 
 /**  Memories recalled for this turn, shown with the person's message. */
 { type: "recalled"; call_id: string; memories: Recalled[] } | 
 /**
@@ -301,6 +311,13 @@ apiKeyEnv?: string } |
 /**  Words only. */
 { kind: "none" };
 
+export type Feed = {
+	name: string,
+	url: string,
+	/**  `en`, `zh`, …: `get_news` may keep one language. */
+	language?: string,
+};
+
 export type FirstRun = {
 	provider_configured: boolean,
 	provider_error: string | null,
@@ -338,6 +355,10 @@ export type Mode = "normal" |
 /**  Writes inside the workspace are allowed without asking (still reviewed and audited). */
 "accept-edits";
 
+export type NewsSettings = {
+	feeds?: Feed[],
+};
+
 export type OutboxRow = {
 	id: number,
 	account: string,
@@ -355,7 +376,12 @@ export type Part = { type: "text"; text: string } | { type: "tool_use"; id: stri
  *  The suspension the call is waiting on (a login, a code), when it stopped for the
  *  person rather than failing: data, so nothing has to read it out of `content`.
  */
-suspended?: string | null };
+suspended?: string | null; 
+/**
+ *  The tool's structured output, for the window's cards (search results, weather);
+ *  never sent to a model. Left out when large (see `CARD_DATA_MAX`).
+ */
+structured?: Value | null };
 
 /**  A settings file's rule that is broken or not applied, and what was done instead. */
 export type PolicyProblem = {
@@ -465,6 +491,23 @@ export type RuleEntry = {
 
 /**  Where a rule came from, narrowest last. */
 export type RuleSource = "builtin" | "user" | "workspace" | "conversation";
+
+export type SearchProvider = 
+/**  A SearXNG instance's JSON API (self-hosted; no key). */
+"searxng" | 
+/**  Brave Search API (a key). */
+"brave" | 
+/**  Tavily (a key). */
+"tavily";
+
+export type SearchSettings = {
+	/**  None: no search until the person picks one in Settings → Web. */
+	provider?: SearchProvider | null,
+	/**  The SearXNG instance (its JSON format must be enabled: `search.formats: [html, json]`). */
+	searxngUrl?: string,
+	braveUrl?: string,
+	tavilyUrl?: string,
+};
 
 /**  How a connection is protected. `Plain` is refused for anything but loopback (test servers). */
 export type Security = "tls" | "starttls" | "plain";
@@ -631,6 +674,10 @@ export type TrustState =
 /**  Trusted once, but its settings changed since: they only narrow until trusted again. */
 "changed";
 
+export type Units = 
+/**  By the language asked in: °F and mph for US English, °C and km/h otherwise. */
+"auto" | "metric" | "imperial";
+
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 /**  An entry as the index knows it. */
@@ -756,6 +803,25 @@ export type VoiceSettings = {
 	autoSend?: boolean,
 	/**  Read the assistant's replies aloud. */
 	readAloud?: boolean,
+};
+
+export type WeatherSettings = {
+	/**  Open-Meteo's forecast API (or a self-hosted Open-Meteo). */
+	forecastUrl?: string,
+	/**  Open-Meteo's geocoding API. */
+	geocodingUrl?: string,
+	units?: Units,
+};
+
+export type WebSettings = {
+	search?: SearchSettings,
+	weather?: WeatherSettings,
+	news?: NewsSettings,
+	/**
+	 *  A proxy for every web request (`http://host:port`, `socks5://…`). Empty: the environment's
+	 *  `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`.
+	 */
+	proxy?: string,
 };
 
 /**  What trusting a workspace would let happen (see [`App::workspace_review`]). */

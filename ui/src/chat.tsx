@@ -3,8 +3,9 @@ import { api, on, type FirstRun, type Message, type Part, type ImageBlock, type 
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
+import { webCard } from "./web";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; images?: Content[]; duration_ms?: number; progress?: Progress }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; structured?: unknown; images?: Content[]; duration_ms?: number; progress?: Progress }
 
 /// Raster images only, as data URLs (no SVG: it can carry script and links).
 const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -24,7 +25,7 @@ function toItems(messages: Message[]): Item[] {
     for (const p of m.parts as Part[]) {
       if (p.type === "text" && p.text) items.push({ kind: m.role, text: p.text });
       if (p.type === "tool_use") { const card: ToolCard = { id: p.id, name: p.name, input: p.input, status: "running" }; cards.set(p.id, card); items.push({ kind: "tool", card }); }
-      if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.suspended); c.suspended = p.suspended; c.result = p.content; } }
+      if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.suspended); c.suspended = p.suspended; c.result = p.content; c.structured = p.structured; } }
     }
   }
   return items;
@@ -65,7 +66,7 @@ function Card({ card }: { card: ToolCard }) {
       </button>
       {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
       {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
-      {card.result !== undefined && <pre class="card-result">{card.result}</pre>}
+      {(card.status === "ok" && webCard(card.name, card.structured)) || (card.result !== undefined && <pre class="card-result">{card.result}</pre>)}
       {card.images?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
         <img key={n} class="card-image" alt={`${card.name} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
       ))}
@@ -117,7 +118,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           // Which memories the model was given for this turn, under the person's message.
           next.push({ kind: "recalled", memories: event.memories });
         } else if (event.type === "tool_call_finished") {
-          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.suspended), suspended: event.suspended, result: event.result, images: event.images, duration_ms: event.duration_ms } } : it);
+          return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.suspended), suspended: event.suspended, result: event.result, structured: event.structured, images: event.images, duration_ms: event.duration_ms } } : it);
         }
         return next;
       });
@@ -158,8 +159,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
-      const view = await api.callTool(slash.name, slash.args as Value, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), images: [], duration_ms: 0 }));
-      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, images: view.images, duration_ms: view.duration_ms } } : it));
+      const view = await api.callTool(slash.name, slash.args as Value, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), structured: null, images: [], duration_ms: 0 }));
+      setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, structured: view.structured, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
     setItems((l) => [...l, { kind: "user", text }]);

@@ -3,8 +3,13 @@
 //! back to the model, and every message is persisted.
 
 mod conversations;
+
 pub mod provider;
 mod schema;
+
+/// The most bytes of a tool's structured output kept for the window's cards: above it, the
+/// card shows the text (a long page is read as text anyway).
+pub const CARD_DATA_MAX: usize = 64 * 1024;
 
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
@@ -77,6 +82,9 @@ pub enum AgentEvent {
         suspended: Option<String>,
         result: String,
         images: Vec<cowork_contract::Content>,
+        /// See `Part::ToolResult::structured`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured: Option<serde_json::Value>,
         duration_ms: u64,
     },
     /// Memories recalled for this turn, shown with the person's message.
@@ -332,6 +340,7 @@ impl Agent {
                 content,
                 is_error: !resumed.ok,
                 suspended: None,
+                structured: None,
             }],
         };
         self.conversations
@@ -481,6 +490,12 @@ impl Agent {
                     Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
                     _ => None,
                 };
+                let structured = outcome
+                    .result
+                    .as_ref()
+                    .ok()
+                    .and_then(|o| o.structured.clone())
+                    .filter(|v| v.to_string().len() <= CARD_DATA_MAX);
                 let _ = events.send(AgentEvent::ToolCallFinished {
                     id: id.clone(),
                     name: name.clone(),
@@ -493,6 +508,7 @@ impl Agent {
                         .as_ref()
                         .map(|o| o.images())
                         .unwrap_or_default(),
+                    structured: structured.clone(),
                     duration_ms: outcome.duration.as_millis() as u64,
                 });
                 results.push(Part::ToolResult {
@@ -500,6 +516,7 @@ impl Agent {
                     content,
                     is_error: !ok,
                     suspended,
+                    structured,
                 });
             }
             self.conversations

@@ -25,7 +25,26 @@ pub use cowork_voice::{
     MicState, VoiceSettings, input_devices as voice_input_devices,
     output_devices as voice_output_devices,
 };
+pub use cowork_web::{SearchProvider, WebSettings};
 pub use follow::{Drained, Following};
+
+/// A link the window may hand to the system browser: http(s) only, so a `file:`, `javascript:` or
+/// custom-scheme link in a page, a search result or a headline opens nothing.
+pub fn link_to_open(raw: &str) -> Result<String, String> {
+    cowork_contract::address::web_origin(raw)
+        .map(|(url, _)| url.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// Stores a search provider's key in the OS keyring (never in a file).
+pub fn set_web_key(provider: SearchProvider, key: &str) -> Result<(), String> {
+    secrets::set(provider.keyring_account(), key)
+}
+
+/// Whether a key is stored for the provider (never the key itself).
+pub fn has_web_key(provider: SearchProvider) -> Result<bool, String> {
+    Ok(secrets::get(provider.keyring_account())?.is_some())
+}
 pub use toolpacks::{Started, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
@@ -347,6 +366,8 @@ impl App {
             Layer::Builtin,
             Arc::new(cowork_web::WebTools::new(
                 store.dir().root().join("cache/web"),
+                Some(store.dir().settings_path()),
+                Arc::new(secrets::Keyring),
             )),
         );
         // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);

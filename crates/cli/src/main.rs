@@ -22,6 +22,7 @@ mod tasks;
 mod toolpack;
 mod vault;
 mod voice;
+mod web;
 mod workspace;
 
 use account::*;
@@ -30,6 +31,7 @@ use tasks::*;
 use toolpack::*;
 use vault::*;
 use voice::*;
+use web::*;
 use workspace::*;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -100,6 +102,9 @@ enum Command {
     /// Speech: transcribe an audio file, offline.
     #[command(subcommand)]
     Voice(VoiceCmd),
+    /// The web: search, pages, weather, news; the search provider and its key.
+    #[command(subcommand)]
+    Web(WebCmd),
     /// Trust a folder's own settings (they only narrow until you do), see what they ask for.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
@@ -452,6 +457,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Account(cmd) => return account(&app, cmd, conversation, json).await,
         Command::Vault(cmd) => return vault(&app, cmd, conversation, json).await,
         Command::Voice(cmd) => return voice(&app, cmd, conversation, json).await,
+        Command::Web(cmd) => return web(&app, cmd, conversation, json).await,
         Command::Tasks(cmd) => {
             let code = tasks(&app, cmd, json).await;
             app.close_browser().await;

@@ -45,6 +45,18 @@ pub enum Source {
     },
 }
 
+impl Source {
+    /// For the model and the window: where the answer came from, with its age.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Network => "network".to_string(),
+            Source::Cache { age } => format!("cache ({age} s old)"),
+            Source::Revalidated => "cache (confirmed by the site)".to_string(),
+            Source::Offline { age, why } => format!("cache, {age} s old — offline: {why}"),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Fetched {
     /// The address the answer came from (after same-origin redirects).
@@ -81,10 +93,22 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct WebClient {
     // Built at the first fetch (loading TLS roots is not free): opening the app pays nothing.
-    public: std::sync::OnceLock<Result<reqwest::Client, String>>,
-    any: std::sync::OnceLock<Result<reqwest::Client, String>>,
+    // One per reach and proxy: a changed proxy setting takes effect at the next fetch.
+    clients: std::sync::Mutex<Vec<(Reach, Option<String>, reqwest::Client)>>,
+    /// The proxy from settings (`None`: the environment's `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`).
+    proxy: Box<dyn Fn() -> Option<String> + Send + Sync>,
     cache: Option<Cache>,
     max_bytes: usize,
+}
+
+/// A call to a web API (a search provider): a GET or a JSON POST with its own headers, never
+/// cached (keys ride in its headers), never redirected.
+#[derive(Clone, Debug)]
+pub struct ApiRequest {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    /// A JSON body: sent as a POST.
+    pub json: Option<serde_json::Value>,
 }
 
 /// Refuses names that resolve to anything but public addresses — at connect time, so the
@@ -126,27 +150,81 @@ impl WebClient {
     /// A client caching in `cache` (none when None), cutting bodies at `max_bytes`.
     pub fn new(cache: Option<Cache>, max_bytes: usize) -> WebClient {
         WebClient {
-            public: Default::default(),
-            any: Default::default(),
+            clients: Default::default(),
+            proxy: Box::new(|| None),
             cache,
             max_bytes,
         }
     }
 
-    fn http(&self, reach: Reach) -> Result<&reqwest::Client, FetchError> {
-        let (cell, builder) = match reach {
-            Reach::PublicOnly => (
-                &self.public,
-                builder().dns_resolver(std::sync::Arc::new(PublicResolver)),
-            ),
-            Reach::Any => (&self.any, builder()),
+    /// The same, with the proxy read from `proxy` at each fetch (settings the person may change).
+    pub fn with_proxy(
+        mut self,
+        proxy: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) -> WebClient {
+        self.proxy = Box::new(proxy);
+        self
+    }
+
+    fn http(&self, reach: Reach) -> Result<reqwest::Client, FetchError> {
+        let proxy = (self.proxy)().filter(|p| !p.trim().is_empty());
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, client)) = clients.iter().find(|(r, p, _)| *r == reach && *p == proxy) {
+            return Ok(client.clone());
+        }
+        let failed = |why: String| FetchError::Network {
+            url: String::new(),
+            why: format!("the HTTP client could not start: {why}"),
         };
-        cell.get_or_init(|| builder.build().map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|why| FetchError::Network {
-                url: String::new(),
-                why: format!("the HTTP client could not start: {why}"),
-            })
+        let mut builder = match reach {
+            Reach::PublicOnly => builder().dns_resolver(std::sync::Arc::new(PublicResolver)),
+            Reach::Any => builder(),
+        };
+        if let Some(proxy) = &proxy {
+            let proxy = reqwest::Proxy::all(proxy.trim()).map_err(|e| {
+                failed(format!(
+                    "the proxy {proxy:?} is not a proxy address ({e}) — fix it in Settings → Web"
+                ))
+            })?;
+            builder = builder.proxy(proxy);
+        }
+        let client = builder.build().map_err(|e| failed(e.to_string()))?;
+        clients.push((reach, proxy, client.clone()));
+        Ok(client)
+    }
+
+    /// Sends an API request (see [`ApiRequest`]) under the same address checks as a fetch.
+    pub async fn api(&self, request: &ApiRequest, reach: Reach) -> Result<Fetched, FetchError> {
+        let url = parse(&request.url)?;
+        if reach == Reach::PublicOnly {
+            check_literal(&url)?;
+            check_resolved(&url).await?;
+        }
+        let client = self.http(reach)?;
+        let mut builder = match &request.json {
+            Some(body) => client.post(url.clone()).json(body),
+            None => client.get(url.clone()),
+        };
+        for (name, value) in &request.headers {
+            builder = builder.header(*name, value);
+        }
+        let response = builder.send().await.map_err(|e| classify_error(&url, e))?;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let (body, truncated) = self.read_capped(&url, response).await?;
+        Ok(Fetched {
+            url: url.to_string(),
+            status: status.as_u16(),
+            content_type,
+            body,
+            truncated,
+            redirect_elsewhere: None,
+            source: Source::Network,
+        })
     }
 
     /// GETs `raw`: the cache first, then the network; same-origin redirects followed.

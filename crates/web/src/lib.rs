@@ -1,4 +1,5 @@
-//! The web family's foundation (issue 22): one HTTP client every web tool uses.
+//! The web family: `web_fetch`, `web_search` (`search`), `get_weather` (`weather`), `get_news`
+//! (`news`), all through one HTTP client.
 //!
 //! - which addresses a fetch may reach (`cowork_contract::address`, shared with the policy). Loopback, private, link-local, cloud-metadata
 //!   and other non-public addresses are refused after DNS resolution, at connect time (so a name
@@ -12,29 +13,66 @@
 
 pub mod cache;
 pub mod client;
+mod news;
 pub mod page;
+mod search;
+pub mod settings;
 mod tools;
+mod weather;
 
 pub use cache::Cache;
-pub use client::{Blocked, FetchError, Fetched, Reach, Source, WebClient};
-
+pub use client::{ApiRequest, Blocked, FetchError, Fetched, Reach, Source, WebClient};
+pub use news::{GetNews, News, NewsItem};
+pub use search::{SearchResult, SearchResults, WebSearch};
+pub use settings::{Feed, SearchProvider, Units, WebSettings};
 pub use tools::{WebFetch, WebPage};
+pub use weather::{GetWeather, Weather};
 
-use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The most bytes one fetch downloads.
 pub const MAX_BYTES: usize = 5 << 20;
 
+/// What the family's tools share: the one client, the settings file, the keyring.
+pub struct Shared {
+    pub client: WebClient,
+    settings_path: Option<PathBuf>,
+    secrets: Arc<dyn SecretSource>,
+}
+
+impl Shared {
+    /// The settings now (the person may change them while the app runs).
+    fn settings(&self) -> Result<WebSettings, ToolError> {
+        settings::read_settings(self.settings_path.as_deref()).map_err(ToolError::failed)
+    }
+}
+
 pub struct WebTools {
-    client: Arc<WebClient>,
+    shared: Arc<Shared>,
 }
 
 impl WebTools {
-    /// The family, caching in `cache_dir`.
-    pub fn new(cache_dir: std::path::PathBuf) -> Self {
+    /// The family: answers cached in `cache_dir`, settings (the `web` key) read from
+    /// `settings_path` at each call (defaults when None), provider keys from `secrets`.
+    pub fn new(
+        cache_dir: PathBuf,
+        settings_path: Option<PathBuf>,
+        secrets: Arc<dyn SecretSource>,
+    ) -> Self {
+        let proxy_from = settings_path.clone();
+        let client = WebClient::new(Some(Cache::new(cache_dir)), MAX_BYTES).with_proxy(move || {
+            settings::read_settings(proxy_from.as_deref())
+                .ok()
+                .map(|s| s.proxy)
+        });
         WebTools {
-            client: Arc::new(WebClient::new(Some(Cache::new(cache_dir)), MAX_BYTES)),
+            shared: Arc::new(Shared {
+                client,
+                settings_path,
+                secrets,
+            }),
         }
     }
 }
@@ -45,6 +83,12 @@ impl ToolProvider for WebTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        vec![typed(tools::WebFetch(self.client.clone()))]
+        let s = &self.shared;
+        vec![
+            typed(tools::WebFetch(s.clone())),
+            typed(search::WebSearch(s.clone())),
+            typed(weather::GetWeather(s.clone())),
+            typed(news::GetNews(s.clone())),
+        ]
     }
 }

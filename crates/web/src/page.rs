@@ -139,9 +139,96 @@ pub fn read(
     }
 }
 
+/// A PDF's text (pdf-extract), page breaks kept as blank lines.
+pub fn read_pdf(bytes: &[u8], url: &str) -> Result<Page, String> {
+    let text = pdf_extract::extract_text_from_mem(bytes)
+        .map_err(|e| format!("{url}: the PDF could not be read ({e})"))?;
+    // Extracted lines carry the layout's spacing: runs of blank lines become one.
+    let mut markdown = String::new();
+    let mut blank = 0;
+    for line in text.lines().map(str::trim_end) {
+        blank = if line.trim().is_empty() { blank + 1 } else { 0 };
+        if blank <= 1 {
+            markdown.push_str(line);
+            markdown.push('\n');
+        }
+    }
+    let title = markdown
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(200).collect());
+    Ok(Page {
+        title,
+        charset: "pdf".into(),
+        markdown: markdown.trim().to_string(),
+        ..Page::default()
+    })
+}
+
+/// At most `limit` characters of `markdown`, chosen for `prompt`: the blocks (paragraphs, table
+/// rows…) sharing the most words with it, kept in page order. Chinese text has no spaces, so its
+/// words are taken as character pairs.
+pub fn focus(markdown: &str, prompt: &str, limit: usize) -> String {
+    fn terms(text: &str) -> std::collections::HashSet<String> {
+        let lower = text.to_lowercase();
+        let mut set: std::collections::HashSet<String> = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() > 2 && w.is_ascii())
+            .map(str::to_string)
+            .collect();
+        let han: Vec<char> = lower
+            .chars()
+            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+            .collect();
+        set.extend(han.windows(2).map(|w| w.iter().collect::<String>()));
+        set
+    }
+    let wanted = terms(prompt);
+    let blocks: Vec<&str> = markdown.split("\n\n").collect();
+    let mut ranked: Vec<(usize, usize)> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (terms(b).intersection(&wanted).count(), i))
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut chosen = Vec::new();
+    let mut used = 0;
+    for (score, i) in ranked {
+        let size = blocks[i].chars().count() + 2;
+        if score == 0 && !chosen.is_empty() {
+            break;
+        }
+        if used + size <= limit {
+            chosen.push(i);
+            used += size;
+        }
+    }
+    chosen.sort_unstable();
+    let kept: Vec<&str> = chosen.iter().map(|&i| blocks[i]).collect();
+    let mut text = kept.join("\n\n[…]\n\n");
+    if text.is_empty() {
+        text = markdown.chars().take(limit).collect();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_keeps_the_parts_that_mention_it() {
+        let page = format!(
+            "{}\n\nThe opening hours are 9 to 17 on weekdays.\n\n{}\n\n营业时间：周末十点到四点。",
+            "Filler about history. ".repeat(40),
+            "More filler text. ".repeat(40)
+        );
+        let kept = focus(&page, "opening hours", 200);
+        assert!(kept.contains("9 to 17"), "{kept}");
+        assert!(kept.chars().count() <= 200 + 10);
+        assert!(focus(&page, "营业时间", 100).contains("周末"));
+    }
 
     #[test]
     fn charsets_come_from_the_header_the_page_or_the_bytes() {

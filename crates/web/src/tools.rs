@@ -1,8 +1,8 @@
 //! Web tools: `web_fetch`. Everything they return is untrusted (`open_world`): it taints the
 //! conversation, so later mail, commands and writes ask.
 
-use crate::client::{FetchError, Reach, Source, WebClient};
-use crate::page::{Page, read};
+use crate::client::{FetchError, Reach};
+use crate::page::{Page, focus, read, read_pdf};
 use cowork_contract::address::{Kind, literal_host_kind, web_origin};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
@@ -14,7 +14,30 @@ use std::sync::Arc;
 /// The most page text one call hands the model.
 const MAX_CHARS: usize = 40_000;
 
-pub struct WebFetch(pub Arc<WebClient>);
+pub struct WebFetch(pub Arc<crate::Shared>);
+
+/// The origin of an address a tool will request, and how far it may reach. An address inside
+/// (loopback, private, metadata) written in the URL scores 9: only a rule the person wrote gets
+/// the call past review, and then it may go there. A *name* that resolves inside is refused by
+/// the client whatever the rules say (no rule can follow a name re-pointed after review).
+pub(crate) fn origin_reach(url: &str) -> Result<(String, Reach), ToolError> {
+    let (_, origin) = web_origin(url)?;
+    let reach = match literal_host_kind(&origin) {
+        Some(kind) if kind != Kind::Public => Reach::Any,
+        _ => Reach::PublicOnly,
+    };
+    Ok((origin, reach))
+}
+
+pub(crate) fn fetch_error(e: FetchError) -> ToolError {
+    match e {
+        FetchError::Url(_) | FetchError::Scheme(_) => ToolError::invalid(e.to_string()),
+        FetchError::Blocked(_) => ToolError::SecurityViolation {
+            reason: e.to_string(),
+        },
+        _ => ToolError::failed(e.to_string()),
+    }
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +47,11 @@ pub struct WebFetchInput {
     /// A CSS selector: only what it matches is returned (e.g. `table.prices`, `#main`).
     #[serde(default)]
     pub selector: Option<String>,
+    /// What you are looking for: when the page is longer than the limit, the parts that
+    /// mention it are kept (in page order) rather than the beginning.
+    #[serde(default)]
+    #[schemars(length(max = 1000))]
+    pub prompt: Option<String>,
     /// The most characters to return (at most 40,000; 40,000 when unset).
     #[serde(default)]
     pub max_chars: Option<u32>,
@@ -53,15 +81,7 @@ impl Tool for WebFetch {
     type Plan = Reach;
 
     fn plan(&self, input: &Self::Input, _: &EffectEnv) -> Result<CallPlan<Reach>, ToolError> {
-        let (_, origin) = web_origin(&input.url)?;
-        // An address inside (loopback, private, metadata) written in the URL scores 9: only a
-        // rule the person wrote gets the call here, and then it may go there. A *name* that
-        // resolves inside is refused by the client whatever the rules say (no rule can follow a
-        // name re-pointed after review).
-        let reach = match literal_host_kind(&origin) {
-            Some(kind) if kind != Kind::Public => Reach::Any,
-            _ => Reach::PublicOnly,
-        };
+        let (origin, reach) = origin_reach(&input.url)?;
         Ok(CallPlan::with(vec![Effect::NetFetch { origin }], reach))
     }
 
@@ -73,21 +93,11 @@ impl Tool for WebFetch {
     ) -> ToolResult<WebPage> {
         let fetched = self
             .0
+            .client
             .fetch(&input.url, *reach)
             .await
-            .map_err(|e| match e {
-                FetchError::Url(_) | FetchError::Scheme(_) => ToolError::invalid(e.to_string()),
-                FetchError::Blocked(_) => ToolError::SecurityViolation {
-                    reason: e.to_string(),
-                },
-                _ => ToolError::failed(e.to_string()),
-            })?;
-        let source = match &fetched.source {
-            Source::Network => "network".to_string(),
-            Source::Cache { age } => format!("cache ({age} s old)"),
-            Source::Revalidated => "cache (confirmed by the site)".to_string(),
-            Source::Offline { age, why } => format!("cache, {age} s old — offline: {why}"),
-        };
+            .map_err(fetch_error)?;
+        let source = fetched.source.describe();
         if let Some(moved_to) = fetched.redirect_elsewhere {
             return Ok(WebPage {
                 url: fetched.url,
@@ -98,11 +108,14 @@ impl Tool for WebFetch {
                 source,
             });
         }
-        let content_type = fetched.content_type.as_deref();
-        if content_type.is_some_and(|c| c.contains("pdf")) {
+        let content_type = fetched.content_type.clone();
+        let is_pdf = content_type.as_deref().is_some_and(|c| c.contains("pdf"))
+            || fetched.body.starts_with(b"%PDF-");
+        if is_pdf && fetched.truncated {
             return Err(ToolError::failed(format!(
-                "{}: a PDF — reading PDFs is not built yet",
-                fetched.url
+                "{}: a PDF over {} MB — only whole PDFs can be read",
+                fetched.url,
+                crate::MAX_BYTES >> 20
             )));
         }
         let (url, body, selector) = (
@@ -110,10 +123,13 @@ impl Tool for WebFetch {
             fetched.body.clone(),
             input.selector.clone(),
         );
-        let content_type = content_type.map(str::to_string);
-        // Parsing a large page is CPU work: off the async runtime.
+        // Parsing a large page or a PDF is CPU work: off the async runtime.
         let mut page = tokio::task::spawn_blocking(move || {
-            read(&body, content_type.as_deref(), &url, selector.as_deref())
+            if is_pdf {
+                read_pdf(&body, &url)
+            } else {
+                read(&body, content_type.as_deref(), &url, selector.as_deref())
+            }
         })
         .await
         .map_err(|e| ToolError::failed(e.to_string()))?
@@ -123,7 +139,10 @@ impl Tool for WebFetch {
             .map_or(MAX_CHARS, |m| (m as usize).min(MAX_CHARS));
         let mut truncated = fetched.truncated;
         if page.markdown.chars().count() > limit {
-            page.markdown = page.markdown.chars().take(limit).collect();
+            page.markdown = match input.prompt.as_deref() {
+                Some(prompt) => focus(&page.markdown, prompt, limit),
+                None => page.markdown.chars().take(limit).collect(),
+            };
             truncated = true;
         }
         Ok(WebPage {
@@ -161,5 +180,27 @@ impl Tool for WebFetch {
             text.push_str("\n\n[cut: the page is longer — ask for a part with `selector`]");
         }
         text
+    }
+}
+
+/// An HTML fragment (a snippet, a feed's summary) as plain text on one line: tags dropped,
+/// entities decoded, whitespace collapsed.
+pub(crate) fn plain_text(html: &str) -> String {
+    let text = if html.contains(['<', '&']) {
+        dom_query::Document::fragment(html).text().to_string()
+    } else {
+        html.to_string()
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Outside text printed as one line of the model's reading: line breaks (which could start a
+/// heading or a fake "system" line of their own) collapsed, length capped.
+pub(crate) fn untrusted_line(text: &str) -> String {
+    const MAX: usize = 500;
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
     }
 }

@@ -40,6 +40,10 @@ pub enum Part {
         /// person rather than failing: data, so nothing has to read it out of `content`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         suspended: Option<String>,
+        /// The tool's structured output, for the window's cards (search results, weather);
+        /// never sent to a model. Left out when large (see `CARD_DATA_MAX`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        structured: Option<serde_json::Value>,
     },
 }
 

@@ -731,6 +731,11 @@ impl PolicyBridge {
                 )
             });
         let is_egress = !site_scoped && req.effects.iter().any(|e| e.kind().is_egress());
+        // Requests to sites likewise: one the person allowed by a rule that names it (not a
+        // wildcard host) is trusted as that site; a request to it carries data nowhere else,
+        // so reading untrusted content does not make it ask. Any other origin still asks.
+        let only_requests =
+            !req.effects.is_empty() && req.effects.iter().all(|e| e.kind() == EffectKind::NetFetch);
         // Effects are the truth: a call with no effects changes nothing.
         let read_only = req.effects.iter().all(Effect::is_read_only);
         let review = |decision, matched, why: String, can_grant| Review {
@@ -836,7 +841,9 @@ impl PolicyBridge {
                 );
                 return review(Action::Ask, Some(m), why, false);
             }
-            if let (Some(by), true) = (&tainted_by, is_egress) {
+            if let (Some(by), true) = (&tainted_by, is_egress)
+                && !(only_requests && rules::names_one_site(&m.rule))
+            {
                 let why = format!(
                     "allowed by `{}` ({}), but {}",
                     m.rule,

@@ -413,6 +413,35 @@ fn text_glob(spec: &str) -> Option<GlobMatcher> {
 
 /// Origins: `https://*.example.com` (glob over the whole origin) or Claude Code's
 /// `domain:example.com` (that host or any subdomain).
+/// Whether a rule's specifier names one site (`web_fetch(https://news.example.com/*)`,
+/// `get_news(domain:bbc.co.uk)`): a host written out, no wildcard in it. A bare tool name,
+/// `*`, `https://*` or `https://*.github.io` names none.
+pub(crate) fn names_one_site(rule: &str) -> bool {
+    let Some(spec) = rule
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+    else {
+        return false;
+    };
+    let host = match spec.strip_prefix("domain:") {
+        Some(domain) => domain,
+        None => {
+            let Some((scheme, rest)) = spec.split_once("://") else {
+                return false;
+            };
+            if !matches!(scheme, "http" | "https") {
+                return false;
+            }
+            match rest.strip_prefix('[') {
+                // An IPv6 address: up to its closing bracket.
+                Some(v6) => v6.split(']').next().unwrap_or_default(),
+                None => rest.split([':', '/']).next().unwrap_or_default(),
+            }
+        }
+    };
+    !host.is_empty() && !host.contains(['*', '?', '[', '{'])
+}
+
 fn origin_matches(spec: &str, origin: &str) -> bool {
     if let Some(domain) = spec.strip_prefix("domain:") {
         let domain = domain.to_ascii_lowercase();
@@ -799,5 +828,29 @@ mod tests {
             some(&["read_file(/a/b)"])
         );
         assert_eq!(grant_rules_for("run_command", &exec("ls; rm -rf ~")), None);
+    }
+
+    #[test]
+    fn a_rule_names_one_site_only_when_its_host_is_written_out() {
+        for yes in [
+            "web_fetch(https://news.example.com/*)",
+            "get_news(https://feeds.bbci.co.uk)",
+            "web_fetch(http://127.0.0.1:*)",
+            "web_fetch(http://[::1]:8080)",
+            "get_news(domain:bbc.co.uk)",
+        ] {
+            assert!(names_one_site(yes), "{yes}");
+        }
+        for no in [
+            "web_fetch",
+            "web_fetch(*)",
+            "web_fetch(https://*)",
+            "web_fetch(https://*.github.io)",
+            "web_fetch(*://example.com)",
+            "web_fetch(domain:*)",
+            "web_fetch(https://exa?ple.com)",
+        ] {
+            assert!(!names_one_site(no), "{no}");
+        }
     }
 }

@@ -24,6 +24,8 @@ function Link({ href, children }: { href: string; children: preact.ComponentChil
   return <a href={href} rel="noreferrer noopener" title={href} onClick={(e) => { e.preventDefault(); api.openLink(href).catch(() => {}); }}>{children}</a>;
 }
 
+/** A feed date in the person's own time zone and language. */
+const when = (iso: string) => { const d = new Date(iso); return isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }); };
 const host = (url: string) => { try { return new URL(url).host; } catch { return url; } };
 const placeLabel = (p: Place) => [p.name, p.region, p.country].filter(Boolean).join(", ");
 
@@ -100,7 +102,7 @@ function NewsCard({ n }: { n: News }) {
       {n.items.map((x, i) => (
         <li key={i}>
           {x.url ? <Link href={x.url}>{x.title}</Link> : <strong>{x.title}</strong>}
-          <span class="meta"> {x.source}{x.published ? ` · ${x.published.slice(0, 16).replace("T", " ")}` : ""}</span>
+          <span class="meta"> {x.source}{x.published ? ` · ${when(x.published)}` : ""}</span>
           {x.summary && <p>{x.summary}</p>}
         </li>
       ))}

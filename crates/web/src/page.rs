@@ -139,29 +139,46 @@ pub fn read(
     }
 }
 
-/// A PDF's text (pdf-extract), page breaks kept as blank lines.
+/// A PDF's text (lopdf: each page's text in content order — words whole where layout-driven
+/// extractors split kerned glyph runs), pages separated by a blank line.
 pub fn read_pdf(bytes: &[u8], url: &str) -> Result<Page, String> {
-    let text = pdf_extract::extract_text_from_mem(bytes)
+    let document = lopdf::Document::load_mem(bytes)
         .map_err(|e| format!("{url}: the PDF could not be read ({e})"))?;
-    // Extracted lines carry the layout's spacing: runs of blank lines become one.
+    if document.is_encrypted() {
+        return Err(format!("{url}: the PDF is encrypted"));
+    }
     let mut markdown = String::new();
-    let mut blank = 0;
-    for line in text.lines().map(str::trim_end) {
-        blank = if line.trim().is_empty() { blank + 1 } else { 0 };
-        if blank <= 1 {
-            markdown.push_str(line);
-            markdown.push('\n');
+    for number in document.get_pages().keys() {
+        let text = document.extract_text(&[*number]).unwrap_or_default();
+        let text = text.trim();
+        if !text.is_empty() {
+            markdown.push_str(text);
+            markdown.push_str("\n\n");
         }
     }
-    let title = markdown
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| l.chars().take(200).collect());
+    if markdown.trim().is_empty() {
+        return Err(format!(
+            "{url}: the PDF has no text layer (a scan?) — nothing to read"
+        ));
+    }
+    let title = document
+        .trailer
+        .get(b"Info")
+        .and_then(|info| document.dereference(info))
+        .ok()
+        .and_then(|(_, info)| info.as_dict().ok()?.get(b"Title").ok().cloned())
+        .and_then(|title| lopdf::decode_text_string(&title).ok())
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| {
+            markdown
+                .lines()
+                .next()
+                .map(|l| l.chars().take(200).collect())
+        });
     Ok(Page {
         title,
         charset: "pdf".into(),
-        markdown: markdown.trim().to_string(),
+        markdown: markdown.trim_end().to_string(),
         ..Page::default()
     })
 }

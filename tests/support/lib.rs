@@ -38,6 +38,25 @@ pub struct Harness {
     pub vault: Arc<cowork_vault::Vault>,
 }
 
+/// Serves `app` on 127.0.0.1 (a free port) on a thread and runtime of its own, so tests may
+/// block (run processes) while a client talks to it; it lives as long as the test. Its base URL.
+pub fn serve(app: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    base
+}
+
 /// The harness's undo delay: long enough to undo in a test, short enough to wait for.
 pub const MAIL_UNDO: Duration = Duration::from_millis(1500);
 

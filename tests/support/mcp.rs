@@ -98,19 +98,7 @@ impl FakeGithub {
             .route("/repos/owner/repo/commits/{r}", get(commit))
             .route("/repos/owner/repo/tarball/{r}", get(tar))
             .with_state(state.clone());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
+        let base = crate::serve(app);
         FakeGithub { base, state }
     }
 

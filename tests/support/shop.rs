@@ -136,19 +136,7 @@ pub fn start() -> Shop {
         )
         .route("/private", get(|| async { (StatusCode::UNAUTHORIZED, page("Unauthorized", "<p>401</p>")) }))
         .with_state(counts.clone());
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let base = crate::serve(app);
     Shop { base, counts }
 }
 

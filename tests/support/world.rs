@@ -92,15 +92,12 @@ impl World {
     }
 }
 
+/// A geocoding result: `[country code, country, region, time zone]` as Open-Meteo names them.
 fn place(
     id: u64,
     name: &str,
-    lat: f64,
-    lon: f64,
-    cc: &str,
-    country: &str,
-    admin1: &str,
-    tz: &str,
+    (lat, lon): (f64, f64),
+    [cc, country, admin1, tz]: [&str; 4],
     population: u64,
 ) -> Value {
     json!({"id": id, "name": name, "latitude": lat, "longitude": lon, "elevation": 100.0,
@@ -114,57 +111,37 @@ async fn geocoding(Query(q): Query<HashMap<String, String>>) -> Response {
         "Berlin" => vec![place(
             2950159,
             "Berlin",
-            52.52437,
-            13.41053,
-            "DE",
-            "Germany",
-            "Land Berlin",
-            "Europe/Berlin",
+            (52.52437, 13.41053),
+            ["DE", "Germany", "Land Berlin", "Europe/Berlin"],
             3_426_354,
         )],
         "北京" => vec![place(
             1816670,
             "北京市",
-            39.9075,
-            116.39723,
-            "CN",
-            "中国",
-            "北京市",
-            "Asia/Shanghai",
+            (39.9075, 116.39723),
+            ["CN", "中国", "北京市", "Asia/Shanghai"],
             11_716_620,
         )],
         "Springfield" => vec![
             place(
                 4409896,
                 "Springfield",
-                37.21533,
-                -93.29824,
-                "US",
-                "United States",
-                "Missouri",
-                "America/Chicago",
+                (37.21533, -93.29824),
+                ["US", "United States", "Missouri", "America/Chicago"],
                 166_810,
             ),
             place(
                 4951788,
                 "Springfield",
-                42.10148,
-                -72.58981,
-                "US",
-                "United States",
-                "Massachusetts",
-                "America/New_York",
+                (42.10148, -72.58981),
+                ["US", "United States", "Massachusetts", "America/New_York"],
                 155_929,
             ),
             place(
                 4250542,
                 "Springfield",
-                39.80172,
-                -89.64371,
-                "US",
-                "United States",
-                "Illinois",
-                "America/Chicago",
+                (39.80172, -89.64371),
+                ["US", "United States", "Illinois", "America/Chicago"],
                 116_565,
             ),
         ],
@@ -419,18 +396,6 @@ pub fn start() -> World {
             ([(header::CONTENT_TYPE, "text/html")], format!("<html><body><article>{}</article></body></html>", paragraph.repeat(6 << 20 >> 6)))
         }))
         .layer(axum::middleware::from_fn_with_state(requests.clone(), record));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let base = crate::serve(app);
     World { base, requests }
 }

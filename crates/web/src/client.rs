@@ -72,6 +72,26 @@ pub struct Fetched {
     pub source: Source,
 }
 
+impl Fetched {
+    fn network(
+        url: &Url,
+        status: reqwest::StatusCode,
+        content_type: Option<String>,
+        body: Bytes,
+        truncated: bool,
+    ) -> Fetched {
+        Fetched {
+            url: url.to_string(),
+            status: status.as_u16(),
+            content_type,
+            body,
+            truncated,
+            redirect_elsewhere: None,
+            source: Source::Network,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error("{0:?} is not a web address: give a full http(s) URL")]
@@ -216,15 +236,13 @@ impl WebClient {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let (body, truncated) = self.read_capped(&url, response).await?;
-        Ok(Fetched {
-            url: url.to_string(),
-            status: status.as_u16(),
+        Ok(Fetched::network(
+            &url,
+            status,
             content_type,
             body,
             truncated,
-            redirect_elsewhere: None,
-            source: Source::Network,
-        })
+        ))
     }
 
     /// GETs `raw`: the cache first, then the network; same-origin redirects followed.
@@ -343,15 +361,7 @@ impl WebClient {
                 tracing::warn!(url = %url, "web cache: {e}");
             }
         }
-        Ok(Fetched {
-            url: url.to_string(),
-            status: status.as_u16(),
-            content_type,
-            body,
-            truncated,
-            redirect_elsewhere: None,
-            source: Source::Network,
-        })
+        Ok(Fetched::network(url, status, content_type, body, truncated))
     }
 
     async fn read_capped(

@@ -26,7 +26,7 @@ pub use news::{GetNews, News, NewsItem};
 pub use search::{SearchResult, SearchResults, WebSearch};
 pub use settings::{Feed, SearchProvider, Units, WebSettings};
 pub use tools::{WebFetch, WebPage};
-pub use weather::{GetWeather, Weather};
+pub use weather::{Forecast, GetWeather, Weather};
 
 use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
 use std::path::PathBuf;

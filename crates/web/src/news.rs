@@ -171,7 +171,7 @@ impl Tool for GetNews {
                 })
         });
         // Newest first (undated last); stable, so one feed's own order holds among equals.
-        items.sort_by(|a, b| b.0.cmp(&a.0));
+        items.sort_by_key(|item| std::cmp::Reverse(item.0));
         let mut seen_links = HashSet::new();
         let mut seen_titles = HashSet::new();
         let mut kept = Vec::new();

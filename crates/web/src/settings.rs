@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "camelCase", default)]
 pub struct WebSettings {
@@ -144,17 +144,6 @@ impl Default for NewsSettings {
                     "zh",
                 ),
             ],
-        }
-    }
-}
-
-impl Default for WebSettings {
-    fn default() -> Self {
-        WebSettings {
-            search: SearchSettings::default(),
-            weather: WeatherSettings::default(),
-            news: NewsSettings::default(),
-            proxy: String::new(),
         }
     }
 }

@@ -102,15 +102,18 @@ pub struct Day {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Forecast {
+    pub place: Place,
+    pub units: UnitNames,
+    pub current: Current,
+    pub hourly: Vec<Hour>,
+    pub daily: Vec<Day>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Weather {
-    Forecast {
-        place: Place,
-        units: UnitNames,
-        current: Current,
-        hourly: Vec<Hour>,
-        daily: Vec<Day>,
-    },
+    Forecast(Box<Forecast>),
     /// Several places have this name: ask the person which one.
     Ambiguous {
         query: String,
@@ -258,13 +261,14 @@ impl Tool for GetWeather {
                 }
                 text
             }
-            Weather::Forecast {
-                place,
-                units,
-                current,
-                hourly,
-                daily,
-            } => {
+            Weather::Forecast(forecast) => {
+                let Forecast {
+                    place,
+                    units,
+                    current,
+                    hourly,
+                    daily,
+                } = forecast.as_ref();
                 let t = &units.temperature;
                 let mut text = format!(
                     "{} ({:.2}, {:.2}), {}:\nNow: {}, {:.0}{t}",
@@ -491,7 +495,7 @@ fn read_forecast(place: Place, f: &Value) -> Result<Weather, ToolError> {
         timezone: f["timezone"].as_str().map(String::from).or(place.timezone),
         ..place
     };
-    Ok(Weather::Forecast {
+    Ok(Weather::Forecast(Box::new(Forecast {
         place,
         units: UnitNames {
             temperature: unit("temperature_2m", "°C"),
@@ -501,7 +505,7 @@ fn read_forecast(place: Place, f: &Value) -> Result<Weather, ToolError> {
         current,
         hourly,
         daily,
-    })
+    })))
 }
 
 /// WMO weather interpretation codes, as Open-Meteo documents them.

@@ -101,7 +101,7 @@ pub enum FetchError {
     #[error(transparent)]
     Blocked(Blocked),
     #[error("{url}: no answer within {secs} s")]
-    Timeout { url: String, secs: u64 },
+    Timeout { url: String, secs: f64 },
     #[error("{url}: {why}")]
     Network { url: String, why: String },
     #[error("{0}: more than {MAX_REDIRECTS} redirects")]
@@ -117,6 +117,8 @@ pub struct WebClient {
     clients: std::sync::Mutex<Vec<(Reach, Option<String>, reqwest::Client)>>,
     /// The proxy from settings (`None`: the environment's `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`).
     proxy: Box<dyn Fn() -> Option<String> + Send + Sync>,
+    /// How long one request may take, from connecting to the last byte.
+    timeout: Duration,
     cache: Option<Cache>,
     max_bytes: usize,
 }
@@ -154,7 +156,7 @@ impl reqwest::dns::Resolve for PublicResolver {
     }
 }
 
-fn builder() -> reqwest::ClientBuilder {
+fn builder(timeout: Duration) -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .user_agent(concat!(
             "Cowork/",
@@ -163,7 +165,7 @@ fn builder() -> reqwest::ClientBuilder {
         ))
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
-        .timeout(TIMEOUT)
+        .timeout(timeout)
 }
 
 impl WebClient {
@@ -172,6 +174,7 @@ impl WebClient {
         WebClient {
             clients: Default::default(),
             proxy: Box::new(|| None),
+            timeout: TIMEOUT,
             cache,
             max_bytes,
         }
@@ -186,6 +189,12 @@ impl WebClient {
         self
     }
 
+    /// The same, giving each request at most `timeout` (20 s by default).
+    pub fn with_timeout(mut self, timeout: Duration) -> WebClient {
+        self.timeout = timeout;
+        self
+    }
+
     fn http(&self, reach: Reach) -> Result<reqwest::Client, FetchError> {
         let proxy = (self.proxy)().filter(|p| !p.trim().is_empty());
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
@@ -197,8 +206,10 @@ impl WebClient {
             why: format!("the HTTP client could not start: {why}"),
         };
         let mut builder = match reach {
-            Reach::PublicOnly => builder().dns_resolver(std::sync::Arc::new(PublicResolver)),
-            Reach::Any => builder(),
+            Reach::PublicOnly => {
+                builder(self.timeout).dns_resolver(std::sync::Arc::new(PublicResolver))
+            }
+            Reach::Any => builder(self.timeout),
         };
         if let Some(proxy) = &proxy {
             let proxy = reqwest::Proxy::all(proxy.trim()).map_err(|e| {
@@ -228,7 +239,10 @@ impl WebClient {
         for (name, value) in &request.headers {
             builder = builder.header(*name, value);
         }
-        let response = builder.send().await.map_err(|e| classify_error(&url, e))?;
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| classify_error(&url, e, self.timeout))?;
         let status = response.status();
         let content_type = response
             .headers()
@@ -299,7 +313,7 @@ impl WebClient {
         let response = match request.send().await {
             Ok(response) => response,
             Err(e) => {
-                let error = classify_error(url, e);
+                let error = classify_error(url, e, self.timeout);
                 return match (cached, &error) {
                     // Refusals are never papered over with an old copy.
                     (_, FetchError::Blocked(_)) | (None, _) => Err(error),
@@ -370,7 +384,11 @@ impl WebClient {
         mut response: reqwest::Response,
     ) -> Result<(Bytes, bool), FetchError> {
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| classify_error(url, e))? {
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| classify_error(url, e, self.timeout))?
+        {
             if body.len() + chunk.len() > self.max_bytes {
                 body.extend_from_slice(&chunk[..self.max_bytes - body.len()]);
                 return Ok((body.into(), true));
@@ -433,7 +451,7 @@ fn refuse_inside(
     }
 }
 
-fn classify_error(url: &Url, e: reqwest::Error) -> FetchError {
+fn classify_error(url: &Url, e: reqwest::Error, timeout: Duration) -> FetchError {
     // The resolver's refusal comes back wrapped in the connector's errors.
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(error) = source {
@@ -445,7 +463,7 @@ fn classify_error(url: &Url, e: reqwest::Error) -> FetchError {
     if e.is_timeout() {
         return FetchError::Timeout {
             url: url.to_string(),
-            secs: TIMEOUT.as_secs(),
+            secs: timeout.as_secs_f64(),
         };
     }
     let mut why = e.to_string();
@@ -672,5 +690,32 @@ mod tests {
                 .await,
             Err(FetchError::Blocked(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn a_slow_site_times_out_and_says_how_long_it_waited() {
+        let app = Router::new().route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                "late"
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client =
+            WebClient::new(None, 1 << 20).with_timeout(std::time::Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let error = client
+            .fetch(&format!("{base}/slow"), Reach::Any)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, FetchError::Timeout { .. }), "{error:?}");
+        assert!(
+            error.to_string().contains("no answer within 0.3 s"),
+            "{error}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
     }
 }

@@ -1807,5 +1807,48 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
     )
     .await;
     d.screenshot(&artifacts().join("web-weather.png")).await;
+    // Settings → Web shows the provider the settings name, and the feeds.
+    d.click(
+        &d.wait_for("button[data-view=settings]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let panel = d
+        .wait_for("[data-testid=web-settings]", Duration::from_secs(10))
+        .await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/execute/sync",
+        Some(json!({"script": "document.querySelector('[data-testid=web-settings]').scrollIntoView()", "args": []})),
+    )
+    .await;
+    let feeds = d
+        .cmd(
+            reqwest::Method::GET,
+            &format!(
+                "/element/{}/property/value",
+                d.wait_for("[data-testid=web-feeds]", Duration::from_secs(5))
+                    .await
+            ),
+            None,
+        )
+        .await;
+    assert!(
+        feeds.as_str().unwrap_or_default().contains("本地新闻 |"),
+        "{feeds}"
+    );
+    let provider = d
+        .cmd(
+            reqwest::Method::GET,
+            &format!(
+                "/element/{}/property/value",
+                d.wait_for("[data-testid=web-provider]", Duration::from_secs(5))
+                    .await
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(provider, "searxng", "{}", d.text(&panel).await);
+    d.screenshot(&artifacts().join("web-settings.png")).await;
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }

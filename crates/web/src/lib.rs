@@ -38,6 +38,7 @@ pub const MAX_BYTES: usize = 5 << 20;
 /// What the family's tools share: the one client, the settings file, the keyring.
 pub struct Shared {
     pub client: WebClient,
+    read_pages: tools::ReadPages,
     settings_path: Option<PathBuf>,
     secrets: Arc<dyn SecretSource>,
 }
@@ -70,6 +71,7 @@ impl WebTools {
         WebTools {
             shared: Arc::new(Shared {
                 client,
+                read_pages: Default::default(),
                 settings_path,
                 secrets,
             }),

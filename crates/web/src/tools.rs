@@ -118,22 +118,42 @@ impl Tool for WebFetch {
                 crate::MAX_BYTES >> 20
             )));
         }
-        let (url, body, selector) = (
-            fetched.url.clone(),
-            fetched.body.clone(),
-            input.selector.clone(),
-        );
-        // Parsing a large page or a PDF is CPU work: off the async runtime.
-        let mut page = tokio::task::spawn_blocking(move || {
-            if is_pdf {
-                read_pdf(&body, &url)
-            } else {
-                read(&body, content_type.as_deref(), &url, selector.as_deref())
+        // A page read again (a cache hit: the same bytes) is not parsed again.
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (
+                &fetched.url,
+                &input.selector,
+                &content_type,
+                &fetched.body[..],
+            )
+                .hash(&mut h);
+            h.finish()
+        };
+        let mut page = match self.0.read_pages.recall(key) {
+            Some(page) => page,
+            None => {
+                let (url, body, selector) = (
+                    fetched.url.clone(),
+                    fetched.body.clone(),
+                    input.selector.clone(),
+                );
+                // Parsing a large page or a PDF is CPU work: off the async runtime.
+                let page = tokio::task::spawn_blocking(move || {
+                    if is_pdf {
+                        read_pdf(&body, &url)
+                    } else {
+                        read(&body, content_type.as_deref(), &url, selector.as_deref())
+                    }
+                })
+                .await
+                .map_err(|e| ToolError::failed(e.to_string()))?
+                .map_err(ToolError::invalid)?;
+                self.0.read_pages.keep(key, page.clone());
+                page
             }
-        })
-        .await
-        .map_err(|e| ToolError::failed(e.to_string()))?
-        .map_err(ToolError::invalid)?;
+        };
         let limit = input
             .max_chars
             .map_or(MAX_CHARS, |m| (m as usize).min(MAX_CHARS));
@@ -180,6 +200,31 @@ impl Tool for WebFetch {
             text.push_str("\n\n[cut: the page is longer — ask for a part with `selector`]");
         }
         text
+    }
+}
+
+/// The last pages read, by a hash of their address, selector and bytes: a cached page read
+/// again skips parsing. Small and bounded (pages are up to 40,000 characters of Markdown).
+#[derive(Default)]
+pub(crate) struct ReadPages(std::sync::Mutex<std::collections::VecDeque<(u64, Page)>>);
+
+impl ReadPages {
+    const KEEP: usize = 16;
+
+    fn recall(&self, key: u64) -> Option<Page> {
+        let pages = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        pages
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, p)| p.clone())
+    }
+
+    fn keep(&self, key: u64, page: Page) {
+        let mut pages = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if pages.len() == Self::KEEP {
+            pages.pop_front();
+        }
+        pages.push_back((key, page));
     }
 }
 

@@ -58,6 +58,11 @@ const COMMANDS: &[&str] = &[
     "set_web_key",
     "has_web_key",
     "open_link",
+    "take_desktop_requests",
+    "get_desktop_settings",
+    "save_desktop_settings",
+    "set_tools_paused",
+    "desktop_status",
 ];
 
 fn main() {

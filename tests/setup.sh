@@ -36,7 +36,7 @@ done
 # Voice: whisper.cpp's build (cmake, clang), ALSA for cpal, espeak-ng to speak and sox to shape test
 # audio; a private PulseAudio daemon is the tests' microphone (real-time, like a sound card).
 packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
-  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc
+  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc xdg-utils
   gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium
   cmake clang libclang-dev libasound2-dev espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
 missing=()

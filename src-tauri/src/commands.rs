@@ -3,6 +3,7 @@
 //! `approval-request`, `tool-event`.
 
 use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message};
+use cowork_app::notify::NoticeTarget;
 use cowork_app::{AgentSettings, App};
 use cowork_core::policy::RuleEntry;
 use cowork_core::{
@@ -26,6 +27,13 @@ pub struct Shell {
     pub elicitations: Mutex<HashMap<String, oneshot::Sender<ElicitationAnswer>>>,
     /// Fetched toolpacks waiting for the person's decision on their review, by token.
     pub staged: Mutex<HashMap<String, cowork_app::StagedToolpack>>,
+    /// Which waiting asks the person has seen (their silence timeout counts from then).
+    pub attention: Arc<cowork_core::Attention>,
+    pub notifier: Arc<cowork_app::notify::Notifier>,
+    /// Tool calls running now, by call id (the tray's "working").
+    pub in_flight: Mutex<std::collections::HashSet<String>>,
+    /// Links and files handed over by launches, until the view takes them.
+    pub desktop_requests: Mutex<Vec<cowork_app::DesktopRequest>>,
 }
 
 type Res<T> = Result<T, String>;
@@ -137,7 +145,9 @@ fn stream_turn<R: Runtime, Turn>(
     let conv = conversation.to_string();
     // `tx` lives in the run: when it ends, the channel closes after its last event.
     let turn = turn(tx, cancel);
+    crate::desktop::refresh_status(&handle);
     tauri::async_runtime::spawn(async move {
+        let started = std::time::Instant::now();
         let run = tauri::async_runtime::spawn(turn);
         while let Some(event) = rx.recv().await {
             let _ = handle.emit(
@@ -151,6 +161,8 @@ fn stream_turn<R: Runtime, Turn>(
         let error = run
             .await
             .unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
+        handle.state::<Shell>().runs.lock().unwrap().remove(&conv);
+        crate::desktop::on_turn_done(&handle, &conv, started.elapsed()).await;
         let _ = handle.emit(
             "agent-done",
             AgentDone {
@@ -312,7 +324,8 @@ pub async fn test_account(shell: State<'_, Shell>, name: String) -> Res<ToolCall
 
 #[tauri::command]
 #[specta::specta]
-pub fn answer_approval(
+pub fn answer_approval<R: Runtime>(
+    handle: AppHandle<R>,
     shell: State<'_, Shell>,
     call_id: String,
     choice: ApprovalChoice,
@@ -323,6 +336,7 @@ pub fn answer_approval(
         .unwrap()
         .remove(&call_id)
         .ok_or("this approval is no longer waiting (it timed out or was answered)")?;
+    crate::desktop::answered(&handle, NoticeTarget::Approval { id: call_id });
     answer
         .send(choice)
         .map_err(|_| "the call is no longer waiting".to_string())
@@ -331,7 +345,8 @@ pub fn answer_approval(
 /// The person's answer to an MCP server's form.
 #[tauri::command]
 #[specta::specta]
-pub fn answer_elicitation(
+pub fn answer_elicitation<R: Runtime>(
+    handle: AppHandle<R>,
     shell: State<'_, Shell>,
     id: String,
     answer: ElicitationAnswer,
@@ -342,6 +357,7 @@ pub fn answer_elicitation(
         .unwrap()
         .remove(&id)
         .ok_or("this form is no longer waiting (it timed out or was answered)")?;
+    crate::desktop::answered(&handle, NoticeTarget::Question { id });
     waiting
         .send(answer)
         .map_err(|_| "the server is no longer waiting".to_string())
@@ -849,4 +865,43 @@ pub fn open_link<R: tauri::Runtime>(app: tauri::AppHandle<R>, url: String) -> Re
 #[specta::specta]
 pub fn voice_stop(shell: State<'_, Shell>) -> bool {
     shell.app.voice().stop()
+}
+
+/// Links and files handed to Cowork (`cowork://toolpack/install?…`, a `.mcpb`) not yet shown:
+/// each opens the usual install review.
+#[tauri::command]
+#[specta::specta]
+pub fn take_desktop_requests<R: Runtime>(handle: AppHandle<R>) -> Vec<cowork_app::DesktopRequest> {
+    crate::desktop::take_requests(&handle)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_desktop_settings(shell: State<'_, Shell>) -> Res<cowork_app::DesktopSettings> {
+    cowork_app::DesktopSettings::load(&shell.app.home().settings_path())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_desktop_settings(
+    shell: State<'_, Shell>,
+    settings: cowork_app::DesktopSettings,
+) -> Res<()> {
+    settings.save(&shell.app.home().settings_path())?;
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    cowork_app::set_autostart(settings.autostart, &program)
+}
+
+/// Pauses (or resumes) every tool, as the tray's "Pause all tools" does.
+#[tauri::command]
+#[specta::specta]
+pub fn set_tools_paused<R: Runtime>(handle: AppHandle<R>, paused: bool) {
+    crate::desktop::set_paused(&handle, paused);
+}
+
+/// The tray's status now (then pushed as `desktop-status`).
+#[tauri::command]
+#[specta::specta]
+pub fn desktop_status<R: Runtime>(handle: AppHandle<R>) -> crate::desktop::Status {
+    crate::desktop::status(&handle)
 }

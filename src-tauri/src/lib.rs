@@ -3,8 +3,10 @@
 //! included. No business logic lives here; commands call cowork-app and the core.
 
 pub mod commands;
+pub mod desktop;
 
 pub use commands::Shell;
+use cowork_app::notify::{Notice, NoticeTarget, Notifier};
 use cowork_app::{App, AppOptions};
 use cowork_core::{ChannelApprover, PendingApproval, PendingElicitation, SchedulerConfig};
 use std::collections::HashMap;
@@ -18,6 +20,8 @@ use tokio::sync::mpsc;
 pub struct Asks {
     pub approvals: mpsc::Receiver<PendingApproval>,
     pub elicitations: mpsc::Receiver<PendingElicitation>,
+    /// Notifications the person clicked.
+    pub clicks: mpsc::UnboundedReceiver<NoticeTarget>,
 }
 
 impl Shell {
@@ -30,9 +34,12 @@ impl Shell {
         let started = std::time::Instant::now();
         let (approver, approvals) = ChannelApprover::new("window", 16);
         let (approver, elicitations) = approver.with_elicitations(4);
+        let (approver, attention) = approver.with_attention();
+        let (notifier, clicks) = Notifier::new();
         let asks = Asks {
             approvals,
             elicitations,
+            clicks,
         };
         let app = App::open(AppOptions {
             home,
@@ -52,6 +59,10 @@ impl Shell {
             approvals: Mutex::new(HashMap::new()),
             elicitations: Mutex::new(HashMap::new()),
             staged: Mutex::new(HashMap::new()),
+            attention,
+            notifier: Arc::new(notifier),
+            in_flight: Default::default(),
+            desktop_requests: Mutex::default(),
         };
         Ok((shell, asks))
     }
@@ -67,9 +78,11 @@ pub fn builder<R: Runtime>(
     let Asks {
         approvals: asks,
         elicitations,
+        mut clicks,
     } = asks;
     builder
         .manage(shell)
+        .on_window_event(desktop::on_window_event)
         // Rust-side only (`open_link` checks the address first): no opener permission is given
         // to the webview.
         .plugin(tauri_plugin_opener::init())
@@ -81,6 +94,7 @@ pub fn builder<R: Runtime>(
                 asks,
                 "approval-request",
                 |r| r.call_id.clone(),
+                Notice::approval,
                 |s| &s.approvals,
             );
             forward(
@@ -88,8 +102,25 @@ pub fn builder<R: Runtime>(
                 elicitations,
                 "elicitation-request",
                 |r| r.id.clone(),
+                Notice::question,
                 |s| &s.elicitations,
             );
+            if let Err(e) = desktop::build_tray(tauri_app.handle()) {
+                tracing::warn!("no tray icon: {e}");
+            }
+            let handle = tauri_app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                while let Some(target) = clicks.recv().await {
+                    desktop::open_target(&handle, target);
+                }
+            });
+            let handle = tauri_app.handle().clone();
+            let mut paused = tauri_app.state::<Shell>().app.scheduler().paused();
+            tauri::async_runtime::spawn(async move {
+                while paused.changed().await.is_ok() {
+                    desktop::refresh_status(&handle);
+                }
+            });
             // Toolpack servers start in the background; their tools join the registry as each
             // comes up, so the window opens without waiting for them.
             let handle = tauri_app.handle().clone();
@@ -150,6 +181,7 @@ pub fn builder<R: Runtime>(
                 loop {
                     match events.recv().await {
                         Ok(event) => {
+                            desktop::on_tool_event(&handle, &event).await;
                             let _ = handle.emit("tool-event", &event);
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
@@ -184,8 +216,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::delete_conversation,
             commands::list_tools,
             commands::call_tool,
-            commands::answer_approval,
-            commands::answer_elicitation,
+            commands::answer_approval::<tauri::Wry>,
+            commands::answer_elicitation::<tauri::Wry>,
             commands::get_agent_settings,
             commands::save_agent_settings,
             commands::list_rules,
@@ -232,6 +264,11 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::set_web_key,
             commands::has_web_key,
             commands::open_link::<tauri::Wry>,
+            commands::take_desktop_requests::<tauri::Wry>,
+            commands::get_desktop_settings,
+            commands::save_desktop_settings,
+            commands::set_tools_paused::<tauri::Wry>,
+            commands::desktop_status::<tauri::Wry>,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()
@@ -240,6 +277,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         .typ::<cowork_core::ApprovalRequest>()
         .typ::<cowork_core::ElicitationRequest>()
         .typ::<cowork_app::MicState>()
+        .typ::<cowork_app::notify::NoticeTarget>()
+        .typ::<desktop::Status>()
 }
 
 type Waiting<A> = Mutex<HashMap<String, tokio::sync::oneshot::Sender<A>>>;
@@ -251,6 +290,7 @@ fn forward<R: Runtime, Q: serde::Serialize + Clone + Send + 'static, A: Send + '
     mut requests: mpsc::Receiver<(Q, tokio::sync::oneshot::Sender<A>)>,
     event: &'static str,
     id: fn(&Q) -> String,
+    notice: fn(&Q) -> Notice,
     waiting: fn(&Shell) -> &Waiting<A>,
 ) {
     tauri::async_runtime::spawn(async move {
@@ -258,6 +298,12 @@ fn forward<R: Runtime, Q: serde::Serialize + Clone + Send + 'static, A: Send + '
             let shell = handle.state::<Shell>();
             waiting(&shell).lock().unwrap().insert(id(&request), answer);
             let _ = handle.emit(event, &request);
+            // Notifying may take a moment (the session bus): the next ask need not wait for it.
+            tauri::async_runtime::spawn(desktop::reach(
+                handle.clone(),
+                id(&request),
+                notice(&request),
+            ));
         }
     });
 }

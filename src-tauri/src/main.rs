@@ -18,15 +18,34 @@ fn main() {
         // SAFETY: first thing in main, before any thread exists.
         unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
     }
-    let workspaces = std::env::var_os("COWORK_WORKSPACE")
-        .map(|w| vec![w.into()])
-        .unwrap_or_default();
-    let (shell, asks) = cowork_desktop::Shell::open(None, workspaces).unwrap_or_else(|e| {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let hidden = args.iter().any(|a| a == "--hidden");
+    let handed: Vec<String> = args.into_iter().filter(|a| a != "--hidden").collect();
+    // One window per data dir: a later launch (a clicked cowork:// link, a .mcpb opened in the
+    // file manager) hands its arguments to the window that runs and exits.
+    let home = cowork_app::Home::locate().unwrap_or_else(|e| {
         eprintln!("Cowork cannot start: {e}");
         std::process::exit(2);
     });
-    cowork_desktop::builder(tauri::Builder::default(), shell, asks)
+    let arrivals = match cowork_app::instance::claim(home.root(), &handed) {
+        Ok(cowork_app::instance::Instance::Forwarded) => return,
+        Ok(cowork_app::instance::Instance::First(arrivals)) => Some(arrivals),
+        Err(e) => {
+            eprintln!("Cowork: {e}; going on without handing over links");
+            None
+        }
+    };
+    let workspaces = std::env::var_os("COWORK_WORKSPACE")
+        .map(|w| vec![w.into()])
+        .unwrap_or_default();
+    let (shell, asks) = cowork_desktop::Shell::open(Some(home.root().to_path_buf()), workspaces)
+        .unwrap_or_else(|e| {
+            eprintln!("Cowork cannot start: {e}");
+            std::process::exit(2);
+        });
+    let app = cowork_desktop::builder(tauri::Builder::default(), shell, asks)
         .build(cowork_desktop::context())
-        .expect("error while starting Cowork")
-        .run(cowork_desktop::on_run_event);
+        .expect("error while starting Cowork");
+    cowork_desktop::desktop::launched(app.handle(), arrivals, handed, hidden);
+    app.run(cowork_desktop::on_run_event);
 }

@@ -289,6 +289,40 @@ async fn the_window_answers_through_a_channel() {
     );
 }
 
+/// A window hidden in the tray with no notification shown has not reached the person: its ask
+/// waits past the timeout instead of being denied unseen. Once it is shown, silence counts.
+#[tokio::test]
+async fn an_ask_nobody_has_seen_waits_and_times_out_only_after_it_is_shown() {
+    let (approver, mut asks) = ChannelApprover::new("window", 4);
+    let (approver, attention) = approver.with_attention();
+    let h = Harness::new(Arc::new(approver));
+    std::fs::write(
+        h.store.dir().settings_path(),
+        r#"{"policy": {"askTimeoutSecs": 1}}"#,
+    )
+    .unwrap();
+    h.scheduler.policy().reload().unwrap();
+    let scheduler = h.scheduler.clone();
+    let started = std::time::Instant::now();
+    let call = tokio::spawn(async move {
+        scheduler
+            .call(call("exec_probe", json!({"target": "make"}), "c1"))
+            .await
+    });
+    let (request, _answer) = asks.recv().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert!(
+        !call.is_finished(),
+        "an ask nobody saw was settled after {:?}",
+        started.elapsed()
+    );
+    attention.mark_reached(&request.call_id);
+    let shown = std::time::Instant::now();
+    let err = call.await.unwrap().result.unwrap_err().to_string();
+    assert!(err.contains("no answer within 1 s of being shown"), "{err}");
+    assert!(shown.elapsed() >= std::time::Duration::from_millis(900));
+}
+
 #[tokio::test]
 async fn plan_mode_blocks_writes_and_accept_edits_allows_workspace_edits_only() {
     let (script, h) = setup();

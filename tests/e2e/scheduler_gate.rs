@@ -51,7 +51,8 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
             req("get_system_info", json!({})),
             req("create_task", json!({"title": "second"})),
             req("tool_search", json!({"query": "task"})),
-            req("WebSearch", json!({"query": "rust"})), // alias of the web_search stub
+            // Claude Code's name for web_fetch: a new site asks, and nobody answers here.
+            req("WebFetch", json!({"url": "https://example.com/"})),
         ])
         .await;
     let names: Vec<&str> = batch.iter().map(|o| o.tool.as_str()).collect();
@@ -62,7 +63,7 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
             "get_system_info",
             "create_task",
             "tool_search",
-            "web_search"
+            "web_fetch"
         ]
     );
     for outcome in &batch {
@@ -80,10 +81,27 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
         );
         assert_eq!(rows.last().unwrap().record.tool, outcome.tool);
     }
-    match &batch[4].result {
-        Err(ToolError::NotConfigured { how, .. }) => assert!(!how.is_empty()),
-        other => panic!("the stub must say what to configure, got {other:?}"),
+    assert!(
+        matches!(&batch[4].result, Err(ToolError::Denied { .. })),
+        "{:?}",
+        batch[4].result
+    );
+    // A tool that is not set up says what to configure, and is audited by its own name.
+    let unset = h
+        .scheduler
+        .call(req("WebSearch", json!({"query": "rust"})))
+        .await;
+    match &unset.result {
+        Err(ToolError::NotConfigured { how, .. }) => assert!(how.contains("Settings → Web")),
+        other => panic!("web_search must say what to configure, got {other:?}"),
     }
+    assert_eq!(unset.tool, "web_search");
+    let rows = h.audit_rows(&unset.call_id);
+    assert_eq!(rows.last().unwrap().record.tool, "web_search");
+    assert_eq!(
+        rows.last().unwrap().record.outcome.as_deref(),
+        Some("not_configured")
+    );
     let found = batch[3]
         .result
         .as_ref()
@@ -276,6 +294,53 @@ async fn timeouts_cancellation_retries_rate_limits_and_output_validation() {
             .outcome
             .as_deref(),
         Some("cancelled")
+    );
+
+    // The person pauses all tools (the tray): the call in flight stops, new calls are
+    // refused, both audited as `paused`; resuming lets calls through again.
+    let running = {
+        let scheduler = h.scheduler.clone();
+        tokio::spawn(async move {
+            scheduler
+                .call(req("flaky_probe", json!({"sleep_ms": 5000})))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut paused = h.scheduler.paused();
+    h.scheduler.pause_all();
+    assert!(*paused.borrow_and_update());
+    let stopped = tokio::time::timeout(Duration::from_secs(2), running)
+        .await
+        .expect("the pause stops the call at once")
+        .unwrap();
+    assert!(matches!(stopped.result, Err(ToolError::Paused)));
+    let refused = h.scheduler.call(req("list_tasks", json!({}))).await;
+    assert!(
+        refused
+            .result
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("resume them from the tray"),
+        "{:?}",
+        refused.result
+    );
+    for id in [&stopped.call_id, &refused.call_id] {
+        let rows = h.audit_rows(id);
+        assert_eq!(
+            rows.last().unwrap().record.outcome.as_deref(),
+            Some("paused")
+        );
+    }
+    h.scheduler.resume_all();
+    assert!(!*paused.borrow_and_update());
+    assert!(
+        h.scheduler
+            .call(req("list_tasks", json!({})))
+            .await
+            .result
+            .is_ok()
     );
 
     // Idempotent + transient: retried with backoff; the first two attempts fail.

@@ -327,7 +327,11 @@ async fn search_names_settings_when_unset_and_reads_searxng_brave_and_tavily() {
         .await
         .result
         .unwrap_err();
-    assert!(unset.to_string().contains("Settings → Web"), "{unset}");
+    assert!(
+        matches!(unset, cowork_contract::ToolError::NotConfigured { .. })
+            && unset.to_string().contains("Settings → Web"),
+        "{unset}"
+    );
 
     w.settings(Some(cowork_web::SearchProvider::Searxng))
         .save(&h.store.dir().settings_path())

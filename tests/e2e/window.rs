@@ -1852,3 +1852,244 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
     d.screenshot(&artifacts().join("web-settings.png")).await;
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// Living on the desktop, in the real window: an ask while the window is in the background
+/// reaches the person as a notification (a real notification server on a private session bus)
+/// and clicking it brings the window back with the modal; a `cowork://` link opened with
+/// xdg-open goes to the running window (one window per data dir) and opens the install review,
+/// never an install; "Pause all tools" stops a running command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
+    use cowork_tests::desktop::{NotificationServer, SessionBus};
+    use cowork_tests::mcp::{FakeGithub, probe_pack};
+    let home = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(session.path());
+    let notifications = NotificationServer::start(&bus).await;
+    let packs = tempfile::tempdir().unwrap();
+    let github = FakeGithub::start(&probe_pack(packs.path(), "probe", &[], json!({})));
+    let workspace = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "policy": {"allowMax": 1},
+            "permissions": {"allow": ["run_command(sleep 30)"]},
+            "toolpacks": {"githubApi": github.base},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[("call_1", "create_task", json!({"title": "Renew passport"}))],
+    ));
+    server.push(Turn::text("Added."));
+    server.push(Turn::tools(
+        "",
+        &[("call_2", "run_command", json!({"command": "sleep 30"}))],
+    ));
+    server.push(Turn::text("It stopped."));
+    let env: Vec<(&str, &std::ffi::OsStr)> = vec![
+        ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
+        ("XDG_RUNTIME_DIR", session.path().as_os_str()),
+        ("COWORK_WORKSPACE", workspace.path().as_os_str()),
+    ];
+    let (_xvfb, _driver, d) = launch(home.path(), &env).await;
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+        .await;
+
+    // The person turns to another window; then the assistant asks.
+    let other = Kill(
+        Command::new("display")
+            .args([
+                "-geometry",
+                "120x80+600+400",
+                "-title",
+                "elsewhere",
+                "xc:white",
+            ])
+            .env("DISPLAY", &d.display)
+            .spawn()
+            .expect("ImageMagick's display is not installed: run tests/setup.sh"),
+    );
+    let xdotool = |args: &[&str]| {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &d.display)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let start = Instant::now();
+    let elsewhere = loop {
+        let found = xdotool(&["search", "--name", "elsewhere"]);
+        if let Some(id) = found.lines().next() {
+            break id.to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the other window did not open"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    d.type_into(&input, "remind me to renew my passport").await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    xdotool(&["windowfocus", "--sync", &elsewhere]);
+    let shown = notifications
+        .wait_for("waiting for your answer", Duration::from_secs(30))
+        .await;
+    assert!(
+        shown.body.contains("create_task") || shown.body.contains("Create a task"),
+        "{shown:?}"
+    );
+    assert!(
+        !shown.body.contains("passport"),
+        "arguments stay out: {shown:?}"
+    );
+    notifications.click(shown.id).await;
+    let start = Instant::now();
+    while xdotool(&["getwindowfocus", "getwindowname"]) != "Cowork" {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the click did not bring the window back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(5))
+        .await;
+    d.screenshot(&artifacts().join("notified-modal.png")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(
+        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for(
+        "[data-testid=tool-card][data-status=ok]",
+        Duration::from_secs(30),
+    )
+    .await;
+    drop(other);
+
+    // A link clicked in a browser: xdg-open starts a second Cowork, which hands it over.
+    let desktop_dir = session.path().join("data/applications");
+    std::fs::create_dir_all(&desktop_dir).unwrap();
+    std::fs::write(
+        desktop_dir.join("cowork.desktop"),
+        format!(
+            "[Desktop Entry]\nType=Application\nName=Cowork\nExec={} %u\nMimeType=x-scheme-handler/cowork;\n",
+            env!("CARGO_BIN_EXE_cowork-desktop")
+        ),
+    )
+    .unwrap();
+    let xdg = |cmd: &mut Command| {
+        cmd.env("XDG_DATA_HOME", session.path().join("data"))
+            .env("XDG_CONFIG_HOME", session.path().join("config"))
+            .env("XDG_DATA_DIRS", session.path().join("data"))
+            .env("XDG_RUNTIME_DIR", session.path())
+            .env("COWORK_HOME", home.path())
+            .env("DISPLAY", &d.display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .env_remove("XDG_CURRENT_DESKTOP")
+            .env_remove("DESKTOP_SESSION")
+            .status()
+            .expect("xdg-utils is not installed: run tests/setup.sh")
+    };
+    assert!(
+        xdg(Command::new("xdg-mime").args([
+            "default",
+            "cowork.desktop",
+            "x-scheme-handler/cowork"
+        ]))
+        .success()
+    );
+    let started = Instant::now();
+    assert!(xdg(Command::new("xdg-open").arg("cowork://toolpack/install?source=github:owner/repo@main")).success());
+    let review = d
+        .wait_for("[data-testid=toolpack-review]", Duration::from_secs(60))
+        .await;
+    let text = d.text(&review).await;
+    assert!(
+        text.contains("github:owner/repo") && text.contains(&FakeGithub::SHA[..12]),
+        "{text}"
+    );
+    d.screenshot(&artifacts().join("deep-link-review.png"))
+        .await;
+    eprintln!("link → review shown in {:?}", started.elapsed());
+    // Nothing installed until the person says so; Cancel leaves nothing behind.
+    assert!(!home.path().join("toolpacks/probe").exists());
+    d.click(
+        &d.wait_for("button[data-choice=cancel]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    assert!(
+        !home.path().join("toolpacks.json").exists()
+            || !std::fs::read_to_string(home.path().join("toolpacks.json"))
+                .unwrap()
+                .contains("probe")
+    );
+
+    // Pause all tools while a command runs: it stops at once, audited as paused.
+    d.click(&d.wait_for("[data-view=chat]", Duration::from_secs(5)).await)
+        .await;
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
+        .await;
+    d.type_into(&input, "wait half a minute").await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for(
+        "[data-testid=tool-card][data-status=running]",
+        Duration::from_secs(30),
+    )
+    .await;
+    let paused_at = Instant::now();
+    d.click(
+        &d.wait_for("[data-testid=pause-tools]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for("[data-testid=paused-banner]", Duration::from_secs(5))
+        .await;
+    d.wait_for(
+        "[data-testid=tool-card][data-status=error]",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(paused_at.elapsed() < Duration::from_secs(10));
+    d.screenshot(&artifacts().join("tools-paused.png")).await;
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    let outcome: String = conn
+        .query_row(
+            "SELECT outcome FROM audit_log WHERE tool = 'run_command' AND phase = 'final' ORDER BY seq DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(outcome, "paused");
+    d.click(
+        &d.wait_for("[data-testid=pause-tools]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let start = Instant::now();
+    while d.find("[data-testid=paused-banner]").await.is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "resume did not clear the banner"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

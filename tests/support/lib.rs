@@ -3,6 +3,7 @@
 //! through the scheduler.
 
 pub mod bench;
+pub mod desktop;
 pub mod display;
 pub mod llm_server;
 pub mod login_wall;

@@ -113,6 +113,17 @@ export const commands = {
 	hasWebKey: (provider: SearchProvider) => __TAURI_INVOKE<boolean>("has_web_key", { provider }),
 	/**  Opens a web link (a search result, a headline) in the system browser. */
 	openLink: (url: string) => __TAURI_INVOKE<null>("open_link", { url }),
+	/**
+	 *  Links and files handed to Cowork (`cowork://toolpack/install?…`, a `.mcpb`) not yet shown:
+	 *  each opens the usual install review.
+	 */
+	takeDesktopRequests: () => __TAURI_INVOKE<DesktopRequest[]>("take_desktop_requests"),
+	getDesktopSettings: () => __TAURI_INVOKE<DesktopSettings>("get_desktop_settings"),
+	saveDesktopSettings: (settings: DesktopSettings) => __TAURI_INVOKE<null>("save_desktop_settings", { settings }),
+	/**  Pauses (or resumes) every tool, as the tray's "Pause all tools" does. */
+	setToolsPaused: (paused: boolean) => __TAURI_INVOKE<void>("set_tools_paused", { paused }),
+	/**  The tray's status now (then pushed as `desktop-status`). */
+	desktopStatus: () => __TAURI_INVOKE<Status>("desktop_status"),
 };
 
 /* Types */
@@ -259,6 +270,30 @@ export type ConversationSummary = {
 };
 
 /**
+ *  What the desktop asked Cowork to do: a `cowork://` link clicked in a browser or a README, or a
+ *  file opened with Cowork. Each only *starts* the usual review; nothing here installs.
+ */
+export type DesktopRequest = 
+/**  Show the install review of a toolpack (`source` as `cowork toolpacks add` takes it). */
+{ kind: "install_toolpack"; source: string };
+
+/**  `desktop` in settings.json. */
+export type DesktopSettings = {
+	/**  Closing the window keeps Cowork running in the tray. */
+	closeToTray?: boolean,
+	/**  Notifications while the window is hidden or in the background. */
+	notifications?: boolean,
+	/**  Nothing is shown; asks wait for the window (they are never denied unseen). */
+	doNotDisturb?: boolean,
+	/**  Start Cowork in the tray when the person logs in. */
+	autostart?: boolean,
+	/**  A run that took longer than this notifies when it finishes in the background. */
+	longRunSecs?: number,
+	/**  Folders opened as workspaces, newest first. */
+	recentWorkspaces?: string[],
+};
+
+/**
  *  What a tool call does to the world. A closed vocabulary (DESIGN.md): the PolicyBridge scores and
  *  matches rules against these, so adding a kind is a deliberate change to policy too.
  */
@@ -358,6 +393,19 @@ export type Mode = "normal" |
 export type NewsSettings = {
 	feeds?: Feed[],
 };
+
+/**  Where clicking a notice leads. */
+export type NoticeTarget = 
+/**  The approval modal of this call. */
+{ kind: "approval"; id: string } | 
+/**  A server's form (elicitation). */
+{ kind: "question"; id: string } | 
+/**  A task suspended at a login or another wall. */
+{ kind: "suspension"; id: string } | 
+/**  A conversation whose long run finished. */
+{ kind: "conversation"; id: string } | 
+/**  The outbox, while a mail can still be taken back. */
+{ kind: "outbox"; id: string };
 
 export type OutboxRow = {
 	id: number,
@@ -534,6 +582,9 @@ export type Started = {
 	name: string,
 	error: string | null,
 };
+
+/**  What the tray shows: the most pressing state wins. */
+export type Status = "idle" | "working" | "waiting_for_you" | "paused";
 
 export type Suspension = {
 	id: string,

@@ -12,6 +12,7 @@ import { MemoryView } from "./memory";
 import { SuspendedBar } from "./suspended";
 import { TrustDialog } from "./trust";
 import { MicIndicator } from "./voice";
+import { PauseSwitch } from "./desktop";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -25,6 +26,7 @@ function App() {
   const [forms, setForms] = useState<ElicitationRequest[]>([]);
   const [firstRun, setFirstRun] = useState<FirstRun | null>(null);
   const [, setLangTick] = useState(0);
+  const [install, setInstall] = useState<{ source: string; n: number } | undefined>();
 
   const refresh = () => api.listConversations(search).then(setConversations).catch(() => {});
   useEffect(() => { refresh(); }, [search]);
@@ -34,7 +36,18 @@ function App() {
     api.firstRun().then(setFirstRun).catch(() => {});
     const un = on("approval-request", (r) => setApprovals((q) => [...q, r]));
     const unForms = on("elicitation-request", (r) => setForms((q) => [...q, r]));
-    return () => { un.then((f) => f()); unForms.then((f) => f()); };
+    // Links and files handed over by the desktop open the install review (never an install).
+    const takeRequests = () => api.takeDesktopRequests().then((rs) => rs.forEach((r) => {
+      if (r.kind === "install_toolpack") { setView("toolpacks"); setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })); }
+    })).catch(() => {});
+    takeRequests();
+    const unRequests = on("desktop-request", takeRequests);
+    // A clicked notification opens its place (an approval's modal is already up).
+    const unTargets = on("open-target", (target) => {
+      if (target.kind === "conversation") { setConversation(target.id); setView("chat"); }
+      if (target.kind === "suspension" || target.kind === "outbox") setView("chat");
+    });
+    return () => { un.then((f) => f()); unForms.then((f) => f()); unRequests.then((f) => f()); unTargets.then((f) => f()); };
   }, []);
   // Keyboard-first: Ctrl+N new chat, Ctrl+K search, Ctrl+, settings.
   useEffect(() => {
@@ -76,12 +89,13 @@ function App() {
         </ul>
         <nav>
           {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>{label}</button>)}
+          <PauseSwitch />
         </nav>
       </aside>
       <main>
         {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} />}
         {view === "tools" && <ToolsView />}
-        {view === "toolpacks" && <ToolpacksView />}
+        {view === "toolpacks" && <ToolpacksView request={install} />}
         {view === "audit" && <AuditView />}
         {view === "changes" && <ChangesView conversation={conversation} />}
         {view === "memory" && <MemoryView />}

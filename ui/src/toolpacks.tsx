@@ -55,7 +55,9 @@ function ReviewModal({ review, busy, onInstall, onCancel }: { review: ToolpackRe
   );
 }
 
-export function ToolpacksView() {
+/** `request`: a source handed over by a `cowork://toolpack/install` link or an opened .mcpb; its
+ * review opens at once (installing still takes the person's click in the review). */
+export function ToolpacksView({ request }: { request?: { source: string; n: number } }) {
   const [records, setRecords] = useState<Record<string, ToolpackRecord>>({});
   const [servers, setServers] = useState<ServerStatus[]>([]);
   const [source, setSource] = useState("");
@@ -67,7 +69,8 @@ export function ToolpacksView() {
   // Server states change on their own (start, crash, restart): the shell pushes each change.
   useEffect(() => { load(); const un = on("toolpacks-changed", load); return () => { un.then((f) => f()); }; }, []);
   const act = async (f: () => Promise<unknown>) => { setError(""); try { await f(); } catch (e) { setError(String(e)); } load(); };
-  const fetchReview = () => act(async () => { setBusy("fetch"); try { setStaged(await api.stageToolpack(source)); } finally { setBusy(""); } });
+  const fetchReview = (from = source) => act(async () => { setBusy("fetch"); try { setStaged(await api.stageToolpack(from)); } finally { setBusy(""); } });
+  useEffect(() => { if (request) { setSource(request.source); fetchReview(request.source); } }, [request?.n]);
   const install = (config: Record<string, unknown>) => act(async () => {
     if (!staged) return;
     setBusy("install");
@@ -80,7 +83,7 @@ export function ToolpacksView() {
       <div class="row">
         <input class="grow" placeholder={t("sourcePlaceholder")} value={source} onInput={(e) => setSource(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === "Enter" && source.trim()) fetchReview(); }} data-testid="toolpack-source" />
-        <button class="primary" disabled={!source.trim() || busy !== ""} onClick={fetchReview}>{busy === "fetch" ? <><span class="spinner" /> {t("fetching")}</> : t("install")}</button>
+        <button class="primary" disabled={!source.trim() || busy !== ""} onClick={() => fetchReview()}>{busy === "fetch" ? <><span class="spinner" /> {t("fetching")}</> : t("install")}</button>
         <button onClick={() => act(() => api.reloadToolpacks())}>{t("reload")}</button>
       </div>
       {error && <p class="error" role="alert">{error}</p>}

@@ -3,6 +3,7 @@ import { AccountsSettings } from "./accounts";
 import { MemorySettings } from "./memory";
 import { VoiceSettingsPanel } from "./voice";
 import { WebSettingsPanel } from "./web";
+import { DesktopSettingsPanel } from "./desktop";
 import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
@@ -105,6 +106,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
       <MemorySettings />
       <VoiceSettingsPanel />
       <WebSettingsPanel />
+      <DesktopSettingsPanel />
       <fieldset>
         <legend>{t("language")} · {t("theme")}</legend>
         <select value={getLang()} onChange={(e) => { setLang(e.currentTarget.value as Lang); onChange(); }}><option value="en">English</option><option value="zh-CN">简体中文</option></select>

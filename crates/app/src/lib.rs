@@ -4,7 +4,10 @@
 
 mod accounts;
 mod agent_settings;
+mod desktop;
 mod follow;
+pub mod instance;
+pub mod notify;
 pub mod secrets;
 mod toolpacks;
 mod vault;
@@ -26,6 +29,10 @@ pub use cowork_voice::{
     output_devices as voice_output_devices,
 };
 pub use cowork_web::{SearchProvider, WebSettings};
+pub use desktop::{
+    DesktopRequest, DesktopRequestError, DesktopSettings, autostart_entry, desktop_request,
+    set_autostart,
+};
 pub use follow::{Drained, Following};
 
 /// A link the window may hand to the system browser: http(s) only, so a `file:`, `javascript:` or

@@ -34,6 +34,9 @@ pub enum ToolError {
         "suspended: {reason} — do what it needs, then Resume in the window or `cowork tasks resume {id}`"
     )]
     Suspended { id: String, reason: String },
+    /// The person paused every tool (the tray's "Pause all tools").
+    #[error("paused: the person paused all tools — resume them from the tray or the window")]
+    Paused,
     #[error("rate limited: {tool} allows {per_minute} calls per minute; retry in {:.1} s", .retry_after.as_secs_f64())]
     RateLimited {
         tool: String,
@@ -121,6 +124,7 @@ impl ToolError {
             ToolError::NotConfigured { .. } => "not_configured",
             ToolError::RateLimited { .. } => "rate_limited",
             ToolError::Suspended { .. } => "suspended",
+            ToolError::Paused => "paused",
         }
     }
 

@@ -1,11 +1,13 @@
 //! Who answers an `ask`: the window's modal (over a channel), the terminal prompt (the CLI
 //! implements [`Approver`]), or nobody (headless: deny). The scheduler bounds every ask with the
-//! policy's timeout; silence is a denial.
+//! policy's timeout, counted from the moment the ask reached the person; silence is a denial.
 
 use crate::policy::Review;
 use cowork_contract::Effect;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, oneshot};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -92,6 +94,44 @@ pub trait Approver: Send + Sync {
     async fn elicit(&self, _request: &ElicitationRequest) -> ElicitationAnswer {
         ElicitationAnswer::Decline
     }
+    /// Returns once the ask `id` (an approval's call id, an elicitation's id) is in front of the
+    /// person: the silence timeout counts from then. The default: at once (a terminal prompt is
+    /// shown as it is asked).
+    async fn reached(&self, _id: &str) {}
+    /// The ask `id` is settled (answered, timed out or cancelled).
+    fn settled(&self, _id: &str) {}
+}
+
+/// Which waiting asks have reached the person. A window hidden in the tray, with no
+/// notification shown, has not reached anyone: its asks wait (the tray says "waiting for you")
+/// instead of being denied unseen. The shell marks an ask reached when the window shows it
+/// focused, when a notification about it is on screen, or when the window comes back.
+#[derive(Default)]
+pub struct Attention {
+    reached: Mutex<HashSet<String>>,
+    changed: Notify,
+}
+
+impl Attention {
+    pub fn mark_reached(&self, id: &str) {
+        self.reached.lock().unwrap().insert(id.to_string());
+        self.changed.notify_waiters();
+    }
+
+    pub async fn wait(&self, id: &str) {
+        loop {
+            // Registered before the check, so a mark between the two is not missed.
+            let changed = self.changed.notified();
+            if self.reached.lock().unwrap().contains(id) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    pub fn forget(&self, id: &str) {
+        self.reached.lock().unwrap().remove(id);
+    }
 }
 
 /// Nobody can answer (non-interactive CLI, background jobs): every ask is denied.
@@ -116,6 +156,7 @@ pub struct ChannelApprover {
     name: String,
     tx: mpsc::Sender<PendingApproval>,
     elicitations: Option<mpsc::Sender<PendingElicitation>>,
+    attention: Option<Arc<Attention>>,
 }
 
 impl ChannelApprover {
@@ -126,6 +167,7 @@ impl ChannelApprover {
                 name: name.to_string(),
                 tx,
                 elicitations: None,
+                attention: None,
             },
             rx,
         )
@@ -139,6 +181,13 @@ impl ChannelApprover {
         let (tx, rx) = mpsc::channel(capacity);
         self.elicitations = Some(tx);
         (self, rx)
+    }
+
+    /// Asks count as seen only once the receiver marks them reached (see [`Attention`]).
+    pub fn with_attention(mut self) -> (Self, Arc<Attention>) {
+        let attention = Arc::new(Attention::default());
+        self.attention = Some(attention.clone());
+        (self, attention)
     }
 }
 
@@ -163,5 +212,15 @@ impl Approver for ChannelApprover {
             return ElicitationAnswer::Decline;
         }
         answer_rx.await.unwrap_or(ElicitationAnswer::Decline)
+    }
+    async fn reached(&self, id: &str) {
+        if let Some(attention) = &self.attention {
+            attention.wait(id).await;
+        }
+    }
+    fn settled(&self, id: &str) {
+        if let Some(attention) = &self.attention {
+            attention.forget(id);
+        }
     }
 }

@@ -16,8 +16,8 @@ pub mod suspend;
 pub use schema::SCHEMA;
 
 pub use approver::{
-    ApprovalChoice, ApprovalRequest, Approver, ChannelApprover, DenyApprover, ElicitationAnswer,
-    ElicitationRequest, PendingApproval, PendingElicitation,
+    ApprovalChoice, ApprovalRequest, Approver, Attention, ChannelApprover, DenyApprover,
+    ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation,
 };
 pub use audit::{
     Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport,

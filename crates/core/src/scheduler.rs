@@ -165,6 +165,10 @@ pub struct Scheduler {
     suspensions: std::sync::OnceLock<Arc<crate::suspend::SuspendCoordinator>>,
     /// Families' checks of their own resume conditions, by `resume_when.kind`.
     resume_probes: std::sync::RwLock<Vec<Arc<dyn cowork_contract::ResumeProbe>>>,
+    /// The person's "pause all tools" (the tray): while true every call is refused.
+    paused: tokio::sync::watch::Sender<bool>,
+    /// Cancelled by a pause: every call in flight at that moment stops.
+    pause_epoch: Mutex<CancellationToken>,
 }
 
 /// Where a tool's `ctx.suspend` leaves its suspension's id and request for the scheduler.
@@ -396,7 +400,27 @@ impl Scheduler {
             limiters: Mutex::new(HashMap::new()),
             suspensions: std::sync::OnceLock::new(),
             resume_probes: Default::default(),
+            paused: tokio::sync::watch::Sender::new(false),
+            pause_epoch: Mutex::new(CancellationToken::new()),
         }
+    }
+
+    /// The person pauses every tool: calls in flight stop (audited as `paused`) and new ones are
+    /// refused until [`Scheduler::resume_all`].
+    pub fn pause_all(&self) {
+        self.paused.send_replace(true);
+        let mut epoch = self.pause_epoch.lock().unwrap();
+        epoch.cancel();
+        *epoch = CancellationToken::new();
+    }
+
+    pub fn resume_all(&self) {
+        self.paused.send_replace(false);
+    }
+
+    /// Whether tools are paused, now and as it changes (the tray and the window show it).
+    pub fn paused(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.paused.subscribe()
     }
 
     /// Lets tools suspend (the app sets it once, at start).
@@ -525,6 +549,17 @@ impl Scheduler {
         env: &EffectEnv,
     ) -> Result<(Arc<Handler>, cowork_contract::PreparedCall), ToolError> {
         let handler = self.resolve(name)?;
+        let prepared = self.prepare_resolved(&handler, args, env)?;
+        Ok((handler, prepared))
+    }
+
+    /// Checks the arguments of a resolved tool and asks it for the call's effects.
+    fn prepare_resolved(
+        &self,
+        handler: &Handler,
+        args: &serde_json::Value,
+        env: &EffectEnv,
+    ) -> Result<cowork_contract::PreparedCall, ToolError> {
         let spec = &handler.info.spec;
         let renamed = spec.canonical_args(args);
         let args = renamed.as_ref().unwrap_or(args);
@@ -534,7 +569,7 @@ impl Scheduler {
         }
         let prepared = handler.tool.prepare(args.clone(), env)?;
         check_declared(spec, &prepared.effects)?;
-        Ok((handler, prepared))
+        Ok(prepared)
     }
 
     /// The review a call would get, without running it or writing anything.
@@ -567,9 +602,11 @@ impl Scheduler {
     /// message, the answer's action — never the content, which may be personal.
     pub async fn elicit(&self, request: ElicitationRequest) -> ElicitationAnswer {
         let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
-        let answer = tokio::time::timeout(limit, self.approver.elicit(&request))
-            .await
-            .unwrap_or(ElicitationAnswer::Decline);
+        let answer = tokio::select! {
+            answer = self.approver.elicit(&request) => answer,
+            _ = self.silence(&request.id, limit) => ElicitationAnswer::Decline,
+        };
+        self.approver.settled(&request.id);
         let record = AuditRecord {
             ts: now(),
             call_id: request.id.clone(),
@@ -600,7 +637,15 @@ impl Scheduler {
         let started = Instant::now();
         let call_id = uuid::Uuid::now_v7().to_string();
         let mut trail = Trail::default();
-        let result = self.run(&req, &call_id, &mut trail).await;
+        let epoch = self.pause_epoch.lock().unwrap().clone();
+        let result = if *self.paused.borrow() {
+            Err(ToolError::Paused)
+        } else {
+            tokio::select! {
+                result = self.run(&req, &call_id, &mut trail) => result,
+                _ = epoch.cancelled() => Err(ToolError::Paused),
+            }
+        };
         let duration = started.elapsed();
         let tool = trail.tool.take().unwrap_or(req.tool);
         let mut result = result.map_err(|e| e.stamped(&tool));
@@ -720,10 +765,13 @@ impl Scheduler {
         trail: &mut Trail,
     ) -> Result<ToolOutput, ToolError> {
         let env = req.env.as_ref().unwrap_or(&self.env);
-        let (handler, mut prepared) = self.prepare(&req.tool, &req.args, env)?;
+        // Named by its canonical name from here on, even if preparing it fails (an alias or a
+        // tool that is not configured is audited under the tool it is).
+        let handler = self.resolve(&req.tool)?;
         let spec = &handler.info.spec;
         trail.tool = Some(spec.name.clone());
         trail.layer = Some(handler.info.layer);
+        let mut prepared = self.prepare_resolved(&handler, &req.args, env)?;
         trail.overrides = handler.info.overrides.clone();
         trail.effects = std::mem::take(&mut prepared.effects);
         trail.secret_args = spec.secret_args.clone();
@@ -985,12 +1033,15 @@ impl Scheduler {
         };
         let who = self.approver.name().to_string();
         let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
-        let choice = tokio::select! {
-            _ = req.cancel.cancelled() => return (ApprovalChoice::Deny, "cancelled while asking".into()),
-            answer = tokio::time::timeout(limit, self.approver.decide(&request)) => match answer {
-                Ok(choice) => choice,
-                Err(_) => return (ApprovalChoice::Deny, format!("no answer within {} s", limit.as_secs())),
-            },
+        let answered = tokio::select! {
+            _ = req.cancel.cancelled() => Err("cancelled while asking".to_string()),
+            choice = self.approver.decide(&request) => Ok(choice),
+            _ = self.silence(call_id, limit) => Err(format!("no answer within {} s of being shown", limit.as_secs())),
+        };
+        self.approver.settled(call_id);
+        let choice = match answered {
+            Ok(choice) => choice,
+            Err(why) => return (ApprovalChoice::Deny, why),
         };
         // A choice that was not offered counts as the narrowest approval.
         let choice = if choices.contains(&choice) {
@@ -1023,6 +1074,13 @@ impl Scheduler {
             (_, Ok(rules)) => format!("{who}: {} ({rules})", choice.as_str()),
         };
         (choice, by)
+    }
+
+    /// Silence long enough to count as no: `limit` from the moment the ask reached the person
+    /// (an ask nobody could see waits, it is not denied unseen).
+    async fn silence(&self, id: &str, limit: Duration) {
+        self.approver.reached(id).await;
+        tokio::time::sleep(limit).await;
     }
 
     fn check_rate(&self, tool: &str, limit: cowork_contract::RateLimit) -> Result<(), ToolError> {

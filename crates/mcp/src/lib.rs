@@ -29,4 +29,4 @@ pub use server::{
     ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState,
     ServerStatus, Transport,
 };
-pub use toolpacks::{PackError, Record, Review, Staged, Toolpacks};
+pub use toolpacks::{PackError, Record, Review, Source, Staged, Toolpacks};

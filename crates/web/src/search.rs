@@ -81,8 +81,9 @@ impl Tool for WebSearch {
         }
         let settings = self.0.settings()?.search;
         let provider = settings.provider.ok_or_else(|| {
-            ToolError::failed(
-                "no web search provider is set up — choose SearXNG, Brave or Tavily in Settings → Web",
+            ToolError::not_configured(
+                "no web search provider is set up",
+                "choose SearXNG, Brave or Tavily in Settings → Web (or `cowork web provider`)",
             )
         })?;
         let base = match provider {
@@ -117,10 +118,10 @@ impl Tool for WebSearch {
                 .map_err(ToolError::failed)?
                 .filter(|k| !k.trim().is_empty());
             Some(key.ok_or_else(|| {
-                ToolError::failed(format!(
-                    "no {} key — add it in Settings → Web (it is kept in the OS keyring)",
-                    provider_name(plan.provider)
-                ))
+                ToolError::not_configured(
+                    format!("no {} key", provider_name(plan.provider)),
+                    "add it in Settings → Web or with `cowork web key` (it is kept in the OS keyring)",
+                )
             })?)
         } else {
             None

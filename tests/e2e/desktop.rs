@@ -1,0 +1,101 @@
+//! Notifications through a real notification server on a private session bus: what an ask's
+//! notice says (and never says), escaping for servers that read markup, the click coming back
+//! as the ask's place, do-not-disturb, and a clear error when no server is there.
+
+use cowork_app::notify::{Notice, NoticeTarget, Notifier, NotifyError};
+use cowork_core::{ApprovalChoice, CallRequest, Caller, ChannelApprover};
+use cowork_tests::Harness;
+use cowork_tests::desktop::{NotificationServer, SessionBus};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_is_notified_without_its_arguments_and_the_click_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(dir.path());
+    let server = NotificationServer::start(&bus).await;
+
+    // A real ask from the gate, with a secret and markup in its arguments.
+    let (approver, mut asks) = ChannelApprover::new("window", 4);
+    let h = Harness::new(Arc::new(approver));
+    let scheduler = h.scheduler.clone();
+    let call = tokio::spawn(async move {
+        scheduler
+            .call(CallRequest::new(
+                "exec_probe",
+                json!({"target": "deploy --token sk-live-0123456789 <b>now</b>"}),
+                Caller::Chat,
+                "c1",
+            ))
+            .await
+    });
+    let (mut request, answer) = asks.recv().await.unwrap();
+    // A toolpack names its own tools: a hostile title with markup and a terminal escape.
+    request.title = "<a href=\"https://evil.example\">Update</a> & \u{1b}[2Jrestart".into();
+
+    let (notifier, mut clicks) = Notifier::on_bus(&bus.address);
+    notifier.show(&Notice::approval(&request)).await.unwrap();
+    let shown = server
+        .wait_for("waiting for your answer", Duration::from_secs(5))
+        .await;
+    assert_eq!(shown.app_name, "Cowork");
+    assert!(shown.actions.contains(&"default".to_string()));
+    for leaked in ["sk-live", "deploy", "<b>", "<a ", "\u{1b}"] {
+        assert!(
+            !shown.body.contains(leaked) && !shown.summary.contains(leaked),
+            "the notice carries {leaked:?}: {shown:?}"
+        );
+    }
+    assert!(
+        shown.body.contains("&lt;a href=") && shown.body.contains("&amp;"),
+        "markup is escaped for a server that reads it: {}",
+        shown.body
+    );
+
+    // The person clicks it: the window learns which ask to open.
+    server.click(shown.id).await;
+    let target = tokio::time::timeout(Duration::from_secs(5), clicks.recv())
+        .await
+        .expect("the click arrives")
+        .unwrap();
+    assert_eq!(
+        target,
+        NoticeTarget::Approval {
+            id: request.call_id.clone()
+        }
+    );
+
+    // Do not disturb: nothing is shown, and the caller is told so (the ask then waits).
+    notifier.set_quiet(true);
+    assert!(matches!(
+        notifier.show(&Notice::approval(&request)).await,
+        Err(NotifyError::Quiet)
+    ));
+    assert_eq!(server.shown().len(), 1);
+
+    answer.send(ApprovalChoice::Deny).unwrap();
+    assert!(call.await.unwrap().result.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_notification_server_is_a_clear_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(dir.path());
+    let (notifier, _clicks) = Notifier::on_bus(&bus.address);
+    let started = std::time::Instant::now();
+    let err = notifier
+        .show(&Notice::finished("c1", "Weekly report"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, NotifyError::NoService(_)), "{err}");
+    assert!(err.to_string().contains("notification daemon"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let (nowhere, _clicks) = Notifier::on_bus("unix:path=/nonexistent/bus");
+    let err = nowhere
+        .show(&Notice::finished("c1", "x"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, NotifyError::NoSessionBus(_)), "{err}");
+}

@@ -1,0 +1,52 @@
+// Living on the desktop: the tools-paused bar (the tray's "Pause all tools", mirrored here),
+// and Settings → Desktop (tray, notifications, do not disturb, autostart).
+import { useEffect, useState } from "preact/hooks";
+import { api, on, type DesktopSettings, type Status } from "./api";
+import { t } from "./i18n";
+
+/** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
+export function PauseSwitch() {
+  const [status, setStatus] = useState<Status>("idle");
+  useEffect(() => {
+    api.desktopStatus().then(setStatus).catch(() => {});
+    const un = on("desktop-status", setStatus);
+    return () => { un.then((f) => f()); };
+  }, []);
+  const paused = status === "paused";
+  return (
+    <>
+      <button class={paused ? "nav paused" : "nav"} data-testid="pause-tools" aria-pressed={paused}
+        onClick={() => api.setToolsPaused(!paused)}>{paused ? `▶ ${t("resumeTools")}` : `⏸ ${t("pauseTools")}`}</button>
+      {paused && <div class="paused-banner" role="status" data-testid="paused-banner">{t("toolsPaused")}
+        <button onClick={() => api.setToolsPaused(false)}>{t("resumeTools")}</button></div>}
+    </>
+  );
+}
+
+export function DesktopSettingsPanel() {
+  const [settings, setSettings] = useState<DesktopSettings | null>(null);
+  const [status, setStatus] = useState("");
+  useEffect(() => { api.getDesktopSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
+  if (!settings) return <p class="status">{status}</p>;
+  const toggle = (key: "closeToTray" | "notifications" | "doNotDisturb" | "autostart", label: string) => (
+    <label class="check"><input type="checkbox" data-testid={`desktop-${key}`} checked={settings[key]}
+      onChange={(e) => setSettings({ ...settings, [key]: e.currentTarget.checked })} /> {label}</label>
+  );
+  const save = async () => {
+    setStatus("…");
+    try { await api.saveDesktopSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
+  };
+  return (
+    <fieldset data-testid="desktop-settings">
+      <legend>{t("desktop")}</legend>
+      {toggle("closeToTray", t("closeToTray"))}
+      {toggle("notifications", t("notifications"))}
+      {toggle("doNotDisturb", t("doNotDisturb"))}
+      {toggle("autostart", t("autostart"))}
+      <label>{t("longRunSecs")}<input type="number" min={0} value={settings.longRunSecs}
+        onInput={(e) => setSettings({ ...settings, longRunSecs: Math.max(0, Number(e.currentTarget.value) || 0) })} /></label>
+      <p class="hint">{t("desktopHint")}</p>
+      <button class="primary" data-testid="desktop-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+    </fieldset>
+  );
+}

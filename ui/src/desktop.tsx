@@ -16,7 +16,9 @@ export function PauseSwitch() {
   return (
     <>
       <button class={paused ? "nav paused" : "nav"} data-testid="pause-tools" aria-pressed={paused}
-        onClick={() => api.setToolsPaused(!paused)}>{paused ? `▶ ${t("resumeTools")}` : `⏸ ${t("pauseTools")}`}</button>
+        onClick={() => api.setToolsPaused(!paused)}>
+        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true">{paused ? <path d="M2 1 L9 5 L2 9 Z" /> : <path d="M2 1 h2 v8 h-2 Z M6 1 h2 v8 h-2 Z" />}</svg>
+        {paused ? t("resumeTools") : t("pauseTools")}</button>
       {paused && <div class="paused-banner" role="status" data-testid="paused-banner">{t("toolsPaused")}
         <button onClick={() => api.setToolsPaused(false)}>{t("resumeTools")}</button></div>}
     </>

@@ -63,6 +63,10 @@ const COMMANDS: &[&str] = &[
     "save_desktop_settings",
     "set_tools_paused",
     "desktop_status",
+    "workspace_state",
+    "choose_workspace",
+    "enter_conversation",
+    "pick_folder",
 ];
 
 fn main() {

@@ -86,6 +86,8 @@ pub fn builder<R: Runtime>(
         // Rust-side only (`open_link` checks the address first): no opener permission is given
         // to the webview.
         .plugin(tauri_plugin_opener::init())
+        // Rust-side only too (`pick_folder`): the webview gets no dialog permission.
+        .plugin(tauri_plugin_dialog::init())
         .setup(move |tauri_app| {
             // Asks become the approval modal and servers' forms the elicitation modal: keep each
             // answer channel by id, show the request; `answer_approval` / `answer_elicitation` reply.
@@ -269,6 +271,10 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::save_desktop_settings,
             commands::set_tools_paused::<tauri::Wry>,
             commands::desktop_status::<tauri::Wry>,
+            commands::workspace_state,
+            commands::choose_workspace,
+            commands::enter_conversation,
+            commands::pick_folder::<tauri::Wry>,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

@@ -1874,7 +1874,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         home.path().join("settings.json"),
         serde_json::to_string_pretty(&json!({
             "policy": {"allowMax": 1},
-            "permissions": {"allow": ["run_command(sleep 30)"]},
+            "permissions": {"allow": ["run_command(sleep 30)", "run_command(pwd)"]},
             "toolpacks": {"githubApi": github.base},
             "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
         }))
@@ -1888,13 +1888,17 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     server.push(Turn::text("Added."));
     server.push(Turn::tools(
         "",
-        &[("call_2", "run_command", json!({"command": "sleep 30"}))],
+        &[("call_2", "run_command", json!({"command": "pwd"}))],
+    ));
+    server.push(Turn::text("There."));
+    server.push(Turn::tools(
+        "",
+        &[("call_3", "run_command", json!({"command": "sleep 30"}))],
     ));
     server.push(Turn::text("It stopped."));
     let env: Vec<(&str, &std::ffi::OsStr)> = vec![
         ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
         ("XDG_RUNTIME_DIR", session.path().as_os_str()),
-        ("COWORK_WORKSPACE", workspace.path().as_os_str()),
     ];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
     let input = d
@@ -1946,10 +1950,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     let shown = notifications
         .wait_for("waiting for your answer", Duration::from_secs(30))
         .await;
-    assert!(
-        shown.body.contains("Create task"),
-        "{shown:?}"
-    );
+    assert!(shown.body.contains("Create task"), "{shown:?}");
     assert!(
         !shown.body.contains("passport"),
         "arguments stay out: {shown:?}"
@@ -2038,9 +2039,61 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
                 .contains("probe")
     );
 
-    // Pause all tools while a command runs: it stops at once, audited as paused.
+    // The person opens a folder for this conversation in the window: run_command works there.
     d.click(&d.wait_for("[data-view=chat]", Duration::from_secs(5)).await)
         .await;
+    d.click(
+        &d.wait_for("[data-testid=workspace-chip]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let folder = workspace.path().canonicalize().unwrap();
+    let path_input = d
+        .wait_for("[data-testid=workspace-path]", Duration::from_secs(5))
+        .await;
+    d.type_into(&path_input, &format!("{}\u{E007}", folder.display()))
+        .await;
+    let name = folder.file_name().unwrap().to_string_lossy().to_string();
+    let start = Instant::now();
+    loop {
+        let chip = d
+            .wait_for("[data-testid=workspace-chip]", Duration::from_secs(5))
+            .await;
+        if d.text(&chip).await.contains(&name) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the folder did not open"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
+        .await;
+    d.type_into(&input, "where are we?").await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let card = d
+        .wait_for(
+            "[data-testid=tool-card][data-tool=run_command][data-status=ok]",
+            Duration::from_secs(30),
+        )
+        .await;
+    let shown = d.text(&card).await;
+    assert!(shown.contains(&folder.display().to_string()), "{shown}");
+    d.screenshot(&artifacts().join("workspace-picked.png"))
+        .await;
+    let stored: Option<String> = rusqlite::Connection::open(home.path().join("cowork.db"))
+        .unwrap()
+        .query_row("SELECT workspace FROM conversations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored.as_deref(), folder.to_str());
+
+    // Pause all tools while a command runs: it stops at once, audited as paused.
     let input = d
         .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
         .await;

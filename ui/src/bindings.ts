@@ -124,6 +124,16 @@ export const commands = {
 	setToolsPaused: (paused: boolean) => __TAURI_INVOKE<void>("set_tools_paused", { paused }),
 	/**  The tray's status now (then pushed as `desktop-status`). */
 	desktopStatus: () => __TAURI_INVOKE<Status>("desktop_status"),
+	workspaceState: () => __TAURI_INVOKE<WorkspaceState>("workspace_state"),
+	/**
+	 *  The person opens a folder for this conversation (or, with no conversation yet, for the
+	 *  chat about to start); `folder: null` closes it.
+	 */
+	chooseWorkspace: (conversation: string | null, folder: string | null) => __TAURI_INVOKE<WorkspaceState>("choose_workspace", { conversation, folder }),
+	/**  The person opened a conversation: its folder opens with it. */
+	enterConversation: (conversation: string) => __TAURI_INVOKE<WorkspaceState>("enter_conversation", { conversation }),
+	/**  The desktop's folder chooser; None when the person cancels. */
+	pickFolder: () => __TAURI_INVOKE<string | null>("pick_folder"),
 };
 
 /* Types */
@@ -883,6 +893,12 @@ export type WorkspaceReview = {
 	 */
 	repository_programs: string[],
 } & WorkspaceStatus;
+
+/**  The folder the chat works in and the recent ones (the picker above the chat). */
+export type WorkspaceState = {
+	open: string | null,
+	recent: string[],
+};
 
 /**  One open workspace's settings as the policy sees them: what they ask for, what applies. */
 export type WorkspaceStatus = {

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { WorkspaceBar } from "./desktop";
 import { api, on, type FirstRun, type Message, type Part, type ImageBlock, type Content, type Value, type Progress } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
@@ -213,6 +214,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const waiting = running && ["user", "recalled", "resumed"].includes(items[items.length - 1]?.kind ?? "");
   return (
     <section class="chat">
+      <WorkspaceBar conversation={conversation} />
       {firstRun && !firstRun.provider_configured && (
         <div class="banner" data-testid="first-run">
           <p>{t("noProvider")}</p>

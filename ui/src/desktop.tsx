@@ -1,7 +1,7 @@
 // Living on the desktop: the tools-paused bar (the tray's "Pause all tools", mirrored here),
 // and Settings → Desktop (tray, notifications, do not disturb, autostart).
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type DesktopSettings, type Status } from "./api";
+import { api, on, type DesktopSettings, type Status, type WorkspaceState } from "./api";
 import { t } from "./i18n";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
@@ -50,5 +50,43 @@ export function DesktopSettingsPanel() {
       <p class="hint">{t("desktopHint")}</p>
       <button class="primary" data-testid="desktop-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
     </fieldset>
+  );
+}
+
+/** The folder this conversation works in (run_command, relative paths, the folder's own rules):
+ * open one with the desktop's chooser, a typed path or a recent folder; one per conversation. */
+export function WorkspaceBar({ conversation }: { conversation: string | null }) {
+  const [state, setState] = useState<WorkspaceState | null>(null);
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState("");
+  const [error, setError] = useState("");
+  useEffect(() => {
+    setError("");
+    (conversation ? api.enterConversation(conversation) : api.workspaceState()).then(setState).catch((e) => { setError(String(e)); api.workspaceState().then(setState).catch(() => {}); });
+  }, [conversation]);
+  const choose = async (folder: string | null) => {
+    setError("");
+    try { setState(await api.chooseWorkspace(conversation, folder)); setOpen(false); setTyped(""); } catch (e) { setError(String(e)); }
+  };
+  const browse = async () => { const folder = await api.pickFolder(); if (folder) await choose(folder); };
+  const name = state?.open ? state.open.split("/").filter(Boolean).pop() : null;
+  return (
+    <div class="workspace-bar" data-testid="workspace-bar">
+      <button class="chip" data-testid="workspace-chip" aria-expanded={open} title={state?.open ?? t("noFolder")} onClick={() => setOpen(!open)}>
+        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true"><path d="M0 2 h4 l1 1 h5 v6 h-10 Z" /></svg>
+        {name ?? t("noFolder")}</button>
+      {error && <span class="error" role="alert">{error}</span>}
+      {open && state && (
+        <div class="workspace-menu" role="menu">
+          <button role="menuitem" onClick={browse}>{t("openFolder")}</button>
+          <form onSubmit={(e) => { e.preventDefault(); if (typed.trim()) choose(typed.trim()); }}>
+            <input data-testid="workspace-path" placeholder="/home/me/project" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          </form>
+          {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}
+          {state.recent.map((f) => <button role="menuitem" key={f} class={f === state.open ? "active" : ""} onClick={() => choose(f)}>{f}</button>)}
+          {state.open && <button role="menuitem" onClick={() => choose(null)}>{t("closeFolder")}</button>}
+        </div>
+      )}
+    </div>
   );
 }

@@ -128,6 +128,34 @@ impl Conversations {
         tx.commit().map_err(err)
     }
 
+    /// The folder the conversation works in, if one was opened for it.
+    pub fn workspace(&self, id: &str) -> Result<Option<std::path::PathBuf>> {
+        self.conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT workspace FROM conversations WHERE id = ?1",
+                params![id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()
+            .map(|w| w.flatten().map(std::path::PathBuf::from))
+            .map_err(err)
+    }
+
+    pub fn set_workspace(&self, id: &str, folder: Option<&std::path::Path>) -> Result<bool> {
+        let folder = folder.map(|f| f.to_string_lossy().into_owned());
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET workspace = ?2 WHERE id = ?1",
+                params![id, folder],
+            )
+            .map(|n| n > 0)
+            .map_err(err)
+    }
+
     pub fn rename(&self, id: &str, title: &str) -> Result<bool> {
         let n = self
             .conn

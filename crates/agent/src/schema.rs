@@ -5,9 +5,10 @@ use cowork_store::{Schema, Step};
 
 pub static SCHEMA: Schema = Schema {
     owner: "agent",
-    steps: &[Step::legacy(
-        2,
-        r#"
+    steps: &[
+        Step::legacy(
+            2,
+            r#"
 -- agent: conversations and their messages (provider-neutral parts as JSON).
 CREATE TABLE conversations (
     id           TEXT PRIMARY KEY,
@@ -25,5 +26,8 @@ CREATE TABLE messages (
 );
 CREATE INDEX messages_conversation ON messages(conversation, id);
 "#,
-    )],
+        ),
+        // The folder a conversation works in (the window's workspace picker); NULL: none.
+        Step::new("ALTER TABLE conversations ADD COLUMN workspace TEXT;"),
+    ],
 };

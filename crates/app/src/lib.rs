@@ -113,7 +113,9 @@ pub enum AppError {
     Files(#[from] cowork_files::shadow::ShadowError),
     #[error("vault: {0}")]
     Vault(String),
-    #[error("workspace {path}: {source} — pass an existing folder to --workspace")]
+    #[error(
+        "workspace {path}: {source} — open an existing folder (the folder button above the chat, or --workspace)"
+    )]
     Workspace {
         path: PathBuf,
         source: std::io::Error,
@@ -602,6 +604,97 @@ impl App {
             repository_programs: cowork_files::git::configured_programs(&root),
             status,
         })
+    }
+
+    /// Opens `folder` as the workspace for the calls that follow (the window's folder picker),
+    /// remembered among the recent folders. `None` closes the workspace.
+    pub fn open_workspace(
+        &self,
+        folder: Option<&std::path::Path>,
+    ) -> Result<Option<PathBuf>, AppError> {
+        let root = match folder {
+            None => None,
+            Some(folder) => {
+                let failed = |source| AppError::Workspace {
+                    path: folder.to_path_buf(),
+                    source,
+                };
+                let root = folder.canonicalize().map_err(failed)?;
+                if !root.is_dir() {
+                    return Err(failed(std::io::Error::new(
+                        std::io::ErrorKind::NotADirectory,
+                        "not a folder",
+                    )));
+                }
+                Some(root)
+            }
+        };
+        self.scheduler
+            .set_workspaces(root.iter().cloned().collect())?;
+        if let Some(root) = &root {
+            let path = self.store.dir().settings_path();
+            let mut desktop = DesktopSettings::load(&path).unwrap_or_default();
+            desktop.remember_workspace(root);
+            if let Err(e) = desktop.save(&path) {
+                tracing::warn!("recent folders: {e}");
+            }
+        }
+        Ok(root)
+    }
+
+    /// The person opens `folder` (None: closes it) for `conversation` (None: the chat not yet
+    /// started, which takes the open folder when it starts). Refused while another conversation's
+    /// run works in the folder open now.
+    pub fn choose_workspace(
+        &self,
+        conversations: &cowork_agent::Conversations,
+        conversation: Option<&str>,
+        folder: Option<&std::path::Path>,
+        running: &[String],
+    ) -> Result<Option<PathBuf>, String> {
+        if running.iter().any(|c| Some(c.as_str()) != conversation) {
+            return Err(
+                "another conversation is still working in the open folder — wait for it or stop it, then switch"
+                    .into(),
+            );
+        }
+        let root = self.open_workspace(folder).map_err(|e| e.to_string())?;
+        if let Some(conversation) = conversation {
+            conversations.set_workspace(conversation, root.as_deref())?;
+        }
+        Ok(root)
+    }
+
+    /// Opens the folder `conversation` works in, if it has one and it is not open already.
+    /// Refused while a run in another conversation works in a different folder: its calls
+    /// must not change folders under it.
+    pub fn enter_conversation_workspace(
+        &self,
+        conversations: &cowork_agent::Conversations,
+        conversation: &str,
+        running: &[String],
+    ) -> Result<Option<PathBuf>, String> {
+        let wanted = conversations.workspace(conversation)?;
+        let open = self.workspace();
+        if wanted.is_none() || wanted == open {
+            return Ok(open);
+        }
+        for other in running.iter().filter(|c| *c != conversation) {
+            if conversations.workspace(other)? != wanted {
+                let folder = open.as_deref().map(|p| p.display().to_string());
+                return Err(format!(
+                    "another conversation is still working in {} — wait for it or stop it, then switch",
+                    folder.unwrap_or_else(|| "no folder".into())
+                ));
+            }
+        }
+        self.open_workspace(wanted.as_deref())
+            .map_err(|e| e.to_string())
+    }
+
+    /// The workspace open now (the first root).
+    pub fn workspace(&self) -> Option<PathBuf> {
+        self.scheduler.env().workspace_roots.first().cloned()
     }
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {

@@ -10,7 +10,8 @@ use crate::approver::{
 };
 use crate::audit::{AuditLog, AuditRecord};
 use crate::policy::{
-    Action, MatchedRule, PolicyBridge, Review, ReviewRequest, RuleSource, grant_rules_for,
+    Action, MatchedRule, PolicyBridge, PolicyError, Review, ReviewRequest, RuleSource,
+    grant_rules_for,
 };
 use crate::redact::redact;
 use crate::registry::{Handler, Layer, Registry};
@@ -157,7 +158,8 @@ pub struct Scheduler {
     policy: Arc<PolicyBridge>,
     audit: Arc<AuditLog>,
     approver: Arc<dyn Approver>,
-    env: EffectEnv,
+    /// Workspace roots and home for calls that bring none (the open workspace can change).
+    env: std::sync::RwLock<Arc<EffectEnv>>,
     config: SchedulerConfig,
     events: broadcast::Sender<ToolEvent>,
     limiters: Mutex<HashMap<String, Arc<DefaultDirectRateLimiter>>>,
@@ -394,7 +396,7 @@ impl Scheduler {
             policy,
             audit,
             approver,
-            env,
+            env: std::sync::RwLock::new(Arc::new(env)),
             config,
             events,
             limiters: Mutex::new(HashMap::new()),
@@ -522,8 +524,21 @@ impl Scheduler {
     pub fn audit(&self) -> &Arc<AuditLog> {
         &self.audit
     }
-    pub fn env(&self) -> &EffectEnv {
-        &self.env
+    pub fn env(&self) -> Arc<EffectEnv> {
+        self.env.read().unwrap().clone()
+    }
+
+    /// Opens other workspace folders for the calls that follow (the window's folder picker):
+    /// the policy reads their settings as the person trusts them, and relative paths resolve
+    /// in them. Calls already running keep the folders they started with.
+    pub fn set_workspaces(&self, roots: Vec<std::path::PathBuf>) -> Result<(), PolicyError> {
+        self.policy.set_workspaces(&roots)?;
+        let home = self.env().home.clone();
+        *self.env.write().unwrap() = Arc::new(EffectEnv {
+            workspace_roots: roots,
+            home,
+        });
+        Ok(())
     }
 
     /// Waits until the audit rows of every call that has returned are committed.
@@ -580,7 +595,8 @@ impl Scheduler {
         conversation: &str,
         env: Option<&EffectEnv>,
     ) -> Result<Explanation, ToolError> {
-        let env = env.unwrap_or(&self.env);
+        let default_env = self.env();
+        let env = env.unwrap_or(&default_env);
         let (handler, prepared) = self.prepare(name, args, env).map_err(|e| e.stamped(name))?;
         let review = self.policy.review(&ReviewRequest {
             spec: &handler.info.spec,
@@ -764,7 +780,8 @@ impl Scheduler {
         call_id: &str,
         trail: &mut Trail,
     ) -> Result<ToolOutput, ToolError> {
-        let env = req.env.as_ref().unwrap_or(&self.env);
+        let default_env = self.env();
+        let env = req.env.as_ref().unwrap_or(&default_env);
         // Named by its canonical name from here on, even if preparing it fails (an alias or a
         // tool that is not configured is audited under the tool it is).
         let handler = self.resolve(&req.tool)?;

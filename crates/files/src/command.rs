@@ -282,7 +282,7 @@ impl Tool for RunCommand {
             .cwd
             .clone()
             .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
-            .ok_or_else(|| ToolError::invalid("no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) to run commands in"))?;
+            .ok_or_else(|| ToolError::invalid("no workspace is open: open a folder (the folder button above the chat, or `--workspace DIR`) to run commands in"))?;
         let cwd = paths::resolve(env, &cwd)?;
         // Refused before review: no rule could make a folder outside the workspace a place to run.
         cwd_inside(env, &cwd)?;

@@ -28,7 +28,7 @@ pub fn resolve(env: &EffectEnv, raw: &str) -> Result<PathBuf, ToolError> {
     }
     if env.workspace_roots.is_empty() && !Path::new(raw).is_absolute() && !raw.starts_with('~') {
         return Err(invalid(format!(
-            "{raw:?} is relative but no workspace is open: open a folder (`--workspace DIR`, Settings → Workspaces) or give an absolute path"
+            "{raw:?} is relative but no workspace is open: open a folder (the folder button above the chat, or `--workspace DIR`) or give an absolute path"
         )));
     }
     Ok(env.resolve_path(raw))

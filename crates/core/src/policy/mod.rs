@@ -209,8 +209,8 @@ pub struct PolicyBridge {
     user_settings: PathBuf,
     /// Cowork's data folder: every file in it configures Cowork (protected).
     data_dir: PathBuf,
-    roots: Vec<PathBuf>,
-    workspace_settings: Vec<PathBuf>,
+    /// The open workspace folders (the window can open another one).
+    roots: RwLock<Vec<PathBuf>>,
     trust: trust::TrustStore,
     config: RwLock<Arc<Config>>,
     mode_override: RwLock<Option<Mode>>,
@@ -237,11 +237,7 @@ impl PolicyBridge {
                 .root()
                 .canonicalize()
                 .unwrap_or_else(|_| store.dir().root().to_path_buf()),
-            roots: workspace_roots.to_vec(),
-            workspace_settings: workspace_roots
-                .iter()
-                .map(|r| workspace_settings_path(r))
-                .collect(),
+            roots: RwLock::new(workspace_roots.to_vec()),
             trust: trust::TrustStore::open(store)?,
             config: RwLock::new(Arc::new(Config {
                 rules: vec![],
@@ -258,6 +254,17 @@ impl PolicyBridge {
         };
         bridge.reload()?;
         Ok(bridge)
+    }
+
+    /// Opens other workspace folders (the window's picker), closing the ones open now: their
+    /// settings are read as the person's trust in each allows.
+    pub fn set_workspaces(&self, roots: &[PathBuf]) -> Result<(), PolicyError> {
+        *self.roots.write().unwrap() = roots.to_vec();
+        self.reload()
+    }
+
+    fn roots(&self) -> Vec<PathBuf> {
+        self.roots.read().unwrap().clone()
     }
 
     /// Re-reads the settings files (after an edit in the UI or by hand).
@@ -281,7 +288,8 @@ impl PolicyBridge {
         );
         let mut workspace_mode: Option<Mode> = None;
         let mut workspaces = Vec::new();
-        for (root, path) in self.roots.iter().zip(&self.workspace_settings) {
+        for root in &self.roots() {
+            let path = &workspace_settings_path(root);
             let ws = settings::load(path)?;
             let digest = trust::digest(ws.bytes.as_deref());
             let state = self.trust.state(root, &digest);
@@ -433,7 +441,7 @@ impl PolicyBridge {
 
     fn workspace_index(&self, root: &Path) -> Result<usize, PolicyError> {
         let root_c = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-        self.roots
+        self.roots()
             .iter()
             .position(|r| *r == root_c || r == root)
             .ok_or_else(|| PolicyError::NotAWorkspace {
@@ -444,14 +452,13 @@ impl PolicyBridge {
     /// The person trusts an open workspace as they were shown it: `seen_digest` is the
     /// [`WorkspaceStatus::digest`] of what they saw, so a file changed in between is refused.
     pub fn trust_workspace(&self, root: &Path, seen_digest: &str) -> Result<(), PolicyError> {
-        let i = self.workspace_index(root)?;
-        let now = trust::digest(std::fs::read(&self.workspace_settings[i]).ok().as_deref());
+        let root = &self.roots()[self.workspace_index(root)?];
+        let file = workspace_settings_path(root);
+        let now = trust::digest(std::fs::read(&file).ok().as_deref());
         if now != seen_digest {
-            return Err(PolicyError::ChangedSinceShown {
-                path: self.workspace_settings[i].clone(),
-            });
+            return Err(PolicyError::ChangedSinceShown { path: file });
         }
-        self.trust.trust(&self.roots[i], &now)?;
+        self.trust.trust(root, &now)?;
         self.reload()
     }
 
@@ -535,10 +542,10 @@ impl PolicyBridge {
             .is_some_and(|w| w.state == TrustState::Trusted)
     }
 
-    fn settings_file(&self, source: &RuleSource) -> Result<&Path, PolicyError> {
+    fn settings_file(&self, source: &RuleSource) -> Result<PathBuf, PolicyError> {
         match source {
-            RuleSource::User => Ok(&self.user_settings),
-            RuleSource::Workspace => self.workspace_settings.first().map(PathBuf::as_path).ok_or_else(|| {
+            RuleSource::User => Ok(self.user_settings.clone()),
+            RuleSource::Workspace => self.roots().first().map(|r| workspace_settings_path(r)).ok_or_else(|| {
                 PolicyError::Store("no workspace is open: pass --workspace DIR or add the rule to user settings".into())
             }),
             other => Err(PolicyError::Store(format!("rules from {} are not stored in a settings file", other.as_str()))),
@@ -552,18 +559,21 @@ impl PolicyBridge {
         path: &Path,
         edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
     ) -> Result<(), PolicyError> {
-        let workspace = self.workspace_settings.iter().position(|p| p == path);
+        let roots = self.roots();
+        let workspace = roots
+            .iter()
+            .position(|r| workspace_settings_path(r) == path);
         // Judged on the file as it is now: one changed since the last reload is not re-pinned.
         let was_trusted = workspace.is_some_and(|i| {
             self.trust.state(
-                &self.roots[i],
+                &roots[i],
                 &trust::digest(std::fs::read(path).ok().as_deref()),
             ) == TrustState::Trusted
         });
         settings::edit_rules(path, edit)?;
         if let (Some(i), true) = (workspace, was_trusted) {
             self.trust.trust(
-                &self.roots[i],
+                &roots[i],
                 &trust::digest(std::fs::read(path).ok().as_deref()),
             )?;
         }
@@ -597,7 +607,7 @@ impl PolicyBridge {
             });
         }
         if action == Action::Allow && source == RuleSource::Workspace && !self.has_workspace() {
-            let root = self.roots.first().cloned().unwrap_or_default();
+            let root = self.roots().first().cloned().unwrap_or_default();
             return Err(PolicyError::WorkspaceNotTrusted { root });
         }
         self.add_rule(action, &rule.text, source)?;
@@ -613,7 +623,7 @@ impl PolicyBridge {
         source: RuleSource,
     ) -> Result<(), PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
-        let path = self.settings_file(&source)?.to_path_buf();
+        let path = self.settings_file(&source)?;
         self.edit_settings_file(&path, |perms| {
             let list = perms
                 .entry(action.as_str())
@@ -637,7 +647,7 @@ impl PolicyBridge {
         let text = text.trim();
         let mut removed = 0;
         let mut files = vec![self.user_settings.clone()];
-        files.extend(self.workspace_settings.iter().cloned());
+        files.extend(self.roots().iter().map(|r| workspace_settings_path(r)));
         for path in files {
             if !path.exists() {
                 continue;
@@ -795,7 +805,7 @@ impl PolicyBridge {
                 )
             } else if req.env.workspace_roots.is_empty() {
                 format!(
-                    "{path} is outside the workspace: no workspace is open — open its folder (`--workspace DIR`, Settings → Workspaces) or add an allow rule for it"
+                    "{path} is outside the workspace: no workspace is open — open its folder (the folder button above the chat, or `--workspace DIR`) or add an allow rule for it"
                 )
             } else {
                 format!(

@@ -329,7 +329,7 @@ pub fn answered<R: Runtime>(handle: &AppHandle<R>, target: NoticeTarget) {
     tauri::async_runtime::spawn(async move { notifier.withdraw(&target).await });
 }
 
-/// After the app is built: this launch's own arguments, later launches' (on a thread), and
+/// After the app is built, on the real desktop: the tray, this launch's own arguments, later launches' (on a thread), and
 /// `--hidden` (started at login: straight to the tray, if there is one).
 pub fn launched<R: Runtime>(
     handle: &AppHandle<R>,
@@ -337,6 +337,10 @@ pub fn launched<R: Runtime>(
     args: Vec<String>,
     hidden: bool,
 ) {
+    // The real desktop only (the IPC tests' mock runtime has no GTK for a menu).
+    if let Err(e) = build_tray(handle) {
+        tracing::warn!("no tray icon: {e}");
+    }
     handle_launch(handle, &args);
     if hidden
         && handle.try_state::<Tray<R>>().is_some()

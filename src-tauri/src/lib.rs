@@ -107,9 +107,6 @@ pub fn builder<R: Runtime>(
                 Notice::question,
                 |s| &s.elicitations,
             );
-            if let Err(e) = desktop::build_tray(tauri_app.handle()) {
-                tracing::warn!("no tray icon: {e}");
-            }
             let handle = tauri_app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 while let Some(target) = clicks.recv().await {

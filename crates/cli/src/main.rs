@@ -108,6 +108,9 @@ enum Command {
     /// Trust a folder's own settings (they only narrow until you do), see what they ask for.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
+    /// Open a Cowork link (`cowork://toolpack/install?source=github:owner/repo@ref`) or a .mcpb
+    /// file: shows the install review and asks (a link can never skip the question).
+    Open { link: String },
 }
 
 #[derive(Subcommand)]
@@ -621,6 +624,18 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Provider(cmd) => return provider(&app, cmd).await,
         Command::Toolpack(cmd) => return toolpack(&app, cmd, json).await,
+        Command::Open { link } => {
+            let cowork_app::DesktopRequest::InstallToolpack { source } =
+                cowork_app::desktop_request(&link).map_err(|e| e.to_string())?;
+            let install = ToolpackCmd::Install {
+                source,
+                yes: false,
+                sha256: None,
+                config: Vec::new(),
+                no_deps: false,
+            };
+            return toolpack(&app, install, json).await;
+        }
         Command::Mcp(McpCmd::Servers) => print::servers(&app.mcp_servers(), json),
         Command::Workspace(cmd) => return workspace(&app, cmd, json),
         Command::Audit(AuditCmd::Head { append }) => {

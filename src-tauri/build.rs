@@ -67,6 +67,8 @@ const COMMANDS: &[&str] = &[
     "choose_workspace",
     "enter_conversation",
     "pick_folder",
+    "open_in_chat",
+    "close_quick_ask",
 ];
 
 fn main() {

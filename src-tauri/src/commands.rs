@@ -987,3 +987,19 @@ pub async fn pick_folder<R: Runtime>(handle: AppHandle<R>) -> Option<String> {
     });
     rx.await.ok().flatten().map(|p| p.display().to_string())
 }
+
+/// The quick-ask window's answer continues in the main window.
+#[tauri::command]
+#[specta::specta]
+pub fn open_in_chat<R: Runtime>(handle: AppHandle<R>, conversation: String) {
+    crate::desktop::open_in_chat(&handle, conversation);
+}
+
+/// Closes the quick-ask window (Escape).
+#[tauri::command]
+#[specta::specta]
+pub fn close_quick_ask<R: Runtime>(handle: AppHandle<R>) {
+    if let Some(quick) = handle.get_webview_window("quick") {
+        let _ = quick.close();
+    }
+}

@@ -67,6 +67,7 @@ fn window_in_front<R: Runtime>(handle: &AppHandle<R>) -> (bool, bool) {
 pub fn build_tray<R: Runtime>(handle: &AppHandle<R>) -> tauri::Result<()> {
     let status = MenuItem::with_id(handle, "status", Status::Idle.label(), false, None::<&str>)?;
     let open = MenuItem::with_id(handle, "open", "Open Cowork", true, None::<&str>)?;
+    let quick = MenuItem::with_id(handle, "quick", "Quick ask…", true, None::<&str>)?;
     let pause = CheckMenuItem::with_id(
         handle,
         "pause",
@@ -82,6 +83,7 @@ pub fn build_tray<R: Runtime>(handle: &AppHandle<R>) -> tauri::Result<()> {
             &status,
             &PredefinedMenuItem::separator(handle)?,
             &open,
+            &quick,
             &pause,
             &PredefinedMenuItem::separator(handle)?,
             &quit,
@@ -92,6 +94,7 @@ pub fn build_tray<R: Runtime>(handle: &AppHandle<R>) -> tauri::Result<()> {
         .menu(&menu)
         .on_menu_event(|app, event| match event.id().as_ref() {
             "open" => show_window(app),
+            "quick" => open_quick_ask(app),
             "pause" => set_paused(
                 app,
                 !*app.state::<Shell>().app.scheduler().paused().borrow(),
@@ -337,10 +340,12 @@ pub fn launched<R: Runtime>(
     args: Vec<String>,
     hidden: bool,
 ) {
-    // The real desktop only (the IPC tests' mock runtime has no GTK for a menu).
+    // The real desktop only (the IPC tests' mock runtime has no GTK for a menu, no X server
+    // for a shortcut).
     if let Err(e) = build_tray(handle) {
         tracing::warn!("no tray icon: {e}");
     }
+    register_quick_ask(handle);
     handle_launch(handle, &args);
     if hidden
         && handle.try_state::<Tray<R>>().is_some()
@@ -357,4 +362,60 @@ pub fn launched<R: Runtime>(
             })
         });
     }
+}
+
+/// The quick-ask shortcut from Settings → Desktop, for the whole desktop.
+fn register_quick_ask<R: Runtime>(handle: &AppHandle<R>) {
+    use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+    let settings = DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
+        .unwrap_or_default();
+    let shortcut = settings.quick_ask_shortcut.trim().to_string();
+    if shortcut.is_empty() {
+        return;
+    }
+    if let Err(e) = handle.plugin(tauri_plugin_global_shortcut::Builder::new().build()) {
+        tracing::warn!("no global shortcuts: {e}");
+        return;
+    }
+    let registered = handle
+        .global_shortcut()
+        .on_shortcut(shortcut.as_str(), |app, _, event| {
+            if event.state == ShortcutState::Pressed {
+                open_quick_ask(app);
+            }
+        });
+    if let Err(e) = registered {
+        tracing::warn!("quick ask shortcut {shortcut}: {e} — change it in Settings → Desktop");
+    }
+}
+
+/// A small window for one question, above the others; its answer can move into the chat.
+pub fn open_quick_ask<R: Runtime>(handle: &AppHandle<R>) {
+    if let Some(window) = handle.get_webview_window("quick") {
+        let _ = window.show();
+        let _ = window.set_focus();
+        return;
+    }
+    let built = tauri::WebviewWindowBuilder::new(
+        handle,
+        "quick",
+        tauri::WebviewUrl::App("index.html#quick".into()),
+    )
+    .title("Cowork — quick ask")
+    .inner_size(600.0, 260.0)
+    .always_on_top(true)
+    .skip_taskbar(true)
+    .center()
+    .build();
+    if let Err(e) = built {
+        tracing::warn!("quick ask: {e}");
+    }
+}
+
+/// The quick answer moves into the full chat: the window shows that conversation.
+pub fn open_in_chat<R: Runtime>(handle: &AppHandle<R>, conversation: String) {
+    if let Some(quick) = handle.get_webview_window("quick") {
+        let _ = quick.close();
+    }
+    open_target(handle, NoticeTarget::Conversation { id: conversation });
 }

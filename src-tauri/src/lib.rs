@@ -272,6 +272,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::choose_workspace,
             commands::enter_conversation,
             commands::pick_folder::<tauri::Wry>,
+            commands::open_in_chat::<tauri::Wry>,
+            commands::close_quick_ask::<tauri::Wry>,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

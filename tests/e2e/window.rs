@@ -2147,3 +2147,96 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// Quick ask: the global shortcut opens a small window for one question; its answer streams
+/// there, and "Open in chat" moves the conversation into the main window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
+    let home = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "desktop": {"quickAskShortcut": "Ctrl+Alt+Space"},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::text("Tokyo is **8 hours** ahead of Berlin."));
+    let env: Vec<(&str, &std::ffi::OsStr)> = vec![("XDG_RUNTIME_DIR", session.path().as_os_str())];
+    let (_xvfb, _driver, d) = launch(home.path(), &env).await;
+    d.wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+        .await;
+    let main = d
+        .cmd(reqwest::Method::GET, "/window", None)
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = Instant::now();
+    let quick = loop {
+        Command::new("xdotool")
+            .args(["key", "ctrl+alt+space"])
+            .env("DISPLAY", &d.display)
+            .status()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let handles = d.cmd(reqwest::Method::GET, "/window/handles", None).await;
+        if let Some(other) = handles
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|h| h.as_str())
+            .find(|h| *h != main)
+        {
+            break other.to_string();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the shortcut opened no window"
+        );
+    };
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": quick})),
+    )
+    .await;
+    let input = d
+        .wait_for("[data-testid=quick-input]", Duration::from_secs(15))
+        .await;
+    d.type_into(&input, "what's the time difference to Tokyo?\u{E007}")
+        .await;
+    let start = Instant::now();
+    loop {
+        let answer = d
+            .wait_for("[data-testid=quick-answer]", Duration::from_secs(30))
+            .await;
+        if d.text(&answer).await.contains("8 hours") {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no answer");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.screenshot(&artifacts().join("quick-ask.png")).await;
+    d.click(
+        &d.wait_for("[data-testid=open-in-chat]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": main})),
+    )
+    .await;
+    let reply = d
+        .wait_for(".msg.assistant strong", Duration::from_secs(15))
+        .await;
+    assert_eq!(d.text(&reply).await, "8 hours");
+    let asked = d.wait_for(".msg.user", Duration::from_secs(5)).await;
+    assert!(d.text(&asked).await.contains("Tokyo"));
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

@@ -134,6 +134,10 @@ export const commands = {
 	enterConversation: (conversation: string) => __TAURI_INVOKE<WorkspaceState>("enter_conversation", { conversation }),
 	/**  The desktop's folder chooser; None when the person cancels. */
 	pickFolder: () => __TAURI_INVOKE<string | null>("pick_folder"),
+	/**  The quick-ask window's answer continues in the main window. */
+	openInChat: (conversation: string) => __TAURI_INVOKE<void>("open_in_chat", { conversation }),
+	/**  Closes the quick-ask window (Escape). */
+	closeQuickAsk: () => __TAURI_INVOKE<void>("close_quick_ask"),
 };
 
 /* Types */
@@ -301,6 +305,8 @@ export type DesktopSettings = {
 	longRunSecs?: number,
 	/**  Folders opened as workspaces, newest first. */
 	recentWorkspaces?: string[],
+	/**  The global shortcut that opens the quick-ask window (empty: none). */
+	quickAskShortcut?: string,
 };
 
 /**

@@ -45,6 +45,8 @@ export function DesktopSettingsPanel() {
       {toggle("notifications", t("notifications"))}
       {toggle("doNotDisturb", t("doNotDisturb"))}
       {toggle("autostart", t("autostart"))}
+      <label>{t("quickAskShortcut")}<input type="text" data-testid="desktop-shortcut" value={settings.quickAskShortcut}
+        onInput={(e) => setSettings({ ...settings, quickAskShortcut: e.currentTarget.value })} /></label>
       <label>{t("longRunSecs")}<input type="number" min={0} value={settings.longRunSecs}
         onInput={(e) => setSettings({ ...settings, longRunSecs: Math.max(0, Number(e.currentTarget.value) || 0) })} /></label>
       <p class="hint">{t("desktopHint")}</p>

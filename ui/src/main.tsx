@@ -13,6 +13,7 @@ import { SuspendedBar } from "./suspended";
 import { TrustDialog } from "./trust";
 import { MicIndicator } from "./voice";
 import { PauseSwitch } from "./desktop";
+import { QuickAsk } from "./quick";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -111,4 +112,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById("app")!);
+// One bundle, two windows: the quick-ask window loads it with #quick.
+if (location.hash === "#quick") { applyTheme(); document.documentElement.lang = getLang(); }
+render(location.hash === "#quick" ? <QuickAsk /> : <App />, document.getElementById("app")!);

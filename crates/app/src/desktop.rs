@@ -22,6 +22,8 @@ pub struct DesktopSettings {
     pub long_run_secs: u32,
     /// Folders opened as workspaces, newest first.
     pub recent_workspaces: Vec<PathBuf>,
+    /// The global shortcut that opens the quick-ask window (empty: none).
+    pub quick_ask_shortcut: String,
 }
 
 impl Default for DesktopSettings {
@@ -33,6 +35,7 @@ impl Default for DesktopSettings {
             autostart: false,
             long_run_secs: 30,
             recent_workspaces: Vec::new(),
+            quick_ask_shortcut: "Ctrl+Alt+Space".into(),
         }
     }
 }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The .deb on a clean Debian 12: installs target/bundle/Cowork_*.deb (from
+# `bash src-tauri/package.sh`) into a fresh bookworm root made with debootstrap, starts the
+# installed `cowork` there under this machine's Xvfb, checks the window appears and how long it
+# took to be interactive, then removes (and purges) the package and checks the person's data is
+# still there. Prints the figures the issue asks for: .deb size, launch → interactive, idle PSS
+# with the window hidden in the tray. Needs root (chroot) and deb.debian.org.
+#   bash tests/deb-install.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deb=$(ls -t target/bundle/Cowork_*.deb 2>/dev/null | head -n1)
+[ -n "$deb" ] || { echo "deb-install: no target/bundle/Cowork_*.deb — run: bash src-tauri/package.sh" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "deb-install: needs root (debootstrap and chroot)" >&2; exit 1; }
+command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
+
+# A clean bookworm root, made once and kept as a tarball (each run unpacks a fresh copy).
+cache="$HOME/.cache/cowork/debroot"
+mkdir -p "$cache"
+if [ ! -f "$cache/bookworm-minbase.tar" ]; then
+  echo "deb-install: making a clean Debian 12 root (debootstrap, once)"
+  debootstrap --variant=minbase bookworm "$cache/root" http://deb.debian.org/debian >/dev/null
+  tar -C "$cache/root" -cf "$cache/bookworm-minbase.tar" .
+  rm -rf "$cache/root"
+fi
+root=$(mktemp -d /tmp/cowork-debroot.XXXXXX)
+xvfb_pid=""
+cleanup() {
+  [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+  for m in tmp/.X11-unix dev/pts dev proc; do umount -l "$root/$m" 2>/dev/null || true; done
+  rm -rf "$root"
+}
+trap cleanup EXIT
+tar -C "$root" -xf "$cache/bookworm-minbase.tar"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount -t proc proc "$root/proc"
+mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
+mkdir -p "$root/tmp/.X11-unix"
+mount --bind /tmp/.X11-unix "$root/tmp/.X11-unix"
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+
+echo "deb-install: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB"
+cp "$deb" "$root/tmp/cowork.deb"
+in_root apt-get update -qq
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/cowork.deb >/dev/null
+in_root sh -c 'command -v cowork && test -f /usr/share/applications/Cowork.desktop && grep -q "x-scheme-handler/cowork" /usr/share/applications/Cowork.desktop'
+echo "deb-install: installed ($(in_root du -sk /usr/bin/cowork | cut -f1) KiB program)"
+
+# Launch under a display of this machine's; the installed app says when it is interactive.
+display=":$((200 + RANDOM % 100))"
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
+ready_ms=()
+for run in 1 2 3 4; do
+  args=""
+  # The fourth start is the login one (autostart): hidden in the tray, measured idle.
+  [ "$run" = 4 ] && args="--hidden"
+  in_root env DISPLAY="$display" COWORK_REPORT_READY=1 cowork $args > "$root/tmp/out.$run" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do grep -q ready_ms "$root/tmp/out.$run" && break; sleep 0.05; done
+  grep -q ready_ms "$root/tmp/out.$run" || { cat "$root/tmp/out.$run"; echo "deb-install: the installed app never became interactive" >&2; exit 1; }
+  DISPLAY="$display" xdotool search --name '^Cowork$' >/dev/null || { echo "deb-install: no Cowork window" >&2; exit 1; }
+  if [ "$run" = 4 ]; then
+    sleep 5
+    pss=0
+    for p in $(pgrep -x cowork) $(pgrep -f WebKitWebProcess) $(pgrep -f WebKitNetworkProcess); do
+      kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+      pss=$((pss + kb))
+    done
+    echo "deb-install: idle PSS, started hidden in the tray (app + web processes): $((pss / 1024)) MB"
+  else
+    ready_ms+=("$(sed -n 's/^ready_ms=//p' "$root/tmp/out.$run")")
+  fi
+  pkill -x cowork 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pkill -f WebKitWebProcess 2>/dev/null || true
+  sleep 0.5
+done
+sorted=$(printf '%s\n' "${ready_ms[@]}" | sort -n)
+echo "deb-install: launch → interactive (process start → chat input focused, ms, 3 runs): $(echo $sorted) — median $(echo "$sorted" | sed -n 2p) ms"
+
+# Removing the package keeps what the person made.
+in_root test -f /root/.local/share/cowork/cowork.db
+in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq cowork >/dev/null
+in_root sh -c '! command -v cowork'
+in_root test -f /root/.local/share/cowork/cowork.db
+echo "deb-install: removed and purged; the data dir (/root/.local/share/cowork) is kept"
+echo "deb-install: ok"

@@ -49,11 +49,7 @@ impl DesktopSettings {
     }
 
     pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        cowork_store::settings::update_json(settings_path, |root| {
-            root.insert("desktop".into(), value);
-            Ok(())
-        })
+        cowork_store::settings::save_section(settings_path, "desktop", self)
     }
 
     /// `folder` goes to the top of the recent list (once).

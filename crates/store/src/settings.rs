@@ -52,6 +52,15 @@ pub fn section<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// Writes a family's section `key` (the counterpart of [`section`]), keeping every other key.
+pub fn save_section<T: serde::Serialize>(path: &Path, key: &str, value: &T) -> Result<(), String> {
+    let value = serde_json::to_value(value).map_err(|e| e.to_string())?;
+    update_json(path, |root| {
+        root.insert(key.to_string(), value);
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,10 +49,6 @@ impl VaultSettings {
     }
 
     pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        cowork_store::settings::update_json(settings_path, |root| {
-            root.insert("vault".into(), value);
-            Ok(())
-        })
+        cowork_store::settings::save_section(settings_path, "vault", self)
     }
 }

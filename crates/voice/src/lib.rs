@@ -52,11 +52,7 @@ impl VoiceSettings {
     }
 
     pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        cowork_store::settings::update_json(settings_path, |root| {
-            root.insert("voice".into(), value);
-            Ok(())
-        })
+        cowork_store::settings::save_section(settings_path, "voice", self)
     }
 
     /// The model file to use: the person's, else the one setup installs.

@@ -154,11 +154,7 @@ impl WebSettings {
     }
 
     pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        cowork_store::settings::update_json(settings_path, |root| {
-            root.insert("web".into(), value);
-            Ok(())
-        })
+        cowork_store::settings::save_section(settings_path, "web", self)
     }
 }
 

@@ -286,6 +286,9 @@ pub async fn on_tool_event<R: Runtime>(handle: &AppHandle<R>, event: &cowork_cor
         }
         ToolEvent::Completed { call_id, .. } => {
             shell.in_flight.lock().unwrap().remove(call_id);
+            if !window_in_front(handle).1 {
+                notify_leaving_mail(handle).await;
+            }
         }
         ToolEvent::Failed {
             error_kind,
@@ -418,4 +421,23 @@ pub fn open_in_chat<R: Runtime>(handle: &AppHandle<R>, conversation: String) {
         let _ = quick.close();
     }
     open_target(handle, NoticeTarget::Conversation { id: conversation });
+}
+
+/// Mail that just entered the outbox while the person is elsewhere: a notice while it can still
+/// be taken back (once per message).
+async fn notify_leaving_mail<R: Runtime>(handle: &AppHandle<R>) {
+    let shell = handle.state::<Shell>();
+    let Ok(recent) = shell.app.outbox(5) else {
+        return;
+    };
+    let fresh: Vec<_> = {
+        let mut told = shell.mail_told.lock().unwrap();
+        recent
+            .into_iter()
+            .filter(|row| row.state == "queued" && told.insert(row.id))
+            .collect()
+    };
+    for row in fresh {
+        let _ = notify(handle, &Notice::mail_leaving(&row)).await;
+    }
 }

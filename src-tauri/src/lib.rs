@@ -62,6 +62,7 @@ impl Shell {
             attention,
             notifier: Arc::new(notifier),
             in_flight: Default::default(),
+            mail_told: Mutex::default(),
             desktop_requests: Mutex::default(),
         };
         Ok((shell, asks))

@@ -75,6 +75,29 @@ impl Notice {
         }
     }
 
+    /// A mail waits in the outbox for its undo delay: how many it goes to and when, never its
+    /// subject or body.
+    pub fn mail_leaving(row: &cowork_mail::OutboxRow) -> Notice {
+        let when = chrono::DateTime::parse_from_rfc3339(&row.send_after)
+            .map(|t| {
+                t.with_timezone(&chrono::Local)
+                    .format("%H:%M:%S")
+                    .to_string()
+            })
+            .unwrap_or_else(|_| row.send_after.clone());
+        Notice {
+            summary: "A mail is about to leave".into(),
+            body: format!(
+                "To {} recipient(s) at {when}. Open Cowork to undo.",
+                row.recipients.len()
+            ),
+            target: NoticeTarget::Outbox {
+                id: row.id.to_string(),
+            },
+            waits_for_answer: false,
+        }
+    }
+
     /// A long run finished while the person was elsewhere.
     pub fn finished(conversation: &str, title: &str) -> Notice {
         Notice {

@@ -69,6 +69,8 @@ const COMMANDS: &[&str] = &[
     "pick_folder",
     "open_in_chat",
     "close_quick_ask",
+    "pending_asks",
+    "close_window",
 ];
 
 fn main() {

@@ -38,6 +38,9 @@ mount --bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/tmp/.X11-unix"
 mount --bind /tmp/.X11-unix "$root/tmp/.X11-unix"
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+# The processes running inside the clean root (named by their root, never by a pattern that
+# could match this machine's own programs).
+root_pids() { for p in /proc/[0-9]*; do [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"; done; true; }
 
 echo "deb-install: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB"
 cp "$deb" "$root/tmp/cowork.deb"
@@ -64,17 +67,16 @@ for run in 1 2 3 4; do
   if [ "$run" = 4 ]; then
     sleep 5
     pss=0
-    for p in $(pgrep -x cowork) $(pgrep -f WebKitWebProcess) $(pgrep -f WebKitNetworkProcess); do
+    for p in $(root_pids); do
       kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
       pss=$((pss + kb))
     done
-    echo "deb-install: idle PSS, started hidden in the tray (app + web processes): $((pss / 1024)) MB"
+    echo "deb-install: idle PSS, started hidden in the tray (every process of the app): $((pss / 1024)) MB"
   else
     ready_ms+=("$(sed -n 's/^ready_ms=//p' "$root/tmp/out.$run")")
   fi
-  pkill -x cowork 2>/dev/null || true
+  root_pids | xargs -r kill 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  pkill -f WebKitWebProcess 2>/dev/null || true
   sleep 0.5
 done
 sorted=$(printf '%s\n' "${ready_ms[@]}" | sort -n)

@@ -23,8 +23,10 @@ pub struct Shell {
     pub conversations: Conversations,
     pub agent: Mutex<Option<Arc<Agent>>>,
     pub runs: Mutex<HashMap<String, CancellationToken>>,
-    pub approvals: Mutex<HashMap<String, oneshot::Sender<ApprovalChoice>>>,
-    pub elicitations: Mutex<HashMap<String, oneshot::Sender<ElicitationAnswer>>>,
+    /// Asks waiting for the person, by id: what was asked (shown again by a window that
+    /// opens later) and where the answer goes.
+    pub approvals: crate::Waiting<cowork_core::ApprovalRequest, ApprovalChoice>,
+    pub elicitations: crate::Waiting<cowork_core::ElicitationRequest, ElicitationAnswer>,
     /// Fetched toolpacks waiting for the person's decision on their review, by token.
     pub staged: Mutex<HashMap<String, cowork_app::StagedToolpack>>,
     /// Which waiting asks the person has seen (their silence timeout counts from then).
@@ -350,6 +352,7 @@ pub fn answer_approval<R: Runtime>(
         .lock()
         .unwrap()
         .remove(&call_id)
+        .map(|(_, answer)| answer)
         .ok_or("this approval is no longer waiting (it timed out or was answered)")?;
     crate::desktop::answered(&handle, NoticeTarget::Approval { id: call_id });
     answer
@@ -371,6 +374,7 @@ pub fn answer_elicitation<R: Runtime>(
         .lock()
         .unwrap()
         .remove(&id)
+        .map(|(_, answer)| answer)
         .ok_or("this form is no longer waiting (it timed out or was answered)")?;
     crate::desktop::answered(&handle, NoticeTarget::Question { id });
     waiting
@@ -1004,4 +1008,27 @@ pub fn close_quick_ask<R: Runtime>(handle: AppHandle<R>) {
     if let Some(quick) = handle.get_webview_window("quick") {
         let _ = quick.close();
     }
+}
+
+/// What waits for the person now: a window opened later (from the tray) shows these first.
+#[derive(Serialize, specta::Type)]
+pub struct PendingAsks {
+    approvals: Vec<cowork_core::ApprovalRequest>,
+    elicitations: Vec<cowork_core::ElicitationRequest>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn pending_asks(shell: State<'_, Shell>) -> PendingAsks {
+    PendingAsks {
+        approvals: crate::still_waiting(&shell.approvals),
+        elicitations: crate::still_waiting(&shell.elicitations),
+    }
+}
+
+/// Ctrl+W: the window closes; Cowork stays in the tray when the person chose so.
+#[tauri::command]
+#[specta::specta]
+pub fn close_window<R: Runtime>(window: tauri::Window<R>) {
+    let _ = window.close();
 }

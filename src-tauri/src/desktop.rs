@@ -43,14 +43,35 @@ pub fn main_window<R: Runtime>(handle: &AppHandle<R>) -> Option<WebviewWindow<R>
     handle.get_webview_window("main")
 }
 
-/// Brings the window back (from the tray, behind other windows, minimized).
+/// Brings the window back (from the tray, behind other windows, minimized): made anew when it
+/// was closed to the tray (its webview is gone then, and with it most of the memory).
 pub fn show_window<R: Runtime>(handle: &AppHandle<R>) {
-    if let Some(window) = main_window(handle) {
+    let window = main_window(handle).or_else(|| {
+        let config = handle
+            .config()
+            .app
+            .windows
+            .iter()
+            .find(|w| w.label == "main")?;
+        tauri::WebviewWindowBuilder::from_config(handle, config)
+            .and_then(|builder| builder.build())
+            .map_err(|e| tracing::warn!("the window could not open again: {e}"))
+            .ok()
+    });
+    if let Some(window) = window {
         let _ = window.show();
         let _ = window.unminimize();
         let _ = window.set_focus();
     }
     mark_pending_reached(handle);
+}
+
+/// Whether closing the last window keeps Cowork running in the tray.
+pub fn stays_in_tray<R: Runtime>(handle: &AppHandle<R>) -> bool {
+    handle.try_state::<Tray<R>>().is_some()
+        && DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
+            .unwrap_or_default()
+            .close_to_tray
 }
 
 /// Whether the person is looking at the window now.
@@ -222,25 +243,15 @@ fn mark_pending_reached<R: Runtime>(handle: &AppHandle<R>) {
     });
 }
 
-/// The window's own events: coming to the front reaches waiting asks; closing keeps Cowork in
-/// the tray when the person chose so and a tray exists.
+/// The window's own events: coming to the front reaches waiting asks.
 pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if window.label() != "main" {
         return;
     }
-    match event {
-        WindowEvent::Focused(true) => mark_pending_reached(window.app_handle()),
-        WindowEvent::CloseRequested { api, .. } => {
-            let handle = window.app_handle();
-            let settings =
-                DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
-                    .unwrap_or_default();
-            if settings.close_to_tray && handle.try_state::<Tray<R>>().is_some() {
-                api.prevent_close();
-                let _ = window.hide();
-            }
-        }
-        _ => {}
+    // Closing needs nothing here: closing to the tray lets the window go (its WebKit processes
+    // with it), `on_run_event` keeps the app, and the tray opens a new window.
+    if let WindowEvent::Focused(true) = event {
+        mark_pending_reached(window.app_handle());
     }
 }
 
@@ -351,10 +362,10 @@ pub fn launched<R: Runtime>(
     register_quick_ask(handle);
     handle_launch(handle, &args);
     if hidden
-        && handle.try_state::<Tray<R>>().is_some()
+        && stays_in_tray(handle)
         && let Some(window) = main_window(handle)
     {
-        let _ = window.hide();
+        let _ = window.close();
     }
     if let Some(arrivals) = arrivals {
         let handle = handle.clone();

@@ -275,6 +275,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::pick_folder::<tauri::Wry>,
             commands::open_in_chat::<tauri::Wry>,
             commands::close_quick_ask::<tauri::Wry>,
+            commands::pending_asks,
+            commands::close_window::<tauri::Wry>,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()
@@ -287,7 +289,21 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         .typ::<desktop::Status>()
 }
 
-type Waiting<A> = Mutex<HashMap<String, tokio::sync::oneshot::Sender<A>>>;
+pub type Waiting<Q, A> = Mutex<HashMap<String, (Q, tokio::sync::oneshot::Sender<A>)>>;
+
+/// The asks still waiting, oldest first (one whose asker gave up is left out).
+pub fn still_waiting<Q: Clone + serde::Serialize, A>(waiting: &Waiting<Q, A>) -> Vec<Q> {
+    let mut waiting: Vec<(String, Q)> = waiting
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, (_, answer))| !answer.is_closed())
+        .map(|(id, (q, _))| (id.clone(), q.clone()))
+        .collect();
+    // Ids are UUIDv7 (time-ordered) for calls; good enough an order for forms too.
+    waiting.sort_by(|a, b| a.0.cmp(&b.0));
+    waiting.into_iter().map(|(_, q)| q).collect()
+}
 
 /// Forwards requests that wait for the person to the webview as `event`, keeping each answer
 /// channel in the shell under the request's id.
@@ -297,12 +313,15 @@ fn forward<R: Runtime, Q: serde::Serialize + Clone + Send + 'static, A: Send + '
     event: &'static str,
     id: fn(&Q) -> String,
     notice: fn(&Q) -> Notice,
-    waiting: fn(&Shell) -> &Waiting<A>,
+    waiting: fn(&Shell) -> &Waiting<Q, A>,
 ) {
     tauri::async_runtime::spawn(async move {
         while let Some((request, answer)) = requests.recv().await {
             let shell = handle.state::<Shell>();
-            waiting(&shell).lock().unwrap().insert(id(&request), answer);
+            waiting(&shell)
+                .lock()
+                .unwrap()
+                .insert(id(&request), (request.clone(), answer));
             let _ = handle.emit(event, &request);
             // Notifying may take a moment (the session bus): the next ask need not wait for it.
             tauri::async_runtime::spawn(desktop::reach(
@@ -323,8 +342,16 @@ pub fn context<R: Runtime>() -> tauri::Context<R> {
 /// What the window does as the app exits: the browser is closed cleanly, so a login the person
 /// just made is written to the app's profile.
 pub fn on_run_event<R: Runtime>(handle: &tauri::AppHandle<R>, event: tauri::RunEvent) {
-    if let tauri::RunEvent::Exit = event {
-        tauri::async_runtime::block_on(handle.state::<Shell>().app.close_browser());
+    match event {
+        tauri::RunEvent::Exit => {
+            tauri::async_runtime::block_on(handle.state::<Shell>().app.close_browser());
+        }
+        // The last window closed: Cowork stays in the tray when the person chose so (the tray's
+        // Quit exits with a code and is not held).
+        tauri::RunEvent::ExitRequested {
+            api, code: None, ..
+        } if desktop::stays_in_tray(handle) => api.prevent_exit(),
+        _ => {}
     }
 }
 

@@ -2240,3 +2240,147 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
     assert!(d.text(&asked).await.contains("Tokyo"));
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// Closing the window keeps Cowork in the tray with its webview gone (the memory with it); an
+/// ask that arrives meanwhile, with no notification service to show it, waits past the timeout
+/// instead of being denied unseen, and the window that opens again (a second launch, as a click
+/// on a link would; the tray's Open does the same) shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
+    let home = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "policy": {"allowMax": 1, "askTimeoutSecs": 2},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    // The call arrives slowly, after the window is gone.
+    let mut slow = Turn::tools(
+        "",
+        &[(
+            "call_1",
+            "create_task",
+            json!({"title": "Water the plants"}),
+        )],
+    );
+    if let Turn::Reply { chunk_delay, .. } = &mut slow {
+        *chunk_delay = Duration::from_millis(400);
+    }
+    server.push(slow);
+    server.push(Turn::text("Added."));
+    let bus = cowork_tests::desktop::SessionBus::start(session.path());
+    let env: Vec<(&str, &std::ffi::OsStr)> = vec![
+        ("XDG_RUNTIME_DIR", session.path().as_os_str()),
+        ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
+    ];
+    let (_xvfb, _driver, d) = launch(home.path(), &env).await;
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+        .await;
+    let first = d.cmd(reqwest::Method::GET, "/window", None).await;
+    d.type_into(&input, "remind me to water the plants").await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    // Ctrl+W, as the person closes it (WebDriver's own close would end the app with its session).
+    d.cmd(
+        reqwest::Method::POST,
+        "/execute/sync",
+        Some(json!({"script": "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));", "args": []})),
+    )
+    .await;
+    // Well past the ask's arrival and its 2 s timeout.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let xdotool = |args: &[&str]| {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &d.display)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert!(
+        xdotool(&["search", "--name", "^Cowork$"]).is_empty(),
+        "the window is gone"
+    );
+    let mut again = Kill(
+        Command::new(env!("CARGO_BIN_EXE_cowork-desktop"))
+            .env("DISPLAY", &d.display)
+            .env("COWORK_HOME", home.path())
+            .env("XDG_RUNTIME_DIR", session.path())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let handed_over = loop {
+        if let Some(status) = again.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the second launch did not hand over: Cowork did not stay in the tray"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(handed_over.success());
+    let start = Instant::now();
+    let reopened = loop {
+        let handles = d.cmd(reqwest::Method::GET, "/window/handles", None).await;
+        if let Some(h) = handles
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|h| **h != first)
+            .filter_map(|h| h.as_str())
+            .next()
+        {
+            break h.to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "no window came back: {handles}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    d.cmd(
+        reqwest::Method::POST,
+        "/window",
+        Some(json!({"handle": reopened})),
+    )
+    .await;
+    let modal = d
+        .wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
+        .await;
+    assert!(d.text(&modal).await.contains("Water the plants"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(
+        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let start = Instant::now();
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    while conn
+        .query_row(
+            "SELECT count(*) FROM tasks WHERE title = 'Water the plants'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+        == 0
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the task was not created"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

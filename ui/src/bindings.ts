@@ -138,6 +138,9 @@ export const commands = {
 	openInChat: (conversation: string) => __TAURI_INVOKE<void>("open_in_chat", { conversation }),
 	/**  Closes the quick-ask window (Escape). */
 	closeQuickAsk: () => __TAURI_INVOKE<void>("close_quick_ask"),
+	pendingAsks: () => __TAURI_INVOKE<PendingAsks>("pending_asks"),
+	/**  Ctrl+W: the window closes; Cowork stays in the tray when the person chose so. */
+	closeWindow: () => __TAURI_INVOKE<void>("close_window"),
 };
 
 /* Types */
@@ -446,6 +449,12 @@ suspended?: string | null;
  *  never sent to a model. Left out when large (see `CARD_DATA_MAX`).
  */
 structured?: Value | null };
+
+/**  What waits for the person now: a window opened later (from the tray) shows these first. */
+export type PendingAsks = {
+	approvals: ApprovalRequest[],
+	elicitations: ElicitationRequest[],
+};
 
 /**  A settings file's rule that is broken or not applied, and what was done instead. */
 export type PolicyProblem = {

@@ -35,8 +35,13 @@ function App() {
     applyTheme();
     document.documentElement.lang = getLang();
     api.firstRun().then(setFirstRun).catch(() => {});
-    const un = on("approval-request", (r) => setApprovals((q) => [...q, r]));
-    const unForms = on("elicitation-request", (r) => setForms((q) => [...q, r]));
+    // Once each, whether it came as an event or was waiting before this window opened.
+    const addApproval = (r: ApprovalRequest) => setApprovals((q) => q.some((a) => a.call_id === r.call_id) ? q : [...q, r]);
+    const addForm = (r: ElicitationRequest) => setForms((q) => q.some((f) => f.id === r.id) ? q : [...q, r]);
+    const un = on("approval-request", addApproval);
+    const unForms = on("elicitation-request", addForm);
+    // A window opened from the tray shows what waited while it was closed.
+    api.pendingAsks().then((p) => { p.approvals.forEach(addApproval); p.elicitations.forEach(addForm); }).catch(() => {});
     // Links and files handed over by the desktop open the install review (never an install).
     const takeRequests = () => api.takeDesktopRequests().then((rs) => rs.forEach((r) => {
       if (r.kind === "install_toolpack") { setView("toolpacks"); setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })); }
@@ -57,6 +62,8 @@ function App() {
       if (e.key === "n") { e.preventDefault(); setConversation(null); setView("chat"); }
       if (e.key === "k") { e.preventDefault(); document.getElementById("conv-search")?.focus(); }
       if (e.key === ",") { e.preventDefault(); setView("settings"); }
+      // Ctrl+W closes the window (Cowork stays in the tray, Settings → Desktop).
+      if (e.key === "w") { e.preventDefault(); api.closeWindow(); }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);

@@ -24,8 +24,10 @@ if [ ! -f "$cache/bookworm-minbase.tar" ]; then
 fi
 root=$(mktemp -d /tmp/cowork-debroot.XXXXXX)
 xvfb_pid=""
+bus_pid=""
 cleanup() {
   [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+  [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null || true
   for m in tmp/.X11-unix dev/pts dev proc; do umount -l "$root/$m" 2>/dev/null || true; done
   rm -rf "$root"
 }
@@ -54,18 +56,23 @@ display=":$((200 + RANDOM % 100))"
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb_pid=$!
 for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
+# A session bus, as a desktop session has (the tray registers on it), its socket inside the root.
+dbus-daemon --session --nofork --nopidfile --address="unix:path=$root/tmp/session-bus" >/dev/null 2>&1 &
+bus_pid=$!
+for _ in $(seq 50); do [ -e "$root/tmp/session-bus" ] && break; sleep 0.1; done
 ready_ms=()
 for run in 1 2 3 4; do
   args=""
   # The fourth start is the login one (autostart): hidden in the tray, measured idle.
   [ "$run" = 4 ] && args="--hidden"
-  in_root env DISPLAY="$display" COWORK_REPORT_READY=1 cowork $args > "$root/tmp/out.$run" 2>&1 &
+  in_root env DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/session-bus COWORK_REPORT_READY=1 cowork $args > "$root/tmp/out.$run" 2>&1 &
   pid=$!
-  for _ in $(seq 300); do grep -q ready_ms "$root/tmp/out.$run" && break; sleep 0.05; done
-  grep -q ready_ms "$root/tmp/out.$run" || { cat "$root/tmp/out.$run"; echo "deb-install: the installed app never became interactive" >&2; exit 1; }
-  DISPLAY="$display" xdotool search --name '^Cowork$' >/dev/null || { echo "deb-install: no Cowork window" >&2; exit 1; }
   if [ "$run" = 4 ]; then
-    sleep 5
+    sleep 8
+    if DISPLAY="$display" xdotool search --name '^Cowork$' >/dev/null; then
+      cat "$root/tmp/out.$run"; echo "deb-install: started hidden, yet a window is open" >&2; exit 1
+    fi
+    [ -n "$(root_pids)" ] || { cat "$root/tmp/out.$run"; echo "deb-install: Cowork did not stay in the tray" >&2; exit 1; }
     pss=0
     for p in $(root_pids); do
       kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
@@ -73,6 +80,9 @@ for run in 1 2 3 4; do
     done
     echo "deb-install: idle PSS, started hidden in the tray (every process of the app): $((pss / 1024)) MB"
   else
+    for _ in $(seq 300); do grep -q ready_ms "$root/tmp/out.$run" && break; sleep 0.05; done
+    grep -q ready_ms "$root/tmp/out.$run" || { cat "$root/tmp/out.$run"; echo "deb-install: the installed app never became interactive" >&2; exit 1; }
+    DISPLAY="$display" xdotool search --name '^Cowork$' >/dev/null || { echo "deb-install: no Cowork window" >&2; exit 1; }
     ready_ms+=("$(sed -n 's/^ready_ms=//p' "$root/tmp/out.$run")")
   fi
   root_pids | xargs -r kill 2>/dev/null || true

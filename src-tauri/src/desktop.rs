@@ -361,11 +361,13 @@ pub fn launched<R: Runtime>(
     }
     register_quick_ask(handle);
     handle_launch(handle, &args);
-    if hidden
-        && stays_in_tray(handle)
-        && let Some(window) = main_window(handle)
-    {
-        let _ = window.close();
+    if hidden && stays_in_tray(handle) {
+        // Closed once the event loop runs (`on_run_event`, Ready): a request made before it
+        // starts is lost.
+        handle
+            .state::<Shell>()
+            .start_hidden
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
     if let Some(arrivals) = arrivals {
         let handle = handle.clone();
@@ -450,5 +452,18 @@ async fn notify_leaving_mail<R: Runtime>(handle: &AppHandle<R>) {
     };
     for row in fresh {
         let _ = notify(handle, &Notice::mail_leaving(&row)).await;
+    }
+}
+
+/// The event loop started: a launch at login (`--hidden`) goes straight to the tray.
+pub fn on_ready<R: Runtime>(handle: &AppHandle<R>) {
+    let hidden = handle
+        .state::<Shell>()
+        .start_hidden
+        .swap(false, std::sync::atomic::Ordering::Relaxed);
+    if hidden && let Some(window) = main_window(handle) {
+        if let Err(e) = window.close() {
+            tracing::warn!("could not start hidden: {e}");
+        }
     }
 }

@@ -63,6 +63,7 @@ impl Shell {
             notifier: Arc::new(notifier),
             in_flight: Default::default(),
             mail_told: Mutex::default(),
+            start_hidden: Default::default(),
             desktop_requests: Mutex::default(),
         };
         Ok((shell, asks))
@@ -348,6 +349,7 @@ pub fn on_run_event<R: Runtime>(handle: &tauri::AppHandle<R>, event: tauri::RunE
         }
         // The last window closed: Cowork stays in the tray when the person chose so (the tray's
         // Quit exits with a code and is not held).
+        tauri::RunEvent::Ready => desktop::on_ready(handle),
         tauri::RunEvent::ExitRequested {
             api, code: None, ..
         } if desktop::stays_in_tray(handle) => api.prevent_exit(),

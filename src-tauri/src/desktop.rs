@@ -461,9 +461,10 @@ pub fn on_ready<R: Runtime>(handle: &AppHandle<R>) {
         .state::<Shell>()
         .start_hidden
         .swap(false, std::sync::atomic::Ordering::Relaxed);
-    if hidden && let Some(window) = main_window(handle) {
-        if let Err(e) = window.close() {
-            tracing::warn!("could not start hidden: {e}");
-        }
+    if hidden
+        && let Some(window) = main_window(handle)
+        && let Err(e) = window.close()
+    {
+        tracing::warn!("could not start hidden: {e}");
     }
 }

@@ -74,6 +74,7 @@ for run in 1 2 3 4; do
       # Seen in this clean root (2026-11-25) though the same build starts hidden on the dev
       # machine: reported, not yet understood.
       state="WINDOW STILL OPEN (the hidden start did not take here)"
+      sed 's/^/  cowork: /' "$root/tmp/out.$run"
     fi
     [ -n "$(root_pids)" ] || { cat "$root/tmp/out.$run"; echo "deb-install: Cowork did not stay in the tray" >&2; exit 1; }
     pss=0

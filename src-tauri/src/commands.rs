@@ -34,8 +34,6 @@ pub struct Shell {
     pub notifier: Arc<cowork_app::notify::Notifier>,
     /// Tool calls running now, by call id (the tray's "working").
     pub in_flight: Mutex<std::collections::HashSet<String>>,
-    /// Started at login (`--hidden`): the window closes as soon as the event loop runs.
-    pub start_hidden: std::sync::atomic::AtomicBool,
     /// Outbox messages already notified (the undo window's notice goes out once).
     pub mail_told: Mutex<std::collections::HashSet<i64>>,
     /// Links and files handed over by launches, until the view takes them.

@@ -339,6 +339,19 @@ pub async fn on_turn_done<R: Runtime>(
     let _ = notify(handle, &Notice::finished(conversation, &title)).await;
 }
 
+/// A calendar reminder fell due: a notification (clicking it brings the window back showing the
+/// event), and an open window shows it at once.
+pub fn remind<R: Runtime>(handle: &AppHandle<R>, due: cowork_app::Reminder) {
+    let notice = Notice::reminder(&due);
+    let _ = handle.emit("reminder", notice.target.clone());
+    let handle = handle.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = notify(&handle, &notice).await {
+            tracing::info!("reminder shown in the window only: {e}");
+        }
+    });
+}
+
 /// An ask was answered in the window: its notice goes and the status follows.
 pub fn answered<R: Runtime>(handle: &AppHandle<R>, target: NoticeTarget) {
     refresh_status(handle);
@@ -360,15 +373,11 @@ pub fn launched<R: Runtime>(
         tracing::warn!("no tray icon: {e}");
     }
     register_quick_ask(handle);
-    handle_launch(handle, &args);
-    if hidden && stays_in_tray(handle) {
-        // Closed once the event loop runs (`on_run_event`, Ready): a request made before it
-        // starts is lost.
-        handle
-            .state::<Shell>()
-            .start_hidden
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+    if hidden && !stays_in_tray(handle) {
+        // No tray to live in (or the person keeps Cowork out of it): the window after all.
+        show_window(handle);
     }
+    handle_launch(handle, &args);
     if let Some(arrivals) = arrivals {
         let handle = handle.clone();
         std::thread::spawn(move || {
@@ -455,16 +464,10 @@ async fn notify_leaving_mail<R: Runtime>(handle: &AppHandle<R>) {
     }
 }
 
-/// The event loop started: a launch at login (`--hidden`) goes straight to the tray.
-pub fn on_ready<R: Runtime>(handle: &AppHandle<R>) {
-    let hidden = handle
-        .state::<Shell>()
-        .start_hidden
-        .swap(false, std::sync::atomic::Ordering::Relaxed);
-    if hidden
-        && let Some(window) = main_window(handle)
-        && let Err(e) = window.close()
-    {
-        tracing::warn!("could not start hidden: {e}");
+/// The main window is not made at startup (`--hidden`); [`show_window`] makes it from the same
+/// configuration when the person asks.
+pub fn without_window<R: Runtime>(context: &mut tauri::Context<R>) {
+    for window in &mut context.config_mut().app.windows {
+        window.create = false;
     }
 }

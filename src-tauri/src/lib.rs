@@ -63,7 +63,6 @@ impl Shell {
             notifier: Arc::new(notifier),
             in_flight: Default::default(),
             mail_told: Mutex::default(),
-            start_hidden: Default::default(),
             desktop_requests: Mutex::default(),
         };
         Ok((shell, asks))
@@ -138,6 +137,15 @@ pub fn builder<R: Runtime>(
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
             // The vault's index follows its folder (edits in Obsidian) while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
+            // Calendar reminders at their time: a notification, and the window shows them too
+            // (do not disturb, or no notification service).
+            let handle = tauri_app.handle().clone();
+            tauri::async_runtime::spawn(
+                tauri_app
+                    .state::<Shell>()
+                    .app
+                    .reminder_worker(move |due| desktop::remind(&handle, due)),
+            );
             // Suspended tasks whose condition came true (the person logged in) go on by themselves.
             // The banner says what they did.
             let handle = tauri_app.handle().clone();
@@ -349,7 +357,6 @@ pub fn on_run_event<R: Runtime>(handle: &tauri::AppHandle<R>, event: tauri::RunE
         }
         // The last window closed: Cowork stays in the tray when the person chose so (the tray's
         // Quit exits with a code and is not held).
-        tauri::RunEvent::Ready => desktop::on_ready(handle),
         tauri::RunEvent::ExitRequested {
             api, code: None, ..
         } if desktop::stays_in_tray(handle) => api.prevent_exit(),

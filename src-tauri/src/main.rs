@@ -43,8 +43,13 @@ fn main() {
             eprintln!("Cowork cannot start: {e}");
             std::process::exit(2);
         });
+    let mut context = cowork_desktop::context();
+    if hidden {
+        // Started at login: no window (no web view, no GL) until the person opens one.
+        cowork_desktop::desktop::without_window(&mut context);
+    }
     let app = cowork_desktop::builder(tauri::Builder::default(), shell, asks)
-        .build(cowork_desktop::context())
+        .build(context)
         .expect("error while starting Cowork");
     cowork_desktop::desktop::launched(app.handle(), arrivals, handed, hidden);
     app.run(cowork_desktop::on_run_event);

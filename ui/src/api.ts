@@ -39,6 +39,7 @@ export interface Events {
   "desktop-status": Status;
   "desktop-request": null;
   "open-target": NoticeTarget;
+  reminder: NoticeTarget;
 }
 
 export function on<K extends keyof Events>(event: K, handler: (payload: Events[K]) => void): Promise<UnlistenFn> {

@@ -424,7 +424,11 @@ export type NoticeTarget =
 /**  A conversation whose long run finished. */
 { kind: "conversation"; id: string } | 
 /**  The outbox, while a mail can still be taken back. */
-{ kind: "outbox"; id: string };
+{ kind: "outbox"; id: string } | 
+/**  A calendar event whose reminder fell due (what the window shows of it). */
+{ kind: "event"; calendar: string; uid: string; title: string; 
+/**  RFC 3339. */
+starts: string; all_day: boolean; location: string };
 
 export type OutboxRow = {
 	id: number,

@@ -1,7 +1,7 @@
 // Living on the desktop: the tools-paused bar (the tray's "Pause all tools", mirrored here),
 // and Settings → Desktop (tray, notifications, do not disturb, autostart).
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type DesktopSettings, type Status, type WorkspaceState } from "./api";
+import { api, on, type DesktopSettings, type NoticeTarget, type Status, type WorkspaceState } from "./api";
 import { t } from "./i18n";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
@@ -22,6 +22,37 @@ export function PauseSwitch() {
       {paused && <div class="paused-banner" role="status" data-testid="paused-banner">{t("toolsPaused")}
         <button onClick={() => api.setToolsPaused(false)}>{t("resumeTools")}</button></div>}
     </>
+  );
+}
+
+type EventTarget = Extract<NoticeTarget, { kind: "event" }>;
+
+/** Calendar reminders that fell due (pushed as they do, or the clicked notification's), until dismissed. */
+export function ReminderBar() {
+  const [due, setDue] = useState<EventTarget[]>([]);
+  useEffect(() => {
+    const add = (target: NoticeTarget) => {
+      if (target.kind !== "event") return;
+      setDue((list) => list.some((r) => r.uid === target.uid && r.starts === target.starts) ? list : [...list, target]);
+    };
+    const a = on("reminder", add);
+    const b = on("open-target", add);
+    return () => { a.then((f) => f()); b.then((f) => f()); };
+  }, []);
+  if (due.length === 0) return null;
+  const when = (r: EventTarget) => {
+    const d = new Date(r.starts);
+    return r.all_day ? d.toLocaleDateString() : d.toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
+  };
+  return (
+    <div class="reminder-bar" role="status" data-testid="reminder-bar">
+      {due.map((r) => (
+        <div key={r.uid + r.starts} class="row">
+          <span><strong>{t("reminder")}</strong> {r.title} <span class="muted">{when(r)}{r.location ? ` · ${r.location}` : ""}</span></span>
+          <button aria-label={t("dismiss")} onClick={() => setDue((list) => list.filter((x) => x !== r))}>×</button>
+        </div>
+      ))}
+    </div>
   );
 }
 

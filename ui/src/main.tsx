@@ -12,7 +12,7 @@ import { MemoryView } from "./memory";
 import { SuspendedBar } from "./suspended";
 import { TrustDialog } from "./trust";
 import { MicIndicator } from "./voice";
-import { PauseSwitch } from "./desktop";
+import { PauseSwitch, ReminderBar } from "./desktop";
 import { QuickAsk } from "./quick";
 import "./style.css";
 
@@ -112,6 +112,7 @@ function App() {
       <MicIndicator />
       <OutboxBar conversation={conversation} />
       <SuspendedBar />
+      <ReminderBar />
       {approvals.length === 0 && <TrustDialog />}
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}

@@ -14,6 +14,7 @@ mod vault;
 
 pub use accounts::{AccountKind, AccountSettings, Security};
 pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
+pub use cowork_calendar::Reminder;
 pub use cowork_mail::OutboxRow;
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use cowork_mcp::{
@@ -467,6 +468,39 @@ impl App {
     /// runtime for as long as they live.
     pub fn outbox_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         self.mail.outbox_worker()
+    }
+
+    /// Calendar reminders (VALARM): `on_due` gets each as it falls due, once (also one missed
+    /// while Cowork was not running, as long as its event is still ahead). Shells run it for as
+    /// long as they live.
+    pub fn reminder_worker<F>(
+        &self,
+        mut on_due: F,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static
+    where
+        F: FnMut(cowork_calendar::Reminder) + Send + 'static,
+    {
+        // Events written meanwhile (by a tool, a sync) are seen at the latest this late.
+        const RECHECK: std::time::Duration = std::time::Duration::from_secs(20);
+        let store = self.store.clone();
+        async move {
+            let reminders = match cowork_calendar::Reminders::new(&store) {
+                Ok(r) => r,
+                Err(e) => return tracing::warn!("calendar reminders are off: {e}"),
+            };
+            loop {
+                let now = chrono::Utc::now();
+                match reminders.due(now) {
+                    Ok(due) => due.into_iter().for_each(&mut on_due),
+                    Err(e) => tracing::warn!("calendar reminders: {e}"),
+                }
+                let next = reminders.next(now).ok().flatten();
+                let wait = next
+                    .and_then(|at| (at - chrono::Utc::now()).to_std().ok())
+                    .map_or(RECHECK, |until| until.min(RECHECK));
+                tokio::time::sleep(wait).await;
+            }
+        }
     }
 
     /// Keeps the vault's index in step with its folder (a re-index, then file events) and

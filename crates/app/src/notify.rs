@@ -29,6 +29,16 @@ pub enum NoticeTarget {
     Conversation { id: String },
     /// The outbox, while a mail can still be taken back.
     Outbox { id: String },
+    /// A calendar event whose reminder fell due (what the window shows of it).
+    Event {
+        calendar: String,
+        uid: String,
+        title: String,
+        /// RFC 3339.
+        starts: String,
+        all_day: bool,
+        location: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,6 +103,40 @@ impl Notice {
             ),
             target: NoticeTarget::Outbox {
                 id: row.id.to_string(),
+            },
+            waits_for_answer: false,
+        }
+    }
+
+    /// A calendar reminder: the event's title, when and where, as the person's calendar has
+    /// them (never its description or attendees).
+    pub fn reminder(reminder: &cowork_calendar::Reminder) -> Notice {
+        let starts = reminder.starts.with_timezone(&chrono::Local);
+        let today = chrono::Local::now().date_naive();
+        let day = if starts.date_naive() == today {
+            "Today".to_string()
+        } else {
+            starts.format("%a %d %b").to_string()
+        };
+        let when = if reminder.all_day {
+            day
+        } else {
+            format!("{day} {}", starts.format("%H:%M"))
+        };
+        let body = match reminder.location.trim() {
+            "" => when,
+            place => format!("{when} · {place}"),
+        };
+        Notice {
+            summary: reminder.title.clone(),
+            body,
+            target: NoticeTarget::Event {
+                calendar: reminder.calendar.clone(),
+                uid: reminder.uid.clone(),
+                title: reminder.title.clone(),
+                starts: reminder.starts.to_rfc3339(),
+                all_day: reminder.all_day,
+                location: reminder.location.clone(),
             },
             waits_for_answer: false,
         }

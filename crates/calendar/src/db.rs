@@ -100,8 +100,8 @@ pub fn put_object(
         return Ok(());
     }
     let mut insert = tx.prepare_cached(
-        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy, floating)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy, floating, alarms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     for row in rows {
         insert.execute(params![
@@ -116,7 +116,8 @@ pub fn put_object(
             row.summary,
             row.location,
             row.busy,
-            row.floating
+            row.floating,
+            row.alarms
         ])?;
     }
     Ok(())
@@ -185,6 +186,9 @@ pub struct Occurrence {
     pub instance: Option<String>,
     #[serde(skip)]
     pub busy: bool,
+    /// Its reminders' triggers (JSON of [`ics::AlarmTrigger`]s).
+    #[serde(skip)]
+    pub alarms: Option<String>,
 }
 
 /// An instance's `instance` text from its index value.
@@ -223,7 +227,7 @@ pub fn occurrences(
     let mut out = Vec::new();
     let mut singles = conn
         .prepare_cached(
-            "SELECT calendar, uid, recurrence_id, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
+            "SELECT calendar, uid, recurrence_id, start_utc, end_utc, all_day, summary, location, busy, alarms FROM calendar_index
              WHERE rrule IS NULL AND floating = ?3 AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
         )
         .map_err(sql_error)?;
@@ -243,6 +247,7 @@ pub fn occurrences(
                     recurring: recurrence_id.is_some(),
                     instance: recurrence_id.map(|id| instance_text(id, floating, all_day)),
                     busy: r.get(8)?,
+                    alarms: r.get(9)?,
                 })
             })
             .map_err(sql_error)?;
@@ -265,7 +270,7 @@ pub fn occurrences(
     }
     let mut masters = conn
         .prepare_cached(
-            "SELECT calendar, uid, rrule, start_utc, end_utc, all_day, summary, location, busy FROM calendar_index
+            "SELECT calendar, uid, rrule, start_utc, end_utc, all_day, summary, location, busy, alarms FROM calendar_index
              WHERE rrule IS NOT NULL AND floating = ?3 AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
         )
         .map_err(sql_error)?;
@@ -282,11 +287,12 @@ pub fn occurrences(
                     r.get(6)?,
                     r.get(7)?,
                     r.get(8)?,
+                    r.get(9)?,
                 ))
             })
             .map_err(sql_error)?;
         for row in rows {
-            let (calendar, uid, rrule, start, end, all_day, title, location, busy): (
+            let (calendar, uid, rrule, start, end, all_day, title, location, busy, alarms): (
                 String,
                 String,
                 String,
@@ -296,6 +302,7 @@ pub fn occurrences(
                 String,
                 String,
                 bool,
+                Option<String>,
             ) = row.map_err(sql_error)?;
             if !wanted(&calendar) {
                 continue;
@@ -318,6 +325,7 @@ pub fn occurrences(
                     recurring: true,
                     instance: Some(instance_text(s, floating, all_day)),
                     busy,
+                    alarms: alarms.clone(),
                 });
             }
         }

@@ -27,6 +27,68 @@ pub struct IndexRow {
     pub summary: String,
     pub location: String,
     pub busy: bool,
+    /// The event's reminders (VALARM triggers) as JSON, `None` without any.
+    pub alarms: Option<String>,
+}
+
+/// When a reminder (a VALARM's TRIGGER) is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlarmTrigger {
+    /// Seconds from the instance's start (negative: before it).
+    FromStart(i64),
+    /// Seconds from the instance's end (`RELATED=END`).
+    FromEnd(i64),
+    /// At this instant (UTC seconds), whichever instance.
+    At(i64),
+}
+
+impl AlarmTrigger {
+    /// When it is due for an instance running from `start` to `end`.
+    pub fn due(self, start: i64, end: i64) -> i64 {
+        match self {
+            AlarmTrigger::FromStart(s) => start + s,
+            AlarmTrigger::FromEnd(s) => end + s,
+            AlarmTrigger::At(t) => t,
+        }
+    }
+}
+
+/// The reminders an event asks for. EMAIL alarms are the server's to send; DISPLAY and AUDIO
+/// ones (and any other kind) are shown. Read here rather than with `icalendar::Trigger`, whose
+/// duration parser refuses the minus sign every "before the start" trigger has.
+fn alarms_of(event: &Event) -> Vec<AlarmTrigger> {
+    event
+        .components()
+        .iter()
+        .filter(|c| c.component_kind().eq_ignore_ascii_case("VALARM"))
+        .filter(|c| {
+            !c.property_value("ACTION")
+                .is_some_and(|a| a.trim().eq_ignore_ascii_case("EMAIL"))
+        })
+        .filter_map(|c| trigger_of(c.properties().get("TRIGGER")?))
+        .collect()
+}
+
+fn trigger_of(prop: &Property) -> Option<AlarmTrigger> {
+    let value = prop.value().trim();
+    let param = |key: &str| {
+        prop.params()
+            .get(key)
+            .map(|p| p.value().to_ascii_uppercase())
+    };
+    if param("VALUE").as_deref() == Some("DATE-TIME") {
+        // RFC 5545 3.8.6.3: an absolute trigger is in UTC.
+        let at =
+            NaiveDateTime::parse_from_str(value.trim_end_matches('Z'), "%Y%m%dT%H%M%S").ok()?;
+        return Some(AlarmTrigger::At(at.and_utc().timestamp()));
+    }
+    let seconds = parse_duration(value).ok()?;
+    Some(if param("RELATED").as_deref() == Some("END") {
+        AlarmTrigger::FromEnd(seconds)
+    } else {
+        AlarmTrigger::FromStart(seconds)
+    })
 }
 
 pub fn parse(text: &str) -> Result<Calendar, String> {
@@ -344,6 +406,9 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         location: event.get_location().unwrap_or("").to_string(),
         busy: event.property_value("TRANSP") != Some("TRANSPARENT")
             && event.property_value("STATUS") != Some("CANCELLED"),
+        alarms: Some(alarms_of(event))
+            .filter(|a| !a.is_empty())
+            .map(|a| serde_json::to_string(&a).expect("triggers serialize")),
     })
 }
 

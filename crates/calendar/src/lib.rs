@@ -10,6 +10,7 @@
 mod caldav;
 mod db;
 mod ics;
+mod reminders;
 mod schema;
 mod sync;
 mod tools;
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) type Db = Arc<Mutex<Connection>>;
 
+pub use reminders::{Reminder, Reminders};
 pub use sync::SyncReport;
 
 /// Calendars whose mirror is older than this are synced before they are read.

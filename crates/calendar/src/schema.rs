@@ -77,5 +77,21 @@ INSERT INTO calendar_rebuild (reason)
     SELECT 'dates and floating times, valid text' WHERE EXISTS (SELECT 1 FROM calendar_objects);
 "#,
         ),
+        // calendar: reminders (VALARM). Each index row carries its alarms' triggers; the shown
+        // table makes a reminder fire once, across restarts. Existing objects are re-indexed.
+        Step::new(
+            r#"
+ALTER TABLE calendar_index ADD COLUMN alarms TEXT;
+CREATE TABLE calendar_reminders_shown (
+    calendar  TEXT    NOT NULL,
+    uid       TEXT    NOT NULL,
+    start_utc INTEGER NOT NULL,      -- the instance's start
+    fire_at   INTEGER NOT NULL,      -- when its alarm was due (UTC seconds)
+    PRIMARY KEY (calendar, uid, start_utc, fire_at)
+);
+INSERT INTO calendar_rebuild (reason)
+    SELECT 'reminders' WHERE EXISTS (SELECT 1 FROM calendar_objects);
+"#,
+        ),
     ],
 };

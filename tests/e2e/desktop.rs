@@ -99,3 +99,90 @@ async fn no_notification_server_is_a_clear_error_not_a_hang() {
         .unwrap_err();
     assert!(matches!(err, NotifyError::NoSessionBus(_)), "{err}");
 }
+
+/// A calendar reminder (VALARM) falls due while the app runs: the app's reminder worker hands it
+/// over at its time and once, its notice says what, when and where (never the description),
+/// and clicking it names the event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_reminder_is_notified_at_its_time_once_and_the_click_names_the_event() {
+    use cowork_app::{App, AppOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(dir.path());
+    let server = NotificationServer::start(&bus).await;
+    let (approver, mut asks) = ChannelApprover::new("window", 4);
+    tokio::spawn(async move {
+        while let Some((_, answer)) = asks.recv().await {
+            let _ = answer.send(ApprovalChoice::Once);
+        }
+    });
+    let app = App::open(AppOptions {
+        home: Some(dir.path().join("home")),
+        workspace_roots: vec![],
+        approver: Arc::new(approver),
+        scheduler: cowork_core::SchedulerConfig::default(),
+    })
+    .unwrap();
+    // Starts in 64 s with a reminder a minute before: due in about 4 s.
+    let start = (chrono::Utc::now() + chrono::Duration::seconds(64))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let created = app
+        .scheduler()
+        .call(CallRequest::new(
+            "calendar_create",
+            json!({"title": "Dentist \u{1b}[2J", "start": start, "location": "Main St 4",
+                   "description": "insurance number 0099-1234", "reminders_minutes": [1]}),
+            Caller::Chat,
+            "c1",
+        ))
+        .await;
+    assert!(created.result.is_ok(), "{:?}", created.result);
+
+    let (tx, mut due) = tokio::sync::mpsc::unbounded_channel();
+    let worker = tokio::spawn(app.reminder_worker(move |r| {
+        let _ = tx.send(r);
+    }));
+    let reminder = tokio::time::timeout(Duration::from_secs(15), due.recv())
+        .await
+        .expect("the reminder falls due")
+        .unwrap();
+    let late = chrono::Utc::now() - reminder.due;
+    assert!(
+        late >= chrono::Duration::zero() && late < chrono::Duration::seconds(3),
+        "shown at its time, not {late} late"
+    );
+    assert!(reminder.title.starts_with("Dentist"));
+
+    let (notifier, mut clicks) = Notifier::on_bus(&bus.address);
+    notifier.show(&Notice::reminder(&reminder)).await.unwrap();
+    let shown = server.wait_for("Dentist", Duration::from_secs(5)).await;
+    assert!(shown.body.contains("Main St 4"), "{shown:?}");
+    for leaked in ["insurance", "0099", "\u{1b}"] {
+        assert!(
+            !shown.body.contains(leaked) && !shown.summary.contains(leaked),
+            "the notice carries {leaked:?}: {shown:?}"
+        );
+    }
+    server.click(shown.id).await;
+    let target = tokio::time::timeout(Duration::from_secs(5), clicks.recv())
+        .await
+        .expect("the click arrives")
+        .unwrap();
+    assert!(
+        matches!(&target, NoticeTarget::Event { uid, starts, .. } if *uid == reminder.uid && *starts == reminder.starts.to_rfc3339()),
+        "{target:?}"
+    );
+
+    // Once: neither this worker nor a new one (a restart) hands it out again.
+    worker.abort();
+    let (tx, mut again) = tokio::sync::mpsc::unbounded_channel();
+    let restarted = tokio::spawn(app.reminder_worker(move |r| {
+        let _ = tx.send(r);
+    }));
+    assert!(
+        tokio::time::timeout(Duration::from_secs(2), again.recv())
+            .await
+            .is_err(),
+        "a reminder is shown once"
+    );
+    restarted.abort();
+}

@@ -403,3 +403,37 @@ async fn paused(connection: &zbus::Connection) -> bool {
         Ok(Ok(true))
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a notice may say: how many and when for a mail, the tool for a wall — never a
+    /// subject, an address or a page.
+    #[test]
+    fn news_notices_say_what_waits_not_what_it_is_about() {
+        let mail = cowork_mail::OutboxRow {
+            id: 7,
+            account: "acme-office".into(),
+            recipients: vec!["boss@example.com".into(), "hr@example.com".into()],
+            subject: "Resignation".into(),
+            state: "queued".into(),
+            send_after: "2026-11-25T10:00:30+00:00".into(),
+            error: None,
+        };
+        let notice = Notice::mail_leaving(&mail);
+        let text = format!("{} {}", notice.summary, notice.body);
+        assert!(text.contains("2 recipient"), "{text}");
+        for leaked in ["Resignation", "boss@", "hr@", "acme-office"] {
+            assert!(!text.contains(leaked), "{leaked:?} in {text}");
+        }
+        assert_eq!(notice.target, NoticeTarget::Outbox { id: "7".into() });
+        assert!(!notice.waits_for_answer);
+
+        let wall = Notice::suspended("s-1", "browser_open");
+        assert!(wall.body.contains("browser_open") && wall.body.contains("login"));
+        assert_eq!(wall.target, NoticeTarget::Suspension { id: "s-1".into() });
+        let done = Notice::finished("c-9", "Quarterly numbers");
+        assert_eq!(done.target, NoticeTarget::Conversation { id: "c-9".into() });
+    }
+}

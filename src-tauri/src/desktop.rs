@@ -116,10 +116,11 @@ pub fn build_tray<R: Runtime>(handle: &AppHandle<R>) -> tauri::Result<()> {
         .on_menu_event(|app, event| match event.id().as_ref() {
             "open" => show_window(app),
             "quick" => open_quick_ask(app),
-            "pause" => set_paused(
-                app,
-                !*app.state::<Shell>().app.scheduler().paused().borrow(),
-            ),
+            "pause" => {
+                // Read, then set: the watch's read guard must be gone before pausing writes it.
+                let paused = *app.state::<Shell>().app.scheduler().paused().borrow();
+                set_paused(app, !paused);
+            }
             "quit" => app.exit(0),
             _ => {}
         });

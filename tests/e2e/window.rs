@@ -1871,15 +1871,17 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
 /// reaches the person as a notification (a real notification server on a private session bus)
 /// and clicking it brings the window back with the modal; a `cowork://` link opened with
 /// xdg-open goes to the running window (one window per data dir) and opens the install review,
-/// never an install; "Pause all tools" stops a running command.
+/// never an install; the tray's "Pause all tools" (clicked as a panel does, over dbusmenu)
+/// stops a running command.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
-    use cowork_tests::desktop::{NotificationServer, SessionBus};
+    use cowork_tests::desktop::{NotificationServer, SessionBus, TrayHost};
     use cowork_tests::mcp::{FakeGithub, probe_pack};
     let home = tempfile::tempdir().unwrap();
     let session = tempfile::tempdir().unwrap();
     let bus = SessionBus::start(session.path());
     let notifications = NotificationServer::start(&bus).await;
+    let tray = TrayHost::start(&bus).await;
     let packs = tempfile::tempdir().unwrap();
     let github = FakeGithub::start(&probe_pack(packs.path(), "probe", &[], json!({})));
     let workspace = tempfile::tempdir().unwrap();
@@ -2122,12 +2124,17 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         Duration::from_secs(30),
     )
     .await;
+    let status = |menu: &[cowork_tests::desktop::MenuEntry]| {
+        menu.iter()
+            .find(|e| !e.enabled)
+            .map(|e| e.label.clone())
+            .unwrap_or_default()
+    };
+    let menu = tray.menu(Duration::from_secs(10)).await;
+    assert_eq!(status(&menu), "Working…", "the tray's status: {menu:?}");
     let paused_at = Instant::now();
-    d.click(
-        &d.wait_for("[data-testid=pause-tools]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    tray.click("Pause all tools").await;
+    // The window mirrors the tray.
     d.wait_for("[data-testid=paused-banner]", Duration::from_secs(5))
         .await;
     d.wait_for(
@@ -2146,6 +2153,10 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         )
         .unwrap();
     assert_eq!(outcome, "paused");
+    assert_eq!(
+        status(&tray.menu(Duration::from_secs(5)).await),
+        "Tools paused"
+    );
     d.click(
         &d.wait_for("[data-testid=pause-tools]", Duration::from_secs(5))
             .await,

@@ -159,3 +159,176 @@ impl NotificationServer {
             .unwrap();
     }
 }
+
+/// A tray host on `bus`, as a desktop's panel is one: the StatusNotifierWatcher apps register
+/// their tray icon with (libayatana-appindicator, which tauri's tray uses, looks for it), and a
+/// way to click an item of the icon's menu (the dbusmenu `Event` a panel sends).
+pub struct TrayHost {
+    connection: zbus::Connection,
+    items: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+#[derive(Clone, Default)]
+struct Watcher(Arc<Mutex<Vec<(String, String)>>>);
+
+#[zbus::interface(name = "org.kde.StatusNotifierWatcher")]
+impl Watcher {
+    /// `service` is the item's object path (appindicator) or its bus name (others).
+    fn register_status_notifier_item(
+        &self,
+        service: String,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+    ) {
+        let sender = header.sender().map(|s| s.to_string()).unwrap_or_default();
+        let (bus, path) = if service.starts_with('/') {
+            (sender, service)
+        } else {
+            (service, "/StatusNotifierItem".to_string())
+        };
+        self.0.lock().unwrap().push((bus, path));
+    }
+
+    fn register_status_notifier_host(&self, _service: String) {}
+
+    #[zbus(property)]
+    fn registered_status_notifier_items(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(bus, path)| format!("{bus}{path}"))
+            .collect()
+    }
+
+    #[zbus(property)]
+    fn is_status_notifier_host_registered(&self) -> bool {
+        true
+    }
+
+    #[zbus(property)]
+    fn protocol_version(&self) -> i32 {
+        0
+    }
+}
+
+/// One entry of a tray menu: its dbusmenu id and label (mnemonic underscores removed).
+#[derive(Clone, Debug)]
+pub struct MenuEntry {
+    pub id: i32,
+    pub label: String,
+    pub enabled: bool,
+}
+
+type Layout = (
+    i32,
+    std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+    Vec<zbus::zvariant::OwnedValue>,
+);
+
+impl TrayHost {
+    pub async fn start(bus: &SessionBus) -> TrayHost {
+        let watcher = Watcher::default();
+        let items = watcher.0.clone();
+        let connection = zbus::connection::Builder::address(bus.address.as_str())
+            .unwrap()
+            .name("org.kde.StatusNotifierWatcher")
+            .unwrap()
+            .serve_at("/StatusNotifierWatcher", watcher)
+            .unwrap()
+            .build()
+            .await
+            .expect("the tray host could not take its name");
+        TrayHost { connection, items }
+    }
+
+    /// The menu of the first icon registered, waiting up to `timeout` for one.
+    pub async fn menu(&self, timeout: Duration) -> Vec<MenuEntry> {
+        let start = Instant::now();
+        let (bus, path) = loop {
+            if let Some(item) = self.items.lock().unwrap().first().cloned() {
+                break item;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "no tray icon registered within {timeout:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let menu = self.menu_path(&bus, &path).await;
+        let proxy = zbus::Proxy::new(&self.connection, bus, menu, "com.canonical.dbusmenu")
+            .await
+            .unwrap();
+        let (_revision, layout): (u32, Layout) = proxy
+            .call("GetLayout", &(0i32, -1i32, Vec::<String>::new()))
+            .await
+            .expect("the tray menu's layout");
+        let mut entries = Vec::new();
+        flatten(layout, &mut entries);
+        entries
+    }
+
+    async fn menu_path(&self, bus: &str, path: &str) -> zbus::zvariant::OwnedObjectPath {
+        let item = zbus::Proxy::new(
+            &self.connection,
+            bus.to_string(),
+            path.to_string(),
+            "org.kde.StatusNotifierItem",
+        )
+        .await
+        .unwrap();
+        item.get_property("Menu")
+            .await
+            .expect("the tray icon names its menu")
+    }
+
+    /// The person clicks the menu entry labelled `label`.
+    pub async fn click(&self, label: &str) {
+        let entries = self.menu(Duration::from_secs(10)).await;
+        let entry = entries
+            .iter()
+            .find(|e| e.label == label)
+            .unwrap_or_else(|| panic!("no tray menu entry {label:?} in {entries:?}"));
+        let (bus, path) = self.items.lock().unwrap()[0].clone();
+        let menu = self.menu_path(&bus, &path).await;
+        let proxy = zbus::Proxy::new(&self.connection, bus, menu, "com.canonical.dbusmenu")
+            .await
+            .unwrap();
+        let timestamp = 0u32;
+        let _: () = proxy
+            .call(
+                "Event",
+                &(
+                    entry.id,
+                    "clicked",
+                    zbus::zvariant::Value::I32(0),
+                    timestamp,
+                ),
+            )
+            .await
+            .expect("the tray menu took the click");
+    }
+}
+
+fn flatten(layout: Layout, out: &mut Vec<MenuEntry>) {
+    let (id, properties, children) = layout;
+    let text = |key: &str| {
+        properties
+            .get(key)
+            .and_then(|v| String::try_from(v.try_clone().ok()?).ok())
+    };
+    if let Some(label) = text("label") {
+        out.push(MenuEntry {
+            id,
+            label: label.replace('_', ""),
+            enabled: properties
+                .get("enabled")
+                .and_then(|v| bool::try_from(v).ok())
+                .unwrap_or(true),
+        });
+    }
+    for child in children {
+        if let Ok(child) = Layout::try_from(child) {
+            flatten(child, out);
+        }
+    }
+}

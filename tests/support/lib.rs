@@ -177,6 +177,7 @@ impl Harness {
         let scheduler = Arc::new(Scheduler::new(
             registry, policy, audit, approver, env, config,
         ));
+        cowork_core::register_person_tools(&scheduler);
         Harness {
             dir,
             workspace,

@@ -420,6 +420,8 @@ impl App {
         ));
         scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(&store)?));
         scheduler.add_resume_probe(browser.resume_probe());
+        // ask_user, confirm, request_input and the model's plan mode speak through the scheduler.
+        cowork_core::register_person_tools(&scheduler);
         // Servers' elicitations go to the person through the same Approver as asks, audited.
         let weak = Arc::downgrade(&scheduler);
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {

@@ -80,6 +80,11 @@ impl Approver for TerminalApprover {
             .await
             .unwrap_or(ElicitationAnswer::Decline)
     }
+
+    /// Made only when a person is at the terminal (or stdin answers by request).
+    fn can_ask(&self) -> bool {
+        true
+    }
 }
 
 /// An MCP server's form, field by field. Anything but an explicit "y" declines; a value that
@@ -117,7 +122,24 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
             .as_str()
             .or(property["description"].as_str())
             .unwrap_or(key);
-        let _ = write!(err, "  {} ({}) > ", field(title), field(kind));
+        let choices = property["enum"]
+            .as_array()
+            .or(property["items"]["enum"].as_array())
+            .map(|list| {
+                let names: Vec<String> = list
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .map(|n| field(n).into_owned())
+                    .collect();
+                let several = if kind == "array" {
+                    ", comma-separated"
+                } else {
+                    ""
+                };
+                format!(": {}{several}", names.join(" / "))
+            })
+            .unwrap_or_default();
+        let _ = write!(err, "  {} ({}{choices}) > ", field(title), field(kind));
         let _ = err.flush();
         let Some(text) = read() else {
             return ElicitationAnswer::Decline;
@@ -135,6 +157,12 @@ fn fill_in(request: &ElicitationRequest) -> ElicitationAnswer {
                 "n" | "no" | "false" => serde_json::json!(false),
                 _ => return ElicitationAnswer::Decline,
             },
+            "array" => serde_json::json!(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .collect::<Vec<_>>()
+            ),
             _ => serde_json::json!(text),
         };
         content.insert(key.clone(), value);

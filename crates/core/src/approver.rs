@@ -94,6 +94,11 @@ pub trait Approver: Send + Sync {
     async fn elicit(&self, _request: &ElicitationRequest) -> ElicitationAnswer {
         ElicitationAnswer::Decline
     }
+    /// Whether a person can answer a form here at all (a window, a terminal). When not, the
+    /// tools that ask the person suspend their task instead of taking a decline for an answer.
+    fn can_ask(&self) -> bool {
+        false
+    }
     /// Returns once the ask `id` (an approval's call id, an elicitation's id) is in front of the
     /// person: the silence timeout counts from then. The default: at once (a terminal prompt is
     /// shown as it is asked).
@@ -212,6 +217,9 @@ impl Approver for ChannelApprover {
             return ElicitationAnswer::Decline;
         }
         answer_rx.await.unwrap_or(ElicitationAnswer::Decline)
+    }
+    fn can_ask(&self) -> bool {
+        self.elicitations.as_ref().is_some_and(|tx| !tx.is_closed())
     }
     async fn reached(&self, id: &str) {
         if let Some(attention) = &self.attention {

@@ -3,6 +3,7 @@
 
 pub mod approver;
 pub mod audit;
+mod person_tools;
 pub mod policy;
 pub mod redact;
 pub mod registry;
@@ -22,10 +23,12 @@ pub use approver::{
 pub use audit::{
     Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport,
 };
+pub use person_tools::register as register_person_tools;
 pub use policy::{Action, Mode, PolicyBridge, PolicyError, Review, RuleSource};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{
-    CallOutcome, CallRequest, Caller, Explanation, Scheduler, SchedulerConfig, ToolEvent,
+    CallOutcome, CallRequest, Caller, Explanation, PersonAnswer, Scheduler, SchedulerConfig,
+    ToolEvent,
 };
 pub use stubs::StubCatalog;
 pub use suspend::{SuspendCoordinator, SuspendError, Suspension, SuspensionEvent};

@@ -366,6 +366,14 @@ fn check_output(handler: &Handler, output: &ToolOutput) -> Result<(), ToolError>
     }
 }
 
+/// What came of a question a tool put to the person.
+#[derive(Debug)]
+pub enum PersonAnswer {
+    Answered(ElicitationAnswer),
+    /// Nobody could answer (no window or terminal), or nobody did before the ask timeout.
+    Nobody,
+}
+
 impl Scheduler {
     pub fn new(
         registry: Arc<Registry>,
@@ -611,6 +619,23 @@ impl Scheduler {
             effects: prepared.effects,
             review,
         })
+    }
+
+    /// A tool asks the person (`ask_user`, `confirm`, …): through the same approver as asks,
+    /// bounded by the same timeout, which counts from when the form reached the person. Silence
+    /// or nobody to ask is [`PersonAnswer::Nobody`] — never a decline the model could take for
+    /// the person's answer. The call itself is the audit row.
+    pub async fn ask_person(&self, request: ElicitationRequest) -> PersonAnswer {
+        if !self.approver.can_ask() {
+            return PersonAnswer::Nobody;
+        }
+        let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
+        let answer = tokio::select! {
+            answer = self.approver.elicit(&request) => PersonAnswer::Answered(answer),
+            _ = self.silence(&request.id, limit) => PersonAnswer::Nobody,
+        };
+        self.approver.settled(&request.id);
+        answer
     }
 
     /// A server asks the person for input (MCP elicitation). Goes to the same Approver as asks,

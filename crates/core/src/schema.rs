@@ -101,6 +101,9 @@ CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head
 BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END;
 "#,
         ),
+        // core/policy: a conversation the model put into plan mode (`enter_plan_mode`) stays there
+        // until the person approves its plan, across restarts too.
+        Step::new("ALTER TABLE conversation_state ADD COLUMN planning INTEGER NOT NULL DEFAULT 0;"),
     ],
 };
 

@@ -1,4 +1,4 @@
-//! Per-conversation policy state: taint and "this conversation" grants. Persisted in the store
+//! Per-conversation policy state: taint, "this conversation" grants and the model's plan mode. Persisted in the store
 //! (a conversation resumed after a restart keeps both), cached in memory for the per-call gate.
 
 use super::{PolicyError, Rule};
@@ -11,6 +11,7 @@ use std::sync::Mutex;
 struct State {
     tainted_by: Option<String>,
     grants: Vec<Rule>,
+    planning: bool,
 }
 
 pub struct ConversationStates {
@@ -44,15 +45,15 @@ impl ConversationStates {
 
     fn load(&self, conversation: &str) -> Result<State, PolicyError> {
         let conn = self.conn.lock().unwrap();
-        let tainted_by = conn
+        let (tainted_by, planning) = conn
             .query_row(
-                "SELECT tainted_by FROM conversation_state WHERE conversation = ?1",
+                "SELECT tainted_by, planning FROM conversation_state WHERE conversation = ?1",
                 [conversation],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .or_else(|e| {
                 if e == rusqlite::Error::QueryReturnedNoRows {
-                    Ok(None)
+                    Ok((None, false))
                 } else {
                     Err(e)
                 }
@@ -69,7 +70,11 @@ impl ConversationStates {
             .filter_map(|r| r.ok())
             .filter_map(|text| Rule::parse(&text).ok())
             .collect();
-        Ok(State { tainted_by, grants })
+        Ok(State {
+            tainted_by,
+            grants,
+            planning,
+        })
     }
 
     pub fn tainted_by(&self, conversation: &str) -> Option<String> {
@@ -94,6 +99,24 @@ impl ConversationStates {
             )
             .map_err(db_err)?;
         self.with_state(conversation, |s| s.tainted_by = Some(by_tool.to_string()));
+        Ok(())
+    }
+
+    pub fn planning(&self, conversation: &str) -> bool {
+        self.with_state(conversation, |s| s.planning)
+    }
+
+    pub fn set_planning(&self, conversation: &str, planning: bool) -> Result<(), PolicyError> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO conversation_state (conversation, planning) VALUES (?1, ?2)
+                 ON CONFLICT(conversation) DO UPDATE SET planning = excluded.planning",
+                params![conversation, planning],
+            )
+            .map_err(db_err)?;
+        self.with_state(conversation, |s| s.planning = planning);
         Ok(())
     }
 

@@ -685,11 +685,37 @@ impl PolicyBridge {
         self.conversations.tainted_by(conversation)
     }
 
+    /// The model put `conversation` into plan mode (`enter_plan_mode`): only read-only tools
+    /// run there until the person approves its plan. Narrowing only, so the model may do it.
+    pub fn enter_plan(&self, conversation: &str) -> Result<(), PolicyError> {
+        self.conversations.set_planning(conversation, true)
+    }
+
+    /// The person approved the plan: the conversation is back under the person's own mode
+    /// (which stays the ceiling: a person in plan mode stays there).
+    pub fn leave_plan(&self, conversation: &str) -> Result<(), PolicyError> {
+        self.conversations.set_planning(conversation, false)
+    }
+
+    pub fn planning(&self, conversation: &str) -> bool {
+        self.conversations.planning(conversation)
+    }
+
+    /// The mode in force for one conversation: [`PolicyBridge::mode`], lowered to plan while
+    /// the model plans there.
+    pub fn mode_for(&self, conversation: &str) -> Mode {
+        if self.conversations.planning(conversation) {
+            Mode::Plan
+        } else {
+            self.mode()
+        }
+    }
+
     /// The review. Pure: it reads state and changes nothing, so `explain` is the same call.
     pub fn review(&self, req: &ReviewRequest<'_>) -> Review {
         let config = self.config.read().unwrap().clone();
         let defaults = self.defaults.read().unwrap().clone();
-        let mode = self.mode();
+        let mode = self.mode_for(req.conversation);
         let tainted_by = self.conversations.tainted_by(req.conversation);
         let risk = score::assess(
             req.spec,

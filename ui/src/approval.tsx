@@ -96,7 +96,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
 }
 
 /// The part of an elicitation's JSON Schema the form renders (MCP allows flat objects only).
-interface FormSchema { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[] }>; required?: string[] }
+interface FormSchema { properties?: Record<string, { type?: string; title?: string; description?: string; enum?: string[]; items?: { enum?: string[] } }>; required?: string[] }
 
 /// An MCP server's form (elicitation). Nothing is sent unless the person presses Send; Escape
 /// declines. Values are typed per the schema (numbers, booleans, enums).
@@ -128,7 +128,13 @@ export function ElicitationModal({ request, onDone }: { request: ElicitationRequ
         <blockquote class="quoted" data-testid="form-words"><span class="caller">{t("formFrom")} {request.from}:</span> {request.message}</blockquote>
         {fields.map(([key, f], i) => (
           <label class="field" key={key}>{f.title ?? key}{required.has(key) ? " *" : ""}{f.description && <span class="desc"> — {f.description}</span>}
-            {f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option>{o}</option>)}</select>
+            {f.type === "array" && f.items?.enum ? <span class="options" data-field={key}>{f.items.enum.map((o) => (
+                <label class="check" key={o}><input type="checkbox" value={o} onChange={(e) => {
+                  const picked = new Set((values[key] as string[] | undefined) ?? []);
+                  if (e.currentTarget.checked) picked.add(o); else picked.delete(o);
+                  setValues({ ...values, [key]: f.items!.enum!.filter((x) => picked.has(x)) });
+                }} /> {o}</label>))}</span>
+              : f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option>{o}</option>)}</select>
               : f.type === "boolean" ? <input type="checkbox" onChange={(e) => setValues({ ...values, [key]: e.currentTarget.checked })} />
               : f.type === "number" || f.type === "integer"
                 ? <input ref={i === 0 ? first : undefined} type="number" data-field={key} onInput={(e) => { const v = e.currentTarget.value; setValues({ ...values, [key]: v === "" ? "" : Number(v) }); }} />

@@ -60,10 +60,11 @@ fn scheduler(weak: &Weak<Scheduler>) -> Result<Arc<Scheduler>, ToolError> {
 
 /// Puts a form before the person; `Ok(None)` when they declined or cancelled. When nobody can
 /// answer, the call suspends (the returned error says so).
+/// `waiting` names what waits, for the task list when nobody answers.
 async fn ask(
     weak: &Weak<Scheduler>,
     ctx: &ToolContext,
-    what: &str,
+    waiting: String,
     message: String,
     schema: Value,
 ) -> Result<Option<serde_json::Map<String, Value>>, ToolError> {
@@ -84,7 +85,7 @@ async fn ask(
         }
         PersonAnswer::Answered(_) => Ok(None),
         PersonAnswer::Nobody => Err(ctx.suspend(SuspendRequest {
-            reason: format!("{what} for you: {}", first_line(&message)),
+            reason: waiting,
             resume_when: Value::Null,
             timeout: WAIT_FOR_PERSON,
         })),
@@ -233,7 +234,8 @@ impl Tool for AskUser {
             .map(|q| q.question.trim())
             .collect::<Vec<_>>()
             .join("\n");
-        let Some(content) = ask(&self.scheduler, ctx, "A question", message, schema).await? else {
+        let waiting = format!("A question for you: {}", first_line(&message));
+        let Some(content) = ask(&self.scheduler, ctx, waiting, message, schema).await? else {
             return Ok(AskUserOutput {
                 answered: false,
                 answers: Vec::new(),
@@ -324,14 +326,9 @@ impl Tool for Confirm {
             return Err(ToolError::invalid("`message` is empty"));
         }
         let schema = json!({"type": "object", "properties": {}});
-        let answer = ask(
-            &self.scheduler,
-            ctx,
-            "A yes/no question",
-            input.message.trim().to_string(),
-            schema,
-        )
-        .await?;
+        let message = input.message.trim().to_string();
+        let waiting = format!("A yes/no question for you: {}", first_line(&message));
+        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
         Ok(ConfirmOutput {
             confirmed: answer.is_some(),
         })
@@ -453,7 +450,8 @@ impl Tool for RequestInput {
         }
         let schema = json!({"type": "object", "properties": properties, "required": required});
         let message = input.prompt.trim().to_string();
-        let answer = ask(&self.scheduler, ctx, "A form", message, schema).await?;
+        let waiting = format!("A form for you: {}", first_line(&message));
+        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
         Ok(match answer {
             Some(values) => {
                 // Only the fields asked for, each of its type: the answer is data, nothing more.
@@ -572,14 +570,9 @@ impl Tool for ExitPlanMode {
             },
             "required": ["decision"]
         });
-        let answer = ask(
-            &self.scheduler,
-            ctx,
-            "A plan",
-            format!("The assistant's plan:\n\n{plan}"),
-            schema,
-        )
-        .await?;
+        let waiting = format!("A plan to approve: {}", first_line(plan));
+        let message = format!("The assistant's plan:\n\n{plan}");
+        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
         let notes = answer
             .as_ref()
             .and_then(|a| a.get("notes"))

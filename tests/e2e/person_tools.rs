@@ -262,3 +262,78 @@ async fn plan_mode_entered_by_the_model_holds_writes_until_the_person_approves_t
             .is_err()
     );
 }
+
+/// Plan mode driven by a (scripted) model through the agent: it plans, its write is held, it
+/// presents the plan, the person approves in the window, and the same write then runs.
+#[tokio::test]
+async fn a_scripted_model_plans_first_and_acts_once_the_person_approves() {
+    use cowork_agent::provider::openai::OpenAiCompatible;
+    use cowork_agent::{Agent, AgentConfig, AgentEvent, Conversations};
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let h = window(|_| accept(json!({"decision": "approve"})));
+    let server = ScriptedLlm::start().await;
+    let agent = Agent::new(
+        h.scheduler.clone(),
+        Arc::new(OpenAiCompatible::new("openai", &server.openai_base(), "k")),
+        Conversations::open(&h.store).unwrap(),
+        AgentConfig {
+            model: "scripted".into(),
+            ..Default::default()
+        },
+    );
+    let task = json!({"title": "Book the 9:40 to Lyon"});
+    server.push(Turn::tools("", &[("a", "enter_plan_mode", json!({}))]));
+    server.push(Turn::tools("", &[("b", "create_task", task.clone())]));
+    server.push(Turn::tools(
+        "",
+        &[(
+            "c",
+            "ExitPlanMode",
+            json!({"plan": "1. Book the 9:40 to Lyon"}),
+        )],
+    ));
+    server.push(Turn::tools("", &[("d", "create_task", task)]));
+    server.push(Turn::text("Booked."));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let done = agent
+        .send(
+            "trip",
+            "book my train, plan first",
+            &tx,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
+    assert!(done.is_ok(), "{done:?}");
+    drop(tx);
+    let mut finished = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let AgentEvent::ToolCallFinished {
+            name, ok, result, ..
+        } = event
+        {
+            finished.push((name, ok, result));
+        }
+    }
+    let names: Vec<&str> = finished.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "enter_plan_mode",
+            "create_task",
+            "ExitPlanMode",
+            "create_task"
+        ]
+    );
+    assert!(finished[0].1);
+    assert!(
+        !finished[1].1 && finished[1].2.contains("plan mode"),
+        "held while planning: {:?}",
+        finished[1]
+    );
+    assert!(
+        finished[2].1 && finished[2].2.contains("\"approved\": true"),
+        "{:?}",
+        finished[2]
+    );
+    assert!(finished[3].1, "runs once approved: {:?}", finished[3]);
+}

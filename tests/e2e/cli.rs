@@ -433,3 +433,40 @@ fn voice_transcribe_from_the_terminal() {
         text(&refused)
     );
 }
+
+/// `ask_user` at the terminal: the choices are shown (escaped), several can be picked, and the
+/// answer comes back as data; with nobody at the terminal the task waits (exit 4) for
+/// `cowork tasks resume`, which asks again.
+#[test]
+fn ask_user_at_the_terminal_and_waiting_when_nobody_is_there() {
+    let home = tempfile::tempdir().unwrap();
+    let args = r#"{"questions": [{"question": "Which meals?\u001b[2J", "options": [{"label": "breakfast"}, {"label": "dinner"}], "multiSelect": true}]}"#;
+    let out = cowork_with_stdin(
+        home.path(),
+        &["tools", "call", "ask_user", "--json", "--args", args],
+        Some("y\nbreakfast, dinner\nno nuts\n"),
+    );
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("breakfast / dinner, comma-separated"),
+        "the choices are shown: {all}"
+    );
+    assert!(!all.contains('\u{1b}'), "escaped: {all}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answer = &json["output"]["structured"]["answers"][0];
+    assert_eq!(
+        answer["selected"],
+        serde_json::json!(["breakfast", "dinner"])
+    );
+    assert_eq!(answer["text"], "no nuts");
+
+    // Nobody at the terminal: the task waits, named by its question.
+    let out = cowork(home.path(), &["tools", "call", "ask_user", "--args", args]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let listed = text(&cowork(home.path(), &["tasks", "suspended"]));
+    assert!(
+        listed.contains("A question for you: Which meals?"),
+        "{listed}"
+    );
+}

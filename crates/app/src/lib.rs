@@ -15,6 +15,8 @@ mod vault;
 pub use accounts::{AccountKind, AccountSettings, Security};
 pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
 pub use cowork_calendar::Reminder;
+/// Tool chains (the shells list, explain, run and resume them).
+pub use cowork_chains as chains;
 pub use cowork_mail::OutboxRow;
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use cowork_mcp::{
@@ -114,6 +116,8 @@ pub enum AppError {
     Files(#[from] cowork_files::shadow::ShadowError),
     #[error("vault: {0}")]
     Vault(String),
+    #[error("chains: {0}")]
+    Chains(String),
     #[error(
         "workspace {path}: {source} — open an existing folder (the folder button above the chat, or --workspace)"
     )]
@@ -141,6 +145,7 @@ pub struct App {
     vault_settings: VaultSettings,
     browser: Arc<cowork_browser::BrowserTools>,
     voice: Arc<cowork_voice::Voice>,
+    chains: Arc<cowork_chains::Chains>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
 }
@@ -281,12 +286,13 @@ fn init_logging(dir: &DataDir) {
 }
 
 /// Every owner's tables, in the order a fresh database creates them.
-pub static SCHEMAS: [&cowork_store::Schema; 7] = [
+pub static SCHEMAS: [&cowork_store::Schema; 8] = [
     &cowork_core::SCHEMA,
     &cowork_personal::SCHEMA,
     &cowork_agent::SCHEMA,
     &cowork_files::SCHEMA,
     &cowork_calendar::SCHEMA,
+    &cowork_chains::SCHEMA,
     &cowork_mail::SCHEMA,
     &cowork_vault::SCHEMA,
 ];
@@ -422,6 +428,23 @@ impl App {
         scheduler.add_resume_probe(browser.resume_probe());
         // ask_user, confirm, request_input and the model's plan mode speak through the scheduler.
         cowork_core::register_person_tools(&scheduler);
+        // Chains: the person's (data dir) first, then the enabled toolpacks'; each is a tool too.
+        let mut chain_dirs = vec![store.dir().root().join("chains")];
+        if let Ok(packs) = toolpacks.list() {
+            chain_dirs.extend(
+                packs
+                    .iter()
+                    .filter(|(_, record)| record.enabled)
+                    .map(|(name, _)| toolpacks.dir_of(name).join("chains")),
+            );
+        }
+        let chains = Arc::new(
+            cowork_chains::Chains::open(&store, scheduler.clone(), chain_dirs)
+                .map_err(|e| AppError::Chains(e.to_string()))?,
+        );
+        scheduler
+            .registry()
+            .add_provider(Layer::Builtin, chains.provider());
         // Servers' elicitations go to the person through the same Approver as asks, audited.
         let weak = Arc::downgrade(&scheduler);
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
@@ -456,8 +479,14 @@ impl App {
             voice,
             vault_settings,
             browser,
+            chains,
             toolpack_changes,
         })
+    }
+
+    /// The tool chains of this data dir and the enabled toolpacks.
+    pub fn chains(&self) -> &Arc<cowork_chains::Chains> {
+        &self.chains
     }
 
     /// Ticks when a toolpack's server or tools change: shells push it to their views instead of

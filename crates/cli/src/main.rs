@@ -16,6 +16,7 @@ macro_rules! ewrite {
 
 mod account;
 mod approve;
+mod chains;
 mod print;
 mod provider;
 mod tasks;
@@ -26,6 +27,7 @@ mod web;
 mod workspace;
 
 use account::*;
+use chains::*;
 use provider::*;
 use tasks::*;
 use toolpack::*;
@@ -96,6 +98,9 @@ enum Command {
     /// Tasks waiting for you (a login, a code, an answer): list, resume, cancel, extend.
     #[command(subcommand)]
     Tasks(TasksCmd),
+    /// Tool chains: list, show, explain (every step's effects), run, runs, resume.
+    #[command(subcommand)]
+    Chains(ChainsCmd),
     /// Long-term memory and notes: Markdown files in the vault folder, searched by meaning.
     #[command(subcommand)]
     Vault(VaultCmd),
@@ -461,6 +466,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Vault(cmd) => return vault(&app, cmd, conversation, json).await,
         Command::Voice(cmd) => return voice(&app, cmd, conversation, json).await,
         Command::Web(cmd) => return web(&app, cmd, conversation, json).await,
+        Command::Chains(cmd) => return chains(&app, cmd, conversation, json).await,
         Command::Tasks(cmd) => {
             let code = tasks(&app, cmd, json).await;
             app.close_browser().await;

@@ -201,6 +201,9 @@ pub struct ToolContext {
     pub workspace_trusted: bool,
     /// Set by the scheduler when suspensions are stored (the app); see [`ToolContext::suspend`].
     pub suspender: Option<Suspender>,
+    /// The person approved this very call (its effects as shown), not a rule: a tool that runs
+    /// further calls under that approval (a chain) may pass it on for exactly those effects.
+    pub person_approved: bool,
 }
 
 impl ToolContext {
@@ -235,6 +238,7 @@ impl ToolContext {
             accept_edits: false,
             workspace_trusted: false,
             suspender: None,
+            person_approved: false,
         }
     }
 

@@ -64,6 +64,11 @@ pub struct CallRequest {
     /// The caller's own id for this call (the model's tool_use id, a palette card id), echoed
     /// in `ToolEvent::Started` so a UI can tie progress events to what it shows.
     pub caller_ref: Option<String>,
+    /// Effects the person approved up front for this call's run (a chain's `explain`, a
+    /// schedule's unattended grant): an ask for a call whose effects are all among them is
+    /// answered by that approval, on record. Any other effect still asks; deny rules, taint and
+    /// ask rules still stand.
+    pub granted: Option<Arc<[Effect]>>,
 }
 
 impl CallRequest {
@@ -78,6 +83,7 @@ impl CallRequest {
             timeout: None,
             allowed_tools: None,
             caller_ref: None,
+            granted: None,
         }
     }
 }
@@ -186,6 +192,8 @@ struct Trail {
     effects: Vec<Effect>,
     review: Option<Review>,
     approved_by: Option<String>,
+    /// The person (not a rule) approved the call.
+    person_approved: bool,
     secret_args: Vec<String>,
 }
 
@@ -825,7 +833,6 @@ impl Scheduler {
             env,
             allowed_tools: req.allowed_tools.as_deref(),
         });
-        let accept_edits = review.mode == crate::policy::Mode::AcceptEdits;
         trail.review = Some(review);
         self.approve(req, call_id, spec, trail).await?;
         if let Some(limit) = spec.rate_limit {
@@ -833,7 +840,7 @@ impl Scheduler {
         }
         self.write_intent(req, call_id, trail).await?;
         let output = self
-            .execute(req, call_id, spec, &prepared, env, accept_edits)
+            .execute(req, call_id, spec, &prepared, env, trail)
             .await?;
         check_output(&handler, &output)?;
         if output.untrusted {
@@ -860,6 +867,15 @@ impl Scheduler {
             trail.approved_by = Some(format!("policy: {}", review.why));
             return Ok(());
         }
+        if review.can_grant
+            && let Some(granted) = &req.granted
+            && !trail.effects.is_empty()
+            && trail.effects.iter().all(|e| granted.contains(e))
+        {
+            trail.approved_by = Some("person: approved these effects up front".into());
+            trail.person_approved = true;
+            return Ok(());
+        }
         let redacted = redact(&req.args, &spec.secret_args);
         let (choice, by) = self
             .ask(
@@ -874,6 +890,7 @@ impl Scheduler {
             .await;
         trail.approved_by = Some(by.clone());
         if choice != ApprovalChoice::Deny {
+            trail.person_approved = true;
             return Ok(());
         }
         let fix = match grant_rules_for(&spec.name, &trail.effects) {
@@ -913,15 +930,20 @@ impl Scheduler {
         spec: &ToolSpec,
         prepared: &cowork_contract::PreparedCall,
         env: &EffectEnv,
-        accept_edits: bool,
+        trail: &Trail,
     ) -> Result<ToolOutput, ToolError> {
+        let accept_edits = trail
+            .review
+            .as_ref()
+            .is_some_and(|r| r.mode == crate::policy::Mode::AcceptEdits);
         let _ = self.events.send(ToolEvent::Started {
             call_id: call_id.to_string(),
             tool: spec.name.clone(),
             conversation: req.conversation.clone(),
             caller_ref: req.caller_ref.clone(),
         });
-        let (ctx, suspended) = self.context(req, call_id, spec, env, accept_edits);
+        let (mut ctx, suspended) = self.context(req, call_id, spec, env, accept_edits);
+        ctx.person_approved = trail.person_approved;
         let output = self.run_with_retries(req, spec, prepared, ctx).await;
         self.record_suspension(output, suspended, req, call_id, spec)
     }

@@ -1,0 +1,669 @@
+//! Running a chain: every step is a `Scheduler::call` (caller `chain`, reviewed and audited on
+//! its own), its progress told as six events, and every run and step on record in the store,
+//! so a run cut short (a crash, kill -9) is found `interrupted` and goes on from where it
+//! stopped — and a step that may already have acted is never run twice.
+
+use crate::def::{Chain, OnError, Step};
+use crate::template;
+use cowork_contract::Effect;
+use cowork_core::{AuditFilter, CallRequest, Caller, Scheduler};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The six events of a run, in order.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChainEvent {
+    ChainStarted {
+        run: String,
+        chain: String,
+        steps: Vec<String>,
+    },
+    StepStarted {
+        run: String,
+        step: String,
+        tool: String,
+        attempt: u32,
+    },
+    StepCompleted {
+        run: String,
+        step: String,
+        /// Its condition was false (or it failed under `on_error = "skip"`).
+        skipped: bool,
+    },
+    StepFailed {
+        run: String,
+        step: String,
+        error: String,
+        /// It is tried again (`retry`).
+        retrying: bool,
+    },
+    ChainCompleted {
+        run: String,
+        outputs: Value,
+    },
+    ChainFailed {
+        run: String,
+        step: Option<String>,
+        error: String,
+    },
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunReport {
+    pub run: String,
+    pub chain: String,
+    pub state: RunState,
+    pub outputs: Value,
+    /// The step that failed, and why.
+    pub failed_step: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Completed,
+    Failed,
+    /// Cut short (the process ended mid-run): can be resumed.
+    Interrupted,
+}
+
+impl RunState {
+    fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Completed => "completed",
+            RunState::Failed => "failed",
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(text: &str) -> RunState {
+        match text {
+            "running" => RunState::Running,
+            "completed" => RunState::Completed,
+            "failed" => RunState::Failed,
+            _ => RunState::Interrupted,
+        }
+    }
+}
+
+/// One run as listed.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRow {
+    pub id: String,
+    pub chain: String,
+    pub state: RunState,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub error: Option<String>,
+}
+
+pub struct RunOptions {
+    /// Grants and taint belong to it; the steps' audit rows name it.
+    pub conversation: String,
+    /// Effects the person approved for this run up front (the chain's explain): a step whose
+    /// effects are all among them is not asked again; anything else is.
+    pub granted: Option<Arc<[Effect]>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Inputs(String),
+    #[error("no run {0:?}")]
+    UnknownRun(String),
+    #[error("run {run} is {state}: only an interrupted or failed run goes on")]
+    NotResumable { run: String, state: &'static str },
+    #[error(
+        "step {step:?} of run {run} may already have acted (its audit has the intent, no outcome): check what it did, then `cowork chains resume {run} --skip {step}` or `--rerun {step}`"
+    )]
+    Uncertain { run: String, step: String },
+    #[error("chain store: {0}")]
+    Store(String),
+}
+
+fn db(e: impl std::fmt::Display) -> RunError {
+    RunError::Store(e.to_string())
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+/// Whether a process runs (a run left `running` by a live process is not interrupted).
+fn alive(pid: i64) -> bool {
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    pid > 0 && unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+}
+
+/// What resuming does with a step that may already have acted.
+#[derive(Clone, Debug, Default)]
+pub struct ResumeChoice {
+    pub skip: Vec<String>,
+    pub rerun: Vec<String>,
+}
+
+pub struct Runner {
+    scheduler: Arc<Scheduler>,
+    conn: Mutex<Connection>,
+}
+
+impl Runner {
+    pub fn new(scheduler: Arc<Scheduler>, store: &cowork_store::Store) -> Result<Runner, RunError> {
+        let conn = store.connect().map_err(db)?;
+        let runner = Runner {
+            scheduler,
+            conn: Mutex::new(conn),
+        };
+        runner.mark_interrupted()?;
+        Ok(runner)
+    }
+
+    /// Runs left `running` by a process that is gone were cut short.
+    fn mark_interrupted(&self) -> Result<(), RunError> {
+        let conn = self.conn.lock().unwrap();
+        let running: Vec<(String, i64)> = conn
+            .prepare("SELECT id, pid FROM chain_runs WHERE state = 'running'")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(db)?;
+        for (id, pid) in running {
+            if !alive(pid) || pid == i64::from(std::process::id()) {
+                conn.execute(
+                    "UPDATE chain_runs SET state = 'interrupted', ended_at = ?2 WHERE id = ?1",
+                    params![id, now()],
+                )
+                .map_err(db)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn scheduler(&self) -> Arc<Scheduler> {
+        self.scheduler.clone()
+    }
+
+    /// The chain a run ran.
+    pub fn chain_of(&self, run: &str) -> Result<String, RunError> {
+        self.conn
+            .lock()
+            .unwrap()
+            .query_row("SELECT chain FROM chain_runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db)?
+            .ok_or_else(|| RunError::UnknownRun(run.to_string()))
+    }
+
+    pub fn runs(&self, limit: usize) -> Result<Vec<RunRow>, RunError> {
+        self.mark_interrupted()?;
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare("SELECT id, chain, state, started_at, ended_at, error FROM chain_runs ORDER BY started_at DESC LIMIT ?1")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([limit as i64], |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    chain: r.get(1)?,
+                    state: RunState::parse(&r.get::<_, String>(2)?),
+                    started_at: r.get(3)?,
+                    ended_at: r.get(4)?,
+                    error: r.get(5)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    /// A new run of `chain` with `inputs`.
+    pub async fn run(
+        &self,
+        chain: &Chain,
+        inputs: &Value,
+        options: &RunOptions,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> Result<RunReport, RunError> {
+        let inputs = chain.bind_inputs(inputs).map_err(RunError::Inputs)?;
+        let run = uuid::Uuid::now_v7().to_string();
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO chain_runs (id, chain, source, inputs, conversation, state, pid, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7)",
+                params![
+                    run,
+                    chain.name,
+                    chain.source.display().to_string(),
+                    inputs.to_string(),
+                    options.conversation,
+                    std::process::id(),
+                    now()
+                ],
+            )
+            .map_err(db)?;
+        Ok(self
+            .execute(&run, chain, inputs, HashMap::new(), options, on_event)
+            .await)
+    }
+
+    /// Goes on with an interrupted or failed run of `chain`: steps that completed keep their
+    /// results and are not run again; a step that may have acted needs the person's word.
+    pub async fn resume(
+        &self,
+        run: &str,
+        chain: &Chain,
+        choice: &ResumeChoice,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> Result<RunReport, RunError> {
+        self.mark_interrupted()?;
+        let (state, inputs, conversation) = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT state, inputs, conversation FROM chain_runs WHERE id = ?1",
+                [run],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(db)?
+            .ok_or_else(|| RunError::UnknownRun(run.to_string()))?;
+        let state = RunState::parse(&state);
+        if !matches!(state, RunState::Interrupted | RunState::Failed) {
+            return Err(RunError::NotResumable {
+                run: run.to_string(),
+                state: state.as_str(),
+            });
+        }
+        let inputs: Value = serde_json::from_str(&inputs).map_err(db)?;
+        let mut done = HashMap::new();
+        for StepRow {
+            step,
+            state,
+            result,
+            started_at,
+            tool,
+        } in self.steps_of(run)?
+        {
+            match state.as_str() {
+                "completed" | "skipped" => {
+                    done.insert(step, serde_json::from_str(&result).unwrap_or(Value::Null));
+                }
+                "started" => {
+                    // Cut short mid-call: what the audit says it did decides.
+                    match self.settled_in_audit(&conversation, &tool, &started_at) {
+                        Settled::Done(ok) if !choice.rerun.contains(&step) => {
+                            let record = json!({"ok": ok, "skipped": false, "result": null,
+                                "note": "finished before the interruption; its result was not kept"});
+                            done.insert(step, record);
+                        }
+                        Settled::MaybeActed
+                            if !choice.skip.contains(&step) && !choice.rerun.contains(&step) =>
+                        {
+                            return Err(RunError::Uncertain {
+                                run: run.to_string(),
+                                step,
+                            });
+                        }
+                        _ if choice.skip.contains(&step) => {
+                            done.insert(
+                                step,
+                                json!({"ok": false, "skipped": true, "result": null}),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE chain_runs SET state = 'running', pid = ?2, ended_at = NULL, error = NULL WHERE id = ?1",
+                params![run, std::process::id()],
+            )
+            .map_err(db)?;
+        let options = RunOptions {
+            conversation,
+            granted: None,
+        };
+        Ok(self
+            .execute(run, chain, inputs, done, &options, on_event)
+            .await)
+    }
+
+    fn steps_of(&self, run: &str) -> Result<Vec<StepRow>, RunError> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare("SELECT step, state, COALESCE(result, 'null'), started_at, tool FROM chain_steps WHERE run = ?1")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([run], |r| {
+                Ok(StepRow {
+                    step: r.get(0)?,
+                    state: r.get(1)?,
+                    result: r.get(2)?,
+                    started_at: r.get(3)?,
+                    tool: r.get(4)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    /// What the audit log says of a chain step's call that started at `since` and whose end
+    /// was not recorded by the chain.
+    fn settled_in_audit(&self, conversation: &str, tool: &str, since: &str) -> Settled {
+        let rows = self
+            .scheduler
+            .audit()
+            .list(&AuditFilter {
+                conversation: Some(conversation.to_string()),
+                limit: Some(200),
+                ..Default::default()
+            })
+            .unwrap_or_default();
+        let mine: Vec<_> = rows
+            .iter()
+            .filter(|r| {
+                r.record.caller == Caller::Chain.as_str()
+                    && r.record.tool == tool
+                    && r.record.ts.as_str() >= since
+            })
+            .collect();
+        if let Some(done) = mine.iter().find(|r| r.record.phase == "final") {
+            return Settled::Done(done.record.outcome.as_deref() == Some("ok"));
+        }
+        if mine.iter().any(|r| r.record.phase == "intent") {
+            Settled::MaybeActed
+        } else {
+            Settled::NotRun
+        }
+    }
+
+    fn record_step(
+        &self,
+        run: &str,
+        step: &Step,
+        state: &str,
+        attempt: u32,
+        result: Option<&Value>,
+        error: Option<&str>,
+    ) {
+        let written = self.conn.lock().unwrap().execute(
+            "INSERT INTO chain_steps (run, step, tool, state, attempt, started_at, result, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(run, step) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
+               started_at = CASE WHEN excluded.state = 'started' THEN excluded.started_at ELSE chain_steps.started_at END,
+               result = excluded.result, error = excluded.error",
+            params![run, step.id, step.tool, state, attempt, now(), result.map(Value::to_string), error],
+        );
+        if let Err(e) = written {
+            tracing::error!(
+                "chain run {run}: step {}: could not record {state}: {e}",
+                step.id
+            );
+        }
+    }
+
+    fn finish(&self, report: &RunReport) {
+        let written = self.conn.lock().unwrap().execute(
+            "UPDATE chain_runs SET state = ?2, ended_at = ?3, error = ?4, outputs = ?5 WHERE id = ?1",
+            params![
+                report.run,
+                report.state.as_str(),
+                now(),
+                report.error,
+                report.outputs.to_string()
+            ],
+        );
+        if let Err(e) = written {
+            tracing::error!("chain run {}: could not record its end: {e}", report.run);
+        }
+    }
+
+    async fn execute(
+        &self,
+        run: &str,
+        chain: &Chain,
+        inputs: Value,
+        mut done: HashMap<String, Value>,
+        options: &RunOptions,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> RunReport {
+        on_event(&ChainEvent::ChainStarted {
+            run: run.to_string(),
+            chain: chain.name.clone(),
+            steps: chain.steps.iter().map(|s| s.id.clone()).collect(),
+        });
+        let mut results = serde_json::Map::new();
+        let fail =
+            |step: Option<&Step>, error: String, results: &serde_json::Map<String, Value>| {
+                let report = RunReport {
+                    run: run.to_string(),
+                    chain: chain.name.clone(),
+                    state: RunState::Failed,
+                    outputs: json!({"steps": results}),
+                    failed_step: step.map(|s| s.id.clone()),
+                    error: Some(error.clone()),
+                };
+                on_event(&ChainEvent::ChainFailed {
+                    run: run.to_string(),
+                    step: step.map(|s| s.id.clone()),
+                    error,
+                });
+                self.finish(&report);
+                report
+            };
+        for step in &chain.steps {
+            if let Some(kept) = done.remove(&step.id) {
+                results.insert(step.id.clone(), kept);
+                continue;
+            }
+            let context = json!({"inputs": inputs, "steps": results});
+            if let Some(when) = &step.when {
+                match template::holds(when, &context) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        let record = json!({"ok": false, "skipped": true, "result": null});
+                        self.record_step(run, step, "skipped", 0, Some(&record), None);
+                        results.insert(step.id.clone(), record);
+                        on_event(&ChainEvent::StepCompleted {
+                            run: run.to_string(),
+                            step: step.id.clone(),
+                            skipped: true,
+                        });
+                        continue;
+                    }
+                    Err(e) => return fail(Some(step), e, &results),
+                }
+            }
+            let args = match template::render(&step.args, &context) {
+                Ok(args) => args,
+                Err(e) => {
+                    let error = format!("step {:?} (line {}): {e}", step.id, step.line);
+                    on_event(&ChainEvent::StepFailed {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                        error: error.clone(),
+                        retrying: false,
+                    });
+                    return fail(Some(step), error, &results);
+                }
+            };
+            match self.run_step(run, step, &args, options, on_event).await {
+                Ok(record) => {
+                    results.insert(step.id.clone(), record);
+                }
+                Err(error) if step.on_error == OnError::Skip => {
+                    let record =
+                        json!({"ok": false, "skipped": true, "result": null, "error": error});
+                    self.record_step(run, step, "skipped", 0, Some(&record), Some(&error));
+                    results.insert(step.id.clone(), record);
+                    on_event(&ChainEvent::StepCompleted {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                        skipped: true,
+                    });
+                }
+                Err(error) => return fail(Some(step), error, &results),
+            }
+        }
+        let context = json!({"inputs": inputs, "steps": results});
+        let mut outputs = serde_json::Map::new();
+        for (name, expression) in &chain.outputs {
+            match template::render(&json!(expression), &context) {
+                Ok(value) => {
+                    outputs.insert(name.clone(), value);
+                }
+                Err(e) => return fail(None, format!("output {name:?}: {e}"), &results),
+            }
+        }
+        let report = RunReport {
+            run: run.to_string(),
+            chain: chain.name.clone(),
+            state: RunState::Completed,
+            outputs: Value::Object(outputs),
+            failed_step: None,
+            error: None,
+        };
+        on_event(&ChainEvent::ChainCompleted {
+            run: run.to_string(),
+            outputs: report.outputs.clone(),
+        });
+        self.finish(&report);
+        report
+    }
+
+    /// One step through the scheduler, tried again as its `on_error` says; its record for the
+    /// templates of later steps (`ok`, `result`), or the last error.
+    async fn run_step(
+        &self,
+        run: &str,
+        step: &Step,
+        args: &Value,
+        options: &RunOptions,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> Result<Value, String> {
+        let (tries, mut wait) = match step.on_error {
+            OnError::Retry { times, backoff } => (times + 1, backoff),
+            _ => (1, std::time::Duration::ZERO),
+        };
+        let mut attempt = 1;
+        loop {
+            self.record_step(run, step, "started", attempt, None, None);
+            on_event(&ChainEvent::StepStarted {
+                run: run.to_string(),
+                step: step.id.clone(),
+                tool: step.tool.clone(),
+                attempt,
+            });
+            let mut request = CallRequest::new(
+                &step.tool,
+                args.clone(),
+                Caller::Chain,
+                &options.conversation,
+            );
+            request.caller_ref = Some(format!("chain:{run}:{}", step.id));
+            request.granted = options.granted.clone();
+            let outcome = self.scheduler.call(request).await;
+            match outcome.result {
+                Ok(output) => {
+                    let result = output.structured.clone().unwrap_or_else(|| {
+                        json!(
+                            output
+                                .content
+                                .iter()
+                                .filter_map(|c| match c {
+                                    cowork_contract::Content::Text { text } => Some(text.as_str()),
+                                    _ => None,
+                                })
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        )
+                    });
+                    let record = json!({"ok": true, "skipped": false, "result": result});
+                    self.record_step(run, step, "completed", attempt, Some(&record), None);
+                    on_event(&ChainEvent::StepCompleted {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                        skipped: false,
+                    });
+                    return Ok(record);
+                }
+                Err(e) => {
+                    let error = format!("step {:?} ({}): {e}", step.id, step.tool);
+                    let retrying = attempt < tries && e.is_retryable_by_chain();
+                    self.record_step(run, step, "failed", attempt, None, Some(&error));
+                    on_event(&ChainEvent::StepFailed {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                        error: error.clone(),
+                        retrying,
+                    });
+                    if !retrying {
+                        return Err(error);
+                    }
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A step's last state in a run, as stored.
+struct StepRow {
+    step: String,
+    state: String,
+    result: String,
+    started_at: String,
+    tool: String,
+}
+
+enum Settled {
+    Done(bool),
+    MaybeActed,
+    NotRun,
+}
+
+/// Which failures a `retry` tries again: not a denial, a suspension or bad arguments (the same
+/// call would meet the same answer).
+trait ChainRetry {
+    fn is_retryable_by_chain(&self) -> bool;
+}
+
+impl ChainRetry for cowork_contract::ToolError {
+    fn is_retryable_by_chain(&self) -> bool {
+        use cowork_contract::ToolError as E;
+        !matches!(
+            self,
+            E::Denied { .. }
+                | E::SecurityViolation { .. }
+                | E::Suspended { .. }
+                | E::InvalidArguments { .. }
+                | E::NotFound { .. }
+                | E::NotConfigured { .. }
+                | E::Paused
+                | E::Cancelled
+        )
+    }
+}

@@ -1,0 +1,38 @@
+//! The chains' runs and steps. Migrations are appended, never edited once released.
+
+use cowork_store::{Schema, Step};
+
+pub static SCHEMA: Schema = Schema {
+    owner: "chains",
+    steps: &[Step::new(
+        r#"
+-- chains: one row per run of a chain; `running` rows whose process is gone are interrupted.
+CREATE TABLE chain_runs (
+    id           TEXT PRIMARY KEY,      -- UUID v7
+    chain        TEXT NOT NULL,
+    source       TEXT NOT NULL,         -- the chain file it ran
+    inputs       TEXT NOT NULL,         -- JSON
+    conversation TEXT NOT NULL,
+    state        TEXT NOT NULL,         -- running | completed | failed | interrupted
+    pid          INTEGER NOT NULL,      -- the process running it
+    started_at   TEXT NOT NULL,
+    ended_at     TEXT,
+    error        TEXT,
+    outputs      TEXT                   -- JSON
+);
+CREATE INDEX chain_runs_started ON chain_runs (started_at);
+-- chains: each step's last state in a run (its result feeds later steps and a resume).
+CREATE TABLE chain_steps (
+    run        TEXT NOT NULL,
+    step       TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    state      TEXT NOT NULL,           -- started | completed | skipped | failed
+    attempt    INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    result     TEXT,                    -- JSON: { ok, skipped, result }
+    error      TEXT,
+    PRIMARY KEY (run, step)
+);
+"#,
+    )],
+};

@@ -1,0 +1,279 @@
+//! Tool chains: `cowork chains list | show | explain | run | runs | resume`.
+
+use super::*;
+use cowork_app::chains::{ChainEvent, ResumeChoice, RunOptions, RunReport, RunState};
+use std::sync::Arc;
+
+#[derive(Subcommand)]
+pub(crate) enum ChainsCmd {
+    /// The chains of the data dir and the installed toolpacks (and files that could not be read).
+    List,
+    /// One chain's inputs, steps and outputs.
+    Show { name: String },
+    /// Every step's effects and review, before anything runs.
+    Explain {
+        name: String,
+        /// Inputs as a JSON object.
+        #[arg(long, default_value = "{}")]
+        inputs: String,
+    },
+    /// Runs a chain: its effects are shown and asked for once; each step is still reviewed.
+    Run {
+        name: String,
+        #[arg(long, default_value = "{}")]
+        inputs: String,
+    },
+    /// Recent runs and how they ended.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Goes on with an interrupted or failed run; steps that completed are not run again.
+    Resume {
+        run: String,
+        /// A step that may already have acted: take it as done (not run again).
+        #[arg(long)]
+        skip: Vec<String>,
+        /// A step that may already have acted: run it again anyway.
+        #[arg(long)]
+        rerun: Vec<String>,
+    },
+}
+
+fn parse_inputs(text: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(text).map_err(|e| {
+        format!("--inputs is not valid JSON ({e}); write an object, e.g. --inputs '{{\"path\": \"notes.md\"}}'")
+    })
+}
+
+/// Progress, one line per event, to stderr (stdout keeps the result).
+fn progress(json: bool) -> impl Fn(&ChainEvent) + Send + Sync {
+    move |event: &ChainEvent| {
+        if json {
+            return;
+        }
+        match event {
+            ChainEvent::ChainStarted { chain, steps, .. } => {
+                esay!("▶ {chain}: {} steps", steps.len())
+            }
+            ChainEvent::StepStarted {
+                step,
+                tool,
+                attempt,
+                ..
+            } if *attempt > 1 => esay!("  · {step} ({tool}), try {attempt}"),
+            ChainEvent::StepStarted { step, tool, .. } => esay!("  · {step} ({tool})"),
+            ChainEvent::StepCompleted { step, skipped, .. } => {
+                esay!("  {} {step}", if *skipped { "–" } else { "✓" })
+            }
+            ChainEvent::StepFailed {
+                step,
+                error,
+                retrying,
+                ..
+            } => esay!(
+                "  ✗ {step}: {error}{}",
+                if *retrying { " (trying again)" } else { "" }
+            ),
+            ChainEvent::ChainCompleted { .. } => esay!("■ done"),
+            ChainEvent::ChainFailed { error, .. } => esay!("■ stopped: {error}"),
+        }
+    }
+}
+
+fn report(report: &RunReport, json: bool) -> ExitCode {
+    if json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(report).unwrap_or_default()
+        );
+    } else {
+        say!("run {} — {:?}", report.run, report.state);
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&report.outputs).unwrap_or_default()
+        );
+        if report.state != RunState::Completed {
+            say!("go on with: cowork chains resume {}", report.run);
+        }
+    }
+    if report.state == RunState::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+pub(crate) async fn chains(
+    app: &App,
+    cmd: ChainsCmd,
+    conversation: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
+    let chains = app.chains();
+    match cmd {
+        ChainsCmd::List => {
+            let (found, problems) = chains.load_all();
+            if json {
+                let list: Vec<_> = found
+                    .iter()
+                    .map(|c| serde_json::json!({"name": c.name, "description": c.description, "steps": c.steps.len(), "source": c.source}))
+                    .collect();
+                let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+                say!(
+                    "{}",
+                    serde_json::json!({"chains": list, "problems": problems})
+                );
+            } else {
+                for chain in &found {
+                    say!(
+                        "{}  {} ({} steps) — {}",
+                        chain.name,
+                        chain.description,
+                        chain.steps.len(),
+                        chain.source.display()
+                    );
+                }
+                for problem in &problems {
+                    esay!("not loaded: {problem}");
+                }
+                if found.is_empty() && problems.is_empty() {
+                    say!(
+                        "no chains yet: a chain is a TOML file in {}",
+                        app.home().root().join("chains").display()
+                    );
+                }
+            }
+        }
+        ChainsCmd::Show { name } => {
+            let chain = chains.get(&name)?;
+            say!("{} — {}", chain.name, chain.description);
+            say!(
+                "inputs: {}",
+                serde_json::to_string(&chain.input_schema()["properties"]).unwrap_or_default()
+            );
+            for step in &chain.steps {
+                say!(
+                    "  {} = {}({}){}",
+                    step.id,
+                    step.tool,
+                    step.args,
+                    step.when
+                        .as_deref()
+                        .map(|w| format!(" when {w}"))
+                        .unwrap_or_default()
+                );
+            }
+            for (name, expression) in &chain.outputs {
+                say!("  → {name} = {expression}");
+            }
+        }
+        ChainsCmd::Explain { name, inputs } => {
+            let chain = chains.get(&name)?;
+            let plan = chains.explain(&chain, &parse_inputs(&inputs)?, conversation)?;
+            print_plan(&plan, json);
+        }
+        ChainsCmd::Run { name, inputs } => {
+            let chain = chains.get(&name)?;
+            let inputs = parse_inputs(&inputs)?;
+            let plan = chains.explain(&chain, &inputs, conversation)?;
+            print_plan(&plan, json);
+            let granted = if plan
+                .steps
+                .iter()
+                .any(|s| s.decision.as_deref() == Some("ask"))
+                && approver_at_terminal()
+            {
+                eprint!(
+                    "Run {} and allow these {} effect(s) for this run? [y/N] > ",
+                    chain.name,
+                    plan.effects.len()
+                );
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .map_err(|e| e.to_string())?;
+                if !matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
+                    return Err("not run".into());
+                }
+                Some(Arc::from(plan.effects.clone()))
+            } else {
+                None
+            };
+            let options = RunOptions {
+                conversation: conversation.to_string(),
+                granted,
+            };
+            let done = chains
+                .run(&chain, &inputs, &options, &progress(json))
+                .await
+                .map_err(|e| e.to_string())?;
+            app.scheduler().flush().map_err(|e| e.to_string())?;
+            return Ok(report(&done, json));
+        }
+        ChainsCmd::Runs { limit } => {
+            let runs = chains.runner().runs(limit).map_err(|e| e.to_string())?;
+            if json {
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&runs).unwrap_or_default()
+                );
+            } else {
+                for run in runs {
+                    say!(
+                        "{}  {}  {:?}  {}{}",
+                        run.id,
+                        run.chain,
+                        run.state,
+                        run.started_at,
+                        run.error
+                            .as_deref()
+                            .map(|e| format!(" — {e}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        ChainsCmd::Resume { run, skip, rerun } => {
+            let choice = ResumeChoice { skip, rerun };
+            let done = chains
+                .resume(&run, &choice, &progress(json))
+                .await
+                .map_err(|e| e.to_string())?;
+            app.scheduler().flush().map_err(|e| e.to_string())?;
+            return Ok(report(&done, json));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn approver_at_terminal() -> bool {
+    std::io::stdin().is_terminal() || std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_some()
+}
+
+fn print_plan(plan: &cowork_app::chains::ChainPlan, json: bool) {
+    if json {
+        say!("{}", serde_json::to_string_pretty(plan).unwrap_or_default());
+        return;
+    }
+    say!("{}: {} steps", plan.chain, plan.steps.len());
+    for step in &plan.steps {
+        let effects = match &step.effects {
+            Some(effects) if effects.is_empty() => "no effects".to_string(),
+            Some(effects) => effects
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "effects known when it runs".to_string(),
+        };
+        say!(
+            "  {} ({}): {} — {} {}",
+            step.id,
+            step.tool,
+            effects,
+            step.decision.as_deref().unwrap_or("review at run time"),
+            step.why
+        );
+    }
+}

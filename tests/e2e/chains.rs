@@ -1,0 +1,296 @@
+//! Tool chains through the real scheduler: conditions and every `on_error` mode, the six
+//! events, outputs from earlier results; `explain` and the person's approval covering exactly
+//! the effects shown (a step whose effects were not known up front asks on its own); the chain
+//! as a tool.
+
+use cowork_app::chains::{ChainEvent, Chains, RunOptions, RunState};
+use cowork_core::{ApprovalChoice, CallRequest, Caller, ChannelApprover};
+use cowork_tests::Harness;
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A window whose person allows every ask, counting them.
+fn window() -> (Harness, Arc<AtomicUsize>) {
+    let (approver, mut asks) = ChannelApprover::new("window", 8);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    tokio::spawn(async move {
+        while let Some((_, reply)) = asks.recv().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = reply.send(ApprovalChoice::Once);
+        }
+    });
+    (Harness::new(Arc::new(approver)), asked)
+}
+
+fn chains_in(h: &Harness, files: &[(&str, &str)]) -> Chains {
+    let dir = h.store.dir().root().join("chains");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let chains = Chains::open(&h.store, h.scheduler.clone(), vec![dir]).unwrap();
+    h.scheduler
+        .registry()
+        .add_provider(cowork_core::Layer::Builtin, chains.provider());
+    chains
+}
+
+const TRIAGE: &str = r#"
+name = "triage"
+description = "Look, note, try, insist, stop"
+
+[inputs.topic]
+type = "string"
+
+[inputs.make_task]
+type = "boolean"
+default = false
+
+[[steps]]
+id = "look"
+tool = "list_tasks"
+
+[[steps]]
+id = "note"
+tool = "create_task"
+when = "inputs.make_task"
+args = { title = "Follow up {{ inputs.topic }}" }
+
+[[steps]]
+id = "try"
+tool = "read_probe"
+on_error = "skip"
+args = { target = "notes.md", fail_times = 1 }
+
+[[steps]]
+id = "insist"
+tool = "exec_probe"
+on_error = "retry(2, 10ms)"
+args = { target = "make {{ inputs.topic }}", fail_times = 2 }
+
+[[steps]]
+id = "finish"
+tool = "create_task"
+when = "steps.insist.ok and not steps.try.ok"
+args = { title = "Made {{ steps.insist.result.target }}" }
+
+[outputs]
+made = "{{ steps.finish.result.title }}"
+tried = "{{ steps.try.ok }}"
+"#;
+
+#[tokio::test]
+async fn conditions_and_every_on_error_mode_with_the_six_events() {
+    let (h, _) = window();
+    let chains = chains_in(&h, &[("triage.toml", TRIAGE)]);
+    let chain = chains.get("triage").unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let report = chains
+        .run(
+            &chain,
+            &json!({"topic": "report"}),
+            &RunOptions {
+                conversation: "c1".into(),
+                granted: None,
+            },
+            &move |e: &ChainEvent| seen.lock().unwrap().push(e.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.state, RunState::Completed, "{report:?}");
+    assert_eq!(
+        report.outputs,
+        json!({"made": "Made make report", "tried": false})
+    );
+    let events = events.lock().unwrap().clone();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| {
+            let v = serde_json::to_value(e).unwrap();
+            format!(
+                "{}:{}",
+                v["type"].as_str().unwrap(),
+                v["step"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "chain_started:",
+            "step_started:look",
+            "step_completed:look",
+            "step_completed:note", // skipped: its condition is false
+            "step_started:try",
+            "step_failed:try",
+            "step_completed:try", // on_error = skip
+            "step_started:insist",
+            "step_failed:insist",
+            "step_started:insist",
+            "step_failed:insist",
+            "step_started:insist",
+            "step_completed:insist",
+            "step_started:finish",
+            "step_completed:finish",
+            "chain_completed:",
+        ]
+    );
+    // Every step was a reviewed, audited call by the chain; the retried one three times.
+    h.scheduler.flush().unwrap();
+    let rows = h
+        .scheduler
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            conversation: Some("c1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let finals = |tool: &str| {
+        rows.iter()
+            .filter(|r| r.record.tool == tool && r.record.phase == "final")
+            .inspect(|r| assert_eq!(r.record.caller, "chain"))
+            .count()
+    };
+    assert_eq!(finals("exec_probe"), 3);
+    assert_eq!(finals("create_task"), 1, "the skipped step never ran");
+
+    // stop: the chain fails at the step, and says which.
+    let stop = TRIAGE
+        .replace("on_error = \"retry(2, 10ms)\"", "on_error = \"stop\"")
+        .replace("fail_times = 2", "fail_times = 9");
+    let chains = chains_in(&h, &[("triage.toml", &stop)]);
+    let report = chains
+        .run(
+            &chains.get("triage").unwrap(),
+            &json!({"topic": "x"}),
+            &RunOptions {
+                conversation: "c2".into(),
+                granted: None,
+            },
+            &|_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.state, RunState::Failed);
+    assert_eq!(report.failed_step.as_deref(), Some("insist"));
+    assert!(report.error.unwrap().contains("flaky peer"));
+}
+
+const DEPLOY: &str = r#"
+name = "deploy"
+description = "Build, then tell whoever the build names"
+
+[inputs.target]
+type = "string"
+
+[[steps]]
+id = "build"
+tool = "exec_probe"
+args = { target = "make {{ inputs.target }}" }
+
+[[steps]]
+id = "tell"
+tool = "mail_probe"
+args = { target = "{{ steps.build.result.target }}@example.com" }
+"#;
+
+/// `explain` shows every step's effects; approving the chain covers exactly those: the step
+/// whose effects were known is not asked again, the one whose arguments came from a result is.
+#[tokio::test]
+async fn approving_a_chain_covers_exactly_the_effects_it_showed() {
+    let (h, asked) = window();
+    let chains = chains_in(&h, &[("deploy.toml", DEPLOY)]);
+    let chain = chains.get("deploy").unwrap();
+    let plan = chains
+        .explain(&chain, &json!({"target": "site"}), "c1")
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&plan.effects).unwrap(),
+        json!([{"kind": "process.exec", "command": "make site"}])
+    );
+    assert_eq!(plan.steps[0].decision.as_deref(), Some("ask"));
+    assert!(plan.steps[1].effects.is_none(), "known only when it runs");
+
+    // The chain as a tool: one ask for the chain (its effects), one for the step it could not show.
+    let outcome = h
+        .scheduler
+        .call(CallRequest::new(
+            "chain_deploy",
+            json!({"target": "site"}),
+            Caller::Chat,
+            "c1",
+        ))
+        .await;
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    h.scheduler.flush().unwrap();
+    let rows = h
+        .scheduler
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            conversation: Some("c1".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let approved = |tool: &str| {
+        rows.iter()
+            .find(|r| r.record.tool == tool && r.record.phase == "final")
+            .and_then(|r| r.record.approved_by.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        approved("exec_probe"),
+        "person: approved these effects up front"
+    );
+    assert!(
+        approved("mail_probe").starts_with("window"),
+        "asked on its own: {}",
+        approved("mail_probe")
+    );
+
+    // Run without the person's approval (a rule-free run): nothing is covered, every ask asks.
+    let before = asked.load(Ordering::SeqCst);
+    let report = chains
+        .run(
+            &chain,
+            &json!({"target": "site"}),
+            &RunOptions {
+                conversation: "c2".into(),
+                granted: None,
+            },
+            &|_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.state, RunState::Completed);
+    assert_eq!(asked.load(Ordering::SeqCst) - before, 2);
+}
+
+#[tokio::test]
+async fn bad_chain_files_are_listed_with_line_and_field_and_never_become_tools() {
+    let (h, _) = window();
+    let broken = DEPLOY.replace(
+        "tool = \"mail_probe\"",
+        "tool = \"mail_probe\"\nallow = \"everything\"",
+    );
+    let chains = chains_in(
+        &h,
+        &[
+            ("deploy.toml", &broken),
+            ("good.toml", &TRIAGE.replace("\"triage\"", "\"good\"")),
+        ],
+    );
+    let (found, problems) = chains.load_all();
+    assert_eq!(found.len(), 1);
+    assert_eq!(problems.len(), 1);
+    let problem = problems[0].to_string();
+    assert!(
+        problem.contains("deploy.toml:16") && problem.contains("unknown field `allow`"),
+        "{problem}"
+    );
+    assert!(h.scheduler.registry().get("chain_good").is_some());
+    assert!(h.scheduler.registry().get("chain_deploy").is_none());
+}

@@ -470,3 +470,131 @@ fn ask_user_at_the_terminal_and_waiting_when_nobody_is_there() {
         "{listed}"
     );
 }
+
+/// A chain killed with -9 mid-step is found interrupted; resuming never runs a step twice: the
+/// finished step keeps its result, the step that may have acted (its audit has the intent, no
+/// outcome) waits for the person's word, and `--skip` goes on with the rest.
+#[test]
+fn a_chain_killed_mid_step_is_interrupted_and_resumes_without_repeating_a_step() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let ws_arg = ws.path().to_str().unwrap();
+    std::fs::create_dir_all(home.path().join("chains")).unwrap();
+    std::fs::write(
+        home.path().join("chains/slow.toml"),
+        r#"
+name = "slow"
+description = "A task, a long command, a task"
+
+[[steps]]
+id = "first"
+tool = "create_task"
+args = { title = "first" }
+
+[[steps]]
+id = "wait"
+tool = "run_command"
+args = { command = "sleep 20" }
+
+[[steps]]
+id = "last"
+tool = "create_task"
+args = { title = "last" }
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"permissions": {"allow": ["run_command(sleep 20)"]}}"#,
+    )
+    .unwrap();
+    let listed = text(&cowork(home.path(), &["chains", "list"]));
+    assert!(
+        listed.contains("slow  A task, a long command, a task (3 steps)"),
+        "{listed}"
+    );
+
+    let mut running = std::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
+        .args(["--workspace", ws_arg, "chains", "run", "slow"])
+        .env("COWORK_HOME", home.path())
+        .env_remove("COWORK_APPROVE_FROM_STDIN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while the command runs (its intent is on record, its outcome is not).
+    let db = home.path().join("cowork.db");
+    let started = std::time::Instant::now();
+    loop {
+        let waiting: Option<String> = rusqlite::Connection::open(&db).ok().and_then(|c| {
+            c.query_row(
+                "SELECT state FROM chain_steps WHERE step = 'wait'",
+                [],
+                |r| r.get(0),
+            )
+            .ok()
+        });
+        if waiting.as_deref() == Some("started") {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the chain never reached its second step"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    running.kill().unwrap();
+    running.wait().unwrap();
+
+    let runs: serde_json::Value =
+        serde_json::from_slice(&cowork(home.path(), &["--json", "chains", "runs"]).stdout).unwrap();
+    assert_eq!(runs[0]["state"], "interrupted", "{runs}");
+    let run = runs[0]["id"].as_str().unwrap().to_string();
+
+    let refused = cowork(
+        home.path(),
+        &["--workspace", ws_arg, "chains", "resume", &run],
+    );
+    let said = text(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        said.contains("\"wait\"")
+            && said.contains("--skip wait")
+            && said.contains("may already have acted"),
+        "{said}"
+    );
+    let resumed = cowork(
+        home.path(),
+        &[
+            "--workspace",
+            ws_arg,
+            "chains",
+            "resume",
+            &run,
+            "--skip",
+            "wait",
+        ],
+    );
+    assert!(resumed.status.success(), "{}", text(&resumed));
+
+    // Each task made once; the audit agrees.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let titles: Vec<String> = conn
+        .prepare("SELECT title FROM tasks ORDER BY title")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(titles, ["first", "last"]);
+    let made: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE tool = 'create_task' AND phase = 'final' AND caller = 'chain'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(made, 2);
+}

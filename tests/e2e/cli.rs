@@ -527,15 +527,18 @@ args = { title = "last" }
     let db = home.path().join("cowork.db");
     let started = std::time::Instant::now();
     loop {
-        let waiting: Option<String> = rusqlite::Connection::open(&db).ok().and_then(|c| {
-            c.query_row(
-                "SELECT state FROM chain_steps WHERE step = 'wait'",
-                [],
-                |r| r.get(0),
-            )
+        let intents: i64 = rusqlite::Connection::open(&db)
             .ok()
-        });
-        if waiting.as_deref() == Some("started") {
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM audit_log WHERE tool = 'run_command' AND phase = 'intent'",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok()
+            })
+            .unwrap_or(0);
+        if intents == 1 {
             break;
         }
         assert!(

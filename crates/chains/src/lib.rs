@@ -189,7 +189,7 @@ fn explain(
     conversation: &str,
 ) -> Result<ChainPlan, String> {
     let inputs = chain.bind_inputs(inputs)?;
-    let context = serde_json::json!({"inputs": inputs, "steps": {}});
+    let context = template::Context::new(&inputs);
     let mut steps = Vec::new();
     let mut all: Vec<Effect> = Vec::new();
     for step in &chain.steps {

@@ -265,18 +265,19 @@ impl Runner {
         on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
     ) -> Result<RunReport, RunError> {
         self.mark_interrupted()?;
-        let (state, inputs, conversation) = self
+        let (state, inputs, conversation, started_at) = self
             .conn
             .lock()
             .unwrap()
             .query_row(
-                "SELECT state, inputs, conversation FROM chain_runs WHERE id = ?1",
+                "SELECT state, inputs, conversation, started_at FROM chain_runs WHERE id = ?1",
                 [run],
                 |r| {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
                         r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
                     ))
                 },
             )
@@ -291,46 +292,56 @@ impl Runner {
             });
         }
         let inputs: Value = serde_json::from_str(&inputs).map_err(db)?;
+        let recorded: HashMap<String, StepRow> = self
+            .steps_of(run)?
+            .into_iter()
+            .map(|row| (row.step.clone(), row))
+            .collect();
+        // Steps run in order: those recorded done keep their results; the first one that is not
+        // may have been cut short mid-call (no record is written as a call starts: the audit's
+        // rows since the last record tell what it did).
         let mut done = HashMap::new();
-        for StepRow {
-            step,
-            state,
-            result,
-            started_at,
-            tool,
-        } in self.steps_of(run)?
-        {
-            match state.as_str() {
-                "completed" | "skipped" => {
-                    done.insert(step, serde_json::from_str(&result).unwrap_or(Value::Null));
+        let mut since = started_at;
+        for step in &chain.steps {
+            let row = recorded.get(&step.id);
+            if let Some(row) = row
+                && matches!(row.state.as_str(), "completed" | "skipped")
+            {
+                done.insert(
+                    step.id.clone(),
+                    serde_json::from_str(&row.result).unwrap_or(Value::Null),
+                );
+                since = row.recorded_at.clone();
+                continue;
+            }
+            if let Some(row) = row {
+                since = row.recorded_at.clone();
+            }
+            let (skip, rerun) = (
+                choice.skip.contains(&step.id),
+                choice.rerun.contains(&step.id),
+            );
+            match self.settled_in_audit(&conversation, &step.tool, &since) {
+                _ if skip => {
+                    done.insert(
+                        step.id.clone(),
+                        json!({"ok": false, "skipped": true, "result": null}),
+                    );
                 }
-                "started" => {
-                    // Cut short mid-call: what the audit says it did decides.
-                    match self.settled_in_audit(&conversation, &tool, &started_at) {
-                        Settled::Done(ok) if !choice.rerun.contains(&step) => {
-                            let record = json!({"ok": ok, "skipped": false, "result": null,
-                                "note": "finished before the interruption; its result was not kept"});
-                            done.insert(step, record);
-                        }
-                        Settled::MaybeActed
-                            if !choice.skip.contains(&step) && !choice.rerun.contains(&step) =>
-                        {
-                            return Err(RunError::Uncertain {
-                                run: run.to_string(),
-                                step,
-                            });
-                        }
-                        _ if choice.skip.contains(&step) => {
-                            done.insert(
-                                step,
-                                json!({"ok": false, "skipped": true, "result": null}),
-                            );
-                        }
-                        _ => {}
-                    }
+                Settled::Done(ok) if !rerun => {
+                    let record = json!({"ok": ok, "skipped": false, "result": null,
+                        "note": "finished before the interruption; its result was not kept"});
+                    done.insert(step.id.clone(), record);
+                }
+                Settled::MaybeActed if !rerun => {
+                    return Err(RunError::Uncertain {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                    });
                 }
                 _ => {}
             }
+            break;
         }
         self.conn
             .lock()
@@ -352,7 +363,7 @@ impl Runner {
     fn steps_of(&self, run: &str) -> Result<Vec<StepRow>, RunError> {
         let conn = self.conn.lock().unwrap();
         let mut stmt = conn
-            .prepare("SELECT step, state, COALESCE(result, 'null'), started_at, tool FROM chain_steps WHERE run = ?1")
+            .prepare("SELECT step, state, COALESCE(result, 'null'), recorded_at FROM chain_steps WHERE run = ?1")
             .map_err(db)?;
         let rows = stmt
             .query_map([run], |r| {
@@ -360,8 +371,7 @@ impl Runner {
                     step: r.get(0)?,
                     state: r.get(1)?,
                     result: r.get(2)?,
-                    started_at: r.get(3)?,
-                    tool: r.get(4)?,
+                    recorded_at: r.get(3)?,
                 })
             })
             .map_err(db)?;
@@ -398,6 +408,9 @@ impl Runner {
         }
     }
 
+    /// A step's end (completed, skipped, failed): one write per step, its result kept for later
+    /// steps and a resume. Nothing is written as a call starts — the audit's intent row is that
+    /// record, for the calls whose repeat would matter.
     fn record_step(
         &self,
         run: &str,
@@ -407,14 +420,26 @@ impl Runner {
         result: Option<&Value>,
         error: Option<&str>,
     ) {
-        let written = self.conn.lock().unwrap().execute(
-            "INSERT INTO chain_steps (run, step, tool, state, attempt, started_at, result, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT(run, step) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
-               started_at = CASE WHEN excluded.state = 'started' THEN excluded.started_at ELSE chain_steps.started_at END,
-               result = excluded.result, error = excluded.error",
-            params![run, step.id, step.tool, state, attempt, now(), result.map(Value::to_string), error],
-        );
+        let conn = self.conn.lock().unwrap();
+        let written = conn
+            .prepare_cached(
+                "INSERT INTO chain_steps (run, step, tool, state, attempt, recorded_at, result, error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT(run, step) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
+                   recorded_at = excluded.recorded_at, result = excluded.result, error = excluded.error",
+            )
+            .and_then(|mut insert| {
+                insert.execute(params![
+                    run,
+                    step.id,
+                    step.tool,
+                    state,
+                    attempt,
+                    now(),
+                    result.map(Value::to_string),
+                    error
+                ])
+            });
         if let Err(e) = written {
             tracing::error!(
                 "chain run {run}: step {}: could not record {state}: {e}",
@@ -454,6 +479,7 @@ impl Runner {
             steps: chain.steps.iter().map(|s| s.id.clone()).collect(),
         });
         let mut results = serde_json::Map::new();
+        let mut context = template::Context::new(&inputs);
         let fail =
             |step: Option<&Step>, error: String, results: &serde_json::Map<String, Value>| {
                 let report = RunReport {
@@ -474,16 +500,17 @@ impl Runner {
             };
         for step in &chain.steps {
             if let Some(kept) = done.remove(&step.id) {
+                context.add_step(&step.id, &kept);
                 results.insert(step.id.clone(), kept);
                 continue;
             }
-            let context = json!({"inputs": inputs, "steps": results});
             if let Some(when) = &step.when {
                 match template::holds(when, &context) {
                     Ok(true) => {}
                     Ok(false) => {
                         let record = json!({"ok": false, "skipped": true, "result": null});
                         self.record_step(run, step, "skipped", 0, Some(&record), None);
+                        context.add_step(&step.id, &record);
                         results.insert(step.id.clone(), record);
                         on_event(&ChainEvent::StepCompleted {
                             run: run.to_string(),
@@ -510,12 +537,14 @@ impl Runner {
             };
             match self.run_step(run, step, &args, options, on_event).await {
                 Ok(record) => {
+                    context.add_step(&step.id, &record);
                     results.insert(step.id.clone(), record);
                 }
                 Err(error) if step.on_error == OnError::Skip => {
                     let record =
                         json!({"ok": false, "skipped": true, "result": null, "error": error});
                     self.record_step(run, step, "skipped", 0, Some(&record), Some(&error));
+                    context.add_step(&step.id, &record);
                     results.insert(step.id.clone(), record);
                     on_event(&ChainEvent::StepCompleted {
                         run: run.to_string(),
@@ -526,7 +555,6 @@ impl Runner {
                 Err(error) => return fail(Some(step), error, &results),
             }
         }
-        let context = json!({"inputs": inputs, "steps": results});
         let mut outputs = serde_json::Map::new();
         for (name, expression) in &chain.outputs {
             match template::render(&json!(expression), &context) {
@@ -568,7 +596,6 @@ impl Runner {
         };
         let mut attempt = 1;
         loop {
-            self.record_step(run, step, "started", attempt, None, None);
             on_event(&ChainEvent::StepStarted {
                 run: run.to_string(),
                 step: step.id.clone(),
@@ -635,8 +662,7 @@ struct StepRow {
     step: String,
     state: String,
     result: String,
-    started_at: String,
-    tool: String,
+    recorded_at: String,
 }
 
 enum Settled {

@@ -21,14 +21,15 @@ CREATE TABLE chain_runs (
     outputs      TEXT                   -- JSON
 );
 CREATE INDEX chain_runs_started ON chain_runs (started_at);
--- chains: each step's last state in a run (its result feeds later steps and a resume).
+-- chains: each step's last end in a run (its result feeds later steps and a resume); a step
+-- cut short mid-call has no row: the audit log's rows since the last one tell what it did.
 CREATE TABLE chain_steps (
     run        TEXT NOT NULL,
     step       TEXT NOT NULL,
     tool       TEXT NOT NULL,
-    state      TEXT NOT NULL,           -- started | completed | skipped | failed
-    attempt    INTEGER NOT NULL,
-    started_at TEXT NOT NULL,
+    state       TEXT NOT NULL,          -- completed | skipped | failed (none while it runs)
+    attempt     INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
     result     TEXT,                    -- JSON: { ok, skipped, result }
     error      TEXT,
     PRIMARY KEY (run, step)

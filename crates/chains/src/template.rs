@@ -82,11 +82,54 @@ pub fn check_value(value: &Value, scope: &Scope<'_>) -> Result<(), String> {
     }
 }
 
+/// What templates see: the inputs and the steps so far. Kept as template values, so a step
+/// adds its record once instead of the whole context being converted for every template.
+pub struct Context {
+    inputs: minijinja::Value,
+    steps: std::collections::BTreeMap<String, minijinja::Value>,
+}
+
+impl Context {
+    pub fn new(inputs: &Value) -> Context {
+        Context {
+            inputs: minijinja::Value::from_serialize(inputs),
+            steps: Default::default(),
+        }
+    }
+
+    pub fn add_step(&mut self, id: &str, record: &Value) {
+        self.steps
+            .insert(id.to_string(), minijinja::Value::from_serialize(record));
+    }
+
+    fn value(&self) -> minijinja::Value {
+        minijinja::context! {
+            inputs => self.inputs.clone(),
+            steps => minijinja::Value::from(self.steps.clone()),
+        }
+    }
+}
+
 /// `value` with its templates filled in from `context`.
-pub fn render(value: &Value, context: &Value) -> Result<Value, String> {
+pub fn render(value: &Value, context: &Context) -> Result<Value, String> {
+    if !has_templates(value) {
+        return Ok(value.clone());
+    }
+    render_in(value, &context.value())
+}
+
+fn has_templates(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains("{{") || text.contains("{%"),
+        Value::Array(items) => items.iter().any(has_templates),
+        Value::Object(map) => map.values().any(has_templates),
+        _ => false,
+    }
+}
+
+fn render_in(value: &Value, context: &minijinja::Value) -> Result<Value, String> {
     Ok(match value {
         Value::String(text) if text.contains("{{") || text.contains("{%") => {
-            let context = minijinja::Value::from_serialize(context);
             if let Some(expression) = whole(text) {
                 let result = env()
                     .compile_expression(expression)
@@ -107,12 +150,12 @@ pub fn render(value: &Value, context: &Value) -> Result<Value, String> {
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|v| render(v, context))
+                .map(|v| render_in(v, context))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| Ok((k.clone(), render(v, context)?)))
+                .map(|(k, v)| Ok((k.clone(), render_in(v, context)?)))
                 .collect::<Result<_, String>>()?,
         ),
         other => other.clone(),
@@ -120,10 +163,10 @@ pub fn render(value: &Value, context: &Value) -> Result<Value, String> {
 }
 
 /// Whether a step's condition holds.
-pub fn holds(expression: &str, context: &Value) -> Result<bool, String> {
+pub fn holds(expression: &str, context: &Context) -> Result<bool, String> {
     let result = env()
         .compile_expression(expression)
-        .and_then(|e| e.eval(minijinja::Value::from_serialize(context)))
+        .and_then(|e| e.eval(context.value()))
         .map_err(|e| format!("when {expression:?}: {e}"))?;
     if result.is_undefined() {
         return Err(format!("when {expression:?}: undefined"));
@@ -169,7 +212,8 @@ mod tests {
 
     #[test]
     fn whole_templates_keep_their_type_and_text_templates_become_text() {
-        let context = json!({"inputs": {"n": 3}, "steps": {"list": {"ok": true, "result": {"tasks": [1, 2]}}}});
+        let mut context = Context::new(&json!({"n": 3}));
+        context.add_step("list", &json!({"ok": true, "result": {"tasks": [1, 2]}}));
         let args = json!({
             "ids": "{{ steps.list.result.tasks }}",
             "title": "Found {{ steps.list.result.tasks | length }} tasks",

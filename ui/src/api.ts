@@ -4,7 +4,7 @@
 // call the UI causes goes through the core's Scheduler (chat → agent, palette → call_tool): the
 // UI never runs anything itself.
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import { commands, type AgentDone, type AgentEventPayload, type ApprovalRequest, type ElicitationRequest, type TaskResumed, type ToolEvent, type ApprovalChoice, type Content, type EmbedderSettings, type MicState, type NoticeTarget, type Status, type RuleSource, type VaultSource } from "./bindings";
+import { commands, type AgentDone, type AgentEventPayload, type ApprovalRequest, type ElicitationRequest, type TaskResumed, type ToolEvent, type ApprovalChoice, type Content, type EmbedderSettings, type MicState, type NoticeTarget, type ChainEvent, type Status, type RuleSource, type VaultSource } from "./bindings";
 
 export * from "./bindings";
 export const api = commands;
@@ -40,6 +40,7 @@ export interface Events {
   "desktop-request": null;
   "open-target": NoticeTarget;
   reminder: NoticeTarget;
+  "chain-event": ChainEvent;
 }
 
 export function on<K extends keyof Events>(event: K, handler: (payload: Events[K]) => void): Promise<UnlistenFn> {

@@ -14,6 +14,7 @@ import { TrustDialog } from "./trust";
 import { MicIndicator } from "./voice";
 import { PauseSwitch, ReminderBar } from "./desktop";
 import { QuickAsk } from "./quick";
+import { ChainProgress } from "./chains";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -113,6 +114,7 @@ function App() {
       <OutboxBar conversation={conversation} />
       <SuspendedBar />
       <ReminderBar />
+      <ChainProgress />
       {approvals.length === 0 && <TrustDialog />}
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}

@@ -137,6 +137,20 @@ pub fn builder<R: Runtime>(
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
             // The vault's index follows its folder (edits in Obsidian) while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
+            // A chain's progress, whoever runs it (the model, a schedule): the window's card.
+            let handle = tauri_app.handle().clone();
+            let mut chain_events = tauri_app.state::<Shell>().app.chains().subscribe();
+            tauri::async_runtime::spawn(async move {
+                loop {
+                    match chain_events.recv().await {
+                        Ok(event) => {
+                            let _ = handle.emit("chain-event", event);
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => break,
+                    }
+                }
+            });
             // Calendar reminders at their time: a notification, and the window shows them too
             // (do not disturb, or no notification service).
             let handle = tauri_app.handle().clone();
@@ -295,6 +309,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         .typ::<cowork_core::ElicitationRequest>()
         .typ::<cowork_app::MicState>()
         .typ::<cowork_app::notify::NoticeTarget>()
+        .typ::<cowork_app::chains::ChainEvent>()
         .typ::<desktop::Status>()
 }
 

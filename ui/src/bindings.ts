@@ -275,6 +275,13 @@ export type AuditRecord = {
 	duration_us: number | null,
 };
 
+/**  The six events of a run, in order. */
+export type ChainEvent = { type: "chain_started"; run: string; chain: string; steps: string[] } | { type: "step_started"; run: string; step: string; tool: string; attempt: number } | { type: "step_completed"; run: string; step: string; 
+/**  Its condition was false (or it failed under `on_error = "skip"`). */
+skipped: boolean } | { type: "step_failed"; run: string; step: string; error: string; 
+/**  It is tried again (`retry`). */
+retrying: boolean } | { type: "chain_completed"; run: string; outputs: Value } | { type: "chain_failed"; run: string; step: string | null; error: string };
+
 /**  A content block, aligned with MCP's `CallToolResult.content`. */
 export type Content = { type: "text"; text: string } | { type: "json"; value: Value } | { type: "image"; mime_type: string; data_base64: string } | { type: "resource_link"; uri: string; name: string; mime_type: string | null };
 

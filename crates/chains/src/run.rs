@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 /// The six events of a run, in order.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ChainEvent {
     ChainStarted {

@@ -1,0 +1,144 @@
+//! Chain overhead (issue 24 target: ≤ 20 µs per step over a bare `Scheduler::call`): a no-op
+//! read-only tool called N times bare, and as an N-step chain whose every step templates its
+//! argument from the step before, side by side in one run, on a real SQLite file; the
+//! difference per step (templating, the step's record in the store, events).
+//!
+//!     cargo bench -p cowork-chains --bench overhead   (CHAINS_BENCH_RUNS=50, 20 steps)
+
+use cowork_chains::{Chains, RunOptions, RunState};
+use cowork_contract::{
+    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolMeta, ToolResult, typed,
+};
+use cowork_core::{
+    CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
+};
+use cowork_store::{DataDir, Store};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const STEPS: usize = 20;
+
+struct Echo;
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoInput {
+    target: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct EchoOutput {
+    target: String,
+}
+
+#[async_trait::async_trait]
+impl Tool for Echo {
+    type Input = EchoInput;
+    type Output = EchoOutput;
+    type Plan = ();
+    fn meta(&self) -> ToolMeta {
+        ToolMeta::new("echo", "Echo", "Gives its argument back.").annotations(Annotations {
+            read_only: true,
+            ..Default::default()
+        })
+    }
+    fn plan(&self, _: &EchoInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![]))
+    }
+    async fn call(&self, input: &EchoInput, _: &(), _: &ToolContext) -> ToolResult<EchoOutput> {
+        Ok(EchoOutput {
+            target: input.target.clone(),
+        })
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = std::env::var("CHAINS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        DataDir::at(tmp.path()),
+        &[&cowork_core::SCHEMA, &cowork_chains::SCHEMA],
+    )
+    .unwrap();
+    let registry = Registry::new();
+    registry.register(Layer::Builtin, typed(Echo));
+    let scheduler = Arc::new(Scheduler::new(
+        registry,
+        Arc::new(PolicyBridge::open(&store, &[]).unwrap()),
+        Arc::new(cowork_core::AuditLog::open(&store).unwrap()),
+        Arc::new(DenyApprover),
+        EffectEnv::default(),
+        SchedulerConfig::default(),
+    ));
+    let dir = tmp.path().join("chains");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from("name = \"bench\"\n[inputs.target]\ntype = \"string\"\n");
+    for i in 0..STEPS {
+        let target = if i == 0 {
+            "{{ inputs.target }}".to_string()
+        } else {
+            format!("{{{{ steps.s{}.result.target }}}}", i - 1)
+        };
+        text.push_str(&format!(
+            "[[steps]]\nid = \"s{i}\"\ntool = \"echo\"\nargs = {{ target = \"{target}\" }}\n"
+        ));
+    }
+    std::fs::write(dir.join("bench.toml"), text).unwrap();
+    let chains = Chains::open(&store, scheduler.clone(), vec![dir]).unwrap();
+    let chain = chains.get("bench").unwrap();
+    let options = RunOptions {
+        conversation: "bench".into(),
+        granted: None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (bare, chained) = runtime.block_on(async {
+        let (mut bare, mut chained) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let t = Instant::now();
+            for _ in 0..STEPS {
+                let out = scheduler
+                    .call(CallRequest::new(
+                        "echo",
+                        serde_json::json!({"target": "x"}),
+                        Caller::Chain,
+                        "bench",
+                    ))
+                    .await;
+                assert!(out.result.is_ok());
+            }
+            bare.push(t.elapsed());
+            let t = Instant::now();
+            let report = chains
+                .run(
+                    &chain,
+                    &serde_json::json!({"target": "x"}),
+                    &options,
+                    &|_| {},
+                )
+                .await
+                .unwrap();
+            chained.push(t.elapsed());
+            assert_eq!(report.state, RunState::Completed);
+        }
+        (bare, chained)
+    });
+    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / STEPS as f64;
+    let (bare, chained) = (per_step(median(bare)), per_step(median(chained)));
+    println!(
+        "chains: per step, bare Scheduler::call median {bare:.1} µs, in a chain {chained:.1} µs — overhead {:.1} µs per step ({runs} runs of {STEPS} steps)",
+        chained - bare
+    );
+}

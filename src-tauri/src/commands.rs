@@ -764,6 +764,14 @@ pub fn emit_resumed<R: Runtime>(
             call: call_view(outcome),
         },
     );
+    // A chain run waiting on this task goes on from its next step.
+    let (waiting, task, result) = (handle.clone(), id.to_string(), outcome.result.clone());
+    tauri::async_runtime::spawn(async move {
+        let shell = waiting.state::<Shell>();
+        if let Some(Err(e)) = shell.app.continue_chain_after(&task, &result).await {
+            tracing::warn!("the chain waiting on task {task}: {e}");
+        }
+    });
     let shell = handle.state::<Shell>();
     let Some((conversation, resumed)) = shell.app.resume_continuation(id, outcome) else {
         return;

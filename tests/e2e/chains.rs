@@ -95,6 +95,7 @@ async fn conditions_and_every_on_error_mode_with_the_six_events() {
             &RunOptions {
                 conversation: "c1".into(),
                 granted: None,
+                unattended: false,
             },
             &move |e: &ChainEvent| seen.lock().unwrap().push(e.clone()),
         )
@@ -169,6 +170,7 @@ async fn conditions_and_every_on_error_mode_with_the_six_events() {
             &RunOptions {
                 conversation: "c2".into(),
                 granted: None,
+                unattended: false,
             },
             &|_| {},
         )
@@ -260,6 +262,7 @@ async fn approving_a_chain_covers_exactly_the_effects_it_showed() {
             &RunOptions {
                 conversation: "c2".into(),
                 granted: None,
+                unattended: false,
             },
             &|_| {},
         )
@@ -293,4 +296,76 @@ async fn bad_chain_files_are_listed_with_line_and_field_and_never_become_tools()
     );
     assert!(h.scheduler.registry().get("chain_good").is_some());
     assert!(h.scheduler.registry().get("chain_deploy").is_none());
+}
+
+/// Unattended (a schedule): what the person granted runs; an ask outside it neither hangs nor is
+/// denied — the step becomes a task waiting for the person, and when they resume it (and
+/// approve), that run of the step is its result and the chain goes on. No step runs twice.
+#[tokio::test]
+async fn an_unattended_run_waits_for_the_person_at_an_ungranted_step_and_goes_on_after() {
+    let (h, asked) = window();
+    let tasks = Arc::new(cowork_core::SuspendCoordinator::open(&h.store).unwrap());
+    h.scheduler.set_suspensions(tasks.clone());
+    let chains = chains_in(&h, &[("deploy.toml", DEPLOY)]);
+    let chain = chains.get("deploy").unwrap();
+    let plan = chains
+        .explain(&chain, &json!({"target": "site"}), "sched")
+        .unwrap();
+    let started = std::time::Instant::now();
+    let report = chains
+        .run(
+            &chain,
+            &json!({"target": "site"}),
+            &RunOptions {
+                conversation: "schedule:deploy".into(),
+                granted: Some(Arc::from(plan.effects)),
+                unattended: true,
+            },
+            &|_| {},
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "never hangs"
+    );
+    assert_eq!(report.state, RunState::Waiting, "{report:?}");
+    assert_eq!(report.failed_step.as_deref(), Some("tell"));
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "nobody was asked");
+    let waiting = tasks.list(false).unwrap();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].tool, "mail_probe");
+    assert!(
+        waiting[0].reason.contains("needs your approval"),
+        "{}",
+        waiting[0].reason
+    );
+
+    // The person resumes the task (and approves it in the window): the chain goes on.
+    let outcome = h
+        .scheduler
+        .resume(&waiting[0].id, Caller::Palette)
+        .await
+        .unwrap();
+    assert!(outcome.result.is_ok());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    let went_on = chains
+        .continue_after(&waiting[0].id, &outcome.result, &|_| {})
+        .await
+        .expect("a run waits on that task")
+        .unwrap();
+    assert_eq!(went_on.state, RunState::Completed, "{went_on:?}");
+    h.scheduler.flush().unwrap();
+    let mails = h
+        .scheduler
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            tool: Some("mail_probe".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.record.phase == "final" && r.record.outcome.as_deref() == Some("ok"))
+        .count();
+    assert_eq!(mails, 1, "the mail step ran once");
 }

@@ -484,6 +484,16 @@ impl App {
         })
     }
 
+    /// After the person resumed a suspended task: if a chain run waits on it, the run goes on
+    /// from the next step (the task's outcome is that step's result; it ran once).
+    pub async fn continue_chain_after(
+        &self,
+        task: &str,
+        outcome: &Result<cowork_contract::ToolOutput, cowork_contract::ToolError>,
+    ) -> Option<Result<cowork_chains::RunReport, cowork_chains::RunError>> {
+        self.chains.continue_after(task, outcome, &|_| {}).await
+    }
+
     /// The tool chains of this data dir and the enabled toolpacks.
     pub fn chains(&self) -> &Arc<cowork_chains::Chains> {
         &self.chains

@@ -79,7 +79,9 @@ impl Notice {
     pub fn suspended(id: &str, tool: &str) -> Notice {
         Notice {
             summary: "A task is waiting for you".into(),
-            body: format!("{tool} stopped at a login or a code. Open Cowork to go on."),
+            body: format!(
+                "{tool} waits for you (a login, a code or your approval). Open Cowork to go on."
+            ),
             target: NoticeTarget::Suspension { id: id.to_string() },
             waits_for_answer: false,
         }
@@ -431,7 +433,7 @@ mod tests {
         assert!(!notice.waits_for_answer);
 
         let wall = Notice::suspended("s-1", "browser_open");
-        assert!(wall.body.contains("browser_open") && wall.body.contains("login"));
+        assert!(wall.body.contains("browser_open") && wall.body.contains("approval"));
         assert_eq!(wall.target, NoticeTarget::Suspension { id: "s-1".into() });
         let done = Notice::finished("c-9", "Quarterly numbers");
         assert_eq!(done.target, NoticeTarget::Conversation { id: "c-9".into() });

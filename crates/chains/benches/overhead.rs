@@ -98,6 +98,7 @@ fn main() {
     let options = RunOptions {
         conversation: "bench".into(),
         granted: None,
+        unattended: false,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -149,6 +149,25 @@ impl Chains {
         self.runner.resume(run, &chain, choice, &both).await
     }
 
+    /// A waiting run's task was resumed by the person: the run goes on (see
+    /// [`Runner::continue_after`]). None when no run waits on `task`.
+    pub async fn continue_after(
+        &self,
+        task: &str,
+        outcome: &Result<cowork_contract::ToolOutput, ToolError>,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> Option<Result<RunReport, RunError>> {
+        let events = self.events.clone();
+        let both = move |e: &ChainEvent| {
+            let _ = events.send(e.clone());
+            on_event(e);
+        };
+        let lookup = |name: &str| self.get(name);
+        self.runner
+            .continue_after(task, outcome, &lookup, &both)
+            .await
+    }
+
     /// The chains as tools (`chain_<name>`), for the registry.
     pub fn provider(&self) -> Arc<dyn ToolProvider> {
         Arc::new(ChainTools {
@@ -349,6 +368,7 @@ impl DynTool for ChainTool {
                     let options = RunOptions {
                         conversation: ctx.conversation_id.clone(),
                         granted,
+                        unattended: false,
                     };
                     let send = move |e: &ChainEvent| {
                         let _ = events.send(e.clone());

@@ -73,6 +73,9 @@ pub enum RunState {
     Failed,
     /// Cut short (the process ended mid-run): can be resumed.
     Interrupted,
+    /// A step waits for the person (an approval nobody was there to give, a login): the run
+    /// goes on by itself once that task is resumed.
+    Waiting,
 }
 
 impl RunState {
@@ -82,6 +85,7 @@ impl RunState {
             RunState::Completed => "completed",
             RunState::Failed => "failed",
             RunState::Interrupted => "interrupted",
+            RunState::Waiting => "waiting",
         }
     }
 
@@ -90,6 +94,7 @@ impl RunState {
             "running" => RunState::Running,
             "completed" => RunState::Completed,
             "failed" => RunState::Failed,
+            "waiting" => RunState::Waiting,
             _ => RunState::Interrupted,
         }
     }
@@ -112,6 +117,9 @@ pub struct RunOptions {
     /// Effects the person approved for this run up front (the chain's explain): a step whose
     /// effects are all among them is not asked again; anything else is.
     pub granted: Option<Arc<[Effect]>>,
+    /// Nobody is there (a schedule): a step that needs an approval the grant does not cover
+    /// waits for the person instead.
+    pub unattended: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +128,9 @@ pub enum RunError {
     Inputs(String),
     #[error("no run {0:?}")]
     UnknownRun(String),
-    #[error("run {run} is {state}: only an interrupted or failed run goes on")]
+    #[error(
+        "run {run} is {state}: only an interrupted or failed run goes on (a waiting one goes on when its task is resumed: `cowork tasks suspended`)"
+    )]
     NotResumable { run: String, state: &'static str },
     #[error(
         "step {step:?} of run {run} may already have acted (its audit has the intent, no outcome): check what it did, then `cowork chains resume {run} --skip {step}` or `--rerun {step}`"
@@ -355,6 +365,7 @@ impl Runner {
         let options = RunOptions {
             conversation,
             granted: None,
+            unattended: false,
         };
         Ok(self
             .execute(run, chain, inputs, done, &options, on_event)
@@ -541,7 +552,10 @@ impl Runner {
                     context.add_step(&step.id, &record);
                     results.insert(step.id.clone(), record);
                 }
-                Err(error) if step.on_error == OnError::Skip => {
+                Err(StepError::Waiting { task, reason }) => {
+                    return self.wait(run, chain, step, &task, reason, &results, on_event);
+                }
+                Err(StepError::Failed(error)) if step.on_error == OnError::Skip => {
                     let record =
                         json!({"ok": false, "skipped": true, "result": null, "error": error});
                     self.record_step(run, step, "skipped", 0, Some(&record), Some(&error));
@@ -553,7 +567,7 @@ impl Runner {
                         skipped: true,
                     });
                 }
-                Err(error) => return fail(Some(step), error, &results),
+                Err(StepError::Failed(error)) => return fail(Some(step), error, &results),
             }
         }
         let mut outputs = serde_json::Map::new();
@@ -581,6 +595,99 @@ impl Runner {
         report
     }
 
+    /// The run stops at `step`, which waits for the person's task `task`; it goes on when that
+    /// task is resumed ([`Runner::continue_after`]).
+    #[allow(clippy::too_many_arguments)]
+    fn wait(
+        &self,
+        run: &str,
+        chain: &Chain,
+        step: &Step,
+        task: &str,
+        reason: String,
+        results: &serde_json::Map<String, Value>,
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> RunReport {
+        let report = RunReport {
+            run: run.to_string(),
+            chain: chain.name.clone(),
+            state: RunState::Waiting,
+            outputs: json!({"steps": results}),
+            failed_step: Some(step.id.clone()),
+            error: Some(reason.clone()),
+        };
+        on_event(&ChainEvent::ChainFailed {
+            run: run.to_string(),
+            step: Some(step.id.clone()),
+            error: reason,
+        });
+        self.finish(&report);
+        let written = self.conn.lock().unwrap().execute(
+            "UPDATE chain_runs SET waiting_on = ?2 WHERE id = ?1",
+            params![run, task],
+        );
+        if let Err(e) = written {
+            tracing::error!("chain run {run}: could not record the task it waits on: {e}");
+        }
+        report
+    }
+
+    /// The person resumed task `task` (the call a waiting run stopped at) and it ended with
+    /// `outcome`: that is the step's result — it ran once, there — and the run goes on from
+    /// the next step. None when no run waits on that task.
+    pub async fn continue_after(
+        &self,
+        task: &str,
+        outcome: &Result<cowork_contract::ToolOutput, cowork_contract::ToolError>,
+        chain_named: &(dyn Fn(&str) -> Result<Chain, String> + Send + Sync),
+        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
+    ) -> Option<Result<RunReport, RunError>> {
+        if matches!(outcome, Err(cowork_contract::ToolError::Suspended { .. })) {
+            return None;
+        }
+        let (run, name, step) = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT r.id, r.chain, s.step FROM chain_runs r JOIN chain_steps s ON s.run = r.id AND s.state = 'waiting'
+                 WHERE r.waiting_on = ?1 AND r.state = 'waiting'",
+                [task],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)),
+            )
+            .optional()
+            .ok()??;
+        let chain = match chain_named(&name) {
+            Ok(chain) => chain,
+            Err(e) => return Some(Err(RunError::Inputs(e))),
+        };
+        let step = chain.steps.iter().find(|s| s.id == step)?;
+        match outcome {
+            Ok(output) => {
+                let record = json!({"ok": true, "skipped": false, "result": step_result(output)});
+                self.record_step(&run, step, "completed", 1, Some(&record), None);
+            }
+            Err(e) => {
+                let error = format!("step {:?} ({}): {e}", step.id, step.tool);
+                self.record_step(&run, step, "failed", 1, None, Some(&error));
+            }
+        }
+        let _ = self.conn.lock().unwrap().execute(
+            "UPDATE chain_runs SET state = 'failed', waiting_on = NULL WHERE id = ?1",
+            [&run],
+        );
+        if outcome.is_err() && step.on_error != OnError::Skip {
+            return Some(Err(RunError::Inputs(format!(
+                "the resumed step {:?} failed: run {run} stops there (`cowork chains resume {run}` tries it again)",
+                step.id
+            ))));
+        }
+        Some(
+            self.resume(&run, &chain, &ResumeChoice::default(), on_event)
+                .await,
+        )
+    }
+
     /// One step through the scheduler, tried again as its `on_error` says; its record for the
     /// templates of later steps (`ok`, `result`), or the last error.
     async fn run_step(
@@ -590,7 +697,7 @@ impl Runner {
         args: &Value,
         options: &RunOptions,
         on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
-    ) -> Result<Value, String> {
+    ) -> Result<Value, StepError> {
         let (tries, mut wait) = match step.on_error {
             OnError::Retry { times, backoff } => (times + 1, backoff),
             _ => (1, std::time::Duration::ZERO),
@@ -611,22 +718,11 @@ impl Runner {
             );
             request.caller_ref = Some(format!("chain:{run}:{}", step.id));
             request.granted = options.granted.clone();
+            request.unattended = options.unattended;
             let outcome = self.scheduler.call(request).await;
             match outcome.result {
                 Ok(output) => {
-                    let result = output.structured.clone().unwrap_or_else(|| {
-                        json!(
-                            output
-                                .content
-                                .iter()
-                                .filter_map(|c| match c {
-                                    cowork_contract::Content::Text { text } => Some(text.as_str()),
-                                    _ => None,
-                                })
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        )
-                    });
+                    let result = step_result(&output);
                     let record = json!({"ok": true, "skipped": false, "result": result});
                     self.record_step(run, step, "completed", attempt, Some(&record), None);
                     on_event(&ChainEvent::StepCompleted {
@@ -635,6 +731,21 @@ impl Runner {
                         skipped: false,
                     });
                     return Ok(record);
+                }
+                Err(cowork_contract::ToolError::Suspended { id, reason }) => {
+                    let error =
+                        format!("step {:?} ({}) waits for you: {reason}", step.id, step.tool);
+                    self.record_step(run, step, "waiting", attempt, None, Some(&error));
+                    on_event(&ChainEvent::StepFailed {
+                        run: run.to_string(),
+                        step: step.id.clone(),
+                        error: error.clone(),
+                        retrying: false,
+                    });
+                    return Err(StepError::Waiting {
+                        task: id,
+                        reason: error,
+                    });
                 }
                 Err(e) => {
                     let error = format!("step {:?} ({}): {e}", step.id, step.tool);
@@ -647,7 +758,7 @@ impl Runner {
                         retrying,
                     });
                     if !retrying {
-                        return Err(error);
+                        return Err(StepError::Failed(error));
                     }
                     tokio::time::sleep(wait).await;
                     wait *= 2;
@@ -664,6 +775,33 @@ struct StepRow {
     state: String,
     result: String,
     recorded_at: String,
+}
+
+/// What later steps see of a step's output: its structured result, else its text.
+fn step_result(output: &cowork_contract::ToolOutput) -> Value {
+    output.structured.clone().unwrap_or_else(|| {
+        json!(
+            output
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    cowork_contract::Content::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })
+}
+
+/// Why a step did not complete.
+enum StepError {
+    Failed(String),
+    /// It waits for the person: the suspended task's id.
+    Waiting {
+        task: String,
+        reason: String,
+    },
 }
 
 enum Settled {

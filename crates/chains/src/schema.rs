@@ -13,7 +13,8 @@ CREATE TABLE chain_runs (
     source       TEXT NOT NULL,         -- the chain file it ran
     inputs       TEXT NOT NULL,         -- JSON
     conversation TEXT NOT NULL,
-    state        TEXT NOT NULL,         -- running | completed | failed | interrupted
+    state        TEXT NOT NULL,         -- running | completed | failed | interrupted | waiting
+    waiting_on   TEXT,                  -- the suspended task a waiting run goes on after
     pid          INTEGER NOT NULL,      -- the process running it
     started_at   TEXT NOT NULL,
     ended_at     TEXT,
@@ -27,7 +28,7 @@ CREATE TABLE chain_steps (
     run        TEXT NOT NULL,
     step       TEXT NOT NULL,
     tool       TEXT NOT NULL,
-    state       TEXT NOT NULL,          -- completed | skipped | failed (none while it runs)
+    state       TEXT NOT NULL,          -- completed | skipped | failed | waiting (none while it runs)
     attempt     INTEGER NOT NULL,
     recorded_at TEXT NOT NULL,
     result     TEXT,                    -- JSON: { ok, skipped, result }

@@ -203,6 +203,7 @@ pub(crate) async fn chains(
             let options = RunOptions {
                 conversation: conversation.to_string(),
                 granted,
+                unattended: false,
             };
             let done = chains
                 .run(&chain, &inputs, &options, &progress(json))

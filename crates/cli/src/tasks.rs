@@ -45,6 +45,17 @@ pub(crate) async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCo
             if wait {
                 outcome = wait_while_suspended(app, outcome).await;
             }
+            // A chain run that waited on this task goes on from its next step.
+            match app.continue_chain_after(&id, &outcome.result).await {
+                Some(Ok(report)) => esay!(
+                    "the chain {} (run {}) went on: {:?}",
+                    report.chain,
+                    report.run,
+                    report.state
+                ),
+                Some(Err(e)) => esay!("the chain waiting on this task: {e}"),
+                None => {}
+            }
             scheduler.flush().map_err(|e| e.to_string())?;
             print::outcome(&outcome, json);
             return Ok(if outcome.result.is_ok() {

@@ -69,6 +69,9 @@ pub struct CallRequest {
     /// answered by that approval, on record. Any other effect still asks; deny rules, taint and
     /// ask rules still stand.
     pub granted: Option<Arc<[Effect]>>,
+    /// Nobody is there to ask (a scheduled run): an ask the grant does not cover suspends the
+    /// call — a task waiting for the person, who resumes it — instead of waiting or denying.
+    pub unattended: bool,
 }
 
 impl CallRequest {
@@ -84,6 +87,7 @@ impl CallRequest {
             allowed_tools: None,
             caller_ref: None,
             granted: None,
+            unattended: false,
         }
     }
 }
@@ -876,6 +880,9 @@ impl Scheduler {
             trail.person_approved = true;
             return Ok(());
         }
+        if req.unattended {
+            return Err(self.wait_for_person(req, call_id, spec, trail));
+        }
         let redacted = redact(&req.args, &spec.secret_args);
         let (choice, by) = self
             .ask(
@@ -903,6 +910,51 @@ impl Scheduler {
         Err(ToolError::Denied {
             reason: format!("{} ({by}){fix}", review.why),
         })
+    }
+
+    /// An unattended call met an ask: it becomes a task waiting for the person (resumed, it
+    /// runs again with the person there to answer). Never a silent denial, never a hang.
+    fn wait_for_person(
+        &self,
+        req: &CallRequest,
+        call_id: &str,
+        spec: &ToolSpec,
+        trail: &mut Trail,
+    ) -> ToolError {
+        let why = trail
+            .review
+            .as_ref()
+            .map(|r| r.why.clone())
+            .unwrap_or_default();
+        trail.approved_by = Some("nobody: an unattended run waits for the person".into());
+        let Some(coordinator) = self.suspensions.get() else {
+            return ToolError::Denied {
+                reason: format!("{why} — and nobody is there to ask (an unattended run)"),
+            };
+        };
+        let id = uuid::Uuid::now_v7().to_string();
+        let request = cowork_contract::SuspendRequest {
+            reason: format!("{} needs your approval ({why})", spec.title),
+            resume_when: serde_json::Value::Null,
+            timeout: Duration::from_secs(7 * 86_400),
+        };
+        match coordinator.record(
+            &id,
+            call_id,
+            &req.conversation,
+            &spec.name,
+            &req.args,
+            &request,
+        ) {
+            Ok(()) => ToolError::Suspended {
+                id,
+                reason: request.reason,
+            },
+            Err(e) => ToolError::failed(format!(
+                "{} — and the waiting task could not be recorded: {e}",
+                request.reason
+            )),
+        }
     }
 
     /// Stage intent: an effectful call is on record (durably) before it can touch the world.

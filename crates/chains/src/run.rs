@@ -164,6 +164,7 @@ pub struct ResumeChoice {
 pub struct Runner {
     scheduler: Arc<Scheduler>,
     conn: Mutex<Connection>,
+    pending: Mutex<Vec<StepEnd>>,
 }
 
 impl Runner {
@@ -172,6 +173,7 @@ impl Runner {
         let runner = Runner {
             scheduler,
             conn: Mutex::new(conn),
+            pending: Mutex::default(),
         };
         runner.mark_interrupted()?;
         Ok(runner)
@@ -339,8 +341,8 @@ impl Runner {
                         json!({"ok": false, "skipped": true, "result": null}),
                     );
                 }
-                Settled::Done(ok) if !rerun => {
-                    let record = json!({"ok": ok, "skipped": false, "result": null,
+                Settled::Done if !rerun => {
+                    let record = json!({"ok": true, "skipped": false, "result": null,
                         "note": "finished before the interruption; its result was not kept"});
                     done.insert(step.id.clone(), record);
                 }
@@ -410,19 +412,28 @@ impl Runner {
                     && r.record.ts.as_str() >= since
             })
             .collect();
-        if let Some(done) = mine.iter().find(|r| r.record.phase == "final") {
-            return Settled::Done(done.record.outcome.as_deref() == Some("ok"));
-        }
-        if mine.iter().any(|r| r.record.phase == "intent") {
-            Settled::MaybeActed
-        } else {
-            Settled::NotRun
+        // Only an effectful call has an intent row: a read-only one (or one that failed) is
+        // simply run again; an effectful one that finished is not; one with an intent and no
+        // outcome may have acted.
+        let Some(intent) = mine.iter().rev().find(|r| r.record.phase == "intent") else {
+            return Settled::NotRun;
+        };
+        match mine
+            .iter()
+            .find(|r| r.record.phase == "final" && r.record.call_id == intent.record.call_id)
+        {
+            Some(done) if done.record.outcome.as_deref() == Some("ok") => Settled::Done,
+            Some(_) => Settled::NotRun,
+            None => Settled::MaybeActed,
         }
     }
 
-    /// A step's end (completed, skipped, failed): one write per step, its result kept for later
-    /// steps and a resume. Nothing is written as a call starts — the audit's intent row is that
-    /// record, for the calls whose repeat would matter.
+    /// A step's end (completed, skipped, failed, waiting), its result kept for later steps and
+    /// a resume. Nothing is written as a call starts — the audit's intent row is that record,
+    /// for the calls whose repeat would matter. The end of a step that changed nothing (read
+    /// only, skipped, failed) waits to be written with the next one that did, or with the run's
+    /// end: lost in a crash, it is simply done again.
+    #[allow(clippy::too_many_arguments)]
     fn record_step(
         &self,
         run: &str,
@@ -431,36 +442,54 @@ impl Runner {
         attempt: u32,
         result: Option<&Value>,
         error: Option<&str>,
+        durable: bool,
     ) {
-        let conn = self.conn.lock().unwrap();
-        let written = conn
-            .prepare_cached(
-                "INSERT INTO chain_steps (run, step, tool, state, attempt, recorded_at, result, error)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT(run, step) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
-                   recorded_at = excluded.recorded_at, result = excluded.result, error = excluded.error",
-            )
-            .and_then(|mut insert| {
-                insert.execute(params![
-                    run,
-                    step.id,
-                    step.tool,
-                    state,
-                    attempt,
-                    now(),
-                    result.map(Value::to_string),
-                    error
-                ])
-            });
+        self.pending.lock().unwrap().push(StepEnd {
+            run: run.to_string(),
+            step: step.id.clone(),
+            tool: step.tool.clone(),
+            state: state.to_string(),
+            attempt,
+            at: now(),
+            result: result.map(Value::to_string),
+            error: error.map(String::from),
+        });
+        if durable {
+            self.flush();
+        }
+    }
+
+    /// Writes the step ends waiting to be written, in one transaction.
+    fn flush(&self) {
+        let ends = std::mem::take(&mut *self.pending.lock().unwrap());
+        if ends.is_empty() {
+            return;
+        }
+        let mut conn = self.conn.lock().unwrap();
+        let written = conn.transaction().and_then(|tx| {
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO chain_steps (run, step, tool, state, attempt, recorded_at, result, error)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT(run, step) DO UPDATE SET state = excluded.state, attempt = excluded.attempt,
+                       recorded_at = excluded.recorded_at, result = excluded.result, error = excluded.error",
+                )?;
+                for end in &ends {
+                    insert.execute(params![
+                        end.run, end.step, end.tool, end.state, end.attempt, end.at, end.result,
+                        end.error
+                    ])?;
+                }
+            }
+            tx.commit()
+        });
         if let Err(e) = written {
-            tracing::error!(
-                "chain run {run}: step {}: could not record {state}: {e}",
-                step.id
-            );
+            tracing::error!("chain runs: could not record {} step ends: {e}", ends.len());
         }
     }
 
     fn finish(&self, report: &RunReport) {
+        self.flush();
         let written = self.conn.lock().unwrap().execute(
             "UPDATE chain_runs SET state = ?2, ended_at = ?3, error = ?4, outputs = ?5 WHERE id = ?1",
             params![
@@ -521,7 +550,7 @@ impl Runner {
                     Ok(true) => {}
                     Ok(false) => {
                         let record = json!({"ok": false, "skipped": true, "result": null});
-                        self.record_step(run, step, "skipped", 0, Some(&record), None);
+                        self.record_step(run, step, "skipped", 0, Some(&record), None, false);
                         context.add_step(&step.id, &record);
                         results.insert(step.id.clone(), record);
                         on_event(&ChainEvent::StepCompleted {
@@ -558,7 +587,7 @@ impl Runner {
                 Err(StepError::Failed(error)) if step.on_error == OnError::Skip => {
                     let record =
                         json!({"ok": false, "skipped": true, "result": null, "error": error});
-                    self.record_step(run, step, "skipped", 0, Some(&record), Some(&error));
+                    self.record_step(run, step, "skipped", 0, Some(&record), Some(&error), false);
                     context.add_step(&step.id, &record);
                     results.insert(step.id.clone(), record);
                     on_event(&ChainEvent::StepCompleted {
@@ -665,11 +694,11 @@ impl Runner {
         match outcome {
             Ok(output) => {
                 let record = json!({"ok": true, "skipped": false, "result": step_result(output)});
-                self.record_step(&run, step, "completed", 1, Some(&record), None);
+                self.record_step(&run, step, "completed", 1, Some(&record), None, true);
             }
             Err(e) => {
                 let error = format!("step {:?} ({}): {e}", step.id, step.tool);
-                self.record_step(&run, step, "failed", 1, None, Some(&error));
+                self.record_step(&run, step, "failed", 1, None, Some(&error), true);
             }
         }
         let _ = self.conn.lock().unwrap().execute(
@@ -724,7 +753,15 @@ impl Runner {
                 Ok(output) => {
                     let result = step_result(&output);
                     let record = json!({"ok": true, "skipped": false, "result": result});
-                    self.record_step(run, step, "completed", attempt, Some(&record), None);
+                    self.record_step(
+                        run,
+                        step,
+                        "completed",
+                        attempt,
+                        Some(&record),
+                        None,
+                        !outcome.read_only,
+                    );
                     on_event(&ChainEvent::StepCompleted {
                         run: run.to_string(),
                         step: step.id.clone(),
@@ -735,7 +772,7 @@ impl Runner {
                 Err(cowork_contract::ToolError::Suspended { id, reason }) => {
                     let error =
                         format!("step {:?} ({}) waits for you: {reason}", step.id, step.tool);
-                    self.record_step(run, step, "waiting", attempt, None, Some(&error));
+                    self.record_step(run, step, "waiting", attempt, None, Some(&error), true);
                     on_event(&ChainEvent::StepFailed {
                         run: run.to_string(),
                         step: step.id.clone(),
@@ -750,7 +787,7 @@ impl Runner {
                 Err(e) => {
                     let error = format!("step {:?} ({}): {e}", step.id, step.tool);
                     let retrying = attempt < tries && e.is_retryable_by_chain();
-                    self.record_step(run, step, "failed", attempt, None, Some(&error));
+                    self.record_step(run, step, "failed", attempt, None, Some(&error), false);
                     on_event(&ChainEvent::StepFailed {
                         run: run.to_string(),
                         step: step.id.clone(),
@@ -767,6 +804,18 @@ impl Runner {
             }
         }
     }
+}
+
+/// A step's end, to be written.
+struct StepEnd {
+    run: String,
+    step: String,
+    tool: String,
+    state: String,
+    attempt: u32,
+    at: String,
+    result: Option<String>,
+    error: Option<String>,
 }
 
 /// A step's last state in a run, as stored.
@@ -805,7 +854,8 @@ enum StepError {
 }
 
 enum Settled {
-    Done(bool),
+    /// An effectful call that finished (its result was not kept).
+    Done,
     MaybeActed,
     NotRun,
 }

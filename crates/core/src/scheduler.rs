@@ -131,6 +131,9 @@ pub struct CallOutcome {
     pub approved_by: Option<String>,
     pub result: Result<ToolOutput, ToolError>,
     pub duration: Duration,
+    /// Every effect it had was read-only (or it never got as far as having any): nothing in
+    /// the world changed, so doing it again is harmless.
+    pub read_only: bool,
 }
 
 /// What `policy explain` shows: the review a call would get, without running it.
@@ -704,6 +707,7 @@ impl Scheduler {
         let mut result = result.map_err(|e| e.stamped(&tool));
         let error = result.as_ref().err().map(|e| e.to_string());
         let review = trail.review.as_ref();
+        let read_only = trail.effects.iter().all(Effect::is_read_only);
         let row = Row {
             at: chrono::Utc::now(),
             call_id: call_id.clone(),
@@ -756,6 +760,7 @@ impl Scheduler {
             approved_by: trail.approved_by,
             result,
             duration,
+            read_only,
         }
     }
 

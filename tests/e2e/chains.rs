@@ -369,3 +369,214 @@ async fn an_unattended_run_waits_for_the_person_at_an_ungranted_step_and_goes_on
         .count();
     assert_eq!(mails, 1, "the mail step ran once");
 }
+
+/// A clock the test moves: the schedule worker sleeps on it like on the real one.
+struct TestClock {
+    now: Mutex<chrono::DateTime<chrono::Utc>>,
+    moved: Arc<tokio::sync::Notify>,
+    /// How many times the worker looked at the time (once per wake).
+    looks: AtomicUsize,
+}
+
+impl TestClock {
+    fn at(now: chrono::DateTime<chrono::Utc>) -> Arc<TestClock> {
+        Arc::new(TestClock {
+            now: Mutex::new(now),
+            moved: Arc::default(),
+            looks: AtomicUsize::new(0),
+        })
+    }
+    fn advance(&self, by: chrono::TimeDelta) {
+        *self.now.lock().unwrap() += by;
+        self.moved.notify_waiters();
+    }
+}
+
+struct Shared(Arc<TestClock>);
+
+impl cowork_app::chains::Clock for Shared {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.0.looks.fetch_add(1, Ordering::SeqCst);
+        *self.0.now.lock().unwrap()
+    }
+    fn sleep_until(
+        &self,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let clock = self.0.clone();
+        Box::pin(async move {
+            loop {
+                let moved = clock.moved.notified();
+                if *clock.now.lock().unwrap() >= at {
+                    return;
+                }
+                moved.await;
+            }
+        })
+    }
+}
+
+async fn settle<T>(mut probe: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..200 {
+        if let Some(v) = probe() {
+            return v;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("nothing happened within 4 s");
+}
+
+/// Schedules under a clock the test moves: a run at its time (what was granted runs, an
+/// ungranted step waits for the person as a task), a simulated sleep of three days makes one
+/// missed run (not three) or a skipped one, and with a thousand schedules the worker wakes
+/// only when one is due.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
+    use cowork_app::chains::{Missed, Schedules, Target};
+    use std::time::Duration as StdDuration;
+    let (h, asked) = window();
+    let tasks = Arc::new(cowork_core::SuspendCoordinator::open(&h.store).unwrap());
+    h.scheduler.set_suspensions(tasks.clone());
+    let chains = Arc::new(chains_in(&h, &[("deploy.toml", DEPLOY)]));
+    let schedules = Arc::new(Schedules::open(&h.store).unwrap());
+    // 07:59 today, in the person's zone.
+    let start = chrono::Local::now()
+        .date_naive()
+        .and_hms_opt(7, 59, 0)
+        .unwrap()
+        .and_local_timezone(chrono::Local)
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let clock = TestClock::at(start);
+    let inputs = json!({"target": "site"});
+    let plan = chains
+        .explain(&chains.get("deploy").unwrap(), &inputs, "schedule:deploy")
+        .unwrap();
+    let daily = schedules
+        .add(
+            "deploy",
+            "0 8 * * *",
+            Target::Chain {
+                chain: "deploy".into(),
+                inputs: inputs.clone(),
+            },
+            Missed::RunOnce,
+            plan.effects.clone(),
+            start,
+        )
+        .unwrap();
+    assert_eq!(daily.next_due, start + chrono::TimeDelta::minutes(1));
+    schedules
+        .add(
+            "skipper",
+            "30 8 * * *",
+            Target::Chain {
+                chain: "deploy".into(),
+                inputs: inputs.clone(),
+            },
+            Missed::Skip,
+            vec![],
+            start,
+        )
+        .unwrap();
+    let bad = schedules.add(
+        "typo",
+        "0 8 * *",
+        Target::Prompt { prompt: "x".into() },
+        Missed::Skip,
+        vec![],
+        start,
+    );
+    assert!(bad.unwrap_err().to_string().contains("0 8 * * 1-5"));
+    let prompts = Arc::new(AtomicUsize::new(0));
+    let counted = prompts.clone();
+    let prompt: cowork_app::chains::PromptRunner = Arc::new(move |_, _, _| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok("done".to_string()) })
+    });
+    let worker = tokio::spawn(cowork_app::chains::serve(
+        schedules.clone(),
+        chains.clone(),
+        Arc::new(Shared(clock.clone())),
+        prompt,
+    ));
+    tokio::time::sleep(StdDuration::from_millis(200)).await;
+    assert!(
+        schedules.history(None, 10).unwrap().is_empty(),
+        "nothing before 8:00"
+    );
+
+    // 8:00: the granted build runs; the mail step, not granted, waits for the person.
+    clock.advance(chrono::TimeDelta::seconds(90));
+    let run = settle(|| {
+        schedules
+            .history(Some("deploy"), 1)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.state != "running")
+    })
+    .await;
+    assert_eq!(run.state, "waiting", "{run:?}");
+    assert!(!run.missed);
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "nobody was asked");
+    let waiting = tasks.list(false).unwrap();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].tool, "mail_probe");
+
+    // Between runs the worker sleeps, however many schedules there are: moving the clock short
+    // of the next time wakes nothing.
+    for i in 0..200 {
+        schedules
+            .add(
+                &format!("brief-{i}"),
+                "0 3 * * *",
+                Target::Prompt {
+                    prompt: "summarize my night".into(),
+                },
+                Missed::RunOnce,
+                vec![],
+                *clock.now.lock().unwrap(),
+            )
+            .unwrap();
+    }
+    tokio::time::sleep(StdDuration::from_millis(200)).await;
+    let looks = clock.looks.load(Ordering::SeqCst);
+    for _ in 0..10 {
+        clock.advance(chrono::TimeDelta::seconds(60));
+        tokio::time::sleep(StdDuration::from_millis(20)).await;
+    }
+    assert_eq!(
+        clock.looks.load(Ordering::SeqCst),
+        looks,
+        "the worker woke with nothing due"
+    );
+
+    // The computer sleeps three days: one missed run of `deploy` (not three), `skipper`'s
+    // missed run skipped and on record.
+    clock.advance(chrono::TimeDelta::days(3));
+    let missed = settle(|| {
+        schedules
+            .history(Some("deploy"), 5)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.missed && r.state != "running")
+    })
+    .await;
+    assert_eq!(missed.state, "waiting");
+    assert_eq!(schedules.history(Some("deploy"), 10).unwrap().len(), 2);
+    let skipped = schedules.history(Some("skipper"), 10).unwrap();
+    assert!(
+        skipped.iter().any(|r| r.state == "skipped" && r.missed),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped
+            .iter()
+            .all(|r| r.state != "running" && r.state != "completed")
+    );
+    assert!(
+        prompts.load(Ordering::SeqCst) >= 1,
+        "the 3:00 prompts ran once each"
+    );
+    worker.abort();
+}

@@ -11,12 +11,17 @@
 
 mod def;
 mod run;
+mod schedule;
 mod schema;
 mod template;
 
 pub use def::{Chain, ChainFileError, Input, InputKind, OnError, Step};
 pub use run::{
     ChainEvent, ResumeChoice, RunError, RunOptions, RunReport, RunRow, RunState, Runner,
+};
+pub use schedule::{
+    Clock, Firing, Missed, PromptRunner, Schedule, ScheduleError, ScheduleRun, Schedules,
+    SystemClock, Target, serve,
 };
 pub use schema::SCHEMA;
 

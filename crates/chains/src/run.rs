@@ -149,7 +149,7 @@ fn now() -> String {
 }
 
 /// Whether a process runs (a run left `running` by a live process is not interrupted).
-fn alive(pid: i64) -> bool {
+pub(crate) fn alive(pid: i64) -> bool {
     // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
     pid > 0 && unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
 }

@@ -4,8 +4,9 @@ use cowork_store::{Schema, Step};
 
 pub static SCHEMA: Schema = Schema {
     owner: "chains",
-    steps: &[Step::new(
-        r#"
+    steps: &[
+        Step::new(
+            r#"
 -- chains: one row per run of a chain; `running` rows whose process is gone are interrupted.
 CREATE TABLE chain_runs (
     id           TEXT PRIMARY KEY,      -- UUID v7
@@ -36,5 +37,37 @@ CREATE TABLE chain_steps (
     PRIMARY KEY (run, step)
 );
 "#,
-    )],
+        ),
+        Step::new(
+            r#"
+-- chains: schedules (cron in the person's zone) of a chain or a prompt, and the effects the
+-- person granted their unattended runs.
+CREATE TABLE schedules (
+    id         TEXT PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    cron       TEXT NOT NULL,
+    target     TEXT NOT NULL,           -- JSON: {kind: chain, chain, inputs} | {kind: prompt, prompt}
+    missed     TEXT NOT NULL,           -- run_once | skip
+    granted    TEXT NOT NULL,           -- JSON: the effects granted, as shown
+    enabled    INTEGER NOT NULL,
+    next_due   TEXT NOT NULL,           -- UTC, RFC 3339
+    created_at TEXT NOT NULL
+);
+CREATE INDEX schedules_due ON schedules (enabled, next_due);
+-- chains: every run a schedule made or skipped.
+CREATE TABLE schedule_runs (
+    id         TEXT PRIMARY KEY,
+    schedule   TEXT NOT NULL,
+    due_at     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    state      TEXT NOT NULL,           -- running | completed | failed | waiting | skipped | interrupted
+    missed     INTEGER NOT NULL,
+    pid        INTEGER NOT NULL,
+    detail     TEXT
+);
+CREATE INDEX schedule_runs_started ON schedule_runs (started_at);
+"#,
+        ),
+    ],
 };

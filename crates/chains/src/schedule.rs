@@ -1,0 +1,515 @@
+//! Scheduled runs of a chain or a prompt, cron-style (croner; in the person's time zone),
+//! persisted — they survive restarts and a machine that slept. A run that fell due while the
+//! machine slept or Cowork was closed is "missed": run once on waking (never once per missed
+//! time) or skipped, as the schedule says. The worker ([`serve`]) sleeps until the next one is
+//! due: with a thousand schedules it wakes only when one is (no polling).
+//!
+//! Unattended: a run carries the effects the person granted when making the schedule (shown
+//! to them then); anything else suspends the run as a task waiting for the person, who is
+//! notified — a run never hangs on an approval and never denies it silently.
+
+use crate::run::{RunOptions, RunState};
+use crate::{ChainEvent, Chains};
+use chrono::{DateTime, Local, Utc};
+use cowork_contract::Effect;
+use cowork_store::Store;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a schedule runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    Chain {
+        chain: String,
+        #[serde(default)]
+        inputs: Value,
+    },
+    Prompt {
+        prompt: String,
+    },
+}
+
+/// What happens to a run that fell due while the machine slept or Cowork was closed.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Missed {
+    /// Once on waking (not once per missed time).
+    RunOnce,
+    Skip,
+}
+
+impl FromStr for Missed {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Missed, String> {
+        match text {
+            "run-once" | "run_once" => Ok(Missed::RunOnce),
+            "skip" => Ok(Missed::Skip),
+            other => Err(format!("missed runs: {other:?} — use run-once or skip")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Schedule {
+    pub id: String,
+    pub name: String,
+    pub cron: String,
+    /// The cron pattern in words.
+    pub when: String,
+    pub target: Target,
+    pub missed: Missed,
+    /// The effects the person granted for its unattended runs.
+    pub granted: Vec<Effect>,
+    pub enabled: bool,
+    pub next_due: DateTime<Utc>,
+}
+
+/// One run a schedule made (or skipped).
+#[derive(Clone, Debug, Serialize)]
+pub struct ScheduleRun {
+    pub id: String,
+    pub schedule: String,
+    pub due_at: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    /// running | completed | failed | waiting (for the person) | skipped | interrupted
+    pub state: String,
+    /// It fell due while the machine slept or Cowork was closed.
+    pub missed: bool,
+    pub detail: Option<String>,
+}
+
+/// A run to make now.
+#[derive(Clone, Debug)]
+pub struct Firing {
+    pub run: String,
+    pub schedule: Schedule,
+    pub due: DateTime<Utc>,
+    pub missed: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error(
+        "{0:?} is not a cron pattern ({1}): five fields, minute hour day month weekday — e.g. \"0 8 * * 1-5\" for weekdays at 8:00"
+    )]
+    Cron(String, String),
+    #[error("schedule names use letters, digits, `-` and `_` (got {0:?})")]
+    Name(String),
+    #[error("a schedule {0:?} exists: remove it first (`cowork schedule remove {0}`)")]
+    Exists(String),
+    #[error("no schedule {0:?} — `cowork schedule list` shows them")]
+    Unknown(String),
+    #[error("schedules: {0}")]
+    Store(String),
+}
+
+fn db(e: impl std::fmt::Display) -> ScheduleError {
+    ScheduleError::Store(e.to_string())
+}
+
+/// A run this much later than its time was missed (the machine slept, Cowork was closed).
+const LATE: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
+
+fn parse_cron(text: &str) -> Result<croner::Cron, ScheduleError> {
+    croner::Cron::from_str(text.trim())
+        .map_err(|e| ScheduleError::Cron(text.to_string(), e.to_string()))
+}
+
+/// The next time `cron` matches after `after`, read in the person's zone.
+fn next_after(cron: &croner::Cron, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    cron.find_next_occurrence(&after.with_timezone(&Local), false)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn parse_stamp(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_default()
+}
+
+/// Time, for the worker: the system's, or one a test moves.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+    /// Returns at `at` (or earlier: the worker looks at the time again anyway).
+    fn sleep_until(&self, at: DateTime<Utc>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// The system clock. Its timers stop while the machine sleeps, so a sleep is cut into pieces
+/// of at most 15 minutes: after waking, a due run is found within 15 minutes.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+    fn sleep_until(&self, at: DateTime<Utc>) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let wait = (at - Utc::now())
+            .to_std()
+            .unwrap_or_default()
+            .min(Duration::from_secs(15 * 60));
+        Box::pin(tokio::time::sleep(wait))
+    }
+}
+
+pub struct Schedules {
+    conn: Mutex<Connection>,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+const COLUMNS: &str = "id, name, cron, target, missed, granted, enabled, next_due";
+
+fn schedule_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Schedule> {
+    let cron: String = r.get(2)?;
+    let target: String = r.get(3)?;
+    let missed: String = r.get(4)?;
+    let granted: String = r.get(5)?;
+    Ok(Schedule {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        when: parse_cron(&cron).map(|c| c.describe()).unwrap_or_default(),
+        cron,
+        target: serde_json::from_str(&target).unwrap_or(Target::Prompt {
+            prompt: String::new(),
+        }),
+        missed: missed.parse().unwrap_or(Missed::RunOnce),
+        granted: serde_json::from_str(&granted).unwrap_or_default(),
+        enabled: r.get(6)?,
+        next_due: parse_stamp(&r.get::<_, String>(7)?),
+    })
+}
+
+impl Schedules {
+    pub fn open(store: &Store) -> Result<Schedules, ScheduleError> {
+        let schedules = Schedules {
+            conn: Mutex::new(store.connect().map_err(db)?),
+            changed: Arc::default(),
+        };
+        // Runs left `running` by a process that is gone were cut short.
+        {
+            let conn = schedules.conn.lock().unwrap();
+            let running: Vec<(String, i64)> = conn
+                .prepare("SELECT id, pid FROM schedule_runs WHERE state = 'running'")
+                .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .map_err(db)?;
+            for (id, pid) in running {
+                if !crate::run::alive(pid) {
+                    conn.execute(
+                        "UPDATE schedule_runs SET state = 'interrupted', ended_at = ?2 WHERE id = ?1",
+                        params![id, stamp(Utc::now())],
+                    )
+                    .map_err(db)?;
+                }
+            }
+        }
+        Ok(schedules)
+    }
+
+    pub fn add(
+        &self,
+        name: &str,
+        cron: &str,
+        target: Target,
+        missed: Missed,
+        granted: Vec<Effect>,
+        now: DateTime<Utc>,
+    ) -> Result<Schedule, ScheduleError> {
+        if name.is_empty()
+            || name.len() > 60
+            || !name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ScheduleError::Name(name.to_string()));
+        }
+        let pattern = parse_cron(cron)?;
+        let next = next_after(&pattern, now)
+            .ok_or_else(|| ScheduleError::Cron(cron.to_string(), "it never matches".into()))?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let added = self.conn.lock().unwrap().execute(
+            "INSERT INTO schedules (id, name, cron, target, missed, granted, enabled, next_due, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)",
+            params![
+                id,
+                name,
+                cron.trim(),
+                serde_json::to_string(&target).map_err(db)?,
+                serde_json::to_value(missed).map_err(db)?.as_str().unwrap_or("run_once"),
+                serde_json::to_string(&granted).map_err(db)?,
+                stamp(next),
+                stamp(now)
+            ],
+        );
+        match added {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                return Err(ScheduleError::Exists(name.to_string()));
+            }
+            other => {
+                other.map_err(db)?;
+            }
+        }
+        self.changed.notify_one();
+        self.get(name)
+    }
+
+    pub fn get(&self, name: &str) -> Result<Schedule, ScheduleError> {
+        self.conn
+            .lock()
+            .unwrap()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM schedules WHERE name = ?1"),
+                [name],
+                schedule_from_row,
+            )
+            .optional()
+            .map_err(db)?
+            .ok_or_else(|| ScheduleError::Unknown(name.to_string()))
+    }
+
+    pub fn list(&self) -> Result<Vec<Schedule>, ScheduleError> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {COLUMNS} FROM schedules ORDER BY next_due"
+            ))
+            .map_err(db)?;
+        let rows = stmt.query_map([], schedule_from_row).map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    pub fn remove(&self, name: &str) -> Result<(), ScheduleError> {
+        let removed = self
+            .conn
+            .lock()
+            .unwrap()
+            .execute("DELETE FROM schedules WHERE name = ?1", [name])
+            .map_err(db)?;
+        if removed == 0 {
+            return Err(ScheduleError::Unknown(name.to_string()));
+        }
+        self.changed.notify_one();
+        Ok(())
+    }
+
+    /// When the next enabled schedule is due.
+    pub fn next_due(&self) -> Result<Option<DateTime<Utc>>, ScheduleError> {
+        let next: Option<String> = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT min(next_due) FROM schedules WHERE enabled = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        Ok(next.map(|t| parse_stamp(&t)))
+    }
+
+    /// The runs due at `now`, each on record (`running`, or `skipped` for a missed run of a
+    /// schedule that skips them), and each schedule moved to its next time after `now` — a
+    /// week asleep makes one run, not seven.
+    pub fn take_due(&self, now: DateTime<Utc>) -> Result<Vec<Firing>, ScheduleError> {
+        let mut conn = self.conn.lock().unwrap();
+        let tx = conn.transaction().map_err(db)?;
+        let due: Vec<Schedule> = {
+            let mut stmt = tx
+                .prepare(&format!(
+                    "SELECT {COLUMNS} FROM schedules WHERE enabled = 1 AND next_due <= ?1"
+                ))
+                .map_err(db)?;
+            stmt.query_map([stamp(now)], schedule_from_row)
+                .map_err(db)?
+                .collect::<Result<_, _>>()
+                .map_err(db)?
+        };
+        let mut firings = Vec::new();
+        for schedule in due {
+            let missed = now - schedule.next_due > LATE;
+            let skip = missed && schedule.missed == Missed::Skip;
+            let run = uuid::Uuid::now_v7().to_string();
+            tx.execute(
+                "INSERT INTO schedule_runs (id, schedule, due_at, started_at, ended_at, state, missed, pid, detail)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    run,
+                    schedule.name,
+                    stamp(schedule.next_due),
+                    stamp(now),
+                    skip.then(|| stamp(now)),
+                    if skip { "skipped" } else { "running" },
+                    missed,
+                    std::process::id(),
+                    skip.then_some("missed while the computer slept or Cowork was closed; this schedule skips missed runs")
+                ],
+            )
+            .map_err(db)?;
+            let next = parse_cron(&schedule.cron)
+                .ok()
+                .and_then(|c| next_after(&c, now));
+            match next {
+                Some(next) => tx.execute(
+                    "UPDATE schedules SET next_due = ?2 WHERE id = ?1",
+                    params![schedule.id, stamp(next)],
+                ),
+                None => tx.execute(
+                    "UPDATE schedules SET enabled = 0 WHERE id = ?1",
+                    [&schedule.id],
+                ),
+            }
+            .map_err(db)?;
+            if !skip {
+                firings.push(Firing {
+                    run,
+                    due: schedule.next_due,
+                    schedule,
+                    missed,
+                });
+            }
+        }
+        tx.commit().map_err(db)?;
+        Ok(firings)
+    }
+
+    /// A run's end: completed, failed or waiting (for the person).
+    pub fn finish(&self, run: &str, state: &str, detail: Option<&str>) {
+        let written = self.conn.lock().unwrap().execute(
+            "UPDATE schedule_runs SET state = ?2, ended_at = ?3, detail = ?4 WHERE id = ?1",
+            params![run, state, stamp(Utc::now()), detail],
+        );
+        if let Err(e) = written {
+            tracing::error!("schedule run {run}: could not record its end: {e}");
+        }
+    }
+
+    /// Recent runs, newest first (of one schedule, or all).
+    pub fn history(
+        &self,
+        name: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ScheduleRun>, ScheduleError> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, schedule, due_at, started_at, ended_at, state, missed, detail FROM schedule_runs
+                 WHERE ?1 IS NULL OR schedule = ?1 ORDER BY started_at DESC, id DESC LIMIT ?2",
+            )
+            .map_err(db)?;
+        let rows = stmt
+            .query_map(params![name, limit as i64], |r| {
+                Ok(ScheduleRun {
+                    id: r.get(0)?,
+                    schedule: r.get(1)?,
+                    due_at: r.get(2)?,
+                    started_at: r.get(3)?,
+                    ended_at: r.get(4)?,
+                    state: r.get(5)?,
+                    missed: r.get(6)?,
+                    detail: r.get(7)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<_, _>>().map_err(db)
+    }
+}
+
+/// How a prompt runs unattended (the app's agent): the text of the reply, or why it could not.
+pub type PromptRunner = Arc<
+    dyn Fn(
+            String,
+            String,
+            Vec<Effect>,
+        ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// Runs the schedules for as long as it lives: sleeps until the next is due (or one is
+/// added), makes the runs due — each on its own task — and sleeps again.
+pub async fn serve(
+    schedules: Arc<Schedules>,
+    chains: Arc<Chains>,
+    clock: Arc<dyn Clock>,
+    prompt: PromptRunner,
+) {
+    let changed = schedules.changed.clone();
+    loop {
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let now = clock.now();
+        match schedules.take_due(now) {
+            Ok(firings) => {
+                for firing in firings {
+                    let (schedules, chains, prompt) =
+                        (schedules.clone(), chains.clone(), prompt.clone());
+                    tokio::spawn(async move { fire(&schedules, &chains, &prompt, firing).await });
+                }
+            }
+            Err(e) => tracing::error!("schedules: {e}"),
+        }
+        let next = schedules.next_due().ok().flatten();
+        let until = next.unwrap_or(now + chrono::TimeDelta::days(1));
+        tokio::select! {
+            _ = clock.sleep_until(until) => {}
+            _ = &mut notified => {}
+        }
+    }
+}
+
+async fn fire(schedules: &Schedules, chains: &Chains, prompt: &PromptRunner, firing: Firing) {
+    let conversation = format!("schedule:{}", firing.schedule.name);
+    let (state, detail) = match &firing.schedule.target {
+        Target::Chain { chain, inputs } => match chains.get(chain) {
+            Err(e) => ("failed", Some(e)),
+            Ok(chain) => {
+                let options = RunOptions {
+                    conversation,
+                    granted: Some(Arc::from(firing.schedule.granted.clone())),
+                    unattended: true,
+                };
+                match chains
+                    .run(&chain, inputs, &options, &|_: &ChainEvent| {})
+                    .await
+                {
+                    Ok(report) => match report.state {
+                        RunState::Completed => {
+                            ("completed", Some(format!("chain run {}", report.run)))
+                        }
+                        RunState::Waiting => (
+                            "waiting",
+                            Some(format!(
+                                "{} (chain run {}; it goes on when you resume the waiting task)",
+                                report.error.unwrap_or_default(),
+                                report.run
+                            )),
+                        ),
+                        _ => ("failed", report.error),
+                    },
+                    Err(e) => ("failed", Some(e.to_string())),
+                }
+            }
+        },
+        Target::Prompt { prompt: text } => {
+            match prompt(conversation, text.clone(), firing.schedule.granted.clone()).await {
+                Ok(reply) => ("completed", Some(reply)),
+                Err(e) => ("failed", Some(e)),
+            }
+        }
+    };
+    schedules.finish(&firing.run, state, detail.as_deref());
+}

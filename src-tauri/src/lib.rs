@@ -135,6 +135,8 @@ pub fn builder<R: Runtime>(
             });
             // Mail leaves the outbox once its undo delay has passed, while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.outbox_worker());
+            // Scheduled runs, while the window (or the tray) lives.
+            tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.schedule_worker());
             // The vault's index follows its folder (edits in Obsidian) while the window lives.
             tauri::async_runtime::spawn(tauri_app.state::<Shell>().app.vault_worker());
             // A chain's progress, whoever runs it (the model, a schedule): the window's card.

@@ -41,6 +41,11 @@ pub struct AgentConfig {
     /// Before each turn, recall this many memories from the vault (`search_vault`, reviewed
     /// like any call) and give them to the model. None = off (the default).
     pub recall: Option<usize>,
+    /// Effects the person approved up front for this agent's calls (a schedule's grant).
+    pub granted: Option<Arc<[cowork_contract::Effect]>>,
+    /// Nobody is there (a scheduled prompt): an ask outside the grant suspends the call as a
+    /// task waiting for the person.
+    pub unattended: bool,
 }
 
 impl Default for AgentConfig {
@@ -53,6 +58,8 @@ impl Default for AgentConfig {
             max_tool_result_chars: 20_000,
             allowed_tools: None,
             recall: None,
+            granted: None,
+            unattended: false,
         }
     }
 }
@@ -467,6 +474,8 @@ impl Agent {
                     req.cancel = cancel.child_token();
                     req.allowed_tools = allowed.clone();
                     req.caller_ref = Some(id.clone());
+                    req.granted = self.config.granted.clone();
+                    req.unattended = self.config.unattended;
                     req
                 })
                 .collect();

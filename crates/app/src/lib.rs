@@ -146,6 +146,7 @@ pub struct App {
     browser: Arc<cowork_browser::BrowserTools>,
     voice: Arc<cowork_voice::Voice>,
     chains: Arc<cowork_chains::Chains>,
+    schedules: Arc<cowork_chains::Schedules>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
 }
@@ -445,6 +446,9 @@ impl App {
         scheduler
             .registry()
             .add_provider(Layer::Builtin, chains.provider());
+        let schedules = Arc::new(
+            cowork_chains::Schedules::open(&store).map_err(|e| AppError::Chains(e.to_string()))?,
+        );
         // Servers' elicitations go to the person through the same Approver as asks, audited.
         let weak = Arc::downgrade(&scheduler);
         gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
@@ -480,6 +484,7 @@ impl App {
             vault_settings,
             browser,
             chains,
+            schedules,
             toolpack_changes,
         })
     }
@@ -492,6 +497,57 @@ impl App {
         outcome: &Result<cowork_contract::ToolOutput, cowork_contract::ToolError>,
     ) -> Option<Result<cowork_chains::RunReport, cowork_chains::RunError>> {
         self.chains.continue_after(task, outcome, &|_| {}).await
+    }
+
+    /// Scheduled runs of chains and prompts.
+    pub fn schedules(&self) -> &Arc<cowork_chains::Schedules> {
+        &self.schedules
+    }
+
+    /// Runs the schedules (on the system clock) for as long as it lives: a scheduled prompt
+    /// runs through the model provider of Settings, unattended, with the schedule's grant.
+    /// Shells run it for as long as they live (`cowork schedule serve`, the window).
+    pub fn schedule_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let (store, scheduler) = (self.store.clone(), self.scheduler.clone());
+        let prompt: cowork_chains::PromptRunner = Arc::new(move |conversation, text, granted| {
+            let (store, scheduler) = (store.clone(), scheduler.clone());
+            Box::pin(async move {
+                let settings = AgentSettings::load(&store.dir().settings_path())?.ok_or(
+                    "no model provider is configured: Settings → Model, or `cowork provider set`",
+                )?;
+                let mut config = settings.agent_config();
+                config.granted = Some(Arc::from(granted));
+                config.unattended = true;
+                let agent = cowork_agent::Agent::new(
+                    scheduler,
+                    settings.provider()?,
+                    cowork_agent::Conversations::open(&store)?,
+                    config,
+                );
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let turn = agent.send(
+                    &conversation,
+                    &text,
+                    &tx,
+                    tokio_util::sync::CancellationToken::new(),
+                );
+                let result = turn.await.map_err(|e| e.to_string());
+                drop(tx);
+                let mut reply = String::new();
+                while let Ok(event) = rx.try_recv() {
+                    if let cowork_agent::AgentEvent::TextDelta { text } = event {
+                        reply.push_str(&text);
+                    }
+                }
+                result.map(|_| reply)
+            })
+        });
+        cowork_chains::serve(
+            self.schedules.clone(),
+            self.chains.clone(),
+            Arc::new(cowork_chains::SystemClock),
+            prompt,
+        )
     }
 
     /// The tool chains of this data dir and the enabled toolpacks.

@@ -19,6 +19,7 @@ mod approve;
 mod chains;
 mod print;
 mod provider;
+mod schedule;
 mod tasks;
 mod toolpack;
 mod vault;
@@ -29,6 +30,7 @@ mod workspace;
 use account::*;
 use chains::*;
 use provider::*;
+use schedule::*;
 use tasks::*;
 use toolpack::*;
 use vault::*;
@@ -101,6 +103,9 @@ enum Command {
     /// Tool chains: list, show, explain (every step's effects), run, runs, resume.
     #[command(subcommand)]
     Chains(ChainsCmd),
+    /// Scheduled runs of a chain or a prompt: add, list, remove, runs, serve.
+    #[command(subcommand)]
+    Schedule(ScheduleCmd),
     /// Long-term memory and notes: Markdown files in the vault folder, searched by meaning.
     #[command(subcommand)]
     Vault(VaultCmd),
@@ -467,6 +472,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Voice(cmd) => return voice(&app, cmd, conversation, json).await,
         Command::Web(cmd) => return web(&app, cmd, conversation, json).await,
         Command::Chains(cmd) => return chains(&app, cmd, conversation, json).await,
+        Command::Schedule(cmd) => return schedule(&app, cmd, conversation, json).await,
         Command::Tasks(cmd) => {
             let code = tasks(&app, cmd, json).await;
             app.close_browser().await;

@@ -71,6 +71,9 @@ const COMMANDS: &[&str] = &[
     "close_quick_ask",
     "pending_asks",
     "close_window",
+    "list_schedules",
+    "schedule_runs",
+    "remove_schedule",
 ];
 
 fn main() {

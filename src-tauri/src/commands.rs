@@ -1040,3 +1040,34 @@ pub fn pending_asks(shell: State<'_, Shell>) -> PendingAsks {
 pub fn close_window<R: Runtime>(window: tauri::Window<R>) {
     let _ = window.close();
 }
+
+/// Settings → Schedules: every schedule and its next time.
+#[tauri::command]
+#[specta::specta]
+pub fn list_schedules(shell: State<'_, Shell>) -> Res<Vec<cowork_app::chains::Schedule>> {
+    shell.app.schedules().list().map_err(|e| e.to_string())
+}
+
+/// The run history (of one schedule, or all), newest first.
+#[tauri::command]
+#[specta::specta]
+pub fn schedule_runs(
+    shell: State<'_, Shell>,
+    name: Option<String>,
+) -> Res<Vec<cowork_app::chains::ScheduleRun>> {
+    shell
+        .app
+        .schedules()
+        .history(name.as_deref(), 30)
+        .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn remove_schedule(shell: State<'_, Shell>, name: String) -> Res<()> {
+    shell
+        .app
+        .schedules()
+        .remove(&name)
+        .map_err(|e| e.to_string())
+}

@@ -302,6 +302,9 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::close_quick_ask::<tauri::Wry>,
             commands::pending_asks,
             commands::close_window::<tauri::Wry>,
+            commands::list_schedules,
+            commands::schedule_runs,
+            commands::remove_schedule,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

@@ -141,6 +141,11 @@ export const commands = {
 	pendingAsks: () => __TAURI_INVOKE<PendingAsks>("pending_asks"),
 	/**  Ctrl+W: the window closes; Cowork stays in the tray when the person chose so. */
 	closeWindow: () => __TAURI_INVOKE<void>("close_window"),
+	/**  Settings → Schedules: every schedule and its next time. */
+	listSchedules: () => __TAURI_INVOKE<Schedule[]>("list_schedules"),
+	/**  The run history (of one schedule, or all), newest first. */
+	scheduleRuns: (name: string | null) => __TAURI_INVOKE<ScheduleRun[]>("schedule_runs", { name }),
+	removeSchedule: (name: string) => __TAURI_INVOKE<null>("remove_schedule", { name }),
 };
 
 /* Types */
@@ -410,6 +415,11 @@ export type MicState = {
 	partial: string,
 };
 
+/**  What happens to a run that fell due while the machine slept or Cowork was closed. */
+export type Missed = 
+/**  Once on waking (not once per missed time). */
+"run_once" | "skip";
+
 export type Mode = "normal" | 
 /**  Read-only effects only, until a plan is approved. */
 "plan" | 
@@ -576,6 +586,34 @@ export type RuleEntry = {
 /**  Where a rule came from, narrowest last. */
 export type RuleSource = "builtin" | "user" | "workspace" | "conversation";
 
+export type Schedule = {
+	id: string,
+	name: string,
+	cron: string,
+	/**  The cron pattern in words. */
+	when: string,
+	target: Target,
+	missed: Missed,
+	/**  The effects the person granted for its unattended runs. */
+	granted: Effect[],
+	enabled: boolean,
+	next_due: string,
+};
+
+/**  One run a schedule made (or skipped). */
+export type ScheduleRun = {
+	id: string,
+	schedule: string,
+	due_at: string,
+	started_at: string,
+	ended_at: string | null,
+	/**  running | completed | failed | waiting (for the person) | skipped | interrupted */
+	state: string,
+	/**  It fell due while the machine slept or Cowork was closed. */
+	missed: boolean,
+	detail: string | null,
+};
+
 export type SearchProvider = 
 /**  A SearXNG instance's JSON API (self-hosted; no key). */
 "searxng" | 
@@ -635,6 +673,9 @@ export type Suspension = {
 	deadline: string,
 	settled_by: string | null,
 };
+
+/**  What a schedule runs. */
+export type Target = { kind: "chain"; chain: string; inputs?: Value } | { kind: "prompt"; prompt: string };
 
 /**  `task-resumed`: a suspended task ran again (by the button or by itself). */
 export type TaskResumed = {

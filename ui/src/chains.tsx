@@ -1,7 +1,7 @@
 // A chain's progress, pushed as it runs (its six events): each step waiting, running, done,
 // skipped or failed, and how the run ended. One card per run, dismissed by the person.
 import { useEffect, useState } from "preact/hooks";
-import { on, type ChainEvent } from "./api";
+import { api, on, type ChainEvent, type Schedule, type ScheduleRun } from "./api";
 import { t } from "./i18n";
 
 type StepState = "waiting" | "running" | "done" | "skipped" | "failed";
@@ -47,5 +47,47 @@ export function ChainProgress() {
         </div>
       ))}
     </div>
+  );
+}
+
+/** Settings → Schedules: each schedule, its next time and what it may do unattended, and the run history. */
+export function SchedulesPanel() {
+  const [schedules, setSchedules] = useState<Schedule[]>([]);
+  const [runs, setRuns] = useState<ScheduleRun[]>([]);
+  const [status, setStatus] = useState("");
+  const load = () => {
+    api.listSchedules().then(setSchedules).catch((e) => setStatus(String(e)));
+    api.scheduleRuns(null).then(setRuns).catch((e) => setStatus(String(e)));
+  };
+  useEffect(() => {
+    load();
+    // A run's end shows up as its tool calls finish.
+    const un = on("chain-event", (e) => { if (e.type === "chain_completed" || e.type === "chain_failed") load(); });
+    return () => { un.then((f) => f()); };
+  }, []);
+  const what = (s: Schedule) => (s.target.kind === "chain" ? `${t("chain")}: ${s.target.chain}` : `“${s.target.prompt}”`);
+  return (
+    <fieldset data-testid="schedules">
+      <legend>{t("schedules")}</legend>
+      {schedules.length === 0 && <p class="muted">{t("noSchedules")} <code>cowork schedule add "0 8 * * 1-5" --prompt "…"</code></p>}
+      <ul class="schedules">
+        {schedules.map((s) => (
+          <li key={s.id} data-name={s.name}>
+            <strong>{s.name}</strong> — {s.when} · {what(s)} · {t("nextRun")} {new Date(s.next_due).toLocaleString()} ·{" "}
+            <span class="muted">{s.granted.length} {t("effectsGranted")}</span>{" "}
+            <button class="link" onClick={() => api.removeSchedule(s.name).then(load).catch((e) => setStatus(String(e)))}>{t("remove")}</button>
+          </li>
+        ))}
+      </ul>
+      {runs.length > 0 && (
+        <table class="runs" data-testid="schedule-runs">
+          <thead><tr><th>{t("schedule")}</th><th>{t("due")}</th><th>{t("state")}</th><th /></tr></thead>
+          <tbody>{runs.map((r) => (
+            <tr key={r.id} data-state={r.state}><td>{r.schedule}</td><td>{new Date(r.due_at).toLocaleString()}{r.missed ? ` (${t("missed")})` : ""}</td>
+              <td>{t(`run_${r.state}` as Parameters<typeof t>[0])}</td><td class="muted">{r.detail ?? ""}</td></tr>))}</tbody>
+        </table>
+      )}
+      {status && <p class="status">{status}</p>}
+    </fieldset>
   );
 }

@@ -4,6 +4,7 @@ import { MemorySettings } from "./memory";
 import { VoiceSettingsPanel } from "./voice";
 import { WebSettingsPanel } from "./web";
 import { DesktopSettingsPanel } from "./desktop";
+import { SchedulesPanel } from "./chains";
 import { api, type Action, type AgentSettings, type AuditEntry, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type ToolInfo, type VerifyReport } from "./api";
 import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
 
@@ -107,6 +108,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
       <VoiceSettingsPanel />
       <WebSettingsPanel />
       <DesktopSettingsPanel />
+      <SchedulesPanel />
       <fieldset>
         <legend>{t("language")} · {t("theme")}</legend>
         <select value={getLang()} onChange={(e) => { setLang(e.currentTarget.value as Lang); onChange(); }}><option value="en">English</option><option value="zh-CN">简体中文</option></select>

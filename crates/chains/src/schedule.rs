@@ -24,6 +24,7 @@ use std::time::Duration;
 
 /// What a schedule runs.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Target {
     Chain {
@@ -38,6 +39,7 @@ pub enum Target {
 
 /// What happens to a run that fell due while the machine slept or Cowork was closed.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Missed {
     /// Once on waking (not once per missed time).
@@ -57,6 +59,7 @@ impl FromStr for Missed {
 }
 
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Schedule {
     pub id: String,
     pub name: String,
@@ -73,6 +76,7 @@ pub struct Schedule {
 
 /// One run a schedule made (or skipped).
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ScheduleRun {
     pub id: String,
     pub schedule: String,

@@ -34,6 +34,8 @@ echo "== vault benchmark (smoke run; real figures: cargo bench -p cowork-tests -
 VAULT_BENCH_ENTRIES=2000 VAULT_BENCH_INGEST=100 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench vault
 echo "== browser benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench browser)"
 BROWSER_BENCH_ACTIONS=20 cargo test --locked -p cowork-tests --bench browser
+echo "== chains benchmark (smoke run, debug build; real figures: cargo bench -p cowork-chains --bench overhead)"
+CHAINS_BENCH_RUNS=2 cargo test --locked -p cowork-chains --bench overhead
 echo "== web benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench web)"
 WEB_BENCH_RUNS=5 cargo test --locked -p cowork-tests --bench web
 echo "== voice benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench voice)"

@@ -3,6 +3,9 @@
 //! argument from the step before, side by side in one run, on a real SQLite file; the
 //! difference per step (templating, the step's record in the store, events).
 //!
+//! Also: the schedule worker with 1,000 schedules, none due for hours, on the system clock —
+//! the CPU time the whole process spends in 3 s (target ≈ 0: it sleeps until one is due).
+//!
 //!     cargo bench -p cowork-chains --bench overhead   (CHAINS_BENCH_RUNS=50, 20 steps)
 
 use cowork_chains::{Chains, RunOptions, RunState};
@@ -95,6 +98,7 @@ fn main() {
     std::fs::write(dir.join("bench.toml"), text).unwrap();
     let chains = Chains::open(&store, scheduler.clone(), vec![dir]).unwrap();
     let chain = chains.get("bench").unwrap();
+    let chain = Arc::new(chain);
     let options = RunOptions {
         conversation: "bench".into(),
         granted: None,
@@ -136,10 +140,54 @@ fn main() {
         }
         (bare, chained)
     });
+    // 1,000 schedules, the next due hours away (03:00 and 04:00 are never within the 3 s).
+    let schedules = Arc::new(cowork_chains::Schedules::open(&store).unwrap());
+    for i in 0..1000 {
+        schedules
+            .add(
+                &format!("s{i}"),
+                &format!("{} {} * * *", i % 60, 3 + i % 2),
+                cowork_chains::Target::Prompt { prompt: "x".into() },
+                cowork_chains::Missed::Skip,
+                vec![],
+                chrono::Utc::now(),
+            )
+            .unwrap();
+    }
+    let prompt: cowork_chains::PromptRunner =
+        Arc::new(|_, _, _| Box::pin(async { Ok(String::new()) }));
+    let chains = Arc::new(chains);
+    let idle_cpu = runtime.block_on(async {
+        let worker = tokio::spawn(cowork_chains::serve(
+            schedules,
+            chains.clone(),
+            Arc::new(cowork_chains::SystemClock),
+            prompt,
+        ));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let before = cpu_time();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let spent = cpu_time() - before;
+        worker.abort();
+        spent
+    });
     let per_step = |d: Duration| d.as_secs_f64() * 1e6 / STEPS as f64;
     let (bare, chained) = (per_step(median(bare)), per_step(median(chained)));
     println!(
         "chains: per step, bare Scheduler::call median {bare:.1} µs, in a chain {chained:.1} µs — overhead {:.1} µs per step ({runs} runs of {STEPS} steps)",
         chained - bare
     );
+    println!(
+        "schedules: 1,000 schedules, none due: the process used {:.2} ms of CPU in 3 s",
+        idle_cpu.as_secs_f64() * 1e3
+    );
+}
+
+/// User + system CPU time of this process so far.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }

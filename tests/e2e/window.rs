@@ -2409,3 +2409,145 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// The assistant turns to the person in the window: `AskUserQuestion` as a form (several
+/// choices ticked, their own words), then plan mode — its plan shown in the form, approved there.
+/// What the person chose reaches the model as the tool's result, nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[(
+            "q1",
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which meals should I book?", "options": [{"label": "breakfast"}, {"label": "lunch"}, {"label": "dinner"}], "multiSelect": true}]}),
+        )],
+    ));
+    server.push(Turn::text("Noted."));
+    server.push(Turn::tools("", &[("p1", "enter_plan_mode", json!({}))]));
+    server.push(Turn::tools(
+        "",
+        &[(
+            "p2",
+            "ExitPlanMode",
+            json!({"plan": "1. Book the 9:40 train to Lyon\n2. Add it to the calendar"}),
+        )],
+    ));
+    server.push(Turn::text("Booked."));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    let send = |text: &'static str| {
+        let d = &d;
+        async move {
+            let input = d
+                .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
+                .await;
+            d.type_into(&input, text).await;
+            d.click(
+                &d.wait_for("[data-testid=send]", Duration::from_secs(10))
+                    .await,
+            )
+            .await;
+        }
+    };
+    send("book meals for the trip").await;
+    let modal = "[data-testid=elicitation-modal]";
+    let words = d
+        .wait_for(
+            &format!("{modal} [data-testid=form-words]"),
+            Duration::from_secs(30),
+        )
+        .await;
+    assert!(d.text(&words).await.contains("Which meals should I book?"));
+    for meal in ["breakfast", "dinner"] {
+        d.click(
+            &d.wait_for(
+                &format!("{modal} input[type=checkbox][value={meal}]"),
+                Duration::from_secs(5),
+            )
+            .await,
+        )
+        .await;
+    }
+    let other = d
+        .wait_for(
+            &format!("{modal} input[data-field=q0_other]"),
+            Duration::from_secs(5),
+        )
+        .await;
+    d.type_into(&other, "no nuts").await;
+    d.screenshot(&artifacts().join("ask-user-form.png")).await;
+    d.click(
+        &d.wait_for(
+            &format!("{modal} button[data-choice=accept]"),
+            Duration::from_secs(5),
+        )
+        .await,
+    )
+    .await;
+    let start = Instant::now();
+    while server.requests().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the answer never reached the model"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let answer = server.requests()[1].2.to_string();
+    assert!(
+        answer.contains("breakfast") && answer.contains("dinner") && answer.contains("no nuts"),
+        "{answer}"
+    );
+    assert!(
+        !answer.contains("\\\"lunch\\\"]"),
+        "only what was ticked: {answer}"
+    );
+
+    // Plan first: the plan is shown in the form and approved there.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    send("now book the train, plan first").await;
+    let words = d
+        .wait_for(
+            &format!("{modal} [data-testid=form-words]"),
+            Duration::from_secs(30),
+        )
+        .await;
+    assert!(d.text(&words).await.contains("Book the 9:40 train to Lyon"));
+    d.click(
+        &d.wait_for(
+            &format!("{modal} input[type=radio][value=approve]"),
+            Duration::from_secs(5),
+        )
+        .await,
+    )
+    .await;
+    d.screenshot(&artifacts().join("plan-approval.png")).await;
+    d.click(
+        &d.wait_for(
+            &format!("{modal} button[data-choice=accept]"),
+            Duration::from_secs(5),
+        )
+        .await,
+    )
+    .await;
+    let start = Instant::now();
+    while server.requests().len() < 5 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the plan's answer never reached the model"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let approved = server.requests()[4].2.to_string();
+    assert!(approved.contains("approved\\\": true"), "{approved}");
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

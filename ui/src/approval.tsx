@@ -134,7 +134,9 @@ export function ElicitationModal({ request, onDone }: { request: ElicitationRequ
                   if (e.currentTarget.checked) picked.add(o); else picked.delete(o);
                   setValues({ ...values, [key]: f.items!.enum!.filter((x) => picked.has(x)) });
                 }} /> {o}</label>))}</span>
-              : f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option>{o}</option>)}</select>
+              : f.enum && f.enum.length <= 4 ? <span class="options" data-field={key}>{f.enum.map((o) => (
+                <label class="check" key={o}><input type="radio" name={`${request.id}-${key}`} value={o} onChange={() => setValues({ ...values, [key]: o })} /> {o}</label>))}</span>
+              : f.enum ? <select onChange={(e) => setValues({ ...values, [key]: e.currentTarget.value })}><option value="" />{f.enum.map((o) => <option value={o}>{o}</option>)}</select>
               : f.type === "boolean" ? <input type="checkbox" onChange={(e) => setValues({ ...values, [key]: e.currentTarget.checked })} />
               : f.type === "number" || f.type === "integer"
                 ? <input ref={i === 0 ? first : undefined} type="number" data-field={key} onInput={(e) => { const v = e.currentTarget.value; setValues({ ...values, [key]: v === "" ? "" : Number(v) }); }} />

@@ -12,8 +12,9 @@ mkdir -p "$CARGO_TARGET_DIR"
 export CARGO_TERM_COLOR=never
 # Each build of a test leaves a new binary beside the old ones (hundreds of MB each in debug):
 # keep the newest per name, or a kept target dir fills the disk within days.
-find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -regex '.*-[0-9a-f]\{16\}' -printf '%T@ %p\n' 2>/dev/null \
-  | sort -rn | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' | xargs -r rm -f
+# (A fresh target dir has no deps folder yet: nothing to prune.)
+[ -d "$CARGO_TARGET_DIR/debug/deps" ] && find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -regex '.*-[0-9a-f]\{16\}' -printf '%T@ %p\n' 2>/dev/null \
+  | sort -rn | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' | xargs -r rm -f || true
 
 echo "== lint"
 cargo fmt --all --check

@@ -768,7 +768,7 @@ pub fn emit_resumed<R: Runtime>(
     let (waiting, task, result) = (handle.clone(), id.to_string(), outcome.result.clone());
     tauri::async_runtime::spawn(async move {
         let shell = waiting.state::<Shell>();
-        if let Some(Err(e)) = shell.app.continue_chain_after(&task, &result).await {
+        if let Some(Err(e)) = shell.app.task_resumed(&task, &result).await {
             tracing::warn!("the chain waiting on task {task}: {e}");
         }
     });

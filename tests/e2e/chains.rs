@@ -432,7 +432,7 @@ async fn settle<T>(mut probe: impl FnMut() -> Option<T>) -> T {
 /// only when one is due.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
-    use cowork_app::chains::{Missed, Schedules, Target};
+    use cowork_app::chains::{Missed, ScheduleRunState, Schedules, Target};
     use std::time::Duration as StdDuration;
     let (h, asked) = window();
     let tasks = Arc::new(cowork_core::SuspendCoordinator::open(&h.store).unwrap());
@@ -492,7 +492,12 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
     let counted = prompts.clone();
     let prompt: cowork_app::chains::PromptRunner = Arc::new(move |_, _, _| {
         counted.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Ok("done".to_string()) })
+        Box::pin(async {
+            Ok(cowork_app::chains::PromptReply {
+                text: "done".into(),
+                waiting_on: vec![],
+            })
+        })
     });
     let worker = tokio::spawn(cowork_app::chains::serve(
         schedules.clone(),
@@ -513,15 +518,16 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
             .history(Some("deploy"), 1)
             .unwrap()
             .into_iter()
-            .find(|r| r.state != "running")
+            .find(|r| r.state != ScheduleRunState::Running)
     })
     .await;
-    assert_eq!(run.state, "waiting", "{run:?}");
+    assert_eq!(run.state, ScheduleRunState::Waiting, "{run:?}");
     assert!(!run.missed);
     assert_eq!(asked.load(Ordering::SeqCst), 0, "nobody was asked");
     let waiting = tasks.list(false).unwrap();
     assert_eq!(waiting.len(), 1);
     assert_eq!(waiting[0].tool, "mail_probe");
+    assert_eq!(run.waiting_on, [waiting[0].id.clone()], "named in the run");
 
     // Between runs the worker sleeps, however many schedules there are: moving the clock short
     // of the next time wakes nothing.
@@ -559,24 +565,156 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
             .history(Some("deploy"), 5)
             .unwrap()
             .into_iter()
-            .find(|r| r.missed && r.state != "running")
+            .find(|r| r.missed && r.state != ScheduleRunState::Running)
     })
     .await;
-    assert_eq!(missed.state, "waiting");
+    assert_eq!(missed.state, ScheduleRunState::Waiting);
     assert_eq!(schedules.history(Some("deploy"), 10).unwrap().len(), 2);
     let skipped = schedules.history(Some("skipper"), 10).unwrap();
     assert!(
-        skipped.iter().any(|r| r.state == "skipped" && r.missed),
+        skipped
+            .iter()
+            .any(|r| r.state == ScheduleRunState::Skipped && r.missed),
         "{skipped:?}"
     );
     assert!(
         skipped
             .iter()
-            .all(|r| r.state != "running" && r.state != "completed")
+            .all(|r| r.state != ScheduleRunState::Running && r.state != ScheduleRunState::Completed)
     );
     assert!(
         prompts.load(Ordering::SeqCst) >= 1,
         "the 3:00 prompts ran once each"
     );
+    worker.abort();
+}
+
+/// A scheduled prompt runs through the agent (the model of Settings), unattended: the call the
+/// schedule was granted runs, a call outside the grant becomes a task waiting for the person
+/// (nobody is asked, nothing hangs, nothing is denied), and the run is `waiting` on it; once
+/// the person resumes and approves it, the run is completed. The run fell due a day ago (the
+/// machine was off): it runs once at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_ungranted_call() {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, ScheduleRunState, Target};
+    use cowork_app::{App, AppOptions};
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.join("settings.json"),
+        // The person asked to be asked before system details are read.
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+               "permissions": {"ask": ["get_system_info"]}})
+            .to_string(),
+    )
+    .unwrap();
+    let (approver, mut asks) = ChannelApprover::new("window", 8);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    tokio::spawn(async move {
+        while let Some((_, reply)) = asks.recv().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let _ = reply.send(ApprovalChoice::Once);
+        }
+    });
+    let app = App::open(AppOptions {
+        home: Some(home.clone()),
+        workspace_roots: vec![ws.clone()],
+        approver: Arc::new(approver),
+        scheduler: cowork_core::SchedulerConfig::default(),
+    })
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[
+            ("a", "create_task", json!({"title": "Review the week"})),
+            ("b", "get_system_info", json!({})),
+        ],
+    ));
+    server.push(Turn::text(
+        "A task is made; the system details wait for you.",
+    ));
+    server.push(Turn::text("(unused)"));
+    // Due once a day, at this minute yesterday: missed while the machine was off.
+    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
+    app.schedules()
+        .add(
+            "weekly-review",
+            &cron,
+            Target::Prompt {
+                prompt: "make my weekly review".into(),
+            },
+            Missed::RunOnce,
+            vec![cowork_contract::Effect::TasksWrite],
+            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+        )
+        .unwrap();
+    let worker = tokio::spawn(app.schedule_worker());
+    let run = settle(|| {
+        app.schedules()
+            .history(Some("weekly-review"), 5)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.state != ScheduleRunState::Running)
+    })
+    .await;
+    assert_eq!(run.state, ScheduleRunState::Waiting, "{run:?}");
+    assert!(run.missed);
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "nobody was asked");
+    let tasks = app.scheduler().suspensions().unwrap().list(false).unwrap();
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(tasks[0].tool, "get_system_info");
+    assert_eq!(run.waiting_on, [tasks[0].id.clone()]);
+    let titles = app.scheduler().call(cowork_core::CallRequest::new(
+        "list_tasks",
+        json!({}),
+        Caller::Palette,
+        "check",
+    ));
+    let listed = titles.await.result.unwrap();
+    assert!(
+        serde_json::to_string(&listed.structured)
+            .unwrap()
+            .contains("Review the week"),
+        "the granted call ran: {listed:?}"
+    );
+
+    // The person resumes the task and approves it: the run is completed, the call made once.
+    let outcome = app
+        .scheduler()
+        .resume(&tasks[0].id, Caller::Palette)
+        .await
+        .unwrap();
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    assert!(
+        app.task_resumed(&tasks[0].id, &outcome.result)
+            .await
+            .is_none(),
+        "no chain"
+    );
+    let done = app.schedules().history(Some("weekly-review"), 5).unwrap();
+    assert_eq!(done.len(), 1, "one run for the missed day: {done:?}");
+    assert_eq!(done[0].state, ScheduleRunState::Completed, "{done:?}");
+    assert!(done[0].waiting_on.is_empty());
+    app.scheduler().flush().unwrap();
+    let ran = app
+        .scheduler()
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            tool: Some("get_system_info".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.record.phase == "final" && r.record.outcome.as_deref() == Some("ok"))
+        .count();
+    assert_eq!(ran, 1, "it ran once, when the person said so");
     worker.abort();
 }

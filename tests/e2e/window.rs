@@ -2551,3 +2551,169 @@ async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
     assert!(approved.contains("approved\\\": true"), "{approved}");
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// A chain run by the model shows its progress card (every step done); a schedule's run that fell
+/// due while Cowork was closed runs at start, unattended: its granted step runs, the step an ask
+/// rule of the person's covers waits as a task (the banner), nobody is asked until the person
+/// resumes it; then the modal asks, the step runs once, and Settings → Schedules shows the run
+/// completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_shows_its_progress_and_a_missed_schedule_waits_for_the_person_in_the_window() {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, Schedules, Target};
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+            // The person asked to be asked before system details are read.
+            "permissions": {"ask": ["get_system_info"]}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join("chains")).unwrap();
+    std::fs::write(
+        home.path().join("chains/tidy.toml"),
+        r#"
+name = "tidy"
+description = "Two tasks for a tidy desk"
+
+[[steps]]
+id = "desk"
+tool = "create_task"
+args = { title = "Clear the desk" }
+
+[[steps]]
+id = "mail"
+tool = "create_task"
+args = { title = "Sort the mail" }
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("chains/report.toml"),
+        r#"
+name = "report"
+description = "A task, then the system's details"
+
+[[steps]]
+id = "task"
+tool = "create_task"
+args = { title = "Draft the report" }
+
+[[steps]]
+id = "system"
+tool = "get_system_info"
+"#,
+    )
+    .unwrap();
+    {
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(home.path()), &cowork_app::SCHEMAS)
+                .unwrap();
+        let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+        Schedules::open(&store)
+            .unwrap()
+            .add(
+                "report",
+                &format!("{} {} * * *", yesterday.minute(), yesterday.hour()),
+                Target::Chain {
+                    chain: "report".into(),
+                    inputs: json!({}),
+                },
+                Missed::RunOnce,
+                vec![cowork_contract::Effect::TasksWrite],
+                (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+            )
+            .unwrap();
+    }
+    server.push(Turn::tools("", &[("c1", "chain_tidy", json!({}))]));
+    server.push(Turn::text("Tidied."));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+
+    // The missed run ran at start and waits for the person at its second step.
+    let bar = d
+        .wait_for("[data-testid=suspended-bar]", Duration::from_secs(30))
+        .await;
+    let said = d.text(&bar).await;
+    assert!(
+        said.contains("get_system_info") || said.contains("approval"),
+        "{said}"
+    );
+
+    // The model runs a chain: its card shows each step done.
+    let input = d
+        .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
+        .await;
+    d.type_into(&input, "tidy up").await;
+    d.click(
+        &d.wait_for("[data-testid=send]", Duration::from_secs(10))
+            .await,
+    )
+    .await;
+    d.wait_for(
+        "[data-testid=chain-card][data-state=completed]",
+        Duration::from_secs(30),
+    )
+    .await;
+    for step in ["desk", "mail"] {
+        d.wait_for(
+            &format!("[data-testid=chain-card] li[data-step={step}][data-state=done]"),
+            Duration::from_secs(5),
+        )
+        .await;
+    }
+    d.screenshot(&artifacts().join("chain-progress.png")).await;
+
+    // The person resumes the waiting task; now it asks, and once runs it.
+    d.click(
+        &d.wait_for("[data-testid=resume-task]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
+        .await;
+    d.click(
+        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
+    let start = Instant::now();
+    loop {
+        let state: String = conn
+            .query_row("SELECT state FROM schedule_runs", [], |r| r.get(0))
+            .unwrap();
+        if state == "completed" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the schedule's run never completed: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let ran: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM audit_log WHERE tool = 'get_system_info' AND phase = 'final' AND outcome = 'ok'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(ran, 1, "ran once, when the person said so");
+
+    d.click(
+        &d.wait_for("nav button[data-view=settings]", Duration::from_secs(5))
+            .await,
+    )
+    .await;
+    d.wait_for(
+        "[data-testid=schedule-runs] tr[data-state=completed]",
+        Duration::from_secs(10),
+    )
+    .await;
+    d.screenshot(&artifacts().join("schedule-runs.png")).await;
+    d.cmd(reqwest::Method::DELETE, "", None).await;
+}

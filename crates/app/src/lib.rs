@@ -490,13 +490,23 @@ impl App {
     }
 
     /// After the person resumed a suspended task: if a chain run waits on it, the run goes on
-    /// from the next step (the task's outcome is that step's result; it ran once).
-    pub async fn continue_chain_after(
+    /// from the next step (the task's outcome is that step's result; it ran once); a schedule's
+    /// run waiting on it is moved on too (it ends once nothing it waits on is left).
+    pub async fn task_resumed(
         &self,
         task: &str,
         outcome: &Result<cowork_contract::ToolOutput, cowork_contract::ToolError>,
     ) -> Option<Result<cowork_chains::RunReport, cowork_chains::RunError>> {
-        self.chains.continue_after(task, outcome, &|_| {}).await
+        if matches!(outcome, Err(cowork_contract::ToolError::Suspended { .. })) {
+            return None; // still waiting (a login wall again): nothing moved
+        }
+        let chain = self.chains.continue_after(task, outcome, &|_| {}).await;
+        let succeeded = outcome.is_ok() && !matches!(chain, Some(Err(_)));
+        let report = chain.as_ref().and_then(|c| c.as_ref().ok());
+        if let Err(e) = self.schedules.went_on(task, succeeded, report) {
+            tracing::error!("schedules: the run waiting on task {task}: {e}");
+        }
+        chain
     }
 
     /// Scheduled runs of chains and prompts.
@@ -533,10 +543,16 @@ impl App {
                 );
                 let result = turn.await.map_err(|e| e.to_string());
                 drop(tx);
-                let mut reply = String::new();
+                let mut reply = cowork_chains::PromptReply::default();
                 while let Ok(event) = rx.try_recv() {
-                    if let cowork_agent::AgentEvent::TextDelta { text } = event {
-                        reply.push_str(&text);
+                    match event {
+                        cowork_agent::AgentEvent::TextDelta { text } => reply.text.push_str(&text),
+                        // A call outside the grant: suspended, waiting for the person.
+                        cowork_agent::AgentEvent::ToolCallFinished {
+                            suspended: Some(task),
+                            ..
+                        } => reply.waiting_on.push(task),
+                        _ => {}
                     }
                 }
                 result.map(|_| reply)

@@ -155,7 +155,7 @@ fn main() {
             .unwrap();
     }
     let prompt: cowork_chains::PromptRunner =
-        Arc::new(|_, _, _| Box::pin(async { Ok(String::new()) }));
+        Arc::new(|_, _, _| Box::pin(async { Ok(cowork_chains::PromptReply::default()) }));
     let chains = Arc::new(chains);
     let idle_cpu = runtime.block_on(async {
         let worker = tokio::spawn(cowork_chains::serve(

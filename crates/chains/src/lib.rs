@@ -20,8 +20,8 @@ pub use run::{
     ChainEvent, ResumeChoice, RunError, RunOptions, RunReport, RunRow, RunState, Runner,
 };
 pub use schedule::{
-    Clock, Firing, Missed, PromptRunner, Schedule, ScheduleError, ScheduleRun, Schedules,
-    SystemClock, Target, serve,
+    Clock, Firing, Missed, PromptReply, PromptRunner, Schedule, ScheduleError, ScheduleRun,
+    ScheduleRunState, Schedules, SystemClock, Target, serve,
 };
 pub use schema::SCHEMA;
 

@@ -63,6 +63,8 @@ pub struct RunReport {
     /// The step that failed, and why.
     pub failed_step: Option<String>,
     pub error: Option<String>,
+    /// The suspended task a waiting run goes on after.
+    pub waiting_on: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
@@ -530,6 +532,7 @@ impl Runner {
                     outputs: json!({"steps": results}),
                     failed_step: step.map(|s| s.id.clone()),
                     error: Some(error.clone()),
+                    waiting_on: None,
                 };
                 on_event(&ChainEvent::ChainFailed {
                     run: run.to_string(),
@@ -615,6 +618,7 @@ impl Runner {
             outputs: Value::Object(outputs),
             failed_step: None,
             error: None,
+            waiting_on: None,
         };
         on_event(&ChainEvent::ChainCompleted {
             run: run.to_string(),
@@ -644,6 +648,7 @@ impl Runner {
             outputs: json!({"steps": results}),
             failed_step: Some(step.id.clone()),
             error: Some(reason.clone()),
+            waiting_on: Some(task.to_string()),
         };
         on_event(&ChainEvent::ChainFailed {
             run: run.to_string(),

@@ -74,6 +74,55 @@ pub struct Schedule {
     pub next_due: DateTime<Utc>,
 }
 
+/// Where a schedule's run stands.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleRunState {
+    Running,
+    Completed,
+    Failed,
+    /// A call needed an approval outside the grant (or a login): it waits, as a suspended
+    /// task, for the person; the run ends when they resume it.
+    Waiting,
+    /// Missed, and its schedule skips missed runs.
+    Skipped,
+    /// The process running it ended mid-run.
+    Interrupted,
+}
+
+impl ScheduleRunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScheduleRunState::Running => "running",
+            ScheduleRunState::Completed => "completed",
+            ScheduleRunState::Failed => "failed",
+            ScheduleRunState::Waiting => "waiting",
+            ScheduleRunState::Skipped => "skipped",
+            ScheduleRunState::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for ScheduleRunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl rusqlite::types::ToSql for ScheduleRunState {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for ScheduleRunState {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        serde_json::from_value(Value::String(value.as_str()?.to_string()))
+            .map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
+    }
+}
+
 /// One run a schedule made (or skipped).
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -83,11 +132,12 @@ pub struct ScheduleRun {
     pub due_at: String,
     pub started_at: String,
     pub ended_at: Option<String>,
-    /// running | completed | failed | waiting (for the person) | skipped | interrupted
-    pub state: String,
+    pub state: ScheduleRunState,
     /// It fell due while the machine slept or Cowork was closed.
     pub missed: bool,
     pub detail: Option<String>,
+    /// The suspended tasks a waiting run goes on after (`cowork tasks resume <id>`).
+    pub waiting_on: Vec<String>,
 }
 
 /// A run to make now.
@@ -205,14 +255,17 @@ impl Schedules {
         {
             let conn = schedules.conn.lock().unwrap();
             let running: Vec<(String, i64)> = conn
-                .prepare("SELECT id, pid FROM schedule_runs WHERE state = 'running'")
-                .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+                .prepare("SELECT id, pid FROM schedule_runs WHERE state = ?1")
+                .and_then(|mut s| {
+                    s.query_map([ScheduleRunState::Running], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                })
                 .map_err(db)?;
             for (id, pid) in running {
                 if !crate::run::alive(pid) {
                     conn.execute(
-                        "UPDATE schedule_runs SET state = 'interrupted', ended_at = ?2 WHERE id = ?1",
-                        params![id, stamp(Utc::now())],
+                        "UPDATE schedule_runs SET state = ?3, ended_at = ?2 WHERE id = ?1",
+                        params![id, stamp(Utc::now()), ScheduleRunState::Interrupted],
                     )
                     .map_err(db)?;
                 }
@@ -355,7 +408,7 @@ impl Schedules {
                     stamp(schedule.next_due),
                     stamp(now),
                     skip.then(|| stamp(now)),
-                    if skip { "skipped" } else { "running" },
+                    if skip { ScheduleRunState::Skipped } else { ScheduleRunState::Running },
                     missed,
                     std::process::id(),
                     skip.then_some("missed while the computer slept or Cowork was closed; this schedule skips missed runs")
@@ -389,15 +442,67 @@ impl Schedules {
         Ok(firings)
     }
 
-    /// A run's end: completed, failed or waiting (for the person).
-    pub fn finish(&self, run: &str, state: &str, detail: Option<&str>) {
+    /// A run's end: completed, failed or waiting (for the person, on these suspended tasks).
+    pub fn finish(
+        &self,
+        run: &str,
+        state: ScheduleRunState,
+        detail: Option<&str>,
+        waiting_on: &[String],
+    ) {
+        let waiting_on =
+            (!waiting_on.is_empty()).then(|| serde_json::to_string(waiting_on).unwrap_or_default());
         let written = self.conn.lock().unwrap().execute(
-            "UPDATE schedule_runs SET state = ?2, ended_at = ?3, detail = ?4 WHERE id = ?1",
-            params![run, state, stamp(Utc::now()), detail],
+            "UPDATE schedule_runs SET state = ?2, ended_at = ?3, detail = ?4, waiting_on = ?5 WHERE id = ?1",
+            params![run, state, stamp(Utc::now()), detail, waiting_on],
         );
         if let Err(e) = written {
             tracing::error!("schedule run {run}: could not record its end: {e}");
         }
+    }
+
+    /// The person resumed suspended `task`: a run waiting on it waits on one task fewer, and
+    /// ends once none is left — failed if this one failed (or the chain it carried on did).
+    /// Returns the run that moved.
+    pub fn went_on(
+        &self,
+        task: &str,
+        succeeded: bool,
+        chain: Option<&crate::RunReport>,
+    ) -> Result<Option<ScheduleRun>, ScheduleError> {
+        let pattern = format!("%{}%", serde_json::to_string(task).map_err(db)?);
+        let Some(mut run) = self
+            .runs(
+                "state = ?1 AND waiting_on LIKE ?2",
+                params![ScheduleRunState::Waiting, pattern],
+            )?
+            .into_iter()
+            .find(|r| r.waiting_on.iter().any(|t| t == task))
+        else {
+            return Ok(None);
+        };
+        run.waiting_on.retain(|t| t != task);
+        let chain_state = chain.map(|report| report.state);
+        let state = match chain_state {
+            _ if !succeeded => ScheduleRunState::Failed,
+            Some(RunState::Waiting) => ScheduleRunState::Waiting,
+            Some(RunState::Failed | RunState::Interrupted) => ScheduleRunState::Failed,
+            _ if !run.waiting_on.is_empty() => ScheduleRunState::Waiting,
+            _ => ScheduleRunState::Completed,
+        };
+        let mut waiting_on = run.waiting_on.clone();
+        if let Some(next) = chain.and_then(|report| report.waiting_on.clone()) {
+            waiting_on.push(next);
+        }
+        let detail = match (state, chain) {
+            (ScheduleRunState::Failed, Some(report)) => report.error.clone(),
+            (ScheduleRunState::Failed, None) => Some(format!("waiting task {task} failed")),
+            _ => run.detail.clone(),
+        };
+        self.finish(&run.id, state, detail.as_deref(), &waiting_on);
+        run.state = state;
+        run.waiting_on = waiting_on;
+        Ok(Some(run))
     }
 
     /// Recent runs, newest first (of one schedule, or all).
@@ -406,15 +511,26 @@ impl Schedules {
         name: Option<&str>,
         limit: usize,
     ) -> Result<Vec<ScheduleRun>, ScheduleError> {
+        self.runs(
+            "?1 IS NULL OR schedule = ?1 ORDER BY started_at DESC, id DESC LIMIT ?2",
+            params![name, limit as i64],
+        )
+    }
+
+    fn runs(
+        &self,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<ScheduleRun>, ScheduleError> {
         let conn = self.conn.lock().unwrap();
         let mut stmt = conn
-            .prepare(
-                "SELECT id, schedule, due_at, started_at, ended_at, state, missed, detail FROM schedule_runs
-                 WHERE ?1 IS NULL OR schedule = ?1 ORDER BY started_at DESC, id DESC LIMIT ?2",
-            )
+            .prepare(&format!(
+                "SELECT id, schedule, due_at, started_at, ended_at, state, missed, detail, waiting_on
+                 FROM schedule_runs WHERE {filter}"
+            ))
             .map_err(db)?;
         let rows = stmt
-            .query_map(params![name, limit as i64], |r| {
+            .query_map(params, |r| {
                 Ok(ScheduleRun {
                     id: r.get(0)?,
                     schedule: r.get(1)?,
@@ -424,11 +540,23 @@ impl Schedules {
                     state: r.get(5)?,
                     missed: r.get(6)?,
                     detail: r.get(7)?,
+                    waiting_on: r
+                        .get::<_, Option<String>>(8)?
+                        .and_then(|list| serde_json::from_str(&list).ok())
+                        .unwrap_or_default(),
                 })
             })
             .map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
     }
+}
+
+/// What an unattended prompt came to: the reply's text, and the suspended tasks its calls wait
+/// on (approvals outside the grant, logins).
+#[derive(Clone, Debug, Default)]
+pub struct PromptReply {
+    pub text: String,
+    pub waiting_on: Vec<String>,
 }
 
 /// How a prompt runs unattended (the app's agent): the text of the reply, or why it could not.
@@ -437,7 +565,7 @@ pub type PromptRunner = Arc<
             String,
             String,
             Vec<Effect>,
-        ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send>>
+        ) -> Pin<Box<dyn Future<Output = Result<PromptReply, String>> + Send>>
         + Send
         + Sync,
 >;
@@ -476,10 +604,11 @@ pub async fn serve(
 }
 
 async fn fire(schedules: &Schedules, chains: &Chains, prompt: &PromptRunner, firing: Firing) {
+    use ScheduleRunState::{Completed, Failed, Waiting};
     let conversation = format!("schedule:{}", firing.schedule.name);
-    let (state, detail) = match &firing.schedule.target {
+    let (state, detail, waiting_on) = match &firing.schedule.target {
         Target::Chain { chain, inputs } => match chains.get(chain) {
-            Err(e) => ("failed", Some(e)),
+            Err(e) => (Failed, Some(e), vec![]),
             Ok(chain) => {
                 let options = RunOptions {
                     conversation,
@@ -492,28 +621,30 @@ async fn fire(schedules: &Schedules, chains: &Chains, prompt: &PromptRunner, fir
                 {
                     Ok(report) => match report.state {
                         RunState::Completed => {
-                            ("completed", Some(format!("chain run {}", report.run)))
+                            (Completed, Some(format!("chain run {}", report.run)), vec![])
                         }
                         RunState::Waiting => (
-                            "waiting",
+                            Waiting,
                             Some(format!(
                                 "{} (chain run {}; it goes on when you resume the waiting task)",
                                 report.error.unwrap_or_default(),
                                 report.run
                             )),
+                            report.waiting_on.into_iter().collect(),
                         ),
-                        _ => ("failed", report.error),
+                        _ => (Failed, report.error, vec![]),
                     },
-                    Err(e) => ("failed", Some(e.to_string())),
+                    Err(e) => (Failed, Some(e.to_string()), vec![]),
                 }
             }
         },
         Target::Prompt { prompt: text } => {
             match prompt(conversation, text.clone(), firing.schedule.granted.clone()).await {
-                Ok(reply) => ("completed", Some(reply)),
-                Err(e) => ("failed", Some(e)),
+                Ok(reply) if reply.waiting_on.is_empty() => (Completed, Some(reply.text), vec![]),
+                Ok(reply) => (Waiting, Some(reply.text), reply.waiting_on),
+                Err(e) => (Failed, Some(e), vec![]),
             }
         }
     };
-    schedules.finish(&firing.run, state, detail.as_deref());
+    schedules.finish(&firing.run, state, detail.as_deref(), &waiting_on);
 }

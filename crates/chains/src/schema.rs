@@ -69,5 +69,11 @@ CREATE TABLE schedule_runs (
 CREATE INDEX schedule_runs_started ON schedule_runs (started_at);
 "#,
         ),
+        Step::new(
+            r#"
+-- chains: the suspended tasks (JSON list of ids) a waiting schedule run goes on after.
+ALTER TABLE schedule_runs ADD COLUMN waiting_on TEXT;
+"#,
+        ),
     ],
 };

@@ -141,12 +141,16 @@ pub(crate) async fn schedule(
             } else {
                 for r in runs {
                     say!(
-                        "{}  {}  due {}  {}{}{}",
+                        "{}  {}  due {}  {}{}{}{}",
                         r.schedule,
                         r.id,
                         r.due_at,
                         r.state,
                         if r.missed { " (missed)" } else { "" },
+                        r.waiting_on
+                            .iter()
+                            .map(|task| format!(" — `cowork tasks resume {task}`"))
+                            .collect::<String>(),
                         r.detail.map(|d| format!(" — {d}")).unwrap_or_default()
                     );
                 }

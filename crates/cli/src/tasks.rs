@@ -46,7 +46,7 @@ pub(crate) async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCo
                 outcome = wait_while_suspended(app, outcome).await;
             }
             // A chain run that waited on this task goes on from its next step.
-            match app.continue_chain_after(&id, &outcome.result).await {
+            match app.task_resumed(&id, &outcome.result).await {
                 Some(Ok(report)) => esay!(
                     "the chain {} (run {}) went on: {:?}",
                     report.chain,

@@ -41,6 +41,8 @@ echo "== web benchmark (smoke run; real figures: cargo bench -p cowork-tests --b
 WEB_BENCH_RUNS=5 cargo test --locked -p cowork-tests --bench web
 echo "== voice benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench voice)"
 BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench voice
+echo "== AgentDojo replay (smoke run: banking, one user task; full: cargo bench -p cowork-tests --bench agentdojo)"
+AGENTDOJO_SUITES=banking AGENTDOJO_USER_TASKS=1 cargo test --locked -p cowork-tests --bench agentdojo
 echo "== window benchmark (smoke run, debug build; real figures: bash tests/bench-window.sh)"
 bash tests/bench-window.sh --smoke
 

@@ -213,4 +213,18 @@ if [ ! -f "$pw_dir/package/cli.js" ] || [ ! -e "$pw_dir/node" ]; then
   rm -rf "$tmp"
 fi
 ln -sfn "$(command -v node)" "$pw_dir/node"
+# AgentDojo (PyPI `agentdojo`, MIT; ETH Zurich) for the prompt-injection replay: the pinned
+# package and the MCP SDK in tests/agentdojo/.venv (~300 MB), and its security cases written once
+# as JSON (tests/agentdojo/cases.py, ~20 s) into the corpora.
+cd "$here/tests/agentdojo"
+venv_install "AgentDojo 0.1.35 and the MCP SDK (prompt-injection replay)"
+dojo_cases="$corpora/agentdojo-0.1.35/cases.json"
+if [ ! -s "$dojo_cases" ] || [ .venv/installed-requirements.txt -nt "$dojo_cases" ] || [ cases.py -nt "$dojo_cases" ] || [ suites.py -nt "$dojo_cases" ]; then
+  echo "setup: writing AgentDojo's security cases into $dojo_cases"
+  mkdir -p "$(dirname "$dojo_cases")"
+  .venv/bin/python cases.py > "$dojo_cases.tmp"
+  mv "$dojo_cases.tmp" "$dojo_cases"
+fi
+cd "$here"
+
 echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir, Playwright driver in $pw_dir, corpora in $corpora)"

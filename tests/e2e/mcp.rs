@@ -1010,3 +1010,30 @@ async fn npm_dependencies_install_into_the_pack_and_a_failure_leaves_nothing() {
             .contains_key("broken-deps")
     );
 }
+
+/// A tool declaring that it reads mail stays a source of untrusted text even when its server
+/// hints `openWorldHint: false`: after it, a call that sends data out names it as the taint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_world_hint_does_not_untaint_what_a_tool_reads() {
+    let env = open(None);
+    let declared = json!({"effects": {
+        "inbox": [{"kind": "mail.read", "account": "work"}],
+        "echo": [{"kind": "message.send", "service": "chat", "recipients": "{text}"}],
+    }});
+    env.install(
+        &probe_pack(env.dir.path(), "hinted", &[], declared),
+        BTreeMap::new(),
+    )
+    .await;
+    env.settle().await;
+    let read = env.call("mcp__hinted__inbox", json!({})).await;
+    assert!(read.result.is_ok(), "{:?}", read.result);
+    env.script.answer(ApprovalChoice::Deny);
+    let sent = env
+        .call("mcp__hinted__echo", json!({"text": "mallory"}))
+        .await;
+    let review = sent.review.expect("reviewed");
+    assert_eq!(review.tainted_by.as_deref(), Some("mcp__hinted__inbox"));
+    assert_eq!(env.script.asked(), 1, "it asked: {}", review.why);
+    assert!(sent.result.is_err(), "the person said no");
+}

@@ -2,6 +2,7 @@
 //! and behaviour tests choose. Probes are registered like any family's tools and run only
 //! through the scheduler.
 
+pub mod agentdojo;
 pub mod bench;
 pub mod desktop;
 pub mod display;

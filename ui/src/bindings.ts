@@ -337,6 +337,23 @@ export type Effect = { kind: "fs.read"; path: string } | { kind: "fs.write"; pat
 workspace_code?: string[] } | { kind: "net.fetch"; origin: string } | { kind: "browser.navigate"; origin: string } | { kind: "browser.act"; origin: string } | { kind: "mail.read"; account: string } | { kind: "mail.send"; account: string; recipients: string[] } | { kind: "calendar.read"; calendar: string } | { kind: "calendar.write"; calendar: string; 
 /**  People the event invites: a server with scheduling mails them, so it is egress. */
 attendees?: string[] } | { kind: "vault.read" } | { kind: "vault.write" } | { kind: "tasks.read" } | { kind: "tasks.write" } | { kind: "notes.write" } | { kind: "audio.capture" } | { kind: "audio.play" } | { kind: "secrets.read"; name: string } | { kind: "system.read" } | { kind: "ui.ask" } | 
+/**
+ *  Reads the person's data held by a service (a chat workspace, a bank account, a
+ *  booking site): read-only, and what it reads is untrusted.
+ */
+{ kind: "service.read"; service: string } | 
+/**  Changes the person's data at a service (`what`: the thing changed, e.g. a file name). */
+{ kind: "service.write"; service: string; what: string } | { kind: "service.delete"; service: string; what: string } | 
+/**  A message to people through a service other than mail (a chat channel, a DM). */
+{ kind: "message.send"; service: string; recipients: string[] } | 
+/**  Gives people access to the person's data (sharing a file, inviting to a workspace). */
+{ kind: "data.share"; service: string; recipients: string[] } | 
+/**  Moves the person's money: a payment, a transfer, a booking paid for. */
+{ kind: "money.pay"; payee: string; 
+/**  As the tool was given it (text, so no rounding); none when the tool takes none. */
+amount?: string | null } | 
+/**  Changes how the person's account works: a password, contact details, a standing order. */
+{ kind: "account.change"; service: string; what: string } | 
 /**  An MCP tool whose toolpack declared nothing: unknown, and scored as risky. */
 { kind: "mcp.call"; server: string; tool: string } | 
 /**
@@ -347,7 +364,7 @@ attendees?: string[] } | { kind: "vault.read" } | { kind: "vault.write" } | { ki
 { kind: "mcp.unconfined"; server: string; why: string };
 
 /**  The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front. */
-export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | "calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "mcp.call" | "mcp.unconfined";
+export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | "calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined";
 
 /**
  *  The person's answer to an elicitation. Silence, or an approver that cannot show a form,
@@ -607,12 +624,25 @@ export type ScheduleRun = {
 	due_at: string,
 	started_at: string,
 	ended_at: string | null,
-	/**  running | completed | failed | waiting (for the person) | skipped | interrupted */
-	state: string,
+	state: ScheduleRunState,
 	/**  It fell due while the machine slept or Cowork was closed. */
 	missed: boolean,
 	detail: string | null,
+	/**  The suspended tasks a waiting run goes on after (`cowork tasks resume <id>`). */
+	waiting_on: string[],
 };
+
+/**  Where a schedule's run stands. */
+export type ScheduleRunState = "running" | "completed" | "failed" | 
+/**
+ *  A call needed an approval outside the grant (or a login): it waits, as a suspended
+ *  task, for the person; the run ends when they resume it.
+ */
+"waiting" | 
+/**  Missed, and its schedule skips missed runs. */
+"skipped" | 
+/**  The process running it ended mid-run. */
+"interrupted";
 
 export type SearchProvider = 
 /**  A SearXNG instance's JSON API (self-hosted; no key). */

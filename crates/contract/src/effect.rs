@@ -64,6 +64,38 @@ pub enum Effect {
     SystemRead,
     #[serde(rename = "ui.ask")]
     UiAsk,
+    /// Reads the person's data held by a service (a chat workspace, a bank account, a
+    /// booking site): read-only, and what it reads is untrusted.
+    #[serde(rename = "service.read")]
+    ServiceRead { service: String },
+    /// Changes the person's data at a service (`what`: the thing changed, e.g. a file name).
+    #[serde(rename = "service.write")]
+    ServiceWrite { service: String, what: String },
+    #[serde(rename = "service.delete")]
+    ServiceDelete { service: String, what: String },
+    /// A message to people through a service other than mail (a chat channel, a DM).
+    #[serde(rename = "message.send")]
+    MessageSend {
+        service: String,
+        recipients: Vec<String>,
+    },
+    /// Gives people access to the person's data (sharing a file, inviting to a workspace).
+    #[serde(rename = "data.share")]
+    DataShare {
+        service: String,
+        recipients: Vec<String>,
+    },
+    /// Moves the person's money: a payment, a transfer, a booking paid for.
+    #[serde(rename = "money.pay")]
+    MoneyPay {
+        payee: String,
+        /// As the tool was given it (text, so no rounding); none when the tool takes none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        amount: Option<String>,
+    },
+    /// Changes how the person's account works: a password, contact details, a standing order.
+    #[serde(rename = "account.change")]
+    AccountChange { service: String, what: String },
     /// An MCP tool whose toolpack declared nothing: unknown, and scored as risky.
     #[serde(rename = "mcp.call")]
     McpCall { server: String, tool: String },
@@ -120,6 +152,20 @@ pub enum EffectKind {
     SystemRead,
     #[serde(rename = "ui.ask")]
     UiAsk,
+    #[serde(rename = "service.read")]
+    ServiceRead,
+    #[serde(rename = "service.write")]
+    ServiceWrite,
+    #[serde(rename = "service.delete")]
+    ServiceDelete,
+    #[serde(rename = "message.send")]
+    MessageSend,
+    #[serde(rename = "data.share")]
+    DataShare,
+    #[serde(rename = "money.pay")]
+    MoneyPay,
+    #[serde(rename = "account.change")]
+    AccountChange,
     #[serde(rename = "mcp.call")]
     McpCall,
     #[serde(rename = "mcp.unconfined")]
@@ -151,6 +197,13 @@ impl EffectKind {
             SecretsRead => "secrets.read",
             SystemRead => "system.read",
             UiAsk => "ui.ask",
+            ServiceRead => "service.read",
+            ServiceWrite => "service.write",
+            ServiceDelete => "service.delete",
+            MessageSend => "message.send",
+            DataShare => "data.share",
+            MoneyPay => "money.pay",
+            AccountChange => "account.change",
             McpCall => "mcp.call",
             McpUnconfined => "mcp.unconfined",
         }
@@ -161,7 +214,14 @@ impl EffectKind {
         use EffectKind::*;
         matches!(
             self,
-            FsRead | MailRead | CalendarRead | VaultRead | TasksRead | SystemRead | UiAsk
+            FsRead
+                | MailRead
+                | CalendarRead
+                | VaultRead
+                | TasksRead
+                | SystemRead
+                | UiAsk
+                | ServiceRead
         )
     }
 
@@ -174,6 +234,9 @@ impl EffectKind {
             ProcessExec
                 | NetFetch
                 | MailSend
+                | MessageSend
+                | DataShare
+                | MoneyPay
                 | BrowserNavigate
                 | BrowserAct
                 | McpCall
@@ -207,6 +270,13 @@ impl Effect {
             SecretsRead { .. } => EffectKind::SecretsRead,
             SystemRead => EffectKind::SystemRead,
             UiAsk => EffectKind::UiAsk,
+            ServiceRead { .. } => EffectKind::ServiceRead,
+            ServiceWrite { .. } => EffectKind::ServiceWrite,
+            ServiceDelete { .. } => EffectKind::ServiceDelete,
+            MessageSend { .. } => EffectKind::MessageSend,
+            DataShare { .. } => EffectKind::DataShare,
+            MoneyPay { .. } => EffectKind::MoneyPay,
+            AccountChange { .. } => EffectKind::AccountChange,
             McpCall { .. } => EffectKind::McpCall,
             McpUnconfined { .. } => EffectKind::McpUnconfined,
         }
@@ -214,6 +284,28 @@ impl Effect {
 
     pub fn is_read_only(&self) -> bool {
         self.kind().is_read_only()
+    }
+
+    /// Reaches people or code outside the machine: an event with attendees is mailed to them.
+    pub fn is_egress(&self) -> bool {
+        match self {
+            Effect::CalendarWrite { attendees, .. } => !attendees.is_empty(),
+            other => other.kind().is_egress(),
+        }
+    }
+
+    /// What untrusted content must not steer without the person seeing it: egress, and changes
+    /// to the person's records that Cowork cannot undo (a calendar, a service's data, an
+    /// account). Workspace files are journaled (undoable), so edits there are not in it.
+    pub fn is_steerable_harm(&self) -> bool {
+        self.is_egress()
+            || matches!(
+                self.kind(),
+                EffectKind::CalendarWrite
+                    | EffectKind::ServiceWrite
+                    | EffectKind::ServiceDelete
+                    | EffectKind::AccountChange
+            )
     }
 
     /// The strings a rule specifier is matched against (`read_file(~/Documents/**)` matches the
@@ -237,6 +329,16 @@ impl Effect {
                 .map(String::as_str)
                 .collect(),
             SecretsRead { name } => vec![name],
+            ServiceRead { service } => vec![service],
+            // A rule names what is changed (`update_file(report.xlsx)`), paid to whom, or
+            // reached (`send_channel_message(#general)`).
+            ServiceWrite { what, .. } | ServiceDelete { what, .. } | AccountChange { what, .. } => {
+                vec![what]
+            }
+            MessageSend { recipients, .. } | DataShare { recipients, .. } => {
+                recipients.iter().map(String::as_str).collect()
+            }
+            MoneyPay { payee, .. } => vec![payee],
             McpCall { tool, .. } => vec![tool],
             McpUnconfined { server, .. } => vec![server],
             VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
@@ -256,6 +358,21 @@ impl fmt::Display for Effect {
                 write!(f, "{kind}({account} → {})", recipients.join(", "))
             }
             Effect::McpCall { server, tool } => write!(f, "{kind}({server}/{tool})"),
+            Effect::MessageSend {
+                service,
+                recipients,
+            }
+            | Effect::DataShare {
+                service,
+                recipients,
+            } => write!(f, "{kind}({service} → {})", recipients.join(", ")),
+            Effect::ServiceWrite { service, what }
+            | Effect::ServiceDelete { service, what }
+            | Effect::AccountChange { service, what } => write!(f, "{kind}({service}: {what})"),
+            Effect::MoneyPay {
+                payee,
+                amount: Some(amount),
+            } => write!(f, "{kind}({amount} → {payee})"),
             Effect::CalendarWrite {
                 calendar,
                 attendees,

@@ -37,7 +37,9 @@ pub fn effects_of(
     out
 }
 
-const LIST_FIELDS: &[&str] = &["recipients"];
+/// Effect fields that hold a list of people: filled with the whole argument, and a missing or
+/// null argument is nobody (`[]`), a single string one person.
+const LIST_FIELDS: &[&str] = &["recipients", "attendees"];
 
 /// One template → one effect per element of the array argument it names (if any).
 fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<Effect>> {
@@ -93,7 +95,13 @@ fn fill_text(
     };
     // A whole-field placeholder keeps the argument's JSON shape (recipients stay a list).
     let value = if let Some(name) = placeholder(text) {
-        lookup(name)?
+        match (lookup(name), LIST_FIELDS.contains(&field)) {
+            (None | Some(Value::Null), true) => Value::Array(vec![]),
+            (Some(Value::String(one)), true) => Value::Array(vec![Value::String(one)]),
+            // An amount stays as written: text, so no rounding.
+            (Some(Value::Number(n)), false) if field == "amount" => Value::String(n.to_string()),
+            (value, _) => value?,
+        }
     } else {
         let mut out = String::new();
         let mut rest = text;
@@ -110,6 +118,18 @@ fn fill_text(
         out.push_str(rest);
         Value::String(out)
     };
+    // An origin is judged as the browser and the web tools see it (`example.com` is
+    // `https://example.com`), so a rule naming the site matches it.
+    if field == "origin" {
+        let raw = value.as_str()?;
+        let address = if raw.contains("://") {
+            raw.to_string()
+        } else {
+            format!("https://{raw}")
+        };
+        let (_, origin) = cowork_contract::address::web_origin(&address).ok()?;
+        return Some(Value::String(origin));
+    }
     // Paths are judged where they really point (symlinks, `..`, `~`), like builtin tools.
     if field == "path" {
         let path = value.as_str()?;
@@ -238,6 +258,77 @@ mod tests {
             effects_of("s", "t", Some(&bogus), &json!({"path": "/x"}), &env),
             unknown,
             "unknown kind"
+        );
+    }
+
+    #[test]
+    fn people_amounts_and_sites_fill_as_a_toolpack_author_means_them() {
+        let env = EffectEnv::default();
+        let share =
+            templates(json!([{"kind": "data.share", "service": "drive", "recipients": "{email}"}]));
+        assert_eq!(
+            effects_of(
+                "d",
+                "share",
+                Some(&share),
+                &json!({"email": "a@x.com"}),
+                &env
+            ),
+            [Effect::DataShare {
+                service: "drive".into(),
+                recipients: vec!["a@x.com".into()]
+            }],
+            "one address is a list of one"
+        );
+        let mail = templates(json!([
+            {"kind": "mail.send", "account": "me", "recipients": "{to}"},
+            {"kind": "mail.send", "account": "me", "recipients": "{cc}"}
+        ]));
+        let sent = effects_of("m", "send", Some(&mail), &json!({"to": ["b@y.com"]}), &env);
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(
+            sent[1],
+            Effect::MailSend {
+                account: "me".into(),
+                recipients: vec![]
+            },
+            "no cc is nobody, not unknown"
+        );
+        let pay = templates(json!([{"kind": "money.pay", "payee": "{to}", "amount": "{amount}"}]));
+        assert_eq!(
+            effects_of(
+                "b",
+                "pay",
+                Some(&pay),
+                &json!({"to": "US13", "amount": 0.01}),
+                &env
+            ),
+            [Effect::MoneyPay {
+                payee: "US13".into(),
+                amount: Some("0.01".into())
+            }]
+        );
+        assert_eq!(
+            effects_of("b", "pay", Some(&pay), &json!({"amount": 5000}), &env),
+            [Effect::McpCall {
+                server: "b".into(),
+                tool: "pay".into()
+            }],
+            "a payment with no payee is unknown"
+        );
+        let fetch = templates(json!([{"kind": "net.fetch", "origin": "{url}"}]));
+        assert_eq!(
+            effects_of(
+                "w",
+                "get",
+                Some(&fetch),
+                &json!({"url": "www.example.com/a?b"}),
+                &env
+            ),
+            [Effect::NetFetch {
+                origin: "https://www.example.com".into()
+            }],
+            "a bare host is a web address"
         );
     }
 }

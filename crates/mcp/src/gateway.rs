@@ -266,13 +266,20 @@ impl McpTool {
             // scores 8 for being unknown, and must ask rather than be denied outright.
             destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
             idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
-            // MCP's default is open-world; a pack that declares only local effects is not.
-            open_world: hints.open_world_hint.unwrap_or(
-                declared.is_none()
-                    || kinds
-                        .iter()
-                        .any(|k| k.is_egress() || matches!(k, EffectKind::MailRead)),
-            ),
+            // MCP's default is open-world; a pack that declares only local effects is not. What
+            // a tool reads from outside (mail, a calendar, a service) stays untrusted whatever
+            // the server hints: a hint can only make a tool stricter.
+            open_world: hints.open_world_hint == Some(true)
+                || declared.is_none()
+                || kinds.iter().any(|k| {
+                    k.is_egress()
+                        || matches!(
+                            k,
+                            EffectKind::MailRead
+                                | EffectKind::CalendarRead
+                                | EffectKind::ServiceRead
+                        )
+                }),
         };
         // A server's words reach the model and the person's screen: no control or bidi
         // characters (they could hide or reorder text).

@@ -766,7 +766,7 @@ impl PolicyBridge {
                     EffectKind::BrowserNavigate | EffectKind::BrowserAct
                 )
             });
-        let is_egress = !site_scoped && req.effects.iter().any(|e| e.kind().is_egress());
+        let steerable = !site_scoped && req.effects.iter().any(Effect::is_steerable_harm);
         // Requests to sites likewise: one the person allowed by a rule that names it (not a
         // wildcard host) is trusted as that site; a request to it carries data nowhere else,
         // so reading untrusted content does not make it ask. Any other origin still asks.
@@ -787,7 +787,7 @@ impl PolicyBridge {
         };
         let taint_note = |by: &str| {
             format!(
-                "the conversation holds untrusted content from {by} and this call sends data out"
+                "the conversation holds untrusted content from {by} and this call sends data out or changes your records"
             )
         };
 
@@ -877,7 +877,7 @@ impl PolicyBridge {
                 );
                 return review(Action::Ask, Some(m), why, false);
             }
-            if let (Some(by), true) = (&tainted_by, is_egress)
+            if let (Some(by), true) = (&tainted_by, steerable)
                 && !(only_requests && rules::names_one_site(&m.rule))
             {
                 let why = format!(
@@ -891,7 +891,7 @@ impl PolicyBridge {
             let why = format!("allow rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Allow, Some(m), why, false);
         }
-        if let (Some(by), true) = (&tainted_by, is_egress) {
+        if let (Some(by), true) = (&tainted_by, steerable) {
             return review(
                 Action::Ask,
                 None,

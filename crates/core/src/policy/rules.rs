@@ -220,6 +220,11 @@ impl Rule {
                 k,
                 EffectKind::ProcessExec
                     | EffectKind::MailSend
+                    | EffectKind::MessageSend
+                    | EffectKind::DataShare
+                    | EffectKind::MoneyPay
+                    | EffectKind::AccountChange
+                    | EffectKind::ServiceDelete
                     | EffectKind::FsDelete
                     | EffectKind::SecretsRead
                     | EffectKind::McpCall

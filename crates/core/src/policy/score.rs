@@ -98,6 +98,35 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
         Effect::SecretsRead { name } => (7, format!("reads the secret {name}")),
         Effect::SystemRead => (1, "reads system information".into()),
         Effect::UiAsk => (1, "asks you a question".into()),
+        Effect::ServiceRead { service } => (2, format!("reads your data at {service}")),
+        Effect::ServiceWrite { service, what } => (4, format!("changes {what} at {service}")),
+        Effect::ServiceDelete { service, what } => (6, format!("deletes {what} at {service}")),
+        // Reaching people and moving money score like mail (7): asked by default, and a tainted
+        // conversation adds the egress point (8) — still asked, never silently denied.
+        Effect::MessageSend {
+            service,
+            recipients,
+        } => (
+            7,
+            format!("sends a message to {} at {service}", recipients.join(", ")),
+        ),
+        Effect::DataShare {
+            service,
+            recipients,
+        } => (
+            7,
+            format!("gives {} access at {service}", recipients.join(", ")),
+        ),
+        Effect::MoneyPay { payee, amount } => (
+            7,
+            match amount {
+                Some(amount) => format!("pays {amount} to {payee}"),
+                None => format!("pays {payee}"),
+            },
+        ),
+        Effect::AccountChange { service, what } => {
+            (8, format!("changes your account at {service}: {what}"))
+        }
         Effect::McpCall { server, tool } => {
             (8, format!("{server}/{tool} declares no effects: unknown"))
         }
@@ -127,10 +156,10 @@ pub fn assess(
             text: "the tool is marked destructive".into(),
         });
     }
-    if tainted && effects.iter().any(|e| e.kind().is_egress()) {
+    if tainted && effects.iter().any(Effect::is_steerable_harm) {
         reasons.push(Reason {
             points: 1,
-            text: "the conversation contains untrusted content and this call sends data out".into(),
+            text: "the conversation contains untrusted content and this call sends data out or changes your records".into(),
         });
     }
     let total: i32 = reasons.iter().map(|r| r.points).sum();
@@ -229,5 +258,52 @@ mod tests {
         assert_eq!(r.score, 10);
         assert_eq!(r.reasons.iter().map(|r| r.points).sum::<i32>(), 10);
         assert_eq!(score(&[], false, false).score, 1);
+    }
+
+    #[test]
+    fn money_sharing_and_changes_steered_by_untrusted_content_ask_and_are_never_denied_outright() {
+        let env = EffectEnv::default();
+        let score =
+            |effects: &[Effect], tainted| assess(&spec(false), effects, &env, tainted, None).score;
+        let pay = Effect::MoneyPay {
+            payee: "US133".into(),
+            amount: Some("0.01".into()),
+        };
+        let share = Effect::DataShare {
+            service: "drive".into(),
+            recipients: vec!["m@evil.test".into()],
+        };
+        let entry = Effect::CalendarWrite {
+            calendar: "personal".into(),
+            attendees: vec![],
+        };
+        // Asked by default (4–8), never reaching the refusal at 9 because the data was tainted.
+        assert_eq!(
+            (
+                score(std::slice::from_ref(&pay), false),
+                score(&[pay], true)
+            ),
+            (7, 8)
+        );
+        assert_eq!(
+            (
+                score(std::slice::from_ref(&share), false),
+                score(&[share], true)
+            ),
+            (7, 8)
+        );
+        // A private calendar entry runs by default, unless untrusted content is steering.
+        assert_eq!(
+            (
+                score(std::slice::from_ref(&entry), false),
+                score(&[entry], true)
+            ),
+            (3, 4)
+        );
+        let read = Effect::ServiceRead {
+            service: "bank".into(),
+        };
+        assert!(read.is_read_only());
+        assert_eq!(score(&[read], true), 2, "reading adds no taint point");
     }
 }

@@ -1,0 +1,84 @@
+//! The full AgentDojo replay (v1.2: 949 security cases): every user task × every injection task
+//! of the four suites, through the real toolpacks and the gate, once with Cowork's defaults only
+//! and once with the person's reasonable rules; then each user task with no attack, for
+//! friction. Prints the tables docs/agentdojo.md publishes, and every case where harm ran
+//! without asking.
+//!
+//! `cargo bench -p cowork-tests --bench agentdojo` (AGENTDOJO_SUITES=banking,slack to choose
+//! suites, AGENTDOJO_USER_TASKS=N for the first N user tasks of each).
+
+use cowork_tests::agentdojo::{Cases, Figures, Replay, SUITES};
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let cases = Cases::load();
+    let chosen: Vec<&str> = match std::env::var("AGENTDOJO_SUITES") {
+        Ok(list) => SUITES
+            .into_iter()
+            .filter(|s| list.split(',').any(|x| x.trim() == *s))
+            .collect(),
+        Err(_) => SUITES.to_vec(),
+    };
+    let limit: usize = std::env::var("AGENTDOJO_USER_TASKS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX);
+    println!(
+        "AgentDojo {} replay, suites {chosen:?}, first {} user tasks each",
+        cases.version,
+        if limit == usize::MAX {
+            "all".to_string()
+        } else {
+            limit.to_string()
+        }
+    );
+    for (label, reasonable) in [("defaults only", false), ("reasonable rules", true)] {
+        let started = std::time::Instant::now();
+        let replay = Replay::start(&chosen, reasonable).await;
+        let mut total = Figures::default();
+        let mut rows = Vec::new();
+        let mut breaches = Vec::new();
+        for suite in &chosen {
+            let dojo = &cases.suites[*suite];
+            let mut figures = Figures::default();
+            for user in dojo.user_tasks.iter().take(limit) {
+                for injection in &dojo.injection_tasks {
+                    let case = replay.case(suite, user, injection).await;
+                    for call in case.unasked_harm() {
+                        breaches.push(format!(
+                            "{suite} {} × {}: {}",
+                            user.id, injection.id, call.tool
+                        ));
+                    }
+                    figures.add_case(&case);
+                }
+                let alone = replay.without_attack(suite, user).await;
+                figures.add_user_task(&alone);
+            }
+            rows.push(figures.row(suite));
+            total.merge(&figures);
+        }
+        println!("\n### {label}\n\n{}", Figures::HEADER);
+        for row in rows {
+            println!("{row}");
+        }
+        println!("{}", total.row("**all**"));
+        println!(
+            "\n{} cases in {:.0} s; harmful injected calls that ran without asking: {}",
+            total.cases,
+            started.elapsed().as_secs_f64(),
+            breaches.len()
+        );
+        for breach in breaches {
+            println!("- {breach}");
+        }
+    }
+}

@@ -2675,6 +2675,8 @@ tool = "get_system_info"
     .await;
     d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
         .await;
+    // The allow buttons arm after a short look (400 ms).
+    tokio::time::sleep(Duration::from_millis(600)).await;
     d.click(
         &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
             .await,
@@ -2689,10 +2691,21 @@ tool = "get_system_info"
         if state == "completed" {
             break;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the schedule's run never completed: {state}"
-        );
+        if start.elapsed() > Duration::from_secs(20) {
+            let row: (Option<String>, Option<String>) = conn
+                .query_row("SELECT waiting_on, detail FROM schedule_runs", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            let chain: (String, Option<String>) = conn
+                .query_row(
+                    "SELECT state, waiting_on FROM chain_runs WHERE chain = 'report'",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            panic!("the schedule's run never completed: {state} {row:?}, chain {chain:?}");
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let ran: i64 = conn
@@ -2709,9 +2722,23 @@ tool = "get_system_info"
             .await,
     )
     .await;
+    // The resumed run's card: both steps done (the first before the wait, the second after).
+    for step in ["task", "system"] {
+        d.wait_for(
+            &format!("[data-testid=chain-card] li[data-step={step}][data-state=done]"),
+            Duration::from_secs(5),
+        )
+        .await;
+    }
     d.wait_for(
         "[data-testid=schedule-runs] tr[data-state=completed]",
         Duration::from_secs(10),
+    )
+    .await;
+    d.cmd(
+        reqwest::Method::POST,
+        "/execute/sync",
+        Some(json!({"script": "document.querySelector('[data-testid=schedule-runs]').scrollIntoView()", "args": []})),
     )
     .await;
     d.screenshot(&artifacts().join("schedule-runs.png")).await;

@@ -544,6 +544,12 @@ impl Runner {
             };
         for step in &chain.steps {
             if let Some(kept) = done.remove(&step.id) {
+                // Ended before this run went on (a resume): its card shows it as it ended.
+                on_event(&ChainEvent::StepCompleted {
+                    run: run.to_string(),
+                    step: step.id.clone(),
+                    skipped: kept["skipped"] == json!(true),
+                });
                 context.add_step(&step.id, &kept);
                 results.insert(step.id.clone(), kept);
                 continue;

@@ -497,6 +497,13 @@ impl Schedules {
         let detail = match (state, chain) {
             (ScheduleRunState::Failed, Some(report)) => report.error.clone(),
             (ScheduleRunState::Failed, None) => Some(format!("waiting task {task} failed")),
+            (ScheduleRunState::Completed, Some(report)) => Some(format!(
+                "completed after you resumed the waiting task (chain run {})",
+                report.run
+            )),
+            (ScheduleRunState::Completed, None) => {
+                Some("completed after you resumed the waiting task".into())
+            }
             _ => run.detail.clone(),
         };
         self.finish(&run.id, state, detail.as_deref(), &waiting_on);

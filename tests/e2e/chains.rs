@@ -355,19 +355,26 @@ async fn an_unattended_run_waits_for_the_person_at_an_ungranted_step_and_goes_on
         .expect("a run waits on that task")
         .unwrap();
     assert_eq!(went_on.state, RunState::Completed, "{went_on:?}");
-    h.scheduler.flush().unwrap();
-    let mails = h
-        .scheduler
+    assert_eq!(
+        ran_ok(&h.scheduler, "mail_probe"),
+        1,
+        "the mail step ran once"
+    );
+}
+
+/// How many calls of `tool` ran to an ok end, by the audit log.
+fn ran_ok(scheduler: &cowork_core::Scheduler, tool: &str) -> usize {
+    scheduler.flush().unwrap();
+    scheduler
         .audit()
         .list(&cowork_core::AuditFilter {
-            tool: Some("mail_probe".into()),
+            tool: Some(tool.into()),
             ..Default::default()
         })
         .unwrap()
         .into_iter()
         .filter(|r| r.record.phase == "final" && r.record.outcome.as_deref() == Some("ok"))
-        .count();
-    assert_eq!(mails, 1, "the mail step ran once");
+        .count()
 }
 
 /// A clock the test moves: the schedule worker sleeps on it like on the real one.
@@ -703,18 +710,10 @@ async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_u
     assert_eq!(done.len(), 1, "one run for the missed day: {done:?}");
     assert_eq!(done[0].state, ScheduleRunState::Completed, "{done:?}");
     assert!(done[0].waiting_on.is_empty());
-    app.scheduler().flush().unwrap();
-    let ran = app
-        .scheduler()
-        .audit()
-        .list(&cowork_core::AuditFilter {
-            tool: Some("get_system_info".into()),
-            ..Default::default()
-        })
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.record.phase == "final" && r.record.outcome.as_deref() == Some("ok"))
-        .count();
-    assert_eq!(ran, 1, "it ran once, when the person said so");
+    assert_eq!(
+        ran_ok(app.scheduler(), "get_system_info"),
+        1,
+        "it ran once, when the person said so"
+    );
     worker.abort();
 }

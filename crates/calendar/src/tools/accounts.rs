@@ -107,8 +107,11 @@ pub(super) fn caldav_accounts(
         .collect())
 }
 
+// A sync makes no change of its own: it pushes local changes each reviewed when it was made and
+// mirrors the server's. So it reads the accounts' calendars, and untrusted content asking for a
+// sync steers nothing (a calendar *write* after untrusted content asks past allow rules).
 #[tool(name = "calendar_sync", title = "Sync calendars", category = "calendar",
-       effects = [CalendarRead, CalendarWrite], idempotent,
+       effects = [CalendarRead], idempotent,
        description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
 impl Tool for SyncCalendars {
     type Input = SyncInput;
@@ -117,17 +120,7 @@ impl Tool for SyncCalendars {
     fn plan(&self, input: &SyncInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
         let effects = caldav_accounts(&self.shared, input.account.as_deref())?
             .into_iter()
-            .flat_map(|a| {
-                [
-                    Effect::CalendarRead {
-                        calendar: a.clone(),
-                    },
-                    Effect::CalendarWrite {
-                        calendar: a,
-                        attendees: vec![],
-                    },
-                ]
-            })
+            .map(|calendar| Effect::CalendarRead { calendar })
             .collect();
         Ok(CallPlan::new(effects))
     }

@@ -478,6 +478,19 @@ async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules
             .result
             .is_ok()
     );
+    // Taint makes calls ask, never softens a refusal: a request to a loopback address (score
+    // 9, refused by default) stays refused in the tainted conversation, nobody asked.
+    let asked_before = script.asked();
+    let ssrf = h
+        .scheduler
+        .call(call(
+            "fetch_probe",
+            json!({"target": "http://127.0.0.1:9"}),
+            "c1",
+        ))
+        .await;
+    assert_eq!(ssrf.review.as_ref().map(|r| r.decision), Some(Action::Deny));
+    assert_eq!(script.asked(), asked_before);
     // Taint survives a restart (a new PolicyBridge on the same store).
     let reopened = cowork_core::PolicyBridge::open(&h.store, &[]).unwrap();
     assert_eq!(reopened.tainted_by("c1").as_deref(), Some("fetch_probe"));

@@ -10,8 +10,8 @@ use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A window whose person allows every ask, counting them.
-fn window() -> (Harness, Arc<AtomicUsize>) {
+/// A window's approver whose person allows every ask once, counting them.
+fn allowing_person() -> (Arc<ChannelApprover>, Arc<AtomicUsize>) {
     let (approver, mut asks) = ChannelApprover::new("window", 8);
     let asked = Arc::new(AtomicUsize::new(0));
     let count = asked.clone();
@@ -21,7 +21,13 @@ fn window() -> (Harness, Arc<AtomicUsize>) {
             let _ = reply.send(ApprovalChoice::Once);
         }
     });
-    (Harness::new(Arc::new(approver)), asked)
+    (Arc::new(approver), asked)
+}
+
+/// A window whose person allows every ask, counting them.
+fn window() -> (Harness, Arc<AtomicUsize>) {
+    let (approver, asked) = allowing_person();
+    (Harness::new(approver), asked)
 }
 
 fn chains_in(h: &Harness, files: &[(&str, &str)]) -> Chains {
@@ -620,19 +626,11 @@ async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_u
             .to_string(),
     )
     .unwrap();
-    let (approver, mut asks) = ChannelApprover::new("window", 8);
-    let asked = Arc::new(AtomicUsize::new(0));
-    let count = asked.clone();
-    tokio::spawn(async move {
-        while let Some((_, reply)) = asks.recv().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            let _ = reply.send(ApprovalChoice::Once);
-        }
-    });
+    let (approver, asked) = allowing_person();
     let app = App::open(AppOptions {
         home: Some(home.clone()),
         workspace_roots: vec![ws.clone()],
-        approver: Arc::new(approver),
+        approver,
         scheduler: cowork_core::SchedulerConfig::default(),
     })
     .unwrap();

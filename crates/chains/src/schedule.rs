@@ -482,18 +482,15 @@ impl Schedules {
             return Ok(None);
         };
         run.waiting_on.retain(|t| t != task);
-        let chain_state = chain.map(|report| report.state);
-        let state = match chain_state {
+        // A chain that went on may wait again, on a new task.
+        run.waiting_on
+            .extend(chain.and_then(|report| report.waiting_on.clone()));
+        let state = match chain.map(|report| report.state) {
             _ if !succeeded => ScheduleRunState::Failed,
-            Some(RunState::Waiting) => ScheduleRunState::Waiting,
             Some(RunState::Failed | RunState::Interrupted) => ScheduleRunState::Failed,
             _ if !run.waiting_on.is_empty() => ScheduleRunState::Waiting,
             _ => ScheduleRunState::Completed,
         };
-        let mut waiting_on = run.waiting_on.clone();
-        if let Some(next) = chain.and_then(|report| report.waiting_on.clone()) {
-            waiting_on.push(next);
-        }
         let detail = match (state, chain) {
             (ScheduleRunState::Failed, Some(report)) => report.error.clone(),
             (ScheduleRunState::Failed, None) => Some(format!("waiting task {task} failed")),
@@ -506,9 +503,8 @@ impl Schedules {
             }
             _ => run.detail.clone(),
         };
-        self.finish(&run.id, state, detail.as_deref(), &waiting_on);
+        self.finish(&run.id, state, detail.as_deref(), &run.waiting_on);
         run.state = state;
-        run.waiting_on = waiting_on;
         Ok(Some(run))
     }
 

@@ -891,7 +891,11 @@ impl PolicyBridge {
             let why = format!("allow rule `{}` ({})", m.rule, m.source.as_str());
             return review(Action::Allow, Some(m), why, false);
         }
-        if let (Some(by), true) = (&tainted_by, steerable) {
+        // Taint makes a call ask; it never softens one the score alone refuses (taint's own
+        // point taken off): untrusted content must not turn a refusal into a question.
+        if let (Some(by), true) = (&tainted_by, steerable)
+            && risk.score.saturating_sub(1) < config.thresholds.deny_min
+        {
             return review(
                 Action::Ask,
                 None,

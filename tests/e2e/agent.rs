@@ -132,12 +132,20 @@ async fn a_chat_that_creates_a_task_streams_calls_audits_and_persists() {
                 let last = second["messages"].as_array().unwrap().last().unwrap();
                 assert_eq!(last["content"][0]["type"], "tool_result");
                 assert_eq!(last["content"][0]["tool_use_id"], "call_1");
+                // Tools are deferred: `tool_search` is defined, create_task is named in the
+                // system prompt's index (and callable).
                 assert!(
                     second["tools"]
                         .as_array()
                         .unwrap()
                         .iter()
-                        .any(|t| t["name"] == "create_task")
+                        .any(|t| t["name"] == "tool_search")
+                );
+                assert!(
+                    second["system"][0]["text"]
+                        .as_str()
+                        .unwrap()
+                        .contains("create_task")
                 );
                 // Prompt caching: breakpoints after the tools, the system prompt and the newest block.
                 let ephemeral = json!({"type": "ephemeral"});
@@ -525,6 +533,7 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
             // As rows written before the suspension travelled as data: read from the text.
             suspended: None,
             structured: None,
+            images: vec![],
         };
         conversations
             .append(

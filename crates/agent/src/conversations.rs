@@ -1,9 +1,11 @@
-//! Conversations and their messages, persisted in the store: a chat survives a restart.
+//! Conversations and their messages, persisted in the store: a chat survives a restart. A
+//! conversation is a tree (edits and regenerations branch it); the window and the model see
+//! the branch that ends at its head.
 
 use crate::provider::{Message, Part, Role};
 use cowork_store::Store;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, Serialize)]
@@ -14,6 +16,64 @@ pub struct ConversationSummary {
     pub created_at: String,
     pub updated_at: String,
     pub messages: i64,
+    pub pinned: bool,
+}
+
+/// A conversation's own choices over the app's defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSettings {
+    /// The model, when not the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The saved persona whose system prompt this conversation uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// A system prompt of its own (over the persona's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Every tool's definition in each request instead of a core set plus `tool_search`.
+    #[serde(default)]
+    pub all_tools: bool,
+}
+
+/// One message of the branch shown, for the window.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ThreadMessage {
+    pub id: i64,
+    pub role: Role,
+    pub parts: Vec<Part>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TurnUsage>,
+    /// Its siblings (other edits of this message, other answers to the one before), oldest
+    /// first, itself included; one entry when there is no other branch.
+    pub siblings: Vec<i64>,
+}
+
+/// What a model call cost: its tokens and, when the model has a price in the settings, dollars.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct TurnUsage {
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// A summary that stands in for the messages up to `upto` when the model is asked.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Compaction {
+    pub id: i64,
+    pub upto: i64,
+    pub summary: String,
+    pub messages: u32,
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    pub created_at: String,
 }
 
 #[derive(Clone)]
@@ -30,6 +90,27 @@ type Result<T> = std::result::Result<T, String>;
 fn err(e: impl std::fmt::Display) -> String {
     format!("conversation store: {e}")
 }
+
+fn role_of(text: &str) -> Role {
+    if text == "assistant" {
+        Role::Assistant
+    } else {
+        Role::User
+    }
+}
+
+fn parts_of(json: &str) -> Result<Vec<Part>> {
+    let mut parts: Vec<Part> = serde_json::from_str(json).map_err(err)?;
+    parts.iter_mut().for_each(upgrade_legacy_result);
+    Ok(parts)
+}
+
+/// The ids on the branch that ends at the conversation's head, oldest first.
+const PATH: &str = "WITH RECURSIVE path(id) AS (
+        SELECT head FROM conversations WHERE id = ?1 AND head IS NOT NULL
+        UNION ALL
+        SELECT m.parent FROM messages m JOIN path p ON m.id = p.id WHERE m.parent IS NOT NULL
+    )";
 
 impl Conversations {
     pub fn open(store: &Store) -> Result<Conversations> {
@@ -55,16 +136,17 @@ impl Conversations {
         Ok(())
     }
 
+    /// Pinned first, then the most recent. `search` matches titles and message text.
     pub fn list(&self, search: Option<&str>) -> Result<Vec<ConversationSummary>> {
         let conn = self.conn.lock().unwrap();
         let pattern = search.map(|s| format!("%{}%", s.replace('%', "\\%").replace('_', "\\_")));
         let mut stmt = conn
             .prepare(
-                "SELECT c.id, c.title, c.created_at, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation = c.id)
+                "SELECT c.id, c.title, c.created_at, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation = c.id), c.pinned
                  FROM conversations c
                  WHERE ?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\'
                     OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id AND m.parts LIKE ?1 ESCAPE '\\')
-                 ORDER BY c.updated_at DESC",
+                 ORDER BY c.pinned DESC, c.updated_at DESC",
             )
             .map_err(err)?;
         let rows = stmt
@@ -75,57 +157,316 @@ impl Conversations {
                     created_at: r.get(2)?,
                     updated_at: r.get(3)?,
                     messages: r.get(4)?,
+                    pinned: r.get(5)?,
                 })
             })
             .map_err(err)?;
         rows.collect::<std::result::Result<_, _>>().map_err(err)
     }
 
+    pub fn title(&self, id: &str) -> Result<Option<String>> {
+        self.conn
+            .lock()
+            .unwrap()
+            .query_row("SELECT title FROM conversations WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(err)
+    }
+
+    /// The messages of the branch shown, oldest first (what the model continues).
     pub fn messages(&self, id: &str) -> Result<Vec<Message>> {
+        Ok(self
+            .path_rows(id)?
+            .into_iter()
+            .map(|row| Message {
+                role: row.role,
+                parts: row.parts,
+            })
+            .collect())
+    }
+
+    /// The ids and messages of the branch shown.
+    pub(crate) fn path(&self, id: &str) -> Result<Vec<(i64, Message)>> {
+        Ok(self
+            .path_rows(id)?
+            .into_iter()
+            .map(|row| {
+                (
+                    row.id,
+                    Message {
+                        role: row.role,
+                        parts: row.parts,
+                    },
+                )
+            })
+            .collect())
+    }
+
+    fn path_rows(&self, id: &str) -> Result<Vec<ThreadMessage>> {
         let conn = self.conn.lock().unwrap();
         let mut stmt = conn
-            .prepare_cached("SELECT role, parts FROM messages WHERE conversation = ?1 ORDER BY id")
+            .prepare_cached(&format!(
+                "{PATH} SELECT m.id, m.role, m.parts, m.created_at, m.usage FROM messages m JOIN path USING (id) ORDER BY m.id"
+            ))
             .map_err(err)?;
         let rows = stmt
             .query_map([id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
             })
             .map_err(err)?;
         let mut out = Vec::new();
         for row in rows {
-            let (role, parts) = row.map_err(err)?;
-            let role = if role == "assistant" {
-                Role::Assistant
-            } else {
-                Role::User
-            };
-            let mut parts: Vec<Part> = serde_json::from_str(&parts).map_err(err)?;
-            parts.iter_mut().for_each(upgrade_legacy_result);
-            out.push(Message { role, parts });
+            let (id, role, parts, created_at, usage) = row.map_err(err)?;
+            out.push(ThreadMessage {
+                id,
+                role: role_of(&role),
+                parts: parts_of(&parts)?,
+                created_at,
+                usage: usage.and_then(|u| serde_json::from_str(&u).ok()),
+                siblings: vec![id],
+            });
         }
         Ok(out)
     }
 
-    pub fn append(&self, id: &str, message: &Message) -> Result<()> {
+    /// The branch shown, with each message's siblings, for the window.
+    pub fn thread(&self, id: &str) -> Result<Vec<ThreadMessage>> {
+        let mut rows = self.path_rows(id)?;
+        let children: Vec<(i64, Option<i64>)> = {
+            let conn = self.conn.lock().unwrap();
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT id, parent FROM messages WHERE conversation = ?1 ORDER BY id",
+                )
+                .map_err(err)?;
+            stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(err)?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(err)?
+        };
+        let mut by_parent: std::collections::HashMap<Option<i64>, Vec<i64>> = Default::default();
+        for (child, parent) in children {
+            by_parent.entry(parent).or_default().push(child);
+        }
+        let mut parent = None;
+        for row in &mut rows {
+            if let Some(siblings) = by_parent.get(&parent) {
+                row.siblings = siblings.clone();
+            }
+            parent = Some(row.id);
+        }
+        Ok(rows)
+    }
+
+    /// Appends to the branch shown and makes the new message its end. Returns its id.
+    pub fn append(&self, id: &str, message: &Message) -> Result<i64> {
+        self.append_with_usage(id, message, None)
+    }
+
+    pub fn append_with_usage(
+        &self,
+        id: &str,
+        message: &Message,
+        usage: Option<&TurnUsage>,
+    ) -> Result<i64> {
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
         let parts = serde_json::to_string(&message.parts).map_err(err)?;
+        let usage = usage.map(serde_json::to_string).transpose().map_err(err)?;
         let now = now();
         let mut conn = self.conn.lock().unwrap();
         let tx = conn.transaction().map_err(err)?;
         tx.execute(
-            "INSERT INTO messages (conversation, role, parts, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![id, role, parts, now],
+            "INSERT INTO messages (conversation, role, parts, created_at, parent, usage)
+             VALUES (?1, ?2, ?3, ?4, (SELECT head FROM conversations WHERE id = ?1), ?5)",
+            params![id, role, parts, now, usage],
         )
         .map_err(err)?;
+        let message_id = tx.last_insert_rowid();
         tx.execute(
-            "UPDATE conversations SET updated_at = ?2 WHERE id = ?1",
-            params![id, now],
+            "UPDATE conversations SET updated_at = ?2, head = ?3 WHERE id = ?1",
+            params![id, now, message_id],
         )
         .map_err(err)?;
-        tx.commit().map_err(err)
+        tx.commit().map_err(err)?;
+        Ok(message_id)
+    }
+
+    /// A message of this conversation: its role, parent and parts.
+    pub(crate) fn message(
+        &self,
+        id: &str,
+        message: i64,
+    ) -> Result<Option<(Role, Option<i64>, Vec<Part>)>> {
+        let row: Option<(String, Option<i64>, String)> = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT role, parent, parts FROM messages WHERE conversation = ?1 AND id = ?2",
+                params![id, message],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        row.map(|(role, parent, parts)| Ok((role_of(&role), parent, parts_of(&parts)?)))
+            .transpose()
+    }
+
+    /// Makes the branch end at `message` (`None`: before the first message). Appends then
+    /// hang off it; the other branches stay.
+    pub fn set_head(&self, id: &str, message: Option<i64>) -> Result<()> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET head = ?2 WHERE id = ?1",
+                params![id, message],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    /// Shows the branch through `message`: down to its newest leaf.
+    pub fn switch_branch(&self, id: &str, message: i64) -> Result<bool> {
+        let conn = self.conn.lock().unwrap();
+        let leaf: Option<i64> = conn
+            .query_row(
+                "WITH RECURSIVE down(id) AS (
+                    SELECT id FROM messages WHERE conversation = ?1 AND id = ?2
+                    UNION ALL
+                    SELECT (SELECT MAX(c.id) FROM messages c WHERE c.parent = d.id) FROM down d
+                    WHERE EXISTS (SELECT 1 FROM messages c WHERE c.parent = d.id)
+                 ) SELECT MAX(id) FROM down",
+                params![id, message],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        let Some(leaf) = leaf else {
+            return Ok(false);
+        };
+        conn.execute(
+            "UPDATE conversations SET head = ?2 WHERE id = ?1",
+            params![id, leaf],
+        )
+        .map_err(err)?;
+        Ok(true)
+    }
+
+    pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<bool> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET pinned = ?2 WHERE id = ?1",
+                params![id, pinned],
+            )
+            .map(|n| n == 1)
+            .map_err(err)
+    }
+
+    pub fn settings(&self, id: &str) -> Result<ConversationSettings> {
+        let json: Option<String> = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT settings FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        Ok(json
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default())
+    }
+
+    pub fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {
+        let json = serde_json::to_string(settings).map_err(err)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET settings = ?2 WHERE id = ?1",
+                params![id, json],
+            )
+            .map(|n| n == 1)
+            .map_err(err)
+    }
+
+    /// The provider's reported prompt tokens over our estimate, from the last call.
+    pub(crate) fn token_ratio(&self, id: &str) -> Result<Option<f64>> {
+        self.conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT token_ratio FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(err)
+    }
+
+    pub(crate) fn set_token_ratio(&self, id: &str, ratio: f64) -> Result<()> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE conversations SET token_ratio = ?2 WHERE id = ?1",
+                params![id, ratio],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    pub(crate) fn add_compaction(&self, id: &str, c: &Compaction) -> Result<i64> {
+        let conn = self.conn.lock().unwrap();
+        conn.execute(
+            "INSERT INTO compactions (conversation, upto, summary, messages, tokens_before, tokens_after, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![id, c.upto, c.summary, c.messages, c.tokens_before, c.tokens_after, c.created_at],
+        )
+        .map_err(err)?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// The conversation's compactions, oldest first (any branch: the caller keeps those on
+    /// the branch shown).
+    pub fn compactions(&self, id: &str) -> Result<Vec<Compaction>> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, upto, summary, messages, tokens_before, tokens_after, created_at
+                 FROM compactions WHERE conversation = ?1 ORDER BY id",
+            )
+            .map_err(err)?;
+        stmt.query_map([id], |r| {
+            Ok(Compaction {
+                id: r.get(0)?,
+                upto: r.get(1)?,
+                summary: r.get(2)?,
+                messages: r.get(3)?,
+                tokens_before: r.get(4)?,
+                tokens_after: r.get(5)?,
+                created_at: r.get(6)?,
+            })
+        })
+        .map_err(err)?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(err)
     }
 
     /// The folder the conversation works in, if one was opened for it.

@@ -2,7 +2,9 @@
 //! through `Scheduler::call_batch` (parallel calls: read-only ones run together), results flow
 //! back to the model, and every message is persisted.
 
+mod compaction;
 mod conversations;
+pub mod tokens;
 
 pub mod provider;
 mod schema;
@@ -14,9 +16,12 @@ pub const CARD_DATA_MAX: usize = 64 * 1024;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-pub use conversations::{ConversationSummary, Conversations};
+pub use conversations::{
+    Compaction, ConversationSettings, ConversationSummary, Conversations, ThreadMessage, TurnUsage,
+};
 pub use provider::{
-    ChatRequest, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent, ToolDef,
+    ChatRequest, ImageData, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent,
+    ToolDef, Usage,
 };
 
 use cowork_core::{CallRequest, Caller, Scheduler};
@@ -46,6 +51,32 @@ pub struct AgentConfig {
     /// Nobody is there (a scheduled prompt): an ask outside the grant suspends the call as a
     /// task waiting for the person.
     pub unattended: bool,
+    /// The model sees images (attachments, screenshots); otherwise each becomes a note.
+    pub vision: bool,
+    /// The model's context window in tokens: older turns are compacted before it fills.
+    pub context_window: u32,
+    /// Dollars per million tokens, by model id (the cost shown per turn).
+    pub prices: std::collections::HashMap<String, Price>,
+    /// Saved system prompts a conversation can pick by name.
+    pub personas: Vec<Persona>,
+    /// The tools whose definitions every request carries when tools are deferred (the
+    /// default): the rest are listed by name and loaded through `tool_search` when needed.
+    pub core_tools: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Persona {
+    pub name: String,
+    pub system: String,
 }
 
 impl Default for AgentConfig {
@@ -60,6 +91,11 @@ impl Default for AgentConfig {
             recall: None,
             granted: None,
             unattended: false,
+            vision: true,
+            context_window: 128_000,
+            prices: Default::default(),
+            personas: vec![],
+            core_tools: vec![],
         }
     }
 }
@@ -105,6 +141,15 @@ pub enum AgentEvent {
         suspension: String,
         tool: String,
     },
+    /// What a model call of this turn used (one per step).
+    Usage {
+        usage: TurnUsage,
+    },
+    /// Older turns are being summarized (the context window is filling, or the person asked).
+    Compacting,
+    Compacted {
+        compaction: Compaction,
+    },
     Finished {
         steps: u32,
     },
@@ -143,6 +188,9 @@ pub enum AgentError {
     Cancelled,
     #[error("{0}")]
     Store(String),
+    /// The message to edit or regenerate is not one that can be (named in the text).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 pub struct Agent {
@@ -182,28 +230,96 @@ impl Agent {
         &self.conversations
     }
 
-    fn tools(&self, conversation: &str) -> Result<Vec<ToolDef>, AgentError> {
+    /// What this conversation's turns use: the model, the system prompt and the tools'
+    /// loading, its own settings over the app's.
+    fn turn(&self, conversation: &str) -> Result<Turn, AgentError> {
+        let own = self
+            .conversations
+            .settings(conversation)
+            .map_err(AgentError::Store)?;
+        let persona = own
+            .persona
+            .as_ref()
+            .and_then(|name| self.config.personas.iter().find(|p| &p.name == name));
+        Ok(Turn {
+            model: own
+                .model
+                .clone()
+                .unwrap_or_else(|| self.config.model.clone()),
+            system: own
+                .system
+                .clone()
+                .or_else(|| persona.map(|p| p.system.clone()))
+                .unwrap_or_else(|| self.config.system.clone()),
+            all_tools: own.all_tools,
+        })
+    }
+
+    /// The tool definitions a request carries, and (when deferring) the index of the others
+    /// for the system prompt. Deferring keeps the core set, `tool_search` and what the model
+    /// loaded through it; everything else is one name in the index.
+    fn tools(
+        &self,
+        conversation: &str,
+        all_tools: bool,
+    ) -> Result<(Vec<ToolDef>, String), AgentError> {
         let loaded = self
             .conversations
             .loaded_tools(conversation)
             .map_err(AgentError::Store)?;
-        Ok(self
-            .scheduler
-            .registry()
+        let registry = self.scheduler.registry();
+        let offered = |name: &str| {
+            self.config
+                .allowed_tools
+                .as_ref()
+                .is_none_or(|allowed| allowed.iter().any(|a| a == name))
+        };
+        let def = |t: &cowork_core::ToolInfo| ToolDef {
+            name: t.spec.name.clone(),
+            description: t.spec.description.clone(),
+            input_schema: t.spec.input_schema.clone(),
+        };
+        let mut all: Vec<cowork_core::ToolInfo> = registry
             .visible(&loaded)
             .into_iter()
-            .filter(|t| {
-                self.config
-                    .allowed_tools
-                    .as_ref()
-                    .is_none_or(|allowed| allowed.contains(&t.spec.name))
-            })
-            .map(|t| ToolDef {
-                name: t.spec.name.clone(),
-                description: t.spec.description.clone(),
-                input_schema: t.spec.input_schema.clone(),
-            })
-            .collect())
+            .filter(|t| offered(&t.spec.name))
+            .collect();
+        all.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        let all: Vec<ToolDef> = all.iter().map(def).collect();
+        // Deferring needs `tool_search` (a profile may leave it out), and pays only when the
+        // definitions are more than a small model can spare.
+        let can_defer = offered(TOOL_SEARCH) && registry.has(TOOL_SEARCH);
+        if all_tools || !can_defer || tokens::tools(&all) <= DEFER_ABOVE_TOKENS {
+            return Ok((all, String::new()));
+        }
+        let mut defs = Vec::new();
+        let mut index: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for t in registry.list() {
+            let name = &t.spec.name;
+            if !offered(name) {
+                continue;
+            }
+            let full = name == TOOL_SEARCH
+                || loaded.contains(name)
+                || self.config.core_tools.iter().any(|c| c == name);
+            if full {
+                defs.push(def(&t));
+            } else {
+                index
+                    .entry(t.spec.category.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut text = format!(
+            "More tools exist than are defined here. To use one, first load it with {TOOL_SEARCH} (query `select:name1,name2`, or keywords when unsure), then call it. By category:"
+        );
+        for (category, mut names) in index {
+            names.sort();
+            text.push_str(&format!("\n- {category}: {}", names.join(", ")));
+        }
+        Ok((defs, text))
     }
 
     /// The system prompt with the memories `search_vault` finds for `text`. The search is a
@@ -212,6 +328,7 @@ impl Agent {
     async fn recall(
         &self,
         conversation: &str,
+        system: &str,
         text: &str,
         k: usize,
         allowed: Option<Arc<[String]>>,
@@ -248,15 +365,14 @@ impl Agent {
             })
             .collect();
         if memories.is_empty() {
-            return self.config.system.clone();
+            return system.to_string();
         }
         let _ = events.send(AgentEvent::Recalled {
             call_id: outcome.call_id.clone(),
             memories: memories.clone(),
         });
         let mut system = format!(
-            "{}\n\nFrom the person's vault (long-term memory), possibly relevant to this message. Use them only if they help, and cite the ones you use as [memory: title]:",
-            self.config.system
+            "{system}\n\nFrom the person's vault (long-term memory), possibly relevant to this message. Use them only if they help, and cite the ones you use as [memory: title]:"
         );
         for m in &memories {
             system.push_str(&format!(
@@ -279,14 +395,123 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
+        self.send_parts(
+            conversation,
+            vec![Part::Text {
+                text: text.to_string(),
+            }],
+            events,
+            cancel,
+        )
+        .await
+    }
+
+    /// A turn whose message carries attachments (text, files, images) as well as words.
+    pub async fn send_parts(
+        &self,
+        conversation: &str,
+        parts: Vec<Part>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
         let store = |e: String| AgentError::Store(e);
-        let title: String = text.chars().take(60).collect();
+        let title: String = title_of(&parts).chars().take(60).collect();
         self.conversations
             .ensure(conversation, &title)
             .map_err(store)?;
         self.conversations
-            .append(conversation, &Message::user_text(text))
+            .append(
+                conversation,
+                &Message {
+                    role: Role::User,
+                    parts,
+                },
+            )
             .map_err(store)?;
+        self.answer(conversation, events, cancel).await
+    }
+
+    /// The person rewrote one of their messages: the new text becomes a sibling of it (the
+    /// old branch stays, switchable) and the model answers it.
+    pub async fn edit(
+        &self,
+        conversation: &str,
+        message: i64,
+        parts: Vec<Part>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let Some((Role::User, parent, old)) = self
+            .conversations
+            .message(conversation, message)
+            .map_err(store)?
+        else {
+            return Err(AgentError::Invalid(format!(
+                "message {message} is not one of the person's messages in this conversation — edit a message you wrote"
+            )));
+        };
+        if !is_person_turn(&old) {
+            return Err(AgentError::Invalid(format!(
+                "message {message} holds tool results, not the person's words — edit a message you wrote"
+            )));
+        }
+        self.conversations
+            .set_head(conversation, parent)
+            .map_err(store)?;
+        self.conversations
+            .append(
+                conversation,
+                &Message {
+                    role: Role::User,
+                    parts,
+                },
+            )
+            .map_err(store)?;
+        self.answer(conversation, events, cancel).await
+    }
+
+    /// Answers again the person's message that `message` (any message of that turn) answered:
+    /// the new answer is a sibling of the old one, which stays switchable.
+    pub async fn regenerate(
+        &self,
+        conversation: &str,
+        message: i64,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let path = self.conversations.path(conversation).map_err(store)?;
+        let start = path
+            .iter()
+            .position(|(id, _)| *id == message)
+            .and_then(|at| {
+                path[..=at]
+                    .iter()
+                    .rev()
+                    .find(|(_, m)| m.role == Role::User && is_person_turn(&m.parts))
+            })
+            .map(|(id, _)| *id)
+            .ok_or_else(|| {
+                AgentError::Invalid(format!(
+                    "message {message} is not on the branch shown — switch to its branch first"
+                ))
+            })?;
+        self.conversations
+            .set_head(conversation, Some(start))
+            .map_err(store)?;
+        self.answer(conversation, events, cancel).await
+    }
+
+    /// The model's answer to the person's message at the head (with memories, if on).
+    async fn answer(
+        &self,
+        conversation: &str,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let turn = self.turn(conversation)?;
         let allowed: Option<Arc<[String]>> = self
             .config
             .allowed_tools
@@ -294,12 +519,26 @@ impl Agent {
             .map(|t| Arc::from(t.clone()));
         let system = match self.config.recall {
             Some(k) => {
-                self.recall(conversation, text, k, allowed.clone(), events)
-                    .await
+                let asked = self
+                    .conversations
+                    .messages(conversation)
+                    .map_err(store)?
+                    .last()
+                    .map(|m| title_of(&m.parts))
+                    .unwrap_or_default();
+                self.recall(
+                    conversation,
+                    &turn.system,
+                    &asked,
+                    k,
+                    allowed.clone(),
+                    events,
+                )
+                .await
             }
-            None => self.config.system.clone(),
+            None => turn.system.clone(),
         };
-        self.run_steps(conversation, &system, allowed, events, cancel)
+        self.run_steps(conversation, &turn, &system, allowed, events, cancel)
             .await
     }
 
@@ -348,6 +587,7 @@ impl Agent {
                 is_error: !resumed.ok,
                 suspended: None,
                 structured: None,
+                images: vec![],
             }],
         };
         self.conversations
@@ -365,9 +605,176 @@ impl Agent {
             .allowed_tools
             .as_ref()
             .map(|t| Arc::from(t.clone()));
-        self.run_steps(conversation, &self.config.system, allowed, events, cancel)
+        let turn = self.turn(conversation)?;
+        self.run_steps(conversation, &turn, &turn.system, allowed, events, cancel)
             .await
             .map(Some)
+    }
+
+    /// The request for the next step: the branch shown (from the newest compaction's summary
+    /// on), images as notes for a model without vision, and the tools.
+    fn request(
+        &self,
+        conversation: &str,
+        turn: &Turn,
+        system: &str,
+    ) -> Result<ChatRequest, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let path = self.conversations.path(conversation).map_err(store)?;
+        let compactions = self
+            .conversations
+            .compactions(conversation)
+            .map_err(store)?;
+        let mut messages = compaction::apply(path, &compactions);
+        if !self.config.vision {
+            messages = messages.iter().map(Message::without_images).collect();
+        }
+        let (tools, index) = self.tools(conversation, turn.all_tools)?;
+        let system = if index.is_empty() {
+            system.to_string()
+        } else {
+            format!("{system}\n\n{index}")
+        };
+        Ok(ChatRequest {
+            model: turn.model.clone(),
+            system,
+            messages,
+            tools,
+            max_tokens: self.config.max_tokens,
+        })
+    }
+
+    /// The prompt tokens a request will take, corrected by what the provider reported last.
+    fn estimate(&self, conversation: &str, request: &ChatRequest) -> usize {
+        let ratio = self
+            .conversations
+            .token_ratio(conversation)
+            .ok()
+            .flatten()
+            .unwrap_or(1.0);
+        (tokens::request(request) as f64 * ratio).ceil() as usize
+    }
+
+    /// How many prompt tokens a request may take: the window less the answer's room and a
+    /// margin for the estimate's error.
+    fn prompt_budget(&self) -> usize {
+        let window = self.config.context_window as usize;
+        window.saturating_sub(self.config.max_tokens as usize) * 9 / 10
+    }
+
+    /// Summarizes older turns now (the person asked): all but the newest turn.
+    pub async fn compact(
+        &self,
+        conversation: &str,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Compaction>, AgentError> {
+        let turn = self.turn(conversation)?;
+        self.compact_keeping(conversation, &turn, 0, events, cancel)
+            .await
+    }
+
+    /// One model call that summarizes the turns before the newest ones that fit in `keep`
+    /// tokens (at least the newest turn stays as it is). `None`: nothing older to summarize.
+    async fn compact_keeping(
+        &self,
+        conversation: &str,
+        turn: &Turn,
+        keep: usize,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<Option<Compaction>, AgentError> {
+        let store = |e: String| AgentError::Store(e);
+        let path = self.conversations.path(conversation).map_err(store)?;
+        let earlier = self
+            .conversations
+            .compactions(conversation)
+            .map_err(store)?;
+        let Some(plan) = compaction::plan(&path, &earlier, keep) else {
+            return Ok(None);
+        };
+        let _ = events.send(AgentEvent::Compacting);
+        let before = self.estimate(
+            conversation,
+            &self.request(conversation, turn, &turn.system)?,
+        );
+        // The summary must fit the window with room for its own answer.
+        let room = (self.config.context_window as usize)
+            .saturating_sub(compaction::SUMMARY_TOKENS as usize + 1_000)
+            .max(1_000);
+        let request = ChatRequest {
+            model: turn.model.clone(),
+            system: compaction::INSTRUCTIONS.to_string(),
+            messages: vec![Message::user_text(&plan.transcript(room))],
+            tools: vec![],
+            max_tokens: compaction::SUMMARY_TOKENS,
+        };
+        let mut stream = self.provider.stream(&request, cancel.clone()).await?;
+        let mut summary = String::new();
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta(delta) => summary.push_str(&delta),
+                StreamEvent::Done { .. } => break,
+                StreamEvent::ToolCall { .. } => {}
+            }
+        }
+        let mut compaction = Compaction {
+            id: 0,
+            upto: plan.upto,
+            summary: summary.trim().to_string(),
+            messages: plan.messages,
+            tokens_before: before as u32,
+            tokens_after: 0,
+            created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        let mut all = earlier;
+        all.push(compaction.clone());
+        let after = compaction::apply(self.conversations.path(conversation).map_err(store)?, &all);
+        compaction.tokens_after = self.estimate(
+            conversation,
+            &ChatRequest {
+                messages: after,
+                ..self.request(conversation, turn, &turn.system)?
+            },
+        ) as u32;
+        compaction.id = self
+            .conversations
+            .add_compaction(conversation, &compaction)
+            .map_err(store)?;
+        let _ = events.send(AgentEvent::Compacted {
+            compaction: compaction.clone(),
+        });
+        Ok(Some(compaction))
+    }
+
+    /// The request for the next step, within the context window: older turns are compacted
+    /// when it would not fit, and if even the newest turn is too long, its oldest long tool
+    /// results are cut in the request (the stored ones stay whole).
+    async fn fitted_request(
+        &self,
+        conversation: &str,
+        turn: &Turn,
+        system: &str,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<ChatRequest, AgentError> {
+        let budget = self.prompt_budget();
+        let mut request = self.request(conversation, turn, system)?;
+        if self.estimate(conversation, &request) <= budget {
+            return Ok(request);
+        }
+        // Keep the newest turns that fill about a third of the window verbatim.
+        if self
+            .compact_keeping(conversation, turn, budget / 3, events, cancel.clone())
+            .await?
+            .is_some()
+        {
+            request = self.request(conversation, turn, system)?;
+        }
+        let ratio =
+            self.estimate(conversation, &request) as f64 / tokens::request(&request).max(1) as f64;
+        compaction::cut_tool_results(&mut request, (budget as f64 / ratio) as usize);
+        Ok(request)
     }
 
     /// The model ↔ tools loop on the conversation as stored, until the model stops asking for
@@ -375,6 +782,7 @@ impl Agent {
     async fn run_steps(
         &self,
         conversation: &str,
+        turn: &Turn,
         system: &str,
         allowed: Option<Arc<[String]>>,
         events: &mpsc::UnboundedSender<AgentEvent>,
@@ -382,17 +790,37 @@ impl Agent {
     ) -> Result<u32, AgentError> {
         let store = |e: String| AgentError::Store(e);
         for step in 1..=self.config.max_steps {
-            let request = ChatRequest {
-                model: self.config.model.clone(),
-                system: system.to_string(),
-                messages: self.conversations.messages(conversation).map_err(store)?,
-                tools: self.tools(conversation)?,
-                max_tokens: self.config.max_tokens,
+            let mut request = self
+                .fitted_request(conversation, turn, system, events, &cancel)
+                .await?;
+            let mut stream = match self.provider.stream(&request, cancel.clone()).await {
+                Err(overflow @ ProviderError::ContextOverflow { .. }) => {
+                    // Our estimate was short of the provider's count: compact what can be,
+                    // cut the rest harder, and try once more — if that changed anything.
+                    let compacted = self
+                        .compact_keeping(
+                            conversation,
+                            turn,
+                            self.prompt_budget() / 4,
+                            events,
+                            cancel.clone(),
+                        )
+                        .await?
+                        .is_some();
+                    request = self.request(conversation, turn, system)?;
+                    let cut = compaction::cut_tool_results(&mut request, self.prompt_budget() / 2);
+                    if !compacted && !cut {
+                        return Err(overflow.into());
+                    }
+                    self.provider.stream(&request, cancel.clone()).await?
+                }
+                other => other?,
             };
-            let mut stream = self.provider.stream(&request, cancel.clone()).await?;
+            let estimated = tokens::request(&request);
             let mut reply = String::new();
             let mut calls = Vec::new();
             let mut failure = None;
+            let mut usage = None;
             while let Some(event) = stream.next().await {
                 match event {
                     Ok(StreamEvent::TextDelta(delta)) => {
@@ -407,7 +835,10 @@ impl Agent {
                         });
                         calls.push((id, name, input));
                     }
-                    Ok(StreamEvent::Done { .. }) => break,
+                    Ok(StreamEvent::Done { usage: used, .. }) => {
+                        usage = used;
+                        break;
+                    }
                     Err(e) => {
                         failure = Some(e);
                         break;
@@ -438,6 +869,26 @@ impl Agent {
                     e.into()
                 });
             }
+            let usage = usage.map(|u| {
+                if u.input_tokens > 0 && estimated > 0 {
+                    let _ = self
+                        .conversations
+                        .set_token_ratio(conversation, u.input_tokens as f64 / estimated as f64);
+                }
+                let cost = self.config.prices.get(&turn.model).map(|p| {
+                    (u.input_tokens as f64 * p.input_per_mtok
+                        + u.output_tokens as f64 * p.output_per_mtok)
+                        / 1e6
+                });
+                TurnUsage {
+                    input_tokens: u.input_tokens,
+                    output_tokens: u.output_tokens,
+                    cost_usd: cost,
+                }
+            });
+            if let Some(usage) = usage {
+                let _ = events.send(AgentEvent::Usage { usage });
+            }
 
             let mut parts = Vec::new();
             if !reply.is_empty() {
@@ -454,12 +905,13 @@ impl Agent {
                 });
             }
             self.conversations
-                .append(
+                .append_with_usage(
                     conversation,
                     &Message {
                         role: Role::Assistant,
                         parts,
                     },
+                    usage.as_ref(),
                 )
                 .map_err(store)?;
             if calls.is_empty() {
@@ -505,6 +957,11 @@ impl Agent {
                     .ok()
                     .and_then(|o| o.structured.clone())
                     .filter(|v| v.to_string().len() <= CARD_DATA_MAX);
+                let shown = outcome
+                    .result
+                    .as_ref()
+                    .map(|o| o.images())
+                    .unwrap_or_default();
                 let _ = events.send(AgentEvent::ToolCallFinished {
                     id: id.clone(),
                     name: name.clone(),
@@ -512,11 +969,7 @@ impl Agent {
                     ok,
                     suspended: suspended.clone(),
                     result: content.clone(),
-                    images: outcome
-                        .result
-                        .as_ref()
-                        .map(|o| o.images())
-                        .unwrap_or_default(),
+                    images: shown.clone(),
                     structured: structured.clone(),
                     duration_ms: outcome.duration.as_millis() as u64,
                 });
@@ -526,6 +979,7 @@ impl Agent {
                     is_error: !ok,
                     suspended,
                     structured,
+                    images: images_for_model(&shown),
                 });
             }
             self.conversations
@@ -543,6 +997,70 @@ impl Agent {
         }
         Err(AgentError::MaxSteps(self.config.max_steps))
     }
+}
+
+/// The tool `tool_search`, which deferring always offers.
+const TOOL_SEARCH: &str = "tool_search";
+
+/// Below this many tokens of definitions every tool is sent (deferring would save little).
+const DEFER_ABOVE_TOKENS: usize = 2_000;
+
+/// The most image bytes (base64) of one tool result a model gets: a few screenshots.
+const TOOL_IMAGES_MAX: usize = 4 * 1024 * 1024;
+
+/// A tool's raster images as the model gets them, within `TOOL_IMAGES_MAX`.
+fn images_for_model(content: &[cowork_contract::Content]) -> Vec<ImageData> {
+    let mut left = TOOL_IMAGES_MAX;
+    content
+        .iter()
+        .filter_map(|c| match c {
+            cowork_contract::Content::Image {
+                mime_type,
+                data_base64,
+            } if ["image/png", "image/jpeg", "image/webp", "image/gif"]
+                .contains(&mime_type.as_str()) =>
+            {
+                (data_base64.len() <= left).then(|| {
+                    left -= data_base64.len();
+                    ImageData {
+                        media_type: mime_type.clone(),
+                        data_base64: data_base64.clone(),
+                    }
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What one conversation's turns use.
+struct Turn {
+    model: String,
+    system: String,
+    all_tools: bool,
+}
+
+/// A message the person wrote (not one carrying tool results back).
+pub(crate) fn is_person_turn(parts: &[Part]) -> bool {
+    !parts.iter().any(|p| matches!(p, Part::ToolResult { .. }))
+}
+
+/// A message's words (or its first attachment's name), for titles and recall.
+fn title_of(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .find_map(|p| match p {
+            Part::Text { text } if !text.trim().is_empty() => Some(text.clone()),
+            _ => None,
+        })
+        .or_else(|| {
+            parts.iter().find_map(|p| match p {
+                Part::File { name, .. } => Some(name.clone()),
+                Part::Image { name, .. } => name.clone(),
+                _ => None,
+            })
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Anthropic Messages API (`POST {base}/v1/messages`, streamed).
 
 use super::{
-    ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason,
-    StreamEvent, decode, parse_arguments,
+    ChatRequest, Decoder, EventStream, Http, ImageData, Part, Provider, ProviderError, Role,
+    StopReason, StreamEvent, Usage, decode, model_ids, parse_arguments,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -24,6 +24,13 @@ impl Anthropic {
         }
     }
 
+    fn headers(&self) -> [(&'static str, String); 2] {
+        [
+            ("x-api-key", self.api_key.clone()),
+            ("anthropic-version", "2023-06-01".to_string()),
+        ]
+    }
+
     pub fn body(request: &ChatRequest) -> Value {
         let messages: Vec<Value> = request
             .messages
@@ -34,8 +41,17 @@ impl Anthropic {
                     .iter()
                     .map(|p| match p {
                         Part::Text { text } => json!({"type": "text", "text": text}),
+                        Part::Image { image, .. } => image_block(image),
+                        Part::File { .. } => json!({"type": "text", "text": super::file_text(p)}),
                         Part::ToolUse { id, name, input } => json!({"type": "tool_use", "id": id, "name": name, "input": input}),
-                        Part::ToolResult { tool_use_id, content, is_error, .. } => {
+                        Part::ToolResult { tool_use_id, content, is_error, images, .. } => {
+                            let content = if images.is_empty() {
+                                json!(content)
+                            } else {
+                                let mut blocks = vec![json!({"type": "text", "text": content})];
+                                blocks.extend(images.iter().map(image_block));
+                                json!(blocks)
+                            };
                             json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error})
                         }
                     })
@@ -72,11 +88,16 @@ impl Anthropic {
     }
 }
 
+fn image_block(image: &ImageData) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data_base64}})
+}
+
 #[derive(Default)]
 struct AnthropicDecoder {
     /// content block index → (tool id, tool name, argument JSON so far)
     tools: HashMap<u64, (String, String, String)>,
     stop: Option<StopReason>,
+    usage: Option<Usage>,
 }
 
 impl AnthropicDecoder {
@@ -105,6 +126,18 @@ impl Decoder for AnthropicDecoder {
         let index = data["index"].as_u64().unwrap_or(0);
         Ok(
             match data["type"].as_str().unwrap_or(event.event.as_str()) {
+                "message_start" => {
+                    // The prompt's tokens: fresh, written to the cache and read from it.
+                    let u = &data["message"]["usage"];
+                    let count = |k: &str| u[k].as_u64().unwrap_or(0) as u32;
+                    self.usage = Some(Usage {
+                        input_tokens: count("input_tokens")
+                            + count("cache_creation_input_tokens")
+                            + count("cache_read_input_tokens"),
+                        output_tokens: count("output_tokens"),
+                    });
+                    vec![]
+                }
                 "content_block_start" if data["content_block"]["type"] == "tool_use" => {
                     let block = &data["content_block"];
                     let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str())
@@ -142,6 +175,9 @@ impl Decoder for AnthropicDecoder {
                     None => vec![],
                 },
                 "message_delta" => {
+                    if let Some(out) = data["usage"]["output_tokens"].as_u64() {
+                        self.usage.get_or_insert_default().output_tokens = out as u32;
+                    }
                     self.stop = Some(match data["delta"]["stop_reason"].as_str() {
                         Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
                         Some("tool_use") => StopReason::ToolUse,
@@ -152,6 +188,7 @@ impl Decoder for AnthropicDecoder {
                 }
                 "message_stop" => vec![StreamEvent::Done {
                     stop: self.stop.unwrap_or(StopReason::EndTurn),
+                    usage: self.usage,
                 }],
                 "error" => {
                     let message = data["error"]["message"]
@@ -179,19 +216,26 @@ impl Provider for Anthropic {
         "anthropic"
     }
 
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let list = self
+            .http
+            .get_json(
+                &format!("{}/v1/models?limit=1000", self.base_url),
+                &self.headers(),
+            )
+            .await?;
+        Ok(model_ids(&list))
+    }
+
     async fn stream(
         &self,
         request: &ChatRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/v1/messages", self.base_url);
-        let headers = [
-            ("x-api-key", self.api_key.clone()),
-            ("anthropic-version", "2023-06-01".to_string()),
-        ];
         let sse = self
             .http
-            .post_sse(&url, &headers, &Self::body(request), &cancel)
+            .post_sse(&url, &self.headers(), &Self::body(request), &cancel)
             .await?;
         Ok(decode(sse, AnthropicDecoder::default(), cancel))
     }

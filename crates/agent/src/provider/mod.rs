@@ -27,6 +27,22 @@ pub enum Part {
     Text {
         text: String,
     },
+    /// An image the person attached or pasted; vision models see it, others get a note.
+    Image {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(flatten)]
+        image: ImageData,
+    },
+    /// A file the person attached, as the text the model reads (a PDF's or .docx's text).
+    File {
+        name: String,
+        media_type: String,
+        text: String,
+        /// Its text was cut at the attachment cap (`truncated` of how many characters).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        truncated_from: Option<u64>,
+    },
     ToolUse {
         id: String,
         name: String,
@@ -44,7 +60,46 @@ pub enum Part {
         /// never sent to a model. Left out when large (see `CARD_DATA_MAX`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         structured: Option<serde_json::Value>,
+        /// Images the tool returned (a browser screenshot): vision models see them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageData>,
     },
+}
+
+/// An image as it travels to a model: base64 bytes and their type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImageData {
+    pub media_type: String,
+    pub data_base64: String,
+}
+
+impl ImageData {
+    /// What a model that cannot see images is told instead.
+    pub fn placeholder(&self, name: Option<&str>) -> String {
+        let size = self.data_base64.len() / 4 * 3;
+        format!(
+            "[image{}: {}, {} KB — this model cannot see images; ask the person to describe it or switch to a vision model]",
+            name.map(|n| format!(" {n}")).unwrap_or_default(),
+            self.media_type,
+            size.div_ceil(1024)
+        )
+    }
+}
+
+/// Tokens one model call used, as the server reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Usage {
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -55,6 +110,44 @@ pub struct Message {
 }
 
 impl Message {
+    /// The message as a model that cannot see images gets it: each image becomes a note.
+    pub fn without_images(&self) -> Message {
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            match part {
+                Part::Image { name, image } => parts.push(Part::Text {
+                    text: image.placeholder(name.as_deref()),
+                }),
+                Part::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                    suspended,
+                    structured,
+                    images,
+                } => parts.push(Part::ToolResult {
+                    tool_use_id: tool_use_id.clone(),
+                    content: if images.is_empty() {
+                        content.clone()
+                    } else {
+                        let notes: Vec<String> =
+                            images.iter().map(|i| i.placeholder(None)).collect();
+                        format!("{content}\n{}", notes.join("\n"))
+                    },
+                    is_error: *is_error,
+                    suspended: suspended.clone(),
+                    structured: structured.clone(),
+                    images: vec![],
+                }),
+                other => parts.push(other.clone()),
+            }
+        }
+        Message {
+            role: self.role,
+            parts,
+        }
+    }
+
     pub fn user_text(text: &str) -> Message {
         Message {
             role: Role::User,
@@ -102,6 +195,8 @@ pub enum StreamEvent {
     },
     Done {
         stop: StopReason,
+        /// What the call used, when the server said.
+        usage: Option<Usage>,
     },
 }
 
@@ -151,6 +246,8 @@ pub(crate) type SseStream = BoxStream<'static, Result<eventsource_stream::Event,
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
+    /// The models the server offers (`GET /v1/models`; Ollama's list as a fallback).
+    async fn models(&self) -> Result<Vec<String>, ProviderError>;
     /// Starts a streamed completion. Rate limits (429) are retried here, honouring retry-after.
     async fn stream(
         &self,
@@ -258,6 +355,79 @@ impl Http {
             }
         }
     }
+}
+
+impl Http {
+    /// GET JSON (model lists), with the same error mapping as a chat request.
+    pub async fn get_json(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+    ) -> Result<serde_json::Value, ProviderError> {
+        let mut req = self.client.get(url).timeout(Duration::from_secs(15));
+        for (name, value) in headers {
+            req = req.header(*name, value);
+        }
+        let response = req.send().await.map_err(|e| ProviderError::Network {
+            provider: self.provider.clone(),
+            url: url.to_string(),
+            message: e.to_string(),
+        })?;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        match status {
+            200..=299 => serde_json::from_str(&text).map_err(|e| ProviderError::Malformed {
+                provider: self.provider.clone(),
+                message: format!("{url} did not answer JSON: {e}"),
+            }),
+            401 | 403 => Err(ProviderError::Auth {
+                provider: self.provider.clone(),
+                status,
+            }),
+            code => Err(ProviderError::Http {
+                provider: self.provider.clone(),
+                status: code,
+                body: text.chars().take(500).collect(),
+            }),
+        }
+    }
+}
+
+/// An attached file as the model reads it: its text inside a tag naming it.
+pub(crate) fn file_text(part: &Part) -> String {
+    match part {
+        Part::File {
+            name,
+            text,
+            truncated_from,
+            ..
+        } => {
+            let cut = truncated_from
+                .map(|total| {
+                    format!(
+                        "\n[cut: the attachment has {total} characters; only the first {} are here]",
+                        text.chars().count()
+                    )
+                })
+                .unwrap_or_default();
+            // The name is the person's file's, but keep it from closing the tag all the same.
+            let name = name.replace(['"', '<', '>'], "_");
+            format!("<attachment name=\"{name}\">\n{text}{cut}\n</attachment>")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Model ids of a `{"data": [{"id": …}]}` list (OpenAI, Anthropic), sorted.
+pub(crate) fn model_ids(list: &serde_json::Value) -> Vec<String> {
+    let mut ids: Vec<String> = list["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["id"].as_str().map(String::from))
+        .collect();
+    ids.sort();
+    ids
 }
 
 /// The phrases both APIs use for an over-long prompt.

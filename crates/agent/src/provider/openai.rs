@@ -2,8 +2,8 @@
 //! Ollama, DeepSeek, Qwen/DashScope, LM Studio, llama.cpp server.
 
 use super::{
-    ChatRequest, Decoder, EventStream, Http, Part, Provider, ProviderError, Role, StopReason,
-    StreamEvent, decode, parse_arguments,
+    ChatRequest, Decoder, EventStream, Http, ImageData, Part, Provider, ProviderError, Role,
+    StopReason, StreamEvent, Usage, decode, file_text, model_ids, parse_arguments,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -25,6 +25,14 @@ impl OpenAiCompatible {
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key: api_key.to_string(),
             http: Http::new(name),
+        }
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        if self.api_key.is_empty() {
+            vec![]
+        } else {
+            vec![("authorization", format!("Bearer {}", self.api_key))]
         }
     }
 
@@ -63,19 +71,55 @@ impl OpenAiCompatible {
                     messages.push(msg);
                 }
                 Role::User => {
-                    // Tool results are messages of their own in this API.
+                    // Tool results are messages of their own in this API, and carry only
+                    // text: a result's images follow in a user message that names the call.
+                    let mut tool_images = Vec::new();
                     for p in &m.parts {
                         if let Part::ToolResult {
                             tool_use_id,
                             content,
+                            images,
                             ..
                         } = p
                         {
                             messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+                            if !images.is_empty() {
+                                tool_images.push(json!({"type": "text", "text": format!("[the images tool call {tool_use_id} returned]")}));
+                                tool_images.extend(images.iter().map(image_url));
+                            }
                         }
                     }
-                    if !text.is_empty() {
-                        messages.push(json!({"role": "user", "content": text}));
+                    if !tool_images.is_empty() {
+                        messages.push(json!({"role": "user", "content": tool_images}));
+                    }
+                    let has_image = m.parts.iter().any(|p| matches!(p, Part::Image { .. }));
+                    if has_image {
+                        let content: Vec<Value> = m
+                            .parts
+                            .iter()
+                            .filter_map(|p| match p {
+                                Part::Text { text } => Some(json!({"type": "text", "text": text})),
+                                Part::File { .. } => {
+                                    Some(json!({"type": "text", "text": file_text(p)}))
+                                }
+                                Part::Image { image, .. } => Some(image_url(image)),
+                                _ => None,
+                            })
+                            .collect();
+                        messages.push(json!({"role": "user", "content": content}));
+                    } else {
+                        let text: Vec<String> = m
+                            .parts
+                            .iter()
+                            .filter_map(|p| match p {
+                                Part::Text { text } => Some(text.clone()),
+                                Part::File { .. } => Some(file_text(p)),
+                                _ => None,
+                            })
+                            .collect();
+                        if !text.is_empty() {
+                            messages.push(json!({"role": "user", "content": text.join("\n")}));
+                        }
                     }
                 }
             }
@@ -85,7 +129,9 @@ impl OpenAiCompatible {
             .iter()
             .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
             .collect();
-        let mut body = json!({"model": request.model, "stream": true, "max_tokens": request.max_tokens, "messages": messages});
+        // `include_usage`: the last chunk says what the call used (tokens per turn, and the
+        // correction of our token estimate).
+        let mut body = json!({"model": request.model, "stream": true, "stream_options": {"include_usage": true}, "max_tokens": request.max_tokens, "messages": messages});
         if !tools.is_empty() {
             body["tools"] = json!(tools);
         }
@@ -93,11 +139,16 @@ impl OpenAiCompatible {
     }
 }
 
+fn image_url(image: &ImageData) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", image.media_type, image.data_base64)}})
+}
+
 struct OpenAiDecoder {
     provider: String,
     /// tool call index → (id, name, arguments so far)
     calls: BTreeMap<u64, (String, String, String)>,
     finish: Option<StopReason>,
+    usage: Option<Usage>,
 }
 
 impl OpenAiDecoder {
@@ -109,6 +160,7 @@ impl OpenAiDecoder {
         }
         events.push(StreamEvent::Done {
             stop: self.finish.take().unwrap_or(StopReason::EndTurn),
+            usage: self.usage.take(),
         });
         Ok(events)
     }
@@ -135,6 +187,13 @@ impl Decoder for OpenAiDecoder {
             return Err(ProviderError::Stream {
                 provider: self.provider.clone(),
                 message: message.to_string(),
+            });
+        }
+        if let Some(usage) = data.get("usage").filter(|u| u.is_object()) {
+            let count = |k: &str| usage[k].as_u64().unwrap_or(0) as u32;
+            self.usage = Some(Usage {
+                input_tokens: count("prompt_tokens"),
+                output_tokens: count("completion_tokens"),
             });
         }
         let mut events = Vec::new();
@@ -191,20 +250,44 @@ impl Provider for OpenAiCompatible {
         &self.name
     }
 
+    async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let listed = self
+            .http
+            .get_json(&format!("{}/models", self.base_url), &self.headers())
+            .await;
+        match listed {
+            Ok(list) => Ok(model_ids(&list)),
+            // Ollama before its OpenAI-compatible list: its own, beside `/v1`.
+            Err(first) => {
+                let Some(root) = self.base_url.strip_suffix("/v1") else {
+                    return Err(first);
+                };
+                let tags = self
+                    .http
+                    .get_json(&format!("{root}/api/tags"), &self.headers())
+                    .await
+                    .map_err(|_| first)?;
+                let mut names: Vec<String> = tags["models"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["name"].as_str().map(String::from))
+                    .collect();
+                names.sort();
+                Ok(names)
+            }
+        }
+    }
+
     async fn stream(
         &self,
         request: &ChatRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/chat/completions", self.base_url);
-        let headers: Vec<(&str, String)> = if self.api_key.is_empty() {
-            vec![]
-        } else {
-            vec![("authorization", format!("Bearer {}", self.api_key))]
-        };
         let sse = self
             .http
-            .post_sse(&url, &headers, &Self::body(request), &cancel)
+            .post_sse(&url, &self.headers(), &Self::body(request), &cancel)
             .await?;
         Ok(decode(
             sse,
@@ -212,6 +295,7 @@ impl Provider for OpenAiCompatible {
                 provider: self.name.clone(),
                 calls: BTreeMap::new(),
                 finish: None,
+                usage: None,
             },
             cancel,
         ))

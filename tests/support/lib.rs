@@ -513,3 +513,48 @@ pub fn output_text(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// A tool with no effects that always returns the same output: a screenshot-taking tool, or
+/// one of the many tools an installed toolpack brings (the tool-definition budget's tests).
+pub struct FixedTool {
+    pub spec: ToolSpec,
+    pub output: ToolOutput,
+}
+
+impl FixedTool {
+    pub fn new(
+        name: &str,
+        category: &str,
+        description: &str,
+        input_schema: serde_json::Value,
+        output: ToolOutput,
+    ) -> Arc<FixedTool> {
+        Arc::new(FixedTool {
+            spec: ToolSpec::from_meta(
+                ToolMeta::new(name, name, description).category(category),
+                input_schema,
+            ),
+            output,
+        })
+    }
+}
+
+impl DynTool for FixedTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn prepare(
+        &self,
+        _args: serde_json::Value,
+        _env: &EffectEnv,
+    ) -> Result<PreparedCall, ToolError> {
+        let output = self.output.clone();
+        Ok(PreparedCall::new(
+            vec![],
+            Arc::new(move |_ctx| {
+                let output = output.clone();
+                Box::pin(async move { Ok(output) })
+            }),
+        ))
+    }
+}

@@ -59,6 +59,10 @@ impl Turn {
 struct Shared {
     turns: Arc<Mutex<VecDeque<Turn>>>,
     requests: Arc<Mutex<Vec<(String, HeaderMap, Value)>>>,
+    /// Requests whose prompt is longer (see [`prompt_tokens`]) are refused as too long.
+    context_window: Arc<Mutex<Option<u32>>>,
+    /// How many compaction calls were answered.
+    summaries: Arc<Mutex<u32>>,
 }
 
 pub struct ScriptedLlm {
@@ -83,14 +87,21 @@ fn halves(s: &str) -> (String, String) {
     (s[..mid].to_string(), s[mid..].to_string())
 }
 
+/// The scripted server's own token count of a request, reported as its usage the way the
+/// real APIs do: a fixed rule the tests can predict (a JSON body's length over four).
+pub fn prompt_tokens(body: &Value) -> u32 {
+    (body.to_string().len() / 4) as u32
+}
+
 fn anthropic_events(
     text: &[String],
     calls: &[(String, String, String)],
     complete: bool,
+    prompt: u32,
 ) -> Vec<String> {
     let mut out = vec![sse(
         Some("message_start"),
-        &json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": []}}),
+        &json!({"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": [], "usage": {"input_tokens": prompt, "output_tokens": 1}}}),
     )];
     let mut index = 0;
     if !text.is_empty() {
@@ -127,7 +138,7 @@ fn anthropic_events(
     };
     out.push(sse(
         Some("message_delta"),
-        &json!({"type": "message_delta", "delta": {"stop_reason": stop}}),
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": text.len() + calls.len()}}),
     ));
     out.push(sse(Some("message_stop"), &json!({"type": "message_stop"})));
     out
@@ -137,6 +148,7 @@ fn openai_events(
     text: &[String],
     calls: &[(String, String, String)],
     complete: bool,
+    usage: Option<u32>,
 ) -> Vec<String> {
     let chunk = |delta: Value, finish: Value| {
         sse(
@@ -170,6 +182,12 @@ fn openai_events(
             "tool_calls"
         }),
     ));
+    if let Some(prompt) = usage {
+        out.push(sse(
+            None,
+            &json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": text.len() + calls.len()}}),
+        ));
+    }
     out.push("data: [DONE]\n\n".to_string());
     out
 }
@@ -179,14 +197,44 @@ async fn respond(shared: Shared, path: &str, headers: HeaderMap, body: Value) ->
         .requests
         .lock()
         .unwrap()
-        .push((path.to_string(), headers, body));
-    let turn = shared.turns.lock().unwrap().pop_front();
+        .push((path.to_string(), headers, body.clone()));
     let anthropic = path.contains("messages");
+    let prompt = prompt_tokens(&body);
+    // The agent's compaction calls are answered here, numbered, leaving the script for the
+    // conversation's own turns (a test cannot know in advance which turn compacts).
+    let turn = if body.to_string().contains("You write the running summary") {
+        let mut n = shared.summaries.lock().unwrap();
+        *n += 1;
+        Some(Turn::text(&format!("SUMMARY-{n}")))
+    } else {
+        shared.turns.lock().unwrap().pop_front()
+    };
+    let limit = *shared.context_window.lock().unwrap();
+    if limit.is_some_and(|limit| prompt > limit) {
+        // As the real APIs say it; a scripted turn stays for the retry.
+        if let Some(turn) = turn
+            && !body.to_string().contains("You write the running summary")
+        {
+            shared.turns.lock().unwrap().push_front(turn);
+        }
+        return (
+            StatusCode::BAD_REQUEST,
+            format!(
+                r#"{{"error":{{"message":"prompt is too long: {prompt} tokens > {} maximum"}}}}"#,
+                limit.unwrap_or_default()
+            ),
+        )
+            .into_response();
+    }
+    let usage = body["stream_options"]["include_usage"]
+        .as_bool()
+        .unwrap_or(false)
+        .then_some(prompt);
     let render = |text: &[String], calls: &[(String, String, String)], complete| {
         if anthropic {
-            anthropic_events(text, calls, complete)
+            anthropic_events(text, calls, complete, prompt)
         } else {
-            openai_events(text, calls, complete)
+            openai_events(text, calls, complete, usage)
         }
     };
     let (events, delay) = match turn {
@@ -258,6 +306,15 @@ impl ScriptedLlm {
                     },
                 ),
             )
+            .route(
+                "/v1/models",
+                axum::routing::get(|| async {
+                    axum::Json(json!({"object": "list", "data": [
+                        {"id": "scripted", "object": "model"},
+                        {"id": "scripted-vision", "object": "model"},
+                    ]}))
+                }),
+            )
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -269,6 +326,11 @@ impl ScriptedLlm {
             shared,
             _server: server,
         }
+    }
+
+    /// From now on, refuse prompts longer than `tokens` (by [`prompt_tokens`]) as real APIs do.
+    pub fn set_context_window(&self, tokens: Option<u32>) {
+        *self.shared.context_window.lock().unwrap() = tokens;
     }
 
     pub fn push(&self, turn: Turn) {

@@ -105,6 +105,9 @@ fn parts_of(json: &str) -> Result<Vec<Part>> {
     Ok(parts)
 }
 
+/// A stored message: its role, the message before it on its branch, its parts.
+pub(crate) type StoredMessage = (Role, Option<i64>, Vec<Part>);
+
 /// The ids on the branch that ends at the conversation's head, oldest first.
 const PATH: &str = "WITH RECURSIVE path(id) AS (
         SELECT head FROM conversations WHERE id = ?1 AND head IS NOT NULL
@@ -307,7 +310,7 @@ impl Conversations {
         &self,
         id: &str,
         message: i64,
-    ) -> Result<Option<(Role, Option<i64>, Vec<Part>)>> {
+    ) -> Result<Option<StoredMessage>> {
         let row: Option<(String, Option<i64>, String)> = self
             .conn
             .lock()
@@ -467,6 +470,60 @@ impl Conversations {
         .map_err(err)?
         .collect::<std::result::Result<_, _>>()
         .map_err(err)
+    }
+
+    /// The branch shown as Markdown: the person's and the assistant's words, attachments by
+    /// name, each tool call with its input and result.
+    pub fn export_markdown(&self, id: &str) -> Result<String> {
+        let title = self
+            .title(id)?
+            .ok_or_else(|| err(format!("no conversation {id}")))?;
+        let mut out = format!("# {title}\n");
+        let fence = |text: &str| {
+            // A fence longer than any backtick run inside, so the text cannot close it.
+            let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+            "`".repeat(longest.max(2) + 1)
+        };
+        for row in self.path_rows(id)? {
+            let mut said = false;
+            for part in &row.parts {
+                let heading = match row.role {
+                    Role::User => "## You",
+                    Role::Assistant => "## Assistant",
+                };
+                match part {
+                    Part::Text { text } if !text.is_empty() => {
+                        if !said {
+                            out.push_str(&format!("\n{heading}\n\n"));
+                            said = true;
+                        }
+                        out.push_str(text);
+                        out.push('\n');
+                    }
+                    Part::Text { .. } => {}
+                    Part::Image { name, .. } => out.push_str(&format!(
+                        "\n*[image: {}]*\n",
+                        name.as_deref().unwrap_or("pasted")
+                    )),
+                    Part::File { name, .. } => out.push_str(&format!("\n*[attached: {name}]*\n")),
+                    Part::ToolUse { name, input, .. } => {
+                        let input = serde_json::to_string_pretty(input).unwrap_or_default();
+                        let f = fence(&input);
+                        out.push_str(&format!(
+                            "\n**Tool call** `{name}`\n\n{f}json\n{input}\n{f}\n"
+                        ));
+                    }
+                    Part::ToolResult {
+                        content, is_error, ..
+                    } => {
+                        let f = fence(content);
+                        let label = if *is_error { "Tool error" } else { "Result" };
+                        out.push_str(&format!("\n**{label}**\n\n{f}\n{content}\n{f}\n"));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The folder the conversation works in, if one was opened for it.

@@ -459,7 +459,6 @@ async fn a_long_conversation_is_compacted_mid_way_and_never_overflows() {
 async fn the_model_list_comes_from_the_provider() {
     for api in BOTH {
         let s = setup(api, AgentConfig::default()).await;
-        let agent = &s.agent;
         assert_eq!(
             s.provider.models().await.unwrap(),
             ["scripted", "scripted-vision"],

@@ -2,7 +2,7 @@
 //! transport. Streaming reaches the webview as events: `agent-event`, `agent-done`,
 //! `approval-request`, `tool-event`.
 
-use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message};
+use cowork_agent::{Agent, AgentEvent, ConversationSummary, Conversations, Message, Part};
 use cowork_app::notify::NoticeTarget;
 use cowork_app::{AgentSettings, App};
 use cowork_core::policy::RuleEntry;
@@ -102,7 +102,9 @@ pub fn send_message<R: Runtime>(
     shell: State<'_, Shell>,
     conversation: Option<String>,
     text: String,
+    attachments: Vec<Part>,
 ) -> Res<String> {
+    let parts = cowork_app::attachments::person_parts(&text, attachments)?;
     let agent = shell.agent.lock().unwrap().clone().ok_or(
         "no model provider is configured — open Settings → Provider, or use /tool commands",
     )?;
@@ -132,13 +134,255 @@ pub fn send_message<R: Runtime>(
         &conversation,
         move |tx, cancel| async move {
             agent
-                .send(&conv, &text, &tx, cancel)
+                .send_parts(&conv, parts, &tx, cancel)
                 .await
                 .err()
                 .map(|e| e.to_string())
         },
     );
     Ok(conversation)
+}
+
+fn chat_agent(shell: &Shell) -> Res<Arc<Agent>> {
+    shell.agent.lock().unwrap().clone().ok_or_else(|| {
+        "no model provider is configured — open Settings → Provider, or use /tool commands".into()
+    })
+}
+
+/// The person rewrote their message `message`: a new branch from there, answered.
+#[tauri::command]
+#[specta::specta]
+pub fn edit_message<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    conversation: String,
+    message: i64,
+    text: String,
+    attachments: Vec<Part>,
+) -> Res<()> {
+    let agent = chat_agent(&shell)?;
+    let parts = cowork_app::attachments::person_parts(&text, attachments)?;
+    let conv = conversation.clone();
+    stream_turn(
+        handle,
+        &shell,
+        &conversation,
+        move |tx, cancel| async move {
+            agent
+                .edit(&conv, message, parts, &tx, cancel)
+                .await
+                .err()
+                .map(|e| e.to_string())
+        },
+    );
+    Ok(())
+}
+
+/// Another answer to the person's message that `message` belongs to (a new branch).
+#[tauri::command]
+#[specta::specta]
+pub fn regenerate<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    conversation: String,
+    message: i64,
+) -> Res<()> {
+    let agent = chat_agent(&shell)?;
+    let conv = conversation.clone();
+    stream_turn(
+        handle,
+        &shell,
+        &conversation,
+        move |tx, cancel| async move {
+            agent
+                .regenerate(&conv, message, &tx, cancel)
+                .await
+                .err()
+                .map(|e| e.to_string())
+        },
+    );
+    Ok(())
+}
+
+/// Summarizes the older turns now; `compacting`/`compacted` events, then `agent-done`.
+#[tauri::command]
+#[specta::specta]
+pub fn compact_conversation<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    conversation: String,
+) -> Res<()> {
+    let agent = chat_agent(&shell)?;
+    let conv = conversation.clone();
+    stream_turn(
+        handle,
+        &shell,
+        &conversation,
+        move |tx, cancel| async move {
+            match agent.compact(&conv, &tx, cancel).await {
+                Ok(Some(_)) => None,
+                Ok(None) => {
+                    Some("nothing to compact yet: the conversation is one turn long".into())
+                }
+                Err(e) => Some(e.to_string()),
+            }
+        },
+    );
+    Ok(())
+}
+
+/// The branch shown, with each message's siblings, and the compactions.
+#[derive(Serialize, specta::Type)]
+pub struct Thread {
+    messages: Vec<cowork_agent::ThreadMessage>,
+    compactions: Vec<cowork_agent::Compaction>,
+    settings: cowork_agent::ConversationSettings,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_thread(shell: State<'_, Shell>, conversation: String) -> Res<Thread> {
+    Ok(Thread {
+        messages: shell.conversations.thread(&conversation)?,
+        compactions: shell.conversations.compactions(&conversation)?,
+        settings: shell.conversations.settings(&conversation)?,
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn switch_branch(shell: State<'_, Shell>, conversation: String, message: i64) -> Res<bool> {
+    shell.conversations.switch_branch(&conversation, message)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_pinned(shell: State<'_, Shell>, conversation: String, pinned: bool) -> Res<bool> {
+    shell.conversations.set_pinned(&conversation, pinned)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn export_conversation(shell: State<'_, Shell>, conversation: String) -> Res<String> {
+    shell.conversations.export_markdown(&conversation)
+}
+
+/// Saves the conversation as Markdown where the person chooses; None when they cancel.
+#[tauri::command]
+#[specta::specta]
+pub async fn save_export<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    conversation: String,
+) -> Res<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    let markdown = shell.conversations.export_markdown(&conversation)?;
+    let title = shell
+        .conversations
+        .title(&conversation)?
+        .unwrap_or_default();
+    let file: String = title
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == ' ' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let (tx, rx) = oneshot::channel();
+    handle
+        .dialog()
+        .file()
+        .set_file_name(format!("{}.md", file.trim()))
+        .add_filter("Markdown", &["md"])
+        .save_file(move |path| {
+            let _ = tx.send(path.and_then(|p| p.into_path().ok()));
+        });
+    let Some(path) = rx.await.ok().flatten() else {
+        return Ok(None);
+    };
+    std::fs::write(&path, markdown).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(path.display().to_string()))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_conversation_settings(
+    shell: State<'_, Shell>,
+    conversation: String,
+) -> Res<cowork_agent::ConversationSettings> {
+    shell.conversations.settings(&conversation)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_conversation_settings(
+    shell: State<'_, Shell>,
+    conversation: String,
+    settings: cowork_agent::ConversationSettings,
+) -> Res<()> {
+    shell.conversations.ensure(&conversation, "New chat")?;
+    shell
+        .conversations
+        .set_settings(&conversation, &settings)
+        .map(|_| ())
+}
+
+/// The models the configured provider offers.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_models(shell: State<'_, Shell>) -> Res<Vec<String>> {
+    let settings = AgentSettings::load(&shell.app.home().settings_path())?
+        .ok_or("no model provider is configured — open Settings → Provider")?;
+    settings
+        .provider()?
+        .models()
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Files the person picks to attach (the desktop's chooser); empty when they cancel.
+#[tauri::command]
+#[specta::specta]
+pub async fn pick_files<R: Runtime>(handle: AppHandle<R>) -> Vec<String> {
+    use tauri_plugin_dialog::DialogExt;
+    let (tx, rx) = oneshot::channel();
+    handle.dialog().file().pick_files(move |files| {
+        let _ = tx.send(
+            files
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|f| f.into_path().ok())
+                .collect::<Vec<_>>(),
+        );
+    });
+    rx.await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+/// A file the person picked or dropped, read for a message (reviewed; their pick grants it).
+#[tauri::command]
+#[specta::specta]
+pub async fn attach_path(shell: State<'_, Shell>, conversation: String, path: String) -> Res<Part> {
+    cowork_app::attachments::attach_file(
+        shell.app.scheduler(),
+        &conversation,
+        std::path::Path::new(&path),
+    )
+    .await
+}
+
+/// Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment.
+#[tauri::command]
+#[specta::specta]
+pub fn attach_pasted(name: String, data_base64: String) -> Res<Part> {
+    cowork_app::attachments::attach_bytes(&name, &data_base64)
 }
 
 /// Runs an agent turn in the background and streams it to the webview: its `agent-event`s,

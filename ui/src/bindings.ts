@@ -6,7 +6,29 @@ import { invoke as __TAURI_INVOKE } from "@tauri-apps/api/core";
 export const commands = {
 	firstRun: () => __TAURI_INVOKE<FirstRun>("first_run"),
 	/**  Starts a turn; returns the conversation id at once. Progress arrives as events. */
-	sendMessage: (conversation: string | null, text: string) => __TAURI_INVOKE<string>("send_message", { conversation, text }),
+	sendMessage: (conversation: string | null, text: string, attachments: Part[]) => __TAURI_INVOKE<string>("send_message", { conversation, text, attachments }),
+	/**  The person rewrote their message `message`: a new branch from there, answered. */
+	editMessage: (conversation: string, message: number, text: string, attachments: Part[]) => __TAURI_INVOKE<null>("edit_message", { conversation, message, text, attachments }),
+	/**  Another answer to the person's message that `message` belongs to (a new branch). */
+	regenerate: (conversation: string, message: number) => __TAURI_INVOKE<null>("regenerate", { conversation, message }),
+	/**  Summarizes the older turns now; `compacting`/`compacted` events, then `agent-done`. */
+	compactConversation: (conversation: string) => __TAURI_INVOKE<null>("compact_conversation", { conversation }),
+	getThread: (conversation: string) => __TAURI_INVOKE<Thread>("get_thread", { conversation }),
+	switchBranch: (conversation: string, message: number) => __TAURI_INVOKE<boolean>("switch_branch", { conversation, message }),
+	setPinned: (conversation: string, pinned: boolean) => __TAURI_INVOKE<boolean>("set_pinned", { conversation, pinned }),
+	exportConversation: (conversation: string) => __TAURI_INVOKE<string>("export_conversation", { conversation }),
+	/**  Saves the conversation as Markdown where the person chooses; None when they cancel. */
+	saveExport: (conversation: string) => __TAURI_INVOKE<string | null>("save_export", { conversation }),
+	getConversationSettings: (conversation: string) => __TAURI_INVOKE<ConversationSettings>("get_conversation_settings", { conversation }),
+	saveConversationSettings: (conversation: string, settings: ConversationSettings) => __TAURI_INVOKE<null>("save_conversation_settings", { conversation, settings }),
+	/**  The models the configured provider offers. */
+	listModels: () => __TAURI_INVOKE<string[]>("list_models"),
+	/**  Files the person picks to attach (the desktop's chooser); empty when they cancel. */
+	pickFiles: () => __TAURI_INVOKE<string[]>("pick_files"),
+	/**  A file the person picked or dropped, read for a message (reviewed; their pick grants it). */
+	attachPath: (conversation: string, path: string) => __TAURI_INVOKE<Part>("attach_path", { conversation, path }),
+	/**  Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment. */
+	attachPasted: (name: string, dataBase64: string) => __TAURI_INVOKE<Part>("attach_pasted", { name, dataBase64 }),
 	stopRun: (conversation: string) => __TAURI_INVOKE<void>("stop_run", { conversation }),
 	listConversations: (search: string | null) => __TAURI_INVOKE<ConversationSummary[]>("list_conversations", { search }),
 	getMessages: (conversation: string) => __TAURI_INVOKE<Message[]>("get_messages", { conversation }),
@@ -184,7 +206,11 @@ structured?: Value | null; duration_ms: number } |
  *  The turn goes on after a suspended call of it (`tool`) finished: a new stretch of the
  *  conversation begins.
  */
-{ type: "resumed"; suspension: string; tool: string } | { type: "finished"; steps: number };
+{ type: "resumed"; suspension: string; tool: string } | 
+/**  What a model call of this turn used (one per step). */
+{ type: "usage"; usage: TurnUsage } | 
+/**  Older turns are being summarized (the context window is filling, or the person asked). */
+{ type: "compacting" } | { type: "compacted"; compaction: Compaction } | { type: "finished"; steps: number };
 
 /**  `agent-event`: one step of a conversation's turn. */
 export type AgentEventPayload = {
@@ -206,6 +232,19 @@ export type AgentSettings = {
 	maxSteps?: number,
 	/**  Recall memories from the vault before each turn (off unless turned on). */
 	recall?: RecallSettings,
+	/**  The model sees images (attachments, screenshots). Off: each image becomes a note. */
+	vision?: boolean,
+	/**  The model's context window in tokens; older turns are compacted before it fills. */
+	contextWindow?: number,
+	/**  Dollars per million tokens by model id, for the cost shown per turn. */
+	prices?: { [key in string]: Price },
+	/**  Saved system prompts a conversation can use. */
+	personas?: Persona[],
+	/**
+	 *  The tools every request defines when tools are deferred; the rest are named and
+	 *  loaded through `tool_search` when needed.
+	 */
+	coreTools?: string[],
 };
 
 /**  MCP's ToolAnnotations, as plain booleans (unknown = the cautious value). */
@@ -287,8 +326,31 @@ skipped: boolean } | { type: "step_failed"; run: string; step: string; error: st
 /**  It is tried again (`retry`). */
 retrying: boolean } | { type: "chain_completed"; run: string; outputs: Value } | { type: "chain_failed"; run: string; step: string | null; error: string };
 
+/**  A summary that stands in for the messages up to `upto` when the model is asked. */
+export type Compaction = {
+	id: number,
+	upto: number,
+	summary: string,
+	messages: number,
+	tokens_before: number,
+	tokens_after: number,
+	created_at: string,
+};
+
 /**  A content block, aligned with MCP's `CallToolResult.content`. */
 export type Content = { type: "text"; text: string } | { type: "json"; value: Value } | { type: "image"; mime_type: string; data_base64: string } | { type: "resource_link"; uri: string; name: string; mime_type: string | null };
+
+/**  A conversation's own choices over the app's defaults. */
+export type ConversationSettings = {
+	/**  The model, when not the provider's default. */
+	model?: string | null,
+	/**  The saved persona whose system prompt this conversation uses. */
+	persona?: string | null,
+	/**  A system prompt of its own (over the persona's). */
+	system?: string | null,
+	/**  Every tool's definition in each request instead of a core set plus `tool_search`. */
+	allTools?: boolean,
+};
 
 export type ConversationSummary = {
 	id: string,
@@ -296,6 +358,7 @@ export type ConversationSummary = {
 	created_at: string,
 	updated_at: string,
 	messages: number,
+	pinned: boolean,
 };
 
 /**
@@ -410,6 +473,12 @@ export type FirstRun = {
 	workspace: boolean,
 };
 
+/**  An image as it travels to a model: base64 bytes and their type. */
+export type ImageData = {
+	media_type: string,
+	data_base64: string,
+};
+
 export type Layer = "stub" | "builtin" | "mcp";
 
 export type MatchedRule = {
@@ -476,7 +545,17 @@ export type OutboxRow = {
 };
 
 /**  Provider-neutral message content. */
-export type Part = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: Value } | { type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
+export type Part = ({ type: "text"; text: string }) & { content?: never; id?: never; images?: never; input?: never; is_error?: never; media_type?: never; name?: never; structured?: never; suspended?: never; tool_use_id?: never; truncated_from?: never } | 
+/**  An image the person attached or pasted; vision models see it, others get a note. */
+{
+	type: "image",
+} & {
+	name?: string | null,
+} & ImageData | 
+/**  A file the person attached, as the text the model reads (a PDF's or .docx's text). */
+({ type: "file"; name: string; media_type: string; text: string; 
+/**  Its text was cut at the attachment cap (`truncated` of how many characters). */
+truncated_from?: number | null }) & { content?: never; id?: never; images?: never; input?: never; is_error?: never; structured?: never; suspended?: never; tool_use_id?: never } | ({ type: "tool_use"; id: string; name: string; input: Value }) & { content?: never; images?: never; is_error?: never; media_type?: never; structured?: never; suspended?: never; text?: never; tool_use_id?: never; truncated_from?: never } | ({ type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
 /**
  *  The suspension the call is waiting on (a login, a code), when it stopped for the
  *  person rather than failing: data, so nothing has to read it out of `content`.
@@ -486,7 +565,9 @@ suspended?: string | null;
  *  The tool's structured output, for the window's cards (search results, weather);
  *  never sent to a model. Left out when large (see `CARD_DATA_MAX`).
  */
-structured?: Value | null };
+structured?: Value | null; 
+/**  Images the tool returned (a browser screenshot): vision models see them. */
+images?: ImageData[] }) & { id?: never; input?: never; media_type?: never; name?: never; text?: never; truncated_from?: never };
 
 /**  What waits for the person now: a window opened later (from the tray) shows these first. */
 export type PendingAsks = {
@@ -494,10 +575,20 @@ export type PendingAsks = {
 	elicitations: ElicitationRequest[],
 };
 
+export type Persona = {
+	name: string,
+	system: string,
+};
+
 /**  A settings file's rule that is broken or not applied, and what was done instead. */
 export type PolicyProblem = {
 	file: string,
 	message: string,
+};
+
+export type Price = {
+	inputPerMtok: number | null,
+	outputPerMtok: number | null,
 };
 
 export type Problem = {
@@ -713,6 +804,27 @@ export type TaskResumed = {
 	call: ToolCallView,
 };
 
+/**  The branch shown, with each message's siblings, and the compactions. */
+export type Thread = {
+	messages: ThreadMessage[],
+	compactions: Compaction[],
+	settings: ConversationSettings,
+};
+
+/**  One message of the branch shown, for the window. */
+export type ThreadMessage = {
+	id: number,
+	role: Role,
+	parts: Part[],
+	created_at: string,
+	usage?: TurnUsage | null,
+	/**
+	 *  Its siblings (other edits of this message, other answers to the one before), oldest
+	 *  first, itself included; one entry when there is no other branch.
+	 */
+	siblings: number[],
+};
+
 export type ToolCallView = {
 	call_id: string,
 	tool: string,
@@ -831,6 +943,13 @@ export type TrustState =
 "untrusted" | 
 /**  Trusted once, but its settings changed since: they only narrow until trusted again. */
 "changed";
+
+/**  What a model call cost: its tokens and, when the model has a price in the settings, dollars. */
+export type TurnUsage = {
+	input_tokens: number,
+	output_tokens: number,
+	cost_usd?: number | null,
+};
 
 export type Units = 
 /**  By the language asked in: °F and mph for US English, °C and km/h otherwise. */

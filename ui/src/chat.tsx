@@ -172,7 +172,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
     current.current = id;
     try {
-      await api.sendMessage(id, text);
+      await api.sendMessage(id, text, []);
       if (isNew) onConversation(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };

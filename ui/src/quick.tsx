@@ -33,7 +33,7 @@ export function QuickAsk() {
     if (!text || running) return;
     setAnswer(""); setError(""); setRunning(true);
     try {
-      const id = await api.sendMessage(current.current, text);
+      const id = await api.sendMessage(current.current, text, []);
       current.current = id;
       setConversation(id);
       setQuestion("");

@@ -306,11 +306,7 @@ impl Conversations {
     }
 
     /// A message of this conversation: its role, parent and parts.
-    pub(crate) fn message(
-        &self,
-        id: &str,
-        message: i64,
-    ) -> Result<Option<StoredMessage>> {
+    pub(crate) fn message(&self, id: &str, message: i64) -> Result<Option<StoredMessage>> {
         let row: Option<(String, Option<i64>, String)> = self
             .conn
             .lock()

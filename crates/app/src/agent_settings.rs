@@ -4,6 +4,7 @@
 
 use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
 use cowork_agent::{AgentConfig, Provider};
+pub use cowork_agent::{Persona, Price};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -37,6 +38,45 @@ pub struct AgentSettings {
     /// Recall memories from the vault before each turn (off unless turned on).
     #[serde(default)]
     pub recall: RecallSettings,
+    /// The model sees images (attachments, screenshots). Off: each image becomes a note.
+    #[serde(default = "yes")]
+    pub vision: bool,
+    /// The model's context window in tokens; older turns are compacted before it fills.
+    #[serde(default = "default_context_window")]
+    pub context_window: u32,
+    /// Dollars per million tokens by model id, for the cost shown per turn.
+    #[serde(default)]
+    pub prices: std::collections::HashMap<String, Price>,
+    /// Saved system prompts a conversation can use.
+    #[serde(default)]
+    pub personas: Vec<Persona>,
+    /// The tools every request defines when tools are deferred; the rest are named and
+    /// loaded through `tool_search` when needed.
+    #[serde(default = "default_core_tools")]
+    pub core_tools: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_context_window() -> u32 {
+    AgentConfig::default().context_window
+}
+
+/// A few cheap tools a person reaches for most, each definition small: with `tool_search`
+/// they cost ~1.4k tokens, so an 8k-context local model keeps room to talk.
+pub fn default_core_tools() -> Vec<String> {
+    [
+        "read_file",
+        "web_search",
+        "calendar_list",
+        "list_tasks",
+        "quick_note",
+        "email_check",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,6 +107,17 @@ fn default_max_steps() -> u32 {
 }
 
 impl AgentSettings {
+    /// A provider with every other setting at its default.
+    pub fn new(provider: ProviderKind, base_url: &str, model: &str, api_key_env: &str) -> Self {
+        let value = serde_json::json!({
+            "provider": provider,
+            "baseUrl": base_url,
+            "model": model,
+            "apiKeyEnv": api_key_env,
+        });
+        serde_json::from_value(value).expect("every other field has a default")
+    }
+
     pub fn load(settings_path: &Path) -> Result<Option<AgentSettings>, String> {
         let root = cowork_store::settings::read_json(settings_path)?;
         match root.get("agent") {
@@ -133,6 +184,11 @@ impl AgentSettings {
             max_steps: self.max_steps,
             allowed_tools: self.allowed_tools.clone(),
             recall: self.recall.enabled.then_some(self.recall.k.clamp(1, 20)),
+            vision: self.vision,
+            context_window: self.context_window.max(1_024),
+            prices: self.prices.clone(),
+            personas: self.personas.clone(),
+            core_tools: self.core_tools.clone(),
             ..AgentConfig::default()
         }
     }

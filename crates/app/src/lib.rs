@@ -4,6 +4,7 @@
 
 mod accounts;
 mod agent_settings;
+pub mod attachments;
 mod desktop;
 mod follow;
 pub mod instance;

@@ -680,7 +680,3 @@ async fn drain_outbox(app: &App, conversation: &str) {
         esay!("took back {taken} message(s); mail queued elsewhere stays queued");
     }
 }
-
-fn cowork_agent_default_steps() -> u32 {
-    cowork_agent::AgentConfig::default().max_steps
-}

@@ -42,14 +42,16 @@ pub(crate) async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, St
                 ProviderArg::Anthropic => ProviderKind::Anthropic,
                 ProviderArg::Openai => ProviderKind::Openai,
             };
-            let settings = AgentSettings {
-                provider,
-                base_url,
-                model,
-                api_key_env,
-                allowed_tools: None,
-                recall: Default::default(),
-                max_steps: cowork_agent_default_steps(),
+            // What else was set (personas, prices, profile) stays.
+            let settings = match AgentSettings::load(&path)? {
+                Some(old) => AgentSettings {
+                    provider,
+                    base_url,
+                    model,
+                    api_key_env,
+                    ..old
+                },
+                None => AgentSettings::new(provider, &base_url, &model, &api_key_env),
             };
             settings.save(&path)?;
             say!("provider saved to {}", path.display());

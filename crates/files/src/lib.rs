@@ -11,6 +11,7 @@
 //!   processes (`command_output`, `command_stop`).
 //! - quality.rs: `check_code_quality`, `batch_check_quality` (tree-sitter).
 
+pub mod attach;
 mod changes;
 mod command;
 mod edit;
@@ -104,6 +105,7 @@ impl ToolProvider for FilesTools {
         let s = &self.shared;
         vec![
             typed(read::ReadFile(s.clone())),
+            typed(attach::AttachFile),
             typed(read::ListDirectory),
             typed(read::Glob),
             typed(search::SearchCode),

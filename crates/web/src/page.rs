@@ -139,46 +139,20 @@ pub fn read(
     }
 }
 
-/// A PDF's text (lopdf: each page's text in content order — words whole where layout-driven
-/// extractors split kerned glyph runs), pages separated by a blank line.
+/// A PDF's text (see `cowork_documents::pdf`), titled by its metadata or first line.
 pub fn read_pdf(bytes: &[u8], url: &str) -> Result<Page, String> {
-    let document = lopdf::Document::load_mem(bytes)
-        .map_err(|e| format!("{url}: the PDF could not be read ({e})"))?;
-    if document.is_encrypted() {
-        return Err(format!("{url}: the PDF is encrypted"));
-    }
-    let mut markdown = String::new();
-    for number in document.get_pages().keys() {
-        let text = document.extract_text(&[*number]).unwrap_or_default();
-        let text = text.trim();
-        if !text.is_empty() {
-            markdown.push_str(text);
-            markdown.push_str("\n\n");
-        }
-    }
-    if markdown.trim().is_empty() {
-        return Err(format!(
-            "{url}: the PDF has no text layer (a scan?) — nothing to read"
-        ));
-    }
-    let title = document
-        .trailer
-        .get(b"Info")
-        .and_then(|info| document.dereference(info))
-        .ok()
-        .and_then(|(_, info)| info.as_dict().ok()?.get(b"Title").ok().cloned())
-        .and_then(|title| lopdf::decode_text_string(&title).ok())
-        .filter(|t| !t.trim().is_empty())
-        .or_else(|| {
-            markdown
-                .lines()
-                .next()
-                .map(|l| l.chars().take(200).collect())
-        });
+    let document = cowork_documents::pdf(bytes).map_err(|e| format!("{url}: {e}"))?;
+    let title = document.title.or_else(|| {
+        document
+            .text
+            .lines()
+            .next()
+            .map(|l| l.chars().take(200).collect())
+    });
     Ok(Page {
         title,
         charset: "pdf".into(),
-        markdown: markdown.trim_end().to_string(),
+        markdown: document.text,
         ..Page::default()
     })
 }

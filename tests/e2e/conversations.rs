@@ -541,6 +541,28 @@ async fn tool_definitions_fit_a_small_model_with_200_tools_installed() {
     let s = setup(Api::OpenAi, AgentConfig::default()).await;
     let agent = &s.agent;
     let registry = s.h.scheduler.registry();
+    // The builtins this harness leaves out (the browser family needs Chromium) stand in with
+    // their real definitions, so the set's cases all have their tool.
+    let specs: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/tool-specs.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    for spec in specs.iter().map(|s| &s["spec"]) {
+        let name = spec["name"].as_str().unwrap();
+        if !registry.has(name) {
+            registry.register(
+                Layer::Builtin,
+                FixedTool::new(
+                    name,
+                    spec["category"].as_str().unwrap(),
+                    spec["description"].as_str().unwrap(),
+                    spec["input_schema"].clone(),
+                    ToolOutput::default(),
+                ),
+            );
+        }
+    }
     let mut n = 0;
     while registry.list().len() < 200 {
         n += 1;
@@ -601,6 +623,42 @@ async fn tool_definitions_fit_a_small_model_with_200_tools_installed() {
     eprintln!("tool definitions + index: deferred {deferred} tokens, all {all} tokens");
     assert!(deferred <= 3_000, "{deferred} tokens");
     assert!(all > 10_000, "{all}");
+    // The tool-selection set: each case's tool is defined, or tool_search finds it in its first
+    // five for the keywords a model would use (the name index also lets it `select:` exactly).
+    let set: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/data/tool-selection.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let defined: Vec<String> = requests[0].2["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let cases = set["cases"].as_array().unwrap();
+    let mut missed = Vec::new();
+    for case in cases {
+        let tool = case["tool"].as_str().unwrap();
+        let found = registry
+            .search(case["query"].as_str().unwrap(), 5)
+            .iter()
+            .any(|h| h.name == tool);
+        if !defined.iter().any(|d| d == tool) && !found {
+            missed.push(tool);
+        }
+    }
+    eprintln!(
+        "tool selection: {} of {} cases within reach with deferred definitions (all: {} of {})",
+        cases.len() - missed.len(),
+        cases.len(),
+        cases.len(),
+        cases.len()
+    );
+    assert!(missed.is_empty(), "out of reach: {missed:?}");
     // Every tool is still reachable: named in the index or defined.
     let system = requests[0].2["messages"][0]["content"].as_str().unwrap();
     for t in registry.list() {

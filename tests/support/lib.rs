@@ -6,6 +6,7 @@ pub mod agentdojo;
 pub mod bench;
 pub mod desktop;
 pub mod display;
+pub mod llama;
 pub mod llm_server;
 pub mod login_wall;
 pub mod mcp;

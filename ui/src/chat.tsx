@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { WorkspaceBar } from "./desktop";
-import { api, on, type FirstRun, type Message, type Part, type ImageBlock, type Content, type Value, type Progress } from "./api";
+import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
@@ -16,21 +16,113 @@ function finished(ok: boolean, suspended: string | null | undefined): ToolCard["
   return ok ? "ok" : suspended ? "waiting" : "error";
 }
 type Recalled = { id: string; title: string; kind: string; snippet: string };
-type Item = { kind: "user"; text: string } | { kind: "assistant"; text: string } | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string };
+/// Where a displayed message lives in the store: its id and its siblings (other branches).
+type Meta = { mid?: number; siblings?: number[]; attachments?: Part[] };
+type Item = ({ kind: "user"; text: string } & Meta) | ({ kind: "assistant"; text: string; usage?: TurnUsage } & Meta) | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string } | { kind: "compacted"; compaction: Compaction } | { kind: "usage"; usage: TurnUsage };
 
-/// Persisted messages → display items (tool uses paired with their results).
-function toItems(messages: Message[]): Item[] {
+/// The branch shown → display items (tool uses paired with their results, compactions where
+/// they cut, each turn's usage summed under its answer).
+function toItems(messages: ThreadMessage[], compactions: Compaction[] = []): Item[] {
   const items: Item[] = [];
   const cards = new Map<string, ToolCard>();
+  let turn: TurnUsage | null = null;
+  const closeTurn = () => { if (turn) items.push({ kind: "usage", usage: turn }); turn = null; };
   for (const m of messages) {
-    for (const p of m.parts as Part[]) {
-      if (p.type === "text" && p.text) items.push({ kind: m.role, text: p.text });
+    const parts = m.parts as Part[];
+    const isPerson = m.role === "user" && !parts.some((p) => p.type === "tool_result");
+    if (isPerson) closeTurn();
+    const meta: Meta = { mid: m.id, siblings: m.siblings };
+    let placed = false;
+    if (isPerson) {
+      const text = parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
+      items.push({ kind: "user", text, ...meta, attachments: parts.filter((p) => p.type === "image" || p.type === "file") });
+      placed = true;
+    }
+    for (const p of parts) {
+      if (p.type === "text" && p.text && m.role === "assistant") { items.push({ kind: "assistant", text: p.text, ...(placed ? {} : meta) }); placed = true; }
       if (p.type === "tool_use") { const card: ToolCard = { id: p.id, name: p.name, input: p.input, status: "running" }; cards.set(p.id, card); items.push({ kind: "tool", card }); }
       if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.suspended); c.suspended = p.suspended; c.result = p.content; c.structured = p.structured; } }
     }
+    if (m.usage) {
+      const t: TurnUsage = turn ?? { input_tokens: 0, output_tokens: 0, cost_usd: null };
+      turn = { input_tokens: t.input_tokens + m.usage.input_tokens, output_tokens: t.output_tokens + m.usage.output_tokens, cost_usd: m.usage.cost_usd != null || t.cost_usd != null ? (t.cost_usd ?? 0) + (m.usage.cost_usd ?? 0) : null };
+    }
+    const cut = compactions.filter((c) => c.upto === m.id).pop();
+    if (cut) { closeTurn(); items.push({ kind: "compacted", compaction: cut }); }
   }
+  closeTurn();
   return items;
 }
+
+/// Tokens and dollars of one turn.
+function UsageLine({ usage }: { usage: TurnUsage }) {
+  const n = (v: number) => v.toLocaleString();
+  return <div class="usage-line" data-testid="usage">{n(usage.input_tokens)} {t("tokensIn")} · {n(usage.output_tokens)} {t("tokensOut")}{usage.cost_usd != null ? ` · $${usage.cost_usd.toFixed(4)}` : ""}</div>;
+}
+
+/// ‹ 2/3 › between the branches of a message.
+function BranchSwitch({ mid, siblings, onSwitch }: { mid: number; siblings: number[]; onSwitch: (id: number) => void }) {
+  if (siblings.length < 2) return null;
+  const at = siblings.indexOf(mid);
+  return (
+    <span class="branches" data-testid="branches">
+      <button class="icon" aria-label={t("previousBranch")} disabled={at <= 0} onClick={() => onSwitch(siblings[at - 1])}>‹</button>
+      {at + 1}/{siblings.length}
+      <button class="icon" aria-label={t("nextBranch")} disabled={at >= siblings.length - 1} onClick={() => onSwitch(siblings[at + 1])}>›</button>
+    </span>
+  );
+}
+
+/// An attachment as a chip: its name (a thumbnail for an image) and, before sending, a remove button.
+function AttachmentChip({ part, onRemove }: { part: Part; onRemove?: () => void }) {
+  const name = part.type === "file" ? part.name : part.type === "image" ? (part.name ?? t("pastedImage")) : "";
+  return (
+    <span class="attachment" data-testid="attachment" title={part.type === "file" && part.truncated_from ? t("attachmentCut") : name}>
+      {part.type === "image" && SHOWN_IMAGES.includes(part.media_type) && <img alt="" src={`data:${part.media_type};base64,${part.data_base64}`} />}
+      {part.type === "file" && "📎 "}{name}{part.type === "file" && part.truncated_from ? " ✂" : ""}
+      {onRemove && <button class="icon" aria-label={t("remove")} onClick={onRemove}>×</button>}
+    </span>
+  );
+}
+
+/// Markdown rendered block by block: a finished block (before a blank line outside a code
+/// fence) is rendered once and kept; only the block being written is rendered again as text
+/// streams in, so a long answer costs the same per chunk as a short one.
+const blockCache = new Map<string, string>();
+function renderBlock(block: string): string {
+  let html = blockCache.get(block);
+  if (html === undefined) {
+    html = renderMarkdown(block);
+    if (blockCache.size > 2000) blockCache.clear();
+    blockCache.set(block, html);
+  }
+  return html;
+}
+export function splitBlocks(text: string): string[] {
+  const blocks: string[] = [];
+  let fence = false;
+  let start = 0;
+  const lines = text.split("\n");
+  let offset = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+    offset += line.length + 1;
+    if (!fence && line.trim() === "" && i < lines.length - 1) {
+      const block = text.slice(start, offset);
+      if (block.trim()) blocks.push(block);
+      start = offset;
+    }
+  }
+  if (start < text.length) blocks.push(text.slice(start));
+  return blocks;
+}
+function MarkdownBlocks({ text }: { text: string }) {
+  return <>{splitBlocks(text).map((b, i) => <div key={i} class="md-block" dangerouslySetInnerHTML={{ __html: renderBlock(b) }} />)}</>;
+}
+
+/// How many items are rendered at first; scrolling to the top renders more.
+const WINDOW = 80;
 
 /// `/create_task title="Buy milk" due=2026-11-23` or `/create_task {"title": "x"}`.
 export function parseSlash(text: string): { name: string; args: Record<string, unknown> } | null {
@@ -80,36 +172,84 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const [input, setInput] = useState("");
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [attachments, setAttachments] = useState<Part[]>([]);
+  const [editing, setEditing] = useState<{ mid: number; text: string } | null>(null);
+  const [settings, setSettings] = useState<ConversationSettings>({ allTools: false });
+  const [models, setModels] = useState<string[]>([]);
+  const [personas, setPersonas] = useState<string[]>([]);
+  const [compacting, setCompacting] = useState(false);
+  const [shownFrom, setShownFrom] = useState(0);
   const current = useRef<string | null>(conversation);
   const bottom = useRef<HTMLDivElement>(null);
+  const list = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const [micBusy, setMicBusy] = useState(false);
   const listening = useRef(false);
   const latest = useRef<{ items: Item[]; input: string }>({ items: [], input: "" });
   latest.current = { items, input };
+  // Streamed text waits here and lands once per frame: one render per frame, not per chunk.
+  const pending = useRef("");
+  const frame = useRef(0);
 
+  const show = (next: Item[]) => { setItems(next); setShownFrom(Math.max(0, next.length - WINDOW)); };
+  const reload = (id = current.current) => {
+    if (!id) return;
+    api.getThread(id).then((th) => { if (id === current.current) { show(toItems(th.messages, th.compactions)); setSettings(th.settings); } }).catch((e) => setError(String(e)));
+  };
   useEffect(() => {
     current.current = conversation;
     setError(null);
-    if (conversation && !running) api.getMessages(conversation).then((m) => setItems(toItems(m))).catch((e) => setError(String(e)));
-    if (!conversation) setItems([]);
+    setEditing(null);
+    if (conversation && !running) reload(conversation);
+    if (!conversation) { show([]); setSettings({ allTools: false }); }
     inputRef.current?.focus();
   }, [conversation]);
   // The launch benchmark's finish line: the input exists and has the focus.
   useEffect(() => { inputRef.current?.focus(); api.uiReady().catch(() => {}); }, []);
-  useEffect(() => { bottom.current?.scrollIntoView({ block: "end" }); }, [items]);
+  useEffect(() => { api.getAgentSettings().then((a) => setPersonas((a?.personas ?? []).map((p) => p.name))).catch(() => {}); }, []);
+  // Follows the end as items come, and times each streamed update up to its layout (the
+  // scroll forces it): `cowork:stream-update` entries, read by the rendering benchmark.
+  const flushed = useRef(false);
+  useLayoutEffect(() => {
+    bottom.current?.scrollIntoView({ block: "end" });
+    if (flushed.current) {
+      flushed.current = false;
+      if (performance.getEntriesByName("cowork:stream-update").length > 5000) performance.clearMeasures("cowork:stream-update");
+      performance.measure("cowork:stream-update", "cowork:flush");
+      performance.clearMarks("cowork:flush");
+    }
+  }, [items]);
+  const flush = () => {
+    frame.current = 0;
+    const text = pending.current;
+    pending.current = "";
+    if (!text) return;
+    performance.mark("cowork:flush");
+    flushed.current = true;
+    setItems((list) => {
+      const next = [...list];
+      const last = next[next.length - 1];
+      if (last?.kind === "assistant") next[next.length - 1] = { ...last, text: last.text + text };
+      else next.push({ kind: "assistant", text });
+      return next;
+    });
+  };
   useEffect(() => {
     const a = on("agent-event", ({ conversation: c, event }) => {
       if (c !== current.current) return;
+      if (event.type === "text_delta") {
+        pending.current += event.text;
+        if (!frame.current) frame.current = requestAnimationFrame(flush);
+        return;
+      }
+      flush();
       // A turn the app started (going on after a login) shows its spinner too.
       if (event.type === "resumed") setRunning(true);
+      if (event.type === "compacting") { setCompacting(true); return; }
+      if (event.type === "compacted") setCompacting(false);
       setItems((list) => {
         const next = [...list];
-        const last = next[next.length - 1];
-        if (event.type === "text_delta") {
-          if (last?.kind === "assistant") next[next.length - 1] = { kind: "assistant", text: last.text + event.text };
-          else next.push({ kind: "assistant", text: event.text });
-        } else if (event.type === "tool_call_requested") {
+        if (event.type === "tool_call_requested") {
           next.push({ kind: "tool", card: { id: event.id, name: event.name, input: event.input, status: "running" } });
         } else if (event.type === "resumed") {
           // The turn goes on after a task that waited for the person: a new stretch, not more
@@ -118,6 +258,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         } else if (event.type === "recalled") {
           // Which memories the model was given for this turn, under the person's message.
           next.push({ kind: "recalled", memories: event.memories });
+        } else if (event.type === "compacted") {
+          next.push({ kind: "compacted", compaction: event.compaction });
         } else if (event.type === "tool_call_finished") {
           return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.suspended), suspended: event.suspended, result: event.result, structured: event.structured, images: event.images, duration_ms: event.duration_ms } } : it);
         }
@@ -126,12 +268,16 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     });
     const d = on("agent-done", ({ conversation: c, error: e }) => {
       if (c !== current.current) return;
+      flush();
       setRunning(false);
+      setCompacting(false);
       if (e) setError(e);
       const last = latest.current.items[latest.current.items.length - 1];
       if (!e && last?.kind === "assistant") {
         api.getVoiceSettings().then((v) => { if (v.readAloud) readAloud(last.text, c); }).catch(() => {});
       }
+      // The stored branch: ids for edit/regenerate, siblings, usage.
+      reload(c);
     });
     // The scheduler's events carry its own call ids; `started` ties one to our card id.
     const cardOf = new Map<string, string>();
@@ -150,13 +296,22 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     return () => { a.then((f) => f()); d.then((f) => f()); p.then((f) => f()); r.then((f) => f()); };
   }, []);
 
+  /// A conversation's id, made here for a new chat: a turn's first events can arrive before
+  /// the command returns, and events of an unknown conversation are dropped.
+  const ensureId = () => {
+    const isNew = !current.current;
+    const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    current.current = id;
+    return { id, isNew };
+  };
+
   const submit = async (given?: string) => {
     const text = (given ?? input).trim();
-    if (!text || running) return;
-    setInput("");
+    if ((!text && attachments.length === 0) || running) return;
     setError(null);
-    const slash = text.startsWith("/") ? (() => { try { return parseSlash(text); } catch (e) { setError(String(e)); return undefined; } })() : null;
+    const slash = text.startsWith("/") && attachments.length === 0 ? (() => { try { return parseSlash(text); } catch (e) { setError(String(e)); return undefined; } })() : null;
     if (slash === undefined) return;
+    setInput("");
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
       setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
@@ -164,18 +319,76 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, structured: view.structured, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
-    setItems((l) => [...l, { kind: "user", text }]);
+    const sent = attachments;
+    setAttachments([]);
+    setItems((l) => [...l, { kind: "user", text, attachments: sent }]);
     setRunning(true);
-    // A new chat gets its id here, before sending: the turn's first events can arrive before
-    // send_message returns, and events of an unknown conversation are dropped.
-    const isNew = !current.current;
-    const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-    current.current = id;
+    const { id, isNew } = ensureId();
     try {
-      await api.sendMessage(id, text, []);
+      await api.sendMessage(id, text, sent);
       if (isNew) onConversation(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };
+
+  const run = async (what: () => Promise<unknown>) => {
+    setError(null);
+    setRunning(true);
+    try { await what(); } catch (e) { setRunning(false); setError(String(e)); }
+  };
+  const saveEdit = (mid: number, text: string) => {
+    const c = current.current;
+    if (!c || running || !text.trim()) return;
+    setEditing(null);
+    setItems((l) => { const at = l.findIndex((it) => it.kind === "user" && it.mid === mid); return at < 0 ? l : [...l.slice(0, at), { kind: "user", text }]; });
+    run(() => api.editMessage(c, mid, text, []));
+  };
+  const regenerate = (mid: number) => {
+    const c = current.current;
+    if (!c || running) return;
+    setItems((l) => { const at = l.findIndex((it) => it.kind === "assistant" && it.mid === mid); return at < 0 ? l : l.slice(0, at); });
+    run(() => api.regenerate(c, mid));
+  };
+  const switchTo = async (mid: number) => {
+    const c = current.current;
+    if (!c || running) return;
+    await api.switchBranch(c, mid).catch((e) => setError(String(e)));
+    reload(c);
+  };
+  const saveSettings = async (next: ConversationSettings) => {
+    const { id, isNew } = ensureId();
+    setSettings(next);
+    await api.saveConversationSettings(id, next).catch((e) => setError(String(e)));
+    if (isNew) onConversation(id);
+  };
+
+  // Attachments: picked (the desktop's chooser), dropped (paths), pasted (bytes).
+  const addParts = (parts: Part[]) => setAttachments((a) => [...a, ...parts].slice(0, 10));
+  const attachPaths = async (paths: string[]) => {
+    const { id } = ensureId();
+    for (const path of paths) {
+      try { addParts([await api.attachPath(id, path)]); } catch (e) { setError(String(e)); }
+    }
+  };
+  const attachBlobs = async (files: File[]) => {
+    for (const file of files) {
+      const data = await new Promise<string>((resolve, reject) => {
+        const reader = new FileReader();
+        reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""));
+        reader.onerror = () => reject(reader.error);
+        reader.readAsDataURL(file);
+      });
+      const name = file.name || `pasted-${Date.now()}.${(file.type.split("/")[1] ?? "png").replace("jpeg", "jpg")}`;
+      try { addParts([await api.attachPasted(name, data)]); } catch (e) { setError(String(e)); }
+    }
+  };
+  useEffect(() => {
+    let unlisten: (() => void) | undefined;
+    import("@tauri-apps/api/webview").then(({ getCurrentWebview }) => getCurrentWebview().onDragDropEvent((e) => {
+      if (e.payload.type === "drop" && e.payload.paths.length) attachPaths(e.payload.paths);
+    })).then((f) => { unlisten = f; }).catch(() => {});
+    return () => unlisten?.();
+  }, []);
+  const openModels = () => { if (!models.length) api.listModels().then(setModels).catch((e) => setError(String(e))); };
 
   // The microphone: the words land in the input for review (or are sent, as the settings say).
   const listen = async () => {
@@ -212,9 +425,34 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   }, []);
 
   const waiting = running && ["user", "recalled", "resumed"].includes(items[items.length - 1]?.kind ?? "");
+  // The last answer of each turn carries the turn's actions.
+  const lastOfTurn = new Set<number>();
+  items.forEach((it, i) => { if (it.kind === "assistant" && !items.slice(i + 1).some((n) => n.kind === "assistant" || n.kind === "user" ? n.kind === "assistant" : false)) lastOfTurn.add(i); });
+  const firstAnswerOf = (i: number): number | undefined => {
+    for (let j = i; j >= 0; j--) { const it = items[j]; if (it.kind === "user") { const a = items.slice(j + 1).find((n) => n.kind === "assistant" && n.mid !== undefined); return a?.kind === "assistant" ? a.mid : undefined; } }
+    return undefined;
+  };
+  const copy = (text: string) => navigator.clipboard?.writeText(text).catch(() => {});
+  const onScroll = () => { if (list.current && list.current.scrollTop < 200 && shownFrom > 0) setShownFrom((n) => Math.max(0, n - WINDOW)); };
   return (
-    <section class="chat">
+    <section class="chat" onPaste={(e) => { const files = [...(e.clipboardData?.files ?? [])]; if (files.length) { e.preventDefault(); attachBlobs(files); } }}>
       <WorkspaceBar conversation={conversation} />
+      <div class="chat-bar" data-testid="chat-bar">
+        <select data-testid="chat-model" aria-label={t("model")} value={settings.model ?? ""} onFocus={openModels} onMouseDown={openModels}
+          onChange={(e) => saveSettings({ ...settings, model: e.currentTarget.value || null })}>
+          <option value="">{t("defaultModel")}</option>
+          {[...new Set([...(settings.model ? [settings.model] : []), ...models])].map((m) => <option key={m} value={m}>{m}</option>)}
+        </select>
+        <select data-testid="chat-persona" aria-label={t("persona")} value={settings.persona ?? ""} onChange={(e) => saveSettings({ ...settings, persona: e.currentTarget.value || null })}>
+          <option value="">{t("defaultPersona")}</option>
+          {personas.map((p) => <option key={p} value={p}>{p}</option>)}
+        </select>
+        <label class="check" title={t("allToolsHint")}><input type="checkbox" checked={settings.allTools} onChange={(e) => saveSettings({ ...settings, allTools: e.currentTarget.checked })} /> {t("allTools")}</label>
+        <span class="spacer" />
+        {conversation && <button data-testid="compact" disabled={running} onClick={() => run(() => api.compactConversation(conversation))} title={t("compactHint")}>{t("compact")}</button>}
+        {conversation && <button data-testid="export" onClick={() => api.saveExport(conversation).catch((e) => setError(String(e)))}>{t("export")}</button>}
+        {conversation && <button data-testid="copy-markdown" onClick={() => api.exportConversation(conversation).then(copy).catch((e) => setError(String(e)))}>{t("copyMarkdown")}</button>}
+      </div>
       {firstRun && !firstRun.provider_configured && (
         <div class="banner" data-testid="first-run">
           <p>{t("noProvider")}</p>
@@ -223,18 +461,55 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           <button onClick={onSettings}>{t("addProvider")}</button>
         </div>
       )}
-      <div class="messages" aria-live="polite">
-        {items.map((it, i) => it.kind === "tool" ? <Card key={it.card.id} card={it.card} /> :
-          it.kind === "user" ? <div key={i} class="msg user">{it.text}</div> :
-          it.kind === "resumed" ? <div key={i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div> :
-          it.kind === "recalled" ? <div key={i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
-            {t("recalled")}: {it.memories.map((m) => <span key={m.id} class="tag" data-id={m.id}>{m.title}</span>)}</div> :
-          <div key={i} class="msg assistant markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(it.text) }} />)}
-        {waiting && <div class="msg assistant thinking"><span class="spinner" /> {t("thinking")}</div>}
+      <div class="messages" aria-live="polite" ref={list} onScroll={onScroll} data-testid="messages">
+        {shownFrom > 0 && <button class="earlier" data-testid="show-earlier" onClick={() => setShownFrom((n) => Math.max(0, n - WINDOW))}>{t("showEarlier")} ({shownFrom})</button>}
+        {items.slice(shownFrom).map((it, k) => {
+          const i = k + shownFrom;
+          if (it.kind === "tool") return <Card key={it.card.id} card={it.card} />;
+          if (it.kind === "user") return editing && editing.mid === it.mid ? (
+            <div key={i} class="msg user editing">
+              <textarea data-testid="edit-input" value={editing.text} rows={3} onInput={(e) => setEditing({ mid: editing.mid, text: e.currentTarget.value })}
+                onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveEdit(editing.mid, editing.text); } if (e.key === "Escape") setEditing(null); }} />
+              <div class="msg-actions"><button class="primary" data-testid="edit-send" onClick={() => saveEdit(editing.mid, editing.text)}>{t("send")}</button><button onClick={() => setEditing(null)}>{t("cancel")}</button></div>
+            </div>) : (
+            <div key={i} class="msg user" data-testid="user-message" data-mid={it.mid}>
+              {it.attachments && it.attachments.length > 0 && <div class="attachments">{it.attachments.map((p, n) => <AttachmentChip key={n} part={p} />)}</div>}
+              {it.text}
+              {it.mid !== undefined && <div class="msg-actions">
+                <BranchSwitch mid={it.mid} siblings={it.siblings ?? []} onSwitch={switchTo} />
+                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}>⧉</button>
+                <button class="icon" data-testid="edit" title={t("editResend")} aria-label={t("editResend")} disabled={running} onClick={() => setEditing({ mid: it.mid!, text: it.text })}>✎</button>
+              </div>}
+            </div>);
+          if (it.kind === "resumed") return <div key={i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div>;
+          if (it.kind === "recalled") return <div key={i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
+            {t("recalled")}: {it.memories.map((m) => <span key={m.id} class="tag" data-id={m.id}>{m.title}</span>)}</div>;
+          if (it.kind === "usage") return <UsageLine key={i} usage={it.usage} />;
+          if (it.kind === "compacted") return <details key={i} class="compacted" data-testid="compacted">
+            <summary>{t("compacted")}: {it.compaction.messages} {t("messagesSummarized")} · {it.compaction.tokens_before.toLocaleString()} → {it.compaction.tokens_after.toLocaleString()} {t("tokens")}</summary>
+            <div class="markdown"><MarkdownBlocks text={it.compaction.summary} /></div></details>;
+          const answer = firstAnswerOf(i);
+          const first = answer !== undefined && it.mid === answer;
+          return (
+            <div key={i} class="msg assistant" data-testid="assistant-message" data-mid={it.mid}>
+              <div class="markdown"><MarkdownBlocks text={it.text} /></div>
+              {(lastOfTurn.has(i) || first) && !(running && i === items.length - 1) && <div class="msg-actions">
+                {first && <BranchSwitch mid={it.mid!} siblings={it.siblings ?? []} onSwitch={switchTo} />}
+                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}>⧉</button>
+                {answer !== undefined && <button class="icon" data-testid="regenerate" title={t("regenerate")} aria-label={t("regenerate")} disabled={running} onClick={() => regenerate(answer)}>↻</button>}
+              </div>}
+            </div>);
+        })}
+        {compacting && <div class="msg assistant thinking" data-testid="compacting"><span class="spinner" /> {t("compacting")}</div>}
+        {waiting && !compacting && <div class="msg assistant thinking"><span class="spinner" /> {t("thinking")}</div>}
         {error && <div class="msg error" role="alert">{error}</div>}
         <div ref={bottom} />
       </div>
+      {attachments.length > 0 && <div class="attachments pending" data-testid="pending-attachments">
+        {attachments.map((p, n) => <AttachmentChip key={n} part={p} onRemove={() => setAttachments((a) => a.filter((_, m) => m !== n))} />)}</div>}
       <div class="composer">
+        <button class="attach" data-testid="attach" title={t("attach")} aria-label={t("attach")} onClick={() => api.pickFiles().then(attachPaths).catch((e) => setError(String(e)))}>📎</button>
+        <input type="file" multiple hidden data-testid="attach-input" onChange={(e) => { const files = [...(e.currentTarget.files ?? [])]; e.currentTarget.value = ""; attachBlobs(files); }} />
         <textarea ref={inputRef} data-testid="chat-input" rows={2} placeholder={t("placeholder")} value={input}
           onInput={(e) => setInput(e.currentTarget.value)}
           onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />

@@ -23,6 +23,7 @@ function App() {
   const [view, setView] = useState<View>("chat");
   const [conversation, setConversation] = useState<string | null>(null);
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [renaming, setRenaming] = useState<{ id: string; title: string } | null>(null);
   const [search, setSearch] = useState("");
   const [approvals, setApprovals] = useState<ApprovalRequest[]>([]);
   const [forms, setForms] = useState<ElicitationRequest[]>([]);
@@ -90,8 +91,13 @@ function App() {
         <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <ul class="conversations">
           {conversations.map((c) => (
-            <li key={c.id} class={c.id === conversation ? "active" : ""}>
-              <button class="link" onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>
+            <li key={c.id} class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`} data-testid="conversation" data-pinned={c.pinned}>
+              {renaming?.id === c.id
+                ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
+                    onKeyDown={async (e) => { if (e.key === "Enter" && renaming.title.trim()) { await api.renameConversation(c.id, renaming.title.trim()); setRenaming(null); refresh(); } if (e.key === "Escape") setRenaming(null); }}
+                    onBlur={() => setRenaming(null)} />
+                : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>}
+              <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>
               <button class="icon" aria-label="delete" onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
             </li>
           ))}

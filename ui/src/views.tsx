@@ -78,6 +78,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         </label>
         <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
       </fieldset>
+      <ChatSettings settings={settings} onChange={setSettings} onSave={save} />
       <fieldset>
         <legend>{t("mode")}</legend>
         {(["normal", "plan", "accept-edits"] as Mode[]).map((m) => (
@@ -173,5 +174,43 @@ export function AuditView() {
         ))}</tbody>
       </table>
     </section>
+  );
+}
+
+/// The model's window and vision, saved personas and prices (for the cost per turn).
+function ChatSettings({ settings, onChange, onSave }: { settings: AgentSettings; onChange: (s: AgentSettings) => void; onSave: () => void }) {
+  const personas = settings.personas ?? [];
+  const prices = Object.entries(settings.prices ?? {});
+  const setPersona = (i: number, name: string, system: string) => onChange({ ...settings, personas: personas.map((p, j) => j === i ? { name, system } : p) });
+  const setPrices = (entries: [string, { inputPerMtok: number | null; outputPerMtok: number | null }][]) => onChange({ ...settings, prices: Object.fromEntries(entries) });
+  return (
+    <fieldset data-testid="chat-settings">
+      <legend>{t("chatSettings")}</legend>
+      <label>{t("contextWindow")}<input type="number" min={1024} step={1024} value={settings.contextWindow ?? 128000} onInput={(e) => onChange({ ...settings, contextWindow: Number(e.currentTarget.value) })} /></label>
+      <label class="inline"><input type="checkbox" checked={settings.vision ?? true} onChange={(e) => onChange({ ...settings, vision: e.currentTarget.checked })} /> {t("vision")}</label>
+      <h3>{t("personas")}</h3>
+      {personas.map((p, i) => (
+        <div class="persona" key={i}>
+          <input placeholder={t("personaName")} value={p.name} onInput={(e) => setPersona(i, e.currentTarget.value, p.system)} />
+          <textarea rows={2} placeholder={t("systemPrompt")} value={p.system} onInput={(e) => setPersona(i, p.name, e.currentTarget.value)} />
+          <button class="icon" aria-label={t("remove")} onClick={() => onChange({ ...settings, personas: personas.filter((_, j) => j !== i) })}>×</button>
+        </div>
+      ))}
+      <button onClick={() => onChange({ ...settings, personas: [...personas, { name: "", system: "" }] })}>+ {t("addPersona")}</button>
+      <h3>{t("prices")}</h3>
+      <table class="prices"><tbody>
+        {prices.map(([model, price], i) => (
+          <tr key={i}>
+            <td><input placeholder={t("model")} value={model} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [e.currentTarget.value, price] : p))} /></td>
+            <td><input type="number" min={0} step={0.01} aria-label={t("inputPrice")} value={price.inputPerMtok ?? 0} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [model, { ...price, inputPerMtok: Number(e.currentTarget.value) }] : p))} /></td>
+            <td><input type="number" min={0} step={0.01} aria-label={t("outputPrice")} value={price.outputPerMtok ?? 0} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [model, { ...price, outputPerMtok: Number(e.currentTarget.value) }] : p))} /></td>
+            <td><button class="icon" aria-label={t("remove")} onClick={() => setPrices(prices.filter((_, j) => j !== i))}>×</button></td>
+          </tr>
+        ))}
+      </tbody></table>
+      <p class="hint">{t("pricesHint")}</p>
+      <button onClick={() => setPrices([...prices, [settings.model, { inputPerMtok: 0, outputPerMtok: 0 }]])}>+ {t("addPrice")}</button>
+      <div><button class="primary" onClick={onSave}>{t("save")}</button></div>
+    </fieldset>
   );
 }

@@ -111,8 +111,22 @@ impl Plan {
         let mut limit = 4_000;
         loop {
             let text = self.render(limit);
-            if tokens::text(&text) <= room || limit <= 60 {
+            if tokens::text(&text) <= room {
                 return text;
+            }
+            if limit <= 60 {
+                // Still too long (thousands of turns): the newest lines that fit.
+                let mut kept = Vec::new();
+                let mut used = 0;
+                for line in text.lines().rev() {
+                    used += tokens::text(line) + 1;
+                    if used > room.saturating_sub(16) {
+                        break;
+                    }
+                    kept.push(line);
+                }
+                kept.reverse();
+                return format!("[the oldest part is left out]\n{}", kept.join("\n"));
             }
             limit /= 2;
         }
@@ -246,6 +260,20 @@ mod tests {
         let again = super::plan(&path[8..], &[], 0);
         assert_eq!(again.map(|p| p.messages), Some(2));
         assert!(super::plan(&path[10..], &[], 0).is_none());
+    }
+
+    #[test]
+    fn a_transcript_of_thousands_of_turns_keeps_the_newest_that_fit() {
+        let mut id = 0;
+        let mut path = vec![];
+        for n in 0..3_000 {
+            path.extend(turn(&mut id, &format!("question number {n}"), "an answer"));
+        }
+        let plan = plan(&path, &[], 0).unwrap();
+        let text = plan.transcript(2_000);
+        assert!(tokens::text(&text) <= 2_000);
+        assert!(text.starts_with("[the oldest part is left out]"));
+        assert!(text.contains("question number 2998"));
     }
 
     #[test]

@@ -698,16 +698,18 @@ impl Agent {
             conversation,
             &self.request(conversation, turn, &turn.system)?,
         );
-        // The summary must fit the window with room for its own answer.
+        // The summary must fit the window with room for its own answer (a quarter of a small
+        // window at most).
+        let summary_tokens = compaction::SUMMARY_TOKENS.min(self.config.context_window / 4);
         let room = (self.config.context_window as usize)
-            .saturating_sub(compaction::SUMMARY_TOKENS as usize + 1_000)
-            .max(1_000);
+            .saturating_sub(summary_tokens as usize + tokens::text(compaction::INSTRUCTIONS) + 64)
+            .max(256);
         let request = ChatRequest {
             model: turn.model.clone(),
             system: compaction::INSTRUCTIONS.to_string(),
             messages: vec![Message::user_text(&plan.transcript(room))],
             tools: vec![],
-            max_tokens: compaction::SUMMARY_TOKENS,
+            max_tokens: summary_tokens,
         };
         let mut stream = self.provider.stream(&request, cancel.clone()).await?;
         let mut summary = String::new();

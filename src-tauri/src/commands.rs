@@ -335,13 +335,8 @@ pub fn save_conversation_settings(
 #[tauri::command]
 #[specta::specta]
 pub async fn list_models(shell: State<'_, Shell>) -> Res<Vec<String>> {
-    let settings = AgentSettings::load(&shell.app.home().settings_path())?
-        .ok_or("no model provider is configured — open Settings → Provider")?;
-    settings
-        .provider()?
-        .models()
-        .await
-        .map_err(|e| e.to_string())
+    let agent = chat_agent(&shell)?;
+    agent.provider().models().await.map_err(|e| e.to_string())
 }
 
 /// Files the person picks to attach (the desktop's chooser); empty when they cancel.

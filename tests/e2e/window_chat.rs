@@ -26,12 +26,19 @@ async fn fill(d: &Driver, css: &str, text: &str) {
     .await;
 }
 
+/// The text of each element matching `css` (its DOM text: WebDriver's rendered text leaves
+/// out some buttons' labels in WebKit).
 async fn texts(d: &Driver, css: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in d.find_all(css).await {
-        out.push(d.text(&e).await);
-    }
-    out
+    d.exec(
+        "return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent)",
+        json!([css]),
+    )
+    .await
+    .as_array()
+    .into_iter()
+    .flatten()
+    .filter_map(|v| v.as_str().map(String::from))
+    .collect()
 }
 
 /// Waits until some element matching `css` shows `text`.
@@ -220,18 +227,35 @@ async fn chat_in_daily_use(api: &str) {
     );
 
     // The model, from the provider's list.
-    let select = d.wait_for("[data-testid=chat-model]", WAIT).await;
-    d.click(&select).await;
-    let option = d
-        .wait_for(
-            "[data-testid=chat-model] option[value=scripted-vision]",
-            WAIT,
-        )
-        .await;
-    d.click(&option).await;
-    // Some WebKit builds keep a <select> popup open: pick by script as the person's click would.
+    // The list loads when the picker is first reached (here by keyboard focus, as Tab does:
+    // WebKitWebDriver's click on a <select> sends no focus or mouse-down).
+    d.wait_for("[data-testid=chat-model]", WAIT).await;
     d.exec(
-        "const s = document.querySelector('[data-testid=chat-model]'); if (s.value !== 'scripted-vision') { s.value = 'scripted-vision'; s.dispatchEvent(new Event('change', {bubbles: true})); }",
+        "const s = document.querySelector('[data-testid=chat-model]'); s.focus(); s.dispatchEvent(new FocusEvent('focus'));",
+        json!([]),
+    )
+    .await;
+    // The provider's list arrives; pick from it (options carry their value as a property,
+    // which no CSS selector sees, so the pick is by script, as a click on it does).
+    let start = Instant::now();
+    loop {
+        let listed = d
+            .exec(
+                "return [...document.querySelector('[data-testid=chat-model]').options].map((o) => o.value)",
+                json!([]),
+            )
+            .await;
+        if listed.to_string().contains("scripted-vision") {
+            break;
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "the model list did not load: {listed}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    d.exec(
+        "const s = document.querySelector('[data-testid=chat-model]'); s.value = 'scripted-vision'; s.dispatchEvent(new Event('change', {bubbles: true}));",
         json!([]),
     )
     .await;

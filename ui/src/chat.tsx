@@ -60,15 +60,29 @@ function UsageLine({ usage }: { usage: TurnUsage }) {
   return <div class="usage-line" data-testid="usage">{n(usage.input_tokens)} {t("tokensIn")} · {n(usage.output_tokens)} {t("tokensOut")}{usage.cost_usd != null ? ` · $${usage.cost_usd.toFixed(4)}` : ""}</div>;
 }
 
+/// Small stroke icons (inline SVG: no icon font, and no glyph a bare machine's fonts lack).
+const ICONS: Record<string, string> = {
+  copy: "M9 9h10v10H9zM5 15V5h10",
+  edit: "M4 20h4L19 9l-4-4L4 16zM13 7l4 4",
+  regenerate: "M20 12a8 8 0 1 1-3-6.2M20 4v5h-5",
+  prev: "M15 5l-7 7 7 7",
+  next: "M9 5l7 7-7 7",
+  attach: "M21 11l-8.5 8.5a5 5 0 0 1-7-7L14 4a3.5 3.5 0 0 1 5 5l-8.5 8.5a2 2 0 0 1-3-3L15 7",
+  file: "M6 3h8l4 4v14H6zM14 3v4h4",
+};
+export function Icon({ name }: { name: keyof typeof ICONS }) {
+  return <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d={ICONS[name]} /></svg>;
+}
+
 /// ‹ 2/3 › between the branches of a message.
 function BranchSwitch({ mid, siblings, onSwitch }: { mid: number; siblings: number[]; onSwitch: (id: number) => void }) {
   if (siblings.length < 2) return null;
   const at = siblings.indexOf(mid);
   return (
     <span class="branches" data-testid="branches">
-      <button class="icon" aria-label={t("previousBranch")} disabled={at <= 0} onClick={() => onSwitch(siblings[at - 1])}>‹</button>
+      <button class="icon" aria-label={t("previousBranch")} disabled={at <= 0} onClick={() => onSwitch(siblings[at - 1])}><Icon name="prev" /></button>
       {at + 1}/{siblings.length}
-      <button class="icon" aria-label={t("nextBranch")} disabled={at >= siblings.length - 1} onClick={() => onSwitch(siblings[at + 1])}>›</button>
+      <button class="icon" aria-label={t("nextBranch")} disabled={at >= siblings.length - 1} onClick={() => onSwitch(siblings[at + 1])}><Icon name="next" /></button>
     </span>
   );
 }
@@ -79,7 +93,7 @@ function AttachmentChip({ part, onRemove }: { part: Part; onRemove?: () => void 
   return (
     <span class="attachment" data-testid="attachment" title={part.type === "file" && part.truncated_from ? t("attachmentCut") : name}>
       {part.type === "image" && SHOWN_IMAGES.includes(part.media_type) && <img alt="" src={`data:${part.media_type};base64,${part.data_base64}`} />}
-      {part.type === "file" && "📎 "}{name}{part.type === "file" && part.truncated_from ? " ✂" : ""}
+      {part.type === "file" && <Icon name="file" />}{name}{part.type === "file" && part.truncated_from ? " ✂" : ""}
       {onRemove && <button class="icon" aria-label={t("remove")} onClick={onRemove}>×</button>}
     </span>
   );
@@ -438,7 +452,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     <section class="chat" onPaste={(e) => { const files = [...(e.clipboardData?.files ?? [])]; if (files.length) { e.preventDefault(); attachBlobs(files); } }}>
       <WorkspaceBar conversation={conversation} />
       <div class="chat-bar" data-testid="chat-bar">
-        <select data-testid="chat-model" aria-label={t("model")} value={settings.model ?? ""} onFocus={openModels} onMouseDown={openModels}
+        <select data-testid="chat-model" aria-label={t("model")} value={settings.model ?? ""} onFocus={openModels} onMouseDown={openModels} onMouseEnter={openModels}
           onChange={(e) => saveSettings({ ...settings, model: e.currentTarget.value || null })}>
           <option value="">{t("defaultModel")}</option>
           {[...new Set([...(settings.model ? [settings.model] : []), ...models])].map((m) => <option key={m} value={m}>{m}</option>)}
@@ -477,8 +491,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
               {it.text}
               {it.mid !== undefined && <div class="msg-actions">
                 <BranchSwitch mid={it.mid} siblings={it.siblings ?? []} onSwitch={switchTo} />
-                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}>⧉</button>
-                <button class="icon" data-testid="edit" title={t("editResend")} aria-label={t("editResend")} disabled={running} onClick={() => setEditing({ mid: it.mid!, text: it.text })}>✎</button>
+                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}><Icon name="copy" /></button>
+                <button class="icon" data-testid="edit" title={t("editResend")} aria-label={t("editResend")} disabled={running} onClick={() => setEditing({ mid: it.mid!, text: it.text })}><Icon name="edit" /></button>
               </div>}
             </div>);
           if (it.kind === "resumed") return <div key={i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div>;
@@ -495,8 +509,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
               <div class="markdown"><MarkdownBlocks text={it.text} /></div>
               {(lastOfTurn.has(i) || first) && !(running && i === items.length - 1) && <div class="msg-actions">
                 {first && <BranchSwitch mid={it.mid!} siblings={it.siblings ?? []} onSwitch={switchTo} />}
-                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}>⧉</button>
-                {answer !== undefined && <button class="icon" data-testid="regenerate" title={t("regenerate")} aria-label={t("regenerate")} disabled={running} onClick={() => regenerate(answer)}>↻</button>}
+                <button class="icon" title={t("copy")} aria-label={t("copy")} onClick={() => copy(it.text)}><Icon name="copy" /></button>
+                {answer !== undefined && <button class="icon" data-testid="regenerate" title={t("regenerate")} aria-label={t("regenerate")} disabled={running} onClick={() => regenerate(answer)}><Icon name="regenerate" /></button>}
               </div>}
             </div>);
         })}
@@ -508,7 +522,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       {attachments.length > 0 && <div class="attachments pending" data-testid="pending-attachments">
         {attachments.map((p, n) => <AttachmentChip key={n} part={p} onRemove={() => setAttachments((a) => a.filter((_, m) => m !== n))} />)}</div>}
       <div class="composer">
-        <button class="attach" data-testid="attach" title={t("attach")} aria-label={t("attach")} onClick={() => api.pickFiles().then(attachPaths).catch((e) => setError(String(e)))}>📎</button>
+        <button class="attach" data-testid="attach" title={t("attach")} aria-label={t("attach")} onClick={() => api.pickFiles().then(attachPaths).catch((e) => setError(String(e)))}><Icon name="attach" /></button>
         <input type="file" multiple hidden data-testid="attach-input" onChange={(e) => { const files = [...(e.currentTarget.files ?? [])]; e.currentTarget.value = ""; attachBlobs(files); }} />
         <textarea ref={inputRef} data-testid="chat-input" rows={2} placeholder={t("placeholder")} value={input}
           onInput={(e) => setInput(e.currentTarget.value)}

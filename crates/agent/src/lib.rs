@@ -226,6 +226,11 @@ impl Agent {
         }
     }
 
+    /// The provider this agent talks to (its model list).
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
     pub fn conversations(&self) -> &Conversations {
         &self.conversations
     }

@@ -41,6 +41,7 @@ fn main() {
         }
         // The first open warms the page's caches; it is reported apart.
         let first = opens.remove(0);
+        let idle = chat_render::idle_frames(&d, 3.0).await;
         let streamed = chat_render::stream(&d, &server, 1000).await;
         let dropped = streamed.frames_ms.iter().filter(|f| **f > 25.0).count();
         println!("chat_render: open a 2,000-message conversation: median {:.0} ms (first {first:.0} ms, {} opens; target ≤ 200 ms)", chat_render::percentile(&opens, 0.5), opens.len());
@@ -55,6 +56,12 @@ fn main() {
             chat_render::percentile(&streamed.frames_ms, 0.5),
             chat_render::percentile(&streamed.frames_ms, 0.95),
             streamed.frames_ms.len()
+        );
+        println!(
+            "chat_render: idle frame interval p50 {:.1} ms, p95 {:.1} ms ({} frames: the display's own pace)",
+            chat_render::percentile(&idle, 0.5),
+            chat_render::percentile(&idle, 0.95),
+            idle.len()
         );
     });
 }

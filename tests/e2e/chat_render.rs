@@ -192,3 +192,22 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[at]
 }
+
+/// The frame intervals of the page doing nothing for `seconds`: the display's own pace, the
+/// baseline the streaming frames compare with (under Xvfb, WebKit paints by a timer).
+pub async fn idle_frames(d: &Driver, seconds: f64) -> Vec<f64> {
+    let data = d
+        .exec_async(
+            r#"const [seconds, done] = arguments;
+               const frames = []; let last = performance.now(); const end = last + seconds * 1000;
+               const tick = (now) => { frames.push(now - last); last = now; if (now < end) requestAnimationFrame(tick); else done(frames.slice(1)); };
+               requestAnimationFrame(tick);"#,
+            json!([seconds]),
+        )
+        .await;
+    data.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_f64())
+        .collect()
+}

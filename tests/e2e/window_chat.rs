@@ -260,6 +260,17 @@ async fn chat_in_daily_use(api: &str) {
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // And a system prompt of its own.
+    d.click(&d.wait_for("[data-testid=system-prompt]", WAIT).await)
+        .await;
+    d.wait_for("[data-testid=system-input]", WAIT).await;
+    fill(&d, "[data-testid=system-input]", "Answer in haiku.").await;
+    d.exec(
+        "document.querySelector('[data-testid=system-input]').dispatchEvent(new FocusEvent('blur'))",
+        json!([]),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     server.push(Turn::text("From the vision model."));
     send(&d, "and now?").await;
     wait_text(
@@ -272,6 +283,12 @@ async fn chat_in_daily_use(api: &str) {
         requests(&server, 4).await[3]["model"],
         "scripted-vision",
         "{api}"
+    );
+    assert!(
+        requests(&server, 4).await[3]
+            .to_string()
+            .contains("Answer in haiku."),
+        "{api}: the conversation's system prompt"
     );
 
     // Long messages: the window fills, earlier turns are summarized mid-conversation.
@@ -307,6 +324,8 @@ async fn chat_in_daily_use(api: &str) {
         .await;
 
     // Rename (double-click the title) and pin in the sidebar.
+    d.wait_for("[data-testid=conversation].active button.link", WAIT)
+        .await;
     d.exec(
         "document.querySelector('[data-testid=conversation].active button.link').dispatchEvent(new MouseEvent('dblclick', {bubbles: true}))",
         json!([]),
@@ -391,4 +410,49 @@ async fn a_2000_message_conversation_opens_at_its_end_and_a_streamed_reply_rende
     assert!(open < 2_000.0, "opening took {open:.0} ms");
     assert!(update_p95 < 50.0, "update p95 {update_p95:.1} ms");
     d.screenshot(&artifacts().join("chat-2000.png")).await;
+}
+
+/// A real local model in the window: llama.cpp's server with SmolLM2 on loopback, its model
+/// picked from the server's list, a streamed answer and its token counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_llama_cpp_model_answers_in_the_window() {
+    let llama = cowork_tests::llama::LlamaServer::start(4096).await;
+    let home = tempfile::tempdir().unwrap();
+    let models =
+        cowork_agent::provider::openai::OpenAiCompatible::new("llama.cpp", &llama.base(), "");
+    let model = cowork_agent::Provider::models(&models).await.unwrap()[0].clone();
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "agent": {"provider": "openai", "baseUrl": llama.base(), "model": model, "apiKeyEnv": "", "contextWindow": 4096}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.wait_for("[data-testid=chat-input]", WAIT).await;
+    send(&d, "Say hello to Ada in one short sentence.").await;
+    // Streamed in: the answer grows while the model runs, then the turn's counts show.
+    let start = Instant::now();
+    let mut lengths = Vec::new();
+    while d.find("[data-testid=usage]").await.is_none() {
+        let shown = texts(&d, "[data-testid=assistant-message]").await;
+        lengths.push(shown.last().map(|t| t.len()).unwrap_or(0));
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "no answer from the local model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answer = texts(&d, "[data-testid=assistant-message]").await;
+    assert!(!answer.last().unwrap().trim().is_empty());
+    let mut distinct = lengths.clone();
+    distinct.dedup();
+    eprintln!(
+        "local model: {:?} (lengths seen while streaming: {distinct:?})",
+        answer.last()
+    );
+    wait_text(&d, "[data-testid=usage]", " in · ").await;
+    d.screenshot(&artifacts().join("chat-local-model.png"))
+        .await;
 }

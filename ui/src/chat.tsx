@@ -18,7 +18,38 @@ function finished(ok: boolean, suspended: string | null | undefined): ToolCard["
 type Recalled = { id: string; title: string; kind: string; snippet: string };
 /// Where a displayed message lives in the store: its id and its siblings (other branches).
 type Meta = { mid?: number; siblings?: number[]; attachments?: Part[] };
-type Item = ({ kind: "user"; text: string } & Meta) | ({ kind: "assistant"; text: string; usage?: TurnUsage } & Meta) | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string } | { kind: "compacted"; compaction: Compaction } | { kind: "usage"; usage: TurnUsage };
+/// `key`: the item's identity for the list, kept when a turn's end brings the stored ids, so the
+/// page keeps its nodes (and its scroll, selection, focus) instead of building them again.
+type Item = (({ kind: "user"; text: string } & Meta) | ({ kind: "assistant"; text: string; usage?: TurnUsage } & Meta) | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string } | { kind: "compacted"; compaction: Compaction } | { kind: "usage"; usage: TurnUsage }) & { key?: string };
+let lastKey = 0;
+const newKey = () => `live-${++lastKey}`;
+
+/// The stored branch's ids, siblings and usage brought onto what the page shows after a turn
+/// (its own items, recalled memories and resume marks included, stay as they are). When the
+/// two differ in their messages (an edit, a regeneration), the stored branch is shown.
+function withStoredMeta(shown: Item[], stored: Item[]): Item[] {
+  const messages = (l: Item[]) => l.filter((it) => it.kind === "user" || it.kind === "assistant");
+  const a = messages(shown);
+  const b = messages(stored);
+  if (a.length !== b.length || a.some((it, i) => it.kind !== b[i].kind)) return stored;
+  const pair = new Map<Item, Item>(a.map((it, i) => [it, b[i]]));
+  const after = new Map<Item, Item[]>();
+  let previous: Item | null = null;
+  for (const it of stored) {
+    if (it.kind === "user" || it.kind === "assistant") previous = it;
+    else if ((it.kind === "usage" || it.kind === "compacted") && previous) after.set(previous, [...(after.get(previous) ?? []), it]);
+  }
+  const out: Item[] = [];
+  for (const it of shown) {
+    if (it.kind === "usage" || it.kind === "compacted") continue;
+    const s = pair.get(it);
+    if (s && (s.kind === "user" || s.kind === "assistant") && (it.kind === "user" || it.kind === "assistant")) {
+      out.push({ ...it, mid: s.mid, siblings: s.siblings, attachments: s.attachments ?? it.attachments } as Item);
+      out.push(...(after.get(s) ?? []));
+    } else out.push(it);
+  }
+  return out;
+}
 
 /// The branch shown → display items (tool uses paired with their results, compactions where
 /// they cut, each turn's usage summed under its answer).
@@ -26,29 +57,33 @@ function toItems(messages: ThreadMessage[], compactions: Compaction[] = []): Ite
   const items: Item[] = [];
   const cards = new Map<string, ToolCard>();
   let turn: TurnUsage | null = null;
-  const closeTurn = () => { if (turn) items.push({ kind: "usage", usage: turn }); turn = null; };
+  let lastMid = 0;
+  const closeTurn = () => { if (turn) items.push({ kind: "usage", usage: turn, key: `u${lastMid}` }); turn = null; };
   for (const m of messages) {
     const parts = m.parts as Part[];
     const isPerson = m.role === "user" && !parts.some((p) => p.type === "tool_result");
     if (isPerson) closeTurn();
     const meta: Meta = { mid: m.id, siblings: m.siblings };
+    lastMid = m.id;
     let placed = false;
     if (isPerson) {
       const text = parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text).join("\n");
-      items.push({ kind: "user", text, ...meta, attachments: parts.filter((p) => p.type === "image" || p.type === "file") });
+      items.push({ kind: "user", text, ...meta, attachments: parts.filter((p) => p.type === "image" || p.type === "file"), key: `m${m.id}` });
       placed = true;
     }
-    for (const p of parts) {
-      if (p.type === "text" && p.text && m.role === "assistant") { items.push({ kind: "assistant", text: p.text, ...(placed ? {} : meta) }); placed = true; }
+    parts.forEach((p, n) => {
+      if (p.type === "text" && p.text && m.role === "assistant") { items.push({ kind: "assistant", text: p.text, ...(placed ? {} : meta), key: `m${m.id}-${n}` }); placed = true; }
+      // A call that waited for the person and went on: the mark the live turn showed.
+      if (p.type === "tool_use" && p.id.startsWith("resume-")) { items.push({ kind: "resumed", tool: p.name, key: `r${p.id}` }); return; }
       if (p.type === "tool_use") { const card: ToolCard = { id: p.id, name: p.name, input: p.input, status: "running" }; cards.set(p.id, card); items.push({ kind: "tool", card }); }
       if (p.type === "tool_result") { const c = cards.get(p.tool_use_id); if (c) { c.status = finished(!p.is_error, p.suspended); c.suspended = p.suspended; c.result = p.content; c.structured = p.structured; } }
-    }
+    });
     if (m.usage) {
       const t: TurnUsage = turn ?? { input_tokens: 0, output_tokens: 0, cost_usd: null };
       turn = { input_tokens: t.input_tokens + m.usage.input_tokens, output_tokens: t.output_tokens + m.usage.output_tokens, cost_usd: m.usage.cost_usd != null || t.cost_usd != null ? (t.cost_usd ?? 0) + (m.usage.cost_usd ?? 0) : null };
     }
     const cut = compactions.filter((c) => c.upto === m.id).pop();
-    if (cut) { closeTurn(); items.push({ kind: "compacted", compaction: cut }); }
+    if (cut) { closeTurn(); items.push({ kind: "compacted", compaction: cut, key: `c${cut.id}` }); }
   }
   closeTurn();
   return items;
@@ -192,6 +227,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const [models, setModels] = useState<string[]>([]);
   const [personas, setPersonas] = useState<string[]>([]);
   const [compacting, setCompacting] = useState(false);
+  const [systemOpen, setSystemOpen] = useState(false);
   const [shownFrom, setShownFrom] = useState(0);
   const current = useRef<string | null>(conversation);
   const bottom = useRef<HTMLDivElement>(null);
@@ -206,9 +242,14 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const frame = useRef(0);
 
   const show = (next: Item[]) => { setItems(next); setShownFrom(Math.max(0, next.length - WINDOW)); };
-  const reload = (id = current.current) => {
+  const reload = (id = current.current, merge = false) => {
     if (!id) return;
-    api.getThread(id).then((th) => { if (id === current.current) { show(toItems(th.messages, th.compactions)); setSettings(th.settings); } }).catch((e) => setError(String(e)));
+    api.getThread(id).then((th) => {
+      if (id !== current.current) return;
+      const stored = toItems(th.messages, th.compactions);
+      if (merge) setItems((shown) => withStoredMeta(shown, stored)); else show(stored);
+      setSettings(th.settings);
+    }).catch((e) => setError(String(e)));
   };
   useEffect(() => {
     current.current = conversation;
@@ -244,7 +285,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
       const next = [...list];
       const last = next[next.length - 1];
       if (last?.kind === "assistant") next[next.length - 1] = { ...last, text: last.text + text };
-      else next.push({ kind: "assistant", text });
+      else next.push({ kind: "assistant", text, key: newKey() });
       return next;
     });
   };
@@ -268,12 +309,12 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         } else if (event.type === "resumed") {
           // The turn goes on after a task that waited for the person: a new stretch, not more
           // of the message before it.
-          next.push({ kind: "resumed", tool: event.tool });
+          next.push({ kind: "resumed", tool: event.tool, key: newKey() });
         } else if (event.type === "recalled") {
           // Which memories the model was given for this turn, under the person's message.
-          next.push({ kind: "recalled", memories: event.memories });
+          next.push({ kind: "recalled", memories: event.memories, key: newKey() });
         } else if (event.type === "compacted") {
-          next.push({ kind: "compacted", compaction: event.compaction });
+          next.push({ kind: "compacted", compaction: event.compaction, key: `c${event.compaction.id}` });
         } else if (event.type === "tool_call_finished") {
           return next.map((it) => it.kind === "tool" && it.card.id === event.id ? { kind: "tool", card: { ...it.card, status: finished(event.ok, event.suspended), suspended: event.suspended, result: event.result, structured: event.structured, images: event.images, duration_ms: event.duration_ms } } : it);
         }
@@ -291,7 +332,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         api.getVoiceSettings().then((v) => { if (v.readAloud) readAloud(last.text, c); }).catch(() => {});
       }
       // The stored branch: ids for edit/regenerate, siblings, usage.
-      reload(c);
+      reload(c, true);
     });
     // The scheduler's events carry its own call ids; `started` ties one to our card id.
     const cardOf = new Map<string, string>();
@@ -328,14 +369,14 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     setInput("");
     if (slash) {
       const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
-      setItems((l) => [...l, { kind: "user", text }, { kind: "tool", card }]);
+      setItems((l) => [...l, { kind: "user", text, key: newKey() }, { kind: "tool", card }]);
       const view = await api.callTool(slash.name, slash.args as Value, current.current ?? "palette", card.id).catch((e) => ({ ok: false, suspended: null, text: String(e), structured: null, images: [], duration_ms: 0 }));
       setItems((l) => l.map((it) => it.kind === "tool" && it.card.id === card.id ? { kind: "tool", card: { ...card, status: finished(view.ok, view.suspended), suspended: view.suspended, result: view.text, structured: view.structured, images: view.images, duration_ms: view.duration_ms } } : it));
       return;
     }
     const sent = attachments;
     setAttachments([]);
-    setItems((l) => [...l, { kind: "user", text, attachments: sent }]);
+    setItems((l) => [...l, { kind: "user", text, attachments: sent, key: newKey() }]);
     setRunning(true);
     const { id, isNew } = ensureId();
     try {
@@ -353,7 +394,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     const c = current.current;
     if (!c || running || !text.trim()) return;
     setEditing(null);
-    setItems((l) => { const at = l.findIndex((it) => it.kind === "user" && it.mid === mid); return at < 0 ? l : [...l.slice(0, at), { kind: "user", text }]; });
+    setItems((l) => { const at = l.findIndex((it) => it.kind === "user" && it.mid === mid); return at < 0 ? l : [...l.slice(0, at), { kind: "user", text, key: newKey() }]; });
     run(() => api.editMessage(c, mid, text, []));
   };
   const regenerate = (mid: number) => {
@@ -461,12 +502,18 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           <option value="">{t("defaultPersona")}</option>
           {personas.map((p) => <option key={p} value={p}>{p}</option>)}
         </select>
+        <button data-testid="system-prompt" aria-pressed={systemOpen} class={settings.system ? "set" : ""} onClick={() => setSystemOpen(!systemOpen)} title={t("systemPromptHint")}>{t("systemPrompt")}</button>
         <label class="check" title={t("allToolsHint")}><input type="checkbox" checked={settings.allTools} onChange={(e) => saveSettings({ ...settings, allTools: e.currentTarget.checked })} /> {t("allTools")}</label>
         <span class="spacer" />
         {conversation && <button data-testid="compact" disabled={running} onClick={() => run(() => api.compactConversation(conversation))} title={t("compactHint")}>{t("compact")}</button>}
         {conversation && <button data-testid="export" onClick={() => api.saveExport(conversation).catch((e) => setError(String(e)))}>{t("export")}</button>}
         {conversation && <button data-testid="copy-markdown" onClick={() => api.exportConversation(conversation).then(copy).catch((e) => setError(String(e)))}>{t("copyMarkdown")}</button>}
       </div>
+      {systemOpen && <div class="chat-system">
+        <textarea data-testid="system-input" rows={3} placeholder={t("systemPromptHint")} value={settings.system ?? ""}
+          onInput={(e) => setSettings({ ...settings, system: e.currentTarget.value || null })}
+          onBlur={(e) => saveSettings({ ...settings, system: e.currentTarget.value.trim() || null })} />
+      </div>}
       {firstRun && !firstRun.provider_configured && (
         <div class="banner" data-testid="first-run">
           <p>{t("noProvider")}</p>
@@ -481,12 +528,12 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           const i = k + shownFrom;
           if (it.kind === "tool") return <Card key={it.card.id} card={it.card} />;
           if (it.kind === "user") return editing && editing.mid === it.mid ? (
-            <div key={i} class="msg user editing">
+            <div key={it.key ?? i} class="msg user editing">
               <textarea data-testid="edit-input" value={editing.text} rows={3} onInput={(e) => setEditing({ mid: editing.mid, text: e.currentTarget.value })}
                 onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveEdit(editing.mid, editing.text); } if (e.key === "Escape") setEditing(null); }} />
               <div class="msg-actions"><button class="primary" data-testid="edit-send" onClick={() => saveEdit(editing.mid, editing.text)}>{t("send")}</button><button onClick={() => setEditing(null)}>{t("cancel")}</button></div>
             </div>) : (
-            <div key={i} class="msg user" data-testid="user-message" data-mid={it.mid}>
+            <div key={it.key ?? i} class="msg user" data-testid="user-message" data-mid={it.mid}>
               {it.attachments && it.attachments.length > 0 && <div class="attachments">{it.attachments.map((p, n) => <AttachmentChip key={n} part={p} />)}</div>}
               {it.text}
               {it.mid !== undefined && <div class="msg-actions">
@@ -495,17 +542,17 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
                 <button class="icon" data-testid="edit" title={t("editResend")} aria-label={t("editResend")} disabled={running} onClick={() => setEditing({ mid: it.mid!, text: it.text })}><Icon name="edit" /></button>
               </div>}
             </div>);
-          if (it.kind === "resumed") return <div key={i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div>;
-          if (it.kind === "recalled") return <div key={i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
+          if (it.kind === "resumed") return <div key={it.key ?? i} class="resumed-mark" data-testid="resumed-mark">↻ {t("wentOn")} ({it.tool})</div>;
+          if (it.kind === "recalled") return <div key={it.key ?? i} class="recalled" data-testid="recalled" title={it.memories.map((m) => m.snippet.replace(/\*\*/g, "")).join("\n")}>
             {t("recalled")}: {it.memories.map((m) => <span key={m.id} class="tag" data-id={m.id}>{m.title}</span>)}</div>;
-          if (it.kind === "usage") return <UsageLine key={i} usage={it.usage} />;
-          if (it.kind === "compacted") return <details key={i} class="compacted" data-testid="compacted">
+          if (it.kind === "usage") return <UsageLine key={it.key ?? i} usage={it.usage} />;
+          if (it.kind === "compacted") return <details key={it.key ?? i} class="compacted" data-testid="compacted">
             <summary>{t("compacted")}: {it.compaction.messages} {t("messagesSummarized")} · {it.compaction.tokens_before.toLocaleString()} → {it.compaction.tokens_after.toLocaleString()} {t("tokens")}</summary>
             <div class="markdown"><MarkdownBlocks text={it.compaction.summary} /></div></details>;
           const answer = firstAnswerOf(i);
           const first = answer !== undefined && it.mid === answer;
           return (
-            <div key={i} class="msg assistant" data-testid="assistant-message" data-mid={it.mid}>
+            <div key={it.key ?? i} class="msg assistant" data-testid="assistant-message" data-mid={it.mid}>
               <div class="markdown"><MarkdownBlocks text={it.text} /></div>
               {(lastOfTurn.has(i) || first) && !(running && i === items.length - 1) && <div class="msg-actions">
                 {first && <BranchSwitch mid={it.mid!} siblings={it.siblings ?? []} onSwitch={switchTo} />}

@@ -79,7 +79,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
         <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
       </fieldset>
       <ChatSettings settings={settings} onChange={setSettings} onSave={save} />
-      <fieldset>
+      <fieldset data-testid="mode">
         <legend>{t("mode")}</legend>
         {(["normal", "plan", "accept-edits"] as Mode[]).map((m) => (
           <label class="inline" key={m}><input type="radio" name="mode" checked={mode === m} onChange={async () => { await api.setMode(m); setMode(m); }} />

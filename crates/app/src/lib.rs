@@ -14,7 +14,9 @@ mod toolpacks;
 mod vault;
 
 pub use accounts::{AccountKind, AccountSettings, Security};
-pub use agent_settings::{AgentSettings, ProviderKind, RecallSettings, detect_ollama};
+pub use agent_settings::{
+    AgentSettings, ProviderKind, RecallSettings, default_core_tools, detect_ollama,
+};
 pub use cowork_calendar::Reminder;
 /// Tool chains (the shells list, explain, run and resume them).
 pub use cowork_chains as chains;

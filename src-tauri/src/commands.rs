@@ -127,20 +127,36 @@ pub fn send_message<R: Runtime>(
             id
         }
     };
-    let conv = conversation.clone();
-    stream_turn(
+    agent_turn(
         handle,
         &shell,
         &conversation,
-        move |tx, cancel| async move {
-            agent
-                .send_parts(&conv, parts, &tx, cancel)
-                .await
-                .err()
-                .map(|e| e.to_string())
-        },
+        agent,
+        move |agent, conv, tx, cancel| async move { agent.send_parts(&conv, parts, &tx, cancel).await },
     );
     Ok(conversation)
+}
+
+/// Runs one of the agent's turns on `conversation` (see `stream_turn`); its error ends it.
+fn agent_turn<R: Runtime, Turn>(
+    handle: AppHandle<R>,
+    shell: &Shell,
+    conversation: &str,
+    agent: Arc<Agent>,
+    turn: impl FnOnce(
+        Arc<Agent>,
+        String,
+        tokio::sync::mpsc::UnboundedSender<AgentEvent>,
+        CancellationToken,
+    ) -> Turn,
+) where
+    Turn: std::future::Future<Output = Result<u32, cowork_agent::AgentError>> + Send + 'static,
+{
+    let conv = conversation.to_string();
+    stream_turn(handle, shell, conversation, move |tx, cancel| {
+        let run = turn(agent, conv, tx, cancel);
+        async move { run.await.err().map(|e| e.to_string()) }
+    });
 }
 
 fn chat_agent(shell: &Shell) -> Res<Arc<Agent>> {
@@ -162,17 +178,13 @@ pub fn edit_message<R: Runtime>(
 ) -> Res<()> {
     let agent = chat_agent(&shell)?;
     let parts = cowork_app::attachments::person_parts(&text, attachments)?;
-    let conv = conversation.clone();
-    stream_turn(
+    agent_turn(
         handle,
         &shell,
         &conversation,
-        move |tx, cancel| async move {
-            agent
-                .edit(&conv, message, parts, &tx, cancel)
-                .await
-                .err()
-                .map(|e| e.to_string())
+        agent,
+        move |agent, conv, tx, cancel| async move {
+            agent.edit(&conv, message, parts, &tx, cancel).await
         },
     );
     Ok(())
@@ -188,17 +200,13 @@ pub fn regenerate<R: Runtime>(
     message: i64,
 ) -> Res<()> {
     let agent = chat_agent(&shell)?;
-    let conv = conversation.clone();
-    stream_turn(
+    agent_turn(
         handle,
         &shell,
         &conversation,
-        move |tx, cancel| async move {
-            agent
-                .regenerate(&conv, message, &tx, cancel)
-                .await
-                .err()
-                .map(|e| e.to_string())
+        agent,
+        move |agent, conv, tx, cancel| async move {
+            agent.regenerate(&conv, message, &tx, cancel).await
         },
     );
     Ok(())

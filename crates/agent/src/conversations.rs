@@ -325,15 +325,12 @@ impl Conversations {
     /// Makes the branch end at `message` (`None`: before the first message). Appends then
     /// hang off it; the other branches stay.
     pub fn set_head(&self, id: &str, message: Option<i64>) -> Result<()> {
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
-                "UPDATE conversations SET head = ?2 WHERE id = ?1",
-                params![id, message],
-            )
-            .map_err(err)?;
-        Ok(())
+        self.update(
+            id,
+            "UPDATE conversations SET head = ?2 WHERE id = ?1",
+            message,
+        )
+        .map(|_| ())
     }
 
     /// Shows the branch through `message`: down to its newest leaf.
@@ -363,13 +360,19 @@ impl Conversations {
     }
 
     pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<bool> {
+        self.update(
+            id,
+            "UPDATE conversations SET pinned = ?2 WHERE id = ?1",
+            pinned,
+        )
+    }
+
+    /// Runs one `UPDATE … WHERE id = ?1` with `value` as `?2`; whether the conversation exists.
+    fn update(&self, id: &str, sql: &str, value: impl rusqlite::ToSql) -> Result<bool> {
         self.conn
             .lock()
             .unwrap()
-            .execute(
-                "UPDATE conversations SET pinned = ?2 WHERE id = ?1",
-                params![id, pinned],
-            )
+            .execute(sql, params![id, value])
             .map(|n| n == 1)
             .map_err(err)
     }
@@ -393,15 +396,11 @@ impl Conversations {
 
     pub fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {
         let json = serde_json::to_string(settings).map_err(err)?;
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
-                "UPDATE conversations SET settings = ?2 WHERE id = ?1",
-                params![id, json],
-            )
-            .map(|n| n == 1)
-            .map_err(err)
+        self.update(
+            id,
+            "UPDATE conversations SET settings = ?2 WHERE id = ?1",
+            json,
+        )
     }
 
     /// The provider's reported prompt tokens over our estimate, from the last call.
@@ -420,15 +419,12 @@ impl Conversations {
     }
 
     pub(crate) fn set_token_ratio(&self, id: &str, ratio: f64) -> Result<()> {
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
-                "UPDATE conversations SET token_ratio = ?2 WHERE id = ?1",
-                params![id, ratio],
-            )
-            .map_err(err)?;
-        Ok(())
+        self.update(
+            id,
+            "UPDATE conversations SET token_ratio = ?2 WHERE id = ?1",
+            ratio,
+        )
+        .map(|_| ())
     }
 
     pub(crate) fn add_compaction(&self, id: &str, c: &Compaction) -> Result<i64> {

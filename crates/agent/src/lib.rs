@@ -235,6 +235,14 @@ impl Agent {
         &self.conversations
     }
 
+    /// The profile's tools, as each call request carries them.
+    fn allowed(&self) -> Option<Arc<[String]>> {
+        self.config
+            .allowed_tools
+            .as_ref()
+            .map(|t| Arc::from(t.clone()))
+    }
+
     /// What this conversation's turns use: the model, the system prompt and the tools'
     /// loading, its own settings over the app's.
     fn turn(&self, conversation: &str) -> Result<Turn, AgentError> {
@@ -517,11 +525,7 @@ impl Agent {
     ) -> Result<u32, AgentError> {
         let store = |e: String| AgentError::Store(e);
         let turn = self.turn(conversation)?;
-        let allowed: Option<Arc<[String]>> = self
-            .config
-            .allowed_tools
-            .as_ref()
-            .map(|t| Arc::from(t.clone()));
+        let allowed = self.allowed();
         let system = match self.config.recall {
             Some(k) => {
                 let asked = self
@@ -605,11 +609,7 @@ impl Agent {
             suspension: resumed.suspension.clone(),
             tool: resumed.tool.clone(),
         });
-        let allowed: Option<Arc<[String]>> = self
-            .config
-            .allowed_tools
-            .as_ref()
-            .map(|t| Arc::from(t.clone()));
+        let allowed = self.allowed();
         let turn = self.turn(conversation)?;
         self.run_steps(conversation, &turn, &turn.system, allowed, events, cancel)
             .await

@@ -1,7 +1,8 @@
 //! Attachments as the window hands them over: a file the person picked or dropped is read by
-//! `attach_file` through the scheduler (reviewed and audited; the pick itself grants the read of
-//! that one file), pasted bytes are made into the same parts, and what a message may carry
-//! from the window is checked before it reaches the agent.
+//! `attach_file` through the scheduler (reviewed and audited; the pick itself grants reading
+//! that one file in that conversation, as a rule the person sees), pasted bytes are made into
+//! the same parts, and what a message may carry from the window is checked before it reaches
+//! the agent.
 
 use cowork_agent::{ImageData, Part};
 use cowork_contract::Effect;
@@ -9,6 +10,9 @@ use cowork_core::{CallRequest, Caller, Scheduler};
 use cowork_files::attach::{Attachment, AttachmentKind, attachment_from_bytes};
 use std::path::Path;
 use std::sync::Arc;
+
+/// The tool that reads an attachment.
+const TOOL: &str = "attach_file";
 
 /// How many attachments one message carries.
 pub const ATTACHMENTS_MAX: usize = 10;
@@ -43,15 +47,28 @@ pub async fn attach_file(
     let path = path
         .canonicalize()
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    // The pick is the person's grant: reading this one file with attach_file, in this
+    // conversation (shown with its rules), whether or not it lies in the workspace.
+    let effects = vec![Effect::FsRead {
+        path: path.display().to_string(),
+    }];
+    let rules = cowork_core::policy::grant_rules_for(TOOL, &effects).ok_or_else(|| {
+        format!(
+            "{}: the name holds glob or shell characters — rename the file, or copy it into the workspace and attach the copy",
+            path.display()
+        )
+    })?;
+    scheduler
+        .policy()
+        .grant_for_conversation(conversation, &rules)
+        .map_err(|e| e.to_string())?;
     let mut request = CallRequest::new(
-        "attach_file",
+        TOOL,
         serde_json::json!({"path": path}),
         Caller::Palette,
         conversation,
     );
-    request.granted = Some(Arc::from(vec![Effect::FsRead {
-        path: path.display().to_string(),
-    }]));
+    request.granted = Some(Arc::from(effects));
     let output = scheduler
         .call(request)
         .await

@@ -94,10 +94,13 @@ impl ToolProvider for FilesTools {
         .into_iter()
         .map(deny)
         .collect();
-        rules.push(DefaultRule {
-            action: RuleAction::Ask,
-            rule: "read_file(~/.ssh/**)",
-        });
+        // Both ways of reading a file whole.
+        for rule in ["read_file(~/.ssh/**)", "attach_file(~/.ssh/**)"] {
+            rules.push(DefaultRule {
+                action: RuleAction::Ask,
+                rule,
+            });
+        }
         rules
     }
 

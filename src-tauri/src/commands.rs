@@ -109,6 +109,15 @@ pub fn send_message<R: Runtime>(
         "no model provider is configured — open Settings → Provider, or use /tool commands",
     )?;
     let conversation = match conversation {
+        // An id the window chose for a new chat: stored now, so the list it reads next has it.
+        Some(id) if shell.conversations.title(&id)?.is_none() => {
+            let title: String = cowork_agent::title_of(&parts).chars().take(60).collect();
+            shell.conversations.ensure(&id, &title)?;
+            shell
+                .conversations
+                .set_workspace(&id, shell.app.workspace().as_deref())?;
+            id
+        }
         Some(id) => {
             // Its folder, opened if another one is open now.
             shell

@@ -253,6 +253,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   };
   useEffect(() => {
     current.current = conversation;
+    announced.current = conversation;
     setError(null);
     setEditing(null);
     if (conversation && !running) reload(conversation);
@@ -354,11 +355,14 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   /// A conversation's id, made here for a new chat: a turn's first events can arrive before
   /// the command returns, and events of an unknown conversation are dropped.
   const ensureId = () => {
-    const isNew = !current.current;
     const id = current.current ?? (crypto.randomUUID?.() ?? `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
     current.current = id;
-    return { id, isNew };
+    return id;
   };
+  /// The app learns of a new chat once something of it is stored (a message, its settings) —
+  /// not when an attachment merely gave it an id.
+  const announced = useRef<string | null>(conversation);
+  const announce = (id: string) => { if (announced.current !== id) { announced.current = id; onConversation(id); } };
 
   const submit = async (given?: string) => {
     const text = (given ?? input).trim();
@@ -378,10 +382,10 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     setAttachments([]);
     setItems((l) => [...l, { kind: "user", text, attachments: sent, key: newKey() }]);
     setRunning(true);
-    const { id, isNew } = ensureId();
+    const id = ensureId();
     try {
       await api.sendMessage(id, text, sent);
-      if (isNew) onConversation(id);
+      announce(id);
     } catch (e) { setRunning(false); setError(String(e)); }
   };
 
@@ -410,16 +414,16 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     reload(c);
   };
   const saveSettings = async (next: ConversationSettings) => {
-    const { id, isNew } = ensureId();
+    const id = ensureId();
     setSettings(next);
     await api.saveConversationSettings(id, next).catch((e) => setError(String(e)));
-    if (isNew) onConversation(id);
+    announce(id);
   };
 
   // Attachments: picked (the desktop's chooser), dropped (paths), pasted (bytes).
   const addParts = (parts: Part[]) => setAttachments((a) => [...a, ...parts].slice(0, 10));
   const attachPaths = async (paths: string[]) => {
-    const { id } = ensureId();
+    const id = ensureId();
     for (const path of paths) {
       try { addParts([await api.attachPath(id, path)]); } catch (e) { setError(String(e)); }
     }

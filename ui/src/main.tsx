@@ -33,6 +33,8 @@ function App() {
 
   const refresh = () => api.listConversations(search).then(setConversations).catch(() => {});
   useEffect(() => { refresh(); }, [search]);
+  // A turn's end moves its conversation up (and a new one into) the list.
+  useEffect(() => { const done = on("agent-done", () => refresh()); return () => { done.then((f) => f()); }; }, [search]);
   useEffect(() => {
     applyTheme();
     document.documentElement.lang = getLang();

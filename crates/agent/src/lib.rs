@@ -1053,7 +1053,7 @@ pub(crate) fn is_person_turn(parts: &[Part]) -> bool {
 }
 
 /// A message's words (or its first attachment's name), for titles and recall.
-fn title_of(parts: &[Part]) -> String {
+pub fn title_of(parts: &[Part]) -> String {
     parts
         .iter()
         .find_map(|p| match p {

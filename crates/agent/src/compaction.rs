@@ -198,7 +198,7 @@ pub fn cut_tool_results(request: &mut ChatRequest, budget: usize) -> bool {
                 ..
             } = part
             {
-                let before = tokens::text(content) + images.len() * 1_600;
+                let before = tokens::text(content) + images.len() * tokens::IMAGE_TOKENS;
                 if content.chars().count() > KEPT * 2 || !images.is_empty() {
                     *content = format!(
                         "{}\n[cut to fit the context window: the full result of call {tool_use_id} is in the conversation; call the tool again with a narrower range if it is needed]",

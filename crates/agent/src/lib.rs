@@ -427,11 +427,22 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        let store = |e: String| AgentError::Store(e);
         let title: String = title_of(&parts).chars().take(60).collect();
         self.conversations
             .ensure(conversation, &title)
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
+        self.say_and_answer(conversation, parts, events, cancel)
+            .await
+    }
+
+    /// The person's message joins the branch shown, and the model answers it.
+    async fn say_and_answer(
+        &self,
+        conversation: &str,
+        parts: Vec<Part>,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: CancellationToken,
+    ) -> Result<u32, AgentError> {
         self.conversations
             .append(
                 conversation,
@@ -440,7 +451,7 @@ impl Agent {
                     parts,
                 },
             )
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         self.answer(conversation, events, cancel).await
     }
 
@@ -472,16 +483,8 @@ impl Agent {
         self.conversations
             .set_head(conversation, parent)
             .map_err(store)?;
-        self.conversations
-            .append(
-                conversation,
-                &Message {
-                    role: Role::User,
-                    parts,
-                },
-            )
-            .map_err(store)?;
-        self.answer(conversation, events, cancel).await
+        self.say_and_answer(conversation, parts, events, cancel)
+            .await
     }
 
     /// Answers again the person's message that `message` (any message of that turn) answered:

@@ -11,7 +11,7 @@ use crate::provider::{ChatRequest, Message, Part, ToolDef};
 
 /// What one image costs a vision model, about: Claude bills width×height/750 up to ~1,600
 /// tokens; OpenAI's high-detail tiles land near it too.
-const IMAGE_TOKENS: usize = 1_600;
+pub const IMAGE_TOKENS: usize = 1_600;
 
 /// Tokens of a piece of text.
 pub fn text(text: &str) -> usize {

@@ -14,7 +14,9 @@ smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke = 1 ]; then
   # The same build as the test command's (so in CI this builds nothing).
-  cargo build --locked --workspace --bins --tests >/dev/null
+  # shellcheck source=tests/build-env.sh
+  source tests/build-env.sh
+  build_everything >/dev/null
   app="$CARGO_TARGET_DIR/debug/cowork-desktop"
   runs=1
 else

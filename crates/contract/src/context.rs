@@ -83,11 +83,19 @@ impl EffectEnv {
             .and_then(|root| escapes_by_link(resolved, &root))
     }
 
-    fn root_of(&self, resolved: &Path) -> Option<PathBuf> {
+    /// The workspace root a resolved path lies in (canonical), if any.
+    pub fn root_of(&self, resolved: &Path) -> Option<PathBuf> {
+        self.canonical_roots()
+            .into_iter()
+            .find(|root| resolved.starts_with(root))
+    }
+
+    /// The workspace roots, resolved as paths are.
+    pub fn canonical_roots(&self) -> Vec<PathBuf> {
         self.workspace_roots
             .iter()
             .map(|root| canonicalize_existing_prefix(&normalize_lexically(root)))
-            .find(|root| resolved.starts_with(root))
+            .collect()
     }
 }
 

@@ -6,12 +6,12 @@
 //! this crate executes a tool: only the core's `Scheduler::call` does.
 
 pub mod address;
-pub mod bubblewrap;
+pub mod confine;
 mod context;
-pub mod credentials;
 mod effect;
 mod error;
 mod output;
+pub mod pathclass;
 mod spec;
 pub mod text;
 mod tool;

@@ -402,11 +402,25 @@ impl Scheduler {
         // The policy judges rules by what their tool does; the registry knows (weakly held:
         // the registry owns providers that may hold the policy).
         let weak = Arc::downgrade(&registry);
-        policy.set_tool_kinds(Arc::new(move |name: &str| {
-            weak.upgrade()?
-                .get(name)
-                .map(|info| info.spec.effects.clone())
-        }));
+        let weak_names = weak.clone();
+        policy.set_tool_kinds(
+            Arc::new(move |name: &str| {
+                weak.upgrade()?
+                    .get(name)
+                    .map(|info| info.spec.effects.clone())
+            }),
+            Arc::new(move || {
+                weak_names.upgrade().map_or_else(Vec::new, |registry| {
+                    registry
+                        .list()
+                        .into_iter()
+                        .flat_map(|info| {
+                            std::iter::once(info.spec.name.clone()).chain(info.spec.aliases.clone())
+                        })
+                        .collect()
+                })
+            }),
+        );
         // The families' default rules become the policy's floor (again after every reload).
         let weak_policy = Arc::downgrade(&policy);
         registry.set_on_rules(Arc::new(move |rules| {

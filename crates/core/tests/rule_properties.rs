@@ -80,3 +80,106 @@ proptest! {
         prop_assert!(!matches(rule, Action::Allow, "email_send", send(recipients)));
     }
 }
+
+/// Rules judged by where they reach and what they run, not by how they are written.
+mod by_meaning {
+    use cowork_contract::{EffectEnv, EffectKind};
+    use cowork_core::policy::Rule;
+    use cowork_core::policy::rules::COMMAND_RUNNERS;
+    use proptest::prelude::*;
+    use std::path::PathBuf;
+
+    fn env() -> EffectEnv {
+        EffectEnv {
+            workspace_roots: vec![PathBuf::from("/nonexistent-top/ws")],
+            home: Some(PathBuf::from("/nonexistent-top/home/u")),
+        }
+    }
+
+    const FILES: &[EffectKind] = &[EffectKind::FsRead];
+    const EXEC: &[EffectKind] = &[EffectKind::ProcessExec];
+
+    fn broad(rule: &str, kinds: &[EffectKind]) -> bool {
+        Rule::parse(rule).unwrap().breadth(kinds, &env()).is_some()
+    }
+
+    /// A way of writing "the root", "the home folder" or "above the workspace".
+    fn wide_prefix() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("/".to_string()),
+            Just("//".to_string()),
+            "[a-z]{1,6}".prop_map(|d| format!("/{d}/../")),
+            "[a-z]{1,6}".prop_map(|d| format!("/tmp/{d}/../../")),
+            (1usize..5).prop_map(|n| "../".repeat(n)),
+            Just("~/".to_string()),
+            Just("~/../".to_string()),
+            "[a-z]{1,6}".prop_map(|d| format!("~/{d}/../")),
+            Just("/?*/".to_string()),
+            Just("/[a-z]*/".to_string()),
+            Just("./../".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_path_rule_reaching_the_root_home_or_above_the_workspace_is_broad(
+            prefix in wide_prefix(),
+            tail in prop::sample::select(vec!["**", "**/*", "*", "**/*.md"]),
+            tool in prop::sample::select(vec!["read_file", "write_file"]),
+        ) {
+            let rule = format!("{tool}({prefix}{tail})");
+            prop_assert!(broad(&rule, FILES), "{rule} was judged narrow");
+        }
+
+        #[test]
+        fn a_path_rule_inside_the_workspace_or_a_named_folder_is_not(
+            folders in prop::collection::vec("[a-z]{1,6}", 1..3),
+            tail in prop::sample::select(vec!["**", "*.rs", "**/*.md"]),
+            anchor in prop::sample::select(vec!["", "./", "~/Documents/", "/etc/"]),
+        ) {
+            let rule = format!("read_file({anchor}{}/{tail})", folders.join("/"));
+            prop_assert!(!broad(&rule, FILES), "{rule} was judged broad");
+        }
+
+        /// Any runner, named by path or not, with any fixed arguments: still any command.
+        #[test]
+        fn a_command_runner_prefix_is_broad(
+            runner in prop::sample::select(COMMAND_RUNNERS.to_vec()),
+            dir in prop::sample::select(vec!["", "/usr/bin/", "/bin/", "./"]),
+            args in prop::collection::vec("-?[a-z]{1,5}", 0..3),
+        ) {
+            let rule = format!("run_command({dir}{runner} {}:*)", args.join(" "));
+            prop_assert!(broad(&rule, EXEC), "{rule} was judged narrow");
+        }
+
+        #[test]
+        fn git_without_a_subcommand_and_find_are_broad(
+            options in prop::collection::vec("-[a-zC]{1,3}", 0..3),
+            find_args in prop::collection::vec("[a-z.]{1,5}", 0..3),
+        ) {
+            let git = format!("run_command(git {}:*)", options.join(" "));
+            prop_assert!(broad(&git, EXEC), "{git}");
+            let find = format!("run_command(find {}:*)", find_args.join(" "));
+            prop_assert!(broad(&find, EXEC), "{find}");
+            let status = format!("run_command(git {} status:*)", options.join(" "));
+            prop_assert!(!broad(&status, EXEC), "{status}: a fixed subcommand is narrow");
+        }
+
+        /// `:*` anywhere but the end, or a path ending in `/`, can match nothing: refused.
+        #[test]
+        fn rules_that_can_never_match_are_caught(
+            program in "[a-z]{2,6}",
+            after in prop::collection::vec("-?[a-z]{1,5}", 1..3),
+            folder in "[a-z]{1,8}",
+        ) {
+            let misplaced = format!("run_command({program}:* {})", after.join(" "));
+            prop_assert!(Rule::parse(&misplaced).unwrap().check(Some(EXEC)).is_err(), "{misplaced}");
+            let slash = format!("read_file({folder}/**/)");
+            prop_assert!(Rule::parse(&slash).unwrap().check(Some(FILES)).is_err(), "{slash}");
+            let fine = format!("run_command({program} {}:*)", after.join(" "));
+            prop_assert!(Rule::parse(&fine).unwrap().check(Some(EXEC)).is_ok(), "{fine}");
+            let fine = format!("read_file({folder}/**)");
+            prop_assert!(Rule::parse(&fine).unwrap().check(Some(FILES)).is_ok(), "{fine}");
+        }
+    }
+}

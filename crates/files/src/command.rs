@@ -2,13 +2,15 @@
 //!
 //! A command runs under `bash -c` in its own process group, so a timeout or a stop kills the
 //! whole tree; its working folder must lie inside a workspace root. Output is capped, keeping
-//! the head and the tail. With bubblewrap installed the command sees the filesystem read-only
-//! except the workspace roots and a private /tmp. Long-running services (dev servers, watchers,
+//! the head and the tail. It runs confined (`cowork_contract::confine`): the workspace roots
+//! writable but their configuration, the system read-only, the home folder covered, a private
+//! /tmp, and no network unless the call asks for it. Long-running services (dev servers, watchers,
 //! `http.server`) would never return: they are refused in the foreground and offered as
 //! background processes whose output is read with `command_output` and which `command_stop`
 //! ends.
 
 use crate::paths;
+use cowork_contract::confine::{self, Confinement};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
@@ -138,39 +140,36 @@ pub fn head_and_tail(bytes: &[u8], cap: usize) -> (String, bool) {
     )
 }
 
-fn build_command(command: &str, cwd: &Path, roots: &[PathBuf]) -> (tokio::process::Command, bool) {
-    let sandboxed = cowork_contract::bubblewrap::available();
-    let mut cmd = if sandboxed {
-        let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-            "--die-with-parent",
-        ]);
-        for root in roots {
-            cmd.arg("--bind").arg(root).arg(root);
-        }
-        cmd.arg("--chdir").arg(cwd).args(["bash", "-c", command]);
-        cmd
-    } else {
-        let mut cmd = tokio::process::Command::new("bash");
-        cmd.args(["-c", command]);
-        cmd
-    };
-    cmd.current_dir(cwd)
-        .stdin(std::process::Stdio::null())
+/// The command under `bash -c`, in the one confinement every program Cowork starts runs in
+/// (`cowork_contract::confine`): it may change the workspace roots but not their configuration,
+/// sees the system and the toolchains the person's PATH names but nothing else of the home
+/// folder, and reaches the network only when the call asked for it (and was reviewed so).
+fn build_command(
+    command: &str,
+    cwd: &Path,
+    env: &EffectEnv,
+    network: bool,
+    trusted: bool,
+) -> (tokio::process::Command, bool) {
+    let mut jail = Confinement::new(cwd).network(network);
+    for root in &env.workspace_roots {
+        jail = jail.write(root);
+    }
+    if let Some(home) = &env.home {
+        jail = jail.home(home);
+    }
+    if !trusted {
+        // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
+        jail = jail.envs(crate::git::neutralizing_env());
+    }
+    let launch = jail.command("bash", &["-c", command]);
+    let mut cmd = tokio::process::Command::from(launch.command);
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    (cmd, sandboxed)
+    (cmd, launch.confined)
 }
 
 fn kill_group(pid: Option<u32>) {
@@ -227,6 +226,10 @@ pub struct RunCommandInput {
     /// Start it in the background (for servers and watchers) and return at once.
     #[serde(default)]
     pub background: bool,
+    /// Let it use the network (installing packages, fetching, pushing). Without it the command
+    /// reaches no site and no service on this computer.
+    #[serde(default)]
+    pub network: bool,
     /// What the command is for: the person reads it in the approval modal and the audit row
     /// (both show the arguments); the tool itself does not need it.
     #[serde(default)]
@@ -271,7 +274,7 @@ async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
 #[tool(name = "run_command", title = "Run command", category = "files", aliases = ["Bash"],
        arg_aliases = [("timeout", "timeout_ms"), ("run_in_background", "background")],
        timeout = Duration::from_millis(MAX_TIMEOUT_MS + 5_000), effects = [ProcessExec],
-       description = "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true.")]
+       description = "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true. It has no network unless network=true.")]
 impl Tool for RunCommand {
     type Input = RunCommandInput;
     type Output = CommandResult;
@@ -286,11 +289,16 @@ impl Tool for RunCommand {
         let cwd = paths::resolve(env, &cwd)?;
         // Refused before review: no rule could make a folder outside the workspace a place to run.
         cwd_inside(env, &cwd)?;
-        let effect = Effect::ProcessExec {
+        let mut effects = vec![Effect::ProcessExec {
             command: input.command.clone(),
             workspace_code: crate::git::workspace_code(&input.command, &cwd),
-        };
-        Ok(CallPlan::with(vec![effect], cwd))
+        }];
+        if input.network {
+            effects.push(Effect::NetFetch {
+                origin: confine::ANY_NETWORK.into(),
+            });
+        }
+        Ok(CallPlan::with(effects, cwd))
     }
 
     async fn call(
@@ -309,11 +317,13 @@ impl Tool for RunCommand {
             )));
         }
         let started = std::time::Instant::now();
-        let (mut cmd, sandboxed) = build_command(&input.command, &cwd, &ctx.env.workspace_roots);
-        if !ctx.workspace_trusted {
-            // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
-            cmd.envs(crate::git::neutralizing_env());
-        }
+        let (mut cmd, sandboxed) = build_command(
+            &input.command,
+            &cwd,
+            &ctx.env,
+            input.network,
+            ctx.workspace_trusted,
+        );
         let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;

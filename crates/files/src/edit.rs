@@ -11,7 +11,7 @@ use cowork_contract::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Stages the new content; in accept-edits mode applies it at once (journaled, so it can still
 /// be rolled back).
@@ -232,14 +232,32 @@ impl Tool for MoveFile {
     ) -> Result<CallPlan<(PathBuf, PathBuf)>, ToolError> {
         let from = paths::resolve(env, &input.from)?;
         let to = paths::resolve(env, &input.to)?;
-        let effects = vec![
-            Effect::FsDelete {
-                path: from.display().to_string(),
-            },
-            Effect::FsWrite {
-                path: to.display().to_string(),
-            },
-        ];
+        let moved = |at: &Path| {
+            let target = match at.strip_prefix(&from) {
+                Ok(rel) if !rel.as_os_str().is_empty() => to.join(rel),
+                _ => to.clone(),
+            };
+            let delete = Effect::FsDelete {
+                path: at.display().to_string(),
+            };
+            let write = Effect::FsWrite {
+                path: target.display().to_string(),
+            };
+            (delete, write)
+        };
+        // Both ends of the folder and of everything protected inside it: a move must not carry
+        // a repository's `.git` or a `.vscode` into place unseen.
+        let mut parts = vec![from.clone()];
+        if from.is_dir() && !from.is_symlink() {
+            parts.extend(paths::protected_inside(env, &from)?);
+        }
+        let effects = parts
+            .iter()
+            .flat_map(|at| {
+                let (delete, write) = moved(at);
+                [delete, write]
+            })
+            .collect();
         Ok(CallPlan::with(effects, (from, to)))
     }
 

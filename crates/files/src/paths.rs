@@ -5,6 +5,7 @@
 //! reviewed, and files are opened without following a final symlink and checked through the
 //! opened descriptor: a symlink swapped in between review and use is refused.
 
+use cowork_contract::pathclass::{Classifier, PathClass};
 use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -124,6 +125,40 @@ pub fn write_plan(env: &EffectEnv, raw: &str) -> Result<CallPlan<PathBuf>, ToolE
 pub fn planned(env: &EffectEnv, planned: &Path) -> Result<PathBuf, ToolError> {
     env.recheck(planned)?;
     Ok(planned.to_path_buf())
+}
+
+/// How many entries of a folder a move looks through for configuration and credentials.
+const SUBTREE_BUDGET: usize = 20_000;
+
+/// The configuration and credentials inside a folder (each protected entry once, its content
+/// not listed): a folder-level effect reaches them too, so a move is reviewed for them. Links
+/// are not followed. A folder too large to look through is refused rather than guessed at.
+pub fn protected_inside(env: &EffectEnv, dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
+    let classifier = Classifier::new(env);
+    let mut found = Vec::new();
+    let mut budget = SUBTREE_BUDGET;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            budget = budget.checked_sub(1).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "{} holds more than {SUBTREE_BUDGET} entries: move its parts one by one",
+                    dir.display()
+                ))
+            })?;
+            let path = entry.path();
+            if classifier.classify(&path) != PathClass::Ordinary {
+                found.push(path);
+            } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// A folder argument's default: the first workspace root.

@@ -436,13 +436,16 @@ impl Tool for BatchCheckQuality {
             .map_err(|e| ToolError::invalid(format!("glob: {e}")))?;
         let limit = input.limit.unwrap_or(500).max(1);
         let env = ctx.env.clone();
+        let classifier = cowork_contract::pathclass::Classifier::new(&env);
         tokio::task::spawn_blocking(move || {
             let mut checked = Vec::new();
             let mut truncated = false;
             for entry in walker(&root, None).build().flatten() {
                 let path = entry.path();
                 let rel = path.strip_prefix(&root).unwrap_or(path);
-                if !entry.file_type().is_some_and(|t| t.is_file()) || Lang::of(path).is_none() || glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
+                // Files that hold credentials are not opened by a folder-wide look.
+                let credentials = matches!(classifier.classify(path), cowork_contract::pathclass::PathClass::Credential(_));
+                if credentials || !entry.file_type().is_some_and(|t| t.is_file()) || Lang::of(path).is_none() || glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
                     continue;
                 }
                 if checked.len() >= limit {

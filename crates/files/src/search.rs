@@ -2,6 +2,7 @@
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
 use crate::paths::{self, default_root, walker};
+use cowork_contract::pathclass::{self, Classifier, PathClass};
 use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -75,6 +76,10 @@ pub struct SearchResult {
     /// filesystem): they count as outside the workspace.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped_linked: usize,
+    /// Files not read because they hold credentials (by name, place or content): read_file
+    /// asks the person for each.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_credentials: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -216,8 +221,15 @@ impl Tool for SearchCode {
             multiline: input.multiline,
         };
         let cancel = ctx.cancel.clone();
+        let classifier = Classifier::new(&ctx.env);
         let mut result = tokio::task::spawn_blocking(move || {
-            search(&root, &matcher, glob.as_ref(), types, &options, &cancel)
+            let walk = Walk {
+                root: &root,
+                classifier: &classifier,
+                glob: glob.as_ref(),
+                cancel: &cancel,
+            };
+            search(&walk, &matcher, types, &options)
         })
         .await
         .map_err(|e| ToolError::failed(format!("search failed: {e}")))??;
@@ -226,13 +238,20 @@ impl Tool for SearchCode {
     }
 
     fn to_text(&self, r: &SearchResult) -> String {
-        match r.skipped_linked {
-            0 => self.hits_text(r),
-            n => format!(
-                "{}\n({n} hard-linked or mounted file(s) skipped: they count as outside the workspace)",
-                self.hits_text(r).trim_end()
-            ),
+        let mut out = self.hits_text(r).trim_end().to_string();
+        if r.skipped_linked > 0 {
+            out.push_str(&format!(
+                "\n({} hard-linked or mounted file(s) skipped: they count as outside the workspace)",
+                r.skipped_linked
+            ));
         }
+        if r.skipped_credentials > 0 {
+            out.push_str(&format!(
+                "\n({} file(s) that hold credentials were not searched: read_file asks the person for each)",
+                r.skipped_credentials
+            ));
+        }
+        out
     }
 }
 
@@ -279,17 +298,43 @@ struct Options {
     multiline: bool,
 }
 
+/// What a search walks, and what it leaves out.
+struct Walk<'a> {
+    root: &'a Path,
+    classifier: &'a Classifier,
+    glob: Option<&'a globset::GlobMatcher>,
+    cancel: &'a cowork_contract::CancellationToken,
+}
+
+/// Whether an opened file holds credentials by its place, name or first bytes (a private key
+/// under any name). The file is left at its start.
+fn holds_credentials(classifier: &Classifier, path: &Path, file: &mut std::fs::File) -> bool {
+    use std::io::{Read, Seek};
+    if matches!(classifier.classify(path), PathClass::Credential(_)) {
+        return true;
+    }
+    let mut head = [0u8; 4096];
+    let n = file.read(&mut head).unwrap_or(0);
+    let _ = file.rewind();
+    pathclass::holds_private_key(&head[..n])
+}
+
 fn search(
-    root: &Path,
+    walk: &Walk<'_>,
     matcher: &grep_regex::RegexMatcher,
-    glob: Option<&globset::GlobMatcher>,
     types: Option<ignore::types::Types>,
     options: &Options,
-    cancel: &cowork_contract::CancellationToken,
 ) -> Result<SearchResult, ToolError> {
+    let Walk {
+        root,
+        classifier,
+        glob,
+        cancel,
+    } = *walk;
     let cap = options.cap;
     let found = AtomicUsize::new(0);
     let skipped_linked = AtomicUsize::new(0);
+    let skipped_credentials = AtomicUsize::new(0);
     let root_dev = std::fs::metadata(root)
         .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
         .ok();
@@ -312,6 +357,7 @@ fn search(
             .binary_detection(BinaryDetection::quit(0))
             .build();
         let (found, all, skipped_linked) = (&found, &all, &skipped_linked);
+        let skipped_credentials = &skipped_credentials;
         Box::new(move |entry| {
             use ignore::WalkState;
             if found.load(Ordering::Relaxed) >= cap || cancel.is_cancelled() {
@@ -343,7 +389,7 @@ fn search(
                 cap,
             };
             // Checked on the opened file, so the check and the read see the same inode.
-            let Ok(file) = std::fs::File::open(entry.path()) else {
+            let Ok(mut file) = std::fs::File::open(entry.path()) else {
                 return WalkState::Continue;
             };
             if let Ok(meta) = file.metadata() {
@@ -352,6 +398,10 @@ fn search(
                     skipped_linked.fetch_add(1, Ordering::Relaxed);
                     return WalkState::Continue;
                 }
+            }
+            if holds_credentials(classifier, entry.path(), &mut file) {
+                skipped_credentials.fetch_add(1, Ordering::Relaxed);
+                return WalkState::Continue;
             }
             let _ = searcher.search_file(matcher, &file, &mut sink);
             if !sink.hits.is_empty() {
@@ -378,5 +428,6 @@ fn search(
         truncated,
         mode: "content".into(),
         skipped_linked: skipped_linked.into_inner(),
+        skipped_credentials: skipped_credentials.into_inner(),
     })
 }

@@ -11,15 +11,9 @@
 //! here, or it is reached over HTTP) is said to be so in the review, and every call asks.
 
 use crate::manifest::{SandboxRequest, Vars, substitute_args};
+use cowork_contract::confine::{self, SYSTEM};
 use cowork_contract::{Effect, EffectKind};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Parts of the system every server sees read-only (programs, libraries, configuration).
-/// Symlinks among them (merged /usr: `/bin -> usr/bin`) are recreated as symlinks.
-const SYSTEM: &[&str] = &[
-    "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-];
 
 /// Why a server runs without a sandbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +51,9 @@ pub struct Confinement {
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
     pub network: bool,
-    /// Hidden even inside a granted folder: Cowork's data folder and credential stores.
+    /// The person's home folder: covered, so only what is granted of it shows.
+    pub home: Option<PathBuf>,
+    /// Hidden even inside a granted folder: Cowork's data folder.
     pub hidden: Vec<PathBuf>,
 }
 
@@ -88,7 +84,7 @@ impl Sandbox {
                     .collect();
                 if c.network {
                     out.push(Effect::NetFetch {
-                        origin: "any site".into(),
+                        origin: confine::ANY_NETWORK.into(),
                     });
                 }
                 out
@@ -118,7 +114,7 @@ pub fn describe_request(request: &SandboxRequest, unconfined: Option<Unconfined>
         )];
     }
     let mut out = vec![
-        "sandboxed: its own folder (read-only), a private data folder, nothing else of your files"
+        "sandboxed: its own folder (read-only), a private data folder, nothing else of your files, no local sockets"
             .to_string(),
     ];
     let explain = |p: &String| {
@@ -141,7 +137,10 @@ pub fn describe_request(request: &SandboxRequest, unconfined: Option<Unconfined>
             .map(|p| format!("can read and change: {}", explain(p))),
     );
     out.push(if request.network {
-        "network: yes, any site (a sandbox cannot limit it to some)".into()
+        format!(
+            "network: yes — {} (a sandbox cannot limit it to some)",
+            confine::ANY_NETWORK
+        )
     } else {
         "network: none".into()
     });
@@ -174,16 +173,6 @@ impl Confinement {
         };
         let read = paths(&request.read)?;
         let write = paths(&request.write)?;
-        let mut hidden = vec![cowork_root.to_path_buf()];
-        if let Some(home) = vars.home {
-            // Credential stores stay hidden even when a pack is granted the home folder itself
-            // (the review names the grant; keys are never part of it). Cowork's own data folder
-            // is hidden the same way, so no grant lets a server rewrite the policy that judges it.
-            let credentials = cowork_contract::credentials::HOME_FOLDERS
-                .iter()
-                .chain(cowork_contract::credentials::HOME_FILES);
-            hidden.extend(credentials.map(|c| home.join(c)));
-        }
         Ok(Confinement {
             code: vars.dirname.to_path_buf(),
             data: vars.data_dir.to_path_buf(),
@@ -191,66 +180,33 @@ impl Confinement {
             read,
             write,
             network: request.network,
-            hidden,
+            home: vars.home.map(Path::to_path_buf),
+            // Cowork's own data folder stays hidden even where a grant contains it, so no grant
+            // lets a server rewrite the policy that judges it. Credentials need no list here:
+            // the home folder is covered, and inside any grant they are hidden by what they are.
+            hidden: vec![cowork_root.to_path_buf()],
         })
     }
 
-    /// bubblewrap's arguments to run `command args…` confined (the program comes after `--`).
-    pub fn bwrap_args(&self, command: &str, args: &[String]) -> Vec<OsString> {
-        let mut out: Vec<OsString> = Vec::new();
-        let mut push = |parts: &[&dyn AsRef<std::ffi::OsStr>]| {
-            out.extend(parts.iter().map(|p| p.as_ref().to_os_string()));
-        };
-        push(&[&"--unshare-all", &"--die-with-parent", &"--new-session"]);
-        if self.network {
-            push(&[&"--share-net"]);
+    /// The one confinement every program Cowork starts runs in, for this server: its folder
+    /// read-only (it is pinned), its private folder writable and its HOME, and the grants.
+    pub fn jail(&self) -> confine::Confinement {
+        let mut jail = confine::Confinement::new(&self.code).network(self.network);
+        if let Some(home) = &self.home {
+            jail = jail.home(home);
         }
-        for dir in SYSTEM {
-            let path = Path::new(dir);
-            match std::fs::read_link(path) {
-                Ok(target) => push(&[&"--symlink", &target, dir]),
-                Err(_) if path.is_dir() => push(&[&"--ro-bind", dir, dir]),
-                Err(_) => {}
-            }
-        }
-        push(&[&"--dev", &"/dev", &"--proc", &"/proc", &"--tmpfs", &"/tmp"]);
-        if self.network {
-            // /etc/resolv.conf often points here (systemd-resolved).
-            push(&[
-                &"--ro-bind-try",
-                &"/run/systemd/resolve",
-                &"/run/systemd/resolve",
-            ]);
-        }
-        if let Some(program) = &self.program {
-            push(&[&"--ro-bind", program, program]);
-        }
-        for path in &self.read {
-            push(&[&"--ro-bind-try", path, path]);
+        for path in self.read.iter().chain(&self.program) {
+            jail = jail.read(path);
         }
         for path in &self.write {
-            push(&[&"--bind-try", path, path]);
+            jail = jail.write(path);
         }
-        // Hidden last, so no grant above uncovers them; only what exists and is visible.
-        let visible = |p: &Path| {
-            self.read
-                .iter()
-                .chain(&self.write)
-                .chain(&self.program)
-                .any(|g| p.starts_with(g) || g.starts_with(p))
-        };
-        for path in self.hidden.iter().filter(|p| visible(p)) {
-            match std::fs::symlink_metadata(path) {
-                Ok(m) if m.is_dir() => push(&[&"--tmpfs", path]),
-                Ok(_) => push(&[&"--ro-bind", &"/dev/null", path]),
-                Err(_) => {}
-            }
+        for path in &self.hidden {
+            jail = jail.hide(path);
         }
-        push(&[&"--ro-bind", &self.code, &self.code]);
-        push(&[&"--bind", &self.data, &self.data]);
-        push(&[&"--chdir", &self.code, &"--", &command]);
-        out.extend(args.iter().map(OsString::from));
-        out
+        jail.own(&self.code, false)
+            .own(&self.data, true)
+            .env("HOME", &self.data)
     }
 }
 
@@ -336,6 +292,7 @@ mod tests {
             read: vec!["/books".into()],
             write: vec!["/notes".into()],
             network: true,
+            home: None,
             hidden: vec![],
         })
         .reach("n");

@@ -644,44 +644,21 @@ impl Inner {
                         false,
                     ));
                 }
-                let mut cmd = match confined {
-                    Some(c) => {
-                        let mut cmd = tokio::process::Command::new("bwrap");
-                        cmd.args(c.bwrap_args(command, args));
-                        cmd
-                    }
-                    None => {
-                        let mut cmd = tokio::process::Command::new(command);
-                        cmd.args(args);
-                        cmd
-                    }
-                };
-                // A server sees only a plain environment plus what its manifest sets: the
-                // app's own secrets (API keys in env vars) are not handed to third-party code.
-                cmd.env_clear();
-                for key in [
-                    "PATH",
-                    "HOME",
-                    "USER",
-                    "LANG",
-                    "LC_ALL",
-                    "TMPDIR",
-                    "TZ",
-                    "SYSTEMROOT",
-                    "NODE_PATH",
-                    "PYTHONPATH",
-                ] {
-                    if let Some(v) = std::env::var_os(key) {
-                        cmd.env(key, v);
-                    }
+                // The manifest's variables are the server's, set inside the sandbox: none reaches
+                // the launcher. The installed pack is pinned file by file: Python must not add
+                // bytecode to it.
+                let launch = match confined {
+                    Some(c) => c.jail(),
+                    None => cowork_contract::confine::Confinement::new(
+                        cwd.as_deref().unwrap_or(std::path::Path::new(".")),
+                    )
+                    .envs(std::env::var_os("HOME").map(|home| ("HOME", home)))
+                    .without_sandbox(),
                 }
-                // The installed pack is pinned file by file: Python must not add bytecode to it.
-                cmd.env("PYTHONDONTWRITEBYTECODE", "1");
-                if let Some(c) = confined {
-                    // Inside, its private folder is its home and /tmp is its own.
-                    cmd.env("HOME", &c.data).env("TMPDIR", "/tmp");
-                }
-                cmd.envs(env);
+                .envs(env.clone())
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .command(command, args);
+                let mut cmd = tokio::process::Command::from(launch.command);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }

@@ -771,8 +771,13 @@ fn review_of(
                 .find(|t| &t.name == name)
                 .map(|t| t.description.clone())
                 .unwrap_or_default();
-            let withheld =
-                crate::instructions::addresses_model(&description, &names).map(str::to_string);
+            let withheld = crate::instructions::tool_addresses_model(
+                name,
+                &description,
+                &serde_json::Value::Null,
+                &names,
+            )
+            .map(str::to_string);
             ReviewTool {
                 name: name.clone(),
                 description,
@@ -892,7 +897,7 @@ fn printable(review: Review) -> Review {
 fn unconfined(turned_off: bool) -> Option<Unconfined> {
     if turned_off {
         Some(Unconfined::TurnedOff)
-    } else if !cowork_contract::bubblewrap::available() {
+    } else if !cowork_contract::confine::available() {
         Some(Unconfined::NoBubblewrap)
     } else {
         None
@@ -902,16 +907,22 @@ fn unconfined(turned_off: bool) -> Option<Unconfined> {
 /// npm / pip into the pack's own folder, so packs never share or pollute global installs.
 fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError> {
     use crate::manifest::ServerType;
+    // Install steps run a pack's code (a setup script, a git or local dependency) — confined like
+    // its server: they may change the pack's folder (its generated `.venv` too) and reach the
+    // registries, and see nothing else of the person's files.
     let run = |program: &str, args: &[&str]| -> Result<(), PackError> {
-        let out = std::process::Command::new(program)
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .map_err(|e| {
-                PackError::Invalid(format!(
-                    "cannot run {program}: {e} — install it (tests/setup.sh does) and try again"
-                ))
-            })?;
+        let mut jail = cowork_contract::confine::Confinement::new(dir)
+            .write(dir)
+            .write(&dir.join(".venv"))
+            .network(true);
+        if let Some(home) = std::env::var_os("HOME") {
+            jail = jail.home(Path::new(&home));
+        }
+        let out = jail.command(program, args).command.output().map_err(|e| {
+            PackError::Invalid(format!(
+                "cannot run {program}: {e} — install it (tests/setup.sh does) and try again"
+            ))
+        })?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             return Err(PackError::Invalid(format!(

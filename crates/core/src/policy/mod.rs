@@ -44,6 +44,13 @@ pub enum PolicyError {
     WorkspaceNotTrusted { root: PathBuf },
     #[error("{root} is not an open workspace")]
     NotAWorkspace { root: PathBuf },
+    /// A rule naming no tool there is does nothing — a misspelled deny protects nothing.
+    #[error("{}", unknown_tool_text(rule, name, suggestion.as_deref()))]
+    UnknownTool {
+        rule: String,
+        name: String,
+        suggestion: Option<String>,
+    },
     #[error(
         "{path} changed since it was shown to you; look at it again before trusting the folder"
     )]
@@ -216,6 +223,7 @@ pub struct PolicyBridge {
     mode_override: RwLock<Option<Mode>>,
     conversations: ConversationStates,
     tool_kinds: RwLock<Option<ToolKinds>>,
+    tool_names: RwLock<Option<ToolNames>>,
     /// The families' default rules (see `ToolProvider::default_rules`): the floor under every
     /// person's settings, source `builtin`.
     defaults: RwLock<Arc<Vec<(Action, Rule)>>>,
@@ -223,6 +231,31 @@ pub struct PolicyBridge {
 
 /// A tool's declared effect kinds by name (the registry's knowledge, lent to the policy).
 pub type ToolKinds = Arc<dyn Fn(&str) -> Option<Vec<EffectKind>> + Send + Sync>;
+
+/// Every tool name the registry knows (aliases included), for naming the one a rule misspelled.
+pub type ToolNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
+
+fn unknown_tool_text(rule: &str, name: &str, suggestion: Option<&str>) -> String {
+    let hint = suggestion.map_or(String::new(), |s| format!(" — did you mean `{s}`?"));
+    format!(
+        "no tool is named `{name}`{hint} (`{rule}` would do nothing; a tool a pack will bring later can be named with --force)"
+    )
+}
+
+/// The known name closest to `name`, when it is close enough to be a slip.
+fn closest_name(name: &str, names: &[String]) -> Option<String> {
+    names
+        .iter()
+        .map(|n| {
+            (
+                strsim::damerau_levenshtein(&name.to_lowercase(), &n.to_lowercase()),
+                n,
+            )
+        })
+        .filter(|(distance, n)| *distance <= 2.max(n.len() / 4))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, n)| n.clone())
+}
 
 pub fn workspace_settings_path(root: &Path) -> PathBuf {
     root.join(".cowork").join("settings.json")
@@ -250,6 +283,7 @@ impl PolicyBridge {
             mode_override: RwLock::new(None),
             conversations: ConversationStates::open(store)?,
             tool_kinds: RwLock::new(None),
+            tool_names: RwLock::new(None),
             defaults: RwLock::default(),
         };
         bridge.reload()?;
@@ -374,15 +408,46 @@ impl PolicyBridge {
             .unwrap_or(self.config.read().unwrap().mode)
     }
 
-    /// Rules that are broken or not applied, per file: the window and `policy rules list` show them.
+    /// Rules that are broken or not applied, per file: the window and `policy rules list` show
+    /// them. A rule naming no installed tool is one (judged with the tools known now).
     pub fn problems(&self) -> Vec<PolicyProblem> {
-        self.config.read().unwrap().problems.clone()
+        let config = self.config.read().unwrap();
+        let mut problems = config.problems.clone();
+        for (_, rule, _, file) in &config.rules {
+            if let Err(e) = self.check_tool_name(rule) {
+                problems.push(PolicyProblem {
+                    file: file.clone().unwrap_or_default(),
+                    message: e.to_string(),
+                });
+            }
+        }
+        problems
+    }
+
+    /// A rule's tool must exist, unless it is a pattern or an MCP tool (a pack may bring it).
+    fn check_tool_name(&self, rule: &Rule) -> Result<(), PolicyError> {
+        let Some(name) = Rule::tool_part(&rule.text).filter(|n| !n.contains('*')) else {
+            return Ok(());
+        };
+        let names = self.tool_names.read().unwrap().as_ref().map(|f| f());
+        let Some(names) = names.filter(|n| !n.is_empty()) else {
+            return Ok(());
+        };
+        if name.starts_with("mcp__") || self.kinds_of(&rule.text).is_some() {
+            return Ok(());
+        }
+        Err(PolicyError::UnknownTool {
+            rule: rule.text.clone(),
+            name: name.to_string(),
+            suggestion: closest_name(name, &names),
+        })
     }
 
     /// Each open workspace: its trust, what its settings ask for, and which of its allow rules
     /// are broad (judged with the effect kinds of the tools installed now).
     pub fn workspaces(&self) -> Vec<WorkspaceStatus> {
         let mut list = self.config.read().unwrap().workspaces.clone();
+        let env = self.rules_env();
         for ws in &mut list {
             ws.broad = ws
                 .allow
@@ -390,16 +455,18 @@ impl PolicyBridge {
                 .filter_map(|text| {
                     Rule::parse(text)
                         .ok()?
-                        .breadth(&self.kinds_of(text).unwrap_or_default())
+                        .breadth(&self.kinds_of(text).unwrap_or_default(), &env)
                 })
                 .collect();
         }
         list
     }
 
-    /// Tells the bridge what each tool does (its declared effect kinds), for judging rules.
-    pub fn set_tool_kinds(&self, lookup: ToolKinds) {
+    /// Tells the bridge what each tool does (its declared effect kinds) and which tools there
+    /// are, for judging rules.
+    pub fn set_tool_kinds(&self, lookup: ToolKinds, names: ToolNames) {
         *self.tool_kinds.write().unwrap() = Some(lookup);
+        *self.tool_names.write().unwrap() = Some(names);
     }
 
     /// The families' default rules. One that does not parse is a family's bug: it is logged and
@@ -496,6 +563,7 @@ impl PolicyBridge {
     pub fn rules(&self, conversation: Option<&str>) -> Vec<RuleEntry> {
         let config = self.config.read().unwrap().clone();
         let defaults = self.defaults.read().unwrap().clone();
+        let env = self.rules_env();
         let mut out: Vec<RuleEntry> = defaults
             .iter()
             .map(|(action, rule)| RuleEntry {
@@ -513,7 +581,7 @@ impl PolicyBridge {
                 source: *source,
                 file: file.clone(),
                 broad: (*action == Action::Allow)
-                    .then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default()))
+                    .then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default(), &env))
                     .flatten(),
             }
         }));
@@ -592,11 +660,14 @@ impl PolicyBridge {
         force: bool,
     ) -> Result<Option<String>, PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
+        if !force {
+            self.check_tool_name(&rule)?;
+        }
         let kinds = self.kinds_of(text);
         let kinds = kinds.as_deref();
         rule.check(kinds).map_err(PolicyError::BadRule)?;
         let broad = if action == Action::Allow {
-            rule.breadth(kinds.unwrap_or_default())
+            rule.breadth(kinds.unwrap_or_default(), &self.rules_env())
         } else {
             None
         };
@@ -845,13 +916,19 @@ impl PolicyBridge {
         }
         // Files that configure a program which runs code or grants permissions (Cowork's own
         // settings, git, the shell, CI…): the person sees every such write, in every mode, whatever
-        // allows the tool — no call can change what later calls may do unseen.
-        if let Some((path, protection)) = req.effects.iter().find_map(|e| self.protected_write(e)) {
+        // allows the tool — no call can change what later calls may do unseen. Credentials
+        // likewise: no rule reads a key unseen.
+        if let Some((path, protection, reads)) = req
+            .effects
+            .iter()
+            .find_map(|e| self.protected_effect(e, req.env))
+        {
             let what = match protection {
                 Protection::Secret(what) => format!("holds {what}"),
                 Protection::Configures(what) => format!("configures {what}"),
             };
-            let why = format!("{path} {what}: changing it is asked every time, in every mode");
+            let act = if reads { "reading" } else { "changing" };
+            let why = format!("{path} {what}: {act} it is asked every time, in every mode");
             return review(Action::Ask, None, why, false);
         }
         if let Some(m) = find(Action::Ask) {
@@ -965,13 +1042,29 @@ fn is_workspace_edit(effect: &Effect, env: &EffectEnv) -> bool {
 }
 
 impl PolicyBridge {
-    /// A write or delete of a protected file (see [`protected`]), with what it protects.
-    fn protected_write<'a>(&self, effect: &'a Effect) -> Option<(&'a str, Protection)> {
-        match effect {
-            Effect::FsWrite { path } | Effect::FsDelete { path } => {
-                protected::classify(path, Some(&self.data_dir)).map(|p| (path.as_str(), p))
-            }
-            _ => None,
+    /// Where rules are judged to reach: the open workspaces and the person's home folder.
+    fn rules_env(&self) -> EffectEnv {
+        EffectEnv {
+            workspace_roots: self.roots(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+
+    /// A write or delete of a protected file, or a read of one that holds credentials (see
+    /// [`protected`]): the path, what it protects, and whether the call reads it.
+    fn protected_effect<'a>(
+        &self,
+        effect: &'a Effect,
+        env: &EffectEnv,
+    ) -> Option<(&'a str, Protection, bool)> {
+        let (path, reads) = match effect {
+            Effect::FsWrite { path } | Effect::FsDelete { path } => (path, false),
+            Effect::FsRead { path } => (path, true),
+            _ => return None,
+        };
+        match protected::classify(path, Some(&self.data_dir), env)? {
+            Protection::Configures(_) if reads => None,
+            protection => Some((path.as_str(), protection, reads)),
         }
     }
 }

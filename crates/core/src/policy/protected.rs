@@ -2,12 +2,17 @@
 //! run code or decide permissions later (Cowork itself, git, the shell, package managers, CI,
 //! editors). Writing one is how content would widen what tools may do — an allow rule planted in
 //! `.cowork/settings.json`, a `core.fsmonitor` in `.git/config`, a line in `.bashrc` — so the
-//! PolicyBridge asks for every such write, in every mode, whatever rule allows the tool.
+//! PolicyBridge asks for every such write, and every read of credentials, in every mode,
+//! whatever rule allows the tool.
 //!
-//! Matched on the resolved (canonical) path, by name and by folder, case-insensitively (a
-//! case-insensitive filesystem opens `.GIT/config` as `.git/config`).
+//! Judged on the resolved (canonical) path by the one classifier every reader, writer and
+//! sandbox uses (`cowork_contract::pathclass`): configuration is any dot name below the
+//! workspace root (or the home folder), credentials are key and token files anywhere and every
+//! dot entry of the home folder that no workspace includes.
 
-use std::path::{Component, Path};
+use cowork_contract::EffectEnv;
+use cowork_contract::pathclass::{self, PathClass};
+use std::path::Path;
 
 /// Why a path is protected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,138 +31,9 @@ impl Protection {
     }
 }
 
-/// Whole file names.
-const SECRET_NAMES: &[&str] = &[
-    ".env",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".my.cnf",
-    "credentials",
-    "credentials.toml",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "id_ecdsa_sk",
-    "id_ed25519_sk",
-    ".htpasswd",
-    "secrets.yml",
-    "secrets.yaml",
-];
-const SECRET_SUFFIXES: &[&str] = &[
-    ".pem",
-    ".key",
-    ".p12",
-    ".pfx",
-    ".jks",
-    ".keystore",
-    ".kdbx",
-    ".gpg",
-    ".asc",
-    ".ovpn",
-];
-/// Folders whose whole content is another program's private state (logins, cookies), beyond
-/// the credential folders every part of Cowork keeps out of reach
-/// (`cowork_contract::credentials`), matched anywhere in a path by their last name.
-const PRIVATE_DIRS: &[&str] = &["keyrings", ".mozilla", "google-chrome", "chromium"];
-
-/// A folder name that holds credentials or private state: a credential folder of one name
-/// (`.ssh`, `.aws`…; nested ones like `.config/gh` are too generic by their last name) or one
-/// of [`PRIVATE_DIRS`].
-fn secret_dir(folder: &str) -> bool {
-    cowork_contract::credentials::HOME_FOLDERS
-        .iter()
-        .filter(|d| !d.contains('/'))
-        .chain(PRIVATE_DIRS)
-        .any(|d| eq(d, folder))
-}
-
-/// (file name, what it configures).
-const CONFIG_NAMES: &[(&str, &str)] = &[
-    (".gitmodules", "git"),
-    (
-        ".gitattributes",
-        "git (filters and diff drivers run programs)",
-    ),
-    (".gitconfig", "git"),
-    (".pre-commit-config.yaml", "git hooks"),
-    (".bashrc", "the shell"),
-    (".bash_profile", "the shell"),
-    (".bash_login", "the shell"),
-    (".bash_logout", "the shell"),
-    (".profile", "the shell"),
-    (".zshrc", "the shell"),
-    (".zprofile", "the shell"),
-    (".zshenv", "the shell"),
-    (".zlogin", "the shell"),
-    (".zlogout", "the shell"),
-    (".cshrc", "the shell"),
-    (".tcshrc", "the shell"),
-    (".kshrc", "the shell"),
-    (".inputrc", "the shell"),
-    (".envrc", "the shell (direnv runs it on cd)"),
-    (".xprofile", "the desktop session"),
-    (".xinitrc", "the desktop session"),
-    (".npmrc", "npm"),
-    (".yarnrc", "yarn"),
-    (".yarnrc.yml", "yarn"),
-    (".pnpmfile.cjs", "pnpm"),
-    ("bunfig.toml", "bun"),
-    (".pypirc", "pip"),
-    ("pip.conf", "pip"),
-    ("pip.ini", "pip"),
-    (".condarc", "conda"),
-    (".gemrc", "gem"),
-    (".gitlab-ci.yml", "CI"),
-    (".travis.yml", "CI"),
-    ("jenkinsfile", "CI"),
-    ("azure-pipelines.yml", "CI"),
-    ("bitbucket-pipelines.yml", "CI"),
-    (".drone.yml", "CI"),
-    (".woodpecker.yml", "CI"),
-    (".mcp.json", "MCP servers another assistant starts"),
-];
-
-/// (folder, what the files inside configure). `.cowork` is ours: its settings carry rules.
-const CONFIG_DIRS: &[(&str, &str)] = &[
-    (".cowork", "Cowork's permissions"),
-    (".git", "git (hooks and config run programs)"),
-    (".circleci", "CI"),
-    (".buildkite", "CI"),
-    (".woodpecker", "CI"),
-    (".devcontainer", "the dev container"),
-    (".claude", "another assistant's permissions"),
-    ("autostart", "programs started at login"),
-];
-
-/// Two-level folders: (parent, child, what).
-const CONFIG_SUBDIRS: &[(&str, &str, &str)] = &[
-    (".github", "workflows", "CI"),
-    (".github", "actions", "CI"),
-    (".cargo", "", "cargo"),
-    (".m2", "", "maven"),
-    (".config", "git", "git"),
-    (".config", "fish", "the shell"),
-    (".config", "systemd", "services started by systemd"),
-    (".config", "cowork", "Cowork's permissions"),
-    (
-        ".vscode",
-        "",
-        "the editor (tasks and settings run programs)",
-    ),
-];
-
-fn eq(a: &str, b: &str) -> bool {
-    a.eq_ignore_ascii_case(b)
-}
-
 /// Whether `path` (resolved) is protected, and why. `data_dir` is Cowork's own data folder:
 /// everything in it (settings, the database, the audit log) configures Cowork.
-pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
+pub fn classify(path: &str, data_dir: Option<&Path>, env: &EffectEnv) -> Option<Protection> {
     let p = Path::new(path);
     if let Some(dir) = data_dir
         && p.starts_with(dir)
@@ -166,105 +42,120 @@ pub fn classify(path: &str, data_dir: Option<&Path>) -> Option<Protection> {
             "Cowork's own settings and audit log",
         ));
     }
-    let parts: Vec<&str> = p
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => s.to_str(),
-            _ => None,
-        })
-        .collect();
-    let (&name, folders) = parts.split_last()?;
-    let lower = name.to_ascii_lowercase();
-    // Secrets first: `.npmrc` is both, and its tokens matter more than its settings.
-    if SECRET_NAMES.iter().any(|n| eq(n, name))
-        || lower.starts_with(".env.")
-        || SECRET_SUFFIXES.iter().any(|s| lower.ends_with(s))
-        || folders.iter().any(|f| secret_dir(f))
-    {
-        return Some(Protection::Secret("credentials"));
+    match pathclass::classify_for(p, env) {
+        PathClass::Credential(what) => Some(Protection::Secret(what)),
+        PathClass::Configuration(what) => Some(Protection::Configures(what)),
+        PathClass::Ordinary => None,
     }
-    if let Some((_, what)) = CONFIG_NAMES.iter().find(|(n, _)| eq(n, name)) {
-        return Some(Protection::Configures(what));
-    }
-    if let Some((_, what)) = folders
-        .iter()
-        .find_map(|f| CONFIG_DIRS.iter().find(|(d, _)| eq(d, f)))
-    {
-        return Some(Protection::Configures(what));
-    }
-    for window in parts.windows(2) {
-        if let Some((_, _, what)) = CONFIG_SUBDIRS
-            .iter()
-            .find(|(a, b, _)| eq(a, window[0]) && (b.is_empty() || eq(b, window[1])))
-        {
-            return Some(Protection::Configures(what));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    fn env(roots: &[&Path], home: &Path) -> EffectEnv {
+        EffectEnv {
+            workspace_roots: roots.iter().map(|r| r.to_path_buf()).collect(),
+            home: Some(home.to_path_buf()),
+        }
+    }
 
     #[test]
     fn credentials_and_configuration_are_told_apart() {
-        let secret = |p: &str| matches!(classify(p, None), Some(Protection::Secret(_)));
-        let config = |p: &str| matches!(classify(p, None), Some(Protection::Configures(_)));
-        for p in [
-            "/ws/.env",
-            "/ws/.env.local",
-            "/h/.ssh/id_rsa",
-            "/ws/id_ed25519",
-            "/ws/server.pem",
-            "/ws/a.KEY",
-            "/h/.netrc",
-            "/ws/.npmrc",
-            "/h/.pypirc",
-            "/h/.git-credentials",
-            "/h/.docker/config.json",
-            "/h/.kube/config",
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let (h, ws) = (base.join("h"), base.join("ws"));
+        std::fs::create_dir_all(&h).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        let e = env(&[&ws], &h);
+        let at = |dir: &PathBuf, rel: &str| dir.join(rel).display().to_string();
+        let secret = |p: &str| matches!(classify(p, None, &e), Some(Protection::Secret(_)));
+        let config = |p: &str| matches!(classify(p, None, &e), Some(Protection::Configures(_)));
+        for rel in [
+            ".env",
+            ".env.local",
+            "id_ed25519",
+            "server.pem",
+            "a.KEY",
+            ".npmrc",
+            "x/.ssh/id",
         ] {
-            assert!(secret(p), "{p} holds credentials");
+            assert!(secret(&at(&ws, rel)), "{rel} holds credentials");
         }
-        for p in [
-            "/ws/.cowork/settings.json",
-            "/ws/.git/config",
-            "/ws/.git/hooks/pre-commit",
-            "/ws/.GIT/config",
-            "/ws/.gitmodules",
-            "/ws/.gitattributes",
-            "/h/.bashrc",
-            "/h/.zshrc",
-            "/h/.profile",
-            "/ws/.envrc",
-            "/ws/.github/workflows/ci.yml",
-            "/ws/.gitlab-ci.yml",
-            "/ws/.cargo/config.toml",
-            "/h/.config/fish/config.fish",
-            "/ws/.vscode/tasks.json",
-            "/ws/Jenkinsfile",
-            "/ws/.pre-commit-config.yaml",
-            "/ws/.mcp.json",
+        for rel in [
+            ".ssh/id_rsa",
+            ".netrc",
+            ".pypirc",
+            ".git-credentials",
+            ".docker/config.json",
+            ".kube/config",
+            ".config/gh/hosts.yml",
+            ".bashrc",
         ] {
-            assert!(config(p), "{p} configures a program");
+            assert!(secret(&at(&h, rel)), "~/{rel}: the home folder's own");
         }
-        for p in [
-            "/ws/src/main.rs",
-            "/ws/README.md",
-            "/ws/.github/ISSUE_TEMPLATE.md",
-            "/ws/environment.rs",
-            "/ws/gitconfig.md",
-            "/ws/id_rsa.pub",
+        for rel in [
+            ".cowork/settings.json",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".GIT/config",
+            ".gitmodules",
+            ".gitattributes",
+            ".envrc",
+            ".github/workflows/ci.yml",
+            ".github/ISSUE_TEMPLATE.md",
+            ".gitlab-ci.yml",
+            ".cargo/config.toml",
+            ".vscode/tasks.json",
+            "Jenkinsfile",
+            ".pre-commit-config.yaml",
+            ".mcp.json",
+            ".devcontainer.json",
+            ".cursor/mcp.json",
+            "lefthook.yml",
+            ".husky/pre-commit",
         ] {
-            assert_eq!(classify(p, None), None, "{p} is an ordinary file");
+            assert!(config(&at(&ws, rel)), "{rel} configures a program");
         }
+        for rel in [
+            "src/main.rs",
+            "README.md",
+            "environment.rs",
+            "gitconfig.md",
+            "id_rsa.pub",
+        ] {
+            assert_eq!(
+                classify(&at(&ws, rel), None, &e),
+                None,
+                "{rel} is an ordinary file"
+            );
+        }
+        let data = base.join("data/cowork");
         assert!(matches!(
-            classify(
-                "/data/cowork/settings.json",
-                Some(Path::new("/data/cowork"))
-            ),
+            classify(&at(&data, "settings.json"), Some(&data), &e),
             Some(Protection::Configures(_))
         ));
+    }
+
+    #[test]
+    fn a_workspace_grants_home_entries_only_one_by_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = tmp.path().canonicalize().unwrap();
+        let home_ws = env(&[&h], &h);
+        let file = |rel: &str| h.join(rel).display().to_string();
+        assert!(matches!(
+            classify(&file(".config/gh/hosts.yml"), None, &home_ws),
+            Some(Protection::Secret(_))
+        ));
+        assert_eq!(classify(&file("notes.md"), None, &home_ws), None);
+        let nvim = h.join(".config/nvim");
+        std::fs::create_dir_all(&nvim).unwrap();
+        let nvim_ws = env(&[&nvim], &h);
+        assert_eq!(
+            classify(&file(".config/nvim/init.lua"), None, &nvim_ws),
+            None,
+            "a workspace inside a dot folder is judged below its root"
+        );
     }
 }

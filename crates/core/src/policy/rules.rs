@@ -13,7 +13,7 @@ use cowork_contract::{Effect, EffectEnv, EffectKind};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -187,6 +187,7 @@ impl Rule {
             (_, true) if self.glob_error.is_some() => self.glob_error.clone(),
             _ => None,
         };
+        let problem = problem.or_else(|| self.matches_nothing(spec, kinds));
         match problem {
             Some(why) => Err(format!(
                 "rule `{}` can never match: {why} (specifier `{spec}`)",
@@ -196,10 +197,78 @@ impl Rule {
         }
     }
 
+    /// Tried, not read: the specifier is instantiated into the call it describes (`*` → a name,
+    /// `**` → a folder, `:*` → one more argument) and the compiled rule must match that call under
+    /// some reading the tool's effects allow. `rm:* -rf` (the `:*` is not at the end) or
+    /// `private/**/` (no file path ends in `/`) match nothing, and say so.
+    fn matches_nothing(&self, spec: &str, kinds: Option<&[EffectKind]>) -> Option<String> {
+        let env = EffectEnv {
+            workspace_roots: vec![PathBuf::from("/probe-workspace")],
+            home: Some(PathBuf::from("/probe-home")),
+        };
+        let has =
+            |wanted: &[EffectKind]| kinds.is_none_or(|k| k.iter().any(|k| wanted.contains(k)));
+        let mut probes: Vec<Effect> = Vec::new();
+        if has(&[
+            EffectKind::FsRead,
+            EffectKind::FsWrite,
+            EffectKind::FsDelete,
+        ]) {
+            let sample = instantiate(spec);
+            let path = env.resolve_path(sample.trim_end_matches('/'));
+            probes.push(Effect::FsRead {
+                path: path.display().to_string(),
+            });
+        }
+        if has(&[EffectKind::ProcessExec]) {
+            probes.push(Effect::ProcessExec {
+                command: spec.replace(":*", " x"),
+                workspace_code: vec![],
+            });
+        }
+        let other = kinds.is_none_or(|k| {
+            k.iter().any(|k| {
+                !matches!(
+                    k,
+                    EffectKind::FsRead
+                        | EffectKind::FsWrite
+                        | EffectKind::FsDelete
+                        | EffectKind::ProcessExec
+                )
+            })
+        });
+        if other {
+            probes.push(Effect::NetFetch {
+                origin: instantiate(spec),
+            });
+            probes.push(Effect::MailSend {
+                account: String::new(),
+                recipients: vec![instantiate(spec)],
+            });
+        }
+        let matched = probes.iter().any(|effect| {
+            effect
+                .subjects()
+                .iter()
+                .any(|subject| subject_matches(spec, effect, subject, false, &env))
+        });
+        (!matched && !probes.is_empty()).then(|| {
+            if spec.contains(":*") && !spec.ends_with(":*") {
+                "`:*` means \"and any arguments\" only at the end of the command".to_string()
+            } else if spec.ends_with('/') {
+                "a path never ends in `/`: write `folder/**`".to_string()
+            } else {
+                "no call it describes would match it".to_string()
+            }
+        })
+    }
+
     /// Why this allow rule covers more than a person usually means to grant at once, if it does:
     /// every tool (`*`), every call of a tool that runs programs, sends mail, deletes or reads
-    /// secrets (no specifier), or every path from the root or home (`/**`, `~/**`).
-    pub fn breadth(&self, kinds: &[EffectKind]) -> Option<String> {
+    /// secrets (no specifier), every path from the root, the home folder or above a workspace
+    /// (judged where the pattern resolves to: `../../**`, `/tmp/../**` and `/?*/**` reach the
+    /// root), or every command a command-runner starts (`bash:*`, `env:*`, `git:*`, `find:*`).
+    pub fn breadth(&self, kinds: &[EffectKind], env: &EffectEnv) -> Option<String> {
         if let ToolPattern::Glob(_) = self.tool {
             let literal = self.text.split(['(', '*']).next().unwrap_or("");
             // `mcp__github__*` names one server's tools; `*` or `mcp__*` names everyone's.
@@ -231,6 +300,12 @@ impl Rule {
                     | EffectKind::McpUnconfined
             )
         });
+        let files = kinds.iter().any(|k| {
+            matches!(
+                k,
+                EffectKind::FsRead | EffectKind::FsWrite | EffectKind::FsDelete
+            )
+        });
         match self.specifier.as_deref() {
             None if high_risk => Some(format!(
                 "`{}` allows every call, whatever it does ({})",
@@ -242,33 +317,10 @@ impl Rule {
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
-            Some(spec)
-                if kinds.iter().any(|k| {
-                    matches!(
-                        k,
-                        EffectKind::FsRead | EffectKind::FsWrite | EffectKind::FsDelete
-                    )
-                }) =>
-            {
-                let base = spec.trim_end_matches(['*', '/']);
-                (spec.starts_with(['/', '~']) && (base.is_empty() || base == "~")).then(|| {
-                    format!(
-                        "`{}` covers every file from {}",
-                        self.text,
-                        if base == "~" {
-                            "your home folder"
-                        } else {
-                            "the root"
-                        }
-                    )
-                })
-            }
-            Some(spec)
-                if kinds.contains(&EffectKind::ProcessExec)
-                    && matches!(spec.trim(), ":*" | "*:*") =>
-            {
-                Some(format!("`{}` allows every command", self.text))
-            }
+            Some(spec) if files => path_reach_is_broad(spec, env)
+                .map(|place| format!("`{}` covers every file from {place}", self.text)),
+            Some(spec) if kinds.contains(&EffectKind::ProcessExec) => command_is_broad(spec)
+                .map(|why| format!("`{}` allows every command{why}", self.text)),
             _ => None,
         }
     }
@@ -406,6 +458,105 @@ fn split_literal_prefix(pattern: &str) -> (String, String) {
         literal
     };
     (literal, parts[first_glob..].join("/"))
+}
+
+/// Where a path pattern reaches, once resolved as a call's path is, when that is the root,
+/// the home folder or above it, or above a workspace root: a place, not a folder of it.
+fn path_reach_is_broad(spec: &str, env: &EffectEnv) -> Option<String> {
+    let pattern = if let Some(rest) = spec.strip_prefix("//") {
+        format!("/{rest}")
+    } else if spec.starts_with(['/', '~']) {
+        spec.to_string()
+    } else {
+        let root = env.workspace_roots.first()?;
+        format!(
+            "{}/{}",
+            root.display(),
+            spec.strip_prefix("./").unwrap_or(spec)
+        )
+    };
+    let (literal, _) = split_literal_prefix(&pattern);
+    let reach = env.resolve_path(&literal);
+    let home = env
+        .home
+        .as_deref()
+        .map(|h| env.resolve_path(&h.display().to_string()));
+    if reach.parent().is_none() {
+        return Some("the root".into());
+    }
+    if home.as_ref().is_some_and(|h| h.starts_with(&reach)) {
+        return Some(if home.as_deref() == Some(reach.as_path()) {
+            "your home folder".into()
+        } else {
+            format!("{} (your home folder and more)", reach.display())
+        });
+    }
+    let above = env
+        .canonical_roots()
+        .iter()
+        .any(|root| root.starts_with(&reach) && *root != reach);
+    above.then(|| format!("{} (above the workspace)", reach.display()))
+}
+
+/// Programs that run whatever other program their arguments name (shells, interpreters,
+/// wrappers). A list because whether a program does that cannot be seen from a rule's text;
+/// the property tests generate rules over every entry and wrappers of wrappers.
+pub const COMMAND_RUNNERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox", "env", "xargs", "sudo",
+    "doas", "su", "pkexec", "timeout", "nice", "ionice", "nohup", "time", "stdbuf", "setsid",
+    "chroot", "unshare", "nsenter", "flock", "watch", "parallel", "strace", "ltrace", "gdb",
+    "script", "exec", "eval", "command", "builtin", "python", "python3", "node", "perl", "ruby",
+    "php", "lua", "deno", "bun", "npx", "uvx", "pipx",
+];
+
+/// Why a command rule lets any program run, if it does: a runner with any arguments, `find`
+/// with any arguments (`-exec`), or git with no subcommand fixed (`git -c alias.x=!…`).
+fn command_is_broad(spec: &str) -> Option<String> {
+    let trimmed = spec.trim();
+    if matches!(trimmed, ":*" | "*:*" | "*") {
+        return Some(String::new());
+    }
+    let pattern = trimmed.strip_suffix(":*")?;
+    let words = shlex::split(pattern)?;
+    let program = basename(words.first()?);
+    if COMMAND_RUNNERS.contains(&program) {
+        return Some(format!(
+            " through `{program}`, which runs what its arguments name"
+        ));
+    }
+    if program == "find" {
+        return Some(" through `find -exec`".into());
+    }
+    if program == "git" && words[1..].iter().all(|w| w.starts_with('-')) {
+        return Some(" through git's options (`git -c …` sets programs git runs)".into());
+    }
+    None
+}
+
+/// One concrete subject a pattern describes: `*` and `?` become a name's letters, `**` one
+/// folder, `[…]` its first character, `{a,b}` its first alternative.
+fn instantiate(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                out.push('a');
+            }
+            '*' | '?' => out.push('x'),
+            '[' => {
+                let class: String = chars.by_ref().take_while(|c| *c != ']').collect();
+                out.extend(class.trim_start_matches(['!', '^']).chars().next());
+            }
+            '{' => {
+                let group: String = chars.by_ref().take_while(|c| *c != '}').collect();
+                out.push_str(group.split(',').next().unwrap_or(""));
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn text_glob(spec: &str) -> Option<GlobMatcher> {

@@ -31,7 +31,7 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
                 Effect::FsWrite { .. } => "writes",
                 _ => "deletes",
             };
-            match (effect, classify(path, data_dir)) {
+            match (effect, classify(path, data_dir, env)) {
                 (Effect::FsRead { .. }, Some(Protection::Secret(_))) => {
                     (7, format!("reads a file that holds credentials ({path})"))
                 }
@@ -64,6 +64,10 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
                 "runs a program, and the workspace's own configuration makes it run code ({})",
                 workspace_code.join(", ")
             ),
+        ),
+        Effect::ProcessExec { .. } if !cowork_contract::confine::available() => (
+            8,
+            "runs a program with all your rights: bubblewrap cannot confine it here (install it: apt install bubblewrap)".into(),
         ),
         Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
         Effect::NetFetch { origin } => match cowork_contract::address::literal_host_kind(origin) {

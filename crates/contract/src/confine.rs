@@ -1,0 +1,458 @@
+//! One confinement for every program Cowork starts: commands, git, quality tools, MCP servers
+//! and a pack's install steps. A planted program (a repository's hook, a pack's setup script)
+//! then has nowhere to reach, whatever name it hides behind:
+//! - its environment is built from an allowlist plus what the caller sets on purpose, and is
+//!   handed to the program inside the sandbox, never to the launcher (bubblewrap is started by
+//!   absolute path with an empty environment: no `PATH` or `LD_PRELOAD` reaches it);
+//! - it sees the system's programs and libraries read-only, a private `/tmp`, and the folders it
+//!   was granted, by their canonical paths; the home folder is covered by an empty one, so only
+//!   what is granted of it shows (no list of credential folders to miss), and the dot entries of
+//!   a home folder a grant contains stay covered unless granted one by one;
+//! - inside every grant, what configures a program (`pathclass`) is read-only and what holds
+//!   credentials is hidden, so a writable workspace cannot be used to plant a hook or a rule;
+//! - no network and no sockets of the machine (no `/run`, a network namespace of its own) unless
+//!   granted.
+//!
+//! Without bubblewrap the program runs with the person's rights; [`Launch::confined`] says so and
+//! the callers' reviews score it higher.
+
+use crate::pathclass::{self, PathClass};
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Parts of the system every confined program sees read-only (programs, libraries,
+/// configuration). Symlinks among them (merged /usr: `/bin -> usr/bin`) are recreated as links.
+pub const SYSTEM: &[&str] = &[
+    "/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// Where bubblewrap is looked for: system folders only, never `PATH`, which an environment
+/// could point at a program that only pretends to confine.
+const BWRAP: &[&str] = &["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
+
+/// Variables a confined program inherits from Cowork's own environment: the person's locale,
+/// time zone and name (`LC_*` too). An allowlist: what it leaves out, a program does not see.
+/// How this machine reaches the network (proxies, the certificate authorities it trusts) comes
+/// along too: it is the person's setup, and a network grant is useless without it.
+const INHERITED: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+];
+
+/// What a network grant reaches, as the review names it: a sandbox can share the machine's
+/// network or none of it, so the services listening on this computer come with it.
+pub const ANY_NETWORK: &str = "any site, and services on this computer";
+
+/// bubblewrap's absolute path, when installed in a system folder.
+pub fn bwrap() -> Option<&'static Path> {
+    BWRAP.iter().map(Path::new).find(|p| p.is_file())
+}
+
+/// bubblewrap installed and allowed to create its namespaces (a container may forbid user
+/// namespaces): probed once per process with a tiny sandbox of the kind every launch uses.
+pub fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let Some(bwrap) = bwrap() else { return false };
+        let empty = Confinement {
+            cwd: "/".into(),
+            ..Confinement::default()
+        };
+        Command::new(bwrap)
+            .env_clear()
+            .args(empty.bwrap_args())
+            .args(["--", "true"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// A program ready to start, and whether it is confined.
+pub struct Launch {
+    pub command: Command,
+    pub confined: bool,
+}
+
+/// What a confined program may reach. Built with the methods below; every path is taken by its
+/// canonical form, and one that does not exist is left out (nothing to bind).
+#[derive(Clone, Debug, Default)]
+pub struct Confinement {
+    cwd: PathBuf,
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    own_read: Vec<PathBuf>,
+    own_write: Vec<PathBuf>,
+    home: Option<PathBuf>,
+    hidden: Vec<PathBuf>,
+    network: bool,
+    env: BTreeMap<String, OsString>,
+    /// The person turned the sandbox off for this program: it runs with their rights.
+    turned_off: bool,
+}
+
+/// One step of the sandbox's file view, applied in order (a later step covers an earlier one).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Mount {
+    /// An empty writable folder over what is there.
+    Cover(PathBuf),
+    ReadOnly(PathBuf),
+    Writable(PathBuf),
+    /// Read-only again inside a writable grant: configuration.
+    Protect(PathBuf),
+    /// Not there at all: credentials, and what the caller hides.
+    Hide(PathBuf),
+}
+
+impl Mount {
+    fn path(&self) -> &Path {
+        match self {
+            Mount::Cover(p)
+            | Mount::ReadOnly(p)
+            | Mount::Writable(p)
+            | Mount::Protect(p)
+            | Mount::Hide(p) => p,
+        }
+    }
+}
+
+fn canonical(path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok()
+}
+
+impl Confinement {
+    /// A sandbox whose program starts in `cwd` (which a grant must make visible).
+    pub fn new(cwd: &Path) -> Self {
+        let mut env = BTreeMap::new();
+        for (key, value) in std::env::vars_os() {
+            let Some(key) = key.to_str() else { continue };
+            if INHERITED.contains(&key) || key.starts_with("LC_") {
+                env.insert(key.to_string(), value);
+            }
+        }
+        if let Some(path) = std::env::var_os("PATH") {
+            env.insert("PATH".into(), path);
+        }
+        env.insert("TMPDIR".into(), "/tmp".into());
+        Confinement {
+            cwd: canonical(cwd).unwrap_or_else(|| cwd.to_path_buf()),
+            env,
+            ..Confinement::default()
+        }
+    }
+
+    /// A folder (or file) it may read.
+    pub fn read(mut self, path: &Path) -> Self {
+        self.read.extend(canonical(path));
+        self
+    }
+
+    /// A folder (or file) it may change; its configuration stays read-only.
+    pub fn write(mut self, path: &Path) -> Self {
+        self.write.extend(canonical(path));
+        self
+    }
+
+    /// The person's home folder: covered by an empty one (its `HOME`), so only grants show.
+    /// Programs installed under it that the person's `PATH` names stay usable, read-only.
+    pub fn home(mut self, home: &Path) -> Self {
+        let Some(home) = canonical(home) else {
+            return self;
+        };
+        if let Some(path) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&path) {
+                self.read.extend(toolchain(&dir, &home));
+            }
+        }
+        self.env.insert("HOME".into(), home.clone().into());
+        self.home = Some(home);
+        self
+    }
+
+    /// Never shown, even inside a grant (Cowork's own data folder) — but for the program's own
+    /// folders ([`Confinement::own`]).
+    pub fn hide(mut self, path: &Path) -> Self {
+        self.hidden.extend(canonical(path));
+        self
+    }
+
+    /// The program's own folder (a pack's pinned code, its private data): shown even inside a
+    /// hidden folder, writable or not.
+    pub fn own(mut self, path: &Path, writable: bool) -> Self {
+        let list = if writable {
+            &mut self.own_write
+        } else {
+            &mut self.own_read
+        };
+        list.extend(canonical(path));
+        self
+    }
+
+    /// Its own network namespace (nothing reachable, loopback included) unless granted.
+    pub fn network(mut self, granted: bool) -> Self {
+        self.network = granted;
+        self
+    }
+
+    /// Run it without the sandbox (the person turned it off), with the same clean environment.
+    pub fn without_sandbox(mut self) -> Self {
+        self.turned_off = true;
+        self
+    }
+
+    /// A variable for the program (never the launcher).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<OsString>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn envs<K: Into<String>, V: Into<OsString>>(
+        mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        for (k, v) in vars {
+            self = self.env(k, v);
+        }
+        self
+    }
+
+    /// The folders it may read and change, as granted (canonical).
+    pub fn grants(&self) -> (&[PathBuf], &[PathBuf]) {
+        (&self.read, &self.write)
+    }
+
+    pub fn network_granted(&self) -> bool {
+        self.network
+    }
+
+    /// `program args…`, confined when bubblewrap can run here.
+    pub fn command<S: AsRef<OsStr>>(&self, program: &str, args: &[S]) -> Launch {
+        let confined = !self.turned_off && available();
+        let mut command = match bwrap().filter(|_| confined) {
+            Some(bwrap) => {
+                let mut command = Command::new(bwrap);
+                command.args(self.bwrap_args()).arg("--").arg(program);
+                command
+            }
+            None => Command::new(program),
+        };
+        command.env_clear().args(args).current_dir(&self.cwd);
+        if !confined {
+            command.envs(&self.env);
+        }
+        Launch { command, confined }
+    }
+
+    /// bubblewrap's arguments up to (not including) `--` and the program.
+    pub fn bwrap_args(&self) -> Vec<OsString> {
+        let mut out: Vec<OsString> = Vec::new();
+        let mut push = |parts: &[&dyn AsRef<OsStr>]| {
+            out.extend(parts.iter().map(|p| p.as_ref().to_os_string()));
+        };
+        push(&[&"--unshare-all", &"--die-with-parent", &"--new-session"]);
+        if self.network {
+            push(&[&"--share-net"]);
+        }
+        for dir in SYSTEM {
+            let path = Path::new(dir);
+            match std::fs::read_link(path) {
+                Ok(target) => push(&[&"--symlink", &target, dir]),
+                Err(_) if path.is_dir() => push(&[&"--ro-bind", dir, dir]),
+                Err(_) => {}
+            }
+        }
+        push(&[&"--dev", &"/dev", &"--proc", &"/proc", &"--tmpfs", &"/tmp"]);
+        if self.network {
+            // /etc/resolv.conf often points here (systemd-resolved).
+            push(&[
+                &"--ro-bind-try",
+                &"/run/systemd/resolve",
+                &"/run/systemd/resolve",
+            ]);
+        }
+        // A hidden folder is an empty tmpfs, made read-only once everything inside it is
+        // mounted (the program's own folder may lie in it).
+        let mut sealed: Vec<PathBuf> = Vec::new();
+        for mount in self.mounts() {
+            match &mount {
+                Mount::Cover(p) => push(&[&"--tmpfs", p]),
+                Mount::ReadOnly(p) | Mount::Protect(p) => push(&[&"--ro-bind", p, p]),
+                Mount::Writable(p) => push(&[&"--bind", p, p]),
+                Mount::Hide(p) if p.is_dir() => {
+                    push(&[&"--tmpfs", p]);
+                    sealed.push(p.clone());
+                }
+                Mount::Hide(p) => push(&[&"--ro-bind", &"/dev/null", p]),
+            }
+        }
+        for p in &sealed {
+            push(&[&"--remount-ro", p]);
+        }
+        push(&[&"--chdir", &self.cwd, &"--clearenv"]);
+        for (key, value) in &self.env {
+            push(&[&"--setenv", key, value]);
+        }
+        out
+    }
+
+    /// The file view, in the order it is built: shallower paths first (a grant inside a covered
+    /// home, a protected file inside a writable grant), and what is hidden last of all.
+    fn mounts(&self) -> Vec<Mount> {
+        let mut mounts = self.grant_mounts(&self.read, &self.write, self.home.as_ref());
+        let explicit = self.hidden.iter().filter(|h| self.visible(h));
+        mounts.extend(explicit.cloned().map(Mount::Hide));
+        mounts.extend(self.grant_mounts(&self.own_read, &self.own_write, None));
+        mounts
+    }
+
+    /// One set of grants' mounts, shallower paths first.
+    fn grant_mounts(
+        &self,
+        read: &[PathBuf],
+        write: &[PathBuf],
+        cover: Option<&PathBuf>,
+    ) -> Vec<Mount> {
+        let mut mounts: Vec<Mount> = cover.cloned().map(Mount::Cover).into_iter().collect();
+        let writable = |p: &PathBuf| write.iter().any(|w| w == p);
+        mounts.extend(
+            read.iter()
+                .filter(|p| !writable(p))
+                .cloned()
+                .map(Mount::ReadOnly),
+        );
+        mounts.extend(write.iter().cloned().map(Mount::Writable));
+        for grant in read.iter().chain(write) {
+            mounts.extend(self.inside_grant(grant, writable(grant)));
+        }
+        mounts.sort_by(|a, b| {
+            let depth = |m: &Mount| m.path().components().count();
+            depth(a).cmp(&depth(b)).then(a.cmp(b))
+        });
+        mounts.dedup();
+        mounts
+    }
+
+    /// Inside one grant: credentials hidden and configuration protected (its top entries), and
+    /// a home folder it contains covered but for what is granted one by one.
+    fn inside_grant(&self, grant: &Path, writable: bool) -> Vec<Mount> {
+        let granted = |p: &Path| self.grants_all().any(|g| g == p);
+        let mut out = Vec::new();
+        // An entry granted by itself is what the caller meant to give.
+        for entry in top_entries(grant).into_iter().filter(|e| !granted(e)) {
+            let name = entry.file_name().and_then(OsStr::to_str).unwrap_or("");
+            match pathclass::classify(Path::new(name), None) {
+                PathClass::Credential(_) if entry.is_dir() => out.push(Mount::Hide(entry)),
+                PathClass::Credential(_) | PathClass::Configuration(_) if writable => {
+                    out.extend(protected_parts(&entry))
+                }
+                _ => {}
+            }
+        }
+        if let Some(home) = self.home.as_ref().filter(|h| h.starts_with(grant)) {
+            out.extend(
+                top_entries(home)
+                    .into_iter()
+                    .filter(|e| {
+                        e.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                    })
+                    .filter(|e| !granted(e))
+                    .map(Mount::Hide),
+            );
+        }
+        out
+    }
+
+    fn grants_all(&self) -> impl Iterator<Item = &PathBuf> {
+        self.read
+            .iter()
+            .chain(&self.write)
+            .chain(&self.own_read)
+            .chain(&self.own_write)
+    }
+
+    /// Whether a path would show inside, or hold something that would: under a grant or the
+    /// covered home, or around a grant.
+    fn visible(&self, path: &Path) -> bool {
+        self.grants_all()
+            .chain(&self.home)
+            .any(|g| path.starts_with(g) || g.starts_with(path))
+    }
+}
+
+/// The entries directly in a folder (none for a file), by their real names; symlinks are left
+/// as they are (what they point at outside a grant does not show).
+fn top_entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// What of one configuration entry is made read-only. A git directory stays writable (commits
+/// write objects, refs and the index), but what makes git run programs does not: its config,
+/// hooks and info (attributes), and the same of each submodule's and worktree's git directory.
+fn protected_parts(entry: &Path) -> Vec<Mount> {
+    if !entry.join("HEAD").is_file() || !entry.join("objects").is_dir() {
+        return vec![Mount::Protect(entry.to_path_buf())];
+    }
+    let mut git_dirs = vec![entry.to_path_buf()];
+    for nested in ["modules", "worktrees"] {
+        git_dirs.extend(top_entries(&entry.join(nested)));
+    }
+    git_dirs
+        .iter()
+        .flat_map(|dir| ["config", "config.worktree", "hooks", "info"].map(|p| dir.join(p)))
+        .filter(|p| p.exists())
+        .map(Mount::Protect)
+        .collect()
+}
+
+/// The read-only grant a `PATH` entry under the home folder needs: the folder itself, or the
+/// installation it is the `bin` of when that lies deeper than one level under home (an nvm or
+/// pyenv version; `~/.local` and `~/.cargo` hold more than programs).
+fn toolchain(dir: &Path, home: &Path) -> Option<PathBuf> {
+    let dir = canonical(dir)?;
+    let below = dir.strip_prefix(home).ok()?;
+    if below.as_os_str().is_empty() {
+        return None;
+    }
+    let install = dir
+        .parent()
+        .filter(|_| dir.file_name().is_some_and(|n| n == "bin"))
+        .filter(|parent| {
+            parent
+                .strip_prefix(home)
+                .is_ok_and(|r| r.components().count() >= 2)
+        });
+    Some(install.map_or(dir.clone(), Path::to_path_buf))
+}

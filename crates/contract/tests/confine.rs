@@ -1,0 +1,295 @@
+//! The one confinement every program Cowork starts runs in, tried with a real bubblewrap on
+//! generated layouts: whatever the names and wherever the workspace lies, nothing of the home
+//! folder shows that was not granted, configuration in a writable grant stays read-only,
+//! credentials inside a grant do not show, and nothing set for the program reaches the launcher.
+
+use cowork_contract::confine::{self, Confinement};
+use proptest::prelude::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn require_bubblewrap() {
+    assert!(
+        confine::available(),
+        "bubblewrap must be able to run here (tests/setup.sh installs it)"
+    );
+}
+
+/// Runs a shell script confined; (succeeded, stdout + stderr).
+fn run(jail: &Confinement, script: &str) -> (bool, String) {
+    let out = jail
+        .command("/bin/sh", &["-c", script])
+        .command
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    /// The workspace is a folder in the home folder.
+    InHome,
+    /// The workspace is the home folder itself.
+    IsHome,
+    /// The workspace lies outside the home folder.
+    Outside,
+    /// As InHome, but the home folder is named through a symlink.
+    ViaSymlink,
+}
+
+struct Layout {
+    _root: tempfile::TempDir,
+    home: PathBuf,
+    /// The home folder as the caller names it (maybe a symlink).
+    home_arg: PathBuf,
+    ws: PathBuf,
+    outside: PathBuf,
+}
+
+fn layout(place: Place) -> Layout {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    let home = base.join("home/u");
+    let outside = base.join("elsewhere");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let ws = match place {
+        Place::InHome | Place::ViaSymlink => home.join("projects/app"),
+        Place::IsHome => home.clone(),
+        Place::Outside => base.join("work/app"),
+    };
+    std::fs::create_dir_all(&ws).unwrap();
+    let home_arg = match place {
+        Place::ViaSymlink => {
+            let link = base.join("home-link");
+            std::os::unix::fs::symlink(&home, &link).unwrap();
+            link
+        }
+        _ => home.clone(),
+    };
+    Layout {
+        _root: root,
+        home,
+        home_arg,
+        ws,
+        outside,
+    }
+}
+
+/// A file or a folder holding one file, with `marker` as content.
+fn plant(path: &Path, as_dir: bool, marker: &str) -> PathBuf {
+    if as_dir {
+        std::fs::create_dir_all(path).unwrap();
+        let file = path.join("inside");
+        std::fs::write(&file, marker).unwrap();
+        file
+    } else {
+        std::fs::write(path, marker).unwrap();
+        path.to_path_buf()
+    }
+}
+
+fn jail_for(l: &Layout) -> Confinement {
+    Confinement::new(&l.ws).write(&l.ws).home(&l.home_arg)
+}
+
+fn sh_quote(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// What the home folder holds under any dot name never shows; what lies outside the grants
+    /// never shows; the workspace's own dot entries cannot be changed; ordinary files can.
+    #[test]
+    fn only_grants_show_and_configuration_stays_read_only(
+        home_dots in prop::collection::vec(("\\.[a-zA-Z0-9_-]{1,10}", any::<bool>()), 1..4),
+        ws_dot in ("\\.[a-zA-Z0-9_-]{1,10}", any::<bool>()),
+        place in prop::sample::select(vec![Place::InHome, Place::IsHome, Place::Outside, Place::ViaSymlink]),
+    ) {
+        require_bubblewrap();
+        let l = layout(place);
+        let marker = "SECRET-4d1f";
+        let mut hidden = Vec::new();
+        for (name, as_dir) in &home_dots {
+            hidden.push(plant(&l.home.join(name), *as_dir, marker));
+        }
+        hidden.push(plant(&l.outside.join("notes"), false, marker));
+        if !matches!(place, Place::IsHome) {
+            hidden.push(plant(&l.home.join("Documents"), true, marker));
+        }
+        let (ws_name, ws_as_dir) = &ws_dot;
+        let protected = plant(&l.ws.join(ws_name), *ws_as_dir, "config");
+        let jail = jail_for(&l);
+
+        for path in &hidden {
+            let (_, out) = run(&jail, &format!("cat {} 2>/dev/null", sh_quote(path)));
+            prop_assert!(!out.contains(marker), "{} showed inside: {out}", path.display());
+        }
+        let target = if *ws_as_dir { protected.parent().unwrap().join("planted") } else { protected.clone() };
+        let (wrote, out) = run(&jail, &format!("echo planted >> {}", sh_quote(&target)));
+        prop_assert!(!wrote, "{} could be changed: {out}", target.display());
+        prop_assert_eq!(std::fs::read_to_string(&protected).unwrap(), "config");
+        prop_assert!(!target.exists() || !*ws_as_dir);
+
+        let ordinary = l.ws.join("notes.txt");
+        let (wrote, out) = run(&jail, &format!("echo done > {}", sh_quote(&ordinary)));
+        prop_assert!(wrote, "an ordinary workspace file could not be written: {out}");
+        prop_assert_eq!(std::fs::read_to_string(&ordinary).unwrap(), "done\n");
+    }
+
+    /// Whatever the caller sets for the program — PATH, the loader's variables, anything — is
+    /// set inside the sandbox only: the launcher is bubblewrap by absolute path with nothing set.
+    #[test]
+    fn nothing_set_for_the_program_reaches_the_launcher(
+        vars in prop::collection::vec((
+            prop::sample::select(vec!["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "BWRAP", "HOME", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"]),
+            "[a-zA-Z0-9/._-]{0,20}",
+        ), 1..5),
+    ) {
+        require_bubblewrap();
+        let l = layout(Place::InHome);
+        let jail = jail_for(&l).envs(vars.clone());
+        let launch = jail.command("/bin/true", &[] as &[&str]);
+        prop_assert!(launch.confined);
+        prop_assert!(Path::new(launch.command.get_program()).is_absolute());
+        prop_assert_eq!(launch.command.get_envs().count(), 0, "the launcher's environment is empty");
+        let args: Vec<String> = launch.command.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let clear = args.iter().position(|a| a == "--clearenv").unwrap();
+        for (key, _) in &vars {
+            let set = args.windows(2).position(|w| w[0] == "--setenv" && w[1] == *key);
+            prop_assert!(set.is_some_and(|i| i > clear), "{key} is set inside, after --clearenv");
+        }
+    }
+}
+
+#[test]
+fn a_fake_bubblewrap_on_path_is_never_started() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let fake = l.outside.join("bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let canary = l.outside.join("fake-ran");
+    let script = fake.join("bwrap");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", sh_quote(&canary))).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let jail = jail_for(&l).env("PATH", fake.as_os_str());
+    let (ok, out) = run(&jail, "echo $PATH");
+    assert!(ok, "{out}");
+    assert_eq!(
+        out.trim(),
+        fake.display().to_string(),
+        "PATH is the program's"
+    );
+    assert!(!canary.exists(), "the launcher was not looked up on PATH");
+}
+
+#[test]
+fn no_network_and_no_sockets_unless_granted() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let socket_dir = tempfile::tempdir().unwrap();
+    let socket = socket_dir.path().join("agent.sock");
+    let _unix = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+    let probe = |jail: &Confinement, script: &str| {
+        let out = jail
+            .command("/bin/bash", &["-c", script])
+            .command
+            .output()
+            .unwrap();
+        out.status.success()
+    };
+    let closed = jail_for(&l);
+    assert!(!probe(&closed, &connect), "loopback is out of reach");
+    assert!(
+        !probe(&closed, &format!("test -S {}", sh_quote(&socket))),
+        "a socket of the machine does not show"
+    );
+    assert!(!probe(
+        &closed,
+        "ls /run/user /var/run/dbus 2>/dev/null | grep -q ."
+    ));
+    let open = jail_for(&l).network(true);
+    assert!(probe(&open, &connect), "a network grant reaches loopback");
+}
+
+#[test]
+fn a_git_directory_stays_usable_but_its_programs_cannot_be_planted() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&l.ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(l.ws.join("a.txt"), "a").unwrap();
+    let jail = jail_for(&l)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@x")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@x");
+    let (ok, out) = run(
+        &jail,
+        "git add a.txt && git commit -q -m one && git log --oneline",
+    );
+    assert!(ok && out.contains("one"), "a commit works inside: {out}");
+    for plant in [
+        "git config core.fsmonitor 'touch /tmp/x'",
+        "echo '[core] fsmonitor = touch x' >> .git/config",
+        "echo 'touch x' > .git/hooks/pre-commit",
+        "echo '* filter=x' > .git/info/attributes",
+    ] {
+        let (ok, out) = run(&jail, plant);
+        assert!(!ok, "{plant} changed git's programs: {out}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// What is hidden stays hidden whatever the grants (above it, at it, inside it); only the
+    /// program's own folders show from inside it.
+    #[test]
+    fn a_hidden_folder_wins_over_every_grant_but_the_programs_own(
+        grant_depth in 0usize..3,
+        writable in any::<bool>(),
+    ) {
+        require_bubblewrap();
+        let l = layout(Place::InHome);
+        let hidden = l.outside.join("cowork-data");
+        let own = hidden.join("packs/p");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::write(hidden.join("cowork.db"), "SECRET-db").unwrap();
+        std::fs::create_dir_all(hidden.join("packs/other")).unwrap();
+        std::fs::write(hidden.join("packs/other/x"), "SECRET-other").unwrap();
+        std::fs::write(own.join("server.js"), "own code").unwrap();
+        let grant = match grant_depth {
+            0 => l.outside.clone(),
+            1 => hidden.clone(),
+            _ => hidden.join("packs/other"),
+        };
+        let jail = Confinement::new(&own).hide(&hidden).own(&own, false);
+        let jail = if writable { jail.write(&grant) } else { jail.read(&grant) };
+        let (_, out) = run(&jail, &format!(
+            "cat {} {} 2>/dev/null; cat {}",
+            sh_quote(&hidden.join("cowork.db")),
+            sh_quote(&hidden.join("packs/other/x")),
+            sh_quote(&own.join("server.js")),
+        ));
+        prop_assert!(!out.contains("SECRET"), "hidden content showed: {out}");
+        prop_assert!(out.contains("own code"), "the program's own folder shows: {out}");
+    }
+}

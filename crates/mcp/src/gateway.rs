@@ -195,12 +195,21 @@ impl ToolProvider for McpGateway {
                     &entry.reach,
                     entry.server.clone(),
                 );
-                // A description written to the model is withheld from it (see `instructions`).
-                if let Some(why) =
-                    crate::instructions::addresses_model(&tool.spec.description, &own)
-                {
-                    tracing::warn!(tool = %tool.spec.name, "description withheld from the model: {why}");
+                // Texts written to the model are withheld from it, and what passes is framed as
+                // the pack's words (see `instructions`).
+                if let Some(why) = crate::instructions::tool_addresses_model(
+                    &tool.spec.title,
+                    &tool.spec.description,
+                    &tool.spec.input_schema,
+                    &own,
+                ) {
+                    tracing::warn!(tool = %tool.spec.name, "texts withheld from the model: {why}");
+                    tool.spec.title = remote.name.to_string();
                     tool.spec.description = crate::instructions::withheld(&tool.spec.title);
+                    crate::instructions::strip_texts(&mut tool.spec.input_schema);
+                } else {
+                    tool.spec.description =
+                        crate::instructions::framed(&server_name, &tool.spec.description);
                 }
                 let tool = Arc::new(tool);
                 // An override answers to the builtin's name too (same handler, visible layer).

@@ -58,11 +58,9 @@ if ! wait $peers_pid; then
 fi
 cat "$peers_log"
 
-# Benchmark smoke runs: `--workspace --bench NAME` keeps the whole workspace selected, so the
-# dependencies are the build's above (with `-p PKG` cargo resolves features for PKG alone and
-# compiles them again).
+# Benchmark smoke runs, of the build above (run_bench: no second resolution of features).
 phase "benchmark smoke runs"
-bench() { cargo test --locked --workspace --bench "$@"; }
+bench() { run_bench "$@"; }
 echo "== gate benchmark (smoke run, debug build; real figures: cargo bench -p cowork-core --bench gate)"
 GATE_BENCH_CALLS=640 bench gate
 echo "== MCP gateway benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench mcp_gateway)"

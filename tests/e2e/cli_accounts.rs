@@ -53,9 +53,12 @@ echo "killed: $(cat "$TMPD/send.out")"
         .env("MAIL_PW", MAIL_PW)
         .env("DAV_PW", DAV_PW)
         .env("TMPD", tmp.path())
-        // The most a person can ask the logs for: protocol crates (IMAP LOGIN, SMTP AUTH) must
-        // still not write credentials.
-        .env("COWORK_LOG", "trace")
+        // The most a person can ask the logs for, spelled by module as well as by crate:
+        // protocol crates (IMAP LOGIN, SMTP AUTH) must still not write credentials.
+        .env(
+            "COWORK_LOG",
+            "trace,async_imap::imap_stream=trace,imap_proto::parser=trace,lettre::transport::smtp=trace,[{password}]=trace",
+        )
         .output()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
     let text = output_text(&out);

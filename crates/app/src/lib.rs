@@ -173,25 +173,9 @@ fn family_settings<T: serde::de::DeserializeOwned + Default>(store: &Store, key:
     })
 }
 
-const QUIET_DEPENDENCIES: &[&str] = &[
-    "async_imap=info",
-    "imap_proto=info",
-    "lettre=info",
-    "hyper=info",
-    "hyper_util=info",
-    "h2=info",
-    "reqwest=info",
-    "rustls=info",
-    "tungstenite=info",
-    "zbus=info",
-    "rmcp=info",
-    "playwright_rs=info",
-    "libdav=info",
-];
-
 /// Every log line passes through here: control characters escaped (a page title or a server's
 /// message cannot forge log lines) and credentials that slipped into a message cut out — a
-/// second line of defence behind [`QUIET_DEPENDENCIES`].
+/// second line of defence behind the level cap on every dependency (`init_logging`).
 #[derive(Clone)]
 struct ScrubbingWriter<W> {
     inner: W,
@@ -268,20 +252,25 @@ fn init_logging(dir: &DataDir) {
         .build(dir.logs_dir());
     let Ok(appender) = appender else { return };
     let (writer, guard) = tracing_appender::non_blocking(appender);
-    let mut filter =
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter =
         tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
-    // Protocol crates log what they send at debug/trace — an IMAP LOGIN with its password, HTTP
-    // headers with tokens. Capped whatever level the person asks for.
-    for directive in QUIET_DEPENDENCIES {
-        if let Ok(d) = directive.parse() {
-            filter = filter.add_directive(d);
-        }
-    }
-    let writer = ScrubbingWriter { inner: writer };
-    if tracing_subscriber::fmt()
-        .with_writer(writer)
+    // Dependencies log what they send at debug/trace — an IMAP LOGIN with its password, HTTP
+    // headers with tokens. Whatever the filter asks, however it is spelled (a crate, one of its
+    // modules, a span), nothing but Cowork's own code logs below info: a second filter both
+    // must pass, judged by whose code it is rather than a list of crates.
+    let cap = tracing_subscriber::filter::filter_fn(|meta| {
+        meta.target().starts_with("cowork") || *meta.level() <= tracing::Level::INFO
+    });
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(ScrubbingWriter { inner: writer })
         .with_ansi(false)
-        .with_env_filter(filter)
+        .with_filter(filter)
+        .with_filter(cap);
+    if tracing_subscriber::registry()
+        .with(layer)
         .try_init()
         .is_ok()
     {

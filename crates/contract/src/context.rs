@@ -49,6 +49,29 @@ impl EffectEnv {
         Ok(())
     }
 
+    /// Opens a reviewed file for reading, for any family: no final symlink, and the
+    /// descriptor's real path must be the reviewed one — a file swapped for a link between
+    /// review and use is refused, not followed.
+    pub fn open_reviewed(&self, reviewed: &Path) -> Result<std::fs::File, crate::ToolError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.recheck(reviewed)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(reviewed)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => crate::ToolError::SecurityViolation {
+                    reason: format!(
+                        "{} became a symlink after review; nothing was read",
+                        reviewed.display()
+                    ),
+                },
+                _ => crate::ToolError::io(reviewed, e),
+            })?;
+        check_descriptor(&file, reviewed)?;
+        Ok(file)
+    }
+
     pub fn resolve_path(&self, raw: &str) -> PathBuf {
         let expanded = match (raw.strip_prefix('~'), &self.home) {
             (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
@@ -121,6 +144,23 @@ pub fn escapes_by_link(resolved: &Path, root: &Path) -> Option<String> {
             resolved.display()
         )
     })
+}
+
+/// The kernel's name for what a descriptor really is must be the reviewed path.
+pub fn check_descriptor(file: &std::fs::File, reviewed: &Path) -> Result<(), crate::ToolError> {
+    use std::os::fd::AsRawFd;
+    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+        Ok(real) if real == reviewed => Ok(()),
+        Ok(real) => Err(crate::ToolError::SecurityViolation {
+            reason: format!(
+                "{} opened as {}; refused",
+                reviewed.display(),
+                real.display()
+            ),
+        }),
+        // Without /proc (not Linux) the pre-open recheck is what we have.
+        Err(_) => Ok(()),
+    }
 }
 
 fn normalize_lexically(path: &Path) -> PathBuf {

@@ -57,6 +57,20 @@ fn suggestions_text(suggestions: &[String]) -> String {
 }
 
 impl ToolError {
+    /// A file system error on `path`, in words a person acts on.
+    pub fn io(path: &std::path::Path, e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ToolError::failed(format!("{} does not exist", path.display()))
+            }
+            std::io::ErrorKind::PermissionDenied => ToolError::failed(format!(
+                "{}: permission denied by the system",
+                path.display()
+            )),
+            _ => ToolError::failed(format!("{}: {e}", path.display())),
+        }
+    }
+
     pub fn failed(message: impl Into<String>) -> Self {
         ToolError::Failed {
             message: message.into(),

@@ -325,27 +325,33 @@ impl Writer {
             for r in rows {
                 seq += 1;
                 let hash = chain_hash(&prev, seq, r);
-                insert.execute(params![
-                    seq,
-                    r.ts,
-                    r.call_id,
-                    r.phase,
-                    r.tool,
-                    r.layer,
-                    r.caller,
-                    r.conversation,
-                    r.args,
-                    r.effects,
-                    r.decision,
-                    r.score,
-                    r.rule,
-                    r.approved_by,
-                    r.outcome,
-                    r.error,
-                    r.duration_us,
-                    prev,
-                    hash
-                ])?;
+                insert
+                    .execute(params![
+                        seq,
+                        r.ts,
+                        r.call_id,
+                        r.phase,
+                        r.tool,
+                        r.layer,
+                        r.caller,
+                        r.conversation,
+                        r.args,
+                        r.effects,
+                        r.decision,
+                        r.score,
+                        r.rule,
+                        r.approved_by,
+                        r.outcome,
+                        r.error,
+                        r.duration_us,
+                        prev,
+                        hash
+                    ])
+                    // A trigger that drops the row (`RAISE(IGNORE)`) must not pass for a write.
+                    .and_then(|stored| match stored {
+                        1 => Ok(()),
+                        n => Err(rusqlite::Error::StatementChangedRows(n)),
+                    })?;
                 prev = hash;
             }
             tx.prepare_cached("INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash")?
@@ -562,13 +568,29 @@ impl AuditLog {
         let mut report = self.verify_chain()?;
         let conn = self.read_conn()?;
         let mut triggers = conn
-            .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+            .prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
             .map_err(|e| AuditError::Read(e.to_string()))?;
-        let present: Vec<(String, String)> = triggers
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        let all: Vec<(String, String, String)> = triggers
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(|e| AuditError::Read(e.to_string()))?
             .collect::<Result<_, _>>()
             .map_err(|e| AuditError::Read(e.to_string()))?;
+        // Only the guards may act on the log's tables: any other trigger there could drop,
+        // rewrite or fake rows as they are written, whatever the chain says afterwards.
+        for (name, table, _) in &all {
+            let audit_table =
+                table.eq_ignore_ascii_case("audit_log") || table.eq_ignore_ascii_case("audit_head");
+            if audit_table && !GUARD_TRIGGERS.iter().any(|(guard, _)| guard == name) {
+                report.problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "an unknown trigger {name} acts on {table}: it could drop or change rows as they are written"
+                    ),
+                });
+            }
+        }
+        let present: Vec<(String, String)> =
+            all.into_iter().map(|(name, _, sql)| (name, sql)).collect();
         let squash = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
         for (name, sql) in GUARD_TRIGGERS {
             match present.iter().find(|(n, _)| n == name) {

@@ -35,57 +35,13 @@ pub fn resolve(env: &EffectEnv, raw: &str) -> Result<PathBuf, ToolError> {
     Ok(env.resolve_path(raw))
 }
 
-/// Opens a reviewed file for reading: no final symlink, and the descriptor's real path must be
-/// the reviewed one.
+/// Opens a reviewed file for reading (see [`EffectEnv::open_reviewed`]).
 pub fn open_reviewed(env: &EffectEnv, reviewed: &Path) -> Result<File, ToolError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    env.recheck(reviewed)?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(reviewed)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => ToolError::SecurityViolation {
-                reason: format!(
-                    "{} became a symlink after review; nothing was read",
-                    reviewed.display()
-                ),
-            },
-            _ => io_error(reviewed, e),
-        })?;
-    check_descriptor(&file, reviewed)?;
-    Ok(file)
-}
-
-/// The kernel's name for what a descriptor really is.
-pub fn check_descriptor(file: &File, reviewed: &Path) -> Result<(), ToolError> {
-    use std::os::fd::AsRawFd;
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
-    match real {
-        Ok(real) if real == reviewed => Ok(()),
-        Ok(real) => Err(ToolError::SecurityViolation {
-            reason: format!(
-                "{} opened as {}; refused",
-                reviewed.display(),
-                real.display()
-            ),
-        }),
-        // Without /proc (not Linux) the pre-open recheck is what we have.
-        Err(_) => Ok(()),
-    }
+    env.open_reviewed(reviewed)
 }
 
 pub fn io_error(path: &Path, e: std::io::Error) -> ToolError {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            ToolError::failed(format!("{} does not exist", path.display()))
-        }
-        std::io::ErrorKind::PermissionDenied => ToolError::failed(format!(
-            "{}: permission denied by the system",
-            path.display()
-        )),
-        _ => ToolError::failed(format!("{}: {e}", path.display())),
-    }
+    ToolError::io(path, e)
 }
 
 /// Shown to the model instead of absolute paths inside the workspace.

@@ -349,10 +349,12 @@ async fn queue(
     } else {
         let mut mixed = MultiPart::mixed().multipart(body);
         for raw in draft.attachments {
-            // Resolved as the review resolved it. Unlike the files family, a symlink swapped in
-            // between review and use is not caught here; the file is only read, never written.
+            // Resolved as the review resolved it, and opened only if it is still what was
+            // reviewed: a file swapped for a symlink after the approval is refused, not mailed.
             let path = ctx.env.resolve_path(raw);
-            let meta = std::fs::metadata(&path)
+            let file = ctx.env.open_reviewed(&path)?;
+            let meta = file
+                .metadata()
                 .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
             if meta.len() > MAX_ATTACHMENT {
                 return Err(ToolError::invalid(format!(
@@ -361,8 +363,12 @@ async fn queue(
                     meta.len() / 1_000_000
                 )));
             }
-            let bytes = std::fs::read(&path)
-                .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
+            let mut bytes = Vec::with_capacity(meta.len() as usize);
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(&file, MAX_ATTACHMENT + 1),
+                &mut bytes,
+            )
+            .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

@@ -196,7 +196,9 @@ fn make_private_dir(path: &Path) -> std::io::Result<()> {
 }
 
 /// Files directly in the data dir (the database and its WAL, settings) readable by their owner
-/// only — SQLite gives the WAL the database file's mode, so the database is made first, 0600.
+/// only — SQLite gives the WAL the database file's mode, so the database is made first, 0600 —
+/// and its folders (logs, packs, changes) enterable by the owner only, 0700, however they were
+/// made.
 fn make_private_files(root: &Path) {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let db = root.join("cowork.db");
@@ -211,11 +213,11 @@ fn make_private_files(root: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        if let Ok(meta) = entry.metadata()
-            && meta.is_file()
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            let _ = std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600));
+        let Ok(meta) = entry.metadata() else { continue };
+        let private = if meta.is_dir() { 0o700 } else { 0o600 };
+        if (meta.is_file() || meta.is_dir()) && meta.permissions().mode() & 0o077 != 0 {
+            let _ =
+                std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(private));
         }
     }
 }

@@ -96,7 +96,7 @@ echo "killed: $(cat "$TMPD/send.out")"
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
         .collect();
     assert!(
-        logs.contains("TRACE") || logs.contains("DEBUG"),
+        logs.contains("log filter in force:") && logs.contains("imap_stream=trace"),
         "the log ran at trace: {}",
         &logs[..logs.len().min(500)]
     );

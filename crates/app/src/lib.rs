@@ -257,6 +257,7 @@ fn init_logging(dir: &DataDir) {
     use tracing_subscriber::util::SubscriberInitExt;
     let filter =
         tracing_subscriber::EnvFilter::try_from_env("COWORK_LOG").unwrap_or_else(|_| "info".into());
+    let in_force = filter.to_string();
     // Dependencies log what they send at debug/trace — an IMAP LOGIN with its password, HTTP
     // headers with tokens. Whatever the filter asks, however it is spelled (a crate, one of its
     // modules, a span), nothing but Cowork's own code logs below info: a second filter both
@@ -275,6 +276,7 @@ fn init_logging(dir: &DataDir) {
         .is_ok()
     {
         let _ = LOG_GUARD.set(guard);
+        tracing::debug!("log filter in force: {in_force} (dependencies capped at info)");
     }
 }
 

@@ -138,12 +138,32 @@ pub fn escapes_by_link(resolved: &Path, root: &Path) -> Option<String> {
         ));
     }
     let root_dev = std::fs::metadata(root).ok()?.dev();
-    (meta.dev() != root_dev).then(|| {
+    // A bind mount of the same filesystem keeps the device number: the mount id tells it.
+    let other_mount = matches!((mount_id(resolved), mount_id(root)), (Some(a), Some(b)) if a != b);
+    (meta.dev() != root_dev || other_mount).then(|| {
         format!(
-            "{} is on another filesystem than its workspace root (a mount)",
+            "{} is on another filesystem or mount than its workspace root (a mount)",
             resolved.display()
         )
     })
+}
+
+/// The id of the mount a path lies on (statx, Linux 5.8+); None where the kernel cannot say.
+fn mount_id(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statx reads a NUL-terminated path and fills the zeroed buffer it is given.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_MNT_ID,
+            &mut buf,
+        )
+    };
+    (rc == 0 && buf.stx_mask & libc::STATX_MNT_ID != 0).then_some(buf.stx_mnt_id)
 }
 
 /// The kernel's name for what a descriptor really is must be the reviewed path.

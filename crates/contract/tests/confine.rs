@@ -293,3 +293,89 @@ proptest! {
         prop_assert!(out.contains("own code"), "the program's own folder shows: {out}");
     }
 }
+
+/// Every configuration key git itself lists (`git help --config`), placeholders named.
+fn git_config_keys() -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["help", "--config"])
+        .output()
+        .expect("git is installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let keys: Vec<String> = text
+        .lines()
+        .map(|k| k.trim().replace(['<', '>'], "").replace('*', "x"))
+        .filter(|k| k.contains('.') && !k.contains(' '))
+        .collect();
+    assert!(keys.len() > 500, "git listed only {} keys", keys.len());
+    keys
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A repository whose configuration sets any key git knows to a planted program: git run
+    /// inside the confinement (trusted or not) may run it, but it reaches nothing outside the
+    /// workspace and cannot change git's own configuration.
+    #[test]
+    fn a_planted_program_under_any_git_key_stays_inside(
+        key in prop::sample::select(git_config_keys()),
+        command in prop::sample::select(vec!["status", "diff", "log -1", "add -A", "commit -qm x"]),
+    ) {
+        require_bubblewrap();
+        let l = layout(Place::InHome);
+        let git = |args: &[&str]| {
+            std::process::Command::new("git").args(args).current_dir(&l.ws).output().unwrap()
+        };
+        git(&["init", "-q"]);
+        std::fs::write(l.ws.join("a.txt"), "a\n").unwrap();
+        let escaped = l.outside.join("escaped");
+        let planted = format!(
+            "sh -c 'touch {}; echo \"[core] fsmonitor = x\" >> .git/config; touch ran' --",
+            escaped.display()
+        );
+        let set = git(&["config", &key, &planted]);
+        prop_assume!(set.status.success());
+        let before = std::fs::read(l.ws.join(".git/config")).unwrap();
+        let jail = jail_for(&l)
+            .env("GIT_AUTHOR_NAME", "t").env("GIT_AUTHOR_EMAIL", "t@x")
+            .env("GIT_COMMITTER_NAME", "t").env("GIT_COMMITTER_EMAIL", "t@x");
+        let _ = run(&jail, &format!("timeout 10 git {command} </dev/null"));
+        prop_assert!(!escaped.exists(), "{key}: a planted program reached outside the workspace");
+        prop_assert_eq!(
+            std::fs::read(l.ws.join(".git/config")).unwrap(), before,
+            "{}: git's configuration changed", key
+        );
+    }
+}
+
+/// The generated test's plant is live: under `core.fsmonitor` git runs it (it leaves its mark
+/// in the workspace), and still nothing outside and no configuration changes.
+#[test]
+fn a_planted_fsmonitor_runs_inside_and_nowhere_else() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&l.ws)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(l.ws.join("a.txt"), "a\n").unwrap();
+    let escaped = l.outside.join("escaped");
+    let planted = format!(
+        "sh -c 'touch {}; echo x >> .git/config; touch ran' --",
+        escaped.display()
+    );
+    assert!(
+        git(&["config", "core.fsmonitor", &planted])
+            .status
+            .success()
+    );
+    let before = std::fs::read(l.ws.join(".git/config")).unwrap();
+    let _ = run(&jail_for(&l), "git status");
+    assert!(l.ws.join("ran").exists(), "the plant ran (inside)");
+    assert!(!escaped.exists(), "nothing outside");
+    assert_eq!(std::fs::read(l.ws.join(".git/config")).unwrap(), before);
+}

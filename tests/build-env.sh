@@ -6,6 +6,7 @@
 #    so linting costs no second pass over the dependencies as `cargo clippy` would.
 #  - mold, when installed (setup installs it), links the many test binaries.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cowork/target}"
+mkdir -p "$CARGO_TARGET_DIR"
 export CARGO_TERM_COLOR=never
 clippy_driver="$(command -v clippy-driver || true)"
 if [ -z "$clippy_driver" ]; then

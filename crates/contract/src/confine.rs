@@ -421,20 +421,29 @@ fn top_entries(dir: &Path) -> Vec<PathBuf> {
 /// What of one configuration entry is made read-only. A git directory stays writable (commits
 /// write objects, refs and the index), but what makes git run programs does not: its config,
 /// hooks and info (attributes), and the same of each submodule's and worktree's git directory.
+/// A link is never bound through (bubblewrap would mount what it points at, anywhere on the
+/// machine): a git directory holding one among these parts is made read-only whole.
 fn protected_parts(entry: &Path) -> Vec<Mount> {
+    let whole = vec![Mount::Protect(entry.to_path_buf())];
     if !entry.join("HEAD").is_file() || !entry.join("objects").is_dir() {
-        return vec![Mount::Protect(entry.to_path_buf())];
+        return whole;
     }
     let mut git_dirs = vec![entry.to_path_buf()];
     for nested in ["modules", "worktrees"] {
         git_dirs.extend(top_entries(&entry.join(nested)));
     }
-    git_dirs
-        .iter()
-        .flat_map(|dir| ["config", "config.worktree", "hooks", "info"].map(|p| dir.join(p)))
-        .filter(|p| p.exists())
-        .map(Mount::Protect)
-        .collect()
+    let mut parts = Vec::new();
+    for part in git_dirs.iter().flat_map(|dir| {
+        ["config", "config.worktree", "commondir", "hooks", "info"].map(|p| dir.join(p))
+    }) {
+        match std::fs::symlink_metadata(&part) {
+            Ok(meta) if meta.file_type().is_symlink() => return whole,
+            Ok(_) if canonical(&part).as_deref() != Some(part.as_path()) => return whole,
+            Ok(_) => parts.push(Mount::Protect(part)),
+            Err(_) => {}
+        }
+    }
+    parts
 }
 
 /// The read-only grant a `PATH` entry under the home folder needs: the folder itself, or the

@@ -379,3 +379,39 @@ fn a_planted_fsmonitor_runs_inside_and_nowhere_else() {
     assert!(!escaped.exists(), "nothing outside");
     assert_eq!(std::fs::read(l.ws.join(".git/config")).unwrap(), before);
 }
+
+/// A link planted among a git directory's protected parts must not make the sandbox mount what
+/// it points at (the home folder, the machine's root): the git directory goes read-only whole.
+#[test]
+fn a_link_among_git_parts_is_never_bound_through() {
+    require_bubblewrap();
+    for (part, target) in [
+        ("modules/x/hooks", "../../../.."),
+        ("modules/y/info", "../../../../../../../../../../.."),
+        ("config.worktree", "../../../.ssh/id_rsa"),
+    ] {
+        let l = layout(Place::InHome);
+        std::fs::create_dir_all(l.home.join(".ssh")).unwrap();
+        std::fs::write(l.home.join(".ssh/id_rsa"), "SECRET-key").unwrap();
+        let out = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&l.ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let link = l.ws.join(".git").join(part);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let jail = jail_for(&l);
+        let (_, shown) = run(
+            &jail,
+            &format!(
+                "cat {} 2>/dev/null; ls /run /proc/1/root/etc 2>/dev/null | head -3",
+                sh_quote(&l.home.join(".ssh/id_rsa"))
+            ),
+        );
+        assert!(!shown.contains("SECRET"), "{part}: {shown}");
+        let (wrote, _) = run(&jail, "touch .git/planted");
+        assert!(!wrote, "{part}: the git directory is read-only whole");
+    }
+}

@@ -152,6 +152,21 @@ mod by_meaning {
             prop_assert!(broad(&rule, EXEC), "{rule} was judged narrow");
         }
 
+        /// A file tool with no specifier reaches every file; git's program-running subcommands
+        /// and versioned interpreters, with any arguments, run any command.
+        #[test]
+        fn bare_file_rules_and_git_runner_subcommands_are_broad(
+            tool in prop::sample::select(vec!["read_file", "write_file", "Read", "edit_file"]),
+            sub in prop::sample::select(vec!["grep", "fetch", "pull", "clone", "ls-remote", "push"]),
+            version in prop::sample::select(vec!["", "3", "3.12"]),
+        ) {
+            prop_assert!(broad(tool, FILES), "{tool}");
+            let git = format!("run_command(git {sub}:*)");
+            prop_assert!(broad(&git, EXEC), "{git}");
+            let python = format!("run_command(python{version}:*)");
+            prop_assert!(broad(&python, EXEC), "{python}");
+        }
+
         #[test]
         fn git_without_a_subcommand_and_find_are_broad(
             options in prop::collection::vec("-[a-zC]{1,3}", 0..3),

@@ -162,7 +162,9 @@ fn build_command(
         // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
         jail = jail.envs(crate::git::neutralizing_env());
     }
-    let launch = jail.command("bash", &["-c", command]);
+    let launch = jail
+        .envs(git_identity().iter().cloned())
+        .command("bash", &["-c", command]);
     let mut cmd = tokio::process::Command::from(launch.command);
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -170,6 +172,34 @@ fn build_command(
         .process_group(0)
         .kill_on_drop(true);
     (cmd, launch.confined)
+}
+
+/// The person's git identity from their own git configuration, for commits made inside the
+/// sandbox, where the home folder (and its `.gitconfig`) is covered. Read once; reading git's
+/// configuration runs no program.
+fn git_identity() -> &'static [(String, String)] {
+    static IDENTITY: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    IDENTITY.get_or_init(|| {
+        let get = |key: &str| {
+            std::process::Command::new("git")
+                .args(["config", "--global", "--get", key])
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let mut vars = Vec::new();
+        for (key, role) in [("user.name", "NAME"), ("user.email", "EMAIL")] {
+            if let Some(value) = get(key) {
+                vars.push((format!("GIT_AUTHOR_{role}"), value.clone()));
+                vars.push((format!("GIT_COMMITTER_{role}"), value));
+            }
+        }
+        vars
+    })
 }
 
 fn kill_group(pid: Option<u32>) {

@@ -197,12 +197,15 @@ impl ToolProvider for McpGateway {
                 );
                 // Texts written to the model are withheld from it, and what passes is framed as
                 // the pack's words (see `instructions`).
-                if let Some(why) = crate::instructions::tool_addresses_model(
-                    &tool.spec.title,
-                    &tool.spec.description,
-                    &tool.spec.input_schema,
-                    &own,
-                ) {
+                let named = crate::instructions::addresses_model(&remote.name, &own);
+                if let Some(why) = named.or_else(|| {
+                    crate::instructions::tool_addresses_model(
+                        &tool.spec.title,
+                        &tool.spec.description,
+                        &tool.spec.input_schema,
+                        &own,
+                    )
+                }) {
                     tracing::warn!(tool = %tool.spec.name, "texts withheld from the model: {why}");
                     tool.spec.title = remote.name.to_string();
                     tool.spec.description = crate::instructions::withheld(&tool.spec.title);

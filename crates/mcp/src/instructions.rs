@@ -129,8 +129,9 @@ pub fn addresses_model(text: &str, own_tools: &[String]) -> Option<&'static str>
     names_other.then_some("it names another tool for the model to use")
 }
 
-/// Every text of a tool the model reads: its title, its description, and each parameter's
-/// title and description (however deeply nested in the input schema).
+/// Every text of a tool the model reads: its title, its description, and every string and key
+/// of its input schema (parameter names, titles, descriptions, enum values, defaults,
+/// examples), however deeply nested.
 pub fn texts_of<'a>(
     title: &'a str,
     description: &'a str,
@@ -140,13 +141,12 @@ pub fn texts_of<'a>(
         match value {
             serde_json::Value::Object(map) => {
                 for (key, v) in map {
-                    match (key.as_str(), v) {
-                        ("description" | "title", serde_json::Value::String(s)) => out.push(s),
-                        _ => walk(v, out),
-                    }
+                    out.push(key);
+                    walk(v, out);
                 }
             }
             serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            serde_json::Value::String(s) => out.push(s),
             _ => {}
         }
     }
@@ -187,12 +187,14 @@ pub fn withheld(title: &str) -> String {
     )
 }
 
-/// A pack's description as the model reads it: quoted, and said to be the pack's.
+/// A pack's description as the model reads it: quoted (as a JSON string, so no quote inside
+/// can close it), and said to be the pack's.
 pub fn framed(server: &str, description: &str) -> String {
+    let quoted = serde_json::to_string(description).unwrap_or_default();
     if description.is_empty() {
         return format!("A tool of the toolpack \"{server}\".");
     }
-    format!("The toolpack \"{server}\" describes it (its words, not Cowork's): \"{description}\"")
+    format!("The toolpack \"{server}\" describes it (its words, not Cowork's): {quoted}")
 }
 
 #[cfg(test)]

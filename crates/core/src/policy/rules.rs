@@ -307,6 +307,10 @@ impl Rule {
             )
         });
         match self.specifier.as_deref() {
+            None if files => Some(format!(
+                "`{}` covers every file on this computer",
+                self.text
+            )),
             None if high_risk => Some(format!(
                 "`{}` allows every call, whatever it does ({})",
                 self.text,
@@ -506,7 +510,27 @@ pub const COMMAND_RUNNERS: &[&str] = &[
     "doas", "su", "pkexec", "timeout", "nice", "ionice", "nohup", "time", "stdbuf", "setsid",
     "chroot", "unshare", "nsenter", "flock", "watch", "parallel", "strace", "ltrace", "gdb",
     "script", "exec", "eval", "command", "builtin", "python", "python3", "node", "perl", "ruby",
-    "php", "lua", "deno", "bun", "npx", "uvx", "pipx",
+    "php", "lua", "deno", "bun", "npx", "uvx", "pipx", "awk", "gawk", "mawk", "sed", "tar", "make",
+    "ssh", "rsync", "npm", "pnpm", "yarn", "fd", "vim", "nvim", "emacs", "less", "man",
+];
+
+/// git subcommands whose options name a program to run (`grep -O`, `--upload-pack`,
+/// `--receive-pack`, `--exec`): with any arguments, they run any command.
+const GIT_RUNNERS: &[&str] = &[
+    "grep",
+    "fetch",
+    "pull",
+    "clone",
+    "ls-remote",
+    "push",
+    "submodule",
+    "archive",
+    "rebase",
+    "bisect",
+    "difftool",
+    "mergetool",
+    "send-email",
+    "filter-branch",
 ];
 
 /// Why a command rule lets any program run, if it does: a runner with any arguments, `find`
@@ -519,7 +543,9 @@ fn command_is_broad(spec: &str) -> Option<String> {
     let pattern = trimmed.strip_suffix(":*")?;
     let words = shlex::split(pattern)?;
     let program = basename(words.first()?);
-    if COMMAND_RUNNERS.contains(&program) {
+    // Versioned names run the same way (`python3.12`, `node20`).
+    let unversioned = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if COMMAND_RUNNERS.contains(&program) || COMMAND_RUNNERS.contains(&unversioned) {
         return Some(format!(
             " through `{program}`, which runs what its arguments name"
         ));
@@ -527,8 +553,18 @@ fn command_is_broad(spec: &str) -> Option<String> {
     if program == "find" {
         return Some(" through `find -exec`".into());
     }
-    if program == "git" && words[1..].iter().all(|w| w.starts_with('-')) {
-        return Some(" through git's options (`git -c …` sets programs git runs)".into());
+    if program == "git" {
+        match words[1..].iter().find(|w| !w.starts_with('-')) {
+            None => {
+                return Some(" through git's options (`git -c …` sets programs git runs)".into());
+            }
+            Some(sub) if GIT_RUNNERS.contains(&sub.as_str()) => {
+                return Some(format!(
+                    " through `git {sub}`, whose options name a program to run"
+                ));
+            }
+            Some(_) => {}
+        }
     }
     None
 }

@@ -567,48 +567,7 @@ impl AuditLog {
     pub fn verify_anchored(&self, anchors: &[Anchor]) -> Result<VerifyReport, AuditError> {
         let mut report = self.verify_chain()?;
         let conn = self.read_conn()?;
-        let mut triggers = conn
-            .prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
-            .map_err(|e| AuditError::Read(e.to_string()))?;
-        let all: Vec<(String, String, String)> = triggers
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(|e| AuditError::Read(e.to_string()))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| AuditError::Read(e.to_string()))?;
-        // Only the guards may act on the log's tables: any other trigger there could drop,
-        // rewrite or fake rows as they are written, whatever the chain says afterwards.
-        for (name, table, _) in &all {
-            let audit_table =
-                table.eq_ignore_ascii_case("audit_log") || table.eq_ignore_ascii_case("audit_head");
-            if audit_table && !GUARD_TRIGGERS.iter().any(|(guard, _)| guard == name) {
-                report.problems.push(Problem {
-                    seq: 0,
-                    message: format!(
-                        "an unknown trigger {name} acts on {table}: it could drop or change rows as they are written"
-                    ),
-                });
-            }
-        }
-        let present: Vec<(String, String)> =
-            all.into_iter().map(|(name, _, sql)| (name, sql)).collect();
-        let squash = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
-        for (name, sql) in GUARD_TRIGGERS {
-            match present.iter().find(|(n, _)| n == name) {
-                None => report.problems.push(Problem {
-                    seq: 0,
-                    message: format!(
-                        "the trigger {name} is missing: rows could have been changed without it"
-                    ),
-                }),
-                Some((_, found)) if squash(found) != squash(sql) => report.problems.push(Problem {
-                    seq: 0,
-                    message: format!(
-                        "the trigger {name} was altered: rows could have been changed"
-                    ),
-                }),
-                Some(_) => {}
-            }
-        }
+        report.problems.extend(Self::trigger_problems(&conn)?);
         // An anchor taken of an empty log (the genesis hash) holds for any log.
         for anchor in anchors.iter().filter(|a| a.hash != GENESIS_HASH) {
             let hash: Option<String> = match anchor.seq {
@@ -649,6 +608,56 @@ impl AuditLog {
             }
         }
         Ok(report)
+    }
+
+    /// The log's tables carry exactly the guards, as created: a missing or altered guard, or any
+    /// other trigger acting on them (one could drop, rewrite or fake rows as they are written,
+    /// whatever the chain says afterwards), is a problem.
+    fn trigger_problems(conn: &rusqlite::Connection) -> Result<Vec<Problem>, AuditError> {
+        let mut problems = Vec::new();
+        let mut triggers = conn
+            .prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+        let all: Vec<(String, String, String)> = triggers
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(|e| AuditError::Read(e.to_string()))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| AuditError::Read(e.to_string()))?;
+        // Only the guards may act on the log's tables: any other trigger there could drop,
+        // rewrite or fake rows as they are written, whatever the chain says afterwards.
+        for (name, table, _) in &all {
+            let audit_table =
+                table.eq_ignore_ascii_case("audit_log") || table.eq_ignore_ascii_case("audit_head");
+            if audit_table && !GUARD_TRIGGERS.iter().any(|(guard, _)| guard == name) {
+                problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "an unknown trigger {name} acts on {table}: it could drop or change rows as they are written"
+                    ),
+                });
+            }
+        }
+        let present: Vec<(String, String)> =
+            all.into_iter().map(|(name, _, sql)| (name, sql)).collect();
+        let squash = |sql: &str| sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (name, sql) in GUARD_TRIGGERS {
+            match present.iter().find(|(n, _)| n == name) {
+                None => problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "the trigger {name} is missing: rows could have been changed without it"
+                    ),
+                }),
+                Some((_, found)) if squash(found) != squash(sql) => problems.push(Problem {
+                    seq: 0,
+                    message: format!(
+                        "the trigger {name} was altered: rows could have been changed"
+                    ),
+                }),
+                Some(_) => {}
+            }
+        }
+        Ok(problems)
     }
 
     fn verify_chain(&self) -> Result<VerifyReport, AuditError> {

@@ -239,15 +239,6 @@ impl Confinement {
         self
     }
 
-    /// The folders it may read and change, as granted (canonical).
-    pub fn grants(&self) -> (&[PathBuf], &[PathBuf]) {
-        (&self.read, &self.write)
-    }
-
-    pub fn network_granted(&self) -> bool {
-        self.network
-    }
-
     /// `program args…`, confined when bubblewrap can run here.
     pub fn command<S: AsRef<OsStr>>(&self, program: &str, args: &[S]) -> Launch {
         let confined = !self.turned_off && available();

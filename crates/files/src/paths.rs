@@ -7,7 +7,6 @@
 
 use cowork_contract::pathclass::{Classifier, PathClass};
 use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// The reviewed target of a path argument.
@@ -33,11 +32,6 @@ pub fn resolve(env: &EffectEnv, raw: &str) -> Result<PathBuf, ToolError> {
         )));
     }
     Ok(env.resolve_path(raw))
-}
-
-/// Opens a reviewed file for reading (see [`EffectEnv::open_reviewed`]).
-pub fn open_reviewed(env: &EffectEnv, reviewed: &Path) -> Result<File, ToolError> {
-    env.open_reviewed(reviewed)
 }
 
 pub fn io_error(path: &Path, e: std::io::Error) -> ToolError {

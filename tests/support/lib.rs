@@ -171,10 +171,14 @@ impl Harness {
         registry.add_provider(Layer::Builtin, Arc::new(Probes));
         let policy =
             Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
+        policy.set_repository_programs(Arc::new(|root: &std::path::Path| {
+            cowork_files::git::configured_programs(root)
+        }));
         let audit = Arc::new(AuditLog::open(&store).unwrap());
         let env = EffectEnv {
             workspace_roots: vec![workspace.clone()],
             home: Some(dir.path().join("userhome")),
+            ..Default::default()
         };
         let scheduler = Arc::new(Scheduler::new(
             registry, policy, audit, approver, env, config,

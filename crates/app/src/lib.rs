@@ -406,10 +406,15 @@ impl App {
         }
 
         let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
+        // Trust in a folder covers what its repository runs, as the trust review lists it.
+        policy.set_repository_programs(Arc::new(|root: &std::path::Path| {
+            cowork_files::git::configured_programs(root)
+        }));
         let audit = Arc::new(AuditLog::open(&store)?);
         let env = EffectEnv {
             workspace_roots: roots,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            cowork_data: Some(store.dir().root().to_path_buf()),
         };
         let scheduler = Arc::new(Scheduler::new(
             registry,

@@ -394,6 +394,12 @@ impl Confinement {
     }
 }
 
+/// Every entry directly in a folder, links included.
+fn all_entries(dir: &Path) -> Vec<PathBuf> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    entries.map(|e| e.path()).collect()
+}
+
 /// The entries directly in a folder (none for a file), by their real names; symlinks are left
 /// as they are (what they point at outside a grant does not show).
 fn top_entries(dir: &Path) -> Vec<PathBuf> {
@@ -409,24 +415,40 @@ fn top_entries(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The parts of a git directory that make git run programs: its config (and the worktree's),
+/// `commondir` (which names the folder whose config git reads), hooks and info (attributes).
+const GIT_PROGRAM_PARTS: [&str; 5] = ["config", "config.worktree", "commondir", "hooks", "info"];
+
+/// The git directories one entry holds: itself and each submodule's and worktree's; `None` when
+/// it is not a git directory.
+fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
+    if !entry.join("HEAD").is_file() || !entry.join("objects").is_dir() {
+        return None;
+    }
+    let mut dirs = vec![entry.to_path_buf()];
+    for nested in ["modules", "worktrees"] {
+        dirs.extend(top_entries(&entry.join(nested)));
+    }
+    Some(dirs)
+}
+
 /// What of one configuration entry is made read-only. A git directory stays writable (commits
-/// write objects, refs and the index), but what makes git run programs does not: its config,
-/// hooks and info (attributes), and the same of each submodule's and worktree's git directory.
-/// A link is never bound through (bubblewrap would mount what it points at, anywhere on the
-/// machine): a git directory holding one among these parts is made read-only whole.
+/// write objects, refs and the index) but is bound onto itself, so it cannot be renamed away and
+/// replaced; what makes git run programs does not stay writable: its [`GIT_PROGRAM_PARTS`], and
+/// the same of each submodule's and worktree's git directory ([`Watch`] covers the parts that do
+/// not exist yet). A link is never bound through (bubblewrap would mount what it points at,
+/// anywhere on the machine): a git directory holding one among these parts is made read-only
+/// whole.
 fn protected_parts(entry: &Path) -> Vec<Mount> {
     let whole = vec![Mount::Protect(entry.to_path_buf())];
-    if !entry.join("HEAD").is_file() || !entry.join("objects").is_dir() {
+    let Some(git_dirs) = git_dirs(entry) else {
         return whole;
-    }
-    let mut git_dirs = vec![entry.to_path_buf()];
-    for nested in ["modules", "worktrees"] {
-        git_dirs.extend(top_entries(&entry.join(nested)));
-    }
-    let mut parts = Vec::new();
-    for part in git_dirs.iter().flat_map(|dir| {
-        ["config", "config.worktree", "commondir", "hooks", "info"].map(|p| dir.join(p))
-    }) {
+    };
+    let mut parts = vec![Mount::Writable(entry.to_path_buf())];
+    for part in git_dirs
+        .iter()
+        .flat_map(|dir| GIT_PROGRAM_PARTS.map(|p| dir.join(p)))
+    {
         match std::fs::symlink_metadata(&part) {
             Ok(meta) if meta.file_type().is_symlink() => return whole,
             Ok(_) if canonical(&part).as_deref() != Some(part.as_path()) => return whole,
@@ -435,6 +457,104 @@ fn protected_parts(entry: &Path) -> Vec<Mount> {
         }
     }
     parts
+}
+
+/// What a run could leave behind for programs outside the sandbox to run later, taken before it
+/// starts and checked when it ends (confined or not):
+/// - a program part of a git directory ([`GIT_PROGRAM_PARTS`]) that did not exist at launch could
+///   not be bound read-only; one that appears is held back — renamed, so git never reads it — as
+///   git would run it with no further step (the next `git status` in the person's terminal);
+/// - a git directory replaced by another is named;
+/// - a new configuration entry at the top of a writable grant (`.envrc`, `.vscode`, a new `.git`)
+///   is named, for the person to see: it may be what they asked for (`git init`, a virtualenv).
+#[derive(Debug, Default)]
+pub struct Watch {
+    absent_git_parts: Vec<PathBuf>,
+    git_dirs: Vec<(PathBuf, Option<(u64, u64)>)>,
+    tops: Vec<(PathBuf, Vec<PathBuf>)>,
+}
+
+/// What [`Watch::check`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Aftermath {
+    /// A git program part that appeared, and where it was moved so git does not read it
+    /// (`None`: it could not be moved, and stays where git reads it).
+    pub held: Vec<(PathBuf, Option<PathBuf>)>,
+    /// A git directory that is no longer the one there at launch.
+    pub replaced: Vec<PathBuf>,
+    /// New configuration entries at the top of a writable grant.
+    pub created: Vec<PathBuf>,
+}
+
+impl Aftermath {
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty() && self.replaced.is_empty() && self.created.is_empty()
+    }
+}
+
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+impl Confinement {
+    /// What to check when the run ends (see [`Watch`]).
+    pub fn watch(&self) -> Watch {
+        let mut watch = Watch::default();
+        for grant in &self.write {
+            let entries = top_entries(grant);
+            for dir in entries.iter().filter_map(|e| git_dirs(e)).flatten() {
+                watch.git_dirs.push((dir.clone(), identity(&dir)));
+                watch.absent_git_parts.extend(
+                    GIT_PROGRAM_PARTS
+                        .map(|p| dir.join(p))
+                        .into_iter()
+                        .filter(|p| std::fs::symlink_metadata(p).is_err()),
+                );
+            }
+            watch.tops.push((grant.clone(), all_entries(grant)));
+        }
+        watch
+    }
+}
+
+impl Watch {
+    /// Holds back what appeared where git reads programs, and names what else changed.
+    pub fn check(&self) -> Aftermath {
+        let mut after = Aftermath::default();
+        for part in &self.absent_git_parts {
+            if std::fs::symlink_metadata(part).is_err() {
+                continue;
+            }
+            let name = part.file_name().unwrap_or_default().to_string_lossy();
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let aside = part.with_file_name(format!("{name}.held-by-cowork-{stamp}"));
+            let moved = std::fs::rename(part, &aside).ok().map(|()| aside);
+            after.held.push((part.clone(), moved));
+        }
+        for (dir, was) in &self.git_dirs {
+            if identity(dir) != *was {
+                after.replaced.push(dir.clone());
+            }
+        }
+        for (grant, before) in &self.tops {
+            after.created.extend(
+                all_entries(grant)
+                    .into_iter()
+                    .filter(|p| !before.contains(p))
+                    .filter(|p| {
+                        let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+                        pathclass::classify(Path::new(name), None) != PathClass::Ordinary
+                    }),
+            );
+        }
+        after.created.sort();
+        after
+    }
 }
 
 /// The read-only grant a `PATH` entry under the home folder needs: the folder itself, or the

@@ -26,6 +26,9 @@ pub trait SecretSource: Send + Sync {
 pub struct EffectEnv {
     pub workspace_roots: Vec<PathBuf>,
     pub home: Option<PathBuf>,
+    /// Cowork's own data folder (settings, audit log, credentials): no program Cowork starts
+    /// sees it, even when it lies inside a workspace.
+    pub cowork_data: Option<PathBuf>,
 }
 
 impl EffectEnv {
@@ -367,6 +370,7 @@ mod tests {
         let env = EffectEnv {
             workspace_roots: vec![tmp.join("ws")],
             home: Some(PathBuf::from("/home/u")),
+            ..Default::default()
         };
         assert_eq!(
             env.resolve_path("~/Documents/a.txt"),

@@ -415,3 +415,69 @@ fn a_link_among_git_parts_is_never_bound_through() {
         assert!(!wrote, "{part}: the git directory is read-only whole");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// What a run could leave for git outside the sandbox to run later: the git directory
+    /// cannot be renamed away and replaced; a program part that did not exist at launch
+    /// (`commondir`, hooks, info, a worktree config) is held back when the run ends; a new
+    /// top-level configuration entry is named. Generated over which parts exist at launch.
+    #[test]
+    fn nothing_planted_for_git_outlives_the_run(
+        present in proptest::sample::subsequence(vec!["hooks", "info"], 0..=2),
+        plant in proptest::sample::select(vec![
+            ("commondir", "printf /tmp/evil > .git/commondir"),
+            ("config.worktree", "printf '[core]\\n\\tfsmonitor = touch x\\n' > .git/config.worktree"),
+            ("hooks", "mkdir -p .git/hooks && printf 'touch x' > .git/hooks/post-checkout"),
+            ("info", "mkdir -p .git/info && printf '* filter=x' > .git/info/attributes"),
+        ]),
+        new_top in proptest::sample::select(vec![".envrc", ".vscode", ".husky", "lefthook.yml"]),
+    ) {
+        require_bubblewrap();
+        let l = layout(Place::InHome);
+        let out = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&l.ws)
+            .output()
+            .unwrap();
+        prop_assert!(out.status.success());
+        for part in ["hooks", "info"] {
+            let path = l.ws.join(".git").join(part);
+            if present.contains(&part) {
+                std::fs::create_dir_all(&path).unwrap();
+            } else {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        }
+        let jail = jail_for(&l);
+        let watch = jail.watch();
+        let (renamed, out) = run(&jail, "mv .git .git-away && mkdir .git");
+        prop_assert!(!renamed, "the git directory was renamed: {out}");
+        let (planted, _) = run(&jail, plant.1);
+        let (touched, _) = run(&jail, &format!("touch {new_top}"));
+        prop_assert!(touched, "{new_top} can be made (it is named afterwards)");
+        let after = watch.check();
+        let (name, _) = plant;
+        let at = l.ws.join(".git").join(name);
+        if present.contains(&name) {
+            prop_assert!(!planted, "{name} existed, so it is read-only");
+            prop_assert!(after.held.is_empty(), "{after:?}");
+        } else {
+            prop_assert!(planted);
+            prop_assert!(std::fs::symlink_metadata(&at).is_err(), "{name} is still where git reads it");
+            prop_assert_eq!(after.held.len(), 1, "{:?}", after);
+            prop_assert_eq!(&after.held[0].0, &at);
+            let aside = after.held[0].1.as_ref().expect("moved aside");
+            prop_assert!(aside.exists(), "what was planted is kept, under another name");
+        }
+        prop_assert!(after.replaced.is_empty(), "{after:?}");
+        prop_assert_eq!(after.created.clone(), vec![l.ws.join(new_top)]);
+        let status = std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&l.ws)
+            .output()
+            .unwrap();
+        prop_assert!(status.status.success(), "git still works outside");
+    }
+}

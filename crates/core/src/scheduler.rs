@@ -570,11 +570,11 @@ impl Scheduler {
     /// in them. Calls already running keep the folders they started with.
     pub fn set_workspaces(&self, roots: Vec<std::path::PathBuf>) -> Result<(), PolicyError> {
         self.policy.set_workspaces(&roots)?;
-        let home = self.env().home.clone();
-        *self.env.write().unwrap() = Arc::new(EffectEnv {
+        let env = EffectEnv {
             workspace_roots: roots,
-            home,
-        });
+            ..(*self.env()).clone()
+        };
+        *self.env.write().unwrap() = Arc::new(env);
         Ok(())
     }
 
@@ -1042,7 +1042,11 @@ impl Scheduler {
             }));
         }
         ctx.accept_edits = accept_edits;
-        ctx.workspace_trusted = self.policy.workspace_trusted();
+        // Only a tool that starts programs uses it, and the check reads the folder again.
+        ctx.workspace_trusted = spec
+            .effects
+            .contains(&cowork_contract::EffectKind::ProcessExec)
+            && self.policy.workspace_trusted();
         let events = self.events.clone();
         let progress_id = call_id.to_string();
         ctx.progress = Arc::new(move |progress| {

@@ -38,6 +38,7 @@ fn scene(workspace_is_home: bool) -> Scene {
     let env = EffectEnv {
         workspace_roots: vec![ws.clone()],
         home: Some(home.clone()),
+        ..Default::default()
     };
     Scene {
         _tmp: tmp,

@@ -10,6 +10,7 @@ fn env() -> EffectEnv {
     EffectEnv {
         workspace_roots: vec![PathBuf::from("/nonexistent-ws")],
         home: Some(PathBuf::from("/nonexistent-home/u")),
+        ..Default::default()
     }
 }
 
@@ -93,6 +94,7 @@ mod by_meaning {
         EffectEnv {
             workspace_roots: vec![PathBuf::from("/nonexistent-top/ws")],
             home: Some(PathBuf::from("/nonexistent-top/home/u")),
+            ..Default::default()
         }
     }
 

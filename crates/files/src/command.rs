@@ -10,7 +10,7 @@
 //! ends.
 
 use crate::paths;
-use cowork_contract::confine::{self, Confinement};
+use cowork_contract::confine::{self, Aftermath, Confinement, Watch};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
@@ -150,7 +150,7 @@ fn build_command(
     env: &EffectEnv,
     network: bool,
     trusted: bool,
-) -> (tokio::process::Command, bool) {
+) -> (tokio::process::Command, bool, Watch) {
     let mut jail = Confinement::new(cwd).network(network);
     for root in &env.workspace_roots {
         jail = jail.write(root);
@@ -158,10 +158,14 @@ fn build_command(
     if let Some(home) = &env.home {
         jail = jail.home(home);
     }
+    if let Some(data) = &env.cowork_data {
+        jail = jail.hide(data);
+    }
     if !trusted {
         // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.
         jail = jail.envs(crate::git::neutralizing_env());
     }
+    let watch = jail.watch();
     let launch = jail
         .envs(git_identity().iter().cloned())
         .command("bash", &["-c", command]);
@@ -171,7 +175,50 @@ fn build_command(
         .stderr(std::process::Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    (cmd, launch.confined)
+    (cmd, launch.confined, watch)
+}
+
+/// What a run left where other programs read configuration, in words for the model and the
+/// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
+fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
+    let shown = |p: &Path| {
+        env.workspace_roots
+            .iter()
+            .find_map(|r| p.strip_prefix(r).ok())
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let mut notes = Vec::new();
+    for (part, aside) in &after.held {
+        notes.push(match aside {
+            Some(aside) => format!(
+                "held back {}: git would run what it names; it was moved to {} — if the person wants it, they put it back themselves",
+                shown(part),
+                shown(aside)
+            ),
+            None => format!(
+                "could not hold back {}: git may run what it names — tell the person to look at it",
+                shown(part)
+            ),
+        });
+    }
+    for dir in &after.replaced {
+        notes.push(format!(
+            "the git directory {} was replaced while the command ran — tell the person",
+            shown(dir)
+        ));
+    }
+    for path in &after.created {
+        notes.push(format!(
+            "created {}, which other programs read as configuration",
+            shown(path)
+        ));
+    }
+    if !notes.is_empty() {
+        tracing::warn!(notes = ?notes, "a command left configuration behind");
+    }
+    notes
 }
 
 /// The person's git identity from their own git configuration, for commits made inside the
@@ -212,6 +259,12 @@ fn kill_group(pid: Option<u32>) {
 }
 
 fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
+    // A grant of the whole file system would bind the machine's sockets and devices back in.
+    if env.workspace_roots.iter().any(|r| r.parent().is_none()) {
+        return Err(ToolError::invalid(
+            "the open workspace is the whole computer (/), and commands run confined to a workspace: open a project folder instead",
+        ));
+    }
     if !env.is_inside_workspace(cwd) {
         return Err(ToolError::SecurityViolation {
             reason: format!(
@@ -238,6 +291,110 @@ pub struct BackgroundProcess {
     pid: Option<u32>,
     output: Mutex<(Vec<u8>, usize)>,
     exit: Mutex<Option<i32>>,
+}
+
+/// What is known of a started command besides its process.
+struct Ran {
+    sandboxed: bool,
+    watch: Watch,
+    env: EffectEnv,
+}
+
+/// Waits for a foreground command (or its timeout, or the call's cancellation), then ends its
+/// whole group and collects the capped output.
+async fn run_to_end(
+    mut child: tokio::process::Child,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> ToolResult<CommandResult> {
+    let pid = child.id();
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = tokio::spawn(read_all(stdout));
+    let err = tokio::spawn(read_all(stderr));
+    let (status, timed_out) = tokio::select! {
+        status = child.wait() => (status.ok().and_then(|s| s.code()), false),
+        _ = tokio::time::sleep(timeout) => { kill_group(pid); let _ = child.wait().await; (None, true) }
+        _ = ctx.cancel.cancelled() => { kill_group(pid); let _ = child.wait().await; return Err(ToolError::Cancelled) }
+    };
+    // The group may hold children that kept the pipes open: end them too.
+    kill_group(pid);
+    let (out, err) = (out.await.unwrap_or_default(), err.await.unwrap_or_default());
+    let (stdout, cut_out) = head_and_tail(&out, OUTPUT_CAP);
+    let (stderr, cut_err) = head_and_tail(&err, OUTPUT_CAP);
+    Ok(CommandResult {
+        exit_code: status,
+        stdout,
+        stderr,
+        timed_out,
+        truncated: cut_out || cut_err,
+        ..CommandResult::default()
+    })
+}
+
+impl Background {
+    /// Keeps a started command's output (the newest part) and, when it ends, its exit code and
+    /// what it left behind ([`Watch`]), told in its output.
+    fn start(
+        &self,
+        input: &RunCommandInput,
+        mut child: tokio::process::Child,
+        ran: Ran,
+    ) -> CommandResult {
+        let pid = child.id();
+        let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let process = Arc::new(BackgroundProcess {
+            command: input.command.clone(),
+            pid,
+            output: Mutex::new((Vec::new(), 0)),
+            exit: Mutex::new(None),
+        });
+        let id = pid.unwrap_or(0).to_string();
+        self.0.lock().unwrap().insert(id.clone(), process.clone());
+        for pipe in [
+            Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+            Box::new(stderr),
+        ] {
+            tokio::spawn(keep_output(pipe, process.clone()));
+        }
+        tokio::spawn(async move {
+            let status = child.wait().await.ok().and_then(|s| s.code());
+            for note in aftermath_notes(&ran.watch.check(), &ran.env) {
+                process.append(format!("\n[{note}]\n").as_bytes());
+            }
+            *process.exit.lock().unwrap() = Some(status.unwrap_or(-1));
+        });
+        CommandResult {
+            sandboxed: ran.sandboxed,
+            background_id: Some(id),
+            ..CommandResult::default()
+        }
+    }
+}
+
+async fn keep_output(
+    mut pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    process: Arc<BackgroundProcess>,
+) {
+    let mut buf = [0u8; 8 << 10];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        process.append(&buf[..n]);
+    }
+}
+
+impl BackgroundProcess {
+    /// Adds output, keeping the newest [`BACKGROUND_CAP`] bytes.
+    fn append(&self, bytes: &[u8]) {
+        let mut out = self.output.lock().unwrap();
+        out.0.extend_from_slice(bytes);
+        if out.0.len() > BACKGROUND_CAP {
+            let drop = out.0.len() - BACKGROUND_CAP;
+            out.0.drain(..drop);
+            out.1 = out.1.saturating_sub(drop);
+        }
+    }
 }
 
 pub struct RunCommand(pub Background);
@@ -267,7 +424,7 @@ pub struct RunCommandInput {
     pub description: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, JsonSchema, Default)]
 pub struct CommandResult {
     pub exit_code: Option<i32>,
     pub stdout: String,
@@ -278,6 +435,8 @@ pub struct CommandResult {
     /// Set for a background start: read it with command_output, end it with command_stop.
     pub background_id: Option<String>,
     pub duration_ms: u64,
+    /// What it left where other programs read configuration (held back or named).
+    pub configuration: Vec<String>,
 }
 
 async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
@@ -347,95 +506,35 @@ impl Tool for RunCommand {
             )));
         }
         let started = std::time::Instant::now();
-        let (mut cmd, sandboxed) = build_command(
+        let (mut cmd, sandboxed, watch) = build_command(
             &input.command,
             &cwd,
             &ctx.env,
             input.network,
             ctx.workspace_trusted,
         );
-        let mut child = cmd
+        let child = cmd
             .spawn()
             .map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
-        let pid = child.id();
-        let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-
+        let ran = Ran {
+            sandboxed,
+            watch,
+            env: ctx.env.clone(),
+        };
         if input.background {
-            let process = Arc::new(BackgroundProcess {
-                command: input.command.clone(),
-                pid,
-                output: Mutex::new((Vec::new(), 0)),
-                exit: Mutex::new(None),
-            });
-            let id = pid.unwrap_or(0).to_string();
-            self.0.0.lock().unwrap().insert(id.clone(), process.clone());
-            for pipe in [
-                Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-                Box::new(stderr),
-            ] {
-                let process = process.clone();
-                tokio::spawn(async move {
-                    let mut pipe = pipe;
-                    let mut buf = [0u8; 8 << 10];
-                    while let Ok(n) = pipe.read(&mut buf).await {
-                        if n == 0 {
-                            break;
-                        }
-                        let mut out = process.output.lock().unwrap();
-                        out.0.extend_from_slice(&buf[..n]);
-                        if out.0.len() > BACKGROUND_CAP {
-                            let drop = out.0.len() - BACKGROUND_CAP;
-                            out.0.drain(..drop);
-                            out.1 = out.1.saturating_sub(drop);
-                        }
-                    }
-                });
-            }
-            let waiter = process.clone();
-            tokio::spawn(async move {
-                let status = child.wait().await.ok().and_then(|s| s.code());
-                *waiter.exit.lock().unwrap() = Some(status.unwrap_or(-1));
-            });
-            return Ok(CommandResult {
-                exit_code: None,
-                stdout: String::new(),
-                stderr: String::new(),
-                timed_out: false,
-                truncated: false,
-                sandboxed,
-                background_id: Some(id),
-                duration_ms: 0,
-            });
+            return Ok(self.0.start(input, child, ran));
         }
-
         let timeout = Duration::from_millis(
             input
                 .timeout_ms
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
                 .clamp(1, MAX_TIMEOUT_MS),
         );
-        let out = tokio::spawn(read_all(stdout));
-        let err = tokio::spawn(read_all(stderr));
-        let (status, timed_out) = tokio::select! {
-            status = child.wait() => (status.ok().and_then(|s| s.code()), false),
-            _ = tokio::time::sleep(timeout) => { kill_group(pid); let _ = child.wait().await; (None, true) }
-            _ = ctx.cancel.cancelled() => { kill_group(pid); let _ = child.wait().await; return Err(ToolError::Cancelled) }
-        };
-        // The group may hold children that kept the pipes open: end them too.
-        kill_group(pid);
-        let (out, err) = (out.await.unwrap_or_default(), err.await.unwrap_or_default());
-        let (stdout, cut_out) = head_and_tail(&out, OUTPUT_CAP);
-        let (stderr, cut_err) = head_and_tail(&err, OUTPUT_CAP);
-        Ok(CommandResult {
-            exit_code: status,
-            stdout,
-            stderr,
-            timed_out,
-            truncated: cut_out || cut_err,
-            sandboxed,
-            background_id: None,
-            duration_ms: started.elapsed().as_millis() as u64,
-        })
+        let mut result = run_to_end(child, timeout, ctx).await?;
+        result.sandboxed = ran.sandboxed;
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        result.configuration = aftermath_notes(&ran.watch.check(), &ran.env);
+        Ok(result)
     }
 
     fn to_text(&self, r: &CommandResult) -> String {
@@ -465,6 +564,9 @@ impl Tool for RunCommand {
             )),
             (false, Some(code)) => out.push_str(&format!("[exit code {code}]")),
             (false, None) => out.push_str("[killed by a signal]"),
+        }
+        for note in &r.configuration {
+            out.push_str(&format!("\n[{note}]"));
         }
         out
     }

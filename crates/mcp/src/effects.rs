@@ -154,6 +154,7 @@ mod tests {
         let env = EffectEnv {
             workspace_roots: vec![ws.clone()],
             home: Some(ws.clone()),
+            ..Default::default()
         };
         let read = templates(json!([{"kind": "fs.read", "path": "{paths}"}]));
         let got = effects_of(

@@ -55,8 +55,8 @@ const PHRASES: &[(&str, &str)] = &[
         "you must first",
         "it orders the model to do something first",
     ),
-    ("always call", "it orders the model to call something"),
-    ("first call", "it orders the model to call something first"),
+    ("^always call", "it orders the model to call something"),
+    ("^first call", "it orders the model to call something first"),
     ("忽略之前", "it tells the model to ignore its instructions"),
     ("忽略以上", "it tells the model to ignore its instructions"),
     ("忽略所有", "it tells the model to ignore its instructions"),
@@ -112,11 +112,33 @@ pub fn folded(text: &str) -> String {
     skeleton.to_lowercase()
 }
 
+/// Whether folded `text` holds `phrase` as words (not inside a longer word: "disregards
+/// whitespace" is not "disregard"); a phrase marked `^` only as an order, where a sentence or a
+/// clause starts ("The first call returns a cursor" describes; "First call run_command" orders).
+fn says(text: &str, phrase: &str) -> bool {
+    let (order, phrase) = match phrase.strip_prefix('^') {
+        Some(rest) => (true, rest),
+        None => (false, phrase),
+    };
+    let phrase = folded(phrase);
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    let (first, last) = (phrase.chars().next(), phrase.chars().next_back());
+    text.match_indices(&phrase).any(|(at, _)| {
+        let prev = text[..at].chars().next_back();
+        let next = text[at + phrase.len()..].chars().next();
+        let joined = (word(prev) && word(first)) || (word(next) && word(last));
+        let before = text[..at].trim_end();
+        let starts = before.is_empty()
+            || before.ends_with(['.', '!', '?', ':', '>', '\n', '-', '*', '"', '(']);
+        !joined && (!order || starts)
+    })
+}
+
 /// Why `text` looks written to the model rather than about the tool, if it does.
 /// `own_tools`: the pack's own tool names, which its texts may mention freely.
 pub fn addresses_model(text: &str, own_tools: &[String]) -> Option<&'static str> {
     let text = folded(text);
-    if let Some((_, why)) = PHRASES.iter().find(|(p, _)| text.contains(&folded(p))) {
+    if let Some((_, why)) = PHRASES.iter().find(|(p, _)| says(&text, p)) {
         return Some(why);
     }
     // Naming another tool to run is how a description reaches beyond its own tool.
@@ -212,6 +234,8 @@ mod tests {
             assert!(addresses_model(hostile, &[]).is_some(), "{hostile}");
         }
         for plain in [
+            "Lists items. The first call returns a cursor; always call it again with that cursor for more.",
+            "Diffs two texts; disregards whitespace when asked.",
             "Get the current time in a timezone (IANA name, e.g. Europe/Berlin).",
             "Read a file from the allowed directories.",
             "Create an issue in a GitHub repository.",

@@ -198,7 +198,8 @@ pub struct WorkspaceStatus {
     pub root: PathBuf,
     pub settings: PathBuf,
     pub state: TrustState,
-    /// sha256 of the settings file as read now (`absent` without one): trusting pins this.
+    /// What trusting pins, as read now: the settings file and the repository's programs
+    /// (`trust::digest`).
     pub digest: String,
     /// What trusting would add: the allow rules (in force only while trusted).
     pub allow: Vec<String>,
@@ -224,6 +225,9 @@ pub struct PolicyBridge {
     conversations: ConversationStates,
     tool_kinds: RwLock<Option<ToolKinds>>,
     tool_names: RwLock<Option<ToolNames>>,
+    /// What a folder's repository configured to run (a family's knowledge, lent to the policy):
+    /// trust covers these as the review showed them.
+    repository_programs: RwLock<Option<RepositoryPrograms>>,
     /// The families' default rules (see `ToolProvider::default_rules`): the floor under every
     /// person's settings, source `builtin`.
     defaults: RwLock<Arc<Vec<(Action, Rule)>>>,
@@ -234,6 +238,10 @@ pub type ToolKinds = Arc<dyn Fn(&str) -> Option<Vec<EffectKind>> + Send + Sync>;
 
 /// Every tool name the registry knows (aliases included), for naming the one a rule misspelled.
 pub type ToolNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
+
+/// The programs a folder's repository configured to run (hooks, filters, fsmonitor…), as the
+/// trust review lists them.
+pub type RepositoryPrograms = Arc<dyn Fn(&Path) -> Vec<String> + Send + Sync>;
 
 fn unknown_tool_text(rule: &str, name: &str, suggestion: Option<&str>) -> String {
     let hint = suggestion.map_or(String::new(), |s| format!(" — did you mean `{s}`?"));
@@ -284,6 +292,7 @@ impl PolicyBridge {
             conversations: ConversationStates::open(store)?,
             tool_kinds: RwLock::new(None),
             tool_names: RwLock::new(None),
+            repository_programs: RwLock::new(None),
             defaults: RwLock::default(),
         };
         bridge.reload()?;
@@ -325,7 +334,7 @@ impl PolicyBridge {
         for root in &self.roots() {
             let path = &workspace_settings_path(root);
             let ws = settings::load(path)?;
-            let digest = trust::digest(ws.bytes.as_deref());
+            let digest = self.trust_digest(root, ws.bytes.as_deref());
             let state = self.trust.state(root, &digest);
             let trusted = state == TrustState::Trusted;
             problems.extend(ws.problems.into_iter().map(|message| PolicyProblem {
@@ -495,15 +504,39 @@ impl PolicyBridge {
             .and_then(|lookup| lookup(name))
     }
 
-    /// Whether every open workspace is trusted (none open: false). Tools that start programs
-    /// let a repository's own configuration run only then.
+    /// Whether every open workspace is trusted as it is now (none open: false): its settings and
+    /// its repository's programs are read again, so a hook added since the person trusted it
+    /// is not covered. Tools that start programs let a repository's own configuration run only
+    /// then.
     pub fn workspace_trusted(&self) -> bool {
-        let config = self.config.read().unwrap();
-        !config.workspaces.is_empty()
-            && config
-                .workspaces
-                .iter()
-                .all(|w| w.state == TrustState::Trusted)
+        let workspaces = self.config.read().unwrap().workspaces.clone();
+        !workspaces.is_empty()
+            && workspaces.iter().all(|w| {
+                w.state == TrustState::Trusted
+                    && self.trust.state(&w.root, &self.current_digest(&w.root))
+                        == TrustState::Trusted
+            })
+    }
+
+    /// Lends the policy a family's knowledge of what a repository configured to run.
+    pub fn set_repository_programs(&self, programs: RepositoryPrograms) {
+        *self.repository_programs.write().unwrap() = Some(programs);
+        if let Err(e) = self.reload() {
+            tracing::error!("reloading settings: {e}");
+        }
+    }
+
+    /// What trust in `root` is pinned to, from its settings bytes and its repository's programs.
+    fn trust_digest(&self, root: &Path, settings: Option<&[u8]>) -> String {
+        let lookup = self.repository_programs.read().unwrap().clone();
+        let programs = lookup.map(|f| f(root)).unwrap_or_default();
+        trust::digest(settings, &programs)
+    }
+
+    /// [`Self::trust_digest`] of the folder as it is on disk now.
+    fn current_digest(&self, root: &Path) -> String {
+        let settings = std::fs::read(workspace_settings_path(root)).ok();
+        self.trust_digest(root, settings.as_deref())
     }
 
     fn workspace_index(&self, root: &Path) -> Result<usize, PolicyError> {
@@ -521,7 +554,7 @@ impl PolicyBridge {
     pub fn trust_workspace(&self, root: &Path, seen_digest: &str) -> Result<(), PolicyError> {
         let root = &self.roots()[self.workspace_index(root)?];
         let file = workspace_settings_path(root);
-        let now = trust::digest(std::fs::read(&file).ok().as_deref());
+        let now = self.current_digest(root);
         if now != seen_digest {
             return Err(PolicyError::ChangedSinceShown { path: file });
         }
@@ -633,17 +666,12 @@ impl PolicyBridge {
             .position(|r| workspace_settings_path(r) == path);
         // Judged on the file as it is now: one changed since the last reload is not re-pinned.
         let was_trusted = workspace.is_some_and(|i| {
-            self.trust.state(
-                &roots[i],
-                &trust::digest(std::fs::read(path).ok().as_deref()),
-            ) == TrustState::Trusted
+            self.trust.state(&roots[i], &self.current_digest(&roots[i])) == TrustState::Trusted
         });
         settings::edit_rules(path, edit)?;
         if let (Some(i), true) = (workspace, was_trusted) {
-            self.trust.trust(
-                &roots[i],
-                &trust::digest(std::fs::read(path).ok().as_deref()),
-            )?;
+            self.trust
+                .trust(&roots[i], &self.current_digest(&roots[i]))?;
         }
         Ok(())
     }
@@ -1047,6 +1075,7 @@ impl PolicyBridge {
         EffectEnv {
             workspace_roots: self.roots(),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            ..Default::default()
         }
     }
 

@@ -58,6 +58,7 @@ mod tests {
         EffectEnv {
             workspace_roots: roots.iter().map(|r| r.to_path_buf()).collect(),
             home: Some(home.to_path_buf()),
+            ..Default::default()
         }
     }
 

@@ -205,6 +205,7 @@ impl Rule {
         let env = EffectEnv {
             workspace_roots: vec![PathBuf::from("/probe-workspace")],
             home: Some(PathBuf::from("/probe-home")),
+            ..Default::default()
         };
         let has =
             |wanted: &[EffectKind]| kinds.is_none_or(|k| k.iter().any(|k| wanted.contains(k)));
@@ -736,6 +737,7 @@ mod tests {
         EffectEnv {
             workspace_roots: vec![PathBuf::from("/work/ws")],
             home: Some(PathBuf::from("/home/u")),
+            ..Default::default()
         }
     }
 

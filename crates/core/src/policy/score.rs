@@ -199,6 +199,7 @@ mod tests {
         let env = EffectEnv {
             workspace_roots: vec![PathBuf::from("/ws")],
             home: None,
+            ..Default::default()
         };
         let score = |effects: &[Effect], destructive, tainted| {
             assess(&spec(destructive), effects, &env, tainted, None)

@@ -1,8 +1,9 @@
 //! Workspace trust. A folder's `.cowork/settings.json` arrives with the folder (a clone, a
 //! download, a file the assistant wrote), so on its own it may only narrow: deny and ask rules
 //! apply, allow rules and a wider mode do not. The person trusts a folder after seeing exactly
-//! what its settings would allow; the trust is pinned to the file's sha256, so any change to the
-//! file — by a tool, a `git pull`, anyone — makes it untrusted again until the person looks.
+//! what its settings would allow and what its repository would run; the trust is pinned to both
+//! ([`digest`]), so any change — by a tool, a `git pull`, anyone — makes it untrusted again
+//! until the person looks.
 
 use super::PolicyError;
 use cowork_store::Store;
@@ -12,12 +13,26 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// What trust is pinned to: the settings file's bytes, or its absence.
-pub fn digest(bytes: Option<&[u8]>) -> String {
-    match bytes {
+/// What trust is pinned to: the settings file's bytes (or its absence) and the programs the
+/// folder's repository configured to run, as the trust review listed them — so a hook or a
+/// filter added after the person looked makes the folder untrusted again. A folder with no such
+/// programs keeps the settings-only digest (pins made before programs were pinned stay valid).
+pub fn digest(bytes: Option<&[u8]>, programs: &[String]) -> String {
+    let settings = match bytes {
         Some(bytes) => hex::encode(Sha256::digest(bytes)),
         None => "absent".into(),
+    };
+    if programs.is_empty() {
+        return settings;
     }
+    let mut hasher = Sha256::new();
+    hasher.update(settings.as_bytes());
+    for program in programs {
+        // Length-prefixed: no two lists hash alike by moving a separator.
+        hasher.update((program.len() as u64).to_le_bytes());
+        hasher.update(program.as_bytes());
+    }
+    hex::encode(hasher.finalize())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ pub mod protected;
 pub mod rules;
 pub mod score;
 mod settings;
+pub mod shell;
 mod trust;
 
 pub use protected::Protection;

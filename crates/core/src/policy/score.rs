@@ -69,7 +69,7 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
             8,
             "runs a program with all your rights: bubblewrap cannot confine it here (install it: apt install bubblewrap)".into(),
         ),
-        Effect::ProcessExec { .. } => (7, "runs a program on this computer".into()),
+        Effect::ProcessExec { command, .. } => command_base(&super::shell::analyze(command)),
         Effect::NetFetch { origin } => match cowork_contract::address::literal_host_kind(origin) {
             // Loopback, private, link-local, metadata: what a hostile page steers a fetch at
             // (SSRF). Denied by default; a rule the person writes for the origin allows it.
@@ -139,6 +139,42 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
             format!("{server} runs outside a sandbox ({why}): nothing limits what it does"),
         ),
     }
+}
+
+/// A confined command's risk from what its syntax says it does (`shell::analyze`): one that
+/// only reads scores as a look inside the workspace does; one that deletes, downloads code into
+/// a shell or asks for administrator rights scores above any other program.
+fn command_base(facts: &super::shell::CommandFacts) -> (i32, String) {
+    let programs = facts.programs.join(", ");
+    if !facts.understood {
+        return (7, "runs a command Cowork cannot fully read".into());
+    }
+    if facts.runs_piped_code {
+        return (8, "runs code it downloads or builds as it goes".into());
+    }
+    if !facts.privileged.is_empty() {
+        let how = facts.privileged.join(", ");
+        return (8, format!("asks for administrator rights ({how})"));
+    }
+    if !facts.deletes.is_empty() {
+        let all = if facts.recursive {
+            " and everything in them"
+        } else {
+            ""
+        };
+        return (8, format!("deletes {}{all}", facts.deletes.join(", ")));
+    }
+    if !facts.network.is_empty() {
+        let who = facts.network.join(", ");
+        return (7, format!("runs {who}, which reaches the network"));
+    }
+    if facts.reads_only {
+        return (
+            4,
+            format!("runs {programs}, which only reads, confined to the workspace"),
+        );
+    }
+    (7, format!("runs {programs} on this computer"))
 }
 
 pub fn assess(

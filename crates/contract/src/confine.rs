@@ -16,6 +16,8 @@
 //! Without bubblewrap the program runs with the person's rights; [`Launch::confined`] says so and
 //! the callers' reviews score it higher.
 
+use crate::gitdirs::{self, GitDirAtLaunch};
+pub use crate::gitdirs::Held;
 use crate::pathclass::{self, PathClass};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -362,6 +364,9 @@ impl Confinement {
                 _ => {}
             }
         }
+        if writable {
+            out.extend(self.repository_mounts(grant));
+        }
         if let Some(home) = self.home.as_ref().filter(|h| h.starts_with(grant)) {
             out.extend(
                 top_entries(home)
@@ -373,6 +378,27 @@ impl Confinement {
                     .filter(|e| !granted(e))
                     .map(Mount::Hide),
             );
+        }
+        out
+    }
+
+    /// Inside a writable grant, the repositories below its top (a monorepo's vendored clone, a
+    /// folder of projects) are guarded as the top one is, and what a repository's config names
+    /// for git to run from or read (`core.hooksPath`, included files) is read-only when it lies
+    /// in the grant.
+    fn repository_mounts(&self, grant: &Path) -> Vec<Mount> {
+        let (nested, _) = gitdirs::repositories_below(grant);
+        let mut out: Vec<Mount> = nested.iter().flat_map(|e| protected_parts(e)).collect();
+        for entry in std::iter::once(grant.join(".git")).chain(nested) {
+            let work_tree = entry.parent().unwrap_or(grant);
+            for dir in gitdirs::git_dirs(&entry).into_iter().flatten() {
+                out.extend(
+                    gitdirs::configured_paths(&dir, work_tree)
+                        .into_iter()
+                        .filter(|p| p.starts_with(grant))
+                        .map(Mount::Protect),
+                );
+            }
         }
         out
     }
@@ -415,23 +441,6 @@ fn top_entries(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The parts of a git directory that make git run programs: its config (and the worktree's),
-/// `commondir` (which names the folder whose config git reads), hooks and info (attributes).
-const GIT_PROGRAM_PARTS: [&str; 5] = ["config", "config.worktree", "commondir", "hooks", "info"];
-
-/// The git directories one entry holds: itself and each submodule's and worktree's; `None` when
-/// it is not a git directory.
-fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
-    if !entry.join("HEAD").is_file() || !entry.join("objects").is_dir() {
-        return None;
-    }
-    let mut dirs = vec![entry.to_path_buf()];
-    for nested in ["modules", "worktrees"] {
-        dirs.extend(top_entries(&entry.join(nested)));
-    }
-    Some(dirs)
-}
-
 /// What of one configuration entry is made read-only. A git directory stays writable (commits
 /// write objects, refs and the index) but is bound onto itself, so it cannot be renamed away and
 /// replaced; what makes git run programs does not stay writable: its [`GIT_PROGRAM_PARTS`], and
@@ -441,13 +450,13 @@ fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
 /// whole.
 fn protected_parts(entry: &Path) -> Vec<Mount> {
     let whole = vec![Mount::Protect(entry.to_path_buf())];
-    let Some(git_dirs) = git_dirs(entry) else {
+    let Some(git_dirs) = gitdirs::git_dirs(entry) else {
         return whole;
     };
     let mut parts = vec![Mount::Writable(entry.to_path_buf())];
     for part in git_dirs
         .iter()
-        .flat_map(|dir| GIT_PROGRAM_PARTS.map(|p| dir.join(p)))
+        .flat_map(|dir| gitdirs::GIT_PROGRAM_PARTS.map(|p| dir.join(p)))
     {
         match std::fs::symlink_metadata(&part) {
             Ok(meta) if meta.file_type().is_symlink() => return whole,
@@ -461,29 +470,32 @@ fn protected_parts(entry: &Path) -> Vec<Mount> {
 
 /// What a run could leave behind for programs outside the sandbox to run later, taken before it
 /// starts and checked when it ends (confined or not):
-/// - a program part of a git directory ([`GIT_PROGRAM_PARTS`]) that did not exist at launch could
-///   not be bound read-only; one that appears is held back — renamed, so git never reads it — as
-///   git would run it with no further step (the next `git status` in the person's terminal);
+/// - in every git directory of a writable grant (nested repositories and submodules included),
+///   whatever appears that git does not write itself (`gitdirs`) is held back — moved aside so
+///   the person's own git never reads it — and so is a rebase to-do that runs a program;
 /// - a git directory replaced by another is named;
-/// - a new configuration entry at the top of a writable grant (`.envrc`, `.vscode`, a new `.git`)
-///   is named, for the person to see: it may be what they asked for (`git init`, a virtualenv).
+/// - a new configuration entry at the top of a writable grant (`.envrc`, `.vscode`) and a new
+///   repository anywhere in it are named, for the person to see: they may be what was asked
+///   for (`git init`, `cargo new`, a virtualenv).
 #[derive(Debug, Default)]
 pub struct Watch {
-    absent_git_parts: Vec<PathBuf>,
-    git_dirs: Vec<(PathBuf, Option<(u64, u64)>)>,
+    git_dirs: Vec<GitDirAtLaunch>,
     tops: Vec<(PathBuf, Vec<PathBuf>)>,
+    repositories: Vec<(PathBuf, Vec<PathBuf>)>,
+    complete: bool,
 }
 
 /// What [`Watch::check`] found.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Aftermath {
-    /// A git program part that appeared, and where it was moved so git does not read it
-    /// (`None`: it could not be moved, and stays where git reads it).
-    pub held: Vec<(PathBuf, Option<PathBuf>)>,
+    /// What appeared in a git directory that git does not write itself, and where it went.
+    pub held: Vec<(PathBuf, Held)>,
     /// A git directory that is no longer the one there at launch.
     pub replaced: Vec<PathBuf>,
-    /// New configuration entries at the top of a writable grant.
+    /// New configuration entries at the top of a writable grant, and new repositories in it.
     pub created: Vec<PathBuf>,
+    /// The grants held more folders than a check walks ([`gitdirs::WALK_BUDGET`]).
+    pub cut_short: bool,
 }
 
 impl Aftermath {
@@ -492,29 +504,24 @@ impl Aftermath {
     }
 }
 
-fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(path)
-        .ok()
-        .map(|m| (m.dev(), m.ino()))
-}
-
 impl Confinement {
     /// What to check when the run ends (see [`Watch`]).
     pub fn watch(&self) -> Watch {
-        let mut watch = Watch::default();
+        let mut watch = Watch {
+            complete: true,
+            ..Watch::default()
+        };
         for grant in &self.write {
-            let entries = top_entries(grant);
-            for dir in entries.iter().filter_map(|e| git_dirs(e)).flatten() {
-                watch.git_dirs.push((dir.clone(), identity(&dir)));
-                watch.absent_git_parts.extend(
-                    GIT_PROGRAM_PARTS
-                        .map(|p| dir.join(p))
-                        .into_iter()
-                        .filter(|p| std::fs::symlink_metadata(p).is_err()),
-                );
+            let (nested, complete) = gitdirs::repositories_below(grant);
+            watch.complete &= complete;
+            let top = grant.join(".git");
+            for entry in std::iter::once(&top).chain(&nested) {
+                for dir in gitdirs::git_dirs(entry).into_iter().flatten() {
+                    watch.git_dirs.push(GitDirAtLaunch::take(&dir));
+                }
             }
             watch.tops.push((grant.clone(), all_entries(grant)));
+            watch.repositories.push((grant.clone(), nested));
         }
         watch
     }
@@ -523,22 +530,15 @@ impl Confinement {
 impl Watch {
     /// Holds back what appeared where git reads programs, and names what else changed.
     pub fn check(&self) -> Aftermath {
-        let mut after = Aftermath::default();
-        for part in &self.absent_git_parts {
-            if std::fs::symlink_metadata(part).is_err() {
-                continue;
-            }
-            let name = part.file_name().unwrap_or_default().to_string_lossy();
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let aside = part.with_file_name(format!("{name}.held-by-cowork-{stamp}"));
-            let moved = std::fs::rename(part, &aside).ok().map(|()| aside);
-            after.held.push((part.clone(), moved));
-        }
-        for (dir, was) in &self.git_dirs {
-            if identity(dir) != *was {
-                after.replaced.push(dir.clone());
+        let mut after = Aftermath {
+            cut_short: !self.complete,
+            ..Aftermath::default()
+        };
+        for git_dir in &self.git_dirs {
+            let changes = git_dir.check();
+            after.held.extend(changes.held);
+            if changes.replaced {
+                after.replaced.push(git_dir.dir.clone());
             }
         }
         for (grant, before) in &self.tops {
@@ -551,6 +551,13 @@ impl Watch {
                         pathclass::classify(Path::new(name), None) != PathClass::Ordinary
                     }),
             );
+        }
+        for (grant, before) in &self.repositories {
+            let (now, complete) = gitdirs::repositories_below(grant);
+            after.cut_short |= !complete;
+            after
+                .created
+                .extend(now.into_iter().filter(|p| !before.contains(p)));
         }
         after.created.sort();
         after

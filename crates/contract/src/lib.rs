@@ -10,6 +10,7 @@ pub mod confine;
 mod context;
 mod effect;
 mod error;
+mod gitdirs;
 mod output;
 pub mod pathclass;
 mod spec;

@@ -400,7 +400,12 @@ fn a_link_among_git_parts_is_never_bound_through() {
             .unwrap();
         assert!(out.status.success());
         let link = l.ws.join(".git").join(part);
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let holder = link.parent().unwrap();
+        std::fs::create_dir_all(holder.join("objects")).unwrap();
+        if !holder.join("HEAD").exists() {
+            // A submodule's git directory, as git makes one.
+            std::fs::write(holder.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
         std::os::unix::fs::symlink(target, &link).unwrap();
         let jail = jail_for(&l);
         let (_, shown) = run(
@@ -468,7 +473,9 @@ proptest! {
             prop_assert!(std::fs::symlink_metadata(&at).is_err(), "{name} is still where git reads it");
             prop_assert_eq!(after.held.len(), 1, "{:?}", after);
             prop_assert_eq!(&after.held[0].0, &at);
-            let aside = after.held[0].1.as_ref().expect("moved aside");
+            let confine::Held::Moved(aside) = &after.held[0].1 else {
+                panic!("not moved aside: {after:?}");
+            };
             prop_assert!(aside.exists(), "what was planted is kept, under another name");
         }
         prop_assert!(after.replaced.is_empty(), "{after:?}");
@@ -480,4 +487,58 @@ proptest! {
             .unwrap();
         prop_assert!(status.status.success(), "git still works outside");
     }
+}
+
+/// What a review of the first version found, each closed by the structure rather than by name:
+/// repositories below the top and submodules at any depth are guarded as the top one is; what a
+/// repository's config names for git to run from (`core.hooksPath`, an included file) is
+/// read-only; whatever git does not write itself in a git directory, and a rebase to-do that
+/// runs a program, is held back.
+#[test]
+fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    git(&l.ws, &["init", "-q"]);
+    std::fs::create_dir_all(l.ws.join("projA")).unwrap();
+    git(&l.ws.join("projA"), &["init", "-q"]);
+    git(&l.ws, &["init", "-q", "--bare", ".git/modules/libs/foo"]);
+    std::fs::create_dir_all(l.ws.join("tools/hooks")).unwrap();
+    std::fs::write(l.ws.join("team.gitconfig"), "[user]\n\tname = t\n").unwrap();
+    git(&l.ws, &["config", "core.hooksPath", "tools/hooks"]);
+    git(&l.ws, &["config", "include.path", "../team.gitconfig"]);
+    let jail = jail_for(&l);
+    for plant in [
+        "git -C projA config core.fsmonitor 'touch x'",
+        "printf '[core]\\n\\tfsmonitor = touch x\\n' >> .git/modules/libs/foo/config",
+        "printf 'touch x' > tools/hooks/post-checkout",
+        "printf '[core]\\n\\tfsmonitor = touch x\\n' >> team.gitconfig",
+        "mv projA/.git projA/.git-away",
+    ] {
+        let (ok, out) = run(&jail, plant);
+        assert!(!ok, "{plant} went through: {out}");
+    }
+    let watch = jail.watch();
+    let (ok, out) = run(
+        &jail,
+        "mkdir -p .git/rebase-merge && printf 'pick 1 a\\nexec touch x\\n' > .git/rebase-merge/git-rebase-todo \
+         && mkdir .git/unknown && touch .git/index.lock && mkdir sub && git -C sub init -q",
+    );
+    assert!(ok, "{out}");
+    let after = watch.check();
+    let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(
+        held,
+        vec![l.ws.join(".git/unknown"), l.ws.join(".git/rebase-merge")],
+        "{after:?}"
+    );
+    assert!(!l.ws.join(".git/rebase-merge").exists() && l.ws.join(".git/index.lock").exists());
+    assert_eq!(after.created, vec![l.ws.join("sub/.git")], "a new repository is named");
 }

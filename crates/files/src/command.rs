@@ -10,7 +10,7 @@
 //! ends.
 
 use crate::paths;
-use cowork_contract::confine::{self, Aftermath, Confinement, Watch};
+use cowork_contract::confine::{self, Aftermath, Confinement, Held, Watch};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };
@@ -190,14 +190,18 @@ fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
             .to_string()
     };
     let mut notes = Vec::new();
-    for (part, aside) in &after.held {
-        notes.push(match aside {
-            Some(aside) => format!(
+    for (part, held) in &after.held {
+        notes.push(match held {
+            Held::Moved(aside) => format!(
                 "held back {}: git would run what it names; it was moved to {} — if the person wants it, they put it back themselves",
                 shown(part),
                 shown(aside)
             ),
-            None => format!(
+            Held::Removed => format!(
+                "removed {}: git would run what it names, and it could not be moved aside",
+                shown(part)
+            ),
+            Held::Stuck => format!(
                 "could not hold back {}: git may run what it names — tell the person to look at it",
                 shown(part)
             ),
@@ -214,6 +218,9 @@ fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
             "created {}, which other programs read as configuration",
             shown(path)
         ));
+    }
+    if after.cut_short {
+        notes.push("the workspace holds too many folders to check them all for repositories".into());
     }
     if !notes.is_empty() {
         tracing::warn!(notes = ?notes, "a command left configuration behind");
@@ -530,10 +537,13 @@ impl Tool for RunCommand {
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
                 .clamp(1, MAX_TIMEOUT_MS),
         );
-        let mut result = run_to_end(child, timeout, ctx).await?;
+        let ended = run_to_end(child, timeout, ctx).await;
+        // Checked however the run ended (a cancelled one too): what it left is held back.
+        let configuration = aftermath_notes(&ran.watch.check(), &ran.env);
+        let mut result = ended?;
+        result.configuration = configuration;
         result.sandboxed = ran.sandboxed;
         result.duration_ms = started.elapsed().as_millis() as u64;
-        result.configuration = aftermath_notes(&ran.watch.check(), &ran.env);
         Ok(result)
     }
 

@@ -1,0 +1,277 @@
+//! Git directories inside a writable grant, as the confinement guards them. Git outside the
+//! sandbox (the person's terminal, their shell prompt's `git status`) runs what a repository's
+//! git directory configures, so a confined program must not be able to leave a program there.
+//! What git itself writes in a git directory during ordinary work is known and short
+//! ([`GIT_DATA`]); whatever else appears in one during a run is held back — a list of what may
+//! be written, not of what may not.
+
+use std::collections::hash_map::RandomState;
+use std::ffi::{OsStr, OsString};
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+
+/// The parts of a git directory that make git run programs: its config (and the worktree's),
+/// `commondir` (which names the folder whose config git reads), hooks and info (attributes).
+pub(crate) const GIT_PROGRAM_PARTS: [&str; 5] =
+    ["config", "config.worktree", "commondir", "hooks", "info"];
+
+/// What git writes at the top of a git directory in ordinary work (commits, merges, rebases,
+/// fetches, gc), besides `*.lock` files. Anything else that appears during a run is held back.
+const GIT_DATA: &[&str] = &[
+    "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
+    "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_LOG",
+    "BISECT_START", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_NAMES",
+    "BISECT_TERMS", "COMMIT_EDITMSG", "SQUASH_MSG", "TAG_EDITMSG", "index", "packed-refs",
+    "shallow", "description", "objects", "refs", "logs", "rr-cache", "rebase-merge",
+    "rebase-apply", "sequencer", "gc.pid", "gc.log", "lfs", "modules", "worktrees",
+];
+
+/// Where a rebase or a cherry-pick keeps its to-do list: an `exec` line there runs a program at
+/// the person's next `git rebase --continue`.
+const TODO_FILES: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+
+/// Whether `entry` is a git directory (a `HEAD` file and an `objects` folder).
+fn is_git_dir(entry: &Path) -> bool {
+    entry.join("HEAD").is_file() && entry.join("objects").is_dir()
+}
+
+/// The git directories one entry holds: itself and every submodule's (at any depth, however
+/// its name nests: `modules/libs/foo`, `modules/a/modules/b`) and worktree's; `None` when it is
+/// not a git directory.
+pub(crate) fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
+    if !is_git_dir(entry) {
+        return None;
+    }
+    let mut dirs = vec![entry.to_path_buf()];
+    let mut pending: Vec<PathBuf> = ["modules", "worktrees"]
+        .iter()
+        .map(|n| entry.join(n))
+        .collect();
+    while let Some(dir) = pending.pop() {
+        for child in real_subfolders(&dir) {
+            if is_git_dir(&child) {
+                dirs.push(child.clone());
+                pending.push(child.join("modules"));
+            } else if dirs.len() < 10_000 {
+                pending.push(child);
+            }
+        }
+    }
+    Some(dirs)
+}
+
+/// Subfolders of `dir` that are not links.
+fn real_subfolders(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Folders a walk visits at most (a workspace holding a hundred thousand folders is checked that
+/// far, and the result says it was cut).
+pub(crate) const WALK_BUDGET: usize = 200_000;
+
+/// Every `.git` (folder or file) below `root`, the top one excluded, without following links
+/// or entering git directories; `false` when the walk hit [`WALK_BUDGET`].
+pub(crate) fn repositories_below(root: &Path) -> (Vec<PathBuf>, bool) {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    let mut visited = 0;
+    while let Some(dir) = pending.pop() {
+        visited += 1;
+        if visited > WALK_BUDGET {
+            return (found, false);
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                if dir != root {
+                    found.push(path);
+                }
+            } else if kind.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    found.sort();
+    (found, true)
+}
+
+/// Paths the repository's own config names for git to run from or read config from
+/// (`core.hooksPath`, `include.path`, `includeIf.*.path`), resolved as git does: relative hook
+/// paths against the work tree, relative includes against the config's folder.
+pub(crate) fn configured_paths(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf> {
+    let config = git_dir.join("config");
+    let out = std::process::Command::new("git")
+        .args(["config", "--no-includes", "--file"])
+        .arg(&config)
+        .args(["--get-regexp", r"^(core\.hookspath|include\.path|includeif\..*\.path)$"])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else { return vec![] };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(' ')?;
+            let base = if key == "core.hookspath" {
+                work_tree
+            } else {
+                git_dir
+            };
+            let value = Path::new(value);
+            Some(if value.is_absolute() {
+                value.to_path_buf()
+            } else {
+                base.join(value)
+            })
+        })
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
+}
+
+/// One git directory as it was when a run started.
+#[derive(Debug)]
+pub(crate) struct GitDirAtLaunch {
+    pub dir: PathBuf,
+    identity: Option<(u64, u64)>,
+    entries: Vec<OsString>,
+}
+
+/// What a run changed in one git directory.
+#[derive(Debug, Default)]
+pub(crate) struct GitDirChanges {
+    /// What appeared that git does not write itself, or a to-do that runs a program.
+    pub held: Vec<(PathBuf, Held)>,
+    /// The directory is not the one there at launch, or no longer a git directory.
+    pub replaced: bool,
+}
+
+pub(crate) fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+fn names(dir: &Path) -> Vec<OsString> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    entries.map(|e| e.file_name()).collect()
+}
+
+impl GitDirAtLaunch {
+    pub fn take(dir: &Path) -> Self {
+        GitDirAtLaunch {
+            dir: dir.to_path_buf(),
+            identity: identity(dir),
+            entries: names(dir),
+        }
+    }
+
+    /// Holds back what appeared that git does not write itself, and a to-do list that runs a
+    /// program; says whether the directory was replaced.
+    pub fn check(&self) -> GitDirChanges {
+        let mut changes = GitDirChanges {
+            replaced: identity(&self.dir) != self.identity || !is_git_dir(&self.dir),
+            ..GitDirChanges::default()
+        };
+        if changes.replaced {
+            return changes;
+        }
+        for name in names(&self.dir) {
+            let known = GIT_DATA.iter().any(|d| OsStr::new(d) == name)
+                || name.to_string_lossy().ends_with(".lock");
+            if !known && !self.entries.contains(&name) {
+                let path = self.dir.join(&name);
+                changes.held.push((path.clone(), hold_back(&path)));
+            }
+        }
+        for todo in TODO_FILES {
+            let path = self.dir.join(todo);
+            if runs_a_program(&path) {
+                let folder = path.parent().unwrap_or(&self.dir).to_path_buf();
+                changes.held.push((folder.clone(), hold_back(&folder)));
+            }
+        }
+        changes
+    }
+}
+
+/// Whether a rebase or sequencer to-do list holds an `exec` line (git's only to-do command
+/// that runs a program).
+fn runs_a_program(todo: &Path) -> bool {
+    std::fs::read_to_string(todo).is_ok_and(|text| {
+        text.lines().any(|line| {
+            let word = line.split_whitespace().next().unwrap_or("");
+            word == "exec" || word == "x"
+        })
+    })
+}
+
+/// Where something held back went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Moved aside, here: git does not read it under this name.
+    Moved(PathBuf),
+    /// It could not be moved, so it was removed.
+    Removed,
+    /// It could be neither moved nor removed: it is still where git reads it.
+    Stuck,
+}
+
+/// Moves `path` aside, under a name nobody can guess in advance, so git never reads it; when it
+/// cannot be moved, it is removed (a program left where git runs it is worse than a lost file).
+pub(crate) fn hold_back(path: &Path) -> Held {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    for _ in 0..4 {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        let aside = path.with_file_name(format!("{name}.held-by-cowork-{:016x}", hasher.finish()));
+        if rename_no_replace(path, &aside) {
+            return Held::Moved(aside);
+        }
+    }
+    let removed = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        _ => std::fs::remove_file(path),
+    };
+    match removed {
+        Ok(()) => Held::Removed,
+        Err(_) => Held::Stuck,
+    }
+}
+
+/// rename(2) that never replaces what is at `to` (renameat2 with RENAME_NOREPLACE).
+fn rename_no_replace(from: &Path, to: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(from), Ok(to)) = (
+        std::ffi::CString::new(from.as_os_str().as_bytes()),
+        std::ffi::CString::new(to.as_os_str().as_bytes()),
+    ) else {
+        return false;
+    };
+    // SAFETY: two valid NUL-terminated paths, resolved against the current directory.
+    unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        ) == 0
+    }
+}

@@ -30,6 +30,9 @@ const NEUTRAL: &[(&str, &str)] = &[
     ("gpg.program", "gpg"),
     ("gpg.ssh.program", "ssh-keygen"),
     ("gpg.x509.program", "gpgsm"),
+    ("gpg.ssh.defaultKeyCommand", "false"),
+    ("protocol.ext.allow", "never"),
+    ("core.alternateRefsCommand", ""),
 ];
 
 /// The environment for a command in an untrusted workspace.
@@ -91,17 +94,42 @@ pub fn configured_programs(dir: &Path) -> Vec<String> {
     let mut found = scan(dir, |key, value| {
         runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
     });
-    let hooks = dir.join(".git").join("hooks");
-    if let Ok(entries) = std::fs::read_dir(&hooks) {
-        let mut names: Vec<String> = entries
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.ends_with(".sample"))
-            .collect();
-        names.sort();
-        found.extend(names.into_iter().map(|n| format!("hook .git/hooks/{n}")));
-    }
+    found.extend(hooks(dir));
     found
+}
+
+/// The repository's hooks (where git looks for them: `core.hooksPath`, a worktree's common
+/// folder), each with a digest of its content, so trust pins what a hook does, not its name.
+fn hooks(dir: &Path) -> Vec<String> {
+    use sha2::Digest;
+    let Ok(out) = std::process::Command::new("git")
+        .args(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return vec![];
+    };
+    let folder = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let Ok(entries) = std::fs::read_dir(&folder) else {
+        return vec![];
+    };
+    let mut hooks: Vec<String> = entries
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".sample"))
+        .map(|e| {
+            let digest = std::fs::read(e.path())
+                .map(|bytes| hex::encode(&sha2::Sha256::digest(&bytes)[..8]))
+                .unwrap_or_else(|_| "unreadable".into());
+            let path = e.path();
+            let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+            let shown = path.strip_prefix(&root).unwrap_or(&path);
+            format!("hook {} ({digest})", shown.display())
+        })
+        .collect();
+    hooks.sort();
+    hooks
 }
 
 /// The repository-scoped config entries (local and worktree) that run programs.
@@ -153,6 +181,17 @@ fn runs_code(key: &str, value: &str) -> bool {
         ("alias", _) | ("submodule", "update") => value.trim_start().starts_with('!'),
         ("core", "gitproxy") => true,
         ("remote", "uploadpack" | "receivepack" | "vcs") if subsection => true,
+        // A transport that is a program: `ext::sh -c …`, directly or through insteadOf.
+        ("remote", "url" | "pushurl") => value.trim_start().starts_with("ext::"),
+        ("url", "insteadof" | "pushinsteadof") => key.starts_with("url.ext::"),
+        ("protocol", "allow") => value == "always",
+        ("core", "alternaterefscommand") => !value.is_empty(),
+        ("pager", _) => !matches!(value, "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off"),
+        ("difftool" | "mergetool", "path") if subsection => true,
+        ("interactive", "difffilter") => true,
+        ("sendemail", "sendmailcmd") => true,
+        ("lfs", "path") => true,
+        ("gpg", "defaultkeycommand") => !value.is_empty(),
         ("credential", "helper") if subsection => !value.is_empty(),
         ("include" | "includeif", "path") => true,
         _ => false,

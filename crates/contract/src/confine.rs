@@ -555,9 +555,10 @@ impl Watch {
         for (grant, before) in &self.repositories {
             let (now, complete) = gitdirs::repositories_below(grant);
             after.cut_short |= !complete;
-            after
-                .created
-                .extend(now.into_iter().filter(|p| !before.contains(p)));
+            for new in now.into_iter().filter(|p| !before.contains(p)) {
+                after.held.extend(gitdirs::hold_back_planted(&new));
+                after.created.push(new);
+            }
         }
         after.created.sort();
         after

@@ -26,6 +26,20 @@ const GIT_DATA: &[&str] = &[
     "rebase-apply", "sequencer", "gc.pid", "gc.log", "lfs", "modules", "worktrees",
 ];
 
+/// What `git init` and `git clone` make at the top of a new git directory besides [`GIT_DATA`].
+const GIT_INIT: &[&str] = &["config", "hooks", "info", "branches"];
+
+/// The config keys git writes itself when it makes a repository (init, clone, submodule,
+/// worktree), as `section.name`: a new repository whose config holds anything else was
+/// configured by the run, and its config is held back. (`remote.*.url` is checked apart: an
+/// `ext::` transport is a program.)
+const GIT_OWN_KEYS: &[&str] = &[
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
+    "core.ignorecase", "core.precomposeunicode", "core.symlinks", "core.worktree",
+    "remote.url", "remote.fetch", "branch.remote", "branch.merge", "init.defaultbranch",
+    "extensions.objectformat", "extensions.worktreeconfig", "submodule.url", "submodule.active",
+];
+
 /// Where a rebase or a cherry-pick keeps its to-do list: an `exec` line there runs a program at
 /// the person's next `git rebase --continue`.
 const TODO_FILES: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
@@ -274,4 +288,69 @@ fn rename_no_replace(from: &Path, to: &Path) -> bool {
             libc::RENAME_NOREPLACE,
         ) == 0
     }
+}
+
+/// A repository a run made (`git init`, `git clone`, `cargo new`): what git itself makes there
+/// stays, anything a program added is held back — hooks (but git's samples), info files (but
+/// `exclude`), top entries git does not make, and a config holding keys git does not write. A
+/// `.git` file (a pointer to a git directory elsewhere) is held back whole: where it points was
+/// not guarded during the run.
+pub(crate) fn hold_back_planted(entry: &Path) -> Vec<(PathBuf, Held)> {
+    if !is_git_dir(entry) {
+        return vec![(entry.to_path_buf(), hold_back(entry))];
+    }
+    let mut planted: Vec<PathBuf> = Vec::new();
+    for name in names(entry) {
+        let text = name.to_string_lossy();
+        let known = GIT_DATA.contains(&text.as_ref()) || GIT_INIT.contains(&text.as_ref());
+        if !known && !text.ends_with(".lock") {
+            planted.push(entry.join(&name));
+        }
+    }
+    for name in names(&entry.join("hooks")) {
+        if !name.to_string_lossy().ends_with(".sample") {
+            planted.push(entry.join("hooks").join(name));
+        }
+    }
+    for name in names(&entry.join("info")) {
+        if name != "exclude" {
+            planted.push(entry.join("info").join(name));
+        }
+    }
+    let config = entry.join("config");
+    if std::fs::read_to_string(&config).is_ok_and(|text| !only_git_own_keys(&text)) {
+        planted.push(config);
+    }
+    planted
+        .into_iter()
+        .map(|p| {
+            let held = hold_back(&p);
+            (p, held)
+        })
+        .collect()
+}
+
+/// Whether a config file holds only [`GIT_OWN_KEYS`] (subsections aside) and no `ext::`
+/// transport. Read line by line as git's format is: `[section "sub"]`, then `key = value`.
+fn only_git_own_keys(text: &str) -> bool {
+    let mut section = String::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let name = header.split([' ', ']', '.']).next().unwrap_or("");
+            section = name.to_ascii_lowercase();
+            if header.contains(']') && !header.trim_end().ends_with(']') {
+                return false; // a key on the header's line: not how git writes it
+            }
+            continue;
+        }
+        let (key, value) = line.split_once('=').unwrap_or((line, ""));
+        let key = format!("{section}.{}", key.trim().to_ascii_lowercase());
+        if !GIT_OWN_KEYS.contains(&key.as_str()) || value.trim().starts_with("ext::") {
+            return false;
+        }
+    }
+    true
 }

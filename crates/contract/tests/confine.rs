@@ -541,4 +541,27 @@ fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
     );
     assert!(!l.ws.join(".git/rebase-merge").exists() && l.ws.join(".git/index.lock").exists());
     assert_eq!(after.created, vec![l.ws.join("sub/.git")], "a new repository is named");
+    assert!(
+        l.ws.join("sub/.git/config").exists(),
+        "what git init made stays"
+    );
+
+    // A repository made and configured by the run: what git did not write is held back.
+    let watch = jail.watch();
+    let (ok, out) = run(
+        &jail,
+        "mkdir -p v/x w && git -C v/x init -q && git -C v/x config core.fsmonitor 'touch x' \
+         && printf 'touch x' > v/x/.git/hooks/post-checkout && printf 'gitdir: ../v/x/.git' > w/.git",
+    );
+    assert!(ok, "{out}");
+    let after = watch.check();
+    let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
+    for planted in [
+        "v/x/.git/config",
+        "v/x/.git/hooks/post-checkout",
+        "w/.git",
+    ] {
+        assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
+        assert!(!l.ws.join(planted).exists(), "{planted} is where git reads it");
+    }
 }

@@ -16,8 +16,8 @@
 //! Without bubblewrap the program runs with the person's rights; [`Launch::confined`] says so and
 //! the callers' reviews score it higher.
 
-use crate::gitdirs::{self, GitDirAtLaunch};
 pub use crate::gitdirs::Held;
+use crate::gitdirs::{self, GitDirAtLaunch};
 use crate::pathclass::{self, PathClass};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};

@@ -18,12 +18,42 @@ pub(crate) const GIT_PROGRAM_PARTS: [&str; 5] =
 /// What git writes at the top of a git directory in ordinary work (commits, merges, rebases,
 /// fetches, gc), besides `*.lock` files. Anything else that appears during a run is held back.
 const GIT_DATA: &[&str] = &[
-    "HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR",
-    "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_LOG",
-    "BISECT_START", "BISECT_EXPECTED_REV", "BISECT_ANCESTORS_OK", "BISECT_NAMES",
-    "BISECT_TERMS", "COMMIT_EDITMSG", "SQUASH_MSG", "TAG_EDITMSG", "index", "packed-refs",
-    "shallow", "description", "objects", "refs", "logs", "rr-cache", "rebase-merge",
-    "rebase-apply", "sequencer", "gc.pid", "gc.log", "lfs", "modules", "worktrees",
+    "HEAD",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "AUTO_MERGE",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_LOG",
+    "BISECT_START",
+    "BISECT_EXPECTED_REV",
+    "BISECT_ANCESTORS_OK",
+    "BISECT_NAMES",
+    "BISECT_TERMS",
+    "COMMIT_EDITMSG",
+    "SQUASH_MSG",
+    "TAG_EDITMSG",
+    "index",
+    "packed-refs",
+    "shallow",
+    "description",
+    "objects",
+    "refs",
+    "logs",
+    "rr-cache",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "gc.pid",
+    "gc.log",
+    "lfs",
+    "modules",
+    "worktrees",
 ];
 
 /// What `git init` and `git clone` make at the top of a new git directory besides [`GIT_DATA`].
@@ -34,10 +64,23 @@ const GIT_INIT: &[&str] = &["config", "hooks", "info", "branches"];
 /// configured by the run, and its config is held back. (`remote.*.url` is checked apart: an
 /// `ext::` transport is a program.)
 const GIT_OWN_KEYS: &[&str] = &[
-    "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
-    "core.ignorecase", "core.precomposeunicode", "core.symlinks", "core.worktree",
-    "remote.url", "remote.fetch", "branch.remote", "branch.merge", "init.defaultbranch",
-    "extensions.objectformat", "extensions.worktreeconfig", "submodule.url", "submodule.active",
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.worktree",
+    "remote.url",
+    "remote.fetch",
+    "branch.remote",
+    "branch.merge",
+    "init.defaultbranch",
+    "extensions.objectformat",
+    "extensions.worktreeconfig",
+    "submodule.url",
+    "submodule.active",
 ];
 
 /// Where a rebase or a cherry-pick keeps its to-do list: an `exec` line there runs a program at
@@ -61,6 +104,10 @@ pub(crate) fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
         .iter()
         .map(|n| entry.join(n))
         .collect();
+    // A linked worktree's folder has no objects of its own, yet git reads its commondir and
+    // config.worktree: each one is guarded as a git directory.
+    dirs.extend(real_subfolders(&entry.join("worktrees")));
+    pending.retain(|p| !p.ends_with("worktrees"));
     while let Some(dir) = pending.pop() {
         for child in real_subfolders(&dir) {
             if is_git_dir(&child) {
@@ -105,7 +152,9 @@ pub(crate) fn repositories_below(root: &Path) -> (Vec<PathBuf>, bool) {
             continue;
         };
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let path = entry.path();
             if entry.file_name() == ".git" {
                 if dir != root {
@@ -128,7 +177,10 @@ pub(crate) fn configured_paths(git_dir: &Path, work_tree: &Path) -> Vec<PathBuf>
     let out = std::process::Command::new("git")
         .args(["config", "--no-includes", "--file"])
         .arg(&config)
-        .args(["--get-regexp", r"^(core\.hookspath|include\.path|includeif\..*\.path)$"])
+        .args([
+            "--get-regexp",
+            r"^(core\.hookspath|include\.path|includeif\..*\.path)$",
+        ])
         .env_clear()
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -160,6 +212,8 @@ pub(crate) struct GitDirAtLaunch {
     pub dir: PathBuf,
     identity: Option<(u64, u64)>,
     entries: Vec<OsString>,
+    was_git_dir: bool,
+    head: Option<Vec<u8>>,
 }
 
 /// What a run changed in one git directory.
@@ -189,6 +243,8 @@ impl GitDirAtLaunch {
             dir: dir.to_path_buf(),
             identity: identity(dir),
             entries: names(dir),
+            was_git_dir: is_git_dir(dir),
+            head: std::fs::read(dir.join("HEAD")).ok(),
         }
     }
 
@@ -196,7 +252,8 @@ impl GitDirAtLaunch {
     /// program; says whether the directory was replaced.
     pub fn check(&self) -> GitDirChanges {
         let mut changes = GitDirChanges {
-            replaced: identity(&self.dir) != self.identity || !is_git_dir(&self.dir),
+            replaced: identity(&self.dir) != self.identity
+                || (self.was_git_dir && !is_git_dir(&self.dir)),
             ..GitDirChanges::default()
         };
         if changes.replaced {
@@ -210,6 +267,15 @@ impl GitDirAtLaunch {
                 changes.held.push((path.clone(), hold_back(&path)));
             }
         }
+        // A HEAD git cannot read makes git skip this directory and take a folder above (or the
+        // work tree itself) for a repository: it is put back as it was.
+        let head = self.dir.join("HEAD");
+        if let Some(was) = &self.head
+            && !std::fs::read(&head).is_ok_and(|now| valid_head(&now))
+            && std::fs::write(&head, was).is_ok()
+        {
+            changes.held.push((head, Held::Restored));
+        }
         for todo in TODO_FILES {
             let path = self.dir.join(todo);
             if runs_a_program(&path) {
@@ -221,11 +287,22 @@ impl GitDirAtLaunch {
     }
 }
 
+/// Whether HEAD holds what git reads as one: a symbolic ref under `refs/`, or an object id.
+fn valid_head(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end();
+    match text.strip_prefix("ref: ") {
+        Some(target) => target.starts_with("refs/") && !target.contains(".."),
+        None => (40..=64).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit()),
+    }
+}
+
 /// Whether a rebase or sequencer to-do list holds an `exec` line (git's only to-do command
 /// that runs a program).
 fn runs_a_program(todo: &Path) -> bool {
-    std::fs::read_to_string(todo).is_ok_and(|text| {
-        text.lines().any(|line| {
+    // Read as bytes: one byte that is not UTF-8 must not hide the line.
+    std::fs::read(todo).is_ok_and(|bytes| {
+        String::from_utf8_lossy(&bytes).lines().any(|line| {
             let word = line.split_whitespace().next().unwrap_or("");
             word == "exec" || word == "x"
         })
@@ -241,6 +318,8 @@ pub enum Held {
     Removed,
     /// It could be neither moved nor removed: it is still where git reads it.
     Stuck,
+    /// It was changed into what git cannot read, and put back as it was at launch.
+    Restored,
 }
 
 /// Moves `path` aside, under a name nobody can guess in advance, so git never reads it; when it
@@ -318,7 +397,7 @@ pub(crate) fn hold_back_planted(entry: &Path) -> Vec<(PathBuf, Held)> {
         }
     }
     let config = entry.join("config");
-    if std::fs::read_to_string(&config).is_ok_and(|text| !only_git_own_keys(&text)) {
+    if config.exists() && !only_git_own_keys(&config) {
         planted.push(config);
     }
     planted
@@ -331,26 +410,28 @@ pub(crate) fn hold_back_planted(entry: &Path) -> Vec<(PathBuf, Held)> {
 }
 
 /// Whether a config file holds only [`GIT_OWN_KEYS`] (subsections aside) and no `ext::`
-/// transport. Read line by line as git's format is: `[section "sub"]`, then `key = value`.
-fn only_git_own_keys(text: &str) -> bool {
-    let mut section = String::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with(['#', ';']) {
-            continue;
-        }
-        if let Some(header) = line.strip_prefix('[') {
-            let name = header.split([' ', ']', '.']).next().unwrap_or("");
-            section = name.to_ascii_lowercase();
-            if header.contains(']') && !header.trim_end().ends_with(']') {
-                return false; // a key on the header's line: not how git writes it
-            }
-            continue;
-        }
-        let (key, value) = line.split_once('=').unwrap_or((line, ""));
-        let key = format!("{section}.{}", key.trim().to_ascii_lowercase());
-        if !GIT_OWN_KEYS.contains(&key.as_str()) || value.trim().starts_with("ext::") {
-            return false;
-        }
-    }
-    true
+/// transport — read by git's own parser, so no spelling git accepts reads differently here; a
+/// file git cannot read holds something else.
+fn only_git_own_keys(config: &Path) -> bool {
+    let out = std::process::Command::new("git")
+        .args(["config", "--no-includes", "--list", "-z", "--file"])
+        .arg(config)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        return false;
+    };
+    out.stdout
+        .split(|b| *b == 0)
+        .filter(|e| !e.is_empty())
+        .all(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (key, value) = entry.split_once('\n').unwrap_or((&entry, ""));
+            let section = key.split('.').next().unwrap_or("");
+            let name = key.rsplit('.').next().unwrap_or("");
+            let short = format!("{section}.{name}").to_ascii_lowercase();
+            GIT_OWN_KEYS.contains(&short.as_str()) && !value.trim_start().starts_with("ext::")
+        })
 }

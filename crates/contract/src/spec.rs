@@ -10,6 +10,10 @@ pub struct Annotations {
     pub idempotent: bool,
     /// Talks to an open world (web, mail, third-party servers): its output is untrusted.
     pub open_world: bool,
+    /// What it changes Cowork keeps the earlier version of (staged and journaled file changes):
+    /// the person can undo it in File changes. The approval says so.
+    #[serde(default)]
+    pub undoable: bool,
 }
 
 /// A per-tool call budget enforced by the scheduler.

@@ -540,7 +540,11 @@ fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
         "{after:?}"
     );
     assert!(!l.ws.join(".git/rebase-merge").exists() && l.ws.join(".git/index.lock").exists());
-    assert_eq!(after.created, vec![l.ws.join("sub/.git")], "a new repository is named");
+    assert_eq!(
+        after.created,
+        vec![l.ws.join("sub/.git")],
+        "a new repository is named"
+    );
     assert!(
         l.ws.join("sub/.git/config").exists(),
         "what git init made stays"
@@ -556,12 +560,54 @@ fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
     assert!(ok, "{out}");
     let after = watch.check();
     let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
-    for planted in [
-        "v/x/.git/config",
-        "v/x/.git/hooks/post-checkout",
-        "w/.git",
-    ] {
+    for planted in ["v/x/.git/config", "v/x/.git/hooks/post-checkout", "w/.git"] {
         assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
-        assert!(!l.ws.join(planted).exists(), "{planted} is where git reads it");
+        assert!(
+            !l.ws.join(planted).exists(),
+            "{planted} is where git reads it"
+        );
+    }
+}
+
+/// The second review's cases: a linked worktree's folder is guarded though it holds no
+/// objects; a HEAD git cannot read is put back (git would take another folder for the
+/// repository); a config key on a header line is read as git reads it; a to-do with a byte that
+/// is not UTF-8 still shows its `exec`.
+#[test]
+fn a_worktree_a_broken_head_a_header_key_and_a_binary_todo_are_caught() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&l.ws)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@x")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@x")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&["worktree", "add", "-q", "wt"]);
+    let head_before = std::fs::read(l.ws.join(".git/HEAD")).unwrap();
+    let jail = jail_for(&l);
+    let (ok, out) = run(&jail, "printf /elsewhere > .git/worktrees/wt/commondir");
+    assert!(!ok, "a worktree's commondir changed: {out}");
+    let watch = jail.watch();
+    let (ok, out) = run(
+        &jail,
+        "printf 'ref: xrefs/heads/main\\n' > .git/HEAD \
+         && mkdir -p .git/rebase-merge && printf '# caf\\351\\nexec touch x\\n' > .git/rebase-merge/git-rebase-todo \
+         && mkdir n && git -C n init -q && printf '[core]fsmonitor = \"touch x\" #]\\n' >> n/.git/config",
+    );
+    assert!(ok, "{out}");
+    let after = watch.check();
+    assert_eq!(std::fs::read(l.ws.join(".git/HEAD")).unwrap(), head_before);
+    let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
+    for planted in [".git/HEAD", ".git/rebase-merge", "n/.git/config"] {
+        assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
     }
 }

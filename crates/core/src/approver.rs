@@ -48,6 +48,8 @@ pub struct ApprovalRequest {
     pub args: serde_json::Value,
     pub effects: Vec<Effect>,
     pub review: Review,
+    /// What will happen, where, and whether it can be undone, in words (shown first).
+    pub plain: crate::plain::Plain,
     /// The choices offered; `conversation`/`always` only when a grant would be meaningful.
     pub choices: Vec<ApprovalChoice>,
 }

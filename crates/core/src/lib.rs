@@ -4,6 +4,7 @@
 pub mod approver;
 pub mod audit;
 mod person_tools;
+pub mod plain;
 pub mod policy;
 pub mod redact;
 pub mod registry;

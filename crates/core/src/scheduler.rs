@@ -904,15 +904,7 @@ impl Scheduler {
         }
         let redacted = redact(&req.args, &spec.secret_args);
         let (choice, by) = self
-            .ask(
-                req,
-                call_id,
-                &spec.name,
-                &spec.title,
-                redacted,
-                &trail.effects,
-                review,
-            )
+            .ask(req, call_id, spec, redacted, &trail.effects, review)
             .await;
         trail.approved_by = Some(by.clone());
         if choice != ApprovalChoice::Deny {
@@ -1139,17 +1131,16 @@ impl Scheduler {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn ask(
         &self,
         req: &CallRequest,
         call_id: &str,
-        tool: &str,
-        title: &str,
+        spec: &ToolSpec,
         args: serde_json::Value,
         effects: &[Effect],
         review: &Review,
     ) -> (ApprovalChoice, String) {
+        let tool = spec.name.as_str();
         let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
         let mut choices = vec![ApprovalChoice::Once];
         if grants.is_some() {
@@ -1164,7 +1155,8 @@ impl Scheduler {
             conversation: req.conversation.clone(),
             caller: req.caller.as_str().to_string(),
             tool: tool.to_string(),
-            title: title.to_string(),
+            title: spec.title.clone(),
+            plain: crate::plain::describe(spec, effects, &args, &self.env()),
             args,
             effects: effects.to_vec(),
             review: review.clone(),

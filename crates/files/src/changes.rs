@@ -164,7 +164,7 @@ pub struct ChangesApplyInput {
 }
 
 #[tool(name = "changes_apply", title = "Apply a file change", category = "files",
-       destructive, effects = [FsWrite],
+       destructive, undoable, effects = [FsWrite],
        description = "Write a staged change (or some of its hunks) to disk, atomically and journaled.")]
 impl Tool for ChangesApply {
     type Input = ChangesApplyInput;

@@ -201,6 +201,10 @@ fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
                 "removed {}: git would run what it names, and it could not be moved aside",
                 shown(part)
             ),
+            Held::Restored => format!(
+                "put back {}: the command made it unreadable to git, which would then take another folder for the repository",
+                shown(part)
+            ),
             Held::Stuck => format!(
                 "could not hold back {}: git may run what it names — tell the person to look at it",
                 shown(part)
@@ -220,7 +224,8 @@ fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
         ));
     }
     if after.cut_short {
-        notes.push("the workspace holds too many folders to check them all for repositories".into());
+        notes
+            .push("the workspace holds too many folders to check them all for repositories".into());
     }
     if !notes.is_empty() {
         tracing::warn!(notes = ?notes, "a command left configuration behind");

@@ -56,7 +56,7 @@ pub struct WriteFileInput {
 }
 
 #[tool(name = "write_file", title = "Write file", category = "files", aliases = ["Write"],
-       arg_aliases = [("file_path", "path")], effects = [FsWrite],
+       arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
        description = "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")]
 impl Tool for WriteFile {
     type Input = WriteFileInput;
@@ -103,7 +103,7 @@ pub struct EditFileInput {
 }
 
 #[tool(name = "edit_file", title = "Edit file", category = "files", aliases = ["Edit"],
-       arg_aliases = [("file_path", "path")], effects = [FsWrite],
+       arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
        description = "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")]
 impl Tool for EditFile {
     type Input = EditFileInput;

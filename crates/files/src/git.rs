@@ -186,7 +186,10 @@ fn runs_code(key: &str, value: &str) -> bool {
         ("url", "insteadof" | "pushinsteadof") => key.starts_with("url.ext::"),
         ("protocol", "allow") => value == "always",
         ("core", "alternaterefscommand") => !value.is_empty(),
-        ("pager", _) => !matches!(value, "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off"),
+        ("pager", _) => !matches!(
+            value,
+            "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off"
+        ),
         ("difftool" | "mergetool", "path") if subsection => true,
         ("interactive", "difffilter") => true,
         ("sendemail", "sendmailcmd") => true,

@@ -273,6 +273,8 @@ impl McpTool {
         let declared_read_only = declared.is_some() && kinds.iter().all(|k| k.is_read_only());
         let read_only = declared_read_only && hints.read_only_hint != Some(false);
         let annotations = Annotations {
+            // A pack cannot promise Cowork can take its changes back.
+            undoable: false,
             read_only,
             // Only an explicit hint adds the destructive point: an undeclared tool already
             // scores 8 for being unknown, and must ask rather than be denied outright.

@@ -116,7 +116,11 @@ pub fn folded(text: &str) -> String {
     let mut run: Option<char> = None;
     for c in visible.chars() {
         if c.is_whitespace() {
-            run = Some(if c == '\n' || run == Some('\n') { '\n' } else { ' ' });
+            run = Some(if c == '\n' || run == Some('\n') {
+                '\n'
+            } else {
+                ' '
+            });
             continue;
         }
         if let Some(space) = run.take().filter(|_| !spaced.is_empty()) {

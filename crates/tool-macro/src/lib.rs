@@ -110,7 +110,9 @@ fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
                 }
             },
             Arg::Flag(flag) => match flag.to_string().as_str() {
-                "read_only" | "destructive" | "idempotent" | "open_world" => flags.push(flag),
+                "read_only" | "destructive" | "idempotent" | "open_world" | "undoable" => {
+                    flags.push(flag)
+                }
                 "deferred" => builder.push(quote!(.deferred())),
                 other => {
                     return Err(syn::Error::new(

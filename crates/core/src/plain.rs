@@ -1,0 +1,384 @@
+//! An approval in words: what will happen, where, and whether it can be undone — built from the
+//! call's effects (what the PolicyBridge reviewed), never from a tool's own description. Each
+//! phrase carries a key and its values, so the window can say it in the person's language; the
+//! English text is the fallback and what the terminal shows.
+
+use crate::policy::shell::{CommandFacts, analyze};
+use cowork_contract::{Effect, EffectEnv, ToolSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One phrase: `key` names its template (the window's translations), `values` fill it, `text`
+/// is it in English.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Words {
+    pub key: String,
+    pub values: BTreeMap<String, String>,
+    pub text: String,
+}
+
+/// Whether Cowork can take it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum Undo {
+    /// It only reads.
+    NothingChanges,
+    /// Cowork keeps the earlier version (File changes).
+    Undoable,
+    /// Once done, it stays done (a sent mail, a deleted file, a command's changes).
+    CannotUndo,
+}
+
+/// What an approval says first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Plain {
+    /// What will happen, one phrase per kind of effect (the riskiest first).
+    pub what: Vec<Words>,
+    /// Where: the folder, and the sites or people it reaches.
+    pub place: Option<Words>,
+    pub undo: Undo,
+    /// Why, in the assistant's own words (its `description` argument), when it gave one.
+    pub reason: Option<String>,
+}
+
+/// A phrase from a key and an English template with `{name}` slots.
+fn words(key: &str, template: &str, values: &[(&str, String)]) -> Words {
+    let mut text = template.to_string();
+    for (name, value) in values {
+        text = text.replace(&format!("{{{name}}}"), value);
+    }
+    Words {
+        key: key.into(),
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        text,
+    }
+}
+
+/// Up to three items, then how many more.
+fn list(items: &[String]) -> String {
+    match items.len() {
+        0..=3 => items.join(", "),
+        n => format!("{} and {} more", items[..3].join(", "), n - 3),
+    }
+}
+
+/// A path as the person knows it: relative to the workspace root it lies in (`./build`).
+fn shown(path: &str, env: &EffectEnv) -> String {
+    env.workspace_roots
+        .iter()
+        .find_map(|r| Path::new(path).strip_prefix(r).ok())
+        .map_or_else(|| path.to_string(), |rel| format!("./{}", rel.display()))
+}
+
+/// The phrase for a command, from what its syntax says it does.
+fn command_words(facts: &CommandFacts) -> Words {
+    let programs = list(&facts.programs);
+    if !facts.understood {
+        return words(
+            "exec.unknown",
+            "Run a command Cowork cannot fully read",
+            &[],
+        );
+    }
+    if facts.runs_piped_code {
+        let p = ("programs", programs);
+        return words(
+            "exec.piped",
+            "Run code it downloads or builds as it goes ({programs})",
+            &[p],
+        );
+    }
+    if !facts.deletes.is_empty() {
+        let paths = ("paths", list(&facts.deletes));
+        return match facts.recursive {
+            true => words(
+                "exec.delete_all",
+                "Delete {paths} and everything in them",
+                &[paths],
+            ),
+            false => words("exec.delete", "Delete {paths}", &[paths]),
+        };
+    }
+    let p = ("programs", programs);
+    if !facts.privileged.is_empty() {
+        return words(
+            "exec.admin",
+            "Run {programs} with administrator rights",
+            &[p],
+        );
+    }
+    if !facts.network.is_empty() {
+        return words(
+            "exec.network",
+            "Run {programs}, which reaches the internet",
+            &[p],
+        );
+    }
+    if facts.reads_only {
+        return words(
+            "exec.read",
+            "Look at files with {programs} (nothing is changed)",
+            &[p],
+        );
+    }
+    words("exec.run", "Run {programs}", &[p])
+}
+
+/// The phrase for one effect (paths already shown as the person knows them).
+fn effect_words(effect: &Effect, env: &EffectEnv) -> Words {
+    use Effect::*;
+    let path = |p: &str| ("paths", shown(p, env));
+    match effect {
+        FsRead { path: p } => words("fs.read", "Read {paths}", &[path(p)]),
+        FsWrite { path: p } => words("fs.write", "Write {paths}", &[path(p)]),
+        FsDelete { path: p } => words("fs.delete", "Delete {paths}", &[path(p)]),
+        ProcessExec { command, .. } => command_words(&analyze(command)),
+        NetFetch { origin } => words(
+            "net.fetch",
+            "Contact {origin}",
+            &[("origin", origin.clone())],
+        ),
+        BrowserNavigate { origin } => words(
+            "browser.navigate",
+            "Open {origin} in the browser",
+            &[("origin", origin.clone())],
+        ),
+        BrowserAct { origin } => words(
+            "browser.act",
+            "Click or type on {origin}",
+            &[("origin", origin.clone())],
+        ),
+        MailRead { account } => words(
+            "mail.read",
+            "Read mail in {account}",
+            &[("account", account.clone())],
+        ),
+        MailSend {
+            account,
+            recipients,
+        } => words(
+            "mail.send",
+            "Send an email from {account} to {recipients}",
+            &[
+                ("account", account.clone()),
+                ("recipients", list(recipients)),
+            ],
+        ),
+        CalendarRead { calendar } => words(
+            "calendar.read",
+            "Read the calendar {calendar}",
+            &[("calendar", calendar.clone())],
+        ),
+        CalendarWrite {
+            calendar,
+            attendees,
+        } if attendees.is_empty() => words(
+            "calendar.write",
+            "Change the calendar {calendar}",
+            &[("calendar", calendar.clone())],
+        ),
+        CalendarWrite {
+            calendar,
+            attendees,
+        } => words(
+            "calendar.invite",
+            "Change the calendar {calendar} and invite {recipients}",
+            &[
+                ("calendar", calendar.clone()),
+                ("recipients", list(attendees)),
+            ],
+        ),
+        other => other_words(other),
+    }
+}
+
+/// The phrases of the effects that name a service, a person or nothing.
+fn other_words(effect: &Effect) -> Words {
+    use Effect::*;
+    let s = |v: &String| v.clone();
+    match effect {
+        VaultRead => words("vault.read", "Read your memory", &[]),
+        VaultWrite => words("vault.write", "Change your memory", &[]),
+        TasksRead => words("tasks.read", "Read your tasks", &[]),
+        TasksWrite => words("tasks.write", "Change your tasks", &[]),
+        NotesWrite => words("notes.write", "Write a note", &[]),
+        AudioCapture => words("audio.capture", "Listen through the microphone", &[]),
+        AudioPlay => words("audio.play", "Play sound", &[]),
+        SecretsRead { name } => words(
+            "secrets.read",
+            "Use the stored secret {name}",
+            &[("name", s(name))],
+        ),
+        SystemRead => words("system.read", "Read information about this computer", &[]),
+        UiAsk => words("ui.ask", "Ask you a question", &[]),
+        ServiceRead { service } => words(
+            "service.read",
+            "Read your data at {service}",
+            &[("service", s(service))],
+        ),
+        ServiceWrite { service, what } => words(
+            "service.write",
+            "Change {what} at {service}",
+            &[("what", s(what)), ("service", s(service))],
+        ),
+        ServiceDelete { service, what } => words(
+            "service.delete",
+            "Delete {what} at {service}",
+            &[("what", s(what)), ("service", s(service))],
+        ),
+        MessageSend {
+            service,
+            recipients,
+        }
+        | DataShare {
+            service,
+            recipients,
+        } => {
+            let (key, template) = match effect {
+                MessageSend { .. } => (
+                    "message.send",
+                    "Send a message on {service} to {recipients}",
+                ),
+                _ => ("data.share", "Share with {recipients} on {service}"),
+            };
+            words(
+                key,
+                template,
+                &[("service", s(service)), ("recipients", list(recipients))],
+            )
+        }
+        MoneyPay { payee, amount } => words(
+            "money.pay",
+            "Pay {amount} to {payee}",
+            &[
+                ("amount", amount.clone().unwrap_or_default()),
+                ("payee", s(payee)),
+            ],
+        ),
+        AccountChange { service, what } => words(
+            "account.change",
+            "Change {what} of your {service} account",
+            &[("what", s(what)), ("service", s(service))],
+        ),
+        McpCall { server, tool } => words(
+            "mcp.call",
+            "Use {tool} of the toolpack {server}, which does not say what it does",
+            &[("tool", s(tool)), ("server", s(server))],
+        ),
+        McpUnconfined { server, why } => words(
+            "mcp.unconfined",
+            "Run the toolpack {server} outside the sandbox ({why})",
+            &[("server", s(server)), ("why", s(why))],
+        ),
+        _ => words("other", "Act", &[]),
+    }
+}
+
+/// Where it happens: the workspace folder it works in, else the sites or people it reaches.
+fn place(effects: &[Effect], env: &EffectEnv) -> Option<Words> {
+    let local = effects.iter().any(|e| {
+        matches!(e, Effect::ProcessExec { .. })
+            || e.subjects()
+                .iter()
+                .any(|p| env.is_inside_workspace(Path::new(p)))
+    });
+    let root = env.workspace_roots.first().filter(|_| local)?;
+    let name = root.file_name().map_or_else(
+        || root.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Some(words(
+        "place.folder",
+        "In the folder {folder} ({path})",
+        &[("folder", name), ("path", root.display().to_string())],
+    ))
+}
+
+fn undo(spec: &ToolSpec, effects: &[Effect]) -> Undo {
+    if effects.iter().all(Effect::is_read_only) {
+        return Undo::NothingChanges;
+    }
+    if spec.annotations.undoable {
+        return Undo::Undoable;
+    }
+    if let [Effect::ProcessExec { command, .. }] = effects
+        && analyze(command).reads_only
+    {
+        return Undo::NothingChanges;
+    }
+    Undo::CannotUndo
+}
+
+/// The approval's first lines for a call.
+pub fn describe(
+    spec: &ToolSpec,
+    effects: &[Effect],
+    args: &serde_json::Value,
+    env: &EffectEnv,
+) -> Plain {
+    // Files are named together per kind, the riskiest kind first and reads last.
+    let mut what: Vec<Words> = Vec::new();
+    for (key, template, paths) in [
+        (
+            "fs.delete",
+            "Delete {paths}",
+            fs_paths(effects, env, |e| matches!(e, Effect::FsDelete { .. })),
+        ),
+        (
+            "fs.write",
+            "Write {paths}",
+            fs_paths(effects, env, |e| matches!(e, Effect::FsWrite { .. })),
+        ),
+    ] {
+        if !paths.is_empty() {
+            what.push(words(key, template, &[("paths", list(&paths))]));
+        }
+    }
+    for effect in effects.iter().filter(|e| !is_file_effect(e)) {
+        let phrase = effect_words(effect, env);
+        if !what.contains(&phrase) {
+            what.push(phrase);
+        }
+    }
+    let read = fs_paths(effects, env, |e| matches!(e, Effect::FsRead { .. }));
+    if !read.is_empty() {
+        what.push(words("fs.read", "Read {paths}", &[("paths", list(&read))]));
+    }
+    Plain {
+        what,
+        place: place(effects, env),
+        undo: undo(spec, effects),
+        reason: args
+            .get("description")
+            .and_then(|d| d.as_str())
+            .map(|d| d.chars().take(300).collect()),
+    }
+}
+
+fn is_file_effect(effect: &Effect) -> bool {
+    matches!(
+        effect,
+        Effect::FsRead { .. } | Effect::FsWrite { .. } | Effect::FsDelete { .. }
+    )
+}
+
+/// The paths of the file effects `pick` selects, as the person knows them.
+fn fs_paths(effects: &[Effect], env: &EffectEnv, pick: fn(&Effect) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for effect in effects.iter().filter(|e| pick(e)) {
+        for path in effect.subjects() {
+            let path = shown(path, env);
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -94,15 +94,13 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let modal = d
         .wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
         .await;
+    // Above the fold: what will happen, in words, whether it can be undone, the risk as a word —
+    // no tool id, no JSON.
     let text = d.text(&modal).await;
     for expected in [
-        "create_task",
-        "Risk 2/10",
-        "+2 changes tasks",
-        "tasks.write",
-        "no rule matched",
-        "score 2 asks by default",
-        "Buy milk",
+        "Change your tasks",
+        "Low risk · 2/10",
+        "you can change or remove it later",
         "Always allow",
     ] {
         assert!(
@@ -110,7 +108,35 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             "the modal lacks {expected:?}:\n{text}"
         );
     }
+    for hidden in ["create_task", "tasks.write", "{"] {
+        assert!(
+            !text.contains(hidden),
+            "{hidden:?} shows above the fold:\n{text}"
+        );
+    }
     d.screenshot(&out.join("approval-modal.png")).await;
+    // The details are one keystroke away.
+    d.exec(
+        "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'i', altKey: true}))",
+        serde_json::json!([]),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let text = d.text(&modal).await;
+    for expected in [
+        "create_task",
+        "+2 changes tasks",
+        "tasks.write",
+        "no rule matched",
+        "score 2 asks by default",
+        "Buy milk",
+    ] {
+        assert!(
+            text.contains(expected),
+            "the details lack {expected:?}:\n{text}"
+        );
+    }
+    d.screenshot(&out.join("approval-modal-details.png")).await;
     tokio::time::sleep(Duration::from_millis(500)).await; // the allow buttons arm after 400 ms
     d.click(
         &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
@@ -259,7 +285,11 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let modal = d
         .wait_for("[data-testid=approval-modal]", Duration::from_secs(10))
         .await;
-    assert!(d.text(&modal).await.contains("changes_apply"));
+    let asked = d.text(&modal).await;
+    assert!(
+        asked.contains("Write ./") && asked.contains("You can undo this in File changes"),
+        "{asked}"
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     d.click(
         &d.wait_for("button[data-choice=once]", Duration::from_secs(5))

@@ -2,7 +2,7 @@
 // denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, type ApprovalRequest, type Choice, type ElicitationAnswer, type ElicitationRequest, type Value } from "./api";
-import { t, sourceLabel } from "./i18n";
+import { t, sourceLabel, phrase } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
@@ -37,8 +37,10 @@ function mailPreview(request: ApprovalRequest) {
 export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; onDone: () => void }) {
   const [armed, setArmed] = useState(false);
   const [busy, setBusy] = useState(false);
+  const [details, setDetails] = useState(false);
   const denyRef = useRef<HTMLButtonElement>(null);
   const r = request.review;
+  const plain = request.plain;
 
   const answer = async (choice: Choice) => {
     if (busy || (choice !== "deny" && !armed)) return;
@@ -50,6 +52,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
   useEffect(() => {
     setArmed(false);
     setBusy(false);
+    setDetails(false);
     denyRef.current?.focus();
     const timer = setTimeout(() => setArmed(true), ARM_DELAY_MS);
     return () => clearTimeout(timer);
@@ -58,6 +61,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
     const keys = (e: KeyboardEvent) => {
       if (e.key === "Escape") { e.preventDefault(); answer("deny"); return; }
       if (!e.altKey) return;
+      if (e.key.toLowerCase() === "i") { e.preventDefault(); setDetails((open) => !open); return; }
       const map: Record<string, Choice> = { o: "once", c: "conversation", a: "always", w: "always_workspace", d: "deny" };
       const choice = map[e.key.toLowerCase()];
       if (choice && request.choices.includes(choice)) { e.preventDefault(); answer(choice); }
@@ -73,17 +77,24 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
     <div class="modal-backdrop">
       <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="approval-title" data-testid="approval-modal">
         <h2 id="approval-title">{t("approvalTitle")}</h2>
-        <p class="tool-line"><code>{request.tool}</code> — {request.title} <span class="caller">({request.caller})</span></p>
-        <div class={`risk ${level}`} data-testid="risk-score">{t("risk")} {r.score}/10</div>
-        <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
-        <p class="why">{r.why}</p>
-        <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({sourceLabel(r.matched.source)})</code> : <em>{t("noRule")}</em>}</p>
+        <ul class="plain-what" data-testid="plain-what">{plain.what.map((w) => <li>{phrase(w)}</li>)}</ul>
+        {plain.place && <p class="plain-place" data-testid="plain-place">{phrase(plain.place)}</p>}
+        <p class={`plain-undo ${plain.undo}`} data-testid="plain-undo">{t(`undo_${plain.undo}` as "undo_undoable")}</p>
+        {plain.reason && <blockquote class="quoted" data-testid="plain-reason"><span class="caller">{t("assistantSays")}</span> {plain.reason}</blockquote>}
+        <p class="risk-line"><span class={`risk ${level}`} data-testid="risk-score">{t(level === "high" ? "riskHigh" : level === "medium" ? "riskMedium" : "riskLow")} · {r.score}/10</span> <span class="why">{r.reasons[0]?.text}</span></p>
         {r.tainted_by && <p class="taint">⚠ {t("tainted")} {r.tainted_by}</p>}
-        <h3>{t("effects")}</h3>
-        <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>
         {mailPreview(request)}
-        <h3>{t("arguments")}</h3>
-        <pre class="args">{JSON.stringify(request.args, null, 2)}</pre>
+        <button type="button" class="details-toggle" aria-expanded={details} onClick={() => setDetails(!details)} data-testid="approval-details-toggle">{details ? "▾" : "▸"} {t("details")} <kbd>Alt+I</kbd></button>
+        {details && <div class="approval-details" data-testid="approval-details">
+          <p class="tool-line"><code>{request.tool}</code> — {request.title} <span class="caller">({request.caller})</span></p>
+          <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
+          <p class="why">{r.why}</p>
+          <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({sourceLabel(r.matched.source)})</code> : <em>{t("noRule")}</em>}</p>
+          <h3>{t("effects")}</h3>
+          <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>
+          <h3>{t("arguments")}</h3>
+          <pre class="args">{JSON.stringify(request.args, null, 2)}</pre>
+        </div>}
         <div class="choices">
           {request.choices.filter((c) => c !== "deny").map((c) => (
             <button key={c} class="allow" disabled={!armed || busy} onClick={() => answer(c)} data-choice={c}>{label[c]} <kbd>{key[c]}</kbd></button>

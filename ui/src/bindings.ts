@@ -254,6 +254,11 @@ export type Annotations = {
 	idempotent: boolean,
 	/**  Talks to an open world (web, mail, third-party servers): its output is untrusted. */
 	open_world: boolean,
+	/**
+	 *  What it changes Cowork keeps the earlier version of (staged and journaled file changes):
+	 *  the person can undo it in File changes. The approval says so.
+	 */
+	undoable?: boolean,
 };
 
 export type ApprovalChoice = "once" | "conversation" | 
@@ -276,6 +281,8 @@ export type ApprovalRequest = {
 	args: Value,
 	effects: Effect[],
 	review: Review,
+	/**  What will happen, where, and whether it can be undone, in words (shown first). */
+	plain: Plain,
 	/**  The choices offered; `conversation`/`always` only when a grant would be meaningful. */
 	choices: ApprovalChoice[],
 };
@@ -578,6 +585,17 @@ export type PendingAsks = {
 export type Persona = {
 	name: string,
 	system: string,
+};
+
+/**  What an approval says first. */
+export type Plain = {
+	/**  What will happen, one phrase per kind of effect (the riskiest first). */
+	what: Words[],
+	/**  Where: the folder, and the sites or people it reaches. */
+	place: Words | null,
+	undo: Undo,
+	/**  Why, in the assistant's own words (its `description` argument), when it gave one. */
+	reason: string | null,
 };
 
 /**  A settings file's rule that is broken or not applied, and what was done instead. */
@@ -951,6 +969,20 @@ export type TurnUsage = {
 	cost_usd?: number | null,
 };
 
+/**  Whether Cowork can take it back. */
+export type Undo = 
+/**  It only reads. */
+"nothing_changes" | 
+/**  Cowork keeps the earlier version (File changes). */
+"undoable" | 
+/**
+ *  It changes the person's own records (tasks, notes, memory, a calendar no one else is
+ *  invited to): not undone by Cowork, but theirs to change or remove later.
+ */
+"changeable_later" | 
+/**  Once done, it stays done (a sent mail, a deleted file, a command's changes). */
+"cannot_undo";
+
 export type Units = 
 /**  By the language asked in: °F and mph for US English, °C and km/h otherwise. */
 "auto" | "metric" | "imperial";
@@ -1101,6 +1133,16 @@ export type WebSettings = {
 	proxy?: string,
 };
 
+/**
+ *  One phrase: `key` names its template (the window's translations), `values` fill it, `text`
+ *  is it in English.
+ */
+export type Words = {
+	key: string,
+	values: { [key in string]: string },
+	text: string,
+};
+
 /**  What trusting a workspace would let happen (see [`App::workspace_review`]). */
 export type WorkspaceReview = {
 	/**
@@ -1121,7 +1163,10 @@ export type WorkspaceStatus = {
 	root: string,
 	settings: string,
 	state: TrustState,
-	/**  sha256 of the settings file as read now (`absent` without one): trusting pins this. */
+	/**
+	 *  What trusting pins, as read now: the settings file and the repository's programs
+	 *  (`trust::digest`).
+	 */
 	digest: string,
 	/**  What trusting would add: the allow rules (in force only while trusted). */
 	allow: string[],

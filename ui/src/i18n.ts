@@ -17,6 +17,8 @@ const en = {
   ollamaFound: "A local Ollama server answers on 127.0.0.1:11434 — use it in Settings → Provider.",
   addProvider: "Add a provider",
   approvalTitle: "Allow this action?", effects: "Effects", risk: "Risk", arguments: "Arguments", rule: "Rule", noRule: "no rule matched",
+  riskLow: "Low risk", riskMedium: "Medium risk", riskHigh: "High risk", details: "Details", assistantSays: "The assistant says why:",
+  undo_nothing_changes: "Nothing is changed.", undo_undoable: "You can undo this in File changes.", undo_cannot_undo: "Cowork cannot undo this once it is done.", undo_changeable_later: "Cowork does not undo this, but you can change or remove it later.",
   once: "Allow once", conversation: "Allow in this conversation", always: "Always allow", alwaysWorkspace: "Always allow in this workspace", ruleScope: "Where the rule is saved", deny: "Deny",
   tainted: "This conversation contains untrusted content from",
   provider: "Provider", baseUrl: "Base URL", model: "Model", apiKeyEnv: "API key environment variable", save: "Save", saved: "Saved",
@@ -102,6 +104,8 @@ const zh: Partial<Dict> = {
   ollamaFound: "检测到本机 Ollama（127.0.0.1:11434）— 可在 设置 → 模型服务 中使用。",
   addProvider: "添加模型服务",
   approvalTitle: "允许此操作吗？", effects: "影响", risk: "风险", arguments: "参数", rule: "规则", noRule: "无匹配规则",
+  riskLow: "低风险", riskMedium: "中等风险", riskHigh: "高风险", details: "详情", assistantSays: "助手说明的理由：",
+  undo_nothing_changes: "不会改动任何东西。", undo_undoable: "可以在“文件更改”中撤销。", undo_cannot_undo: "一旦执行，Cowork 无法撤销。", undo_changeable_later: "Cowork 不会自动撤销，但你之后可以修改或删除它。",
   once: "仅允许一次", conversation: "本对话内允许", always: "始终允许", alwaysWorkspace: "在此工作区始终允许", ruleScope: "规则保存位置", deny: "拒绝",
   tainted: "本对话包含来自以下来源的不可信内容：",
   provider: "模型服务", baseUrl: "服务地址", model: "模型", apiKeyEnv: "API 密钥环境变量", save: "保存", saved: "已保存",
@@ -163,6 +167,31 @@ export function t(key: keyof Dict): string {
 }
 export function getLang(): Lang { return lang; }
 export function setLang(next: Lang) { lang = next; localStorage.setItem("lang", next); document.documentElement.lang = next; }
+
+/** An approval's phrases in Chinese, by the key Rust gives each (`core/src/plain.rs`); a key
+ * missing here falls back to Rust's English text. */
+const zhPlain: Record<string, string> = {
+  "fs.read": "读取 {paths}", "fs.write": "写入 {paths}", "fs.delete": "删除 {paths}",
+  "exec.unknown": "运行一条 Cowork 无法完全读懂的命令", "exec.piped": "运行边下载或边生成的代码（{programs}）",
+  "exec.delete": "删除 {paths}", "exec.delete_all": "删除 {paths} 及其中的全部内容", "exec.admin": "以管理员权限运行 {programs}",
+  "exec.network": "运行 {programs}，它会访问互联网", "exec.read": "用 {programs} 查看文件（不做任何改动）", "exec.run": "运行 {programs}",
+  "net.fetch": "访问 {origin}", "browser.navigate": "在浏览器中打开 {origin}", "browser.act": "在 {origin} 上点击或输入",
+  "mail.read": "读取 {account} 的邮件", "mail.send": "从 {account} 发送邮件给 {recipients}",
+  "calendar.read": "读取日历 {calendar}", "calendar.write": "修改日历 {calendar}", "calendar.invite": "修改日历 {calendar} 并邀请 {recipients}",
+  "vault.read": "读取你的记忆", "vault.write": "修改你的记忆", "tasks.read": "读取你的任务", "tasks.write": "修改你的任务", "notes.write": "写一条笔记",
+  "audio.capture": "通过麦克风收听", "audio.play": "播放声音", "secrets.read": "使用已保存的密钥 {name}", "system.read": "读取这台电脑的信息", "ui.ask": "问你一个问题",
+  "service.read": "读取你在 {service} 的数据", "service.write": "修改 {service} 上的 {what}", "service.delete": "删除 {service} 上的 {what}",
+  "message.send": "在 {service} 上给 {recipients} 发消息", "data.share": "在 {service} 上与 {recipients} 共享", "money.pay": "向 {payee} 支付 {amount}",
+  "account.change": "修改你的 {service} 账户的 {what}", "mcp.call": "使用工具包 {server} 的 {tool}（它没有说明会做什么）",
+  "mcp.unconfined": "在沙箱之外运行工具包 {server}（{why}）", "place.folder": "在文件夹 {folder}（{path}）中",
+};
+
+/** One phrase of an approval in the person's language (values are shown as text, never markup). */
+export function phrase(words: { key: string; values: Partial<Record<string, string>>; text: string }): string {
+  const template = lang === "zh-CN" ? zhPlain[words.key] : undefined;
+  if (!template) return words.text;
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => words.values[name] ?? "");
+}
 
 /** Where a rule came from, as the person reads it. */
 export function sourceLabel(source: string): string {

@@ -28,6 +28,9 @@ pub enum Undo {
     NothingChanges,
     /// Cowork keeps the earlier version (File changes).
     Undoable,
+    /// It changes the person's own records (tasks, notes, memory, a calendar no one else is
+    /// invited to): not undone by Cowork, but theirs to change or remove later.
+    ChangeableLater,
     /// Once done, it stays done (a sent mail, a deleted file, a command's changes).
     CannotUndo,
 }
@@ -313,6 +316,17 @@ fn undo(spec: &ToolSpec, effects: &[Effect]) -> Undo {
     {
         return Undo::NothingChanges;
     }
+    let own_record = |e: &Effect| {
+        e.is_read_only()
+            || matches!(
+                e,
+                Effect::TasksWrite | Effect::NotesWrite | Effect::VaultWrite
+            )
+            || matches!(e, Effect::CalendarWrite { attendees, .. } if attendees.is_empty())
+    };
+    if effects.iter().all(own_record) {
+        return Undo::ChangeableLater;
+    }
     Undo::CannotUndo
 }
 
@@ -381,4 +395,88 @@ fn fs_paths(effects: &[Effect], env: &EffectEnv, pick: fn(&Effect) -> bool) -> V
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cowork_contract::{Annotations, ToolMeta};
+    use std::path::PathBuf;
+
+    fn spec(undoable: bool) -> ToolSpec {
+        let meta = ToolMeta::new("t", "t", "").annotations(Annotations {
+            undoable,
+            ..Annotations::default()
+        });
+        ToolSpec::from_meta(meta, serde_json::json!({"type": "object"}))
+    }
+
+    fn env() -> EffectEnv {
+        EffectEnv {
+            workspace_roots: vec![PathBuf::from("/home/u/ws-main")],
+            ..Default::default()
+        }
+    }
+
+    fn exec(command: &str) -> Effect {
+        Effect::ProcessExec {
+            command: command.into(),
+            workspace_code: vec![],
+        }
+    }
+
+    #[test]
+    fn says_what_where_and_whether_it_can_be_undone() {
+        let args = serde_json::json!({"description": "Clean the build output"});
+        let rm = describe(
+            &spec(false),
+            &[exec(
+                "rm -rf ./build ./node_modules/.cache && git clean -fdx",
+            )],
+            &args,
+            &env(),
+        );
+        assert_eq!(
+            rm.what[0].text,
+            "Delete ./build, ./node_modules/.cache, untracked files and everything in them"
+        );
+        assert_eq!(
+            rm.place.unwrap().text,
+            "In the folder ws-main (/home/u/ws-main)"
+        );
+        assert_eq!(rm.undo, Undo::CannotUndo);
+        assert_eq!(rm.reason.as_deref(), Some("Clean the build output"));
+
+        let ls = describe(
+            &spec(false),
+            &[exec("ls -la")],
+            &serde_json::json!({}),
+            &env(),
+        );
+        assert_eq!(
+            ls.what[0].text,
+            "Look at files with ls (nothing is changed)"
+        );
+        assert_eq!(ls.undo, Undo::NothingChanges);
+
+        let write = Effect::FsWrite {
+            path: "/home/u/ws-main/src/a.rs".into(),
+        };
+        let edit = describe(&spec(true), &[write], &serde_json::json!({}), &env());
+        assert_eq!(edit.what[0].text, "Write ./src/a.rs");
+        assert_eq!(edit.undo, Undo::Undoable);
+
+        let mail = Effect::MailSend {
+            account: "me@home.example".into(),
+            recipients: vec!["a@x.example".into(), "b@x.example".into()],
+        };
+        let sent = describe(&spec(false), &[mail], &serde_json::json!({}), &env());
+        assert_eq!(
+            sent.what[0].text,
+            "Send an email from me@home.example to a@x.example, b@x.example"
+        );
+        assert_eq!(sent.what[0].key, "mail.send");
+        assert!(sent.place.is_none());
+        assert_eq!(sent.undo, Undo::CannotUndo);
+    }
 }

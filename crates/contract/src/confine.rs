@@ -387,7 +387,7 @@ impl Confinement {
     /// for git to run from or read (`core.hooksPath`, included files) is read-only when it lies
     /// in the grant.
     fn repository_mounts(&self, grant: &Path) -> Vec<Mount> {
-        let (nested, _) = gitdirs::repositories_below(grant);
+        let nested = gitdirs::repositories_below(grant).git;
         let mut out: Vec<Mount> = nested.iter().flat_map(|e| protected_parts(e)).collect();
         for entry in std::iter::once(grant.join(".git")).chain(nested) {
             let work_tree = entry.parent().unwrap_or(grant);
@@ -481,9 +481,13 @@ fn protected_parts(entry: &Path) -> Vec<Mount> {
 pub struct Watch {
     git_dirs: Vec<GitDirAtLaunch>,
     tops: Vec<(PathBuf, Vec<PathBuf>)>,
-    repositories: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Per writable grant: its `.git` entries and bare-looking folders, by identity.
+    repositories: Vec<(PathBuf, Vec<Known>)>,
     complete: bool,
 }
+
+/// A path and the file or folder it named at launch (device, inode).
+type Known = (PathBuf, Option<(u64, u64)>);
 
 /// What [`Watch::check`] found.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -512,16 +516,18 @@ impl Confinement {
             ..Watch::default()
         };
         for grant in &self.write {
-            let (nested, complete) = gitdirs::repositories_below(grant);
-            watch.complete &= complete;
+            let walked = gitdirs::repositories_below(grant);
+            watch.complete &= walked.complete;
             let top = grant.join(".git");
-            for entry in std::iter::once(&top).chain(&nested) {
+            for entry in std::iter::once(&top).chain(&walked.git) {
                 for dir in gitdirs::git_dirs(entry).into_iter().flatten() {
                     watch.git_dirs.push(GitDirAtLaunch::take(&dir));
                 }
             }
             watch.tops.push((grant.clone(), all_entries(grant)));
-            watch.repositories.push((grant.clone(), nested));
+            let found = walked.git.iter().chain(&walked.bare);
+            let known = found.map(|p| (p.clone(), gitdirs::identity(p))).collect();
+            watch.repositories.push((grant.clone(), known));
         }
         watch
     }
@@ -538,6 +544,10 @@ impl Watch {
             let changes = git_dir.check();
             after.held.extend(changes.held);
             if changes.replaced {
+                // Whatever stands there now was made by the run: judged as a new repository.
+                if std::fs::symlink_metadata(&git_dir.dir).is_ok() {
+                    after.held.extend(gitdirs::hold_back_planted(&git_dir.dir));
+                }
                 after.replaced.push(git_dir.dir.clone());
             }
         }
@@ -553,11 +563,17 @@ impl Watch {
             );
         }
         for (grant, before) in &self.repositories {
-            let (now, complete) = gitdirs::repositories_below(grant);
-            after.cut_short |= !complete;
-            for new in now.into_iter().filter(|p| !before.contains(p)) {
+            let walked = gitdirs::repositories_below(grant);
+            after.cut_short |= !walked.complete;
+            // New, or the same name on another file or folder (a submodule's folder swapped).
+            let is_new = |p: &PathBuf| !before.contains(&(p.clone(), gitdirs::identity(p)));
+            for new in walked.git.into_iter().filter(is_new) {
                 after.held.extend(gitdirs::hold_back_planted(&new));
                 after.created.push(new);
+            }
+            for bare in walked.bare.into_iter().filter(is_new) {
+                after.held.extend(gitdirs::hold_back_bare(&bare));
+                after.created.push(bare);
             }
         }
         after.created.sort();

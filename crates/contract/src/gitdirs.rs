@@ -137,36 +137,63 @@ fn real_subfolders(dir: &Path) -> Vec<PathBuf> {
 /// far, and the result says it was cut).
 pub(crate) const WALK_BUDGET: usize = 200_000;
 
-/// Every `.git` (folder or file) below `root`, the top one excluded, without following links
-/// or entering git directories; `false` when the walk hit [`WALK_BUDGET`].
-pub(crate) fn repositories_below(root: &Path) -> (Vec<PathBuf>, bool) {
-    let mut found = Vec::new();
+/// What a walk of a writable grant found.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    /// Every `.git` (folder or file) below the top, the top one excluded.
+    pub git: Vec<PathBuf>,
+    /// Folders git would take for a bare repository (a `HEAD` file, `objects` and `refs`
+    /// folders), the top included: git finds one from any folder below it.
+    pub bare: Vec<PathBuf>,
+    /// `false` when the walk stopped at [`WALK_BUDGET`].
+    pub complete: bool,
+}
+
+/// Walks `root` without following links or entering git directories.
+pub(crate) fn repositories_below(root: &Path) -> Walked {
+    let mut walked = Walked {
+        complete: true,
+        ..Walked::default()
+    };
     let mut pending = vec![root.to_path_buf()];
     let mut visited = 0;
     while let Some(dir) = pending.pop() {
         visited += 1;
         if visited > WALK_BUDGET {
-            return (found, false);
+            walked.complete = false;
+            break;
         }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
+        let mut shape = (false, false, false);
         for entry in entries.flatten() {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let name = entry.file_name();
             let path = entry.path();
-            if entry.file_name() == ".git" {
+            match name.to_str() {
+                Some("HEAD") => shape.0 = kind.is_file(),
+                Some("objects") => shape.1 = kind.is_dir(),
+                Some("refs") => shape.2 = kind.is_dir(),
+                _ => {}
+            }
+            if name == ".git" {
                 if dir != root {
-                    found.push(path);
+                    walked.git.push(path);
                 }
             } else if kind.is_dir() {
                 pending.push(path);
             }
         }
+        if shape == (true, true, true) {
+            walked.bare.push(dir);
+        }
     }
-    found.sort();
-    (found, true)
+    walked.git.sort();
+    walked.bare.sort();
+    walked
 }
 
 /// Paths the repository's own config names for git to run from or read config from
@@ -434,4 +461,12 @@ fn only_git_own_keys(config: &Path) -> bool {
             let short = format!("{section}.{name}").to_ascii_lowercase();
             GIT_OWN_KEYS.contains(&short.as_str()) && !value.trim_start().starts_with("ext::")
         })
+}
+
+/// A folder that became what git takes for a bare repository during the run (git finds it from
+/// any folder below): its `HEAD` is held back, so git no longer takes it for one — the folder's
+/// other files may be the person's own.
+pub(crate) fn hold_back_bare(dir: &Path) -> Vec<(PathBuf, Held)> {
+    let head = dir.join("HEAD");
+    vec![(head.clone(), hold_back(&head))]
 }

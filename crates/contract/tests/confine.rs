@@ -611,3 +611,46 @@ fn a_worktree_a_broken_head_a_header_key_and_a_binary_todo_are_caught() {
         assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
     }
 }
+
+/// The second review's other cases: a folder made into what git takes for a bare repository
+/// loses its HEAD (git finds it from any folder below); a submodule's folder swapped for one
+/// whose `.git` points elsewhere is judged as new; a replaced submodule git directory keeps
+/// only what git makes.
+#[test]
+fn a_bare_repository_shape_a_swapped_pointer_and_a_replaced_module_are_held() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    git(&l.ws, &["init", "-q"]);
+    std::fs::create_dir_all(l.ws.join("src/a")).unwrap();
+    std::fs::write(l.ws.join("src/main.rs"), "fn main() {}").unwrap();
+    std::fs::create_dir_all(l.ws.join("lib")).unwrap();
+    std::fs::write(l.ws.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+    git(&l.ws, &["init", "-q", "--bare", ".git/modules/lib"]);
+    let jail = jail_for(&l);
+    let watch = jail.watch();
+    let (ok, out) = run(
+        &jail,
+        "cd src && mkdir objects refs && echo 'ref: refs/heads/main' > HEAD \
+         && printf '[core]\\n\\tpager = touch x\\n' > config && cd .. \
+         && mv lib lib-moved && mkdir lib && printf 'gitdir: ../.git/modules/zz\\n' > lib/.git \
+         && mv .git/modules/lib .git/modules/lib-old 2>/dev/null; true",
+    );
+    assert!(ok, "{out}");
+    let after = watch.check();
+    let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
+    for planted in ["src/HEAD", "lib/.git"] {
+        assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
+    }
+    assert!(
+        l.ws.join("src/main.rs").exists(),
+        "the folder's own files stay"
+    );
+}

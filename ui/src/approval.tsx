@@ -11,6 +11,16 @@ function describe(effect: { kind: string; [k: string]: unknown }): string {
   return args.length ? `${effect.kind}(${args.join(" → ")})` : effect.kind;
 }
 
+/// The call's short text arguments as the person reads them ("Title: Buy milk"), not JSON: what
+/// exactly will be made or changed. Long texts, lists and objects stay in the details.
+function argLines(args: unknown): [string, string][] {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return [];
+  return Object.entries(args as Record<string, unknown>)
+    .filter(([k, v]) => k !== "description" && (typeof v === "string" || typeof v === "number") && String(v).length > 0 && String(v).length <= 200)
+    .slice(0, 4)
+    .map(([k, v]) => [k.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase()), String(v)]);
+}
+
 /// Sending mail is the riskiest thing the assistant does: show it as the person would read it.
 function mailPreview(request: ApprovalRequest) {
   if (request.tool !== "email_send" && request.tool !== "email_reply") return null;
@@ -79,6 +89,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         <h2 id="approval-title">{t("approvalTitle")}</h2>
         <ul class="plain-what" data-testid="plain-what">{plain.what.map((w) => <li>{phrase(w)}</li>)}</ul>
         {plain.place && <p class="plain-place" data-testid="plain-place">{phrase(plain.place)}</p>}
+        {!mailPreview(request) && argLines(request.args).length > 0 && <dl class="plain-args" data-testid="plain-args">{argLines(request.args).map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>}
         <p class={`plain-undo ${plain.undo}`} data-testid="plain-undo">{t(`undo_${plain.undo}` as "undo_undoable")}</p>
         {plain.reason && <blockquote class="quoted" data-testid="plain-reason"><span class="caller">{t("assistantSays")}</span> {plain.reason}</blockquote>}
         <p class="risk-line"><span class={`risk ${level}`} data-testid="risk-score">{t(level === "high" ? "riskHigh" : level === "medium" ? "riskMedium" : "riskLow")} · {r.score}/10</span> <span class="why">{r.reasons[0]?.text}</span></p>

@@ -98,6 +98,21 @@ fn jail_for(l: &Layout) -> Confinement {
     Confinement::new(&l.ws).write(&l.ws).home(&l.home_arg)
 }
 
+/// Runs git in `dir` as the person would outside the sandbox (with an identity for commits);
+/// it must succeed.
+fn git_ok(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@x")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@x")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
 fn sh_quote(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
@@ -226,15 +241,7 @@ fn no_network_and_no_sockets_unless_granted() {
 fn a_git_directory_stays_usable_but_its_programs_cannot_be_planted() {
     require_bubblewrap();
     let l = layout(Place::InHome);
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&l.ws)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    };
-    git(&["init", "-q"]);
+    git_ok(&l.ws, &["init", "-q"]);
     std::fs::write(l.ws.join("a.txt"), "a").unwrap();
     let jail = jail_for(&l)
         .env("GIT_AUTHOR_NAME", "t")
@@ -393,12 +400,7 @@ fn a_link_among_git_parts_is_never_bound_through() {
         let l = layout(Place::InHome);
         std::fs::create_dir_all(l.home.join(".ssh")).unwrap();
         std::fs::write(l.home.join(".ssh/id_rsa"), "SECRET-key").unwrap();
-        let out = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&l.ws)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        git_ok(&l.ws, &["init", "-q"]);
         let link = l.ws.join(".git").join(part);
         let holder = link.parent().unwrap();
         std::fs::create_dir_all(holder.join("objects")).unwrap();
@@ -441,12 +443,7 @@ proptest! {
     ) {
         require_bubblewrap();
         let l = layout(Place::InHome);
-        let out = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&l.ws)
-            .output()
-            .unwrap();
-        prop_assert!(out.status.success());
+        git_ok(&l.ws, &["init", "-q"]);
         for part in ["hooks", "info"] {
             let path = l.ws.join(".git").join(part);
             if present.contains(&part) {
@@ -498,22 +495,14 @@ proptest! {
 fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
     require_bubblewrap();
     let l = layout(Place::InHome);
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-    };
-    git(&l.ws, &["init", "-q"]);
+    git_ok(&l.ws, &["init", "-q"]);
     std::fs::create_dir_all(l.ws.join("projA")).unwrap();
-    git(&l.ws.join("projA"), &["init", "-q"]);
-    git(&l.ws, &["init", "-q", "--bare", ".git/modules/libs/foo"]);
+    git_ok(&l.ws.join("projA"), &["init", "-q"]);
+    git_ok(&l.ws, &["init", "-q", "--bare", ".git/modules/libs/foo"]);
     std::fs::create_dir_all(l.ws.join("tools/hooks")).unwrap();
     std::fs::write(l.ws.join("team.gitconfig"), "[user]\n\tname = t\n").unwrap();
-    git(&l.ws, &["config", "core.hooksPath", "tools/hooks"]);
-    git(&l.ws, &["config", "include.path", "../team.gitconfig"]);
+    git_ok(&l.ws, &["config", "core.hooksPath", "tools/hooks"]);
+    git_ok(&l.ws, &["config", "include.path", "../team.gitconfig"]);
     let jail = jail_for(&l);
     for plant in [
         "git -C projA config core.fsmonitor 'touch x'",
@@ -577,21 +566,9 @@ fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
 fn a_worktree_a_broken_head_a_header_key_and_a_binary_todo_are_caught() {
     require_bubblewrap();
     let l = layout(Place::InHome);
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&l.ws)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@x")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@x")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
-    git(&["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&["worktree", "add", "-q", "wt"]);
+    git_ok(&l.ws, &["init", "-q", "-b", "main"]);
+    git_ok(&l.ws, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    git_ok(&l.ws, &["worktree", "add", "-q", "wt"]);
     let head_before = std::fs::read(l.ws.join(".git/HEAD")).unwrap();
     let jail = jail_for(&l);
     let (ok, out) = run(&jail, "printf /elsewhere > .git/worktrees/wt/commondir");
@@ -620,20 +597,12 @@ fn a_worktree_a_broken_head_a_header_key_and_a_binary_todo_are_caught() {
 fn a_bare_repository_shape_a_swapped_pointer_and_a_replaced_module_are_held() {
     require_bubblewrap();
     let l = layout(Place::InHome);
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-    };
-    git(&l.ws, &["init", "-q"]);
+    git_ok(&l.ws, &["init", "-q"]);
     std::fs::create_dir_all(l.ws.join("src/a")).unwrap();
     std::fs::write(l.ws.join("src/main.rs"), "fn main() {}").unwrap();
     std::fs::create_dir_all(l.ws.join("lib")).unwrap();
     std::fs::write(l.ws.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
-    git(&l.ws, &["init", "-q", "--bare", ".git/modules/lib"]);
+    git_ok(&l.ws, &["init", "-q", "--bare", ".git/modules/lib"]);
     let jail = jail_for(&l);
     let watch = jail.watch();
     let (ok, out) = run(

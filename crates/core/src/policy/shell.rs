@@ -69,7 +69,13 @@ const GIT_READS: &[&str] = &[
     "--version",
 ];
 /// Options of git's reading subcommands that write a file or start a program.
-const GIT_WRITING_OPTIONS: &[&str] = &["--output", "-O", "--open-files-in-pager", "--ext-diff"];
+const GIT_WRITING_OPTIONS: &[&str] = &[
+    "--output",
+    "-O",
+    "--open-files-in-pager",
+    "--ext-diff",
+    "--exec-path",
+];
 const INSTALLS: &[&str] = &[
     "install",
     "i",
@@ -114,7 +120,10 @@ const PROGRAMS: &[(&str, Role)] = &[
     ("du", Role::Reads(&[])),
     ("df", Role::Reads(&[])),
     ("tree", Role::Reads(&["-o"])),
-    ("sort", Role::Reads(&["-o", "--output"])),
+    (
+        "sort",
+        Role::Reads(&["-o", "--output", "--compress-program"]),
+    ),
     ("cut", Role::Reads(&[])),
     ("tr", Role::Reads(&[])),
     ("diff", Role::Reads(&[])),
@@ -540,6 +549,9 @@ mod tests {
         assert_eq!(xargs.deletes, ["the files it is given"]);
         assert!(!analyze("find . -name x -delete").reads_only);
         assert!(!analyze("sort -uo out.txt in.txt").reads_only);
+        assert!(!analyze("sort --compress-program=./x big.txt").reads_only);
+        assert!(!analyze("git --exec-path=./bin status").reads_only);
+        assert!(!analyze("git -c core.pager=./x log").reads_only);
         assert!(!analyze("git log --output=.git/config").reads_only);
         assert_eq!(analyze("cat a > b.txt 2>&1").writes, ["b.txt"]);
         assert!(analyze("grep x a 2>/dev/null").reads_only);

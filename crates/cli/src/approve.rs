@@ -2,6 +2,7 @@
 //! server's form (elicitation), field by field.
 
 use cowork_contract::text::printable_field as field;
+use cowork_core::plain::Undo;
 use cowork_core::{
     ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest,
 };
@@ -19,6 +20,24 @@ fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
         field(&request.tool),
         field(&request.title)
     );
+    // What will happen, in words, first — as the window shows it.
+    let plain = &request.plain;
+    for what in &plain.what {
+        let _ = ewrite!(err, "│ {}", field(&what.text));
+    }
+    if let Some(place) = &plain.place {
+        let _ = ewrite!(err, "│ {}", field(&place.text));
+    }
+    let undo = match plain.undo {
+        Undo::NothingChanges => "nothing is changed",
+        Undo::Undoable => "you can undo this with `cowork changes rollback`",
+        Undo::ChangeableLater => "Cowork does not undo this; you can change or remove it later",
+        Undo::CannotUndo => "Cowork cannot undo this once it is done",
+    };
+    let _ = ewrite!(err, "│ {undo}");
+    if let Some(reason) = &plain.reason {
+        let _ = ewrite!(err, "│ the assistant says why: \"{}\"", field(reason));
+    }
     let _ = ewrite!(
         err,
         "│ arguments: {}",

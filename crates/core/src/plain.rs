@@ -39,9 +39,10 @@ pub enum Undo {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Plain {
-    /// What will happen, one phrase per kind of effect (the riskiest first).
+    /// What will happen, one phrase per kind of effect: deletions and writes of files first,
+    /// reads of files last.
     pub what: Vec<Words>,
-    /// Where: the folder, and the sites or people it reaches.
+    /// Where: the workspace folder, when it acts there (sites and people are in `what`).
     pub place: Option<Words>,
     pub undo: Undo,
     /// Why, in the assistant's own words (its `description` argument), when it gave one.
@@ -62,6 +63,32 @@ fn words(key: &str, template: &str, values: &[(&str, String)]) -> Words {
             .collect(),
         text,
     }
+}
+
+/// A file phrase's key, English template, and the effects it names.
+type FilePhrase = (&'static str, &'static str, fn(&Effect) -> bool);
+
+/// The phrases of file effects, named together per kind in this order (deletions first, reads
+/// last): one table for `describe` and `effect_words`.
+const FILE_PHRASES: [FilePhrase; 3] = [
+    ("fs.delete", "Delete {paths}", |e| {
+        matches!(e, Effect::FsDelete { .. })
+    }),
+    ("fs.write", "Write {paths}", |e| {
+        matches!(e, Effect::FsWrite { .. })
+    }),
+    ("fs.read", "Read {paths}", |e| {
+        matches!(e, Effect::FsRead { .. })
+    }),
+];
+
+/// The phrase naming `paths` for the kind of file effect `effect` is.
+fn file_phrase(effect: &Effect, paths: &[String]) -> Words {
+    let (key, template, _) = FILE_PHRASES
+        .iter()
+        .find(|(_, _, is)| is(effect))
+        .unwrap_or(&FILE_PHRASES[2]);
+    words(key, template, &[("paths", list(paths))])
 }
 
 /// Up to three items, then how many more.
@@ -137,11 +164,10 @@ fn command_words(facts: &CommandFacts) -> Words {
 /// The phrase for one effect (paths already shown as the person knows them).
 fn effect_words(effect: &Effect, env: &EffectEnv) -> Words {
     use Effect::*;
-    let path = |p: &str| ("paths", shown(p, env));
     match effect {
-        FsRead { path: p } => words("fs.read", "Read {paths}", &[path(p)]),
-        FsWrite { path: p } => words("fs.write", "Write {paths}", &[path(p)]),
-        FsDelete { path: p } => words("fs.delete", "Delete {paths}", &[path(p)]),
+        FsRead { path } | FsWrite { path } | FsDelete { path } => {
+            file_phrase(effect, &[shown(path, env)])
+        }
         ProcessExec { command, .. } => command_words(&analyze(command)),
         NetFetch { origin } => words(
             "net.fetch",
@@ -284,7 +310,7 @@ fn other_words(effect: &Effect) -> Words {
     }
 }
 
-/// Where it happens: the workspace folder it works in, else the sites or people it reaches.
+/// Where it happens: the workspace folder, when the call acts there.
 fn place(effects: &[Effect], env: &EffectEnv) -> Option<Words> {
     let local = effects.iter().any(|e| {
         matches!(e, Effect::ProcessExec { .. })
@@ -337,34 +363,24 @@ pub fn describe(
     args: &serde_json::Value,
     env: &EffectEnv,
 ) -> Plain {
-    // Files are named together per kind, the riskiest kind first and reads last.
-    let mut what: Vec<Words> = Vec::new();
-    for (key, template, paths) in [
-        (
-            "fs.delete",
-            "Delete {paths}",
-            fs_paths(effects, env, |e| matches!(e, Effect::FsDelete { .. })),
-        ),
-        (
-            "fs.write",
-            "Write {paths}",
-            fs_paths(effects, env, |e| matches!(e, Effect::FsWrite { .. })),
-        ),
-    ] {
-        if !paths.is_empty() {
-            what.push(words(key, template, &[("paths", list(&paths))]));
-        }
-    }
+    // Files are named together per kind: deletions and writes first, reads last.
+    let file_phrases = |table: &[FilePhrase]| -> Vec<Words> {
+        table
+            .iter()
+            .filter_map(|(key, template, is)| {
+                let paths = fs_paths(effects, env, *is);
+                (!paths.is_empty()).then(|| words(key, template, &[("paths", list(&paths))]))
+            })
+            .collect()
+    };
+    let mut what = file_phrases(&FILE_PHRASES[..2]);
     for effect in effects.iter().filter(|e| !is_file_effect(e)) {
         let phrase = effect_words(effect, env);
         if !what.contains(&phrase) {
             what.push(phrase);
         }
     }
-    let read = fs_paths(effects, env, |e| matches!(e, Effect::FsRead { .. }));
-    if !read.is_empty() {
-        what.push(words("fs.read", "Read {paths}", &[("paths", list(&read))]));
-    }
+    what.extend(file_phrases(&FILE_PHRASES[2..]));
     Plain {
         what,
         place: place(effects, env),
@@ -377,10 +393,7 @@ pub fn describe(
 }
 
 fn is_file_effect(effect: &Effect) -> bool {
-    matches!(
-        effect,
-        Effect::FsRead { .. } | Effect::FsWrite { .. } | Effect::FsDelete { .. }
-    )
+    FILE_PHRASES.iter().any(|(_, _, is)| is(effect))
 }
 
 /// The paths of the file effects `pick` selects, as the person knows them.

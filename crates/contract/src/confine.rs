@@ -114,6 +114,9 @@ pub struct Confinement {
     env: BTreeMap<String, OsString>,
     /// The person turned the sandbox off for this program: it runs with their rights.
     turned_off: bool,
+    /// Each writable grant's walk at launch, taken once: the sandbox's mounts and the [`Watch`]
+    /// both need it.
+    walks: OnceLock<Vec<(PathBuf, gitdirs::Walked)>>,
 }
 
 /// One step of the sandbox's file view, applied in order (a later step covers an earlier one).
@@ -387,7 +390,7 @@ impl Confinement {
     /// for git to run from or read (`core.hooksPath`, included files) is read-only when it lies
     /// in the grant.
     fn repository_mounts(&self, grant: &Path) -> Vec<Mount> {
-        let nested = gitdirs::repositories_below(grant).git;
+        let nested = self.walked(grant).git;
         let mut out: Vec<Mount> = nested.iter().flat_map(|e| protected_parts(e)).collect();
         for entry in std::iter::once(grant.join(".git")).chain(nested) {
             let work_tree = entry.parent().unwrap_or(grant);
@@ -401,6 +404,18 @@ impl Confinement {
             }
         }
         out
+    }
+
+    /// The launch walk of a writable grant (see `walks`).
+    fn walked(&self, grant: &Path) -> gitdirs::Walked {
+        let walks = self.walks.get_or_init(|| {
+            let walk = |g: &PathBuf| (g.clone(), gitdirs::repositories_below(g));
+            self.write.iter().map(walk).collect()
+        });
+        walks
+            .iter()
+            .find(|(g, _)| g == grant)
+            .map_or_else(|| gitdirs::repositories_below(grant), |(_, w)| w.clone())
     }
 
     fn grants_all(&self) -> impl Iterator<Item = &PathBuf> {
@@ -516,7 +531,7 @@ impl Confinement {
             ..Watch::default()
         };
         for grant in &self.write {
-            let walked = gitdirs::repositories_below(grant);
+            let walked = self.walked(grant);
             watch.complete &= walked.complete;
             let top = grant.join(".git");
             for entry in std::iter::once(&top).chain(&walked.git) {

@@ -138,7 +138,7 @@ fn real_subfolders(dir: &Path) -> Vec<PathBuf> {
 pub(crate) const WALK_BUDGET: usize = 200_000;
 
 /// What a walk of a writable grant found.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Walked {
     /// Every `.git` (folder or file) below the top, the top one excluded.
     pub git: Vec<PathBuf>,

@@ -589,9 +589,12 @@ export type Persona = {
 
 /**  What an approval says first. */
 export type Plain = {
-	/**  What will happen, one phrase per kind of effect (the riskiest first). */
+	/**
+	 *  What will happen, one phrase per kind of effect: deletions and writes of files first,
+	 *  reads of files last.
+	 */
 	what: Words[],
-	/**  Where: the folder, and the sites or people it reaches. */
+	/**  Where: the workspace folder, when it acts there (sites and people are in `what`). */
 	place: Words | null,
 	undo: Undo,
 	/**  Why, in the assistant's own words (its `description` argument), when it gave one. */

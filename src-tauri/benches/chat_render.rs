@@ -11,7 +11,6 @@ mod chat_render;
 
 use cowork_tests::llm_server::ScriptedLlm;
 use serde_json::json;
-use std::time::Duration;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -32,7 +31,7 @@ fn main() {
         .unwrap();
         chat_render::seed(home.path(), 2000);
         let (_xvfb, _driver, d) = webdriver::launch(home.path(), &[]).await;
-        d.wait_for("[data-testid=conversation]", Duration::from_secs(30))
+        d.wait_for("[data-testid=conversation]")
             .await;
         let mut opens = Vec::new();
         for _ in 0..8 {

@@ -7,6 +7,7 @@
 
 use crate::webdriver::Driver;
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use cowork_tests::wait::patience;
 use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -154,10 +155,7 @@ pub async fn stream(d: &Driver, server: &ScriptedLlm, tokens: usize) -> Streamed
         if done.as_bool() == Some(true) {
             break;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the reply did not finish"
-        );
+        assert!(start.elapsed() < patience(), "the reply did not finish");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let seconds = start.elapsed().as_secs_f64();

@@ -6,6 +6,7 @@ use cowork_app::notify::{Notice, NoticeTarget, Notifier, NotifyError};
 use cowork_core::{ApprovalChoice, CallRequest, Caller, ChannelApprover};
 use cowork_tests::Harness;
 use cowork_tests::desktop::{NotificationServer, SessionBus};
+use cowork_tests::wait::patience;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,9 +37,7 @@ async fn an_ask_is_notified_without_its_arguments_and_the_click_names_it() {
 
     let (notifier, mut clicks) = Notifier::on_bus(&bus.address);
     notifier.show(&Notice::approval(&request)).await.unwrap();
-    let shown = server
-        .wait_for("waiting for your answer", Duration::from_secs(5))
-        .await;
+    let shown = server.wait_for("waiting for your answer").await;
     assert_eq!(shown.app_name, "Cowork");
     assert!(shown.actions.contains(&"default".to_string()));
     for leaked in ["sk-live", "deploy", "<b>", "<a ", "\u{1b}"] {
@@ -55,7 +54,7 @@ async fn an_ask_is_notified_without_its_arguments_and_the_click_names_it() {
 
     // The person clicks it: the window learns which ask to open.
     server.click(shown.id).await;
-    let target = tokio::time::timeout(Duration::from_secs(5), clicks.recv())
+    let target = tokio::time::timeout(patience(), clicks.recv())
         .await
         .expect("the click arrives")
         .unwrap();
@@ -90,7 +89,7 @@ async fn no_notification_server_is_a_clear_error_not_a_hang() {
         .unwrap_err();
     assert!(matches!(err, NotifyError::NoService(_)), "{err}");
     assert!(err.to_string().contains("notification daemon"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() < patience());
 
     let (nowhere, _clicks) = Notifier::on_bus("unix:path=/nonexistent/bus");
     let err = nowhere
@@ -141,7 +140,7 @@ async fn a_calendar_reminder_is_notified_at_its_time_once_and_the_click_names_th
     let worker = tokio::spawn(app.reminder_worker(move |r| {
         let _ = tx.send(r);
     }));
-    let reminder = tokio::time::timeout(Duration::from_secs(15), due.recv())
+    let reminder = tokio::time::timeout(patience(), due.recv())
         .await
         .expect("the reminder falls due")
         .unwrap();
@@ -154,7 +153,7 @@ async fn a_calendar_reminder_is_notified_at_its_time_once_and_the_click_names_th
 
     let (notifier, mut clicks) = Notifier::on_bus(&bus.address);
     notifier.show(&Notice::reminder(&reminder)).await.unwrap();
-    let shown = server.wait_for("Dentist", Duration::from_secs(5)).await;
+    let shown = server.wait_for("Dentist").await;
     assert!(shown.body.contains("Main St 4"), "{shown:?}");
     for leaked in ["insurance", "0099", "\u{1b}"] {
         assert!(
@@ -163,7 +162,7 @@ async fn a_calendar_reminder_is_notified_at_its_time_once_and_the_click_names_th
         );
     }
     server.click(shown.id).await;
-    let target = tokio::time::timeout(Duration::from_secs(5), clicks.recv())
+    let target = tokio::time::timeout(patience(), clicks.recv())
         .await
         .expect("the click arrives")
         .unwrap();

@@ -31,7 +31,7 @@ impl Driver {
         let mut req = self
             .http
             .request(method, &url)
-            .timeout(Duration::from_secs(30));
+            .timeout(cowork_tests::wait::patience());
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -55,17 +55,20 @@ impl Driver {
             .as_str()
             .map(String::from)
     }
-    pub async fn wait_for(&self, css: &str, timeout: Duration) -> String {
+    /// Waits (up to the tests' shared patience) for an element; on failure the panic names the
+    /// selector and a screenshot of what the window showed instead.
+    pub async fn wait_for(&self, css: &str) -> String {
+        let limit = cowork_tests::wait::patience();
         let start = Instant::now();
         loop {
             if let Some(id) = self.find(css).await {
                 return id;
             }
-            if start.elapsed() > timeout {
+            if start.elapsed() > limit {
                 let shot = artifacts().join("timeout.png");
                 self.screenshot(&shot).await;
                 panic!(
-                    "{css} did not appear within {timeout:?} (screenshot: {})",
+                    "{css} did not appear within {limit:?} (screenshot: {})",
                     shot.display()
                 );
             }
@@ -174,7 +177,7 @@ pub async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kil
         match http
             .post(format!("{base}/session"))
             .json(&caps)
-            .timeout(Duration::from_secs(60))
+            .timeout(cowork_tests::wait::patience())
             .send()
             .await
         {
@@ -185,7 +188,7 @@ pub async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kil
                     .unwrap_or_else(|| panic!("no session: {v}"))
                     .to_string();
             }
-            Err(_) if start.elapsed() < Duration::from_secs(20) => {
+            Err(_) if start.elapsed() < cowork_tests::wait::patience() => {
                 tokio::time::sleep(Duration::from_millis(200)).await
             }
             Err(e) => panic!("WebKitWebDriver did not answer: {e}"),

@@ -10,6 +10,8 @@ mod webdriver;
 
 use cowork_tests::display::{Kill, Person};
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use cowork_tests::wait::patience;
+use rusqlite::OptionalExtension;
 use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command};
@@ -82,18 +84,10 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let out = artifacts();
 
     // Approve once.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "remind me to buy milk tomorrow").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let modal = d
-        .wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let modal = d.wait_for("[data-testid=approval-modal]").await;
     // Above the fold: what will happen, in words, whether it can be undone, the risk as a word —
     // no tool id, no JSON.
     let text = d.text(&modal).await;
@@ -139,42 +133,19 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     }
     d.screenshot(&out.join("approval-modal-details.png")).await;
     tokio::time::sleep(Duration::from_millis(500)).await; // the allow buttons arm after 400 ms
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-testid=tool-card][data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
-    d.wait_for(".msg.assistant strong", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.wait_for("[data-testid=tool-card][data-status=ok]").await;
+    d.wait_for(".msg.assistant strong").await;
     d.screenshot(&out.join("finished-chat.png")).await;
 
     // Deny: the model receives the denial as the tool's result.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "also add something sneaky").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(10))
-            .await,
-    )
-    .await;
-    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
-        .await;
-    d.click(
-        &d.wait_for("button[data-choice=deny]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-testid=approval-modal]").await;
+    d.click(&d.wait_for("button[data-choice=deny]").await).await;
     let denied = d
-        .wait_for(
-            "[data-testid=tool-card][data-status=error]",
-            Duration::from_secs(30),
-        )
+        .wait_for("[data-testid=tool-card][data-status=error]")
         .await;
     assert!(d.text(&denied).await.contains("denied by policy"));
     let requests = server.requests();
@@ -188,45 +159,26 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let send = |text: &'static str| {
         let d = &d;
         async move {
-            let input = d
-                .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
-                .await;
+            let input = d.wait_for("[data-testid=chat-input]").await;
             d.type_into(&input, text).await;
-            d.click(
-                &d.wait_for("[data-testid=send]", Duration::from_secs(10))
-                    .await,
-            )
-            .await;
+            d.click(&d.wait_for("[data-testid=send]").await).await;
         }
     };
     send("water the plants").await;
-    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
-        .await;
+    d.wait_for("[data-testid=approval-modal]").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(
-        &d.wait_for("button[data-choice=always]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for("[data-tool=create_task][data-status=ok] ~ [data-tool=create_task][data-status=error] ~ [data-tool=create_task][data-status=ok]", Duration::from_secs(30)).await;
+    d.click(&d.wait_for("button[data-choice=always]").await)
+        .await;
+    d.wait_for("[data-tool=create_task][data-status=ok] ~ [data-tool=create_task][data-status=error] ~ [data-tool=create_task][data-status=ok]").await;
     send("call mom").await;
-    d.wait_for(
-        "[data-status=error] ~ [data-status=ok] ~ [data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.wait_for("[data-status=error] ~ [data-status=ok] ~ [data-status=ok]")
+        .await;
     assert!(
         d.find("[data-testid=approval-modal]").await.is_none(),
         "the always-rule must answer without a modal"
     );
-    d.click(
-        &d.wait_for("nav button:nth-child(5)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let rules = d
-        .wait_for("[data-testid=rules]", Duration::from_secs(10))
-        .await;
+    d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    let rules = d.wait_for("[data-testid=rules]").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rules_text = d.text(&rules).await;
     assert!(
@@ -237,33 +189,17 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     );
 
     // The review panel: the assistant's edits wait there; apply one hunk of two, then roll back.
-    d.click(
-        &d.wait_for("nav button:nth-child(1)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button:nth-child(1)").await).await;
     send("tidy my notes").await;
-    d.wait_for(
-        "[data-tool=edit_file][data-status=ok] ~ [data-tool=edit_file][data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.wait_for("[data-tool=edit_file][data-status=ok] ~ [data-tool=edit_file][data-status=ok]")
+        .await;
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
         original,
         "staged, not written"
     );
-    d.click(
-        &d.wait_for("nav button:nth-child(6)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let change = d
-        .wait_for(
-            "[data-testid=change][data-status=staged]",
-            Duration::from_secs(10),
-        )
-        .await;
+    d.click(&d.wait_for("nav button:nth-child(6)").await).await;
+    let change = d.wait_for("[data-testid=change][data-status=staged]").await;
     let text = d.text(&change).await;
     assert!(
         text.contains("notes.md")
@@ -272,33 +208,19 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             && text.contains("+line twenty-eight"),
         "{text}"
     );
-    d.click(
-        &d.wait_for("input[data-hunk='1']", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("input[data-hunk='1']").await).await;
     d.screenshot(&out.join("review-panel.png")).await;
-    d.click(
-        &d.wait_for("button[data-action=apply]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let modal = d
-        .wait_for("[data-testid=approval-modal]", Duration::from_secs(10))
+    d.click(&d.wait_for("button[data-action=apply]").await)
         .await;
+    let modal = d.wait_for("[data-testid=approval-modal]").await;
     let asked = d.text(&modal).await;
     assert!(
         asked.contains("Write ./") && asked.contains("You can undo this in File changes"),
         "{asked}"
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for("p.ok[role=status]", Duration::from_secs(10))
-        .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.wait_for("p.ok[role=status]").await;
     let applied = std::fs::read_to_string(&notes).unwrap();
     assert!(
         applied.contains("line twenty-eight\n")
@@ -306,63 +228,37 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             && !applied.contains("line two"),
         "only hunk 2: {applied}"
     );
-    d.click(
-        &d.wait_for("button[data-filter=applied]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.click(
-        &d.wait_for(
-            "[data-testid=change][data-status=applied] button[data-action=rollback]",
-            Duration::from_secs(10),
-        )
-        .await,
-    )
-    .await;
-    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(10))
+    d.click(&d.wait_for("button[data-filter=applied]").await)
         .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
     d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
+        &d.wait_for("[data-testid=change][data-status=applied] button[data-action=rollback]")
             .await,
     )
     .await;
+    d.wait_for("[data-testid=approval-modal]").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
     let start = Instant::now();
     while std::fs::read_to_string(&notes).unwrap() != original {
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < patience(),
             "the rollback did not restore the file"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    d.click(
-        &d.wait_for("nav button:nth-child(5)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for("[data-testid=rules]", Duration::from_secs(10))
-        .await;
+    d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    d.wait_for("[data-testid=rules]").await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
     let plan = d
-        .wait_for(
-            "[data-testid=mode] label:nth-of-type(2) input[name=mode]",
-            Duration::from_secs(5),
-        )
+        .wait_for("[data-testid=mode] label:nth-of-type(2) input[name=mode]")
         .await;
     d.click(&plan).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    d.click(
-        &d.wait_for("nav button:nth-child(1)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button:nth-child(1)").await).await;
     send("plan something").await;
-    d.wait_for(
-        "[data-status=ok] ~ [data-status=ok] ~ [data-status=error]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.wait_for("[data-status=ok] ~ [data-status=ok] ~ [data-status=error]")
+        .await;
     let last = server.requests().last().unwrap().2.to_string();
     assert!(
         last.contains("plan mode allows read-only tools only"),
@@ -376,42 +272,29 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         &[],
         json!({"effects": {"echo": [], "pid": [], "ask_name": [{"kind": "ui.ask"}]}}),
     );
-    d.click(
-        &d.wait_for("nav button:nth-child(3)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let source = d
-        .wait_for("[data-testid=toolpack-source]", Duration::from_secs(5))
-        .await;
+    d.click(&d.wait_for("nav button:nth-child(3)").await).await;
+    let source = d.wait_for("[data-testid=toolpack-source]").await;
     d.type_into(&source, &format!("{}\u{E007}", pack.display()))
         .await;
-    d.wait_for("[data-testid=toolpack-review]", Duration::from_secs(20))
-        .await;
+    d.wait_for("[data-testid=toolpack-review]").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     d.screenshot(&out.join("toolpack-review.png")).await;
     d.click(
-        &d.wait_for(
-            "button[data-choice=install]:not([disabled])",
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for("button[data-choice=install]:not([disabled])")
+            .await,
     )
     .await;
     let start = Instant::now();
     while d
         .text(
-            &d.wait_for(
-                "[data-toolpack=probe] [data-testid=server-state]",
-                Duration::from_secs(30),
-            )
-            .await,
+            &d.wait_for("[data-toolpack=probe] [data-testid=server-state]")
+                .await,
         )
         .await
         != "running"
     {
         assert!(
-            start.elapsed() < Duration::from_secs(30),
+            start.elapsed() < patience(),
             "the probe server did not reach running"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -419,33 +302,20 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.screenshot(&out.join("toolpacks.png")).await;
 
     // The server asks for a name (MCP elicitation): the form modal, answered in the window.
-    d.click(
-        &d.wait_for("nav button:nth-child(1)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button:nth-child(1)").await).await;
     send("/mcp__probe__ask_name").await;
     let field = d
-        .wait_for(
-            "[data-testid=elicitation-modal] input[data-field=name]",
-            Duration::from_secs(20),
-        )
+        .wait_for("[data-testid=elicitation-modal] input[data-field=name]")
         .await;
     d.type_into(&field, "Grace").await;
     d.screenshot(&out.join("elicitation-modal.png")).await;
     d.click(
-        &d.wait_for(
-            "[data-testid=elicitation-modal] button[data-choice=accept]",
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for("[data-testid=elicitation-modal] button[data-choice=accept]")
+            .await,
     )
     .await;
     let card = d
-        .wait_for(
-            "[data-tool=mcp__probe__ask_name][data-status=ok]",
-            Duration::from_secs(20),
-        )
+        .wait_for("[data-tool=mcp__probe__ask_name][data-status=ok]")
         .await;
     assert!(d.text(&card).await.contains("Hello, Grace!"));
 
@@ -512,7 +382,7 @@ impl Keyring {
                 break a.trim().to_string();
             }
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < patience(),
                 "the keyring session did not start"
             );
             std::thread::sleep(Duration::from_millis(50));
@@ -632,41 +502,24 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     let out = artifacts();
 
     // Settings → Accounts: a CalDAV account and a mail account, passwords typed into the form.
-    d.click(
-        &d.wait_for("nav button:nth-child(5)", Duration::from_secs(30))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button:nth-child(5)").await).await;
     let field = |name: &'static str| {
         let d = &d;
         async move {
-            d.wait_for(
-                &format!("[data-testid=accounts] input[data-field={name}]"),
-                Duration::from_secs(10),
-            )
-            .await
+            d.wait_for(&format!("[data-testid=accounts] input[data-field={name}]"))
+                .await
         }
     };
     d.type_into(&field("name").await, "dav").await;
     d.type_into(&field("url").await, &dav.url()).await;
     d.type_into(&field("username").await, "me").await;
     d.type_into(&field("password").await, "dav-pw-1").await;
-    d.click(
-        &d.wait_for(
-            "[data-testid=accounts] button.primary",
-            Duration::from_secs(5),
-        )
-        .await,
-    )
-    .await;
-    d.wait_for("[data-testid=accounts] tr", Duration::from_secs(10))
+    d.click(&d.wait_for("[data-testid=accounts] button.primary").await)
         .await;
+    d.wait_for("[data-testid=accounts] tr").await;
     d.click(
-        &d.wait_for(
-            "[data-testid=accounts] .row label:nth-child(2) input",
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for("[data-testid=accounts] .row label:nth-child(2) input")
+            .await,
     )
     .await;
     d.type_into(&field("name").await, "me").await;
@@ -683,53 +536,26 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     .await;
     d.type_into(&field("username").await, "me").await;
     d.click(
-        &d.wait_for(
-            "[data-testid=accounts] option[value=plain]",
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for("[data-testid=accounts] option[value=plain]")
+            .await,
     )
     .await;
     d.type_into(&field("password").await, "mail-pw-1").await;
-    d.click(
-        &d.wait_for(
-            "[data-testid=accounts] button.primary",
-            Duration::from_secs(5),
-        )
-        .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-testid=accounts] tr:nth-child(2)",
-        Duration::from_secs(10),
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=accounts] button.primary").await)
+        .await;
+    d.wait_for("[data-testid=accounts] tr:nth-child(2)").await;
     d.screenshot(&out.join("accounts.png")).await;
     let settings = std::fs::read_to_string(home.path().join("settings.json")).unwrap();
     assert!(!settings.contains("pw-1"), "no password in settings.json");
 
     // "What's on my calendar tomorrow?" reads the Radicale calendar (read-only: no question).
-    d.click(
-        &d.wait_for("nav button:nth-child(1)", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
-        .await;
+    d.click(&d.wait_for("nav button:nth-child(1)").await).await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "what's on my calendar tomorrow?").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-tool=calendar_check][data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
-    d.wait_for(".msg.assistant strong", Duration::from_secs(30))
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-tool=calendar_check][data-status=ok]")
         .await;
+    d.wait_for(".msg.assistant strong").await;
     let sent_to_model = server.requests().last().unwrap().2.to_string();
     assert!(
         sent_to_model.contains("Dentist appointment") && sent_to_model.contains("Main St 5"),
@@ -738,18 +564,10 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
 
     // "Mail Alice the agenda": the modal shows recipients, subject and body; after approval the
     // Undo bar counts down, then the message is in Alice's inbox.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "mail Alice the agenda").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let modal = d
-        .wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let modal = d.wait_for("[data-testid=approval-modal]").await;
     let text = d.text(&modal).await;
     for expected in [
         "Send an email from",
@@ -766,14 +584,8 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     }
     d.screenshot(&out.join("mail-approval.png")).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let bar = d
-        .wait_for("[data-testid=outbox-bar]", Duration::from_secs(15))
-        .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    let bar = d.wait_for("[data-testid=outbox-bar]").await;
     assert!(d.text(&bar).await.contains("Agenda for Thursday"));
     d.screenshot(&out.join("undo-bar.png")).await;
     assert!(
@@ -791,7 +603,7 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
         if subjects == ["Agenda for Thursday"] {
             break;
         }
-        if start.elapsed() > Duration::from_secs(30) {
+        if start.elapsed() > patience() {
             let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
             let rows: Vec<String> = conn
                 .prepare("SELECT state || ' ' || COALESCE(error, '') FROM mail_outbox")
@@ -863,50 +675,26 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         .into_os_string();
     let (_xvfb, _driver, d) = launch(home.path(), &[("COWORK_E5_DIR", e5.as_os_str())]).await;
     let out = artifacts();
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, memory).await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-tool=save_to_vault][data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
-    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-tool=save_to_vault][data-status=ok]")
+        .await;
+    d.wait_for(".msg.assistant").await;
 
     // A new conversation, "days later".
-    d.click(
-        &d.wait_for(".sidebar button.primary", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
-        .await;
+    d.click(&d.wait_for(".sidebar button.primary").await).await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "护照在哪里?").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let recalled = d
-        .wait_for("[data-testid=recalled]", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let recalled = d.wait_for("[data-testid=recalled]").await;
     assert!(
         d.text(&recalled).await.contains("passport"),
         "the person sees which memories were used: {}",
         d.text(&recalled).await
     );
     let card = d
-        .wait_for(
-            "[data-tool=search_vault][data-status=ok] .card-result",
-            Duration::from_secs(30),
-        )
+        .wait_for("[data-tool=search_vault][data-status=ok] .card-result")
         .await;
     let found = d.text(&card).await;
     let first = found.lines().next().unwrap_or_default();
@@ -914,8 +702,7 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         first.contains("passport"),
         "the Chinese question finds the English memory first:\n{found}"
     );
-    d.wait_for(".msg.assistant strong", Duration::from_secs(30))
-        .await;
+    d.wait_for(".msg.assistant strong").await;
     d.screenshot(&out.join("memory-recall.png")).await;
     let requests = server.requests();
     let recall_turn = requests[2].2.to_string();
@@ -925,34 +712,23 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     );
 
     // The memory panel (Ctrl+Shift+M opens it too): the memory, where it came from, search, forget, undo.
-    d.click(
-        &d.wait_for("nav button[data-view=memory]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button[data-view=memory]").await)
+        .await;
     let card = d
-        .wait_for(
-            "[data-testid=memory] [data-testid=memory-source]",
-            Duration::from_secs(10),
-        )
+        .wait_for("[data-testid=memory] [data-testid=memory-source]")
         .await;
     assert!(d.text(&card).await.contains("save_to_vault"));
     let status = d
-        .text(
-            &d.wait_for("[data-testid=vault-status]", Duration::from_secs(10))
-                .await,
-        )
+        .text(&d.wait_for("[data-testid=vault-status]").await)
         .await;
     assert!(
         status.contains("5 ") && status.contains("multilingual-e5-small"),
         "{status}"
     );
-    let search = d.wait_for("#memory-search", Duration::from_secs(5)).await;
+    let search = d.wait_for("#memory-search").await;
     d.type_into(&search, "护照\u{E007}").await;
     tokio::time::sleep(Duration::from_millis(800)).await;
-    let first = d
-        .wait_for("[data-testid=memory]", Duration::from_secs(10))
-        .await;
+    let first = d.wait_for("[data-testid=memory]").await;
     assert!(
         d.text(&first).await.contains("passport"),
         "{}",
@@ -960,19 +736,11 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     );
     d.screenshot(&out.join("memory-panel.png")).await;
     d.click(
-        &d.wait_for(
-            "[data-testid=memory] [data-testid=memory-delete]",
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for("[data-testid=memory] [data-testid=memory-delete]")
+            .await,
     )
     .await;
-    let notice = d
-        .wait_for(
-            "[data-testid=memory-notice] button",
-            Duration::from_secs(10),
-        )
-        .await;
+    let notice = d.wait_for("[data-testid=memory-notice] button").await;
     let trashed: Vec<_> = std::fs::read_dir(home.path().join("vault/.trash/memories"))
         .unwrap()
         .collect();
@@ -988,24 +756,13 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         .count()
         != 1
     {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "undo restores the file"
-        );
+        assert!(start.elapsed() < patience(), "undo restores the file");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Settings → Memory shows the on-device model in use.
-    d.click(
-        &d.wait_for("nav button[data-view=settings]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let model = d
-        .wait_for(
-            "[data-testid=memory-settings] select",
-            Duration::from_secs(10),
-        )
+    d.click(&d.wait_for("nav button[data-view=settings]").await)
         .await;
+    let model = d.wait_for("[data-testid=memory-settings] select").await;
     let chosen = d
         .cmd(
             reqwest::Method::GET,
@@ -1044,9 +801,7 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
             .unwrap();
     }
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    let bar = d
-        .wait_for("[data-testid=suspended-bar]", Duration::from_secs(30))
-        .await;
+    let bar = d.wait_for("[data-testid=suspended-bar]").await;
     assert!(
         d.text(&bar)
             .await
@@ -1056,11 +811,8 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
     );
     d.screenshot(&artifacts().join("suspended-banner.png"))
         .await;
-    d.click(
-        &d.wait_for("[data-testid=resume-task]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=resume-task]").await)
+        .await;
     let start = Instant::now();
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     loop {
@@ -1078,7 +830,7 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
             break;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(15),
+            start.elapsed() < patience(),
             "resume ran the call: state {state}, tasks {tasks}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1108,34 +860,23 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
     )
     .unwrap();
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(
         &input,
         &format!("/browser_navigate {}", json!({"url": shop.url("/orders")})),
     )
     .await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
 
-    let bar = d
-        .wait_for("[data-testid=suspended-bar]", Duration::from_secs(60))
-        .await;
+    let bar = d.wait_for("[data-testid=suspended-bar]").await;
     let said = d.text(&bar).await;
     assert!(
         said.contains(&format!("login needed at {}", shop.base))
             && said.contains("Log in, then Resume"),
         "{said}"
     );
-    d.wait_for(
-        "[data-tool=browser_navigate][data-status=waiting]",
-        Duration::from_secs(5),
-    )
-    .await;
+    d.wait_for("[data-tool=browser_navigate][data-status=waiting]")
+        .await;
     d.screenshot(&artifacts().join("login-wall-banner.png"))
         .await;
 
@@ -1148,7 +889,7 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
     .unwrap();
     let start = Instant::now();
     while d.find("[data-testid=resumed-note]").await.is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
+        if start.elapsed() > patience() {
             let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
             let mut q = conn
                 .prepare("SELECT id, state, settled_by, created_at FROM suspensions")
@@ -1172,19 +913,14 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let note = d
-        .wait_for("[data-testid=resumed-note]", Duration::from_secs(1))
-        .await;
+    let note = d.wait_for("[data-testid=resumed-note]").await;
     let said = d.text(&note).await;
     assert!(
         said.contains("Your orders"),
         "the banner says what the resumed task read: {said}"
     );
     let card = d
-        .wait_for(
-            "[data-tool=browser_navigate][data-status=ok]",
-            Duration::from_secs(5),
-        )
+        .wait_for("[data-tool=browser_navigate][data-status=ok]")
         .await;
     assert!(
         d.text(&card).await.contains(cowork_tests::shop::ORDER_TEXT),
@@ -1194,20 +930,11 @@ async fn a_login_wall_shows_its_banner_and_the_task_goes_on_after_the_person_log
         .await;
 
     // A screenshot of the page the task is on shows as an image in its card.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "/browser_screenshot").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
     let image = d
-        .wait_for(
-            "[data-tool=browser_screenshot][data-status=ok] img.card-image",
-            Duration::from_secs(30),
-        )
+        .wait_for("[data-tool=browser_screenshot][data-status=ok] img.card-image")
         .await;
     let width = d
         .cmd(
@@ -1270,23 +997,13 @@ async fn the_assistant_answers_after_the_person_logs_in() {
     ));
     server.push(Turn::text("Your order **#1234 has shipped**."));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "check my order status on the shop")
         .await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-tool=browser_navigate][data-status=waiting]",
-        Duration::from_secs(60),
-    )
-    .await;
-    d.wait_for("[data-testid=suspended-bar]", Duration::from_secs(10))
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-tool=browser_navigate][data-status=waiting]")
         .await;
+    d.wait_for("[data-testid=suspended-bar]").await;
 
     let person = Person::at(&d.display);
     tokio::task::spawn_blocking({
@@ -1295,22 +1012,15 @@ async fn the_assistant_answers_after_the_person_logs_in() {
     })
     .await
     .unwrap();
-    let answer = d
-        .wait_for(".msg.assistant strong", Duration::from_secs(30))
-        .await;
+    let answer = d.wait_for(".msg.assistant strong").await;
     assert!(d.text(&answer).await.contains("#1234 has shipped"));
     // A new stretch of the conversation, marked, not more of the message before it.
     assert!(
-        d.text(
-            &d.wait_for("[data-testid=resumed-mark]", Duration::from_secs(5))
-                .await
-        )
-        .await
-        .contains("browser_navigate")
+        d.text(&d.wait_for("[data-testid=resumed-mark]").await)
+            .await
+            .contains("browser_navigate")
     );
-    let before = d
-        .wait_for(".resumed-mark ~ .msg.assistant", Duration::from_secs(5))
-        .await;
+    let before = d.wait_for(".resumed-mark ~ .msg.assistant").await;
     assert!(
         d.text(&before).await.starts_with("Your order"),
         "the answer is its own message"
@@ -1375,9 +1085,7 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
         ],
     )
     .await;
-    let dialog = d
-        .wait_for("[data-testid=trust-dialog]", Duration::from_secs(30))
-        .await;
+    let dialog = d.wait_for("[data-testid=trust-dialog]").await;
     let text = d.text(&dialog).await;
     for shown in [
         "run_command",
@@ -1415,7 +1123,7 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
             }
         }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
+            start.elapsed() < patience(),
             "the dialog did not come back in Chinese"
         );
     };
@@ -1430,29 +1138,17 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
         .unwrap()
     };
     assert_eq!(trusted(), 0, "nothing is trusted before the person chooses");
-    d.click(
-        &d.wait_for(
-            "[data-testid=trust-dialog] button.danger",
-            Duration::from_secs(5),
-        )
-        .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=trust-dialog] button.danger").await)
+        .await;
     let start = Instant::now();
     while trusted() == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the click trusted the folder"
-        );
+        assert!(start.elapsed() < patience(), "the click trusted the folder");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // The dialog closes once the command returns (the row is written before it does).
     let start = Instant::now();
     while d.find("[data-testid=trust-dialog]").await.is_some() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the dialog closed"
-        );
+        assert!(start.elapsed() < patience(), "the dialog closed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
@@ -1476,17 +1172,10 @@ async fn the_person_speaks_sends_and_hears_the_answer() {
     let env = audio.app_env();
     let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
     let (_xvfb, _driver, d) = launch(&audio.path("data"), &env).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     let wav = audio.speech("when is my meeting with Alice");
-    d.click(
-        &d.wait_for("[data-testid=mic]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for("[data-testid=mic-indicator]", Duration::from_secs(20))
-        .await;
+    d.click(&d.wait_for("[data-testid=mic]").await).await;
+    d.wait_for("[data-testid=mic-indicator]").await;
     // Said in real time while the window listens: the indicator shows, with the level.
     let audio = std::sync::Arc::new(audio);
     let talking = tokio::task::spawn_blocking({
@@ -1511,7 +1200,7 @@ async fn the_person_speaks_sends_and_hears_the_answer() {
             break value;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
+            start.elapsed() < patience(),
             "the words never reached the input: {value:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1522,12 +1211,8 @@ async fn the_person_speaks_sends_and_hears_the_answer() {
         "closed after"
     );
     d.screenshot(&artifacts().join("voice-heard.png")).await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for(".msg.assistant").await;
     // Read aloud: the speaker gets as much sound as the answer takes to say.
     let expected = {
         let alone = audio.path("answer.wav");
@@ -1548,7 +1233,7 @@ async fn the_person_speaks_sends_and_hears_the_answer() {
             break;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
+            start.elapsed() < patience(),
             "{played:.2} s played, {expected:.2} s expected"
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -1599,27 +1284,17 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
         "Light rain in Berlin; the Rust book is online; snow in Beijing.",
     ));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "What's the weather, and what's new?")
         .await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let weather = d
-        .wait_for("[data-testid=weather-card]", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let weather = d.wait_for("[data-testid=weather-card]").await;
     let text = d.text(&weather).await;
     assert!(
         text.contains("Berlin, Land Berlin, Germany") && text.contains("6°C"),
         "{text}"
     );
-    let results = d
-        .wait_for("[data-testid=search-results]", Duration::from_secs(10))
-        .await;
+    let results = d.wait_for("[data-testid=search-results]").await;
     let text = d.text(&results).await;
     assert!(
         text.contains("Rust Programming Language") && text.contains("www.rust-lang.org"),
@@ -1637,17 +1312,13 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
         )
         .await;
     assert_eq!(href, "https://www.rust-lang.org/");
-    let news = d
-        .wait_for("[data-testid=news-items]", Duration::from_secs(10))
-        .await;
+    let news = d.wait_for("[data-testid=news-items]").await;
     let text = d.text(&news).await;
     assert!(
         text.contains("北京今冬首场降雪") && text.contains("本地新闻"),
         "{text}"
     );
-    let page = d
-        .wait_for("[data-testid=fetched-page]", Duration::from_secs(10))
-        .await;
+    let page = d.wait_for("[data-testid=fetched-page]").await;
     let text = d.text(&page).await;
     assert!(text.contains("The city plans a new tram line"), "{text}");
     let open = d
@@ -1658,7 +1329,7 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
         )
         .await;
     assert_eq!(open, false, "folded until opened");
-    d.wait_for(".msg.assistant", Duration::from_secs(30)).await;
+    d.wait_for(".msg.assistant").await;
     d.screenshot(&artifacts().join("web-cards.png")).await;
     d.cmd(
         reqwest::Method::POST,
@@ -1668,14 +1339,9 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
     .await;
     d.screenshot(&artifacts().join("web-weather.png")).await;
     // Settings → Web shows the provider the settings name, and the feeds.
-    d.click(
-        &d.wait_for("button[data-view=settings]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let panel = d
-        .wait_for("[data-testid=web-settings]", Duration::from_secs(10))
+    d.click(&d.wait_for("button[data-view=settings]").await)
         .await;
+    let panel = d.wait_for("[data-testid=web-settings]").await;
     d.cmd(
         reqwest::Method::POST,
         "/execute/sync",
@@ -1687,8 +1353,7 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
             reqwest::Method::GET,
             &format!(
                 "/element/{}/property/value",
-                d.wait_for("[data-testid=web-feeds]", Duration::from_secs(5))
-                    .await
+                d.wait_for("[data-testid=web-feeds]").await
             ),
             None,
         )
@@ -1702,8 +1367,7 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
             reqwest::Method::GET,
             &format!(
                 "/element/{}/property/value",
-                d.wait_for("[data-testid=web-provider]", Duration::from_secs(5))
-                    .await
+                d.wait_for("[data-testid=web-provider]").await
             ),
             None,
         )
@@ -1763,9 +1427,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         ("XDG_RUNTIME_DIR", session.path().as_os_str()),
     ];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
 
     // The person turns to another window; then the assistant asks.
     let other = Kill(
@@ -1796,7 +1458,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
             break id.to_string();
         }
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < patience(),
             "the other window did not open"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1804,14 +1466,8 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     xdotool(&["windowfocus", "--sync", &elsewhere]);
     assert_ne!(xdotool(&["getwindowfocus", "getwindowname"]), "Cowork");
     d.type_into(&input, "remind me to renew my passport").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    let shown = notifications
-        .wait_for("waiting for your answer", Duration::from_secs(30))
-        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let shown = notifications.wait_for("waiting for your answer").await;
     assert!(shown.body.contains("Create task"), "{shown:?}");
     assert!(
         !shown.body.contains("passport"),
@@ -1821,25 +1477,16 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     let start = Instant::now();
     while xdotool(&["getwindowfocus", "getwindowname"]) != "Cowork" {
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < patience(),
             "the click did not bring the window back"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(5))
-        .await;
+    d.wait_for("[data-testid=approval-modal]").await;
     d.screenshot(&artifacts().join("notified-modal.png")).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-testid=tool-card][data-status=ok]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.wait_for("[data-testid=tool-card][data-status=ok]").await;
     drop(other);
 
     // A link clicked in a browser: xdg-open starts a second Cowork, which hands it over.
@@ -1876,9 +1523,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     );
     let started = Instant::now();
     assert!(xdg(Command::new("xdg-open").arg("cowork://toolpack/install?source=github:owner/repo@main")).success());
-    let review = d
-        .wait_for("[data-testid=toolpack-review]", Duration::from_secs(60))
-        .await;
+    let review = d.wait_for("[data-testid=toolpack-review]").await;
     let text = d.text(&review).await;
     assert!(
         text.contains("github:owner/repo") && text.contains(&FakeGithub::SHA[..12]),
@@ -1889,11 +1534,8 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     eprintln!("link → review shown in {:?}", started.elapsed());
     // Nothing installed until the person says so; Cancel leaves nothing behind.
     assert!(!home.path().join("toolpacks/probe").exists());
-    d.click(
-        &d.wait_for("button[data-choice=cancel]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("button[data-choice=cancel]").await)
+        .await;
     assert!(
         !home.path().join("toolpacks.json").exists()
             || !std::fs::read_to_string(home.path().join("toolpacks.json"))
@@ -1902,48 +1544,28 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     );
 
     // The person opens a folder for this conversation in the window: run_command works there.
-    d.click(&d.wait_for("[data-view=chat]", Duration::from_secs(5)).await)
+    d.click(&d.wait_for("[data-view=chat]").await).await;
+    d.click(&d.wait_for("[data-testid=workspace-chip]").await)
         .await;
-    d.click(
-        &d.wait_for("[data-testid=workspace-chip]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
     let folder = workspace.path().canonicalize().unwrap();
-    let path_input = d
-        .wait_for("[data-testid=workspace-path]", Duration::from_secs(5))
-        .await;
+    let path_input = d.wait_for("[data-testid=workspace-path]").await;
     d.type_into(&path_input, &format!("{}\u{E007}", folder.display()))
         .await;
     let name = folder.file_name().unwrap().to_string_lossy().to_string();
     let start = Instant::now();
     loop {
-        let chip = d
-            .wait_for("[data-testid=workspace-chip]", Duration::from_secs(5))
-            .await;
+        let chip = d.wait_for("[data-testid=workspace-chip]").await;
         if d.text(&chip).await.contains(&name) {
             break;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "the folder did not open"
-        );
+        assert!(start.elapsed() < patience(), "the folder did not open");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "where are we?").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
     let card = d
-        .wait_for(
-            "[data-testid=tool-card][data-tool=run_command][data-status=ok]",
-            Duration::from_secs(30),
-        )
+        .wait_for("[data-testid=tool-card][data-tool=run_command][data-status=ok]")
         .await;
     let shown = d.text(&card).await;
     assert!(shown.contains(&folder.display().to_string()), "{shown}");
@@ -1956,62 +1578,55 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     assert_eq!(stored.as_deref(), folder.to_str());
 
     // Pause all tools while a command runs: it stops at once, audited as paused.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(5))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "wait half a minute").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-testid=tool-card][data-status=running]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-testid=tool-card][data-status=running]")
+        .await;
     let status = |menu: &[cowork_tests::desktop::MenuEntry]| {
         menu.iter()
             .find(|e| !e.enabled)
             .map(|e| e.label.clone())
             .unwrap_or_default()
     };
-    let menu = tray.menu(Duration::from_secs(10)).await;
-    assert_eq!(status(&menu), "Working…", "the tray's status: {menu:?}");
-    let paused_at = Instant::now();
+    tray.menu_when("the tray to say it is working", |menu| {
+        status(menu) == "Working…"
+    })
+    .await;
     tray.click("Pause all tools").await;
     // The window mirrors the tray.
-    d.wait_for("[data-testid=paused-banner]", Duration::from_secs(5))
+    d.wait_for("[data-testid=paused-banner]").await;
+    d.wait_for("[data-testid=tool-card][data-status=error]")
         .await;
-    d.wait_for(
-        "[data-testid=tool-card][data-status=error]",
-        Duration::from_secs(10),
-    )
-    .await;
-    assert!(paused_at.elapsed() < Duration::from_secs(10));
     d.screenshot(&artifacts().join("tools-paused.png")).await;
+    // Stopped by the pause, not by its end: the sleep's final audit row says "paused".
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
-    let outcome: String = conn
-        .query_row(
-            "SELECT outcome FROM audit_log WHERE tool = 'run_command' AND phase = 'final' ORDER BY seq DESC LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(outcome, "paused");
-    assert_eq!(
-        status(&tray.menu(Duration::from_secs(5)).await),
-        "Tools paused"
-    );
-    d.click(
-        &d.wait_for("[data-testid=pause-tools]", Duration::from_secs(5))
-            .await,
-    )
+    cowork_tests::wait::until_true("the paused command's final audit row", || {
+        let outcome: Option<String> = conn
+            .query_row(
+                "SELECT outcome FROM audit_log WHERE tool = 'run_command' AND phase = 'final'
+                 AND args LIKE '%sleep 30%'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .unwrap();
+        match outcome.as_deref() {
+            Some("paused") => Ok(()),
+            seen => Err(format!("{seen:?}")),
+        }
+    })
     .await;
+    tray.menu_when("the tray to say tools are paused", |menu| {
+        status(menu) == "Tools paused"
+    })
+    .await;
+    d.click(&d.wait_for("[data-testid=pause-tools]").await)
+        .await;
     let start = Instant::now();
     while d.find("[data-testid=paused-banner]").await.is_some() {
         assert!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < patience(),
             "resume did not clear the banner"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -2038,8 +1653,7 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
     server.push(Turn::text("Tokyo is **8 hours** ahead of Berlin."));
     let env: Vec<(&str, &std::ffi::OsStr)> = vec![("XDG_RUNTIME_DIR", session.path().as_os_str())];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
-    d.wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    d.wait_for("[data-testid=chat-input]").await;
     let main = d
         .cmd(reqwest::Method::GET, "/window", None)
         .await
@@ -2065,7 +1679,7 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
             break other.to_string();
         }
         assert!(
-            started.elapsed() < Duration::from_secs(15),
+            started.elapsed() < patience(),
             "the shortcut opened no window"
         );
     };
@@ -2075,39 +1689,30 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
         Some(json!({"handle": quick})),
     )
     .await;
-    let input = d
-        .wait_for("[data-testid=quick-input]", Duration::from_secs(15))
-        .await;
+    let input = d.wait_for("[data-testid=quick-input]").await;
     d.type_into(&input, "what's the time difference to Tokyo?\u{E007}")
         .await;
     let start = Instant::now();
     loop {
-        let answer = d
-            .wait_for("[data-testid=quick-answer]", Duration::from_secs(30))
-            .await;
+        let answer = d.wait_for("[data-testid=quick-answer]").await;
         if d.text(&answer).await.contains("8 hours") {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "no answer");
+        assert!(start.elapsed() < patience(), "no answer");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     d.screenshot(&artifacts().join("quick-ask.png")).await;
-    d.click(
-        &d.wait_for("[data-testid=open-in-chat]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=open-in-chat]").await)
+        .await;
     d.cmd(
         reqwest::Method::POST,
         "/window",
         Some(json!({"handle": main})),
     )
     .await;
-    let reply = d
-        .wait_for(".msg.assistant strong", Duration::from_secs(15))
-        .await;
+    let reply = d.wait_for(".msg.assistant strong").await;
     assert_eq!(d.text(&reply).await, "8 hours");
-    let asked = d.wait_for(".msg.user", Duration::from_secs(5)).await;
+    let asked = d.wait_for(".msg.user").await;
     assert!(d.text(&asked).await.contains("Tokyo"));
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
@@ -2150,16 +1755,10 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
     ];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     let first = d.cmd(reqwest::Method::GET, "/window", None).await;
     d.type_into(&input, "remind me to water the plants").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
     // Ctrl+W, as the person closes it (WebDriver's own close would end the app with its session).
     d.cmd(
         reqwest::Method::POST,
@@ -2195,7 +1794,7 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
             break status;
         }
         assert!(
-            start.elapsed() < Duration::from_secs(10),
+            start.elapsed() < patience(),
             "the second launch did not hand over: Cowork did not stay in the tray"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -2215,7 +1814,7 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
             break h.to_string();
         }
         assert!(
-            start.elapsed() < Duration::from_secs(15),
+            start.elapsed() < patience(),
             "no window came back: {handles}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -2226,16 +1825,10 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         Some(json!({"handle": reopened})),
     )
     .await;
-    let modal = d
-        .wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
-        .await;
+    let modal = d.wait_for("[data-testid=approval-modal]").await;
     assert!(d.text(&modal).await.contains("Water the plants"));
     tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
     let start = Instant::now();
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     while conn
@@ -2247,10 +1840,7 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         .unwrap()
         == 0
     {
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "the task was not created"
-        );
+        assert!(start.elapsed() < patience(), "the task was not created");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
@@ -2294,56 +1884,38 @@ async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
     let send = |text: &'static str| {
         let d = &d;
         async move {
-            let input = d
-                .wait_for("[data-testid=chat-input]", Duration::from_secs(30))
-                .await;
+            let input = d.wait_for("[data-testid=chat-input]").await;
             d.type_into(&input, text).await;
-            d.click(
-                &d.wait_for("[data-testid=send]", Duration::from_secs(10))
-                    .await,
-            )
-            .await;
+            d.click(&d.wait_for("[data-testid=send]").await).await;
         }
     };
     send("book meals for the trip").await;
     let modal = "[data-testid=elicitation-modal]";
     let words = d
-        .wait_for(
-            &format!("{modal} [data-testid=form-words]"),
-            Duration::from_secs(30),
-        )
+        .wait_for(&format!("{modal} [data-testid=form-words]"))
         .await;
     assert!(d.text(&words).await.contains("Which meals should I book?"));
     for meal in ["breakfast", "dinner"] {
         d.click(
-            &d.wait_for(
-                &format!("{modal} input[type=checkbox][value={meal}]"),
-                Duration::from_secs(5),
-            )
-            .await,
+            &d.wait_for(&format!("{modal} input[type=checkbox][value={meal}]"))
+                .await,
         )
         .await;
     }
     let other = d
-        .wait_for(
-            &format!("{modal} input[data-field=q0_other]"),
-            Duration::from_secs(5),
-        )
+        .wait_for(&format!("{modal} input[data-field=q0_other]"))
         .await;
     d.type_into(&other, "no nuts").await;
     d.screenshot(&artifacts().join("ask-user-form.png")).await;
     d.click(
-        &d.wait_for(
-            &format!("{modal} button[data-choice=accept]"),
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for(&format!("{modal} button[data-choice=accept]"))
+            .await,
     )
     .await;
     let start = Instant::now();
     while server.requests().len() < 2 {
         assert!(
-            start.elapsed() < Duration::from_secs(20),
+            start.elapsed() < patience(),
             "the answer never reached the model"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -2362,33 +1934,24 @@ async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     send("now book the train, plan first").await;
     let words = d
-        .wait_for(
-            &format!("{modal} [data-testid=form-words]"),
-            Duration::from_secs(30),
-        )
+        .wait_for(&format!("{modal} [data-testid=form-words]"))
         .await;
     assert!(d.text(&words).await.contains("Book the 9:40 train to Lyon"));
     d.click(
-        &d.wait_for(
-            &format!("{modal} input[type=radio][value=approve]"),
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for(&format!("{modal} input[type=radio][value=approve]"))
+            .await,
     )
     .await;
     d.screenshot(&artifacts().join("plan-approval.png")).await;
     d.click(
-        &d.wait_for(
-            &format!("{modal} button[data-choice=accept]"),
-            Duration::from_secs(5),
-        )
-        .await,
+        &d.wait_for(&format!("{modal} button[data-choice=accept]"))
+            .await,
     )
     .await;
     let start = Instant::now();
     while server.requests().len() < 5 {
         assert!(
-            start.elapsed() < Duration::from_secs(20),
+            start.elapsed() < patience(),
             "the plan's answer never reached the model"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -2480,9 +2043,7 @@ tool = "get_system_info"
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
 
     // The missed run ran at start and waits for the person at its second step.
-    let bar = d
-        .wait_for("[data-testid=suspended-bar]", Duration::from_secs(30))
-        .await;
+    let bar = d.wait_for("[data-testid=suspended-bar]").await;
     let said = d.text(&bar).await;
     assert!(
         said.contains("get_system_info") || said.contains("approval"),
@@ -2490,44 +2051,26 @@ tool = "get_system_info"
     );
 
     // The model runs a chain: its card shows each step done.
-    let input = d
-        .wait_for("[data-testid=chat-input]", Duration::from_secs(10))
-        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "tidy up").await;
-    d.click(
-        &d.wait_for("[data-testid=send]", Duration::from_secs(10))
-            .await,
-    )
-    .await;
-    d.wait_for(
-        "[data-testid=chain-card][data-state=completed]",
-        Duration::from_secs(30),
-    )
-    .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-testid=chain-card][data-state=completed]")
+        .await;
     for step in ["desk", "mail"] {
-        d.wait_for(
-            &format!("[data-testid=chain-card] li[data-step={step}][data-state=done]"),
-            Duration::from_secs(5),
-        )
+        d.wait_for(&format!(
+            "[data-testid=chain-card] li[data-step={step}][data-state=done]"
+        ))
         .await;
     }
     d.screenshot(&artifacts().join("chain-progress.png")).await;
 
     // The person resumes the waiting task; now it asks, and once runs it.
-    d.click(
-        &d.wait_for("[data-testid=resume-task]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
-    d.wait_for("[data-testid=approval-modal]", Duration::from_secs(30))
+    d.click(&d.wait_for("[data-testid=resume-task]").await)
         .await;
+    d.wait_for("[data-testid=approval-modal]").await;
     // The allow buttons arm after a short look (400 ms).
     tokio::time::sleep(Duration::from_millis(600)).await;
-    d.click(
-        &d.wait_for("button[data-choice=once]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("button[data-choice=once]").await).await;
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let start = Instant::now();
     loop {
@@ -2537,7 +2080,7 @@ tool = "get_system_info"
         if state == "completed" {
             break;
         }
-        if start.elapsed() > Duration::from_secs(20) {
+        if start.elapsed() > patience() {
             let row: (Option<String>, Option<String>) = conn
                 .query_row("SELECT waiting_on, detail FROM schedule_runs", [], |r| {
                     Ok((r.get(0)?, r.get(1)?))
@@ -2565,29 +2108,22 @@ tool = "get_system_info"
         .unwrap()
     };
     let start = Instant::now();
-    while ran() == 0 && start.elapsed() < Duration::from_secs(20) {
+    while ran() == 0 && start.elapsed() < patience() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(ran(), 1, "ran once, when the person said so");
 
-    d.click(
-        &d.wait_for("nav button[data-view=settings]", Duration::from_secs(5))
-            .await,
-    )
-    .await;
+    d.click(&d.wait_for("nav button[data-view=settings]").await)
+        .await;
     // The resumed run's card: both steps done (the first before the wait, the second after).
     for step in ["task", "system"] {
-        d.wait_for(
-            &format!("[data-testid=chain-card] li[data-step={step}][data-state=done]"),
-            Duration::from_secs(5),
-        )
+        d.wait_for(&format!(
+            "[data-testid=chain-card] li[data-step={step}][data-state=done]"
+        ))
         .await;
     }
-    d.wait_for(
-        "[data-testid=schedule-runs] tr[data-state=completed]",
-        Duration::from_secs(10),
-    )
-    .await;
+    d.wait_for("[data-testid=schedule-runs] tr[data-state=completed]")
+        .await;
     d.cmd(
         reqwest::Method::POST,
         "/execute/sync",

@@ -8,14 +8,13 @@
 mod webdriver;
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
+use cowork_tests::wait::patience;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use webdriver::{Driver, artifacts, launch};
 
 /// A 1×1 PNG.
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-
-const WAIT: Duration = Duration::from_secs(30);
 
 /// Sets a text field's value the way typing would end (one input event): long texts in a blink.
 async fn fill(d: &Driver, css: &str, text: &str) {
@@ -48,7 +47,7 @@ async fn wait_text(d: &Driver, css: &str, text: &str) {
         if texts(d, css).await.iter().any(|t| t.contains(text)) {
             return;
         }
-        if start.elapsed() > WAIT {
+        if start.elapsed() > patience() {
             let shot = artifacts().join("timeout.png");
             d.screenshot(&shot).await;
             panic!(
@@ -66,7 +65,7 @@ async fn requests(server: &ScriptedLlm, n: usize) -> Vec<Value> {
     let start = Instant::now();
     while server.requests().len() < n {
         assert!(
-            start.elapsed() < WAIT,
+            start.elapsed() < patience(),
             "{} requests of {n}",
             server.requests().len()
         );
@@ -76,9 +75,9 @@ async fn requests(server: &ScriptedLlm, n: usize) -> Vec<Value> {
 }
 
 async fn send(d: &Driver, text: &str) {
-    d.wait_for("[data-testid=send]", WAIT).await;
+    d.wait_for("[data-testid=send]").await;
     fill(d, "[data-testid=chat-input]", text).await;
-    d.click(&d.wait_for("[data-testid=send]", WAIT).await).await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
 }
 
 async fn chat_in_daily_use(api: &str) {
@@ -110,10 +109,10 @@ async fn chat_in_daily_use(api: &str) {
 
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
     let out = artifacts();
-    d.wait_for("[data-testid=chat-input]", WAIT).await;
+    d.wait_for("[data-testid=chat-input]").await;
 
     // Attach through the file input (the picker's stand-in), then send.
-    let input = d.wait_for("[data-testid=attach-input]", WAIT).await;
+    let input = d.wait_for("[data-testid=attach-input]").await;
     d.type_into(&input, &format!("{}\n{}", png.display(), notes.display()))
         .await;
     let start = Instant::now();
@@ -123,7 +122,10 @@ async fn chat_in_daily_use(api: &str) {
         .len()
         < 2
     {
-        assert!(start.elapsed() < WAIT, "the attachments did not appear");
+        assert!(
+            start.elapsed() < patience(),
+            "the attachments did not appear"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     server.push(Turn::text("A pixel and your notes."));
@@ -176,8 +178,7 @@ async fn chat_in_daily_use(api: &str) {
 
     // Regenerate: a second answer, and ‹ › between the two.
     server.push(Turn::text("Second answer."));
-    d.click(&d.wait_for("[data-testid=regenerate]", WAIT).await)
-        .await;
+    d.click(&d.wait_for("[data-testid=regenerate]").await).await;
     wait_text(&d, "[data-testid=assistant-message]", "Second answer.").await;
     wait_text(
         &d,
@@ -186,10 +187,7 @@ async fn chat_in_daily_use(api: &str) {
     )
     .await;
     let previous = d
-        .wait_for(
-            "[data-testid=assistant-message] [data-testid=branches] button",
-            WAIT,
-        )
+        .wait_for("[data-testid=assistant-message] [data-testid=branches] button")
         .await;
     d.click(&previous).await;
     wait_text(
@@ -207,11 +205,10 @@ async fn chat_in_daily_use(api: &str) {
 
     // Edit the question: a new branch of it, answered.
     server.push(Turn::text("Edited answer."));
-    d.click(&d.wait_for("[data-testid=edit]", WAIT).await).await;
-    d.wait_for("[data-testid=edit-input]", WAIT).await;
+    d.click(&d.wait_for("[data-testid=edit]").await).await;
+    d.wait_for("[data-testid=edit-input]").await;
     fill(&d, "[data-testid=edit-input]", "just the notes, please").await;
-    d.click(&d.wait_for("[data-testid=edit-send]", WAIT).await)
-        .await;
+    d.click(&d.wait_for("[data-testid=edit-send]").await).await;
     wait_text(&d, "[data-testid=assistant-message]", "Edited answer.").await;
     wait_text(
         &d,
@@ -229,7 +226,7 @@ async fn chat_in_daily_use(api: &str) {
     // The model, from the provider's list.
     // The list loads when the picker is first reached (here by keyboard focus, as Tab does:
     // WebKitWebDriver's click on a <select> sends no focus or mouse-down).
-    d.wait_for("[data-testid=chat-model]", WAIT).await;
+    d.wait_for("[data-testid=chat-model]").await;
     d.exec(
         "const s = document.querySelector('[data-testid=chat-model]'); s.focus(); s.dispatchEvent(new FocusEvent('focus'));",
         json!([]),
@@ -249,7 +246,7 @@ async fn chat_in_daily_use(api: &str) {
             break;
         }
         assert!(
-            start.elapsed() < WAIT,
+            start.elapsed() < patience(),
             "the model list did not load: {listed}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -261,9 +258,9 @@ async fn chat_in_daily_use(api: &str) {
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     // And a system prompt of its own.
-    d.click(&d.wait_for("[data-testid=system-prompt]", WAIT).await)
+    d.click(&d.wait_for("[data-testid=system-prompt]").await)
         .await;
-    d.wait_for("[data-testid=system-input]", WAIT).await;
+    d.wait_for("[data-testid=system-input]").await;
     fill(&d, "[data-testid=system-input]", "Answer in haiku.").await;
     d.exec(
         "document.querySelector('[data-testid=system-input]').dispatchEvent(new FocusEvent('blur'))",
@@ -303,7 +300,7 @@ async fn chat_in_daily_use(api: &str) {
         )
         .await;
     }
-    d.wait_for("[data-testid=compacted]", WAIT).await;
+    d.wait_for("[data-testid=compacted]").await;
     let all = server.requests();
     let summarized = all
         .iter()
@@ -317,31 +314,31 @@ async fn chat_in_daily_use(api: &str) {
         all.iter()
             .all(|(_, _, b)| cowork_tests::llm_server::prompt_tokens(b) < 16_000)
     );
-    let card = d.wait_for("[data-testid=compacted] summary", WAIT).await;
+    let card = d.wait_for("[data-testid=compacted] summary").await;
     d.click(&card).await;
     wait_text(&d, "[data-testid=compacted]", "SUMMARY-1").await;
     d.screenshot(&out.join(format!("chat-compacted-{api}.png")))
         .await;
 
     // Rename (double-click the title) and pin in the sidebar.
-    d.wait_for("[data-testid=conversation].active button.link", WAIT)
+    d.wait_for("[data-testid=conversation].active button.link")
         .await;
     d.exec(
         "document.querySelector('[data-testid=conversation].active button.link').dispatchEvent(new MouseEvent('dblclick', {bubbles: true}))",
         json!([]),
     )
     .await;
-    d.wait_for("[data-testid=rename-input]", WAIT).await;
+    d.wait_for("[data-testid=rename-input]").await;
     fill(&d, "[data-testid=rename-input]", "Pixel and notes").await;
-    let rename = d.wait_for("[data-testid=rename-input]", WAIT).await;
+    let rename = d.wait_for("[data-testid=rename-input]").await;
     d.type_into(&rename, "\u{E007}").await;
     wait_text(&d, "[data-testid=conversation]", "Pixel and notes").await;
     d.click(
-        &d.wait_for("[data-testid=conversation].active [data-testid=pin]", WAIT)
+        &d.wait_for("[data-testid=conversation].active [data-testid=pin]")
             .await,
     )
     .await;
-    d.wait_for("[data-testid=conversation][data-pinned=true]", WAIT)
+    d.wait_for("[data-testid=conversation][data-pinned=true]")
         .await;
     d.screenshot(&out.join(format!("chat-daily-{api}.png")))
         .await;
@@ -378,17 +375,20 @@ async fn a_2000_message_conversation_opens_at_its_end_and_a_streamed_reply_rende
     .unwrap();
     chat_render::seed(home.path(), 2000);
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    d.wait_for("[data-testid=chat-input]", WAIT).await;
-    d.wait_for("[data-testid=conversation]", WAIT).await;
+    d.wait_for("[data-testid=chat-input]").await;
+    d.wait_for("[data-testid=conversation]").await;
     let open = chat_render::open_ms(&d, chat_render::BIG, "turn 999").await;
     // Only the newest messages are in the page; the rest come on demand.
     let shown = d.find_all("[data-testid=assistant-message]").await.len();
     assert!(shown <= 60, "{shown} answers rendered at once");
-    d.click(&d.wait_for("[data-testid=show-earlier]", WAIT).await)
+    d.click(&d.wait_for("[data-testid=show-earlier]").await)
         .await;
     let start = Instant::now();
     while d.find_all("[data-testid=assistant-message]").await.len() <= shown {
-        assert!(start.elapsed() < WAIT, "earlier messages did not come");
+        assert!(
+            start.elapsed() < patience(),
+            "earlier messages did not come"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let streamed = chat_render::stream(&d, &server, 300).await;
@@ -429,7 +429,7 @@ async fn a_local_llama_cpp_model_answers_in_the_window() {
     )
     .unwrap();
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    d.wait_for("[data-testid=chat-input]", WAIT).await;
+    d.wait_for("[data-testid=chat-input]").await;
     send(&d, "Say hello to Ada in one short sentence.").await;
     // Streamed in: the answer grows while the model runs, then the turn's counts show.
     let start = Instant::now();
@@ -438,7 +438,7 @@ async fn a_local_llama_cpp_model_answers_in_the_window() {
         let shown = texts(&d, "[data-testid=assistant-message]").await;
         lengths.push(shown.last().map(|t| t.len()).unwrap_or(0));
         assert!(
-            start.elapsed() < Duration::from_secs(90),
+            start.elapsed() < patience(),
             "no answer from the local model"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -27,7 +27,7 @@ impl SessionBus {
         let start = Instant::now();
         while !socket.exists() {
             assert!(
-                start.elapsed() < Duration::from_secs(10),
+                start.elapsed() < crate::wait::patience(),
                 "the session bus did not start"
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -132,19 +132,17 @@ impl NotificationServer {
     }
 
     /// Waits for a notification whose summary contains `text`.
-    pub async fn wait_for(&self, text: &str, timeout: Duration) -> Shown {
-        let start = Instant::now();
-        loop {
-            if let Some(found) = self.shown().into_iter().find(|s| s.summary.contains(text)) {
-                return found;
+    pub async fn wait_for(&self, text: &str) -> Shown {
+        crate::wait::until_true(&format!("a notification {text:?}"), || {
+            let shown = self.shown();
+            match shown.iter().any(|s| s.summary.contains(text)) {
+                true => Ok(()),
+                false => Err(format!("{shown:?}")),
             }
-            assert!(
-                start.elapsed() < timeout,
-                "no notification {text:?} within {timeout:?}; shown: {:?}",
-                self.shown()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
+        let mut shown = self.shown().into_iter();
+        shown.find(|s| s.summary.contains(text)).unwrap()
     }
 
     /// The person clicks the notification (its default action).
@@ -241,19 +239,16 @@ impl TrayHost {
         TrayHost { connection, items }
     }
 
-    /// The menu of the first icon registered, waiting up to `timeout` for one.
-    pub async fn menu(&self, timeout: Duration) -> Vec<MenuEntry> {
-        let start = Instant::now();
-        let (bus, path) = loop {
-            if let Some(item) = self.items.lock().unwrap().first().cloned() {
-                break item;
+    /// The menu of the first icon registered, waiting for one.
+    pub async fn menu(&self) -> Vec<MenuEntry> {
+        crate::wait::until_true("a tray icon to register", || {
+            match self.items.lock().unwrap().is_empty() {
+                true => Err("none".into()),
+                false => Ok(()),
             }
-            assert!(
-                start.elapsed() < timeout,
-                "no tray icon registered within {timeout:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        })
+        .await;
+        let (bus, path) = self.items.lock().unwrap()[0].clone();
         let menu = self.menu_path(&bus, &path).await;
         let proxy = zbus::Proxy::new(&self.connection, bus, menu, "com.canonical.dbusmenu")
             .await
@@ -265,6 +260,23 @@ impl TrayHost {
         let mut entries = Vec::new();
         flatten(layout, &mut entries);
         entries
+    }
+
+    /// Waits until the menu shows what `shows` looks for (menus follow the app's state
+    /// asynchronously), and returns it.
+    pub async fn menu_when(
+        &self,
+        what: &str,
+        shows: impl Fn(&[MenuEntry]) -> bool,
+    ) -> Vec<MenuEntry> {
+        crate::wait::until(what, || async {
+            let menu = self.menu().await;
+            match shows(&menu) {
+                true => Ok(menu),
+                false => Err(format!("{menu:?}")),
+            }
+        })
+        .await
     }
 
     async fn menu_path(&self, bus: &str, path: &str) -> zbus::zvariant::OwnedObjectPath {
@@ -283,7 +295,7 @@ impl TrayHost {
 
     /// The person clicks the menu entry labelled `label`.
     pub async fn click(&self, label: &str) {
-        let entries = self.menu(Duration::from_secs(10)).await;
+        let entries = self.menu().await;
         let entry = entries
             .iter()
             .find(|e| e.label == label)

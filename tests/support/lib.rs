@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod peers;
 pub mod shop;
 pub mod speech;
+pub mod wait;
 pub mod world;
 
 use cowork_contract::{

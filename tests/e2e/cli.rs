@@ -542,7 +542,7 @@ args = { title = "last" }
             break;
         }
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
+            started.elapsed() < cowork_tests::wait::patience(),
             "the chain never reached its second step"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -118,7 +118,7 @@ fn a_task_waits_at_the_login_wall_while_the_person_logs_in_then_reads_the_page()
         .spawn()
         .unwrap();
     person.logs_in_to(&shop);
-    let out = finish(task, Duration::from_secs(90));
+    let out = finish(task, cowork_tests::wait::patience() * 2);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains("waiting: login needed at"),
@@ -183,7 +183,7 @@ fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + cowork_tests::wait::patience();
     let waiting = loop {
         if let Some(row) = suspended(&home, &display).pop() {
             break row;
@@ -224,7 +224,7 @@ fn a_task_killed_while_it_waits_is_resumed_after_the_restart() {
         .spawn()
         .unwrap();
     person.logs_in_to(&shop);
-    let out = finish(resumed, Duration::from_secs(90));
+    let out = finish(resumed, cowork_tests::wait::patience() * 2);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(ORDER_TEXT),

@@ -67,7 +67,7 @@ async fn kill_9_during_apply_leaves_each_file_old_or_new_and_the_journal_recover
             .unwrap();
     }
     // Wait until at least one file is new, then kill -9 (bounded wait).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + cowork_tests::wait::patience();
     while std::time::Instant::now() < deadline
         && !names.iter().any(|n| {
             std::fs::read_to_string(h.workspace.join(n))

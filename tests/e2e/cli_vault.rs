@@ -60,7 +60,7 @@ fn a_reindex_killed_with_9_resumes_and_secrets_stay_out_of_the_logs() {
         .spawn()
         .unwrap();
     // Words are indexed first (fast), then the vectors: kill it while it embeds.
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let deadline = Instant::now() + cowork_tests::wait::patience() * 2;
     while count(&home, "vault_vectors") < 32 {
         assert!(
             Instant::now() < deadline,

@@ -882,7 +882,7 @@ async fn a_picked_file_is_read_through_the_gate_and_bad_ones_say_what_fits() {
     let start = std::time::Instant::now();
     let rows = loop {
         let rows = h.scheduler.audit().list(&filter).unwrap();
-        if !rows.is_empty() || start.elapsed() > std::time::Duration::from_secs(5) {
+        if !rows.is_empty() || start.elapsed() > cowork_tests::wait::patience() {
             break rows;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;

@@ -63,7 +63,10 @@ fn events(app: &App<MockRuntime>, name: &str) -> mpsc::Receiver<Value> {
     rx
 }
 
-const WAIT: Duration = Duration::from_secs(20);
+/// How long to wait for an event the step just caused.
+fn wait() -> Duration {
+    cowork_tests::wait::patience()
+}
 
 #[test]
 fn commands_capabilities_and_rules() {
@@ -256,7 +259,9 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
         std::thread::spawn(move || invoke(&main, "call_tool", args))
     };
     let pending = call("Buy milk", "card-1");
-    let request = asks.recv_timeout(WAIT).expect("an approval request event");
+    let request = asks
+        .recv_timeout(wait())
+        .expect("an approval request event");
     assert_eq!(request["tool"], "create_task");
     assert_eq!(request["args"]["title"], "Buy milk");
     assert!(request["review"]["score"].as_u64().is_some());
@@ -278,7 +283,7 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     assert_eq!(view["decision"], "ask");
     assert!(view["text"].as_str().unwrap().contains("Buy milk"));
     // Progress correlation: the scheduler's started event names our card.
-    let started = std::iter::from_fn(|| tool_events.recv_timeout(WAIT).ok())
+    let started = std::iter::from_fn(|| tool_events.recv_timeout(wait()).ok())
         .find(|e| e["type"] == "started" && e["call_id"] == view["call_id"])
         .expect("a started event");
     assert_eq!(started["caller_ref"], "card-1");
@@ -294,7 +299,7 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
 
     // Deny: the call fails with a denial naming who denied.
     let pending = call("Sell milk", "card-2");
-    let request = asks.recv_timeout(WAIT).unwrap();
+    let request = asks.recv_timeout(wait()).unwrap();
     invoke(
         &ui.main,
         "answer_approval",
@@ -365,7 +370,7 @@ fn a_chat_turn_streams_events_and_persists() {
     )
     .unwrap();
     assert_eq!(id, "c-ipc");
-    let finished = done.recv_timeout(WAIT).expect("agent-done");
+    let finished = done.recv_timeout(wait()).expect("agent-done");
     assert_eq!(finished, json!({"conversation": "c-ipc", "error": null}));
     let text: String = std::iter::from_fn(|| agent_events.try_recv().ok())
         .filter(|e| e["conversation"] == "c-ipc" && e["event"]["type"] == "text_delta")
@@ -530,7 +535,7 @@ fn an_mcp_form_reaches_the_window_and_its_answer_returns() {
     };
     let pending = call(ui.main.clone());
     let form = forms
-        .recv_timeout(WAIT)
+        .recv_timeout(wait())
         .expect("the form reaches the window");
     assert_eq!(
         (form["from"].clone(), form["message"].clone()),
@@ -546,7 +551,7 @@ fn an_mcp_form_reaches_the_window_and_its_answer_returns() {
     assert_eq!(pending.join().unwrap().unwrap()["text"], "Hello, Grace!");
 
     let pending = call(ui.main.clone());
-    let form = forms.recv_timeout(WAIT).unwrap();
+    let form = forms.recv_timeout(wait()).unwrap();
     invoke(
         &ui.main,
         "answer_elicitation",

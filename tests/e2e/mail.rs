@@ -265,8 +265,7 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
     assert_eq!(all["total"], 1000);
     assert_eq!(all["messages"].as_array().unwrap().len(), 1000);
     assert_eq!(all["messages"][0]["subject"], "bulk 999", "newest first");
-    // Not a benchmark (see benches/mail.rs); a bound that only a pathological regression breaks.
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    eprintln!("1,000 headers in {took:?} (the speed is benches/mail.rs's to judge)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

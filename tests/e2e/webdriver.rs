@@ -75,6 +75,22 @@ impl Driver {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+    /// Waits until the first element matching `css` says `needle` (a list re-rendering after a
+    /// search, a panel loading); the panic quotes what it said last.
+    pub async fn wait_for_text(&self, css: &str, needle: &str) -> String {
+        cowork_tests::wait::until(&format!("{css} to say {needle:?}"), || async {
+            let Some(id) = self.find(css).await else {
+                return Err("not there".to_string());
+            };
+            let said = self.text(&id).await;
+            match said.contains(needle) {
+                true => Ok(id),
+                false => Err(said),
+            }
+        })
+        .await
+    }
+
     pub async fn text(&self, element: &str) -> String {
         let v = self
             .cmd(

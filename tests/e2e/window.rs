@@ -132,8 +132,9 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         );
     }
     d.screenshot(&out.join("approval-modal-details.png")).await;
-    tokio::time::sleep(Duration::from_millis(500)).await; // the allow buttons arm after 400 ms
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    // The allow buttons arm after a short look: waited for as the enabled button.
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     d.wait_for("[data-testid=tool-card][data-status=ok]").await;
     d.wait_for(".msg.assistant strong").await;
     d.screenshot(&out.join("finished-chat.png")).await;
@@ -166,9 +167,11 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     };
     send("water the plants").await;
     d.wait_for("[data-testid=approval-modal]").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=always]").await)
-        .await;
+    d.click(
+        &d.wait_for("button[data-choice=always]:not([disabled])")
+            .await,
+    )
+    .await;
     d.wait_for("[data-tool=create_task][data-status=ok] ~ [data-tool=create_task][data-status=error] ~ [data-tool=create_task][data-status=ok]").await;
     send("call mom").await;
     d.wait_for("[data-status=error] ~ [data-status=ok] ~ [data-status=ok]")
@@ -178,8 +181,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         "the always-rule must answer without a modal"
     );
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
-    let rules = d.wait_for("[data-testid=rules]").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rules = d.wait_for_text("[data-testid=rules]", "create_task").await;
     let rules_text = d.text(&rules).await;
     assert!(
         rules_text.contains("allow")
@@ -218,8 +220,8 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         asked.contains("Write ./") && asked.contains("You can undo this in File changes"),
         "{asked}"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     d.wait_for("p.ok[role=status]").await;
     let applied = std::fs::read_to_string(&notes).unwrap();
     assert!(
@@ -236,8 +238,8 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     )
     .await;
     d.wait_for("[data-testid=approval-modal]").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     let start = Instant::now();
     while std::fs::read_to_string(&notes).unwrap() != original {
         assert!(
@@ -583,8 +585,8 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
         );
     }
     d.screenshot(&out.join("mail-approval.png")).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     let bar = d.wait_for("[data-testid=outbox-bar]").await;
     assert!(d.text(&bar).await.contains("Agenda for Thursday"));
     d.screenshot(&out.join("undo-bar.png")).await;
@@ -727,13 +729,7 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     );
     let search = d.wait_for("#memory-search").await;
     d.type_into(&search, "护照\u{E007}").await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    let first = d.wait_for("[data-testid=memory]").await;
-    assert!(
-        d.text(&first).await.contains("passport"),
-        "{}",
-        d.text(&first).await
-    );
+    d.wait_for_text("[data-testid=memory]", "passport").await;
     d.screenshot(&out.join("memory-panel.png")).await;
     d.click(
         &d.wait_for("[data-testid=memory] [data-testid=memory-delete]")
@@ -1484,8 +1480,8 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     }
     d.wait_for("[data-testid=approval-modal]").await;
     d.screenshot(&artifacts().join("notified-modal.png")).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     d.wait_for("[data-testid=tool-card][data-status=ok]").await;
     drop(other);
 
@@ -1729,7 +1725,7 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
     std::fs::write(
         home.path().join("settings.json"),
         serde_json::to_string_pretty(&json!({
-            "policy": {"allowMax": 1, "askTimeoutSecs": 2},
+            "policy": {"allowMax": 1, "askTimeoutSecs": 10},
             "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}
         }))
         .unwrap(),
@@ -1766,8 +1762,14 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         Some(json!({"script": "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));", "args": []})),
     )
     .await;
-    // Well past the ask's arrival and its 2 s timeout.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // The ask arrives while the window is gone, and stays unseen past its 10 s timeout (which
+    // counts from when the person is shown it, so the person's click later never races it).
+    cowork_tests::wait::until_true("the model to be asked", || match server.requests().len() {
+        0 => Err("no request yet".into()),
+        _ => Ok(()),
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(12)).await;
     let xdotool = |args: &[&str]| {
         let out = Command::new("xdotool")
             .args(args)
@@ -1827,8 +1829,8 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
     .await;
     let modal = d.wait_for("[data-testid=approval-modal]").await;
     assert!(d.text(&modal).await.contains("Water the plants"));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     let start = Instant::now();
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     while conn
@@ -2068,9 +2070,9 @@ tool = "get_system_info"
     d.click(&d.wait_for("[data-testid=resume-task]").await)
         .await;
     d.wait_for("[data-testid=approval-modal]").await;
-    // The allow buttons arm after a short look (400 ms).
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    d.click(&d.wait_for("button[data-choice=once]").await).await;
+    // The allow buttons arm after a short look: waited for as the enabled button.
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let start = Instant::now();
     loop {

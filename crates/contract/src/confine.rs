@@ -148,19 +148,20 @@ fn canonical(path: &Path) -> Option<PathBuf> {
     path.canonicalize().ok()
 }
 
+/// What of Cowork's own environment a program it starts may see ([`INHERITED`], `LC_*` and
+/// `PATH`): confined programs, and the person's git that the `git` tool runs.
+pub fn inherited_env() -> impl Iterator<Item = (String, OsString)> {
+    std::env::vars_os().filter_map(|(key, value)| {
+        let key = key.into_string().ok()?;
+        let kept = INHERITED.contains(&key.as_str()) || key.starts_with("LC_") || key == "PATH";
+        kept.then_some((key, value))
+    })
+}
+
 impl Confinement {
     /// A sandbox whose program starts in `cwd` (which a grant must make visible).
     pub fn new(cwd: &Path) -> Self {
-        let mut env = BTreeMap::new();
-        for (key, value) in std::env::vars_os() {
-            let Some(key) = key.to_str() else { continue };
-            if INHERITED.contains(&key) || key.starts_with("LC_") {
-                env.insert(key.to_string(), value);
-            }
-        }
-        if let Some(path) = std::env::var_os("PATH") {
-            env.insert("PATH".into(), path);
-        }
+        let mut env: BTreeMap<String, OsString> = inherited_env().collect();
         env.insert("TMPDIR".into(), "/tmp".into());
         Confinement {
             cwd: canonical(cwd).unwrap_or_else(|| cwd.to_path_buf()),
@@ -362,7 +363,7 @@ impl Confinement {
             match pathclass::classify(Path::new(name), None) {
                 PathClass::Credential(_) if entry.is_dir() => out.push(Mount::Hide(entry)),
                 PathClass::Credential(_) | PathClass::Configuration(_) if writable => {
-                    out.extend(protected_parts(&entry))
+                    out.push(Mount::Protect(entry))
                 }
                 _ => {}
             }
@@ -385,13 +386,15 @@ impl Confinement {
         out
     }
 
-    /// Inside a writable grant, the repositories below its top (a monorepo's vendored clone, a
-    /// folder of projects) are guarded as the top one is, and what a repository's config names
-    /// for git to run from or read (`core.hooksPath`, included files) is read-only when it lies
-    /// in the grant.
+    /// Inside a writable grant, every git directory is read-only, as the top one is (a
+    /// monorepo's vendored clone, a folder of projects; submodules and linked worktrees live in
+    /// their repository's): nothing a command runs can leave git a program, so git's own writes
+    /// (add, commit, switch, merge, fetch…) go through the reviewed `git` tool. What a
+    /// repository's config names for git to run from or read (`core.hooksPath`, included files)
+    /// is read-only too when it lies in the grant.
     fn repository_mounts(&self, grant: &Path) -> Vec<Mount> {
         let nested = self.walked(grant).git;
-        let mut out: Vec<Mount> = nested.iter().flat_map(|e| protected_parts(e)).collect();
+        let mut out: Vec<Mount> = nested.iter().cloned().map(Mount::Protect).collect();
         for entry in std::iter::once(grant.join(".git")).chain(nested) {
             let work_tree = entry.parent().unwrap_or(grant);
             for dir in gitdirs::git_dirs(&entry).into_iter().flatten() {
@@ -454,33 +457,6 @@ fn top_entries(dir: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-/// What of one configuration entry is made read-only. A git directory stays writable (commits
-/// write objects, refs and the index) but is bound onto itself, so it cannot be renamed away and
-/// replaced; what makes git run programs does not stay writable: its [`GIT_PROGRAM_PARTS`], and
-/// the same of each submodule's and worktree's git directory ([`Watch`] covers the parts that do
-/// not exist yet). A link is never bound through (bubblewrap would mount what it points at,
-/// anywhere on the machine): a git directory holding one among these parts is made read-only
-/// whole.
-fn protected_parts(entry: &Path) -> Vec<Mount> {
-    let whole = vec![Mount::Protect(entry.to_path_buf())];
-    let Some(git_dirs) = gitdirs::git_dirs(entry) else {
-        return whole;
-    };
-    let mut parts = vec![Mount::Writable(entry.to_path_buf())];
-    for part in git_dirs
-        .iter()
-        .flat_map(|dir| gitdirs::GIT_PROGRAM_PARTS.map(|p| dir.join(p)))
-    {
-        match std::fs::symlink_metadata(&part) {
-            Ok(meta) if meta.file_type().is_symlink() => return whole,
-            Ok(_) if canonical(&part).as_deref() != Some(part.as_path()) => return whole,
-            Ok(_) => parts.push(Mount::Protect(part)),
-            Err(_) => {}
-        }
-    }
-    parts
 }
 
 /// What a run could leave behind for programs outside the sandbox to run later, taken before it

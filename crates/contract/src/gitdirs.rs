@@ -1,19 +1,16 @@
 //! Git directories inside a writable grant, as the confinement guards them. Git outside the
 //! sandbox (the person's terminal, their shell prompt's `git status`) runs what a repository's
 //! git directory configures, so a confined program must not be able to leave a program there.
-//! What git itself writes in a git directory during ordinary work is known and short
-//! ([`GIT_DATA`]); whatever else appears in one during a run is held back — a list of what may
-//! be written, not of what may not.
+//! Inside the sandbox every git directory is read-only (git's writes go through the reviewed
+//! `git` tool). What this module adds is the check after a run, for what containment cannot
+//! cover: a run without bubblewrap, and repositories a run makes. What git itself writes in a
+//! git directory during ordinary work is known and short ([`GIT_DATA`]); whatever else appears
+//! in one during a run is held back — a list of what may be written, not of what may not.
 
 use std::collections::hash_map::RandomState;
 use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
-
-/// The parts of a git directory that make git run programs: its config (and the worktree's),
-/// `commondir` (which names the folder whose config git reads), hooks and info (attributes).
-pub(crate) const GIT_PROGRAM_PARTS: [&str; 5] =
-    ["config", "config.worktree", "commondir", "hooks", "info"];
 
 /// What git writes at the top of a git directory in ordinary work (commits, merges, rebases,
 /// fetches, gc), besides `*.lock` files. Anything else that appears during a run is held back.

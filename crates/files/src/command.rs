@@ -25,7 +25,7 @@ use tokio::io::AsyncReadExt;
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Kept of each stream: the first and the last half of this.
-const OUTPUT_CAP: usize = 30_000;
+pub(crate) const OUTPUT_CAP: usize = 30_000;
 /// Kept of a background process's output (the newest part).
 const BACKGROUND_CAP: usize = 256 << 10;
 
@@ -180,6 +180,15 @@ fn build_command(
 
 /// What a run left where other programs read configuration, in words for the model and the
 /// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
+/// A hint for the model when a command tried to write a git directory, which is read-only inside
+/// the sandbox: git's writes are the `git` tool's. (Only a hint: the mount is what holds.)
+fn git_write_hint(result: &CommandResult) -> Option<String> {
+    let said = |needle: &str| result.stderr.contains(needle) || result.stdout.contains(needle);
+    (said("Read-only file system") && said(".git")).then(|| {
+        "git's folders are read-only inside commands: use the git tool to add, commit, switch, merge, stash, fetch, pull or push".to_string()
+    })
+}
+
 fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
     let shown = |p: &Path| {
         env.workspace_roots
@@ -270,7 +279,7 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
-fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
+pub(crate) fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
     // A grant of the whole file system would bind the machine's sockets and devices back in.
     if env.workspace_roots.iter().any(|r| r.parent().is_none()) {
         return Err(ToolError::invalid(
@@ -547,6 +556,7 @@ impl Tool for RunCommand {
         let configuration = aftermath_notes(&ran.watch.check(), &ran.env);
         let mut result = ended?;
         result.configuration = configuration;
+        result.configuration.extend(git_write_hint(&result));
         result.sandboxed = ran.sandboxed;
         result.duration_ms = started.elapsed().as_millis() as u64;
         Ok(result)

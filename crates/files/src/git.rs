@@ -91,11 +91,39 @@ pub fn workspace_code(command: &str, cwd: &Path) -> Vec<String> {
 /// Everything a repository configured git to run, the entries [`neutralizing_env`] switches off
 /// included, and its hooks: what trusting the folder lets run (the trust review shows it).
 pub fn configured_programs(dir: &Path) -> Vec<String> {
-    let mut found = scan(dir, |key, value| {
-        runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
-    });
+    let mut found: Vec<String> = repository_programs(dir)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     found.extend(hooks(dir));
     found
+}
+
+/// The repository-scoped settings that name a program git would run (those [`neutralizing_env`]
+/// switches off by name included), as (key, value): what the `git` tool switches off.
+pub fn repository_programs(dir: &Path) -> Vec<(String, String)> {
+    scan(dir, |key, value| {
+        runs_code(key, value) || NEUTRAL.iter().any(|(k, _)| k.eq_ignore_ascii_case(key))
+    })
+}
+
+/// Runs git for what it reads (`rev-parse`, `remote`, `check-ref-format`), with nothing the
+/// repository configured switched on: its output, or what git said when it failed.
+pub(crate) fn read_only_git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in neutralizing_env() {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("could not start git: {e}"))?;
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+    }
 }
 
 /// The repository's hooks (where git looks for them: `core.hooksPath`, a worktree's common
@@ -134,11 +162,12 @@ fn hooks(dir: &Path) -> Vec<String> {
 
 /// The repository-scoped config entries (local and worktree) that run programs.
 fn repository_config(dir: &Path) -> Vec<String> {
-    scan(dir, runs_code)
+    let found = scan(dir, runs_code).into_iter();
+    found.map(|(k, v)| format!("{k}={v}")).collect()
 }
 
-/// Repository-scoped (local, worktree) config entries `keep` selects, as `key=value`.
-fn scan(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
+/// Repository-scoped (local, worktree) config entries `keep` selects, as (key, value).
+fn scan(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<(String, String)> {
     if !dir.is_dir() {
         return vec![];
     }
@@ -160,7 +189,7 @@ fn scan(dir: &Path, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
         let entry = String::from_utf8_lossy(entry);
         let (key, value) = entry.split_once('\n').unwrap_or((&entry, ""));
         if keep(key, value) {
-            found.push(format!("{key}={value}"));
+            found.push((key.to_string(), value.to_string()));
         }
     }
     found

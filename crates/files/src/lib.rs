@@ -9,6 +9,8 @@
 //! - todo.rs: `todo_write` (Claude Code's TodoWrite).
 //! - command.rs: `run_command` (process groups, timeouts, head+tail caps, bubblewrap), background
 //!   processes (`command_output`, `command_stop`).
+//! - git_tool.rs: `git` (git's writes, which commands cannot make: the person's git with the
+//!   repository's programs switched off); git.rs: what a repository configured to run.
 //! - quality.rs: `check_code_quality`, `batch_check_quality` (tree-sitter).
 
 pub mod attach;
@@ -16,6 +18,7 @@ mod changes;
 mod command;
 mod edit;
 pub mod git;
+mod git_tool;
 pub mod paths;
 mod quality;
 mod read;
@@ -119,6 +122,7 @@ impl ToolProvider for FilesTools {
             typed(command::RunCommand(s.background.clone())),
             typed(command::CommandOutput(s.background.clone())),
             typed(command::CommandStop(s.background.clone())),
+            typed(git_tool::Git),
             typed(todo::TodoWrite(s.clone())),
             typed(quality::CheckCodeQuality),
             typed(quality::BatchCheckQuality),

@@ -1,0 +1,441 @@
+//! `git`: git's writes — add, commit, switch, merge, stash, fetch, pull, push — which commands
+//! cannot make, since every git directory is read-only inside the sandbox (a command could
+//! otherwise leave git a program to run outside it).
+//!
+//! The person's git runs here, outside the sandbox, so nothing the repository configured to run
+//! may run: every repository-scoped setting that names a program is overridden for the call
+//! ([`crate::git::repository_programs`]), hooks never run, and `ext::` transports are refused.
+//! The tool offers operations, not git's options: nothing in the arguments can reach `-c`,
+//! `--exec`, `--upload-pack` or a URL. Where it writes and what it reaches are judged on what
+//! the repository resolves to: its top folder (inside the workspace) and each remote's address.
+
+use crate::command::{OUTPUT_CAP, cwd_inside, head_and_tail};
+use crate::paths;
+use cowork_contract::{
+    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, confine, tool,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum GitAction {
+    Add,
+    Commit,
+    Switch,
+    Merge,
+    Stash,
+    StashPop,
+    Fetch,
+    Pull,
+    Push,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitInput {
+    /// What to do: add (stage paths), commit (message; all=true stages tracked changes first),
+    /// switch (to branch; create=true makes it), merge (branch into the current one), stash /
+    /// stash_pop (put uncommitted changes aside / bring them back), fetch, pull, push (remote,
+    /// default origin; branch, default the current one's).
+    pub action: GitAction,
+    /// add: the files or folders to stage.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// commit: the commit message.
+    pub message: Option<String>,
+    /// commit: stage the changes of every tracked file first.
+    #[serde(default)]
+    pub all: bool,
+    /// switch, merge, pull, push: the branch.
+    pub branch: Option<String>,
+    /// switch: make the branch from the current commit.
+    #[serde(default)]
+    pub create: bool,
+    /// fetch, pull, push: a remote the repository names (default origin).
+    pub remote: Option<String>,
+    /// The repository's folder (default: the workspace).
+    pub cwd: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema, Debug)]
+pub struct GitResult {
+    /// What git printed (head and tail when long).
+    pub output: String,
+    /// Settings of the repository that name a program, switched off for this call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub switched_off: Vec<String>,
+}
+
+/// The reviewed call: git's arguments and the folder it runs in.
+pub struct GitPlan {
+    top: PathBuf,
+    args: Vec<String>,
+}
+
+pub struct Git;
+
+/// Fetching and pushing wait on the network; everything else is local.
+const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[tool(name = "git", title = "Git", category = "files", effects = [FsWrite, FsRead, NetFetch],
+       timeout = GIT_TIMEOUT + Duration::from_secs(5),
+       description = "Change a git repository: add, commit, switch, merge, stash, stash_pop, fetch, pull, push. Use this for git's writes (inside run_command git's folder is read-only; reading with git status/log/diff works there). The repository's own hooks and configured programs do not run.")]
+impl Tool for Git {
+    type Input = GitInput;
+    type Output = GitResult;
+    type Plan = GitPlan;
+
+    fn plan(&self, input: &GitInput, env: &EffectEnv) -> Result<CallPlan<GitPlan>, ToolError> {
+        let cwd = input
+            .cwd
+            .clone()
+            .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
+            .ok_or_else(|| {
+                ToolError::invalid("no workspace is open: open a folder to use git in")
+            })?;
+        let cwd = paths::resolve(env, &cwd)?;
+        cwd_inside(env, &cwd)?;
+        let top = repository_top(&cwd)?;
+        cwd_inside(env, &top)?;
+        let (args, remote) = arguments(input, env, &top)?;
+        let mut effects = vec![Effect::FsWrite {
+            path: top.display().to_string(),
+        }];
+        if let Some(remote) = remote {
+            let push = input.action == GitAction::Push;
+            effects.push(remote_effect(&top, &remote, push)?);
+            if push {
+                effects.remove(0);
+            }
+        }
+        Ok(CallPlan::with(effects, GitPlan { top, args }))
+    }
+
+    async fn call(&self, _: &GitInput, plan: &GitPlan, ctx: &ToolContext) -> ToolResult<GitResult> {
+        let top = paths::planned(&ctx.env, &plan.top)?;
+        cwd_inside(&ctx.env, &top)?;
+        let switched_off = crate::git::repository_programs(&top);
+        let mut cmd = person_git(&top, &switched_off);
+        cmd.args(&plan.args).kill_on_drop(true);
+        let run = cmd.output();
+        let out = tokio::select! {
+            out = tokio::time::timeout(GIT_TIMEOUT, run) => out
+                .map_err(|_| ToolError::failed(format!("git {} did not finish within {} s", plan.args[0], GIT_TIMEOUT.as_secs())))?
+                .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?,
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        let mut bytes = out.stdout;
+        bytes.extend_from_slice(&out.stderr);
+        let (output, _) = head_and_tail(&bytes, OUTPUT_CAP);
+        if !out.status.success() {
+            return Err(ToolError::failed(format!(
+                "git {} failed: {}",
+                plan.args.join(" "),
+                output.trim()
+            )));
+        }
+        Ok(GitResult {
+            output,
+            switched_off: switched_off.into_iter().map(|(k, _)| k).collect(),
+        })
+    }
+
+    fn to_text(&self, r: &GitResult) -> String {
+        let mut text = if r.output.trim().is_empty() {
+            "done".to_string()
+        } else {
+            r.output.clone()
+        };
+        if !r.switched_off.is_empty() {
+            text.push_str(&format!(
+                "\n[the repository's own programs were not run: {}]",
+                r.switched_off.join(", ")
+            ));
+        }
+        text
+    }
+}
+
+/// The person's git, for one call in `top`: Cowork's inherited environment only (the person's
+/// global config and ssh agent reach it; nothing of Cowork's git variables), every program the
+/// repository configured switched off, no hooks, no `ext::` transport, no prompts.
+fn person_git(top: &Path, switched_off: &[(String, String)]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.env_clear()
+        .envs(confine::inherited_env())
+        .current_dir(top)
+        .stdin(std::process::Stdio::null());
+    for key in ["HOME", "SSH_AUTH_SOCK", "XDG_CONFIG_HOME"] {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    let always = [
+        ("core.hooksPath", "/dev/null"),
+        ("core.fsmonitor", "false"),
+        ("protocol.ext.allow", "never"),
+    ];
+    let settings: Vec<(&str, &str)> = always
+        .into_iter()
+        .chain(switched_off.iter().map(|(k, _)| (k.as_str(), "")))
+        .collect();
+    cmd.env("GIT_CONFIG_COUNT", settings.len().to_string());
+    for (i, (key, value)) in settings.iter().enumerate() {
+        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+    }
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_EDITOR", "false")
+        .env("GIT_PAGER", "cat");
+    cmd
+}
+
+/// The repository's top folder, as git finds it from `cwd`.
+fn repository_top(cwd: &Path) -> Result<PathBuf, ToolError> {
+    let out = crate::git::read_only_git(cwd, &["rev-parse", "--show-toplevel"]).map_err(|said| {
+        ToolError::invalid(format!(
+            "git could not find a repository at {}: {said} (a new one is made with run_command: git init)",
+            cwd.display()
+        ))
+    })?;
+    let top = PathBuf::from(out.trim());
+    top.canonicalize()
+        .map_err(|e| ToolError::invalid(format!("the repository's folder {}: {e}", top.display())))
+}
+
+/// git's arguments for the action, checked, and the remote it reaches (if any).
+fn arguments(
+    input: &GitInput,
+    env: &EffectEnv,
+    top: &Path,
+) -> Result<(Vec<String>, Option<String>), ToolError> {
+    let branch = || -> Result<String, ToolError> {
+        let name = input
+            .branch
+            .clone()
+            .ok_or_else(|| ToolError::invalid("name the branch (branch)"))?;
+        checked_branch(top, &name)
+    };
+    let remote = || checked_remote(top, input.remote.as_deref().unwrap_or("origin"));
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Ok(match input.action {
+        GitAction::Add => {
+            if input.paths.is_empty() {
+                return Err(ToolError::invalid("name the paths to add (paths)"));
+            }
+            let mut args = words(&["add", "--"]);
+            for path in &input.paths {
+                let path = paths::resolve(env, &top.join(path).display().to_string())?;
+                if !path.starts_with(top) {
+                    return Err(ToolError::invalid(format!(
+                        "{} is outside the repository at {}",
+                        path.display(),
+                        top.display()
+                    )));
+                }
+                args.push(path.display().to_string());
+            }
+            (args, None)
+        }
+        GitAction::Commit => {
+            let message = input.message.clone().filter(|m| !m.trim().is_empty());
+            let message =
+                message.ok_or_else(|| ToolError::invalid("write a commit message (message)"))?;
+            let mut args = words(&["commit", "--no-verify"]);
+            if input.all {
+                args.push("--all".into());
+            }
+            args.extend(["--message".into(), message]);
+            (args, None)
+        }
+        GitAction::Switch if input.create => (
+            words(&["switch", "--create"])
+                .into_iter()
+                .chain([branch()?])
+                .collect(),
+            None,
+        ),
+        GitAction::Switch => (
+            words(&["switch", "--no-guess"])
+                .into_iter()
+                .chain([branch()?])
+                .collect(),
+            None,
+        ),
+        GitAction::Merge => (
+            words(&["merge", "--no-edit", "--no-verify"])
+                .into_iter()
+                .chain([branch()?])
+                .collect(),
+            None,
+        ),
+        GitAction::Stash => (words(&["stash", "push"]), None),
+        GitAction::StashPop => (words(&["stash", "pop"]), None),
+        GitAction::Fetch => {
+            let remote = remote()?;
+            (
+                words(&["fetch", "--no-recurse-submodules", &remote]),
+                Some(remote),
+            )
+        }
+        GitAction::Pull | GitAction::Push => {
+            let remote = remote()?;
+            let verb = if input.action == GitAction::Pull {
+                [
+                    "pull",
+                    "--no-edit",
+                    "--no-verify",
+                    "--no-recurse-submodules",
+                ]
+                .as_slice()
+            } else {
+                ["push", "--no-verify", "--no-recurse-submodules"].as_slice()
+            };
+            let mut args = words(verb);
+            args.push(remote.clone());
+            if input.branch.is_some() {
+                args.push(branch()?);
+            }
+            (args, Some(remote))
+        }
+    })
+}
+
+/// A branch name git accepts as one, and that no option could be read from.
+fn checked_branch(top: &Path, name: &str) -> Result<String, ToolError> {
+    let valid = !name.starts_with('-')
+        && crate::git::read_only_git(top, &["check-ref-format", "--branch", name]).is_ok();
+    match valid {
+        true => Ok(name.to_string()),
+        false => Err(ToolError::invalid(format!(
+            "{name:?} is not a branch name git accepts"
+        ))),
+    }
+}
+
+/// A remote the repository names (an address cannot be given here: where git goes is what the
+/// repository says, and the review shows it).
+fn checked_remote(top: &Path, name: &str) -> Result<String, ToolError> {
+    let listed = crate::git::read_only_git(top, &["remote"]).unwrap_or_default();
+    match listed.lines().any(|r| r == name) {
+        true => Ok(name.to_string()),
+        false => Err(ToolError::invalid(format!(
+            "the repository has no remote named {name:?} (it has: {})",
+            if listed.trim().is_empty() {
+                "none".to_string()
+            } else {
+                listed.split_whitespace().collect::<Vec<_>>().join(", ")
+            }
+        ))),
+    }
+}
+
+/// What reaching a remote is: a site for a network address (`https://host`, `ssh://host`,
+/// `host:path`), the folder for a path — read when fetching, written when pushing.
+fn remote_effect(top: &Path, remote: &str, push: bool) -> Result<Effect, ToolError> {
+    let mut args = vec!["remote", "get-url"];
+    if push {
+        args.push("--push");
+    }
+    args.push(remote);
+    let url = crate::git::read_only_git(top, &args)
+        .map(|u| u.trim().to_string())
+        .map_err(|said| {
+            ToolError::invalid(format!("the remote {remote:?} has no address: {said}"))
+        })?;
+    Ok(match remote_reach(&url) {
+        RemoteReach::Site(origin) => Effect::NetFetch { origin },
+        RemoteReach::Folder(path) => {
+            let path = top.join(path);
+            let path = path.canonicalize().unwrap_or(path).display().to_string();
+            match push {
+                true => Effect::FsWrite { path },
+                false => Effect::FsRead { path },
+            }
+        }
+        RemoteReach::Program => {
+            return Err(ToolError::SecurityViolation {
+                reason: format!("the remote {remote:?} is a program ({url}), which git would run"),
+            });
+        }
+    })
+}
+
+#[derive(Debug, PartialEq)]
+enum RemoteReach {
+    Site(String),
+    Folder(String),
+    Program,
+}
+
+/// Where a remote's address reaches, read as git reads it (`git help urls`).
+fn remote_reach(url: &str) -> RemoteReach {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme == "file" {
+            return RemoteReach::Folder(rest.to_string());
+        }
+        if scheme.contains("::") || scheme.starts_with("ext") {
+            return RemoteReach::Program;
+        }
+        let host = rest.split('/').next().unwrap_or("");
+        let host = host.rsplit('@').next().unwrap_or(host);
+        return RemoteReach::Site(format!("{scheme}://{host}"));
+    }
+    if url.contains("::") {
+        // `<transport>::<address>`: a remote helper, which is a program.
+        return RemoteReach::Program;
+    }
+    // scp-like `user@host:path`: a colon before any slash.
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), slash) if slash.is_none_or(|s| colon < s) => {
+            let host = &url[..colon];
+            let host = host.rsplit('@').next().unwrap_or(host);
+            RemoteReach::Site(format!("ssh://{host}"))
+        }
+        _ => RemoteReach::Folder(url.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_reaches_what_its_address_says() {
+        let site = |s: &str| RemoteReach::Site(s.to_string());
+        assert_eq!(
+            remote_reach("https://github.com/o/r.git"),
+            site("https://github.com")
+        );
+        assert_eq!(
+            remote_reach("ssh://git@host.example:2222/r"),
+            site("ssh://host.example:2222")
+        );
+        assert_eq!(
+            remote_reach("git@github.com:o/r.git"),
+            site("ssh://github.com")
+        );
+        assert_eq!(
+            remote_reach("../other"),
+            RemoteReach::Folder("../other".into())
+        );
+        assert_eq!(
+            remote_reach("/srv/r.git"),
+            RemoteReach::Folder("/srv/r.git".into())
+        );
+        assert_eq!(
+            remote_reach("file:///srv/r.git"),
+            RemoteReach::Folder("/srv/r.git".into())
+        );
+        assert_eq!(remote_reach("ext::sh -c evil"), RemoteReach::Program);
+        assert_eq!(remote_reach("fd::3"), RemoteReach::Program);
+        assert_eq!(
+            remote_reach("./a:b/c"),
+            RemoteReach::Folder("./a:b/c".into())
+        );
+    }
+}

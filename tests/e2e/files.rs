@@ -1110,12 +1110,21 @@ async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs
             "ext::sh -c touch% /tmp/cowork-git-ext-canary",
         ],
     );
+    // An included file (a team's shared settings) is read as usual.
+    std::fs::write(ws.join("team.gitconfig"), "[user]\n\tname = team\n").unwrap();
+    git(ws, &["config", "include.path", "../team.gitconfig"]);
     let add = call(&h, "git", json!({"action": "add", "paths": ["inside.txt"]})).await;
     add.result.unwrap();
     call(&h, "git", json!({"action": "commit", "message": "first"}))
         .await
         .result
         .unwrap();
+    let author = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%an"])
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&author.stdout).trim(), "team");
     let push = json!({"action": "push", "branch": "main"});
     let shown = h.scheduler.explain("git", &push, "conv", None).unwrap();
     assert_eq!(

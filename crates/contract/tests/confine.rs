@@ -17,27 +17,22 @@ fn require_bubblewrap() {
 
 /// Runs a shell script confined; (succeeded, stdout + stderr).
 fn run(jail: &Confinement, script: &str) -> (bool, String) {
-    let out = jail
-        .command("/bin/sh", &["-c", script])
-        .command
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    said(&mut jail.command("/bin/sh", &["-c", script]).command)
 }
 
 /// Runs a shell script in `dir` with no sandbox, as a run does where bubblewrap is missing: what
 /// the check after a run must still catch.
 fn run_unconfined(dir: &Path, script: &str) -> (bool, String) {
-    let out = std::process::Command::new("/bin/sh")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    said(
+        std::process::Command::new("/bin/sh")
+            .args(["-c", script])
+            .current_dir(dir),
+    )
+}
+
+/// Whether a program succeeded, and what it printed (stdout, then stderr).
+fn said(command: &mut std::process::Command) -> (bool, String) {
+    let out = command.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -117,7 +117,12 @@ impl Tool for Git {
     async fn call(&self, _: &GitInput, plan: &GitPlan, ctx: &ToolContext) -> ToolResult<GitResult> {
         let top = paths::planned(&ctx.env, &plan.top)?;
         cwd_inside(&ctx.env, &top)?;
-        let switched_off = crate::git::repository_programs(&top);
+        // An include names a file, not a program (what it brings in is listed and judged key by
+        // key), and git refuses one given on the command line.
+        let switched_off: Vec<(String, String)> = crate::git::repository_programs(&top)
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with("include.") && !k.starts_with("includeif."))
+            .collect();
         let mut cmd = person_git(&top, &switched_off);
         cmd.args(&plan.args).kill_on_drop(true);
         let run = cmd.output();
@@ -212,34 +217,21 @@ fn arguments(
     env: &EffectEnv,
     top: &Path,
 ) -> Result<(Vec<String>, Option<String>), ToolError> {
-    let branch = || -> Result<String, ToolError> {
-        let name = input
-            .branch
-            .clone()
-            .ok_or_else(|| ToolError::invalid("name the branch (branch)"))?;
-        checked_branch(top, &name)
-    };
-    let remote = || checked_remote(top, input.remote.as_deref().unwrap_or("origin"));
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    Ok(match input.action {
-        GitAction::Add => {
-            if input.paths.is_empty() {
-                return Err(ToolError::invalid("name the paths to add (paths)"));
-            }
-            let mut args = words(&["add", "--"]);
-            for path in &input.paths {
-                let path = paths::resolve(env, &top.join(path).display().to_string())?;
-                if !path.starts_with(top) {
-                    return Err(ToolError::invalid(format!(
-                        "{} is outside the repository at {}",
-                        path.display(),
-                        top.display()
-                    )));
-                }
-                args.push(path.display().to_string());
-            }
-            (args, None)
-        }
+    let branch = || -> Result<String, ToolError> {
+        let name = input.branch.as_deref();
+        checked_branch(
+            top,
+            name.ok_or_else(|| ToolError::invalid("name the branch (branch)"))?,
+        )
+    };
+    let with_branch = |w: &[&str]| -> Result<(Vec<String>, Option<String>), ToolError> {
+        let mut args = words(w);
+        args.push(branch()?);
+        Ok((args, None))
+    };
+    match input.action {
+        GitAction::Add => Ok((add_arguments(&input.paths, env, top)?, None)),
         GitAction::Commit => {
             let message = input.message.clone().filter(|m| !m.trim().is_empty());
             let message =
@@ -249,59 +241,53 @@ fn arguments(
                 args.push("--all".into());
             }
             args.extend(["--message".into(), message]);
-            (args, None)
+            Ok((args, None))
         }
-        GitAction::Switch if input.create => (
-            words(&["switch", "--create"])
-                .into_iter()
-                .chain([branch()?])
-                .collect(),
-            None,
-        ),
-        GitAction::Switch => (
-            words(&["switch", "--no-guess"])
-                .into_iter()
-                .chain([branch()?])
-                .collect(),
-            None,
-        ),
-        GitAction::Merge => (
-            words(&["merge", "--no-edit", "--no-verify"])
-                .into_iter()
-                .chain([branch()?])
-                .collect(),
-            None,
-        ),
-        GitAction::Stash => (words(&["stash", "push"]), None),
-        GitAction::StashPop => (words(&["stash", "pop"]), None),
-        GitAction::Fetch => {
-            let remote = remote()?;
-            (
-                words(&["fetch", "--no-recurse-submodules", &remote]),
-                Some(remote),
-            )
-        }
-        GitAction::Pull | GitAction::Push => {
-            let remote = remote()?;
-            let verb = if input.action == GitAction::Pull {
-                [
+        GitAction::Switch if input.create => with_branch(&["switch", "--create"]),
+        GitAction::Switch => with_branch(&["switch", "--no-guess"]),
+        GitAction::Merge => with_branch(&["merge", "--no-edit", "--no-verify"]),
+        GitAction::Stash => Ok((words(&["stash", "push"]), None)),
+        GitAction::StashPop => Ok((words(&["stash", "pop"]), None)),
+        GitAction::Fetch | GitAction::Pull | GitAction::Push => {
+            let remote = checked_remote(top, input.remote.as_deref().unwrap_or("origin"))?;
+            let mut args = words(match input.action {
+                GitAction::Fetch => &["fetch", "--no-recurse-submodules"],
+                GitAction::Pull => &[
                     "pull",
                     "--no-edit",
                     "--no-verify",
                     "--no-recurse-submodules",
-                ]
-                .as_slice()
-            } else {
-                ["push", "--no-verify", "--no-recurse-submodules"].as_slice()
-            };
-            let mut args = words(verb);
+                ],
+                _ => &["push", "--no-verify", "--no-recurse-submodules"],
+            });
             args.push(remote.clone());
-            if input.branch.is_some() {
+            if input.branch.is_some() && input.action != GitAction::Fetch {
                 args.push(branch()?);
             }
-            (args, Some(remote))
+            Ok((args, Some(remote)))
         }
-    })
+    }
+}
+
+/// `git add -- PATHS`, each path resolved as every file tool resolves one and kept inside the
+/// repository.
+fn add_arguments(paths: &[String], env: &EffectEnv, top: &Path) -> Result<Vec<String>, ToolError> {
+    if paths.is_empty() {
+        return Err(ToolError::invalid("name the paths to add (paths)"));
+    }
+    let mut args = vec!["add".to_string(), "--".to_string()];
+    for path in paths {
+        let path = paths::resolve(env, &top.join(path).display().to_string())?;
+        if !path.starts_with(top) {
+            return Err(ToolError::invalid(format!(
+                "{} is outside the repository at {}",
+                path.display(),
+                top.display()
+            )));
+        }
+        args.push(path.display().to_string());
+    }
+    Ok(args)
 }
 
 /// A branch name git accepts as one, and that no option could be read from.

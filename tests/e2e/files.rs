@@ -943,9 +943,9 @@ async fn accept_edits_mode_writes_at_once_and_still_rolls_back() {
 }
 
 /// Every setting git documents (`git help --config`), set in the repository to a program: the
-/// `git` tool's add, commit and switch never run it (the person's git runs outside the sandbox,
-/// with the repository's programs switched off and no hooks), and the work is done. Generated:
-/// a sample of the keys per run, plus the ones known to run on these actions.
+/// `git` tool's add, commit and switch never run it — a setting outside the ordinary ones
+/// refuses the call, naming it; hooks never run — and with an ordinary one the work is done.
+/// Generated: a sample of the keys per run, plus ones known to run on these actions.
 #[test]
 fn the_git_tool_runs_none_of_the_repositorys_programs() {
     use proptest::prelude::*;
@@ -959,6 +959,7 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
         .filter(|k| k.contains('.') && !k.contains(' '))
         .collect();
     assert!(keys.len() > 500, "git listed only {} keys", keys.len());
+    // Known to run on these actions, and ordinary ones (the person's identity) that must work.
     let known = [
         "filter.x.clean",
         "filter.x.process",
@@ -966,7 +967,11 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
         "core.pager",
         "diff.external",
         "core.hooksPath",
+        "gpg.openpgp.program",
+        "core.gitProxy",
+        "user.name",
     ];
+    let ordinary = ["user.name", "user.email"];
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (h, _yes) = setup();
     // The plant is live: the person's git run plainly does run it.
@@ -1046,12 +1051,19 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
             for args in steps {
                 let out = rt.block_on(call(&h, "git", args.clone()));
                 prop_assert!(!canary.exists(), "{key}: the planted program ran at {args}");
-                // A setting git cannot read as given (a program where a number belongs) stops
-                // the action; it never runs what it names. The known program keys must work.
-                if out.result.is_err() && !known.contains(&key.as_str()) {
-                    return Ok(());
+                match &out.result {
+                    // A setting outside the ordinary ones refuses the call, naming it.
+                    Err(e) if !ordinary.contains(&key.as_str()) => {
+                        let said = e.to_string().to_ascii_lowercase();
+                        prop_assert!(
+                            said.contains(&key.to_ascii_lowercase()) || said.contains("bad"),
+                            "{key}: {said}"
+                        );
+                        return Ok(());
+                    }
+                    Err(e) => prop_assert!(false, "{key}: an ordinary setting refused: {e}"),
+                    Ok(_) => {}
                 }
-                prop_assert!(out.result.is_ok(), "{key}: {args}: {:?}", out.result);
             }
             let log = git(&["-c", "core.fsmonitor=false", "log", "--oneline", "-1"]);
             prop_assert!(
@@ -1063,13 +1075,13 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
         .unwrap();
 }
 
-/// The review shows where the git tool reaches, resolved from the repository: its top folder, a
-/// remote that is a folder (written when pushing, read when fetching), and refuses a remote that
-/// is a program; names that could be read as options are refused.
+/// The review shows where the git tool reaches, resolved from the repository: its top folder
+/// and every address of a remote. A remote that is a folder (whose hooks a push would run) or a
+/// program is refused, so is a history kept outside the workspace, and names that could be read
+/// as options or a forced push.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs() {
+async fn the_git_tool_reaches_what_the_repository_resolves_to_and_refuses_the_rest() {
     let (h, _yes) = setup();
-    let remote = h.dir.path().join("outside/remote.git");
     let git = |dir: &Path, args: &[&str]| {
         let out = std::process::Command::new("git")
             .args(args)
@@ -1082,39 +1094,32 @@ async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    git(
-        h.dir.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            &remote.display().to_string(),
-        ],
-    );
     let ws = &h.workspace;
     git(ws, &["init", "-q", "-b", "main"]);
     git(ws, &["config", "user.name", "t"]);
     git(ws, &["config", "user.email", "t@x"]);
+    git(ws, &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    git(ws, &["remote", "add", "folder", "./remote.git"]);
     git(
         ws,
-        &["remote", "add", "origin", &remote.display().to_string()],
+        &["remote", "add", "origin", "https://code.example/o/r.git"],
     );
     git(
         ws,
         &[
-            "remote",
-            "add",
-            "evil",
-            "ext::sh -c touch% /tmp/cowork-git-ext-canary",
+            "config",
+            "--add",
+            "remote.origin.url",
+            "git@mirror.example:o/r.git",
         ],
     );
     // An included file (a team's shared settings) is read as usual.
     std::fs::write(ws.join("team.gitconfig"), "[user]\n\tname = team\n").unwrap();
     git(ws, &["config", "include.path", "../team.gitconfig"]);
-    let add = call(&h, "git", json!({"action": "add", "paths": ["inside.txt"]})).await;
-    add.result.unwrap();
+    call(&h, "git", json!({"action": "add", "paths": ["inside.txt"]}))
+        .await
+        .result
+        .unwrap();
     call(&h, "git", json!({"action": "commit", "message": "first"}))
         .await
         .result
@@ -1125,32 +1130,81 @@ async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&author.stdout).trim(), "team");
+
+    // Every address the remote has is shown; git pushes to all of them.
     let push = json!({"action": "push", "branch": "main"});
     let shown = h.scheduler.explain("git", &push, "conv", None).unwrap();
     assert_eq!(
         shown.effects,
-        [cowork_contract::Effect::FsWrite {
-            path: remote.display().to_string()
-        }],
-        "a push writes the remote's folder, and only that"
+        [
+            cowork_contract::Effect::NetFetch {
+                origin: "https://code.example".into()
+            },
+            cowork_contract::Effect::NetFetch {
+                origin: "ssh://mirror.example".into()
+            },
+        ]
     );
-    // Outside the workspace: the person's rule names the folder first.
-    let err = call(&h, "git", push.clone()).await.result.unwrap_err();
-    assert!(
-        err.to_string().contains("add an allow rule like `git("),
-        "{err}"
-    );
-    h.scheduler
-        .policy()
-        .add_rule(
-            cowork_core::Action::Allow,
-            &format!("git({})", remote.display()),
-            cowork_core::RuleSource::User,
+    let refused = |out: CallOutcome| out.result.unwrap_err().to_string();
+    let err = refused(
+        call(
+            &h,
+            "git",
+            json!({"action": "push", "remote": "folder", "branch": "main"}),
         )
-        .unwrap();
-    call(&h, "git", push).await.result.unwrap();
-    git(&remote, &["rev-parse", "main"]);
-    let err = call(&h, "git", json!({"action": "fetch", "remote": "evil"}))
+        .await,
+    );
+    assert!(err.contains("not a network address"), "{err}");
+    let err = refused(call(&h, "git", json!({"action": "push", "branch": "+main"})).await);
+    assert!(err.contains("not a branch name"), "{err}");
+    let err = refused(
+        call(
+            &h,
+            "git",
+            json!({"action": "switch", "branch": "--orphan=x"}),
+        )
+        .await,
+    );
+    assert!(err.contains("not a branch name"), "{err}");
+    let err = refused(
+        call(
+            &h,
+            "git",
+            json!({"action": "fetch", "remote": "https://elsewhere.example/r"}),
+        )
+        .await,
+    );
+    assert!(err.contains("no remote named"), "{err}");
+    git(
+        ws,
+        &[
+            "remote",
+            "add",
+            "evil",
+            "ext::sh -c touch% /tmp/cowork-git-ext-canary",
+        ],
+    );
+    let err = refused(call(&h, "git", json!({"action": "commit", "message": "x"})).await);
+    assert!(
+        err.contains("remote.evil.url"),
+        "a program as an address refuses every call: {err}"
+    );
+    assert!(!Path::new("/tmp/cowork-git-ext-canary").exists());
+    git(ws, &["remote", "remove", "evil"]);
+
+    // A history kept outside the workspace is not written from here.
+    let elsewhere = h.dir.path().join("outside/history");
+    git(
+        h.dir.path(),
+        &["init", "-q", &elsewhere.display().to_string()],
+    );
+    std::fs::create_dir_all(ws.join("pointer")).unwrap();
+    std::fs::write(
+        ws.join("pointer/.git"),
+        format!("gitdir: {}/.git\n", elsewhere.display()),
+    )
+    .unwrap();
+    let err = call(&h, "git", json!({"action": "stash", "cwd": "pointer"}))
         .await
         .result
         .unwrap_err();
@@ -1158,23 +1212,4 @@ async fn the_git_tool_pushes_to_what_the_remote_resolves_to_and_refuses_programs
         matches!(err, ToolError::SecurityViolation { .. }),
         "{err:?}"
     );
-    let err = call(
-        &h,
-        "git",
-        json!({"action": "switch", "branch": "--orphan=x"}),
-    )
-    .await
-    .result
-    .unwrap_err();
-    assert!(err.to_string().contains("not a branch name"), "{err}");
-    let err = call(
-        &h,
-        "git",
-        json!({"action": "fetch", "remote": "https://elsewhere.example/r"}),
-    )
-    .await
-    .result
-    .unwrap_err();
-    assert!(err.to_string().contains("no remote named"), "{err}");
-    assert!(!Path::new("/tmp/cowork-git-ext-canary").exists());
 }

@@ -312,7 +312,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.type_into(&field, "Grace").await;
     d.screenshot(&out.join("elicitation-modal.png")).await;
     d.click(
-        &d.wait_for("[data-testid=elicitation-modal] button[data-choice=accept]")
+        &d.wait_for("[data-testid=elicitation-modal] button[data-choice=accept]:not([disabled])")
             .await,
     )
     .await;
@@ -1685,18 +1685,32 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
         Some(json!({"handle": quick})),
     )
     .await;
-    let input = d.wait_for("[data-testid=quick-input]").await;
-    d.type_into(&input, "what's the time difference to Tokyo?\u{E007}")
-        .await;
-    let start = Instant::now();
-    loop {
-        let answer = d.wait_for("[data-testid=quick-answer]").await;
-        if d.text(&answer).await.contains("8 hours") {
-            break;
+    // Keys typed before the small window's page has started are lost: the question is typed
+    // until the field holds it, then sent.
+    let question = "what's the time difference to Tokyo?";
+    let input = cowork_tests::wait::until("the question in quick ask's field", || async {
+        let input = d.wait_for("[data-testid=quick-input]").await;
+        let value = d
+            .exec(
+                "return arguments[0].value",
+                json!([{"element-6066-11e4-a52e-4f735466cecf": input}]),
+            )
+            .await;
+        if value == question {
+            return Ok(input);
         }
-        assert!(start.elapsed() < patience(), "no answer");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        d.exec(
+            "arguments[0].value = ''",
+            json!([{"element-6066-11e4-a52e-4f735466cecf": input}]),
+        )
+        .await;
+        d.type_into(&input, question).await;
+        Err(value.to_string())
+    })
+    .await;
+    d.type_into(&input, "\u{E007}").await;
+    d.wait_for_text("[data-testid=quick-answer]", "8 hours")
+        .await;
     d.screenshot(&artifacts().join("quick-ask.png")).await;
     d.click(&d.wait_for("[data-testid=open-in-chat]").await)
         .await;
@@ -1910,8 +1924,10 @@ async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
     d.type_into(&other, "no nuts").await;
     d.screenshot(&artifacts().join("ask-user-form.png")).await;
     d.click(
-        &d.wait_for(&format!("{modal} button[data-choice=accept]"))
-            .await,
+        &d.wait_for(&format!(
+            "{modal} button[data-choice=accept]:not([disabled])"
+        ))
+        .await,
     )
     .await;
     let start = Instant::now();
@@ -1946,8 +1962,10 @@ async fn the_assistant_asks_in_a_form_and_plans_first_in_the_window() {
     .await;
     d.screenshot(&artifacts().join("plan-approval.png")).await;
     d.click(
-        &d.wait_for(&format!("{modal} button[data-choice=accept]"))
-            .await,
+        &d.wait_for(&format!(
+            "{modal} button[data-choice=accept]:not([disabled])"
+        ))
+        .await,
     )
     .await;
     let start = Instant::now();

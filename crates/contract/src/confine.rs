@@ -393,8 +393,22 @@ impl Confinement {
     /// repository's config names for git to run from or read (`core.hooksPath`, included files)
     /// is read-only too when it lies in the grant.
     fn repository_mounts(&self, grant: &Path) -> Vec<Mount> {
-        let nested = self.walked(grant).git;
-        let mut out: Vec<Mount> = nested.iter().cloned().map(Mount::Protect).collect();
+        let walked = self.walked(grant);
+        let nested = walked.git;
+        // Every git directory, wherever it lies: a `.git` entry, what a `.git` file points to
+        // (`--separate-git-dir`, a worktree's), and a folder shaped as a bare repository (a
+        // remote kept in the workspace, whose hooks a push runs).
+        let pointed = std::iter::once(grant.join(".git"))
+            .chain(nested.iter().cloned())
+            .flat_map(|entry| gitdirs::pointed_git_dirs(&entry))
+            .filter(|dir| dir.starts_with(grant));
+        let mut out: Vec<Mount> = nested
+            .iter()
+            .cloned()
+            .chain(pointed)
+            .chain(walked.bare.iter().cloned())
+            .map(Mount::Protect)
+            .collect();
         for entry in std::iter::once(grant.join(".git")).chain(nested) {
             let work_tree = entry.parent().unwrap_or(grant);
             for dir in gitdirs::git_dirs(&entry).into_iter().flatten() {

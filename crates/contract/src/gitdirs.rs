@@ -118,6 +118,21 @@ pub(crate) fn git_dirs(entry: &Path) -> Option<Vec<PathBuf>> {
     Some(dirs)
 }
 
+/// The git directory a `.git` file points to (`gitdir: PATH`, relative to the file's folder), and
+/// the common directory it names when it is a linked worktree's (which holds the config and hooks
+/// git reads for it): canonical; none for a `.git` folder or a pointer to nothing.
+pub(crate) fn pointed_git_dirs(entry: &Path) -> Vec<PathBuf> {
+    let Some(dir) = std::fs::read_to_string(entry).ok().and_then(|text| {
+        let target = text.strip_prefix("gitdir:")?.trim().to_string();
+        entry.parent()?.join(target).canonicalize().ok()
+    }) else {
+        return vec![];
+    };
+    let common = std::fs::read_to_string(dir.join("commondir")).ok();
+    let common = common.and_then(|c| dir.join(c.trim()).canonicalize().ok());
+    std::iter::once(dir).chain(common).collect()
+}
+
 /// Subfolders of `dir` that are not links.
 fn real_subfolders(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -672,3 +672,30 @@ fn a_bare_repository_shape_a_swapped_pointer_and_a_replaced_module_are_held() {
         "the folder's own files stay"
     );
 }
+
+/// The third review's cases: a bare repository kept in the workspace (a push runs its hooks)
+/// and a git directory a `.git` file points to (`--separate-git-dir`) are read-only inside, as
+/// a `.git` folder is.
+#[test]
+fn a_bare_repository_and_a_separate_git_directory_are_read_only_inside() {
+    require_bubblewrap();
+    let l = layout(Place::InHome);
+    git_ok(&l.ws, &["init", "-q", "--bare", "remote.git"]);
+    std::fs::create_dir_all(l.ws.join("proj")).unwrap();
+    git_ok(
+        &l.ws.join("proj"),
+        &["init", "-q", "--separate-git-dir", "../proj-git"],
+    );
+    let jail = jail_for(&l);
+    for plant in [
+        "printf 'touch x' > remote.git/hooks/pre-receive",
+        "git -C remote.git config core.fsmonitor 'touch x'",
+        "git -C proj config core.fsmonitor 'touch x'",
+        "printf 'touch x' > proj-git/hooks/post-checkout",
+    ] {
+        let (ok, out) = run(&jail, plant);
+        assert!(!ok, "{plant} went through: {out}");
+    }
+    let (ok, out) = run(&jail, "git -C proj status --short && touch proj/file");
+    assert!(ok, "the work tree stays writable and git reads: {out}");
+}

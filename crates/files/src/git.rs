@@ -107,6 +107,12 @@ pub fn repository_programs(dir: &Path) -> Vec<(String, String)> {
     })
 }
 
+/// Every repository-scoped setting (local and worktree config, and what they include), as
+/// (key, value): what the `git` tool judges before it runs.
+pub fn repository_settings(dir: &Path) -> Vec<(String, String)> {
+    scan(dir, |_, _| true)
+}
+
 /// Runs git for what it reads (`rev-parse`, `remote`, `check-ref-format`), with nothing the
 /// repository configured switched on: its output, or what git said when it failed.
 pub(crate) fn read_only_git(dir: &Path, args: &[&str]) -> Result<String, String> {

@@ -2,12 +2,16 @@
 //! cannot make, since every git directory is read-only inside the sandbox (a command could
 //! otherwise leave git a program to run outside it).
 //!
-//! The person's git runs here, outside the sandbox, so nothing the repository configured to run
-//! may run: every repository-scoped setting that names a program is overridden for the call
-//! ([`crate::git::repository_programs`]), hooks never run, and `ext::` transports are refused.
-//! The tool offers operations, not git's options: nothing in the arguments can reach `-c`,
-//! `--exec`, `--upload-pack` or a URL. Where it writes and what it reaches are judged on what
-//! the repository resolves to: its top folder (inside the workspace) and each remote's address.
+//! The person's git runs here, outside the sandbox, so it runs only where nothing the repository
+//! says can make it run a program or go elsewhere. That is judged by what may be there, not by
+//! what may not: the repository's own settings must all be ordinary ones
+//! ([`ORDINARY_SETTINGS`], what `git init`, `clone`, `remote add` and a person's identity
+//! write); anything else — a filter, a signing program, a proxy, a promisor remote, a key git
+//! adds next year — refuses the call, naming it. Its git directory must lie in the workspace,
+//! submodules are not entered, hooks never run, and a remote must be a network address (a
+//! remote that is a folder starts that repository's own programs). The tool offers operations,
+//! not git's options. Its effects are what the repository resolves to: its top folder, and
+//! every address of the remote.
 
 use crate::command::{OUTPUT_CAP, cwd_inside, head_and_tail};
 use crate::paths;
@@ -64,10 +68,47 @@ pub struct GitInput {
 pub struct GitResult {
     /// What git printed (head and tail when long).
     pub output: String,
-    /// Settings of the repository that name a program, switched off for this call.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub switched_off: Vec<String>,
 }
+
+/// The repository settings the git tool runs with, as `section.name` (subsections aside): what
+/// git itself writes on `init`, `clone`, `remote add`, `branch --set-upstream` and
+/// `worktree add`, a person's identity, and the plain choices of how pulls and pushes go. An
+/// allowlist, so a setting missing here refuses a call (and says which), never runs.
+const ORDINARY_SETTINGS: &[&str] = &[
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.autocrlf",
+    "core.eol",
+    "core.safecrlf",
+    "core.quotepath",
+    "extensions.objectformat",
+    "extensions.worktreeconfig",
+    "init.defaultbranch",
+    "remote.url",
+    "remote.pushurl",
+    "remote.fetch",
+    "remote.push",
+    "remote.prune",
+    "remote.tagopt",
+    "branch.remote",
+    "branch.merge",
+    "branch.rebase",
+    "user.name",
+    "user.email",
+    "pull.rebase",
+    "pull.ff",
+    "merge.ff",
+    "push.default",
+    "push.autosetupremote",
+    "fetch.prune",
+    "include.path",
+    "includeif.path",
+];
 
 /// The reviewed call: git's arguments and the folder it runs in.
 pub struct GitPlan {
@@ -100,16 +141,17 @@ impl Tool for Git {
         cwd_inside(env, &cwd)?;
         let top = repository_top(&cwd)?;
         cwd_inside(env, &top)?;
+        repository_is_ordinary(env, &top)?;
         let (args, remote) = arguments(input, env, &top)?;
-        let mut effects = vec![Effect::FsWrite {
-            path: top.display().to_string(),
-        }];
+        let push = input.action == GitAction::Push;
+        let mut effects = match push {
+            true => vec![],
+            false => vec![Effect::FsWrite {
+                path: top.display().to_string(),
+            }],
+        };
         if let Some(remote) = remote {
-            let push = input.action == GitAction::Push;
-            effects.push(remote_effect(&top, &remote, push)?);
-            if push {
-                effects.remove(0);
-            }
+            effects.extend(remote_effects(&top, &remote, push)?);
         }
         Ok(CallPlan::with(effects, GitPlan { top, args }))
     }
@@ -117,13 +159,9 @@ impl Tool for Git {
     async fn call(&self, _: &GitInput, plan: &GitPlan, ctx: &ToolContext) -> ToolResult<GitResult> {
         let top = paths::planned(&ctx.env, &plan.top)?;
         cwd_inside(&ctx.env, &top)?;
-        // An include names a file, not a program (what it brings in is listed and judged key by
-        // key), and git refuses one given on the command line.
-        let switched_off: Vec<(String, String)> = crate::git::repository_programs(&top)
-            .into_iter()
-            .filter(|(k, _)| !k.starts_with("include.") && !k.starts_with("includeif."))
-            .collect();
-        let mut cmd = person_git(&top, &switched_off);
+        // Judged again at use: the repository may have changed since the review.
+        repository_is_ordinary(&ctx.env, &top)?;
+        let mut cmd = person_git(&top);
         cmd.args(&plan.args).kill_on_drop(true);
         let run = cmd.output();
         let out = tokio::select! {
@@ -142,32 +180,21 @@ impl Tool for Git {
                 output.trim()
             )));
         }
-        Ok(GitResult {
-            output,
-            switched_off: switched_off.into_iter().map(|(k, _)| k).collect(),
-        })
+        Ok(GitResult { output })
     }
 
     fn to_text(&self, r: &GitResult) -> String {
-        let mut text = if r.output.trim().is_empty() {
-            "done".to_string()
-        } else {
-            r.output.clone()
-        };
-        if !r.switched_off.is_empty() {
-            text.push_str(&format!(
-                "\n[the repository's own programs were not run: {}]",
-                r.switched_off.join(", ")
-            ));
+        match r.output.trim() {
+            "" => "done".to_string(),
+            said => said.to_string(),
         }
-        text
     }
 }
 
 /// The person's git, for one call in `top`: Cowork's inherited environment only (the person's
-/// global config and ssh agent reach it; nothing of Cowork's git variables), every program the
-/// repository configured switched off, no hooks, no `ext::` transport, no prompts.
-fn person_git(top: &Path, switched_off: &[(String, String)]) -> tokio::process::Command {
+/// global config and ssh agent reach it; nothing of Cowork's git variables), no hooks, no
+/// submodules entered, no object fetched behind a local action, no prompts.
+fn person_git(top: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new("git");
     cmd.env_clear()
         .envs(confine::inherited_env())
@@ -178,24 +205,76 @@ fn person_git(top: &Path, switched_off: &[(String, String)]) -> tokio::process::
             cmd.env(key, value);
         }
     }
-    let always = [
+    let settings = [
         ("core.hooksPath", "/dev/null"),
         ("core.fsmonitor", "false"),
         ("protocol.ext.allow", "never"),
+        ("submodule.recurse", "false"),
+        ("diff.ignoreSubmodules", "all"),
     ];
-    let settings: Vec<(&str, &str)> = always
-        .into_iter()
-        .chain(switched_off.iter().map(|(k, _)| (k.as_str(), "")))
-        .collect();
     cmd.env("GIT_CONFIG_COUNT", settings.len().to_string());
     for (i, (key, value)) in settings.iter().enumerate() {
         cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
             .env(format!("GIT_CONFIG_VALUE_{i}"), value);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_NO_LAZY_FETCH", "1")
         .env("GIT_EDITOR", "false")
         .env("GIT_PAGER", "cat");
     cmd
+}
+
+/// Refuses a repository git would not run plainly in: a setting outside [`ORDINARY_SETTINGS`]
+/// (its own config, a worktree's, what it includes), a git directory outside the workspace
+/// (its history would be written there), or submodules (their configs are theirs).
+fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> {
+    let unusual: Vec<String> = crate::git::repository_settings(top)
+        .into_iter()
+        .filter(|(key, value)| !ordinary_setting(key, value))
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    if !unusual.is_empty() {
+        return Err(ToolError::invalid(format!(
+            "the repository at {} has settings the git tool does not run with (they can make git run a program or go elsewhere): {}. Run git yourself in a terminal, or remove them (git config --unset KEY)",
+            top.display(),
+            unusual.join(", ")
+        )));
+    }
+    for which in ["--absolute-git-dir", "--git-common-dir"] {
+        let dir = crate::git::read_only_git(top, &["rev-parse", "--path-format=absolute", which])
+            .map_err(|said| {
+            ToolError::invalid(format!(
+                "git could not read the repository at {}: {said}",
+                top.display()
+            ))
+        })?;
+        let dir = PathBuf::from(dir.trim());
+        if !env.is_inside_workspace(&dir.canonicalize().unwrap_or(dir.clone())) {
+            return Err(ToolError::SecurityViolation {
+                reason: format!(
+                    "the repository's history lives at {}, outside the workspace: open that folder as the workspace to change it",
+                    dir.display()
+                ),
+            });
+        }
+    }
+    if top.join(".gitmodules").exists() {
+        return Err(ToolError::invalid(
+            "the repository has submodules, which the git tool does not enter yet: run git yourself in a terminal",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a repository setting is an ordinary one: its `section.name` is listed, and an
+/// address is not a program (a folder is refused only when it is reached).
+fn ordinary_setting(key: &str, value: &str) -> bool {
+    let section = key.split('.').next().unwrap_or("");
+    let name = key.rsplit('.').next().unwrap_or("");
+    let short = format!("{section}.{name}").to_ascii_lowercase();
+    let address = matches!(short.as_str(), "remote.url" | "remote.pushurl");
+    let program = address && remote_reach(value) == RemoteReach::Program;
+    ORDINARY_SETTINGS.contains(&short.as_str()) && !program
 }
 
 /// The repository's top folder, as git finds it from `cwd`.
@@ -292,7 +371,7 @@ fn add_arguments(paths: &[String], env: &EffectEnv, top: &Path) -> Result<Vec<St
 
 /// A branch name git accepts as one, and that no option could be read from.
 fn checked_branch(top: &Path, name: &str) -> Result<String, ToolError> {
-    let valid = !name.starts_with('-')
+    let valid = !name.starts_with(['-', '+'])
         && crate::git::read_only_git(top, &["check-ref-format", "--branch", name]).is_ok();
     match valid {
         true => Ok(name.to_string()),
@@ -319,35 +398,32 @@ fn checked_remote(top: &Path, name: &str) -> Result<String, ToolError> {
     }
 }
 
-/// What reaching a remote is: a site for a network address (`https://host`, `ssh://host`,
-/// `host:path`), the folder for a path — read when fetching, written when pushing.
-fn remote_effect(top: &Path, remote: &str, push: bool) -> Result<Effect, ToolError> {
-    let mut args = vec!["remote", "get-url"];
+/// What reaching a remote is: a site for each of its addresses (`https://host`, `ssh://host`
+/// for `host:path`) — git pushes to every one. A remote that is a folder or a program is
+/// refused: git would start that repository's own programs (its hooks), or the program itself.
+fn remote_effects(top: &Path, remote: &str, push: bool) -> Result<Vec<Effect>, ToolError> {
+    let mut args = vec!["remote", "get-url", "--all"];
     if push {
         args.push("--push");
     }
     args.push(remote);
-    let url = crate::git::read_only_git(top, &args)
-        .map(|u| u.trim().to_string())
-        .map_err(|said| {
-            ToolError::invalid(format!("the remote {remote:?} has no address: {said}"))
-        })?;
-    Ok(match remote_reach(&url) {
-        RemoteReach::Site(origin) => Effect::NetFetch { origin },
-        RemoteReach::Folder(path) => {
-            let path = top.join(path);
-            let path = path.canonicalize().unwrap_or(path).display().to_string();
-            match push {
-                true => Effect::FsWrite { path },
-                false => Effect::FsRead { path },
+    let urls = crate::git::read_only_git(top, &args).map_err(|said| {
+        ToolError::invalid(format!("the remote {remote:?} has no address: {said}"))
+    })?;
+    let mut effects = Vec::new();
+    for url in urls.lines().map(str::trim).filter(|u| !u.is_empty()) {
+        match remote_reach(url) {
+            RemoteReach::Site(origin) => effects.push(Effect::NetFetch { origin }),
+            RemoteReach::Folder(_) | RemoteReach::Program => {
+                return Err(ToolError::SecurityViolation {
+                    reason: format!(
+                        "the remote {remote:?} is {url}, not a network address: git would start that repository's own programs there. Run git yourself in a terminal for it"
+                    ),
+                });
             }
         }
-        RemoteReach::Program => {
-            return Err(ToolError::SecurityViolation {
-                reason: format!("the remote {remote:?} is a program ({url}), which git would run"),
-            });
-        }
-    })
+    }
+    Ok(effects)
 }
 
 #[derive(Debug, PartialEq)]

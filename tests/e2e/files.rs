@@ -1213,3 +1213,104 @@ async fn the_git_tool_reaches_what_the_repository_resolves_to_and_refuses_the_re
         "{err:?}"
     );
 }
+
+/// The second review's cases: git runs confined, so a link inside the repository's git directory
+/// to a file outside (the person's `.bashrc`) writes nothing there, an alternate object store
+/// outside brings nothing in, and a refusal names settings, never their values (an include may
+/// read a file of secrets).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_git_tool_reaches_nothing_outside_through_the_repository() {
+    let (h, _yes) = setup();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ws = &h.workspace;
+    let outside = h.dir.path().join("outside");
+    let bashrc = h.dir.path().join("userhome/.bashrc");
+    std::fs::write(&bashrc, "# the person's\n").unwrap();
+    git(ws, &["init", "-q", "-b", "main"]);
+    git(ws, &["config", "user.name", "x;touch /tmp/never;y"]);
+    git(ws, &["config", "user.email", "t@x"]);
+    git(ws, &["add", "inside.txt"]);
+    git(ws, &["commit", "-qm", "one"]);
+    std::fs::remove_file(ws.join(".git/logs/HEAD")).unwrap();
+    std::os::unix::fs::symlink(&bashrc, ws.join(".git/logs/HEAD")).unwrap();
+    std::fs::write(ws.join("inside.txt"), "changed\n").unwrap();
+    let _ = call(
+        &h,
+        "git",
+        json!({"action": "commit", "all": true, "message": "two"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).unwrap(),
+        "# the person's\n"
+    );
+
+    // Another repository's objects, named as an alternate, with a ref linked to its branch.
+    let private = outside.join("private");
+    std::fs::create_dir_all(&private).unwrap();
+    git(&private, &["init", "-q", "-b", "main"]);
+    std::fs::write(private.join("secret.env"), SECRET).unwrap();
+    git(&private, &["add", "secret.env"]);
+    git(
+        &private,
+        &[
+            "-c",
+            "user.name=p",
+            "-c",
+            "user.email=p@x",
+            "commit",
+            "-qm",
+            "private",
+        ],
+    );
+    std::fs::write(
+        ws.join(".git/objects/info/alternates"),
+        format!("{}\n", private.join(".git/objects").display()),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        private.join(".git/refs/heads/main"),
+        ws.join(".git/refs/heads/loot"),
+    )
+    .unwrap();
+    let _ = call(&h, "git", json!({"action": "switch", "branch": "loot"})).await;
+    assert!(
+        !ws.join("secret.env").exists(),
+        "the outside repository's files came in"
+    );
+
+    // A refusal names the settings an include brought, not their values.
+    std::fs::write(
+        h.dir.path().join("userhome/.pypirc"),
+        "[pypi]\n\tusername = __token__\n\tpassword = pypi-SECRET\n",
+    )
+    .unwrap();
+    git(
+        ws,
+        &[
+            "config",
+            "include.path",
+            &h.dir.path().join("userhome/.pypirc").display().to_string(),
+        ],
+    );
+    let err = call(&h, "git", json!({"action": "stash"}))
+        .await
+        .result
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pypi.password") && !err.contains("pypi-SECRET"),
+        "{err}"
+    );
+}

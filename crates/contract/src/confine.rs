@@ -16,6 +16,7 @@
 //! Without bubblewrap the program runs with the person's rights; [`Launch::confined`] says so and
 //! the callers' reviews score it higher.
 
+pub use crate::gitdirs::GIT_PROGRAM_PARTS;
 pub use crate::gitdirs::Held;
 use crate::gitdirs::{self, GitDirAtLaunch};
 use crate::pathclass::{self, PathClass};
@@ -110,6 +111,8 @@ pub struct Confinement {
     own_write: Vec<PathBuf>,
     home: Option<PathBuf>,
     hidden: Vec<PathBuf>,
+    /// Read-only whatever else grants: applied last.
+    protected: Vec<PathBuf>,
     network: bool,
     env: BTreeMap<String, OsString>,
     /// The person turned the sandbox off for this program: it runs with their rights.
@@ -214,6 +217,13 @@ impl Confinement {
             &mut self.own_read
         };
         list.extend(canonical(path));
+        self
+    }
+
+    /// Read-only even inside the program's own writable folder (the parts of a git directory
+    /// that make git run programs, when git itself is the program and writes the rest).
+    pub fn protect(mut self, path: &Path) -> Self {
+        self.protected.extend(canonical(path));
         self
     }
 
@@ -322,6 +332,7 @@ impl Confinement {
         let explicit = self.hidden.iter().filter(|h| self.visible(h));
         mounts.extend(explicit.cloned().map(Mount::Hide));
         mounts.extend(self.grant_mounts(&self.own_read, &self.own_write, None));
+        mounts.extend(self.protected.iter().cloned().map(Mount::Protect));
         mounts
     }
 
@@ -406,7 +417,9 @@ impl Confinement {
             .iter()
             .cloned()
             .chain(pointed)
-            .chain(walked.bare.iter().cloned())
+            // A grant that is itself a git directory was given writable on purpose (the git
+            // tool's own repository).
+            .chain(walked.bare.iter().filter(|b| *b != grant).cloned())
             .map(Mount::Protect)
             .collect();
         for entry in std::iter::once(grant.join(".git")).chain(nested) {

@@ -14,6 +14,12 @@ use std::path::{Path, PathBuf};
 
 /// What git writes at the top of a git directory in ordinary work (commits, merges, rebases,
 /// fetches, gc), besides `*.lock` files. Anything else that appears during a run is held back.
+/// The parts of a git directory that make git run programs: its config (and the worktree's),
+/// `commondir` (which names the folder whose config git reads), hooks and info (attributes).
+/// Read-only where git itself writes the rest of a git directory (the `git` tool).
+pub const GIT_PROGRAM_PARTS: [&str; 5] =
+    ["config", "config.worktree", "commondir", "hooks", "info"];
+
 const GIT_DATA: &[&str] = &[
     "HEAD",
     "ORIG_HEAD",

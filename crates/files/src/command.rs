@@ -178,8 +178,6 @@ fn build_command(
     (cmd, launch.confined, watch)
 }
 
-/// What a run left where other programs read configuration, in words for the model and the
-/// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
 /// A hint for the model when a command tried to write a git directory, which is read-only inside
 /// the sandbox: git's writes are the `git` tool's. (Only a hint: the mount is what holds.)
 fn git_write_hint(result: &CommandResult) -> Option<String> {
@@ -189,6 +187,8 @@ fn git_write_hint(result: &CommandResult) -> Option<String> {
     })
 }
 
+/// What a run left where other programs read configuration, in words for the model and the
+/// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
 fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
     let shown = |p: &Path| {
         env.workspace_roots

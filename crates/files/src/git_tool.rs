@@ -161,8 +161,8 @@ impl Tool for Git {
         cwd_inside(&ctx.env, &top)?;
         // Judged again at use: the repository may have changed since the review.
         repository_is_ordinary(&ctx.env, &top)?;
-        let mut cmd = person_git(&top);
-        cmd.args(&plan.args).kill_on_drop(true);
+        let network = matches!(plan.args[0].as_str(), "fetch" | "pull" | "push");
+        let (mut cmd, watch) = confined_git(&ctx.env, &top, network, &plan.args)?;
         let run = cmd.output();
         let out = tokio::select! {
             out = tokio::time::timeout(GIT_TIMEOUT, run) => out
@@ -170,6 +170,13 @@ impl Tool for Git {
                 .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?,
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
         };
+        let after = watch.check();
+        if !after.held.is_empty() {
+            tracing::warn!(
+                "the git tool's run left what git does not write itself: {:?}",
+                after.held
+            );
+        }
         let mut bytes = out.stdout;
         bytes.extend_from_slice(&out.stderr);
         let (output, _) = head_and_tail(&bytes, OUTPUT_CAP);
@@ -191,18 +198,34 @@ impl Tool for Git {
     }
 }
 
-/// The person's git, for one call in `top`: Cowork's inherited environment only (the person's
-/// global config and ssh agent reach it; nothing of Cowork's git variables), no hooks, no
-/// submodules entered, no object fetched behind a local action, no prompts.
-fn person_git(top: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.env_clear()
-        .envs(confine::inherited_env())
-        .current_dir(top)
-        .stdin(std::process::Stdio::null());
-    for key in ["HOME", "SSH_AUTH_SOCK", "XDG_CONFIG_HOME"] {
-        if let Some(value) = std::env::var_os(key) {
-            cmd.env(key, value);
+/// The person's git, for one call in `top`, confined as every program Cowork starts: the
+/// workspace writable, this repository's git directory writable but for the parts that make git
+/// run programs, the home folder hidden but for the person's git settings (read-only), the
+/// network only for fetch, pull and push. What a symlink or an alternate inside the repository
+/// points at outside is not there. No hooks, no submodules entered, no lazy fetch, no prompts.
+fn confined_git(
+    env: &EffectEnv,
+    top: &Path,
+    network: bool,
+    args: &[String],
+) -> Result<(tokio::process::Command, confine::Watch), ToolError> {
+    let mut jail = confine::Confinement::new(top).network(network);
+    for root in &env.workspace_roots {
+        jail = jail.write(root);
+    }
+    if let Some(home) = &env.home {
+        jail = jail.home(home);
+        for settings in [".gitconfig", ".config/git/config"] {
+            jail = jail.read(&home.join(settings));
+        }
+    }
+    if let Some(data) = &env.cowork_data {
+        jail = jail.hide(data);
+    }
+    for dir in git_dirs(top)? {
+        jail = jail.own(&dir, true);
+        for part in confine::GIT_PROGRAM_PARTS {
+            jail = jail.protect(&dir.join(part));
         }
     }
     let settings = [
@@ -212,34 +235,37 @@ fn person_git(top: &Path) -> tokio::process::Command {
         ("submodule.recurse", "false"),
         ("diff.ignoreSubmodules", "all"),
     ];
-    cmd.env("GIT_CONFIG_COUNT", settings.len().to_string());
+    jail = jail.env("GIT_CONFIG_COUNT", settings.len().to_string());
     for (i, (key, value)) in settings.iter().enumerate() {
-        cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
-            .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        jail = jail
+            .env(format!("GIT_CONFIG_KEY_{i}"), *key)
+            .env(format!("GIT_CONFIG_VALUE_{i}"), *value);
     }
-    cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_NO_LAZY_FETCH", "1")
-        .env("GIT_EDITOR", "false")
-        .env("GIT_PAGER", "cat");
-    cmd
+    for (key, value) in [
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_NO_LAZY_FETCH", "1"),
+        ("GIT_EDITOR", "false"),
+        ("GIT_PAGER", "cat"),
+    ] {
+        jail = jail.env(key, value);
+    }
+    let watch = jail.watch();
+    let launch = jail.command("git", args);
+    if !launch.confined {
+        return Err(ToolError::failed(
+            "the git tool runs git confined, and bubblewrap is not available here: install it (sudo apt install bubblewrap), or run git yourself in a terminal",
+        ));
+    }
+    let mut cmd = tokio::process::Command::from(launch.command);
+    cmd.stdin(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    Ok((cmd, watch))
 }
 
-/// Refuses a repository git would not run plainly in: a setting outside [`ORDINARY_SETTINGS`]
-/// (its own config, a worktree's, what it includes), a git directory outside the workspace
-/// (its history would be written there), or submodules (their configs are theirs).
-fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> {
-    let unusual: Vec<String> = crate::git::repository_settings(top)
-        .into_iter()
-        .filter(|(key, value)| !ordinary_setting(key, value))
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect();
-    if !unusual.is_empty() {
-        return Err(ToolError::invalid(format!(
-            "the repository at {} has settings the git tool does not run with (they can make git run a program or go elsewhere): {}. Run git yourself in a terminal, or remove them (git config --unset KEY)",
-            top.display(),
-            unusual.join(", ")
-        )));
-    }
+/// The repository's git directory and its common directory (a worktree's), canonical.
+fn git_dirs(top: &Path) -> Result<Vec<PathBuf>, ToolError> {
+    let mut dirs = Vec::new();
     for which in ["--absolute-git-dir", "--git-common-dir"] {
         let dir = crate::git::read_only_git(top, &["rev-parse", "--path-format=absolute", which])
             .map_err(|said| {
@@ -249,7 +275,34 @@ fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> 
             ))
         })?;
         let dir = PathBuf::from(dir.trim());
-        if !env.is_inside_workspace(&dir.canonicalize().unwrap_or(dir.clone())) {
+        let dir = dir.canonicalize().unwrap_or(dir);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    Ok(dirs)
+}
+
+/// Refuses a repository git would not run plainly in: a setting outside [`ORDINARY_SETTINGS`]
+/// (its own config, a worktree's, what it includes), a git directory outside the workspace
+/// (its history would be written there), or submodules (their configs are theirs).
+fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> {
+    // Keys only: a value may be a secret read from an included file.
+    let mut unusual: Vec<String> = crate::git::repository_settings(top)
+        .into_iter()
+        .filter(|(key, value)| !ordinary_setting(key, value))
+        .map(|(key, _)| key)
+        .collect();
+    unusual.dedup();
+    if !unusual.is_empty() {
+        return Err(ToolError::invalid(format!(
+            "the repository at {} has settings the git tool does not run with (they can make git run a program or go elsewhere): {}. Run git yourself in a terminal, or remove them (git config --unset KEY)",
+            top.display(),
+            unusual.join(", ")
+        )));
+    }
+    for dir in git_dirs(top)? {
+        if !env.is_inside_workspace(&dir) {
             return Err(ToolError::SecurityViolation {
                 reason: format!(
                     "the repository's history lives at {}, outside the workspace: open that folder as the workspace to change it",
@@ -433,32 +486,36 @@ enum RemoteReach {
     Program,
 }
 
-/// Where a remote's address reaches, read as git reads it (`git help urls`).
-fn remote_reach(url: &str) -> RemoteReach {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme == "file" {
-            return RemoteReach::Folder(rest.to_string());
-        }
-        if scheme.contains("::") || scheme.starts_with("ext") {
-            return RemoteReach::Program;
-        }
-        let host = rest.split('/').next().unwrap_or("");
-        let host = host.rsplit('@').next().unwrap_or(host);
-        return RemoteReach::Site(format!("{scheme}://{host}"));
-    }
-    if url.contains("::") {
-        // `<transport>::<address>`: a remote helper, which is a program.
+/// Where a remote's address reaches, read as git reads it (`git help urls`): a URL by a URL
+/// parser (the host is what the parser and curl take, not what the text seems to say:
+/// `http://a:1#@b/` reaches `a`), an address with a colon before any slash as ssh's host.
+fn remote_reach(address: &str) -> RemoteReach {
+    if address.contains("::") {
+        // `<transport>::<address>` (`ext::`, `fd::`): a remote helper, which is a program.
         return RemoteReach::Program;
     }
-    // scp-like `user@host:path`: a colon before any slash.
-    match (url.find(':'), url.find('/')) {
+    if address.contains("://") {
+        let Ok(parsed) = url::Url::parse(address) else {
+            return RemoteReach::Program;
+        };
+        if parsed.scheme() == "file" {
+            return RemoteReach::Folder(parsed.path().to_string());
+        }
+        return match (parsed.host_str(), parsed.port()) {
+            (Some(host), Some(port)) => {
+                RemoteReach::Site(format!("{}://{host}:{port}", parsed.scheme()))
+            }
+            (Some(host), None) => RemoteReach::Site(format!("{}://{host}", parsed.scheme())),
+            (None, _) => RemoteReach::Program,
+        };
+    }
+    match (address.find(':'), address.find('/')) {
         (Some(colon), slash) if slash.is_none_or(|s| colon < s) => {
-            let host = &url[..colon];
+            let host = &address[..colon];
             let host = host.rsplit('@').next().unwrap_or(host);
             RemoteReach::Site(format!("ssh://{host}"))
         }
-        _ => RemoteReach::Folder(url.to_string()),
+        _ => RemoteReach::Folder(address.to_string()),
     }
 }
 

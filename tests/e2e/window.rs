@@ -286,21 +286,11 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             .await,
     )
     .await;
-    let start = Instant::now();
-    while d
-        .text(
-            &d.wait_for("[data-toolpack=probe] [data-testid=server-state]")
-                .await,
-        )
-        .await
-        != "running"
-    {
-        assert!(
-            start.elapsed() < patience(),
-            "the probe server did not reach running"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    d.wait_for_text(
+        "[data-toolpack=probe] [data-testid=server-state]",
+        "running",
+    )
+    .await;
     d.screenshot(&out.join("toolpacks.png")).await;
 
     // The server asks for a name (MCP elicitation): the form modal, answered in the window.

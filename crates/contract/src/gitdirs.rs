@@ -445,6 +445,13 @@ pub(crate) fn hold_back_planted(entry: &Path) -> Vec<(PathBuf, Held)> {
     if config.exists() && !only_git_own_keys(&config) {
         planted.push(config);
     }
+    // git makes no links in its own folder; one there (`logs/HEAD` → `~/.bashrc`) would have
+    // the person's git write through it.
+    let links: Vec<PathBuf> = links_inside(entry)
+        .into_iter()
+        .filter(|l| !planted.iter().any(|p| l.starts_with(p)))
+        .collect();
+    planted.extend(links);
     planted
         .into_iter()
         .map(|p| {
@@ -452,6 +459,27 @@ pub(crate) fn hold_back_planted(entry: &Path) -> Vec<(PathBuf, Held)> {
             (p, held)
         })
         .collect()
+}
+
+/// Every symbolic link below `dir` (links are not followed), within the walk's budget.
+fn links_inside(dir: &Path) -> Vec<PathBuf> {
+    let mut links = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    let mut visited = 0;
+    while let Some(folder) = pending.pop() {
+        visited += 1;
+        if visited > WALK_BUDGET {
+            break;
+        }
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_symlink() => links.push(entry.path()),
+                Ok(kind) if kind.is_dir() => pending.push(entry.path()),
+                _ => {}
+            }
+        }
+    }
+    links
 }
 
 /// Whether a config file holds only [`GIT_OWN_KEYS`] (subsections aside) and no `ext::`

@@ -580,12 +580,18 @@ fn repositories_at_any_depth_and_what_their_config_names_are_guarded() {
     let (ok, out) = run(
         &jail,
         "mkdir -p v/x w && git -C v/x init -q && git -C v/x config core.fsmonitor 'touch x' \
-         && printf 'touch x' > v/x/.git/hooks/post-checkout && printf 'gitdir: ../v/x/.git' > w/.git",
+         && printf 'touch x' > v/x/.git/hooks/post-checkout && printf 'gitdir: ../v/x/.git' > w/.git \
+         && mkdir -p v/x/.git/logs && ln -s ../../../../outside-file v/x/.git/logs/HEAD",
     );
     assert!(ok, "{out}");
     let after = watch.check();
     let held: Vec<_> = after.held.iter().map(|(p, _)| p.clone()).collect();
-    for planted in ["v/x/.git/config", "v/x/.git/hooks/post-checkout", "w/.git"] {
+    for planted in [
+        "v/x/.git/config",
+        "v/x/.git/hooks/post-checkout",
+        "w/.git",
+        "v/x/.git/logs/HEAD",
+    ] {
         assert!(held.contains(&l.ws.join(planted)), "{planted}: {after:?}");
         assert!(
             !l.ws.join(planted).exists(),

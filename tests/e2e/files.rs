@@ -1082,18 +1082,6 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_git_tool_reaches_what_the_repository_resolves_to_and_refuses_the_rest() {
     let (h, _yes) = setup();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let ws = &h.workspace;
     git(ws, &["init", "-q", "-b", "main"]);
     git(ws, &["config", "user.name", "t"]);
@@ -1221,18 +1209,6 @@ async fn the_git_tool_reaches_what_the_repository_resolves_to_and_refuses_the_re
 #[tokio::test(flavor = "multi_thread")]
 async fn the_git_tool_reaches_nothing_outside_through_the_repository() {
     let (h, _yes) = setup();
-    let git = |dir: &Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let ws = &h.workspace;
     let outside = h.dir.path().join("outside");
     let bashrc = h.dir.path().join("userhome/.bashrc");
@@ -1312,5 +1288,19 @@ async fn the_git_tool_reaches_nothing_outside_through_the_repository() {
     assert!(
         err.contains("pypi.password") && !err.contains("pypi-SECRET"),
         "{err}"
+    );
+}
+
+/// Runs the person's git in `dir` (setting a repository up), which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -16,9 +16,9 @@
 //! Without bubblewrap the program runs with the person's rights; [`Launch::confined`] says so and
 //! the callers' reviews score it higher.
 
-pub use crate::gitdirs::GIT_PROGRAM_PARTS;
 pub use crate::gitdirs::Held;
 use crate::gitdirs::{self, GitDirAtLaunch};
+pub use crate::gitdirs::{GIT_OWN_KEYS, GIT_PROGRAM_PARTS};
 use crate::pathclass::{self, PathClass};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};

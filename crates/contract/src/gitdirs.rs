@@ -66,7 +66,7 @@ const GIT_INIT: &[&str] = &["config", "hooks", "info", "branches"];
 /// worktree), as `section.name`: a new repository whose config holds anything else was
 /// configured by the run, and its config is held back. (`remote.*.url` is checked apart: an
 /// `ext::` transport is a program.)
-const GIT_OWN_KEYS: &[&str] = &[
+pub const GIT_OWN_KEYS: &[&str] = &[
     "core.repositoryformatversion",
     "core.filemode",
     "core.bare",

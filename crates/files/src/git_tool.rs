@@ -70,33 +70,20 @@ pub struct GitResult {
     pub output: String,
 }
 
-/// The repository settings the git tool runs with, as `section.name` (subsections aside): what
-/// git itself writes on `init`, `clone`, `remote add`, `branch --set-upstream` and
-/// `worktree add`, a person's identity, and the plain choices of how pulls and pushes go. An
-/// allowlist, so a setting missing here refuses a call (and says which), never runs.
+/// The repository settings the git tool runs with besides what git itself writes
+/// ([`confine::GIT_OWN_KEYS`]: `init`, `clone`, `remote add`, `branch --set-upstream`), as
+/// `section.name` (subsections aside): a person's identity, line endings, and the plain choices
+/// of how pulls and pushes go. An allowlist, so a setting missing here refuses a call (and says
+/// which), never runs.
 const ORDINARY_SETTINGS: &[&str] = &[
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.ignorecase",
-    "core.precomposeunicode",
-    "core.symlinks",
     "core.autocrlf",
     "core.eol",
     "core.safecrlf",
     "core.quotepath",
-    "extensions.objectformat",
-    "extensions.worktreeconfig",
-    "init.defaultbranch",
-    "remote.url",
     "remote.pushurl",
-    "remote.fetch",
     "remote.push",
     "remote.prune",
     "remote.tagopt",
-    "branch.remote",
-    "branch.merge",
     "branch.rebase",
     "user.name",
     "user.email",
@@ -327,7 +314,8 @@ fn ordinary_setting(key: &str, value: &str) -> bool {
     let short = format!("{section}.{name}").to_ascii_lowercase();
     let address = matches!(short.as_str(), "remote.url" | "remote.pushurl");
     let program = address && remote_reach(value) == RemoteReach::Program;
-    ORDINARY_SETTINGS.contains(&short.as_str()) && !program
+    let listed = |list: &[&str]| list.contains(&short.as_str());
+    (listed(ORDINARY_SETTINGS) || listed(confine::GIT_OWN_KEYS)) && !program
 }
 
 /// The repository's top folder, as git finds it from `cwd`.

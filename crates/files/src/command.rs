@@ -189,7 +189,7 @@ fn git_write_hint(result: &CommandResult) -> Option<String> {
 
 /// What a run left where other programs read configuration, in words for the model and the
 /// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
-fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
+pub(crate) fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
     let shown = |p: &Path| {
         env.workspace_roots
             .iter()

@@ -13,7 +13,7 @@
 //! not git's options. Its effects are what the repository resolves to: its top folder, and
 //! every address of the remote.
 
-use crate::command::{OUTPUT_CAP, cwd_inside, head_and_tail};
+use crate::command::{OUTPUT_CAP, aftermath_notes, cwd_inside, head_and_tail};
 use crate::paths;
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, confine, tool,
@@ -147,9 +147,9 @@ impl Tool for Git {
         let top = paths::planned(&ctx.env, &plan.top)?;
         cwd_inside(&ctx.env, &top)?;
         // Judged again at use: the repository may have changed since the review.
-        repository_is_ordinary(&ctx.env, &top)?;
+        let git_dirs = repository_is_ordinary(&ctx.env, &top)?;
         let network = matches!(plan.args[0].as_str(), "fetch" | "pull" | "push");
-        let (mut cmd, watch) = confined_git(&ctx.env, &top, network, &plan.args)?;
+        let (mut cmd, watch) = confined_git(&ctx.env, &top, &git_dirs, network, &plan.args)?;
         let run = cmd.output();
         let out = tokio::select! {
             out = tokio::time::timeout(GIT_TIMEOUT, run) => out
@@ -157,16 +157,14 @@ impl Tool for Git {
                 .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?,
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
         };
-        let after = watch.check();
-        if !after.held.is_empty() {
-            tracing::warn!(
-                "the git tool's run left what git does not write itself: {:?}",
-                after.held
-            );
-        }
         let mut bytes = out.stdout;
         bytes.extend_from_slice(&out.stderr);
-        let (output, _) = head_and_tail(&bytes, OUTPUT_CAP);
+        let (mut output, _) = head_and_tail(&bytes, OUTPUT_CAP);
+        // What the run left that git does not write itself is held back and told, as for
+        // run_command.
+        for note in aftermath_notes(&watch.check(), &ctx.env) {
+            output.push_str(&format!("\n[{note}]"));
+        }
         if !out.status.success() {
             return Err(ToolError::failed(format!(
                 "git {} failed: {}",
@@ -193,6 +191,7 @@ impl Tool for Git {
 fn confined_git(
     env: &EffectEnv,
     top: &Path,
+    git_dirs: &[PathBuf],
     network: bool,
     args: &[String],
 ) -> Result<(tokio::process::Command, confine::Watch), ToolError> {
@@ -209,8 +208,8 @@ fn confined_git(
     if let Some(data) = &env.cowork_data {
         jail = jail.hide(data);
     }
-    for dir in git_dirs(top)? {
-        jail = jail.own(&dir, true);
+    for dir in git_dirs {
+        jail = jail.own(dir, true);
         for part in confine::GIT_PROGRAM_PARTS {
             jail = jail.protect(&dir.join(part));
         }
@@ -273,7 +272,7 @@ fn git_dirs(top: &Path) -> Result<Vec<PathBuf>, ToolError> {
 /// Refuses a repository git would not run plainly in: a setting outside [`ORDINARY_SETTINGS`]
 /// (its own config, a worktree's, what it includes), a git directory outside the workspace
 /// (its history would be written there), or submodules (their configs are theirs).
-fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> {
+fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<Vec<PathBuf>, ToolError> {
     // Keys only: a value may be a secret read from an included file.
     let mut unusual: Vec<String> = crate::git::repository_settings(top)
         .into_iter()
@@ -288,8 +287,9 @@ fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> 
             unusual.join(", ")
         )));
     }
-    for dir in git_dirs(top)? {
-        if !env.is_inside_workspace(&dir) {
+    let dirs = git_dirs(top)?;
+    for dir in &dirs {
+        if !env.is_inside_workspace(dir) {
             return Err(ToolError::SecurityViolation {
                 reason: format!(
                     "the repository's history lives at {}, outside the workspace: open that folder as the workspace to change it",
@@ -303,7 +303,7 @@ fn repository_is_ordinary(env: &EffectEnv, top: &Path) -> Result<(), ToolError> 
             "the repository has submodules, which the git tool does not enter yet: run git yourself in a terminal",
         ));
     }
-    Ok(())
+    Ok(dirs)
 }
 
 /// Whether a repository setting is an ordinary one: its `section.name` is listed, and an

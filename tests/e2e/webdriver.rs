@@ -119,6 +119,23 @@ impl Driver {
         )
         .await;
     }
+    /// Types `text` into the field matching `css` until the field holds exactly that, and
+    /// returns the field: keys typed before a page has started, or while it re-renders, can be
+    /// lost, and a step that then presses Enter would send half a path or question.
+    pub async fn fill(&self, css: &str, text: &str) -> String {
+        cowork_tests::wait::until(&format!("{css} to hold {text:?}"), || async {
+            let field = self.wait_for(css).await;
+            let element = json!([{"element-6066-11e4-a52e-4f735466cecf": field}]);
+            let value = self.exec("return arguments[0].value", element.clone()).await;
+            if value == text {
+                return Ok(field);
+            }
+            self.exec("arguments[0].value = ''", element).await;
+            self.type_into(&field, text).await;
+            Err(value.to_string())
+        })
+        .await
+    }
     pub async fn screenshot(&self, path: &Path) {
         // WebKit may hand back the previous frame right after a change.
         tokio::time::sleep(Duration::from_millis(500)).await;

@@ -1534,19 +1534,24 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     d.click(&d.wait_for("[data-testid=workspace-chip]").await)
         .await;
     let folder = workspace.path().canonicalize().unwrap();
-    let path_input = d.wait_for("[data-testid=workspace-path]").await;
-    d.type_into(&path_input, &format!("{}\u{E007}", folder.display()))
+    let path_input = d
+        .fill("[data-testid=workspace-path]", &folder.display().to_string())
         .await;
+    d.type_into(&path_input, "\u{E007}").await;
     let name = folder.file_name().unwrap().to_string_lossy().to_string();
-    let start = Instant::now();
-    loop {
+    cowork_tests::wait::until(&format!("the folder chip to say {name:?}"), || async {
         let chip = d.wait_for("[data-testid=workspace-chip]").await;
-        if d.text(&chip).await.contains(&name) {
-            break;
+        let said = d.text(&chip).await;
+        if said.contains(&name) {
+            return Ok(());
         }
-        assert!(start.elapsed() < patience(), "the folder did not open");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        let error = match d.find("[data-testid=workspace-bar] [role=alert]").await {
+            Some(alert) => d.text(&alert).await,
+            None => String::new(),
+        };
+        Err(format!("chip {said:?}, error {error:?}"))
+    })
+    .await;
     let input = d.wait_for("[data-testid=chat-input]").await;
     d.type_into(&input, "where are we?").await;
     d.click(&d.wait_for("[data-testid=send]").await).await;
@@ -1678,26 +1683,7 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
     // Keys typed before the small window's page has started are lost: the question is typed
     // until the field holds it, then sent.
     let question = "what's the time difference to Tokyo?";
-    let input = cowork_tests::wait::until("the question in quick ask's field", || async {
-        let input = d.wait_for("[data-testid=quick-input]").await;
-        let value = d
-            .exec(
-                "return arguments[0].value",
-                json!([{"element-6066-11e4-a52e-4f735466cecf": input}]),
-            )
-            .await;
-        if value == question {
-            return Ok(input);
-        }
-        d.exec(
-            "arguments[0].value = ''",
-            json!([{"element-6066-11e4-a52e-4f735466cecf": input}]),
-        )
-        .await;
-        d.type_into(&input, question).await;
-        Err(value.to_string())
-    })
-    .await;
+    let input = d.fill("[data-testid=quick-input]", question).await;
     d.type_into(&input, "\u{E007}").await;
     d.wait_for_text("[data-testid=quick-answer]", "8 hours")
         .await;

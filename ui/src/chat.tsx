@@ -534,7 +534,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
           if (it.kind === "user") return editing && editing.mid === it.mid ? (
             <div key={it.key ?? i} class="msg user editing">
               <textarea data-testid="edit-input" value={editing.text} rows={3} onInput={(e) => setEditing({ mid: editing.mid, text: e.currentTarget.value })}
-                onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveEdit(editing.mid, editing.text); } if (e.key === "Escape") setEditing(null); }} />
+                onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); saveEdit(editing.mid, e.currentTarget.value); } if (e.key === "Escape") setEditing(null); }} />
               <div class="msg-actions"><button class="primary" data-testid="edit-send" onClick={() => saveEdit(editing.mid, editing.text)}>{t("send")}</button><button onClick={() => setEditing(null)}>{t("cancel")}</button></div>
             </div>) : (
             <div key={it.key ?? i} class="msg user" data-testid="user-message" data-mid={it.mid}>
@@ -577,7 +577,7 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         <input type="file" multiple hidden data-testid="attach-input" onChange={(e) => { const files = [...(e.currentTarget.files ?? [])]; e.currentTarget.value = ""; attachBlobs(files); }} />
         <textarea ref={inputRef} data-testid="chat-input" rows={2} placeholder={t("placeholder")} value={input}
           onInput={(e) => setInput(e.currentTarget.value)}
-          onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(); } }} />
+          onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); submit(e.currentTarget.value); } }} />
         <button class={micBusy ? "mic on" : "mic"} data-testid="mic" aria-pressed={micBusy} title={micBusy ? t("stopListening") : t("micButton")}
           aria-label={micBusy ? t("stopListening") : t("micButton")} onClick={listen}>
           <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round">

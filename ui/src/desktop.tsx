@@ -112,7 +112,7 @@ export function WorkspaceBar({ conversation }: { conversation: string | null }) 
       {open && state && (
         <div class="workspace-menu" role="menu">
           <button role="menuitem" onClick={browse}>{t("openFolder")}</button>
-          <form onSubmit={(e) => { e.preventDefault(); if (typed.trim()) choose(typed.trim()); }}>
+          <form onSubmit={(e) => { e.preventDefault(); const folder = (e.currentTarget.elements[0] as HTMLInputElement).value.trim(); if (folder) choose(folder); }}>
             <input data-testid="workspace-path" placeholder="/home/me/project" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
           </form>
           {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}

@@ -96,7 +96,7 @@ function App() {
             <li key={c.id} class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`} data-testid="conversation" data-pinned={c.pinned}>
               {renaming?.id === c.id
                 ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
-                    onKeyDown={async (e) => { if (e.key === "Enter" && renaming.title.trim()) { await api.renameConversation(c.id, renaming.title.trim()); setRenaming(null); refresh(); } if (e.key === "Escape") setRenaming(null); }}
+                    onKeyDown={async (e) => { const title = e.currentTarget.value.trim(); if (e.key === "Enter" && title) { await api.renameConversation(c.id, title); setRenaming(null); refresh(); } if (e.key === "Escape") setRenaming(null); }}
                     onBlur={() => setRenaming(null)} />
                 : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>}
               <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>

@@ -56,7 +56,7 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
       {editing === null
         ? <div class="memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(row.text) }} />
         : <textarea data-testid="memory-editor" value={editing} rows={5} onInput={(e) => setEditing(e.currentTarget.value)}
-            onKeyDown={(e) => { if (e.key === "Escape") setEditing(null); if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) act(async () => { await call("update_vault_entry", { id: row.id, content: editing }); setEditing(null); onChanged(t("saved")); }); }} />}
+            onKeyDown={(e) => { if (e.key === "Escape") setEditing(null); const content = e.currentTarget.value; if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) act(async () => { await call("update_vault_entry", { id: row.id, content }); setEditing(null); onChanged(t("saved")); }); }} />}
       <footer>
         <Source row={row} /> <span class="muted">· {row.updated.slice(0, 10)} · <code>{row.path}</code></span>
         <span class="actions">
@@ -119,7 +119,7 @@ export function MemoryView() {
       <header class="memory-head">
         <h2>{t("memory")}</h2>
         <input id="memory-search" type="search" placeholder={t("memorySearch")} value={query} autofocus
-          onInput={(e) => setQuery(e.currentTarget.value)} onKeyDown={(e) => { if (e.key === "Enter") load(); }} />
+          onInput={(e) => setQuery(e.currentTarget.value)} onKeyDown={(e) => { if (e.key === "Enter") load(e.currentTarget.value); }} />
         <select value={kind} onChange={(e) => setKind(e.currentTarget.value as (typeof KINDS)[number])} aria-label={t("category")}>
           {KINDS.map((k) => <option key={k} value={k}>{k ? (t(`kind_${k}` as never) ?? k) : t("all")}</option>)}
         </select>

@@ -28,8 +28,8 @@ export function QuickAsk() {
     window.addEventListener("keydown", keys);
     return () => { a.then((f) => f()); d.then((f) => f()); window.removeEventListener("keydown", keys); };
   }, []);
-  const ask = async () => {
-    const text = question.trim();
+  const ask = async (given = question) => {
+    const text = given.trim();
     if (!text || running) return;
     setAnswer(""); setError(""); setRunning(true);
     try {
@@ -43,7 +43,7 @@ export function QuickAsk() {
     <section class="quick" data-testid="quick-ask">
       <textarea ref={input} data-testid="quick-input" rows={2} placeholder={t("quickPlaceholder")} value={question}
         onInput={(e) => setQuestion(e.currentTarget.value)}
-        onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(); } }} />
+        onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(e.currentTarget.value); } }} />
       {(answer || running) && <div class="quick-answer markdown" data-testid="quick-answer" aria-live="polite"
         dangerouslySetInnerHTML={{ __html: answer ? renderMarkdown(answer) : "…" }} />}
       {error && <p class="error" role="alert">{error}</p>}

@@ -82,7 +82,7 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
       <h1>{t("toolpacks")}</h1>
       <div class="row">
         <input class="grow" placeholder={t("sourcePlaceholder")} value={source} onInput={(e) => setSource(e.currentTarget.value)}
-          onKeyDown={(e) => { if (e.key === "Enter" && source.trim()) fetchReview(); }} data-testid="toolpack-source" />
+          onKeyDown={(e) => { const typed = e.currentTarget.value.trim(); if (e.key === "Enter" && typed) fetchReview(typed); }} data-testid="toolpack-source" />
         <button class="primary" disabled={!source.trim() || busy !== ""} onClick={() => fetchReview()}>{busy === "fetch" ? <><span class="spinner" /> {t("fetching")}</> : t("install")}</button>
         <button onClick={() => act(() => api.reloadToolpacks())}>{t("reload")}</button>
       </div>

@@ -126,7 +126,9 @@ impl Driver {
         cowork_tests::wait::until(&format!("{css} to hold {text:?}"), || async {
             let field = self.wait_for(css).await;
             let element = json!([{"element-6066-11e4-a52e-4f735466cecf": field}]);
-            let value = self.exec("return arguments[0].value", element.clone()).await;
+            let value = self
+                .exec("return arguments[0].value", element.clone())
+                .await;
             if value == text {
                 return Ok(field);
             }

@@ -1535,7 +1535,10 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         .await;
     let folder = workspace.path().canonicalize().unwrap();
     let path_input = d
-        .fill("[data-testid=workspace-path]", &folder.display().to_string())
+        .fill(
+            "[data-testid=workspace-path]",
+            &folder.display().to_string(),
+        )
         .await;
     d.type_into(&path_input, "\u{E007}").await;
     let name = folder.file_name().unwrap().to_string_lossy().to_string();

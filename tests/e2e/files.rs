@@ -1294,6 +1294,80 @@ async fn the_git_tool_reaches_nothing_outside_through_the_repository() {
     );
 }
 
+/// A cancelled fetch ends git's whole tree, its remote helper too, not only the sandbox's first
+/// process: the remote here accepts and never answers, so the helper would wait forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_git_fetch_ends_its_remote_helper() {
+    let (h, _yes) = setup();
+    let ws = &h.workspace;
+    git(ws, &["init", "-q", "-b", "main"]);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    git(
+        ws,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("http://{address}/r.git"),
+        ],
+    );
+    let helpers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter(|cmd| String::from_utf8_lossy(cmd).contains(&address))
+            .count()
+    };
+    // The person's rule: a fetch from this machine would otherwise be refused by default.
+    h.scheduler
+        .policy()
+        .add_rule(
+            cowork_core::policy::Action::Allow,
+            "git",
+            cowork_core::RuleSource::User,
+        )
+        .unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut request = CallRequest::new("git", json!({"action": "fetch"}), Caller::Chat, "conv");
+    request.cancel = cancel.clone();
+    let fetch = tokio::spawn({
+        let scheduler = h.scheduler.clone();
+        async move { scheduler.call(request).await }
+    });
+    cowork_tests::wait::until_true("git's remote helper to start", || {
+        if fetch.is_finished() {
+            return Ok(());
+        }
+        match helpers() {
+            0 => Err("none".into()),
+            _ => Ok(()),
+        }
+    })
+    .await;
+    assert!(!fetch.is_finished(), "{:?}", fetch.await.unwrap().result);
+    cancel.cancel();
+    let ended = fetch.await.unwrap();
+    assert!(
+        matches!(ended.result, Err(ToolError::Cancelled)),
+        "{:?}",
+        ended.result
+    );
+    cowork_tests::wait::until_true("git's remote helper to end", || match helpers() {
+        0 => Ok(()),
+        n => Err(format!("{n} still running")),
+    })
+    .await;
+    silent.abort();
+}
+
 /// Runs the person's git in `dir` (setting a repository up), which must succeed.
 fn git(dir: &Path, args: &[&str]) {
     let out = std::process::Command::new("git")

@@ -323,7 +323,7 @@ struct Ran {
 
 /// Waits for a foreground command (or its timeout, or the call's cancellation), then ends its
 /// whole group and collects the capped output.
-async fn run_to_end(
+pub(crate) async fn run_to_end(
     mut child: tokio::process::Child,
     timeout: Duration,
     ctx: &ToolContext,

@@ -13,7 +13,7 @@
 //! not git's options. Its effects are what the repository resolves to: its top folder, and
 //! every address of the remote.
 
-use crate::command::{OUTPUT_CAP, aftermath_notes, cwd_inside, head_and_tail};
+use crate::command::{aftermath_notes, cwd_inside, run_to_end};
 use crate::paths;
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, confine, tool,
@@ -150,22 +150,29 @@ impl Tool for Git {
         let git_dirs = repository_is_ordinary(&ctx.env, &top)?;
         let network = matches!(plan.args[0].as_str(), "fetch" | "pull" | "push");
         let (mut cmd, watch) = confined_git(&ctx.env, &top, &git_dirs, network, &plan.args)?;
-        let run = cmd.output();
-        let out = tokio::select! {
-            out = tokio::time::timeout(GIT_TIMEOUT, run) => out
-                .map_err(|_| ToolError::failed(format!("git {} did not finish within {} s", plan.args[0], GIT_TIMEOUT.as_secs())))?
-                .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?,
-            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-        };
-        let mut bytes = out.stdout;
-        bytes.extend_from_slice(&out.stderr);
-        let (mut output, _) = head_and_tail(&bytes, OUTPUT_CAP);
-        // What the run left that git does not write itself is held back and told, as for
-        // run_command.
-        for note in aftermath_notes(&watch.check(), &ctx.env) {
+        let child = cmd
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?;
+        // run_command's own ending: a timeout or a cancel ends git's whole group (a remote
+        // helper, ssh), not only the sandbox's first process.
+        let ended = run_to_end(child, GIT_TIMEOUT, ctx).await;
+        // What the run left that git does not write itself is held back however it ended (a
+        // cancelled run too) and told, as for run_command.
+        let notes = aftermath_notes(&watch.check(), &ctx.env);
+        let out = ended?;
+        if out.timed_out {
+            return Err(ToolError::failed(format!(
+                "git {} did not finish within {} s",
+                plan.args[0],
+                GIT_TIMEOUT.as_secs()
+            )));
+        }
+        let mut output = out.stdout;
+        output.push_str(&out.stderr);
+        for note in notes {
             output.push_str(&format!("\n[{note}]"));
         }
-        if !out.status.success() {
+        if out.exit_code != Some(0) {
             return Err(ToolError::failed(format!(
                 "git {} failed: {}",
                 plan.args.join(" "),
@@ -244,6 +251,8 @@ fn confined_git(
     }
     let mut cmd = tokio::process::Command::from(launch.command);
     cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
     Ok((cmd, watch))

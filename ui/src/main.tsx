@@ -2,7 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type ApprovalRequest, type ConversationSummary, type ElicitationRequest, type FirstRun } from "./api";
 import { t, getLang } from "./i18n";
-import { Chat } from "./chat";
+import { Chat, Icon } from "./chat";
 import { ApprovalModal, ElicitationModal } from "./approval";
 import { OutboxBar } from "./accounts";
 import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
@@ -18,6 +18,23 @@ import { ChainProgress } from "./chains";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
+
+/** The sidebar's groups: pinned first, then by when a conversation last changed (today,
+ * yesterday, the past week and month, then by month in the person's language). */
+function byDate(conversations: ConversationSummary[], now = new Date()): [string, ConversationSummary[]][] {
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const today = day(now);
+  const month = new Intl.DateTimeFormat(getLang(), { year: "numeric", month: "long" });
+  const groups = new Map<string, ConversationSummary[]>();
+  for (const c of conversations) {
+    const changed = new Date(c.updated_at);
+    const days = Math.round((today - day(changed)) / 86_400_000);
+    const group = c.pinned ? t("groupPinned") : days <= 0 ? t("groupToday") : days === 1 ? t("groupYesterday")
+      : days <= 7 ? t("groupWeek") : days <= 30 ? t("groupMonth") : month.format(changed);
+    groups.set(group, [...(groups.get(group) ?? []), c]);
+  }
+  return [...groups];
+}
 
 function App() {
   const [view, setView] = useState<View>("chat");
@@ -92,7 +109,7 @@ function App() {
         <button class="primary" onClick={() => { setConversation(null); setView("chat"); }} title="Ctrl+N">+ {t("newChat")}</button>
         <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <ul class="conversations">
-          {conversations.map((c) => (
+          {byDate(conversations).map(([group, members]) => [<li key={group} class="group-head" role="presentation">{group}</li>, ...members.map((c) => (
             <li key={c.id} class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`} data-testid="conversation" data-pinned={c.pinned}>
               {renaming?.id === c.id
                 ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
@@ -102,10 +119,12 @@ function App() {
               <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>
               <button class="icon" aria-label="delete" onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
             </li>
-          ))}
+          ))])}
         </ul>
         <nav>
-          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>{label}</button>)}
+          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>
+            <Icon name={v} />{label}
+            {v === "chat" && approvals.length > 0 && <span class="badge" data-testid="waiting-badge" title={t("waiting")}>{approvals.length}</span>}</button>)}
           <PauseSwitch />
         </nav>
       </aside>

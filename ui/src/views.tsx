@@ -127,19 +127,19 @@ export function ToolsView() {
   const [category, setCategory] = useState("");
   useEffect(() => { api.listTools().then(setTools); }, []);
   const q = query.toLowerCase();
-  const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
+  const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${x.spec.title} ${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
   const categories = [...new Set(tools.map((x) => x.spec.category))].sort();
   return (
     <section class="page">
       <h1>{t("tools")}</h1>
       <div class="row">
-        <input type="search" placeholder={t("search")} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <input type="search" placeholder={t("searchTools")} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
         <select value={category} onChange={(e) => setCategory(e.currentTarget.value)}><option value="">{t("all")}</option>{categories.map((c) => <option>{c}</option>)}</select>
       </div>
       <table class="catalog">
-        <thead><tr><th>Name</th><th>{t("category")}</th><th>{t("layer")}</th><th>{t("effects")}</th></tr></thead>
+        <thead><tr><th>{t("toolColumn")}</th><th>{t("category")}</th><th>{t("layer")}</th><th>{t("effects")}</th></tr></thead>
         <tbody>{shown.map((x) => (
-          <tr key={x.spec.name}><td><code>{x.spec.name}</code><div class="desc">{x.spec.description}</div></td><td>{x.spec.category}</td>
+          <tr key={x.spec.name}><td><strong>{x.spec.title || x.spec.name}</strong> <code class="tool-id">{x.spec.name}</code><div class="desc">{x.spec.description}</div></td><td>{x.spec.category}</td>
             <td><span class={`badge ${x.layer}`}>{x.layer}</span>{x.overrides.length > 0 && ` ${t("overrides")} ${x.overrides.join(", ")}`}</td>
             <td>{x.spec.effects.join(", ")}</td></tr>
         ))}</tbody>
@@ -167,7 +167,7 @@ export function AuditView() {
           {report.problems.length ? `${t("tampered")}: ${report.problems.map((p) => p.message).join("; ")}` : `${t("chainOk")} (${report.rows})`}</span>}
       </div>
       <table class="audit" data-testid="audit-rows">
-        <thead><tr><th>#</th><th>time</th><th>tool</th><th>caller</th><th>decision</th><th>score</th><th>approved by</th><th>outcome</th></tr></thead>
+        <thead><tr><th>#</th>{(["auditTime", "toolColumn", "auditCaller", "auditDecision", "auditScore", "auditApprovedBy", "auditOutcome"] as const).map((k) => <th key={k}>{t(k)}</th>)}</tr></thead>
         <tbody>{rows.map((r) => (
           <tr key={r.seq} title={r.args}><td>{r.seq}</td><td>{r.ts.slice(0, 19).replace("T", " ")}</td><td><code>{r.tool}</code> {r.phase === "intent" ? "(intent)" : ""}</td>
             <td>{r.caller}</td><td class={`action ${r.decision}`}>{r.decision}</td><td>{r.score ?? ""}</td><td>{r.approved_by ?? ""}</td><td>{r.outcome ?? ""}{r.error ? `: ${r.error}` : ""}</td></tr>

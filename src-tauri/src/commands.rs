@@ -510,7 +510,8 @@ pub struct ToolCallView {
     duration_ms: u64,
 }
 
-/// The palette and slash commands: a direct call, through the same scheduler and approvals.
+/// The person's own act in the window (a slash command, a panel's button): a direct call through
+/// the same scheduler, review and audit; the act is its approval (see [`Caller::Person`]).
 #[tauri::command]
 #[specta::specta]
 pub async fn call_tool(
@@ -520,7 +521,7 @@ pub async fn call_tool(
     conversation: String,
     card: Option<String>,
 ) -> Res<ToolCallView> {
-    let mut request = CallRequest::new(&name, args, Caller::Palette, &conversation);
+    let mut request = CallRequest::new(&name, args, Caller::Person, &conversation);
     request.caller_ref = card;
     Ok(call_view(&shell.app.scheduler().call(request).await))
 }

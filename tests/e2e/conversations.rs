@@ -888,7 +888,7 @@ async fn a_picked_file_is_read_through_the_gate_and_bad_ones_say_what_fits() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     assert!(!rows.is_empty(), "the read is on record");
-    assert!(rows.iter().all(|r| r.record.caller == "palette"));
+    assert!(rows.iter().all(|r| r.record.caller == "person"));
 
     let png = outside.path().join("pixel.png");
     std::fs::write(&png, base64_decode(PIXEL)).unwrap();

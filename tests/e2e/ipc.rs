@@ -252,13 +252,30 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     let first = invoke(&ui.main, "first_run", json!({})).unwrap();
     assert_eq!(first["workspace"], false);
 
-    // The palette's call blocks on the modal; the test plays the modal.
-    let call = |title: &str, card: &str| {
-        let main = ui.main.clone();
-        let args = json!({"name": "create_task", "args": {"title": title}, "conversation": "palette", "card": card});
-        std::thread::spawn(move || invoke(&main, "call_tool", args))
+    // The model's call blocks on the modal; the test plays the modal.
+    let server = tauri::async_runtime::block_on(ScriptedLlm::start());
+    let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
+    invoke(
+        &ui.main,
+        "save_agent_settings",
+        json!({"settings": settings}),
+    )
+    .unwrap();
+    let done = events(&ui.app, "agent-done");
+    let turn = |title: &str, id: &str| {
+        server.push(Turn::tools(
+            "",
+            &[(id, "create_task", json!({"title": title}))],
+        ));
+        server.push(Turn::text("done"));
+        invoke(
+            &ui.main,
+            "send_message",
+            json!({"conversation": "c-ask", "text": title, "attachments": []}),
+        )
+        .unwrap();
     };
-    let pending = call("Buy milk", "card-1");
+    turn("Buy milk", "tu-1");
     let request = asks
         .recv_timeout(wait())
         .expect("an approval request event");
@@ -278,15 +295,12 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
         json!({"callId": request["call_id"], "choice": "once"}),
     )
     .unwrap();
-    let view = pending.join().unwrap().unwrap();
-    assert_eq!(view["ok"], true, "{view}");
-    assert_eq!(view["decision"], "ask");
-    assert!(view["text"].as_str().unwrap().contains("Buy milk"));
-    // Progress correlation: the scheduler's started event names our card.
+    done.recv_timeout(wait()).expect("the turn ends");
+    // Progress correlation: the scheduler's started event names the model's call.
     let started = std::iter::from_fn(|| tool_events.recv_timeout(wait()).ok())
-        .find(|e| e["type"] == "started" && e["call_id"] == view["call_id"])
+        .find(|e| e["type"] == "started" && e["call_id"] == request["call_id"])
         .expect("a started event");
-    assert_eq!(started["caller_ref"], "card-1");
+    assert_eq!(started["caller_ref"], "tu-1");
 
     // An answer for a call that is no longer waiting is an error that says so.
     let late = invoke(
@@ -297,8 +311,8 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     .unwrap_err();
     assert!(late.as_str().unwrap().contains("no longer waiting"));
 
-    // Deny: the call fails with a denial naming who denied.
-    let pending = call("Sell milk", "card-2");
+    // Deny: the model hears a denial naming who denied.
+    turn("Sell milk", "tu-2");
     let request = asks.recv_timeout(wait()).unwrap();
     invoke(
         &ui.main,
@@ -306,13 +320,38 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
         json!({"callId": request["call_id"], "choice": "deny"}),
     )
     .unwrap();
-    let view = pending.join().unwrap().unwrap();
-    assert_eq!(view["ok"], false);
-    assert!(view["text"].as_str().unwrap().contains("denied"), "{view}");
+    done.recv_timeout(wait()).expect("the turn ends");
+    let told = server.requests().last().unwrap().2.to_string();
+    assert!(told.contains("denied"), "{told}");
 
-    // Plan mode blocks the write without asking.
+    // The person's own call (a slash command, a panel's button) is their approval: the same
+    // ask rule does not ask them, and the audit says who approved.
+    let palette = |title: &str| {
+        invoke(
+            &ui.main,
+            "call_tool",
+            json!({"name": "create_task", "args": {"title": title}, "conversation": "palette", "card": "card-1"}),
+        )
+        .unwrap()
+    };
+    let view = palette("Buy bread");
+    assert_eq!(view["ok"], true, "{view}");
+    assert!(asks.try_recv().is_err(), "the person's own act must not ask");
+    let rows = invoke(
+        &ui.main,
+        "audit_list",
+        json!({"filter": {"tool": "create_task", "decision": "ask"}}),
+    )
+    .unwrap();
+    assert!(
+        rows.as_array().unwrap().iter().any(|r| r["caller"] == "person"
+            && r["approved_by"] == "person: their own action in the window"),
+        "{rows}"
+    );
+
+    // Plan mode blocks the write without asking, the person's own too.
     invoke(&ui.main, "set_mode", json!({"mode": "plan"})).unwrap();
-    let view = call("Plan milk", "card-3").join().unwrap().unwrap();
+    let view = palette("Plan milk");
     assert_eq!(view["ok"], false);
     assert_eq!(view["decision"], "deny");
     assert!(asks.try_recv().is_err(), "plan mode must not ask");

@@ -212,17 +212,20 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     );
     d.click(&d.wait_for("input[data-hunk='1']").await).await;
     d.screenshot(&out.join("review-panel.png")).await;
+    // The person's own click is their approval: no modal, and the audit says so.
     d.click(&d.wait_for("button[data-action=apply]").await)
         .await;
-    let modal = d.wait_for("[data-testid=approval-modal]").await;
-    let asked = d.text(&modal).await;
-    assert!(
-        asked.contains("Write ./") && asked.contains("You can undo this in File changes"),
-        "{asked}"
-    );
-    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
-        .await;
     d.wait_for("p.ok[role=status]").await;
+    assert!(d.find("[data-testid=approval-modal]").await.is_none());
+    let approved: String = rusqlite::Connection::open(home.path().join("cowork.db"))
+        .unwrap()
+        .query_row(
+            "SELECT approved_by FROM audit_log WHERE tool = 'changes_apply' AND phase = 'final' ORDER BY seq DESC LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(approved, "person: their own action in the window");
     let applied = std::fs::read_to_string(&notes).unwrap();
     assert!(
         applied.contains("line twenty-eight\n")
@@ -237,9 +240,6 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             .await,
     )
     .await;
-    d.wait_for("[data-testid=approval-modal]").await;
-    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
-        .await;
     let start = Instant::now();
     while std::fs::read_to_string(&notes).unwrap() != original {
         assert!(

@@ -65,7 +65,7 @@ pub async fn attach_file(
     let mut request = CallRequest::new(
         TOOL,
         serde_json::json!({"path": path}),
-        Caller::Palette,
+        Caller::Person,
         conversation,
     );
     request.granted = Some(Arc::from(effects));

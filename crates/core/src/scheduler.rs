@@ -31,6 +31,12 @@ use tokio::sync::broadcast;
 #[serde(rename_all = "snake_case")]
 pub enum Caller {
     Chat,
+    /// The person's own act in the window: what they typed as a slash command or clicked on
+    /// what the window shows (apply a change, undo a send, delete a memory). The act is the
+    /// approval: an ask is answered by it, on record; a denial stays a denial.
+    Person,
+    /// A call the person set going again from the window (a waiting task resumed): its
+    /// arguments are not theirs, so it is reviewed and asked as the first time.
     Palette,
     Cli,
     Chain,
@@ -41,6 +47,7 @@ impl Caller {
     pub fn as_str(self) -> &'static str {
         match self {
             Caller::Chat => "chat",
+            Caller::Person => "person",
             Caller::Palette => "palette",
             Caller::Cli => "cli",
             Caller::Chain => "chain",
@@ -888,6 +895,11 @@ impl Scheduler {
         }
         if review.decision == Action::Allow {
             trail.approved_by = Some(format!("policy: {}", review.why));
+            return Ok(());
+        }
+        if req.caller == Caller::Person {
+            trail.approved_by = Some("person: their own action in the window".into());
+            trail.person_approved = true;
             return Ok(());
         }
         if review.can_grant

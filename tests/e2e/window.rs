@@ -1116,6 +1116,21 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
     assert!(text.contains("read_file(//**)"), "{text}");
     d.screenshot(&artifacts().join("trust-dialog-zh-dark.png"))
         .await;
+    // "Keep untrusted" holds for the folder as it is: not asked again after a reload.
+    d.click(&d.wait_for("[data-testid=trust-dialog] button:not(.danger)").await)
+        .await;
+    d.exec("location.reload()", json!([])).await;
+    d.wait_for("[data-testid=workspace-chip]").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        d.find("[data-testid=trust-dialog]").await.is_none(),
+        "asked again after Keep untrusted"
+    );
+    // The person can still look at it again and trust, from the folder's menu.
+    d.click(&d.wait_for("[data-testid=workspace-chip]").await)
+        .await;
+    d.click(&d.wait_for("[data-testid=review-trust]").await)
+        .await;
     let conn = rusqlite::Connection::open(home.path().join("cowork.db")).unwrap();
     let trusted = || {
         conn.query_row("SELECT count(*) FROM workspace_trust", [], |r| {

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type DesktopSettings, type NoticeTarget, type Status, type WorkspaceState } from "./api";
 import { t } from "./i18n";
+import { reviewTrust } from "./trust";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
 export function PauseSwitch() {
@@ -117,6 +118,7 @@ export function WorkspaceBar({ conversation }: { conversation: string | null }) 
           </form>
           {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}
           {state.recent.map((f) => <button role="menuitem" key={f} class={f === state.open ? "active" : ""} onClick={() => choose(f)}>{f}</button>)}
+          {state.open && <button role="menuitem" data-testid="review-trust" onClick={() => { reviewTrust(state.open!); setOpen(false); }}>{t("reviewTrust")}</button>}
           {state.open && <button role="menuitem" onClick={() => choose(null)}>{t("closeFolder")}</button>}
         </div>
       )}

@@ -142,7 +142,7 @@ function App() {
       <SuspendedBar />
       <ReminderBar />
       <ChainProgress />
-      {approvals.length === 0 && <TrustDialog />}
+      <TrustDialog hidden={approvals.length > 0} />
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
     </div>

@@ -7,48 +7,70 @@ function wantsSomething(r: WorkspaceReview): boolean {
   return r.state !== "trusted" && (r.allow.length > 0 || r.mode !== null || r.repository_programs.length > 0);
 }
 
+// "Keep untrusted" is remembered for the folder as it is now (its settings' digest): the dialog
+// asks again only when what trusting would allow changes.
+const KEPT = "trust-kept";
+function keptDigests(): Record<string, string> {
+  try { return JSON.parse(localStorage.getItem(KEPT) ?? "{}") as Record<string, string>; } catch { return {}; }
+}
+function rememberKept(r: WorkspaceReview) {
+  localStorage.setItem(KEPT, JSON.stringify({ ...keptDigests(), [r.root]: r.digest }));
+}
+
+/** The person asks to see a folder's trust dialog again (the workspace menu). */
+export function reviewTrust(root: string) {
+  const kept = keptDigests();
+  delete kept[root];
+  localStorage.setItem(KEPT, JSON.stringify(kept));
+  window.dispatchEvent(new Event("trust-review"));
+}
+
 /**
  * A folder's own settings only narrow until the person trusts it. This dialog shows exactly
  * what trusting would allow — every rule and program as the folder wrote it, framed as the
  * folder's words — and trusts only on an explicit choice (Alt+T); Escape keeps it untrusted.
  */
-export function TrustDialog() {
+export function TrustDialog({ hidden }: { hidden: boolean }) {
   const [reviews, setReviews] = useState<WorkspaceReview[]>([]);
   const [error, setError] = useState("");
-  const load = () => api.workspaceReviews().then((all) => setReviews(all.filter(wantsSomething))).catch(() => {});
-  useEffect(() => { load(); }, []);
+  const load = () => api.workspaceReviews().then((all) => {
+    const kept = keptDigests();
+    setReviews(all.filter((r) => wantsSomething(r) && kept[r.root] !== r.digest));
+  }).catch(() => {});
+  useEffect(() => { load(); window.addEventListener("trust-review", load); return () => window.removeEventListener("trust-review", load); }, []);
   const review = reviews[0];
-  const keep = () => setReviews((q) => q.slice(1));
+  const next = () => setReviews((q) => q.slice(1));
+  const keep = () => { rememberKept(review); next(); };
   const trust = async () => {
-    try { await api.trustWorkspace(review.root, review.digest); setError(""); keep(); }
+    try { await api.trustWorkspace(review.root, review.digest); setError(""); next(); }
     catch (e) { setError(String(e)); load(); }
   };
   useEffect(() => {
-    if (!review) return;
+    if (!review || hidden) return;
     const keys = (e: KeyboardEvent) => {
       if (e.key === "Escape") { e.preventDefault(); keep(); }
       if (e.altKey && e.key.toLowerCase() === "t") { e.preventDefault(); trust(); }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
-  }, [review]);
-  if (!review) return null;
+  }, [review, hidden]);
+  if (!review || hidden) return null;
   return (
     <div class="modal-backdrop">
       <div class="modal" role="dialog" aria-modal="true" aria-labelledby="trust-title" data-testid="trust-dialog">
         <h2 id="trust-title">{review.state === "changed" ? t("trustChangedTitle") : t("trustTitle")}</h2>
         <p><code>{review.root}</code></p>
         <p class="hint">{t("trustExplain")}</p>
+        {review.repository_programs.length > 0 && (<div class="trust-programs" data-testid="trust-programs">
+          <h3>⚠ {t("trustPrograms")}</h3>
+          <ul class="quoted">{review.repository_programs.map((p) => <li key={p}><code>{p}</code></li>)}</ul>
+        </div>)}
         <h3>{t("trustWouldAllow")}</h3>
         {review.allow.length === 0 ? <p class="hint">{t("trustNoAllow")}</p> : (
           <ul class="quoted" data-testid="trust-allow">{review.allow.map((r) => <li key={r}><code>{r}</code></li>)}</ul>
         )}
         {review.broad.map((w) => <p key={w} class="error">⚠ {w}</p>)}
         {review.mode && <p>{t("trustMode")} <code>{review.mode}</code></p>}
-        {review.repository_programs.length > 0 && (<>
-          <h3>{t("trustPrograms")}</h3>
-          <ul class="quoted">{review.repository_programs.map((p) => <li key={p}><code>{p}</code></li>)}</ul>
-        </>)}
         {(review.ask.length > 0 || review.deny.length > 0) && <p class="hint">{t("trustNarrowing")}: {[...review.deny, ...review.ask].map((r) => <code key={r}>{r} </code>)}</p>}
         {error && <p class="error">{error}</p>}
         <div class="row">

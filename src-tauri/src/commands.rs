@@ -80,11 +80,37 @@ pub struct AgentEventPayload {
     event: AgentEvent,
 }
 
-/// `agent-done`: a turn ended (`error` says why, when it failed).
+/// `agent-done`: a turn ended (`error` says why, when it failed; `remedy`, what the person can
+/// do about it).
 #[derive(Clone, Serialize, specta::Type)]
 pub struct AgentDone {
     conversation: String,
     error: Option<String>,
+    remedy: Option<cowork_agent::Remedy>,
+}
+
+/// Why a turn failed, for `agent-done`.
+pub(crate) struct TurnFailed {
+    message: String,
+    remedy: Option<cowork_agent::Remedy>,
+}
+
+impl From<cowork_agent::AgentError> for TurnFailed {
+    fn from(e: cowork_agent::AgentError) -> Self {
+        TurnFailed {
+            remedy: e.remedy(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<String> for TurnFailed {
+    fn from(message: String) -> Self {
+        TurnFailed {
+            message,
+            remedy: None,
+        }
+    }
 }
 
 /// `task-resumed`: a suspended task ran again (by the button or by itself).
@@ -164,7 +190,7 @@ fn agent_turn<R: Runtime, Turn>(
     let conv = conversation.to_string();
     stream_turn(handle, shell, conversation, move |tx, cancel| {
         let run = turn(agent, conv, tx, cancel);
-        async move { run.await.err().map(|e| e.to_string()) }
+        async move { run.await.err().map(TurnFailed::from) }
     });
 }
 
@@ -238,10 +264,10 @@ pub fn compact_conversation<R: Runtime>(
         move |tx, cancel| async move {
             match agent.compact(&conv, &tx, cancel).await {
                 Ok(Some(_)) => None,
-                Ok(None) => {
-                    Some("nothing to compact yet: the conversation is one turn long".into())
-                }
-                Err(e) => Some(e.to_string()),
+                Ok(None) => Some(TurnFailed::from(
+                    "nothing to compact yet: the conversation is one turn long".to_string(),
+                )),
+                Err(e) => Some(TurnFailed::from(e)),
             }
         },
     );
@@ -406,7 +432,7 @@ fn stream_turn<R: Runtime, Turn>(
     conversation: &str,
     turn: impl FnOnce(tokio::sync::mpsc::UnboundedSender<AgentEvent>, CancellationToken) -> Turn,
 ) where
-    Turn: std::future::Future<Output = Option<String>> + Send + 'static,
+    Turn: std::future::Future<Output = Option<TurnFailed>> + Send + 'static,
 {
     let cancel = CancellationToken::new();
     shell
@@ -431,16 +457,19 @@ fn stream_turn<R: Runtime, Turn>(
                 },
             );
         }
-        let error = run
-            .await
-            .unwrap_or_else(|e| Some(format!("the run stopped unexpectedly: {e}")));
+        let failed = run.await.unwrap_or_else(|e| {
+            Some(TurnFailed::from(format!(
+                "the run stopped unexpectedly: {e}"
+            )))
+        });
         handle.state::<Shell>().runs.lock().unwrap().remove(&conv);
         crate::desktop::on_turn_done(&handle, &conv, started.elapsed()).await;
         let _ = handle.emit(
             "agent-done",
             AgentDone {
                 conversation: conv,
-                error,
+                remedy: failed.as_ref().and_then(|f| f.remedy),
+                error: failed.map(|f| f.message),
             },
         );
     });
@@ -1046,7 +1075,7 @@ pub fn emit_resumed<R: Runtime>(
                 .continue_after_resume(&conv, &resumed, &tx, cancel)
                 .await
                 .err()
-                .map(|e| e.to_string())
+                .map(TurnFailed::from)
         },
     );
 }

@@ -312,11 +312,28 @@ async fn provider_failures_are_clear_and_lose_nothing() {
             body: "bad key".into(),
         });
         let (result, _) = send(&s.agent, "c401", "hi").await;
-        let err = result.unwrap_err().to_string();
+        let failed = result.unwrap_err();
+        let err = failed.to_string();
         assert!(
             err.contains("API key was rejected") && err.contains("Settings → Providers"),
             "{err}"
         );
+        assert_eq!(failed.remedy(), Some(cowork_agent::Remedy::OpenSettings));
+
+        // A server error: its own words (not its JSON), and a retry on offer.
+        s.server.push(Turn::Error {
+            status: 503,
+            retry_after: None,
+            body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                .into(),
+        });
+        let (result, _) = send(&s.agent, "c503", "hi").await;
+        let failed = result.unwrap_err();
+        assert!(
+            failed.to_string().contains("503: Overloaded") && !failed.to_string().contains('{'),
+            "{failed}"
+        );
+        assert_eq!(failed.remedy(), Some(cowork_agent::Remedy::Retry));
 
         // Context overflow.
         s.server.push(Turn::Error {

@@ -336,7 +336,10 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     };
     let view = palette("Buy bread");
     assert_eq!(view["ok"], true, "{view}");
-    assert!(asks.try_recv().is_err(), "the person's own act must not ask");
+    assert!(
+        asks.try_recv().is_err(),
+        "the person's own act must not ask"
+    );
     let rows = invoke(
         &ui.main,
         "audit_list",
@@ -344,8 +347,11 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
     )
     .unwrap();
     assert!(
-        rows.as_array().unwrap().iter().any(|r| r["caller"] == "person"
-            && r["approved_by"] == "person: their own action in the window"),
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["caller"] == "person"
+                && r["approved_by"] == "person: their own action in the window"),
         "{rows}"
     );
 

@@ -1117,8 +1117,11 @@ async fn an_untrusted_folder_shows_what_trusting_it_would_allow() {
     d.screenshot(&artifacts().join("trust-dialog-zh-dark.png"))
         .await;
     // "Keep untrusted" holds for the folder as it is: not asked again after a reload.
-    d.click(&d.wait_for("[data-testid=trust-dialog] button:not(.danger)").await)
-        .await;
+    d.click(
+        &d.wait_for("[data-testid=trust-dialog] button:not(.danger)")
+            .await,
+    )
+    .await;
     d.exec("location.reload()", json!([])).await;
     d.wait_for("[data-testid=workspace-chip]").await;
     tokio::time::sleep(Duration::from_secs(2)).await;

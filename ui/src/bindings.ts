@@ -183,10 +183,14 @@ email: string; display_name?: string | null; username: string; imap_host: string
 
 export type Action = "allow" | "ask" | "deny";
 
-/**  `agent-done`: a turn ended (`error` says why, when it failed). */
+/**
+ *  `agent-done`: a turn ended (`error` says why, when it failed; `remedy`, what the person can
+ *  do about it).
+ */
 export type AgentDone = {
 	conversation: string,
 	error: string | null,
+	remedy: Remedy | null,
 };
 
 /**  What the window (or a test) sees while a turn runs. */
@@ -711,6 +715,13 @@ export type RuleEntry = {
 	/**  Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn. */
 	broad?: string | null,
 };
+
+/**  What the person can do about a failed turn; the window offers it as a button. */
+export type Remedy = 
+/**  Ask again (a passing failure: a rate limit, a broken stream, a server error). */
+"retry" | 
+/**  Fix the provider's settings first (a key, an address, a model name). */
+"open_settings";
 
 /**  Where a rule came from, narrowest last. */
 export type RuleSource = "builtin" | "user" | "workspace" | "conversation";

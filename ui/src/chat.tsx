@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { WorkspaceBar } from "./desktop";
-import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings } from "./api";
+import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings, type Remedy } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
@@ -241,7 +241,9 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
   const [items, setItems] = useState<Item[]>([]);
   const [input, setInput] = useState("");
   const [running, setRunning] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  // The last failure, with what the person can do about it (a button under the error).
+  const [failure, setFailure] = useState<{ text: string; remedy: Remedy | null } | null>(null);
+  const setError = (text: string | null, remedy: Remedy | null = null) => setFailure(text === null ? null : { text, remedy });
   const [attachments, setAttachments] = useState<Part[]>([]);
   const [editing, setEditing] = useState<{ mid: number; text: string } | null>(null);
   const [settings, setSettings] = useState<ConversationSettings>({ allTools: false });
@@ -343,12 +345,12 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         return next;
       });
     });
-    const d = on("agent-done", ({ conversation: c, error: e }) => {
+    const d = on("agent-done", ({ conversation: c, error: e, remedy: r }) => {
       if (c !== current.current) return;
       flush();
       setRunning(false);
       setCompacting(false);
-      if (e) setError(e);
+      if (e) setError(e, r);
       const last = latest.current.items[latest.current.items.length - 1];
       if (!e && last?.kind === "assistant") {
         api.getVoiceSettings().then((v) => { if (v.readAloud) readAloud(last.text, c); }).catch(() => {});
@@ -427,6 +429,13 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     if (!c || running) return;
     setItems((l) => { const at = l.findIndex((it) => it.kind === "assistant" && it.mid === mid); return at < 0 ? l : l.slice(0, at); });
     run(() => api.regenerate(c, mid));
+  };
+  // Asks again for the person's last message (its turn failed before an answer was stored).
+  const retry = () => {
+    const c = current.current;
+    const asked = [...items].reverse().find((it) => it.kind === "user" && it.mid !== undefined);
+    if (!c || running || !asked || asked.kind !== "user") return;
+    run(() => api.regenerate(c, asked.mid!));
   };
   const switchTo = async (mid: number) => {
     const c = current.current;
@@ -589,7 +598,11 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         })}
         {compacting && <div class="msg assistant thinking" data-testid="compacting"><span class="spinner" /> {t("compacting")}</div>}
         {waiting && !compacting && <div class="msg assistant thinking"><span class="spinner" /> {t("thinking")}</div>}
-        {error && <div class="msg error" role="alert">{error}</div>}
+        {failure && <div class="msg error" role="alert" data-testid="turn-error">{failure.text}
+          {failure.remedy && <div class="error-actions">
+            {failure.remedy === "retry" && <button data-testid="retry" onClick={retry} disabled={running}>{t("retry")}</button>}
+            {failure.remedy === "open_settings" && <button data-testid="open-settings" onClick={onSettings}>{t("openSettings")}</button>}
+          </div>}</div>}
         <div ref={bottom} />
       </div>
       {attachments.length > 0 && <div class="attachments pending" data-testid="pending-attachments">

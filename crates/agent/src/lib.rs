@@ -193,6 +193,34 @@ pub enum AgentError {
     Invalid(String),
 }
 
+/// What the person can do about a failed turn; the window offers it as a button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum Remedy {
+    /// Ask again (a passing failure: a rate limit, a broken stream, a server error).
+    Retry,
+    /// Fix the provider's settings first (a key, an address, a model name).
+    OpenSettings,
+}
+
+impl AgentError {
+    pub fn remedy(&self) -> Option<Remedy> {
+        use ProviderError as P;
+        match self {
+            AgentError::Provider(P::Auth { .. } | P::Network { .. }) => Some(Remedy::OpenSettings),
+            AgentError::Provider(P::Http { status, .. }) if *status < 500 => {
+                Some(Remedy::OpenSettings)
+            }
+            AgentError::Provider(
+                P::Http { .. } | P::RateLimited { .. } | P::Stream { .. } | P::Malformed { .. },
+            )
+            | AgentError::MaxSteps(_) => Some(Remedy::Retry),
+            _ => None,
+        }
+    }
+}
+
 pub struct Agent {
     scheduler: Arc<Scheduler>,
     provider: Arc<dyn Provider>,

@@ -216,11 +216,12 @@ pub enum ProviderError {
         "{provider}: the conversation is too long for the model's context window — start a new conversation or pick a model with a larger context"
     )]
     ContextOverflow { provider: String },
-    #[error("{provider}: HTTP {status}: {body}")]
+    #[error("{provider} answered {status}: {message}{}", status_hint(*.status))]
     Http {
         provider: String,
         status: u16,
-        body: String,
+        /// What the server said, in its words (an error body's message, not its JSON).
+        message: String,
     },
     #[error(
         "{provider}: cannot reach {url}: {message} — check the base URL in Settings → Providers and that the server runs"
@@ -236,6 +237,43 @@ pub enum ProviderError {
     Malformed { provider: String, message: String },
     #[error("stopped")]
     Cancelled,
+}
+
+/// The message inside an error body, as providers put it (`{"error": {"message": …}}` for
+/// OpenAI and Anthropic, `{"error": "…"}` for Ollama and llama.cpp, `{"message"|"detail": …}`
+/// elsewhere), or the body's text when it is not JSON; never longer than a line or two.
+fn server_said(body: &str) -> String {
+    let json: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let found = json.as_ref().and_then(|v| {
+        [
+            v.pointer("/error/message"),
+            v.get("error"),
+            v.get("message"),
+            v.get("detail"),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|m| m.as_str())
+    });
+    let said = found
+        .unwrap_or(body)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match said.chars().count() {
+        0 => "no details".to_string(),
+        n if n > 300 => format!("{}…", said.chars().take(300).collect::<String>()),
+        _ => said,
+    }
+}
+
+/// What a person can do about an HTTP failure, by its class.
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        404 => " — check the model name and base URL in Settings → Providers",
+        400..=499 => " — check the provider's settings in Settings → Providers",
+        _ => " — the provider's server failed; try again in a moment",
+    }
 }
 
 pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
@@ -345,11 +383,10 @@ impl Http {
                     });
                 }
                 code => {
-                    let body: String = text.chars().take(500).collect();
                     return Err(ProviderError::Http {
                         provider: self.provider.clone(),
                         status: code,
-                        body,
+                        message: server_said(&text),
                     });
                 }
             }
@@ -387,7 +424,7 @@ impl Http {
             code => Err(ProviderError::Http {
                 provider: self.provider.clone(),
                 status: code,
-                body: text.chars().take(500).collect(),
+                message: server_said(&text),
             }),
         }
     }
@@ -551,5 +588,47 @@ mod attachment_tests {
         assert!(text.starts_with("<attachment name=\"x__"), "{text}");
         assert_eq!(text.matches('<').count(), 2, "{text}");
         assert!(text.contains("the attachment has 250000 characters; only the first 4 are here"));
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::{ProviderError, server_said};
+
+    #[test]
+    fn an_error_body_is_shown_as_the_servers_words_with_what_to_do() {
+        for (body, said) in [
+            (
+                r#"{"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error"}}"#,
+                "The model `gpt-9` does not exist",
+            ),
+            (
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                "Overloaded",
+            ),
+            (
+                r#"{"error":"model 'llama9' not found"}"#,
+                "model 'llama9' not found",
+            ),
+            (r#"{"detail":"Not Found"}"#, "Not Found"),
+            (
+                "<html>\n<body>Bad gateway</body>\n</html>",
+                "<html> <body>Bad gateway</body> </html>",
+            ),
+            ("", "no details"),
+        ] {
+            assert_eq!(server_said(body), said);
+        }
+        assert_eq!(server_said(&"x".repeat(1000)).chars().count(), 301);
+        let shown = ProviderError::Http {
+            provider: "openai".into(),
+            status: 404,
+            message: server_said(r#"{"error":{"message":"no such model"}}"#),
+        }
+        .to_string();
+        assert_eq!(
+            shown,
+            "openai answered 404: no such model — check the model name and base URL in Settings → Providers"
+        );
     }
 }

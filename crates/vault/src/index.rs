@@ -454,7 +454,7 @@ pub fn allowed_rows(
 }
 
 /// Common English words that would match almost everything as trigrams.
-const STOPWORDS: &[&str] = &[
+pub(crate) const STOPWORDS: &[&str] = &[
     "the", "and", "for", "are", "was", "what", "where", "when", "how", "who", "why", "that",
     "this", "with", "from", "you", "your", "have", "has", "did", "does", "about", "into", "can",
     "not", "but", "all", "any", "our", "out", "its", "his", "her", "they", "them", "there", "then",

@@ -1043,17 +1043,22 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
     out
 }
 
-/// Words of the query worth marking in a snippet: terms of ≥ 2 characters and CJK bigrams.
+/// Words of the query worth marking in a snippet: terms of ≥ 2 characters but the little words
+/// the search itself skips ("the", "what"), and CJK bigrams.
 fn highlight_terms(query: &str) -> Vec<String> {
     let mut marks: Vec<String> = index::terms(query)
         .into_iter()
-        .filter(|t| t.chars().count() >= 3)
+        .filter(|t| t.chars().count() >= 3 && !index::STOPWORDS.contains(&t.as_str()))
         .collect();
-    marks.extend(
-        index::like_terms(query)
-            .into_iter()
-            .filter(|t| t.chars().count() >= 2),
-    );
+    // Words of two letters ("AI", "Go") are marked only when the query has nothing longer:
+    // beside real words they are mostly "is", "of", "in".
+    if marks.is_empty() {
+        marks.extend(
+            index::like_terms(query)
+                .into_iter()
+                .filter(|t| t.chars().count() >= 2),
+        );
+    }
     // Chinese words of two characters: the bigrams the word search matched.
     marks.extend(
         index::cjk_grams(query)
@@ -1064,6 +1069,23 @@ fn highlight_terms(query: &str) -> Vec<String> {
     marks.sort_by_key(|t| std::cmp::Reverse(t.chars().count()));
     marks.dedup();
     marks
+}
+
+/// Where `mark` first occurs in `haystack[from..to]` as a word would: Latin marks only where a
+/// word starts (not "pass" inside "bypass"), and a mark of two letters only as a whole word ("is"
+/// not inside "this"); Chinese has no spaces, so its marks match anywhere.
+fn find_mark(haystack: &str, from: usize, to: usize, mark: &str) -> Option<usize> {
+    let cjk = mark.chars().all(crate::language::is_cjk);
+    let word_char =
+        |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() && !crate::language::is_cjk(c));
+    haystack[from..to]
+        .match_indices(mark)
+        .map(|(p, _)| from + p)
+        .find(|&p| {
+            let before = haystack[..p].chars().next_back();
+            let after = haystack[p + mark.len()..].chars().next();
+            cjk || (!word_char(before) && (mark.chars().count() >= 3 || !word_char(after)))
+        })
 }
 
 /// About `width` characters of `body` around the first match, matches in **bold**. Hand-written:
@@ -1077,7 +1099,10 @@ fn snippet(body: &str, marks: &[String], width: usize) -> String {
     } else {
         &flat
     };
-    let first = marks.iter().filter_map(|m| haystack.find(m.as_str())).min();
+    let first = marks
+        .iter()
+        .filter_map(|m| find_mark(haystack, 0, haystack.len(), m))
+        .min();
     let chars: Vec<(usize, char)> = flat.char_indices().collect();
     let start_char = first.map_or(0, |byte| {
         chars
@@ -1097,7 +1122,7 @@ fn snippet(body: &str, marks: &[String], width: usize) -> String {
     while at < to {
         let next = marks
             .iter()
-            .filter_map(|m| haystack[at..to].find(m.as_str()).map(|p| (at + p, m.len())))
+            .filter_map(|m| find_mark(haystack, at, to, m).map(|p| (p, m.len())))
             .min_by_key(|(p, len)| (*p, std::cmp::Reverse(*len)));
         match next {
             Some((p, len)) if p + len <= to => {
@@ -1205,6 +1230,22 @@ mod tests {
             200,
         );
         assert_eq!(s, "**护照**号码在蓝色文件夹里。");
+        // The little words are not marked, nor a word inside another.
+        let s = super::snippet(
+            "Where is it? My passport is in the bypass, with the other papers.",
+            &super::highlight_terms("where is the pass passport"),
+            200,
+        );
+        assert_eq!(
+            s,
+            "Where is it? My **passport** is in the bypass, with the other papers."
+        );
+        let s = super::snippet(
+            "This AI said: ai tools are fair.",
+            &super::highlight_terms("AI"),
+            200,
+        );
+        assert_eq!(s, "This **AI** said: **ai** tools are fair.");
         let long = format!("{} needle {}", "a ".repeat(300), "b ".repeat(300));
         let s = super::snippet(&long, &["needle".into()], 40);
         assert!(

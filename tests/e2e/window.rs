@@ -131,6 +131,10 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             "the details lack {expected:?}:\n{text}"
         );
     }
+    // What a grant would allow from then on is shown before it is given.
+    let scope = d.wait_for("[data-testid=grant-scope]").await;
+    let scope = d.text(&scope).await;
+    assert!(scope.ends_with("create_task"), "{scope}");
     d.screenshot(&out.join("approval-modal-details.png")).await;
     // The allow buttons arm after a short look: waited for as the enabled button.
     d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)

@@ -100,6 +100,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
           <p class="tool-line"><code>{request.tool}</code> — {request.title} <span class="caller">({request.caller})</span></p>
           <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
           <p class="why">{r.why}</p>
+          {request.grants.length > 0 && <p class="grant-scope" data-testid="grant-scope">{t("grantCovers")} {request.grants.map((g) => <code key={g}>{g}</code>)}</p>}
           <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({sourceLabel(r.matched.source)})</code> : <em>{t("noRule")}</em>}</p>
           <h3>{t("effects")}</h3>
           <ul class="effects">{request.effects.length ? request.effects.map((e) => <li><code>{describe(e)}</code></li>) : <li><em>—</em></li>}</ul>
@@ -108,7 +109,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         </div>}
         <div class="choices">
           {request.choices.filter((c) => c !== "deny").map((c) => (
-            <button key={c} class="allow" disabled={!armed || busy} onClick={() => answer(c)} data-choice={c}>{label[c]} <kbd>{key[c]}</kbd></button>
+            <button key={c} class="allow" disabled={!armed || busy} onClick={() => answer(c)} data-choice={c} title={c === "once" ? undefined : request.grants.join(", ")}>{label[c]} <kbd>{key[c]}</kbd></button>
           ))}
           <button ref={denyRef} class="deny" disabled={busy} onClick={() => answer("deny")} data-choice="deny">{label.deny} <kbd>{key.deny}</kbd></button>
         </div>

@@ -289,6 +289,11 @@ export type ApprovalRequest = {
 	plain: Plain,
 	/**  The choices offered; `conversation`/`always` only when a grant would be meaningful. */
 	choices: ApprovalChoice[],
+	/**
+	 *  The rules "this conversation" or "always" would add, as they will be kept: what the
+	 *  person grants, shown before they grant it (empty when only "once" is offered).
+	 */
+	grants: string[],
 };
 
 export type AuditEntry = {

@@ -52,6 +52,9 @@ pub struct ApprovalRequest {
     pub plain: crate::plain::Plain,
     /// The choices offered; `conversation`/`always` only when a grant would be meaningful.
     pub choices: Vec<ApprovalChoice>,
+    /// The rules "this conversation" or "always" would add, as they will be kept: what the
+    /// person grants, shown before they grant it (empty when only "once" is offered).
+    pub grants: Vec<String>,
 }
 
 /// An MCP server asks the person for input (MCP elicitation): a message and a flat form

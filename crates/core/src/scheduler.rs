@@ -1173,6 +1173,7 @@ impl Scheduler {
             effects: effects.to_vec(),
             review: review.clone(),
             choices: choices.clone(),
+            grants: grants.clone().unwrap_or_default(),
         };
         let who = self.approver.name().to_string();
         let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);

@@ -92,13 +92,13 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         {!mailPreview(request) && argLines(request.args).length > 0 && <dl class="plain-args" data-testid="plain-args">{argLines(request.args).map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>}
         <p class={`plain-undo ${plain.undo}`} data-testid="plain-undo">{t(`undo_${plain.undo}` as "undo_undoable")}</p>
         {plain.reason && <blockquote class="quoted" data-testid="plain-reason"><span class="caller">{t("assistantSays")}</span> {plain.reason}</blockquote>}
-        <p class="risk-line"><span class={`risk ${level}`} data-testid="risk-score">{t(level === "high" ? "riskHigh" : level === "medium" ? "riskMedium" : "riskLow")} · {r.score}/10</span> <span class="why">{r.reasons[0]?.text}</span></p>
+        <p class="risk-line"><span class={`risk ${level}`} data-testid="risk-score">{t(level === "high" ? "riskHigh" : level === "medium" ? "riskMedium" : "riskLow")} · {r.score}/10</span> <span class="why">{r.reasons[0] && phrase(r.reasons[0])}</span></p>
         {r.tainted_by && <p class="taint">⚠ {t("tainted")} {r.tainted_by}</p>}
         {mailPreview(request)}
         <button type="button" class="details-toggle" aria-expanded={details} onClick={() => setDetails(!details)} data-testid="approval-details-toggle">{details ? "▾" : "▸"} {t("details")} <kbd>Alt+I</kbd></button>
         {details && <div class="approval-details" data-testid="approval-details">
           <p class="tool-line"><code>{request.tool}</code> — {request.title} <span class="caller">({request.caller})</span></p>
-          <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {x.text}</li>)}</ul>
+          <ul class="reasons">{r.reasons.map((x) => <li>{x.points > 0 ? "+" : ""}{x.points} {phrase(x)}</li>)}</ul>
           <p class="why">{r.why}</p>
           {request.grants.length > 0 && <p class="grant-scope" data-testid="grant-scope">{t("grantCovers")} {request.grants.map((g) => <code key={g}>{g}</code>)}</p>}
           <p class="rule">{t("rule")}: {r.matched ? <code>{r.matched.action} {r.matched.rule} ({sourceLabel(r.matched.source)})</code> : <em>{t("noRule")}</em>}</p>

@@ -645,6 +645,10 @@ export type RateLimit = {
 
 export type Reason = {
 	points: number,
+	/**  The phrase's name for the window's translations (`risk.…`) and the values it names. */
+	key: string,
+	values: { [key in string]: string },
+	/**  The reason in English. */
 	text: string,
 };
 

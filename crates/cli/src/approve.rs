@@ -54,7 +54,11 @@ fn prompt(request: &ApprovalRequest) -> ApprovalChoice {
     }
     let _ = ewrite!(err, "│ why asked: {}", field(&r.why));
     if !request.grants.is_empty() {
-        let rules: Vec<String> = request.grants.iter().map(|g| field(g).into_owned()).collect();
+        let rules: Vec<String> = request
+            .grants
+            .iter()
+            .map(|g| field(g).into_owned())
+            .collect();
         let _ = ewrite!(
             err,
             "│ [c]onversation or [a]lways allows from then on: {}",

@@ -50,7 +50,7 @@ pub struct Plain {
 }
 
 /// A phrase from a key and an English template with `{name}` slots.
-fn words(key: &str, template: &str, values: &[(&str, String)]) -> Words {
+pub(crate) fn words(key: &str, template: &str, values: &[(&str, String)]) -> Words {
     let mut text = template.to_string();
     for (name, value) in values {
         text = text.replace(&format!("{{{name}}}"), value);

@@ -5,15 +5,32 @@
 //! points for the destructive annotation and for egress from a tainted conversation.
 
 use super::protected::{Protection, classify};
+use crate::plain::Words;
 use cowork_contract::{Effect, EffectEnv, ToolSpec};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Reason {
     pub points: i32,
+    /// The phrase's name for the window's translations (`risk.…`) and the values it names.
+    pub key: String,
+    pub values: BTreeMap<String, String>,
+    /// The reason in English.
     pub text: String,
+}
+
+impl Reason {
+    fn new(points: i32, words: Words) -> Reason {
+        Reason {
+            points,
+            key: words.key,
+            values: words.values,
+            text: words.text,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,52 +39,38 @@ pub struct Risk {
     pub reasons: Vec<Reason>,
 }
 
-fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i32, String) {
+/// A phrase of the scale: `key` names it for the window's translations (`risk.…`).
+fn said(key: &str, template: &str, values: &[(&str, String)]) -> Words {
+    crate::plain::words(&format!("risk.{key}"), template, values)
+}
+
+fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i32, Words) {
     let inside = |path: &str| env.is_inside_workspace(Path::new(path));
     match effect {
         Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path } => {
-            let verb = match effect {
-                Effect::FsRead { .. } => "reads",
-                Effect::FsWrite { .. } => "writes",
-                _ => "deletes",
-            };
-            match (effect, classify(path, data_dir, env)) {
-                (Effect::FsRead { .. }, Some(Protection::Secret(_))) => {
-                    (7, format!("reads a file that holds credentials ({path})"))
-                }
-                (Effect::FsRead { .. }, _) if inside(path) => {
-                    (1, "reads a file inside the workspace".into())
-                }
-                (Effect::FsRead { .. }, _) => match env.link_escape(Path::new(path)) {
-                    Some(why) => (4, format!("reads outside the workspace: {why}")),
-                    None => (4, format!("reads outside the workspace ({path})")),
-                },
-                (_, Some(Protection::Secret(_))) => {
-                    (9, format!("{verb} a file that holds credentials ({path})"))
-                }
-                (_, Some(Protection::Configures(what))) => {
-                    (8, format!("{verb} a file that configures {what} ({path})"))
-                }
-                (Effect::FsWrite { .. }, _) if inside(path) => {
-                    (3, "writes a file inside the workspace".into())
-                }
-                (Effect::FsWrite { .. }, _) => {
-                    (8, format!("writes outside the workspace ({path})"))
-                }
-                (_, _) if inside(path) => (6, "deletes a file inside the workspace".into()),
-                (_, _) => (9, format!("deletes outside the workspace ({path})")),
-            }
+            file_base(
+                effect,
+                path,
+                classify(path, data_dir, env),
+                inside(path),
+                env,
+            )
         }
         Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => (
             8,
-            format!(
-                "runs a program, and the workspace's own configuration makes it run code ({})",
-                workspace_code.join(", ")
+            said(
+                "exec.workspace_code",
+                "runs a program, and the workspace's own configuration makes it run code ({code})",
+                &[("code", workspace_code.join(", "))],
             ),
         ),
         Effect::ProcessExec { .. } if !cowork_contract::confine::available() => (
             8,
-            "runs a program with all your rights: bubblewrap cannot confine it here (install it: apt install bubblewrap)".into(),
+            said(
+                "exec.unconfined",
+                "runs a program with all your rights: bubblewrap cannot confine it here (install it: apt install bubblewrap)",
+                &[],
+            ),
         ),
         Effect::ProcessExec { command, .. } => command_base(&super::shell::analyze(command)),
         Effect::NetFetch { origin } => match cowork_contract::address::literal_host_kind(origin) {
@@ -75,106 +78,346 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
             // (SSRF). Denied by default; a rule the person writes for the origin allows it.
             Some(kind) if kind != cowork_contract::address::Kind::Public => (
                 9,
-                format!("sends a request to {} ({origin})", kind.describe()),
+                said(
+                    "net.inside",
+                    "sends a request to {what} ({origin})",
+                    &[
+                        ("what", kind.describe().to_string()),
+                        ("origin", origin.clone()),
+                    ],
+                ),
             ),
-            _ => (5, format!("sends a request to {origin}")),
+            _ => (
+                5,
+                said(
+                    "net.fetch",
+                    "sends a request to {origin}",
+                    &[("origin", origin.clone())],
+                ),
+            ),
         },
-        Effect::BrowserNavigate { origin } => (4, format!("opens {origin} in the browser")),
-        Effect::BrowserAct { origin } => (5, format!("acts on a page of {origin}")),
-        Effect::MailRead { .. } => (2, "reads mail".into()),
-        Effect::MailSend { recipients, .. } => {
-            (7, format!("sends mail to {}", recipients.join(", ")))
+        other => other_base(other),
+    }
+}
+
+/// A file effect's base: credentials and configuration first, then inside or outside.
+fn file_base(
+    effect: &Effect,
+    path: &str,
+    class: Option<Protection>,
+    inside: bool,
+    env: &EffectEnv,
+) -> (i32, Words) {
+    let p = || vec![("path", path.to_string())];
+    let verb = match effect {
+        Effect::FsRead { .. } => "reads",
+        Effect::FsWrite { .. } => "writes",
+        _ => "deletes",
+    };
+    let key = |what: &str| format!("fs.{verb}.{what}");
+    match (effect, class) {
+        (_, Some(Protection::Secret(_))) => (
+            if verb == "reads" { 7 } else { 9 },
+            said(
+                &key("secret"),
+                &format!("{verb} a file that holds credentials ({{path}})"),
+                &p(),
+            ),
+        ),
+        (Effect::FsRead { .. }, _) if inside => (
+            1,
+            said(&key("inside"), "reads a file inside the workspace", &[]),
+        ),
+        (Effect::FsRead { .. }, _) => match env.link_escape(Path::new(path)) {
+            Some(why) => (
+                4,
+                said(
+                    "fs.reads.outside_link",
+                    "reads outside the workspace: {why}",
+                    &[("why", why)],
+                ),
+            ),
+            None => (
+                4,
+                said(
+                    &key("outside"),
+                    "reads outside the workspace ({path})",
+                    &p(),
+                ),
+            ),
+        },
+        (_, Some(Protection::Configures(what))) => (
+            8,
+            said(
+                &key("config"),
+                &format!("{verb} a file that configures {{what}} ({{path}})"),
+                &[("what", what.to_string()), ("path", path.to_string())],
+            ),
+        ),
+        (Effect::FsWrite { .. }, _) if inside => (
+            3,
+            said(&key("inside"), "writes a file inside the workspace", &[]),
+        ),
+        (Effect::FsWrite { .. }, _) => (
+            8,
+            said(
+                &key("outside"),
+                "writes outside the workspace ({path})",
+                &p(),
+            ),
+        ),
+        (_, _) if inside => (
+            6,
+            said(&key("inside"), "deletes a file inside the workspace", &[]),
+        ),
+        (_, _) => (
+            9,
+            said(
+                &key("outside"),
+                "deletes outside the workspace ({path})",
+                &p(),
+            ),
+        ),
+    }
+}
+
+/// The bases of the effects that name a service, a person or nothing.
+fn other_base(effect: &Effect) -> (i32, Words) {
+    use Effect::*;
+    let list = |v: &[String]| v.join(", ");
+    match effect {
+        BrowserNavigate { origin } => (
+            4,
+            said(
+                "browser.navigate",
+                "opens {origin} in the browser",
+                &[("origin", origin.clone())],
+            ),
+        ),
+        BrowserAct { origin } => (
+            5,
+            said(
+                "browser.act",
+                "acts on a page of {origin}",
+                &[("origin", origin.clone())],
+            ),
+        ),
+        MailRead { .. } => (2, said("mail.read", "reads mail", &[])),
+        MailSend { recipients, .. } => (
+            7,
+            said(
+                "mail.send",
+                "sends mail to {recipients}",
+                &[("recipients", list(recipients))],
+            ),
+        ),
+        CalendarRead { .. } => (1, said("calendar.read", "reads the calendar", &[])),
+        CalendarWrite { attendees, .. } if attendees.is_empty() => {
+            (3, said("calendar.write", "changes the calendar", &[]))
         }
-        Effect::CalendarRead { .. } => (1, "reads the calendar".into()),
-        Effect::CalendarWrite { attendees, .. } if attendees.is_empty() => {
-            (3, "changes the calendar".into())
-        }
-        Effect::CalendarWrite { attendees, .. } => {
-            (5, format!("invites {} to an event", attendees.join(", ")))
-        }
-        Effect::VaultRead => (1, "reads memory".into()),
-        Effect::VaultWrite => (2, "writes memory".into()),
-        Effect::TasksRead => (1, "reads tasks".into()),
-        Effect::TasksWrite => (2, "changes tasks".into()),
-        Effect::NotesWrite => (2, "writes a note".into()),
-        Effect::AudioCapture => (5, "records from the microphone".into()),
-        Effect::AudioPlay => (2, "plays sound".into()),
-        Effect::SecretsRead { name } => (7, format!("reads the secret {name}")),
-        Effect::SystemRead => (1, "reads system information".into()),
-        Effect::UiAsk => (1, "asks you a question".into()),
-        Effect::ServiceRead { service } => (2, format!("reads your data at {service}")),
-        Effect::ServiceWrite { service, what } => (4, format!("changes {what} at {service}")),
-        Effect::ServiceDelete { service, what } => (6, format!("deletes {what} at {service}")),
+        CalendarWrite { attendees, .. } => (
+            5,
+            said(
+                "calendar.invite",
+                "invites {recipients} to an event",
+                &[("recipients", list(attendees))],
+            ),
+        ),
+        VaultRead => (1, said("vault.read", "reads memory", &[])),
+        VaultWrite => (2, said("vault.write", "writes memory", &[])),
+        TasksRead => (1, said("tasks.read", "reads tasks", &[])),
+        TasksWrite => (2, said("tasks.write", "changes tasks", &[])),
+        NotesWrite => (2, said("notes.write", "writes a note", &[])),
+        AudioCapture => (5, said("audio.capture", "records from the microphone", &[])),
+        AudioPlay => (2, said("audio.play", "plays sound", &[])),
+        SecretsRead { name } => (
+            7,
+            said(
+                "secrets.read",
+                "reads the secret {name}",
+                &[("name", name.clone())],
+            ),
+        ),
+        SystemRead => (1, said("system.read", "reads system information", &[])),
+        UiAsk => (1, said("ui.ask", "asks you a question", &[])),
+        ServiceRead { service } => (
+            2,
+            said(
+                "service.read",
+                "reads your data at {service}",
+                &[("service", service.clone())],
+            ),
+        ),
+        ServiceWrite { service, what } => (
+            4,
+            said(
+                "service.write",
+                "changes {what} at {service}",
+                &[("what", what.clone()), ("service", service.clone())],
+            ),
+        ),
+        ServiceDelete { service, what } => (
+            6,
+            said(
+                "service.delete",
+                "deletes {what} at {service}",
+                &[("what", what.clone()), ("service", service.clone())],
+            ),
+        ),
         // Reaching people and moving money score like mail (7): asked by default, and a tainted
         // conversation adds the egress point (8) — still asked, never silently denied.
-        Effect::MessageSend {
+        MessageSend {
             service,
             recipients,
         } => (
             7,
-            format!("sends a message to {} at {service}", recipients.join(", ")),
+            said(
+                "message.send",
+                "sends a message to {recipients} at {service}",
+                &[
+                    ("recipients", list(recipients)),
+                    ("service", service.clone()),
+                ],
+            ),
         ),
-        Effect::DataShare {
+        DataShare {
             service,
             recipients,
         } => (
             7,
-            format!("gives {} access at {service}", recipients.join(", ")),
+            said(
+                "data.share",
+                "gives {recipients} access at {service}",
+                &[
+                    ("recipients", list(recipients)),
+                    ("service", service.clone()),
+                ],
+            ),
         ),
-        Effect::MoneyPay { payee, amount } => (
+        MoneyPay {
+            payee,
+            amount: Some(amount),
+        } => (
             7,
-            match amount {
-                Some(amount) => format!("pays {amount} to {payee}"),
-                None => format!("pays {payee}"),
-            },
+            said(
+                "money.pay_amount",
+                "pays {amount} to {payee}",
+                &[("amount", amount.clone()), ("payee", payee.clone())],
+            ),
         ),
-        Effect::AccountChange { service, what } => {
-            (8, format!("changes your account at {service}: {what}"))
-        }
-        Effect::McpCall { server, tool } => {
-            (8, format!("{server}/{tool} declares no effects: unknown"))
-        }
-        Effect::McpUnconfined { server, why } => (
+        MoneyPay {
+            payee,
+            amount: None,
+        } => (
+            7,
+            said("money.pay", "pays {payee}", &[("payee", payee.clone())]),
+        ),
+        AccountChange { service, what } => (
             8,
-            format!("{server} runs outside a sandbox ({why}): nothing limits what it does"),
+            said(
+                "account.change",
+                "changes your account at {service}: {what}",
+                &[("service", service.clone()), ("what", what.clone())],
+            ),
         ),
+        McpCall { server, tool } => (
+            8,
+            said(
+                "mcp.undeclared",
+                "{server}/{tool} declares no effects: unknown",
+                &[("server", server.clone()), ("tool", tool.clone())],
+            ),
+        ),
+        McpUnconfined { server, why } => (
+            8,
+            said(
+                "mcp.unconfined",
+                "{server} runs outside a sandbox ({why}): nothing limits what it does",
+                &[("server", server.clone()), ("why", why.clone())],
+            ),
+        ),
+        // The file, command and fetch effects are scored above.
+        FsRead { .. } | FsWrite { .. } | FsDelete { .. } | ProcessExec { .. } | NetFetch { .. } => {
+            unreachable!("scored by effect_base")
+        }
     }
 }
 
 /// A confined command's risk from what its syntax says it does (`shell::analyze`): one that
 /// only reads scores as a look inside the workspace does; one that deletes, downloads code into
 /// a shell or asks for administrator rights scores above any other program.
-fn command_base(facts: &super::shell::CommandFacts) -> (i32, String) {
-    let programs = facts.programs.join(", ");
+fn command_base(facts: &super::shell::CommandFacts) -> (i32, Words) {
+    let programs = || vec![("programs", facts.programs.join(", "))];
     if !facts.understood {
-        return (7, "runs a command Cowork cannot fully read".into());
+        return (
+            7,
+            said(
+                "exec.unread",
+                "runs a command Cowork cannot fully read",
+                &[],
+            ),
+        );
     }
     if facts.runs_piped_code {
-        return (8, "runs code it downloads or builds as it goes".into());
+        return (
+            8,
+            said(
+                "exec.piped_code",
+                "runs code it downloads or builds as it goes",
+                &[],
+            ),
+        );
     }
     if !facts.privileged.is_empty() {
         let how = facts.privileged.join(", ");
-        return (8, format!("asks for administrator rights ({how})"));
+        return (
+            8,
+            said(
+                "exec.privileged",
+                "asks for administrator rights ({how})",
+                &[("how", how)],
+            ),
+        );
     }
     if !facts.deletes.is_empty() {
-        let all = if facts.recursive {
-            " and everything in them"
-        } else {
-            ""
+        let paths = vec![("paths", facts.deletes.join(", "))];
+        return match facts.recursive {
+            true => (
+                8,
+                said(
+                    "exec.deletes_all",
+                    "deletes {paths} and everything in them",
+                    &paths,
+                ),
+            ),
+            false => (8, said("exec.deletes", "deletes {paths}", &paths)),
         };
-        return (8, format!("deletes {}{all}", facts.deletes.join(", ")));
     }
     if !facts.network.is_empty() {
         let who = facts.network.join(", ");
-        return (7, format!("runs {who}, which reaches the network"));
+        return (
+            7,
+            said(
+                "exec.network",
+                "runs {programs}, which reaches the network",
+                &[("programs", who)],
+            ),
+        );
     }
     if facts.reads_only {
         return (
             4,
-            format!("runs {programs}, which only reads, confined to the workspace"),
+            said(
+                "exec.reads",
+                "runs {programs}, which only reads, confined to the workspace",
+                &programs(),
+            ),
         );
     }
-    (7, format!("runs {programs} on this computer"))
+    (
+        7,
+        said("exec.runs", "runs {programs} on this computer", &programs()),
+    )
 }
 
 pub fn assess(
@@ -184,31 +427,25 @@ pub fn assess(
     tainted: bool,
     data_dir: Option<&Path>,
 ) -> Risk {
-    let (base, text) = effects
+    let (base, words) = effects
         .iter()
         .map(|e| effect_base(e, env, data_dir))
         .max_by_key(|(points, _)| *points)
-        .unwrap_or((1, "no effects".into()));
-    let mut reasons = vec![Reason { points: base, text }];
+        .unwrap_or_else(|| (1, said("none", "no effects", &[])));
+    let mut reasons = vec![Reason::new(base, words)];
     if spec.annotations.destructive && base < 10 {
-        reasons.push(Reason {
-            points: 1,
-            text: "the tool is marked destructive".into(),
-        });
+        reasons.push(Reason::new(
+            1,
+            said("destructive", "the tool is marked destructive", &[]),
+        ));
     }
     if tainted && effects.iter().any(Effect::is_steerable_harm) {
-        reasons.push(Reason {
-            points: 1,
-            text: "the conversation contains untrusted content and this call sends data out or changes your records".into(),
-        });
+        reasons.push(Reason::new(1, said("tainted", "the conversation contains untrusted content and this call sends data out or changes your records", &[])));
     }
     let total: i32 = reasons.iter().map(|r| r.points).sum();
     if total > 10 {
         // Keep "every point has a reason" true after clamping.
-        reasons.push(Reason {
-            points: 10 - total,
-            text: "capped at 10".into(),
-        });
+        reasons.push(Reason::new(10 - total, said("capped", "capped at 10", &[])));
     }
     Risk {
         score: total.clamp(1, 10) as u8,

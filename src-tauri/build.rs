@@ -14,6 +14,7 @@ const COMMANDS: &[&str] = &[
     "get_conversation_settings",
     "save_conversation_settings",
     "list_models",
+    "test_provider",
     "pick_files",
     "attach_path",
     "attach_pasted",

@@ -46,7 +46,8 @@ type Res<T> = Result<T, String>;
 pub struct FirstRun {
     provider_configured: bool,
     provider_error: Option<String>,
-    ollama_detected: bool,
+    /// Model servers running on this computer (looked for only while no provider is set).
+    local_servers: Vec<cowork_app::LocalServer>,
     mode: Mode,
     /// A workspace is open: rules may go to its `.cowork/settings.json`.
     workspace: bool,
@@ -63,11 +64,14 @@ pub async fn first_run(shell: State<'_, Shell>) -> Res<FirstRun> {
         }
         Err(e) => (false, Some(e)),
     };
-    let ollama_detected = !configured && cowork_app::detect_ollama().await;
+    let local_servers = match configured {
+        true => vec![],
+        false => cowork_app::detect_local_servers(cowork_app::LOCAL_SERVERS).await,
+    };
     Ok(FirstRun {
         provider_configured: configured,
         provider_error: error,
-        ollama_detected,
+        local_servers,
         mode: shell.app.scheduler().policy().mode(),
         workspace: shell.app.scheduler().policy().has_workspace(),
     })
@@ -372,6 +376,14 @@ pub fn save_conversation_settings(
         .conversations
         .set_settings(&conversation, &settings)
         .map(|_| ())
+}
+
+/// Whether these (unsaved) provider settings reach a server that answers: the models it offers,
+/// or the error that names the fix.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_provider(settings: cowork_app::AgentSettings) -> Res<Vec<String>> {
+    cowork_app::check_provider(&settings).await
 }
 
 /// The models the configured provider offers.

@@ -245,6 +245,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::get_conversation_settings,
             commands::save_conversation_settings,
             commands::list_models,
+            commands::test_provider,
             commands::pick_files::<tauri::Wry>,
             commands::attach_path,
             commands::attach_pasted,

@@ -408,6 +408,24 @@ fn a_chat_turn_streams_events_and_persists() {
         "scripted"
     );
 
+    // The connection test answers with the server's models before anything is saved; a
+    // server that is not there is an error naming the fix.
+    let models = invoke(&ui.main, "test_provider", json!({"settings": settings})).unwrap();
+    assert_eq!(models, json!(["scripted", "scripted-vision"]));
+    let nowhere = json!({"provider": "openai", "baseUrl": "http://127.0.0.1:9/v1", "model": "x", "apiKeyEnv": ""});
+    let refused = invoke(&ui.main, "test_provider", json!({"settings": nowhere})).unwrap_err();
+    assert!(
+        refused.as_str().unwrap().contains("check the base URL"),
+        "{refused}"
+    );
+    // A local server is found where it listens, with its models; a closed port is passed over.
+    let found = tauri::async_runtime::block_on(cowork_app::detect_local_servers(&[
+        ("Scripted", &server.openai_base()),
+        ("Nobody", "http://127.0.0.1:9/v1"),
+    ]));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].models, ["scripted", "scripted-vision"]);
+
     let id = invoke(
         &ui.main,
         "send_message",

@@ -23,6 +23,11 @@ export const commands = {
 	saveConversationSettings: (conversation: string, settings: ConversationSettings) => __TAURI_INVOKE<null>("save_conversation_settings", { conversation, settings }),
 	/**  The models the configured provider offers. */
 	listModels: () => __TAURI_INVOKE<string[]>("list_models"),
+	/**
+	 *  Whether these (unsaved) provider settings reach a server that answers: the models it offers,
+	 *  or the error that names the fix.
+	 */
+	testProvider: (settings: AgentSettings) => __TAURI_INVOKE<string[]>("test_provider", { settings }),
 	/**  Files the person picks to attach (the desktop's chooser); empty when they cancel. */
 	pickFiles: () => __TAURI_INVOKE<string[]>("pick_files"),
 	/**  A file the person picked or dropped, read for a message (reviewed; their pick grants it). */
@@ -483,7 +488,8 @@ export type Feed = {
 export type FirstRun = {
 	provider_configured: boolean,
 	provider_error: string | null,
-	ollama_detected: boolean,
+	/**  Model servers running on this computer (looked for only while no provider is set). */
+	local_servers: LocalServer[],
 	mode: Mode,
 	/**  A workspace is open: rules may go to its `.cowork/settings.json`. */
 	workspace: boolean,
@@ -521,6 +527,14 @@ export type MicState = {
 export type Missed = 
 /**  Once on waking (not once per missed time). */
 "run_once" | "skip";
+
+/**  A model server found running on this computer, with the models it offers. */
+export type LocalServer = {
+	name: string,
+	/**  Its OpenAI-compatible address (what Settings → Provider takes as the base URL). */
+	baseUrl: string,
+	models: string[],
+};
 
 export type Mode = "normal" | 
 /**  Read-only effects only, until a plan is approved. */

@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { WorkspaceBar } from "./desktop";
-import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings, type Remedy } from "./api";
+import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings, type Remedy, type LocalServer } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
@@ -237,7 +237,7 @@ function Card({ card }: { card: ToolCard }) {
   );
 }
 
-export function Chat({ conversation, firstRun, onConversation, onSettings }: { conversation: string | null; firstRun: FirstRun | null; onConversation: (id: string) => void; onSettings: () => void }) {
+export function Chat({ conversation, firstRun, onConversation, onSettings, onProviderSaved }: { conversation: string | null; firstRun: FirstRun | null; onConversation: (id: string) => void; onSettings: () => void; onProviderSaved: () => void }) {
   const [items, setItems] = useState<Item[]>([]);
   const [input, setInput] = useState("");
   const [running, setRunning] = useState(false);
@@ -430,6 +430,13 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
     setItems((l) => { const at = l.findIndex((it) => it.kind === "assistant" && it.mid === mid); return at < 0 ? l : l.slice(0, at); });
     run(() => api.regenerate(c, mid));
   };
+  // A model server found on this computer, taken with its first model in one click.
+  const useLocal = async (found: LocalServer) => {
+    try {
+      await api.saveAgentSettings({ provider: "openai", baseUrl: found.baseUrl, model: found.models[0], apiKeyEnv: "" });
+      onProviderSaved();
+    } catch (e) { setError(String(e)); }
+  };
   // Asks again for the person's last message (its turn failed before an answer was stored).
   const retry = () => {
     const c = current.current;
@@ -552,8 +559,10 @@ export function Chat({ conversation, firstRun, onConversation, onSettings }: { c
         <div class="banner" data-testid="first-run">
           <p>{t("noProvider")}</p>
           {firstRun.provider_error && <p class="error">{firstRun.provider_error}</p>}
-          {firstRun.ollama_detected && <p>{t("ollamaFound")}</p>}
-          <button class="primary" onClick={onSettings}>{t("addProvider")}</button>
+          {firstRun.local_servers.map((found) => found.models.length > 0 && (
+            <button key={found.baseUrl} class="primary" data-testid="use-local-server" onClick={() => useLocal(found)}>
+              {t("useLocal")} {found.name} · {found.models[0]}</button>))}
+          <button class={firstRun.local_servers.length ? "" : "primary"} onClick={onSettings}>{t("addProvider")}</button>
         </div>
       )}
       <div class="messages" aria-live="polite" ref={list} onScroll={onScroll} data-testid="messages">

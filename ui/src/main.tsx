@@ -129,7 +129,7 @@ function App() {
         </nav>
       </aside>
       <main>
-        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} />}
+        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} onProviderSaved={() => api.firstRun().then(setFirstRun)} />}
         {view === "tools" && <ToolsView />}
         {view === "toolpacks" && <ToolpacksView request={install} />}
         {view === "audit" && <AuditView />}

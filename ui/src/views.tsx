@@ -54,6 +54,18 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const save = async () => {
     try { await api.saveAgentSettings(settings); setStatus(t("saved")); onChange(); } catch (e) { setStatus(String(e)); }
   };
+  // The settings as typed, tried before they are saved: the models the server offers fill the
+  // model field's choices (the first one if the field is empty).
+  const [offered, setOffered] = useState<string[]>([]);
+  const testConnection = async () => {
+    setStatus("…");
+    try {
+      const models = await api.testProvider(settings);
+      setOffered(models);
+      if (!settings.model && models[0]) setSettings({ ...settings, model: models[0] });
+      setStatus(`${t("connected")} · ${models.length} ${t("modelsOffered")}`);
+    } catch (e) { setStatus(String(e)); }
+  };
   return (
     <section class="page settings">
       <h1>{t("settings")}</h1>
@@ -66,7 +78,8 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           </select>
         </label>
         <label>{t("baseUrl")}<input value={settings.baseUrl} onInput={(e) => setSettings({ ...settings, baseUrl: e.currentTarget.value })} /></label>
-        <label>{t("model")}<input value={settings.model} onInput={(e) => setSettings({ ...settings, model: e.currentTarget.value })} /></label>
+        <label>{t("model")}<input list="provider-models" data-testid="provider-model" value={settings.model} onInput={(e) => setSettings({ ...settings, model: e.currentTarget.value })} /></label>
+        <datalist id="provider-models">{offered.map((m) => <option key={m} value={m} />)}</datalist>
         <label>{t("apiKeyEnv")}<input value={settings.apiKeyEnv} onInput={(e) => setSettings({ ...settings, apiKeyEnv: e.currentTarget.value })} /></label>
         <p class="hint">{t("keyNote")}</p>
         <label>{t("apiKey")}
@@ -76,7 +89,10 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           </span>
           <span class="hint">{hasKey ? t("keyStored") : t("noKey")}</span>
         </label>
-        <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+        <div class="row">
+          <button data-testid="test-provider" onClick={testConnection}>{t("testConnection")}</button>
+          <button class="primary" onClick={save}>{t("save")}</button> <span class="status" role="status">{status}</span>
+        </div>
       </fieldset>
       <ChatSettings settings={settings} onChange={setSettings} onSave={save} />
       <fieldset data-testid="mode">

@@ -194,17 +194,48 @@ impl AgentSettings {
     }
 }
 
-/// Whether an Ollama server answers on its default port (first-run hint).
-pub async fn detect_ollama() -> bool {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(400))
-        .build();
-    match client {
-        Ok(client) => client
-            .get("http://127.0.0.1:11434/api/tags")
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success()),
-        Err(_) => false,
-    }
+/// A model server found running on this computer, with the models it offers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct LocalServer {
+    pub name: String,
+    /// Its OpenAI-compatible address (what Settings → Provider takes as the base URL).
+    pub base_url: String,
+    pub models: Vec<String>,
+}
+
+/// Where the local model servers people run listen by default. (A list: these are the
+/// programs' own defaults, which is what a first run can know; any other address is typed.)
+pub const LOCAL_SERVERS: &[(&str, &str)] = &[
+    ("Ollama", "http://127.0.0.1:11434/v1"),
+    ("LM Studio", "http://127.0.0.1:1234/v1"),
+    ("llama.cpp", "http://127.0.0.1:8080/v1"),
+];
+
+/// The local model servers that answer at `places` (name, base URL), asked all at once, each
+/// given 400 ms: a first run should not wait on a port nobody listens on.
+pub async fn detect_local_servers(places: &[(&str, &str)]) -> Vec<LocalServer> {
+    let asks = places.iter().map(|(name, base)| async move {
+        let provider = OpenAiCompatible::new(name, base, "");
+        let models = tokio::time::timeout(Duration::from_millis(400), provider.models()).await;
+        let models = models.ok()?.ok()?;
+        Some(LocalServer {
+            name: name.to_string(),
+            base_url: base.to_string(),
+            models,
+        })
+    });
+    futures::future::join_all(asks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Whether `settings` reach a model server that answers, before they are saved: the models it
+/// offers, or the error that says what to fix.
+pub async fn check_provider(settings: &AgentSettings) -> Result<Vec<String>, String> {
+    let provider = settings.provider()?;
+    provider.models().await.map_err(|e| e.to_string())
 }

@@ -15,7 +15,8 @@ mod vault;
 
 pub use accounts::{AccountKind, AccountSettings, Security};
 pub use agent_settings::{
-    AgentSettings, ProviderKind, RecallSettings, default_core_tools, detect_ollama,
+    AgentSettings, LOCAL_SERVERS, LocalServer, ProviderKind, RecallSettings, check_provider,
+    default_core_tools, detect_local_servers,
 };
 pub use cowork_calendar::Reminder;
 /// Tool chains (the shells list, explain, run and resume them).

@@ -32,9 +32,12 @@ export function QuickAsk() {
     const text = given.trim();
     if (!text || running) return;
     setAnswer(""); setError(""); setRunning(true);
+    // The id is known before sending: the answer's first events can arrive before the call
+    // returns, and would be dropped as another conversation's.
+    const id = current.current ?? crypto.randomUUID();
+    current.current = id;
     try {
-      const id = await api.sendMessage(current.current, text, []);
-      current.current = id;
+      await api.sendMessage(id, text, []);
       setConversation(id);
       setQuestion("");
     } catch (e) { setRunning(false); setError(String(e)); }

@@ -1415,10 +1415,17 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
         .unwrap(),
     )
     .unwrap();
-    server.push(Turn::tools(
+    // The ask comes a moment after sending (each event of the reply half a second apart), by
+    // when the test has turned the person back to the other window: clicking Send in the real
+    // window may bring it to the front.
+    let mut asks = Turn::tools(
         "",
         &[("call_1", "create_task", json!({"title": "Renew passport"}))],
-    ));
+    );
+    if let Turn::Reply { chunk_delay, .. } = &mut asks {
+        *chunk_delay = Duration::from_millis(500);
+    }
+    server.push(asks);
     server.push(Turn::text("Added."));
     server.push(Turn::tools(
         "",
@@ -1475,6 +1482,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     assert_ne!(xdotool(&["getwindowfocus", "getwindowname"]), "Cowork");
     d.type_into(&input, "remind me to renew my passport").await;
     d.click(&d.wait_for("[data-testid=send]").await).await;
+    xdotool(&["windowfocus", "--sync", &elsewhere]);
     let shown = notifications.wait_for("waiting for your answer").await;
     assert!(shown.body.contains("Create task"), "{shown:?}");
     assert!(

@@ -40,7 +40,10 @@ export const commands = {
 	renameConversation: (conversation: string, title: string) => __TAURI_INVOKE<boolean>("rename_conversation", { conversation, title }),
 	deleteConversation: (conversation: string) => __TAURI_INVOKE<boolean>("delete_conversation", { conversation }),
 	listTools: () => __TAURI_INVOKE<ToolInfo[]>("list_tools"),
-	/**  The palette and slash commands: a direct call, through the same scheduler and approvals. */
+	/**
+	 *  The person's own act in the window (a slash command, a panel's button): a direct call through
+	 *  the same scheduler, review and audit; the act is its approval (see [`Caller::Person`]).
+	 */
 	callTool: (name: string, args: Value, conversation: string, card: string | null) => __TAURI_INVOKE<ToolCallView>("call_tool", { name, args, conversation, card }),
 	answerApproval: (callId: string, choice: ApprovalChoice) => __TAURI_INVOKE<null>("answer_approval", { callId, choice }),
 	/**  The person's answer to an MCP server's form. */
@@ -503,6 +506,14 @@ export type ImageData = {
 
 export type Layer = "stub" | "builtin" | "mcp";
 
+/**  A model server found running on this computer, with the models it offers. */
+export type LocalServer = {
+	name: string,
+	/**  Its OpenAI-compatible address (what Settings → Provider takes as the base URL). */
+	baseUrl: string,
+	models: string[],
+};
+
 export type MatchedRule = {
 	rule: string,
 	action: Action,
@@ -527,14 +538,6 @@ export type MicState = {
 export type Missed = 
 /**  Once on waking (not once per missed time). */
 "run_once" | "skip";
-
-/**  A model server found running on this computer, with the models it offers. */
-export type LocalServer = {
-	name: string,
-	/**  Its OpenAI-compatible address (what Settings → Provider takes as the base URL). */
-	baseUrl: string,
-	models: string[],
-};
 
 export type Mode = "normal" | 
 /**  Read-only effects only, until a plan is approved. */
@@ -690,6 +693,13 @@ export type ReindexReport = {
 	problems: ([string, string])[],
 };
 
+/**  What the person can do about a failed turn; the window offers it as a button. */
+export type Remedy = 
+/**  Ask again (a passing failure: a rate limit, a broken stream, a server error). */
+"retry" | 
+/**  Fix the provider's settings first (a key, an address, a model name). */
+"open_settings";
+
 /**  The PolicyBridge's answer, with everything the modal and `policy explain` show. */
 export type Review = {
 	decision: Action,
@@ -738,13 +748,6 @@ export type RuleEntry = {
 	/**  Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn. */
 	broad?: string | null,
 };
-
-/**  What the person can do about a failed turn; the window offers it as a button. */
-export type Remedy = 
-/**  Ask again (a passing failure: a rate limit, a broken stream, a server error). */
-"retry" | 
-/**  Fix the provider's settings first (a key, an address, a model name). */
-"open_settings";
 
 /**  Where a rule came from, narrowest last. */
 export type RuleSource = "builtin" | "user" | "workspace" | "conversation";

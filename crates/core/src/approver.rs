@@ -54,7 +54,6 @@ pub struct ApprovalRequest {
     pub choices: Vec<ApprovalChoice>,
     /// The rules "this conversation" or "always" would add, as they will be kept: what the
     /// person grants, shown before they grant it (empty when only "once" is offered).
-    #[serde(default)]
     pub grants: Vec<String>,
 }
 

@@ -434,7 +434,10 @@ fn a_chat_turn_streams_events_and_persists() {
     .unwrap();
     assert_eq!(id, "c-ipc");
     let finished = done.recv_timeout(wait()).expect("agent-done");
-    assert_eq!(finished, json!({"conversation": "c-ipc", "error": null}));
+    assert_eq!(
+        finished,
+        json!({"conversation": "c-ipc", "error": null, "remedy": null})
+    );
     let text: String = std::iter::from_fn(|| agent_events.try_recv().ok())
         .filter(|e| e["conversation"] == "c-ipc" && e["event"]["type"] == "text_delta")
         .map(|e| e["event"]["text"].as_str().unwrap().to_string())

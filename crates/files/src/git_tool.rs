@@ -487,7 +487,7 @@ enum RemoteReach {
 /// parser (the host is what the parser and curl take, not what the text seems to say:
 /// `http://a:1#@b/` reaches `a`), an address with a colon before any slash as ssh's host.
 fn remote_reach(address: &str) -> RemoteReach {
-    if address.contains("::") {
+    if names_a_helper(address) {
         // `<transport>::<address>` (`ext::`, `fd::`): a remote helper, which is a program.
         return RemoteReach::Program;
     }
@@ -506,7 +506,15 @@ fn remote_reach(address: &str) -> RemoteReach {
             (None, _) => RemoteReach::Program,
         };
     }
-    match (address.find(':'), address.find('/')) {
+    // ssh's short form, `[user@]host:path`; an IPv6 host is bracketed (`[::1]:path`).
+    let after_user = address.find('@').map_or(0, |at| at + 1);
+    let colon = match address[after_user..].starts_with('[') {
+        true => address[after_user..]
+            .find("]:")
+            .map(|end| after_user + end + 1),
+        false => address.find(':'),
+    };
+    match (colon, address.find('/')) {
         (Some(colon), slash) if slash.is_none_or(|s| colon < s) => {
             let host = &address[..colon];
             let host = host.rsplit('@').next().unwrap_or(host);
@@ -514,6 +522,17 @@ fn remote_reach(address: &str) -> RemoteReach {
         }
         _ => RemoteReach::Folder(address.to_string()),
     }
+}
+
+/// Whether git reads `address` as `<transport>::<address>`, as its transport code does: a run
+/// of scheme characters from the start (a letter or digit, then also `+ - .`) followed by `::`.
+/// An IPv6 address (`https://[::1]/r`) has `::` elsewhere and is a URL.
+fn names_a_helper(address: &str) -> bool {
+    let scheme = address
+        .char_indices()
+        .take_while(|&(i, c)| c.is_ascii_alphanumeric() || (i > 0 && "+-.".contains(c)))
+        .count();
+    address[scheme..].starts_with("::")
 }
 
 #[cfg(test)]
@@ -535,6 +554,17 @@ mod tests {
             remote_reach("git@github.com:o/r.git"),
             site("ssh://github.com")
         );
+        assert_eq!(
+            remote_reach("https://[::1]:8443/r.git"),
+            site("https://[::1]:8443")
+        );
+        assert_eq!(
+            remote_reach("git@[fd00::2]:o/r.git"),
+            site("ssh://[fd00::2]")
+        );
+        for helper in ["ext::sh -c touch% /tmp/x", "fd::3", "a+b.c-d::x", "::x"] {
+            assert_eq!(remote_reach(helper), RemoteReach::Program, "{helper}");
+        }
         assert_eq!(
             remote_reach("../other"),
             RemoteReach::Folder("../other".into())

@@ -181,7 +181,7 @@ fn file_base(
     }
 }
 
-/// The bases of the effects that name a service, a person or nothing.
+/// The bases of the effects on this computer and the person's own records.
 fn other_base(effect: &Effect) -> (i32, Words) {
     use Effect::*;
     let list = |v: &[String]| v.join(", ");
@@ -240,6 +240,15 @@ fn other_base(effect: &Effect) -> (i32, Words) {
         ),
         SystemRead => (1, said("system.read", "reads system information", &[])),
         UiAsk => (1, said("ui.ask", "asks you a question", &[])),
+        other => service_base(other),
+    }
+}
+
+/// The bases of the effects on the person's accounts elsewhere, other people and packs.
+fn service_base(effect: &Effect) -> (i32, Words) {
+    use Effect::*;
+    let list = |v: &[String]| v.join(", ");
+    match effect {
         ServiceRead { service } => (
             2,
             said(
@@ -312,6 +321,14 @@ fn other_base(effect: &Effect) -> (i32, Words) {
             7,
             said("money.pay", "pays {payee}", &[("payee", payee.clone())]),
         ),
+        other => pack_base(other),
+    }
+}
+
+/// The bases of an account change and of what a toolpack does not declare or confine.
+fn pack_base(effect: &Effect) -> (i32, Words) {
+    use Effect::*;
+    match effect {
         AccountChange { service, what } => (
             8,
             said(
@@ -336,10 +353,8 @@ fn other_base(effect: &Effect) -> (i32, Words) {
                 &[("server", server.clone()), ("why", why.clone())],
             ),
         ),
-        // The file, command and fetch effects are scored above.
-        FsRead { .. } | FsWrite { .. } | FsDelete { .. } | ProcessExec { .. } | NetFetch { .. } => {
-            unreachable!("scored by effect_base")
-        }
+        // The file, command, fetch and local effects are scored before.
+        _ => unreachable!("scored by effect_base or other_base"),
     }
 }
 

@@ -1034,3 +1034,52 @@ async fn a_closed_world_hint_does_not_untaint_what_a_tool_reads() {
     assert_eq!(env.script.asked(), 1, "it asked: {}", review.why);
     assert!(sent.result.is_err(), "the person said no");
 }
+
+/// A server granted a folder to change is watched like a command: what it leaves there for the
+/// person's own git to run (a repository with a planted program) is held back when its call
+/// ends, and the result says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_server_leaves_for_the_persons_git_is_held_back() {
+    let env = open(None);
+    let ws = env.workspace.display().to_string();
+    let declared = json!({
+        "effects": {"write_file": [{"kind": "fs.write", "path": "{path}"}]},
+        "sandbox": {"write": [ws]},
+    });
+    env.install(
+        &probe_pack(env.dir.path(), "writer", &[], declared),
+        BTreeMap::new(),
+    )
+    .await;
+    env.settle().await;
+    let config = env.workspace.join("sub/.git/config");
+    let planted = "[core]\n\tfsmonitor = touch /tmp/cowork-never\n";
+    let wrote = env
+        .call(
+            "mcp__writer__write_file",
+            json!({"path": config.display().to_string(), "text": planted}),
+        )
+        .await
+        .result
+        .unwrap()
+        .text_content();
+    assert!(wrote.contains("held back"), "{wrote}");
+    assert_ne!(
+        std::fs::read_to_string(&config).ok().as_deref(),
+        Some(planted),
+        "the planted program is still where git reads it"
+    );
+    // An ordinary file is just written.
+    let notes = env.workspace.join("notes.md");
+    let wrote = env
+        .call(
+            "mcp__writer__write_file",
+            json!({"path": notes.display().to_string(), "text": "hello"}),
+        )
+        .await
+        .result
+        .unwrap()
+        .text_content();
+    assert!(!wrote.contains("held back"), "{wrote}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello");
+}

@@ -38,6 +38,14 @@ if (args.has("--mute")) {
       extra.signal.addEventListener("abort", () => { console.error(`cancelled request ${extra.requestId}`); resolve({ content: [{ type: "text", text: "cancelled" }] }); });
     }));
   server.registerTool("crash", { description: "Exits the process.", inputSchema: {} }, async () => { process.exit(3); });
+  server.registerTool("write_file", { description: "Writes a file (its folders made first).", inputSchema: { path: z.string(), text: z.string() } },
+    async ({ path, text }) => {
+      const fs = await import("node:fs");
+      const { dirname } = await import("node:path");
+      fs.mkdirSync(dirname(path), { recursive: true });
+      fs.writeFileSync(path, text);
+      return { content: [{ type: "text", text: `wrote ${path}` }] };
+    });
   server.registerTool("fail", { description: "Returns an error result.", inputSchema: {} },
     async () => ({ isError: true, content: [{ type: "text", text: "the probe failed on purpose" }] }));
   server.registerTool("add_tool", { description: "Registers a new tool (sends tools/list_changed).", inputSchema: { name: z.string() } },

@@ -188,54 +188,9 @@ fn git_write_hint(result: &CommandResult) -> Option<String> {
 }
 
 /// What a run left where other programs read configuration, in words for the model and the
-/// person (see [`Watch`]); paths are shown relative to the workspace root they lie in.
+/// person (see [`Watch`]), and in the log.
 pub(crate) fn aftermath_notes(after: &Aftermath, env: &EffectEnv) -> Vec<String> {
-    let shown = |p: &Path| {
-        env.workspace_roots
-            .iter()
-            .find_map(|r| p.strip_prefix(r).ok())
-            .unwrap_or(p)
-            .display()
-            .to_string()
-    };
-    let mut notes = Vec::new();
-    for (part, held) in &after.held {
-        notes.push(match held {
-            Held::Moved(aside) => format!(
-                "held back {}: git would run what it names; it was moved to {} — if the person wants it, they put it back themselves",
-                shown(part),
-                shown(aside)
-            ),
-            Held::Removed => format!(
-                "removed {}: git would run what it names, and it could not be moved aside",
-                shown(part)
-            ),
-            Held::Restored => format!(
-                "put back {}: the command made it unreadable to git, which would then take another folder for the repository",
-                shown(part)
-            ),
-            Held::Stuck => format!(
-                "could not hold back {}: git may run what it names — tell the person to look at it",
-                shown(part)
-            ),
-        });
-    }
-    for dir in &after.replaced {
-        notes.push(format!(
-            "the git directory {} was replaced while the command ran — tell the person",
-            shown(dir)
-        ));
-    }
-    for path in &after.created {
-        notes.push(format!(
-            "created {}, which other programs read as configuration",
-            shown(path)
-        ));
-    }
-    if after.cut_short {
-        notes
-            .push("the workspace holds too many folders to check them all for repositories".into());
-    }
+    let notes = after.notes(env);
     if !notes.is_empty() {
         tracing::warn!(notes = ?notes, "a command left configuration behind");
     }

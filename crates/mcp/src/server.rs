@@ -133,9 +133,51 @@ struct Inner {
     /// The running stdio server's process group (its pid): ended with the server, so neither a
     /// server that ignores EOF nor its children outlive the command or app that started them.
     group: Mutex<Option<i32>>,
+    /// For a confined server granted folders to change: what they held at the last look, so
+    /// that what it leaves there for the person's own git is held back (see `confine::Watch`).
+    watch: Mutex<Option<cowork_contract::confine::Watch>>,
 }
 
 impl Inner {
+    /// The confinement of a server that may change folders of the person's, if this is one.
+    fn writable_jail(&self) -> Option<cowork_contract::confine::Confinement> {
+        match &self.spec.sandbox {
+            crate::sandbox::Sandbox::Confined(c) if !c.write.is_empty() => Some(c.jail()),
+            _ => None,
+        }
+    }
+
+    /// Starts watching the server's writable grants from now (at launch); what an earlier run
+    /// of it left since the last look is held back first (it may have died mid-call).
+    fn start_watch(&self) {
+        let mut slot = self.watch.lock().unwrap();
+        if let Some(earlier) = slot.take() {
+            self.logged(earlier.check().notes(&Default::default()));
+        }
+        *slot = self.writable_jail().map(|jail| jail.watch());
+    }
+
+    /// Looks at the server's writable grants since the last look: what it left where the
+    /// person's git would run it is held back now, and the next look starts from here. A
+    /// server runs between calls too, so every call's end is a look (and its words go with the
+    /// call's result), not only the server's exit.
+    fn look_again(&self, env: &cowork_contract::EffectEnv) -> Vec<String> {
+        let mut slot = self.watch.lock().unwrap();
+        let (Some(watch), Some(jail)) = (slot.as_ref(), self.writable_jail()) else {
+            return vec![];
+        };
+        let notes = watch.check().notes(env);
+        *slot = Some(jail.watch());
+        self.logged(notes)
+    }
+
+    fn logged(&self, notes: Vec<String>) -> Vec<String> {
+        if !notes.is_empty() {
+            tracing::warn!(server = %self.spec.name, notes = ?notes, "an MCP server left configuration behind");
+        }
+        notes
+    }
+
     /// Signals the server's whole process group, once.
     fn end_group(&self, signal: i32) {
         if let Some(pid) = self.group.lock().unwrap().take() {
@@ -194,6 +236,7 @@ impl McpServer {
             stop: CancellationToken::new(),
             changed: watch::channel(0).0,
             group: Mutex::new(None),
+            watch: Mutex::new(None),
         });
         tokio::spawn(supervise(inner.clone()));
         McpServer { inner }
@@ -376,8 +419,16 @@ impl McpServer {
         };
         guard.id = None;
         drop(guard);
+        let left = inner.look_again(&ctx.env);
         match response {
-            Ok(ServerResult::CallToolResult(result)) => convert(result),
+            Ok(ServerResult::CallToolResult(result)) => convert(result).map(|mut output| {
+                for note in left {
+                    output.content.push(Content::Text {
+                        text: format!("[{note}]"),
+                    });
+                }
+                output
+            }),
             Ok(other) => Err(ToolError::failed(format!(
                 "MCP server {} answered tools/call with an unexpected result: {other:?}",
                 self.name()
@@ -681,6 +732,7 @@ impl Inner {
                     })?;
                 let pid = transport.id();
                 *self.group.lock().unwrap() = pid.map(|p| p as i32);
+                self.start_watch();
                 self.update(|s| s.pid = pid);
                 client
                     .serve(transport)

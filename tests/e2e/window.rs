@@ -1678,6 +1678,19 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
     let env: Vec<(&str, &std::ffi::OsStr)> = vec![("XDG_RUNTIME_DIR", session.path().as_os_str())];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
     d.wait_for("[data-testid=chat-input]").await;
+    // Ctrl+/ lists every shortcut, the global one's neighbours included; Escape closes it.
+    let press = |script: &'static str| d.exec(script, json!([]));
+    press("window.dispatchEvent(new KeyboardEvent('keydown', {key: '/', ctrlKey: true}))").await;
+    d.wait_for_text("[data-testid=shortcut-sheet]", "Ctrl+Shift+D")
+        .await;
+    press("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))").await;
+    cowork_tests::wait::until("the sheet to close", || async {
+        match d.find("[data-testid=shortcut-sheet]").await {
+            None => Ok(()),
+            Some(_) => Err("open".to_string()),
+        }
+    })
+    .await;
     let main = d
         .cmd(reqwest::Method::GET, "/window", None)
         .await

@@ -15,6 +15,7 @@ import { MicIndicator } from "./voice";
 import { PauseSwitch, ReminderBar } from "./desktop";
 import { QuickAsk } from "./quick";
 import { ChainProgress } from "./chains";
+import { ShortcutSheet } from "./shortcuts";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -142,6 +143,7 @@ function App() {
       <SuspendedBar />
       <ReminderBar />
       <ChainProgress />
+      <ShortcutSheet />
       <TrustDialog hidden={approvals.length > 0} />
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
       {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}

@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// A private session bus (`dbus-daemon --session`), killed when dropped.
 pub struct SessionBus {
@@ -17,21 +16,22 @@ impl SessionBus {
     pub fn start(dir: &Path) -> SessionBus {
         let socket = dir.join("session-bus");
         let address = format!("unix:path={}", socket.display());
-        let child = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--nopidfile"])
+        let mut child = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address"])
             .arg(format!("--address={address}"))
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("dbus-daemon is not installed: run tests/setup.sh");
-        let start = Instant::now();
-        while !socket.exists() {
-            assert!(
-                start.elapsed() < crate::wait::patience(),
-                "the session bus did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // The daemon prints its address once it accepts connections; the socket's file appears
+        // earlier (at bind), and a client that comes then is refused.
+        let mut ready = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut ready,
+        )
+        .unwrap();
+        assert!(!ready.is_empty(), "the session bus did not start");
         SessionBus { child, address }
     }
 }

@@ -10,7 +10,7 @@
 //! ends.
 
 use crate::paths;
-use cowork_contract::confine::{self, Aftermath, Confinement, Held, Watch};
+use cowork_contract::confine::{self, Aftermath, Confinement, Watch};
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
 };

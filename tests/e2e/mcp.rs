@@ -1043,7 +1043,9 @@ async fn what_a_server_leaves_for_the_persons_git_is_held_back() {
     let env = open(None);
     let ws = env.workspace.display().to_string();
     let declared = json!({
-        "effects": {"write_file": [{"kind": "fs.write", "path": "{path}"}]},
+        // It declares nothing: what its grant reaches is what the review sees (a write in the
+        // workspace), and the planted file is never named to the gate.
+        "effects": {"write_file": []},
         "sandbox": {"write": [ws]},
     });
     env.install(

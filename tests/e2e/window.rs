@@ -1678,9 +1678,18 @@ async fn the_shortcut_opens_quick_ask_and_its_answer_moves_into_the_chat() {
     let env: Vec<(&str, &std::ffi::OsStr)> = vec![("XDG_RUNTIME_DIR", session.path().as_os_str())];
     let (_xvfb, _driver, d) = launch(home.path(), &env).await;
     d.wait_for("[data-testid=chat-input]").await;
-    // Ctrl+/ lists every shortcut, the global one's neighbours included; Escape closes it.
+    // Ctrl+/ lists every shortcut; Escape closes it. (The page listens once its effects have
+    // run, a frame after the input shows: the key is pressed until the sheet answers.)
     let press = |script: &'static str| d.exec(script, json!([]));
-    press("window.dispatchEvent(new KeyboardEvent('keydown', {key: '/', ctrlKey: true}))").await;
+    cowork_tests::wait::until("the keyboard sheet", || async {
+        if let Some(sheet) = d.find("[data-testid=shortcut-sheet]").await {
+            return Ok(d.text(&sheet).await);
+        }
+        press("window.dispatchEvent(new KeyboardEvent('keydown', {key: '/', ctrlKey: true}))")
+            .await;
+        Err("not there".to_string())
+    })
+    .await;
     d.wait_for_text("[data-testid=shortcut-sheet]", "Ctrl+Shift+D")
         .await;
     press("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))").await;

@@ -506,14 +506,7 @@ async fn run_command_kills_trees_caps_output_refuses_services_and_confines_write
     assert_eq!(out["timed_out"], true);
     // Cut at its timeout, not at the end of the 30 s sleep.
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
-    let alive = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .filter(|cmd| String::from_utf8_lossy(cmd).contains(&marker))
-            .count()
-    };
+    let alive = || processes_naming(&marker);
     // Gone (a zombie has an empty command line), once the kernel has torn the tree down.
     let deadline = std::time::Instant::now() + cowork_tests::wait::patience();
     while alive() > 0 && std::time::Instant::now() < deadline {
@@ -1318,14 +1311,7 @@ async fn a_cancelled_git_fetch_ends_its_remote_helper() {
             &format!("http://{address}/r.git"),
         ],
     );
-    let helpers = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-            .filter(|cmd| String::from_utf8_lossy(cmd).contains(&address))
-            .count()
-    };
+    let helpers = || processes_naming(&address);
     // The person's rule: a fetch from this machine would otherwise be refused by default.
     h.scheduler
         .policy()
@@ -1366,6 +1352,16 @@ async fn a_cancelled_git_fetch_ends_its_remote_helper() {
     })
     .await;
     silent.abort();
+}
+
+/// How many processes have `needle` in their command line (a zombie's is empty).
+fn processes_naming(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|cmd| String::from_utf8_lossy(cmd).contains(needle))
+        .count()
 }
 
 /// Runs the person's git in `dir` (setting a repository up), which must succeed.

@@ -63,6 +63,19 @@ fn events(app: &App<MockRuntime>, name: &str) -> mpsc::Receiver<Value> {
     rx
 }
 
+/// Points the chat at the scripted model server, through the window's own command; returns
+/// the settings it saved.
+fn use_scripted_model(ui: &Ui, server: &ScriptedLlm) -> Value {
+    let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
+    invoke(
+        &ui.main,
+        "save_agent_settings",
+        json!({"settings": settings}),
+    )
+    .unwrap();
+    settings
+}
+
 /// How long to wait for an event the step just caused.
 fn wait() -> Duration {
     cowork_tests::wait::patience()
@@ -254,13 +267,7 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
 
     // The model's call blocks on the modal; the test plays the modal.
     let server = tauri::async_runtime::block_on(ScriptedLlm::start());
-    let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
-    invoke(
-        &ui.main,
-        "save_agent_settings",
-        json!({"settings": settings}),
-    )
-    .unwrap();
+    use_scripted_model(&ui, &server);
     let done = events(&ui.app, "agent-done");
     let turn = |title: &str, id: &str| {
         server.push(Turn::tools(
@@ -396,13 +403,7 @@ fn a_chat_turn_streams_events_and_persists() {
     let agent_events = events(&ui.app, "agent-event");
     let done = events(&ui.app, "agent-done");
 
-    let settings = json!({"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""});
-    invoke(
-        &ui.main,
-        "save_agent_settings",
-        json!({"settings": settings}),
-    )
-    .unwrap();
+    let settings = use_scripted_model(&ui, &server);
     assert_eq!(
         invoke(&ui.main, "get_agent_settings", json!({})).unwrap()["model"],
         "scripted"

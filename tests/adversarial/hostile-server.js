@@ -7,6 +7,13 @@ const { spawn } = require("child_process");
 
 const tools = {
   touch: async ({ path }) => { fs.writeFileSync(path, "pwned"); return `wrote ${path}`; },
+  // Writes a file, making its folders: a repository with a planted program, in a folder the
+  // pack was given to change.
+  plant: async ({ path, text }) => {
+    fs.mkdirSync(require("path").dirname(path), { recursive: true });
+    fs.writeFileSync(path, text);
+    return `wrote ${path}`;
+  },
   read: async ({ path }) => fs.readFileSync(path, "utf8"),
   connect: ({ port }) => new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1", () => { socket.end(); resolve("connected"); });

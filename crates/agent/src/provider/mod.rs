@@ -326,6 +326,7 @@ impl Http {
         use eventsource_stream::Eventsource;
         use futures::StreamExt;
         let mut attempt = 0;
+        let mut resent = false;
         loop {
             let mut req = self
                 .client
@@ -335,9 +336,27 @@ impl Http {
             for (name, value) in headers {
                 req = req.header(*name, value);
             }
-            let response = tokio::select! {
+            let sent = tokio::select! {
                 _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                r = req.send() => r.map_err(|e| ProviderError::Network { provider: self.provider.clone(), url: url.to_string(), message: e.to_string() })?,
+                r = req.send() => r,
+            };
+            let response = match sent {
+                // A kept-alive connection the server closed meanwhile (llama.cpp's closes after
+                // a few requests) fails the send before any answer: sent again once. A request
+                // that got no answer has had no effect; a timeout is not resent.
+                Err(e) if !resent && !e.is_timeout() && (e.is_request() || e.is_connect()) => {
+                    resent = true;
+                    tracing::info!(provider = %self.provider, "the connection dropped before an answer; sending again: {e}");
+                    continue;
+                }
+                Err(e) => {
+                    return Err(ProviderError::Network {
+                        provider: self.provider.clone(),
+                        url: url.to_string(),
+                        message: e.to_string(),
+                    });
+                }
+                Ok(response) => response,
             };
             let status = response.status();
             if status.is_success() {

@@ -169,13 +169,19 @@ fn build_command(
     let launch = jail
         .envs(git_identity().iter().cloned())
         .command("bash", &["-c", command]);
-    let mut cmd = tokio::process::Command::from(launch.command);
+    (ended_as_a_group(launch.command), launch.confined, watch)
+}
+
+/// A program to start with no input and its output captured, in a process group of its own
+/// ([`run_to_end`] ends that whole group).
+pub(crate) fn ended_as_a_group(command: std::process::Command) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::from(command);
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    (cmd, launch.confined, watch)
+    cmd
 }
 
 /// A hint for the model when a command tried to write a git directory, which is read-only inside

@@ -13,7 +13,7 @@
 //! not git's options. Its effects are what the repository resolves to: its top folder, and
 //! every address of the remote.
 
-use crate::command::{aftermath_notes, cwd_inside, run_to_end};
+use crate::command::{aftermath_notes, cwd_inside, ended_as_a_group, run_to_end};
 use crate::paths;
 use cowork_contract::{
     CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, confine, tool,
@@ -249,13 +249,7 @@ fn confined_git(
             "the git tool runs git confined, and bubblewrap is not available here: install it (sudo apt install bubblewrap), or run git yourself in a terminal",
         ));
     }
-    let mut cmd = tokio::process::Command::from(launch.command);
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    Ok((cmd, watch))
+    Ok((ended_as_a_group(launch.command), watch))
 }
 
 /// The repository's git directory and its common directory (a worktree's), canonical.

@@ -255,11 +255,16 @@ fn server_said(body: &str) -> String {
         .flatten()
         .find_map(|m| m.as_str())
     });
-    let said = found
+    // A server's words reach a terminal too: white space folded to single spaces, and no other
+    // control characters (an escape sequence).
+    let said: String = found
         .unwrap_or(body)
         .split_whitespace()
         .collect::<Vec<_>>()
-        .join(" ");
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
     match said.chars().count() {
         0 => "no details".to_string(),
         n if n > 300 => format!("{}…", said.chars().take(300).collect::<String>()),
@@ -635,6 +640,7 @@ mod error_tests {
                 "<html> <body>Bad gateway</body> </html>",
             ),
             ("", "no details"),
+            ("bad\u{1b}[2K gateway", "bad[2K gateway"),
         ] {
             assert_eq!(server_said(body), said);
         }

@@ -89,6 +89,8 @@ const COMMANDS: &[&str] = &[
     "list_schedules",
     "schedule_runs",
     "remove_schedule",
+    "preview_schedule",
+    "add_prompt_schedule",
 ];
 
 fn main() {

@@ -1369,3 +1369,29 @@ pub fn remove_schedule(shell: State<'_, Shell>, name: String) -> Res<()> {
         .remove(&name)
         .map_err(|e| e.to_string())
 }
+
+/// Settings → Schedules, the new-schedule form: the pattern in words and its next times, asked
+/// as the person types.
+#[tauri::command]
+#[specta::specta]
+pub fn preview_schedule(cron: String) -> Res<cowork_app::chains::CronPreview> {
+    cowork_app::chains::preview(&cron, chrono::Utc::now(), 3).map_err(|e| e.to_string())
+}
+
+/// A scheduled prompt made in the window: it is granted nothing, so whatever needs an approval
+/// waits for the person as a task.
+#[tauri::command]
+#[specta::specta]
+pub fn add_prompt_schedule(
+    shell: State<'_, Shell>,
+    name: Option<String>,
+    cron: String,
+    prompt: String,
+    missed: cowork_app::chains::Missed,
+) -> Res<cowork_app::chains::Schedule> {
+    shell
+        .app
+        .schedules()
+        .add_prompt(name.as_deref(), &cron, &prompt, missed, chrono::Utc::now())
+        .map_err(|e| e.to_string())
+}

@@ -318,6 +318,8 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::pending_asks,
             commands::close_window::<tauri::Wry>,
             commands::list_schedules,
+            commands::preview_schedule,
+            commands::add_prompt_schedule,
             commands::schedule_runs,
             commands::remove_schedule,
         ])

@@ -176,6 +176,16 @@ export const commands = {
 	/**  The run history (of one schedule, or all), newest first. */
 	scheduleRuns: (name: string | null) => __TAURI_INVOKE<ScheduleRun[]>("schedule_runs", { name }),
 	removeSchedule: (name: string) => __TAURI_INVOKE<null>("remove_schedule", { name }),
+	/**
+	 *  Settings → Schedules, the new-schedule form: the pattern in words and its next times, asked
+	 *  as the person types.
+	 */
+	previewSchedule: (cron: string) => __TAURI_INVOKE<CronPreview>("preview_schedule", { cron }),
+	/**
+	 *  A scheduled prompt made in the window: it is granted nothing, so whatever needs an approval
+	 *  waits for the person as a task.
+	 */
+	addPromptSchedule: (name: string | null, cron: string, prompt: string, missed: Missed) => __TAURI_INVOKE<Schedule>("add_prompt_schedule", { name, cron, prompt, missed }),
 };
 
 /* Types */
@@ -362,6 +372,15 @@ export type Compaction = {
 };
 
 /**  A content block, aligned with MCP's `CallToolResult.content`. */
+/**
+ *  A cron pattern as a new schedule would read it: in words, and its next few times (the
+ *  window shows them before the person adds it).
+ */
+export type CronPreview = {
+	when: string,
+	next: string[],
+};
+
 export type Content = { type: "text"; text: string } | { type: "json"; value: Value } | { type: "image"; mime_type: string; data_base64: string } | { type: "resource_link"; uri: string; name: string; mime_type: string | null };
 
 /**  A conversation's own choices over the app's defaults. */

@@ -161,6 +161,8 @@ pub enum ScheduleError {
     Exists(String),
     #[error("no schedule {0:?} — `cowork schedule list` shows them")]
     Unknown(String),
+    #[error("a scheduled prompt needs words: what should the assistant do at that time?")]
+    EmptyPrompt,
     #[error("schedules: {0}")]
     Store(String),
 }
@@ -182,6 +184,52 @@ fn next_after(cron: &croner::Cron, after: DateTime<Utc>) -> Option<DateTime<Utc>
     cron.find_next_occurrence(&after.with_timezone(&Local), false)
         .ok()
         .map(|t| t.with_timezone(&Utc))
+}
+
+/// A cron pattern as a new schedule would read it: in words, and its next few times (the
+/// window shows them before the person adds it).
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CronPreview {
+    pub when: String,
+    pub next: Vec<DateTime<Utc>>,
+}
+
+/// `cron`'s words and its next `count` times after `now`, in the person's zone.
+pub fn preview(cron: &str, now: DateTime<Utc>, count: usize) -> Result<CronPreview, ScheduleError> {
+    let pattern = parse_cron(cron)?;
+    let mut next: Vec<DateTime<Utc>> = Vec::with_capacity(count);
+    while next.len() < count {
+        match next_after(&pattern, next.last().copied().unwrap_or(now)) {
+            Some(at) => next.push(at),
+            None => break,
+        }
+    }
+    if next.is_empty() {
+        return Err(ScheduleError::Cron(cron.to_string(), "it never matches".into()));
+    }
+    Ok(CronPreview {
+        when: pattern.describe(),
+        next,
+    })
+}
+
+/// A schedule name from a prompt's first words ("Summarize my inbox" → `summarize-my-inbox`),
+/// in the letters names allow; `prompt` when none are left.
+pub fn name_for_prompt(prompt: &str) -> String {
+    let words: Vec<String> = prompt
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        })
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .collect();
+    let name: String = words.join("-").chars().take(40).collect();
+    if name.is_empty() { "prompt".into() } else { name }
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -346,6 +394,39 @@ impl Schedules {
             .map_err(db)?;
         let rows = stmt.query_map([], schedule_from_row).map_err(db)?;
         rows.collect::<Result<_, _>>().map_err(db)
+    }
+
+    /// `stem` if no schedule has that name yet, else `stem-2`, `stem-3`…
+    pub fn free_name(&self, stem: &str) -> Result<String, ScheduleError> {
+        let taken: std::collections::HashSet<String> =
+            self.list()?.into_iter().map(|s| s.name).collect();
+        Ok(std::iter::once(stem.to_string())
+            .chain((2..).map(|n| format!("{stem}-{n}")))
+            .find(|name| !taken.contains(name))
+            .expect("an unbounded sequence has a free name"))
+    }
+
+    /// A scheduled prompt: it runs unattended with nothing granted, so anything that needs an
+    /// approval waits for the person as a task. Named from its words unless `name` is given.
+    pub fn add_prompt(
+        &self,
+        name: Option<&str>,
+        cron: &str,
+        prompt: &str,
+        missed: Missed,
+        now: DateTime<Utc>,
+    ) -> Result<Schedule, ScheduleError> {
+        if prompt.trim().is_empty() {
+            return Err(ScheduleError::EmptyPrompt);
+        }
+        let name = match name.map(str::trim).filter(|n| !n.is_empty()) {
+            Some(name) => name.to_string(),
+            None => self.free_name(&name_for_prompt(prompt))?,
+        };
+        let target = Target::Prompt {
+            prompt: prompt.trim().to_string(),
+        };
+        self.add(&name, cron, target, missed, vec![], now)
     }
 
     pub fn remove(&self, name: &str) -> Result<(), ScheduleError> {
@@ -650,4 +731,55 @@ async fn fire(schedules: &Schedules, chains: &Chains, prompt: &PromptRunner, fir
         }
     };
     schedules.finish(&firing.run, state, detail.as_deref(), &waiting_on);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedules() -> (tempfile::TempDir, Schedules) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = cowork_store::Store::open(
+            cowork_store::DataDir::at(dir.path()),
+            &[&crate::SCHEMA],
+        )
+        .unwrap();
+        let schedules = Schedules::open(&store).unwrap();
+        (dir, schedules)
+    }
+
+    #[test]
+    fn a_preview_says_the_pattern_and_its_next_times_in_order() {
+        let now = Utc::now();
+        let seen = preview("0 8 * * 1-5", now, 3).unwrap();
+        assert_eq!(seen.next.len(), 3);
+        assert!(seen.next.windows(2).all(|w| w[0] < w[1]), "{:?}", seen.next);
+        assert!(seen.next[0] > now);
+        assert!(!seen.when.is_empty());
+        assert!(matches!(
+            preview("0 8 * *", now, 3),
+            Err(ScheduleError::Cron(..))
+        ));
+    }
+
+    #[test]
+    fn a_prompt_is_named_from_its_words_and_never_takes_a_name_that_is_taken() {
+        assert_eq!(name_for_prompt("Summarize my inbox, please!"), "summarize-my-inbox-please");
+        assert_eq!(name_for_prompt("总结 我的 邮件"), "总结-我的-邮件");
+        assert_eq!(name_for_prompt("?? !!"), "prompt");
+        let (_dir, schedules) = schedules();
+        let now = Utc::now();
+        let first = schedules
+            .add_prompt(None, "0 8 * * *", "Check the news", Missed::RunOnce, now)
+            .unwrap();
+        let second = schedules
+            .add_prompt(Some("  "), "0 9 * * *", "check the news", Missed::Skip, now)
+            .unwrap();
+        assert_eq!((first.name.as_str(), second.name.as_str()), ("check-the-news", "check-the-news-2"));
+        assert!(second.granted.is_empty(), "a prompt is granted nothing");
+        assert!(matches!(
+            schedules.add_prompt(None, "0 8 * * *", "   ", Missed::Skip, now),
+            Err(ScheduleError::EmptyPrompt)
+        ));
+    }
 }

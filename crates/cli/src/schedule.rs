@@ -16,7 +16,7 @@ pub(crate) enum ScheduleCmd {
         inputs: String,
         #[arg(long)]
         prompt: Option<String>,
-        /// Its name (default: the chain's, or "prompt-N").
+        /// Its name (default: the chain's, or the prompt's first words).
         #[arg(long)]
         name: Option<String>,
         /// A run missed while the computer slept or Cowork was closed: run-once or skip.
@@ -54,41 +54,29 @@ pub(crate) async fn schedule(
             missed,
         } => {
             let missed: Missed = missed.parse()?;
-            let (target, granted, default_name) = match (chain, prompt) {
+            let added = match (chain, prompt) {
                 (Some(chain), _) => {
                     let found = app.chains().get(&chain)?;
                     let inputs: serde_json::Value = serde_json::from_str(&inputs)
                         .map_err(|e| format!("--inputs is not valid JSON ({e})"))?;
                     let plan = app.chains().explain(&found, &inputs, conversation)?;
                     let granted = grant(&plan.effects)?;
-                    (
-                        Target::Chain {
-                            chain: chain.clone(),
-                            inputs,
-                        },
-                        granted,
-                        chain,
-                    )
+                    let target = Target::Chain {
+                        chain: chain.clone(),
+                        inputs,
+                    };
+                    let name = name.as_deref().unwrap_or(&chain);
+                    schedules.add(name, &cron, target, missed, granted, chrono::Utc::now())
                 }
                 (None, Some(prompt)) => {
                     esay!(
                         "A scheduled prompt runs unattended: anything that needs your approval waits for you as a task."
                     );
-                    let n = schedules.list().map_err(|e| e.to_string())?.len() + 1;
-                    (Target::Prompt { prompt }, vec![], format!("prompt-{n}"))
+                    schedules.add_prompt(name.as_deref(), &cron, &prompt, missed, chrono::Utc::now())
                 }
                 (None, None) => return Err("give --chain NAME or --prompt TEXT".into()),
-            };
-            let added = schedules
-                .add(
-                    name.as_deref().unwrap_or(&default_name),
-                    &cron,
-                    target,
-                    missed,
-                    granted,
-                    chrono::Utc::now(),
-                )
-                .map_err(|e| e.to_string())?;
+            }
+            .map_err(|e| e.to_string())?;
             if json {
                 say!(
                     "{}",

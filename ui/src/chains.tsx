@@ -1,8 +1,8 @@
 // A chain's progress, pushed as it runs (its six events): each step waiting, running, done,
 // skipped or failed, and how the run ended. One card per run, dismissed by the person.
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type ChainEvent, type Schedule, type ScheduleRun } from "./api";
-import { t } from "./i18n";
+import { api, on, type ChainEvent, type CronPreview, type Schedule, type ScheduleRun } from "./api";
+import { t, describeCron, formatDate, getLang } from "./i18n";
 
 type StepState = "waiting" | "running" | "done" | "skipped" | "failed";
 interface Run { chain: string; steps: { id: string; state: StepState; note?: string }[]; state: "running" | "completed" | "failed"; error?: string }
@@ -50,7 +50,75 @@ export function ChainProgress() {
   );
 }
 
-/** Settings → Schedules: each schedule, its next time and what it may do unattended, and the run history. */
+type Repeat = "daily" | "weekdays" | "weekends" | "weekly" | "custom";
+const REPEAT_DAYS: Record<Exclude<Repeat, "weekly" | "custom">, string> = { daily: "*", weekdays: "1-5", weekends: "0,6" };
+
+/** The cron pattern the form's choices make; the custom field as typed. */
+function cronOf(repeat: Repeat, time: string, weekday: number, custom: string): string {
+  if (repeat === "custom") return custom;
+  const [h, m] = time.split(":").map(Number);
+  return `${m || 0} ${h || 0} * * ${repeat === "weekly" ? weekday : REPEAT_DAYS[repeat]}`;
+}
+
+/** A new scheduled prompt, made in the window: when (in words, with its next times before it is
+ * added) and what to ask. It is granted nothing: what needs an approval waits for the person. */
+function NewSchedule({ onAdded }: { onAdded: () => void }) {
+  const [prompt, setPrompt] = useState("");
+  const [repeat, setRepeat] = useState<Repeat>("weekdays");
+  const [time, setTime] = useState("08:00");
+  const [weekday, setWeekday] = useState(1);
+  const [custom, setCustom] = useState("0 8 * * 1-5");
+  const [name, setName] = useState("");
+  const [runMissed, setRunMissed] = useState(true);
+  const [preview, setPreview] = useState<CronPreview | null>(null);
+  const [error, setError] = useState("");
+  const cron = cronOf(repeat, time, weekday, custom);
+  useEffect(() => {
+    let current = true;
+    api.previewSchedule(cron).then((p) => { if (current) { setPreview(p); setError(""); } })
+      .catch((e) => { if (current) { setPreview(null); setError(String(e)); } });
+    return () => { current = false; };
+  }, [cron]);
+  const add = async () => {
+    try {
+      await api.addPromptSchedule(name.trim() || null, cron, prompt, runMissed ? "run_once" : "skip");
+      setPrompt(""); setName(""); setError(""); onAdded();
+    } catch (e) { setError(String(e)); }
+  };
+  const weekdayName = (n: number) => new Intl.DateTimeFormat(getLang(), { weekday: "long" }).format(new Date(2024, 0, 7 + n));
+  return (
+    <form class="new-schedule" data-testid="new-schedule" onSubmit={(e) => { e.preventDefault(); add(); }}>
+      <h3>{t("newSchedule")}</h3>
+      <label>{t("scheduleWhat")}
+        <textarea rows={2} data-testid="schedule-prompt" placeholder={t("schedulePromptHint")} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <label>{t("scheduleRepeat")}
+          <select data-testid="schedule-repeat" value={repeat} onChange={(e) => setRepeat(e.currentTarget.value as Repeat)}>
+            <option value="daily">{t("everyDay")}</option><option value="weekdays">{t("weekdays")}</option><option value="weekends">{t("weekends")}</option>
+            <option value="weekly">{t("everyWeekOn")}…</option><option value="custom">{t("customCron")}</option>
+          </select>
+        </label>
+        {repeat === "weekly" && <select aria-label={t("everyWeekOn")} value={weekday} onChange={(e) => setWeekday(Number(e.currentTarget.value))}>
+          {[1, 2, 3, 4, 5, 6, 0].map((n) => <option key={n} value={n}>{weekdayName(n)}</option>)}</select>}
+        {repeat === "custom"
+          ? <input data-testid="schedule-cron" aria-label={t("customCron")} value={custom} onInput={(e) => setCustom(e.currentTarget.value)} />
+          : <label>{t("scheduleAt")} <input type="time" data-testid="schedule-time" value={time} onInput={(e) => setTime(e.currentTarget.value)} /></label>}
+      </div>
+      <p class="muted" data-testid="schedule-preview" aria-live="polite">
+        {preview && <>{describeCron(cron, preview.when)} · {t("nextRuns")} {preview.next.map((n) => formatDate(n, "weekdayTime")).join(" · ")}</>}
+      </p>
+      <label>{t("scheduleName")}<input data-testid="schedule-name" value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
+      <label class="inline"><input type="checkbox" checked={runMissed} onChange={(e) => setRunMissed(e.currentTarget.checked)} /> {t("runMissed")}</label>
+      <p class="hint">{t("scheduleUnattended")}</p>
+      {error && <p class="error" role="alert">{error}</p>}
+      <button type="submit" class="primary" data-testid="add-schedule" disabled={!prompt.trim() || !preview}>{t("addSchedule")}</button>
+    </form>
+  );
+}
+
+/** Settings → Schedules: each schedule, its next time and what it may do unattended, the run
+ * history, and a form for a new one. */
 export function SchedulesPanel() {
   const [schedules, setSchedules] = useState<Schedule[]>([]);
   const [runs, setRuns] = useState<ScheduleRun[]>([]);
@@ -69,25 +137,26 @@ export function SchedulesPanel() {
   return (
     <fieldset data-testid="schedules">
       <legend>{t("schedules")}</legend>
-      {schedules.length === 0 && <p class="muted">{t("noSchedules")} <code>cowork schedule add "0 8 * * 1-5" --prompt "…"</code></p>}
+      {schedules.length === 0 && <p class="muted">{t("noSchedules")}</p>}
       <ul class="schedules">
         {schedules.map((s) => (
           <li key={s.id} data-name={s.name}>
-            <strong>{s.name}</strong> — {s.when} · {what(s)} · {t("nextRun")} {new Date(s.next_due).toLocaleString()} ·{" "}
+            <strong>{s.name}</strong> — {describeCron(s.cron, s.when)} · {what(s)} · {t("nextRun")} {formatDate(s.next_due, "weekdayTime")} ·{" "}
             <span class="muted">{s.granted.length} {t("effectsGranted")}</span>{" "}
             <button class="link" onClick={() => api.removeSchedule(s.name).then(load).catch((e) => setStatus(String(e)))}>{t("remove")}</button>
           </li>
         ))}
       </ul>
+      <NewSchedule onAdded={() => { load(); setStatus(t("scheduleAdded")); }} />
       {runs.length > 0 && (
         <table class="runs" data-testid="schedule-runs">
           <thead><tr><th>{t("schedule")}</th><th>{t("due")}</th><th>{t("state")}</th><th /></tr></thead>
           <tbody>{runs.map((r) => (
-            <tr key={r.id} data-state={r.state}><td>{r.schedule}</td><td>{new Date(r.due_at).toLocaleString()}{r.missed ? ` (${t("missed")})` : ""}</td>
+            <tr key={r.id} data-state={r.state}><td>{r.schedule}</td><td>{formatDate(r.due_at)}{r.missed ? ` (${t("missed")})` : ""}</td>
               <td>{t(`run_${r.state}` as Parameters<typeof t>[0])}</td><td class="muted">{r.detail ?? ""}</td></tr>))}</tbody>
         </table>
       )}
-      {status && <p class="status">{status}</p>}
+      {status && <p class="status" role="status">{status}</p>}
     </fieldset>
   );
 }

@@ -2,7 +2,7 @@
 // and Settings → Desktop (tray, notifications, do not disturb, autostart).
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type DesktopSettings, type NoticeTarget, type Status, type WorkspaceState } from "./api";
-import { t } from "./i18n";
+import { t, formatDate } from "./i18n";
 import { reviewTrust } from "./trust";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
@@ -41,10 +41,7 @@ export function ReminderBar() {
     return () => { a.then((f) => f()); b.then((f) => f()); };
   }, []);
   if (due.length === 0) return null;
-  const when = (r: EventTarget) => {
-    const d = new Date(r.starts);
-    return r.all_day ? d.toLocaleDateString() : d.toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit" });
-  };
+  const when = (r: EventTarget) => formatDate(r.starts, r.all_day ? "date" : "weekdayTime");
   return (
     <div class="reminder-bar" role="status" data-testid="reminder-bar">
       {due.map((r) => (

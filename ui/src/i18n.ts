@@ -66,7 +66,11 @@ const en = {
   embedderHint: "A new model re-embeds every entry in the background (progress on the Memory page); until then those entries are found by words. Vectors of different models are never mixed.",
   reminder: "Reminder:", dismiss: "Dismiss",
   chain: "Chain", chainRunning: "running", chainDone: "done", chainStopped: "stopped", chainTry: "try",
-  schedules: "Schedules", noSchedules: "No schedules yet. Add one at the terminal:", nextRun: "next", effectsGranted: "effect(s) allowed unattended",
+  schedules: "Schedules", noSchedules: "No schedules yet. Ask the assistant something at a time you choose: a morning brief, a weekly review.", nextRun: "next", effectsGranted: "effect(s) allowed unattended",
+  newSchedule: "New schedule", scheduleWhat: "What should the assistant do?", schedulePromptHint: "e.g. Summarize my unread mail and today's calendar", scheduleRepeat: "Repeat",
+  everyDay: "Every day", weekdays: "Weekdays", weekends: "Weekends", everyWeekOn: "Every week on", customCron: "Custom (cron)", scheduleAt: "at",
+  scheduleName: "Name (optional)", runMissed: "If Cowork was closed at that time, run once when it opens", addSchedule: "Add schedule", nextRuns: "Next runs:",
+  scheduleUnattended: "It runs with nobody there and is allowed nothing in advance: anything that needs your approval waits for you as a task.", scheduleAdded: "Schedule added",
   schedule: "Schedule", due: "Due", missed: "missed", run_running: "running", run_completed: "done", run_failed: "failed",
   run_waiting: "waiting for you", run_skipped: "skipped", run_interrupted: "interrupted",
   waitingForYou: "Waiting for you:", resume: "Resume", resumed: "Resumed", cancelTask: "Cancel", until: "until",
@@ -149,7 +153,11 @@ const zh: Partial<Dict> = {
   embedderHint: "换用新模型后，所有条目会在后台重新向量化（进度见记忆页面）；完成前这些条目按关键词查找。不同模型的向量从不混用。",
   reminder: "提醒：", dismiss: "关闭",
   chain: "工作流", chainRunning: "运行中", chainDone: "已完成", chainStopped: "已停止", chainTry: "尝试",
-  schedules: "定时任务", noSchedules: "还没有定时任务。可在终端添加：", nextRun: "下次", effectsGranted: "项操作可无人值守执行",
+  schedules: "定时任务", noSchedules: "还没有定时任务。可以让助手在你选定的时间做事：比如每天早上的简报、每周的回顾。", nextRun: "下次", effectsGranted: "项操作可无人值守执行",
+  newSchedule: "新建定时任务", scheduleWhat: "让助手做什么？", schedulePromptHint: "例如：总结我的未读邮件和今天的日程", scheduleRepeat: "重复",
+  everyDay: "每天", weekdays: "工作日", weekends: "周末", everyWeekOn: "每周", customCron: "自定义（cron）", scheduleAt: "时间",
+  scheduleName: "名称（可选）", runMissed: "如果那时 Cowork 没有运行，打开后补运行一次", addSchedule: "添加定时任务", nextRuns: "接下来运行：",
+  scheduleUnattended: "它在无人值守时运行，事先不授予任何权限：凡是需要你批准的操作，都会作为任务等你处理。", scheduleAdded: "已添加定时任务",
   schedule: "定时任务", due: "计划时间", missed: "错过", run_running: "运行中", run_completed: "已完成", run_failed: "失败",
   run_waiting: "等待你处理", run_skipped: "已跳过", run_interrupted: "已中断",
   waitingForYou: "等待你处理：", resume: "继续", resumed: "已继续", cancelTask: "取消", until: "截止",
@@ -170,6 +178,36 @@ export function t(key: keyof Dict): string {
   return (lang === "zh-CN" ? zh[key] : undefined) ?? en[key];
 }
 export function getLang(): Lang { return lang; }
+
+/** A time from Rust (RFC 3339) in the person's language: dates never in another locale's order. */
+export function formatDate(iso: string, style: "datetime" | "date" | "time" | "weekdayTime" = "datetime"): string {
+  const d = new Date(iso);
+  if (isNaN(d.getTime())) return iso;
+  const options: Record<typeof style, Intl.DateTimeFormatOptions> = {
+    datetime: { dateStyle: "medium", timeStyle: "short" },
+    date: { dateStyle: "medium" },
+    time: { timeStyle: "short" },
+    weekdayTime: { weekday: "short", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" },
+  };
+  return new Intl.DateTimeFormat(lang, options[style]).format(d);
+}
+
+/** A cron pattern of the shapes the schedule form makes ("M H * * days") in the person's
+ * language; any other pattern keeps Rust's English words (`fallback`). */
+export function describeCron(cron: string, fallback: string): string {
+  const [minute, hour, day, month, days, ...rest] = cron.trim().split(/\s+/);
+  if (rest.length || day !== "*" || month !== "*" || !/^\d+$/.test(minute ?? "") || !/^\d+$/.test(hour ?? "")) return fallback;
+  const at = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" }).format(new Date(2024, 0, 1, Number(hour), Number(minute)));
+  const weekday = (n: number) => new Intl.DateTimeFormat(lang, { weekday: "long" }).format(new Date(2024, 0, 7 + (n % 7)));
+  const zhCN = lang === "zh-CN";
+  let when: string;
+  if (days === "*") when = t("everyDay");
+  else if (days === "1-5") when = t("weekdays");
+  else if (days === "0,6" || days === "6,0") when = t("weekends");
+  else if (/^[0-7](,[0-7])*$/.test(days ?? "")) when = `${zhCN ? "每" : "Every "}${days!.split(",").map((n) => weekday(Number(n))).join(zhCN ? "、" : ", ")}`;
+  else return fallback;
+  return zhCN ? `${when} ${at}` : `${when} at ${at}`;
+}
 export function setLang(next: Lang) { lang = next; localStorage.setItem("lang", next); document.documentElement.lang = next; }
 
 /** An approval's phrases in Chinese, by the key Rust gives each (`core/src/plain.rs`); a key

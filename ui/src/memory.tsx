@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus, type Value } from "./api";
 import { renderMarkdown } from "./markdown";
-import { t } from "./i18n";
+import { t, formatDate } from "./i18n";
 
 const MEMORY_CONVERSATION = "memory";
 const KINDS = ["", "memory", "note", "fact", "preference", "decision", "learning"] as const;
@@ -58,7 +58,7 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
         : <textarea data-testid="memory-editor" value={editing} rows={5} onInput={(e) => setEditing(e.currentTarget.value)}
             onKeyDown={(e) => { if (e.key === "Escape") setEditing(null); const content = e.currentTarget.value; if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) act(async () => { await call("update_vault_entry", { id: row.id, content }); setEditing(null); onChanged(t("saved")); }); }} />}
       <footer>
-        <Source row={row} /> <span class="muted">· {row.updated.slice(0, 10)} · <code>{row.path}</code></span>
+        <Source row={row} /> <span class="muted">· {formatDate(row.updated, "date")} · <code>{row.path}</code></span>
         <span class="actions">
           {editing === null
             ? <button onClick={edit}>{t("edit")}</button>

@@ -4,7 +4,7 @@
 // task that went on by itself (the person logged in) says what it did.
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type Suspension, type ToolCallView } from "./api";
-import { t } from "./i18n";
+import { t, formatDate } from "./i18n";
 
 export function SuspendedBar() {
   const [open, setOpen] = useState<Suspension[]>([]);
@@ -31,7 +31,7 @@ export function SuspendedBar() {
     <div class="suspended-bar" role="status" data-testid="suspended-bar">
       {open.map((s) => (
         <div key={s.id} class="row" data-id={s.id}>
-          <span><strong>{t("waitingForYou")}</strong> {s.reason} <span class="muted">({s.tool} · {t("until")} {new Date(s.deadline).toLocaleTimeString()})</span></span>
+          <span><strong>{t("waitingForYou")}</strong> {s.reason} <span class="muted">({s.tool} · {t("until")} {formatDate(s.deadline, "time")})</span></span>
           <button class="primary" data-testid="resume-task" onClick={() => act(async () => { await api.resumeSuspension(s.id); })}>{t("resume")}</button>
           <button onClick={() => act(async () => { await api.extendSuspension(s.id, 30); })}>+30 min</button>
           <button onClick={() => act(async () => { await api.cancelSuspension(s.id); })}>{t("cancelTask")}</button>

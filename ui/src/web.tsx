@@ -3,7 +3,7 @@
 // Settings → Web. Everything shown here came from outside: it is rendered as text nodes only.
 import { useEffect, useState } from "preact/hooks";
 import { api, type WebSettings as WebSettingsOnWire, type SearchSettings, type WeatherSettings, type NewsSettings, type SearchProvider } from "./api";
-import { t } from "./i18n";
+import { t, formatDate } from "./i18n";
 
 // Tool outputs (the web tools' output schemas).
 interface SearchResult { title: string; url: string; snippet: string; date: string | null }
@@ -25,7 +25,7 @@ function Link({ href, children }: { href: string; children: preact.ComponentChil
 }
 
 /** A feed date in the person's own time zone and language. */
-const when = (iso: string) => { const d = new Date(iso); return isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }); };
+const when = (iso: string) => formatDate(iso);
 const host = (url: string) => { try { return new URL(url).host; } catch { return url; } };
 const placeLabel = (p: Place) => [p.name, p.region, p.country].filter(Boolean).join(", ");
 

@@ -3,7 +3,7 @@
 //! window tests and the window benchmarks (`#[path]`-included: each is its own crate).
 
 #![allow(dead_code)]
-use cowork_tests::display::{Kill, start_xvfb};
+use cowork_tests::display::{Kill, start_xvfb_sized};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -177,6 +177,24 @@ pub fn base64_decode(s: &str) -> Vec<u8> {
     out
 }
 
+/// Pictures from [`artifacts`] in one labelled sheet (ImageMagick's montage, from setup), so a
+/// person sees a whole panel at a glance.
+pub fn contact_sheet(pictures: &[String], out: &Path, columns: u32) {
+    let mut montage = Command::new("montage");
+    for picture in pictures {
+        montage
+            .arg("-label")
+            .arg(picture.trim_end_matches(".png"))
+            .arg(artifacts().join(picture));
+    }
+    let made = montage
+        .args(["-tile", &format!("{columns}x"), "-geometry", "480x300+6+6", "-pointsize", "14"])
+        .arg(out)
+        .status()
+        .expect("ImageMagick's montage is not installed (apt imagemagick): run tests/setup.sh");
+    assert!(made.success(), "montage could not make {}", out.display());
+}
+
 pub fn artifacts() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/e2e-artifacts");
     std::fs::create_dir_all(&dir).unwrap();
@@ -185,7 +203,16 @@ pub fn artifacts() -> PathBuf {
 
 /// The real window under Xvfb, driven by WebKitWebDriver, on the data dir `home`.
 pub async fn launch(home: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (Kill, Kill, Driver) {
-    let (xvfb, display) = start_xvfb();
+    launch_on_screen(home, env, "1280x820x24").await
+}
+
+/// [`launch`] on an X screen of the given size (`WIDTHxHEIGHTxDEPTH`).
+pub async fn launch_on_screen(
+    home: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+    screen: &str,
+) -> (Kill, Kill, Driver) {
+    let (xvfb, display) = start_xvfb_sized(screen);
     let port = free_port();
     let mut command = Command::new("WebKitWebDriver");
     command
@@ -259,6 +286,25 @@ impl Driver {
             "/execute/async",
             Some(json!({"script": script, "args": args})),
         )
+        .await
+    }
+
+    /// Sets the window's size and waits until the page sees it (it learns of it a frame later).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.cmd(
+            reqwest::Method::POST,
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .await;
+        cowork_tests::wait::until(&format!("the page to be {width} px wide"), || async {
+            let seen = self.exec("return window.innerWidth", json!([])).await;
+            // The page's width can differ from the window's by a border.
+            match seen.as_u64().is_some_and(|w| w.abs_diff(width as u64) <= 40) {
+                true => Ok(()),
+                false => Err(seen.to_string()),
+            }
+        })
         .await
     }
 

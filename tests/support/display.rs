@@ -15,17 +15,15 @@ impl Drop for Kill {
 
 /// A private X server on a free display number (Xvfb picks it and writes it to a pipe).
 pub fn start_xvfb() -> (Kill, String) {
+    start_xvfb_sized("1280x820x24")
+}
+
+/// A private X display of `screen` (`WIDTHxHEIGHTxDEPTH`): the gallery needs one wider than a
+/// laptop's to show the window at 1920 px.
+pub fn start_xvfb_sized(screen: &str) -> (Kill, String) {
     let (mut reader, writer) = std::io::pipe().expect("pipe");
     let child = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-screen",
-            "0",
-            "1280x820x24",
-            "-nolisten",
-            "tcp",
-        ])
+        .args(["-displayfd", "1", "-screen", "0", screen, "-nolisten", "tcp"])
         .stdout(writer.try_clone().expect("pipe"))
         .stderr(Stdio::null())
         .spawn()

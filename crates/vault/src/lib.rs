@@ -43,6 +43,11 @@ type Db = Arc<Mutex<Connection>>;
 pub(crate) const RRF_K: f32 = 60.0;
 /// Candidates taken from each ranking before fusion.
 const DEPTH: usize = 50;
+/// A hit found by meaning alone, this far below the best one's similarity, is not about the
+/// query: every entry has some nearest neighbour, so without a cut a search lists the vault.
+/// Relative, not absolute: one model's scores cluster (e5: 0.75–0.9), and only the distance
+/// from the best says "unrelated".
+const MEANING_MARGIN: f32 = 0.05;
 /// Files indexed per transaction (and per embedding batch) in a re-index.
 const BATCH: usize = 16;
 /// e5 reads at most 512 tokens; more text only costs time.
@@ -711,7 +716,13 @@ impl Vault {
             slot.meaning_rank = Some(rank + 1);
             slot.similarity = Some(*sim);
         }
-        let mut ranked: Vec<(i64, Fused)> = fused.into_iter().collect();
+        let best = meaning.first().map(|(_, sim)| *sim).unwrap_or(f32::MIN);
+        let mut ranked: Vec<(i64, Fused)> = fused
+            .into_iter()
+            .filter(|(_, f)| {
+                f.word_rank.is_some() || f.similarity.is_some_and(|s| s >= best - MEANING_MARGIN)
+            })
+            .collect();
         ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
         ranked.truncate(k);
         let rows: Vec<i64> = ranked.iter().map(|(r, _)| *r).collect();

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { WorkspaceBar } from "./desktop";
 import { api, on, type FirstRun, type Part, type ImageBlock, type Content, type Value, type Progress, type ThreadMessage, type Compaction, type TurnUsage, type ConversationSettings, type Remedy, type LocalServer } from "./api";
-import { t } from "./i18n";
+import { t, toolTitle, tookTime } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
 import { webCard } from "./web";
@@ -224,14 +224,14 @@ function Card({ card }: { card: ToolCard }) {
   return (
     <div class={`tool-card ${card.status}`} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
       <button class="card-head" onClick={() => setOpen(!open)} aria-expanded={open}>
-        <span class="status-dot" />{card.name}
-        <span class="meta">{card.status === "running" ? <span class="spinner" aria-label={t("running")} /> : `${card.duration_ms ?? ""}${card.duration_ms !== undefined ? " ms" : ""}`}</span>
+        <span class="status-dot" />{toolTitle(card.name)}
+        <span class="meta">{card.status === "running" ? <span class="spinner" aria-label={t("running")} /> : tookTime(card.duration_ms)}</span>
       </button>
       {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
-      {open && <pre class="card-body">{JSON.stringify(card.input, null, 2)}</pre>}
+      {open && <pre class="card-body"><code class="tool-id">{card.name}</code>{"\n"}{JSON.stringify(card.input, null, 2)}</pre>}
       {(card.status === "ok" && webCard(card.name, card.structured)) || (card.result !== undefined && <pre class="card-result">{card.result}</pre>)}
       {card.images?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
-        <img key={n} class="card-image" alt={`${card.name} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
+        <img key={n} class="card-image" alt={`${toolTitle(card.name)} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
       ))}
     </div>
   );

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, on, type DesktopSettings, type NoticeTarget, type Status, type WorkspaceState } from "./api";
 import { t, formatDate } from "./i18n";
 import { reviewTrust } from "./trust";
+import { SaveBar, useDraft } from "./savebar";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
 export function PauseSwitch() {
@@ -55,18 +56,15 @@ export function ReminderBar() {
 }
 
 export function DesktopSettingsPanel() {
-  const [settings, setSettings] = useState<DesktopSettings | null>(null);
+  const draft = useDraft<DesktopSettings>();
   const [status, setStatus] = useState("");
-  useEffect(() => { api.getDesktopSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
+  useEffect(() => { api.getDesktopSettings().then(draft.load).catch((e) => setStatus(String(e))); }, []);
+  const settings = draft.value, setSettings = draft.set;
   if (!settings) return <p class="status">{status}</p>;
   const toggle = (key: "closeToTray" | "notifications" | "doNotDisturb" | "autostart", label: string) => (
     <label class="check"><input type="checkbox" data-testid={`desktop-${key}`} checked={settings[key]}
       onChange={(e) => setSettings({ ...settings, [key]: e.currentTarget.checked })} /> {label}</label>
   );
-  const save = async () => {
-    setStatus("…");
-    try { await api.saveDesktopSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
-  };
   return (
     <fieldset data-testid="desktop-settings">
       <legend>{t("desktop")}</legend>
@@ -79,7 +77,7 @@ export function DesktopSettingsPanel() {
       <label>{t("longRunSecs")}<input type="number" min={0} value={settings.longRunSecs}
         onInput={(e) => setSettings({ ...settings, longRunSecs: Math.max(0, Number(e.currentTarget.value) || 0) })} /></label>
       <p class="hint">{t("desktopHint")}</p>
-      <button class="primary" data-testid="desktop-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+      <SaveBar draft={draft} save={(s) => api.saveDesktopSettings(s)} />
     </fieldset>
   );
 }

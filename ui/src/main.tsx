@@ -5,7 +5,9 @@ import { t, getLang } from "./i18n";
 import { Chat, Icon } from "./chat";
 import { ApprovalModal, ElicitationModal } from "./approval";
 import { OutboxBar } from "./accounts";
-import { SettingsView, ToolsView, AuditView, applyTheme } from "./views";
+import { ToolsView, AuditView, applyTheme } from "./views";
+import { SettingsView, showSettingsPage } from "./settings";
+import { leaveThen } from "./savebar";
 import { ToolpacksView } from "./toolpacks";
 import { ChangesView } from "./changes";
 import { MemoryView } from "./memory";
@@ -50,6 +52,8 @@ function App() {
   const [install, setInstall] = useState<{ source: string; n: number } | undefined>();
 
   const refresh = () => api.listConversations(search).then(setConversations).catch(() => {});
+  // Away from Settings only once its unsaved changes are saved or let go (the page asks).
+  const go = (next: View, also?: () => void) => leaveThen(() => { also?.(); setView(next); });
   useEffect(() => { refresh(); }, [search]);
   // A turn's end moves its conversation up (and a new one into) the list.
   useEffect(() => { const done = on("agent-done", () => refresh()); return () => { done.then((f) => f()); }; }, [search]);
@@ -66,14 +70,14 @@ function App() {
     api.pendingAsks().then((p) => { p.approvals.forEach(addApproval); p.elicitations.forEach(addForm); }).catch(() => {});
     // Links and files handed over by the desktop open the install review (never an install).
     const takeRequests = () => api.takeDesktopRequests().then((rs) => rs.forEach((r) => {
-      if (r.kind === "install_toolpack") { setView("toolpacks"); setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })); }
+      if (r.kind === "install_toolpack") go("toolpacks", () => setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })));
     })).catch(() => {});
     takeRequests();
     const unRequests = on("desktop-request", takeRequests);
     // A clicked notification opens its place (an approval's modal is already up).
     const unTargets = on("open-target", (target) => {
-      if (target.kind === "conversation") { setConversation(target.id); setView("chat"); }
-      if (target.kind === "suspension" || target.kind === "outbox") setView("chat");
+      if (target.kind === "conversation") go("chat", () => setConversation(target.id));
+      if (target.kind === "suspension" || target.kind === "outbox") go("chat");
     });
     return () => { un.then((f) => f()); unForms.then((f) => f()); unRequests.then((f) => f()); unTargets.then((f) => f()); };
   }, []);
@@ -81,7 +85,7 @@ function App() {
   useEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if (!(e.ctrlKey || e.metaKey) || approvals.length) return;
-      if (e.key === "n") { e.preventDefault(); setConversation(null); setView("chat"); }
+      if (e.key === "n") { e.preventDefault(); go("chat", () => setConversation(null)); }
       if (e.key === "k") { e.preventDefault(); document.getElementById("conv-search")?.focus(); }
       if (e.key === ",") { e.preventDefault(); setView("settings"); }
       // Ctrl+W closes the window (Cowork stays in the tray, Settings → Desktop).
@@ -96,9 +100,9 @@ function App() {
     const keys = (e: KeyboardEvent) => {
       if (!(e.ctrlKey || e.metaKey) || !e.shiftKey) return;
       const key = e.key.toLowerCase();
-      if (key === "d") { e.preventDefault(); setView("changes"); }
+      if (key === "d") { e.preventDefault(); go("changes"); }
       // M for memory.
-      if (key === "m") { e.preventDefault(); setView("memory"); }
+      if (key === "m") { e.preventDefault(); go("memory"); }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
@@ -107,7 +111,7 @@ function App() {
   return (
     <div class="app">
       <aside class="sidebar">
-        <button class="primary" onClick={() => { setConversation(null); setView("chat"); }} title="Ctrl+N">+ {t("newChat")}</button>
+        <button class="primary" onClick={() => go("chat", () => setConversation(null))} title="Ctrl+N">+ {t("newChat")}</button>
         <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <ul class="conversations">
           {byDate(conversations).map(([group, members]) => [<li key={group} class="group-head" role="presentation">{group}</li>, ...members.map((c) => (
@@ -116,21 +120,21 @@ function App() {
                 ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
                     onKeyDown={async (e) => { const title = e.currentTarget.value.trim(); if (e.key === "Enter" && title) { await api.renameConversation(c.id, title); setRenaming(null); refresh(); } if (e.key === "Escape") setRenaming(null); }}
                     onBlur={() => setRenaming(null)} />
-                : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => { setConversation(c.id); setView("chat"); }}>{c.title || "…"}</button>}
+                : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => go("chat", () => setConversation(c.id))}>{c.title || "…"}</button>}
               <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>
               <button class="icon" aria-label="delete" onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
             </li>
           ))])}
         </ul>
         <nav>
-          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => setView(v)}>
+          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => v === view ? undefined : go(v)}>
             <Icon name={v} />{label}
             {v === "chat" && approvals.length > 0 && <span class="badge" data-testid="waiting-badge" title={t("waiting")}>{approvals.length}</span>}</button>)}
           <PauseSwitch />
         </nav>
       </aside>
       <main>
-        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => setView("settings")} onProviderSaved={() => api.firstRun().then(setFirstRun)} />}
+        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => { showSettingsPage("model"); setView("settings"); }} onProviderSaved={() => api.firstRun().then(setFirstRun)} />}
         {view === "tools" && <ToolsView />}
         {view === "toolpacks" && <ToolpacksView request={install} />}
         {view === "audit" && <AuditView />}

@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus, type Value } from "./api";
 import { renderMarkdown } from "./markdown";
 import { t, formatDate } from "./i18n";
+import { SaveBar, useDraft } from "./savebar";
 
 const MEMORY_CONVERSATION = "memory";
 const KINDS = ["", "memory", "note", "fact", "preference", "decision", "learning"] as const;
@@ -151,16 +152,13 @@ export function MemoryView() {
 /// Settings → Memory: the vault folder (takes effect at the next start) and the embedding model.
 /// A new model re-embeds every entry in the background; the Memory page shows the progress.
 export function MemorySettings() {
-  const [settings, setSettings] = useState<VaultSettings | null>(null);
+  const draft = useDraft<VaultSettings>();
   const [status, setStatus] = useState("");
-  useEffect(() => { api.getVaultSettings().then(setSettings).catch((e) => setStatus(String(e))); }, []);
-  if (!settings) return null;
+  useEffect(() => { api.getVaultSettings().then(draft.load).catch((e) => setStatus(String(e))); }, []);
+  const settings = draft.value, setSettings = draft.set;
+  if (!settings) return status ? <p class="status">{status}</p> : null;
   const e = settings.embedder ?? { kind: "e5" };
   const setEmbedder = (embedder: Embedder) => setSettings({ ...settings, embedder });
-  const save = async () => {
-    setStatus("…");
-    try { await api.saveVaultSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
-  };
   return (
     <fieldset data-testid="memory-settings">
       <legend>{t("memory")}</legend>
@@ -179,7 +177,7 @@ export function MemorySettings() {
         <label>{t("apiKeyEnv")}<input type="text" value={e.apiKeyEnv ?? ""} onInput={(ev) => setEmbedder({ ...e, apiKeyEnv: ev.currentTarget.value })} /></label>
       </>}
       <p class="hint">{t("embedderHint")}</p>
-      <button class="primary" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+      <SaveBar draft={draft} save={(s) => api.saveVaultSettings(s)} />
     </fieldset>
   );
 }

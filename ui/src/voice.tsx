@@ -5,6 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type MicState, type VoiceDevices, type VoiceSettings } from "./api";
 import { t } from "./i18n";
+import { SaveBar, useDraft } from "./savebar";
 
 /** The latest microphone state. */
 export function useMic(): MicState {
@@ -62,19 +63,16 @@ export function readAloud(text: string, conversation: string) {
 
 /** Settings → Voice. */
 export function VoiceSettingsPanel() {
-  const [settings, setSettings] = useState<VoiceSettings | null>(null);
+  const draft = useDraft<VoiceSettings>();
   const [devices, setDevices] = useState<VoiceDevices>({ inputs: [], outputs: [] });
   const [status, setStatus] = useState("");
   useEffect(() => {
-    api.getVoiceSettings().then(setSettings).catch((e) => setStatus(String(e)));
+    api.getVoiceSettings().then(draft.load).catch((e) => setStatus(String(e)));
     api.voiceDevices().then(setDevices).catch(() => {});
   }, []);
-  if (!settings) return null;
-  const set = (change: Partial<VoiceSettings>) => setSettings({ ...settings, ...change });
-  const save = async () => {
-    setStatus("…");
-    try { await api.saveVoiceSettings(settings); setStatus(t("saved")); } catch (err) { setStatus(String(err)); }
-  };
+  const settings = draft.value;
+  if (!settings) return status ? <p class="status">{status}</p> : null;
+  const set = (change: Partial<VoiceSettings>) => draft.set({ ...settings, ...change });
   const pick = (label: string, value: string | null | undefined, names: string[], onPick: (v: string | null) => void, testid: string) => (
     <label>{label}<select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
       <option value="">{t("systemDefault")}</option>
@@ -95,7 +93,7 @@ export function VoiceSettingsPanel() {
       <label class="check"><input type="checkbox" data-testid="voice-auto-send" checked={!!settings.autoSend} onChange={(e) => set({ autoSend: e.currentTarget.checked })} />{t("autoSend")}</label>
       <label class="check"><input type="checkbox" data-testid="voice-read-aloud" checked={!!settings.readAloud} onChange={(e) => set({ readAloud: e.currentTarget.checked })} />{t("readAloud")}</label>
       <p class="hint">{t("voiceHint")}</p>
-      <button class="primary" data-testid="voice-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+      <SaveBar draft={draft} save={(s) => api.saveVoiceSettings(s)} />
     </fieldset>
   );
 }

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type WebSettings as WebSettingsOnWire, type SearchSettings, type WeatherSettings, type NewsSettings, type SearchProvider } from "./api";
 import { t, formatDate } from "./i18n";
+import { SaveBar, useDraft } from "./savebar";
 
 // Tool outputs (the web tools' output schemas).
 interface SearchResult { title: string; url: string; snippet: string; date: string | null }
@@ -138,23 +139,25 @@ const PROVIDERS: SearchProvider[] = ["searxng", "brave", "tavily"];
 /** The settings as Rust sends them: every field present (optional on the wire only for input). */
 type WebSettings = { search: Required<SearchSettings>; weather: Required<WeatherSettings>; news: Required<NewsSettings>; proxy: string };
 
+/** The form: the settings, and a key typed to store (never read back, so "" once stored). */
+type WebForm = { settings: WebSettings; key: string };
+
 export function WebSettingsPanel() {
-  const [settings, setSettings] = useState<WebSettings | null>(null);
-  const [key, setKey] = useState("");
+  const draft = useDraft<WebForm>();
   const [hasKey, setHasKey] = useState(false);
   const [status, setStatus] = useState("");
-  useEffect(() => { api.getWebSettings().then((s: WebSettingsOnWire) => setSettings(s as WebSettings)).catch((e) => setStatus(String(e))); }, []);
+  useEffect(() => { api.getWebSettings().then((s: WebSettingsOnWire) => draft.load({ settings: s as WebSettings, key: "" })).catch((e) => setStatus(String(e))); }, []);
+  const settings = draft.value?.settings ?? null, key = draft.value?.key ?? "";
   const provider = settings?.search.provider ?? null;
   useEffect(() => { if (provider && provider !== "searxng") api.hasWebKey(provider).then(setHasKey).catch(() => setHasKey(false)); }, [provider]);
   if (!settings) return <p class="status">{status}</p>;
+  const setSettings = (next: WebSettings) => draft.set({ settings: next, key });
+  const setKey = (next: string) => draft.set({ settings, key: next });
   const search = (change: Partial<WebSettings["search"]>) => setSettings({ ...settings, search: { ...settings.search, ...change } });
-  const save = async () => {
-    setStatus("…");
-    try {
-      await api.saveWebSettings(settings);
-      if (provider && provider !== "searxng" && key.trim()) { await api.setWebKey(provider, key); setKey(""); setHasKey(true); }
-      setStatus(t("saved"));
-    } catch (err) { setStatus(String(err)); }
+  const save = async ({ settings: s, key: k }: WebForm) => {
+    await api.saveWebSettings(s);
+    const p = s.search.provider;
+    if (p && p !== "searxng" && k.trim()) { await api.setWebKey(p, k); setHasKey(true); }
   };
   const urlKey = (provider === "brave" ? "braveUrl" : provider === "tavily" ? "tavilyUrl" : "searxngUrl") as "braveUrl" | "tavilyUrl" | "searxngUrl";
   return (
@@ -175,7 +178,7 @@ export function WebSettingsPanel() {
       </select></label>
       <label>{t("proxy")}<input type="text" value={settings.proxy} placeholder={t("proxyFromEnvironment")} onInput={(e) => setSettings({ ...settings, proxy: e.currentTarget.value })} /></label>
       <p class="hint">{t("webHint")}</p>
-      <button class="primary" data-testid="web-save" onClick={save}>{t("save")}</button> <span class="status">{status}</span>
+      <SaveBar draft={draft} save={save} reset={(saved) => ({ ...saved, key: "" })} />
     </fieldset>
   );
 }

@@ -1,11 +1,12 @@
 // The keyboard sheet (Ctrl+/): every shortcut the window answers to, in one place. One table:
-// what the sheet lists is what the handlers in main.tsx, chat.tsx and approval.tsx listen for.
+// what the sheet lists is what the handlers in main.tsx, chat.tsx, approval.tsx and savebar.tsx
+// listen for.
 import { useEffect, useState } from "preact/hooks";
 import { t } from "./i18n";
 
 const SHEET: [string, string][] = [
   ["Ctrl+N", "keyNewChat"], ["Ctrl+K", "keySearch"], ["Ctrl+,", "keySettings"],
-  ["Ctrl+Shift+D", "keyChanges"], ["Ctrl+Shift+M", "keyMemory"], ["Ctrl+W", "keyClose"],
+  ["Ctrl+Shift+D", "keyChanges"], ["Ctrl+Shift+M", "keyMemory"], ["Ctrl+S", "keySave"], ["Ctrl+W", "keyClose"],
   ["Enter", "keySend"], ["Shift+Enter", "keyNewLine"], ["Ctrl+Space", "keyListen"],
   ["Alt+O · Alt+C · Alt+A", "keyAllow"], ["Alt+I", "keyDetails"], ["Esc", "keyDeny"], ["Ctrl+/", "keySheet"],
 ];

@@ -16,7 +16,29 @@ use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
-use webdriver::{artifacts, launch};
+use webdriver::{Driver, artifacts, launch};
+
+/// Opens a page of Settings (the window shows Settings) and waits for it.
+async fn settings_page(d: &Driver, page: &str) {
+    d.click(&d.wait_for(&format!("[data-page={page}]")).await)
+        .await;
+    d.wait_for(&format!("[data-testid=settings-page-{page}]"))
+        .await;
+}
+
+/// Saves the Settings page shown through its save bar, and waits until it is saved: the bar's
+/// Save button is there only while the page differs from what was last saved.
+async fn save_settings(d: &Driver) {
+    d.click(&d.wait_for("[data-testid=save-settings]").await)
+        .await;
+    cowork_tests::wait::until("the settings page to be saved", || async {
+        match d.find("[data-testid=save-settings]").await {
+            None => Ok(()),
+            Some(_) => Err("still unsaved (the bar says why)".to_string()),
+        }
+    })
+    .await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
@@ -185,6 +207,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         "the always-rule must answer without a modal"
     );
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    settings_page(&d, "permissions").await;
     let rules = d.wait_for_text("[data-testid=rules]", "create_task").await;
     let rules_text = d.text(&rules).await;
     assert!(
@@ -253,6 +276,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    settings_page(&d, "permissions").await;
     d.wait_for("[data-testid=rules]").await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
@@ -260,7 +284,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         .wait_for("[data-testid=mode] label:nth-of-type(2) input[name=mode]")
         .await;
     d.click(&plan).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    save_settings(&d).await;
     d.click(&d.wait_for("nav button:nth-child(1)").await).await;
     send("plan something").await;
     d.wait_for("[data-status=ok] ~ [data-status=ok] ~ [data-status=error]")
@@ -497,8 +521,10 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     .await;
     let out = artifacts();
 
-    // Settings → Accounts: a CalDAV account and a mail account, passwords typed into the form.
+    // Settings → Accounts: a CalDAV account and a mail account, passwords typed into the form
+    // ("Add account" acts at once: no save bar on this page).
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    settings_page(&d, "accounts").await;
     let field = |name: &'static str| {
         let d = &d;
         async move {
@@ -752,6 +778,7 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     // Settings → Memory shows the on-device model in use.
     d.click(&d.wait_for("nav button[data-view=settings]").await)
         .await;
+    settings_page(&d, "memory").await;
     let model = d.wait_for("[data-testid=memory-settings] select").await;
     let chosen = d
         .cmd(
@@ -1349,6 +1376,7 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
     // Settings → Web shows the provider the settings name, and the feeds.
     d.click(&d.wait_for("button[data-view=settings]").await)
         .await;
+    settings_page(&d, "web").await;
     let panel = d.wait_for("[data-testid=web-settings]").await;
     d.cmd(
         reqwest::Method::POST,
@@ -2166,6 +2194,7 @@ tool = "get_system_info"
 
     d.click(&d.wait_for("nav button[data-view=settings]").await)
         .await;
+    settings_page(&d, "schedules").await;
     // The resumed run's card: both steps done (the first before the wait, the second after).
     for step in ["task", "system"] {
         d.wait_for(&format!(

@@ -42,13 +42,13 @@ const en = {
   otherTools: "Any other tool the server offers is undeclared and asks every time.", needs: "Settings", sensitiveNote: "kept in the OS keyring",
   changes: "Changes since the installed version", cancel: "Cancel", enable: "Enable", disable: "Disable", remove: "Remove", reload: "Reload all",
   formTitle: "A tool asks you", formFrom: "In the words of", packSays: "In its own words:", submit: "Send", decline: "Decline",
-  logs: "Logs", state: "State", restarts: "restarts", noToolpacks: "No toolpacks installed. Try ./toolpacks/time from the Cowork folder.",
+  logs: "Logs", state: "State", restarts: "restarts", noToolpacks: "No toolpacks yet. A toolpack adds tools from an MCP server: paste its address above (github:owner/repo, a folder or a .mcpb file) and Cowork shows what it would be allowed to do before anything runs.",
   reviewChanges: "File changes", changesHint: "The assistant's writes wait here until you apply them. Untick hunks to apply only part of a change; an applied change can be rolled back to its exact previous bytes.",
   created: "new file", modified: "modified", deleted: "deleted", staged: "Staged", applied: "Applied", rejected: "Rejected", rolled_back: "Rolled back",
   conflict: "The file changed on disk since this was staged: reject it and let the assistant stage it again.",
   applyAll: "Apply", applySelected: "Apply selected hunks", reject: "Reject", rollback: "Roll back",
   appliedNote: "Applied. You can roll it back under Applied.", rejectedNote: "Rejected: the file was not touched.", rolledBackNote: "Rolled back: the file has its previous bytes again.",
-  noChanges: "Nothing here.",
+  noChanges: "No changes here. When the assistant writes or edits a file, the change waits here until you apply it.",
   mailPreview: "The message", mailFrom: "Account", mailTo: "To", mailSubject: "Subject", mailAttachments: "Attachments",
   accounts: "Accounts", accountsHint: "Calendars (CalDAV) and mail (IMAP/SMTP). Passwords go to the OS keyring only; use an app password where your provider offers one.",
   calendarAccount: "Calendar (CalDAV)", mailAccount: "Mail (IMAP + SMTP)", accountName: "Name", serverUrl: "Server URL", userName: "User name", password: "Password",
@@ -142,13 +142,13 @@ const zh: Partial<Dict> = {
   otherTools: "服务器提供的其他工具均未声明，每次调用都会询问。", needs: "配置项", sensitiveNote: "保存在系统钥匙串中",
   changes: "与已安装版本相比的变化", cancel: "取消", enable: "启用", disable: "停用", remove: "移除", reload: "全部重新加载",
   formTitle: "工具请求你填写", formFrom: "原话来自", packSays: "工具包自述：", submit: "发送", decline: "拒绝",
-  logs: "日志", state: "状态", restarts: "次重启", noToolpacks: "尚未安装工具包。可试试 Cowork 目录中的 ./toolpacks/time。",
+  logs: "日志", state: "状态", restarts: "次重启", noToolpacks: "还没有工具包。工具包通过 MCP 服务器添加工具：在上方粘贴它的地址（github:owner/repo、文件夹或 .mcpb 文件），在任何东西运行之前，Cowork 会先告诉你它将被允许做什么。",
   reviewChanges: "文件更改", changesHint: "助手写入的内容会先在这里等待你应用。取消勾选某些片段即可只应用部分更改；已应用的更改可以回滚到原来的字节。",
   created: "新文件", modified: "已修改", deleted: "已删除", staged: "待审", applied: "已应用", rejected: "已拒绝", rolled_back: "已回滚",
   conflict: "暂存之后磁盘上的文件已被改动：请拒绝此更改，让助手重新暂存。",
   applyAll: "应用", applySelected: "应用所选片段", reject: "拒绝", rollback: "回滚",
   appliedNote: "已应用。可在“已应用”中回滚。", rejectedNote: "已拒绝：文件未被改动。", rolledBackNote: "已回滚：文件已恢复为原来的内容。",
-  noChanges: "这里没有内容。",
+  noChanges: "这里没有更改。助手写入或编辑文件时，更改会先在这里等你应用。",
   mailPreview: "邮件内容", mailFrom: "账户", mailTo: "收件人", mailSubject: "主题", mailAttachments: "附件",
   accounts: "账户", accountsHint: "日历（CalDAV）与邮件（IMAP/SMTP）。密码只保存在系统钥匙串中；服务商提供应用专用密码时请使用它。",
   calendarAccount: "日历（CalDAV）", mailAccount: "邮件（IMAP + SMTP）", accountName: "名称", serverUrl: "服务器地址", userName: "用户名", password: "密码",
@@ -275,6 +275,43 @@ const zhPlain: Record<string, string> = {
   "risk.money.pay_amount": "向 {payee} 支付 {amount}", "risk.money.pay": "向 {payee} 付款", "risk.account.change": "修改你在 {service} 的账户：{what}",
   "risk.mcp.undeclared": "{server}/{tool} 没有声明任何影响：未知", "risk.mcp.unconfined": "{server} 在沙箱之外运行（{why}）：没有任何限制",
 };
+
+/** Tool titles in Chinese, by tool name; a tool missing here (a toolpack's) keeps its own title. */
+const zhToolTitles: Record<string, string> = {
+  ask_user: "问你", attach_file: "附加文件", batch_check_quality: "检查代码质量（文件夹）", browser_click: "点击", browser_evaluate: "在页面中运行 JavaScript",
+  browser_navigate: "打开网页", browser_screenshot: "截图", browser_snapshot: "读取页面", browser_tabs: "浏览器标签页", browser_type: "输入", browser_wait_for: "等待页面",
+  calendar_check: "查看日程", calendar_create: "新建日程", calendar_delete: "删除日程", calendar_export: "导出 .ics", calendar_find_free_time: "查找空闲时间",
+  calendar_import: "导入 .ics", calendar_list: "列出日历", calendar_sync: "同步日历", calendar_update: "修改日程",
+  changes_apply: "应用文件更改", changes_diff: "查看文件更改", changes_list: "列出文件更改", changes_reject: "拒绝文件更改", changes_rollback: "回滚文件更改",
+  check_code_quality: "检查代码质量", command_output: "后台输出", command_stop: "停止后台进程", confirm: "向你确认", create_directory: "新建文件夹",
+  create_task: "新建任务", delete_vault_entry: "忘记", edit_file: "编辑文件", email_check: "查收邮件", email_outbox: "发件箱", email_read: "阅读邮件",
+  email_reply: "回复邮件", email_send: "发送邮件", email_undo: "撤销发送", enter_plan_mode: "先做计划", exit_plan_mode: "提交计划", get_news: "新闻",
+  get_system_info: "系统信息", get_weather: "天气", git: "Git", glob: "查找文件", list_directory: "列出文件夹", list_tasks: "列出任务", listen: "收听",
+  move_file: "移动文件", promote_memory: "提升记忆", quick_note: "速记", read_file: "读取文件", reload_tools: "重新载入工具", request_input: "请你填写",
+  restore_vault_entry: "恢复记忆", run_command: "运行命令", save_to_vault: "记住", search_code: "搜索代码", search_vault: "搜索记忆", speak: "朗读",
+  todo_write: "计划（待办清单）", tool_search: "搜索工具", transcribe: "转写音频", update_task: "修改任务", update_vault_entry: "编辑记忆",
+  web_fetch: "获取网页", web_search: "搜索网页", write_file: "写入文件",
+};
+
+/** Every tool's own title (its spec's), set once the window has the list. */
+let toolTitles: Record<string, string> = {};
+export function setToolTitles(titles: Record<string, string>) { toolTitles = titles; }
+
+/** A tool as the person reads it: its title in their language, never its id. A toolpack's tool
+ * with no title reads as its words and its pack (`mcp__github__create_issue` → "create issue · github"). */
+export function toolTitle(name: string): string {
+  const zhTitle = lang === "zh-CN" ? zhToolTitles[name] : undefined;
+  if (zhTitle) return zhTitle;
+  if (toolTitles[name]) return toolTitles[name];
+  const [, server, tool] = name.match(/^mcp__(.+?)__(.+)$/) ?? [];
+  return server ? `${tool.replace(/_/g, " ")} · ${server}` : name.replace(/_/g, " ");
+}
+
+/** How long a call took, when it is long enough to matter to a person (a second or more). */
+export function tookTime(ms: number | undefined): string {
+  if (ms === undefined || ms < 1000) return "";
+  return `${new Intl.NumberFormat(lang, { maximumFractionDigits: 1 }).format(ms / 1000)} s`;
+}
 
 /** One phrase of an approval in the person's language (values are shown as text, never markup). */
 export function phrase(words: { key: string; values: Partial<Record<string, string>>; text: string }): string {

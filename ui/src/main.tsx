@@ -1,7 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type ApprovalRequest, type ConversationSummary, type ElicitationRequest, type FirstRun } from "./api";
-import { t, getLang } from "./i18n";
+import { t, getLang, setToolTitles } from "./i18n";
 import { Chat, Icon } from "./chat";
 import { ApprovalModal, ElicitationModal } from "./approval";
 import { OutboxBar } from "./accounts";
@@ -55,6 +55,13 @@ function App() {
   // Away from Settings only once its unsaved changes are saved or let go (the page asks).
   const go = (next: View, also?: () => void) => leaveThen(() => { also?.(); setView(next); });
   useEffect(() => { refresh(); }, [search]);
+  // Tools are named by their titles (cards, approvals): learnt at start and when packs change.
+  useEffect(() => {
+    const load = () => api.listTools().then((tools) => setToolTitles(Object.fromEntries(tools.map((x) => [x.spec.name, x.spec.title])))).catch(() => {});
+    load();
+    const un = on("toolpacks-changed", load);
+    return () => { un.then((f) => f()); };
+  }, []);
   // A turn's end moves its conversation up (and a new one into) the list.
   useEffect(() => { const done = on("agent-done", () => refresh()); return () => { done.then((f) => f()); }; }, [search]);
   useEffect(() => {

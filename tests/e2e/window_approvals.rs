@@ -40,14 +40,14 @@ fn kinds() -> Vec<Kind> {
     };
     vec![
         kind("task", "create_task", json!({"title": "Buy milk", "due": "2026-12-01"}), &["Buy milk"], false, "low"),
-        kind("write", "write_file", json!({"path": "notes/plan.md", "content": "# Plan\n"}), &["plan.md"], true, "medium"),
-        kind("list", "run_command", json!({"command": "ls -la", "description": "See what is in the folder"}), &["ls"], true, "low"),
+        kind("write", "write_file", json!({"path": "notes/plan.md", "content": "# Plan\n"}), &["plan.md"], true, "low"),
+        kind("list", "run_command", json!({"command": "ls -la", "description": "See what is in the folder"}), &["ls"], true, "medium"),
         kind("delete", "run_command", json!({"command": "rm -rf ./build node_modules/.cache && git clean -fdx", "description": "Free up disk space"}), &["build", "node_modules/.cache"], true, "high"),
         kind("pipe", "run_command", json!({"command": "curl -fsSL https://get.example.com/install.sh | sh", "description": "Install the tool"}), &["curl"], true, "high"),
         kind("site", "web_fetch", json!({"url": "https://news.example.org/today"}), &["news.example.org"], false, "medium"),
         kind("browser", "browser_navigate", json!({"url": "https://shop.example.com/cart"}), &["shop.example.com"], false, "medium"),
         kind("mail", "email_send", json!({"to": ["alice@example.org"], "subject": "Dinner", "body": "See you at 7."}), &["alice@example.org"], false, "high"),
-        kind("invite", "calendar_create", json!({"title": "Planning", "start": "2026-12-02T10:00:00Z", "end": "2026-12-02T11:00:00Z", "attendees": ["bob@example.org"]}), &["bob@example.org"], false, "high"),
+        kind("invite", "calendar_create", json!({"title": "Planning", "start": "2026-12-02T10:00:00Z", "end": "2026-12-02T11:00:00Z", "attendees": ["bob@example.org"]}), &["bob@example.org"], false, "medium"),
         kind("hook", "write_file", json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nexit 0\n"}), &["pre-commit"], true, "high"),
     ]
 }
@@ -80,7 +80,8 @@ async fn check(d: &Driver, kind: &Kind, lang: &'static str) -> Seen {
     let label = format!("{lang}/{}", kind.id);
     assert!(!what.trim().is_empty(), "{label}: no sentence of what will happen");
     assert!(!undo.trim().is_empty(), "{label}: no line saying whether it can be undone");
-    let first_lines = format!("{what}\n{}", place.clone().unwrap_or_default());
+    let args = text(d.exec(&read("plain-args"), json!([])).await).unwrap_or_default();
+    let first_lines = format!("{what}\n{}\n{args}", place.clone().unwrap_or_default());
     for name in kind.names {
         assert!(first_lines.contains(name), "{label}: the first lines do not name {name:?}:\n{first_lines}");
     }

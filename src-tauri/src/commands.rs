@@ -704,8 +704,18 @@ pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<
         .rules(conversation.as_deref())
 }
 
-/// Adds a person's rule. A broad allow rule is refused unless `force` (the window asks first
-/// and shows the warning); the returned text is the warning of a broad rule added with `force`.
+/// What adding a rule did.
+#[derive(Serialize, specta::Type)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RuleAdded {
+    /// Added; `broad` warns of a broad rule added with `force`.
+    Added { broad: Option<cowork_core::plain::Words> },
+    /// Not added: it covers more than a person usually means; the window shows why and adds it
+    /// only when the person insists (`force`).
+    TooBroad { why: cowork_core::plain::Words },
+}
+
+/// Adds a person's rule. A broad allow rule is held back unless `force`.
 #[tauri::command]
 #[specta::specta]
 pub fn add_rule(
@@ -714,17 +724,18 @@ pub fn add_rule(
     rule: String,
     source: Option<RuleSource>,
     force: Option<bool>,
-) -> Res<Option<String>> {
+) -> Res<RuleAdded> {
     let source = source.unwrap_or(RuleSource::User);
-    shell
+    let added = shell
         .app
         .scheduler()
         .policy()
-        .add_rule_checked(action, &rule, source, force.unwrap_or(false))
-        .map_err(|e| match e {
-            cowork_core::PolicyError::RuleTooBroad { why, .. } => format!("broad: {why}"),
-            other => other.to_string(),
-        })
+        .add_rule_checked(action, &rule, source, force.unwrap_or(false));
+    match added {
+        Ok(broad) => Ok(RuleAdded::Added { broad }),
+        Err(cowork_core::PolicyError::RuleTooBroad { why, .. }) => Ok(RuleAdded::TooBroad { why }),
+        Err(other) => Err(other.to_string()),
+    }
 }
 
 /// Rules that are broken or not applied (an untrusted workspace's allow rules), per file.

@@ -145,16 +145,25 @@ fn commands_capabilities_and_rules() {
         "add_rule",
         json!({"action": "allow", "rule": "*"}),
     )
-    .unwrap_err();
-    assert!(broad.as_str().unwrap().starts_with("broad: "), "{broad}");
+    .unwrap();
+    assert_eq!(broad["outcome"], "too_broad", "{broad}");
+    assert_eq!(broad["why"]["key"], "broad.every_tool", "{broad}");
+    assert!(
+        !invoke(&ui.main, "list_rules", json!({"conversation": null}))
+            .unwrap()
+            .to_string()
+            .contains("\"rule\":\"*\""),
+        "a broad rule is held back until the person insists"
+    );
     let warning = invoke(
         &ui.main,
         "add_rule",
         json!({"action": "allow", "rule": "run_command", "force": true}),
     )
     .unwrap();
+    assert_eq!(warning["outcome"], "added", "{warning}");
     assert!(
-        warning.as_str().unwrap().contains("every call"),
+        warning["broad"]["text"].as_str().unwrap().contains("every call"),
         "{warning}"
     );
     assert_eq!(

@@ -52,10 +52,9 @@ export const commands = {
 	saveAgentSettings: (settings: AgentSettings) => __TAURI_INVOKE<null>("save_agent_settings", { settings }),
 	listRules: (conversation: string | null) => __TAURI_INVOKE<RuleEntry[]>("list_rules", { conversation }),
 	/**
-	 *  Adds a person's rule. A broad allow rule is refused unless `force` (the window asks first
-	 *  and shows the warning); the returned text is the warning of a broad rule added with `force`.
+	 *  Adds a person's rule. A broad allow rule is held back unless `force`.
 	 */
-	addRule: (action: Action, rule: string, source: RuleSource | null, force: boolean | null) => __TAURI_INVOKE<string | null>("add_rule", { action, rule, source, force }),
+	addRule: (action: Action, rule: string, source: RuleSource | null, force: boolean | null) => __TAURI_INVOKE<RuleAdded>("add_rule", { action, rule, source, force }),
 	/**  Rules that are broken or not applied (an untrusted workspace's allow rules), per file. */
 	policyProblems: () => __TAURI_INVOKE<PolicyProblem[]>("policy_problems"),
 	/**  Each open workspace: trusted or not, and exactly what trusting it would allow. */
@@ -759,13 +758,23 @@ export type ReviewTool = {
 
 export type Role = "user" | "assistant";
 
+/**  What adding a rule did. */
+export type RuleAdded = 
+/**  Added; `broad` warns of a broad rule added with `force`. */
+{ outcome: "added"; broad: Words | null } | 
+/**
+ *  Not added: it covers more than a person usually means; the window shows why and adds it
+ *  only when the person insists (`force`).
+ */
+{ outcome: "too_broad"; why: Words };
+
 export type RuleEntry = {
 	action: Action,
 	rule: string,
 	source: RuleSource,
 	file?: string | null,
 	/**  Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn. */
-	broad?: string | null,
+	broad?: Words | null,
 };
 
 /**  Where a rule came from, narrowest last. */
@@ -1238,6 +1247,6 @@ export type WorkspaceStatus = {
 	 *  Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
 	 *  `read_file(//**)`): shown as warnings before trusting.
 	 */
-	broad: string[],
+	broad: Words[],
 };
 

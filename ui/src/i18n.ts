@@ -251,6 +251,14 @@ const zhPlain: Record<string, string> = {
   "message.send": "在 {service} 上给 {recipients} 发消息", "data.share": "在 {service} 上与 {recipients} 共享", "money.pay": "向 {payee} 支付 {amount}",
   "account.change": "修改你的 {service} 账户的 {what}", "mcp.call": "使用工具包 {server} 的 {tool}（它没有说明会做什么）",
   "mcp.unconfined": "在沙箱之外运行工具包 {server}（{why}）", "place.folder": "在文件夹 {folder}（{path}）中",
+  // Why an allow rule is broad (`core/src/policy/rules.rs` `breadth`).
+  "broad.every_tool": "`{rule}` 匹配所有工具", "broad.every_tool_prefix": "`{rule}` 匹配该前缀下的所有工具",
+  "broad.every_file": "`{rule}` 覆盖这台电脑上的所有文件", "broad.every_call": "`{rule}` 允许每一次调用，无论它做什么（{effects}）",
+  "broad.files_root": "`{rule}` 覆盖从根目录起的所有文件", "broad.files_home": "`{rule}` 覆盖你主文件夹中的所有文件",
+  "broad.files_above_home": "`{rule}` 覆盖 {path} 起的所有文件（你的主文件夹以及更多）", "broad.files_above_workspace": "`{rule}` 覆盖 {path} 起的所有文件（在工作区之上）",
+  "broad.every_command": "`{rule}` 允许所有命令", "broad.command_runner": "`{rule}` 通过 `{program}` 允许所有命令（它会运行参数中指定的程序）",
+  "broad.command_find": "`{rule}` 通过 `find -exec` 允许所有命令", "broad.command_git_options": "`{rule}` 通过 git 的选项允许所有命令（`git -c …` 可设置 git 运行的程序）",
+  "broad.command_git_subcommand": "`{rule}` 通过 `git {sub}` 允许所有命令（它的选项可以指定要运行的程序）",
   // Risk reasons (`core/src/policy/score.rs`).
   "risk.none": "没有任何影响", "risk.destructive": "该工具被标记为具有破坏性",
   "risk.tainted": "对话中含有不可信的内容，而这次调用会向外发送数据或修改你的记录", "risk.capped": "上限为 10",

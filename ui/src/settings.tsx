@@ -9,8 +9,8 @@ import { VoiceSettingsPanel } from "./voice";
 import { WebSettingsPanel } from "./web";
 import { DesktopSettingsPanel } from "./desktop";
 import { SchedulesPanel } from "./chains";
-import { api, type Action, type AgentSettings, type Mode, type PolicyProblem, type RuleEntry, type RuleScope } from "./api";
-import { t, getLang, setLang, sourceLabel, type Lang } from "./i18n";
+import { api, type Action, type AgentSettings, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type Words } from "./api";
+import { t, getLang, setLang, sourceLabel, phrase, type Lang } from "./i18n";
 import { SaveBar, SaveSlot, LeaveConfirm, guardLeaving, leaveThen, useDraft, type Unsaved } from "./savebar";
 import { applyTheme } from "./views";
 
@@ -272,7 +272,7 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
   const [newAction, setNewAction] = useState<Action>("allow");
   const [newScope, setNewScope] = useState<RuleScope>("user");
   const [problems, setProblems] = useState<PolicyProblem[]>([]);
-  const [broad, setBroad] = useState("");
+  const [broad, setBroad] = useState<Words | null>(null);
   const [status, setStatus] = useState("");
   const loadRules = () => { api.listRules(conversation).then(setRules); api.policyProblems().then(setProblems).catch(() => {}); };
   useEffect(loadRules, []);
@@ -280,12 +280,10 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
   // person sees why it is broad and confirms.
   const addRule = async (force: boolean) => {
     try {
-      const warning = await api.addRule(newAction, newRule, newScope, force);
-      setNewRule(""); setBroad(""); setStatus(warning ? `⚠ ${warning}` : ""); loadRules();
-    } catch (e) {
-      const text = String(e);
-      if (text.startsWith("broad: ")) setBroad(text.slice(7)); else setStatus(text);
-    }
+      const added = await api.addRule(newAction, newRule, newScope, force);
+      if (added.outcome === "too_broad") { setBroad(added.why); return; }
+      setNewRule(""); setBroad(null); setStatus(added.broad ? `⚠ ${phrase(added.broad)}` : ""); loadRules();
+    } catch (e) { setStatus(String(e)); }
   };
   return (
     <fieldset>
@@ -293,7 +291,7 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
       {problems.map((p) => <p class="error" key={p.file + p.message}>⚠ <code>{p.file}</code>: {p.message}</p>)}
       <table class="rules" data-testid="rules">
         <tbody>{rules.map((r) => (
-          <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code>{r.broad && <span class="error" title={r.broad} data-testid="broad-warning"> ⚠ {r.broad}</span>}</td><td>{sourceLabel(r.source)}</td>
+          <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code>{r.broad && <span class="error" title={phrase(r.broad)} data-testid="broad-warning"> ⚠ {phrase(r.broad)}</span>}</td><td>{sourceLabel(r.source)}</td>
             <td>{r.source !== "builtin" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
         ))}</tbody>
       </table>
@@ -305,7 +303,7 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
         <button onClick={() => addRule(false)}>{t("addRule")}</button>
         {status && <span class="status" role="status">{status}</span>}
       </div>
-      {broad && <div class="row error" data-testid="broad-rule">⚠ {broad} <button class="danger" onClick={() => addRule(true)}>{t("addAnyway")}</button></div>}
+      {broad && <div class="row error" data-testid="broad-rule">⚠ {phrase(broad)} <button class="danger" onClick={() => addRule(true)}>{t("addAnyway")}</button></div>}
     </fieldset>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type WorkspaceReview } from "./api";
-import { t } from "./i18n";
+import { t, phrase } from "./i18n";
 
 /** Whether trusting would change anything: allow rules, a mode, programs its repository runs. */
 function wantsSomething(r: WorkspaceReview): boolean {
@@ -69,7 +69,7 @@ export function TrustDialog({ hidden }: { hidden: boolean }) {
         {review.allow.length === 0 ? <p class="hint">{t("trustNoAllow")}</p> : (
           <ul class="quoted" data-testid="trust-allow">{review.allow.map((r) => <li key={r}><code>{r}</code></li>)}</ul>
         )}
-        {review.broad.map((w) => <p key={w} class="error">⚠ {w}</p>)}
+        {review.broad.map((w) => <p key={w.text} class="error">⚠ {phrase(w)}</p>)}
         {review.mode && <p>{t("trustMode")} <code>{review.mode}</code></p>}
         {(review.ask.length > 0 || review.deny.length > 0) && <p class="hint">{t("trustNarrowing")}: {[...review.deny, ...review.ask].map((r) => <code key={r}>{r} </code>)}</p>}
         {error && <p class="error">{error}</p>}

@@ -536,12 +536,12 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let broad = policy.add_rule_checked(action, &rule, source, force).map_err(|e| match e {
                 cowork_core::PolicyError::RuleTooBroad { why, .. } => {
-                    format!("{why} — that is broader than one tool's use; add --force if you mean it, or name what it covers (e.g. `run_command(git status:*)`, `read_file(~/Documents/**)`)")
+                    format!("{} — that is broader than one tool's use; add --force if you mean it, or name what it covers (e.g. `run_command(git status:*)`, `read_file(~/Documents/**)`)", why.text)
                 }
                 other => other.to_string(),
             })?;
             if let Some(why) = broad {
-                esay!("warning: {why}");
+                esay!("warning: {}", why.text);
             }
             if !json {
                 say!(

@@ -198,7 +198,7 @@ pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem
             r.source.as_str()
         );
         if let Some(why) = &r.broad {
-            say!("       WARNING: {}", field(why));
+            say!("       WARNING: {}", field(&why.text));
         }
     }
 }
@@ -497,7 +497,7 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
             list("  allow", &w.allow);
         }
         for why in &w.broad {
-            say!("│   WARNING: {}", field(why));
+            say!("│   WARNING: {}", field(&why.text));
         }
         if let Some(mode) = w.mode {
             say!(

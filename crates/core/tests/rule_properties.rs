@@ -199,4 +199,46 @@ mod by_meaning {
             prop_assert!(Rule::parse(&fine).unwrap().check(Some(FILES)).is_ok(), "{fine}");
         }
     }
+
+    /// Every kind of breadth warning is said in Chinese too: the window shows it before a
+    /// person grants the rule, so it must be read in their language (`ui/src/i18n.ts`).
+    #[test]
+    fn every_breadth_warning_has_a_chinese_phrase() {
+        let i18n = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts"),
+        )
+        .unwrap();
+        let cases: &[(&str, &[EffectKind])] = &[
+            ("*", FILES),
+            ("mcp__*", FILES),
+            ("read_file", FILES),
+            ("run_command", EXEC),
+            ("read_file(//**)", FILES),
+            ("read_file(~/**)", FILES),
+            ("read_file(/nonexistent-home/**)", FILES),
+            ("read_file(../**)", FILES),
+            ("run_command(*)", EXEC),
+            ("run_command(bash:*)", EXEC),
+            ("run_command(find:*)", EXEC),
+            ("run_command(git:*)", EXEC),
+            ("run_command(git fetch:*)", EXEC),
+        ];
+        // The workspace away from home, so that "above the workspace" is not above home too.
+        let env = EffectEnv {
+            workspace_roots: vec![PathBuf::from("/nonexistent-srv/team/ws")],
+            home: Some(PathBuf::from("/nonexistent-home/u")),
+            ..Default::default()
+        };
+        let mut keys = std::collections::BTreeSet::new();
+        for (rule, kinds) in cases {
+            let why = Rule::parse(rule).unwrap().breadth(kinds, &env);
+            let why = why.unwrap_or_else(|| panic!("{rule} was judged narrow"));
+            assert!(why.text.contains(rule), "{rule}: {}", why.text);
+            keys.insert(why.key);
+        }
+        assert_eq!(keys.len(), cases.len(), "one case per kind of warning: {keys:?}");
+        for key in keys {
+            assert!(i18n.contains(&format!("\"{key}\":")), "{key} has no Chinese phrase in ui/src/i18n.ts");
+        }
+    }
 }

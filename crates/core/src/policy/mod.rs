@@ -37,8 +37,8 @@ pub enum PolicyError {
     #[error("{0}")]
     BadRule(String),
     /// A rule wider than a person usually means to grant; the shells say how to insist.
-    #[error("{why}")]
-    RuleTooBroad { rule: String, why: String },
+    #[error("{}", why.text)]
+    RuleTooBroad { rule: String, why: crate::plain::Words },
     #[error(
         "the workspace {root} is not trusted, so an allow rule in its settings would not apply — trust it first, or add the rule to your user settings"
     )]
@@ -132,7 +132,7 @@ pub struct RuleEntry {
     pub file: Option<PathBuf>,
     /// Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub broad: Option<String>,
+    pub broad: Option<crate::plain::Words>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -211,7 +211,7 @@ pub struct WorkspaceStatus {
     pub mode: Option<Mode>,
     /// Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
     /// `read_file(//**)`): shown as warnings before trusting.
-    pub broad: Vec<String>,
+    pub broad: Vec<crate::plain::Words>,
 }
 
 pub struct PolicyBridge {
@@ -687,7 +687,7 @@ impl PolicyBridge {
         text: &str,
         source: RuleSource,
         force: bool,
-    ) -> Result<Option<String>, PolicyError> {
+    ) -> Result<Option<crate::plain::Words>, PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
         if !force {
             self.check_tool_name(&rule)?;

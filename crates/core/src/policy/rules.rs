@@ -9,6 +9,7 @@
 //! *any* subject matches, and a command is searched segment by segment. A clever argument can
 //! therefore only turn an allow into an ask, never a deny into an allow.
 
+use crate::plain::{Words, words};
 use cowork_contract::{Effect, EffectEnv, EffectKind};
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Deserialize, Serialize};
@@ -269,20 +270,20 @@ impl Rule {
     /// secrets (no specifier), every path from the root, the home folder or above a workspace
     /// (judged where the pattern resolves to: `../../**`, `/tmp/../**` and `/?*/**` reach the
     /// root), or every command a command-runner starts (`bash:*`, `env:*`, `git:*`, `find:*`).
-    pub fn breadth(&self, kinds: &[EffectKind], env: &EffectEnv) -> Option<String> {
+    pub fn breadth(&self, kinds: &[EffectKind], env: &EffectEnv) -> Option<Words> {
+        let rule = || ("rule", self.text.clone());
         if let ToolPattern::Glob(_) = self.tool {
             let literal = self.text.split(['(', '*']).next().unwrap_or("");
             // `mcp__github__*` names one server's tools; `*` or `mcp__*` names everyone's.
             if literal.matches("__").count() < 2 {
-                return Some(format!(
-                    "`{}` matches every tool{}",
-                    self.text,
-                    if literal.is_empty() {
-                        ""
-                    } else {
-                        " of that prefix"
-                    }
-                ));
+                return Some(match literal.is_empty() {
+                    true => words("broad.every_tool", "`{rule}` matches every tool", &[rule()]),
+                    false => words(
+                        "broad.every_tool_prefix",
+                        "`{rule}` matches every tool of that prefix",
+                        &[rule()],
+                    ),
+                });
             }
         }
         let high_risk = kinds.iter().any(|k| {
@@ -308,24 +309,28 @@ impl Rule {
             )
         });
         match self.specifier.as_deref() {
-            None if files => Some(format!(
-                "`{}` covers every file on this computer",
-                self.text
+            None if files => Some(words(
+                "broad.every_file",
+                "`{rule}` covers every file on this computer",
+                &[rule()],
             )),
-            None if high_risk => Some(format!(
-                "`{}` allows every call, whatever it does ({})",
-                self.text,
-                kinds
+            None if high_risk => {
+                let effects = kinds
                     .iter()
                     .filter(|k| !k.is_read_only())
                     .map(|k| k.as_str())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            Some(spec) if files => path_reach_is_broad(spec, env)
-                .map(|place| format!("`{}` covers every file from {place}", self.text)),
-            Some(spec) if kinds.contains(&EffectKind::ProcessExec) => command_is_broad(spec)
-                .map(|why| format!("`{}` allows every command{why}", self.text)),
+                    .join(", ");
+                Some(words(
+                    "broad.every_call",
+                    "`{rule}` allows every call, whatever it does ({effects})",
+                    &[rule(), ("effects", effects)],
+                ))
+            }
+            Some(spec) if files => path_reach_is_broad(spec, env).map(|reach| reach.words(&self.text)),
+            Some(spec) if kinds.contains(&EffectKind::ProcessExec) => {
+                command_is_broad(spec).map(|through| through.words(&self.text))
+            }
             _ => None,
         }
     }
@@ -465,9 +470,41 @@ fn split_literal_prefix(pattern: &str) -> (String, String) {
     (literal, parts[first_glob..].join("/"))
 }
 
+/// Where a broad path rule reaches.
+enum Reach {
+    Root,
+    Home,
+    AboveHome(PathBuf),
+    AboveWorkspace(PathBuf),
+}
+
+impl Reach {
+    fn words(&self, rule: &str) -> Words {
+        let rule = ("rule", rule.to_string());
+        match self {
+            Reach::Root => words("broad.files_root", "`{rule}` covers every file from the root", &[rule]),
+            Reach::Home => words(
+                "broad.files_home",
+                "`{rule}` covers every file from your home folder",
+                &[rule],
+            ),
+            Reach::AboveHome(path) => words(
+                "broad.files_above_home",
+                "`{rule}` covers every file from {path} (your home folder and more)",
+                &[rule, ("path", path.display().to_string())],
+            ),
+            Reach::AboveWorkspace(path) => words(
+                "broad.files_above_workspace",
+                "`{rule}` covers every file from {path} (above the workspace)",
+                &[rule, ("path", path.display().to_string())],
+            ),
+        }
+    }
+}
+
 /// Where a path pattern reaches, once resolved as a call's path is, when that is the root,
 /// the home folder or above it, or above a workspace root: a place, not a folder of it.
-fn path_reach_is_broad(spec: &str, env: &EffectEnv) -> Option<String> {
+fn path_reach_is_broad(spec: &str, env: &EffectEnv) -> Option<Reach> {
     let pattern = if let Some(rest) = spec.strip_prefix("//") {
         format!("/{rest}")
     } else if spec.starts_with(['/', '~']) {
@@ -487,20 +524,19 @@ fn path_reach_is_broad(spec: &str, env: &EffectEnv) -> Option<String> {
         .as_deref()
         .map(|h| env.resolve_path(&h.display().to_string()));
     if reach.parent().is_none() {
-        return Some("the root".into());
+        return Some(Reach::Root);
     }
     if home.as_ref().is_some_and(|h| h.starts_with(&reach)) {
-        return Some(if home.as_deref() == Some(reach.as_path()) {
-            "your home folder".into()
-        } else {
-            format!("{} (your home folder and more)", reach.display())
+        return Some(match home.as_deref() == Some(reach.as_path()) {
+            true => Reach::Home,
+            false => Reach::AboveHome(reach),
         });
     }
     let above = env
         .canonical_roots()
         .iter()
         .any(|root| root.starts_with(&reach) && *root != reach);
-    above.then(|| format!("{} (above the workspace)", reach.display()))
+    above.then_some(Reach::AboveWorkspace(reach))
 }
 
 /// Programs that run whatever other program their arguments name (shells, interpreters,
@@ -534,12 +570,54 @@ const GIT_RUNNERS: &[&str] = &[
     "filter-branch",
 ];
 
+/// How a broad command rule lets any program run.
+enum Through {
+    /// `*`, `:*`: every command as it is.
+    Anything,
+    /// A program that runs what its arguments name.
+    Runner(String),
+    FindExec,
+    /// git with no subcommand fixed (`git -c alias.x=!…`).
+    GitOptions,
+    /// A git subcommand whose options name a program.
+    GitSubcommand(String),
+}
+
+impl Through {
+    fn words(&self, rule: &str) -> Words {
+        let rule = ("rule", rule.to_string());
+        match self {
+            Through::Anything => words("broad.every_command", "`{rule}` allows every command", &[rule]),
+            Through::Runner(program) => words(
+                "broad.command_runner",
+                "`{rule}` allows every command through `{program}`, which runs what its arguments name",
+                &[rule, ("program", program.clone())],
+            ),
+            Through::FindExec => words(
+                "broad.command_find",
+                "`{rule}` allows every command through `find -exec`",
+                &[rule],
+            ),
+            Through::GitOptions => words(
+                "broad.command_git_options",
+                "`{rule}` allows every command through git's options (`git -c …` sets programs git runs)",
+                &[rule],
+            ),
+            Through::GitSubcommand(sub) => words(
+                "broad.command_git_subcommand",
+                "`{rule}` allows every command through `git {sub}`, whose options name a program to run",
+                &[rule, ("sub", sub.clone())],
+            ),
+        }
+    }
+}
+
 /// Why a command rule lets any program run, if it does: a runner with any arguments, `find`
 /// with any arguments (`-exec`), or git with no subcommand fixed (`git -c alias.x=!…`).
-fn command_is_broad(spec: &str) -> Option<String> {
+fn command_is_broad(spec: &str) -> Option<Through> {
     let trimmed = spec.trim();
     if matches!(trimmed, ":*" | "*:*" | "*") {
-        return Some(String::new());
+        return Some(Through::Anything);
     }
     let pattern = trimmed.strip_suffix(":*")?;
     let words = shlex::split(pattern)?;
@@ -547,22 +625,16 @@ fn command_is_broad(spec: &str) -> Option<String> {
     // Versioned names run the same way (`python3.12`, `node20`).
     let unversioned = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     if COMMAND_RUNNERS.contains(&program) || COMMAND_RUNNERS.contains(&unversioned) {
-        return Some(format!(
-            " through `{program}`, which runs what its arguments name"
-        ));
+        return Some(Through::Runner(program.to_string()));
     }
     if program == "find" {
-        return Some(" through `find -exec`".into());
+        return Some(Through::FindExec);
     }
     if program == "git" {
         match words[1..].iter().find(|w| !w.starts_with('-')) {
-            None => {
-                return Some(" through git's options (`git -c …` sets programs git runs)".into());
-            }
+            None => return Some(Through::GitOptions),
             Some(sub) if GIT_RUNNERS.contains(&sub.as_str()) => {
-                return Some(format!(
-                    " through `git {sub}`, whose options name a program to run"
-                ));
+                return Some(Through::GitSubcommand(sub.clone()));
             }
             Some(_) => {}
         }

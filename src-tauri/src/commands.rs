@@ -136,7 +136,7 @@ pub fn send_message<R: Runtime>(
 ) -> Res<String> {
     let parts = cowork_app::attachments::person_parts(&text, attachments)?;
     let agent = shell.agent.lock().unwrap().clone().ok_or(
-        "no model provider is configured — open Settings → Provider, or use /tool commands",
+        "no model provider is configured — open Settings → Model, or use /tool commands",
     )?;
     let conversation = match conversation {
         // An id the window chose for a new chat: stored now, so the list it reads next has it.
@@ -200,7 +200,7 @@ fn agent_turn<R: Runtime, Turn>(
 
 fn chat_agent(shell: &Shell) -> Res<Arc<Agent>> {
     shell.agent.lock().unwrap().clone().ok_or_else(|| {
-        "no model provider is configured — open Settings → Provider, or use /tool commands".into()
+        "no model provider is configured — open Settings → Model, or use /tool commands".into()
     })
 }
 

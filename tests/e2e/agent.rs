@@ -315,7 +315,7 @@ async fn provider_failures_are_clear_and_lose_nothing() {
         let failed = result.unwrap_err();
         let err = failed.to_string();
         assert!(
-            err.contains("API key was rejected") && err.contains("Settings → Providers"),
+            err.contains("API key was rejected") && err.contains("Settings → Model"),
             "{err}"
         );
         assert_eq!(failed.remedy(), Some(cowork_agent::Remedy::OpenSettings));

@@ -121,7 +121,7 @@ function App() {
         <button class="primary" onClick={() => go("chat", () => setConversation(null))} title="Ctrl+N">+ {t("newChat")}</button>
         <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <ul class="conversations">
-          {byDate(conversations).map(([group, members]) => [<li key={group} class="group-head" role="presentation">{group}</li>, ...members.map((c) => (
+          {byDate(conversations).map(([group, members]) => [<li key={group} class="group-head">{group}</li>, ...members.map((c) => (
             <li key={c.id} class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`} data-testid="conversation" data-pinned={c.pinned}>
               {renaming?.id === c.id
                 ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
@@ -129,7 +129,7 @@ function App() {
                     onBlur={() => setRenaming(null)} />
                 : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => go("chat", () => setConversation(c.id))}>{c.title || "…"}</button>}
               <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>
-              <button class="icon" aria-label="delete" onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
+              <button class="icon" aria-label={t("remove")} title={t("remove")} onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
             </li>
           ))])}
         </ul>

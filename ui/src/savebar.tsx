@@ -82,6 +82,8 @@ export function SaveBar<T>({ draft, save, reset }: { draft: Draft<T>; save: (val
     // Ctrl+S saves the page shown (only one page, so one bar, is mounted at a time).
     const keys = (e: KeyboardEvent) => {
       if (!(e.ctrlKey || e.metaKey) || e.shiftKey || e.altKey || e.key.toLowerCase() !== "s") return;
+      // A dialog on top (an approval) has the keyboard: Settings under it is not what is saved.
+      if (document.querySelector("[aria-modal=true]")) return;
       e.preventDefault();
       run();
     };

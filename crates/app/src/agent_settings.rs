@@ -126,7 +126,7 @@ impl AgentSettings {
                 .map(Some)
                 .map_err(|e| {
                     format!(
-                        "{}: `agent` is invalid ({e}) — fix it in Settings → Provider",
+                        "{}: `agent` is invalid ({e}) — fix it in Settings → Model",
                         settings_path.display()
                     )
                 }),
@@ -165,7 +165,7 @@ impl AgentSettings {
                 .unwrap_or_default()
         } else {
             std::env::var(&self.api_key_env).map_err(|_| {
-                format!("the API key is expected in the environment variable {} — set it before starting Cowork, or store the key in Settings → Provider", self.api_key_env)
+                format!("the API key is expected in the environment variable {} — set it before starting Cowork, or store the key in Settings → Model", self.api_key_env)
             })?
         };
         Ok(match self.provider {
@@ -200,7 +200,7 @@ impl AgentSettings {
 #[serde(rename_all = "camelCase")]
 pub struct LocalServer {
     pub name: String,
-    /// Its OpenAI-compatible address (what Settings → Provider takes as the base URL).
+    /// Its OpenAI-compatible address (what Settings → Model takes as the base URL).
     pub base_url: String,
     pub models: Vec<String>,
 }

@@ -203,7 +203,7 @@ pub enum StreamEvent {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ProviderError {
     #[error(
-        "{provider}: the API key was rejected ({status}) — set a valid key in Settings → Providers"
+        "{provider}: the API key was rejected ({status}) — set a valid key in Settings → Model"
     )]
     Auth { provider: String, status: u16 },
     #[error("{provider}: rate limited; retried {attempts} times, last asked to wait {:.0} s — try again later or lower the request rate", .retry_after.as_secs_f64())]
@@ -224,7 +224,7 @@ pub enum ProviderError {
         message: String,
     },
     #[error(
-        "{provider}: cannot reach {url}: {message} — check the base URL in Settings → Providers and that the server runs"
+        "{provider}: cannot reach {url}: {message} — check the base URL in Settings → Model and that the server runs"
     )]
     Network {
         provider: String,
@@ -275,8 +275,8 @@ fn server_said(body: &str) -> String {
 /// What a person can do about an HTTP failure, by its class.
 fn status_hint(status: u16) -> &'static str {
     match status {
-        404 => " — check the model name and base URL in Settings → Providers",
-        400..=499 => " — check the provider's settings in Settings → Providers",
+        404 => " — check the model name and base URL in Settings → Model",
+        400..=499 => " — check the provider's settings in Settings → Model",
         _ => " — the provider's server failed; try again in a moment",
     }
 }
@@ -653,7 +653,7 @@ mod error_tests {
         .to_string();
         assert_eq!(
             shown,
-            "openai answered 404: no such model — check the model name and base URL in Settings → Providers"
+            "openai answered 404: no such model — check the model name and base URL in Settings → Model"
         );
     }
 }

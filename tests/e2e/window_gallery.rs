@@ -151,6 +151,19 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     d.wait_for("[data-testid=open-settings]").await;
     audit.screen(&d, &axe, "error").await;
 
+    // A schedule made in the window: its repeat in words and its next runs before it is added.
+    d.click(&d.wait_for("[data-view=settings]").await).await;
+    d.click(&d.wait_for("[data-page=schedules]").await).await;
+    d.fill("[data-testid=schedule-prompt]", "Summarize my unread mail").await;
+    d.exec(
+        "const e = document.querySelector('[data-testid=schedule-time]'); e.value = '07:30'; e.dispatchEvent(new Event('input', { bubbles: true }));",
+        json!([]),
+    )
+    .await;
+    d.wait_for_text("[data-testid=schedule-preview]", "Weekdays at 07:30").await;
+    d.click(&d.wait_for("[data-testid=add-schedule]:not([disabled])").await).await;
+    d.wait_for_text("[data-testid=schedules] .schedules", "summarize-my-unread-mail").await;
+
     settings_pages(&d, &axe, &mut audit, "").await;
     for view in ["tools", "audit", "memory", "changes", "toolpacks"] {
         d.click(&d.wait_for(&format!("[data-view={view}]")).await).await;
@@ -163,6 +176,9 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     d.click(&d.wait_for("[data-view=chat]").await).await;
     audit.screen(&d, &axe, "chat-zh-dark").await;
     settings_pages(&d, &axe, &mut audit, "-zh-dark").await;
+    // The schedule's time in the person's language.
+    d.click(&d.wait_for("[data-page=schedules]").await).await;
+    d.wait_for_text("[data-testid=schedules] .schedules", "工作日").await;
     d.resize(760, 800).await;
     audit.screen(&d, &axe, "settings-760-zh-dark").await;
 

@@ -135,9 +135,10 @@ pub fn send_message<R: Runtime>(
     attachments: Vec<Part>,
 ) -> Res<String> {
     let parts = cowork_app::attachments::person_parts(&text, attachments)?;
-    let agent = shell.agent.lock().unwrap().clone().ok_or(
-        "no model provider is configured — open Settings → Model, or use /tool commands",
-    )?;
+    let agent =
+        shell.agent.lock().unwrap().clone().ok_or(
+            "no model provider is configured — open Settings → Model, or use /tool commands",
+        )?;
     let conversation = match conversation {
         // An id the window chose for a new chat: stored now, so the list it reads next has it.
         Some(id) if shell.conversations.title(&id)?.is_none() => {
@@ -709,7 +710,9 @@ pub fn list_rules(shell: State<'_, Shell>, conversation: Option<String>) -> Vec<
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum RuleAdded {
     /// Added; `broad` warns of a broad rule added with `force`.
-    Added { broad: Option<cowork_core::plain::Words> },
+    Added {
+        broad: Option<cowork_core::plain::Words>,
+    },
     /// Not added: it covers more than a person usually means; the window shows why and adds it
     /// only when the person insists (`force`).
     TooBroad { why: cowork_core::plain::Words },
@@ -726,11 +729,12 @@ pub fn add_rule(
     force: Option<bool>,
 ) -> Res<RuleAdded> {
     let source = source.unwrap_or(RuleSource::User);
-    let added = shell
-        .app
-        .scheduler()
-        .policy()
-        .add_rule_checked(action, &rule, source, force.unwrap_or(false));
+    let added = shell.app.scheduler().policy().add_rule_checked(
+        action,
+        &rule,
+        source,
+        force.unwrap_or(false),
+    );
     match added {
         Ok(broad) => Ok(RuleAdded::Added { broad }),
         Err(cowork_core::PolicyError::RuleTooBroad { why, .. }) => Ok(RuleAdded::TooBroad { why }),

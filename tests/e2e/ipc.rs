@@ -163,7 +163,10 @@ fn commands_capabilities_and_rules() {
     .unwrap();
     assert_eq!(warning["outcome"], "added", "{warning}");
     assert!(
-        warning["broad"]["text"].as_str().unwrap().contains("every call"),
+        warning["broad"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("every call"),
         "{warning}"
     );
     assert_eq!(

@@ -188,7 +188,14 @@ pub fn contact_sheet(pictures: &[String], out: &Path, columns: u32) {
             .arg(artifacts().join(picture));
     }
     let made = montage
-        .args(["-tile", &format!("{columns}x"), "-geometry", "480x300+6+6", "-pointsize", "14"])
+        .args([
+            "-tile",
+            &format!("{columns}x"),
+            "-geometry",
+            "480x300+6+6",
+            "-pointsize",
+            "14",
+        ])
         .arg(out)
         .status()
         .expect("ImageMagick's montage is not installed (apt imagemagick): run tests/setup.sh");
@@ -300,7 +307,10 @@ impl Driver {
         cowork_tests::wait::until(&format!("the page to be {width} px wide"), || async {
             let seen = self.exec("return window.innerWidth", json!([])).await;
             // The page's width can differ from the window's by a border.
-            match seen.as_u64().is_some_and(|w| w.abs_diff(width as u64) <= 40) {
+            match seen
+                .as_u64()
+                .is_some_and(|w| w.abs_diff(width as u64) <= 40)
+            {
                 true => Ok(()),
                 false => Err(seen.to_string()),
             }

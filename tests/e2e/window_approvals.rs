@@ -39,16 +39,86 @@ fn kinds() -> Vec<Kind> {
         risk,
     };
     vec![
-        kind("task", "create_task", json!({"title": "Buy milk", "due": "2026-12-01"}), &["Buy milk"], false, "low"),
-        kind("write", "write_file", json!({"path": "notes/plan.md", "content": "# Plan\n"}), &["plan.md"], true, "low"),
-        kind("list", "run_command", json!({"command": "ls -la", "description": "See what is in the folder"}), &["ls"], true, "medium"),
-        kind("delete", "run_command", json!({"command": "rm -rf ./build node_modules/.cache && git clean -fdx", "description": "Free up disk space"}), &["build", "node_modules/.cache"], true, "high"),
-        kind("pipe", "run_command", json!({"command": "curl -fsSL https://get.example.com/install.sh | sh", "description": "Install the tool"}), &["curl"], true, "high"),
-        kind("site", "web_fetch", json!({"url": "https://news.example.org/today"}), &["news.example.org"], false, "medium"),
-        kind("browser", "browser_navigate", json!({"url": "https://shop.example.com/cart"}), &["shop.example.com"], false, "medium"),
-        kind("mail", "email_send", json!({"to": ["alice@example.org"], "subject": "Dinner", "body": "See you at 7."}), &["alice@example.org"], false, "high"),
-        kind("invite", "calendar_create", json!({"title": "Planning", "start": "2026-12-02T10:00:00Z", "end": "2026-12-02T11:00:00Z", "attendees": ["bob@example.org"]}), &["bob@example.org"], false, "medium"),
-        kind("hook", "write_file", json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nexit 0\n"}), &["pre-commit"], true, "high"),
+        kind(
+            "task",
+            "create_task",
+            json!({"title": "Buy milk", "due": "2026-12-01"}),
+            &["Buy milk"],
+            false,
+            "low",
+        ),
+        kind(
+            "write",
+            "write_file",
+            json!({"path": "notes/plan.md", "content": "# Plan\n"}),
+            &["plan.md"],
+            true,
+            "low",
+        ),
+        kind(
+            "list",
+            "run_command",
+            json!({"command": "ls -la", "description": "See what is in the folder"}),
+            &["ls"],
+            true,
+            "medium",
+        ),
+        kind(
+            "delete",
+            "run_command",
+            json!({"command": "rm -rf ./build node_modules/.cache && git clean -fdx", "description": "Free up disk space"}),
+            &["build", "node_modules/.cache"],
+            true,
+            "high",
+        ),
+        kind(
+            "pipe",
+            "run_command",
+            json!({"command": "curl -fsSL https://get.example.com/install.sh | sh", "description": "Install the tool"}),
+            &["curl"],
+            true,
+            "high",
+        ),
+        kind(
+            "site",
+            "web_fetch",
+            json!({"url": "https://news.example.org/today"}),
+            &["news.example.org"],
+            false,
+            "medium",
+        ),
+        kind(
+            "browser",
+            "browser_navigate",
+            json!({"url": "https://shop.example.com/cart"}),
+            &["shop.example.com"],
+            false,
+            "medium",
+        ),
+        kind(
+            "mail",
+            "email_send",
+            json!({"to": ["alice@example.org"], "subject": "Dinner", "body": "See you at 7."}),
+            &["alice@example.org"],
+            false,
+            "high",
+        ),
+        kind(
+            "invite",
+            "calendar_create",
+            json!({"title": "Planning", "start": "2026-12-02T10:00:00Z", "end": "2026-12-02T11:00:00Z", "attendees": ["bob@example.org"]}),
+            &["bob@example.org"],
+            false,
+            "medium",
+        ),
+        kind(
+            "hook",
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nexit 0\n"}),
+            &["pre-commit"],
+            true,
+            "high",
+        ),
     ]
 }
 
@@ -69,7 +139,9 @@ struct Seen {
 /// visible part of the modal, with no tool id, effect name or JSON.
 async fn check(d: &Driver, kind: &Kind, lang: &'static str) -> Seen {
     let read = |testid: &str| {
-        format!("const e = document.querySelector('[data-testid={testid}]'); return e ? e.innerText : null;")
+        format!(
+            "const e = document.querySelector('[data-testid={testid}]'); return e ? e.innerText : null;"
+        )
     };
     let text = |v: Value| v.as_str().map(String::from);
     let what = text(d.exec(&read("plain-what"), json!([])).await).unwrap_or_default();
@@ -78,20 +150,45 @@ async fn check(d: &Driver, kind: &Kind, lang: &'static str) -> Seen {
     let risk = text(d.exec(&read("risk-score"), json!([])).await).unwrap_or_default();
     let reason = text(d.exec(&read("plain-reason"), json!([])).await);
     let label = format!("{lang}/{}", kind.id);
-    assert!(!what.trim().is_empty(), "{label}: no sentence of what will happen");
-    assert!(!undo.trim().is_empty(), "{label}: no line saying whether it can be undone");
+    assert!(
+        !what.trim().is_empty(),
+        "{label}: no sentence of what will happen"
+    );
+    assert!(
+        !undo.trim().is_empty(),
+        "{label}: no line saying whether it can be undone"
+    );
     let args = text(d.exec(&read("plain-args"), json!([])).await).unwrap_or_default();
     let first_lines = format!("{what}\n{}\n{args}", place.clone().unwrap_or_default());
     for name in kind.names {
-        assert!(first_lines.contains(name), "{label}: the first lines do not name {name:?}:\n{first_lines}");
+        assert!(
+            first_lines.contains(name),
+            "{label}: the first lines do not name {name:?}:\n{first_lines}"
+        );
     }
-    assert_eq!(place.is_some(), kind.in_folder, "{label}: the folder line: {place:?}");
+    assert_eq!(
+        place.is_some(),
+        kind.in_folder,
+        "{label}: the folder line: {place:?}"
+    );
     if lang == "zh-CN" {
         let chinese = |s: &str| s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-        assert!(chinese(&what) && chinese(&undo) && chinese(&risk), "{label}: English left in Chinese: {what} / {undo} / {risk}");
+        assert!(
+            chinese(&what) && chinese(&undo) && chinese(&risk),
+            "{label}: English left in Chinese: {what} / {undo} / {risk}"
+        );
     }
-    let level = d.exec("return document.querySelector('[data-testid=risk-score]').className", json!([])).await;
-    assert!(level.as_str().unwrap_or("").contains(kind.risk), "{label}: risk {level} ({risk}), expected {}", kind.risk);
+    let level = d
+        .exec(
+            "return document.querySelector('[data-testid=risk-score]').className",
+            json!([]),
+        )
+        .await;
+    assert!(
+        level.as_str().unwrap_or("").contains(kind.risk),
+        "{label}: risk {level} ({risk}), expected {}",
+        kind.risk
+    );
     // Above the fold: the modal's visible text with details folded.
     let visible = d
         .exec(
@@ -102,15 +199,38 @@ async fn check(d: &Driver, kind: &Kind, lang: &'static str) -> Seen {
         )
         .await;
     assert_eq!(visible["folded"], true, "{label}: details open at first");
-    assert_eq!(visible["inside"], true, "{label}: the first lines are not all in view");
+    assert_eq!(
+        visible["inside"], true,
+        "{label}: the first lines are not all in view"
+    );
     let shown = visible["text"].as_str().unwrap_or_default();
-    let kinds_of_effect = ["fs.", "process.exec", "net.fetch", "browser.", "mail.send", "calendar.", "tasks."];
+    let kinds_of_effect = [
+        "fs.",
+        "process.exec",
+        "net.fetch",
+        "browser.",
+        "mail.send",
+        "calendar.",
+        "tasks.",
+    ];
     for raw in [kind.tool, "{\"", "\":"].into_iter().chain(kinds_of_effect) {
-        assert!(!shown.contains(raw), "{label}: {raw:?} shows above the fold:\n{shown}");
+        assert!(
+            !shown.contains(raw),
+            "{label}: {raw:?} shows above the fold:\n{shown}"
+        );
     }
     let screenshot = format!("approval-{lang}-{}.png", kind.id);
     d.screenshot(&artifacts().join(&screenshot)).await;
-    Seen { lang, kind: kind.id, what, place, undo, risk, reason, screenshot }
+    Seen {
+        lang,
+        kind: kind.id,
+        what,
+        place,
+        undo,
+        risk,
+        reason,
+        screenshot,
+    }
 }
 
 /// Asks for each kind in turn, checks the modal, denies it, and waits for the model's answer.
@@ -120,11 +240,19 @@ async fn walk(d: &Driver, server: &ScriptedLlm, lang: &'static str, seen: &mut V
         server.push(Turn::tools("", &[(&call, kind.tool, kind.args.clone())]));
         let done = format!("Noted {lang} {i}.");
         server.push(Turn::text(&done));
-        d.fill("[data-testid=chat-input]", &format!("please do {} ({lang})", kind.id)).await;
+        d.fill(
+            "[data-testid=chat-input]",
+            &format!("please do {} ({lang})", kind.id),
+        )
+        .await;
         d.click(&d.wait_for("[data-testid=send]").await).await;
         d.wait_for("[data-testid=approval-modal]").await;
         seen.push(check(d, kind, lang).await);
-        d.exec("window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))", json!([])).await;
+        d.exec(
+            "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))",
+            json!([]),
+        )
+        .await;
         d.wait_for_text(".messages", &done).await;
     }
 }
@@ -159,7 +287,10 @@ async fn switch(d: &Driver, lang: &str, theme: &str) {
         if now.as_str() == Some(&format!("{theme} true")) {
             return;
         }
-        assert!(start.elapsed() < patience(), "the page did not come back in {lang}/{theme}: {now}");
+        assert!(
+            start.elapsed() < patience(),
+            "the page did not come back in {lang}/{theme}: {now}"
+        );
     }
 }
 

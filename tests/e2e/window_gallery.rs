@@ -17,8 +17,12 @@ use webdriver::{Driver, artifacts, contact_sheet, launch_on_screen};
 /// axe-core, as npm installed it for the UI (tests/setup.sh).
 fn axe_source() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/node_modules/axe-core/axe.min.js");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} — run tests/setup.sh (npm ci in ui/)", path.display()))
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} — run tests/setup.sh (npm ci in ui/)",
+            path.display()
+        )
+    })
 }
 
 /// The screens' serious and critical accessibility violations, as "screen/theme: rule — where".
@@ -34,15 +38,25 @@ impl Audit {
         let picture = format!("gallery-{name}.png");
         d.screenshot(&artifacts().join(&picture)).await;
         self.pictures.push(picture);
-        let shown = d.exec("return document.documentElement.dataset.theme", json!([])).await;
+        let shown = d
+            .exec("return document.documentElement.dataset.theme", json!([]))
+            .await;
         for theme in ["light", "dark"] {
-            d.exec(&format!("document.documentElement.dataset.theme = '{theme}'"), json!([])).await;
+            d.exec(
+                &format!("document.documentElement.dataset.theme = '{theme}'"),
+                json!([]),
+            )
+            .await;
             tokio::time::sleep(Duration::from_millis(150)).await;
             for v in run_axe(d, axe).await {
                 self.violations.push(format!("{name}/{theme}: {v}"));
             }
         }
-        d.exec("document.documentElement.dataset.theme = arguments[0]", json!([shown])).await;
+        d.exec(
+            "document.documentElement.dataset.theme = arguments[0]",
+            json!([shown]),
+        )
+        .await;
     }
 }
 
@@ -65,7 +79,11 @@ async fn run_axe(d: &Driver, axe: &str) -> Vec<String> {
         .await;
     found
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_else(|| vec![format!("axe returned {found}")])
 }
 
@@ -79,7 +97,10 @@ async fn switch_language(d: &Driver, lang: &str, theme: &str) {
         if now.as_str() == Some(&format!("{lang} {theme} true")) {
             return;
         }
-        assert!(start.elapsed() < patience(), "the page did not come back in {lang}/{theme}: {now}");
+        assert!(
+            start.elapsed() < patience(),
+            "the page did not come back in {lang}/{theme}: {now}"
+        );
     }
 }
 
@@ -87,14 +108,26 @@ async fn switch_language(d: &Driver, lang: &str, theme: &str) {
 async fn settings_pages(d: &Driver, axe: &str, audit: &mut Audit, suffix: &str) {
     d.click(&d.wait_for("[data-view=settings]").await).await;
     let pages = d
-        .exec("return [...document.querySelectorAll('[data-page]')].map((e) => e.dataset.page)", json!([]))
+        .exec(
+            "return [...document.querySelectorAll('[data-page]')].map((e) => e.dataset.page)",
+            json!([]),
+        )
         .await;
-    let pages: Vec<String> = pages.as_array().into_iter().flatten().filter_map(|p| p.as_str().map(String::from)).collect();
+    let pages: Vec<String> = pages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().map(String::from))
+        .collect();
     assert!(pages.len() >= 5, "Settings is split into pages: {pages:?}");
     for page in pages {
-        d.click(&d.wait_for(&format!("[data-page={page}]")).await).await;
-        d.wait_for(&format!("[data-testid=settings-page-{page}]")).await;
-        audit.screen(d, axe, &format!("settings-{page}{suffix}")).await;
+        d.click(&d.wait_for(&format!("[data-page={page}]")).await)
+            .await;
+        d.wait_for(&format!("[data-testid=settings-page-{page}]"))
+            .await;
+        audit
+            .screen(d, axe, &format!("settings-{page}{suffix}"))
+            .await;
     }
 }
 
@@ -134,9 +167,13 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     d.exec("location.reload()", json!([])).await;
     d.wait_for("[data-testid=empty-chat]").await;
     audit.screen(&d, &axe, "empty-chat").await;
-    server.push(Turn::tools("I'll note it first. ", &[("g1", "create_task", json!({"title": "Water the tomatoes"}))]));
+    server.push(Turn::tools(
+        "I'll note it first. ",
+        &[("g1", "create_task", json!({"title": "Water the tomatoes"}))],
+    ));
     server.push(Turn::text("Done. Your week:\n\n- **Monday**: water the tomatoes\n- **Friday**: buy seeds\n\n```python\nfor day in ['mon', 'fri']:\n    print(day)\n```\n"));
-    d.fill("[data-testid=chat-input]", "plan my garden week").await;
+    d.fill("[data-testid=chat-input]", "plan my garden week")
+        .await;
     d.click(&d.wait_for("[data-testid=send]").await).await;
     d.wait_for_text(".messages", "buy seeds").await;
     for (width, height) in [(760, 800), (1920, 1080), (1280, 800)] {
@@ -145,7 +182,11 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     }
 
     // An error keeps its turn and offers what to do.
-    server.push(Turn::Error { status: 401, retry_after: None, body: json!({"error": {"message": "Incorrect API key provided"}}).to_string() });
+    server.push(Turn::Error {
+        status: 401,
+        retry_after: None,
+        body: json!({"error": {"message": "Incorrect API key provided"}}).to_string(),
+    });
     d.fill("[data-testid=chat-input]", "and next week?").await;
     d.click(&d.wait_for("[data-testid=send]").await).await;
     d.wait_for("[data-testid=open-settings]").await;
@@ -154,19 +195,30 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     // A schedule made in the window: its repeat in words and its next runs before it is added.
     d.click(&d.wait_for("[data-view=settings]").await).await;
     d.click(&d.wait_for("[data-page=schedules]").await).await;
-    d.fill("[data-testid=schedule-prompt]", "Summarize my unread mail").await;
+    d.fill("[data-testid=schedule-prompt]", "Summarize my unread mail")
+        .await;
     d.exec(
         "const e = document.querySelector('[data-testid=schedule-time]'); e.value = '07:30'; e.dispatchEvent(new Event('input', { bubbles: true }));",
         json!([]),
     )
     .await;
-    d.wait_for_text("[data-testid=schedule-preview]", "Weekdays at 07:30").await;
-    d.click(&d.wait_for("[data-testid=add-schedule]:not([disabled])").await).await;
-    d.wait_for_text("[data-testid=schedules] .schedules", "summarize-my-unread-mail").await;
+    d.wait_for_text("[data-testid=schedule-preview]", "Weekdays at 07:30")
+        .await;
+    d.click(
+        &d.wait_for("[data-testid=add-schedule]:not([disabled])")
+            .await,
+    )
+    .await;
+    d.wait_for_text(
+        "[data-testid=schedules] .schedules",
+        "summarize-my-unread-mail",
+    )
+    .await;
 
     settings_pages(&d, &axe, &mut audit, "").await;
     for view in ["tools", "audit", "memory", "changes", "toolpacks"] {
-        d.click(&d.wait_for(&format!("[data-view={view}]")).await).await;
+        d.click(&d.wait_for(&format!("[data-view={view}]")).await)
+            .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         audit.screen(&d, &axe, view).await;
     }
@@ -178,7 +230,8 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     settings_pages(&d, &axe, &mut audit, "-zh-dark").await;
     // The schedule's time in the person's language.
     d.click(&d.wait_for("[data-page=schedules]").await).await;
-    d.wait_for_text("[data-testid=schedules] .schedules", "工作日").await;
+    d.wait_for_text("[data-testid=schedules] .schedules", "工作日")
+        .await;
     d.resize(760, 800).await;
     audit.screen(&d, &axe, "settings-760-zh-dark").await;
 

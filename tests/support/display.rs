@@ -23,7 +23,15 @@ pub fn start_xvfb() -> (Kill, String) {
 pub fn start_xvfb_sized(screen: &str) -> (Kill, String) {
     let (mut reader, writer) = std::io::pipe().expect("pipe");
     let child = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", screen, "-nolisten", "tcp"])
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            screen,
+            "-nolisten",
+            "tcp",
+        ])
         .stdout(writer.try_clone().expect("pipe"))
         .stderr(Stdio::null())
         .spawn()

@@ -51,9 +51,7 @@ export const commands = {
 	getAgentSettings: () => __TAURI_INVOKE<AgentSettings | null>("get_agent_settings"),
 	saveAgentSettings: (settings: AgentSettings) => __TAURI_INVOKE<null>("save_agent_settings", { settings }),
 	listRules: (conversation: string | null) => __TAURI_INVOKE<RuleEntry[]>("list_rules", { conversation }),
-	/**
-	 *  Adds a person's rule. A broad allow rule is held back unless `force`.
-	 */
+	/**  Adds a person's rule. A broad allow rule is held back unless `force`. */
 	addRule: (action: Action, rule: string, source: RuleSource | null, force: boolean | null) => __TAURI_INVOKE<RuleAdded>("add_rule", { action, rule, source, force }),
 	/**  Rules that are broken or not applied (an untrusted workspace's allow rules), per file. */
 	policyProblems: () => __TAURI_INVOKE<PolicyProblem[]>("policy_problems"),
@@ -172,9 +170,6 @@ export const commands = {
 	closeWindow: () => __TAURI_INVOKE<void>("close_window"),
 	/**  Settings → Schedules: every schedule and its next time. */
 	listSchedules: () => __TAURI_INVOKE<Schedule[]>("list_schedules"),
-	/**  The run history (of one schedule, or all), newest first. */
-	scheduleRuns: (name: string | null) => __TAURI_INVOKE<ScheduleRun[]>("schedule_runs", { name }),
-	removeSchedule: (name: string) => __TAURI_INVOKE<null>("remove_schedule", { name }),
 	/**
 	 *  Settings → Schedules, the new-schedule form: the pattern in words and its next times, asked
 	 *  as the person types.
@@ -185,6 +180,9 @@ export const commands = {
 	 *  waits for the person as a task.
 	 */
 	addPromptSchedule: (name: string | null, cron: string, prompt: string, missed: Missed) => __TAURI_INVOKE<Schedule>("add_prompt_schedule", { name, cron, prompt, missed }),
+	/**  The run history (of one schedule, or all), newest first. */
+	scheduleRuns: (name: string | null) => __TAURI_INVOKE<ScheduleRun[]>("schedule_runs", { name }),
+	removeSchedule: (name: string) => __TAURI_INVOKE<null>("remove_schedule", { name }),
 };
 
 /* Types */
@@ -371,15 +369,6 @@ export type Compaction = {
 };
 
 /**  A content block, aligned with MCP's `CallToolResult.content`. */
-/**
- *  A cron pattern as a new schedule would read it: in words, and its next few times (the
- *  window shows them before the person adds it).
- */
-export type CronPreview = {
-	when: string,
-	next: string[],
-};
-
 export type Content = { type: "text"; text: string } | { type: "json"; value: Value } | { type: "image"; mime_type: string; data_base64: string } | { type: "resource_link"; uri: string; name: string; mime_type: string | null };
 
 /**  A conversation's own choices over the app's defaults. */
@@ -401,6 +390,15 @@ export type ConversationSummary = {
 	updated_at: string,
 	messages: number,
 	pinned: boolean,
+};
+
+/**
+ *  A cron pattern as a new schedule would read it: in words, and its next few times (the
+ *  window shows them before the person adds it).
+ */
+export type CronPreview = {
+	when: string,
+	next: string[],
 };
 
 /**
@@ -527,7 +525,7 @@ export type Layer = "stub" | "builtin" | "mcp";
 /**  A model server found running on this computer, with the models it offers. */
 export type LocalServer = {
 	name: string,
-	/**  Its OpenAI-compatible address (what Settings → Provider takes as the base URL). */
+	/**  Its OpenAI-compatible address (what Settings → Model takes as the base URL). */
 	baseUrl: string,
 	models: string[],
 };

@@ -20,8 +20,8 @@ pub use run::{
     ChainEvent, ResumeChoice, RunError, RunOptions, RunReport, RunRow, RunState, Runner,
 };
 pub use schedule::{
-    Clock, CronPreview, Firing, Missed, PromptReply, PromptRunner, Schedule, ScheduleError, ScheduleRun,
-    ScheduleRunState, Schedules, SystemClock, Target, name_for_prompt, preview, serve,
+    Clock, CronPreview, Firing, Missed, PromptReply, PromptRunner, Schedule, ScheduleError,
+    ScheduleRun, ScheduleRunState, Schedules, SystemClock, Target, name_for_prompt, preview, serve,
 };
 pub use schema::SCHEMA;
 

@@ -206,7 +206,10 @@ pub fn preview(cron: &str, now: DateTime<Utc>, count: usize) -> Result<CronPrevi
         }
     }
     if next.is_empty() {
-        return Err(ScheduleError::Cron(cron.to_string(), "it never matches".into()));
+        return Err(ScheduleError::Cron(
+            cron.to_string(),
+            "it never matches".into(),
+        ));
     }
     Ok(CronPreview {
         when: pattern.describe(),
@@ -229,7 +232,11 @@ pub fn name_for_prompt(prompt: &str) -> String {
         .take(4)
         .collect();
     let name: String = words.join("-").chars().take(40).collect();
-    if name.is_empty() { "prompt".into() } else { name }
+    if name.is_empty() {
+        "prompt".into()
+    } else {
+        name
+    }
 }
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -739,11 +746,9 @@ mod tests {
 
     fn schedules() -> (tempfile::TempDir, Schedules) {
         let dir = tempfile::tempdir().unwrap();
-        let store = cowork_store::Store::open(
-            cowork_store::DataDir::at(dir.path()),
-            &[&crate::SCHEMA],
-        )
-        .unwrap();
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(dir.path()), &[&crate::SCHEMA])
+                .unwrap();
         let schedules = Schedules::open(&store).unwrap();
         (dir, schedules)
     }
@@ -764,7 +769,10 @@ mod tests {
 
     #[test]
     fn a_prompt_is_named_from_its_words_and_never_takes_a_name_that_is_taken() {
-        assert_eq!(name_for_prompt("Summarize my inbox, please!"), "summarize-my-inbox-please");
+        assert_eq!(
+            name_for_prompt("Summarize my inbox, please!"),
+            "summarize-my-inbox-please"
+        );
         assert_eq!(name_for_prompt("总结 我的 邮件"), "总结-我的-邮件");
         assert_eq!(name_for_prompt("?? !!"), "prompt");
         let (_dir, schedules) = schedules();
@@ -775,7 +783,10 @@ mod tests {
         let second = schedules
             .add_prompt(Some("  "), "0 9 * * *", "check the news", Missed::Skip, now)
             .unwrap();
-        assert_eq!((first.name.as_str(), second.name.as_str()), ("check-the-news", "check-the-news-2"));
+        assert_eq!(
+            (first.name.as_str(), second.name.as_str()),
+            ("check-the-news", "check-the-news-2")
+        );
         assert!(second.granted.is_empty(), "a prompt is granted nothing");
         assert!(matches!(
             schedules.add_prompt(None, "0 8 * * *", "   ", Missed::Skip, now),

@@ -236,9 +236,16 @@ mod by_meaning {
             assert!(why.text.contains(rule), "{rule}: {}", why.text);
             keys.insert(why.key);
         }
-        assert_eq!(keys.len(), cases.len(), "one case per kind of warning: {keys:?}");
+        assert_eq!(
+            keys.len(),
+            cases.len(),
+            "one case per kind of warning: {keys:?}"
+        );
         for key in keys {
-            assert!(i18n.contains(&format!("\"{key}\":")), "{key} has no Chinese phrase in ui/src/i18n.ts");
+            assert!(
+                i18n.contains(&format!("\"{key}\":")),
+                "{key} has no Chinese phrase in ui/src/i18n.ts"
+            );
         }
     }
 }

@@ -38,7 +38,10 @@ pub enum PolicyError {
     BadRule(String),
     /// A rule wider than a person usually means to grant; the shells say how to insist.
     #[error("{}", why.text)]
-    RuleTooBroad { rule: String, why: crate::plain::Words },
+    RuleTooBroad {
+        rule: String,
+        why: crate::plain::Words,
+    },
     #[error(
         "the workspace {root} is not trusted, so an allow rule in its settings would not apply — trust it first, or add the rule to your user settings"
     )]

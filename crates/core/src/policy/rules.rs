@@ -327,7 +327,9 @@ impl Rule {
                     &[rule(), ("effects", effects)],
                 ))
             }
-            Some(spec) if files => path_reach_is_broad(spec, env).map(|reach| reach.words(&self.text)),
+            Some(spec) if files => {
+                path_reach_is_broad(spec, env).map(|reach| reach.words(&self.text))
+            }
             Some(spec) if kinds.contains(&EffectKind::ProcessExec) => {
                 command_is_broad(spec).map(|through| through.words(&self.text))
             }
@@ -482,7 +484,11 @@ impl Reach {
     fn words(&self, rule: &str) -> Words {
         let rule = ("rule", rule.to_string());
         match self {
-            Reach::Root => words("broad.files_root", "`{rule}` covers every file from the root", &[rule]),
+            Reach::Root => words(
+                "broad.files_root",
+                "`{rule}` covers every file from the root",
+                &[rule],
+            ),
             Reach::Home => words(
                 "broad.files_home",
                 "`{rule}` covers every file from your home folder",
@@ -587,7 +593,11 @@ impl Through {
     fn words(&self, rule: &str) -> Words {
         let rule = ("rule", rule.to_string());
         match self {
-            Through::Anything => words("broad.every_command", "`{rule}` allows every command", &[rule]),
+            Through::Anything => words(
+                "broad.every_command",
+                "`{rule}` allows every command",
+                &[rule],
+            ),
             Through::Runner(program) => words(
                 "broad.command_runner",
                 "`{rule}` allows every command through `{program}`, which runs what its arguments name",

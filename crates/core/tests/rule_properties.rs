@@ -217,7 +217,7 @@ mod by_meaning {
             ("read_file(~/**)", FILES),
             ("read_file(/nonexistent-home/**)", FILES),
             ("read_file(../**)", FILES),
-            ("run_command(*)", EXEC),
+            ("run_command(:*)", EXEC),
             ("run_command(bash:*)", EXEC),
             ("run_command(find:*)", EXEC),
             ("run_command(git:*)", EXEC),

@@ -180,7 +180,16 @@ pub fn base64_decode(s: &str) -> Vec<u8> {
 /// Pictures from [`artifacts`] in one labelled sheet (ImageMagick's montage, from setup), so a
 /// person sees a whole panel at a glance.
 pub fn contact_sheet(pictures: &[String], out: &Path, columns: u32) {
+    // ImageMagick's default label font (Helvetica) is not on Debian: name the one fontconfig picks.
+    let font = Command::new("fc-match")
+        .args(["-f", "%{file}", "sans"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     let mut montage = Command::new("montage");
+    if !font.is_empty() {
+        montage.args(["-font", &font]);
+    }
     for picture in pictures {
         montage
             .arg("-label")

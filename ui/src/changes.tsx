@@ -91,9 +91,11 @@ export function ChangesView({ conversation }: { conversation: string | null }) {
     <div class="page changes" data-testid="changes">
       <h1>{t("reviewChanges")}</h1>
       <p class="muted">{t("changesHint")}</p>
-      <div class="row" role="tablist">
-        {statuses.map((s) => <button key={s} role="tab" aria-selected={s === status} class={s === status ? "nav active" : "nav"} data-filter={s} onClick={() => setStatus(s)}>{t(s)}</button>)}
-        <button onClick={load} title="F5">↻</button>
+      <div class="row">
+        <div class="row" role="tablist">
+          {statuses.map((s) => <button key={s} role="tab" aria-selected={s === status} class={s === status ? "nav active" : "nav"} data-filter={s} onClick={() => setStatus(s)}>{t(s)}</button>)}
+        </div>
+        <button onClick={load} title="F5" aria-label={t("refresh")}>↻</button>
       </div>
       {note && <p class="ok" role="status">{note}</p>}
       {error && <p class="error" role="alert">{error}</p>}

@@ -136,7 +136,7 @@ function App() {
         <nav>
           {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => v === view ? undefined : go(v)}>
             <Icon name={v} />{label}
-            {v === "chat" && approvals.length > 0 && <span class="badge" data-testid="waiting-badge" title={t("waiting")}>{approvals.length}</span>}</button>)}
+            {v === "chat" && approvals.length > 0 && <span class="count-badge" data-testid="waiting-badge" title={t("waiting")}>{approvals.length}</span>}</button>)}
           <PauseSwitch />
         </nav>
       </aside>

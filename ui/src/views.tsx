@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type AuditEntry, type ToolInfo, type VerifyReport } from "./api";
-import { t } from "./i18n";
+import { t, toolTitle } from "./i18n";
 
 type Theme = "system" | "light" | "dark";
 export function applyTheme() {
@@ -15,19 +15,19 @@ export function ToolsView() {
   const [category, setCategory] = useState("");
   useEffect(() => { api.listTools().then(setTools); }, []);
   const q = query.toLowerCase();
-  const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${x.spec.title} ${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
+  const shown = tools.filter((x) => (!category || x.spec.category === category) && (!q || `${toolTitle(x.spec.name)} ${x.spec.title} ${x.spec.name} ${x.spec.description}`.toLowerCase().includes(q)));
   const categories = [...new Set(tools.map((x) => x.spec.category))].sort();
   return (
     <section class="page">
       <h1>{t("tools")}</h1>
       <div class="row">
         <input type="search" placeholder={t("searchTools")} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
-        <select value={category} onChange={(e) => setCategory(e.currentTarget.value)}><option value="">{t("all")}</option>{categories.map((c) => <option>{c}</option>)}</select>
+        <select value={category} aria-label={t("category")} onChange={(e) => setCategory(e.currentTarget.value)}><option value="">{t("all")}</option>{categories.map((c) => <option>{c}</option>)}</select>
       </div>
       <table class="catalog">
         <thead><tr><th>{t("toolColumn")}</th><th>{t("category")}</th><th>{t("layer")}</th><th>{t("effects")}</th></tr></thead>
         <tbody>{shown.map((x) => (
-          <tr key={x.spec.name}><td><strong>{x.spec.title || x.spec.name}</strong> <code class="tool-id">{x.spec.name}</code><div class="desc">{x.spec.description}</div></td><td>{x.spec.category}</td>
+          <tr key={x.spec.name}><td><strong>{toolTitle(x.spec.name)}</strong> <code class="tool-id">{x.spec.name}</code><div class="desc">{x.spec.description}</div></td><td>{x.spec.category}</td>
             <td><span class={`badge ${x.layer}`}>{x.layer}</span>{x.overrides.length > 0 && ` ${t("overrides")} ${x.overrides.join(", ")}`}</td>
             <td>{x.spec.effects.join(", ")}</td></tr>
         ))}</tbody>
@@ -47,7 +47,7 @@ export function AuditView() {
       <h1>{t("audit")}</h1>
       <div class="row">
         <input placeholder={t("filterTool")} value={tool} onInput={(e) => setTool(e.currentTarget.value)} />
-        <select value={decision} onChange={(e) => setDecision(e.currentTarget.value)}>
+        <select value={decision} aria-label={t("filterDecision")} onChange={(e) => setDecision(e.currentTarget.value)}>
           <option value="">{t("all")}</option><option>allow</option><option>ask</option><option>deny</option><option>rejected</option>
         </select>
         <button onClick={() => api.auditVerify().then(setReport)}>{t("verify")}</button>

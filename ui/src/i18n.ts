@@ -303,6 +303,20 @@ const zhToolTitles: Record<string, string> = {
   web_fetch: "获取网页", web_search: "搜索网页", write_file: "写入文件",
 };
 
+/** The argument names tools share, in Chinese, for an approval's short values ("命令 ls -la"). */
+const zhArgLabels: Record<string, string> = {
+  command: "命令", path: "路径", url: "网址", title: "标题", due: "截止", content: "内容", start: "开始", end: "结束",
+  subject: "主题", to: "收件人", query: "查询", name: "名称", cwd: "工作目录", location: "地点", from: "从", account: "账户",
+  calendar: "日历", message: "消息", text: "文字", body: "正文", kind: "类型", id: "编号", action: "操作", branch: "分支",
+  remote: "远程仓库", pattern: "模式", selector: "选择器", description: "说明", notes: "备注", priority: "优先级", status: "状态",
+};
+
+/** An argument's name as the person reads it: in their language where tools share it. */
+export function argLabel(name: string): string {
+  const zhLabel = lang === "zh-CN" ? zhArgLabels[name] : undefined;
+  return zhLabel ?? name.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+}
+
 /** Every tool's own title (its spec's), set once the window has the list. */
 let toolTitles: Record<string, string> = {};
 export function setToolTitles(titles: Record<string, string>) { toolTitles = titles; }

@@ -177,6 +177,23 @@ async fn check(d: &Driver, kind: &Kind, lang: &'static str) -> Seen {
             chinese(&what) && chinese(&undo) && chinese(&risk),
             "{label}: English left in Chinese: {what} / {undo} / {risk}"
         );
+        let names = d
+            .exec(
+                "return [...document.querySelectorAll('[data-testid=plain-args] dt')].map((e) => e.innerText)",
+                json!([]),
+            )
+            .await;
+        for name in names
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str())
+        {
+            assert!(
+                chinese(name),
+                "{label}: the value named {name:?} in English"
+            );
+        }
     }
     let level = d
         .exec(

@@ -327,6 +327,30 @@ impl Driver {
         .await
     }
 
+    /// Switches the page's language and theme (kept in its storage: a reload) and waits for
+    /// the page to come back in them.
+    pub async fn switch_look(&self, lang: &str, theme: &str) {
+        self.exec(
+            "localStorage.setItem('lang', arguments[0]); localStorage.setItem('theme', arguments[1]); location.reload();",
+            json!([lang, theme]),
+        )
+        .await;
+        let wanted = format!("{lang} {theme} true");
+        cowork_tests::wait::until(&format!("the page in {lang}/{theme}"), || async {
+            let now = self
+                .exec(
+                    "return document.documentElement.lang + ' ' + document.documentElement.dataset.theme + ' ' + !!document.querySelector('[data-testid=chat-input], nav')",
+                    json!([]),
+                )
+                .await;
+            match now.as_str() == Some(wanted.as_str()) {
+                true => Ok(()),
+                false => Err(now.to_string()),
+            }
+        })
+        .await
+    }
+
     /// Every element matching `css`.
     pub async fn find_all(&self, css: &str) -> Vec<String> {
         let v = self

@@ -10,10 +10,8 @@
 mod webdriver;
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
-use cowork_tests::wait::patience;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::time::{Duration, Instant};
 use webdriver::{Driver, artifacts, contact_sheet, launch};
 
 /// One kind of approval: the call the model makes, and what its first lines must name (in
@@ -279,36 +277,9 @@ fn mail_account(home: &Path) {
     let store = cowork_store::Store::open(cowork_store::DataDir::at(home), &[]).unwrap();
     let account = cowork_store::accounts::Account {
         name: "me".into(),
-        config: cowork_store::accounts::AccountConfig::Mail {
-            email: "me@example.org".into(),
-            display_name: None,
-            username: "me".into(),
-            imap_host: "127.0.0.1".into(),
-            imap_port: 9,
-            imap_security: cowork_store::accounts::Security::Plain,
-            smtp_host: "127.0.0.1".into(),
-            smtp_port: 9,
-            smtp_security: cowork_store::accounts::Security::Plain,
-        },
+        config: cowork_tests::mail_nowhere(),
     };
     cowork_store::accounts::put(&store.connect().unwrap(), &account).unwrap();
-}
-
-/// Switches language and theme (localStorage) and waits for the reloaded page in them.
-async fn switch(d: &Driver, lang: &str, theme: &str) {
-    d.exec(&format!("localStorage.setItem('lang','{lang}'); localStorage.setItem('theme','{theme}'); location.reload();"), json!([])).await;
-    let start = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let now = d.exec("return document.documentElement.dataset.theme + ' ' + !!document.querySelector('[data-testid=chat-input]')", json!([])).await;
-        if now.as_str() == Some(&format!("{theme} true")) {
-            return;
-        }
-        assert!(
-            start.elapsed() < patience(),
-            "the page did not come back in {lang}/{theme}: {now}"
-        );
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -341,9 +312,9 @@ async fn every_kind_of_approval_says_what_where_and_undo_first_in_both_languages
     .await;
     d.wait_for("[data-testid=chat-input]").await;
     let mut seen = vec![];
-    switch(&d, "en", "light").await;
+    d.switch_look("en", "light").await;
     walk(&d, &server, "en", &mut seen).await;
-    switch(&d, "zh-CN", "dark").await;
+    d.switch_look("zh-CN", "dark").await;
     walk(&d, &server, "zh-CN", &mut seen).await;
     assert_eq!(seen.len(), 20);
     // Nothing denied ran: no task, no file, no hook.

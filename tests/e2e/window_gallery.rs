@@ -8,10 +8,9 @@
 mod webdriver;
 
 use cowork_tests::llm_server::{ScriptedLlm, Turn};
-use cowork_tests::wait::patience;
 use serde_json::json;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use webdriver::{Driver, artifacts, contact_sheet, launch_on_screen};
 
 /// axe-core, as npm installed it for the UI (tests/setup.sh).
@@ -87,23 +86,6 @@ async fn run_axe(d: &Driver, axe: &str) -> Vec<String> {
         .unwrap_or_else(|| vec![format!("axe returned {found}")])
 }
 
-/// Switches the language (a reload) and waits for the page in it.
-async fn switch_language(d: &Driver, lang: &str, theme: &str) {
-    d.exec(&format!("localStorage.setItem('lang','{lang}'); localStorage.setItem('theme','{theme}'); location.reload();"), json!([])).await;
-    let start = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        let now = d.exec("return document.documentElement.lang + ' ' + document.documentElement.dataset.theme + ' ' + !!document.querySelector('nav')", json!([])).await;
-        if now.as_str() == Some(&format!("{lang} {theme} true")) {
-            return;
-        }
-        assert!(
-            start.elapsed() < patience(),
-            "the page did not come back in {lang}/{theme}: {now}"
-        );
-    }
-}
-
 /// Every Settings page, one picture each.
 async fn settings_pages(d: &Driver, axe: &str, audit: &mut Audit, suffix: &str) {
     d.click(&d.wait_for("[data-view=settings]").await).await;
@@ -150,7 +132,7 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     .await;
     let mut audit = Audit::default();
     d.resize(1280, 800).await;
-    switch_language(&d, "en", "light").await;
+    d.switch_look("en", "light").await;
 
     // First run: no model yet.
     d.wait_for("[data-testid=first-run]").await;
@@ -224,7 +206,7 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     }
 
     // Chinese, dark: the chat and every Settings page again.
-    switch_language(&d, "zh-CN", "dark").await;
+    d.switch_look("zh-CN", "dark").await;
     d.click(&d.wait_for("[data-view=chat]").await).await;
     audit.screen(&d, &axe, "chat-zh-dark").await;
     settings_pages(&d, &axe, &mut audit, "-zh-dark").await;

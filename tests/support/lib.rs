@@ -199,18 +199,7 @@ impl Harness {
     /// A mail account `me` whose servers are nowhere (port 9): sends are reviewed and queued,
     /// and nothing leaves the outbox.
     pub fn add_mail_account_nowhere(&self) {
-        let account = cowork_store::accounts::AccountConfig::Mail {
-            email: "me@example.test".into(),
-            display_name: None,
-            username: "me".into(),
-            imap_host: "127.0.0.1".into(),
-            imap_port: 9,
-            imap_security: cowork_store::accounts::Security::Plain,
-            smtp_host: "127.0.0.1".into(),
-            smtp_port: 9,
-            smtp_security: cowork_store::accounts::Security::Plain,
-        };
-        self.add_account("me", account, "pw");
+        self.add_account("me", mail_nowhere(), "pw");
     }
 
     /// Adds an account with its password (in the harness's keyring stand-in).
@@ -562,5 +551,21 @@ impl DynTool for FixedTool {
                 Box::pin(async move { Ok(output) })
             }),
         ))
+    }
+}
+
+/// A mail account's settings whose servers are nowhere (port 9): a send can be reviewed and
+/// queued, and nothing leaves.
+pub fn mail_nowhere() -> cowork_store::accounts::AccountConfig {
+    cowork_store::accounts::AccountConfig::Mail {
+        email: "me@example.test".into(),
+        display_name: None,
+        username: "me".into(),
+        imap_host: "127.0.0.1".into(),
+        imap_port: 9,
+        imap_security: cowork_store::accounts::Security::Plain,
+        smtp_host: "127.0.0.1".into(),
+        smtp_port: 9,
+        smtp_security: cowork_store::accounts::Security::Plain,
     }
 }

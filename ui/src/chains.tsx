@@ -140,10 +140,13 @@ export function SchedulesPanel() {
       {schedules.length === 0 && <p class="muted">{t("noSchedules")}</p>}
       <ul class="schedules">
         {schedules.map((s) => (
-          <li key={s.id} data-name={s.name}>
-            <strong>{s.name}</strong> — {describeCron(s.cron, s.when)} · {what(s)} · {t("nextRun")} {formatDate(s.next_due, "weekdayTime")} ·{" "}
-            <span class="muted">{s.granted.length} {t("effectsGranted")}</span>{" "}
-            <button class="link" onClick={() => api.removeSchedule(s.name).then(load).catch((e) => setStatus(String(e)))}>{t("remove")}</button>
+          <li key={s.id} data-name={s.name} class="schedule-card">
+            <div>
+              <strong>{what(s)}</strong>
+              <div class="muted">{describeCron(s.cron, s.when)} · {t("nextRun")} {formatDate(s.next_due, "weekdayTime")}
+                {s.granted.length > 0 && ` · ${s.granted.length} ${t("effectsGranted")}`} · <code>{s.name}</code></div>
+            </div>
+            <button onClick={() => api.removeSchedule(s.name).then(load).catch((e) => setStatus(String(e)))}>{t("remove")}</button>
           </li>
         ))}
       </ul>

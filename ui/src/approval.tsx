@@ -2,7 +2,7 @@
 // denies, allow buttons arm only after a short delay, shortcuts need Alt, Deny has the focus.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, type ApprovalRequest, type Choice, type ElicitationAnswer, type ElicitationRequest, type Value } from "./api";
-import { t, sourceLabel, phrase, argLabel } from "./i18n";
+import { t, sourceLabel, phrase, argLabel, formatDate } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
@@ -18,7 +18,8 @@ function argLines(args: unknown): [string, string][] {
   return Object.entries(args as Record<string, unknown>)
     .filter(([k, v]) => k !== "description" && (typeof v === "string" || typeof v === "number") && String(v).length > 0 && String(v).length <= 200)
     .slice(0, 4)
-    .map(([k, v]) => [argLabel(k), String(v)]);
+    // A time reads as a time in the person's zone and language, not as RFC 3339.
+    .map(([k, v]) => [argLabel(k), typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(v) ? formatDate(v) : String(v)]);
 }
 
 /// Sending mail is the riskiest thing the assistant does: show it as the person would read it.

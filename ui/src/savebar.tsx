@@ -2,7 +2,7 @@
 // with what was last loaded or saved; while they differ, one bar at the foot of the page says so
 // and saves (Ctrl+S too) or discards them. Each panel keeps its own load and save calls.
 import { createContext } from "preact";
-import { useContext, useEffect, useRef, useState } from "preact/hooks";
+import { useContext, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { t } from "./i18n";
 
 /** JSON with every object's keys in order: the same settings built in another order are equal. */
@@ -77,7 +77,10 @@ export function SaveBar<T>({ draft, save, reset }: { draft: Draft<T>; save: (val
     } finally { busy.current = false; }
   };
   const report = useContext(SaveSlot);
-  useEffect(() => { report(draft.dirty ? run : null); }, [draft.dirty]);
+  // Reported as the page renders (a layout effect), so a click that sees the bar gone never
+  // meets a stale "unsaved" (a plain effect runs after paint: the leave question came up after
+  // a save).
+  useLayoutEffect(() => { report(draft.dirty ? run : null); }, [draft.dirty]);
   useEffect(() => {
     // Ctrl+S saves the page shown (only one page, so one bar, is mounted at a time).
     const keys = (e: KeyboardEvent) => {

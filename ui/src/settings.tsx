@@ -99,7 +99,9 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   const [asking, setAsking] = useState<{ proceed: () => void } | null>(null);
   const pending = useRef(unsaved);
   pending.current = unsaved;
-  const report = useRef((save: Unsaved) => setUnsaved({ save })).current;
+  // The ref is written at once: a state update re-renders later, and a leave in between would
+  // still see the changes just saved as unsaved.
+  const report = useRef((save: Unsaved) => { const next = { save }; pending.current = next; setUnsaved(next); }).current;
   useEffect(() => guardLeaving((proceed) => {
     if (!pending.current.save) return false;
     setAsking({ proceed });

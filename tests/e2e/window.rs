@@ -171,10 +171,15 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.click(&d.wait_for("[data-testid=send]").await).await;
     d.wait_for("[data-testid=approval-modal]").await;
     d.click(&d.wait_for("button[data-choice=deny]").await).await;
+    // The card says in words that it was not allowed; the policy's own text is in its details.
     let denied = d
-        .wait_for("[data-testid=tool-card][data-status=error]")
+        .wait_for("[data-testid=tool-card][data-status=error] [data-testid=card-refused]")
         .await;
-    assert!(d.text(&denied).await.contains("denied by policy"));
+    let said = d.text(&denied).await;
+    assert!(
+        said.contains("not allowed") && !said.contains("denied by policy"),
+        "{said}"
+    );
     let requests = server.requests();
     let last = requests.last().unwrap().2.to_string();
     assert!(

@@ -6,7 +6,9 @@ import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
 import { webCard } from "./web";
 
-interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; structured?: unknown; images?: Content[]; duration_ms?: number; progress?: Progress }
+interface ToolCard { id: string; name: string; input: unknown; status: "running" | "ok" | "error" | "waiting"; suspended?: string | null; result?: string; structured?: unknown; images?: Content[]; duration_ms?: number; progress?: Progress;
+  /** The review stopped it (the person or a rule said no): said in words, its reason in the details. */
+  refused?: boolean }
 
 /// Raster images only, as data URLs (no SVG: it can carry script and links).
 const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -228,8 +230,10 @@ function Card({ card }: { card: ToolCard }) {
         <span class="meta">{card.status === "running" ? <span class="spinner" aria-label={t("running")} /> : tookTime(card.duration_ms)}</span>
       </button>
       {card.status === "running" && card.progress && <ProgressLine progress={card.progress} />}
-      {open && <pre class="card-body"><code class="tool-id">{card.name}</code>{"\n"}{JSON.stringify(card.input, null, 2)}</pre>}
-      {(card.status === "ok" && webCard(card.name, card.structured)) || (card.result !== undefined && <pre class="card-result">{card.result}</pre>)}
+      {open && <pre class="card-body"><code class="tool-id">{card.name}</code>{"\n"}{JSON.stringify(card.input, null, 2)}{card.refused && card.result ? `\n\n${card.result}` : ""}</pre>}
+      {card.refused && card.status === "error"
+        ? <p class="card-result refused" data-testid="card-refused">{t("notAllowed")}</p>
+        : (card.status === "ok" && webCard(card.name, card.structured)) || (card.result !== undefined && <pre class="card-result">{card.result}</pre>)}
       {card.images?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type)).map((i, n) => (
         <img key={n} class="card-image" alt={`${toolTitle(card.name)} ${n + 1}`} src={`data:${i.mime_type};base64,${i.data_base64}`} />
       ))}
@@ -365,7 +369,13 @@ export function Chat({ conversation, firstRun, onConversation, onSettings, onPro
       else if (event.type === "progress") {
         const id = cardOf.get(event.call_id);
         if (id) setItems((list) => list.map((it) => it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, progress: event.progress } } : it));
-      } else if (event.type === "completed" || event.type === "failed") cardOf.delete(event.call_id);
+      } else if (event.type === "completed" || event.type === "failed") {
+        const id = cardOf.get(event.call_id);
+        if (id && event.type === "failed" && event.error_kind === "denied") {
+          setItems((list) => list.map((it) => it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, refused: true } } : it));
+        }
+        cardOf.delete(event.call_id);
+      }
     });
     // A waiting card whose task went on by itself shows what the resumed call returned.
     const r = on("task-resumed", ({ id, call }) => {

@@ -925,7 +925,12 @@ export type ToolCallView = {
 	duration_ms: number,
 };
 
-export type ToolEvent = { type: "started"; call_id: string; tool: string; conversation: string; caller_ref: string | null } | { type: "progress"; call_id: string; progress: Progress } | { type: "completed"; call_id: string; tool: string; duration_us: number } | { type: "failed"; call_id: string; tool: string; error_kind: string; message: string; duration_us: number };
+export type ToolEvent = { type: "started"; call_id: string; tool: string; conversation: string; caller_ref: string | null } | { type: "progress"; call_id: string; progress: Progress } | { type: "completed"; call_id: string; tool: string; duration_us: number } | { type: "failed"; call_id: string; tool: string; error_kind: string; message: string; duration_us: number; 
+/**
+ *  The caller's own reference, as in `Started`: a call its review stopped never
+ *  started, and this ties its failure to what the UI shows for it.
+ */
+caller_ref: string | null };
 
 /**  What callers see of a tool. */
 export type ToolInfo = {

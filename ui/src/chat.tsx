@@ -370,7 +370,8 @@ export function Chat({ conversation, firstRun, onConversation, onSettings, onPro
         const id = cardOf.get(event.call_id);
         if (id) setItems((list) => list.map((it) => it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, progress: event.progress } } : it));
       } else if (event.type === "completed" || event.type === "failed") {
-        const id = cardOf.get(event.call_id);
+        // A call its review stopped never started: its failure names the card itself.
+        const id = cardOf.get(event.call_id) ?? (event.type === "failed" ? event.caller_ref : undefined);
         if (id && event.type === "failed" && event.error_kind === "denied") {
           setItems((list) => list.map((it) => it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, refused: true } } : it));
         }

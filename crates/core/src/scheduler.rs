@@ -124,6 +124,9 @@ pub enum ToolEvent {
         error_kind: String,
         message: String,
         duration_us: u64,
+        /// The caller's own reference, as in `Started`: a call its review stopped never
+        /// started, and this ties its failure to what the UI shows for it.
+        caller_ref: Option<String>,
     },
 }
 
@@ -771,6 +774,7 @@ impl Scheduler {
                 error_kind: e.kind().into(),
                 message: error.unwrap_or_else(|| e.to_string()),
                 duration_us,
+                caller_ref: req.caller_ref.clone(),
             },
         });
         CallOutcome {

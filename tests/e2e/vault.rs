@@ -93,6 +93,27 @@ async fn bilingual_relevance_of_words_meaning_and_hybrid() {
         recall5.insert(mode, at5 as f64 / n);
     }
     eprintln!("{} notes, {} queries\n{table}", ids.len(), queries.len());
+    // A search ranks, it does not list: asked for every note, it returns those near the query.
+    let mut returned = 0;
+    for q in queries {
+        let found = h
+            .ok(
+                "search_vault",
+                json!({"query": q["q"], "k": ids.len(), "mode": "hybrid"}),
+            )
+            .await;
+        returned += found["hits"].as_array().unwrap().len();
+    }
+    let mean = returned as f64 / queries.len() as f64;
+    eprintln!(
+        "hybrid, asked for all {} notes: {mean:.1} returned on average",
+        ids.len()
+    );
+    assert!(
+        mean < ids.len() as f64 / 2.0,
+        "a search lists the vault: {mean:.1} of {}",
+        ids.len()
+    );
     // Fusion must not lose what either ranking finds, and must find nearly everything.
     assert!(recall5["hybrid"] >= 0.9, "{table}");
     assert!(

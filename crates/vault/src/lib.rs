@@ -47,7 +47,7 @@ const DEPTH: usize = 50;
 /// query: every entry has some nearest neighbour, so without a cut a search lists the vault.
 /// Relative, not absolute: one model's scores cluster (e5: 0.75–0.9), and only the distance
 /// from the best says "unrelated".
-const MEANING_MARGIN: f32 = 0.05;
+const MEANING_MARGIN: f32 = 0.08;
 /// Files indexed per transaction (and per embedding batch) in a re-index.
 const BATCH: usize = 16;
 /// e5 reads at most 512 tokens; more text only costs time.

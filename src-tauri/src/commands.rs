@@ -135,10 +135,7 @@ pub fn send_message<R: Runtime>(
     attachments: Vec<Part>,
 ) -> Res<String> {
     let parts = cowork_app::attachments::person_parts(&text, attachments)?;
-    let agent =
-        shell.agent.lock().unwrap().clone().ok_or(
-            "no model provider is configured — open Settings → Model, or use /tool commands",
-        )?;
+    let agent = chat_agent(&shell)?;
     let conversation = match conversation {
         // An id the window chose for a new chat: stored now, so the list it reads next has it.
         Some(id) if shell.conversations.title(&id)?.is_none() => {

@@ -38,6 +38,38 @@ fn tool_definitions_change_only_on_purpose() {
     );
 }
 
+/// Every tool Cowork ships has a Chinese title in the window (`ui/src/i18n.ts`'s
+/// `zhToolTitles`): a tool added without one would show its English title in the Chinese window.
+#[test]
+fn every_shipped_tool_has_a_chinese_title() {
+    let specs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/tool-specs.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let i18n =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts"))
+            .unwrap();
+    let table = i18n
+        .split("const zhToolTitles")
+        .nth(1)
+        .and_then(|rest| rest.split("};").next())
+        .expect("i18n.ts has zhToolTitles");
+    let missing: Vec<&str> = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["spec"]["name"].as_str())
+        .filter(|name| !table.contains(&format!(" {name}: ")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no Chinese title in ui/src/i18n.ts for {missing:?}"
+    );
+}
+
 #[test]
 fn tools_list_show_search_and_export() {
     let home = tempfile::tempdir().unwrap();

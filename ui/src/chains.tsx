@@ -2,7 +2,7 @@
 // skipped or failed, and how the run ended. One card per run, dismissed by the person.
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type ChainEvent, type CronPreview, type Schedule, type ScheduleRun } from "./api";
-import { t, describeCron, formatDate, getLang } from "./i18n";
+import { t, describeCron, formatDate, weekdayName } from "./i18n";
 
 type StepState = "waiting" | "running" | "done" | "skipped" | "failed";
 interface Run { chain: string; steps: { id: string; state: StepState; note?: string }[]; state: "running" | "completed" | "failed"; error?: string }
@@ -85,7 +85,6 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
       setPrompt(""); setName(""); setError(""); onAdded();
     } catch (e) { setError(String(e)); }
   };
-  const weekdayName = (n: number) => new Intl.DateTimeFormat(getLang(), { weekday: "long" }).format(new Date(2024, 0, 7 + n));
   return (
     <form class="new-schedule" data-testid="new-schedule" onSubmit={(e) => { e.preventDefault(); add(); }}>
       <h3>{t("newSchedule")}</h3>

@@ -219,19 +219,23 @@ export function formatDate(iso: string, style: "datetime" | "date" | "time" | "w
   return new Intl.DateTimeFormat(lang, options[style]).format(d);
 }
 
+/** A day of the week by cron's number (0 and 7 are Sunday), in the person's language. */
+export function weekdayName(n: number): string {
+  return new Intl.DateTimeFormat(lang, { weekday: "long" }).format(new Date(2024, 0, 7 + (n % 7)));
+}
+
 /** A cron pattern of the shapes the schedule form makes ("M H * * days") in the person's
  * language; any other pattern keeps Rust's English words (`fallback`). */
 export function describeCron(cron: string, fallback: string): string {
   const [minute, hour, day, month, days, ...rest] = cron.trim().split(/\s+/);
   if (rest.length || day !== "*" || month !== "*" || !/^\d+$/.test(minute ?? "") || !/^\d+$/.test(hour ?? "")) return fallback;
   const at = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" }).format(new Date(2024, 0, 1, Number(hour), Number(minute)));
-  const weekday = (n: number) => new Intl.DateTimeFormat(lang, { weekday: "long" }).format(new Date(2024, 0, 7 + (n % 7)));
   const zhCN = lang === "zh-CN";
   let when: string;
   if (days === "*") when = t("everyDay");
   else if (days === "1-5") when = t("weekdays");
   else if (days === "0,6" || days === "6,0") when = t("weekends");
-  else if (/^[0-7](,[0-7])*$/.test(days ?? "")) when = `${zhCN ? "每" : "Every "}${days!.split(",").map((n) => weekday(Number(n))).join(zhCN ? "、" : ", ")}`;
+  else if (/^[0-7](,[0-7])*$/.test(days ?? "")) when = `${zhCN ? "每" : "Every "}${days!.split(",").map((n) => weekdayName(Number(n))).join(zhCN ? "、" : ", ")}`;
   else return fallback;
   return zhCN ? `${when} ${at}` : `${when} at ${at}`;
 }

@@ -493,17 +493,39 @@ struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            forget_progress_later(Arc::downgrade(&self.inner), self.token.clone());
+            return;
+        };
         self.inner.progress.lock().unwrap().remove(&self.token);
-        if let Some(id) = self.id.take() {
-            let peer = self.peer.clone();
-            let param = rmcp::model::CancelledNotificationParam::new(
-                Some(id),
-                Some("cancelled by Cowork (stop or timeout)".into()),
-            );
-            tokio::spawn(async move {
-                let _ = peer.notify_cancelled(param).await;
-            });
+        let peer = self.peer.clone();
+        let param = rmcp::model::CancelledNotificationParam::new(
+            Some(id),
+            Some("cancelled by Cowork (stop or timeout)".into()),
+        );
+        tokio::spawn(async move {
+            let _ = peer.notify_cancelled(param).await;
+        });
+    }
+}
+
+/// How long a finished call still takes its progress notifications. The server sends its last
+/// notification before the result, but rmcp hands notifications to a task of their own and the
+/// result straight to the caller, so the last step can arrive just after the call returned.
+const LATE_PROGRESS_GRACE: Duration = Duration::from_secs(5);
+
+fn forget_progress_later(inner: Weak<Inner>, token: ProgressToken) {
+    let forget = move || {
+        if let Some(inner) = inner.upgrade() {
+            inner.progress.lock().unwrap().remove(&token);
         }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn(async move {
+            tokio::time::sleep(LATE_PROGRESS_GRACE).await;
+            forget();
+        })),
+        Err(_) => forget(),
     }
 }
 

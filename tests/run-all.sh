@@ -48,6 +48,9 @@ source tests/build-env.sh
 
 phase "lint and build (one build: clippy lints the workspace as it compiles)"
 cargo fmt --all --check
+# The UI gets the same care: Biome formats and lints ui/ (its rules and the few deliberate
+# exceptions are in ui/biome.json and beside the code they excuse).
+(cd ui && npx --no-install biome ci --colors=off .)
 build_everything
 
 phase "setup: waiting for the peers"

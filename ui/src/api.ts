@@ -4,7 +4,24 @@
 // call the UI causes goes through the core's Scheduler (chat → agent, palette → call_tool): the
 // UI never runs anything itself.
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import { commands, type AgentDone, type AgentEventPayload, type ApprovalRequest, type ElicitationRequest, type TaskResumed, type ToolEvent, type ApprovalChoice, type Content, type EmbedderSettings, type MicState, type NoticeTarget, type ChainEvent, type Status, type RuleSource, type VaultSource } from "./bindings";
+import {
+  type AgentDone,
+  type AgentEventPayload,
+  type ApprovalChoice,
+  type ApprovalRequest,
+  type ChainEvent,
+  type Content,
+  commands,
+  type ElicitationRequest,
+  type EmbedderSettings,
+  type MicState,
+  type NoticeTarget,
+  type RuleSource,
+  type Status,
+  type TaskResumed,
+  type ToolEvent,
+  type VaultSource,
+} from "./bindings";
 
 export * from "./bindings";
 export const api = commands;
@@ -19,11 +36,43 @@ export type ImageBlock = Extract<Content, { type: "image" }>;
 // Tool outputs the views read from `structured` (a tool's output, not an IPC type: its schema
 // is the tool's output schema).
 export type ChangeStatus = "staged" | "applied" | "rejected" | "rolled_back";
-export interface Change { id: number; conversation: string; path: string; kind: "created" | "modified" | "deleted"; status: ChangeStatus; added: number; removed: number; binary: boolean; created_at: string; updated_at: string }
-export interface Hunk { number: number; header: string; text: string }
-export interface ChangeDiff { change: Change; conflict: boolean; hunks: Hunk[]; summary: string | null }
+export interface Change {
+  id: number;
+  conversation: string;
+  path: string;
+  kind: "created" | "modified" | "deleted";
+  status: ChangeStatus;
+  added: number;
+  removed: number;
+  binary: boolean;
+  created_at: string;
+  updated_at: string;
+}
+export interface Hunk {
+  number: number;
+  header: string;
+  text: string;
+}
+export interface ChangeDiff {
+  change: Change;
+  conflict: boolean;
+  hunks: Hunk[];
+  summary: string | null;
+}
 
-export interface VaultHit { id: string; path: string; title: string; kind: string; scope: string; tags: string[]; snippet: string; score: number; similarity?: number; source?: VaultSource; updated: string }
+export interface VaultHit {
+  id: string;
+  path: string;
+  title: string;
+  kind: string;
+  scope: string;
+  tags: string[];
+  snippet: string;
+  score: number;
+  similarity?: number;
+  source?: VaultSource;
+  updated: string;
+}
 
 /** What the shell pushes, by event name, with the Rust payload types. */
 export interface Events {

@@ -1,28 +1,47 @@
 // Living on the desktop: the tools-paused bar (the tray's "Pause all tools", mirrored here),
 // and Settings → Desktop (tray, notifications, do not disturb, autostart).
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type DesktopSettings, type NoticeTarget, type Status, type WorkspaceState } from "./api";
-import { t, formatDate } from "./i18n";
-import { reviewTrust } from "./trust";
+import { api, type DesktopSettings, type NoticeTarget, on, type Status, type WorkspaceState } from "./api";
+import { formatDate, t } from "./i18n";
 import { SaveBar, useDraft } from "./savebar";
+import { reviewTrust } from "./trust";
 
 /** The status the tray shows, pushed as it changes; the window offers the same pause switch. */
 export function PauseSwitch() {
   const [status, setStatus] = useState<Status>("idle");
   useEffect(() => {
-    api.desktopStatus().then(setStatus).catch(() => {});
+    api
+      .desktopStatus()
+      .then(setStatus)
+      .catch(() => {});
     const un = on("desktop-status", setStatus);
-    return () => { un.then((f) => f()); };
+    return () => {
+      un.then((f) => f());
+    };
   }, []);
   const paused = status === "paused";
   return (
     <>
-      <button class={paused ? "nav paused" : "nav"} data-testid="pause-tools" aria-pressed={paused}
-        onClick={() => api.setToolsPaused(!paused)}>
-        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true">{paused ? <path d="M2 1 L9 5 L2 9 Z" /> : <path d="M2 1 h2 v8 h-2 Z M6 1 h2 v8 h-2 Z" />}</svg>
-        {paused ? t("resumeTools") : t("pauseTools")}</button>
-      {paused && <div class="paused-banner" role="status" data-testid="paused-banner">{t("toolsPaused")}
-        <button onClick={() => api.setToolsPaused(false)}>{t("resumeTools")}</button></div>}
+      <button
+        type="button"
+        class={paused ? "nav paused" : "nav"}
+        data-testid="pause-tools"
+        aria-pressed={paused}
+        onClick={() => api.setToolsPaused(!paused)}
+      >
+        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true">
+          {paused ? <path d="M2 1 L9 5 L2 9 Z" /> : <path d="M2 1 h2 v8 h-2 Z M6 1 h2 v8 h-2 Z" />}
+        </svg>
+        {paused ? t("resumeTools") : t("pauseTools")}
+      </button>
+      {paused && (
+        <div class="paused-banner" role="status" data-testid="paused-banner">
+          {t("toolsPaused")}
+          <button type="button" onClick={() => api.setToolsPaused(false)}>
+            {t("resumeTools")}
+          </button>
+        </div>
+      )}
     </>
   );
 }
@@ -35,11 +54,16 @@ export function ReminderBar() {
   useEffect(() => {
     const add = (target: NoticeTarget) => {
       if (target.kind !== "event") return;
-      setDue((list) => list.some((r) => r.uid === target.uid && r.starts === target.starts) ? list : [...list, target]);
+      setDue((list) =>
+        list.some((r) => r.uid === target.uid && r.starts === target.starts) ? list : [...list, target],
+      );
     };
     const a = on("reminder", add);
     const b = on("open-target", add);
-    return () => { a.then((f) => f()); b.then((f) => f()); };
+    return () => {
+      a.then((f) => f());
+      b.then((f) => f());
+    };
   }, []);
   if (due.length === 0) return null;
   const when = (r: EventTarget) => formatDate(r.starts, r.all_day ? "date" : "weekdayTime");
@@ -47,8 +71,16 @@ export function ReminderBar() {
     <div class="reminder-bar" role="status" data-testid="reminder-bar">
       {due.map((r) => (
         <div key={r.uid + r.starts} class="row">
-          <span><strong>{t("reminder")}</strong> {r.title} <span class="muted">{when(r)}{r.location ? ` · ${r.location}` : ""}</span></span>
-          <button aria-label={t("dismiss")} onClick={() => setDue((list) => list.filter((x) => x !== r))}>×</button>
+          <span>
+            <strong>{t("reminder")}</strong> {r.title}{" "}
+            <span class="muted">
+              {when(r)}
+              {r.location ? ` · ${r.location}` : ""}
+            </span>
+          </span>
+          <button type="button" aria-label={t("dismiss")} onClick={() => setDue((list) => list.filter((x) => x !== r))}>
+            ×
+          </button>
         </div>
       ))}
     </div>
@@ -58,12 +90,25 @@ export function ReminderBar() {
 export function DesktopSettingsPanel() {
   const draft = useDraft<DesktopSettings>();
   const [status, setStatus] = useState("");
-  useEffect(() => { api.getDesktopSettings().then(draft.load).catch((e) => setStatus(String(e))); }, []);
-  const settings = draft.value, setSettings = draft.set;
+  useEffect(() => {
+    api
+      .getDesktopSettings()
+      .then(draft.load)
+      .catch((e) => setStatus(String(e)));
+  }, []);
+  const settings = draft.value,
+    setSettings = draft.set;
   if (!settings) return <p class="status">{status}</p>;
   const toggle = (key: "closeToTray" | "notifications" | "doNotDisturb" | "autostart", label: string) => (
-    <label class="check"><input type="checkbox" data-testid={`desktop-${key}`} checked={settings[key]}
-      onChange={(e) => setSettings({ ...settings, [key]: e.currentTarget.checked })} /> {label}</label>
+    <label class="check">
+      <input
+        type="checkbox"
+        data-testid={`desktop-${key}`}
+        checked={settings[key]}
+        onChange={(e) => setSettings({ ...settings, [key]: e.currentTarget.checked })}
+      />{" "}
+      {label}
+    </label>
   );
   return (
     <fieldset data-testid="desktop-settings">
@@ -72,10 +117,24 @@ export function DesktopSettingsPanel() {
       {toggle("notifications", t("notifications"))}
       {toggle("doNotDisturb", t("doNotDisturb"))}
       {toggle("autostart", t("autostart"))}
-      <label>{t("quickAskShortcut")}<input type="text" data-testid="desktop-shortcut" value={settings.quickAskShortcut}
-        onInput={(e) => setSettings({ ...settings, quickAskShortcut: e.currentTarget.value })} /></label>
-      <label>{t("longRunSecs")}<input type="number" min={0} value={settings.longRunSecs}
-        onInput={(e) => setSettings({ ...settings, longRunSecs: Math.max(0, Number(e.currentTarget.value) || 0) })} /></label>
+      <label>
+        {t("quickAskShortcut")}
+        <input
+          type="text"
+          data-testid="desktop-shortcut"
+          value={settings.quickAskShortcut}
+          onInput={(e) => setSettings({ ...settings, quickAskShortcut: e.currentTarget.value })}
+        />
+      </label>
+      <label>
+        {t("longRunSecs")}
+        <input
+          type="number"
+          min={0}
+          value={settings.longRunSecs}
+          onInput={(e) => setSettings({ ...settings, longRunSecs: Math.max(0, Number(e.currentTarget.value) || 0) })}
+        />
+      </label>
       <p class="hint">{t("desktopHint")}</p>
       <SaveBar draft={draft} save={(s) => api.saveDesktopSettings(s)} />
     </fieldset>
@@ -91,30 +150,98 @@ export function WorkspaceBar({ conversation }: { conversation: string | null }) 
   const [error, setError] = useState("");
   useEffect(() => {
     setError("");
-    (conversation ? api.enterConversation(conversation) : api.workspaceState()).then(setState).catch((e) => { setError(String(e)); api.workspaceState().then(setState).catch(() => {}); });
+    (conversation ? api.enterConversation(conversation) : api.workspaceState()).then(setState).catch((e) => {
+      setError(String(e));
+      api
+        .workspaceState()
+        .then(setState)
+        .catch(() => {});
+    });
   }, [conversation]);
   const choose = async (folder: string | null) => {
     setError("");
-    try { setState(await api.chooseWorkspace(conversation, folder)); setOpen(false); setTyped(""); } catch (e) { setError(String(e)); }
+    try {
+      setState(await api.chooseWorkspace(conversation, folder));
+      setOpen(false);
+      setTyped("");
+    } catch (e) {
+      setError(String(e));
+    }
   };
-  const browse = async () => { const folder = await api.pickFolder(); if (folder) await choose(folder); };
+  const browse = async () => {
+    const folder = await api.pickFolder();
+    if (folder) await choose(folder);
+  };
   const name = state?.open ? state.open.split("/").filter(Boolean).pop() : null;
   return (
     <div class="workspace-bar" data-testid="workspace-bar">
-      <button class="chip" data-testid="workspace-chip" aria-expanded={open} title={state?.open ?? t("noFolder")} onClick={() => setOpen(!open)}>
-        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true"><path d="M0 2 h4 l1 1 h5 v6 h-10 Z" /></svg>
-        {name ?? t("noFolder")}</button>
-      {error && <span class="error" role="alert">{error}</span>}
+      <button
+        type="button"
+        class="chip"
+        data-testid="workspace-chip"
+        aria-expanded={open}
+        title={state?.open ?? t("noFolder")}
+        onClick={() => setOpen(!open)}
+      >
+        <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true">
+          <path d="M0 2 h4 l1 1 h5 v6 h-10 Z" />
+        </svg>
+        {name ?? t("noFolder")}
+      </button>
+      {error && (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      )}
       {open && state && (
         <div class="workspace-menu" role="menu">
-          <button role="menuitem" onClick={browse}>{t("openFolder")}</button>
-          <form onSubmit={(e) => { e.preventDefault(); const folder = (e.currentTarget.elements[0] as HTMLInputElement).value.trim(); if (folder) choose(folder); }}>
-            <input data-testid="workspace-path" placeholder="/home/me/project" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <button type="button" role="menuitem" onClick={browse}>
+            {t("openFolder")}
+          </button>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              const folder = (e.currentTarget.elements[0] as HTMLInputElement).value.trim();
+              if (folder) choose(folder);
+            }}
+          >
+            <input
+              data-testid="workspace-path"
+              placeholder="/home/me/project"
+              value={typed}
+              onInput={(e) => setTyped(e.currentTarget.value)}
+            />
           </form>
           {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}
-          {state.recent.map((f) => <button role="menuitem" key={f} class={f === state.open ? "active" : ""} onClick={() => choose(f)}>{f}</button>)}
-          {state.open && <button role="menuitem" data-testid="review-trust" onClick={() => { reviewTrust(state.open!); setOpen(false); }}>{t("reviewTrust")}</button>}
-          {state.open && <button role="menuitem" onClick={() => choose(null)}>{t("closeFolder")}</button>}
+          {state.recent.map((f) => (
+            <button
+              type="button"
+              role="menuitem"
+              key={f}
+              class={f === state.open ? "active" : ""}
+              onClick={() => choose(f)}
+            >
+              {f}
+            </button>
+          ))}
+          {state.open && (
+            <button
+              type="button"
+              role="menuitem"
+              data-testid="review-trust"
+              onClick={() => {
+                reviewTrust(state.open!);
+                setOpen(false);
+              }}
+            >
+              {t("reviewTrust")}
+            </button>
+          )}
+          {state.open && (
+            <button type="button" role="menuitem" onClick={() => choose(null)}>
+              {t("closeFolder")}
+            </button>
+          )}
         </div>
       )}
     </div>

@@ -1,23 +1,23 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type ApprovalRequest, type ConversationSummary, type ElicitationRequest, type FirstRun } from "./api";
-import { t, getLang, setToolTitles } from "./i18n";
-import { Chat, Icon } from "./chat";
-import { ApprovalModal, ElicitationModal } from "./approval";
 import { OutboxBar } from "./accounts";
-import { ToolsView, AuditView, applyTheme } from "./views";
-import { SettingsView, showSettingsPage } from "./settings";
-import { leaveThen } from "./savebar";
-import { ToolpacksView } from "./toolpacks";
-import { ChangesView } from "./changes";
-import { MemoryView } from "./memory";
-import { SuspendedBar } from "./suspended";
-import { TrustDialog } from "./trust";
-import { MicIndicator } from "./voice";
-import { PauseSwitch, ReminderBar } from "./desktop";
-import { QuickAsk } from "./quick";
+import { type ApprovalRequest, api, type ConversationSummary, type ElicitationRequest, type FirstRun, on } from "./api";
+import { ApprovalModal, ElicitationModal } from "./approval";
 import { ChainProgress } from "./chains";
+import { ChangesView } from "./changes";
+import { Chat, Icon } from "./chat";
+import { PauseSwitch, ReminderBar } from "./desktop";
+import { getLang, setToolTitles, t } from "./i18n";
+import { MemoryView } from "./memory";
+import { QuickAsk } from "./quick";
+import { leaveThen } from "./savebar";
+import { SettingsView, showSettingsPage } from "./settings";
 import { ShortcutSheet } from "./shortcuts";
+import { SuspendedBar } from "./suspended";
+import { ToolpacksView } from "./toolpacks";
+import { TrustDialog } from "./trust";
+import { AuditView, applyTheme, ToolsView } from "./views";
+import { MicIndicator } from "./voice";
 import "./style.css";
 
 type View = "chat" | "tools" | "toolpacks" | "audit" | "settings" | "changes" | "memory";
@@ -32,8 +32,17 @@ function byDate(conversations: ConversationSummary[], now = new Date()): [string
   for (const c of conversations) {
     const changed = new Date(c.updated_at);
     const days = Math.round((today - day(changed)) / 86_400_000);
-    const group = c.pinned ? t("groupPinned") : days <= 0 ? t("groupToday") : days === 1 ? t("groupYesterday")
-      : days <= 7 ? t("groupWeek") : days <= 30 ? t("groupMonth") : month.format(changed);
+    const group = c.pinned
+      ? t("groupPinned")
+      : days <= 0
+        ? t("groupToday")
+        : days === 1
+          ? t("groupYesterday")
+          : days <= 7
+            ? t("groupWeek")
+            : days <= 30
+              ? t("groupMonth")
+              : month.format(changed);
     groups.set(group, [...(groups.get(group) ?? []), c]);
   }
   return [...groups];
@@ -51,34 +60,72 @@ function App() {
   const [, setLangTick] = useState(0);
   const [install, setInstall] = useState<{ source: string; n: number } | undefined>();
 
-  const refresh = () => api.listConversations(search).then(setConversations).catch(() => {});
+  const refresh = () =>
+    api
+      .listConversations(search)
+      .then(setConversations)
+      .catch(() => {});
   // Away from Settings only once its unsaved changes are saved or let go (the page asks).
-  const go = (next: View, also?: () => void) => leaveThen(() => { also?.(); setView(next); });
-  useEffect(() => { refresh(); }, [search]);
+  const go = (next: View, also?: () => void) =>
+    leaveThen(() => {
+      also?.();
+      setView(next);
+    });
+  useEffect(() => {
+    refresh();
+  }, [search]);
   // Tools are named by their titles (cards, approvals): learnt at start and when packs change.
   useEffect(() => {
-    const load = () => api.listTools().then((tools) => setToolTitles(Object.fromEntries(tools.map((x) => [x.spec.name, x.spec.title])))).catch(() => {});
+    const load = () =>
+      api
+        .listTools()
+        .then((tools) => setToolTitles(Object.fromEntries(tools.map((x) => [x.spec.name, x.spec.title]))))
+        .catch(() => {});
     load();
     const un = on("toolpacks-changed", load);
-    return () => { un.then((f) => f()); };
+    return () => {
+      un.then((f) => f());
+    };
   }, []);
   // A turn's end moves its conversation up (and a new one into) the list.
-  useEffect(() => { const done = on("agent-done", () => refresh()); return () => { done.then((f) => f()); }; }, [search]);
+  useEffect(() => {
+    const done = on("agent-done", () => refresh());
+    return () => {
+      done.then((f) => f());
+    };
+  }, [search]);
   useEffect(() => {
     applyTheme();
     document.documentElement.lang = getLang();
-    api.firstRun().then(setFirstRun).catch(() => {});
+    api
+      .firstRun()
+      .then(setFirstRun)
+      .catch(() => {});
     // Once each, whether it came as an event or was waiting before this window opened.
-    const addApproval = (r: ApprovalRequest) => setApprovals((q) => q.some((a) => a.call_id === r.call_id) ? q : [...q, r]);
-    const addForm = (r: ElicitationRequest) => setForms((q) => q.some((f) => f.id === r.id) ? q : [...q, r]);
+    const addApproval = (r: ApprovalRequest) =>
+      setApprovals((q) => (q.some((a) => a.call_id === r.call_id) ? q : [...q, r]));
+    const addForm = (r: ElicitationRequest) => setForms((q) => (q.some((f) => f.id === r.id) ? q : [...q, r]));
     const un = on("approval-request", addApproval);
     const unForms = on("elicitation-request", addForm);
     // A window opened from the tray shows what waited while it was closed.
-    api.pendingAsks().then((p) => { p.approvals.forEach(addApproval); p.elicitations.forEach(addForm); }).catch(() => {});
+    api
+      .pendingAsks()
+      .then((p) => {
+        p.approvals.forEach(addApproval);
+        p.elicitations.forEach(addForm);
+      })
+      .catch(() => {});
     // Links and files handed over by the desktop open the install review (never an install).
-    const takeRequests = () => api.takeDesktopRequests().then((rs) => rs.forEach((r) => {
-      if (r.kind === "install_toolpack") go("toolpacks", () => setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })));
-    })).catch(() => {});
+    const takeRequests = () =>
+      api
+        .takeDesktopRequests()
+        .then((rs) =>
+          rs.forEach((r) => {
+            if (r.kind === "install_toolpack")
+              go("toolpacks", () => setInstall((p) => ({ source: r.source, n: (p?.n ?? 0) + 1 })));
+          }),
+        )
+        .catch(() => {});
     takeRequests();
     const unRequests = on("desktop-request", takeRequests);
     // A clicked notification opens its place (an approval's modal is already up).
@@ -86,17 +133,34 @@ function App() {
       if (target.kind === "conversation") go("chat", () => setConversation(target.id));
       if (target.kind === "suspension" || target.kind === "outbox") go("chat");
     });
-    return () => { un.then((f) => f()); unForms.then((f) => f()); unRequests.then((f) => f()); unTargets.then((f) => f()); };
+    return () => {
+      un.then((f) => f());
+      unForms.then((f) => f());
+      unRequests.then((f) => f());
+      unTargets.then((f) => f());
+    };
   }, []);
   // Keyboard-first: Ctrl+N new chat, Ctrl+K search, Ctrl+, settings.
   useEffect(() => {
     const keys = (e: KeyboardEvent) => {
       if (!(e.ctrlKey || e.metaKey) || approvals.length) return;
-      if (e.key === "n") { e.preventDefault(); go("chat", () => setConversation(null)); }
-      if (e.key === "k") { e.preventDefault(); document.getElementById("conv-search")?.focus(); }
-      if (e.key === ",") { e.preventDefault(); setView("settings"); }
+      if (e.key === "n") {
+        e.preventDefault();
+        go("chat", () => setConversation(null));
+      }
+      if (e.key === "k") {
+        e.preventDefault();
+        document.getElementById("conv-search")?.focus();
+      }
+      if (e.key === ",") {
+        e.preventDefault();
+        setView("settings");
+      }
       // Ctrl+W closes the window (Cowork stays in the tray, Settings → Desktop).
-      if (e.key === "w") { e.preventDefault(); api.closeWindow(); }
+      if (e.key === "w") {
+        e.preventDefault();
+        api.closeWindow();
+      }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
@@ -107,47 +171,164 @@ function App() {
     const keys = (e: KeyboardEvent) => {
       if (!(e.ctrlKey || e.metaKey) || !e.shiftKey) return;
       const key = e.key.toLowerCase();
-      if (key === "d") { e.preventDefault(); go("changes"); }
+      if (key === "d") {
+        e.preventDefault();
+        go("changes");
+      }
       // M for memory.
-      if (key === "m") { e.preventDefault(); go("memory"); }
+      if (key === "m") {
+        e.preventDefault();
+        go("memory");
+      }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
   }, []);
-  const nav: [View, string][] = [["chat", t("chat")], ["tools", t("tools")], ["toolpacks", t("toolpacks")], ["audit", t("audit")], ["settings", t("settings")], ["changes", t("reviewChanges")], ["memory", t("memory")]];
+  const nav: [View, string][] = [
+    ["chat", t("chat")],
+    ["tools", t("tools")],
+    ["toolpacks", t("toolpacks")],
+    ["audit", t("audit")],
+    ["settings", t("settings")],
+    ["changes", t("reviewChanges")],
+    ["memory", t("memory")],
+  ];
   return (
     <div class="app">
       <aside class="sidebar">
-        <button class="primary" onClick={() => go("chat", () => setConversation(null))} title="Ctrl+N">+ {t("newChat")}</button>
-        <input id="conv-search" type="search" placeholder={t("search")} value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+        <button type="button" class="primary" onClick={() => go("chat", () => setConversation(null))} title="Ctrl+N">
+          + {t("newChat")}
+        </button>
+        <input
+          id="conv-search"
+          type="search"
+          placeholder={t("search")}
+          value={search}
+          onInput={(e) => setSearch(e.currentTarget.value)}
+        />
         <ul class="conversations">
-          {byDate(conversations).map(([group, members]) => [<li key={group} class="group-head">{group}</li>, ...members.map((c) => (
-            <li key={c.id} class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`} data-testid="conversation" data-pinned={c.pinned}>
-              {renaming?.id === c.id
-                ? <input class="rename" data-testid="rename-input" value={renaming.title} ref={(el) => el?.focus()} onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
-                    onKeyDown={async (e) => { const title = e.currentTarget.value.trim(); if (e.key === "Enter" && title) { await api.renameConversation(c.id, title); setRenaming(null); refresh(); } if (e.key === "Escape") setRenaming(null); }}
-                    onBlur={() => setRenaming(null)} />
-                : <button class="link" title={t("rename")} onDblClick={() => setRenaming({ id: c.id, title: c.title })} onClick={() => go("chat", () => setConversation(c.id))}>{c.title || "…"}</button>}
-              <button class="icon pin" data-testid="pin" aria-pressed={c.pinned} aria-label={c.pinned ? t("unpin") : t("pin")} title={c.pinned ? t("unpin") : t("pin")} onClick={async () => { await api.setPinned(c.id, !c.pinned); refresh(); }}>{c.pinned ? "★" : "☆"}</button>
-              <button class="icon" aria-label={t("remove")} title={t("remove")} onClick={async () => { await api.deleteConversation(c.id); if (c.id === conversation) setConversation(null); refresh(); }}>×</button>
-            </li>
-          ))])}
+          {byDate(conversations).map(([group, members]) => [
+            <li key={group} class="group-head">
+              {group}
+            </li>,
+            ...members.map((c) => (
+              <li
+                key={c.id}
+                class={`${c.id === conversation ? "active" : ""}${c.pinned ? " pinned" : ""}`}
+                data-testid="conversation"
+                data-pinned={c.pinned}
+              >
+                {renaming?.id === c.id ? (
+                  <input
+                    class="rename"
+                    data-testid="rename-input"
+                    value={renaming.title}
+                    ref={(el) => el?.focus()}
+                    onInput={(e) => setRenaming({ id: c.id, title: e.currentTarget.value })}
+                    onKeyDown={async (e) => {
+                      const title = e.currentTarget.value.trim();
+                      if (e.key === "Enter" && title) {
+                        await api.renameConversation(c.id, title);
+                        setRenaming(null);
+                        refresh();
+                      }
+                      if (e.key === "Escape") setRenaming(null);
+                    }}
+                    onBlur={() => setRenaming(null)}
+                  />
+                ) : (
+                  <button
+                    type="button"
+                    class="link"
+                    title={t("rename")}
+                    onDblClick={() => setRenaming({ id: c.id, title: c.title })}
+                    onClick={() => go("chat", () => setConversation(c.id))}
+                  >
+                    {c.title || "…"}
+                  </button>
+                )}
+                <button
+                  type="button"
+                  class="icon pin"
+                  data-testid="pin"
+                  aria-pressed={c.pinned}
+                  aria-label={c.pinned ? t("unpin") : t("pin")}
+                  title={c.pinned ? t("unpin") : t("pin")}
+                  onClick={async () => {
+                    await api.setPinned(c.id, !c.pinned);
+                    refresh();
+                  }}
+                >
+                  {c.pinned ? "★" : "☆"}
+                </button>
+                <button
+                  type="button"
+                  class="icon"
+                  aria-label={t("remove")}
+                  title={t("remove")}
+                  onClick={async () => {
+                    await api.deleteConversation(c.id);
+                    if (c.id === conversation) setConversation(null);
+                    refresh();
+                  }}
+                >
+                  ×
+                </button>
+              </li>
+            )),
+          ])}
         </ul>
         <nav>
-          {nav.map(([v, label]) => <button key={v} data-view={v} class={view === v ? "nav active" : "nav"} onClick={() => v === view ? undefined : go(v)}>
-            <Icon name={v} />{label}
-            {v === "chat" && approvals.length > 0 && <span class="count-badge" data-testid="waiting-badge" title={t("waiting")}>{approvals.length}</span>}</button>)}
+          {nav.map(([v, label]) => (
+            <button
+              type="button"
+              key={v}
+              data-view={v}
+              class={view === v ? "nav active" : "nav"}
+              onClick={() => (v === view ? undefined : go(v))}
+            >
+              <Icon name={v} />
+              {label}
+              {v === "chat" && approvals.length > 0 && (
+                <span class="count-badge" data-testid="waiting-badge" title={t("waiting")}>
+                  {approvals.length}
+                </span>
+              )}
+            </button>
+          ))}
           <PauseSwitch />
         </nav>
       </aside>
       <main>
-        {view === "chat" && <Chat conversation={conversation} firstRun={firstRun} onConversation={(id) => { setConversation(id); refresh(); }} onSettings={() => { showSettingsPage("model"); setView("settings"); }} onProviderSaved={() => api.firstRun().then(setFirstRun)} />}
+        {view === "chat" && (
+          <Chat
+            conversation={conversation}
+            firstRun={firstRun}
+            onConversation={(id) => {
+              setConversation(id);
+              refresh();
+            }}
+            onSettings={() => {
+              showSettingsPage("model");
+              setView("settings");
+            }}
+            onProviderSaved={() => api.firstRun().then(setFirstRun)}
+          />
+        )}
         {view === "tools" && <ToolsView />}
         {view === "toolpacks" && <ToolpacksView request={install} />}
         {view === "audit" && <AuditView />}
         {view === "changes" && <ChangesView conversation={conversation} />}
         {view === "memory" && <MemoryView />}
-        {view === "settings" && <SettingsView conversation={conversation} onChange={() => { setLangTick((n) => n + 1); api.firstRun().then(setFirstRun); }} />}
+        {view === "settings" && (
+          <SettingsView
+            conversation={conversation}
+            onChange={() => {
+              setLangTick((n) => n + 1);
+              api.firstRun().then(setFirstRun);
+            }}
+          />
+        )}
       </main>
       <MicIndicator />
       <OutboxBar conversation={conversation} />
@@ -157,11 +338,16 @@ function App() {
       <ShortcutSheet />
       <TrustDialog hidden={approvals.length > 0} />
       {approvals.length > 0 && <ApprovalModal request={approvals[0]} onDone={() => setApprovals((q) => q.slice(1))} />}
-      {approvals.length === 0 && forms.length > 0 && <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />}
+      {approvals.length === 0 && forms.length > 0 && (
+        <ElicitationModal request={forms[0]} onDone={() => setForms((q) => q.slice(1))} />
+      )}
     </div>
   );
 }
 
 // One bundle, two windows: the quick-ask window loads it with #quick.
-if (location.hash === "#quick") { applyTheme(); document.documentElement.lang = getLang(); }
+if (location.hash === "#quick") {
+  applyTheme();
+  document.documentElement.lang = getLang();
+}
 render(location.hash === "#quick" ? <QuickAsk /> : <App />, document.getElementById("app")!);

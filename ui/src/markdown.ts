@@ -1,13 +1,14 @@
 // Model output is untrusted HTML: Markdown is rendered, then sanitized with DOMPurify before it
 // touches the DOM (no scripts, no event handlers, no iframes, links open nothing by themselves).
-import { marked } from "marked";
+
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/core";
-import rust from "highlight.js/lib/languages/rust";
-import typescript from "highlight.js/lib/languages/typescript";
-import python from "highlight.js/lib/languages/python";
 import bash from "highlight.js/lib/languages/bash";
 import json from "highlight.js/lib/languages/json";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import typescript from "highlight.js/lib/languages/typescript";
+import { marked } from "marked";
 import { t } from "./i18n";
 
 hljs.registerLanguage("rust", rust);
@@ -37,9 +38,11 @@ marked.use({
       copyable.set(token, text);
       if (copyable.size > COPYABLE_KEPT) copyable.delete(copyable.keys().next().value!);
       const label = (lang ?? "").split(/\s/)[0].slice(0, 24);
-      return `<div class="codeblock"><div class="code-head"><span class="code-lang">${escapeText(label)}</span>`
-        + `<button type="button" class="code-copy" data-copy="${token}">${escapeText(t("copy"))}</button></div>`
-        + `<pre><code class="hljs">${html}</code></pre></div>`;
+      return (
+        `<div class="codeblock"><div class="code-head"><span class="code-lang">${escapeText(label)}</span>` +
+        `<button type="button" class="code-copy" data-copy="${token}">${escapeText(t("copy"))}</button></div>` +
+        `<pre><code class="hljs">${html}</code></pre></div>`
+      );
     },
   },
 });
@@ -48,10 +51,15 @@ document.addEventListener("click", (e) => {
   const button = (e.target as Element | null)?.closest?.("button[data-copy]");
   const text = button ? copyable.get(button.getAttribute("data-copy") ?? "") : undefined;
   if (!button || text === undefined) return;
-  navigator.clipboard?.writeText(text).then(() => {
-    button.textContent = t("copied");
-    setTimeout(() => { button.textContent = t("copy"); }, 1500);
-  }).catch(() => {});
+  navigator.clipboard
+    ?.writeText(text)
+    .then(() => {
+      button.textContent = t("copied");
+      setTimeout(() => {
+        button.textContent = t("copy");
+      }, 1500);
+    })
+    .catch(() => {});
 });
 
 export function renderMarkdown(source: string): string {

@@ -3,9 +3,19 @@
 // through the scheduler (reviewed and audited like any call); browsing and the index status are
 // read-only views. Ctrl+Shift+M opens it.
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type AgentSettings, type Embedder, type VaultEntry, type VaultHit, type VaultSettings, type VaultStatus, type Value } from "./api";
+import {
+  type AgentSettings,
+  api,
+  type Embedder,
+  on,
+  type Value,
+  type VaultEntry,
+  type VaultHit,
+  type VaultSettings,
+  type VaultStatus,
+} from "./api";
+import { formatDate, t } from "./i18n";
 import { renderMarkdown } from "./markdown";
-import { t, formatDate } from "./i18n";
 import { SaveBar, useDraft } from "./savebar";
 
 const MEMORY_CONVERSATION = "memory";
@@ -17,7 +27,18 @@ async function call<T>(name: string, args: Value): Promise<T> {
   return out.structured as T;
 }
 
-type Row = { id: string; title: string; kind: string; scope: string; tags: string[]; path: string; updated: string; text: string; source?: VaultEntry["source"]; score?: number };
+type Row = {
+  id: string;
+  title: string;
+  kind: string;
+  scope: string;
+  tags: string[];
+  path: string;
+  updated: string;
+  text: string;
+  source?: VaultEntry["source"];
+  score?: number;
+};
 
 function fromEntry(e: VaultEntry): Row {
   return { ...e, text: e.body.length > 400 ? `${e.body.slice(0, 400)}…` : e.body };
@@ -32,7 +53,8 @@ function Source({ row }: { row: Row }) {
   if (!s || (!s.tool && !s.conversation)) return <span class="muted">{t("editedByYou")}</span>;
   return (
     <span class="muted" data-testid="memory-source">
-      {t("from")} {s.tool ?? "?"}{s.conversation ? ` · ${t("conversationShort")} ${s.conversation.slice(0, 8)}` : ""}
+      {t("from")} {s.tool ?? "?"}
+      {s.conversation ? ` · ${t("conversationShort")} ${s.conversation.slice(0, 8)}` : ""}
       {s.promoted_from ? ` · ${t("promotedFrom")} ${s.promoted_from.slice(0, 8)}` : ""}
     </span>
   );
@@ -43,31 +65,89 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
   const [error, setError] = useState("");
   const act = async (f: () => Promise<void>) => {
     setError("");
-    try { await f(); } catch (e) { setError(String(e instanceof Error ? e.message : e)); }
+    try {
+      await f();
+    } catch (e) {
+      setError(String(e instanceof Error ? e.message : e));
+    }
   };
   // The whole text, as it is in the file now (a search shows only a snippet).
-  const edit = () => act(async () => { const entry = await api.vaultEntry(row.id); if (entry) setEditing(entry.body); });
+  const edit = () =>
+    act(async () => {
+      const entry = await api.vaultEntry(row.id);
+      if (entry) setEditing(entry.body);
+    });
   return (
     <article class="memory" data-testid="memory" data-id={row.id}>
       <header>
-        <strong>{row.title}</strong> <span class={`badge kind-${row.kind}`}>{t(`kind_${row.kind}` as never) ?? row.kind}</span>
+        <strong>{row.title}</strong>{" "}
+        <span class={`badge kind-${row.kind}`}>{t(`kind_${row.kind}` as never) ?? row.kind}</span>
         {row.scope !== "global" && <span class="badge">{row.scope}</span>}
-        {row.tags.map((tag) => <span key={tag} class="tag">#{tag}</span>)}
+        {row.tags.map((tag) => (
+          <span key={tag} class="tag">
+            #{tag}
+          </span>
+        ))}
       </header>
-      {editing === null
-        ? <div class="memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(row.text) }} />
-        : <textarea data-testid="memory-editor" value={editing} rows={5} onInput={(e) => setEditing(e.currentTarget.value)}
-            onKeyDown={(e) => { if (e.key === "Escape") setEditing(null); const content = e.currentTarget.value; if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) act(async () => { await call("update_vault_entry", { id: row.id, content }); setEditing(null); onChanged(t("saved")); }); }} />}
+      {editing === null ? (
+        <div class="memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(row.text) }} />
+      ) : (
+        <textarea
+          data-testid="memory-editor"
+          value={editing}
+          rows={5}
+          onInput={(e) => setEditing(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") setEditing(null);
+            const content = e.currentTarget.value;
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey))
+              act(async () => {
+                await call("update_vault_entry", { id: row.id, content });
+                setEditing(null);
+                onChanged(t("saved"));
+              });
+          }}
+        />
+      )}
       <footer>
-        <Source row={row} /> <span class="muted">· {formatDate(row.updated, "date")} · <code>{row.path}</code></span>
+        <Source row={row} />{" "}
+        <span class="muted">
+          · {formatDate(row.updated, "date")} · <code>{row.path}</code>
+        </span>
         <span class="actions">
-          {editing === null
-            ? <button onClick={edit}>{t("edit")}</button>
-            : <button class="primary" onClick={() => act(async () => { await call("update_vault_entry", { id: row.id, content: editing }); setEditing(null); onChanged(t("saved")); })}>{t("save")}</button>}
-          <button data-testid="memory-delete" onClick={() => act(async () => {
-            await call("delete_vault_entry", { id: row.id });
-            onChanged(`${t("movedToTrash")}: ${row.title}`, async () => { await call("restore_vault_entry", { id: row.id }); });
-          })}>{t("forget")}</button>
+          {editing === null ? (
+            <button type="button" onClick={edit}>
+              {t("edit")}
+            </button>
+          ) : (
+            <button
+              type="button"
+              class="primary"
+              onClick={() =>
+                act(async () => {
+                  await call("update_vault_entry", { id: row.id, content: editing });
+                  setEditing(null);
+                  onChanged(t("saved"));
+                })
+              }
+            >
+              {t("save")}
+            </button>
+          )}
+          <button
+            type="button"
+            data-testid="memory-delete"
+            onClick={() =>
+              act(async () => {
+                await call("delete_vault_entry", { id: row.id });
+                onChanged(`${t("movedToTrash")}: ${row.title}`, async () => {
+                  await call("restore_vault_entry", { id: row.id });
+                });
+              })
+            }
+          >
+            {t("forget")}
+          </button>
         </span>
       </footer>
       {error && <p class="error">{error}</p>}
@@ -94,17 +174,33 @@ export function MemoryView() {
       } else {
         setRows((await api.vaultRecent({ kinds }, 100)).map(fromEntry));
       }
-    } catch (e) { setError(String(e instanceof Error ? e.message : e)); }
+    } catch (e) {
+      setError(String(e instanceof Error ? e.message : e));
+    }
   };
-  const refreshStatus = () => api.vaultStatus().then(setStatus).catch(() => {});
-  useEffect(() => { load(); }, [kind]);
+  const refreshStatus = () =>
+    api
+      .vaultStatus()
+      .then(setStatus)
+      .catch(() => {});
+  useEffect(() => {
+    load();
+  }, [kind]);
   useEffect(() => {
     refreshStatus();
-    api.getAgentSettings().then(setAgent).catch(() => {});
+    api
+      .getAgentSettings()
+      .then(setAgent)
+      .catch(() => {});
     // Indexing progress is pushed; a tool that wrote memory ends with a tool event.
     const unVault = on("vault-changed", refreshStatus);
-    const unTools = on("tool-event", (e) => { if (e.type === "completed") refreshStatus(); });
-    return () => { unVault.then((f) => f()); unTools.then((f) => f()); };
+    const unTools = on("tool-event", (e) => {
+      if (e.type === "completed") refreshStatus();
+    });
+    return () => {
+      unVault.then((f) => f());
+      unTools.then((f) => f());
+    };
   }, []);
   const recall = agent?.recall?.enabled ?? false;
   const setRecall = async (enabled: boolean) => {
@@ -119,32 +215,113 @@ export function MemoryView() {
     <section class="memory-view" data-testid="memory-view">
       <header class="memory-head">
         <h2>{t("memory")}</h2>
-        <input id="memory-search" type="search" placeholder={t("memorySearch")} value={query} autofocus
-          onInput={(e) => setQuery(e.currentTarget.value)} onKeyDown={(e) => { if (e.key === "Enter") load(e.currentTarget.value); }} />
-        <select value={kind} onChange={(e) => setKind(e.currentTarget.value as (typeof KINDS)[number])} aria-label={t("category")}>
-          {KINDS.map((k) => <option key={k} value={k}>{k ? (t(`kind_${k}` as never) ?? k) : t("all")}</option>)}
+        <input
+          id="memory-search"
+          type="search"
+          placeholder={t("memorySearch")}
+          value={query}
+          autofocus
+          onInput={(e) => setQuery(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") load(e.currentTarget.value);
+          }}
+        />
+        <select
+          value={kind}
+          onChange={(e) => setKind(e.currentTarget.value as (typeof KINDS)[number])}
+          aria-label={t("category")}
+        >
+          {KINDS.map((k) => (
+            <option key={k} value={k}>
+              {k ? (t(`kind_${k}` as never) ?? k) : t("all")}
+            </option>
+          ))}
         </select>
         <label class="inline" title={agent ? "" : t("noProvider")}>
-          <input type="checkbox" data-testid="recall-toggle" disabled={!agent} checked={recall} onChange={(e) => setRecall(e.currentTarget.checked)} />{t("recallInChat")}
+          <input
+            type="checkbox"
+            data-testid="recall-toggle"
+            disabled={!agent}
+            checked={recall}
+            onChange={(e) => setRecall(e.currentTarget.checked)}
+          />
+          {t("recallInChat")}
         </label>
       </header>
       {s && (
         <p class="muted" data-testid="vault-status">
-          {s.entries} {t("entries")} · {s.model ? `${t("model")}: ${s.model.split("#")[0]}` : `${t("wordsOnly")} (${s.semantic_off ?? ""})`}
-          {p && p.phase !== "idle" && <> · <strong>{t(`phase_${p.phase}` as never)} {p.total > 0 ? `${p.done}/${p.total}` : ""}</strong></>}
-          {" · "}<code>{s.folder}</code>{" "}
-          <button onClick={() => api.vaultReindex().then(() => { refreshStatus(); load(); }).catch((e) => setError(String(e)))}>{t("reindex")}</button>
+          {s.entries} {t("entries")} ·{" "}
+          {s.model ? `${t("model")}: ${s.model.split("#")[0]}` : `${t("wordsOnly")} (${s.semantic_off ?? ""})`}
+          {p && p.phase !== "idle" && (
+            <>
+              {" "}
+              ·{" "}
+              <strong>
+                {t(`phase_${p.phase}` as never)} {p.total > 0 ? `${p.done}/${p.total}` : ""}
+              </strong>
+            </>
+          )}
+          {" · "}
+          <code>{s.folder}</code>{" "}
+          <button
+            type="button"
+            onClick={() =>
+              api
+                .vaultReindex()
+                .then(() => {
+                  refreshStatus();
+                  load();
+                })
+                .catch((e) => setError(String(e)))
+            }
+          >
+            {t("reindex")}
+          </button>
         </p>
       )}
       {s && s.problems.length > 0 && (
-        <details class="taint"><summary>{s.problems.length} {t("unreadableFiles")}</summary>
-          <ul>{s.problems.map(([path, why]) => <li key={path}><code>{path}</code>: {why}</li>)}</ul>
+        <details class="taint">
+          <summary>
+            {s.problems.length} {t("unreadableFiles")}
+          </summary>
+          <ul>
+            {s.problems.map(([path, why]) => (
+              <li key={path}>
+                <code>{path}</code>: {why}
+              </li>
+            ))}
+          </ul>
         </details>
       )}
-      {note && <p class="notice" data-testid="memory-notice">{note.text} {note.undo && <button onClick={async () => { await note.undo?.(); setNote(null); load(); }}>{t("undo")}</button>}</p>}
+      {note && (
+        <p class="notice" data-testid="memory-notice">
+          {note.text}{" "}
+          {note.undo && (
+            <button
+              type="button"
+              onClick={async () => {
+                await note.undo?.();
+                setNote(null);
+                load();
+              }}
+            >
+              {t("undo")}
+            </button>
+          )}
+        </p>
+      )}
       {error && <p class="error">{error}</p>}
       {rows.length === 0 && <p class="hint">{query ? t("nothingFound") : t("vaultEmpty")}</p>}
-      {rows.map((row) => <MemoryCard key={row.id} row={row} onChanged={(text, undo) => { setNote({ text, undo }); load(); }} />)}
+      {rows.map((row) => (
+        <MemoryCard
+          key={row.id}
+          row={row}
+          onChanged={(text, undo) => {
+            setNote({ text, undo });
+            load();
+          }}
+        />
+      ))}
     </section>
   );
 }
@@ -154,28 +331,73 @@ export function MemoryView() {
 export function MemorySettings() {
   const draft = useDraft<VaultSettings>();
   const [status, setStatus] = useState("");
-  useEffect(() => { api.getVaultSettings().then(draft.load).catch((e) => setStatus(String(e))); }, []);
-  const settings = draft.value, setSettings = draft.set;
+  useEffect(() => {
+    api
+      .getVaultSettings()
+      .then(draft.load)
+      .catch((e) => setStatus(String(e)));
+  }, []);
+  const settings = draft.value,
+    setSettings = draft.set;
   if (!settings) return status ? <p class="status">{status}</p> : null;
   const e = settings.embedder ?? { kind: "e5" };
   const setEmbedder = (embedder: Embedder) => setSettings({ ...settings, embedder });
   return (
     <fieldset data-testid="memory-settings">
       <legend>{t("memory")}</legend>
-      <label>{t("vaultFolder")}<input type="text" value={settings.folder ?? ""} placeholder={t("vaultFolderDefault")} onInput={(ev) => setSettings({ ...settings, folder: ev.currentTarget.value || null })} /></label>
-      <label>{t("embeddingModel")}<select value={e.kind} onChange={(ev) => {
-        const kind = ev.currentTarget.value;
-        setEmbedder(kind === "openai" ? { kind, baseUrl: "http://127.0.0.1:11434/v1", model: "bge-m3", apiKeyEnv: "" } : kind === "none" ? { kind } : { kind: "e5" });
-      }}>
-        <option value="e5">multilingual-e5-small ({t("onDevice")})</option>
-        <option value="openai">{t("openaiEmbeddings")}</option>
-        <option value="none">{t("wordsOnly")}</option>
-      </select></label>
-      {e.kind === "openai" && <>
-        <label>{t("baseUrl")}<input type="text" value={e.baseUrl} onInput={(ev) => setEmbedder({ ...e, baseUrl: ev.currentTarget.value })} /></label>
-        <label>{t("model")}<input type="text" value={e.model} onInput={(ev) => setEmbedder({ ...e, model: ev.currentTarget.value })} /></label>
-        <label>{t("apiKeyEnv")}<input type="text" value={e.apiKeyEnv ?? ""} onInput={(ev) => setEmbedder({ ...e, apiKeyEnv: ev.currentTarget.value })} /></label>
-      </>}
+      <label>
+        {t("vaultFolder")}
+        <input
+          type="text"
+          value={settings.folder ?? ""}
+          placeholder={t("vaultFolderDefault")}
+          onInput={(ev) => setSettings({ ...settings, folder: ev.currentTarget.value || null })}
+        />
+      </label>
+      <label>
+        {t("embeddingModel")}
+        <select
+          value={e.kind}
+          onChange={(ev) => {
+            const kind = ev.currentTarget.value;
+            setEmbedder(
+              kind === "openai"
+                ? { kind, baseUrl: "http://127.0.0.1:11434/v1", model: "bge-m3", apiKeyEnv: "" }
+                : kind === "none"
+                  ? { kind }
+                  : { kind: "e5" },
+            );
+          }}
+        >
+          <option value="e5">multilingual-e5-small ({t("onDevice")})</option>
+          <option value="openai">{t("openaiEmbeddings")}</option>
+          <option value="none">{t("wordsOnly")}</option>
+        </select>
+      </label>
+      {e.kind === "openai" && (
+        <>
+          <label>
+            {t("baseUrl")}
+            <input
+              type="text"
+              value={e.baseUrl}
+              onInput={(ev) => setEmbedder({ ...e, baseUrl: ev.currentTarget.value })}
+            />
+          </label>
+          <label>
+            {t("model")}
+            <input type="text" value={e.model} onInput={(ev) => setEmbedder({ ...e, model: ev.currentTarget.value })} />
+          </label>
+          <label>
+            {t("apiKeyEnv")}
+            <input
+              type="text"
+              value={e.apiKeyEnv ?? ""}
+              onInput={(ev) => setEmbedder({ ...e, apiKeyEnv: ev.currentTarget.value })}
+            />
+          </label>
+        </>
+      )}
       <p class="hint">{t("embedderHint")}</p>
       <SaveBar draft={draft} save={(s) => api.saveVaultSettings(s)} />
     </fieldset>

@@ -24,14 +24,22 @@ export function QuickAsk() {
       setRunning(false);
       if (e) setError(e);
     });
-    const keys = (e: KeyboardEvent) => { if (e.key === "Escape") api.closeQuickAsk(); };
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === "Escape") api.closeQuickAsk();
+    };
     window.addEventListener("keydown", keys);
-    return () => { a.then((f) => f()); d.then((f) => f()); window.removeEventListener("keydown", keys); };
+    return () => {
+      a.then((f) => f());
+      d.then((f) => f());
+      window.removeEventListener("keydown", keys);
+    };
   }, []);
   const ask = async (given = question) => {
     const text = given.trim();
     if (!text || running) return;
-    setAnswer(""); setError(""); setRunning(true);
+    setAnswer("");
+    setError("");
+    setRunning(true);
     // The id is known before sending: the answer's first events can arrive before the call
     // returns, and would be dropped as another conversation's.
     const id = current.current ?? crypto.randomUUID();
@@ -40,18 +48,46 @@ export function QuickAsk() {
       await api.sendMessage(id, text, []);
       setConversation(id);
       setQuestion("");
-    } catch (e) { setRunning(false); setError(String(e)); }
+    } catch (e) {
+      setRunning(false);
+      setError(String(e));
+    }
   };
   return (
     <section class="quick" data-testid="quick-ask">
-      <textarea ref={input} data-testid="quick-input" rows={2} placeholder={t("quickPlaceholder")} value={question}
+      <textarea
+        ref={input}
+        data-testid="quick-input"
+        rows={2}
+        placeholder={t("quickPlaceholder")}
+        value={question}
         onInput={(e) => setQuestion(e.currentTarget.value)}
-        onKeyDown={(e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(e.currentTarget.value); } }} />
-      {(answer || running) && <div class="quick-answer markdown" data-testid="quick-answer" aria-live="polite"
-        dangerouslySetInnerHTML={{ __html: answer ? renderMarkdown(answer) : "…" }} />}
-      {error && <p class="error" role="alert">{error}</p>}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey) {
+            e.preventDefault();
+            ask(e.currentTarget.value);
+          }
+        }}
+      />
+      {(answer || running) && (
+        <div
+          class="quick-answer markdown"
+          data-testid="quick-answer"
+          aria-live="polite"
+          dangerouslySetInnerHTML={{ __html: answer ? renderMarkdown(answer) : "…" }}
+        />
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       <div class="row">
-        {conversation && <button data-testid="open-in-chat" onClick={() => api.openInChat(conversation)}>{t("openInChat")}</button>}
+        {conversation && (
+          <button type="button" data-testid="open-in-chat" onClick={() => api.openInChat(conversation)}>
+            {t("openInChat")}
+          </button>
+        )}
         <span class="hint">{t("quickHint")}</span>
       </div>
     </section>

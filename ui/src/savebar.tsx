@@ -7,9 +7,11 @@ import { t } from "./i18n";
 
 /** JSON with every object's keys in order: the same settings built in another order are equal. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_, v) => v && typeof v === "object" && !Array.isArray(v)
-    ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    : v);
+  return JSON.stringify(value, (_, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 export interface Draft<T> {
@@ -30,7 +32,10 @@ export function useDraft<T>(): Draft<T> {
   return {
     value,
     set: (v) => setValue(() => v),
-    load: (v) => { setBase(() => v); setValue(() => v); },
+    load: (v) => {
+      setBase(() => v);
+      setValue(() => v);
+    },
     saved: (v) => setBase(() => v),
     discard: () => setValue(() => base),
     dirty: value !== null && base !== null && canonical(value) !== canonical(base),
@@ -50,7 +55,15 @@ type Phase = "idle" | "saving" | "saved" | "error";
  * keeps the edits. `save` is the panel's own call; `reset` gives what the form holds after a
  * save when that is not simply what was saved (a typed key is stored, then the field is empty).
  */
-export function SaveBar<T>({ draft, save, reset }: { draft: Draft<T>; save: (value: T) => Promise<unknown>; reset?: (saved: T) => T }) {
+export function SaveBar<T>({
+  draft,
+  save,
+  reset,
+}: {
+  draft: Draft<T>;
+  save: (value: T) => Promise<unknown>;
+  reset?: (saved: T) => T;
+}) {
   const [phase, setPhase] = useState<Phase>("idle");
   const [error, setError] = useState("");
   const latest = useRef({ draft, save, reset });
@@ -63,24 +76,31 @@ export function SaveBar<T>({ draft, save, reset }: { draft: Draft<T>; save: (val
     if (d.value === null || !d.dirty) return true;
     const value = d.value;
     busy.current = true;
-    setPhase("saving"); setError("");
+    setPhase("saving");
+    setError("");
     try {
       await s(value);
-      if (r) d.load(r(value)); else d.saved(value);
+      if (r) d.load(r(value));
+      else d.saved(value);
       setPhase("saved");
       clearTimeout(timer.current);
       timer.current = window.setTimeout(() => setPhase("idle"), 2000);
       return true;
     } catch (e) {
-      setPhase("error"); setError(e instanceof Error ? e.message : String(e));
+      setPhase("error");
+      setError(e instanceof Error ? e.message : String(e));
       return false;
-    } finally { busy.current = false; }
+    } finally {
+      busy.current = false;
+    }
   };
   const report = useContext(SaveSlot);
   // Reported as the page renders (a layout effect), so a click that sees the bar gone never
   // meets a stale "unsaved" (a plain effect runs after paint: the leave question came up after
   // a save).
-  useLayoutEffect(() => { report(draft.dirty ? run : null); }, [draft.dirty]);
+  useLayoutEffect(() => {
+    report(draft.dirty ? run : null);
+  }, [draft.dirty]);
   useEffect(() => {
     // Ctrl+S saves the page shown (only one page, so one bar, is mounted at a time).
     const keys = (e: KeyboardEvent) => {
@@ -91,21 +111,53 @@ export function SaveBar<T>({ draft, save, reset }: { draft: Draft<T>; save: (val
       run();
     };
     window.addEventListener("keydown", keys);
-    return () => { window.removeEventListener("keydown", keys); clearTimeout(timer.current); report(null); };
+    return () => {
+      window.removeEventListener("keydown", keys);
+      clearTimeout(timer.current);
+      report(null);
+    };
   }, []);
-  const discard = () => { draft.discard(); setPhase("idle"); setError(""); };
-  const state = phase === "saving" ? "saving" : draft.dirty ? (phase === "error" ? "error" : "dirty") : phase === "saved" ? "saved" : null;
+  const discard = () => {
+    draft.discard();
+    setPhase("idle");
+    setError("");
+  };
+  const state =
+    phase === "saving"
+      ? "saving"
+      : draft.dirty
+        ? phase === "error"
+          ? "error"
+          : "dirty"
+        : phase === "saved"
+          ? "saved"
+          : null;
   if (!state) return null;
   return (
     <div class={`save-bar ${state}`} data-testid="save-bar" data-state={state}>
       <span class="save-note" role="status">
         {state === "saved" ? `✓ ${t("saved")}` : state === "saving" ? t("saving") : t("unsavedChanges")}
       </span>
-      {state === "error" && <span class="error" role="alert">{t("notSaved")} {error}</span>}
+      {state === "error" && (
+        <span class="error" role="alert">
+          {t("notSaved")} {error}
+        </span>
+      )}
       {state !== "saved" && (
         <span class="save-actions">
-          <button data-testid="discard-settings" disabled={state === "saving"} onClick={discard}>{t("discard")}</button>
-          <button class="primary" data-testid="save-settings" disabled={state === "saving"} title="Ctrl+S" onClick={run}>{t("save")}</button>
+          <button type="button" data-testid="discard-settings" disabled={state === "saving"} onClick={discard}>
+            {t("discard")}
+          </button>
+          <button
+            type="button"
+            class="primary"
+            data-testid="save-settings"
+            disabled={state === "saving"}
+            title="Ctrl+S"
+            onClick={run}
+          >
+            {t("save")}
+          </button>
         </span>
       )}
     </div>
@@ -119,25 +171,42 @@ let guard: ((proceed: () => void) => boolean) | null = null;
 /** Installs the guard (true: it took `proceed` and will run it once answered); returns the removal. */
 export function guardLeaving(g: (proceed: () => void) => boolean): () => void {
   guard = g;
-  return () => { if (guard === g) guard = null; };
+  return () => {
+    if (guard === g) guard = null;
+  };
 }
 
 /** Runs `act` now, or once the person has answered the unsaved-changes question (never if they stay). */
 export function leaveThen(act: () => void) {
-  if (!guard || !guard(act)) act();
+  if (!guard?.(act)) act();
 }
 
 /** "Leave without saving?": Keep editing (focused, and Escape), Discard, or Save and leave. */
-export function LeaveConfirm({ onStay, onDiscard, onSave }: { onStay: () => void; onDiscard: () => void; onSave: () => void }) {
+export function LeaveConfirm({
+  onStay,
+  onDiscard,
+  onSave,
+}: {
+  onStay: () => void;
+  onDiscard: () => void;
+  onSave: () => void;
+}) {
   const dialog = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     dialog.current?.querySelector("button")?.focus();
-    return () => { if (before?.isConnected) before.focus(); };
+    return () => {
+      if (before?.isConnected) before.focus();
+    };
   }, []);
   // Focus stays in the dialog: Tab cycles its three buttons.
   const keys = (e: KeyboardEvent) => {
-    if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); onStay(); return; }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      onStay();
+      return;
+    }
     if (e.key !== "Tab") return;
     const buttons = [...(dialog.current?.querySelectorAll("button") ?? [])];
     const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
@@ -146,15 +215,31 @@ export function LeaveConfirm({ onStay, onDiscard, onSave }: { onStay: () => void
     buttons[next]?.focus();
   };
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions lint/a11y/useKeyWithClickEvents: a click beside the dialog closes it; Esc does the same from the keyboard
     <div class="modal-backdrop" onClick={onStay}>
-      <div class="modal leave-confirm" ref={dialog} role="alertdialog" aria-modal="true" aria-labelledby="leave-title" aria-describedby="leave-text"
-        data-testid="leave-confirm" onClick={(e) => e.stopPropagation()} onKeyDown={keys}>
+      <div
+        class="modal leave-confirm"
+        ref={dialog}
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="leave-title"
+        aria-describedby="leave-text"
+        data-testid="leave-confirm"
+        onClick={(e) => e.stopPropagation()}
+        onKeyDown={keys}
+      >
         <h2 id="leave-title">{t("leaveTitle")}</h2>
         <p id="leave-text">{t("leaveText")}</p>
         <div class="choices">
-          <button data-testid="leave-stay" onClick={onStay}>{t("keepEditing")}</button>
-          <button class="danger" data-testid="leave-discard" onClick={onDiscard}>{t("discard")}</button>
-          <button class="primary" data-testid="leave-save" onClick={onSave}>{t("saveAndLeave")}</button>
+          <button type="button" data-testid="leave-stay" onClick={onStay}>
+            {t("keepEditing")}
+          </button>
+          <button type="button" class="danger" data-testid="leave-discard" onClick={onDiscard}>
+            {t("discard")}
+          </button>
+          <button type="button" class="primary" data-testid="leave-save" onClick={onSave}>
+            {t("saveAndLeave")}
+          </button>
         </div>
       </div>
     </div>

@@ -4,24 +4,48 @@
 // behind the one shown, since their drafts would go stale as settings change elsewhere.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { AccountsSettings } from "./accounts";
+import {
+  type Action,
+  type AgentSettings,
+  api,
+  type Mode,
+  type PolicyProblem,
+  type RuleEntry,
+  type RuleScope,
+  type Words,
+} from "./api";
+import { SchedulesPanel } from "./chains";
+import { DesktopSettingsPanel } from "./desktop";
+import { getLang, type Lang, phrase, setLang, sourceLabel, t } from "./i18n";
 import { MemorySettings } from "./memory";
+import { guardLeaving, LeaveConfirm, leaveThen, SaveBar, SaveSlot, type Unsaved, useDraft } from "./savebar";
+import { applyTheme } from "./views";
 import { VoiceSettingsPanel } from "./voice";
 import { WebSettingsPanel } from "./web";
-import { DesktopSettingsPanel } from "./desktop";
-import { SchedulesPanel } from "./chains";
-import { api, type Action, type AgentSettings, type Mode, type PolicyProblem, type RuleEntry, type RuleScope, type Words } from "./api";
-import { t, getLang, setLang, sourceLabel, phrase, type Lang } from "./i18n";
-import { SaveBar, SaveSlot, LeaveConfirm, guardLeaving, leaveThen, useDraft, type Unsaved } from "./savebar";
-import { applyTheme } from "./views";
 
 type Key = Parameters<typeof t>[0];
-export const PAGES = ["model", "permissions", "accounts", "memory", "voice", "web", "desktop", "schedules", "appearance"] as const;
+export const PAGES = [
+  "model",
+  "permissions",
+  "accounts",
+  "memory",
+  "voice",
+  "web",
+  "desktop",
+  "schedules",
+  "appearance",
+] as const;
 export type SettingsPage = (typeof PAGES)[number];
 /** Each page's title and its one line on what it is for. */
 const PAGE_TEXT: Record<SettingsPage, [Key, Key]> = {
-  model: ["pageModel", "pageModelHint"], permissions: ["pagePermissions", "pagePermissionsHint"],
-  accounts: ["accounts", "pageAccountsHint"], memory: ["memory", "pageMemoryHint"], voice: ["voice", "pageVoiceHint"],
-  web: ["web", "pageWebHint"], desktop: ["desktop", "pageDesktopHint"], schedules: ["schedules", "pageSchedulesHint"],
+  model: ["pageModel", "pageModelHint"],
+  permissions: ["pagePermissions", "pagePermissionsHint"],
+  accounts: ["accounts", "pageAccountsHint"],
+  memory: ["memory", "pageMemoryHint"],
+  voice: ["voice", "pageVoiceHint"],
+  web: ["web", "pageWebHint"],
+  desktop: ["desktop", "pageDesktopHint"],
+  schedules: ["schedules", "pageSchedulesHint"],
   appearance: ["pageAppearance", "pageAppearanceHint"],
 };
 /** Pages that are one panel: its frame and legend would only repeat the page's title. */
@@ -34,7 +58,9 @@ function remembered(): SettingsPage {
 }
 
 /** Settings opens next on `page` (the chat's "Add a provider" opens it on Model). */
-export function showSettingsPage(page: SettingsPage) { localStorage.setItem(PAGE_KEY, page); }
+export function showSettingsPage(page: SettingsPage) {
+  localStorage.setItem(PAGE_KEY, page);
+}
 
 /** Below this width the page list becomes a scrolling row above the page. */
 const NARROW = "(max-width: 900px)";
@@ -50,7 +76,15 @@ function useNarrow(): boolean {
 }
 
 /** The page list: tabs, one focus stop; arrows, Home and End move between pages. */
-function PageTabs({ page, dirty, onOpen }: { page: SettingsPage; dirty: boolean; onOpen: (page: SettingsPage) => void }) {
+function PageTabs({
+  page,
+  dirty,
+  onOpen,
+}: {
+  page: SettingsPage;
+  dirty: boolean;
+  onOpen: (page: SettingsPage) => void;
+}) {
   const narrow = useNarrow();
   const list = useRef<HTMLDivElement>(null);
   // The chosen tab takes the focus when the arrows chose it (not when the page opened).
@@ -60,17 +94,42 @@ function PageTabs({ page, dirty, onOpen }: { page: SettingsPage; dirty: boolean;
     tab?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
   }, [page]);
   const keys = (e: KeyboardEvent) => {
-    const i = PAGES.indexOf(page), n = PAGES.length;
-    const moves: Record<string, number> = { ArrowDown: i + 1, ArrowRight: i + 1, ArrowUp: i - 1 + n, ArrowLeft: i - 1 + n, Home: 0, End: n - 1 };
+    const i = PAGES.indexOf(page),
+      n = PAGES.length;
+    const moves: Record<string, number> = {
+      ArrowDown: i + 1,
+      ArrowRight: i + 1,
+      ArrowUp: i - 1 + n,
+      ArrowLeft: i - 1 + n,
+      Home: 0,
+      End: n - 1,
+    };
     if (!(e.key in moves)) return;
     e.preventDefault();
     onOpen(PAGES[moves[e.key] % n]);
   };
   return (
-    <div class="settings-tabs" role="tablist" ref={list} aria-label={t("settingsPages")} aria-orientation={narrow ? "horizontal" : "vertical"} onKeyDown={keys}>
+    <div
+      class="settings-tabs"
+      role="tablist"
+      ref={list}
+      aria-label={t("settingsPages")}
+      aria-orientation={narrow ? "horizontal" : "vertical"}
+      onKeyDown={keys}
+    >
       {PAGES.map((p) => (
-        <button key={p} role="tab" id={`settings-tab-${p}`} data-page={p} aria-selected={p === page} aria-controls={p === page ? `settings-panel-${p}` : undefined}
-          tabIndex={p === page ? 0 : -1} data-dirty={p === page && dirty ? "true" : undefined} onClick={() => onOpen(p)}>
+        <button
+          type="button"
+          key={p}
+          role="tab"
+          id={`settings-tab-${p}`}
+          data-page={p}
+          aria-selected={p === page}
+          aria-controls={p === page ? `settings-panel-${p}` : undefined}
+          tabIndex={p === page ? 0 : -1}
+          data-dirty={p === page && dirty ? "true" : undefined}
+          onClick={() => onOpen(p)}
+        >
           {t(PAGE_TEXT[p][0])}
         </button>
       ))}
@@ -78,17 +137,34 @@ function PageTabs({ page, dirty, onOpen }: { page: SettingsPage; dirty: boolean;
   );
 }
 
-function PageBody({ page, conversation, onChange }: { page: SettingsPage; conversation: string | null; onChange: () => void }) {
+function PageBody({
+  page,
+  conversation,
+  onChange,
+}: {
+  page: SettingsPage;
+  conversation: string | null;
+  onChange: () => void;
+}) {
   switch (page) {
-    case "model": return <ModelPage onChange={onChange} />;
-    case "permissions": return <PermissionsPage conversation={conversation} />;
-    case "accounts": return <AccountsSettings />;
-    case "memory": return <MemorySettings />;
-    case "voice": return <VoiceSettingsPanel />;
-    case "web": return <WebSettingsPanel />;
-    case "desktop": return <DesktopSettingsPanel />;
-    case "schedules": return <SchedulesPanel />;
-    case "appearance": return <AppearancePage onChange={onChange} />;
+    case "model":
+      return <ModelPage onChange={onChange} />;
+    case "permissions":
+      return <PermissionsPage conversation={conversation} />;
+    case "accounts":
+      return <AccountsSettings />;
+    case "memory":
+      return <MemorySettings />;
+    case "voice":
+      return <VoiceSettingsPanel />;
+    case "web":
+      return <WebSettingsPanel />;
+    case "desktop":
+      return <DesktopSettingsPanel />;
+    case "schedules":
+      return <SchedulesPanel />;
+    case "appearance":
+      return <AppearancePage onChange={onChange} />;
   }
 }
 
@@ -101,14 +177,26 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
   pending.current = unsaved;
   // The ref is written at once: a state update re-renders later, and a leave in between would
   // still see the changes just saved as unsaved.
-  const report = useRef((save: Unsaved) => { const next = { save }; pending.current = next; setUnsaved(next); }).current;
-  useEffect(() => guardLeaving((proceed) => {
-    if (!pending.current.save) return false;
-    setAsking({ proceed });
-    return true;
-  }), []);
+  const report = useRef((save: Unsaved) => {
+    const next = { save };
+    pending.current = next;
+    setUnsaved(next);
+  }).current;
+  useEffect(
+    () =>
+      guardLeaving((proceed) => {
+        if (!pending.current.save) return false;
+        setAsking({ proceed });
+        return true;
+      }),
+    [],
+  );
   const open = (next: SettingsPage) => {
-    if (next !== page) leaveThen(() => { setPage(next); localStorage.setItem(PAGE_KEY, next); });
+    if (next !== page)
+      leaveThen(() => {
+        setPage(next);
+        localStorage.setItem(PAGE_KEY, next);
+      });
   };
   const saveAndLeave = async () => {
     const ok = await pending.current.save?.();
@@ -123,8 +211,15 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
       <h1>{t("settings")}</h1>
       <div class="settings-layout">
         <PageTabs page={page} dirty={!!unsaved.save} onOpen={open} />
-        <div class="settings-page" role="tabpanel" id={`settings-panel-${page}`} aria-labelledby={`settings-tab-${page}`}
-          data-testid={`settings-page-${page}`} data-dirty={unsaved.save ? "true" : "false"} data-single={SINGLE.has(page) ? "" : undefined}>
+        <div
+          class="settings-page"
+          role="tabpanel"
+          id={`settings-panel-${page}`}
+          aria-labelledby={`settings-tab-${page}`}
+          data-testid={`settings-page-${page}`}
+          data-dirty={unsaved.save ? "true" : "false"}
+          data-single={SINGLE.has(page) ? "" : undefined}
+        >
           <h2>{t(title)}</h2>
           <p class="hint page-hint">{t(hint)}</p>
           <SaveSlot.Provider value={report}>
@@ -132,7 +227,16 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           </SaveSlot.Provider>
         </div>
       </div>
-      {asking && <LeaveConfirm onStay={() => setAsking(null)} onDiscard={() => { setAsking(null); asking.proceed(); }} onSave={saveAndLeave} />}
+      {asking && (
+        <LeaveConfirm
+          onStay={() => setAsking(null)}
+          onDiscard={() => {
+            setAsking(null);
+            asking.proceed();
+          }}
+          onSave={saveAndLeave}
+        />
+      )}
     </section>
   );
 }
@@ -148,7 +252,13 @@ function ModelPage({ onChange }: { onChange: () => void }) {
   const [status, setStatus] = useState("");
   useEffect(() => {
     const blank: AgentSettings = { provider: "anthropic", model: "", ...DEFAULTS.anthropic };
-    api.getAgentSettings().then((s) => draft.load(s ?? blank)).catch((e) => { draft.load(blank); setStatus(String(e)); });
+    api
+      .getAgentSettings()
+      .then((s) => draft.load(s ?? blank))
+      .catch((e) => {
+        draft.load(blank);
+        setStatus(String(e));
+      });
   }, []);
   const settings = draft.value;
   if (!settings) return null;
@@ -156,18 +266,46 @@ function ModelPage({ onChange }: { onChange: () => void }) {
     <>
       <ProviderFields settings={settings} onChange={draft.set} status={status} setStatus={setStatus} />
       <ChatSettings settings={settings} onChange={draft.set} />
-      <SaveBar draft={draft} save={async (s) => { await api.saveAgentSettings(s); onChange(); }} />
+      <SaveBar
+        draft={draft}
+        save={async (s) => {
+          await api.saveAgentSettings(s);
+          onChange();
+        }}
+      />
     </>
   );
 }
 
-function ProviderFields({ settings, onChange, status, setStatus }: { settings: AgentSettings; onChange: (s: AgentSettings) => void; status: string; setStatus: (s: string) => void }) {
+function ProviderFields({
+  settings,
+  onChange,
+  status,
+  setStatus,
+}: {
+  settings: AgentSettings;
+  onChange: (s: AgentSettings) => void;
+  status: string;
+  setStatus: (s: string) => void;
+}) {
   const [key, setKey] = useState("");
   const [hasKey, setHasKey] = useState(false);
-  useEffect(() => { api.hasApiKey().then(setHasKey).catch(() => {}); }, []);
+  useEffect(() => {
+    api
+      .hasApiKey()
+      .then(setHasKey)
+      .catch(() => {});
+  }, []);
   // Storing the key is an act, not an edit: it goes to the keyring at once, never to the draft.
   const storeKey = async () => {
-    try { await api.setApiKey(key); setKey(""); setHasKey(true); setStatus(t("keyStored")); } catch (e) { setStatus(String(e)); }
+    try {
+      await api.setApiKey(key);
+      setKey("");
+      setHasKey(true);
+      setStatus(t("keyStored"));
+    } catch (e) {
+      setStatus(String(e));
+    }
   };
   // The settings as typed, tried before they are saved: the models the server offers fill the
   // model field's choices (the first one if the field is empty).
@@ -179,32 +317,69 @@ function ProviderFields({ settings, onChange, status, setStatus }: { settings: A
       setOffered(models);
       if (!settings.model && models[0]) onChange({ ...settings, model: models[0] });
       setStatus(`${t("connected")} · ${models.length} ${t("modelsOffered")}`);
-    } catch (e) { setStatus(String(e)); }
+    } catch (e) {
+      setStatus(String(e));
+    }
   };
   return (
     <fieldset>
       <legend>{t("provider")}</legend>
-      <label>{t("provider")}
-        <select value={settings.provider} onChange={(e) => { const p = e.currentTarget.value as AgentSettings["provider"]; onChange({ ...settings, provider: p, ...DEFAULTS[p] }); }}>
+      <label>
+        {t("provider")}
+        <select
+          value={settings.provider}
+          onChange={(e) => {
+            const p = e.currentTarget.value as AgentSettings["provider"];
+            onChange({ ...settings, provider: p, ...DEFAULTS[p] });
+          }}
+        >
           <option value="anthropic">Anthropic</option>
           <option value="openai">OpenAI-compatible (OpenAI, Ollama, DeepSeek, Qwen, LM Studio, llama.cpp)</option>
         </select>
       </label>
-      <label>{t("baseUrl")}<input value={settings.baseUrl} onInput={(e) => onChange({ ...settings, baseUrl: e.currentTarget.value })} /></label>
-      <label>{t("model")}<input list="provider-models" data-testid="provider-model" value={settings.model} onInput={(e) => onChange({ ...settings, model: e.currentTarget.value })} /></label>
-      <datalist id="provider-models">{offered.map((m) => <option key={m} value={m} />)}</datalist>
-      <label>{t("apiKeyEnv")}<input value={settings.apiKeyEnv} onInput={(e) => onChange({ ...settings, apiKeyEnv: e.currentTarget.value })} /></label>
+      <label>
+        {t("baseUrl")}
+        <input value={settings.baseUrl} onInput={(e) => onChange({ ...settings, baseUrl: e.currentTarget.value })} />
+      </label>
+      <label>
+        {t("model")}
+        <input
+          list="provider-models"
+          data-testid="provider-model"
+          value={settings.model}
+          onInput={(e) => onChange({ ...settings, model: e.currentTarget.value })}
+        />
+      </label>
+      <datalist id="provider-models">
+        {offered.map((m) => (
+          <option key={m} value={m} />
+        ))}
+      </datalist>
+      <label>
+        {t("apiKeyEnv")}
+        <input
+          value={settings.apiKeyEnv}
+          onInput={(e) => onChange({ ...settings, apiKeyEnv: e.currentTarget.value })}
+        />
+      </label>
       <p class="hint">{t("keyNote")}</p>
-      <label>{t("apiKey")}
+      <label>
+        {t("apiKey")}
         <span class="row">
           <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
-          <button disabled={!key} onClick={storeKey}>{t("storeKey")}</button>
+          <button type="button" disabled={!key} onClick={storeKey}>
+            {t("storeKey")}
+          </button>
         </span>
         <span class="hint">{hasKey ? t("keyStored") : t("noKey")}</span>
       </label>
       <div class="row">
-        <button data-testid="test-provider" onClick={testConnection}>{t("testConnection")}</button>
-        <span class="status" role="status">{status}</span>
+        <button type="button" data-testid="test-provider" onClick={testConnection}>
+          {t("testConnection")}
+        </button>
+        <span class="status" role="status">
+          {status}
+        </span>
       </div>
     </fieldset>
   );
@@ -214,35 +389,126 @@ function ProviderFields({ settings, onChange, status, setStatus }: { settings: A
 function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChange: (s: AgentSettings) => void }) {
   const personas = settings.personas ?? [];
   const prices = Object.entries(settings.prices ?? {});
-  const setPersona = (i: number, name: string, system: string) => onChange({ ...settings, personas: personas.map((p, j) => j === i ? { name, system } : p) });
-  const setPrices = (entries: [string, { inputPerMtok: number | null; outputPerMtok: number | null }][]) => onChange({ ...settings, prices: Object.fromEntries(entries) });
+  const setPersona = (i: number, name: string, system: string) =>
+    onChange({ ...settings, personas: personas.map((p, j) => (j === i ? { name, system } : p)) });
+  const setPrices = (entries: [string, { inputPerMtok: number | null; outputPerMtok: number | null }][]) =>
+    onChange({ ...settings, prices: Object.fromEntries(entries) });
   return (
     <fieldset data-testid="chat-settings">
       <legend>{t("chatSettings")}</legend>
-      <label>{t("contextWindow")}<input type="number" min={1024} step={1024} value={settings.contextWindow ?? 128000} onInput={(e) => onChange({ ...settings, contextWindow: Number(e.currentTarget.value) })} /></label>
-      <label class="inline"><input type="checkbox" checked={settings.vision ?? true} onChange={(e) => onChange({ ...settings, vision: e.currentTarget.checked })} /> {t("vision")}</label>
+      <label>
+        {t("contextWindow")}
+        <input
+          type="number"
+          min={1024}
+          step={1024}
+          value={settings.contextWindow ?? 128000}
+          onInput={(e) => onChange({ ...settings, contextWindow: Number(e.currentTarget.value) })}
+        />
+      </label>
+      <label class="inline">
+        <input
+          type="checkbox"
+          checked={settings.vision ?? true}
+          onChange={(e) => onChange({ ...settings, vision: e.currentTarget.checked })}
+        />{" "}
+        {t("vision")}
+      </label>
       <h3>{t("personas")}</h3>
       {personas.map((p, i) => (
         <div class="persona" key={i}>
-          <input placeholder={t("personaName")} value={p.name} onInput={(e) => setPersona(i, e.currentTarget.value, p.system)} />
-          <textarea rows={2} placeholder={t("systemPrompt")} value={p.system} onInput={(e) => setPersona(i, p.name, e.currentTarget.value)} />
-          <button class="icon" aria-label={t("remove")} onClick={() => onChange({ ...settings, personas: personas.filter((_, j) => j !== i) })}>×</button>
+          <input
+            placeholder={t("personaName")}
+            value={p.name}
+            onInput={(e) => setPersona(i, e.currentTarget.value, p.system)}
+          />
+          <textarea
+            rows={2}
+            placeholder={t("systemPrompt")}
+            value={p.system}
+            onInput={(e) => setPersona(i, p.name, e.currentTarget.value)}
+          />
+          <button
+            type="button"
+            class="icon"
+            aria-label={t("remove")}
+            onClick={() => onChange({ ...settings, personas: personas.filter((_, j) => j !== i) })}
+          >
+            ×
+          </button>
         </div>
       ))}
-      <button onClick={() => onChange({ ...settings, personas: [...personas, { name: "", system: "" }] })}>+ {t("addPersona")}</button>
+      <button
+        type="button"
+        onClick={() => onChange({ ...settings, personas: [...personas, { name: "", system: "" }] })}
+      >
+        + {t("addPersona")}
+      </button>
       <h3>{t("prices")}</h3>
-      <table class="prices"><tbody>
-        {prices.map(([model, price], i) => (
-          <tr key={i}>
-            <td><input placeholder={t("model")} value={model} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [e.currentTarget.value, price] : p))} /></td>
-            <td><input type="number" min={0} step={0.01} aria-label={t("inputPrice")} value={price.inputPerMtok ?? 0} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [model, { ...price, inputPerMtok: Number(e.currentTarget.value) }] : p))} /></td>
-            <td><input type="number" min={0} step={0.01} aria-label={t("outputPrice")} value={price.outputPerMtok ?? 0} onInput={(e) => setPrices(prices.map((p, j) => j === i ? [model, { ...price, outputPerMtok: Number(e.currentTarget.value) }] : p))} /></td>
-            <td><button class="icon" aria-label={t("remove")} onClick={() => setPrices(prices.filter((_, j) => j !== i))}>×</button></td>
-          </tr>
-        ))}
-      </tbody></table>
+      <table class="prices">
+        <tbody>
+          {prices.map(([model, price], i) => (
+            <tr key={i}>
+              <td>
+                <input
+                  placeholder={t("model")}
+                  value={model}
+                  onInput={(e) => setPrices(prices.map((p, j) => (j === i ? [e.currentTarget.value, price] : p)))}
+                />
+              </td>
+              <td>
+                <input
+                  type="number"
+                  min={0}
+                  step={0.01}
+                  aria-label={t("inputPrice")}
+                  value={price.inputPerMtok ?? 0}
+                  onInput={(e) =>
+                    setPrices(
+                      prices.map((p, j) =>
+                        j === i ? [model, { ...price, inputPerMtok: Number(e.currentTarget.value) }] : p,
+                      ),
+                    )
+                  }
+                />
+              </td>
+              <td>
+                <input
+                  type="number"
+                  min={0}
+                  step={0.01}
+                  aria-label={t("outputPrice")}
+                  value={price.outputPerMtok ?? 0}
+                  onInput={(e) =>
+                    setPrices(
+                      prices.map((p, j) =>
+                        j === i ? [model, { ...price, outputPerMtok: Number(e.currentTarget.value) }] : p,
+                      ),
+                    )
+                  }
+                />
+              </td>
+              <td>
+                <button
+                  type="button"
+                  class="icon"
+                  aria-label={t("remove")}
+                  onClick={() => setPrices(prices.filter((_, j) => j !== i))}
+                >
+                  ×
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
       <p class="hint">{t("pricesHint")}</p>
-      <button onClick={() => setPrices([...prices, [settings.model, { inputPerMtok: 0, outputPerMtok: 0 }]])}>+ {t("addPrice")}</button>
+      <button
+        type="button"
+        onClick={() => setPrices([...prices, [settings.model, { inputPerMtok: 0, outputPerMtok: 0 }]])}
+      >
+        + {t("addPrice")}
+      </button>
     </fieldset>
   );
 }
@@ -252,14 +518,24 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
 function PermissionsPage({ conversation }: { conversation: string | null }) {
   const mode = useDraft<Mode>();
   const [hasWorkspace, setHasWorkspace] = useState(false);
-  useEffect(() => { api.firstRun().then((f) => { mode.load(f.mode); setHasWorkspace(f.workspace); }).catch(() => mode.load("normal")); }, []);
+  useEffect(() => {
+    api
+      .firstRun()
+      .then((f) => {
+        mode.load(f.mode);
+        setHasWorkspace(f.workspace);
+      })
+      .catch(() => mode.load("normal"));
+  }, []);
   return (
     <>
       <fieldset data-testid="mode">
         <legend>{t("mode")}</legend>
         {(["normal", "plan", "accept-edits"] as Mode[]).map((m) => (
-          <label class="inline" key={m}><input type="radio" name="mode" checked={mode.value === m} onChange={() => mode.set(m)} />
-            {m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits")}</label>
+          <label class="inline" key={m}>
+            <input type="radio" name="mode" checked={mode.value === m} onChange={() => mode.set(m)} />
+            {m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits")}
+          </label>
         ))}
       </fieldset>
       <RulesFields conversation={conversation} hasWorkspace={hasWorkspace} />
@@ -276,36 +552,113 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
   const [problems, setProblems] = useState<PolicyProblem[]>([]);
   const [broad, setBroad] = useState<Words | null>(null);
   const [status, setStatus] = useState("");
-  const loadRules = () => { api.listRules(conversation).then(setRules); api.policyProblems().then(setProblems).catch(() => {}); };
+  const loadRules = () => {
+    api.listRules(conversation).then(setRules);
+    api
+      .policyProblems()
+      .then(setProblems)
+      .catch(() => {});
+  };
   useEffect(loadRules, []);
   // A broad allow rule (`*`, a bare run_command, `read_file(//**)`) is added only after the
   // person sees why it is broad and confirms.
   const addRule = async (force: boolean) => {
     try {
       const added = await api.addRule(newAction, newRule, newScope, force);
-      if (added.outcome === "too_broad") { setBroad(added.why); return; }
-      setNewRule(""); setBroad(null); setStatus(added.broad ? `⚠ ${phrase(added.broad)}` : ""); loadRules();
-    } catch (e) { setStatus(String(e)); }
+      if (added.outcome === "too_broad") {
+        setBroad(added.why);
+        return;
+      }
+      setNewRule("");
+      setBroad(null);
+      setStatus(added.broad ? `⚠ ${phrase(added.broad)}` : "");
+      loadRules();
+    } catch (e) {
+      setStatus(String(e));
+    }
   };
   return (
     <fieldset>
       <legend>{t("rules")}</legend>
-      {problems.map((p) => <p class="error" key={p.file + p.message}>⚠ <code>{p.file}</code>: {p.message}</p>)}
+      {problems.map((p) => (
+        <p class="error" key={p.file + p.message}>
+          ⚠ <code>{p.file}</code>: {p.message}
+        </p>
+      ))}
       <table class="rules" data-testid="rules">
-        <tbody>{rules.map((r) => (
-          <tr key={r.rule + r.source}><td class={`action ${r.action}`}>{r.action}</td><td><code>{r.rule}</code>{r.broad && <span class="error" title={phrase(r.broad)} data-testid="broad-warning"> ⚠ {phrase(r.broad)}</span>}</td><td>{sourceLabel(r.source)}</td>
-            <td>{r.source !== "builtin" && <button onClick={async () => { await api.removeRule(r.rule, conversation); loadRules(); }}>{t("revoke")}</button>}</td></tr>
-        ))}</tbody>
+        <tbody>
+          {rules.map((r) => (
+            <tr key={r.rule + r.source}>
+              <td class={`action ${r.action}`}>{r.action}</td>
+              <td>
+                <code>{r.rule}</code>
+                {r.broad && (
+                  <span class="error" title={phrase(r.broad)} data-testid="broad-warning">
+                    {" "}
+                    ⚠ {phrase(r.broad)}
+                  </span>
+                )}
+              </td>
+              <td>{sourceLabel(r.source)}</td>
+              <td>
+                {r.source !== "builtin" && (
+                  <button
+                    type="button"
+                    onClick={async () => {
+                      await api.removeRule(r.rule, conversation);
+                      loadRules();
+                    }}
+                  >
+                    {t("revoke")}
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
       </table>
       <div class="row">
-        <select value={newAction} onChange={(e) => setNewAction(e.currentTarget.value as Action)} aria-label={t("rule")}><option>allow</option><option>ask</option><option>deny</option></select>
-        <input placeholder="run_command(git status:*)" value={newRule} onInput={(e) => setNewRule(e.currentTarget.value)} />
-        {hasWorkspace && <select value={newScope} onChange={(e) => setNewScope(e.currentTarget.value as RuleScope)} aria-label={t("ruleScope")}>
-          <option value="user">{sourceLabel("user")}</option><option value="workspace">{sourceLabel("workspace")}</option></select>}
-        <button onClick={() => addRule(false)}>{t("addRule")}</button>
-        {status && <span class="status" role="status">{status}</span>}
+        <select
+          value={newAction}
+          onChange={(e) => setNewAction(e.currentTarget.value as Action)}
+          aria-label={t("rule")}
+        >
+          <option>allow</option>
+          <option>ask</option>
+          <option>deny</option>
+        </select>
+        <input
+          placeholder="run_command(git status:*)"
+          value={newRule}
+          onInput={(e) => setNewRule(e.currentTarget.value)}
+        />
+        {hasWorkspace && (
+          <select
+            value={newScope}
+            onChange={(e) => setNewScope(e.currentTarget.value as RuleScope)}
+            aria-label={t("ruleScope")}
+          >
+            <option value="user">{sourceLabel("user")}</option>
+            <option value="workspace">{sourceLabel("workspace")}</option>
+          </select>
+        )}
+        <button type="button" onClick={() => addRule(false)}>
+          {t("addRule")}
+        </button>
+        {status && (
+          <span class="status" role="status">
+            {status}
+          </span>
+        )}
       </div>
-      {broad && <div class="row error" data-testid="broad-rule">⚠ {phrase(broad)} <button class="danger" onClick={() => addRule(true)}>{t("addAnyway")}</button></div>}
+      {broad && (
+        <div class="row error" data-testid="broad-rule">
+          ⚠ {phrase(broad)}{" "}
+          <button type="button" class="danger" onClick={() => addRule(true)}>
+            {t("addAnyway")}
+          </button>
+        </div>
+      )}
     </fieldset>
   );
 }
@@ -315,7 +668,9 @@ type Appearance = { lang: Lang; theme: string };
 /** Settings → Appearance: the language and theme, applied when saved like every other page. */
 function AppearancePage({ onChange }: { onChange: () => void }) {
   const draft = useDraft<Appearance>();
-  useEffect(() => { draft.load({ lang: getLang(), theme: localStorage.getItem("theme") || "system" }); }, []);
+  useEffect(() => {
+    draft.load({ lang: getLang(), theme: localStorage.getItem("theme") || "system" });
+  }, []);
   const look = draft.value;
   if (!look) return null;
   const save = async (v: Appearance) => {
@@ -327,13 +682,22 @@ function AppearancePage({ onChange }: { onChange: () => void }) {
   return (
     <>
       <fieldset data-testid="appearance">
-        <legend>{t("language")} · {t("theme")}</legend>
-        <label>{t("language")}
-          <select value={look.lang} onChange={(e) => draft.set({ ...look, lang: e.currentTarget.value as Lang })}><option value="en">English</option><option value="zh-CN">简体中文</option></select>
+        <legend>
+          {t("language")} · {t("theme")}
+        </legend>
+        <label>
+          {t("language")}
+          <select value={look.lang} onChange={(e) => draft.set({ ...look, lang: e.currentTarget.value as Lang })}>
+            <option value="en">English</option>
+            <option value="zh-CN">简体中文</option>
+          </select>
         </label>
-        <label>{t("theme")}
+        <label>
+          {t("theme")}
           <select value={look.theme} onChange={(e) => draft.set({ ...look, theme: e.currentTarget.value })}>
-            <option value="system">{t("system")}</option><option value="light">{t("light")}</option><option value="dark">{t("dark")}</option>
+            <option value="system">{t("system")}</option>
+            <option value="light">{t("light")}</option>
+            <option value="dark">{t("dark")}</option>
           </select>
         </label>
       </fieldset>

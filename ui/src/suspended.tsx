@@ -4,12 +4,16 @@
 // task that went on by itself (the person logged in) says what it did.
 import { useEffect, useState } from "preact/hooks";
 import { api, on, type Suspension, type ToolCallView } from "./api";
-import { t, formatDate } from "./i18n";
+import { formatDate, t } from "./i18n";
 
 export function SuspendedBar() {
   const [open, setOpen] = useState<Suspension[]>([]);
   const [note, setNote] = useState("");
-  const refresh = () => api.listSuspensions().then(setOpen).catch(() => {});
+  const refresh = () =>
+    api
+      .listSuspensions()
+      .then(setOpen)
+      .catch(() => {});
   const say = (said: string) => {
     setNote(said);
     setTimeout(() => setNote((now) => (now === said ? "" : now)), 15000);
@@ -18,23 +22,75 @@ export function SuspendedBar() {
   useEffect(() => {
     refresh();
     // A call that stops for the person ends with a tool event; one that goes on by itself says so.
-    const unTools = on("tool-event", (e) => { if (e.type === "completed" || e.type === "failed") refresh(); });
-    const un = on("task-resumed", (e) => { say(outcome(e.call)); refresh(); });
-    return () => { unTools.then((f) => f()); un.then((f) => f()); };
+    const unTools = on("tool-event", (e) => {
+      if (e.type === "completed" || e.type === "failed") refresh();
+    });
+    const un = on("task-resumed", (e) => {
+      say(outcome(e.call));
+      refresh();
+    });
+    return () => {
+      unTools.then((f) => f());
+      un.then((f) => f());
+    };
   }, []);
-  const act = async (f: () => Promise<string | void>) => {
-    try { const said = await f(); if (said) say(said); } catch (e) { say(String(e)); }
+  const act = async (f: () => Promise<string | undefined>) => {
+    try {
+      const said = await f();
+      if (said) say(said);
+    } catch (e) {
+      say(String(e));
+    }
     refresh();
   };
-  if (open.length === 0) return note ? <div class="suspended-bar" role="status" data-testid="resumed-note">{note}</div> : null;
+  if (open.length === 0)
+    return note ? (
+      <div class="suspended-bar" role="status" data-testid="resumed-note">
+        {note}
+      </div>
+    ) : null;
   return (
     <div class="suspended-bar" role="status" data-testid="suspended-bar">
       {open.map((s) => (
         <div key={s.id} class="row" data-id={s.id}>
-          <span><strong>{t("waitingForYou")}</strong> {s.reason} <span class="muted">({s.tool} · {t("until")} {formatDate(s.deadline, "time")})</span></span>
-          <button class="primary" data-testid="resume-task" onClick={() => act(async () => { await api.resumeSuspension(s.id); })}>{t("resume")}</button>
-          <button onClick={() => act(async () => { await api.extendSuspension(s.id, 30); })}>+30 min</button>
-          <button onClick={() => act(async () => { await api.cancelSuspension(s.id); })}>{t("cancelTask")}</button>
+          <span>
+            <strong>{t("waitingForYou")}</strong> {s.reason}{" "}
+            <span class="muted">
+              ({s.tool} · {t("until")} {formatDate(s.deadline, "time")})
+            </span>
+          </span>
+          <button
+            type="button"
+            class="primary"
+            data-testid="resume-task"
+            onClick={() =>
+              act(async () => {
+                await api.resumeSuspension(s.id);
+              })
+            }
+          >
+            {t("resume")}
+          </button>
+          <button
+            type="button"
+            onClick={() =>
+              act(async () => {
+                await api.extendSuspension(s.id, 30);
+              })
+            }
+          >
+            +30 min
+          </button>
+          <button
+            type="button"
+            onClick={() =>
+              act(async () => {
+                await api.cancelSuspension(s.id);
+              })
+            }
+          >
+            {t("cancelTask")}
+          </button>
         </div>
       ))}
       {note && <div class="row">{note}</div>}

@@ -7,48 +7,166 @@ import { t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
-function ReviewModal({ review, busy, onInstall, onCancel }: { review: ToolpackReview; busy: boolean; onInstall: (config: Record<string, unknown>) => void; onCancel: () => void }) {
+function ReviewModal({
+  review,
+  busy,
+  onInstall,
+  onCancel,
+}: {
+  review: ToolpackReview;
+  busy: boolean;
+  onInstall: (config: Record<string, unknown>) => void;
+  onCancel: () => void;
+}) {
   const [armed, setArmed] = useState(false);
   const [config, setConfig] = useState<Record<string, string>>({});
   const cancelRef = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     cancelRef.current?.focus();
     const timer = setTimeout(() => setArmed(true), ARM_DELAY_MS);
-    const keys = (e: KeyboardEvent) => { if (e.key === "Escape" && !busy) { e.preventDefault(); onCancel(); } };
+    const keys = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && !busy) {
+        e.preventDefault();
+        onCancel();
+      }
+    };
     window.addEventListener("keydown", keys);
-    return () => { clearTimeout(timer); window.removeEventListener("keydown", keys); };
+    return () => {
+      clearTimeout(timer);
+      window.removeEventListener("keydown", keys);
+    };
   }, [review.sha256, busy]);
   const missing = review.user_config.filter((c) => c.required && !c.has_default && !config[c.key]);
-  const parsed = () => Object.fromEntries(Object.entries(config).filter(([, v]) => v).map(([k, v]) => { try { return [k, JSON.parse(v)]; } catch { return [k, v]; } }));
+  const parsed = () =>
+    Object.fromEntries(
+      Object.entries(config)
+        .filter(([, v]) => v)
+        .map(([k, v]) => {
+          try {
+            return [k, JSON.parse(v)];
+          } catch {
+            return [k, v];
+          }
+        }),
+    );
   return (
     <div class="modal-backdrop">
-      <div class="modal" role="alertdialog" aria-modal="true" aria-labelledby="review-title" data-testid="toolpack-review">
+      <div
+        class="modal"
+        role="alertdialog"
+        aria-modal="true"
+        aria-labelledby="review-title"
+        data-testid="toolpack-review"
+      >
         <h2 id="review-title">{t("reviewTitle")}</h2>
-        <p class="tool-line"><strong>{review.display_name}</strong> {review.version}</p>
-        {review.description && <blockquote class="quoted" data-testid="pack-words"><span class="caller">{t("packSays")}</span> {review.description}</blockquote>}
-        <p class="rule">{t("pinned")}: <code>{review.source}{review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}</code> · sha256 <code>{review.sha256.slice(0, 16)}…</code></p>
+        <p class="tool-line">
+          <strong>{review.display_name}</strong> {review.version}
+        </p>
+        {review.description && (
+          <blockquote class="quoted" data-testid="pack-words">
+            <span class="caller">{t("packSays")}</span> {review.description}
+          </blockquote>
+        )}
+        <p class="rule">
+          {t("pinned")}:{" "}
+          <code>
+            {review.source}
+            {review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}
+          </code>{" "}
+          · sha256 <code>{review.sha256.slice(0, 16)}…</code>
+        </p>
         <h3>{t("runs")}</h3>
         <pre class="args">{review.command}</pre>
         <h3>{t("sandbox")}</h3>
-        <ul class="effects" data-testid="sandbox">{review.sandbox.map((line) => <li key={line} class={line.startsWith("NOT") ? "warn" : undefined}>{line}</li>)}</ul>
+        <ul class="effects" data-testid="sandbox">
+          {review.sandbox.map((line) => (
+            <li key={line} class={line.startsWith("NOT") ? "warn" : undefined}>
+              {line}
+            </li>
+          ))}
+        </ul>
         <h3>{t("tools")}</h3>
         <ul class="effects">
-          {review.tools.map((tool) => <li key={tool.name}><code>{tool.name}</code> — {tool.effects === null ? <em class="warn">{t("undeclared")}</em> : tool.effects.length ? tool.effects.join(", ") : t("noEffects")}{tool.withheld && <em class="warn" data-testid="withheld"> — {t("withheld")}: {tool.withheld}</em>}</li>)}
+          {review.tools.map((tool) => (
+            <li key={tool.name}>
+              <code>{tool.name}</code> —{" "}
+              {tool.effects === null ? (
+                <em class="warn">{t("undeclared")}</em>
+              ) : tool.effects.length ? (
+                tool.effects.join(", ")
+              ) : (
+                t("noEffects")
+              )}
+              {tool.withheld && (
+                <em class="warn" data-testid="withheld">
+                  {" "}
+                  — {t("withheld")}: {tool.withheld}
+                </em>
+              )}
+            </li>
+          ))}
         </ul>
         <p class="why">{t("otherTools")}</p>
-        {Object.entries(review.overrides).map(([builtin, tool]) => <p class="taint" key={builtin}>⚠ {tool} {t("overrides")} {builtin}</p>)}
-        {review.changes.length > 0 && <><h3>{t("changes")}</h3><ul class="effects">{review.changes.map((c) => <li key={c}>{c}</li>)}</ul></>}
-        {review.user_config.length > 0 && <><h3>{t("needs")}</h3>
-          {review.user_config.map((c) => (
-            <label class="field" key={c.key}>{c.title || c.key}{c.required && !c.has_default ? " *" : ""}{c.sensitive ? ` (${t("sensitiveNote")})` : ""}
-              {c.sensitive
-                ? <input type="password" value={config[c.key] ?? ""} onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })} />
-                : <input type="text" value={config[c.key] ?? ""} onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })} />}</label>
-          ))}</>}
+        {Object.entries(review.overrides).map(([builtin, tool]) => (
+          <p class="taint" key={builtin}>
+            ⚠ {tool} {t("overrides")} {builtin}
+          </p>
+        ))}
+        {review.changes.length > 0 && (
+          <>
+            <h3>{t("changes")}</h3>
+            <ul class="effects">
+              {review.changes.map((c) => (
+                <li key={c}>{c}</li>
+              ))}
+            </ul>
+          </>
+        )}
+        {review.user_config.length > 0 && (
+          <>
+            <h3>{t("needs")}</h3>
+            {review.user_config.map((c) => (
+              // biome-ignore lint/a11y/noLabelWithoutControl: the control is inside, behind a condition the linter cannot follow
+              <label class="field" key={c.key}>
+                {c.title || c.key}
+                {c.required && !c.has_default ? " *" : ""}
+                {c.sensitive ? ` (${t("sensitiveNote")})` : ""}
+                {c.sensitive ? (
+                  <input
+                    type="password"
+                    value={config[c.key] ?? ""}
+                    onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
+                  />
+                ) : (
+                  <input
+                    type="text"
+                    value={config[c.key] ?? ""}
+                    onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
+                  />
+                )}
+              </label>
+            ))}
+          </>
+        )}
         <div class="choices">
-          <button class="allow" disabled={!armed || busy || missing.length > 0} onClick={() => onInstall(parsed())} data-choice="install">
-            {busy ? <><span class="spinner" /> {t("installing")}</> : t("install")}</button>
-          <button ref={cancelRef} class="deny" disabled={busy} onClick={onCancel} data-choice="cancel">{t("cancel")} <kbd>Esc</kbd></button>
+          <button
+            type="button"
+            class="allow"
+            disabled={!armed || busy || missing.length > 0}
+            onClick={() => onInstall(parsed())}
+            data-choice="install"
+          >
+            {busy ? (
+              <>
+                <span class="spinner" /> {t("installing")}
+              </>
+            ) : (
+              t("install")
+            )}
+          </button>
+          <button type="button" ref={cancelRef} class="deny" disabled={busy} onClick={onCancel} data-choice="cancel">
+            {t("cancel")} <kbd>Esc</kbd>
+          </button>
         </div>
       </div>
     </div>
@@ -65,53 +183,172 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
   const [busy, setBusy] = useState<"" | "fetch" | "install">("");
   const [error, setError] = useState("");
   const [log, setLog] = useState<{ server: string; text: string } | null>(null);
-  const load = () => api.listToolpacks().then((v) => { setRecords(v.records); setServers(v.servers); }).catch((e) => setError(String(e)));
+  const load = () =>
+    api
+      .listToolpacks()
+      .then((v) => {
+        setRecords(v.records);
+        setServers(v.servers);
+      })
+      .catch((e) => setError(String(e)));
   // Server states change on their own (start, crash, restart): the shell pushes each change.
-  useEffect(() => { load(); const un = on("toolpacks-changed", load); return () => { un.then((f) => f()); }; }, []);
-  const act = async (f: () => Promise<unknown>) => { setError(""); try { await f(); } catch (e) { setError(String(e)); } load(); };
-  const fetchReview = (from = source) => act(async () => { setBusy("fetch"); try { setStaged(await api.stageToolpack(from)); } finally { setBusy(""); } });
-  useEffect(() => { if (request) { setSource(request.source); fetchReview(request.source); } }, [request?.n]);
-  const install = (config: Record<string, unknown>) => act(async () => {
-    if (!staged) return;
-    setBusy("install");
-    try { await api.installToolpack(staged.token, config as { [key: string]: Value }); setStaged(null); setSource(""); } finally { setBusy(""); }
-  });
+  useEffect(() => {
+    load();
+    const un = on("toolpacks-changed", load);
+    return () => {
+      un.then((f) => f());
+    };
+  }, []);
+  const act = async (f: () => Promise<unknown>) => {
+    setError("");
+    try {
+      await f();
+    } catch (e) {
+      setError(String(e));
+    }
+    load();
+  };
+  const fetchReview = (from = source) =>
+    act(async () => {
+      setBusy("fetch");
+      try {
+        setStaged(await api.stageToolpack(from));
+      } finally {
+        setBusy("");
+      }
+    });
+  useEffect(() => {
+    if (request) {
+      setSource(request.source);
+      fetchReview(request.source);
+    }
+  }, [request?.n]);
+  const install = (config: Record<string, unknown>) =>
+    act(async () => {
+      if (!staged) return;
+      setBusy("install");
+      try {
+        await api.installToolpack(staged.token, config as { [key: string]: Value });
+        setStaged(null);
+        setSource("");
+      } finally {
+        setBusy("");
+      }
+    });
   const serverOf = (name: string) => servers.find((s) => s.name === name.replace(/-/g, "_"));
   return (
     <section class="page toolpacks">
       <h1>{t("toolpacks")}</h1>
       <div class="row">
-        <input class="grow" placeholder={t("sourcePlaceholder")} value={source} onInput={(e) => setSource(e.currentTarget.value)}
-          onKeyDown={(e) => { const typed = e.currentTarget.value.trim(); if (e.key === "Enter" && typed) fetchReview(typed); }} data-testid="toolpack-source" />
-        <button class="primary" disabled={!source.trim() || busy !== ""} onClick={() => fetchReview()}>{busy === "fetch" ? <><span class="spinner" /> {t("fetching")}</> : t("install")}</button>
-        <button onClick={() => act(() => api.reloadToolpacks())}>{t("reload")}</button>
+        <input
+          class="grow"
+          placeholder={t("sourcePlaceholder")}
+          value={source}
+          onInput={(e) => setSource(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            const typed = e.currentTarget.value.trim();
+            if (e.key === "Enter" && typed) fetchReview(typed);
+          }}
+          data-testid="toolpack-source"
+        />
+        <button type="button" class="primary" disabled={!source.trim() || busy !== ""} onClick={() => fetchReview()}>
+          {busy === "fetch" ? (
+            <>
+              <span class="spinner" /> {t("fetching")}
+            </>
+          ) : (
+            t("install")
+          )}
+        </button>
+        <button type="button" onClick={() => act(() => api.reloadToolpacks())}>
+          {t("reload")}
+        </button>
       </div>
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {Object.keys(records).length === 0 && <p class="muted">{t("noToolpacks")}</p>}
       <table class="catalog" data-testid="toolpacks">
-        <thead><tr><th>{t("toolpacks")}</th><th>{t("state")}</th><th>{t("tools")}</th><th>{t("pinned")}</th><th /></tr></thead>
-        <tbody>{Object.entries(records).map(([name, r]) => {
-          const s = serverOf(name);
-          const state = r.enabled ? s?.state ?? "starting" : "stopped";
-          return (
-            <tr key={name} data-toolpack={name}>
-              <td><strong>{name}</strong> {r.version}<div class="desc">{r.source}</div></td>
-              <td><span class={`badge state-${state}`} data-testid="server-state">{state}</span>{s && s.restarts > 0 && <span class="desc"> {s.restarts} {t("restarts")}</span>}
-                {s?.last_error && <div class="desc error">{s.last_error}</div>}</td>
-              <td>{s?.tools ?? 0}</td>
-              <td><code>{r.commit ? r.commit.slice(0, 10) : r.sha256.slice(0, 10)}</code></td>
-              <td class="actions">
-                <button onClick={() => act(() => api.setToolpackEnabled(name, !r.enabled))}>{r.enabled ? t("disable") : t("enable")}</button>
-                {s && <button onClick={() => act(async () => setLog({ server: s.name, text: await api.toolpackLog(s.name) }))}>{t("logs")}</button>}
-                <button onClick={() => act(() => api.removeToolpack(name))}>{t("remove")}</button>
-              </td>
-            </tr>
-          );
-        })}</tbody>
+        <thead>
+          <tr>
+            <th>{t("toolpacks")}</th>
+            <th>{t("state")}</th>
+            <th>{t("tools")}</th>
+            <th>{t("pinned")}</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(records).map(([name, r]) => {
+            const s = serverOf(name);
+            const state = r.enabled ? (s?.state ?? "starting") : "stopped";
+            return (
+              <tr key={name} data-toolpack={name}>
+                <td>
+                  <strong>{name}</strong> {r.version}
+                  <div class="desc">{r.source}</div>
+                </td>
+                <td>
+                  <span class={`badge state-${state}`} data-testid="server-state">
+                    {state}
+                  </span>
+                  {s && s.restarts > 0 && (
+                    <span class="desc">
+                      {" "}
+                      {s.restarts} {t("restarts")}
+                    </span>
+                  )}
+                  {s?.last_error && <div class="desc error">{s.last_error}</div>}
+                </td>
+                <td>{s?.tools ?? 0}</td>
+                <td>
+                  <code>{r.commit ? r.commit.slice(0, 10) : r.sha256.slice(0, 10)}</code>
+                </td>
+                <td class="actions">
+                  <button type="button" onClick={() => act(() => api.setToolpackEnabled(name, !r.enabled))}>
+                    {r.enabled ? t("disable") : t("enable")}
+                  </button>
+                  {s && (
+                    <button
+                      type="button"
+                      onClick={() => act(async () => setLog({ server: s.name, text: await api.toolpackLog(s.name) }))}
+                    >
+                      {t("logs")}
+                    </button>
+                  )}
+                  <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
+                    {t("remove")}
+                  </button>
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
       </table>
-      {log && <><h3>{t("logs")}: {log.server} <button class="icon" aria-label="close" onClick={() => setLog(null)}>×</button></h3><pre class="log">{log.text || "—"}</pre></>}
-      {staged && <ReviewModal review={staged.review} busy={busy === "install"} onInstall={install}
-        onCancel={() => { api.discardToolpack(staged.token).catch(() => {}); setStaged(null); }} />}
+      {log && (
+        <>
+          <h3>
+            {t("logs")}: {log.server}{" "}
+            <button type="button" class="icon" aria-label="close" onClick={() => setLog(null)}>
+              ×
+            </button>
+          </h3>
+          <pre class="log">{log.text || "—"}</pre>
+        </>
+      )}
+      {staged && (
+        <ReviewModal
+          review={staged.review}
+          busy={busy === "install"}
+          onInstall={install}
+          onCancel={() => {
+            api.discardToolpack(staged.token).catch(() => {});
+            setStaged(null);
+          }}
+        />
+      )}
     </section>
   );
 }

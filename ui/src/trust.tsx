@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type WorkspaceReview } from "./api";
-import { t, phrase } from "./i18n";
+import { phrase, t } from "./i18n";
 
 /** Whether trusting would change anything: allow rules, a mode, programs its repository runs. */
 function wantsSomething(r: WorkspaceReview): boolean {
@@ -11,7 +11,11 @@ function wantsSomething(r: WorkspaceReview): boolean {
 // asks again only when what trusting would allow changes.
 const KEPT = "trust-kept";
 function keptDigests(): Record<string, string> {
-  try { return JSON.parse(localStorage.getItem(KEPT) ?? "{}") as Record<string, string>; } catch { return {}; }
+  try {
+    return JSON.parse(localStorage.getItem(KEPT) ?? "{}") as Record<string, string>;
+  } catch {
+    return {};
+  }
 }
 function rememberKept(r: WorkspaceReview) {
   localStorage.setItem(KEPT, JSON.stringify({ ...keptDigests(), [r.root]: r.digest }));
@@ -33,23 +37,46 @@ export function reviewTrust(root: string) {
 export function TrustDialog({ hidden }: { hidden: boolean }) {
   const [reviews, setReviews] = useState<WorkspaceReview[]>([]);
   const [error, setError] = useState("");
-  const load = () => api.workspaceReviews().then((all) => {
-    const kept = keptDigests();
-    setReviews(all.filter((r) => wantsSomething(r) && kept[r.root] !== r.digest));
-  }).catch(() => {});
-  useEffect(() => { load(); window.addEventListener("trust-review", load); return () => window.removeEventListener("trust-review", load); }, []);
+  const load = () =>
+    api
+      .workspaceReviews()
+      .then((all) => {
+        const kept = keptDigests();
+        setReviews(all.filter((r) => wantsSomething(r) && kept[r.root] !== r.digest));
+      })
+      .catch(() => {});
+  useEffect(() => {
+    load();
+    window.addEventListener("trust-review", load);
+    return () => window.removeEventListener("trust-review", load);
+  }, []);
   const review = reviews[0];
   const next = () => setReviews((q) => q.slice(1));
-  const keep = () => { rememberKept(review); next(); };
+  const keep = () => {
+    rememberKept(review);
+    next();
+  };
   const trust = async () => {
-    try { await api.trustWorkspace(review.root, review.digest); setError(""); next(); }
-    catch (e) { setError(String(e)); load(); }
+    try {
+      await api.trustWorkspace(review.root, review.digest);
+      setError("");
+      next();
+    } catch (e) {
+      setError(String(e));
+      load();
+    }
   };
   useEffect(() => {
     if (!review || hidden) return;
     const keys = (e: KeyboardEvent) => {
-      if (e.key === "Escape") { e.preventDefault(); keep(); }
-      if (e.altKey && e.key.toLowerCase() === "t") { e.preventDefault(); trust(); }
+      if (e.key === "Escape") {
+        e.preventDefault();
+        keep();
+      }
+      if (e.altKey && e.key.toLowerCase() === "t") {
+        e.preventDefault();
+        trust();
+      }
     };
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
@@ -59,23 +86,62 @@ export function TrustDialog({ hidden }: { hidden: boolean }) {
     <div class="modal-backdrop">
       <div class="modal" role="dialog" aria-modal="true" aria-labelledby="trust-title" data-testid="trust-dialog">
         <h2 id="trust-title">{review.state === "changed" ? t("trustChangedTitle") : t("trustTitle")}</h2>
-        <p><code>{review.root}</code></p>
+        <p>
+          <code>{review.root}</code>
+        </p>
         <p class="hint">{t("trustExplain")}</p>
-        {review.repository_programs.length > 0 && (<div class="trust-programs" data-testid="trust-programs">
-          <h3>⚠ {t("trustPrograms")}</h3>
-          <ul class="quoted">{review.repository_programs.map((p) => <li key={p}><code>{p}</code></li>)}</ul>
-        </div>)}
-        <h3>{t("trustWouldAllow")}</h3>
-        {review.allow.length === 0 ? <p class="hint">{t("trustNoAllow")}</p> : (
-          <ul class="quoted" data-testid="trust-allow">{review.allow.map((r) => <li key={r}><code>{r}</code></li>)}</ul>
+        {review.repository_programs.length > 0 && (
+          <div class="trust-programs" data-testid="trust-programs">
+            <h3>⚠ {t("trustPrograms")}</h3>
+            <ul class="quoted">
+              {review.repository_programs.map((p) => (
+                <li key={p}>
+                  <code>{p}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
         )}
-        {review.broad.map((w) => <p key={w.text} class="error">⚠ {phrase(w)}</p>)}
-        {review.mode && <p>{t("trustMode")} <code>{review.mode}</code></p>}
-        {(review.ask.length > 0 || review.deny.length > 0) && <p class="hint">{t("trustNarrowing")}: {[...review.deny, ...review.ask].map((r) => <code key={r}>{r} </code>)}</p>}
+        <h3>{t("trustWouldAllow")}</h3>
+        {review.allow.length === 0 ? (
+          <p class="hint">{t("trustNoAllow")}</p>
+        ) : (
+          <ul class="quoted" data-testid="trust-allow">
+            {review.allow.map((r) => (
+              <li key={r}>
+                <code>{r}</code>
+              </li>
+            ))}
+          </ul>
+        )}
+        {review.broad.map((w) => (
+          <p key={w.text} class="error">
+            ⚠ {phrase(w)}
+          </p>
+        ))}
+        {review.mode && (
+          <p>
+            {t("trustMode")} <code>{review.mode}</code>
+          </p>
+        )}
+        {(review.ask.length > 0 || review.deny.length > 0) && (
+          <p class="hint">
+            {t("trustNarrowing")}:{" "}
+            {[...review.deny, ...review.ask].map((r) => (
+              <code key={r}>{r} </code>
+            ))}
+          </p>
+        )}
         {error && <p class="error">{error}</p>}
         <div class="row">
-          <button onClick={keep} autoFocus>{t("trustKeep")} (Esc)</button>
-          <button class="danger" onClick={trust} accessKey="t">{t("trustYes")} (Alt+T)</button>
+          {/* biome-ignore lint/a11y/noAutofocus: the safe choice has the focus, so Enter never trusts by accident */}
+          <button type="button" onClick={keep} autoFocus>
+            {t("trustKeep")} (Esc)
+          </button>
+          {/* biome-ignore lint/a11y/noAccessKey: Alt+T is the shown keyboard way to trust; Esc keeps the folder untrusted */}
+          <button type="button" class="danger" onClick={trust} accessKey="t">
+            {t("trustYes")} (Alt+T)
+          </button>
         </div>
       </div>
     </div>

@@ -3,7 +3,7 @@
 // aloud, and Settings → Voice. Recording and speaking are tool calls through the gate (`listen`
 // asks the first time; the person can answer "always").
 import { useEffect, useState } from "preact/hooks";
-import { api, on, type MicState, type VoiceDevices, type VoiceSettings } from "./api";
+import { api, type MicState, on, type VoiceDevices, type VoiceSettings } from "./api";
 import { t } from "./i18n";
 import { SaveBar, useDraft } from "./savebar";
 
@@ -12,7 +12,9 @@ export function useMic(): MicState {
   const [mic, setMic] = useState<MicState>({ open: false, level: 0, partial: "" });
   useEffect(() => {
     const un = on("mic-state", setMic);
-    return () => { un.then((f) => f()); };
+    return () => {
+      un.then((f) => f());
+    };
   }, []);
   return mic;
 }
@@ -26,13 +28,20 @@ export function MicIndicator() {
       <span class="mic-dot" aria-hidden="true" />
       <strong>{t("micOn")}</strong>
       <meter min={0} max={1} value={mic.level ?? 0} aria-label={t("micOn")} data-testid="mic-level" />
-      <span class="partial" data-testid="mic-partial">{mic.partial || t("listening")}</span>
-      <button onClick={() => api.voiceStop()}>{t("stopListening")}</button>
+      <span class="partial" data-testid="mic-partial">
+        {mic.partial || t("listening")}
+      </span>
+      <button type="button" onClick={() => api.voiceStop()}>
+        {t("stopListening")}
+      </button>
     </div>
   );
 }
 
-interface Heard { text: string; stopped: { reason: string } }
+interface Heard {
+  text: string;
+  stopped: { reason: string };
+}
 
 /**
  * Records until the person stops (the button again, or letting go of Ctrl+Space) or goes quiet;
@@ -67,31 +76,77 @@ export function VoiceSettingsPanel() {
   const [devices, setDevices] = useState<VoiceDevices>({ inputs: [], outputs: [] });
   const [status, setStatus] = useState("");
   useEffect(() => {
-    api.getVoiceSettings().then(draft.load).catch((e) => setStatus(String(e)));
-    api.voiceDevices().then(setDevices).catch(() => {});
+    api
+      .getVoiceSettings()
+      .then(draft.load)
+      .catch((e) => setStatus(String(e)));
+    api
+      .voiceDevices()
+      .then(setDevices)
+      .catch(() => {});
   }, []);
   const settings = draft.value;
   if (!settings) return status ? <p class="status">{status}</p> : null;
   const set = (change: Partial<VoiceSettings>) => draft.set({ ...settings, ...change });
-  const pick = (label: string, value: string | null | undefined, names: string[], onPick: (v: string | null) => void, testid: string) => (
-    <label>{label}<select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
-      <option value="">{t("systemDefault")}</option>
-      {[...new Set([...names, ...(value ? [value] : [])])].map((n) => <option key={n} value={n}>{n}</option>)}
-    </select></label>
+  const pick = (
+    label: string,
+    value: string | null | undefined,
+    names: string[],
+    onPick: (v: string | null) => void,
+    testid: string,
+  ) => (
+    <label>
+      {label}
+      <select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
+        <option value="">{t("systemDefault")}</option>
+        {[...new Set([...names, ...(value ? [value] : [])])].map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+    </label>
   );
   return (
     <fieldset data-testid="voice-settings">
       <legend>{t("voice")}</legend>
       {pick(t("microphone"), settings.inputDevice, devices.inputs, (v) => set({ inputDevice: v }), "voice-input")}
       {pick(t("speaker"), settings.outputDevice, devices.outputs, (v) => set({ outputDevice: v }), "voice-output")}
-      <label>{t("speechModel")}<input type="text" value={settings.model ?? ""} placeholder={t("speechModelDefault")} onInput={(e) => set({ model: e.currentTarget.value || null })} /></label>
-      <label>{t("spokenLanguage")}<select value={settings.language ?? ""} onChange={(e) => set({ language: e.currentTarget.value || null })}>
-        <option value="">{t("autoDetect")}</option>
-        <option value="en">{t("english")}</option>
-        <option value="zh">{t("chinese")}</option>
-      </select></label>
-      <label class="check"><input type="checkbox" data-testid="voice-auto-send" checked={!!settings.autoSend} onChange={(e) => set({ autoSend: e.currentTarget.checked })} />{t("autoSend")}</label>
-      <label class="check"><input type="checkbox" data-testid="voice-read-aloud" checked={!!settings.readAloud} onChange={(e) => set({ readAloud: e.currentTarget.checked })} />{t("readAloud")}</label>
+      <label>
+        {t("speechModel")}
+        <input
+          type="text"
+          value={settings.model ?? ""}
+          placeholder={t("speechModelDefault")}
+          onInput={(e) => set({ model: e.currentTarget.value || null })}
+        />
+      </label>
+      <label>
+        {t("spokenLanguage")}
+        <select value={settings.language ?? ""} onChange={(e) => set({ language: e.currentTarget.value || null })}>
+          <option value="">{t("autoDetect")}</option>
+          <option value="en">{t("english")}</option>
+          <option value="zh">{t("chinese")}</option>
+        </select>
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          data-testid="voice-auto-send"
+          checked={!!settings.autoSend}
+          onChange={(e) => set({ autoSend: e.currentTarget.checked })}
+        />
+        {t("autoSend")}
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          data-testid="voice-read-aloud"
+          checked={!!settings.readAloud}
+          onChange={(e) => set({ readAloud: e.currentTarget.checked })}
+        />
+        {t("readAloud")}
+      </label>
       <p class="hint">{t("voiceHint")}</p>
       <SaveBar draft={draft} save={(s) => api.saveVoiceSettings(s)} />
     </fieldset>

@@ -106,142 +106,162 @@ pub enum Effect {
     McpUnconfined { server: String, why: String },
 }
 
-/// The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub enum EffectKind {
-    #[serde(rename = "fs.read")]
-    FsRead,
-    #[serde(rename = "fs.write")]
-    FsWrite,
-    #[serde(rename = "fs.delete")]
-    FsDelete,
-    #[serde(rename = "process.exec")]
-    ProcessExec,
-    #[serde(rename = "net.fetch")]
-    NetFetch,
-    #[serde(rename = "browser.navigate")]
-    BrowserNavigate,
-    #[serde(rename = "browser.act")]
-    BrowserAct,
-    #[serde(rename = "mail.read")]
-    MailRead,
-    #[serde(rename = "mail.send")]
-    MailSend,
-    #[serde(rename = "calendar.read")]
-    CalendarRead,
-    #[serde(rename = "calendar.write")]
-    CalendarWrite,
-    #[serde(rename = "vault.read")]
-    VaultRead,
-    #[serde(rename = "vault.write")]
-    VaultWrite,
-    #[serde(rename = "tasks.read")]
-    TasksRead,
-    #[serde(rename = "tasks.write")]
-    TasksWrite,
-    #[serde(rename = "notes.write")]
-    NotesWrite,
-    #[serde(rename = "audio.capture")]
-    AudioCapture,
-    #[serde(rename = "audio.play")]
-    AudioPlay,
-    #[serde(rename = "secrets.read")]
-    SecretsRead,
-    #[serde(rename = "system.read")]
-    SystemRead,
-    #[serde(rename = "ui.ask")]
-    UiAsk,
-    #[serde(rename = "service.read")]
-    ServiceRead,
-    #[serde(rename = "service.write")]
-    ServiceWrite,
-    #[serde(rename = "service.delete")]
-    ServiceDelete,
-    #[serde(rename = "message.send")]
-    MessageSend,
-    #[serde(rename = "data.share")]
-    DataShare,
-    #[serde(rename = "money.pay")]
-    MoneyPay,
-    #[serde(rename = "account.change")]
-    AccountChange,
-    #[serde(rename = "mcp.call")]
-    McpCall,
-    #[serde(rename = "mcp.unconfined")]
-    McpUnconfined,
+/// Whether an effect only looks (allowed in plan mode, parallel-safe in a batch) or acts.
+/// Reading a secret acts: it hands out a credential. A fetch acts: the request itself goes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Looks,
+    Acts,
+}
+
+/// Where an effect reaches: this machine and the person's own records, or out of it (people,
+/// sites, code we do not control) — egress, asked while untrusted content steers the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    Here,
+    Out,
+}
+
+/// Whether Cowork can take the change back (workspace files are journaled, memory has a
+/// restore, tasks and notes are the person's own lists) or it lasts elsewhere (a calendar
+/// server, a service, an account): a lasting change is what untrusted content must not steer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undo {
+    Undoable,
+    Lasting,
+}
+
+/// How much harm one call can do at worst: a rule that allows every call of a high-risk kind
+/// (no specifier) is flagged as broad when the person adds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Risk {
+    Ordinary,
+    High,
+}
+
+/// What a rule's specifier is matched against for this kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Path,
+    Command,
+    Origin,
+    Account,
+    Calendar,
+    Secret,
+    Service,
+    /// What is changed at a service (a file name, a setting).
+    Thing,
+    People,
+    Payee,
+    Tool,
+    Server,
+    Nothing,
+}
+
+/// Everything the policy knows of an effect kind, said in one row of [`EffectKind::class`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindClass {
+    pub name: &'static str,
+    pub access: Access,
+    pub reach: Reach,
+    pub undo: Undo,
+    pub risk: Risk,
+    pub subject: Subject,
+}
+
+/// Declares [`EffectKind`], [`EffectKind::ALL`] and [`EffectKind::class`] from one table, so
+/// the kinds, their names and their classes cannot drift apart, and a new kind has no class
+/// until its row gives it one.
+macro_rules! effect_kinds {
+    ($($(#[$doc:meta])* $kind:ident: $name:literal, $access:ident, $reach:ident, $undo:ident, $risk:ident, $subject:ident;)*) => {
+        /// The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[cfg_attr(feature = "specta", derive(specta::Type))]
+        pub enum EffectKind {
+            $($(#[$doc])* #[serde(rename = $name)] $kind,)*
+        }
+
+        impl EffectKind {
+            /// Every kind, in the table's order.
+            pub const ALL: &[EffectKind] = &[$(EffectKind::$kind),*];
+
+            /// Everything the policy knows of this kind: its row of the table.
+            pub const fn class(self) -> KindClass {
+                match self {
+                    $(EffectKind::$kind => KindClass {
+                        name: $name,
+                        access: Access::$access,
+                        reach: Reach::$reach,
+                        undo: Undo::$undo,
+                        risk: Risk::$risk,
+                        subject: Subject::$subject,
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+// The effect vocabulary. Columns: the kind, its name on the wire, whether it only looks, where
+// it reaches, whether Cowork can undo it, its worst harm, and what a rule's specifier matches.
+effect_kinds! {
+    FsRead:          "fs.read",         Looks, Here, Undoable, Ordinary, Path;
+    FsWrite:         "fs.write",        Acts,  Here, Undoable, Ordinary, Path;
+    FsDelete:        "fs.delete",       Acts,  Here, Undoable, High,     Path;
+    ProcessExec:     "process.exec",    Acts,  Out,  Lasting,  High,     Command;
+    NetFetch:        "net.fetch",       Acts,  Out,  Lasting,  Ordinary, Origin;
+    BrowserNavigate: "browser.navigate", Acts,  Out,  Lasting,  Ordinary, Origin;
+    BrowserAct:      "browser.act",     Acts,  Out,  Lasting,  Ordinary, Origin;
+    MailRead:        "mail.read",       Looks, Here, Undoable, Ordinary, Account;
+    MailSend:        "mail.send",       Acts,  Out,  Lasting,  High,     People;
+    CalendarRead:    "calendar.read",   Looks, Here, Undoable, Ordinary, Calendar;
+    /// With attendees it is egress too (`Effect::is_egress`): they are mailed.
+    CalendarWrite:   "calendar.write",  Acts,  Here, Lasting,  Ordinary, Calendar;
+    VaultRead:       "vault.read",      Looks, Here, Undoable, Ordinary, Nothing;
+    VaultWrite:      "vault.write",     Acts,  Here, Undoable, Ordinary, Nothing;
+    TasksRead:       "tasks.read",      Looks, Here, Undoable, Ordinary, Nothing;
+    TasksWrite:      "tasks.write",     Acts,  Here, Undoable, Ordinary, Nothing;
+    NotesWrite:      "notes.write",     Acts,  Here, Undoable, Ordinary, Nothing;
+    AudioCapture:    "audio.capture",   Acts,  Here, Undoable, Ordinary, Nothing;
+    AudioPlay:       "audio.play",      Acts,  Here, Undoable, Ordinary, Nothing;
+    SecretsRead:     "secrets.read",    Acts,  Here, Undoable, High,     Secret;
+    SystemRead:      "system.read",     Looks, Here, Undoable, Ordinary, Nothing;
+    UiAsk:           "ui.ask",          Looks, Here, Undoable, Ordinary, Nothing;
+    ServiceRead:     "service.read",    Looks, Here, Undoable, Ordinary, Service;
+    ServiceWrite:    "service.write",   Acts,  Here, Lasting,  Ordinary, Thing;
+    ServiceDelete:   "service.delete",  Acts,  Here, Lasting,  High,     Thing;
+    MessageSend:     "message.send",    Acts,  Out,  Lasting,  High,     People;
+    DataShare:       "data.share",      Acts,  Out,  Lasting,  High,     People;
+    MoneyPay:        "money.pay",       Acts,  Out,  Lasting,  High,     Payee;
+    AccountChange:   "account.change",  Acts,  Here, Lasting,  High,     Thing;
+    McpCall:         "mcp.call",        Acts,  Out,  Lasting,  High,     Tool;
+    McpUnconfined:   "mcp.unconfined",  Acts,  Out,  Lasting,  High,     Server;
 }
 
 impl EffectKind {
     pub fn as_str(self) -> &'static str {
-        use EffectKind::*;
-        match self {
-            FsRead => "fs.read",
-            FsWrite => "fs.write",
-            FsDelete => "fs.delete",
-            ProcessExec => "process.exec",
-            NetFetch => "net.fetch",
-            BrowserNavigate => "browser.navigate",
-            BrowserAct => "browser.act",
-            MailRead => "mail.read",
-            MailSend => "mail.send",
-            CalendarRead => "calendar.read",
-            CalendarWrite => "calendar.write",
-            VaultRead => "vault.read",
-            VaultWrite => "vault.write",
-            TasksRead => "tasks.read",
-            TasksWrite => "tasks.write",
-            NotesWrite => "notes.write",
-            AudioCapture => "audio.capture",
-            AudioPlay => "audio.play",
-            SecretsRead => "secrets.read",
-            SystemRead => "system.read",
-            UiAsk => "ui.ask",
-            ServiceRead => "service.read",
-            ServiceWrite => "service.write",
-            ServiceDelete => "service.delete",
-            MessageSend => "message.send",
-            DataShare => "data.share",
-            MoneyPay => "money.pay",
-            AccountChange => "account.change",
-            McpCall => "mcp.call",
-            McpUnconfined => "mcp.unconfined",
-        }
+        self.class().name
     }
 
     /// Reads only: allowed in plan mode, and parallel-safe in a batch.
     pub fn is_read_only(self) -> bool {
-        use EffectKind::*;
-        matches!(
-            self,
-            FsRead
-                | MailRead
-                | CalendarRead
-                | VaultRead
-                | TasksRead
-                | SystemRead
-                | UiAsk
-                | ServiceRead
-        )
+        self.class().access == Access::Looks
     }
 
     /// Sends data or control out of the machine (or to code we don't control): these are asked
     /// while the conversation is tainted by untrusted content.
     pub fn is_egress(self) -> bool {
-        use EffectKind::*;
-        matches!(
-            self,
-            ProcessExec
-                | NetFetch
-                | MailSend
-                | MessageSend
-                | DataShare
-                | MoneyPay
-                | BrowserNavigate
-                | BrowserAct
-                | McpCall
-                | McpUnconfined
-        )
+        self.class().reach == Reach::Out
+    }
+
+    /// At worst a call of this kind does lasting harm: a rule allowing all of them is broad.
+    pub fn is_high_risk(self) -> bool {
+        self.class().risk == Risk::High
+    }
+
+    /// Its subject is a file path.
+    pub fn is_file(self) -> bool {
+        self.class().subject == Subject::Path
     }
 }
 
@@ -298,14 +318,8 @@ impl Effect {
     /// to the person's records that Cowork cannot undo (a calendar, a service's data, an
     /// account). Workspace files are journaled (undoable), so edits there are not in it.
     pub fn is_steerable_harm(&self) -> bool {
-        self.is_egress()
-            || matches!(
-                self.kind(),
-                EffectKind::CalendarWrite
-                    | EffectKind::ServiceWrite
-                    | EffectKind::ServiceDelete
-                    | EffectKind::AccountChange
-            )
+        let class = self.kind().class();
+        self.is_egress() || (class.access == Access::Acts && class.undo == Undo::Lasting)
     }
 
     /// The strings a rule specifier is matched against (`read_file(~/Documents/**)` matches the
@@ -412,5 +426,18 @@ mod tests {
             serde_json::to_value(EffectKind::ProcessExec).unwrap(),
             serde_json::json!("process.exec")
         );
+    }
+
+    #[test]
+    fn the_table_names_each_kind_once_as_serde_does() {
+        let mut names = std::collections::BTreeSet::new();
+        for kind in EffectKind::ALL {
+            assert!(names.insert(kind.as_str()), "{kind:?} repeats a name");
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            // What only looks reaches nothing outside and changes nothing lasting.
+            if kind.is_read_only() {
+                assert!(!kind.is_egress() && !kind.is_high_risk(), "{kind:?}");
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ pub use context::{
     EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender,
     ToolContext,
 };
-pub use effect::{Effect, EffectKind};
+pub use effect::{Access, Effect, EffectKind, KindClass, Reach, Risk, Subject, Undo};
 pub use error::{ToolError, ToolResult};
 pub use output::{Content, ToolOutput};
 pub use spec::{Annotations, RateLimit, ToolSpec};

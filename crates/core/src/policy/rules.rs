@@ -286,28 +286,8 @@ impl Rule {
                 });
             }
         }
-        let high_risk = kinds.iter().any(|k| {
-            matches!(
-                k,
-                EffectKind::ProcessExec
-                    | EffectKind::MailSend
-                    | EffectKind::MessageSend
-                    | EffectKind::DataShare
-                    | EffectKind::MoneyPay
-                    | EffectKind::AccountChange
-                    | EffectKind::ServiceDelete
-                    | EffectKind::FsDelete
-                    | EffectKind::SecretsRead
-                    | EffectKind::McpCall
-                    | EffectKind::McpUnconfined
-            )
-        });
-        let files = kinds.iter().any(|k| {
-            matches!(
-                k,
-                EffectKind::FsRead | EffectKind::FsWrite | EffectKind::FsDelete
-            )
-        });
+        let high_risk = kinds.iter().any(|k| k.is_high_risk());
+        let files = kinds.iter().any(|k| k.is_file());
         match self.specifier.as_deref() {
             None if files => Some(words(
                 "broad.every_file",

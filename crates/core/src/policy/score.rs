@@ -73,30 +73,60 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
             ),
         ),
         Effect::ProcessExec { command, .. } => command_base(&super::shell::analyze(command)),
-        Effect::NetFetch { origin } => match cowork_contract::address::literal_host_kind(origin) {
-            // Loopback, private, link-local, metadata: what a hostile page steers a fetch at
-            // (SSRF). Denied by default; a rule the person writes for the origin allows it.
-            Some(kind) if kind != cowork_contract::address::Kind::Public => (
-                9,
-                said(
-                    "net.inside",
-                    "sends a request to {what} ({origin})",
-                    &[
-                        ("what", kind.describe().to_string()),
-                        ("origin", origin.clone()),
-                    ],
-                ),
+        Effect::NetFetch { origin } => fetch_base(origin),
+        // Every other kind, routed by name so a new kind does not compile until it is scored.
+        Effect::BrowserNavigate { .. }
+        | Effect::BrowserAct { .. }
+        | Effect::MailRead { .. }
+        | Effect::MailSend { .. }
+        | Effect::CalendarRead { .. }
+        | Effect::CalendarWrite { .. }
+        | Effect::VaultRead
+        | Effect::VaultWrite
+        | Effect::TasksRead
+        | Effect::TasksWrite
+        | Effect::NotesWrite
+        | Effect::AudioCapture
+        | Effect::AudioPlay
+        | Effect::SecretsRead { .. }
+        | Effect::SystemRead
+        | Effect::UiAsk => other_base(effect),
+        Effect::ServiceRead { .. }
+        | Effect::ServiceWrite { .. }
+        | Effect::ServiceDelete { .. }
+        | Effect::MessageSend { .. }
+        | Effect::DataShare { .. }
+        | Effect::MoneyPay { .. } => service_base(effect),
+        Effect::AccountChange { .. } | Effect::McpCall { .. } | Effect::McpUnconfined { .. } => {
+            pack_base(effect)
+        }
+    }
+}
+
+/// A request's base: a site on the internet, or an address inside (loopback, private).
+fn fetch_base(origin: &str) -> (i32, Words) {
+    match cowork_contract::address::literal_host_kind(origin) {
+        // Loopback, private, link-local, metadata: what a hostile page steers a fetch at
+        // (SSRF). Denied by default; a rule the person writes for the origin allows it.
+        Some(kind) if kind != cowork_contract::address::Kind::Public => (
+            9,
+            said(
+                "net.inside",
+                "sends a request to {what} ({origin})",
+                &[
+                    ("what", kind.describe().to_string()),
+                    ("origin", origin.to_string()),
+                ],
             ),
-            _ => (
-                5,
-                said(
-                    "net.fetch",
-                    "sends a request to {origin}",
-                    &[("origin", origin.clone())],
-                ),
+        ),
+        _ => (
+            5,
+            said(
+                "net.fetch",
+                "sends a request to {origin}",
+                &[("origin", origin.to_string())],
             ),
-        },
-        other => other_base(other),
+        ),
     }
 }
 
@@ -240,7 +270,7 @@ fn other_base(effect: &Effect) -> (i32, Words) {
         ),
         SystemRead => (1, said("system.read", "reads system information", &[])),
         UiAsk => (1, said("ui.ask", "asks you a question", &[])),
-        other => service_base(other),
+        _ => unreachable!("routed by effect_base"),
     }
 }
 
@@ -321,7 +351,7 @@ fn service_base(effect: &Effect) -> (i32, Words) {
             7,
             said("money.pay", "pays {payee}", &[("payee", payee.clone())]),
         ),
-        other => pack_base(other),
+        _ => unreachable!("routed by effect_base"),
     }
 }
 
@@ -353,8 +383,7 @@ fn pack_base(effect: &Effect) -> (i32, Words) {
                 &[("server", server.clone()), ("why", why.clone())],
             ),
         ),
-        // The file, command, fetch and local effects are scored before.
-        _ => unreachable!("scored by effect_base or other_base"),
+        _ => unreachable!("routed by effect_base"),
     }
 }
 

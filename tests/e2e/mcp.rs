@@ -372,18 +372,18 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     env.settle().await;
     let scheduler = env.app.scheduler();
 
-    // Override: web_fetch (built in, over its catalog stub) is now the probe's echo, visibly,
+    // Override: web_fetch (built in) is now the probe's echo, visibly,
     // also in the audit row.
     let web_fetch = scheduler.registry().get("web_fetch").unwrap();
     assert_eq!(
         (web_fetch.layer, web_fetch.overrides.clone()),
-        (Layer::Mcp, vec![Layer::Stub, Layer::Builtin])
+        (Layer::Mcp, vec![Layer::Builtin])
     );
     let echoed = env.call("web_fetch", json!({"text": "via override"})).await;
     assert_eq!(echoed.result.unwrap().text_content(), "via override");
     assert_eq!(
         env.audit_layer(&echoed.call_id).as_deref(),
-        Some("mcp (overrides stub, builtin)")
+        Some("mcp (overrides builtin)")
     );
 
     // Progress notifications become scheduler progress events.

@@ -137,7 +137,6 @@ impl Harness {
         let store =
             Store::open(DataDir::at(dir.path().join("home")), &cowork_app::SCHEMAS).unwrap();
         let registry = Registry::new();
-        registry.add_provider(Layer::Stub, Arc::new(cowork_core::StubCatalog));
         cowork_core::register_core_tools(&registry);
         registry.add_provider(
             Layer::Builtin,

@@ -467,7 +467,9 @@ amount?: string | null } |
 { kind: "mcp.unconfined"; server: string; why: string };
 
 /**  The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front. */
-export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | "calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined";
+export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | 
+/**  With attendees it is egress too (`Effect::is_egress`): they are mailed. */
+"calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined";
 
 /**
  *  The person's answer to an elicitation. Silence, or an approver that cannot show a form,
@@ -520,7 +522,7 @@ export type ImageData = {
 	data_base64: string,
 };
 
-export type Layer = "stub" | "builtin" | "mcp";
+export type Layer = "builtin" | "mcp";
 
 /**  A model server found running on this computer, with the models it offers. */
 export type LocalServer = {

@@ -1024,7 +1024,6 @@ const zhToolTitles: Record<string, string> = {
   promote_memory: "提升记忆",
   quick_note: "速记",
   read_file: "读取文件",
-  reload_tools: "重新载入工具",
   request_input: "请你填写",
   restore_vault_entry: "恢复记忆",
   run_command: "运行命令",

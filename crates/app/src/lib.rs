@@ -63,9 +63,7 @@ pub use toolpacks::{Started, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;
-use cowork_core::{
-    Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig, StubCatalog,
-};
+use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
 use cowork_store::{DataDir, Store};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -313,7 +311,6 @@ impl App {
             .collect::<Result<Vec<_>, _>>()?;
 
         let registry = Registry::new();
-        registry.add_provider(Layer::Stub, Arc::new(StubCatalog));
         cowork_core::register_core_tools(&registry);
         registry.add_provider(
             Layer::Builtin,

@@ -85,7 +85,7 @@ impl App {
         Ok(())
     }
 
-    /// Stops every server and starts the enabled ones again from disk (`reload_tools`).
+    /// Stops every server and starts the enabled ones again from disk.
     pub fn reload_toolpacks(&self) -> Result<Vec<Started>, PackError> {
         for status in self.gateway.statuses() {
             self.gateway.remove_server(&status.name);

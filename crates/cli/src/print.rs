@@ -41,18 +41,7 @@ pub fn tools(tools: &[ToolInfo], json: bool) {
             effects.join(", ")
         );
     }
-    say!(
-        "\n{} tools ({} configured, {} stubs)",
-        tools.len(),
-        tools
-            .iter()
-            .filter(|t| t.layer != cowork_core::Layer::Stub)
-            .count(),
-        tools
-            .iter()
-            .filter(|t| t.layer == cowork_core::Layer::Stub)
-            .count()
-    );
+    say!("\n{} tools", tools.len());
 }
 
 pub fn search(hits: &[SearchHit], json: bool) {

@@ -86,7 +86,7 @@ impl ToolMeta {
 
 impl ToolSpec {
     /// A spec from its hand-written part and an input schema (typed tools derive the schema;
-    /// stubs and MCP tools bring their own).
+    /// MCP tools bring their own).
     pub fn from_meta(meta: ToolMeta, input_schema: serde_json::Value) -> ToolSpec {
         ToolSpec {
             name: meta.name,
@@ -243,7 +243,18 @@ pub fn typed<T: Tool>(tool: T) -> Arc<dyn DynTool> {
 }
 
 fn schema_value<S: JsonSchema>() -> serde_json::Value {
-    let mut value = serde_json::to_value(schemars::schema_for!(S)).unwrap_or_default();
+    // An optional field's `"default": null` tells the model nothing it does not know from the
+    // field being optional, and the model reads every byte of every schema: leave it out.
+    let drop_null_default = |schema: &mut schemars::Schema| {
+        if schema.get("default") == Some(&serde_json::Value::Null) {
+            schema.remove("default");
+        }
+    };
+    let schema = schemars::generate::SchemaSettings::default()
+        .with_transform(schemars::transform::RecursiveTransform(drop_null_default))
+        .into_generator()
+        .into_root_schema_for::<S>();
+    let mut value = serde_json::to_value(schema).unwrap_or_default();
     // Tool-definition formats (MCP, Anthropic, OpenAI) want a bare object schema.
     if let Some(obj) = value.as_object_mut() {
         obj.remove("$schema");

@@ -11,7 +11,6 @@ pub mod registry;
 pub mod scheduler;
 mod schema;
 mod search_tool;
-mod stubs;
 pub mod suspend;
 
 /// This crate's tables, for the store (the app composes every owner's).
@@ -31,7 +30,6 @@ pub use scheduler::{
     CallOutcome, CallRequest, Caller, Explanation, PersonAnswer, Scheduler, SchedulerConfig,
     ToolEvent,
 };
-pub use stubs::StubCatalog;
 pub use suspend::{SuspendCoordinator, SuspendError, Suspension, SuspensionEvent};
 
 use std::sync::Arc;

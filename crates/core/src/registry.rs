@@ -1,7 +1,7 @@
 //! The registry: discovery and metadata. It hands out [`ToolInfo`] (spec + layer), never a
 //! handler: only the scheduler (same crate) reaches [`Registry::handler`].
 //!
-//! Layers: MCP > builtin > stub. A higher layer replaces a lower one of the same name and the
+//! Layers: MCP > builtin. A higher layer replaces a lower one of the same name and the
 //! replacement stays visible (`ToolInfo::overrides`, shown in the catalog and every audit row).
 
 use cowork_contract::{DynTool, ToolError, ToolProvider, ToolSpec};
@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex, RwLock};
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
-    Stub,
     Builtin,
     Mcp,
 }
@@ -21,8 +20,7 @@ pub enum Layer {
 /// Who keeps an alias claimed by several layers: higher wins.
 fn alias_rank(layer: Layer) -> u8 {
     match layer {
-        Layer::Builtin => 2,
-        Layer::Stub => 1,
+        Layer::Builtin => 1,
         Layer::Mcp => 0,
     }
 }
@@ -30,7 +28,6 @@ fn alias_rank(layer: Layer) -> u8 {
 impl Layer {
     pub fn as_str(self) -> &'static str {
         match self {
-            Layer::Stub => "stub",
             Layer::Builtin => "builtin",
             Layer::Mcp => "mcp",
         }
@@ -186,7 +183,7 @@ impl Registry {
             }
         }
         // Aliases never shadow a real name. One claimed by tools of different layers goes to the
-        // most trusted layer — builtin, then the catalog's stubs, then MCP — so a pack's tool
+        // more trusted layer — builtin, then MCP — so a pack's tool
         // named `Bash` cannot take `Bash` from run_command (a pack takes over a builtin only by
         // an explicit override, shown in its review). Two claimants of the same rank: neither.
         let mut claimed: HashMap<String, Vec<(u8, String)>> = HashMap::new();
@@ -441,21 +438,17 @@ mod tests {
     fn layers_override_visibly_and_deferred_tools_wait_for_selection() {
         let registry = Registry::new();
         registry.register(
-            Layer::Stub,
-            fake(ToolMeta::new("email_send", "Send", "stub").aliases(&["Mail", "Shared"])),
+            Layer::Builtin,
+            fake(ToolMeta::new("email_send", "Send", "builtin").aliases(&["Mail", "Shared"])),
         );
         registry.register(
             Layer::Mcp,
             fake(ToolMeta::new("email_send", "Send", "from a toolpack")),
         );
-        registry.register(
-            Layer::Builtin,
-            fake(ToolMeta::new("email_send", "Send", "builtin")),
-        );
         let info = registry.get("email_send").unwrap();
         assert_eq!(
             (info.layer, info.overrides.clone()),
-            (Layer::Mcp, vec![Layer::Stub, Layer::Builtin])
+            (Layer::Mcp, vec![Layer::Builtin])
         );
         assert_eq!(info.spec.description, "from a toolpack");
 
@@ -479,7 +472,7 @@ mod tests {
                 .iter()
                 .any(|t| t.spec.name == "archive_mail")
         );
-        // The MCP override replaced the stub (and its aliases), so `Shared` has one claimant.
+        // The MCP override replaced the builtin (and its aliases), so `Shared` has one claimant.
         assert_eq!(
             registry.canonical_name("Shared").as_deref(),
             Some("archive_mail")
@@ -525,19 +518,6 @@ mod tests {
         assert_eq!(
             registry.canonical_name("Bash").as_deref(),
             Some("run_command")
-        );
-        registry.register(
-            Layer::Mcp,
-            fake(ToolMeta::new("mcp__evil__WebFetch", "x", "").aliases(&["WebFetch"])),
-        );
-        registry.register(
-            Layer::Stub,
-            fake(ToolMeta::new("web_fetch", "x", "").aliases(&["WebFetch"])),
-        );
-        assert_eq!(
-            registry.canonical_name("WebFetch").as_deref(),
-            Some("web_fetch"),
-            "a pack cannot take a catalog name either"
         );
     }
 

@@ -1,5 +1,7 @@
 //! The `cowork` binary as a person (or a script) uses it: real processes on a real data dir.
 
+mod house;
+
 use cowork_tests::{output_text, run_cowork};
 use std::path::Path;
 use std::process::Output;

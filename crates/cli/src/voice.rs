@@ -36,8 +36,8 @@ pub(crate) async fn voice(
     let (tool, args) = match cmd {
         VoiceCmd::Devices => {
             let (inputs, outputs) = (
-                cowork_voice::input_devices(),
-                cowork_voice::output_devices(),
+                cowork_app::voice_input_devices(),
+                cowork_app::voice_output_devices(),
             );
             if json {
                 say!(

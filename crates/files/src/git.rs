@@ -3,7 +3,7 @@
 //! A repository's own configuration can make git run programs: `core.fsmonitor` and hooks on
 //! `git status`, clean filters on any file that changed, `!` aliases, diff and merge drivers. So
 //! a rule like `run_command(git status:*)` would run whatever a cloned repository planted. Two
-//! mechanisms close it (ARCHITECTURE.md, "Commands in an untrusted repository"):
+//! mechanisms close it (docs/trust.md, "Commands in an untrusted repository"):
 //! - [`neutralizing_env`]: every command run in an untrusted workspace gets git settings that
 //!   switch off what can be switched off by name (fsmonitor, hooks, pager, editors, ssh command,
 //!   credential helper, signing program), through `GIT_CONFIG_COUNT`, which outranks the

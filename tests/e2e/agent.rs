@@ -228,14 +228,14 @@ async fn parallel_calls_denials_and_profiles_reach_the_model_as_results() {
         );
         assert!(finished[0].1 && finished[1].1);
         assert!(
-            !finished[2].1 && finished[2].2.contains("denied by policy"),
+            !finished[2].1 && finished[2].2.contains("not allowed"),
             "{:?}",
             finished[2]
         );
         // All three results went back in one message, the denial marked as an error.
         let body = &s.server.requests()[1].2;
         let as_text = body.to_string();
-        assert!(as_text.contains("denied by policy"));
+        assert!(as_text.contains("not allowed"));
         if let Api::Anthropic = api {
             let results = body["messages"].as_array().unwrap().last().unwrap()["content"]
                 .as_array()

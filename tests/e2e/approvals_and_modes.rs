@@ -138,7 +138,7 @@ async fn once_conversation_always_and_deny() {
         .await;
     let denial = other_conv.result.unwrap_err().to_string();
     assert!(
-        denial.contains("denied by policy") && denial.contains("script: denied"),
+        denial.contains("the person said no") && denial.contains("script: denied"),
         "{denial}"
     );
     assert_eq!(script.asked(), 4);

@@ -212,7 +212,7 @@ fn calls_explain_rules_and_terminal_approval() {
     );
     assert_eq!(denied.status.code(), Some(3), "{}", text(&denied));
     assert!(
-        text(&denied).contains("denied by policy: ask rule `create_task`"),
+        text(&denied).contains("not allowed: ask rule `create_task`"),
         "{}",
         text(&denied)
     );

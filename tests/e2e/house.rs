@@ -159,3 +159,25 @@ fn the_pack_authors_guide_names_every_effect_kind() {
         "toolpacks/README.md does not say what {missing:?} mean to a pack author"
     );
 }
+
+/// The window says what a tool can do in words, by kind: a kind it has no words for would show
+/// as its id (`process.exec`) on the Tools page and in a toolpack's review.
+#[test]
+fn the_window_has_words_for_every_effect_kind_in_both_languages() {
+    let i18n = read("ui/src/i18n.ts");
+    let missing: Vec<&str> = cowork_contract::EffectKind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .filter(|name| {
+            let row = format!("\"effect.{name}\": [\"");
+            // A row holds both languages: `"effect.x": ["English", "中文"],`.
+            !i18n
+                .lines()
+                .any(|l| l.trim_start().starts_with(&row) && l.matches('"').count() == 6)
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ui/src/i18n.ts's vocabulary has no English and Chinese words for {missing:?}"
+    );
+}

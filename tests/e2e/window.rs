@@ -183,7 +183,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     let requests = server.requests();
     let last = requests.last().unwrap().2.to_string();
     assert!(
-        last.contains("denied by policy") && last.contains("window: denied"),
+        last.contains("the person said no") && last.contains("window: denied"),
         "{last}"
     );
 
@@ -215,8 +215,10 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     settings_page(&d, "permissions").await;
     let rules = d.wait_for_text("[data-testid=rules]", "create_task").await;
     let rules_text = d.text(&rules).await;
+    // The rule in words first (its action, what it covers), then as written.
     assert!(
-        rules_text.contains("allow")
+        rules_text.contains("Allowed")
+            && rules_text.contains(": every call")
             && rules_text.contains("create_task")
             && rules_text.contains("user settings"),
         "{rules_text}"
@@ -749,8 +751,21 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         .text(&d.wait_for("[data-testid=vault-status]").await)
         .await;
     assert!(
-        status.contains("5 ") && status.contains("multilingual-e5-small"),
+        status.contains("5 memories") && status.contains("found by meaning"),
         "{status}"
+    );
+    let model = d
+        .exec(
+            "return document.querySelector('[data-testid=vault-status] [title]').title",
+            json!([]),
+        )
+        .await;
+    assert!(
+        model
+            .as_str()
+            .unwrap_or("")
+            .contains("multilingual-e5-small"),
+        "{model}"
     );
     let search = d.wait_for("#memory-search").await;
     d.type_into(&search, "护照\u{E007}").await;

@@ -775,6 +775,8 @@ export type RuleEntry = {
 	file?: string | null,
 	/**  Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn. */
 	broad?: Words | null,
+	/**  What the rule covers, in words (see [`meaning::meaning`]). */
+	meaning: Words,
 };
 
 /**  Where a rule came from, narrowest last. */

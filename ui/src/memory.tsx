@@ -251,7 +251,11 @@ export function MemoryView() {
       {s && (
         <p class="muted" data-testid="vault-status">
           {s.entries} {t("entries")} ·{" "}
-          {s.model ? `${t("model")}: ${s.model.split("#")[0]}` : `${t("wordsOnly")} (${s.semantic_off ?? ""})`}
+          {s.model ? (
+            <span title={`${t("model")}: ${s.model.split("#")[0]}`}>{t("byMeaning")}</span>
+          ) : (
+            <span title={s.semantic_off ?? ""}>{t("wordsOnly")}</span>
+          )}
           {p && p.phase !== "idle" && (
             <>
               {" "}
@@ -261,7 +265,7 @@ export function MemoryView() {
               </strong>
             </>
           )}
-          {" · "}
+          {` · ${t("keptIn")} `}
           <code>{s.folder}</code>{" "}
           <button
             type="button"

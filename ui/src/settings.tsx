@@ -16,7 +16,7 @@ import {
 } from "./api";
 import { SchedulesPanel } from "./chains";
 import { DesktopSettingsPanel } from "./desktop";
-import { getLang, type Lang, phrase, setLang, sourceLabel, t } from "./i18n";
+import { getLang, type Lang, phrase, said, setLang, sourceLabel, t } from "./i18n";
 import { MemorySettings } from "./memory";
 import { guardLeaving, LeaveConfirm, leaveThen, SaveBar, SaveSlot, type Unsaved, useDraft } from "./savebar";
 import { applyTheme } from "./views";
@@ -585,13 +585,17 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
           ⚠ <code>{p.file}</code>: {p.message}
         </p>
       ))}
+      <p class="hint">{t("rulesHint")}</p>
       <table class="rules" data-testid="rules">
         <tbody>
           {rules.map((r) => (
             <tr key={r.rule + r.source}>
-              <td class={`action ${r.action}`}>{r.action}</td>
+              <td class={`action ${r.action}`}>{said("action", r.action)}</td>
               <td>
-                <code>{r.rule}</code>
+                <span class="rule-meaning">{phrase(r.meaning)}</span>{" "}
+                <code class="rule-text" title={t("ruleText")}>
+                  {r.rule}
+                </code>
                 {r.broad && (
                   <span class="error" title={phrase(r.broad)} data-testid="broad-warning">
                     {" "}
@@ -623,11 +627,14 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
           onChange={(e) => setNewAction(e.currentTarget.value as Action)}
           aria-label={t("rule")}
         >
-          <option>allow</option>
-          <option>ask</option>
-          <option>deny</option>
+          {(["allow", "ask", "deny"] as const).map((a) => (
+            <option value={a} key={a}>
+              {said("action", a)}
+            </option>
+          ))}
         </select>
         <input
+          aria-label={t("ruleText")}
           placeholder="run_command(git status:*)"
           value={newRule}
           onInput={(e) => setNewRule(e.currentTarget.value)}

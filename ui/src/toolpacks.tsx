@@ -3,7 +3,7 @@
 // no backdrop click, Escape cancels, Install arms after a short look.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, on, type ServerStatus, type ToolpackRecord, type ToolpackReview, type Value } from "./api";
-import { t } from "./i18n";
+import { said, t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
@@ -93,7 +93,7 @@ function ReviewModal({
               {tool.effects === null ? (
                 <em class="warn">{t("undeclared")}</em>
               ) : tool.effects.length ? (
-                tool.effects.join(", ")
+                tool.effects.map((k) => said("effect", k)).join(t("listSeparator"))
               ) : (
                 t("noEffects")
               )}

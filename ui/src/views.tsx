@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { type AuditEntry, api, type ToolInfo, type VerifyReport } from "./api";
-import { t, toolTitle } from "./i18n";
+import { formatDate, said, t, toolTitle } from "./i18n";
 
 type Theme = "system" | "light" | "dark";
 export function applyTheme() {
@@ -37,7 +37,9 @@ export function ToolsView() {
         <select value={category} aria-label={t("category")} onChange={(e) => setCategory(e.currentTarget.value)}>
           <option value="">{t("all")}</option>
           {categories.map((c) => (
-            <option>{c}</option>
+            <option value={c} key={c}>
+              {said("category", c)}
+            </option>
           ))}
         </select>
       </div>
@@ -57,12 +59,12 @@ export function ToolsView() {
                 <strong>{toolTitle(x.spec.name)}</strong> <code class="tool-id">{x.spec.name}</code>
                 <div class="desc">{x.spec.description}</div>
               </td>
-              <td>{x.spec.category}</td>
+              <td>{said("category", x.spec.category)}</td>
               <td>
-                <span class={`badge ${x.layer}`}>{x.layer}</span>
+                <span class={`badge ${x.layer}`}>{said("layer", x.layer)}</span>
                 {x.overrides.length > 0 && ` ${t("overrides")} ${x.overrides.join(", ")}`}
               </td>
-              <td>{x.spec.effects.join(", ")}</td>
+              <td>{x.spec.effects.map((k) => said("effect", k)).join(t("listSeparator"))}</td>
             </tr>
           ))}
         </tbody>
@@ -88,10 +90,11 @@ export function AuditView() {
         <input placeholder={t("filterTool")} value={tool} onInput={(e) => setTool(e.currentTarget.value)} />
         <select value={decision} aria-label={t("filterDecision")} onChange={(e) => setDecision(e.currentTarget.value)}>
           <option value="">{t("all")}</option>
-          <option>allow</option>
-          <option>ask</option>
-          <option>deny</option>
-          <option>rejected</option>
+          {(["allow", "ask", "deny", "rejected"] as const).map((d) => (
+            <option value={d} key={d}>
+              {said("decision", d)}
+            </option>
+          ))}
         </select>
         <button type="button" onClick={() => api.auditVerify().then(setReport)}>
           {t("verify")}
@@ -127,12 +130,13 @@ export function AuditView() {
           {rows.map((r) => (
             <tr key={r.seq} title={r.args}>
               <td>{r.seq}</td>
-              <td>{r.ts.slice(0, 19).replace("T", " ")}</td>
+              <td>{formatDate(r.ts, "seconds")}</td>
               <td>
-                <code>{r.tool}</code> {r.phase === "intent" ? "(intent)" : ""}
+                {toolTitle(r.tool)} <code class="tool-id">{r.tool}</code>
+                {r.phase === "intent" && <span class="hint"> · {t("auditIntent")}</span>}
               </td>
-              <td>{r.caller}</td>
-              <td class={`action ${r.decision}`}>{r.decision}</td>
+              <td>{said("caller", r.caller)}</td>
+              <td class={`action ${r.decision}`}>{said("decision", r.decision)}</td>
               <td>{r.score ?? ""}</td>
               <td>{r.approved_by ?? ""}</td>
               <td>

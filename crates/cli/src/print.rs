@@ -186,6 +186,7 @@ pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem
             field(&r.rule),
             r.source.as_str()
         );
+        say!("       {}", field(&r.meaning.text));
         if let Some(why) = &r.broad {
             say!("       WARNING: {}", field(&why.text));
         }

@@ -12,7 +12,7 @@ pub enum ToolError {
         name: String,
         suggestions: Vec<String>,
     },
-    #[error("denied by policy: {reason}")]
+    #[error("not allowed: {reason}")]
     Denied { reason: String },
     #[error("security violation: {reason}")]
     SecurityViolation { reason: String },

@@ -99,6 +99,11 @@ pub trait Approver: Send + Sync {
     async fn elicit(&self, _request: &ElicitationRequest) -> ElicitationAnswer {
         ElicitationAnswer::Decline
     }
+    /// Whether its "no" is a person's (a window, a terminal), not a stand-in for one who is not
+    /// there: the model is told the person said no only then.
+    fn is_a_person(&self) -> bool {
+        true
+    }
     /// Whether a person can answer a form here at all (a window, a terminal). When not, the
     /// tools that ask the person suspend their task instead of taking a decline for an answer.
     fn can_ask(&self) -> bool {
@@ -151,6 +156,9 @@ pub struct DenyApprover;
 impl Approver for DenyApprover {
     fn name(&self) -> &str {
         "nobody (non-interactive)"
+    }
+    fn is_a_person(&self) -> bool {
+        false
     }
     async fn decide(&self, _request: &ApprovalRequest) -> ApprovalChoice {
         ApprovalChoice::Deny

@@ -363,6 +363,42 @@ fn check_declared(spec: &ToolSpec, effects: &[Effect]) -> Result<(), ToolError> 
     }
 }
 
+/// Who answered an ask: the person, or nobody (silence, a cancel, a run with no one to ask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heard {
+    Person,
+    Nobody,
+}
+
+/// Why a call the person was asked about did not run, for whoever reads it next: the model
+/// hears that the person said no (not a policy's verdict, and nothing about rules it cannot
+/// add); a person at the terminal also reads the rule that would let it run without asking.
+fn declined_reason(
+    caller: Caller,
+    heard: Heard,
+    spec: &ToolSpec,
+    effects: &[Effect],
+    review: &Review,
+    by: &str,
+) -> String {
+    let fix = match grant_rules_for(&spec.name, effects) {
+        Some(rules) if review.can_grant && (caller == Caller::Cli || heard == Heard::Nobody) => {
+            format!(
+                " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
+                rules.join("' '")
+            )
+        }
+        _ => String::new(),
+    };
+    match (caller, heard) {
+        (Caller::Cli, _) | (_, Heard::Nobody) => format!("{} ({by}){fix}", review.why),
+        _ => format!(
+            "the person said no when asked ({}; {by}) — do not try it another way; ask them what they would like instead",
+            review.why
+        ),
+    }
+}
+
 /// Stage approve, its first half: a denial ends the call here (a path outside the workspace is
 /// a security violation, anything else a plain denial).
 fn refusal(review: &Review) -> Option<ToolError> {
@@ -417,7 +453,10 @@ impl Scheduler {
             Arc::new(move |name: &str| {
                 weak.upgrade()?
                     .get(name)
-                    .map(|info| info.spec.effects.clone())
+                    .map(|info| crate::policy::ToolFacts {
+                        kinds: info.spec.effects.clone(),
+                        title: info.spec.title.clone(),
+                    })
             }),
             Arc::new(move || {
                 weak_names.upgrade().map_or_else(Vec::new, |registry| {
@@ -919,7 +958,7 @@ impl Scheduler {
             return Err(self.wait_for_person(req, call_id, spec, trail));
         }
         let redacted = redact(&req.args, &spec.secret_args);
-        let (choice, by) = self
+        let (choice, by, heard) = self
             .ask(req, call_id, spec, redacted, &trail.effects, review)
             .await;
         trail.approved_by = Some(by.clone());
@@ -927,15 +966,8 @@ impl Scheduler {
             trail.person_approved = true;
             return Ok(());
         }
-        let fix = match grant_rules_for(&spec.name, &trail.effects) {
-            Some(rules) if review.can_grant => format!(
-                " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
-                rules.join("' '")
-            ),
-            _ => String::new(),
-        };
         Err(ToolError::Denied {
-            reason: format!("{} ({by}){fix}", review.why),
+            reason: declined_reason(req.caller, heard, spec, &trail.effects, review, &by),
         })
     }
 
@@ -1155,7 +1187,7 @@ impl Scheduler {
         args: serde_json::Value,
         effects: &[Effect],
         review: &Review,
-    ) -> (ApprovalChoice, String) {
+    ) -> (ApprovalChoice, String, Heard) {
         let tool = spec.name.as_str();
         let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
         let mut choices = vec![ApprovalChoice::Once];
@@ -1189,7 +1221,7 @@ impl Scheduler {
         self.approver.settled(call_id);
         let choice = match answered {
             Ok(choice) => choice,
-            Err(why) => return (ApprovalChoice::Deny, why),
+            Err(why) => return (ApprovalChoice::Deny, why, Heard::Nobody),
         };
         // A choice that was not offered counts as the narrowest approval.
         let choice = if choices.contains(&choice) {
@@ -1221,7 +1253,11 @@ impl Scheduler {
             (_, Ok(rules)) if rules.is_empty() => format!("{who}: {}", choice.as_str()),
             (_, Ok(rules)) => format!("{who}: {} ({rules})", choice.as_str()),
         };
-        (choice, by)
+        let heard = match self.approver.is_a_person() {
+            true => Heard::Person,
+            false => Heard::Nobody,
+        };
+        (choice, by, heard)
     }
 
     /// Silence long enough to count as no: `limit` from the moment the ask reached the person

@@ -7,6 +7,7 @@
 //! With no rule, the score decides (allow ≤ 3, ask 4–8, deny ≥ 9 by default).
 
 mod conversation;
+pub mod meaning;
 pub mod protected;
 pub mod rules;
 pub mod score;
@@ -136,6 +137,8 @@ pub struct RuleEntry {
     /// Why this allow rule is broad (see [`Rule::breadth`]): the window and `rules list` warn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub broad: Option<crate::plain::Words>,
+    /// What the rule covers, in words (see [`meaning::meaning`]).
+    pub meaning: crate::plain::Words,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -237,8 +240,16 @@ pub struct PolicyBridge {
     defaults: RwLock<Arc<Vec<(Action, Rule)>>>,
 }
 
-/// A tool's declared effect kinds by name (the registry's knowledge, lent to the policy).
-pub type ToolKinds = Arc<dyn Fn(&str) -> Option<Vec<EffectKind>> + Send + Sync>;
+/// What the policy knows of a tool by name: its declared effect kinds (what a rule on it is
+/// judged by) and its title (how a rule on it is said).
+#[derive(Clone, Debug, Default)]
+pub struct ToolFacts {
+    pub kinds: Vec<EffectKind>,
+    pub title: String,
+}
+
+/// A tool's facts by name (the registry's knowledge, lent to the policy).
+pub type ToolKinds = Arc<dyn Fn(&str) -> Option<ToolFacts> + Send + Sync>;
 
 /// Every tool name the registry knows (aliases included), for naming the one a rule misspelled.
 pub type ToolNames = Arc<dyn Fn() -> Vec<String> + Send + Sync>;
@@ -500,6 +511,11 @@ impl PolicyBridge {
 
     /// The declared effect kinds of the tool a rule names; None for a pattern or an unknown tool.
     pub fn kinds_of(&self, rule_text: &str) -> Option<Vec<EffectKind>> {
+        self.facts_of(rule_text).map(|facts| facts.kinds)
+    }
+
+    /// The facts of the tool a rule names; None for a pattern or an unknown tool.
+    fn facts_of(&self, rule_text: &str) -> Option<ToolFacts> {
         let name = Rule::tool_part(rule_text)?;
         self.tool_kinds
             .read()
@@ -601,36 +617,36 @@ impl PolicyBridge {
         let config = self.config.read().unwrap().clone();
         let defaults = self.defaults.read().unwrap().clone();
         let env = self.rules_env();
+        let entry = |action: Action, rule: &Rule, source: RuleSource, file: Option<PathBuf>| {
+            let facts = self.facts_of(&rule.text);
+            // Only a person's allow rule is warned about: the built-in ones are the floor, a
+            // conversation's grants were shown when given.
+            let judged = action == Action::Allow
+                && matches!(source, RuleSource::User | RuleSource::Workspace);
+            RuleEntry {
+                action,
+                rule: rule.text.clone(),
+                source,
+                file,
+                broad: judged
+                    .then(|| rule.breadth(&facts.clone().unwrap_or_default().kinds, &env))
+                    .flatten(),
+                meaning: meaning::meaning(rule, facts.as_ref()),
+            }
+        };
         let mut out: Vec<RuleEntry> = defaults
             .iter()
-            .map(|(action, rule)| RuleEntry {
-                action: *action,
-                rule: rule.text.clone(),
-                source: RuleSource::Builtin,
-                file: None,
-                broad: None,
-            })
+            .map(|(action, rule)| entry(*action, rule, RuleSource::Builtin, None))
             .collect();
-        out.extend(config.rules.iter().map(|(action, rule, source, file)| {
-            RuleEntry {
-                action: *action,
-                rule: rule.text.clone(),
-                source: *source,
-                file: file.clone(),
-                broad: (*action == Action::Allow)
-                    .then(|| rule.breadth(&self.kinds_of(&rule.text).unwrap_or_default(), &env))
-                    .flatten(),
-            }
-        }));
+        out.extend(
+            config
+                .rules
+                .iter()
+                .map(|(action, rule, source, file)| entry(*action, rule, *source, file.clone())),
+        );
         if let Some(conv) = conversation {
             for rule in self.conversations.grants(conv) {
-                out.push(RuleEntry {
-                    action: Action::Allow,
-                    rule: rule.text,
-                    source: RuleSource::Conversation,
-                    file: None,
-                    broad: None,
-                });
+                out.push(entry(Action::Allow, &rule, RuleSource::Conversation, None));
             }
         }
         out

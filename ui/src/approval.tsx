@@ -9,7 +9,7 @@ import {
   type ElicitationRequest,
   type Value,
 } from "./api";
-import { argLabel, formatDate, phrase, sourceLabel, t } from "./i18n";
+import { argLabel, argOrder, formatDate, phrase, sourceLabel, t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
@@ -22,10 +22,12 @@ function describe(effect: { kind: string; [k: string]: unknown }): string {
 
 /// The call's short text arguments as the person reads them ("Title: Buy milk"), not JSON: what
 /// exactly will be made or changed. Long texts, lists and objects stay in the details.
-function argLines(args: unknown): [string, string][] {
+function argLines(tool: string, args: unknown): [string, string][] {
   if (!args || typeof args !== "object" || Array.isArray(args)) return [];
+  const record = args as Record<string, unknown>;
   return (
-    Object.entries(args as Record<string, unknown>)
+    argOrder(tool, Object.keys(record))
+      .map((k): [string, unknown] => [k, record[k]])
       .filter(
         ([k, v]) =>
           k !== "description" &&
@@ -177,9 +179,9 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
             {phrase(plain.place)}
           </p>
         )}
-        {!mailPreview(request) && argLines(request.args).length > 0 && (
+        {!mailPreview(request) && argLines(request.tool, request.args).length > 0 && (
           <dl class="plain-args" data-testid="plain-args">
-            {argLines(request.args).map(([k, v]) => (
+            {argLines(request.tool, request.args).map(([k, v]) => (
               <>
                 <dt>{k}</dt>
                 <dd>{v}</dd>

@@ -16,7 +16,7 @@ import {
   type Value,
 } from "./api";
 import { WorkspaceBar } from "./desktop";
-import { t, tookTime, toolTitle } from "./i18n";
+import { said, t, tookTime, toolTitle } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { listenOnce, readAloud } from "./voice";
 import { webCard } from "./web";
@@ -32,8 +32,9 @@ interface ToolCard {
   images?: Content[];
   duration_ms?: number;
   progress?: Progress;
-  /** The review stopped it (the person or a rule said no): said in words, its reason in the details. */
-  refused?: boolean;
+  /** How it failed (the scheduler's typed error kind): said in the person's language above the
+   * tool's own words. `denied` (the person or a rule said no) keeps its reason in the details. */
+  failure?: string;
 }
 
 /// Raster images only, as data URLs (no SVG: it can carry script and links).
@@ -384,16 +385,25 @@ function Card({ card }: { card: ToolCard }) {
           <code class="tool-id">{card.name}</code>
           {"\n"}
           {JSON.stringify(card.input, null, 2)}
-          {card.refused && card.result ? `\n\n${card.result}` : ""}
+          {card.failure === "denied" && card.result ? `\n\n${card.result}` : ""}
         </pre>
       )}
-      {card.refused && card.status === "error" ? (
+      {card.failure === "denied" && card.status === "error" ? (
         <p class="card-result refused" data-testid="card-refused">
           {t("notAllowed")}
         </p>
       ) : (
         (card.status === "ok" && webCard(card.name, card.structured)) ||
-        (card.result !== undefined && <pre class="card-result">{card.result}</pre>)
+        (card.result !== undefined && (
+          <>
+            {card.status === "error" && card.failure && (
+              <p class="card-result refused" data-testid="card-failure">
+                {said("outcome", card.failure)}
+              </p>
+            )}
+            <pre class="card-result">{card.result}</pre>
+          </>
+        ))
       )}
       {card.images
         ?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type))
@@ -602,10 +612,11 @@ export function Chat({
       } else if (event.type === "completed" || event.type === "failed") {
         // A call its review stopped never started: its failure names the card itself.
         const id = cardOf.get(event.call_id) ?? (event.type === "failed" ? event.caller_ref : undefined);
-        if (id && event.type === "failed" && event.error_kind === "denied") {
+        if (id && event.type === "failed") {
+          const failure = event.error_kind;
           setItems((list) =>
             list.map((it) =>
-              it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, refused: true } } : it,
+              it.kind === "tool" && it.card.id === id ? { kind: "tool", card: { ...it.card, failure } } : it,
             ),
           );
         }

@@ -890,9 +890,9 @@ const zhPlain: Record<string, string> = {
   "browser.act": "在 {origin} 上点击或输入",
   "mail.read": "读取 {account} 的邮件",
   "mail.send": "从 {account} 发送邮件给 {recipients}",
-  "calendar.read": "读取日历 {calendar}",
-  "calendar.write": "修改日历 {calendar}",
-  "calendar.invite": "修改日历 {calendar} 并邀请 {recipients}",
+  "calendar.read": "读取日历“{calendar}”",
+  "calendar.write": "修改日历“{calendar}”",
+  "calendar.invite": "修改日历“{calendar}”并邀请 {recipients}",
   "vault.read": "读取你的记忆",
   "vault.write": "修改你的记忆",
   "tasks.read": "读取你的任务",
@@ -1109,10 +1109,26 @@ export function argLabel(name: string): string {
   return zhLabel ?? name.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
 }
 
-/** Every tool's own title (its spec's), set once the window has the list. */
+/** Every tool's own title (its spec's) and its required arguments in the order the tool
+ * declares them (a schema's properties come sorted), set once the window has the list. */
 let toolTitles: Record<string, string> = {};
-export function setToolTitles(titles: Record<string, string>) {
-  toolTitles = titles;
+let toolRequired: Record<string, string[]> = {};
+export function learnTools(tools: { spec: { name: string; title: string; input_schema: unknown } }[]) {
+  toolTitles = Object.fromEntries(tools.map((x) => [x.spec.name, x.spec.title]));
+  toolRequired = Object.fromEntries(
+    tools.map((x) => {
+      const required = (x.spec.input_schema as { required?: unknown })?.required;
+      return [x.spec.name, Array.isArray(required) ? required.map(String) : []];
+    }),
+  );
+}
+
+/** A tool's arguments in the order a person reads them: what it must be told, as the tool
+ * declares it (a title before its times), then the rest by name. */
+export function argOrder(tool: string, names: string[]): string[] {
+  const required = toolRequired[tool] ?? [];
+  const rank = (n: string) => (required.includes(n) ? required.indexOf(n) : required.length);
+  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /** A tool as the person reads it: its title in their language, never its id. A toolpack's tool
@@ -1186,6 +1202,19 @@ const vocabulary: Record<string, readonly [string, string]> = {
   "decision.ask": ["Asked you", "询问了你"],
   "decision.deny": ["Refused", "已拒绝"],
   "decision.rejected": ["Not valid", "无效调用"],
+  "outcome.ok": ["Done", "完成"],
+  "outcome.invalid_arguments": ["Asked wrongly", "参数无效"],
+  "outcome.not_found": ["No such tool", "没有这个工具"],
+  "outcome.denied": ["Not allowed", "未被允许"],
+  "outcome.security_violation": ["Outside what it may reach", "超出允许范围"],
+  "outcome.timeout": ["Took too long", "超时"],
+  "outcome.cancelled": ["Stopped", "已停止"],
+  "outcome.failed_transient": ["Failed for now", "暂时失败"],
+  "outcome.failed": ["Failed", "失败"],
+  "outcome.not_configured": ["Not set up", "尚未设置"],
+  "outcome.rate_limited": ["Too many calls", "调用过于频繁"],
+  "outcome.suspended": ["Waits for you", "等待你处理"],
+  "outcome.paused": ["Tools paused", "工具已暂停"],
   "action.allow": ["Allowed", "允许"],
   "action.ask": ["Asks first", "先询问"],
   "action.deny": ["Never", "禁止"],
@@ -1205,7 +1234,10 @@ const vocabulary: Record<string, readonly [string, string]> = {
 
 /** A state or kind Rust names by id, as the person reads it (the id itself when the window has
  * no words for it: a toolpack's own category, a kind added later). */
-export function said(group: "effect" | "caller" | "decision" | "action" | "category" | "layer", id: string): string {
+export function said(
+  group: "effect" | "caller" | "decision" | "outcome" | "action" | "category" | "layer",
+  id: string,
+): string {
   const row = vocabulary[`${group}.${id}`];
   return row ? row[lang === "zh-CN" ? 1 : 0] : id;
 }

@@ -7,7 +7,7 @@ import { ChainProgress } from "./chains";
 import { ChangesView } from "./changes";
 import { Chat, Icon } from "./chat";
 import { PauseSwitch, ReminderBar } from "./desktop";
-import { getLang, setToolTitles, t } from "./i18n";
+import { getLang, learnTools, t } from "./i18n";
 import { MemoryView } from "./memory";
 import { QuickAsk } from "./quick";
 import { leaveThen } from "./savebar";
@@ -79,7 +79,7 @@ function App() {
     const load = () =>
       api
         .listTools()
-        .then((tools) => setToolTitles(Object.fromEntries(tools.map((x) => [x.spec.name, x.spec.title]))))
+        .then(learnTools)
         .catch(() => {});
     load();
     const un = on("toolpacks-changed", load);

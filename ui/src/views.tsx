@@ -140,8 +140,8 @@ export function AuditView() {
               <td>{r.score ?? ""}</td>
               <td>{r.approved_by ?? ""}</td>
               <td>
-                {r.outcome ?? ""}
-                {r.error ? `: ${r.error}` : ""}
+                {r.outcome ? said("outcome", r.outcome) : ""}
+                {r.error && <div class="hint">{r.error}</div>}
               </td>
             </tr>
           ))}

@@ -202,7 +202,7 @@ fn effect_words(effect: &Effect, env: &EffectEnv) -> Words {
         ),
         CalendarRead { calendar } => words(
             "calendar.read",
-            "Read the calendar {calendar}",
+            "Read the calendar “{calendar}”",
             &[("calendar", calendar.clone())],
         ),
         CalendarWrite {
@@ -210,7 +210,7 @@ fn effect_words(effect: &Effect, env: &EffectEnv) -> Words {
             attendees,
         } if attendees.is_empty() => words(
             "calendar.write",
-            "Change the calendar {calendar}",
+            "Change the calendar “{calendar}”",
             &[("calendar", calendar.clone())],
         ),
         CalendarWrite {
@@ -218,7 +218,7 @@ fn effect_words(effect: &Effect, env: &EffectEnv) -> Words {
             attendees,
         } => words(
             "calendar.invite",
-            "Change the calendar {calendar} and invite {recipients}",
+            "Change the calendar “{calendar}” and invite {recipients}",
             &[
                 ("calendar", calendar.clone()),
                 ("recipients", list(attendees)),

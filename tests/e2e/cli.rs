@@ -635,3 +635,40 @@ args = { title = "last" }
         .unwrap();
     assert_eq!(made, 2);
 }
+
+/// `cowork doctor` from the terminal: it answers before the app opens (a settings file the app
+/// would refuse is itself the finding), and its exit code says whether something the person set
+/// up does not work.
+#[test]
+fn doctor_exits_non_zero_when_what_the_person_set_up_does_not_work() {
+    let home = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!(
+        "http://127.0.0.1:{}/v1",
+        closed.local_addr().unwrap().port()
+    );
+    drop(closed);
+    let agent = serde_json::json!({"agent": {"provider": "openai", "baseUrl": base, "model": "m", "apiKeyEnv": ""}});
+    std::fs::write(home.path().join("settings.json"), agent.to_string()).unwrap();
+    let out = cowork(home.path(), &["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false);
+    let model = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["capability"] == "model")
+        .unwrap();
+    assert_eq!(model["health"], "missing", "{model}");
+    assert!(model["fix"].as_str().unwrap().contains("Settings → Model"));
+
+    std::fs::write(home.path().join("settings.json"), "{ not json").unwrap();
+    let out = cowork(home.path(), &["doctor"]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("MISS  Your data") && said.contains("settings.json"),
+        "{said}"
+    );
+}

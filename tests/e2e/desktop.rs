@@ -186,3 +186,78 @@ async fn a_calendar_reminder_is_notified_at_its_time_once_and_the_click_names_th
     );
     restarted.abort();
 }
+
+/// `cowork doctor`'s checks against real peers on a private bus: a model server that does not
+/// answer and desktop services nobody runs are failures (the person set them up or left them
+/// on); with a notification server, a tray host and a model server that answer, they work; on
+/// a machine with no display the desktop's rows are not set up, never failures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_fails_on_what_the_person_relies_on_and_names_each_fix() {
+    use cowork_app::doctor::{Capability, Display, Finding, Health, Place, examine};
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(dir.path());
+    let mut place = Place {
+        bus: Some(bus.address.clone()),
+        display: Display::X11,
+    };
+    let model_at = |base: &str| {
+        let agent = json!({"agent": {"provider": "openai", "baseUrl": base, "model": "m", "apiKeyEnv": ""}});
+        std::fs::write(home.path().join("settings.json"), agent.to_string()).unwrap();
+    };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    model_at(&format!("http://127.0.0.1:{closed_port}/v1"));
+    let row = |findings: &[Finding], capability: Capability| {
+        findings
+            .iter()
+            .find(|f| f.capability == capability)
+            .cloned()
+            .unwrap()
+    };
+
+    let findings = examine(Some(home.path().into()), &place).await.unwrap();
+    for capability in [
+        Capability::Model,
+        Capability::Notifications,
+        Capability::Tray,
+    ] {
+        let finding = row(&findings, capability);
+        assert!(
+            finding.health == Health::Missing && finding.fails() && finding.fix.is_some(),
+            "{finding:?}"
+        );
+    }
+
+    let _notifications = NotificationServer::start(&bus).await;
+    let _tray = cowork_tests::desktop::TrayHost::start(&bus).await;
+    let llm = cowork_tests::llm_server::ScriptedLlm::start().await;
+    model_at(&llm.openai_base());
+    let findings = examine(Some(home.path().into()), &place).await.unwrap();
+    for capability in [
+        Capability::Model,
+        Capability::Notifications,
+        Capability::Tray,
+    ] {
+        let finding = row(&findings, capability);
+        assert!(
+            finding.health == Health::Works && !finding.fails(),
+            "{finding:?}"
+        );
+    }
+
+    place.display = Display::None;
+    let findings = examine(Some(home.path().into()), &place).await.unwrap();
+    for capability in [
+        Capability::Tray,
+        Capability::Shortcut,
+        Capability::Notifications,
+    ] {
+        let finding = row(&findings, capability);
+        assert!(
+            finding.health == Health::NotSetUp && !finding.fails(),
+            "{finding:?}"
+        );
+    }
+}

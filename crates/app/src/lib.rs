@@ -6,6 +6,7 @@ mod accounts;
 mod agent_settings;
 pub mod attachments;
 mod desktop;
+pub mod doctor;
 mod follow;
 pub mod instance;
 pub mod notify;

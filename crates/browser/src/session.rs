@@ -86,6 +86,41 @@ pub(crate) struct Session {
     current_url: Mutex<String>,
 }
 
+impl BrowserConfig {
+    fn chromium(&self) -> Result<(), ToolError> {
+        match self.executable.exists() {
+            true => Ok(()),
+            false => Err(ToolError::not_configured(
+                format!("no Chromium at {}", self.executable.display()),
+                "run `bash tests/setup.sh` (installs Debian's chromium), or set COWORK_CHROMIUM / settings browser.executable",
+            )),
+        }
+    }
+
+    /// Whether the browser can start here: Chromium is where the settings say, and the
+    /// Playwright driver starts (and is ended again). For `cowork doctor`.
+    pub async fn check(&self) -> Result<String, ToolError> {
+        self.chromium()?;
+        drop(driver().await?);
+        Ok(format!(
+            "Chromium at {} and the Playwright driver start",
+            self.executable.display()
+        ))
+    }
+}
+
+async fn driver() -> Result<Playwright, ToolError> {
+    Playwright::launch().await.map_err(|e| {
+        ToolError::not_configured(
+            format!(
+                "the Playwright driver could not start: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+            "run `bash tests/setup.sh` (installs playwright-core 1.64.0 where playwright-rs looks), or set PLAYWRIGHT_DRIVER_PATH",
+        )
+    })
+}
+
 /// Whether a display exists for a headed window.
 fn has_display() -> bool {
     std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty())
@@ -144,12 +179,7 @@ impl Session {
 
     async fn launch(&self, headed: bool) -> Result<Live, ToolError> {
         let c = &self.config;
-        if !c.executable.exists() {
-            return Err(ToolError::not_configured(
-                format!("no Chromium at {}", c.executable.display()),
-                "run `bash tests/setup.sh` (installs Debian's chromium), or set COWORK_CHROMIUM / settings browser.executable",
-            ));
-        }
+        c.chromium()?;
         if headed && !c.can_show_window {
             return Err(ToolError::failed(
                 "a browser window is needed but there is no display (DISPLAY is unset): run Cowork on a desktop, or under `xvfb-run -a`",
@@ -158,7 +188,7 @@ impl Session {
         std::fs::create_dir_all(&c.profile_dir).map_err(|e| {
             ToolError::failed(format!("browser profile {}: {e}", c.profile_dir.display()))
         })?;
-        let playwright = Playwright::launch().await.map_err(|e| ToolError::not_configured(format!("the Playwright driver could not start: {}", e.to_string().lines().next().unwrap_or_default()), "run `bash tests/setup.sh` (installs playwright-core 1.64.0 where playwright-rs looks), or set PLAYWRIGHT_DRIVER_PATH"))?;
+        let playwright = driver().await?;
         let mut args: Vec<String> = [
             "--disable-gpu",
             "--disable-dev-shm-usage",

@@ -118,6 +118,9 @@ enum Command {
     /// Trust a folder's own settings (they only narrow until you do), see what they ask for.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
+    /// What works on this computer and what is missing, with the fix for each (exit 1 when
+    /// something you set up or turned on does not work).
+    Doctor,
     /// Open a Cowork link (`cowork://toolpack/install?source=github:owner/repo@ref`) or a .mcpb
     /// file: shows the install review and asks (a link can never skip the question).
     Open { link: String },
@@ -370,6 +373,18 @@ async fn call_and_print_waiting(
     })
 }
 
+async fn doctor(cli: &Cli) -> Result<ExitCode, String> {
+    let findings =
+        cowork_app::doctor::examine(cli.home.clone(), &cowork_app::doctor::Place::here())
+            .await
+            .map_err(|e| e.to_string())?;
+    print::doctor(&findings, cli.json);
+    Ok(match findings.iter().any(|f| f.fails()) {
+        true => ExitCode::FAILURE,
+        false => ExitCode::SUCCESS,
+    })
+}
+
 async fn run(cli: Cli) -> Result<ExitCode, String> {
     // Asking needs a person at a terminal; piped input answers only when explicitly requested
     // (scripts and tests), otherwise an ask is denied.
@@ -380,6 +395,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
     } else {
         Arc::new(cowork_core::DenyApprover)
     };
+    // The doctor opens nothing of the app's: it must answer where the app cannot start.
+    if let Command::Doctor = &cli.command {
+        return doctor(&cli).await;
+    }
     let mut roots = cli.workspaces.clone();
     // `workspace trust DIR` opens DIR as a workspace, to read its settings as the policy would.
     if let Command::Workspace(WorkspaceCmd::Trust { dir, .. }) = &cli.command
@@ -636,6 +655,7 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Provider(cmd) => return provider(&app, cmd).await,
         Command::Toolpack(cmd) => return toolpack(&app, cmd, json).await,
+        Command::Doctor => unreachable!("the doctor answers before the app opens"),
         Command::Open { link } => {
             let cowork_app::DesktopRequest::InstallToolpack { source } =
                 cowork_app::desktop_request(&link).map_err(|e| e.to_string())?;

@@ -193,6 +193,35 @@ pub fn rules(rules: &[RuleEntry], problems: &[cowork_core::policy::PolicyProblem
     }
 }
 
+pub fn doctor(findings: &[cowork_app::doctor::Finding], json: bool) {
+    use cowork_app::doctor::Health;
+    if json {
+        let ok = !findings.iter().any(|f| f.fails());
+        return print_json(&json!({"ok": ok, "findings": findings}));
+    }
+    for f in findings {
+        let mark = match f.health {
+            Health::Works => "ok  ",
+            Health::Degraded => "part",
+            Health::Missing => "MISS",
+            Health::NotSetUp => "--  ",
+        };
+        let needed = if f.fails() {
+            "  (you rely on this)"
+        } else {
+            ""
+        };
+        say!(
+            "{mark}  {}: {}{needed}",
+            f.capability.title(),
+            field(&f.detail)
+        );
+        if let Some(fix) = &f.fix {
+            say!("      fix: {}", field(fix));
+        }
+    }
+}
+
 pub fn audit_rows(rows: &[AuditEntry], json: bool) {
     if json {
         return print_json(&rows);

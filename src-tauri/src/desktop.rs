@@ -66,9 +66,16 @@ pub fn show_window<R: Runtime>(handle: &AppHandle<R>) {
     mark_pending_reached(handle);
 }
 
-/// Whether closing the last window keeps Cowork running in the tray.
+/// Whether the desktop shows tray icons now (`cowork_app::follow_tray_host`).
+struct TrayHostSeen(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+/// Whether closing the last window keeps Cowork running in the tray: only where a tray host
+/// shows the icon (GNOME without its extension shows none; hidden there, Cowork would be lost).
 pub fn stays_in_tray<R: Runtime>(handle: &AppHandle<R>) -> bool {
     handle.try_state::<Tray<R>>().is_some()
+        && handle
+            .try_state::<TrayHostSeen>()
+            .is_some_and(|seen| seen.0.load(std::sync::atomic::Ordering::Relaxed))
         && DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
             .unwrap_or_default()
             .close_to_tray
@@ -370,8 +377,12 @@ pub fn launched<R: Runtime>(
 ) {
     // The real desktop only (the IPC tests' mock runtime has no GTK for a menu, no X server
     // for a shortcut).
-    if let Err(e) = build_tray(handle) {
-        tracing::warn!("no tray icon: {e}");
+    match build_tray(handle) {
+        Ok(()) => {
+            let seen = tauri::async_runtime::block_on(cowork_app::follow_tray_host());
+            handle.manage(TrayHostSeen(seen));
+        }
+        Err(e) => tracing::warn!("no tray icon: {e}"),
     }
     register_quick_ask(handle);
     if hidden && !stays_in_tray(handle) {

@@ -1839,6 +1839,8 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
     server.push(slow);
     server.push(Turn::text("Added."));
     let bus = cowork_tests::desktop::SessionBus::start(session.path());
+    // A desktop that shows tray icons (without one, closing the window quits: the next test).
+    let _tray = cowork_tests::desktop::TrayHost::start(&bus).await;
     let env: Vec<(&str, &std::ffi::OsStr)> = vec![
         ("XDG_RUNTIME_DIR", session.path().as_os_str()),
         ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
@@ -1939,6 +1941,47 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     d.cmd(reqwest::Method::DELETE, "", None).await;
+}
+
+/// A desktop with no tray host (GNOME without its extension): closing the window quits Cowork,
+/// since hidden "in the tray" it would be nowhere the person can find it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_tray_to_show_it_closing_the_window_quits() {
+    let home = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let bus = cowork_tests::desktop::SessionBus::start(session.path());
+    let env: Vec<(&str, &std::ffi::OsStr)> = vec![
+        ("XDG_RUNTIME_DIR", session.path().as_os_str()),
+        ("DBUS_SESSION_BUS_ADDRESS", bus.address.as_ref()),
+    ];
+    let (_xvfb, _driver, d) = launch(home.path(), &env).await;
+    d.wait_for("[data-testid=chat-input]").await;
+    let marker = format!("COWORK_HOME={}", home.path().display());
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|p| {
+                std::fs::read_to_string(p.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "cowork-desktop")
+            })
+            .any(|p| {
+                std::fs::read(p.path().join("environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == marker.as_bytes()))
+            })
+    };
+    assert!(running(), "the app runs before the window closes");
+    d.cmd(
+        reqwest::Method::POST,
+        "/execute/sync",
+        Some(json!({"script": "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));", "args": []})),
+    )
+    .await;
+    cowork_tests::wait::until_true("Cowork to quit", || match running() {
+        true => Err("still running, hidden with no tray to show it".into()),
+        false => Ok(()),
+    })
+    .await;
 }
 
 /// The assistant turns to the person in the window: `AskUserQuestion` as a form (several

@@ -170,6 +170,61 @@ pub fn desktop_request(arg: &str) -> Result<DesktopRequest, DesktopRequestError>
     }
 }
 
+/// The bus name a desktop's tray host owns (the StatusNotifier protocol KDE, Xfce, and GNOME's
+/// AppIndicator extension speak).
+pub const TRAY_HOST: &str = "org.kde.StatusNotifierWatcher";
+
+/// Whether `name` has an owner on the bus `session`.
+pub(crate) async fn name_owned(
+    session: &zbus::Connection,
+    name: &str,
+) -> Result<bool, zbus::Error> {
+    let bus = zbus::fdo::DBusProxy::new(session).await?;
+    let name = zbus::names::BusName::try_from(name).map_err(zbus::Error::from)?;
+    Ok(bus.name_has_owner(name).await?)
+}
+
+/// Whether the desktop shows tray icons, kept current: a tray icon with no host to show it is
+/// nowhere, so a window closed "to the tray" would be a lost app. Checked once now (a second at
+/// most), then followed as hosts come and go (an extension turned on, a panel restarted).
+pub async fn follow_tray_host() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use futures::StreamExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let seen = std::sync::Arc::new(AtomicBool::new(false));
+    let Ok(Ok(session)) = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        zbus::Connection::session(),
+    )
+    .await
+    else {
+        return seen;
+    };
+    let owned = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        name_owned(&session, TRAY_HOST),
+    )
+    .await;
+    seen.store(matches!(owned, Ok(Ok(true))), Ordering::Relaxed);
+    let followed = seen.clone();
+    tokio::spawn(async move {
+        let Ok(bus) = zbus::fdo::DBusProxy::new(&session).await else {
+            return;
+        };
+        let Ok(mut changes) = bus
+            .receive_name_owner_changed_with_args(&[(0, TRAY_HOST)])
+            .await
+        else {
+            return;
+        };
+        while let Some(change) = changes.next().await {
+            if let Ok(args) = change.args() {
+                followed.store(args.new_owner().is_some(), Ordering::Relaxed);
+            }
+        }
+    });
+    seen
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

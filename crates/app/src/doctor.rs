@@ -385,7 +385,7 @@ struct BusService {
 }
 
 const TRAY: BusService = BusService {
-    name: "org.kde.StatusNotifierWatcher",
+    name: crate::desktop::TRAY_HOST,
     works: "the desktop shows tray icons",
     missing: "this desktop shows no tray icons (GNOME needs an extension): closing the window quits Cowork instead of hiding it",
     fix: "on GNOME: sudo apt install gnome-shell-extension-appindicator, then log in again",
@@ -428,11 +428,7 @@ async fn bus_service(
             .fix(service.fix);
         }
     };
-    let owned = async {
-        let bus = zbus::fdo::DBusProxy::new(session).await?;
-        let name = zbus::names::BusName::try_from(service.name).map_err(zbus::Error::from)?;
-        bus.name_has_owner(name).await.map_err(zbus::Error::from)
-    };
+    let owned = crate::desktop::name_owned(session, service.name);
     match tokio::time::timeout(Duration::from_secs(3), owned).await {
         Ok(Ok(true)) => Finding::new(capability, Health::Works, service.works),
         Ok(Ok(false)) => {

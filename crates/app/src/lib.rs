@@ -39,7 +39,7 @@ pub use cowork_voice::{
 pub use cowork_web::{SearchProvider, WebSettings};
 pub use desktop::{
     DesktopRequest, DesktopRequestError, DesktopSettings, autostart_entry, desktop_request,
-    set_autostart,
+    follow_tray_host, set_autostart,
 };
 pub use follow::{Drained, Following};
 

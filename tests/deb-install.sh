@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The .deb on a clean Debian 12: installs target/bundle/Cowork_*.deb (from
-# `bash src-tauri/package.sh`) into a fresh bookworm root made with debootstrap, starts the
-# installed `cowork` there under this machine's Xvfb, checks the window appears and how long it
-# took to be interactive, then removes (and purges) the package and checks the person's data is
-# still there. Prints the figures the issue asks for: .deb size, launch → interactive, idle PSS
-# with the window hidden in the tray. Needs root (chroot) and deb.debian.org.
+# `bash src-tauri/package.sh`) into a fresh bookworm root made with debootstrap; checks both
+# faces are there (`cowork`, the command line, answers and its doctor reports on the clean root;
+# `cowork-desktop`, the window), starts the window under this machine's Xvfb, checks it appears
+# and how long it took to be interactive, then removes (and purges) the package and checks the
+# person's data is still there. Prints the figures the issue asks for: .deb size, launch →
+# interactive, idle PSS. Needs root (chroot) and deb.debian.org.
 #   bash tests/deb-install.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,8 +49,11 @@ echo "deb-install: $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB"
 cp "$deb" "$root/tmp/cowork.deb"
 in_root apt-get update -qq
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/cowork.deb >/dev/null
-in_root sh -c 'command -v cowork && test -f /usr/share/applications/Cowork.desktop && grep -q "x-scheme-handler/cowork" /usr/share/applications/Cowork.desktop'
-echo "deb-install: installed ($(in_root du -sk /usr/bin/cowork | cut -f1) KiB program)"
+in_root sh -c 'command -v cowork && command -v cowork-desktop && test -f /usr/share/applications/Cowork.desktop && grep -q "x-scheme-handler/cowork" /usr/share/applications/Cowork.desktop && grep -q "^Exec=cowork-desktop" /usr/share/applications/Cowork.desktop'
+echo "deb-install: installed (window $(in_root du -sk /usr/bin/cowork-desktop | cut -f1) KiB, command line $(in_root du -sk /usr/bin/cowork | cut -f1) KiB)"
+# Both faces: the command line answers, and its doctor says what this clean root lacks.
+in_root cowork --help >/dev/null
+in_root cowork doctor | sed 's/^/deb-install:   doctor: /' || true
 
 # Launch under a display of this machine's; the installed app says when it is interactive.
 display=":$((200 + RANDOM % 100))"
@@ -63,19 +67,20 @@ for _ in $(seq 50); do [ -e "$root/tmp/session-bus" ] && break; sleep 0.1; done
 ready_ms=()
 for run in 1 2 3 4; do
   args=""
-  # The fourth start is the login one (autostart): hidden in the tray, measured idle.
+  # The fourth start is the login one (autostart), measured idle. This bus has no tray host,
+  # so it opens its window (hidden there, it would be nowhere).
   [ "$run" = 4 ] && args="--hidden"
-  in_root env DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/session-bus COWORK_REPORT_READY=1 cowork $args > "$root/tmp/out.$run" 2>&1 &
+  in_root env DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/session-bus COWORK_REPORT_READY=1 cowork-desktop $args > "$root/tmp/out.$run" 2>&1 &
   pid=$!
   if [ "$run" = 4 ]; then
     sleep 8
     # GTK keeps unmapped helper windows under the app's name: only a mapped one is a window.
-    if DISPLAY="$display" xdotool search --onlyvisible --name '^Cowork$' >/dev/null; then
+    if ! DISPLAY="$display" xdotool search --onlyvisible --name '^Cowork$' >/dev/null; then
       sed 's/^/  cowork: /' "$root/tmp/out.$run"
-      echo "deb-install: a --hidden start showed a window" >&2
+      echo "deb-install: with no tray host, a --hidden start hid the window where nobody sees it" >&2
       exit 1
     fi
-    [ -n "$(root_pids)" ] || { cat "$root/tmp/out.$run"; echo "deb-install: Cowork did not stay in the tray" >&2; exit 1; }
+    [ -n "$(root_pids)" ] || { cat "$root/tmp/out.$run"; echo "deb-install: Cowork did not keep running" >&2; exit 1; }
     pss=0
     for p in $(root_pids); do
       kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
@@ -84,7 +89,7 @@ for run in 1 2 3 4; do
       awk '/^[0-9a-f]+-/ {name=$6} /^Pss:/ {p[name]+=$2} END {for (n in p) if (p[n] > 4096) printf "deb-install:     %d MB %s\n", p[n]/1024, (n == "" ? "[anonymous]" : n)}' "/proc/$p/smaps" | sort -t' ' -k4 -rn | head -8
       pss=$((pss + kb))
     done
-    echo "deb-install: idle PSS 8 s after a --hidden start, no window (every process of the app): $((pss / 1024)) MB"
+    echo "deb-install: idle PSS 8 s after a --hidden start (no tray host: its window shown; every process of the app): $((pss / 1024)) MB"
   else
     for _ in $(seq 300); do grep -q ready_ms "$root/tmp/out.$run" && break; sleep 0.05; done
     grep -q ready_ms "$root/tmp/out.$run" || { cat "$root/tmp/out.$run"; echo "deb-install: the installed app never became interactive" >&2; exit 1; }
@@ -101,7 +106,7 @@ echo "deb-install: launch → interactive (process start → chat input focused,
 # Removing the package keeps what the person made.
 in_root test -f /root/.local/share/cowork/cowork.db
 in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq cowork >/dev/null
-in_root sh -c '! command -v cowork'
+in_root sh -c '! command -v cowork && ! command -v cowork-desktop'
 in_root test -f /root/.local/share/cowork/cowork.db
 echo "deb-install: removed and purged; the data dir (/root/.local/share/cowork) is kept"
 echo "deb-install: ok"

@@ -91,6 +91,7 @@ const COMMANDS: &[&str] = &[
     "remove_schedule",
     "preview_schedule",
     "add_prompt_schedule",
+    "doctor",
 ];
 
 fn main() {

@@ -1407,3 +1407,14 @@ pub fn add_prompt_schedule(
         .add_prompt(name.as_deref(), &cron, &prompt, missed, chrono::Utc::now())
         .map_err(|e| e.to_string())
 }
+
+/// Settings → This computer: what works here and what is missing, with each fix (the same
+/// checks as `cowork doctor`).
+#[tauri::command]
+#[specta::specta]
+pub async fn doctor(shell: State<'_, Shell>) -> Res<Vec<cowork_app::doctor::Finding>> {
+    let home = shell.app.home().root().to_path_buf();
+    cowork_app::doctor::examine(Some(home), &cowork_app::doctor::Place::here())
+        .await
+        .map_err(|e| e.to_string())
+}

@@ -322,6 +322,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::add_prompt_schedule,
             commands::schedule_runs,
             commands::remove_schedule,
+            commands::doctor,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

@@ -107,6 +107,26 @@ async fn settings_pages(d: &Driver, axe: &str, audit: &mut Audit, suffix: &str) 
             .await;
         d.wait_for(&format!("[data-testid=settings-page-{page}]"))
             .await;
+        if page == "computer" {
+            // The doctor's rows, each capability said in words with its state.
+            let rows = d
+                .wait_for("[data-testid=doctor] li[data-capability=sandbox]")
+                .await;
+            let said = d.text(&rows).await;
+            let states = [
+                "Works",
+                "In part",
+                "Missing",
+                "Not set up",
+                "可用",
+                "缺失",
+                "未设置",
+            ];
+            assert!(
+                states.iter().any(|s| said.starts_with(s)),
+                "the row leads with its state in words: {said}"
+            );
+        }
         audit
             .screen(d, axe, &format!("settings-{page}{suffix}"))
             .await;

@@ -183,6 +183,11 @@ export const commands = {
 	/**  The run history (of one schedule, or all), newest first. */
 	scheduleRuns: (name: string | null) => __TAURI_INVOKE<ScheduleRun[]>("schedule_runs", { name }),
 	removeSchedule: (name: string) => __TAURI_INVOKE<null>("remove_schedule", { name }),
+	/**
+	 *  Settings → This computer: what works here and what is missing, with each fix (the same
+	 *  checks as `cowork doctor`).
+	 */
+	doctor: () => __TAURI_INVOKE<Finding[]>("doctor"),
 };
 
 /* Types */
@@ -350,6 +355,9 @@ export type AuditRecord = {
 	duration_us: number | null,
 };
 
+/**  What Cowork can do on this computer, one row each. */
+export type Capability = "data" | "model" | "local_model_server" | "keyring" | "sandbox" | "memory" | "browser" | "voice_in" | "voice_out" | "tray" | "shortcut" | "notifications";
+
 /**  The six events of a run, in order. */
 export type ChainEvent = { type: "chain_started"; run: string; chain: string; steps: string[] } | { type: "step_started"; run: string; step: string; tool: string; attempt: number } | { type: "step_completed"; run: string; step: string; 
 /**  Its condition was false (or it failed under `on_error = "skip"`). */
@@ -506,6 +514,17 @@ export type Feed = {
 	language?: string,
 };
 
+/**  One row: how a capability is, in words, and what fixes it. */
+export type Finding = {
+	capability: Capability,
+	health: Health,
+	detail: string,
+	/**  The one command or click that fixes it. */
+	fix: string | null,
+	/**  The person turned on or set up something that needs it: broken, it fails the doctor. */
+	needed: boolean,
+};
+
 export type FirstRun = {
 	provider_configured: boolean,
 	provider_error: string | null,
@@ -515,6 +534,12 @@ export type FirstRun = {
 	/**  A workspace is open: rules may go to its `.cowork/settings.json`. */
 	workspace: boolean,
 };
+
+export type Health = "works" | 
+/**  It works in part (memory by words without the model; a shortcut bound by hand). */
+"degraded" | "missing" | 
+/**  Not set up, and nothing needs it yet. */
+"not_set_up";
 
 /**  An image as it travels to a model: base64 bytes and their type. */
 export type ImageData = {

@@ -16,6 +16,7 @@ import {
 } from "./api";
 import { SchedulesPanel } from "./chains";
 import { DesktopSettingsPanel } from "./desktop";
+import { ComputerPage } from "./doctor";
 import { getLang, type Lang, phrase, said, setLang, sourceLabel, t } from "./i18n";
 import { MemorySettings } from "./memory";
 import { guardLeaving, LeaveConfirm, leaveThen, SaveBar, SaveSlot, type Unsaved, useDraft } from "./savebar";
@@ -34,6 +35,7 @@ export const PAGES = [
   "desktop",
   "schedules",
   "appearance",
+  "computer",
 ] as const;
 export type SettingsPage = (typeof PAGES)[number];
 /** Each page's title and its one line on what it is for. */
@@ -47,9 +49,19 @@ const PAGE_TEXT: Record<SettingsPage, [Key, Key]> = {
   desktop: ["desktop", "pageDesktopHint"],
   schedules: ["schedules", "pageSchedulesHint"],
   appearance: ["pageAppearance", "pageAppearanceHint"],
+  computer: ["pageComputer", "pageComputerHint"],
 };
 /** Pages that are one panel: its frame and legend would only repeat the page's title. */
-const SINGLE = new Set<SettingsPage>(["accounts", "memory", "voice", "web", "desktop", "schedules", "appearance"]);
+const SINGLE = new Set<SettingsPage>([
+  "accounts",
+  "memory",
+  "voice",
+  "web",
+  "desktop",
+  "schedules",
+  "appearance",
+  "computer",
+]);
 const PAGE_KEY = "settingsPage";
 
 function remembered(): SettingsPage {
@@ -165,6 +177,8 @@ function PageBody({
       return <SchedulesPanel />;
     case "appearance":
       return <AppearancePage onChange={onChange} />;
+    case "computer":
+      return <ComputerPage />;
   }
 }
 

@@ -325,6 +325,9 @@ async fn browser(home: &DataDir) -> Finding {
         cowork_browser::BrowserConfig::from_settings(home.root().join("browser-profile"), settings);
     match config.check().await {
         Ok(what) => Finding::new(Capability::Browser, Health::Works, what),
+        Err(cowork_contract::ToolError::NotConfigured { what, how, .. }) => {
+            Finding::new(Capability::Browser, Health::Missing, what).fix(how)
+        }
         Err(e) => Finding::new(Capability::Browser, Health::Missing, e.to_string()),
     }
 }

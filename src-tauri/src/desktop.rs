@@ -273,6 +273,10 @@ pub fn open_target<R: Runtime>(handle: &AppHandle<R>, target: NoticeTarget) {
 /// the window; anything else is said and ignored.
 pub fn handle_launch<R: Runtime>(handle: &AppHandle<R>, args: &[String]) {
     for arg in args {
+        if arg == QUICK_ASK_ARG {
+            open_quick_ask(handle);
+            continue;
+        }
         match cowork_app::desktop_request(arg) {
             Ok(request) => {
                 handle
@@ -394,12 +398,20 @@ pub fn launched<R: Runtime>(
         let handle = handle.clone();
         std::thread::spawn(move || {
             arrivals.serve(|args| {
-                show_window(&handle);
+                // `--quick-ask` is a desktop's own shortcut (Wayland gives apps none): only the
+                // small window, not the main one.
+                if !args.iter().any(|a| a == QUICK_ASK_ARG) {
+                    show_window(&handle);
+                }
                 handle_launch(&handle, &args);
             })
         });
     }
 }
+
+/// The argument that opens the quick-ask window: what a person binds to a key in their
+/// desktop's own shortcut settings where Cowork cannot take one (Wayland).
+pub const QUICK_ASK_ARG: &str = "--quick-ask";
 
 /// The quick-ask shortcut from Settings → Desktop, for the whole desktop.
 fn register_quick_ask<R: Runtime>(handle: &AppHandle<R>) {

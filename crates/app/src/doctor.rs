@@ -458,8 +458,12 @@ fn shortcut(desktop: &DesktopSettings, display: Display) -> Finding {
         (Display::Wayland, _) => Finding::new(
             Capability::Shortcut,
             Health::Degraded,
-            "a Wayland session does not let apps take a global shortcut: open Cowork from the tray or its window",
-        ),
+            "a Wayland session does not let apps take a global shortcut",
+        )
+        .fix(format!(
+            "bind the command `cowork-desktop --quick-ask` to {} in your desktop's keyboard settings (GNOME: Settings → Keyboard → View and Customize Shortcuts → Custom Shortcuts)",
+            if wanted { key } else { "a key" }
+        )),
         (Display::X11, true) => Finding::new(
             Capability::Shortcut,
             Health::Works,

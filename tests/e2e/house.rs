@@ -160,22 +160,34 @@ fn the_pack_authors_guide_names_every_effect_kind() {
     );
 }
 
-/// The window says what a tool can do in words, by kind: a kind it has no words for would show
-/// as its id (`process.exec`) on the Tools page and in a toolpack's review.
+/// The window says what a tool can do and its category in words: a kind or a shipped category
+/// it has no words for would show as its id (`process.exec`, `vault`) on the Tools page and in a
+/// toolpack's review.
 #[test]
-fn the_window_has_words_for_every_effect_kind_in_both_languages() {
+fn the_window_has_words_for_every_effect_kind_and_category_in_both_languages() {
     let i18n = read("ui/src/i18n.ts");
-    let missing: Vec<&str> = cowork_contract::EffectKind::ALL
+    // Shipped tools' categories too (a pack's own category is shown as written).
+    let specs: serde_json::Value =
+        serde_json::from_str(&read("tests/data/tool-specs.json")).unwrap();
+    let categories = specs.as_array().unwrap().iter().map(|t| {
+        format!(
+            "category.{}",
+            t["spec"]["category"].as_str().unwrap_or_default()
+        )
+    });
+    let mut missing: Vec<String> = cowork_contract::EffectKind::ALL
         .iter()
-        .map(|k| k.as_str())
-        .filter(|name| {
-            let row = format!("\"effect.{name}\": [\"");
+        .map(|k| format!("effect.{}", k.as_str()))
+        .chain(categories)
+        .filter(|id| {
+            let row = format!("\"{id}\": [\"");
             // A row holds both languages: `"effect.x": ["English", "中文"],`.
             !i18n
                 .lines()
                 .any(|l| l.trim_start().starts_with(&row) && l.matches('"').count() == 6)
         })
         .collect();
+    missing.dedup();
     assert!(
         missing.is_empty(),
         "ui/src/i18n.ts's vocabulary has no English and Chinese words for {missing:?}"

@@ -1859,13 +1859,7 @@ async fn a_window_closed_to_the_tray_opens_again_with_what_waited() {
         _ => Ok(()),
     })
     .await;
-    // Ctrl+W, as the person closes it (WebDriver's own close would end the app with its session).
-    d.cmd(
-        reqwest::Method::POST,
-        "/execute/sync",
-        Some(json!({"script": "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));", "args": []})),
-    )
-    .await;
+    close_with_ctrl_w(&d).await;
     // The ask arrives while the window is gone, and stays unseen past its 10 s timeout (which
     // counts from when the person is shown it, so the person's click later never races it).
     tokio::time::sleep(Duration::from_secs(12)).await;
@@ -1987,6 +1981,16 @@ async fn a_launch_with_quick_ask_opens_the_small_window_in_the_running_cowork() 
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
 
+/// Ctrl+W, as the person closes the window (WebDriver's own close would end the app with its
+/// session).
+async fn close_with_ctrl_w(d: &Driver) {
+    d.exec(
+        "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));",
+        json!([]),
+    )
+    .await;
+}
+
 /// A desktop with no tray host (GNOME without its extension): closing the window quits Cowork,
 /// since hidden "in the tray" it would be nowhere the person can find it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2015,12 +2019,7 @@ async fn with_no_tray_to_show_it_closing_the_window_quits() {
             })
     };
     assert!(running(), "the app runs before the window closes");
-    d.cmd(
-        reqwest::Method::POST,
-        "/execute/sync",
-        Some(json!({"script": "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'w', ctrlKey: true}));", "args": []})),
-    )
-    .await;
+    close_with_ctrl_w(&d).await;
     cowork_tests::wait::until_true("Cowork to quit", || match running() {
         true => Err("still running, hidden with no tray to show it".into()),
         false => Ok(()),

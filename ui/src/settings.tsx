@@ -38,30 +38,20 @@ export const PAGES = [
   "computer",
 ] as const;
 export type SettingsPage = (typeof PAGES)[number];
-/** Each page's title and its one line on what it is for. */
-const PAGE_TEXT: Record<SettingsPage, [Key, Key]> = {
+/** Each page's title, its one line on what it is for, and whether it is one panel (its frame
+ * and legend would only repeat the page's title). */
+const PAGE_TEXT: Record<SettingsPage, [Key, Key, "single"?]> = {
   model: ["pageModel", "pageModelHint"],
   permissions: ["pagePermissions", "pagePermissionsHint"],
-  accounts: ["accounts", "pageAccountsHint"],
-  memory: ["memory", "pageMemoryHint"],
-  voice: ["voice", "pageVoiceHint"],
-  web: ["web", "pageWebHint"],
-  desktop: ["desktop", "pageDesktopHint"],
-  schedules: ["schedules", "pageSchedulesHint"],
-  appearance: ["pageAppearance", "pageAppearanceHint"],
-  computer: ["pageComputer", "pageComputerHint"],
+  accounts: ["accounts", "pageAccountsHint", "single"],
+  memory: ["memory", "pageMemoryHint", "single"],
+  voice: ["voice", "pageVoiceHint", "single"],
+  web: ["web", "pageWebHint", "single"],
+  desktop: ["desktop", "pageDesktopHint", "single"],
+  schedules: ["schedules", "pageSchedulesHint", "single"],
+  appearance: ["pageAppearance", "pageAppearanceHint", "single"],
+  computer: ["pageComputer", "pageComputerHint", "single"],
 };
-/** Pages that are one panel: its frame and legend would only repeat the page's title. */
-const SINGLE = new Set<SettingsPage>([
-  "accounts",
-  "memory",
-  "voice",
-  "web",
-  "desktop",
-  "schedules",
-  "appearance",
-  "computer",
-]);
 const PAGE_KEY = "settingsPage";
 
 function remembered(): SettingsPage {
@@ -232,7 +222,7 @@ export function SettingsView({ conversation, onChange }: { conversation: string 
           aria-labelledby={`settings-tab-${page}`}
           data-testid={`settings-page-${page}`}
           data-dirty={unsaved.save ? "true" : "false"}
-          data-single={SINGLE.has(page) ? "" : undefined}
+          data-single={PAGE_TEXT[page][2] ? "" : undefined}
         >
           <h2>{t(title)}</h2>
           <p class="hint page-hint">{t(hint)}</p>

@@ -174,6 +174,21 @@ pub fn desktop_request(arg: &str) -> Result<DesktopRequest, DesktopRequestError>
 /// AppIndicator extension speak).
 pub const TRAY_HOST: &str = "org.kde.StatusNotifierWatcher";
 
+/// The session bus (or the bus at `address`, a test's), given three seconds to answer.
+pub(crate) async fn session_bus(address: Option<&str>) -> Result<zbus::Connection, String> {
+    let connect = async {
+        match address {
+            Some(address) => zbus::connection::Builder::address(address)?.build().await,
+            None => zbus::Connection::session().await,
+        }
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(e)) => Err(format!("no session bus ({e})")),
+        Err(_) => Err("the session bus does not answer".into()),
+    }
+}
+
 /// Whether `name` has an owner on the bus `session`.
 pub(crate) async fn name_owned(
     session: &zbus::Connection,
@@ -185,18 +200,13 @@ pub(crate) async fn name_owned(
 }
 
 /// Whether the desktop shows tray icons, kept current: a tray icon with no host to show it is
-/// nowhere, so a window closed "to the tray" would be a lost app. Checked once now (a second at
-/// most), then followed as hosts come and go (an extension turned on, a panel restarted).
+/// nowhere, so a window closed "to the tray" would be a lost app. Checked once now, then
+/// followed as hosts come and go (an extension turned on, a panel restarted).
 pub async fn follow_tray_host() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     use futures::StreamExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     let seen = std::sync::Arc::new(AtomicBool::new(false));
-    let Ok(Ok(session)) = tokio::time::timeout(
-        std::time::Duration::from_secs(1),
-        zbus::Connection::session(),
-    )
-    .await
-    else {
+    let Ok(session) = session_bus(None).await else {
         return seen;
     };
     let owned = tokio::time::timeout(

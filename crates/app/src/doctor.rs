@@ -141,7 +141,7 @@ pub async fn examine(
     let settings = home.settings_path();
     let agent = AgentSettings::load(&settings);
     let desktop = DesktopSettings::load(&settings).unwrap_or_default();
-    let session = session_bus(place.bus.as_deref()).await;
+    let session = crate::desktop::session_bus(place.bus.as_deref()).await;
     let (model, servers, keyring) = tokio::join!(
         model(&agent),
         local_servers(),
@@ -149,7 +149,10 @@ pub async fn examine(
     );
     let keyring = keyring
         .unwrap_or_else(|e| Finding::new(Capability::Keyring, Health::Missing, e.to_string()));
-    let uses_keyring = matches!(&agent, Ok(Some(a)) if a.api_key_env.is_empty());
+    // The key is read from the keyring when no variable is named; a server on this computer
+    // (Ollama, llama.cpp) takes none, so only a model elsewhere relies on it.
+    let uses_keyring = matches!(&agent, Ok(Some(a)) if a.api_key_env.is_empty()
+        && cowork_contract::address::literal_host_kind(&a.base_url) != Some(cowork_contract::address::Kind::Loopback));
     Ok(vec![
         data(home),
         model,
@@ -356,7 +359,7 @@ fn voice_in(settings: &Path) -> Finding {
 }
 
 fn voice_out() -> Finding {
-    match which("espeak-ng") {
+    match cowork_mcp::sandbox::find_program("espeak-ng", Path::new("/")) {
         Some(path) => Finding::new(
             Capability::VoiceOut,
             Health::Works,
@@ -369,14 +372,6 @@ fn voice_out() -> Finding {
         )
         .fix("sudo apt install espeak-ng"),
     }
-}
-
-fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|dir| Path::new(dir).join(program))
-        .find(|p| p.is_file())
 }
 
 /// The desktop services Cowork looks for on the session bus, with what their absence means.
@@ -400,20 +395,6 @@ const NOTIFICATIONS: BusService = BusService {
     missing: "no notification service: asks wait in the window, unseen until you open it",
     fix: "log in to a desktop session (GNOME, KDE, Xfce show notifications), or install a notification daemon such as dunst",
 };
-
-async fn session_bus(address: Option<&str>) -> Result<zbus::Connection, String> {
-    let connect = async {
-        match address {
-            Some(address) => zbus::connection::Builder::address(address)?.build().await,
-            None => zbus::Connection::session().await,
-        }
-    };
-    match tokio::time::timeout(Duration::from_secs(3), connect).await {
-        Ok(Ok(connection)) => Ok(connection),
-        Ok(Err(e)) => Err(format!("no session bus ({e})")),
-        Err(_) => Err("the session bus does not answer".into()),
-    }
-}
 
 async fn bus_service(
     session: &Result<zbus::Connection, String>,

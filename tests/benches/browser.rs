@@ -58,25 +58,15 @@ fn node_median(values: &serde_json::Value) -> f64 {
     median_ms(&mut v)
 }
 
-/// Where tests/setup.sh put playwright-core 1.64 (the package playwright-rs runs).
+/// Where `cowork assets fetch` put playwright-core 1.64 (the package playwright-rs runs).
 fn driver_package() -> std::path::PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache")
-        });
-    let root = cache.join("playwright-rust/1.64.0");
-    std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}: run tests/setup.sh", root.display()))
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("package"))
-        .find(|p| p.join("package.json").exists())
-        .unwrap_or_else(|| {
-            panic!(
-                "no playwright-core package under {}: run tests/setup.sh",
-                root.display()
-            )
-        })
+    let package = cowork_assets::main_path("playwright-driver").expect("HOME is set");
+    assert!(
+        package.join("package.json").exists(),
+        "no playwright-core package at {}: run `cowork assets fetch playwright-driver`",
+        package.display()
+    );
+    package
 }
 
 #[tokio::main]

@@ -7,7 +7,7 @@ use cowork_agent::provider::openai::OpenAiCompatible;
 use cowork_agent::{Agent, AgentConfig, AgentEvent, Conversations, Provider};
 use cowork_core::DenyApprover;
 use cowork_tests::Harness;
-use cowork_tests::llama::{LlamaServer, MODEL_FILE};
+use cowork_tests::llama::{LlamaServer, model_file};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -31,7 +31,9 @@ async fn a_real_llama_cpp_server_streams_reports_usage_and_survives_a_long_conve
     let server = LlamaServer::start(2048).await;
     let provider = Arc::new(OpenAiCompatible::new("llama.cpp", &server.base(), ""));
     let models = provider.models().await.unwrap();
-    assert!(models.iter().any(|m| m.ends_with(MODEL_FILE)), "{models:?}");
+    let file = model_file();
+    let name = file.file_name().unwrap().to_string_lossy();
+    assert!(models.iter().any(|m| m.ends_with(&*name)), "{models:?}");
 
     let h = Harness::new(Arc::new(DenyApprover));
     let agent = Agent::new(

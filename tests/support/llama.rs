@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// The model, where `cowork assets fetch smollm2` puts it (run-all fetches it).
+pub fn model_file() -> PathBuf {
+    cowork_assets::main_path("smollm2").expect("HOME is set")
+}
 
 fn cache() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
@@ -25,11 +28,14 @@ impl LlamaServer {
     /// Starts the server with a context window of `context` tokens and waits until it answers.
     pub async fn start(context: u32) -> LlamaServer {
         let binary = cache().join("llama-server-11434.0.0-x86-64-v3/llama-server");
-        let model = cache().join("models").join(MODEL_FILE);
-        for needed in [&binary, &model] {
+        let model = model_file();
+        for (needed, fix) in [
+            (&binary, "bash tests/setup.sh"),
+            (&model, "cowork assets fetch smollm2"),
+        ] {
             assert!(
                 needed.exists(),
-                "{} is missing: run `bash tests/setup.sh`",
+                "{} is missing: run `{fix}`",
                 needed.display()
             );
         }

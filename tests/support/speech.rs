@@ -31,10 +31,16 @@ pub fn wer(said: &[String], heard: &[String]) -> f64 {
     row[heard.len()] as f64 / said.len().max(1) as f64
 }
 
-/// Where setup put the Whisper model (`COWORK_WHISPER_DIR`, else under ~/.cache/cowork).
+/// The English Whisper model's folder (`COWORK_WHISPER_DIR`, else where `cowork assets fetch`
+/// puts it): the tests' speech figures are tiny.en's, whichever models are downloaded.
 pub fn whisper_dir() -> std::path::PathBuf {
-    cowork_voice::default_model()
-        .and_then(|m| m.parent().map(std::path::Path::to_path_buf))
+    std::env::var_os("COWORK_WHISPER_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            cowork_assets::main_path("whisper-tiny-en")?
+                .parent()
+                .map(std::path::Path::to_path_buf)
+        })
         .expect("HOME is set")
 }
 

@@ -344,7 +344,7 @@ fn voice_in(settings: &Path) -> Finding {
             Health::Missing,
             format!("no speech model at {}", model.display()),
         )
-        .fix(cowork_voice::MODEL_SETUP);
+        .fix(cowork_voice::model_setup());
     }
     let microphones = cowork_voice::input_devices();
     match microphones.is_empty() {

@@ -4,6 +4,7 @@
 
 mod accounts;
 mod agent_settings;
+pub mod assets;
 pub mod attachments;
 mod desktop;
 pub mod doctor;

@@ -59,7 +59,7 @@ impl Download {
 #[serde(deny_unknown_fields)]
 pub struct AssetFile {
     pub path: String,
-    /// Size and sha256 of the made file; a folder has neither (its archive is checked).
+    /// Size and sha256 of the made file; a folder has no sum (its archive is checked).
     pub size: Option<u64>,
     pub sha256: Option<String>,
     pub from: Recipe,

@@ -47,7 +47,21 @@ fn make_one(
     target: &Path,
 ) -> Result<(), AssetError> {
     let part = target.with_extension("part");
-    let out = File::create(&part).map_err(|e| AssetError::io(&part, e))?;
+    let made = write_part(file, recipe, archives, &part);
+    if made.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
+    made?;
+    std::fs::rename(&part, target).map_err(|e| AssetError::io(target, e))
+}
+
+fn write_part(
+    file: &AssetFile,
+    recipe: &Recipe,
+    archives: &[PathBuf],
+    part: &Path,
+) -> Result<(), AssetError> {
+    let out = File::create(part).map_err(|e| AssetError::io(part, e))?;
     let mut out = BufWriter::new(out);
     match recipe {
         Recipe::Member { member, .. } => {
@@ -79,10 +93,10 @@ fn make_one(
     }
     let out = out
         .into_inner()
-        .map_err(|e| AssetError::io(&part, e.into_error()))?;
-    out.sync_all().map_err(|e| AssetError::io(&part, e))?;
+        .map_err(|e| AssetError::io(part, e.into_error()))?;
+    out.sync_all().map_err(|e| AssetError::io(part, e))?;
     drop(out);
-    verify_made(file, &part)?;
+    verify_made(file, part)?;
     if matches!(
         recipe,
         Recipe::Member {
@@ -91,10 +105,10 @@ fn make_one(
         }
     ) {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&part, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| AssetError::io(&part, e))?;
+        std::fs::set_permissions(part, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| AssetError::io(part, e))?;
     }
-    std::fs::rename(&part, target).map_err(|e| AssetError::io(target, e))
+    Ok(())
 }
 
 fn verify_made(file: &AssetFile, part: &Path) -> Result<(), AssetError> {

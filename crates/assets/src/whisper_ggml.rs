@@ -89,7 +89,7 @@ where
     for n in header {
         out.write_all(&n.to_le_bytes()).map_err(io)?;
     }
-    out.write_all(filters).map_err(io)?;
+    out.write_all(&filters).map_err(io)?;
     out.write_all(&(tokens.len() as i32).to_le_bytes())
         .map_err(io)?;
     for token in &tokens {
@@ -372,8 +372,14 @@ fn tiktoken_tokens(file: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         .filter(|line| !line.is_empty())
         .map(|line| {
             let token = line.split(|&b| b == b' ').next().unwrap_or_default();
-            base64::engine::general_purpose::STANDARD
-                .decode(token)
+            // Padding dropped: the file's last token is a bare "=" (the empty token), which
+            // Python decodes and a strict decoder refuses.
+            let unpadded = token
+                .strip_suffix(b"==")
+                .or(token.strip_suffix(b"="))
+                .unwrap_or(token);
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(unpadded)
                 .map_err(|e| format!("tokenizer: {e}"))
         })
         .collect()
@@ -381,14 +387,21 @@ fn tiktoken_tokens(file: &[u8]) -> Result<Vec<Vec<u8>>, String> {
 
 /// The `mel_<n>` array of openai-whisper's mel_filters.npz (a zip of .npy files): rows, columns
 /// and the little-endian f32 data.
-fn mel_filters(npz: &[u8], n_mels: u32) -> Result<(u32, u32, &[u8]), String> {
+fn mel_filters(npz: &[u8], n_mels: u32) -> Result<(u32, u32, Vec<u8>), String> {
+    use std::io::Read;
     let name = format!("mel_{n_mels}.npy");
-    let npy = stored_zip_member(npz, &name)?;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(npz)).map_err(|e| e.to_string())?;
+    let mut npy = Vec::new();
+    archive
+        .by_name(&name)
+        .and_then(|mut entry| Ok(entry.read_to_end(&mut npy)?))
+        .map_err(|e| format!("mel_filters.npz: {name}: {e}"))?;
     if !npy.starts_with(b"\x93NUMPY") || npy.len() < 10 {
         return Err(format!("{name}: not an .npy array"));
     }
     let header_len = usize::from(u16::from_le_bytes([npy[8], npy[9]]));
-    let header = String::from_utf8_lossy(npy.get(10..10 + header_len).ok_or("npy header cut")?);
+    let header =
+        String::from_utf8_lossy(npy.get(10..10 + header_len).ok_or("npy header cut")?).into_owned();
     if !header.contains("'<f4'") || !header.contains("'fortran_order': False") {
         return Err(format!("{name}: unexpected layout {header}"));
     }
@@ -405,21 +418,7 @@ fn mel_filters(npz: &[u8], n_mels: u32) -> Result<(u32, u32, &[u8]), String> {
     let [rows, cols] = dims[..] else {
         return Err(format!("{name}: expected a 2-D array, got {header}"));
     };
-    Ok((rows, cols, &npy[10 + header_len..]))
-}
-
-/// A member of a zip held in memory, found through its central directory; numpy writes .npz
-/// members stored (uncompressed), which is all this reads.
-fn stored_zip_member<'a>(zip: &'a [u8], name: &str) -> Result<&'a [u8], String> {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(|e| e.to_string())?;
-    let entry = archive.by_name(name).map_err(|e| format!("{name}: {e}"))?;
-    if entry.compression() != zip::CompressionMethod::Stored {
-        return Err(format!("{name}: compressed .npz members are not read"));
-    }
-    let start = entry.data_start() as usize;
-    let size = entry.size() as usize;
-    zip.get(start..start + size)
-        .ok_or_else(|| format!("{name}: cut short"))
+    Ok((rows, cols, npy.split_off(10 + header_len)))
 }
 
 /// IEEE half → single precision (exact: every f16 is an f32).

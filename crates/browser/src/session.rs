@@ -92,7 +92,7 @@ impl BrowserConfig {
             true => Ok(()),
             false => Err(ToolError::not_configured(
                 format!("no Chromium at {}", self.executable.display()),
-                "run `bash tests/setup.sh` (installs Debian's chromium), or set COWORK_CHROMIUM / settings browser.executable",
+                "install Chromium (`sudo apt-get install chromium`), or name yours in Settings → Browser (COWORK_CHROMIUM)",
             )),
         }
     }
@@ -116,7 +116,7 @@ async fn driver() -> Result<Playwright, ToolError> {
                 "the Playwright driver could not start: {}",
                 e.to_string().lines().next().unwrap_or_default()
             ),
-            "run `bash tests/setup.sh` (installs playwright-core 1.64.0 where playwright-rs looks), or set PLAYWRIGHT_DRIVER_PATH",
+            cowork_assets::fetch_hint("playwright-driver"),
         )
     })
 }

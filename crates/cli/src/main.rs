@@ -16,6 +16,7 @@ macro_rules! ewrite {
 
 mod account;
 mod approve;
+mod assets;
 mod chains;
 mod print;
 mod provider;
@@ -28,6 +29,7 @@ mod web;
 mod workspace;
 
 use account::*;
+use assets::*;
 use chains::*;
 use provider::*;
 use schedule::*;
@@ -121,6 +123,9 @@ enum Command {
     /// What works on this computer and what is missing, with the fix for each (exit 1 when
     /// something you set up or turned on does not work).
     Doctor,
+    /// Models and the browser driver Cowork downloads after install: list, fetch, add.
+    #[command(subcommand)]
+    Assets(AssetsCmd),
     /// Open a Cowork link (`cowork://toolpack/install?source=github:owner/repo@ref`) or a .mcpb
     /// file: shows the install review and asks (a link can never skip the question).
     Open { link: String },
@@ -396,8 +401,10 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Arc::new(cowork_core::DenyApprover)
     };
     // The doctor opens nothing of the app's: it must answer where the app cannot start.
-    if let Command::Doctor = &cli.command {
-        return doctor(&cli).await;
+    match &cli.command {
+        Command::Doctor => return doctor(&cli).await,
+        Command::Assets(cmd) => return assets(&cli, cmd).await,
+        _ => {}
     }
     let mut roots = cli.workspaces.clone();
     // `workspace trust DIR` opens DIR as a workspace, to read its settings as the policy would.
@@ -655,7 +662,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Provider(cmd) => return provider(&app, cmd).await,
         Command::Toolpack(cmd) => return toolpack(&app, cmd, json).await,
-        Command::Doctor => unreachable!("the doctor answers before the app opens"),
+        Command::Doctor | Command::Assets(_) => {
+            unreachable!("the doctor and assets answer before the app opens")
+        }
         Command::Open { link } => {
             let cowork_app::DesktopRequest::InstallToolpack { source } =
                 cowork_app::desktop_request(&link).map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@ use cowork_core::policy::RuleEntry;
 use cowork_core::{AuditEntry, CallOutcome, Explanation, SearchHit, ToolInfo, VerifyReport};
 use serde_json::json;
 
-fn print_json(value: &impl serde::Serialize) {
+pub(crate) fn print_json(value: &impl serde::Serialize) {
     say!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_default()

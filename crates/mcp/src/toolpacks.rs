@@ -920,7 +920,7 @@ fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError
         }
         let out = jail.command(program, args).command.output().map_err(|e| {
             PackError::Invalid(format!(
-                "cannot run {program}: {e} — install it (tests/setup.sh does) and try again"
+                "cannot run {program}: {e} — install it and try again"
             ))
         })?;
         if !out.status.success() {

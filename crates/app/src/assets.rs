@@ -1,0 +1,53 @@
+//! What Cowork downloads after install (`cowork_assets`), with the person's choice of mirror:
+//! one place for the CLI, the window and the doctor to ask what is missing and to fetch it.
+
+use cowork_store::DataDir;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub use cowork_assets::{AssetError, AssetStatus, Progress, Step, find, statuses};
+
+/// Settings → This computer: where downloads come from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(default)]
+pub struct AssetSettings {
+    /// A URL whose folder holds the archives under their own names, or a folder on this
+    /// computer; empty: each asset's own source.
+    pub mirror: String,
+}
+
+impl AssetSettings {
+    pub fn load(settings_path: &Path) -> Result<AssetSettings, String> {
+        cowork_store::settings::section(settings_path, "assets")
+    }
+
+    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
+        cowork_store::settings::save_section(settings_path, "assets", self)
+    }
+}
+
+/// A fetcher into the person's cache, from `mirror` if given, else the one in the Settings of
+/// the data in `home` (else where the app keeps it).
+pub fn fetcher(
+    home: Option<PathBuf>,
+    mirror: Option<String>,
+) -> Result<cowork_assets::Fetcher, String> {
+    let cache = cowork_assets::cache_root().ok_or(AssetError::NoCache.to_string())?;
+    let home = match home {
+        Some(home) => DataDir::at(home),
+        None => DataDir::locate().map_err(|e| e.to_string())?,
+    };
+    let mirror = match mirror {
+        Some(mirror) => mirror,
+        None => AssetSettings::load(&home.settings_path())?.mirror,
+    };
+    Ok(cowork_assets::Fetcher::new(cache, Some(mirror)))
+}
+
+/// Every asset's state in the person's cache.
+pub fn list() -> Result<Vec<AssetStatus>, AssetError> {
+    Ok(statuses(
+        &cowork_assets::cache_root().ok_or(AssetError::NoCache)?,
+    ))
+}

@@ -92,6 +92,10 @@ const COMMANDS: &[&str] = &[
     "preview_schedule",
     "add_prompt_schedule",
     "doctor",
+    "list_assets",
+    "fetch_asset",
+    "get_asset_settings",
+    "save_asset_settings",
 ];
 
 fn main() {

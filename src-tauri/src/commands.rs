@@ -1418,3 +1418,46 @@ pub async fn doctor(shell: State<'_, Shell>) -> Res<Vec<cowork_app::doctor::Find
         .await
         .map_err(|e| e.to_string())
 }
+
+/// Settings → This computer: the models and the browser driver Cowork downloads, each with
+/// whether it is here and what fetching it costs.
+#[tauri::command]
+#[specta::specta]
+pub fn list_assets() -> Res<Vec<cowork_app::assets::AssetStatus>> {
+    cowork_app::assets::list().map_err(|e| e.to_string())
+}
+
+/// Downloads one asset, pushing `asset-progress` events; answers when it is ready or failed.
+#[tauri::command]
+#[specta::specta]
+pub async fn fetch_asset<R: Runtime>(
+    handle: AppHandle<R>,
+    shell: State<'_, Shell>,
+    id: String,
+) -> Res<()> {
+    let asset = cowork_app::assets::find(&id)
+        .ok_or_else(|| cowork_app::assets::AssetError::Unknown(id.clone()).to_string())?;
+    let home = shell.app.home().root().to_path_buf();
+    let fetcher = cowork_app::assets::fetcher(Some(home), None)?;
+    fetcher
+        .fetch(asset, &|progress| {
+            let _ = handle.emit("asset-progress", progress);
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn get_asset_settings(shell: State<'_, Shell>) -> Res<cowork_app::assets::AssetSettings> {
+    cowork_app::assets::AssetSettings::load(&shell.app.home().settings_path())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn save_asset_settings(
+    shell: State<'_, Shell>,
+    settings: cowork_app::assets::AssetSettings,
+) -> Res<()> {
+    settings.save(&shell.app.home().settings_path())
+}

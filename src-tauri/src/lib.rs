@@ -323,6 +323,10 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::schedule_runs,
             commands::remove_schedule,
             commands::doctor,
+            commands::list_assets,
+            commands::fetch_asset::<tauri::Wry>,
+            commands::get_asset_settings,
+            commands::save_asset_settings,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()
@@ -334,6 +338,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
         .typ::<cowork_app::notify::NoticeTarget>()
         .typ::<cowork_app::chains::ChainEvent>()
         .typ::<desktop::Status>()
+        .typ::<cowork_app::assets::FetchProgress>()
 }
 
 pub type Waiting<Q, A> = Mutex<HashMap<String, (Q, tokio::sync::oneshot::Sender<A>)>>;

@@ -2319,3 +2319,77 @@ tool = "get_system_info"
     d.screenshot(&artifacts().join("schedule-runs.png")).await;
     d.cmd(reqwest::Method::DELETE, "", None).await;
 }
+
+/// A model downloaded from the window, as a person on a fresh install would: Settings → This
+/// computer says what is missing and what it costs before anything is fetched, the person
+/// names a mirror (here on loopback, serving the real archive `cowork assets fetch` kept), and
+/// one click shows a bar until the asset is here and checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asset_is_downloaded_from_settings_with_its_cost_first_and_a_progress_bar() {
+    let kept = cowork_assets::cache_root()
+        .unwrap()
+        .join("cowork/downloads/playwright-core-1.64.0.tgz");
+    let archive = std::fs::read(&kept).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} — run-all keeps it (cowork assets fetch --keep-downloads)",
+            kept.display()
+        )
+    });
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = served.clone();
+    let mirror = cowork_tests::serve(axum::Router::new().route(
+        "/playwright-core-1.64.0.tgz",
+        axum::routing::get(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let bytes = archive.clone();
+            async move { bytes }
+        }),
+    ));
+    let home = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (_xvfb, _driver, d) =
+        launch(home.path(), &[("XDG_CACHE_HOME", cache.path().as_os_str())]).await;
+    d.click(&d.wait_for("[data-view=settings]").await).await;
+    settings_page(&d, "computer").await;
+
+    let row = "[data-testid=downloads] li[data-asset=playwright-driver]";
+    let before = d
+        .text(&d.wait_for(&format!("{row}[data-present=false]")).await)
+        .await;
+    assert!(
+        before.contains("Not downloaded") && before.contains("MB to download"),
+        "{before}"
+    );
+    assert_eq!(
+        served.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing is fetched unasked"
+    );
+
+    d.fill("[data-testid=asset-mirror]", &mirror).await;
+    save_settings(&d).await;
+    d.click(&d.wait_for(&format!("{row} button")).await).await;
+    let done = d.wait_for(&format!("{row}[data-present=true]")).await;
+    let after = d.text(&done).await;
+    assert!(
+        after.starts_with("Here") && after.contains("MB on disk"),
+        "{after}"
+    );
+    assert!(d.find(&format!("{row} button")).await.is_none(), "{after}");
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let driver = cowork_assets::find("playwright-driver").unwrap();
+    assert!(
+        driver.is_present(cache.path()),
+        "the driver is unpacked where the browser looks"
+    );
+    // The page checks again: the browser works now that its driver is here.
+    d.wait_for("[data-testid=doctor] li[data-capability=browser][data-health=works]")
+        .await;
+    d.exec(
+        "document.querySelector('[data-testid=downloads]').scrollIntoView()",
+        json!([]),
+    )
+    .await;
+    d.screenshot(&artifacts().join("settings-downloads.png"))
+        .await;
+}

@@ -14,6 +14,7 @@ import {
   commands,
   type ElicitationRequest,
   type EmbedderSettings,
+  type FetchProgress,
   type MicState,
   type NoticeTarget,
   type RuleSource,
@@ -90,6 +91,7 @@ export interface Events {
   "open-target": NoticeTarget;
   reminder: NoticeTarget;
   "chain-event": ChainEvent;
+  "asset-progress": FetchProgress;
 }
 
 export function on<K extends keyof Events>(event: K, handler: (payload: Events[K]) => void): Promise<UnlistenFn> {

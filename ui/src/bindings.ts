@@ -188,6 +188,15 @@ export const commands = {
 	 *  checks as `cowork doctor`).
 	 */
 	doctor: () => __TAURI_INVOKE<Finding[]>("doctor"),
+	/**
+	 *  Settings → This computer: the models and the browser driver Cowork downloads, each with
+	 *  whether it is here and what fetching it costs.
+	 */
+	listAssets: () => __TAURI_INVOKE<AssetStatus[]>("list_assets"),
+	/**  Downloads one asset, pushing `asset-progress` events; answers when it is ready or failed. */
+	fetchAsset: (id: string) => __TAURI_INVOKE<null>("fetch_asset", { id }),
+	getAssetSettings: () => __TAURI_INVOKE<AssetSettings>("get_asset_settings"),
+	saveAssetSettings: (settings: AssetSettings) => __TAURI_INVOKE<null>("save_asset_settings", { settings }),
 };
 
 /* Types */
@@ -314,6 +323,31 @@ export type ApprovalRequest = {
 	 *  person grants, shown before they grant it (empty when only "once" is offered).
 	 */
 	grants: string[],
+};
+
+/**  Settings → This computer: where downloads come from. */
+export type AssetSettings = {
+	/**
+	 *  A URL whose folder holds the archives under their own names, or a folder on this
+	 *  computer; empty: each asset's own source.
+	 */
+	mirror?: string,
+};
+
+/**  An asset's state for a person: what it is, whether it is here, what it costs. */
+export type AssetStatus = {
+	id: string,
+	title: string,
+	purpose: string,
+	capability: string,
+	optional: boolean,
+	present: boolean,
+	/**  What fetching it downloads, in bytes (0 when present). */
+	download_bytes: number,
+	/**  What it takes on disk. */
+	disk_bytes: number,
+	place: string,
+	license: string,
 };
 
 export type AuditEntry = {
@@ -513,6 +547,14 @@ export type Feed = {
 	/**  `en`, `zh`, …: `get_news` may keep one language. */
 	language?: string,
 };
+
+/**  What a fetch is doing, for a progress bar or line. */
+export type FetchProgress = {
+	asset: string,
+	step: FetchStep,
+};
+
+export type FetchStep = { kind: "downloading"; file: string; done: number; total: number } | { kind: "checking"; file: string } | { kind: "retrying"; file: string; attempt: number; why: string } | { kind: "making"; file: string } | { kind: "done" };
 
 /**  One row: how a capability is, in words, and what fixes it. */
 export type Finding = {

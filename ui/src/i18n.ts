@@ -377,7 +377,7 @@ const en = {
   readAloud: "Read replies aloud (Esc stops)",
   speaking: "Speaking… (Esc stops)",
   voiceHint:
-    "Speech stays on this device. The model that comes with Cowork hears English only; for Chinese, give a multilingual ggml Whisper model file (ggml-base.bin, ggml-small.bin) — its language is detected.",
+    "Speech stays on this device. The English model is the smallest; for Chinese, download “Speech model, 99 languages” in Settings → This computer (its language is detected), or give a ggml Whisper model file of your own.",
   // Settings: its pages, each with one line on what it is for, and the one save bar.
   settingsPages: "Settings pages",
   pageModel: "Model",
@@ -389,6 +389,22 @@ const en = {
   checkAgain: "Check again",
   youRelyOnThis: "you rely on this",
   howToFix: "To fix",
+  downloads: "Downloads",
+  downloadsHint:
+    "Models and the browser driver are not part of the package: each is downloaded when you ask, checked before it is used, and kept in your cache folder.",
+  assetHere: "Here",
+  assetMissing: "Not downloaded",
+  assetOptional: "optional",
+  assetCost: "{download} MB to download · {disk} MB on disk",
+  assetDiskOnly: "{disk} MB on disk",
+  downloadAsset: "Download ({download} MB)",
+  assetDownloading: "Downloading {file}",
+  assetChecking: "Checking {file}",
+  assetMaking: "Preparing {file}",
+  assetRetrying: "Trying again ({attempt}): {why}",
+  mirror: "Download from a mirror",
+  mirrorHint:
+    "A web address whose folder holds the files under their own names, or a folder on this computer. Empty: each file's own source.",
   pageModelHint: "Which model answers, how Cowork reaches it, and how conversations use it.",
   pagePermissionsHint: "What the assistant may do without asking you first.",
   pageAccountsHint: "Your calendars and mail, so the assistant can read and send for you.",
@@ -788,7 +804,7 @@ const zh: Partial<Dict> = {
   readAloud: "朗读回复（Esc 停止）",
   speaking: "正在朗读…（Esc 停止）",
   voiceHint:
-    "语音只在本机处理。Cowork 自带的模型只能听懂英语；要说中文，请指定一个多语言的 ggml Whisper 模型文件（ggml-base.bin、ggml-small.bin），会自动识别语言。",
+    "语音只在本机处理。英语模型最小；要说中文，请在 设置 → 本机 下载“语音识别模型（99 种语言）”（会自动识别语言），或指定你自己的 ggml Whisper 模型文件。",
   settingsPages: "设置页面",
   pageModel: "模型",
   pagePermissions: "权限",
@@ -799,6 +815,20 @@ const zh: Partial<Dict> = {
   checkAgain: "重新检查",
   youRelyOnThis: "你正在使用它",
   howToFix: "修复方法",
+  downloads: "下载",
+  downloadsHint: "模型和浏览器驱动不在安装包里：在你要求时才下载，使用前会校验，保存在你的缓存文件夹中。",
+  assetHere: "已就绪",
+  assetMissing: "未下载",
+  assetOptional: "可选",
+  assetCost: "需下载 {download} MB · 占用磁盘 {disk} MB",
+  assetDiskOnly: "占用磁盘 {disk} MB",
+  downloadAsset: "下载（{download} MB）",
+  assetDownloading: "正在下载 {file}",
+  assetChecking: "正在校验 {file}",
+  assetMaking: "正在准备 {file}",
+  assetRetrying: "重试（第 {attempt} 次）：{why}",
+  mirror: "从镜像下载",
+  mirrorHint: "一个网址（其目录下按原文件名存放这些文件），或本机上的一个文件夹。留空：从各文件的原始来源下载。",
   pageModelHint: "由哪个模型回答、Cowork 如何连接它，以及对话如何使用它。",
   pagePermissionsHint: "助手不必先问你就可以做哪些事。",
   pageAccountsHint: "你的日历和邮箱，让助手可以替你查看和发送。",
@@ -828,6 +858,10 @@ export type Lang = "en" | "zh-CN";
 let lang: Lang = (localStorage.getItem("lang") as Lang) || (navigator.language.startsWith("zh") ? "zh-CN" : "en");
 export function t(key: keyof Dict): string {
   return (lang === "zh-CN" ? zh[key] : undefined) ?? en[key];
+}
+/** `t` with its `{name}` places filled (values as text, never markup). */
+export function fill(key: keyof Dict, values: Record<string, string | number>): string {
+  return t(key).replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ""));
 }
 export function getLang(): Lang {
   return lang;

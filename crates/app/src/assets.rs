@@ -5,7 +5,7 @@ use cowork_store::DataDir;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub use cowork_assets::{AssetError, AssetStatus, Progress, Step, find, statuses};
+pub use cowork_assets::{AssetError, AssetStatus, FetchProgress, FetchStep, find, statuses};
 
 /// Settings → This computer: where downloads come from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

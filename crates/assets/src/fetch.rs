@@ -12,20 +12,18 @@ use std::time::Duration;
 /// What a fetch is doing, for a progress bar or line.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Progress {
+pub struct FetchProgress {
     pub asset: String,
-    pub step: Step,
+    pub step: FetchStep,
 }
 
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Step {
+pub enum FetchStep {
     Downloading {
         file: String,
-        #[cfg_attr(feature = "specta", specta(type = f64))]
         done: u64,
-        #[cfg_attr(feature = "specta", specta(type = f64))]
         total: u64,
     },
     Checking {
@@ -85,10 +83,10 @@ impl Fetcher {
     pub async fn fetch(
         &self,
         asset: &Asset,
-        progress: &dyn Fn(Progress),
+        progress: &(dyn Fn(FetchProgress) + Sync),
     ) -> Result<(), AssetError> {
         let say = |step| {
-            progress(Progress {
+            progress(FetchProgress {
                 asset: asset.id.clone(),
                 step,
             })
@@ -107,7 +105,7 @@ impl Fetcher {
                 })
             });
             while let Some(file) = rx.recv().await {
-                say(Step::Making { file });
+                say(FetchStep::Making { file });
             }
             making.await.expect("making files does not panic")?;
             if !self.keep_downloads {
@@ -116,7 +114,7 @@ impl Fetcher {
                 }
             }
         }
-        say(Step::Done);
+        say(FetchStep::Done);
         Ok(())
     }
 
@@ -124,14 +122,14 @@ impl Fetcher {
     async fn download(
         &self,
         download: &Download,
-        say: &dyn Fn(Step),
+        say: &(dyn Fn(FetchStep) + Sync),
     ) -> Result<PathBuf, AssetError> {
         let dir = self.downloads_dir();
         std::fs::create_dir_all(&dir).map_err(|e| AssetError::io(&dir, e))?;
         let name = download.file_name().to_owned();
         let done = dir.join(&name);
         if done.exists() {
-            say(Step::Checking { file: name.clone() });
+            say(FetchStep::Checking { file: name.clone() });
             if matches_sum(&done, download).await? {
                 return Ok(done);
             }
@@ -142,7 +140,7 @@ impl Fetcher {
         loop {
             let result = match self.transfer(download, &part, say).await {
                 Ok(()) => {
-                    say(Step::Checking { file: name.clone() });
+                    say(FetchStep::Checking { file: name.clone() });
                     check(&part, download).await
                 }
                 Err(e) => Err(e),
@@ -154,7 +152,7 @@ impl Fetcher {
                 }
                 Err(e) if e.is_transient() && attempt < ATTEMPTS => {
                     tracing::warn!(file = %name, attempt, error = %e, "asset download failed; trying again");
-                    say(Step::Retrying {
+                    say(FetchStep::Retrying {
                         file: name.clone(),
                         attempt,
                         why: e.to_string(),
@@ -172,7 +170,7 @@ impl Fetcher {
         &self,
         download: &Download,
         part: &Path,
-        say: &dyn Fn(Step),
+        say: &(dyn Fn(FetchStep) + Sync),
     ) -> Result<(), AssetError> {
         let name = download.file_name();
         let have = std::fs::metadata(part).map_or(0, |m| m.len());
@@ -236,7 +234,7 @@ impl Fetcher {
                 .map_err(|e| AssetError::io(part, e))?;
             if done - reported >= PROGRESS_EVERY || done == download.size {
                 reported = done;
-                say(Step::Downloading {
+                say(FetchStep::Downloading {
                     file: name.to_owned(),
                     done,
                     total: download.size,

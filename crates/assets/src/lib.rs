@@ -8,7 +8,7 @@ mod fetch;
 mod make;
 mod whisper_ggml;
 
-pub use fetch::{Fetcher, Progress, Step};
+pub use fetch::{FetchProgress, FetchStep, Fetcher};
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -205,10 +205,8 @@ pub struct AssetStatus {
     pub optional: bool,
     pub present: bool,
     /// What fetching it downloads, in bytes (0 when present).
-    #[cfg_attr(feature = "specta", specta(type = f64))]
     pub download_bytes: u64,
     /// What it takes on disk.
-    #[cfg_attr(feature = "specta", specta(type = f64))]
     pub disk_bytes: u64,
     pub place: String,
     pub license: String,

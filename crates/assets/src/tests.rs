@@ -195,12 +195,14 @@ fn test_asset() -> (Asset, Vec<u8>, Vec<u8>) {
     (asset, zip_bytes, model)
 }
 
-type Seen = Arc<Mutex<Vec<Step>>>;
+type Seen = Arc<Mutex<Vec<FetchStep>>>;
 
-fn recorder() -> (Seen, impl Fn(Progress)) {
+fn recorder() -> (Seen, impl Fn(FetchProgress)) {
     let seen: Seen = Default::default();
     let sink = seen.clone();
-    (seen, move |p: Progress| sink.lock().unwrap().push(p.step))
+    (seen, move |p: FetchProgress| {
+        sink.lock().unwrap().push(p.step)
+    })
 }
 
 async fn fetch_through(
@@ -236,7 +238,7 @@ async fn an_asset_comes_from_the_mirror_checked_with_progress_and_its_archive_is
         .unwrap()
         .iter()
         .filter_map(|s| match s {
-            Step::Downloading { done, .. } => Some(*done),
+            FetchStep::Downloading { done, .. } => Some(*done),
             _ => None,
         })
         .collect();
@@ -244,7 +246,7 @@ async fn an_asset_comes_from_the_mirror_checked_with_progress_and_its_archive_is
         downloads.len() >= 2 && downloads.windows(2).all(|w| w[0] < w[1]),
         "{downloads:?}"
     );
-    assert!(matches!(seen.lock().unwrap().last(), Some(Step::Done)));
+    assert!(matches!(seen.lock().unwrap().last(), Some(FetchStep::Done)));
     let left: Vec<_> = std::fs::read_dir(cache.path().join("cowork/downloads"))
         .unwrap()
         .collect();
@@ -274,7 +276,7 @@ async fn a_cut_download_resumes_where_it_stopped() {
         seen.lock()
             .unwrap()
             .iter()
-            .any(|s| matches!(s, Step::Retrying { .. }))
+            .any(|s| matches!(s, FetchStep::Retrying { .. }))
     );
 }
 

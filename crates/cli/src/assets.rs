@@ -2,7 +2,7 @@
 //! the doctor): a fresh install fetches its models before anything else works.
 
 use super::*;
-use cowork_app::assets::{AssetStatus, Progress, Step};
+use cowork_app::assets::{AssetStatus, FetchProgress, FetchStep};
 use std::io::Write as _;
 
 #[derive(Subcommand)]
@@ -126,10 +126,10 @@ impl ProgressLine {
         }
     }
 
-    fn show(&self, progress: &Progress) {
+    fn show(&self, progress: &FetchProgress) {
         let asset = &progress.asset;
         let text = match &progress.step {
-            Step::Downloading { file, done, total } => {
+            FetchStep::Downloading { file, done, total } => {
                 let percent = done * 100 / (*total).max(1);
                 if !self.terminal {
                     let tenth = (file.clone(), percent / 10);
@@ -145,12 +145,12 @@ impl ProgressLine {
                     megabytes(*total)
                 )
             }
-            Step::Checking { file } => format!("{asset}: checking {file}"),
-            Step::Retrying { file, attempt, why } => {
+            FetchStep::Checking { file } => format!("{asset}: checking {file}"),
+            FetchStep::Retrying { file, attempt, why } => {
                 format!("{asset}: {file} failed (try {attempt}): {why}; trying again")
             }
-            Step::Making { file } => format!("{asset}: making {file}"),
-            Step::Done => return,
+            FetchStep::Making { file } => format!("{asset}: making {file}"),
+            FetchStep::Done => return,
         };
         let text = cowork_contract::text::printable_text(&text);
         let mut err = std::io::stderr().lock();

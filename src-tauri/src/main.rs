@@ -1,7 +1,20 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 //! The Cowork window: checks the display, then runs the shell library on the real webview.
 
-fn main() {
+/// The first argument that makes this program the command line (the packages' `cowork` launcher
+/// passes it): one program for both faces keeps the package half the size of two.
+const CLI_ARG: &str = "--cli";
+
+fn main() -> std::process::ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == CLI_ARG) {
+        let args = std::iter::once("cowork".into()).chain(std::env::args_os().skip(2));
+        return cowork_cli::main_from(args);
+    }
+    window();
+    std::process::ExitCode::SUCCESS
+}
+
+fn window() {
     if cfg!(target_os = "linux")
         && std::env::var_os("DISPLAY").is_none()
         && std::env::var_os("WAYLAND_DISPLAY").is_none()

@@ -96,6 +96,7 @@ const COMMANDS: &[&str] = &[
     "fetch_asset",
     "get_asset_settings",
     "save_asset_settings",
+    "bind_quick_ask_in_gnome",
 ];
 
 fn main() {

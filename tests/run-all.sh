@@ -40,11 +40,20 @@ trap 'kill $peers_pid 2>/dev/null || true; rm -f "$peers_log"; report_times' EXI
 
 # shellcheck source=tests/build-env.sh
 source tests/build-env.sh
-# Each build of a test leaves a new binary beside the old ones (hundreds of MB each in debug):
-# keep the newest per name, or a kept target dir fills the disk within days.
-# (A fresh target dir has no deps folder yet: nothing to prune.)
-[ -d "$CARGO_TARGET_DIR/debug/deps" ] && find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -regex '.*-[0-9a-f]\{16\}' -printf '%T@ %p\n' 2>/dev/null \
-  | sort -rn | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' | xargs -r rm -f || true
+# Each build of a test leaves a new binary beside the old ones (hundreds of MB each in debug),
+# and each change of a workspace crate a new library: keep the newest per name, or a kept target
+# dir fills the disk within days (it did: 68 GB, when this used find's default regex dialect,
+# where `\{16\}` matches nothing). Incremental caches are dropped too (21 GB seen); a fresh
+# target dir has no deps folder yet: nothing to prune.
+prune_newest() { sort -rn | awk '{ name = $2; sub(/-[0-9a-f]+(\.[a-z]+)?$/, "", name); if (seen[name]++) print $2 }' | xargs -r rm -f; }
+deps="$CARGO_TARGET_DIR/debug/deps"
+if [ -d "$deps" ]; then
+  find "$deps" -maxdepth 1 -type f -perm -u+x -regextype posix-extended -regex '.*-[0-9a-f]{16}' -printf '%T@ %p\n' | prune_newest
+  for ext in rlib rmeta; do
+    find "$deps" -maxdepth 1 -type f -name "libcowork*.$ext" -printf '%T@ %p\n' | prune_newest
+  done
+  rm -rf "$CARGO_TARGET_DIR/debug/incremental"
+fi
 
 phase "lint and build (one build: clippy lints the workspace as it compiles)"
 cargo fmt --all --check

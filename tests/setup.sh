@@ -48,10 +48,12 @@ if [ "$part" != peers ]; then
   # Chromium for the browser family (Debian's 156 is the one Playwright 1.64 drives).
   # Voice: whisper.cpp's build (cmake, clang), ALSA for cpal, espeak-ng to speak and sox to shape test
   # audio; a private PulseAudio daemon is the tests' microphone (real-time, like a sound card).
+  # GNOME's shortcut schemas and gsettings: quick ask bound in GNOME's own shortcuts, tested for real.
   packages=(build-essential pkg-config libssl-dev libxdo-dev libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev
     libsoup-3.0-dev libayatana-appindicator3-dev librsvg2-dev libdbus-1-dev xvfb xauth webkit2gtk-driver xdotool imagemagick psmisc xdg-utils
     mold gnome-keyring dbus python3 python3-venv python3-pip bubblewrap ripgrep dovecot-imapd dovecot-lmtpd curl openssl fonts-wqy-microhei chromium
-    cmake clang libclang-dev libasound2-dev espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins)
+    cmake clang libclang-dev libasound2-dev espeak-ng sox pulseaudio pulseaudio-utils libasound2-plugins
+    gnome-settings-daemon-common libglib2.0-bin)
   missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1419,6 +1419,17 @@ pub async fn doctor(shell: State<'_, Shell>) -> Res<Vec<cowork_app::doctor::Find
         .map_err(|e| e.to_string())
 }
 
+/// Settings → Desktop: quick ask on `shortcut` through GNOME's own custom shortcuts (a Wayland
+/// session lets no app take a global key). Says what it did.
+#[tauri::command]
+#[specta::specta]
+pub fn bind_quick_ask_in_gnome(shortcut: String) -> Res<String> {
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    cowork_app::gnome_shortcut::Gsettings::default()
+        .bind_quick_ask(&shortcut, &program)
+        .map_err(|e| e.to_string())
+}
+
 /// Settings → This computer: the models and the browser driver Cowork downloads, each with
 /// whether it is here and what fetching it costs.
 #[tauri::command]

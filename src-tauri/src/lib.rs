@@ -327,6 +327,7 @@ pub fn ipc<R: Runtime>() -> tauri_specta::Builder<R> {
             commands::fetch_asset::<tauri::Wry>,
             commands::get_asset_settings,
             commands::save_asset_settings,
+            commands::bind_quick_ask_in_gnome,
         ])
         .typ::<commands::AgentEventPayload>()
         .typ::<commands::AgentDone>()

@@ -261,3 +261,58 @@ async fn the_doctor_fails_on_what_the_person_relies_on_and_names_each_fix() {
         );
     }
 }
+
+/// Quick ask bound in GNOME's own custom shortcuts (what a Wayland session offers instead of a
+/// global grab), through the real `gsettings` and GNOME's real schemas, in a private settings
+/// file: the person's own custom shortcut stays, Cowork's is added once and updated in place.
+#[test]
+fn quick_ask_is_bound_in_gnomes_own_shortcuts_and_the_persons_others_stay() {
+    use cowork_app::gnome_shortcut::Gsettings;
+    let dir = tempfile::tempdir().unwrap();
+    let env: Vec<(String, String)> = [
+        ("GSETTINGS_BACKEND", "keyfile"),
+        ("XDG_CONFIG_HOME", dir.path().to_str().unwrap()),
+        ("HOME", dir.path().to_str().unwrap()),
+    ]
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .to_vec();
+    let gsettings = |args: &[&str]| {
+        let out = std::process::Command::new("gsettings")
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("gsettings (tests/setup.sh installs libglib2.0-bin)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let keys = "org.gnome.settings-daemon.plugins.media-keys";
+    let own = "/org/gnome/settings-daemon/plugins/media-keys/custom-keybindings/custom0/";
+    gsettings(&["set", keys, "custom-keybindings", &format!("['{own}']")]);
+
+    let g = Gsettings { env: env.clone() };
+    let program = std::path::Path::new("/usr/bin/cowork-desktop");
+    let said = g.bind_quick_ask("Ctrl+Alt+Space", program).unwrap();
+    assert!(said.contains("<Control><Alt>space"), "{said}");
+    g.bind_quick_ask("Super+K", program).unwrap();
+
+    let listed = gsettings(&["get", keys, "custom-keybindings"]);
+    assert!(
+        listed.contains(own),
+        "the person's own shortcut stays: {listed}"
+    );
+    assert_eq!(listed.matches("cowork-quick-ask").count(), 1, "{listed}");
+    let ours = format!(
+        "{keys}.custom-keybinding:/org/gnome/settings-daemon/plugins/media-keys/custom-keybindings/cowork-quick-ask/"
+    );
+    assert_eq!(gsettings(&["get", &ours, "binding"]), "'<Super>k'");
+    assert_eq!(
+        gsettings(&["get", &ours, "command"]),
+        "\"'/usr/bin/cowork-desktop' --quick-ask\""
+    );
+    let refused = g.bind_quick_ask("Hyper+K", program);
+    assert!(refused.is_err(), "{refused:?}");
+}

@@ -197,6 +197,11 @@ export const commands = {
 	fetchAsset: (id: string) => __TAURI_INVOKE<null>("fetch_asset", { id }),
 	getAssetSettings: () => __TAURI_INVOKE<AssetSettings>("get_asset_settings"),
 	saveAssetSettings: (settings: AssetSettings) => __TAURI_INVOKE<null>("save_asset_settings", { settings }),
+	/**
+	 *  Settings → Desktop: quick ask on `shortcut` through GNOME's own custom shortcuts (a Wayland
+	 *  session lets no app take a global key). Says what it did.
+	 */
+	bindQuickAskInGnome: (shortcut: string) => __TAURI_INVOKE<string>("bind_quick_ask_in_gnome", { shortcut }),
 };
 
 /* Types */

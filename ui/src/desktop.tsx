@@ -126,6 +126,7 @@ export function DesktopSettingsPanel() {
           onInput={(e) => setSettings({ ...settings, quickAskShortcut: e.currentTarget.value })}
         />
       </label>
+      <GnomeShortcut shortcut={settings.quickAskShortcut ?? ""} />
       <label>
         {t("longRunSecs")}
         <input
@@ -138,6 +139,31 @@ export function DesktopSettingsPanel() {
       <p class="hint">{t("desktopHint")}</p>
       <SaveBar draft={draft} save={(s) => api.saveDesktopSettings(s)} />
     </fieldset>
+  );
+}
+
+/** On Wayland no app may take a global key: GNOME runs quick ask on it from its own custom
+ * shortcuts, added (or updated) there when the person asks. */
+function GnomeShortcut({ shortcut }: { shortcut: string }) {
+  const [said, setSaid] = useState<{ ok: boolean; text: string } | null>(null);
+  if (!shortcut.trim()) return null;
+  const bind = () =>
+    api.bindQuickAskInGnome(shortcut).then(
+      (text) => setSaid({ ok: true, text }),
+      (e) => setSaid({ ok: false, text: String(e) }),
+    );
+  return (
+    <div class="row">
+      <button type="button" data-testid="bind-in-gnome" onClick={bind}>
+        {t("bindInGnome")}
+      </button>
+      <span class="hint">{t("bindInGnomeHint")}</span>
+      {said && (
+        <span class={said.ok ? "ok" : "error"} role="status">
+          {said.text}
+        </span>
+      )}
+    </div>
   );
 }
 

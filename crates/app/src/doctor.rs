@@ -442,7 +442,7 @@ fn shortcut(desktop: &DesktopSettings, display: Display) -> Finding {
             "a Wayland session does not let apps take a global shortcut",
         )
         .fix(format!(
-            "bind the command `cowork-desktop --quick-ask` to {} in your desktop's keyboard settings (GNOME: Settings → Keyboard → View and Customize Shortcuts → Custom Shortcuts)",
+            "on GNOME, press “Bind it in GNOME” in Settings → Desktop; elsewhere bind the command `cowork-desktop --quick-ask` to {} in your desktop's keyboard settings",
             if wanted { key } else { "a key" }
         )),
         (Display::X11, true) => Finding::new(

@@ -9,6 +9,7 @@ pub mod attachments;
 mod desktop;
 pub mod doctor;
 mod follow;
+pub mod gnome_shortcut;
 pub mod instance;
 pub mod notify;
 pub mod secrets;

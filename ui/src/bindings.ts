@@ -344,6 +344,8 @@ export type AssetStatus = {
 	id: string,
 	title: string,
 	purpose: string,
+	title_zh: string,
+	purpose_zh: string,
 	capability: string,
 	optional: boolean,
 	present: boolean,

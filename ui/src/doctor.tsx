@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, on } from "./api";
 import type { AssetSettings, AssetStatus, FetchStep, Finding } from "./bindings";
-import { fill, said, t } from "./i18n";
+import { fill, getLang, said, t } from "./i18n";
 import { SaveBar, useDraft } from "./savebar";
 
 export function ComputerPage() {
@@ -93,6 +93,7 @@ function Downloads({ onChange }: { onChange: () => void }) {
         onChange();
       });
   };
+  const zh = getLang() === "zh-CN";
   return (
     <div class="downloads" data-testid="downloads">
       <h3>{t("downloads")}</h3>
@@ -107,9 +108,9 @@ function Downloads({ onChange }: { onChange: () => void }) {
               <span class={`badge health-${a.present ? "works" : "not_set_up"}`}>
                 {a.present ? t("assetHere") : t("assetMissing")}
               </span>{" "}
-              <strong>{a.title}</strong>
+              <strong>{zh ? a.title_zh : a.title}</strong>
               {a.optional && !a.present && <span class="hint"> · {t("assetOptional")}</span>}
-              <div class="hint">{a.purpose}</div>
+              <div class="hint">{zh ? a.purpose_zh : a.purpose}</div>
               <div class="hint">
                 {a.present
                   ? fill("assetDiskOnly", { disk: mb(a.disk_bytes) })

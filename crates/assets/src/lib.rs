@@ -22,6 +22,9 @@ pub struct Asset {
     pub title: String,
     /// What it lets Cowork do, in a phrase.
     pub purpose: String,
+    /// The same two in Chinese (the window's other language).
+    pub title_zh: String,
+    pub purpose_zh: String,
     /// The `cowork doctor` capability it serves.
     pub capability: String,
     /// Where its files live, under the cache folder.
@@ -201,6 +204,8 @@ pub struct AssetStatus {
     pub id: String,
     pub title: String,
     pub purpose: String,
+    pub title_zh: String,
+    pub purpose_zh: String,
     pub capability: String,
     pub optional: bool,
     pub present: bool,
@@ -222,6 +227,8 @@ pub fn statuses(cache_root: &Path) -> Vec<AssetStatus> {
                 id: a.id.clone(),
                 title: a.title.clone(),
                 purpose: a.purpose.clone(),
+                title_zh: a.title_zh.clone(),
+                purpose_zh: a.purpose_zh.clone(),
                 capability: a.capability.clone(),
                 optional: a.optional,
                 present,

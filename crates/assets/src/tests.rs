@@ -21,6 +21,10 @@ fn the_manifest_names_every_asset_once_with_checkable_sources() {
             "{}",
             asset.id
         );
+        for zh in [&asset.title_zh, &asset.purpose_zh] {
+            let chinese = zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+            assert!(chinese, "{}: said in Chinese too: {zh}", asset.id);
+        }
         let main_dir = format!("{}/", asset.main);
         assert!(
             asset
@@ -170,6 +174,8 @@ fn test_asset() -> (Asset, Vec<u8>, Vec<u8>) {
         id: "test-model".into(),
         title: "A test model".into(),
         purpose: "tests fetching".into(),
+        title_zh: "测试模型".into(),
+        purpose_zh: "测试下载".into(),
         capability: "vault_model".into(),
         dir: "cowork/models/test".into(),
         main: "model.bin".into(),

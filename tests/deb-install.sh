@@ -88,8 +88,10 @@ as_ada cowork vault save "我的护照放在书房的蓝色文件夹里。" --ti
 found=$(as_ada cowork vault search "护照在哪儿？")
 echo "$found" | grep -q passport || { echo "$found"; echo "deb-install: a Chinese search by meaning did not find the memory" >&2; exit 1; }
 echo "deb-install: vault: a Chinese question found the saved memory by meaning"
-cp "$HOME/.cache/cowork/corpora/jfk/jfk.wav" "$root/tmp/jfk.wav"
-heard=$(as_ada cowork voice transcribe /tmp/jfk.wav)
+# Files are read inside a workspace the person opened (here their home).
+cp "$HOME/.cache/cowork/corpora/jfk/jfk.wav" "$root/home/ada/jfk.wav"
+chroot "$root" chown ada:ada /home/ada/jfk.wav
+heard=$(as_ada cowork --workspace /home/ada voice transcribe /home/ada/jfk.wav)
 echo "$heard" | grep -qi "country" || { echo "$heard"; echo "deb-install: the recording was not transcribed" >&2; exit 1; }
 echo "deb-install: voice: $(echo "$heard" | head -n1)"
 # The browser needs Debian's Chromium (the doctor names it): installed as the person would.

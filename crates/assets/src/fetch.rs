@@ -209,39 +209,13 @@ impl Fetcher {
             });
         }
         // A server that ignores the range sends the whole file again: start over.
-        let mut done = if resumed { have } else { 0 };
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(resumed)
-            .write(true)
-            .truncate(!resumed)
-            .open(part)
-            .map_err(|e| AssetError::io(part, e))?;
-        let mut body = response.bytes_stream();
-        let mut reported = done;
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| unreachable(e.to_string()))?;
-            done += chunk.len() as u64;
-            if done > download.size {
-                drop(file);
-                remove(part)?;
-                return Err(AssetError::TooLarge {
-                    file: name.to_owned(),
-                    size: download.size,
-                });
-            }
-            file.write_all(&chunk)
-                .map_err(|e| AssetError::io(part, e))?;
-            if done - reported >= PROGRESS_EVERY || done == download.size {
-                reported = done;
-                say(FetchStep::Downloading {
-                    file: name.to_owned(),
-                    done,
-                    total: download.size,
-                });
-            }
-        }
-        file.sync_all().map_err(|e| AssetError::io(part, e))?;
+        let from = if resumed { have } else { 0 };
+        let done = write_body(response, part, from, download, say)
+            .await
+            .map_err(|e| match e {
+                BodyError::Network(why) => unreachable(why),
+                BodyError::Asset(e) => e,
+            })?;
         if done < download.size {
             return Err(AssetError::Truncated {
                 file: name.to_owned(),
@@ -277,6 +251,55 @@ impl Fetcher {
         std::fs::rename(&part, &target).map_err(|e| AssetError::io(&target, e))?;
         Ok(download.file_name().to_owned())
     }
+}
+
+enum BodyError {
+    Network(String),
+    Asset(AssetError),
+}
+
+/// Appends the response's body to `part` (which holds `from` bytes), reporting progress; how
+/// many bytes `part` holds at the end.
+async fn write_body(
+    response: reqwest::Response,
+    part: &Path,
+    from: u64,
+    download: &Download,
+    say: &(dyn Fn(FetchStep) + Sync),
+) -> Result<u64, BodyError> {
+    let io = |e| BodyError::Asset(AssetError::io(part, e));
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(from > 0)
+        .write(true)
+        .truncate(from == 0)
+        .open(part)
+        .map_err(io)?;
+    let (mut done, mut reported) = (from, from);
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| BodyError::Network(e.to_string()))?;
+        done += chunk.len() as u64;
+        if done > download.size {
+            drop(file);
+            remove(part).map_err(BodyError::Asset)?;
+            return Err(BodyError::Asset(AssetError::TooLarge {
+                file: download.file_name().to_owned(),
+                size: download.size,
+            }));
+        }
+        file.write_all(&chunk).map_err(io)?;
+        if done - reported >= PROGRESS_EVERY || done == download.size {
+            reported = done;
+            say(FetchStep::Downloading {
+                file: download.file_name().to_owned(),
+                done,
+                total: download.size,
+            });
+        }
+    }
+    file.sync_all().map_err(io)?;
+    Ok(done)
 }
 
 fn is_url(mirror: &str) -> bool {

@@ -101,6 +101,12 @@ where
     tensors.write_all(audio_layers, text_layers)
 }
 
+/// A block's tensor: copied as it is, or a fused projection split into parts (`None` drops one).
+enum Piece {
+    Copy(&'static str, &'static str),
+    Split(&'static str, &'static [Option<&'static str>]),
+}
+
 struct Tensors<'a, 'w> {
     v: &'a HashMap<String, Variable<'a>>,
     out: &'w mut dyn Write,
@@ -151,92 +157,70 @@ impl<'a> Tensors<'a, '_> {
         Ok(())
     }
 
+    /// One transformer block, its tensors in the order OpenAI's checkpoints list them (the
+    /// manifest's sha256 is of that file).
     fn block(&mut self, side: &str, i: u32) -> Result<(), String> {
-        let (s, d) = (format!("{side}/layer_{i}"), format!("{side}.blocks.{i}"));
-        let attn = |n: &str| format!("{d}.attn.{n}");
-        self.copy(
-            &format!("{s}/self_attention/layer_norm/gamma"),
-            &format!("{d}.attn_ln.weight"),
-            None,
-        )?;
-        self.copy(
-            &format!("{s}/self_attention/layer_norm/beta"),
-            &format!("{d}.attn_ln.bias"),
-            None,
-        )?;
-        self.split(
-            &format!("{s}/self_attention/linear_0/weight"),
-            &[
-                Some(attn("query.weight")),
-                Some(attn("key.weight")),
-                Some(attn("value.weight")),
-            ],
-        )?;
-        // Whisper's keys have no bias: CTranslate2 stores zeros there, ggml nothing.
-        self.split(
-            &format!("{s}/self_attention/linear_0/bias"),
-            &[Some(attn("query.bias")), None, Some(attn("value.bias"))],
-        )?;
-        self.copy(
-            &format!("{s}/self_attention/linear_1/weight"),
-            &attn("out.weight"),
-            None,
-        )?;
-        self.copy(
-            &format!("{s}/self_attention/linear_1/bias"),
-            &attn("out.bias"),
-            None,
-        )?;
+        use Piece::{Copy, Split};
+        let mut pieces = vec![
+            Copy("self_attention/layer_norm/gamma", "attn_ln.weight"),
+            Copy("self_attention/layer_norm/beta", "attn_ln.bias"),
+            Split(
+                "self_attention/linear_0/weight",
+                &[
+                    Some("attn.query.weight"),
+                    Some("attn.key.weight"),
+                    Some("attn.value.weight"),
+                ],
+            ),
+            // Whisper's keys have no bias: CTranslate2 stores zeros there, ggml nothing.
+            Split(
+                "self_attention/linear_0/bias",
+                &[Some("attn.query.bias"), None, Some("attn.value.bias")],
+            ),
+            Copy("self_attention/linear_1/weight", "attn.out.weight"),
+            Copy("self_attention/linear_1/bias", "attn.out.bias"),
+        ];
         if side == "decoder" {
-            let cross = |n: &str| format!("{d}.cross_attn.{n}");
-            self.copy(
-                &format!("{s}/attention/layer_norm/gamma"),
-                &format!("{d}.cross_attn_ln.weight"),
-                None,
-            )?;
-            self.copy(
-                &format!("{s}/attention/layer_norm/beta"),
-                &format!("{d}.cross_attn_ln.bias"),
-                None,
-            )?;
-            self.copy(
-                &format!("{s}/attention/linear_0/weight"),
-                &cross("query.weight"),
-                None,
-            )?;
-            self.copy(
-                &format!("{s}/attention/linear_0/bias"),
-                &cross("query.bias"),
-                None,
-            )?;
-            self.split(
-                &format!("{s}/attention/linear_1/weight"),
-                &[Some(cross("key.weight")), Some(cross("value.weight"))],
-            )?;
-            self.split(
-                &format!("{s}/attention/linear_1/bias"),
-                &[None, Some(cross("value.bias"))],
-            )?;
-            self.copy(
-                &format!("{s}/attention/linear_2/weight"),
-                &cross("out.weight"),
-                None,
-            )?;
-            self.copy(
-                &format!("{s}/attention/linear_2/bias"),
-                &cross("out.bias"),
-                None,
-            )?;
+            pieces.extend([
+                Copy("attention/layer_norm/gamma", "cross_attn_ln.weight"),
+                Copy("attention/layer_norm/beta", "cross_attn_ln.bias"),
+                Copy("attention/linear_0/weight", "cross_attn.query.weight"),
+                Copy("attention/linear_0/bias", "cross_attn.query.bias"),
+                Split(
+                    "attention/linear_1/weight",
+                    &[
+                        Some("cross_attn.key.weight"),
+                        Some("cross_attn.value.weight"),
+                    ],
+                ),
+                Split(
+                    "attention/linear_1/bias",
+                    &[None, Some("cross_attn.value.bias")],
+                ),
+                Copy("attention/linear_2/weight", "cross_attn.out.weight"),
+                Copy("attention/linear_2/bias", "cross_attn.out.bias"),
+            ]);
         }
-        for (src, dst) in [
-            ("ffn/layer_norm/gamma", "mlp_ln.weight"),
-            ("ffn/layer_norm/beta", "mlp_ln.bias"),
-            ("ffn/linear_0/weight", "mlp.0.weight"),
-            ("ffn/linear_0/bias", "mlp.0.bias"),
-            ("ffn/linear_1/weight", "mlp.2.weight"),
-            ("ffn/linear_1/bias", "mlp.2.bias"),
-        ] {
-            self.copy(&format!("{s}/{src}"), &format!("{d}.{dst}"), None)?;
+        pieces.extend([
+            Copy("ffn/layer_norm/gamma", "mlp_ln.weight"),
+            Copy("ffn/layer_norm/beta", "mlp_ln.bias"),
+            Copy("ffn/linear_0/weight", "mlp.0.weight"),
+            Copy("ffn/linear_0/bias", "mlp.0.bias"),
+            Copy("ffn/linear_1/weight", "mlp.2.weight"),
+            Copy("ffn/linear_1/bias", "mlp.2.bias"),
+        ]);
+        let (s, d) = (format!("{side}/layer_{i}"), format!("{side}.blocks.{i}"));
+        for piece in pieces {
+            match piece {
+                Copy(src, dst) => self.copy(&format!("{s}/{src}"), &format!("{d}.{dst}"), None)?,
+                Split(src, parts) => {
+                    let parts: Vec<Option<String>> = parts
+                        .iter()
+                        .map(|p| p.map(|p| format!("{d}.{p}")))
+                        .collect();
+                    self.split(&format!("{s}/{src}"), &parts)?
+                }
+            }
         }
         Ok(())
     }

@@ -65,16 +65,16 @@ build_everything
 phase "setup: waiting for the peers"
 if ! wait $peers_pid; then
   cat "$peers_log"
+  echo "setup's peers part failed (its output above)" >&2
+  exit 1
+fi
+cat "$peers_log"
 
 # The models and the browser driver, fetched by the `cowork` just built, exactly as an installed
 # Cowork fetches them (the same code: manifest, resume, sha256). Their archives stay in the cache
 # (--keep-downloads): tests/deb-install.sh serves them to the package as a loopback mirror.
 phase "assets: cowork assets fetch"
 "$CARGO_TARGET_DIR/debug/cowork" assets fetch --all --keep-downloads
-  echo "setup's peers part failed (its output above)" >&2
-  exit 1
-fi
-cat "$peers_log"
 
 # Benchmark smoke runs, of the build above (run_bench: no second resolution of features).
 phase "benchmark smoke runs"

@@ -672,3 +672,57 @@ fn doctor_exits_non_zero_when_what_the_person_set_up_does_not_work() {
         "{said}"
     );
 }
+
+/// `cowork assets`: what each asset costs before anything is fetched, a fetch from a mirror folder
+/// (the real archives run-all kept) with a progress line, and a clear error for a name that is
+/// not in the manifest. Answers before the app opens, like the doctor.
+#[test]
+fn assets_say_their_cost_then_come_from_a_mirror_with_progress() {
+    let home = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let kept = cowork_assets::cache_root()
+        .unwrap()
+        .join("cowork/downloads");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
+            .args(args)
+            .env("COWORK_HOME", home.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap()
+    };
+    let listed = output_text(&run(&["assets", "list"]));
+    assert!(
+        listed.contains("whisper-tiny-en") && listed.contains("download 72 MB"),
+        "{listed}"
+    );
+
+    let fetched = run(&[
+        "assets",
+        "fetch",
+        "whisper-tiny-en",
+        "--mirror",
+        kept.to_str().unwrap(),
+    ]);
+    let said = output_text(&fetched);
+    assert!(fetched.status.success(), "{said}");
+    assert!(
+        said.contains("making ggml-tiny.en.bin") && said.contains("whisper-tiny-en: ready"),
+        "{said}"
+    );
+    let listed = output_text(&run(&["assets", "list"]));
+    let row = listed
+        .lines()
+        .find(|l| l.starts_with("whisper-tiny-en"))
+        .unwrap();
+    assert!(row.contains(" here "), "{listed}");
+    let again = output_text(&run(&["assets", "fetch", "whisper-tiny-en"]));
+    assert!(
+        !again.contains("making"),
+        "a present asset is not made again: {again}"
+    );
+
+    let unknown = run(&["assets", "fetch", "gpt-5"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(output_text(&unknown).contains("no asset named “gpt-5” (see `cowork assets list`)"));
+}

@@ -49,6 +49,11 @@ pub(crate) async fn assets(cli: &Cli, cmd: &AssetsCmd) -> Result<ExitCode, Strin
             let wanted = chosen(&list, ids, *all)?;
             let fetcher = cowork_app::assets::fetcher(cli.home.clone(), mirror.clone())?
                 .keep_downloads(*keep_downloads);
+            if wanted.is_empty() {
+                say!(
+                    "every asset Cowork uses by default is here (`cowork assets list` shows the optional ones)"
+                );
+            }
             let line = ProgressLine::new();
             for id in wanted {
                 let asset = cowork_app::assets::find(&id).expect("chosen from the manifest");

@@ -180,6 +180,19 @@ if [ ! -f "$corpora/jfk/jfk.wav" ] || [ ! -f "$corpora/jfk/jfk.mp3" ]; then
   mv "$tmp/package/lib/whisper.cpp/bindings/go/samples/jfk.wav" "$tmp/package/cpp/whisper.cpp/samples/jfk.mp3" "$corpora/jfk/"
   rm -rf "$tmp"
 fi
+# Mandarin nobody here synthesized: a line spoken in a film clip, the Chinese reference sample of
+# PyPI f5-tts 1.1.22 (MIT), whose speech_edit.py gives its text. Checked by sha256; never committed.
+if [ ! -f "$corpora/zh/basic_ref_zh.wav" ]; then
+  echo "setup: fetching a real Mandarin recording (PyPI f5-tts 1.1.22) into $corpora/zh"
+  tmp=$(mktemp -d)
+  pip download --quiet --no-deps "f5-tts==1.1.22" -d "$tmp" >/dev/null
+  echo "f0505dfb5463645caa526bace346ed1c89bcc9acb9ef42fdffd56c2c4c0a09d1  $tmp/f5_tts-1.1.22-py3-none-any.whl" | sha256sum -c --quiet
+  python3 -m zipfile -e "$tmp/f5_tts-1.1.22-py3-none-any.whl" "$tmp/wheel"
+  echo "96724a113240d1f82c6ded1334122f0176b96c9226ccd3c919e625bcfd2a3ede  $tmp/wheel/f5_tts/infer/examples/basic/basic_ref_zh.wav" | sha256sum -c --quiet
+  mkdir -p "$corpora/zh"
+  mv "$tmp/wheel/f5_tts/infer/examples/basic/basic_ref_zh.wav" "$corpora/zh/"
+  rm -rf "$tmp"
+fi
 # Recorded real web answers for the web family's replay server (never committed): real feeds
 # (BBC RSS, a YouTube Atom feed, Elastic's JSON Feed, Cloudflare's blog) from the feed-rs crate's
 # fixtures (crates.io, MIT); a real Brave Search API answer from brave-search-python-client's

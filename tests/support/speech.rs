@@ -18,6 +18,22 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// Word error rate: edit distance over words / words said.
 pub fn wer(said: &[String], heard: &[String]) -> f64 {
+    error_rate(said, heard)
+}
+
+/// Character error rate (how Chinese is scored: it has no spaces between words): edit distance
+/// over letters, digits and ideographs — punctuation and spaces left out — / characters said.
+pub fn cer(said: &str, heard: &str) -> f64 {
+    let chars = |t: &str| {
+        t.chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<Vec<_>>()
+    };
+    error_rate(&chars(said), &chars(heard))
+}
+
+/// Edit distance between what was said and heard, over the length of what was said.
+fn error_rate<T: PartialEq>(said: &[T], heard: &[T]) -> f64 {
     let mut row: Vec<usize> = (0..=heard.len()).collect();
     for (i, s) in said.iter().enumerate() {
         let mut prev = row[0];

@@ -94,6 +94,11 @@ chroot "$root" chown ada:ada /home/ada/jfk.wav
 heard=$(as_ada cowork --workspace /home/ada voice transcribe /home/ada/jfk.wav)
 echo "$heard" | grep -qi "country" || { echo "$heard"; echo "deb-install: the recording was not transcribed" >&2; exit 1; }
 echo "deb-install: voice: $(echo "$heard" | head -n1)"
+cp "$HOME/.cache/cowork/corpora/zh/basic_ref_zh.wav" "$root/home/ada/zh.wav"
+chroot "$root" chown ada:ada /home/ada/zh.wav
+heard=$(as_ada cowork --workspace /home/ada voice transcribe /home/ada/zh.wav)
+echo "$heard" | grep -q "真人" || { echo "$heard"; echo "deb-install: the Mandarin recording was not transcribed" >&2; exit 1; }
+echo "deb-install: voice (Mandarin, 99-language model): $(echo "$heard" | head -n1)"
 # The browser needs Debian's Chromium (the doctor names it): installed as the person would.
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 page=$(mktemp -d)
@@ -105,6 +110,7 @@ for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$page_port/" && b
 seen=$(printf 'y\ny\ny\n' | as_ada env COWORK_APPROVE_FROM_STDIN=1 cowork tools call browser_navigate --args "{\"url\": \"http://127.0.0.1:$page_port/\"}" 2>&1)
 echo "$seen" | grep -q "Tomatoes need sun" || { echo "$seen"; echo "deb-install: the browser did not open the page" >&2; exit 1; }
 echo "deb-install: browser: opened a loopback page and read its heading"
+as_ada cowork doctor | sed 's/^/deb-install:   doctor (end of the day): /' || true
 
 # Launch under a display of this machine's; the installed app says when it is interactive.
 display=":$((200 + RANDOM % 100))"

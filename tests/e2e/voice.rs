@@ -1,6 +1,6 @@
 //! The voice family on real speech: espeak-ng says sentences, sox writes them in the formats
 //! people have (WAV at 22 kHz, FLAC at 44.1 kHz stereo), and `transcribe` — whisper.cpp with the
-//! Whisper tiny.en model setup converted — must give the words back, through the whole gate.
+//! Whisper models Cowork downloads — must give the words back, through the whole gate.
 
 use cowork_app::{App, AppOptions};
 use cowork_core::{CallRequest, Caller, DenyApprover, SchedulerConfig};
@@ -28,19 +28,31 @@ fn say(text: &str, wav: &Path, sox_args: &[&str], out: &Path) {
     assert!(converted.success());
 }
 
+/// The app with `roots` open as workspaces; asks are denied (transcribe needs none).
+fn reading(home: Option<std::path::PathBuf>, roots: Vec<std::path::PathBuf>) -> App {
+    App::open(AppOptions {
+        home,
+        workspace_roots: roots,
+        approver: Arc::new(DenyApprover),
+        scheduler: SchedulerConfig::default(),
+    })
+    .unwrap()
+}
+
+/// `transcribe` through the gate, as the command line calls it.
+async fn transcribe(app: &App, args: serde_json::Value) -> cowork_core::CallOutcome {
+    app.scheduler()
+        .call(CallRequest::new("transcribe", args, Caller::Cli, "voice"))
+        .await
+}
+
 #[tokio::test]
 async fn transcribe_gives_back_spoken_sentences_from_wav_and_flac() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
     let workspace = workspace.canonicalize().unwrap();
-    let app = App::open(AppOptions {
-        home: Some(dir.path().join("home")),
-        workspace_roots: vec![workspace.clone()],
-        approver: Arc::new(DenyApprover),
-        scheduler: SchedulerConfig::default(),
-    })
-    .unwrap();
+    let app = reading(Some(dir.path().join("home")), vec![workspace.clone()]);
     let sentences = [
         (
             "schedule a meeting with Alice tomorrow morning",
@@ -62,15 +74,7 @@ async fn transcribe_gives_back_spoken_sentences_from_wav_and_flac() {
     for (text, args, name) in sentences {
         let file = workspace.join(name);
         say(text, &dir.path().join("raw.wav"), &args, &file);
-        let outcome = app
-            .scheduler()
-            .call(CallRequest::new(
-                "transcribe",
-                json!({"path": name}),
-                Caller::Cli,
-                "voice",
-            ))
-            .await;
+        let outcome = transcribe(&app, json!({"path": name})).await;
         let output = outcome.result.unwrap_or_else(|e| panic!("{name}: {e}"));
         let heard = output.structured.unwrap();
         assert_eq!(heard["language"], "en", "{heard}");
@@ -87,15 +91,7 @@ async fn transcribe_gives_back_spoken_sentences_from_wav_and_flac() {
 
     // Not audio: a clear error that says which formats are read.
     std::fs::write(workspace.join("notes.txt"), "not audio").unwrap();
-    let bad = app
-        .scheduler()
-        .call(CallRequest::new(
-            "transcribe",
-            json!({"path": "notes.txt"}),
-            Caller::Cli,
-            "voice",
-        ))
-        .await;
+    let bad = transcribe(&app, json!({"path": "notes.txt"})).await;
     let message = bad.result.unwrap_err().to_string();
     assert!(message.contains("WAV, FLAC"), "{message}");
 }
@@ -121,22 +117,11 @@ async fn transcribe_hears_mandarin_with_the_multilingual_model() {
         json!({"voice": {"model": model}}).to_string(),
     )
     .unwrap();
-    let app = App::open(AppOptions {
-        home: Some(home),
-        workspace_roots: vec![corpus.canonicalize().expect("tests/setup.sh fetches it")],
-        approver: Arc::new(DenyApprover),
-        scheduler: SchedulerConfig::default(),
-    })
-    .unwrap();
-    let outcome = app
-        .scheduler()
-        .call(CallRequest::new(
-            "transcribe",
-            json!({"path": "basic_ref_zh.wav"}),
-            Caller::Cli,
-            "voice",
-        ))
-        .await;
+    let app = reading(
+        Some(home),
+        vec![corpus.canonicalize().expect("tests/setup.sh fetches it")],
+    );
+    let outcome = transcribe(&app, json!({"path": "basic_ref_zh.wav"})).await;
     let heard = outcome.result.unwrap().structured.unwrap();
     let text = heard["text"].as_str().unwrap();
     assert_eq!(heard["language"], "zh", "{heard}");
@@ -157,27 +142,16 @@ async fn transcribe_gives_back_a_real_recording_word_for_word() {
     let corpus =
         std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/cowork/corpora/jfk");
     let dir = tempfile::tempdir().unwrap();
-    let app = App::open(AppOptions {
-        home: Some(dir.path().join("home")),
-        workspace_roots: vec![corpus.canonicalize().expect("tests/setup.sh fetches it")],
-        approver: Arc::new(DenyApprover),
-        scheduler: SchedulerConfig::default(),
-    })
-    .unwrap();
+    let app = reading(
+        Some(dir.path().join("home")),
+        vec![corpus.canonicalize().expect("tests/setup.sh fetches it")],
+    );
     let said = words(
         "And so my fellow Americans, ask not what your country can do for you, \
          ask what you can do for your country.",
     );
     for file in ["jfk.wav", "jfk.mp3"] {
-        let outcome = app
-            .scheduler()
-            .call(CallRequest::new(
-                "transcribe",
-                json!({"path": file}),
-                Caller::Cli,
-                "voice",
-            ))
-            .await;
+        let outcome = transcribe(&app, json!({"path": file})).await;
         let heard = outcome.result.unwrap_or_else(|e| panic!("{file}: {e}"));
         let heard = heard.structured.unwrap();
         let text = heard["text"].as_str().unwrap();

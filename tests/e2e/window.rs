@@ -287,10 +287,17 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.wait_for("[data-testid=rules]").await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
-    let plan = d
-        .wait_for("[data-testid=mode] label:nth-of-type(2) input[name=mode]")
-        .await;
-    d.click(&plan).await;
+    // Clicked until it holds: a click that lands while the page still loads its settings is
+    // undone by the load (seen on a loaded machine).
+    let plan = "[data-testid=mode] label:nth-of-type(2) input[name=mode]";
+    cowork_tests::wait::until("plan mode to be chosen", || async {
+        d.click(&d.wait_for(plan).await).await;
+        match d.find(&format!("{plan}:checked")).await {
+            Some(_) => Ok(()),
+            None => Err("the radio is not checked".to_string()),
+        }
+    })
+    .await;
     save_settings(&d).await;
     d.click(&d.wait_for("nav button:nth-child(1)").await).await;
     send("plan something").await;

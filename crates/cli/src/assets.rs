@@ -49,10 +49,12 @@ pub(crate) async fn assets(cli: &Cli, cmd: &AssetsCmd) -> Result<ExitCode, Strin
             let wanted = chosen(&list, ids, *all)?;
             let fetcher = cowork_app::assets::fetcher(cli.home.clone(), mirror.clone())?
                 .keep_downloads(*keep_downloads);
-            if wanted.is_empty() {
-                say!(
+            match (wanted.is_empty(), *all) {
+                (true, true) => say!("every asset is here"),
+                (true, false) => say!(
                     "every asset Cowork uses by default is here (`cowork assets list` shows the optional ones)"
-                );
+                ),
+                (false, _) => {}
             }
             let line = ProgressLine::new();
             for id in wanted {

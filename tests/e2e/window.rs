@@ -287,8 +287,8 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
     d.wait_for("[data-testid=rules]").await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
-    // Clicked until it holds: a click that lands while the page still loads its settings is
-    // undone by the load (seen on a loaded machine).
+    // Clicked until it holds: the radios stay off until the page has loaded the saved mode
+    // (a click before that was undone by the load, seen on a loaded machine).
     let plan = "[data-testid=mode] label:nth-of-type(2) input[name=mode]";
     cowork_tests::wait::until("plan mode to be chosen", || async {
         d.click(&d.wait_for(plan).await).await;

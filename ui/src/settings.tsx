@@ -537,7 +537,14 @@ function PermissionsPage({ conversation }: { conversation: string | null }) {
         <legend>{t("mode")}</legend>
         {(["normal", "plan", "accept-edits"] as Mode[]).map((m) => (
           <label class="inline" key={m}>
-            <input type="radio" name="mode" checked={mode.value === m} onChange={() => mode.set(m)} />
+            {/* Off until the saved mode is loaded: a choice made earlier would be undone by it. */}
+            <input
+              type="radio"
+              name="mode"
+              checked={mode.value === m}
+              disabled={mode.value === null}
+              onChange={() => mode.set(m)}
+            />
             {m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits")}
           </label>
         ))}

@@ -30,7 +30,7 @@ async fn setup() -> (MailServer, Harness, Arc<Recorder>) {
     for (name, password) in USERS {
         add_account(&h, &server, name, password);
     }
-    tokio::spawn(h.mail.outbox_worker());
+    tokio::spawn(h.app.outbox_worker());
     (server, h, yes)
 }
 

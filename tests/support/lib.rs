@@ -1,4 +1,5 @@
-//! Test harness: a real data dir in a temp folder, the real core, and probe tools whose effects
+//! Test harness: a real data dir in a temp folder, the app opened with the production wiring
+//! (`App::builder`: every family, the gate, chains, toolpacks), and probe tools whose effects
 //! and behaviour tests choose. Probes are registered like any family's tools and run only
 //! through the scheduler.
 
@@ -20,8 +21,8 @@ use cowork_contract::{
     Annotations, CallPlan, Content, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, Tool,
     ToolContext, ToolError, ToolMeta, ToolOutput, ToolResult, ToolSpec, typed,
 };
-use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
-use cowork_store::{DataDir, Store};
+use cowork_core::{Approver, Scheduler, SchedulerConfig};
+use cowork_store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -36,8 +37,9 @@ pub struct Harness {
     pub scheduler: Arc<Scheduler>,
     /// What the families read as the keyring (account passwords).
     pub secrets: Arc<MapSecrets>,
-    /// The mail family (undo delay [`MAIL_UNDO`]); tests spawn its `outbox_worker` when they send.
-    pub mail: Arc<cowork_mail::MailTools>,
+    /// The app (mail's undo delay [`MAIL_UNDO`]; tests spawn its `outbox_worker` when they
+    /// send).
+    pub app: cowork_app::App,
     /// The vault (folder `home/vault`), with the e5 model setup installed.
     pub vault: Arc<cowork_vault::Vault>,
 }
@@ -134,64 +136,35 @@ impl Harness {
             std::fs::create_dir_all(dir.path().join("ws")).unwrap();
             dir.path().join("ws").canonicalize().unwrap()
         });
-        let store =
-            Store::open(DataDir::at(dir.path().join("home")), &cowork_app::SCHEMAS).unwrap();
-        let registry = Registry::new();
-        cowork_core::register_core_tools(&registry);
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_personal::PersonalTools::new(&store).unwrap()),
-        );
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_files::FilesTools::new(&store).unwrap()),
-        );
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        // The undo delay is a setting, read when the mail family opens.
+        let undo = serde_json::json!({ "mail": { "undoSeconds": MAIL_UNDO.as_secs_f64() } });
+        std::fs::write(home.join("settings.json"), undo.to_string()).unwrap();
         let secrets = Arc::new(MapSecrets::default());
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_calendar::CalendarTools::new(&store, secrets.clone()).unwrap()),
-        );
-        let mail =
-            Arc::new(cowork_mail::MailTools::new(&store, secrets.clone(), MAIL_UNDO).unwrap());
-        registry.add_provider(Layer::Builtin, mail.clone());
-        let vault = cowork_vault::Vault::open(&store, store.dir().vault_dir()).unwrap();
-        vault.set_embedder(e5());
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_vault::VaultTools::new(vault.clone())),
-        );
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_web::WebTools::new(
-                dir.path().join("web-cache"),
-                Some(store.dir().settings_path()),
-                secrets.clone(),
-            )),
-        );
-        registry.add_provider(Layer::Builtin, Arc::new(Probes));
-        let policy =
-            Arc::new(PolicyBridge::open(&store, std::slice::from_ref(&workspace)).unwrap());
-        policy.set_repository_programs(Arc::new(|root: &std::path::Path| {
-            cowork_files::git::configured_programs(root)
-        }));
-        let audit = Arc::new(AuditLog::open(&store).unwrap());
-        let env = EffectEnv {
+        let app = cowork_app::App::builder(cowork_app::AppOptions {
+            home: Some(home),
             workspace_roots: vec![workspace.clone()],
-            home: Some(dir.path().join("userhome")),
-            ..Default::default()
-        };
-        let scheduler = Arc::new(Scheduler::new(
-            registry, policy, audit, approver, env, config,
-        ));
-        cowork_core::register_person_tools(&scheduler);
+            approver,
+            scheduler: config,
+        })
+        .secrets(secrets.clone())
+        .embedder(e5())
+        .person_home(dir.path().join("userhome"))
+        .tools(Arc::new(Probes))
+        .without_logging()
+        .open()
+        .unwrap();
+        let (store, scheduler) = (app.store().clone(), app.scheduler().clone());
+        let vault = app.vault().clone();
         Harness {
             dir,
             workspace,
             store,
             scheduler,
             secrets,
-            mail,
             vault,
+            app,
         }
     }
 

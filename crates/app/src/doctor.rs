@@ -6,6 +6,7 @@
 use crate::agent_settings::{AgentSettings, LOCAL_SERVERS, check_provider, detect_local_servers};
 use crate::desktop::DesktopSettings;
 use cowork_store::DataDir;
+use cowork_store::settings::Section;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -210,6 +211,16 @@ fn data(home: &DataDir) -> Finding {
     {
         return Finding::new(Capability::Data, Health::Missing, e).needed(true);
     }
+    let unreadable = crate::families::unreadable_settings(&settings);
+    if !unreadable.is_empty() {
+        let (keys, whys): (Vec<_>, Vec<_>) = unreadable.into_iter().unzip();
+        let why = format!(
+            "{} — until then `{}` use their defaults",
+            whys.join("; "),
+            keys.join("`, `")
+        );
+        return Finding::new(Capability::Data, Health::Degraded, why).needed(true);
+    }
     Finding::new(
         Capability::Data,
         Health::Works,
@@ -289,8 +300,7 @@ fn sandbox() -> Finding {
 }
 
 fn memory(settings: &Path) -> Finding {
-    let vault = cowork_store::settings::section::<crate::VaultSettings>(settings, "vault")
-        .unwrap_or_default();
+    let vault = crate::VaultSettings::load(settings).unwrap_or_default();
     match crate::vault::local_embedder(&vault.embedder) {
         None => Finding::new(
             Capability::Memory,
@@ -319,11 +329,7 @@ fn memory(settings: &Path) -> Finding {
 }
 
 async fn browser(home: &DataDir) -> Finding {
-    let settings = cowork_store::settings::section::<cowork_browser::BrowserSettings>(
-        &home.settings_path(),
-        "browser",
-    )
-    .unwrap_or_default();
+    let settings = cowork_browser::BrowserSettings::load(&home.settings_path()).unwrap_or_default();
     let config =
         cowork_browser::BrowserConfig::from_settings(home.root().join("browser-profile"), settings);
     match config.check().await {

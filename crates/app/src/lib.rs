@@ -8,6 +8,7 @@ pub mod assets;
 pub mod attachments;
 mod desktop;
 pub mod doctor;
+mod families;
 mod follow;
 pub mod gnome_shortcut;
 pub mod instance;
@@ -67,6 +68,7 @@ pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
+use cowork_store::settings::Section;
 use cowork_store::{DataDir, Store};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -123,6 +125,8 @@ pub enum AppError {
     Vault(String),
     #[error("chains: {0}")]
     Chains(String),
+    #[error("the {0} family is missing from the families' table")]
+    Family(&'static str),
     #[error(
         "workspace {path}: {source} — open an existing folder (the folder button above the chat, or --workspace)"
     )]
@@ -164,15 +168,6 @@ impl Drop for App {
         // Servers are child processes: they end with the app.
         self.gateway.stop_all();
     }
-}
-
-/// A family's section of settings.json; one that does not parse is reported and its defaults
-/// used (a typo must not keep the app from starting).
-fn family_settings<T: serde::de::DeserializeOwned + Default>(store: &Store, key: &str) -> T {
-    cowork_store::settings::section(&store.dir().settings_path(), key).unwrap_or_else(|e| {
-        tracing::warn!("{e}; using the defaults");
-        T::default()
-    })
 }
 
 /// Every log line passes through here: control characters escaped (a page title or a server's
@@ -282,165 +277,265 @@ fn init_logging(dir: &DataDir) {
     }
 }
 
-/// Every owner's tables, in the order a fresh database creates them.
-pub static SCHEMAS: [&cowork_store::Schema; 8] = [
-    &cowork_core::SCHEMA,
-    &cowork_personal::SCHEMA,
-    &cowork_agent::SCHEMA,
-    &cowork_files::SCHEMA,
-    &cowork_calendar::SCHEMA,
-    &cowork_chains::SCHEMA,
-    &cowork_mail::SCHEMA,
-    &cowork_vault::SCHEMA,
-];
+pub use families::SCHEMAS;
 
-impl App {
-    pub fn open(options: AppOptions) -> Result<App, AppError> {
-        let dir = match options.home {
-            Some(home) => DataDir::at(home),
+/// `toolpacks` in settings.json.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ToolpackSettings {
+    /// Where GitHub installs go instead of api.github.com (a mirror, or the tests' loopback
+    /// server).
+    github_api: Option<String>,
+}
+
+impl Section for ToolpackSettings {
+    const KEY: &'static str = "toolpacks";
+}
+
+/// `audit` in settings.json.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct AuditSettings {
+    /// Where the window appends the audit head at each start (see `record_anchor_at_start`).
+    anchor_file: Option<String>,
+}
+
+impl Section for AuditSettings {
+    const KEY: &'static str = "audit";
+}
+
+/// How an app is opened: the shells' options, plus what tests inject instead of the
+/// machine's own (keyring, embedding model, home folder, more tools). Everything else is the
+/// production wiring: the tests' harness opens its apps here too.
+pub struct AppBuilder {
+    options: AppOptions,
+    secrets: Arc<dyn cowork_contract::SecretSource>,
+    embedder: Option<Result<Arc<dyn cowork_vault::Embedder>, String>>,
+    person_home: Option<PathBuf>,
+    more_tools: Vec<Arc<dyn cowork_contract::ToolProvider>>,
+    logging: bool,
+}
+
+impl AppBuilder {
+    /// Account passwords and keys from `secrets` instead of the OS keyring.
+    pub fn secrets(mut self, secrets: Arc<dyn cowork_contract::SecretSource>) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The vault's embedding model, instead of the one its settings choose.
+    pub fn embedder(mut self, embedder: Result<Arc<dyn cowork_vault::Embedder>, String>) -> Self {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The person's home folder (`~` in settings, the policy's home) instead of `$HOME`.
+    pub fn person_home(mut self, home: PathBuf) -> Self {
+        self.person_home = Some(home);
+        self
+    }
+
+    /// More tools beside the families' (built-in layer; reviewed like every tool).
+    pub fn tools(mut self, provider: Arc<dyn cowork_contract::ToolProvider>) -> Self {
+        self.more_tools.push(provider);
+        self
+    }
+
+    /// No log file: for processes that open many apps one after another (tests).
+    pub fn without_logging(mut self) -> Self {
+        self.logging = false;
+        self
+    }
+
+    pub fn open(self) -> Result<App, AppError> {
+        let dir = match &self.options.home {
+            Some(home) => DataDir::at(home.clone()),
             None => DataDir::locate()?,
         };
         let store = Store::open(dir, &SCHEMAS)?;
-        init_logging(store.dir());
-        let roots = options
-            .workspace_roots
-            .iter()
-            .map(|r| {
-                r.canonicalize().map_err(|source| AppError::Workspace {
-                    path: r.clone(),
-                    source,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-
+        if self.logging {
+            init_logging(store.dir());
+        }
+        let roots = canonical_roots(&self.options.workspace_roots)?;
         let registry = Registry::new();
         cowork_core::register_core_tools(&registry);
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_personal::PersonalTools::new(&store)?),
-        );
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_files::FilesTools::new(&store)?),
-        );
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_calendar::CalendarTools::new(
-                &store,
-                Arc::new(secrets::Keyring),
-            )?),
-        );
-        let mail = Arc::new(cowork_mail::MailTools::new(
-            &store,
-            Arc::new(secrets::Keyring),
-            family_settings::<cowork_mail::MailSettings>(&store, "mail").undo_delay(),
-        )?);
-        registry.add_provider(Layer::Builtin, mail.clone());
-        let vault_settings =
-            VaultSettings::load(&store.dir().settings_path()).unwrap_or_else(|e| {
-                tracing::warn!("{e}");
-                VaultSettings::default()
-            });
-        let vault_folder = match vault_settings
-            .folder
-            .as_deref()
-            .map(|f| f.to_string_lossy().to_string())
-        {
-            // "~/Notes" in settings.json means the home folder's Notes.
-            Some(f) if f.starts_with("~/") => std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default()
-                .join(&f[2..]),
-            Some(f) => PathBuf::from(f),
-            None => store.dir().vault_dir(),
+        let wiring = families::Wiring {
+            store: &store,
+            secrets: self.secrets.clone(),
+            embedder: self.embedder.clone(),
+            person_home: self.person_home.clone(),
         };
-        let vault = cowork_vault::Vault::open(&store, vault_folder).map_err(AppError::Vault)?;
-        if let Some(local) = vault::local_embedder(&vault_settings.embedder) {
-            vault.set_embedder(local);
+        let mut opened = families::Opened::default();
+        for family in &families::FAMILIES {
+            let tools = (family.open)(&wiring, &mut opened)?;
+            tracing::debug!(family = family.name, "opened");
+            registry.add_provider(Layer::Builtin, tools);
         }
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_vault::VaultTools::new(vault.clone())),
-        );
-        let browser = Arc::new(cowork_browser::BrowserTools::new(
-            cowork_browser::BrowserConfig::from_settings(
-                store.dir().root().join("browser-profile"),
-                family_settings(&store, "browser"),
-            ),
+        for tools in &self.more_tools {
+            registry.add_provider(Layer::Builtin, tools.clone());
+        }
+        let toolpacks = Toolpacks::open(&store, &registry);
+        let scheduler = self.scheduler(&store, registry, roots)?;
+        App::assemble(store, scheduler, toolpacks, opened)
+    }
+
+    /// The gate in front of the registry: policy, audit, the person's approver and what the
+    /// effects are judged against.
+    fn scheduler(
+        self,
+        store: &Store,
+        registry: Arc<Registry>,
+        roots: Vec<PathBuf>,
+    ) -> Result<Arc<Scheduler>, AppError> {
+        let policy = Arc::new(PolicyBridge::open(store, &roots)?);
+        // Trust in a folder covers what its repository runs, as the trust review lists it.
+        policy.set_repository_programs(Arc::new(|root: &std::path::Path| {
+            cowork_files::git::configured_programs(root)
+        }));
+        let env = EffectEnv {
+            workspace_roots: roots,
+            home: self
+                .person_home
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from)),
+            cowork_data: Some(store.dir().root().to_path_buf()),
+        };
+        let scheduler = Arc::new(Scheduler::new(
+            registry,
+            policy,
+            Arc::new(AuditLog::open(store)?),
+            self.options.approver,
+            env,
+            self.options.scheduler,
         ));
-        registry.add_provider(Layer::Builtin, browser.clone());
-        let voice = cowork_voice::Voice::new(Some(store.dir().settings_path()));
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_voice::VoiceTools::new(voice.clone())),
-        );
-        registry.add_provider(
-            Layer::Builtin,
-            Arc::new(cowork_web::WebTools::new(
-                store.dir().root().join("cache/web"),
-                Some(store.dir().settings_path()),
-                Arc::new(secrets::Keyring),
-            )),
-        );
-        // MCP tools, the highest layer. Servers start later (`start_toolpacks`, on a runtime);
-        // each discovery or list_changed reloads the registry.
+        scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(store)?));
+        // ask_user, confirm, request_input and the model's plan mode speak through the scheduler.
+        cowork_core::register_person_tools(&scheduler);
+        Ok(scheduler)
+    }
+}
+
+fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, AppError> {
+    roots
+        .iter()
+        .map(|r| {
+            r.canonicalize().map_err(|source| AppError::Workspace {
+                path: r.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// The MCP layer: the gateway (the registry's highest layer) and the installed packs. Servers
+/// start later (`start_toolpacks`, on a runtime); each discovery or list_changed reloads the
+/// registry and ticks `changes`.
+struct Toolpacks {
+    gateway: Arc<cowork_mcp::McpGateway>,
+    packs: cowork_mcp::Toolpacks,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Toolpacks {
+    fn open(store: &Store, registry: &Arc<Registry>) -> Toolpacks {
         let gateway = cowork_mcp::McpGateway::new();
         registry.add_provider(Layer::Mcp, gateway.clone());
-        let weak = Arc::downgrade(&registry);
-        let toolpack_changes = tokio::sync::watch::Sender::new(0u64);
-        let changed = toolpack_changes.clone();
+        let weak = Arc::downgrade(registry);
+        let changes = tokio::sync::watch::Sender::new(0u64);
+        let changed = changes.clone();
         gateway.set_on_change(Arc::new(move || {
             if let Some(registry) = weak.upgrade() {
                 registry.reload();
             }
             changed.send_modify(|n| *n += 1);
         }));
-        let mut toolpacks = cowork_mcp::Toolpacks::new(store.dir().root());
-        // `toolpacks.githubApi` in settings.json points GitHub installs elsewhere (a mirror, or
-        // the tests' loopback server).
-        if let Ok(settings) = cowork_store::settings::read_json(&store.dir().settings_path())
-            && let Some(api) = settings
-                .pointer("/toolpacks/githubApi")
-                .and_then(|v| v.as_str())
+        let mut packs = cowork_mcp::Toolpacks::new(store.dir().root());
+        if let Some(api) =
+            ToolpackSettings::load_or_default(&store.dir().settings_path()).github_api
         {
-            toolpacks.github_api = api.to_string();
+            packs.github_api = api;
         }
+        Toolpacks {
+            gateway,
+            packs,
+            changes,
+        }
+    }
 
-        let policy = Arc::new(PolicyBridge::open(&store, &roots)?);
-        // Trust in a folder covers what its repository runs, as the trust review lists it.
-        policy.set_repository_programs(Arc::new(|root: &std::path::Path| {
-            cowork_files::git::configured_programs(root)
-        }));
-        let audit = Arc::new(AuditLog::open(&store)?);
-        let env = EffectEnv {
-            workspace_roots: roots,
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            cowork_data: Some(store.dir().root().to_path_buf()),
-        };
-        let scheduler = Arc::new(Scheduler::new(
-            registry,
-            policy,
-            audit,
-            options.approver,
-            env,
-            options.scheduler,
-        ));
-        scheduler.set_suspensions(Arc::new(cowork_core::SuspendCoordinator::open(&store)?));
-        scheduler.add_resume_probe(browser.resume_probe());
-        // ask_user, confirm, request_input and the model's plan mode speak through the scheduler.
-        cowork_core::register_person_tools(&scheduler);
-        // Chains: the person's (data dir) first, then the enabled toolpacks'; each is a tool too.
-        let mut chain_dirs = vec![store.dir().root().join("chains")];
-        if let Ok(packs) = toolpacks.list() {
-            chain_dirs.extend(
+    /// Chain folders: the person's (data dir) first, then the enabled toolpacks'.
+    fn chain_dirs(&self, store: &Store) -> Vec<PathBuf> {
+        let mut dirs = vec![store.dir().root().join("chains")];
+        if let Ok(packs) = self.packs.list() {
+            dirs.extend(
                 packs
                     .iter()
                     .filter(|(_, record)| record.enabled)
-                    .map(|(name, _)| toolpacks.dir_of(name).join("chains")),
+                    .map(|(name, _)| self.packs.dir_of(name).join("chains")),
             );
         }
+        dirs
+    }
+}
+
+/// Servers' elicitations go to the person through the same Approver as asks, audited.
+fn elicit_through(scheduler: &Arc<Scheduler>) -> cowork_mcp::Elicitor {
+    let weak = Arc::downgrade(scheduler);
+    Arc::new(move |e: cowork_mcp::Elicitation| {
+        let weak = weak.clone();
+        Box::pin(async move {
+            let Some(scheduler) = weak.upgrade() else {
+                return cowork_mcp::ElicitReply::Decline;
+            };
+            let request = cowork_core::ElicitationRequest {
+                id: uuid::Uuid::now_v7().to_string(),
+                from: format!("mcp:{}", e.server),
+                message: e.message,
+                schema: e.schema,
+            };
+            match scheduler.elicit(request).await {
+                cowork_core::ElicitationAnswer::Accept { content } => {
+                    cowork_mcp::ElicitReply::Accept(content)
+                }
+                cowork_core::ElicitationAnswer::Decline => cowork_mcp::ElicitReply::Decline,
+                cowork_core::ElicitationAnswer::Cancel => cowork_mcp::ElicitReply::Cancel,
+            }
+        })
+    })
+}
+
+/// A family the table lacks: a programming error the families' unit test catches first.
+fn missing(family: &'static str) -> AppError {
+    AppError::Family(family)
+}
+
+impl App {
+    /// The app as the shells open it: the machine's keyring, models and home.
+    pub fn open(options: AppOptions) -> Result<App, AppError> {
+        App::builder(options).open()
+    }
+
+    pub fn builder(options: AppOptions) -> AppBuilder {
+        AppBuilder {
+            options,
+            secrets: Arc::new(secrets::Keyring),
+            embedder: None,
+            person_home: None,
+            more_tools: Vec::new(),
+            logging: true,
+        }
+    }
+
+    /// The parts after the registry and the gate: chains (a tool provider that calls through
+    /// the scheduler), schedules, elicitation, and the families' handles.
+    fn assemble(
+        store: Store,
+        scheduler: Arc<Scheduler>,
+        toolpacks: Toolpacks,
+        opened: families::Opened,
+    ) -> Result<App, AppError> {
+        let browser = opened.browser.ok_or_else(|| missing("browser"))?;
+        scheduler.add_resume_probe(browser.resume_probe());
         let chains = Arc::new(
-            cowork_chains::Chains::open(&store, scheduler.clone(), chain_dirs)
+            cowork_chains::Chains::open(&store, scheduler.clone(), toolpacks.chain_dirs(&store))
                 .map_err(|e| AppError::Chains(e.to_string()))?,
         );
         scheduler
@@ -449,43 +544,22 @@ impl App {
         let schedules = Arc::new(
             cowork_chains::Schedules::open(&store).map_err(|e| AppError::Chains(e.to_string()))?,
         );
-        // Servers' elicitations go to the person through the same Approver as asks, audited.
-        let weak = Arc::downgrade(&scheduler);
-        gateway.set_elicitor(Arc::new(move |e: cowork_mcp::Elicitation| {
-            let weak = weak.clone();
-            Box::pin(async move {
-                let Some(scheduler) = weak.upgrade() else {
-                    return cowork_mcp::ElicitReply::Decline;
-                };
-                let request = cowork_core::ElicitationRequest {
-                    id: uuid::Uuid::now_v7().to_string(),
-                    from: format!("mcp:{}", e.server),
-                    message: e.message,
-                    schema: e.schema,
-                };
-                match scheduler.elicit(request).await {
-                    cowork_core::ElicitationAnswer::Accept { content } => {
-                        cowork_mcp::ElicitReply::Accept(content)
-                    }
-                    cowork_core::ElicitationAnswer::Decline => cowork_mcp::ElicitReply::Decline,
-                    cowork_core::ElicitationAnswer::Cancel => cowork_mcp::ElicitReply::Cancel,
-                }
-            })
-        }));
+        toolpacks.gateway.set_elicitor(elicit_through(&scheduler));
+        let (vault, vault_settings) = opened.vault.ok_or_else(|| missing("vault"))?;
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
         Ok(App {
+            mail: opened.mail.ok_or_else(|| missing("mail"))?,
+            voice: opened.voice.ok_or_else(|| missing("voice"))?,
             store,
             scheduler,
-            gateway,
-            toolpacks,
-            mail,
+            gateway: toolpacks.gateway,
+            toolpacks: toolpacks.packs,
             vault,
-            voice,
             vault_settings,
             browser,
             chains,
             schedules,
-            toolpack_changes,
+            toolpack_changes: toolpacks.changes,
         })
     }
 
@@ -702,14 +776,8 @@ impl App {
     /// start, so a later `cowork audit verify --anchor-file` can prove the log was not rewritten
     /// whole since. Best somewhere the data dir's owner cannot quietly edit (a synced folder).
     pub fn record_anchor_at_start(&self) {
-        let Ok(settings) = cowork_store::settings::read_json(&self.store.dir().settings_path())
-        else {
-            return;
-        };
-        let Some(file) = settings
-            .pointer("/audit/anchorFile")
-            .and_then(|v| v.as_str())
-        else {
+        let settings = AuditSettings::load_or_default(&self.store.dir().settings_path());
+        let Some(file) = settings.anchor_file else {
             return;
         };
         let file = match file.strip_prefix("~/") {

@@ -42,6 +42,10 @@ pub struct BrowserSettings {
     pub login_minutes: Option<f64>,
 }
 
+impl cowork_store::settings::Section for BrowserSettings {
+    const KEY: &'static str = "browser";
+}
+
 impl BrowserConfig {
     /// The configuration for `settings`, with the app's own profile in `profile_dir`.
     pub fn from_settings(profile_dir: PathBuf, settings: BrowserSettings) -> Self {

@@ -34,6 +34,10 @@ pub struct MailSettings {
     pub undo_seconds: Option<f64>,
 }
 
+impl cowork_store::settings::Section for MailSettings {
+    const KEY: &'static str = "mail";
+}
+
 impl MailSettings {
     /// The undo delay; a value outside 0–600 s falls back to the default.
     pub fn undo_delay(&self) -> Duration {

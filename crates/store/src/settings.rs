@@ -61,6 +61,35 @@ pub fn save_section<T: serde::Serialize>(path: &Path, key: &str, value: &T) -> R
     })
 }
 
+/// A section of settings.json with its owner's type: the key is declared once, beside the type,
+/// and every reader and writer goes through it (no component looks keys up in raw JSON).
+pub trait Section: serde::de::DeserializeOwned + Default {
+    /// Its key at the top level of settings.json.
+    const KEY: &'static str;
+
+    /// The section (its defaults when absent); an error names the key and the file.
+    fn load(settings: &Path) -> Result<Self, String> {
+        section(settings, Self::KEY)
+    }
+
+    /// The section, or its defaults when it does not parse — reported, because a typo in
+    /// settings.json must not keep the app from starting.
+    fn load_or_default(settings: &Path) -> Self {
+        Self::load(settings).unwrap_or_else(|e| {
+            tracing::warn!("{e}; using the defaults");
+            Self::default()
+        })
+    }
+
+    /// Writes the section, keeping every other key.
+    fn save(&self, settings: &Path) -> Result<(), String>
+    where
+        Self: serde::Serialize,
+    {
+        save_section(settings, Self::KEY, self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,10 @@ pub struct VaultSettings {
     pub embedder: EmbedderSettings,
 }
 
+impl cowork_store::settings::Section for VaultSettings {
+    const KEY: &'static str = "vault";
+}
+
 impl VaultSettings {
     pub fn load(settings_path: &Path) -> Result<VaultSettings, String> {
         cowork_store::settings::section(settings_path, "vault")

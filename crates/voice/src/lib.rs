@@ -46,6 +46,10 @@ pub struct VoiceSettings {
     pub read_aloud: bool,
 }
 
+impl cowork_store::settings::Section for VoiceSettings {
+    const KEY: &'static str = "voice";
+}
+
 impl VoiceSettings {
     pub fn load(settings_path: &Path) -> Result<VoiceSettings, String> {
         cowork_store::settings::section(settings_path, "voice")

@@ -20,6 +20,10 @@ pub struct WebSettings {
     pub proxy: String,
 }
 
+impl cowork_store::settings::Section for WebSettings {
+    const KEY: &'static str = "web";
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]

@@ -176,6 +176,10 @@ struct RawStep {
 
 const MAX_STEPS: usize = 50;
 
+fn not_a_name(text: &str) -> String {
+    format!("{text:?}: use lowercase letters, digits and `_`, starting with a letter")
+}
+
 fn is_name(text: &str) -> bool {
     let mut chars = text.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
@@ -195,47 +199,15 @@ impl Chain {
     }
 
     pub fn parse(text: &str, source: &Path) -> Result<Chain, ChainFileError> {
-        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-        let fail = |line: Option<usize>, field: String, message: String| ChainFileError {
-            file: source.to_path_buf(),
-            line,
-            field,
-            message,
-        };
+        let file = ChainText { text, source };
         let raw: RawChain = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(s.start));
-            fail(line, "file".into(), e.message().to_string())
+            let line = e.span().map(|s| file.line_of(s.start));
+            file.error(line, "file".into(), e.message().to_string())
         })?;
-        if !is_name(&raw.name) {
-            return Err(fail(
-                None,
-                "name".into(),
-                format!(
-                    "{:?}: use lowercase letters, digits and `_`, starting with a letter",
-                    raw.name
-                ),
-            ));
-        }
-        for (name, input) in &raw.inputs {
-            if !is_name(name) {
-                return Err(fail(
-                    None,
-                    format!("inputs.{name}"),
-                    "input names use lowercase letters, digits and `_`".into(),
-                ));
-            }
-            if let Some(default) = &input.default
-                && !input.kind.accepts(default)
-            {
-                return Err(fail(
-                    None,
-                    format!("inputs.{name}.default"),
-                    format!("is not a {}", input.kind.json_type()),
-                ));
-            }
-        }
+        file.check_name(&raw.name)?;
+        file.check_inputs(&raw.inputs)?;
         if raw.steps.is_empty() || raw.steps.len() > MAX_STEPS {
-            return Err(fail(
+            return Err(file.error(
                 None,
                 "steps".into(),
                 format!("a chain has 1 to {MAX_STEPS} steps (`[[steps]]`)"),
@@ -245,74 +217,19 @@ impl Chain {
         let mut earlier: HashSet<String> = HashSet::new();
         let mut steps = Vec::new();
         for (i, spanned) in raw.steps.iter().enumerate() {
-            let at = line_of(spanned.span().start);
-            let line = Some(at);
-            let step = spanned.get_ref();
-            let field = |name: &str| format!("steps[{i}].{name}");
-            if !is_name(&step.id) {
-                return Err(fail(
-                    line,
-                    field("id"),
-                    format!(
-                        "{:?}: use lowercase letters, digits and `_`, starting with a letter",
-                        step.id
-                    ),
-                ));
-            }
-            if earlier.contains(&step.id) {
-                return Err(fail(
-                    line,
-                    field("id"),
-                    format!("{:?} is used by an earlier step", step.id),
-                ));
-            }
-            if step.tool.trim().is_empty() {
-                return Err(fail(line, field("tool"), "names no tool".into()));
-            }
-            let args = match &step.args {
-                None => serde_json::json!({}),
-                Some(toml::Value::Table(t)) => {
-                    serde_json::to_value(t).map_err(|e| fail(line, field("args"), e.to_string()))?
-                }
-                Some(_) => {
-                    return Err(fail(
-                        line,
-                        field("args"),
-                        "must be a table, e.g. args = { path = \"notes.md\" }".into(),
-                    ));
-                }
-            };
             let scope = template::Scope {
                 inputs: &inputs,
                 steps: &earlier,
             };
-            template::check_value(&args, &scope).map_err(|e| fail(line, field("args"), e))?;
-            if let Some(when) = &step.when {
-                template::check_expression(when, &scope)
-                    .map_err(|e| fail(line, field("when"), e))?;
-            }
-            let on_error = match &step.on_error {
-                None => OnError::Stop,
-                Some(text) => OnError::parse(text).map_err(|e| fail(line, field("on_error"), e))?,
-            };
-            steps.push(Step {
-                id: step.id.clone(),
-                tool: step.tool.trim().to_string(),
-                args,
-                when: step.when.clone(),
-                on_error,
-                line: at,
-            });
+            let step = file.check_step(i, spanned, &scope)?;
             earlier.insert(step.id.clone());
+            steps.push(step);
         }
         let scope = template::Scope {
             inputs: &inputs,
             steps: &earlier,
         };
-        for (name, expression) in &raw.outputs {
-            template::check_value(&serde_json::json!(expression), &scope)
-                .map_err(|e| fail(None, format!("outputs.{name}"), e))?;
-        }
+        file.check_outputs(&raw.outputs, &scope)?;
         Ok(Chain {
             name: raw.name,
             description: raw.description,
@@ -378,6 +295,125 @@ impl Chain {
             "required": required,
             "additionalProperties": false
         })
+    }
+}
+
+/// The text of a chain file being checked, and where it came from: its errors name the line.
+struct ChainText<'a> {
+    text: &'a str,
+    source: &'a Path,
+}
+
+impl ChainText<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn error(&self, line: Option<usize>, field: String, message: String) -> ChainFileError {
+        ChainFileError {
+            file: self.source.to_path_buf(),
+            line,
+            field,
+            message,
+        }
+    }
+
+    fn check_name(&self, name: &str) -> Result<(), ChainFileError> {
+        if is_name(name) {
+            return Ok(());
+        }
+        Err(self.error(None, "name".into(), not_a_name(name)))
+    }
+
+    fn check_inputs(&self, inputs: &BTreeMap<String, Input>) -> Result<(), ChainFileError> {
+        for (name, input) in inputs {
+            if !is_name(name) {
+                return Err(self.error(
+                    None,
+                    format!("inputs.{name}"),
+                    "input names use lowercase letters, digits and `_`".into(),
+                ));
+            }
+            if let Some(default) = &input.default
+                && !input.kind.accepts(default)
+            {
+                return Err(self.error(
+                    None,
+                    format!("inputs.{name}.default"),
+                    format!("is not a {}", input.kind.json_type()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Step `i`, checked against the inputs and the steps before it (`scope`).
+    fn check_step(
+        &self,
+        i: usize,
+        spanned: &toml::Spanned<RawStep>,
+        scope: &template::Scope<'_>,
+    ) -> Result<Step, ChainFileError> {
+        let at = self.line_of(spanned.span().start);
+        let line = Some(at);
+        let step = spanned.get_ref();
+        let fail =
+            |name: &str, message: String| self.error(line, format!("steps[{i}].{name}"), message);
+        if !is_name(&step.id) {
+            return Err(fail("id", not_a_name(&step.id)));
+        }
+        if scope.steps.contains(&step.id) {
+            return Err(fail(
+                "id",
+                format!("{:?} is used by an earlier step", step.id),
+            ));
+        }
+        if step.tool.trim().is_empty() {
+            return Err(fail("tool", "names no tool".into()));
+        }
+        let args = match &step.args {
+            None => serde_json::json!({}),
+            Some(toml::Value::Table(t)) => {
+                serde_json::to_value(t).map_err(|e| fail("args", e.to_string()))?
+            }
+            Some(_) => {
+                return Err(fail(
+                    "args",
+                    "must be a table, e.g. args = { path = \"notes.md\" }".into(),
+                ));
+            }
+        };
+        template::check_value(&args, scope).map_err(|e| fail("args", e))?;
+        if let Some(when) = &step.when {
+            template::check_expression(when, scope).map_err(|e| fail("when", e))?;
+        }
+        let on_error = match &step.on_error {
+            None => OnError::Stop,
+            Some(text) => OnError::parse(text).map_err(|e| fail("on_error", e))?,
+        };
+        Ok(Step {
+            id: step.id.clone(),
+            tool: step.tool.trim().to_string(),
+            args,
+            when: step.when.clone(),
+            on_error,
+            line: at,
+        })
+    }
+
+    fn check_outputs(
+        &self,
+        outputs: &BTreeMap<String, String>,
+        scope: &template::Scope<'_>,
+    ) -> Result<(), ChainFileError> {
+        for (name, expression) in outputs {
+            template::check_value(&serde_json::json!(expression), scope)
+                .map_err(|e| self.error(None, format!("outputs.{name}"), e))?;
+        }
+        Ok(())
     }
 }
 

@@ -280,33 +280,63 @@ impl Runner {
         on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
     ) -> Result<RunReport, RunError> {
         self.mark_interrupted()?;
-        let (state, inputs, conversation, started_at) = self
-            .conn
+        let stored = self.stored_run(run)?;
+        if !matches!(stored.state, RunState::Interrupted | RunState::Failed) {
+            return Err(RunError::NotResumable {
+                run: run.to_string(),
+                state: stored.state.as_str(),
+            });
+        }
+        let inputs: Value = serde_json::from_str(&stored.inputs).map_err(db)?;
+        let done = self.ended_steps(run, chain, &stored, choice)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE chain_runs SET state = 'running', pid = ?2, ended_at = NULL, error = NULL WHERE id = ?1",
+                params![run, std::process::id()],
+            )
+            .map_err(db)?;
+        let options = RunOptions {
+            conversation: stored.conversation,
+            granted: None,
+            unattended: false,
+        };
+        Ok(self
+            .execute(run, chain, inputs, done, &options, on_event)
+            .await)
+    }
+
+    /// What the store holds of run `run`.
+    fn stored_run(&self, run: &str) -> Result<StoredRun, RunError> {
+        self.conn
             .lock()
             .unwrap()
             .query_row(
                 "SELECT state, inputs, conversation, started_at FROM chain_runs WHERE id = ?1",
                 [run],
                 |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
+                    Ok(StoredRun {
+                        state: RunState::parse(&r.get::<_, String>(0)?),
+                        inputs: r.get(1)?,
+                        conversation: r.get(2)?,
+                        started_at: r.get(3)?,
+                    })
                 },
             )
             .optional()
             .map_err(db)?
-            .ok_or_else(|| RunError::UnknownRun(run.to_string()))?;
-        let state = RunState::parse(&state);
-        if !matches!(state, RunState::Interrupted | RunState::Failed) {
-            return Err(RunError::NotResumable {
-                run: run.to_string(),
-                state: state.as_str(),
-            });
-        }
-        let inputs: Value = serde_json::from_str(&inputs).map_err(db)?;
+            .ok_or_else(|| RunError::UnknownRun(run.to_string()))
+    }
+
+    /// The steps of a run that resuming does not run again, with their records.
+    fn ended_steps(
+        &self,
+        run: &str,
+        chain: &Chain,
+        stored: &StoredRun,
+        choice: &ResumeChoice,
+    ) -> Result<HashMap<String, Value>, RunError> {
         let recorded: HashMap<String, StepRow> = self
             .steps_of(run)?
             .into_iter()
@@ -316,7 +346,7 @@ impl Runner {
         // may have been cut short mid-call (no record is written as a call starts: the audit's
         // rows since the last record tell what it did).
         let mut done = HashMap::new();
-        let mut since = started_at;
+        let mut since = stored.started_at.clone();
         for step in &chain.steps {
             let row = recorded.get(&step.id);
             if let Some(row) = row
@@ -332,48 +362,41 @@ impl Runner {
             if let Some(row) = row {
                 since = row.recorded_at.clone();
             }
-            let (skip, rerun) = (
-                choice.skip.contains(&step.id),
-                choice.rerun.contains(&step.id),
-            );
-            match self.settled_in_audit(&conversation, &step.tool, &since) {
-                _ if skip => {
-                    done.insert(
-                        step.id.clone(),
-                        json!({"ok": false, "skipped": true, "result": null}),
-                    );
-                }
-                Settled::Done if !rerun => {
-                    let record = json!({"ok": true, "skipped": false, "result": null,
-                        "note": "finished before the interruption; its result was not kept"});
-                    done.insert(step.id.clone(), record);
-                }
-                Settled::MaybeActed if !rerun => {
-                    return Err(RunError::Uncertain {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                    });
-                }
-                _ => {}
+            let cut_short = self.cut_short_step(run, step, &stored.conversation, &since, choice)?;
+            if let Some(record) = cut_short {
+                done.insert(step.id.clone(), record);
             }
             break;
         }
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
-                "UPDATE chain_runs SET state = 'running', pid = ?2, ended_at = NULL, error = NULL WHERE id = ?1",
-                params![run, std::process::id()],
-            )
-            .map_err(db)?;
-        let options = RunOptions {
-            conversation,
-            granted: None,
-            unattended: false,
-        };
-        Ok(self
-            .execute(run, chain, inputs, done, &options, on_event)
-            .await)
+        Ok(done)
+    }
+
+    /// The step a run was cut short at, whose end was not recorded: its record when it is
+    /// not run again (the person skips it, or the audit says it finished), None when it is.
+    fn cut_short_step(
+        &self,
+        run: &str,
+        step: &Step,
+        conversation: &str,
+        since: &str,
+        choice: &ResumeChoice,
+    ) -> Result<Option<Value>, RunError> {
+        let (skip, rerun) = (
+            choice.skip.contains(&step.id),
+            choice.rerun.contains(&step.id),
+        );
+        match self.settled_in_audit(conversation, &step.tool, since) {
+            _ if skip => Ok(Some(json!({"ok": false, "skipped": true, "result": null}))),
+            Settled::Done if !rerun => {
+                Ok(Some(json!({"ok": true, "skipped": false, "result": null,
+                    "note": "finished before the interruption; its result was not kept"})))
+            }
+            Settled::MaybeActed if !rerun => Err(RunError::Uncertain {
+                run: run.to_string(),
+                step: step.id.clone(),
+            }),
+            _ => Ok(None),
+        }
     }
 
     fn steps_of(&self, run: &str) -> Result<Vec<StepRow>, RunError> {
@@ -521,114 +544,131 @@ impl Runner {
             chain: chain.name.clone(),
             steps: chain.steps.iter().map(|s| s.id.clone()).collect(),
         });
-        let mut results = serde_json::Map::new();
-        let mut context = template::Context::new(&inputs);
-        let fail =
-            |step: Option<&Step>, error: String, results: &serde_json::Map<String, Value>| {
-                let report = RunReport {
-                    run: run.to_string(),
-                    chain: chain.name.clone(),
-                    state: RunState::Failed,
-                    outputs: json!({"steps": results}),
-                    failed_step: step.map(|s| s.id.clone()),
-                    error: Some(error.clone()),
-                    waiting_on: None,
-                };
-                on_event(&ChainEvent::ChainFailed {
-                    run: run.to_string(),
-                    step: step.map(|s| s.id.clone()),
-                    error,
-                });
-                self.finish(&report);
-                report
-            };
+        let mut pass = Pass {
+            run,
+            chain,
+            results: serde_json::Map::new(),
+            context: template::Context::new(&inputs),
+            on_event,
+        };
         for step in &chain.steps {
-            if let Some(kept) = done.remove(&step.id) {
-                // Ended before this run went on (a resume): its card shows it as it ended.
-                on_event(&ChainEvent::StepCompleted {
-                    run: run.to_string(),
-                    step: step.id.clone(),
-                    skipped: kept["skipped"] == json!(true),
-                });
-                context.add_step(&step.id, &kept);
-                results.insert(step.id.clone(), kept);
-                continue;
-            }
-            if let Some(when) = &step.when {
-                match template::holds(when, &context) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        let record = json!({"ok": false, "skipped": true, "result": null});
-                        self.record_step(run, step, "skipped", 0, Some(&record), None, false);
-                        context.add_step(&step.id, &record);
-                        results.insert(step.id.clone(), record);
-                        on_event(&ChainEvent::StepCompleted {
-                            run: run.to_string(),
-                            step: step.id.clone(),
-                            skipped: true,
-                        });
-                        continue;
-                    }
-                    Err(e) => return fail(Some(step), e, &results),
+            let went_on = match done.remove(&step.id) {
+                Some(kept) => {
+                    // Ended before this run went on (a resume): its card shows it as it ended.
+                    pass.completed(step, kept["skipped"] == json!(true));
+                    pass.keep(step, kept);
+                    Ok(())
                 }
-            }
-            let args = match template::render(&step.args, &context) {
-                Ok(args) => args,
-                Err(e) => {
-                    let error = format!("step {:?} (line {}): {e}", step.id, step.line);
-                    on_event(&ChainEvent::StepFailed {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                        error: error.clone(),
-                        retrying: false,
-                    });
-                    return fail(Some(step), error, &results);
-                }
+                None => self.take_step(&mut pass, step, options).await,
             };
-            match self.run_step(run, step, &args, options, on_event).await {
-                Ok(record) => {
-                    context.add_step(&step.id, &record);
-                    results.insert(step.id.clone(), record);
-                }
-                Err(StepError::Waiting { task, reason }) => {
-                    return self.wait(run, chain, step, &task, reason, &results, on_event);
-                }
-                Err(StepError::Failed(error)) if step.on_error == OnError::Skip => {
-                    let record =
-                        json!({"ok": false, "skipped": true, "result": null, "error": error});
-                    self.record_step(run, step, "skipped", 0, Some(&record), Some(&error), false);
-                    context.add_step(&step.id, &record);
-                    results.insert(step.id.clone(), record);
-                    on_event(&ChainEvent::StepCompleted {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                        skipped: true,
-                    });
-                }
-                Err(StepError::Failed(error)) => return fail(Some(step), error, &results),
+            if let Err(stopped) = went_on {
+                return stopped;
             }
         }
+        self.complete(&pass)
+    }
+
+    /// One step of a pass: skipped when its condition is false, else run; the run's report
+    /// when the run stops there (failed, or waiting for the person).
+    async fn take_step(
+        &self,
+        pass: &mut Pass<'_>,
+        step: &Step,
+        options: &RunOptions,
+    ) -> Result<(), RunReport> {
+        if let Some(when) = &step.when {
+            match template::holds(when, &pass.context) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let record = json!({"ok": false, "skipped": true, "result": null});
+                    self.skip(pass, step, record, None);
+                    return Ok(());
+                }
+                Err(e) => return Err(self.stop(pass, Some(step), e, None)),
+            }
+        }
+        let args = match template::render(&step.args, &pass.context) {
+            Ok(args) => args,
+            Err(e) => {
+                let error = format!("step {:?} (line {}): {e}", step.id, step.line);
+                pass.failed(step, error.clone(), false);
+                return Err(self.stop(pass, Some(step), error, None));
+            }
+        };
+        match self.run_step(pass, step, &args, options).await {
+            Ok(record) => pass.keep(step, record),
+            Err(StepError::Waiting { task, reason }) => {
+                return Err(self.wait(pass, step, &task, reason));
+            }
+            Err(StepError::Failed(error)) if step.on_error == OnError::Skip => {
+                let record = json!({"ok": false, "skipped": true, "result": null, "error": error});
+                self.skip(pass, step, record, Some(&error));
+            }
+            Err(StepError::Failed(error)) => return Err(self.stop(pass, Some(step), error, None)),
+        }
+        Ok(())
+    }
+
+    /// A step that did not run (its condition was false, or it failed under `skip`).
+    fn skip(&self, pass: &mut Pass<'_>, step: &Step, record: Value, error: Option<&str>) {
+        self.record_step(pass.run, step, "skipped", 0, Some(&record), error, false);
+        pass.keep(step, record);
+        pass.completed(step, true);
+    }
+
+    /// Every step ended: the chain's outputs, rendered, are the run's.
+    fn complete(&self, pass: &Pass<'_>) -> RunReport {
         let mut outputs = serde_json::Map::new();
-        for (name, expression) in &chain.outputs {
-            match template::render(&json!(expression), &context) {
+        for (name, expression) in &pass.chain.outputs {
+            match template::render(&json!(expression), &pass.context) {
                 Ok(value) => {
                     outputs.insert(name.clone(), value);
                 }
-                Err(e) => return fail(None, format!("output {name:?}: {e}"), &results),
+                Err(e) => return self.stop(pass, None, format!("output {name:?}: {e}"), None),
             }
         }
         let report = RunReport {
-            run: run.to_string(),
-            chain: chain.name.clone(),
+            run: pass.run.to_string(),
+            chain: pass.chain.name.clone(),
             state: RunState::Completed,
             outputs: Value::Object(outputs),
             failed_step: None,
             error: None,
             waiting_on: None,
         };
-        on_event(&ChainEvent::ChainCompleted {
-            run: run.to_string(),
+        (pass.on_event)(&ChainEvent::ChainCompleted {
+            run: pass.run.to_string(),
             outputs: report.outputs.clone(),
+        });
+        self.finish(&report);
+        report
+    }
+
+    /// The run stops at `step` (None: at its outputs): it failed, or, `waiting_on` a task of
+    /// the person's, it waits.
+    fn stop(
+        &self,
+        pass: &Pass<'_>,
+        step: Option<&Step>,
+        error: String,
+        waiting_on: Option<&str>,
+    ) -> RunReport {
+        let report = RunReport {
+            run: pass.run.to_string(),
+            chain: pass.chain.name.clone(),
+            state: match waiting_on {
+                Some(_) => RunState::Waiting,
+                None => RunState::Failed,
+            },
+            outputs: json!({"steps": pass.results}),
+            failed_step: step.map(|s| s.id.clone()),
+            error: Some(error.clone()),
+            waiting_on: waiting_on.map(String::from),
+        };
+        (pass.on_event)(&ChainEvent::ChainFailed {
+            run: pass.run.to_string(),
+            step: step.map(|s| s.id.clone()),
+            error,
         });
         self.finish(&report);
         report
@@ -636,32 +676,9 @@ impl Runner {
 
     /// The run stops at `step`, which waits for the person's task `task`; it goes on when that
     /// task is resumed ([`Runner::continue_after`]).
-    #[allow(clippy::too_many_arguments)]
-    fn wait(
-        &self,
-        run: &str,
-        chain: &Chain,
-        step: &Step,
-        task: &str,
-        reason: String,
-        results: &serde_json::Map<String, Value>,
-        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
-    ) -> RunReport {
-        let report = RunReport {
-            run: run.to_string(),
-            chain: chain.name.clone(),
-            state: RunState::Waiting,
-            outputs: json!({"steps": results}),
-            failed_step: Some(step.id.clone()),
-            error: Some(reason.clone()),
-            waiting_on: Some(task.to_string()),
-        };
-        on_event(&ChainEvent::ChainFailed {
-            run: run.to_string(),
-            step: Some(step.id.clone()),
-            error: reason,
-        });
-        self.finish(&report);
+    fn wait(&self, pass: &Pass<'_>, step: &Step, task: &str, reason: String) -> RunReport {
+        let report = self.stop(pass, Some(step), reason, Some(task));
+        let run = pass.run;
         let written = self.conn.lock().unwrap().execute(
             "UPDATE chain_runs SET waiting_on = ?2 WHERE id = ?1",
             params![run, task],
@@ -732,11 +749,10 @@ impl Runner {
     /// templates of later steps (`ok`, `result`), or the last error.
     async fn run_step(
         &self,
-        run: &str,
+        pass: &Pass<'_>,
         step: &Step,
         args: &Value,
         options: &RunOptions,
-        on_event: &(dyn Fn(&ChainEvent) + Send + Sync),
     ) -> Result<Value, StepError> {
         let (tries, mut wait) = match step.on_error {
             OnError::Retry { times, backoff } => (times + 1, backoff),
@@ -744,52 +760,38 @@ impl Runner {
         };
         let mut attempt = 1;
         loop {
-            on_event(&ChainEvent::StepStarted {
-                run: run.to_string(),
+            (pass.on_event)(&ChainEvent::StepStarted {
+                run: pass.run.to_string(),
                 step: step.id.clone(),
                 tool: step.tool.clone(),
                 attempt,
             });
-            let mut request = CallRequest::new(
-                &step.tool,
-                args.clone(),
-                Caller::Chain,
-                &options.conversation,
-            );
-            request.caller_ref = Some(format!("chain:{run}:{}", step.id));
-            request.granted = options.granted.clone();
-            request.unattended = options.unattended;
-            let outcome = self.scheduler.call(request).await;
+            let outcome = self
+                .scheduler
+                .call(step_request(pass.run, step, args, options))
+                .await;
             match outcome.result {
                 Ok(output) => {
-                    let result = step_result(&output);
-                    let record = json!({"ok": true, "skipped": false, "result": result});
+                    let record =
+                        json!({"ok": true, "skipped": false, "result": step_result(&output)});
+                    let durable = !outcome.read_only;
                     self.record_step(
-                        run,
+                        pass.run,
                         step,
                         "completed",
                         attempt,
                         Some(&record),
                         None,
-                        !outcome.read_only,
+                        durable,
                     );
-                    on_event(&ChainEvent::StepCompleted {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                        skipped: false,
-                    });
+                    pass.completed(step, false);
                     return Ok(record);
                 }
                 Err(cowork_contract::ToolError::Suspended { id, reason }) => {
                     let error =
                         format!("step {:?} ({}) waits for you: {reason}", step.id, step.tool);
-                    self.record_step(run, step, "waiting", attempt, None, Some(&error), true);
-                    on_event(&ChainEvent::StepFailed {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                        error: error.clone(),
-                        retrying: false,
-                    });
+                    self.record_step(pass.run, step, "waiting", attempt, None, Some(&error), true);
+                    pass.failed(step, error.clone(), false);
                     return Err(StepError::Waiting {
                         task: id,
                         reason: error,
@@ -798,13 +800,8 @@ impl Runner {
                 Err(e) => {
                     let error = format!("step {:?} ({}): {e}", step.id, step.tool);
                     let retrying = attempt < tries && e.is_retryable_by_chain();
-                    self.record_step(run, step, "failed", attempt, None, Some(&error), false);
-                    on_event(&ChainEvent::StepFailed {
-                        run: run.to_string(),
-                        step: step.id.clone(),
-                        error: error.clone(),
-                        retrying,
-                    });
+                    self.record_step(pass.run, step, "failed", attempt, None, Some(&error), false);
+                    pass.failed(step, error.clone(), retrying);
                     if !retrying {
                         return Err(StepError::Failed(error));
                     }
@@ -815,6 +812,64 @@ impl Runner {
             }
         }
     }
+}
+
+/// A step's call, as the chain makes it: caller `chain`, named by run and step.
+fn step_request(run: &str, step: &Step, args: &Value, options: &RunOptions) -> CallRequest {
+    let mut request = CallRequest::new(
+        &step.tool,
+        args.clone(),
+        Caller::Chain,
+        &options.conversation,
+    );
+    request.caller_ref = Some(format!("chain:{run}:{}", step.id));
+    request.granted = options.granted.clone();
+    request.unattended = options.unattended;
+    request
+}
+
+/// One pass of a run through its chain's steps: what later steps see of the earlier ones, and
+/// where its events go.
+struct Pass<'a> {
+    run: &'a str,
+    chain: &'a Chain,
+    /// Each ended step's record, by id (the run's outputs when it stops short).
+    results: serde_json::Map<String, Value>,
+    context: template::Context,
+    on_event: &'a (dyn Fn(&ChainEvent) + Send + Sync),
+}
+
+impl Pass<'_> {
+    /// A step's record, for the later steps' templates and the report.
+    fn keep(&mut self, step: &Step, record: Value) {
+        self.context.add_step(&step.id, &record);
+        self.results.insert(step.id.clone(), record);
+    }
+
+    fn completed(&self, step: &Step, skipped: bool) {
+        (self.on_event)(&ChainEvent::StepCompleted {
+            run: self.run.to_string(),
+            step: step.id.clone(),
+            skipped,
+        });
+    }
+
+    fn failed(&self, step: &Step, error: String, retrying: bool) {
+        (self.on_event)(&ChainEvent::StepFailed {
+            run: self.run.to_string(),
+            step: step.id.clone(),
+            error,
+            retrying,
+        });
+    }
+}
+
+/// A run as stored, for a resume.
+struct StoredRun {
+    state: RunState,
+    inputs: String,
+    conversation: String,
+    started_at: String,
 }
 
 /// A step's end, to be written.

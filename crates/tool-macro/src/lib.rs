@@ -70,78 +70,137 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
-    let c = quote!(::cowork_contract);
-    let mut name = None;
-    let mut title = None;
-    let mut description = None;
-    let mut kinds: Vec<Ident> = Vec::new();
-    let mut builder = Vec::new();
-    let mut flags = Vec::new();
-    let mut annotations = None;
-    for arg in args.0 {
-        match arg {
-            Arg::Value(key, value) => match key.to_string().as_str() {
-                "name" => name = Some(value),
-                "title" => title = Some(value),
-                "description" => description = Some(value),
-                "category" => builder.push(quote!(.category(#value))),
-                "aliases" => builder.push(quote!(.aliases(&#value))),
-                "arg_aliases" => builder.push(quote!(.arg_aliases(&#value))),
-                "secret_args" => builder.push(quote!(.secret_args(&#value))),
-                "timeout" => builder.push(quote!(.timeout(#value))),
-                "annotations" => annotations = Some(quote!(#value)),
-                "rate_limit" => builder.push(quote!(.rate_limit #value)),
-                "effects" => {
-                    let Expr::Array(array) = *value else {
-                        unreachable!("parsed as an array above")
-                    };
-                    for kind in array.elems {
-                        let Expr::Path(path) = kind else {
-                            unreachable!("parsed as identifiers above")
-                        };
-                        kinds.push(path.path.get_ident().cloned().expect("an identifier"));
-                    }
-                }
-                other => {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        format!("#[tool]: unknown argument `{other}`"),
-                    ));
-                }
-            },
-            Arg::Flag(flag) => match flag.to_string().as_str() {
-                "read_only" | "destructive" | "idempotent" | "open_world" | "undoable" => {
-                    flags.push(flag)
-                }
-                "deferred" => builder.push(quote!(.deferred())),
-                other => {
-                    return Err(syn::Error::new(
-                        flag.span(),
-                        format!("#[tool]: unknown flag `{other}`"),
-                    ));
-                }
-            },
-        }
-    }
-    let missing = |what: &str| {
-        syn::Error::new(
-            proc_macro2::Span::call_site(),
-            format!("#[tool] needs `{what} = ...`"),
-        )
-    };
-    let name = name.ok_or_else(|| missing("name"))?;
-    let title = title.ok_or_else(|| missing("title"))?;
-    let description = description.ok_or_else(|| missing("description"))?;
-    if annotations.is_some() && !flags.is_empty() {
-        return Err(syn::Error::new(
-            flags[0].span(),
-            "#[tool]: give `annotations = ...` or flags, not both",
-        ));
-    }
-    let annotations = annotations.unwrap_or_else(
-        || quote!(#c::Annotations { #(#flags: true,)* ..::core::default::Default::default() }),
-    );
+    let declared = Declaration::read(args)?;
+    let meta = declared.meta_fn()?;
+    add_items(block, meta, &declared.kinds)?;
+    let c = contract();
+    Ok(quote! {
+        #[#c::async_trait]
+        #block
+    })
+}
 
+/// The path every generated item names its types by.
+fn contract() -> Tokens {
+    quote!(::cowork_contract)
+}
+
+/// What the attribute says about the tool, sorted by where it goes in `fn meta`.
+#[derive(Default)]
+struct Declaration {
+    name: Option<Box<Expr>>,
+    title: Option<Box<Expr>>,
+    description: Option<Box<Expr>>,
+    kinds: Vec<Ident>,
+    /// Calls chained onto `ToolMeta::new(...)`, in the order the attribute gives them.
+    builder: Vec<Tokens>,
+    flags: Vec<Ident>,
+    annotations: Option<Tokens>,
+}
+
+impl Declaration {
+    fn read(args: Args) -> syn::Result<Self> {
+        let mut declared = Declaration::default();
+        for arg in args.0 {
+            match arg {
+                Arg::Value(key, value) => declared.value(key, value)?,
+                Arg::Flag(flag) => declared.flag(flag)?,
+            }
+        }
+        Ok(declared)
+    }
+
+    fn value(&mut self, key: Ident, value: Box<Expr>) -> syn::Result<()> {
+        match key.to_string().as_str() {
+            "name" => self.name = Some(value),
+            "title" => self.title = Some(value),
+            "description" => self.description = Some(value),
+            "category" => self.builder.push(quote!(.category(#value))),
+            "aliases" => self.builder.push(quote!(.aliases(&#value))),
+            "arg_aliases" => self.builder.push(quote!(.arg_aliases(&#value))),
+            "secret_args" => self.builder.push(quote!(.secret_args(&#value))),
+            "timeout" => self.builder.push(quote!(.timeout(#value))),
+            "annotations" => self.annotations = Some(quote!(#value)),
+            "rate_limit" => self.builder.push(quote!(.rate_limit #value)),
+            "effects" => {
+                let Expr::Array(array) = *value else {
+                    unreachable!("parsed as an array above")
+                };
+                for kind in array.elems {
+                    let Expr::Path(path) = kind else {
+                        unreachable!("parsed as identifiers above")
+                    };
+                    self.kinds
+                        .push(path.path.get_ident().cloned().expect("an identifier"));
+                }
+            }
+            other => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("#[tool]: unknown argument `{other}`"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn flag(&mut self, flag: Ident) -> syn::Result<()> {
+        match flag.to_string().as_str() {
+            "read_only" | "destructive" | "idempotent" | "open_world" | "undoable" => {
+                self.flags.push(flag)
+            }
+            "deferred" => self.builder.push(quote!(.deferred())),
+            other => {
+                return Err(syn::Error::new(
+                    flag.span(),
+                    format!("#[tool]: unknown flag `{other}`"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `fn meta`, once the attribute has everything it needs.
+    fn meta_fn(&self) -> syn::Result<ImplItem> {
+        let c = contract();
+        let missing = |what: &str| {
+            syn::Error::new(
+                proc_macro2::Span::call_site(),
+                format!("#[tool] needs `{what} = ...`"),
+            )
+        };
+        let name = self.name.as_ref().ok_or_else(|| missing("name"))?;
+        let title = self.title.as_ref().ok_or_else(|| missing("title"))?;
+        let description = self
+            .description
+            .as_ref()
+            .ok_or_else(|| missing("description"))?;
+        if self.annotations.is_some() && !self.flags.is_empty() {
+            return Err(syn::Error::new(
+                self.flags[0].span(),
+                "#[tool]: give `annotations = ...` or flags, not both",
+            ));
+        }
+        let flags = &self.flags;
+        let annotations = self.annotations.clone().unwrap_or_else(
+            || quote!(#c::Annotations { #(#flags: true,)* ..::core::default::Default::default() }),
+        );
+        let (builder, kinds) = (&self.builder, &self.kinds);
+        Ok(syn::parse_quote! {
+            fn meta(&self) -> #c::ToolMeta {
+                #c::ToolMeta::new(#name, #title, #description)
+                    #(#builder)*
+                    .annotations(#annotations)
+                    .effects(&[#(#c::EffectKind::#kinds),*])
+            }
+        })
+    }
+}
+
+/// Adds `fn meta` to the block, and `type Plan = ()` and `fn plan` where the block leaves them
+/// out.
+fn add_items(block: &mut ItemImpl, meta: ImplItem, kinds: &[Ident]) -> syn::Result<()> {
+    let c = contract();
     let has_type = |wanted: &str| {
         block
             .items
@@ -162,14 +221,7 @@ fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
     }
     let wrote_plan_type = has_type("Plan");
     let wrote_plan = has_fn("plan");
-    let mut added: Vec<ImplItem> = vec![syn::parse_quote! {
-        fn meta(&self) -> #c::ToolMeta {
-            #c::ToolMeta::new(#name, #title, #description)
-                #(#builder)*
-                .annotations(#annotations)
-                .effects(&[#(#c::EffectKind::#kinds),*])
-        }
-    }];
+    let mut added: Vec<ImplItem> = vec![meta];
     if !wrote_plan_type {
         added.push(syn::parse_quote!(
             type Plan = ();
@@ -193,8 +245,5 @@ fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
         });
     }
     block.items.extend(added);
-    Ok(quote! {
-        #[#c::async_trait]
-        #block
-    })
+    Ok(())
 }

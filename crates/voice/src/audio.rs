@@ -3,6 +3,8 @@
 
 use rubato::{FftFixedIn, Resampler};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use symphonia::core::audio::SampleBuffer;
 use symphonia::core::codecs::DecoderOptions;
 use symphonia::core::errors::Error as Decode;
@@ -12,6 +14,17 @@ use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::Hint;
 
 pub const WHISPER_RATE: u32 = 16_000;
+
+/// Raises the stop flag of the recording or speech in progress; false when nothing runs.
+pub(crate) fn raise_stop(current: &Mutex<Option<Arc<AtomicBool>>>) -> bool {
+    match current.lock().unwrap().as_ref() {
+        Some(flag) => {
+            flag.store(true, Ordering::SeqCst);
+            true
+        }
+        None => false,
+    }
+}
 
 /// The file's audio, mixed to mono and resampled to 16 kHz. The error says what was wrong in
 /// words a person can act on.

@@ -373,13 +373,7 @@ impl Microphone {
 
     /// Ends the recording in progress, keeping what it heard (the person let go).
     pub fn stop(&self) -> bool {
-        match self.stop.lock().unwrap().as_ref() {
-            Some(flag) => {
-                flag.store(true, Ordering::SeqCst);
-                true
-            }
-            None => false,
-        }
+        crate::audio::raise_stop(&self.stop)
     }
 
     /// Records until the person stops, goes quiet, or a limit is reached (blocking).

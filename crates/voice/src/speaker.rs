@@ -9,7 +9,7 @@ use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -77,13 +77,7 @@ struct Queue {
 impl Speaker {
     /// Stops the speech in progress; false when nothing was speaking.
     pub fn stop(&self) -> bool {
-        match self.current.lock().unwrap().as_ref() {
-            Some(flag) => {
-                flag.store(true, Ordering::SeqCst);
-                true
-            }
-            None => false,
-        }
+        crate::audio::raise_stop(&self.current)
     }
 
     /// Says `text` on `device` (the default output when None), blocking until it is played or
@@ -140,6 +134,31 @@ fn speak(
     cancel: &AtomicBool,
     started: Instant,
 ) -> Result<Spoken, SpeakError> {
+    let (_synthesizer, mut wav, rate) = synthesize(text, voice)?;
+    let (stream, queue, device_rate) = start_playing(device)?;
+    let mut resample = Resample::new(rate, device_rate).map_err(SpeakError::Synthesizer)?;
+    let played = feed(&mut wav, &mut resample, &queue, stop, cancel)?;
+    let interrupted = play_out(&queue, stop, cancel);
+    drop(stream);
+    let queue = queue.0.lock().unwrap();
+    let first_audio_ms = queue
+        .first_played
+        .map(|at| at.duration_since(started).as_millis() as u64);
+    let left = queue.samples.len();
+    Ok(Spoken {
+        seconds: (played - left) as f32 / device_rate as f32,
+        voice: voice.to_string(),
+        first_audio_ms,
+        stopped: interrupted,
+    })
+}
+
+/// The queue the output stream plays from, and the signal that more has arrived.
+type Shared = Arc<(Mutex<Queue>, Condvar)>;
+
+/// Starts espeak-ng on `text`: the running synthesizer, its WAV output past the header, and the
+/// output's sample rate.
+fn synthesize(text: &str, voice: &str) -> Result<(Synthesizer, ChildStdout, u32), SpeakError> {
     // The text goes in on stdin: as an argument, a text starting with "-" would be an option.
     let mut child = Command::new("espeak-ng")
         .args(["-v", voice, "--stdin", "--stdout"])
@@ -159,6 +178,13 @@ fn speak(
         let _ = stdin.write_all(text.as_bytes());
     });
     let mut stdout = child.0.stdout.take().expect("piped");
+    let rate = wav_rate(&mut stdout, &mut child)?;
+    Ok((child, stdout, rate))
+}
+
+/// Reads the WAV header off the synthesizer's output; its sample rate. A synthesizer that fails
+/// before writing one says why on stderr.
+fn wav_rate(stdout: &mut ChildStdout, child: &mut Synthesizer) -> Result<u32, SpeakError> {
     let mut header = [0u8; 44];
     if let Err(e) = stdout.read_exact(&mut header) {
         let mut why = String::new();
@@ -175,8 +201,12 @@ fn speak(
     if &header[0..4] != b"RIFF" || &header[8..12] != b"WAVE" {
         return Err(SpeakError::Synthesizer("its output is not WAV".into()));
     }
-    let rate = u32::from_le_bytes(header[24..28].try_into().unwrap());
+    Ok(u32::from_le_bytes(header[24..28].try_into().unwrap()))
+}
 
+/// Opens the output device and starts its stream on an empty queue; the stream, the queue and
+/// the device's sample rate.
+fn start_playing(device: Option<&str>) -> Result<(cpal::Stream, Shared, u32), SpeakError> {
     let (device, config) = output_device(device)?;
     let channels = config.channels() as usize;
     let queue = Arc::new((Mutex::new(Queue::default()), Condvar::new()));
@@ -193,16 +223,25 @@ fn speak(
         }
     }?;
     stream.play().map_err(|e| SpeakError::Open(e.to_string()))?;
+    Ok((stream, queue, config.sample_rate()))
+}
 
-    let mut resample =
-        Resample::new(rate, config.sample_rate()).map_err(SpeakError::Synthesizer)?;
+/// Moves the synthesizer's 16-bit samples, resampled, onto the queue until its output ends or
+/// speaking is stopped; how many samples were queued.
+fn feed(
+    wav: &mut ChildStdout,
+    resample: &mut Resample,
+    queue: &Shared,
+    stop: &AtomicBool,
+    cancel: &AtomicBool,
+) -> Result<usize, SpeakError> {
     let (mut bytes, mut carry) = (vec![0u8; 4096], None::<u8>);
     let (mut pcm, mut out, mut played) = (Vec::new(), Vec::new(), 0usize);
     loop {
         if stopped(stop, cancel) {
             break;
         }
-        let n = stdout
+        let n = wav
             .read(&mut bytes)
             .map_err(|e| SpeakError::Synthesizer(e.to_string()))?;
         if n == 0 {
@@ -210,6 +249,7 @@ fn speak(
         }
         pcm.clear();
         let mut chunk = &bytes[..n];
+        // A sample split across two reads: its low byte waited in `carry`.
         if let (Some(low), Some((&high, rest))) = (carry.take(), chunk.split_first()) {
             pcm.push(i16::from_le_bytes([low, high]) as f32 / 32768.0);
             chunk = rest;
@@ -229,6 +269,11 @@ fn speak(
     }
     queue.0.lock().unwrap().done = true;
     queue.1.notify_all();
+    Ok(played)
+}
+
+/// Waits while the device plays what is queued; true when speaking was stopped instead.
+fn play_out(queue: &Shared, stop: &AtomicBool, cancel: &AtomicBool) -> bool {
     // Let the device play what is queued (a file sink takes it at once, a speaker in real time).
     while !stopped(stop, cancel) && !queue.0.lock().unwrap().samples.is_empty() {
         std::thread::sleep(Duration::from_millis(20));
@@ -238,18 +283,7 @@ fn speak(
         // The device's own buffer still holds the last ~0.1 s.
         std::thread::sleep(Duration::from_millis(120));
     }
-    drop(stream);
-    let queue = queue.0.lock().unwrap();
-    let first_audio_ms = queue
-        .first_played
-        .map(|at| at.duration_since(started).as_millis() as u64);
-    let left = queue.samples.len();
-    Ok(Spoken {
-        seconds: (played - left) as f32 / config.sample_rate() as f32,
-        voice: voice.to_string(),
-        first_audio_ms,
-        stopped: interrupted,
-    })
+    interrupted
 }
 
 fn output_device(
@@ -279,7 +313,7 @@ fn play<T>(
     device: &cpal::Device,
     config: &cpal::SupportedStreamConfig,
     channels: usize,
-    queue: Arc<(Mutex<Queue>, Condvar)>,
+    queue: Shared,
 ) -> Result<cpal::Stream, SpeakError>
 where
     T: cpal::SizedSample + cpal::FromSample<f32>,

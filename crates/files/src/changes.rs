@@ -15,10 +15,7 @@ use serde::{Deserialize, Serialize};
 async fn blocking(
     work: impl FnOnce() -> Result<Change, crate::shadow::ShadowError> + Send + 'static,
 ) -> Result<Change, ToolError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ToolError::failed(format!("file task failed: {e}")))?
-        .map_err(shadow_error)
+    crate::off_workers("file task", move || work().map_err(shadow_error)).await
 }
 
 /// The change's file, for its effects: one indexed lookup (effects are computed on every call

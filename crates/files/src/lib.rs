@@ -69,6 +69,17 @@ pub(crate) fn shadow_error(e: ShadowError) -> ToolError {
     }
 }
 
+/// Runs a tool's blocking work (a tree walk, a parse, the shadow's database) off the async
+/// workers; `what` names it should the work panic.
+pub(crate) async fn off_workers<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::failed(format!("{what} failed: {e}")))?
+}
+
 impl ToolProvider for FilesTools {
     fn name(&self) -> &str {
         "files"

@@ -121,6 +121,14 @@ pub fn default_root(env: &EffectEnv, raw: &Option<String>) -> String {
     })
 }
 
+/// A glob as the family's tools read one: `*` stays within a folder, `**` crosses folders.
+pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    Ok(globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher())
+}
+
 /// The one way the family walks a tree: dotfiles are shown (the person's `.github`, `.env`
 /// exist), `.git` itself is not; .gitignore and .ignore are respected, as in `rg`.
 pub fn walker(root: &Path, depth: Option<usize>) -> ignore::WalkBuilder {

@@ -6,7 +6,9 @@
 //! loops, match arms/cases, catch clauses, ternaries, `&&`/`||`/`??`); a nested function counts
 //! for itself, not for its parent.
 
+use crate::off_workers;
 use crate::paths::{self, default_root, walker};
+use cowork_contract::pathclass::{Classifier, PathClass};
 use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -168,38 +170,10 @@ fn secret_patterns() -> &'static [(&'static str, regex::Regex)] {
 /// Analyses one file's text (`path` only names it and picks the language).
 pub fn analyse(path: &Path, shown: &str, text: &str) -> FileQuality {
     let lang = Lang::of(path);
-    let mut functions = Vec::new();
-    if let Some(lang) = lang {
-        let mut parser = tree_sitter::Parser::new();
-        if parser.set_language(&lang.grammar()).is_ok()
-            && let Some(tree) = parser.parse(text, None)
-        {
-            collect(
-                lang,
-                tree.root_node(),
-                text.as_bytes(),
-                None,
-                &mut functions,
-            );
-        }
-    }
-    let mut secrets = Vec::new();
-    let (mut todos, mut fixmes) = (0, 0);
-    for (i, line) in text.lines().enumerate() {
-        todos += usize::from(line.contains("TODO"));
-        fixmes += usize::from(line.contains("FIXME") || line.contains("XXX"));
-        for (kind, re) in secret_patterns() {
-            if let Some(m) = re.find(line) {
-                let preview: String = m.as_str().chars().take(6).collect();
-                secrets.push(Secret {
-                    line: i + 1,
-                    kind: kind.to_string(),
-                    preview: format!("{preview}…"),
-                });
-                break;
-            }
-        }
-    }
+    let functions = lang
+        .map(|lang| functions_of(lang, text))
+        .unwrap_or_default();
+    let marks = Marks::of(text);
     let long_functions: Vec<String> = functions
         .iter()
         .filter(|f| f.lines > LONG_FUNCTION_LINES)
@@ -211,25 +185,7 @@ pub fn analyse(path: &Path, shown: &str, text: &str) -> FileQuality {
         .map(|f| format!("{} (line {}, complexity {})", f.name, f.line, f.complexity))
         .collect();
     let max_complexity = functions.iter().map(|f| f.complexity).max().unwrap_or(0);
-    let mut notes = Vec::new();
-    if !secrets.is_empty() {
-        notes.push(format!("{} possible hard-coded secret(s)", secrets.len()));
-    }
-    if !complex_functions.is_empty() {
-        notes.push(format!(
-            "{} function(s) over complexity {COMPLEX}",
-            complex_functions.len()
-        ));
-    }
-    if !long_functions.is_empty() {
-        notes.push(format!(
-            "{} function(s) over {LONG_FUNCTION_LINES} lines",
-            long_functions.len()
-        ));
-    }
-    if todos + fixmes > 0 {
-        notes.push(format!("{todos} TODO, {fixmes} FIXME"));
-    }
+    let notes = notes(&marks, &complex_functions, &long_functions);
     let summary = match (lang, notes.is_empty()) {
         (None, true) => "not a supported language (Rust, TypeScript, JavaScript, Python): secrets and TODOs only; none found".into(),
         (_, true) => format!("{} functions, max complexity {max_complexity}: nothing to flag", functions.len()),
@@ -243,11 +199,95 @@ pub fn analyse(path: &Path, shown: &str, text: &str) -> FileQuality {
         long_functions,
         complex_functions,
         max_complexity,
-        secrets,
-        todos,
-        fixmes,
+        secrets: marks.secrets,
+        todos: marks.todos,
+        fixmes: marks.fixmes,
         summary,
     }
+}
+
+/// The functions of a text in `lang`, in source order; none when it does not parse.
+fn functions_of(lang: Lang, text: &str) -> Vec<Function> {
+    let mut functions = Vec::new();
+    let mut parser = tree_sitter::Parser::new();
+    if parser.set_language(&lang.grammar()).is_ok()
+        && let Some(tree) = parser.parse(text, None)
+    {
+        collect(
+            lang,
+            tree.root_node(),
+            text.as_bytes(),
+            None,
+            &mut functions,
+        );
+    }
+    functions
+}
+
+/// What a line-by-line look finds, in any language: secrets and TODO/FIXME marks.
+struct Marks {
+    secrets: Vec<Secret>,
+    todos: usize,
+    fixmes: usize,
+}
+
+impl Marks {
+    fn of(text: &str) -> Marks {
+        let mut marks = Marks {
+            secrets: Vec::new(),
+            todos: 0,
+            fixmes: 0,
+        };
+        for (i, line) in text.lines().enumerate() {
+            marks.todos += usize::from(line.contains("TODO"));
+            marks.fixmes += usize::from(line.contains("FIXME") || line.contains("XXX"));
+            if let Some(secret) = secret_in(line, i + 1) {
+                marks.secrets.push(secret);
+            }
+        }
+        marks
+    }
+}
+
+/// The first secret pattern a line matches, shown by its first characters only.
+fn secret_in(line: &str, number: usize) -> Option<Secret> {
+    secret_patterns().iter().find_map(|(kind, re)| {
+        let m = re.find(line)?;
+        let preview: String = m.as_str().chars().take(6).collect();
+        Some(Secret {
+            line: number,
+            kind: kind.to_string(),
+            preview: format!("{preview}…"),
+        })
+    })
+}
+
+/// What needs attention, most urgent first.
+fn notes(marks: &Marks, complex_functions: &[String], long_functions: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !marks.secrets.is_empty() {
+        notes.push(format!(
+            "{} possible hard-coded secret(s)",
+            marks.secrets.len()
+        ));
+    }
+    if !complex_functions.is_empty() {
+        notes.push(format!(
+            "{} function(s) over complexity {COMPLEX}",
+            complex_functions.len()
+        ));
+    }
+    if !long_functions.is_empty() {
+        notes.push(format!(
+            "{} function(s) over {LONG_FUNCTION_LINES} lines",
+            long_functions.len()
+        ));
+    }
+    let (todos, fixmes) = (marks.todos, marks.fixmes);
+    if todos + fixmes > 0 {
+        notes.push(format!("{todos} TODO, {fixmes} FIXME"));
+    }
+    notes
 }
 
 fn function_name(node: tree_sitter::Node<'_>, source: &[u8]) -> String {
@@ -346,11 +386,7 @@ impl Tool for CheckCodeQuality {
         let path = paths::planned(&ctx.env, plan)?;
         let text = read_text(&path, &ctx.env)?;
         let shown = crate::paths::display(&ctx.env, &path);
-        Ok(
-            tokio::task::spawn_blocking(move || analyse(&path, &shown, &text))
-                .await
-                .map_err(|e| ToolError::failed(format!("analysis failed: {e}")))?,
-        )
+        off_workers("analysis", move || Ok(analyse(&path, &shown, &text))).await
     }
 
     fn to_text(&self, q: &FileQuality) -> String {
@@ -426,47 +462,16 @@ impl Tool for BatchCheckQuality {
         let glob = input
             .glob
             .as_deref()
-            .map(|g| {
-                globset::GlobBuilder::new(g)
-                    .literal_separator(true)
-                    .build()
-                    .map(|g| g.compile_matcher())
-            })
+            .map(paths::glob_matcher)
             .transpose()
             .map_err(|e| ToolError::invalid(format!("glob: {e}")))?;
         let limit = input.limit.unwrap_or(500).max(1);
         let env = ctx.env.clone();
-        let classifier = cowork_contract::pathclass::Classifier::new(&env);
-        tokio::task::spawn_blocking(move || {
-            let mut checked = Vec::new();
-            let mut truncated = false;
-            for entry in walker(&root, None).build().flatten() {
-                let path = entry.path();
-                let rel = path.strip_prefix(&root).unwrap_or(path);
-                // Files that hold credentials are not opened by a folder-wide look.
-                let credentials = matches!(classifier.classify(path), cowork_contract::pathclass::PathClass::Credential(_));
-                if credentials || !entry.file_type().is_some_and(|t| t.is_file()) || Lang::of(path).is_none() || glob.as_ref().is_some_and(|g| !g.is_match(rel)) {
-                    continue;
-                }
-                if checked.len() >= limit {
-                    truncated = true;
-                    break;
-                }
-                // Unreadable or oversized files are skipped, not fatal, in a batch.
-                if let Ok(text) = read_text(path, &env) {
-                    checked.push(analyse(path, &rel.display().to_string(), &text));
-                }
-            }
-            let functions = checked.iter().map(|q| q.functions.len()).sum();
-            let files_checked = checked.len();
-            let mut flagged: Vec<FileQuality> = checked.into_iter().filter(|q| !q.secrets.is_empty() || !q.complex_functions.is_empty() || !q.long_functions.is_empty()).collect();
-            flagged.sort_by(|a, b| b.secrets.len().cmp(&a.secrets.len()).then(b.max_complexity.cmp(&a.max_complexity)));
-            let secrets: usize = flagged.iter().map(|q| q.secrets.len()).sum();
-            let summary = format!("{files_checked} files, {functions} functions; {} files flagged, {secrets} possible secrets", flagged.len());
-            Ok(BatchQuality { files_checked, functions, flagged, truncated, summary })
+        off_workers("analysis", move || {
+            let (checked, truncated) = check_folder(&root, glob.as_ref(), limit, &env);
+            Ok(batch(checked, truncated))
         })
         .await
-        .map_err(|e| ToolError::failed(format!("analysis failed: {e}")))?
     }
 
     fn to_text(&self, b: &BatchQuality) -> String {
@@ -478,6 +483,70 @@ impl Tool for BatchCheckQuality {
             out.push_str("… more files: narrow with glob or raise limit\n");
         }
         out
+    }
+}
+
+/// Analyses the source files under `root` (at most `limit`); the analyses, and whether files
+/// were left for the limit.
+fn check_folder(
+    root: &Path,
+    glob: Option<&globset::GlobMatcher>,
+    limit: usize,
+    env: &EffectEnv,
+) -> (Vec<FileQuality>, bool) {
+    let classifier = Classifier::new(env);
+    let mut checked = Vec::new();
+    for entry in walker(root, None).build().flatten() {
+        let path = entry.path();
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        // Files that hold credentials are not opened by a folder-wide look.
+        let credentials = matches!(classifier.classify(path), PathClass::Credential(_));
+        if credentials
+            || !entry.file_type().is_some_and(|t| t.is_file())
+            || Lang::of(path).is_none()
+            || glob.is_some_and(|g| !g.is_match(rel))
+        {
+            continue;
+        }
+        if checked.len() >= limit {
+            return (checked, true);
+        }
+        // Unreadable or oversized files are skipped, not fatal, in a batch.
+        if let Ok(text) = read_text(path, env) {
+            checked.push(analyse(path, &rel.display().to_string(), &text));
+        }
+    }
+    (checked, false)
+}
+
+/// The totals of a folder's analyses, and the flagged files worst first (secrets, then
+/// complexity).
+fn batch(checked: Vec<FileQuality>, truncated: bool) -> BatchQuality {
+    let functions = checked.iter().map(|q| q.functions.len()).sum();
+    let files_checked = checked.len();
+    let mut flagged: Vec<FileQuality> = checked
+        .into_iter()
+        .filter(|q| {
+            !q.secrets.is_empty() || !q.complex_functions.is_empty() || !q.long_functions.is_empty()
+        })
+        .collect();
+    flagged.sort_by(|a, b| {
+        b.secrets
+            .len()
+            .cmp(&a.secrets.len())
+            .then(b.max_complexity.cmp(&a.max_complexity))
+    });
+    let secrets: usize = flagged.iter().map(|q| q.secrets.len()).sum();
+    let summary = format!(
+        "{files_checked} files, {functions} functions; {} files flagged, {secrets} possible secrets",
+        flagged.len()
+    );
+    BatchQuality {
+        files_checked,
+        functions,
+        flagged,
+        truncated,
+        summary,
     }
 }
 

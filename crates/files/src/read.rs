@@ -1,7 +1,7 @@
 //! Reading tools: `read_file`, `list_directory`, `glob`.
 
 use crate::paths::{self, default_root, walker};
-use crate::{Shared, shadow_error};
+use crate::{Shared, off_workers, shadow_error};
 use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,80 +163,117 @@ fn page_of(
 ) -> Result<FilePage, ToolError> {
     let failed = |e: std::io::Error| ToolError::failed(format!("{shown}: {e}"));
     let head = reader.fill_buf().map_err(failed)?;
-    let mut notes = Vec::new();
     if head.iter().take(8192).any(|b| *b == 0) {
-        let kind = sniff(head);
-        return Ok(FilePage {
-            path: shown.into(),
-            text: String::new(),
-            first_line: 0,
-            last_line: 0,
-            total_lines: None,
-            size_bytes: size,
-            truncated: false,
-            outline: vec![],
-            notes: vec![format!(
-                "binary file ({kind}, {size} bytes): not shown as text"
-            )],
-        });
+        return Ok(binary_page(shown, size, sniff(head)));
     }
-    let mut text = String::new();
+    let mut page = Paging {
+        first: offset,
+        end: offset + limit,
+        count_all,
+        ..Paging::default()
+    };
     let mut line = Vec::new();
-    let mut number = 0;
-    let mut last = 0;
-    let mut outline = Vec::new();
-    let mut lossy = false;
-    let mut more = false;
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line).map_err(failed)? == 0 {
             break;
         }
-        number += 1;
-        let in_page = number >= offset && number < offset + limit;
-        if !in_page && !count_all {
-            if number >= offset + limit {
-                more = true;
-                break;
-            }
-            continue;
-        }
-        let content = match std::str::from_utf8(&line) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => {
-                lossy = true;
-                String::from_utf8_lossy(&line)
-            }
-        };
-        let content = content.trim_end_matches(['\n', '\r']);
-        if count_all
-            && outline.len() < 300
-            && let Some(entry) = outline_entry(content)
-        {
-            outline.push(format!("{number}: {entry}"));
-        }
-        if in_page {
-            let cut: String = content.chars().take(MAX_LINE_CHARS).collect();
-            text.push_str(&format!("{number:>6}\t{cut}\n"));
-            last = number;
-        } else if number >= offset + limit {
-            more = true;
+        if !page.take(&line) {
+            break;
         }
     }
-    if lossy {
+    let mut notes = Vec::new();
+    if page.lossy {
         notes.push("not valid UTF-8: undecodable bytes are shown as �".into());
     }
     Ok(FilePage {
         path: shown.into(),
-        text,
-        first_line: if last == 0 { 0 } else { offset },
-        last_line: last,
-        total_lines: count_all.then_some(number),
+        text: page.text,
+        first_line: if page.last == 0 { 0 } else { offset },
+        last_line: page.last,
+        total_lines: count_all.then_some(page.number),
         size_bytes: size,
-        truncated: more,
-        outline: if more || offset > 1 { outline } else { vec![] },
+        truncated: page.more,
+        outline: if page.more || offset > 1 {
+            page.outline
+        } else {
+            vec![]
+        },
         notes,
     })
+}
+
+/// What a binary file shows instead of its lines.
+fn binary_page(shown: &str, size: u64, kind: &str) -> FilePage {
+    FilePage {
+        path: shown.into(),
+        text: String::new(),
+        first_line: 0,
+        last_line: 0,
+        total_lines: None,
+        size_bytes: size,
+        truncated: false,
+        outline: vec![],
+        notes: vec![format!(
+            "binary file ({kind}, {size} bytes): not shown as text"
+        )],
+    }
+}
+
+/// A page being read, line by line: lines `first..end` are shown; with `count_all` every line
+/// is counted and outlined.
+#[derive(Default)]
+struct Paging {
+    first: usize,
+    end: usize,
+    count_all: bool,
+    text: String,
+    /// The last line read.
+    number: usize,
+    /// The last line shown.
+    last: usize,
+    outline: Vec<String>,
+    lossy: bool,
+    /// Lines follow the page.
+    more: bool,
+}
+
+impl Paging {
+    /// Takes the next line; false when nothing after it is wanted.
+    fn take(&mut self, line: &[u8]) -> bool {
+        self.number += 1;
+        let number = self.number;
+        let in_page = number >= self.first && number < self.end;
+        if !in_page && !self.count_all {
+            if number >= self.end {
+                self.more = true;
+                return false;
+            }
+            return true;
+        }
+        let content = match std::str::from_utf8(line) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => {
+                self.lossy = true;
+                String::from_utf8_lossy(line)
+            }
+        };
+        let content = content.trim_end_matches(['\n', '\r']);
+        if self.count_all
+            && self.outline.len() < 300
+            && let Some(entry) = outline_entry(content)
+        {
+            self.outline.push(format!("{number}: {entry}"));
+        }
+        if in_page {
+            let cut: String = content.chars().take(MAX_LINE_CHARS).collect();
+            self.text.push_str(&format!("{number:>6}\t{cut}\n"));
+            self.last = number;
+        } else if number >= self.end {
+            self.more = true;
+        }
+        true
+    }
 }
 
 fn sniff(head: &[u8]) -> &'static str {
@@ -343,15 +380,6 @@ pub struct Listing {
     pub truncated: bool,
 }
 
-/// A tree walk off the async workers.
-async fn walk_blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ToolError::failed(format!("walk failed: {e}")))?
-}
-
 #[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
        read_only, idempotent, effects = [FsRead],
        description = "List a folder's entries with sizes, respecting .gitignore (depth, limit).")]
@@ -390,7 +418,7 @@ impl Tool for ListDirectory {
         let ignore = ignore
             .build()
             .map_err(|e| ToolError::invalid(e.to_string()))?;
-        walk_blocking(move || {
+        off_workers("walk", move || {
             let mut entries = Vec::new();
             let mut truncated = false;
             for entry in walker(&root, Some(depth)).build().flatten() {
@@ -492,13 +520,10 @@ impl Tool for Glob {
         ctx: &ToolContext,
     ) -> ToolResult<GlobMatches> {
         let root = paths::planned(&ctx.env, plan)?;
-        let matcher = globset::GlobBuilder::new(&input.pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::invalid(format!("pattern {:?}: {e}", input.pattern)))?
-            .compile_matcher();
+        let matcher = paths::glob_matcher(&input.pattern)
+            .map_err(|e| ToolError::invalid(format!("pattern {:?}: {e}", input.pattern)))?;
         let limit = input.limit.unwrap_or(1000).max(1);
-        walk_blocking(move || {
+        off_workers("walk", move || {
             let mut found: Vec<(std::time::SystemTime, String)> = Vec::new();
             let mut truncated = false;
             for entry in walker(&root, None).build().flatten() {

@@ -1,6 +1,7 @@
 //! `search_code`: regex search over the workspace with ripgrep's own libraries (`ignore` for the
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
+use crate::off_workers;
 use crate::paths::{self, default_root, walker};
 use cowork_contract::pathclass::{self, Classifier, PathClass};
 use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
@@ -161,68 +162,14 @@ impl Tool for SearchCode {
         ctx: &ToolContext,
     ) -> ToolResult<SearchResult> {
         let root = paths::planned(&ctx.env, plan)?;
-        let invalid = |message: String| ToolError::invalid(message);
-        let mode = input
-            .output_mode
-            .clone()
-            .unwrap_or_else(|| "content".into());
-        if !["content", "files_with_matches", "count"].contains(&mode.as_str()) {
-            return Err(invalid(format!(
-                "output_mode {mode:?}: use content, files_with_matches or count"
-            )));
-        }
-        let mut builder = RegexMatcherBuilder::new();
-        builder.case_insensitive(input.case_insensitive);
-        if input.multiline {
-            builder.multi_line(true).dot_matches_new_line(true);
-        } else {
-            builder.line_terminator(Some(b'\n'));
-        }
-        let matcher = builder
-            .build(&input.pattern)
-            .map_err(|e| invalid(format!("pattern {:?}: {e}", input.pattern)))?;
-        let glob = input
-            .glob
-            .as_deref()
-            .map(|g| {
-                // A glob without a slash matches file names anywhere, as `rg -g` does.
-                let g = if g.contains('/') {
-                    g.to_string()
-                } else {
-                    format!("**/{g}")
-                };
-                globset::GlobBuilder::new(&g)
-                    .literal_separator(true)
-                    .build()
-                    .map(|g| g.compile_matcher())
-            })
-            .transpose()
-            .map_err(|e| invalid(format!("glob: {e}")))?;
-        let types = input
-            .file_type
-            .as_deref()
-            .map(|t| {
-                let mut types = ignore::types::TypesBuilder::new();
-                types.add_defaults();
-                types.select(t);
-                types.build()
-            })
-            .transpose()
-            .map_err(|e| {
-                invalid(format!(
-                    "file_type: {e} (ripgrep's names: rust, ts, js, py, go, md…)"
-                ))
-            })?;
-        let context = input.context.unwrap_or(0);
-        let options = Options {
-            before: input.before.unwrap_or(context).min(10),
-            after: input.after.unwrap_or(context).min(10),
-            cap: input.max_results.unwrap_or(200).max(1),
-            multiline: input.multiline,
-        };
+        let mode = output_mode(input)?;
+        let matcher = matcher(input)?;
+        let glob = glob_filter(input.glob.as_deref())?;
+        let types = file_types(input.file_type.as_deref())?;
+        let options = Options::of(input);
         let cancel = ctx.cancel.clone();
         let classifier = Classifier::new(&ctx.env);
-        let mut result = tokio::task::spawn_blocking(move || {
+        let mut result = off_workers("search", move || {
             let walk = Walk {
                 root: &root,
                 classifier: &classifier,
@@ -231,8 +178,7 @@ impl Tool for SearchCode {
             };
             search(&walk, &matcher, types, &options)
         })
-        .await
-        .map_err(|e| ToolError::failed(format!("search failed: {e}")))??;
+        .await?;
         result.mode = mode;
         Ok(result)
     }
@@ -291,11 +237,78 @@ impl SearchCode {
     }
 }
 
+fn output_mode(input: &SearchCodeInput) -> Result<String, ToolError> {
+    let mode = input
+        .output_mode
+        .clone()
+        .unwrap_or_else(|| "content".into());
+    if !["content", "files_with_matches", "count"].contains(&mode.as_str()) {
+        return Err(ToolError::invalid(format!(
+            "output_mode {mode:?}: use content, files_with_matches or count"
+        )));
+    }
+    Ok(mode)
+}
+
+fn matcher(input: &SearchCodeInput) -> Result<grep_regex::RegexMatcher, ToolError> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder.case_insensitive(input.case_insensitive);
+    if input.multiline {
+        builder.multi_line(true).dot_matches_new_line(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder
+        .build(&input.pattern)
+        .map_err(|e| ToolError::invalid(format!("pattern {:?}: {e}", input.pattern)))
+}
+
+fn glob_filter(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, ToolError> {
+    glob.map(|g| {
+        // A glob without a slash matches file names anywhere, as `rg -g` does.
+        if g.contains('/') {
+            paths::glob_matcher(g)
+        } else {
+            paths::glob_matcher(&format!("**/{g}"))
+        }
+    })
+    .transpose()
+    .map_err(|e| ToolError::invalid(format!("glob: {e}")))
+}
+
+fn file_types(file_type: Option<&str>) -> Result<Option<ignore::types::Types>, ToolError> {
+    file_type
+        .map(|t| {
+            let mut types = ignore::types::TypesBuilder::new();
+            types.add_defaults();
+            types.select(t);
+            types.build()
+        })
+        .transpose()
+        .map_err(|e| {
+            ToolError::invalid(format!(
+                "file_type: {e} (ripgrep's names: rust, ts, js, py, go, md…)"
+            ))
+        })
+}
+
 struct Options {
     before: usize,
     after: usize,
     cap: usize,
     multiline: bool,
+}
+
+impl Options {
+    fn of(input: &SearchCodeInput) -> Self {
+        let context = input.context.unwrap_or(0);
+        Options {
+            before: input.before.unwrap_or(context).min(10),
+            after: input.after.unwrap_or(context).min(10),
+            cap: input.max_results.unwrap_or(200).max(1),
+            multiline: input.multiline,
+        }
+    }
 }
 
 /// What a search walks, and what it leaves out.
@@ -325,25 +338,20 @@ fn search(
     types: Option<ignore::types::Types>,
     options: &Options,
 ) -> Result<SearchResult, ToolError> {
-    let Walk {
-        root,
-        classifier,
-        glob,
-        cancel,
-    } = *walk;
-    let cap = options.cap;
-    let found = AtomicUsize::new(0);
-    let skipped_linked = AtomicUsize::new(0);
-    let skipped_credentials = AtomicUsize::new(0);
-    let root_dev = std::fs::metadata(root)
-        .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
-        .ok();
-    let all: Mutex<Vec<Hit>> = Mutex::new(Vec::new());
+    let tally = Tally {
+        found: AtomicUsize::new(0),
+        skipped_linked: AtomicUsize::new(0),
+        skipped_credentials: AtomicUsize::new(0),
+        root_dev: std::fs::metadata(walk.root)
+            .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
+            .ok(),
+        all: Mutex::new(Vec::new()),
+    };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
         .min(8);
-    let mut builder = walker(root, None);
+    let mut builder = walker(walk.root, None);
     builder.threads(threads);
     if let Some(types) = types {
         builder.types(types);
@@ -356,78 +364,105 @@ fn search(
             .multi_line(options.multiline)
             .binary_detection(BinaryDetection::quit(0))
             .build();
-        let (found, all, skipped_linked) = (&found, &all, &skipped_linked);
-        let skipped_credentials = &skipped_credentials;
-        Box::new(move |entry| {
-            use ignore::WalkState;
-            if found.load(Ordering::Relaxed) >= cap || cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-            if let Some(glob) = glob
-                && !glob.is_match(rel)
-                && !glob.is_match(entry.path())
-            {
-                return WalkState::Continue;
-            }
-            let shown = if rel.as_os_str().is_empty() {
-                entry.path().display().to_string()
-            } else {
-                rel.display().to_string()
-            };
-            let mut sink = Collect {
-                path: shown,
-                hits: Vec::new(),
-                pending_context: Vec::new(),
-                found,
-                cap,
-            };
-            // Checked on the opened file, so the check and the read see the same inode.
-            let Ok(mut file) = std::fs::File::open(entry.path()) else {
-                return WalkState::Continue;
-            };
-            if let Ok(meta) = file.metadata() {
-                use std::os::unix::fs::MetadataExt;
-                if meta.nlink() > 1 || root_dev.is_some_and(|dev| dev != meta.dev()) {
-                    skipped_linked.fetch_add(1, Ordering::Relaxed);
-                    return WalkState::Continue;
-                }
-            }
-            if holds_credentials(classifier, entry.path(), &mut file) {
-                skipped_credentials.fetch_add(1, Ordering::Relaxed);
-                return WalkState::Continue;
-            }
-            let _ = searcher.search_file(matcher, &file, &mut sink);
-            if !sink.hits.is_empty() {
-                all.lock().unwrap().extend(sink.hits);
-            }
-            WalkState::Continue
-        })
+        let tally = &tally;
+        Box::new(move |entry| search_entry(walk, matcher, &mut searcher, options.cap, tally, entry))
     });
-    if cancel.is_cancelled() {
+    if walk.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
-    let mut hits = all.into_inner().unwrap();
-    hits.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
-    let truncated = found.load(Ordering::Relaxed) > cap || hits.len() >= cap;
-    hits.truncate(cap);
-    let files_with_hits = {
-        let mut files: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
-        files.dedup();
-        files.len()
+    Ok(tally.result(options.cap))
+}
+
+/// What the search threads share: the hits, and how many matches and skipped files they saw.
+struct Tally {
+    found: AtomicUsize,
+    skipped_linked: AtomicUsize,
+    skipped_credentials: AtomicUsize,
+    /// The root's filesystem: a file on another one is outside the workspace.
+    root_dev: Option<u64>,
+    all: Mutex<Vec<Hit>>,
+}
+
+impl Tally {
+    /// The hits in path and line order, cut at `cap`.
+    fn result(self, cap: usize) -> SearchResult {
+        let mut hits = self.all.into_inner().unwrap();
+        hits.sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+        let truncated = self.found.load(Ordering::Relaxed) > cap || hits.len() >= cap;
+        hits.truncate(cap);
+        let files_with_hits = {
+            let mut files: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            files.dedup();
+            files.len()
+        };
+        SearchResult {
+            hits,
+            files_with_hits,
+            truncated,
+            mode: "content".into(),
+            skipped_linked: self.skipped_linked.into_inner(),
+            skipped_credentials: self.skipped_credentials.into_inner(),
+        }
+    }
+}
+
+/// Searches one entry of the walk, unless it is left out (not a file, outside the glob, linked,
+/// holding credentials); stops the walk once the cap is reached or the call is cancelled.
+fn search_entry(
+    walk: &Walk<'_>,
+    matcher: &grep_regex::RegexMatcher,
+    searcher: &mut grep_searcher::Searcher,
+    cap: usize,
+    tally: &Tally,
+    entry: Result<ignore::DirEntry, ignore::Error>,
+) -> ignore::WalkState {
+    use ignore::WalkState;
+    if tally.found.load(Ordering::Relaxed) >= cap || walk.cancel.is_cancelled() {
+        return WalkState::Quit;
+    }
+    let Ok(entry) = entry else {
+        return WalkState::Continue;
     };
-    Ok(SearchResult {
-        hits,
-        files_with_hits,
-        truncated,
-        mode: "content".into(),
-        skipped_linked: skipped_linked.into_inner(),
-        skipped_credentials: skipped_credentials.into_inner(),
-    })
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return WalkState::Continue;
+    }
+    let rel = entry.path().strip_prefix(walk.root).unwrap_or(entry.path());
+    if let Some(glob) = walk.glob
+        && !glob.is_match(rel)
+        && !glob.is_match(entry.path())
+    {
+        return WalkState::Continue;
+    }
+    let shown = if rel.as_os_str().is_empty() {
+        entry.path().display().to_string()
+    } else {
+        rel.display().to_string()
+    };
+    let mut sink = Collect {
+        path: shown,
+        hits: Vec::new(),
+        pending_context: Vec::new(),
+        found: &tally.found,
+        cap,
+    };
+    // Checked on the opened file, so the check and the read see the same inode.
+    let Ok(mut file) = std::fs::File::open(entry.path()) else {
+        return WalkState::Continue;
+    };
+    if let Ok(meta) = file.metadata() {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 || tally.root_dev.is_some_and(|dev| dev != meta.dev()) {
+            tally.skipped_linked.fetch_add(1, Ordering::Relaxed);
+            return WalkState::Continue;
+        }
+    }
+    if holds_credentials(walk.classifier, entry.path(), &mut file) {
+        tally.skipped_credentials.fetch_add(1, Ordering::Relaxed);
+        return WalkState::Continue;
+    }
+    let _ = searcher.search_file(matcher, &file, &mut sink);
+    if !sink.hits.is_empty() {
+        tally.all.lock().unwrap().extend(sink.hits);
+    }
+    WalkState::Continue
 }

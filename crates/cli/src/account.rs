@@ -1,6 +1,7 @@
 //! Mail and calendar accounts (passwords in the OS keyring): `cowork account …`.
 
 use super::*;
+use cowork_app::{AccountKind, AccountSettings, Security};
 
 #[derive(Subcommand)]
 pub(crate) enum AccountCmd {
@@ -61,7 +62,6 @@ pub(crate) async fn account(
     conversation: &str,
     json: bool,
 ) -> Result<ExitCode, String> {
-    use cowork_app::{AccountKind, AccountSettings, Security};
     match cmd {
         AccountCmd::Add {
             name,
@@ -73,85 +73,18 @@ pub(crate) async fn account(
             security,
             display_name,
         } => {
-            let security = match security.as_str() {
-                "tls" => Security::Tls,
-                "starttls" => Security::Starttls,
-                "plain" => Security::Plain,
-                other => return Err(format!("--security {other:?}: use tls, starttls or plain")),
-            };
+            let security = parse_security(&security)?;
             let config = match (caldav, email) {
-                (Some(url), None) => {
-                    if !(url.starts_with("https://") || url.starts_with("http://")) {
-                        return Err(format!("--caldav {url:?}: give the server's https:// URL"));
-                    }
-                    AccountKind::Caldav { url, username: user.ok_or("--user is required for a CalDAV account")? }
-                }
+                (Some(url), None) => caldav_account(url, user)?,
                 (None, Some(email)) => {
-                    let (imap_port, smtp_port) = security.default_ports();
-                    let (imap_host, imap_port) = host_port("imap", imap.as_deref().unwrap_or_default(), imap_port)?;
-                    let (smtp_host, smtp_port) = host_port("smtp", smtp.as_deref().unwrap_or_default(), smtp_port)?;
-                    AccountKind::Mail {
-                        username: user.unwrap_or_else(|| email.clone()),
-                        email,
-                        display_name,
-                        imap_host,
-                        imap_port,
-                        imap_security: security,
-                        smtp_host,
-                        smtp_port,
-                        smtp_security: security,
-                    }
+                    let servers = [imap, smtp].map(Option::unwrap_or_default);
+                    mail_account(email, servers, user, display_name, security)?
                 }
                 _ => return Err("give --caldav URL (a calendar account) or --email ADDRESS --imap HOST --smtp HOST (a mail account)".into()),
             };
-            if std::io::stdin().is_terminal() {
-                eprint!("password for {name}: ");
-            }
-            let mut password = String::new();
-            std::io::stdin()
-                .read_line(&mut password)
-                .map_err(|e| e.to_string())?;
-            app.add_account(
-                &AccountSettings {
-                    name: name.clone(),
-                    config,
-                },
-                password.trim_end_matches(['\r', '\n']),
-            )?;
-            say!(
-                "account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`."
-            );
+            add(app, name, config)?;
         }
-        AccountCmd::List => {
-            let accounts = app.accounts()?;
-            if json {
-                say!("{}", serde_json::to_string(&accounts).unwrap_or_default());
-            } else if accounts.is_empty() {
-                say!(
-                    "no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`"
-                );
-            }
-            for a in accounts.iter().filter(|_| !json) {
-                match &a.config {
-                    AccountKind::Caldav { url, username } => {
-                        say!("{}  caldav  {username} @ {url}", a.name)
-                    }
-                    AccountKind::Mail {
-                        email,
-                        imap_host,
-                        imap_port,
-                        smtp_host,
-                        smtp_port,
-                        ..
-                    } => {
-                        say!(
-                            "{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}",
-                            a.name
-                        )
-                    }
-                }
-            }
-        }
+        AccountCmd::List => list(app, json)?,
         AccountCmd::Remove { name } => {
             if !app.remove_account(&name)? {
                 return Err(format!(
@@ -162,14 +95,105 @@ pub(crate) async fn account(
         }
         AccountCmd::Test { name } => {
             let outcome = app.test_account(&name, Caller::Cli, conversation).await?;
-            app.scheduler().flush().map_err(|e| e.to_string())?;
-            print::outcome(&outcome, json);
-            return Ok(if outcome.result.is_ok() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            });
+            print_committed(app.scheduler(), &outcome, json)?;
+            return Ok(success_if(outcome.result.is_ok()));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_security(text: &str) -> Result<Security, String> {
+    match text {
+        "tls" => Ok(Security::Tls),
+        "starttls" => Ok(Security::Starttls),
+        "plain" => Ok(Security::Plain),
+        other => Err(format!("--security {other:?}: use tls, starttls or plain")),
+    }
+}
+
+fn caldav_account(url: String, user: Option<String>) -> Result<AccountKind, String> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(format!("--caldav {url:?}: give the server's https:// URL"));
+    }
+    Ok(AccountKind::Caldav {
+        url,
+        username: user.ok_or("--user is required for a CalDAV account")?,
+    })
+}
+
+/// A mail account; `[imap, smtp]` are HOST or HOST:PORT (the port defaults by `security`).
+fn mail_account(
+    email: String,
+    [imap, smtp]: [String; 2],
+    user: Option<String>,
+    display_name: Option<String>,
+    security: Security,
+) -> Result<AccountKind, String> {
+    let (imap_port, smtp_port) = security.default_ports();
+    let (imap_host, imap_port) = host_port("imap", &imap, imap_port)?;
+    let (smtp_host, smtp_port) = host_port("smtp", &smtp, smtp_port)?;
+    Ok(AccountKind::Mail {
+        username: user.unwrap_or_else(|| email.clone()),
+        email,
+        display_name,
+        imap_host,
+        imap_port,
+        imap_security: security,
+        smtp_host,
+        smtp_port,
+        smtp_security: security,
+    })
+}
+
+/// Saves the account with the password read from standard input (one line).
+fn add(app: &App, name: String, config: AccountKind) -> Result<(), String> {
+    if std::io::stdin().is_terminal() {
+        eprint!("password for {name}: ");
+    }
+    let password = approve::read_line()?;
+    app.add_account(
+        &AccountSettings {
+            name: name.clone(),
+            config,
+        },
+        password.trim_end_matches(['\r', '\n']),
+    )?;
+    say!(
+        "account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`."
+    );
+    Ok(())
+}
+
+fn list(app: &App, json: bool) -> Result<(), String> {
+    let accounts = app.accounts()?;
+    if json {
+        say!("{}", serde_json::to_string(&accounts).unwrap_or_default());
+        return Ok(());
+    }
+    if accounts.is_empty() {
+        say!(
+            "no accounts: add one with `cowork account add NAME --caldav URL --user NAME` or `--email ADDRESS --imap HOST --smtp HOST`"
+        );
+    }
+    for a in &accounts {
+        match &a.config {
+            AccountKind::Caldav { url, username } => {
+                say!("{}  caldav  {username} @ {url}", a.name)
+            }
+            AccountKind::Mail {
+                email,
+                imap_host,
+                imap_port,
+                smtp_host,
+                smtp_port,
+                ..
+            } => {
+                say!(
+                    "{}  mail  {email}  imap {imap_host}:{imap_port}  smtp {smtp_host}:{smtp_port}",
+                    a.name
+                )
+            }
+        }
+    }
+    Ok(())
 }

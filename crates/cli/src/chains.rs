@@ -1,7 +1,7 @@
 //! Tool chains: `cowork chains list | show | explain | run | runs | resume`.
 
 use super::*;
-use cowork_app::chains::{ChainEvent, ResumeChoice, RunOptions, RunReport, RunState};
+use cowork_app::chains::{Chain, ChainEvent, ResumeChoice, RunOptions, RunReport, RunState};
 use std::sync::Arc;
 
 #[derive(Subcommand)]
@@ -83,25 +83,21 @@ fn progress(json: bool) -> impl Fn(&ChainEvent) + Send + Sync {
 
 fn report(report: &RunReport, json: bool) -> ExitCode {
     if json {
-        say!(
-            "{}",
-            serde_json::to_string_pretty(report).unwrap_or_default()
-        );
+        print::print_json(report);
     } else {
         say!("run {} — {:?}", report.run, report.state);
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&report.outputs).unwrap_or_default()
-        );
+        print::print_json(&report.outputs);
         if report.state != RunState::Completed {
             say!("go on with: cowork chains resume {}", report.run);
         }
     }
-    if report.state == RunState::Completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    success_if(report.state == RunState::Completed)
+}
+
+/// A finished run, reported once its calls' audit rows are committed.
+fn finish(app: &App, done: &RunReport, json: bool) -> Result<ExitCode, String> {
+    app.scheduler().flush().map_err(|e| e.to_string())?;
+    Ok(report(done, json))
 }
 
 pub(crate) async fn chains(
@@ -112,150 +108,158 @@ pub(crate) async fn chains(
 ) -> Result<ExitCode, String> {
     let chains = app.chains();
     match cmd {
-        ChainsCmd::List => {
-            let (found, problems) = chains.load_all();
-            if json {
-                let list: Vec<_> = found
-                    .iter()
-                    .map(|c| serde_json::json!({"name": c.name, "description": c.description, "steps": c.steps.len(), "source": c.source}))
-                    .collect();
-                let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
-                say!(
-                    "{}",
-                    serde_json::json!({"chains": list, "problems": problems})
-                );
-            } else {
-                for chain in &found {
-                    say!(
-                        "{}  {} ({} steps) — {}",
-                        chain.name,
-                        chain.description,
-                        chain.steps.len(),
-                        chain.source.display()
-                    );
-                }
-                for problem in &problems {
-                    esay!("not loaded: {problem}");
-                }
-                if found.is_empty() && problems.is_empty() {
-                    say!(
-                        "no chains yet: a chain is a TOML file in {}",
-                        app.home().root().join("chains").display()
-                    );
-                }
-            }
-        }
-        ChainsCmd::Show { name } => {
-            let chain = chains.get(&name)?;
-            say!("{} — {}", chain.name, chain.description);
-            say!(
-                "inputs: {}",
-                serde_json::to_string(&chain.input_schema()["properties"]).unwrap_or_default()
-            );
-            for step in &chain.steps {
-                say!(
-                    "  {} = {}({}){}",
-                    step.id,
-                    step.tool,
-                    step.args,
-                    step.when
-                        .as_deref()
-                        .map(|w| format!(" when {w}"))
-                        .unwrap_or_default()
-                );
-            }
-            for (name, expression) in &chain.outputs {
-                say!("  → {name} = {expression}");
-            }
-        }
+        ChainsCmd::List => list(app, json),
+        ChainsCmd::Show { name } => show(&chains.get(&name)?),
         ChainsCmd::Explain { name, inputs } => {
             let chain = chains.get(&name)?;
             let plan = chains.explain(&chain, &parse_inputs(&inputs)?, conversation)?;
             print_plan(&plan, json);
         }
         ChainsCmd::Run { name, inputs } => {
-            let chain = chains.get(&name)?;
-            let inputs = parse_inputs(&inputs)?;
-            let plan = chains.explain(&chain, &inputs, conversation)?;
-            print_plan(&plan, json);
-            let granted = if plan
-                .steps
-                .iter()
-                .any(|s| s.decision.as_deref() == Some("ask"))
-                && approver_at_terminal()
-            {
-                eprint!(
-                    "Run {} and allow these {} effect(s) for this run? [y/N] > ",
-                    chain.name,
-                    plan.effects.len()
-                );
-                let mut line = String::new();
-                std::io::stdin()
-                    .read_line(&mut line)
-                    .map_err(|e| e.to_string())?;
-                if !matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
-                    return Err("not run".into());
-                }
-                Some(Arc::from(plan.effects.clone()))
-            } else {
-                None
-            };
-            let options = RunOptions {
-                conversation: conversation.to_string(),
-                granted,
-                unattended: false,
-            };
-            let done = chains
-                .run(&chain, &inputs, &options, &progress(json))
-                .await
-                .map_err(|e| e.to_string())?;
-            app.scheduler().flush().map_err(|e| e.to_string())?;
-            return Ok(report(&done, json));
+            return run(app, &name, &inputs, conversation, json).await;
         }
-        ChainsCmd::Runs { limit } => {
-            let runs = chains.runner().runs(limit).map_err(|e| e.to_string())?;
-            if json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(&runs).unwrap_or_default()
-                );
-            } else {
-                for run in runs {
-                    say!(
-                        "{}  {}  {:?}  {}{}",
-                        run.id,
-                        run.chain,
-                        run.state,
-                        run.started_at,
-                        run.error
-                            .as_deref()
-                            .map(|e| format!(" — {e}"))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-        }
+        ChainsCmd::Runs { limit } => runs(app, limit, json)?,
         ChainsCmd::Resume { run, skip, rerun } => {
             let choice = ResumeChoice { skip, rerun };
             let done = chains
                 .resume(&run, &choice, &progress(json))
                 .await
                 .map_err(|e| e.to_string())?;
-            app.scheduler().flush().map_err(|e| e.to_string())?;
-            return Ok(report(&done, json));
+            return finish(app, &done, json);
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn approver_at_terminal() -> bool {
-    std::io::stdin().is_terminal() || std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_some()
+fn list(app: &App, json: bool) {
+    let (found, problems) = app.chains().load_all();
+    if json {
+        let list: Vec<_> = found
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "description": c.description, "steps": c.steps.len(), "source": c.source}))
+            .collect();
+        let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        say!(
+            "{}",
+            serde_json::json!({"chains": list, "problems": problems})
+        );
+        return;
+    }
+    for chain in &found {
+        say!(
+            "{}  {} ({} steps) — {}",
+            chain.name,
+            chain.description,
+            chain.steps.len(),
+            chain.source.display()
+        );
+    }
+    for problem in &problems {
+        esay!("not loaded: {problem}");
+    }
+    if found.is_empty() && problems.is_empty() {
+        say!(
+            "no chains yet: a chain is a TOML file in {}",
+            app.home().root().join("chains").display()
+        );
+    }
+}
+
+fn show(chain: &Chain) {
+    say!("{} — {}", chain.name, chain.description);
+    say!(
+        "inputs: {}",
+        serde_json::to_string(&chain.input_schema()["properties"]).unwrap_or_default()
+    );
+    for step in &chain.steps {
+        say!(
+            "  {} = {}({}){}",
+            step.id,
+            step.tool,
+            step.args,
+            step.when
+                .as_deref()
+                .map(|w| format!(" when {w}"))
+                .unwrap_or_default()
+        );
+    }
+    for (name, expression) in &chain.outputs {
+        say!("  → {name} = {expression}");
+    }
+}
+
+/// Shows the plan, asks once for its effects when a step would ask, then runs it.
+async fn run(
+    app: &App,
+    name: &str,
+    inputs: &str,
+    conversation: &str,
+    json: bool,
+) -> Result<ExitCode, String> {
+    let chains = app.chains();
+    let chain = chains.get(name)?;
+    let inputs = parse_inputs(inputs)?;
+    let plan = chains.explain(&chain, &inputs, conversation)?;
+    print_plan(&plan, json);
+    let granted = if plan
+        .steps
+        .iter()
+        .any(|s| s.decision.as_deref() == Some("ask"))
+        && approve::person_at_terminal()
+    {
+        let question = format!(
+            "Run {} and allow these {} effect(s) for this run? [y/N] > ",
+            chain.name,
+            plan.effects.len()
+        );
+        if !approve::ask_yes(&question)? {
+            return Err("not run".into());
+        }
+        Some(Arc::from(plan.effects.clone()))
+    } else {
+        None
+    };
+    let options = RunOptions {
+        conversation: conversation.to_string(),
+        granted,
+        unattended: false,
+    };
+    let done = chains
+        .run(&chain, &inputs, &options, &progress(json))
+        .await
+        .map_err(|e| e.to_string())?;
+    finish(app, &done, json)
+}
+
+fn runs(app: &App, limit: usize, json: bool) -> Result<(), String> {
+    let runs = app
+        .chains()
+        .runner()
+        .runs(limit)
+        .map_err(|e| e.to_string())?;
+    if json {
+        print::print_json(&runs);
+        return Ok(());
+    }
+    for run in runs {
+        say!(
+            "{}  {}  {:?}  {}{}",
+            run.id,
+            run.chain,
+            run.state,
+            run.started_at,
+            run.error
+                .as_deref()
+                .map(|e| format!(" — {e}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
 }
 
 fn print_plan(plan: &cowork_app::chains::ChainPlan, json: bool) {
     if json {
-        say!("{}", serde_json::to_string_pretty(plan).unwrap_or_default());
-        return;
+        return print::print_json(plan);
     }
     say!("{}: {} steps", plan.chain, plan.steps.len());
     for step in &plan.steps {

@@ -4,6 +4,7 @@ use cowork_contract::text::printable_field as field;
 use cowork_core::policy::RuleEntry;
 use cowork_core::{AuditEntry, CallOutcome, Explanation, SearchHit, ToolInfo, VerifyReport};
 use serde_json::json;
+use std::io::Write;
 
 pub(crate) fn print_json(value: &impl serde::Serialize) {
     say!(
@@ -272,6 +273,14 @@ pub fn verify(report: &VerifyReport, json: bool) {
     }
 }
 
+/// A server's state as its JSON names it (`running`, `failed`, …).
+pub(crate) fn server_state(state: cowork_app::ServerState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 pub fn servers(servers: &[cowork_app::ServerStatus], json: bool) {
     if json {
         return print_json(&servers);
@@ -280,15 +289,11 @@ pub fn servers(servers: &[cowork_app::ServerStatus], json: bool) {
         say!("no MCP servers (install a toolpack: `cowork toolpack install ./toolpacks/time`)");
     }
     for s in servers {
-        let state = serde_json::to_value(s.state)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
         let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
         say!(
             "{:16} {:10} {:3} tools  {} restarts{pid}  log {}",
             field(&s.name),
-            state,
+            server_state(s.state),
             s.tools,
             s.restarts,
             s.log_file.display()
@@ -333,7 +338,6 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
         return print_json(&r);
     }
     let err = &mut std::io::stderr();
-    use std::io::Write;
     let _ = ewrite!(
         err,
         "┌ toolpack {} {} — {}",
@@ -355,6 +359,14 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     for line in &r.sandbox {
         let _ = ewrite!(err, "│ sandbox: {}", field(line));
     }
+    review_tools(err, r);
+    review_needs(err, r);
+    let _ = ewrite!(err, "└");
+}
+
+/// Each tool with its declared effects (an undeclared one asks at every call), and the
+/// builtins the pack overrides.
+fn review_tools(err: &mut impl Write, r: &cowork_app::ToolpackReview) {
     let _ = ewrite!(err, "│ tools:");
     for t in &r.tools {
         let effects = match &t.effects {
@@ -384,6 +396,10 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
             field(tool)
         );
     }
+}
+
+/// The settings the pack needs, and what changed since the installed version.
+fn review_needs(err: &mut impl Write, r: &cowork_app::ToolpackReview) {
     for c in &r.user_config {
         let _ = writeln!(
             err,
@@ -408,7 +424,6 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
             let _ = ewrite!(err, "│   {}", field(c));
         }
     }
-    let _ = ewrite!(err, "└");
 }
 
 pub fn vault_reindex(r: &cowork_app::ReindexReport, json: bool) {

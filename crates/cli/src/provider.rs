@@ -1,6 +1,7 @@
 //! The chat's model provider: `cowork provider set | key | check`.
 
 use super::*;
+use cowork_app::{AgentSettings, ProviderKind};
 
 #[derive(Subcommand)]
 pub(crate) enum ProviderCmd {
@@ -29,7 +30,6 @@ pub(crate) enum ProviderArg {
 }
 
 pub(crate) async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, String> {
-    use cowork_app::{AgentSettings, ProviderKind};
     let path = app.home().settings_path();
     match cmd {
         ProviderCmd::Set {
@@ -56,43 +56,48 @@ pub(crate) async fn provider(app: &App, cmd: ProviderCmd) -> Result<ExitCode, St
             settings.save(&path)?;
             say!("provider saved to {}", path.display());
         }
-        ProviderCmd::Key => {
-            let settings = AgentSettings::load(&path)?
-                .ok_or("set a provider first: `cowork provider set …`")?;
-            let mut key = String::new();
-            std::io::stdin()
-                .read_line(&mut key)
-                .map_err(|e| e.to_string())?;
-            cowork_app::secrets::set(&settings.keyring_account(), &key)?;
-            say!(
-                "key stored in the OS keyring ({})",
-                settings.keyring_account()
-            );
-        }
-        ProviderCmd::Check => {
-            let agent = app
-                .agent()?
-                .ok_or("set a provider first: `cowork provider set …`")?;
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let conversation = format!("provider-check-{}", std::process::id());
-            agent
-                .send(
-                    &conversation,
-                    "Reply with one word: pong.",
-                    &tx,
-                    Default::default(),
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-            drop(tx);
-            let mut reply = String::new();
-            while let Some(event) = rx.recv().await {
-                if let cowork_agent::AgentEvent::TextDelta { text } = event {
-                    reply.push_str(&text);
-                }
-            }
-            say!("{}", reply.trim());
-        }
+        ProviderCmd::Key => store_key(&path)?,
+        ProviderCmd::Check => check(app).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The API key, read from standard input, into the OS keyring.
+fn store_key(settings_path: &std::path::Path) -> Result<(), String> {
+    let settings = AgentSettings::load(settings_path)?
+        .ok_or("set a provider first: `cowork provider set …`")?;
+    let key = approve::read_line()?;
+    cowork_app::secrets::set(&settings.keyring_account(), &key)?;
+    say!(
+        "key stored in the OS keyring ({})",
+        settings.keyring_account()
+    );
+    Ok(())
+}
+
+/// Sends one short message to the provider and prints the reply.
+async fn check(app: &App) -> Result<(), String> {
+    let agent = app
+        .agent()?
+        .ok_or("set a provider first: `cowork provider set …`")?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let conversation = format!("provider-check-{}", std::process::id());
+    agent
+        .send(
+            &conversation,
+            "Reply with one word: pong.",
+            &tx,
+            Default::default(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(tx);
+    let mut reply = String::new();
+    while let Some(event) = rx.recv().await {
+        if let cowork_agent::AgentEvent::TextDelta { text } = event {
+            reply.push_str(&text);
+        }
+    }
+    say!("{}", reply.trim());
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Scheduled runs: `cowork schedule add | list | remove | runs | serve`.
 
 use super::*;
-use cowork_app::chains::{Missed, Target};
+use cowork_app::chains::{Missed, Schedule, Target};
 
 #[derive(Subcommand)]
 pub(crate) enum ScheduleCmd {
@@ -56,15 +56,7 @@ pub(crate) async fn schedule(
             let missed: Missed = missed.parse()?;
             let added = match (chain, prompt) {
                 (Some(chain), _) => {
-                    let found = app.chains().get(&chain)?;
-                    let inputs: serde_json::Value = serde_json::from_str(&inputs)
-                        .map_err(|e| format!("--inputs is not valid JSON ({e})"))?;
-                    let plan = app.chains().explain(&found, &inputs, conversation)?;
-                    let granted = grant(&plan.effects)?;
-                    let target = Target::Chain {
-                        chain: chain.clone(),
-                        inputs,
-                    };
+                    let (target, granted) = chain_target(app, &chain, &inputs, conversation)?;
                     let name = name.as_deref().unwrap_or(&chain);
                     schedules.add(name, &cron, target, missed, granted, chrono::Utc::now())
                 }
@@ -77,73 +69,14 @@ pub(crate) async fn schedule(
                 (None, None) => return Err("give --chain NAME or --prompt TEXT".into()),
             }
             .map_err(|e| e.to_string())?;
-            if json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(&added).unwrap_or_default()
-                );
-            } else {
-                say!(
-                    "{}: {} — next {}",
-                    added.name,
-                    added.when,
-                    added
-                        .next_due
-                        .with_timezone(&chrono::Local)
-                        .format("%a %d %b %H:%M")
-                );
-            }
+            print_added(&added, json);
         }
-        ScheduleCmd::List => {
-            let all = schedules.list().map_err(|e| e.to_string())?;
-            if json {
-                say!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
-            } else {
-                for s in all {
-                    say!(
-                        "{}  {} ({})  next {}  {} effect(s) granted",
-                        s.name,
-                        s.when,
-                        s.cron,
-                        s.next_due
-                            .with_timezone(&chrono::Local)
-                            .format("%a %d %b %H:%M"),
-                        s.granted.len()
-                    );
-                }
-            }
-        }
+        ScheduleCmd::List => list(app, json)?,
         ScheduleCmd::Remove { name } => {
             schedules.remove(&name).map_err(|e| e.to_string())?;
             say!("removed {name}");
         }
-        ScheduleCmd::Runs { name, limit } => {
-            let runs = schedules
-                .history(name.as_deref(), limit)
-                .map_err(|e| e.to_string())?;
-            if json {
-                say!(
-                    "{}",
-                    serde_json::to_string_pretty(&runs).unwrap_or_default()
-                );
-            } else {
-                for r in runs {
-                    say!(
-                        "{}  {}  due {}  {}{}{}{}",
-                        r.schedule,
-                        r.id,
-                        r.due_at,
-                        r.state,
-                        if r.missed { " (missed)" } else { "" },
-                        r.waiting_on
-                            .iter()
-                            .map(|task| format!(" — `cowork tasks resume {task}`"))
-                            .collect::<String>(),
-                        r.detail.map(|d| format!(" — {d}")).unwrap_or_default()
-                    );
-                }
-            }
-        }
+        ScheduleCmd::Runs { name, limit } => runs(app, name.as_deref(), limit, json)?,
         ScheduleCmd::Serve => {
             esay!("running the schedules; Ctrl+C stops");
             tokio::select! {
@@ -153,6 +86,88 @@ pub(crate) async fn schedule(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A chain to schedule with its inputs, and the effects the person grants its unattended runs.
+fn chain_target(
+    app: &App,
+    chain: &str,
+    inputs: &str,
+    conversation: &str,
+) -> Result<(Target, Vec<cowork_contract::Effect>), String> {
+    let found = app.chains().get(chain)?;
+    let inputs: serde_json::Value =
+        serde_json::from_str(inputs).map_err(|e| format!("--inputs is not valid JSON ({e})"))?;
+    let plan = app.chains().explain(&found, &inputs, conversation)?;
+    let granted = grant(&plan.effects)?;
+    let target = Target::Chain {
+        chain: chain.to_string(),
+        inputs,
+    };
+    Ok((target, granted))
+}
+
+/// When a schedule runs next, in the local zone.
+fn local_time(at: &chrono::DateTime<chrono::Utc>) -> impl std::fmt::Display {
+    at.with_timezone(&chrono::Local).format("%a %d %b %H:%M")
+}
+
+fn print_added(added: &Schedule, json: bool) {
+    if json {
+        return print::print_json(added);
+    }
+    say!(
+        "{}: {} — next {}",
+        added.name,
+        added.when,
+        local_time(&added.next_due)
+    );
+}
+
+fn list(app: &App, json: bool) -> Result<(), String> {
+    let all = app.schedules().list().map_err(|e| e.to_string())?;
+    if json {
+        print::print_json(&all);
+        return Ok(());
+    }
+    for s in all {
+        say!(
+            "{}  {} ({})  next {}  {} effect(s) granted",
+            s.name,
+            s.when,
+            s.cron,
+            local_time(&s.next_due),
+            s.granted.len()
+        );
+    }
+    Ok(())
+}
+
+fn runs(app: &App, name: Option<&str>, limit: usize, json: bool) -> Result<(), String> {
+    let runs = app
+        .schedules()
+        .history(name, limit)
+        .map_err(|e| e.to_string())?;
+    if json {
+        print::print_json(&runs);
+        return Ok(());
+    }
+    for r in runs {
+        say!(
+            "{}  {}  due {}  {}{}{}{}",
+            r.schedule,
+            r.id,
+            r.due_at,
+            r.state,
+            if r.missed { " (missed)" } else { "" },
+            r.waiting_on
+                .iter()
+                .map(|task| format!(" — `cowork tasks resume {task}`"))
+                .collect::<String>(),
+            r.detail.map(|d| format!(" — {d}")).unwrap_or_default()
+        );
+    }
+    Ok(())
 }
 
 /// The person grants a chain's effects for its unattended runs, seeing each; without a
@@ -165,23 +180,13 @@ fn grant(effects: &[cowork_contract::Effect]) -> Result<Vec<cowork_contract::Eff
     for effect in effects {
         esay!("  {}", serde_json::to_string(effect).unwrap_or_default());
     }
-    if !(std::io::stdin().is_terminal() || std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_some())
-    {
+    if !approve::person_at_terminal() {
         esay!(
             "No terminal to ask: nothing is granted; anything that needs approval will wait for you."
         );
         return Ok(vec![]);
     }
-    eprint!("Allow them for every run of this schedule, with nobody there? [y/N] > ");
-    let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    Ok(
-        if matches!(line.trim().to_lowercase().as_str(), "y" | "yes") {
-            effects.to_vec()
-        } else {
-            vec![]
-        },
-    )
+    let allowed =
+        approve::ask_yes("Allow them for every run of this schedule, with nobody there? [y/N] > ")?;
+    Ok(if allowed { effects.to_vec() } else { vec![] })
 }

@@ -29,51 +29,52 @@ pub(crate) enum TasksCmd {
 }
 
 pub(crate) async fn tasks(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCode, String> {
-    let scheduler = app.scheduler();
-    let coordinator = scheduler
+    let code = answer(app, cmd, json).await;
+    // A clean close writes the browser's cookies (a login) to the profile now.
+    app.close_browser().await;
+    code
+}
+
+async fn answer(app: &App, cmd: TasksCmd, json: bool) -> Result<ExitCode, String> {
+    let coordinator = app
+        .scheduler()
         .suspensions()
         .ok_or("this build keeps no suspended tasks")?;
-    match cmd {
+    let task = match cmd {
         TasksCmd::Suspended { all } => {
-            print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json)
+            print::suspensions(&coordinator.list(all).map_err(|e| e.to_string())?, json);
+            return Ok(ExitCode::SUCCESS);
         }
-        TasksCmd::Resume { id, wait } => {
-            let mut outcome = scheduler
-                .resume(&id, Caller::Cli)
-                .await
-                .map_err(|e| e.to_string())?;
-            if wait {
-                outcome = wait_while_suspended(app, outcome).await;
-            }
-            // A chain run that waited on this task goes on from its next step.
-            match app.task_resumed(&id, &outcome.result).await {
-                Some(Ok(report)) => esay!(
-                    "the chain {} (run {}) went on: {:?}",
-                    report.chain,
-                    report.run,
-                    report.state
-                ),
-                Some(Err(e)) => esay!("the chain waiting on this task: {e}"),
-                None => {}
-            }
-            scheduler.flush().map_err(|e| e.to_string())?;
-            print::outcome(&outcome, json);
-            return Ok(if outcome.result.is_ok() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            });
+        TasksCmd::Resume { id, wait } => return resume(app, &id, wait, json).await,
+        TasksCmd::Cancel { id } => coordinator.cancel(&id, "cli"),
+        TasksCmd::Extend { id, minutes } => {
+            coordinator.extend(&id, std::time::Duration::from_secs(minutes * 60))
         }
-        TasksCmd::Cancel { id } => print::suspensions(
-            &[coordinator.cancel(&id, "cli").map_err(|e| e.to_string())?],
-            json,
-        ),
-        TasksCmd::Extend { id, minutes } => print::suspensions(
-            &[coordinator
-                .extend(&id, std::time::Duration::from_secs(minutes * 60))
-                .map_err(|e| e.to_string())?],
-            json,
-        ),
-    }
+    };
+    print::suspensions(&[task.map_err(|e| e.to_string())?], json);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the suspended call again; a chain run that waited on it goes on from its next step.
+async fn resume(app: &App, id: &str, wait: bool, json: bool) -> Result<ExitCode, String> {
+    let scheduler = app.scheduler();
+    let mut outcome = scheduler
+        .resume(id, Caller::Cli)
+        .await
+        .map_err(|e| e.to_string())?;
+    if wait {
+        outcome = wait_while_suspended(app, outcome).await;
+    }
+    match app.task_resumed(id, &outcome.result).await {
+        Some(Ok(report)) => esay!(
+            "the chain {} (run {}) went on: {:?}",
+            report.chain,
+            report.run,
+            report.state
+        ),
+        Some(Err(e)) => esay!("the chain waiting on this task: {e}"),
+        None => {}
+    }
+    print_committed(scheduler, &outcome, json)?;
+    Ok(success_if(outcome.result.is_ok()))
 }

@@ -1,6 +1,7 @@
 //! Toolpacks (MCP servers): `cowork toolpack …` and `cowork mcp servers`.
 
 use super::*;
+use cowork_app::StagedToolpack;
 
 #[derive(Subcommand)]
 pub(crate) enum ToolpackCmd {
@@ -94,17 +95,14 @@ pub(crate) fn warn_not_running(statuses: &[cowork_app::ServerStatus]) {
         .iter()
         .filter(|s| s.state != cowork_app::ServerState::Running)
     {
-        let state = serde_json::to_value(s.state)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
         let why = s
             .last_error
             .as_deref()
             .unwrap_or("it did not finish starting in time");
         esay!(
-            "warning: toolpack server {} is {state}: {why} — `cowork mcp servers` and its log {}",
+            "warning: toolpack server {} is {}: {why} — `cowork mcp servers` and its log {}",
             s.name,
+            print::server_state(s.state),
             s.log_file.display()
         );
     }
@@ -118,9 +116,10 @@ pub(crate) fn warn_unstarted(started: Vec<cowork_app::Started>) {
     }
 }
 
-pub(crate) fn parse_config(
-    pairs: &[String],
-) -> Result<std::collections::BTreeMap<String, serde_json::Value>, String> {
+/// user_config values by key.
+type Config = std::collections::BTreeMap<String, serde_json::Value>;
+
+pub(crate) fn parse_config(pairs: &[String]) -> Result<Config, String> {
     pairs
         .iter()
         .map(|pair| {
@@ -147,21 +146,43 @@ pub(crate) fn accept(
     if yes {
         return Ok(true);
     }
-    if !std::io::stdin().is_terminal() && std::env::var_os("COWORK_APPROVE_FROM_STDIN").is_none() {
+    if !approve::person_at_terminal() {
         return Err(
             "not installed: no terminal to ask — review the above and pass --yes to accept".into(),
         );
     }
-    eprint!("Install {}? [y/N] > ", review.name);
-    let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    Ok(matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+    approve::ask_yes(&format!("Install {}? [y/N] > ", review.name))
+}
+
+/// Shows the review and installs what the person accepts; `None`: declined, and discarded.
+async fn review_then_install(
+    app: &App,
+    staged: StagedToolpack,
+    config: Config,
+    install_deps: bool,
+    yes: bool,
+    json: bool,
+) -> Result<Option<String>, String> {
+    if !accept(&staged.review, yes, json)? {
+        app.discard_toolpack(staged);
+        return Ok(None);
+    }
+    let name = staged.manifest.name.clone();
+    app.install_toolpack(staged, config, install_deps)
+        .map_err(err)?;
+    Ok(Some(name))
+}
+
+fn err(e: cowork_app::PackError) -> String {
+    e.to_string()
+}
+
+/// Waits for the servers to settle and prints them.
+async fn print_settled(app: &App, json: bool) {
+    print::servers(&app.toolpacks_settled(SETTLE).await, json);
 }
 
 pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<ExitCode, String> {
-    let err = |e: cowork_app::PackError| e.to_string();
     match cmd {
         ToolpackCmd::Install {
             source,
@@ -175,24 +196,12 @@ pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<
                 .stage_toolpack(&source, sha256.as_deref())
                 .await
                 .map_err(err)?;
-            if !accept(&staged.review, yes, json)? {
-                app.discard_toolpack(staged);
-                esay!("not installed");
-                return Ok(ExitCode::from(3));
-            }
-            let name = staged.manifest.name.clone();
-            app.install_toolpack(staged, config, !no_deps)
-                .map_err(err)?;
-            let statuses = app.toolpacks_settled(SETTLE).await;
-            print::servers(&statuses, json);
-            if !json {
-                say!("installed {name}");
-            }
+            return install(app, staged, config, !no_deps, yes, json).await;
         }
         ToolpackCmd::List => print::toolpacks(&app.toolpack_records().map_err(err)?, json),
         ToolpackCmd::Enable { name } => {
             app.set_toolpack_enabled(&name, true).map_err(err)?;
-            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+            print_settled(app, json).await;
         }
         ToolpackCmd::Disable { name } => {
             app.set_toolpack_enabled(&name, false).map_err(err)?;
@@ -200,51 +209,14 @@ pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<
                 say!("disabled {name}");
             }
         }
-        ToolpackCmd::Update { name, yes } => {
-            let (staged, repair, source) =
-                match app.check_toolpack_update(&name).await.map_err(err)? {
-                    cowork_app::UpdateCheck::UpToDate => {
-                        say!("{name} is up to date");
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                    cowork_app::UpdateCheck::Changed {
-                        staged,
-                        repair,
-                        source,
-                    } => (*staged, repair, source),
-                };
-            if repair {
-                esay!(
-                    "the installed copy of {name} was changed on disk: reinstalling it from {source}"
-                );
-            }
-            if !accept(&staged.review, yes, json)? {
-                app.discard_toolpack(staged);
-                esay!("not updated");
-                return Ok(ExitCode::from(3));
-            }
-            app.install_toolpack(staged, Default::default(), true)
-                .map_err(err)?;
-            print::servers(&app.toolpacks_settled(SETTLE).await, json);
-        }
+        ToolpackCmd::Update { name, yes } => return update(app, &name, yes, json).await,
         ToolpackCmd::Sandbox { name, state } => {
-            let on = state == OnOff::On;
-            app.set_toolpack_sandbox(&name, on).map_err(err)?;
-            if !json {
-                if on {
-                    say!("{name} runs sandboxed again");
-                } else {
-                    say!(
-                        "{name} now runs without a sandbox, with all your rights: every call of its tools asks"
-                    );
-                }
-            }
-            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+            sandbox(app, &name, state == OnOff::On, json).await?
         }
         ToolpackCmd::Configure { name, values } => {
             app.configure_toolpack(&name, parse_config(&values)?)
                 .map_err(err)?;
-            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+            print_settled(app, json).await;
         }
         ToolpackCmd::Remove { name } => {
             app.remove_toolpack(&name).map_err(err)?;
@@ -254,28 +226,109 @@ pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<
         }
         ToolpackCmd::Reload => {
             warn_unstarted(app.reload_toolpacks().map_err(err)?);
-            print::servers(&app.toolpacks_settled(SETTLE).await, json);
+            print_settled(app, json).await;
         }
-        ToolpackCmd::Import { config, yes } => {
-            // The generated packs stay where they were written: they are the installed packs'
-            // source, so `toolpack update` can reinstall from them.
-            let out = app.home().root().join("toolpacks").join(".imported");
-            for dir in cowork_app::import_claude_desktop_config(&config, &out).map_err(err)? {
-                let staged = app
-                    .stage_toolpack(&dir.display().to_string(), None)
-                    .await
-                    .map_err(err)?;
-                if accept(&staged.review, yes, json)? {
-                    let name = staged.manifest.name.clone();
-                    app.install_toolpack(staged, Default::default(), false)
-                        .map_err(err)?;
-                    say!("imported {name}");
-                } else {
-                    app.discard_toolpack(staged);
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
+        ToolpackCmd::Import { config, yes } => import(app, &config, yes, json).await?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn install(
+    app: &App,
+    staged: StagedToolpack,
+    config: Config,
+    install_deps: bool,
+    yes: bool,
+    json: bool,
+) -> Result<ExitCode, String> {
+    let Some(name) = review_then_install(app, staged, config, install_deps, yes, json).await?
+    else {
+        esay!("not installed");
+        return Ok(ExitCode::from(3));
+    };
+    print_settled(app, json).await;
+    if !json {
+        say!("installed {name}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn update(app: &App, name: &str, yes: bool, json: bool) -> Result<ExitCode, String> {
+    let (staged, repair, source) = match app.check_toolpack_update(name).await.map_err(err)? {
+        cowork_app::UpdateCheck::UpToDate => {
+            say!("{name} is up to date");
+            return Ok(ExitCode::SUCCESS);
+        }
+        cowork_app::UpdateCheck::Changed {
+            staged,
+            repair,
+            source,
+        } => (*staged, repair, source),
+    };
+    if repair {
+        esay!("the installed copy of {name} was changed on disk: reinstalling it from {source}");
+    }
+    let installed = review_then_install(app, staged, Default::default(), true, yes, json).await?;
+    if installed.is_none() {
+        esay!("not updated");
+        return Ok(ExitCode::from(3));
+    }
+    print_settled(app, json).await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn sandbox(app: &App, name: &str, on: bool, json: bool) -> Result<(), String> {
+    app.set_toolpack_sandbox(name, on).map_err(err)?;
+    if !json {
+        if on {
+            say!("{name} runs sandboxed again");
+        } else {
+            say!(
+                "{name} now runs without a sandbox, with all your rights: every call of its tools asks"
+            );
+        }
+    }
+    print_settled(app, json).await;
+    Ok(())
+}
+
+async fn import(app: &App, config: &std::path::Path, yes: bool, json: bool) -> Result<(), String> {
+    // The generated packs stay where they were written: they are the installed packs'
+    // source, so `toolpack update` can reinstall from them.
+    let out = app.home().root().join("toolpacks").join(".imported");
+    for dir in cowork_app::import_claude_desktop_config(config, &out).map_err(err)? {
+        let staged = app
+            .stage_toolpack(&dir.display().to_string(), None)
+            .await
+            .map_err(err)?;
+        match review_then_install(app, staged, Default::default(), false, yes, json).await? {
+            Some(name) => say!("imported {name}"),
+            None => {
+                let _ = std::fs::remove_dir_all(&dir);
             }
         }
     }
+    Ok(())
+}
+
+pub(crate) fn mcp(app: &App, cmd: McpCmd, json: bool) -> Result<ExitCode, String> {
+    match cmd {
+        McpCmd::Servers => print::servers(&app.mcp_servers(), json),
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cowork open LINK`: a link installs a toolpack through the same review as `toolpack install`
+/// (a link can never skip the question).
+pub(crate) async fn open(app: &App, link: &str, json: bool) -> Result<ExitCode, String> {
+    let cowork_app::DesktopRequest::InstallToolpack { source } =
+        cowork_app::desktop_request(link).map_err(|e| e.to_string())?;
+    let install = ToolpackCmd::Install {
+        source,
+        yes: false,
+        sha256: None,
+        config: Vec::new(),
+        no_deps: false,
+    };
+    toolpack(app, install, json).await
 }

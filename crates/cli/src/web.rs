@@ -2,6 +2,7 @@
 //! audited like any call).
 
 use super::*;
+use cowork_app::SearchProvider;
 
 #[derive(Subcommand)]
 pub(crate) enum WebCmd {
@@ -54,48 +55,8 @@ pub(crate) async fn web(
 ) -> Result<ExitCode, String> {
     let path = app.home().settings_path();
     let (tool, args) = match cmd {
-        WebCmd::Provider { provider, url } => {
-            let provider: cowork_app::SearchProvider =
-                serde_json::from_value(serde_json::Value::String(provider.to_lowercase()))
-                    .map_err(|_| format!("{provider:?}: choose searxng, brave or tavily"))?;
-            let mut settings = cowork_app::WebSettings::load(&path)?;
-            settings.search.provider = Some(provider);
-            if let Some(url) = url {
-                let (_, origin) =
-                    cowork_contract::address::web_origin(&url).map_err(|e| e.to_string())?;
-                let slot = match provider {
-                    cowork_app::SearchProvider::Searxng => &mut settings.search.searxng_url,
-                    cowork_app::SearchProvider::Brave => &mut settings.search.brave_url,
-                    cowork_app::SearchProvider::Tavily => &mut settings.search.tavily_url,
-                };
-                *slot = url.trim_end_matches('/').to_string();
-                say!(
-                    "each search asks before it reaches {origin} until you allow it (`cowork policy allow \"web_search({origin})\"`)"
-                );
-            }
-            settings.save(&path)?;
-            say!("web search: {provider:?} (saved to {})", path.display());
-            if provider.needs_key() && !cowork_app::has_web_key(provider)? {
-                say!("store its key: `cowork web key` (reads it from stdin)");
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
-        WebCmd::Key => {
-            let provider = cowork_app::WebSettings::load(&path)?
-                .search
-                .provider
-                .ok_or("choose a provider first: `cowork web provider brave`")?;
-            let mut key = String::new();
-            std::io::stdin()
-                .read_line(&mut key)
-                .map_err(|e| e.to_string())?;
-            cowork_app::set_web_key(provider, &key)?;
-            say!(
-                "key stored in the OS keyring ({})",
-                provider.keyring_account()
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
+        WebCmd::Provider { provider, url } => return set_provider(&path, &provider, url),
+        WebCmd::Key => return store_key(&path),
         WebCmd::Settings => {
             let settings = cowork_app::WebSettings::load(&path)?;
             say!(
@@ -126,4 +87,54 @@ pub(crate) async fn web(
         ),
     };
     call_and_print(app.scheduler(), tool, args, conversation, json).await
+}
+
+/// Chooses the search provider and, with `url`, its address (each search still asks before it
+/// reaches a new origin).
+fn set_provider(
+    settings_path: &std::path::Path,
+    name: &str,
+    url: Option<String>,
+) -> Result<ExitCode, String> {
+    let provider: SearchProvider =
+        serde_json::from_value(serde_json::Value::String(name.to_lowercase()))
+            .map_err(|_| format!("{name:?}: choose searxng, brave or tavily"))?;
+    let mut settings = cowork_app::WebSettings::load(settings_path)?;
+    settings.search.provider = Some(provider);
+    if let Some(url) = url {
+        let (_, origin) = cowork_contract::address::web_origin(&url).map_err(|e| e.to_string())?;
+        let slot = match provider {
+            SearchProvider::Searxng => &mut settings.search.searxng_url,
+            SearchProvider::Brave => &mut settings.search.brave_url,
+            SearchProvider::Tavily => &mut settings.search.tavily_url,
+        };
+        *slot = url.trim_end_matches('/').to_string();
+        say!(
+            "each search asks before it reaches {origin} until you allow it (`cowork policy allow \"web_search({origin})\"`)"
+        );
+    }
+    settings.save(settings_path)?;
+    say!(
+        "web search: {provider:?} (saved to {})",
+        settings_path.display()
+    );
+    if provider.needs_key() && !cowork_app::has_web_key(provider)? {
+        say!("store its key: `cowork web key` (reads it from stdin)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The chosen provider's key, read from standard input, into the OS keyring.
+fn store_key(settings_path: &std::path::Path) -> Result<ExitCode, String> {
+    let provider = cowork_app::WebSettings::load(settings_path)?
+        .search
+        .provider
+        .ok_or("choose a provider first: `cowork web provider brave`")?;
+    let key = approve::read_line()?;
+    cowork_app::set_web_key(provider, &key)?;
+    say!(
+        "key stored in the OS keyring ({})",
+        provider.keyring_account()
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// What a tool call does to the world. A closed vocabulary (DESIGN.md): the PolicyBridge scores and
+/// What a tool call does to the world. A closed vocabulary (docs/trust.md): the PolicyBridge scores and
 /// matches rules against these, so adding a kind is a deliberate change to policy too.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -437,6 +437,44 @@ mod tests {
             // What only looks reaches nothing outside and changes nothing lasting.
             if kind.is_read_only() {
                 assert!(!kind.is_egress() && !kind.is_high_risk(), "{kind:?}");
+            }
+        }
+    }
+
+    /// An effect of `kind` with every field filled, found from serde's own complaints so a new
+    /// kind needs no entry here.
+    fn filled(kind: EffectKind) -> Effect {
+        let mut value = serde_json::json!({ "kind": kind.as_str() });
+        let mut last = String::new();
+        for _ in 0..16 {
+            let error = match serde_json::from_value::<Effect>(value.clone()) {
+                Ok(effect) => return effect,
+                Err(e) => e.to_string(),
+            };
+            let field = |marker: &str| {
+                let rest = error.split(marker).nth(1)?;
+                Some(rest.split('`').next()?.to_string())
+            };
+            if let Some(name) = field("missing field `") {
+                value[&name] = serde_json::json!("subject");
+                last = name;
+            } else if error.contains("expected a sequence") {
+                value[&last] = serde_json::json!(["subject"]);
+            } else {
+                panic!("{kind:?}: {error}");
+            }
+        }
+        panic!("{kind:?}: too many fields")
+    }
+
+    #[test]
+    fn what_a_rule_matches_is_the_subject_the_table_names() {
+        for kind in EffectKind::ALL {
+            let effect = filled(*kind);
+            let subjects = effect.subjects();
+            match kind.class().subject {
+                Subject::Nothing => assert!(subjects.is_empty(), "{kind:?}: {subjects:?}"),
+                _ => assert!(subjects.contains(&"subject"), "{kind:?}: {subjects:?}"),
             }
         }
     }

@@ -159,6 +159,36 @@ struct Fused {
     similarity: Option<f32>,
 }
 
+/// The rows nearest in meaning, with their similarity, best first.
+type Nearest = Result<Vec<(i64, f32)>, String>;
+
+/// Reciprocal-rank fusion of the word and meaning rankings: the best `k` rows. A row found by
+/// meaning alone must come close to the best similarity.
+fn fuse(word_rows: &[i64], meaning: &[(i64, f32)], k: usize) -> Vec<(i64, Fused)> {
+    let mut fused: HashMap<i64, Fused> = HashMap::new();
+    for (rank, row) in word_rows.iter().enumerate() {
+        let slot = fused.entry(*row).or_default();
+        slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+        slot.word_rank = Some(rank + 1);
+    }
+    for (rank, (row, sim)) in meaning.iter().enumerate() {
+        let slot = fused.entry(*row).or_default();
+        slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
+        slot.meaning_rank = Some(rank + 1);
+        slot.similarity = Some(*sim);
+    }
+    let best = meaning.first().map(|(_, sim)| *sim).unwrap_or(f32::MIN);
+    let mut ranked: Vec<(i64, Fused)> = fused
+        .into_iter()
+        .filter(|(_, f)| {
+            f.word_rank.is_some() || f.similarity.is_some_and(|s| s >= best - MEANING_MARGIN)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+    ranked.truncate(k);
+    ranked
+}
+
 /// A new entry.
 #[derive(Clone, Debug, Default)]
 pub struct NewEntry {
@@ -665,33 +695,12 @@ impl Vault {
         self.settle_pending().await;
         let k = k.clamp(1, 100);
         let depth = DEPTH.max(k * 4);
-        let mut note = None;
-        let space = match (mode, &*self.space.read().unwrap()) {
-            (Mode::Words, _) => None,
-            (_, Ok(space)) => Some(space.clone()),
-            (_, Err(why)) => {
-                note = Some(format!(
-                    "searched by words only: semantic search is off ({why})"
-                ));
-                None
-            }
-        };
+        let (space, mut note) = self.search_space(mode);
         // Embedding the query and scanning the vectors run on a blocking thread while BM25 runs here.
-        let mut by_meaning = None;
-        if let Some(space) = space {
-            let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
-            let (query, cache, db) = (query.to_string(), self.cache.clone(), self.db.clone());
-            by_meaning = Some(tokio::task::spawn_blocking(
-                move || -> Result<Vec<(i64, f32)>, String> {
-                    load_cache(&db, &cache, &space);
-                    let vector = space.embed(&[query], Role::Query)?;
-                    let cache = cache.read().unwrap();
-                    Ok(cache.nearest(&vector[0], depth, |row| {
-                        allowed.as_ref().is_none_or(|a| a.contains(&row))
-                    }))
-                },
-            ));
-        }
+        let by_meaning = match space {
+            Some(space) => Some(self.search_by_meaning(space, query, filter, depth)?),
+            None => None,
+        };
         let word_rows = if mode == Mode::Meaning {
             vec![]
         } else {
@@ -704,62 +713,73 @@ impl Vault {
                 Err(e) => note = Some(format!("searched by words only: {e}")),
             }
         }
-        let mut fused: HashMap<i64, Fused> = HashMap::new();
-        for (rank, row) in word_rows.iter().enumerate() {
-            let slot = fused.entry(*row).or_default();
-            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.word_rank = Some(rank + 1);
+        let ranked = fuse(&word_rows, &meaning, k);
+        let hits = self.hits(ranked, query)?;
+        Ok(SearchResult { hits, mode, note })
+    }
+
+    /// The embedding space a search in `mode` uses, or the note saying why it searches by words
+    /// only.
+    fn search_space(&self, mode: Mode) -> (Option<Arc<Space>>, Option<String>) {
+        match (mode, &*self.space.read().unwrap()) {
+            (Mode::Words, _) => (None, None),
+            (_, Ok(space)) => (Some(space.clone()), None),
+            (_, Err(why)) => (
+                None,
+                Some(format!(
+                    "searched by words only: semantic search is off ({why})"
+                )),
+            ),
         }
-        for (rank, (row, sim)) in meaning.iter().enumerate() {
-            let slot = fused.entry(*row).or_default();
-            slot.score += 1.0 / (RRF_K + rank as f32 + 1.0);
-            slot.meaning_rank = Some(rank + 1);
-            slot.similarity = Some(*sim);
-        }
-        let best = meaning.first().map(|(_, sim)| *sim).unwrap_or(f32::MIN);
-        let mut ranked: Vec<(i64, Fused)> = fused
-            .into_iter()
-            .filter(|(_, f)| {
-                f.word_rank.is_some() || f.similarity.is_some_and(|s| s >= best - MEANING_MARGIN)
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
-        ranked.truncate(k);
+    }
+
+    /// Starts the search by meaning on a blocking thread: the `depth` nearest entries the filter
+    /// allows, with their similarity.
+    fn search_by_meaning(
+        &self,
+        space: Arc<Space>,
+        query: &str,
+        filter: &Filter,
+        depth: usize,
+    ) -> Result<tokio::task::JoinHandle<Nearest>, String> {
+        let allowed = index::allowed_rows(&self.db.lock().unwrap(), filter)?;
+        let (query, cache, db) = (query.to_string(), self.cache.clone(), self.db.clone());
+        Ok(tokio::task::spawn_blocking(move || -> Nearest {
+            load_cache(&db, &cache, &space);
+            let vector = space.embed(&[query], Role::Query)?;
+            let cache = cache.read().unwrap();
+            Ok(cache.nearest(&vector[0], depth, |row| {
+                allowed.as_ref().is_none_or(|a| a.contains(&row))
+            }))
+        }))
+    }
+
+    /// The ranked rows as hits, each with a snippet around the query's words.
+    fn hits(&self, ranked: Vec<(i64, Fused)>, query: &str) -> Result<Vec<Hit>, String> {
         let rows: Vec<i64> = ranked.iter().map(|(r, _)| *r).collect();
         let entries = index::entries_by_rows(&self.db.lock().unwrap(), &rows).map_err(db_err)?;
         let marks = highlight_terms(query);
-        let hits = ranked
+        Ok(ranked
             .into_iter()
-            .filter_map(
-                |(
-                    row,
-                    Fused {
-                        score,
-                        word_rank,
-                        meaning_rank,
-                        similarity,
-                    },
-                )| {
-                    let e = entries.get(&row)?;
-                    Some(Hit {
-                        id: e.id.clone(),
-                        path: e.path.clone(),
-                        title: e.title.clone(),
-                        kind: e.kind,
-                        scope: e.scope.clone(),
-                        tags: e.tags.clone(),
-                        snippet: snippet(&e.body, &marks, 200),
-                        score,
-                        word_rank,
-                        meaning_rank,
-                        similarity,
-                        source: e.source.clone(),
-                        updated: e.updated.clone(),
-                    })
-                },
-            )
-            .collect();
-        Ok(SearchResult { hits, mode, note })
+            .filter_map(|(row, fused)| {
+                let e = entries.get(&row)?;
+                Some(Hit {
+                    id: e.id.clone(),
+                    path: e.path.clone(),
+                    title: e.title.clone(),
+                    kind: e.kind,
+                    scope: e.scope.clone(),
+                    tags: e.tags.clone(),
+                    snippet: snippet(&e.body, &marks, 200),
+                    score: fused.score,
+                    word_rank: fused.word_rank,
+                    meaning_rank: fused.meaning_rank,
+                    similarity: fused.similarity,
+                    source: e.source.clone(),
+                    updated: e.updated.clone(),
+                })
+            })
+            .collect())
     }
 
     pub fn get(&self, id: &str) -> Result<Option<Entry>, String> {

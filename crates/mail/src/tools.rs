@@ -305,6 +305,36 @@ async fn queue(
 ) -> Result<Queued, ToolError> {
     let domain = account.email.rsplit('@').next().unwrap_or("cowork.local");
     let message_id = format!("{}@{domain}", uuid::Uuid::new_v4().simple());
+    let builder = headers(account, &draft, &message_id)?;
+    let message = body(builder, &draft, ctx)?;
+    let envelope = message.envelope();
+    let sender = envelope
+        .from()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| account.email.clone());
+    let to: Vec<String> = envelope.to().iter().map(|a| a.to_string()).collect();
+    let new = NewMessage {
+        account: account.name.clone(),
+        message_id,
+        sender,
+        recipients: to,
+        subject: draft.subject.into(),
+        raw: message.formatted(),
+        conversation: ctx.conversation_id.clone(),
+    };
+    let queued =
+        outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
+    shared.queued_here.lock().unwrap().push(queued.id);
+    shared.wake.notify_one();
+    Ok(queued)
+}
+
+/// The message's headers: sender, recipients, subject, and the thread it answers.
+fn headers(
+    account: &MailAccount,
+    draft: &Draft<'_>,
+    message_id: &str,
+) -> Result<lettre::message::MessageBuilder, ToolError> {
     let from = Mailbox::new(
         account.display_name.clone(),
         account.email.parse().map_err(|e| {
@@ -340,64 +370,59 @@ async fn queue(
                 .join(" "),
         );
     }
+    Ok(builder)
+}
+
+/// The message with its body: plain text alone, or parts for the HTML version and the
+/// attachments.
+fn body(
+    builder: lettre::message::MessageBuilder,
+    draft: &Draft<'_>,
+    ctx: &ToolContext,
+) -> Result<lettre::Message, ToolError> {
     let body = match draft.html {
         Some(html) => MultiPart::alternative_plain_html(draft.text.to_string(), html.to_string()),
         None => MultiPart::mixed().singlepart(SinglePart::plain(draft.text.to_string())),
     };
-    let message = if draft.attachments.is_empty() && draft.html.is_none() {
+    if draft.attachments.is_empty() && draft.html.is_none() {
         builder.singlepart(SinglePart::plain(draft.text.to_string()))
     } else {
         let mut mixed = MultiPart::mixed().multipart(body);
         for raw in draft.attachments {
-            // Resolved as the review resolved it, and opened only if it is still what was
-            // reviewed: a file swapped for a symlink after the approval is refused, not mailed.
-            let path = ctx.env.resolve_path(raw);
-            let file = ctx.env.open_reviewed(&path)?;
-            let meta = file
-                .metadata()
-                .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
-            if meta.len() > MAX_ATTACHMENT {
-                return Err(ToolError::invalid(format!(
-                    "attachment {} is {} MB; the limit is 25 MB",
-                    path.display(),
-                    meta.len() / 1_000_000
-                )));
-            }
-            let mut bytes = Vec::with_capacity(meta.len() as usize);
-            std::io::Read::read_to_end(
-                &mut std::io::Read::take(&file, MAX_ATTACHMENT + 1),
-                &mut bytes,
-            )
-            .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "attachment".into());
-            mixed = mixed.singlepart(Attachment::new(name).body(bytes, content_type_of(&path)));
+            mixed = mixed.singlepart(attachment(raw, ctx)?);
         }
         builder.multipart(mixed)
     }
-    .map_err(|e| ToolError::invalid(format!("the message cannot be built: {e}")))?;
-    let envelope = message.envelope();
-    let sender = envelope
-        .from()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|| account.email.clone());
-    let to: Vec<String> = envelope.to().iter().map(|a| a.to_string()).collect();
-    let new = NewMessage {
-        account: account.name.clone(),
-        message_id,
-        sender,
-        recipients: to,
-        subject: draft.subject.into(),
-        raw: message.formatted(),
-        conversation: ctx.conversation_id.clone(),
-    };
-    let queued =
-        outbox::enqueue(&shared.db.lock().unwrap(), new, shared.undo_delay).map_err(db_error)?;
-    shared.queued_here.lock().unwrap().push(queued.id);
-    shared.wake.notify_one();
-    Ok(queued)
+    .map_err(|e| ToolError::invalid(format!("the message cannot be built: {e}")))
+}
+
+/// One file of the workspace as an attachment.
+fn attachment(raw: &str, ctx: &ToolContext) -> Result<SinglePart, ToolError> {
+    // Resolved as the review resolved it, and opened only if it is still what was
+    // reviewed: a file swapped for a symlink after the approval is refused, not mailed.
+    let path = ctx.env.resolve_path(raw);
+    let file = ctx.env.open_reviewed(&path)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
+    if meta.len() > MAX_ATTACHMENT {
+        return Err(ToolError::invalid(format!(
+            "attachment {} is {} MB; the limit is 25 MB",
+            path.display(),
+            meta.len() / 1_000_000
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&file, MAX_ATTACHMENT + 1),
+        &mut bytes,
+    )
+    .map_err(|e| ToolError::invalid(format!("attachment {}: {e}", path.display())))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "attachment".into());
+    Ok(Attachment::new(name).body(bytes, content_type_of(&path)))
 }
 
 fn queued_text(q: &Queued) -> String {

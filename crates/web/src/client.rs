@@ -301,33 +301,21 @@ impl WebClient {
             check_resolved(url).await?;
         }
         let client = self.http(reach)?;
-        let mut request = client.get(url.clone());
-        if let Some((entry, _)) = &cached {
-            if let Some(etag) = &entry.etag {
-                request = request.header(IF_NONE_MATCH, etag);
-            }
-            if let Some(date) = &entry.last_modified {
-                request = request.header(IF_MODIFIED_SINCE, date);
-            }
+        let request = conditional(client.get(url.clone()), cached.as_ref().map(|(e, _)| e));
+        match request.send().await {
+            Ok(response) => self.answer(url, response, cached).await,
+            Err(e) => offline(classify_error(url, e, self.timeout), cached),
         }
-        let response = match request.send().await {
-            Ok(response) => response,
-            Err(e) => {
-                let error = classify_error(url, e, self.timeout);
-                return match (cached, &error) {
-                    // Refusals are never papered over with an old copy.
-                    (_, FetchError::Blocked(_)) | (None, _) => Err(error),
-                    (Some((entry, body)), _) => Ok(from_cache(
-                        &entry,
-                        body,
-                        Source::Offline {
-                            age: entry.age(),
-                            why: error.to_string(),
-                        },
-                    )),
-                };
-            }
-        };
+    }
+
+    /// What the server answered: the cached copy it confirmed (304), a redirect to follow or
+    /// not, or a new body (stored when the server lets it be cached).
+    async fn answer(
+        &self,
+        url: &Url,
+        response: reqwest::Response,
+        cached: Option<(Entry, Bytes)>,
+    ) -> Result<Fetched, FetchError> {
         let header = |name| {
             response
                 .headers()
@@ -475,6 +463,38 @@ fn classify_error(url: &Url, e: reqwest::Error, timeout: Duration) -> FetchError
     FetchError::Network {
         url: url.to_string(),
         why,
+    }
+}
+
+/// Asks the server to answer 304 when the cached copy is still current.
+fn conditional(
+    mut request: reqwest::RequestBuilder,
+    cached: Option<&Entry>,
+) -> reqwest::RequestBuilder {
+    if let Some(entry) = cached {
+        if let Some(etag) = &entry.etag {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(date) = &entry.last_modified {
+            request = request.header(IF_MODIFIED_SINCE, date);
+        }
+    }
+    request
+}
+
+/// A request that failed: the cached copy, marked offline, when there is one.
+fn offline(error: FetchError, cached: Option<(Entry, Bytes)>) -> Result<Fetched, FetchError> {
+    match (cached, &error) {
+        // Refusals are never papered over with an old copy.
+        (_, FetchError::Blocked(_)) | (None, _) => Err(error),
+        (Some((entry, body)), _) => Ok(from_cache(
+            &entry,
+            body,
+            Source::Offline {
+                age: entry.age(),
+                why: error.to_string(),
+            },
+        )),
     }
 }
 

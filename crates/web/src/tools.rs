@@ -118,58 +118,18 @@ impl Tool for WebFetch {
                 crate::MAX_BYTES >> 20
             )));
         }
-        // A page read again (a cache hit: the same bytes) is not parsed again.
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (
-                &fetched.url,
-                &input.selector,
-                &content_type,
-                &fetched.body[..],
-            )
-                .hash(&mut h);
-            h.finish()
-        };
-        let mut page = match self.0.read_pages.recall(key) {
-            Some(page) => page,
-            None => {
-                let (url, body, selector) = (
-                    fetched.url.clone(),
-                    fetched.body.clone(),
-                    input.selector.clone(),
-                );
-                // Parsing a large page or a PDF is CPU work: off the async runtime.
-                let page = tokio::task::spawn_blocking(move || {
-                    if is_pdf {
-                        read_pdf(&body, &url)
-                    } else {
-                        read(&body, content_type.as_deref(), &url, selector.as_deref())
-                    }
-                })
-                .await
-                .map_err(|e| ToolError::failed(e.to_string()))?
-                .map_err(ToolError::invalid)?;
-                self.0.read_pages.keep(key, page.clone());
-                page
-            }
-        };
+        let mut page = self
+            .parsed(&fetched, input.selector.as_deref(), is_pdf)
+            .await?;
         let limit = input
             .max_chars
             .map_or(MAX_CHARS, |m| (m as usize).min(MAX_CHARS));
-        let mut truncated = fetched.truncated;
-        if page.markdown.chars().count() > limit {
-            page.markdown = match input.prompt.as_deref() {
-                Some(prompt) => focus(&page.markdown, prompt, limit),
-                None => page.markdown.chars().take(limit).collect(),
-            };
-            truncated = true;
-        }
+        let cut = cut_to(&mut page, limit, input.prompt.as_deref());
         Ok(WebPage {
             url: fetched.url,
             status: fetched.status,
             page,
-            truncated,
+            truncated: fetched.truncated || cut,
             moved_to: None,
             source,
         })
@@ -201,6 +161,59 @@ impl Tool for WebFetch {
         }
         text
     }
+}
+
+impl WebFetch {
+    /// The fetched body read as a page, or the page read from the same bytes before.
+    async fn parsed(
+        &self,
+        fetched: &crate::client::Fetched,
+        selector: Option<&str>,
+        is_pdf: bool,
+    ) -> Result<Page, ToolError> {
+        let content_type = fetched.content_type.clone();
+        // A page read again (a cache hit: the same bytes) is not parsed again.
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (&fetched.url, &selector, &content_type, &fetched.body[..]).hash(&mut h);
+            h.finish()
+        };
+        if let Some(page) = self.0.read_pages.recall(key) {
+            return Ok(page);
+        }
+        let (url, body, selector) = (
+            fetched.url.clone(),
+            fetched.body.clone(),
+            selector.map(str::to_string),
+        );
+        // Parsing a large page or a PDF is CPU work: off the async runtime.
+        let page = tokio::task::spawn_blocking(move || {
+            if is_pdf {
+                read_pdf(&body, &url)
+            } else {
+                read(&body, content_type.as_deref(), &url, selector.as_deref())
+            }
+        })
+        .await
+        .map_err(|e| ToolError::failed(e.to_string()))?
+        .map_err(ToolError::invalid)?;
+        self.0.read_pages.keep(key, page.clone());
+        Ok(page)
+    }
+}
+
+/// Cuts the page's Markdown to `limit` characters: the parts about `prompt` when given, else
+/// the beginning. True when it was cut.
+fn cut_to(page: &mut Page, limit: usize, prompt: Option<&str>) -> bool {
+    if page.markdown.chars().count() <= limit {
+        return false;
+    }
+    page.markdown = match prompt {
+        Some(prompt) => focus(&page.markdown, prompt, limit),
+        None => page.markdown.chars().take(limit).collect(),
+    };
+    true
 }
 
 /// The last pages read, by a hash of their address, selector and bytes: a cached page read

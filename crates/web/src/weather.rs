@@ -129,6 +129,64 @@ pub struct WeatherPlan {
     units: Units,
 }
 
+/// The geocoding search for a place's name, in Chinese when the name is written in Han.
+fn geocoding_url(base: &str, name: &str) -> Result<url::Url, ToolError> {
+    let language = if name.chars().any(is_han) { "zh" } else { "en" };
+    url::Url::parse_with_params(
+        &format!("{}/v1/search", base.trim_end_matches('/')),
+        [
+            ("name", name),
+            ("count", "10"),
+            ("language", language),
+            ("format", "json"),
+        ],
+    )
+    .map_err(|e| ToolError::invalid(format!("{e} — fix the geocoding address in Settings → Web")))
+}
+
+/// The forecast request for a place: now, the next 24 hours and `days` days, in the plan's
+/// units.
+fn forecast_url(plan: &WeatherPlan, place: &Place, days: u8) -> Result<url::Url, ToolError> {
+    let imperial = match plan.units {
+        Units::Imperial => true,
+        Units::Metric => false,
+        Units::Auto => locale_is_us(),
+    };
+    let days = days.to_string();
+    let (latitude, longitude) = (place.latitude.to_string(), place.longitude.to_string());
+    let mut query = vec![
+        ("latitude", latitude.as_str()),
+        ("longitude", longitude.as_str()),
+        (
+            "current",
+            "temperature_2m,apparent_temperature,relative_humidity_2m,precipitation,weather_code,wind_speed_10m,is_day",
+        ),
+        (
+            "hourly",
+            "temperature_2m,precipitation_probability,weather_code",
+        ),
+        (
+            "daily",
+            "weather_code,temperature_2m_max,temperature_2m_min,precipitation_probability_max,sunrise,sunset",
+        ),
+        ("timezone", "auto"),
+        ("forecast_days", days.as_str()),
+        ("forecast_hours", "24"),
+    ];
+    if imperial {
+        query.extend([
+            ("temperature_unit", "fahrenheit"),
+            ("wind_speed_unit", "mph"),
+            ("precipitation_unit", "inch"),
+        ]);
+    }
+    url::Url::parse_with_params(
+        &format!("{}/v1/forecast", plan.forecast.trim_end_matches('/')),
+        query,
+    )
+    .map_err(|e| ToolError::invalid(format!("{e} — fix the forecast address in Settings → Web")))
+}
+
 #[tool(name = "get_weather", title = "Weather", category = "web", aliases = ["weather"],
        effects = [NetFetch], read_only, idempotent, open_world, timeout = std::time::Duration::from_secs(30),
        description = "The weather for a place (any language): now, the next 24 hours and the next days, from Open-Meteo. When several places share the name it returns them: ask the person which one, then call again with the region or country.")]
@@ -171,19 +229,7 @@ impl Tool for GetWeather {
         _: &ToolContext,
     ) -> ToolResult<Weather> {
         let (name, hints) = split_place(&input.place);
-        let language = if name.chars().any(is_han) { "zh" } else { "en" };
-        let url = url::Url::parse_with_params(
-            &format!("{}/v1/search", plan.geocoding.trim_end_matches('/')),
-            [
-                ("name", name.as_str()),
-                ("count", "10"),
-                ("language", language),
-                ("format", "json"),
-            ],
-        )
-        .map_err(|e| {
-            ToolError::invalid(format!("{e} — fix the geocoding address in Settings → Web"))
-        })?;
+        let url = geocoding_url(&plan.geocoding, &name)?;
         let found = self.get_json(url.as_str(), plan.geocoding_reach).await?;
         let places: Vec<Place> = found["results"]
             .as_array()
@@ -206,46 +252,8 @@ impl Tool for GetWeather {
                 });
             }
         };
-        let imperial = match plan.units {
-            Units::Imperial => true,
-            Units::Metric => false,
-            Units::Auto => locale_is_us(),
-        };
-        let days = input.days.unwrap_or(3).clamp(1, 16).to_string();
-        let (latitude, longitude) = (place.latitude.to_string(), place.longitude.to_string());
-        let mut query = vec![
-            ("latitude", latitude.as_str()),
-            ("longitude", longitude.as_str()),
-            (
-                "current",
-                "temperature_2m,apparent_temperature,relative_humidity_2m,precipitation,weather_code,wind_speed_10m,is_day",
-            ),
-            (
-                "hourly",
-                "temperature_2m,precipitation_probability,weather_code",
-            ),
-            (
-                "daily",
-                "weather_code,temperature_2m_max,temperature_2m_min,precipitation_probability_max,sunrise,sunset",
-            ),
-            ("timezone", "auto"),
-            ("forecast_days", days.as_str()),
-            ("forecast_hours", "24"),
-        ];
-        if imperial {
-            query.extend([
-                ("temperature_unit", "fahrenheit"),
-                ("wind_speed_unit", "mph"),
-                ("precipitation_unit", "inch"),
-            ]);
-        }
-        let url = url::Url::parse_with_params(
-            &format!("{}/v1/forecast", plan.forecast.trim_end_matches('/')),
-            query,
-        )
-        .map_err(|e| {
-            ToolError::invalid(format!("{e} — fix the forecast address in Settings → Web"))
-        })?;
+        let days = input.days.unwrap_or(3).clamp(1, 16);
+        let url = forecast_url(plan, &place, days)?;
         let forecast = self.get_json(url.as_str(), plan.forecast_reach).await?;
         read_forecast(place, &forecast)
     }

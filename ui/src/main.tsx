@@ -5,7 +5,8 @@ import { type ApprovalRequest, api, type ConversationSummary, type ElicitationRe
 import { ApprovalModal, ElicitationModal } from "./approval";
 import { ChainProgress } from "./chains";
 import { ChangesView } from "./changes";
-import { Chat, Icon } from "./chat";
+import { Chat } from "./chat";
+import { Icon } from "./chat/icon";
 import { PauseSwitch, ReminderBar } from "./desktop";
 import { getLang, learnTools, t } from "./i18n";
 import { MemoryView } from "./memory";

@@ -27,15 +27,18 @@ pub(crate) fn origin_of(raw: &str) -> Result<String, ToolError> {
     cowork_contract::address::web_origin(raw).map(|(_, origin)| origin)
 }
 
-/// The origin of the page on screen: what acting on it is reviewed as.
-fn current_origin(shared: &Shared) -> Result<String, ToolError> {
+/// The plan of a tool that acts on the page on screen: the page's origin is what it is reviewed
+/// as.
+fn act_on_current_page(shared: &Shared) -> Result<CallPlan, ToolError> {
     let url = shared.session.current_url();
     if url.is_empty() || url.starts_with("about:") {
         return Err(ToolError::invalid(
             "no page is open: call browser_navigate first",
         ));
     }
-    origin_of(&url)
+    Ok(CallPlan::new(vec![Effect::BrowserAct {
+        origin: origin_of(&url)?,
+    }]))
 }
 
 fn cut(mut text: String) -> String {
@@ -363,9 +366,7 @@ impl Tool for Click {
     type Output = PageState;
 
     fn plan(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared)?,
-        }]))
+        act_on_current_page(&self.shared)
     }
 
     async fn call(&self, input: &ClickInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
@@ -413,9 +414,7 @@ impl Tool for Type {
     type Output = PageState;
 
     fn plan(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared)?,
-        }]))
+        act_on_current_page(&self.shared)
     }
 
     async fn call(&self, input: &TypeInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
@@ -550,9 +549,7 @@ impl Tool for Evaluate {
     type Output = EvaluateOutput;
 
     fn plan(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::BrowserAct {
-            origin: current_origin(&self.shared)?,
-        }]))
+        act_on_current_page(&self.shared)
     }
 
     async fn call(

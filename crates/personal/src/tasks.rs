@@ -81,15 +81,21 @@ fn normalize_due(due: &str) -> Result<String, ToolError> {
     )))
 }
 
-fn clean_tags(tags: &[String]) -> Vec<String> {
+/// A tag as stored: without the `#` a person may write before it.
+fn clean_tag(tag: &str) -> String {
+    tag.trim().trim_start_matches('#').to_string()
+}
+
+/// The tags as stored (a JSON array): cleaned, sorted, each once.
+fn tags_json(tags: &[String]) -> String {
     let mut out: Vec<String> = tags
         .iter()
-        .map(|t| t.trim().trim_start_matches('#').to_string())
+        .map(|t| clean_tag(t))
         .filter(|t| !t.is_empty())
         .collect();
     out.sort();
     out.dedup();
-    out
+    serde_json::to_string(&out).unwrap_or_else(|_| "[]".into())
 }
 
 fn now() -> String {
@@ -134,7 +140,7 @@ impl Tool for CreateTask {
     async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<Task> {
         check_title(&input.title)?;
         let due = input.due.as_deref().map(normalize_due).transpose()?;
-        let tags = serde_json::to_string(&clean_tags(&input.tags)).unwrap_or_else(|_| "[]".into());
+        let tags = tags_json(&input.tags);
         let now = now();
         let conn = self.db.lock().unwrap();
         conn.query_row(
@@ -225,10 +231,7 @@ impl Tool for ListTasks {
                     .replace('_', "\\_")
             )
         });
-        let tag = input
-            .tag
-            .as_ref()
-            .map(|t| t.trim().trim_start_matches('#').to_string());
+        let tag = input.tag.as_deref().map(clean_tag);
         let limit = input.limit.unwrap_or(50).clamp(1, 500);
         let conn = self.db.lock().unwrap();
         let mut stmt = conn
@@ -347,7 +350,7 @@ impl Tool for UpdateTask {
                 input.priority.map(as_text),
                 due.is_some(),
                 due.flatten(),
-                input.tags.as_ref().map(|t| serde_json::to_string(&clean_tags(t)).unwrap_or_default()),
+                input.tags.as_deref().map(tags_json),
                 now()
             ],
         )

@@ -158,12 +158,7 @@ impl Client {
             .into_iter()
             .filter(|r| r.is_calendar)
             .map(|r| {
-                let fallback = r
-                    .href
-                    .path_segments()
-                    .and_then(|mut s| s.rfind(|p| !p.is_empty()))
-                    .unwrap_or("calendar")
-                    .to_string();
+                let fallback = last_segment(&r.href);
                 RemoteCalendar {
                     name: r.name.filter(|n| !n.is_empty()).unwrap_or(fallback),
                     url: r.href,
@@ -234,6 +229,14 @@ fn root_cause(e: &reqwest::Error) -> String {
     } else {
         format!("cannot reach the server ({source})")
     }
+}
+
+/// The last named part of a URL's path (a calendar's name when the server gives none).
+pub(crate) fn last_segment(url: &Url) -> String {
+    url.path_segments()
+        .and_then(|mut s| s.rfind(|p| !p.is_empty()))
+        .unwrap_or("calendar")
+        .to_string()
 }
 
 fn etag_of(response: &reqwest::Response) -> Option<String> {

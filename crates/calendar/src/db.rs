@@ -17,18 +17,33 @@ pub struct CalendarInfo {
     pub last_error: Option<String>,
 }
 
-pub fn calendars(conn: &Connection) -> rusqlite::Result<Vec<CalendarInfo>> {
-    let mut stmt = conn.prepare_cached("SELECT id, name, account, last_sync, last_error FROM calendars ORDER BY account IS NOT NULL, id")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(CalendarInfo {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            account: r.get(2)?,
-            last_sync: r.get(3)?,
-            last_error: r.get(4)?,
-        })
-    })?;
+/// Every row `sql` selects with `params`, each read by `read`.
+fn all_rows<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, read)?;
     rows.collect()
+}
+
+pub fn calendars(conn: &Connection) -> rusqlite::Result<Vec<CalendarInfo>> {
+    all_rows(
+        conn,
+        "SELECT id, name, account, last_sync, last_error FROM calendars ORDER BY account IS NOT NULL, id",
+        [],
+        |r| {
+            Ok(CalendarInfo {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                account: r.get(2)?,
+                last_sync: r.get(3)?,
+                last_error: r.get(4)?,
+            })
+        },
+    )
 }
 
 /// A stored object: its text and sync state.
@@ -72,10 +87,14 @@ pub fn objects(
     calendar: &str,
     dirty_only: bool,
 ) -> rusqlite::Result<Vec<Object>> {
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND (dirty = 1 OR ?2 = 0) ORDER BY uid"))?;
-    let rows = stmt.query_map(params![calendar, dirty_only], object_from_row)?;
-    rows.collect()
+    all_rows(
+        conn,
+        &format!(
+            "SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND (dirty = 1 OR ?2 = 0) ORDER BY uid"
+        ),
+        params![calendar, dirty_only],
+        object_from_row,
+    )
 }
 
 /// Stores an object and its index rows. `ics_text` must already have been validated by
@@ -132,11 +151,12 @@ pub fn rebuild_if_asked(conn: &mut Connection) -> rusqlite::Result<usize> {
         return Ok(0);
     }
     let tx = conn.transaction()?;
-    let stored: Vec<Object> = {
-        let mut stmt = tx.prepare(&format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects"))?;
-        stmt.query_map([], object_from_row)?
-            .collect::<rusqlite::Result<_>>()?
-    };
+    let stored = all_rows(
+        &tx,
+        &format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects"),
+        [],
+        object_from_row,
+    )?;
     for mut object in stored {
         object.ics = ics::clean_text(&object.ics);
         let rows = match ics::parse(&object.ics).and_then(|c| ics::index(&c)) {
@@ -213,51 +233,153 @@ pub fn occurrences(
     cap: usize,
     zone: crate::zone::Zone,
 ) -> Result<Vec<Occurrence>, String> {
-    let wanted = |c: &str| calendars.is_none_or(|list| list.iter().any(|w| w == c));
-    let sql_error = |e: rusqlite::Error| format!("database error: {e}");
-    // Instants are compared with the range; floating rows with its wall-clock reading here.
-    let windows = [(false, from, to), (true, zone.wall(from), zone.wall(to))];
-    let place = |value: i64, floating: bool| {
+    let range = Range {
+        calendars,
+        // Instants are compared with the range; floating rows with its wall-clock reading here.
+        windows: [
+            Window {
+                floating: false,
+                from,
+                to,
+            },
+            Window {
+                floating: true,
+                from: zone.wall(from),
+                to: zone.wall(to),
+            },
+        ],
+        zone,
+    };
+    let mut out = single_occurrences(conn, &range)?;
+    let overridden = overridden_instances(conn)?;
+    out.extend(series_occurrences(conn, &range, &overridden, cap)?);
+    out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
+    out.truncate(cap);
+    Ok(out)
+}
+
+fn sql_error(e: rusqlite::Error) -> String {
+    format!("database error: {e}")
+}
+
+/// What [`occurrences`] asks for.
+struct Range<'a> {
+    calendars: Option<&'a [String]>,
+    /// The range for rows in instants, then for floating rows.
+    windows: [Window; 2],
+    zone: crate::zone::Zone,
+}
+
+/// The range as one kind of index row (floating or not) reads it.
+#[derive(Clone, Copy)]
+struct Window {
+    floating: bool,
+    from: i64,
+    to: i64,
+}
+
+impl Range<'_> {
+    fn wanted(&self, calendar: &str) -> bool {
+        self.calendars
+            .is_none_or(|list| list.iter().any(|w| w == calendar))
+    }
+
+    /// An index value as an instant: a floating one placed in the zone.
+    fn place(&self, value: i64, floating: bool) -> i64 {
         if floating {
-            zone.instant_of_wall(value)
+            self.zone.instant_of_wall(value)
         } else {
             value
         }
-    };
+    }
+}
+
+/// The columns [`Indexed::read`] reads, first in a range query.
+const INDEXED_COLUMNS: &str =
+    "calendar, uid, start_utc, end_utc, all_day, summary, location, busy, alarms";
+
+/// An event's index row as the range queries read it.
+struct Indexed {
+    calendar: String,
+    uid: String,
+    start: i64,
+    end: i64,
+    all_day: bool,
+    title: String,
+    location: String,
+    busy: bool,
+    alarms: Option<String>,
+}
+
+impl Indexed {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Indexed> {
+        Ok(Indexed {
+            calendar: r.get(0)?,
+            uid: r.get(1)?,
+            start: r.get(2)?,
+            end: r.get(3)?,
+            all_day: r.get(4)?,
+            title: r.get(5)?,
+            location: r.get(6)?,
+            busy: r.get(7)?,
+            alarms: r.get(8)?,
+        })
+    }
+
+    /// Its instance from `start` to `end` (index values in the window's form); `instance`, the
+    /// original start of a recurring one.
+    fn occurrence(
+        &self,
+        range: &Range<'_>,
+        floating: bool,
+        (start, end): (i64, i64),
+        instance: Option<i64>,
+    ) -> Occurrence {
+        Occurrence {
+            calendar: self.calendar.clone(),
+            uid: self.uid.clone(),
+            title: self.title.clone(),
+            location: self.location.clone(),
+            start_utc: range.place(start, floating),
+            end_utc: range.place(end, floating),
+            all_day: self.all_day,
+            recurring: instance.is_some(),
+            instance: instance.map(|id| instance_text(id, floating, self.all_day)),
+            busy: self.busy,
+            alarms: self.alarms.clone(),
+        }
+    }
+}
+
+/// Events that do not repeat, and overrides of one instance of a series.
+fn single_occurrences(conn: &Connection, range: &Range<'_>) -> Result<Vec<Occurrence>, String> {
     let mut out = Vec::new();
     let mut singles = conn
-        .prepare_cached(
-            "SELECT calendar, uid, recurrence_id, start_utc, end_utc, all_day, summary, location, busy, alarms FROM calendar_index
+        .prepare_cached(&format!(
+            "SELECT {INDEXED_COLUMNS}, recurrence_id FROM calendar_index
              WHERE rrule IS NULL AND floating = ?3 AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
-        )
+        ))
         .map_err(sql_error)?;
-    for (floating, from, to) in windows {
+    for Window { floating, from, to } in range.windows {
         let rows = singles
             .query_map(params![from, to, floating], |r| {
-                let recurrence_id: Option<i64> = r.get(2)?;
-                let all_day: bool = r.get(5)?;
-                Ok(Occurrence {
-                    calendar: r.get(0)?,
-                    uid: r.get(1)?,
-                    title: r.get(6)?,
-                    location: r.get(7)?,
-                    start_utc: place(r.get(3)?, floating),
-                    end_utc: place(r.get(4)?, floating),
-                    all_day,
-                    recurring: recurrence_id.is_some(),
-                    instance: recurrence_id.map(|id| instance_text(id, floating, all_day)),
-                    busy: r.get(8)?,
-                    alarms: r.get(9)?,
-                })
+                let recurrence_id: Option<i64> = r.get(9)?;
+                let event = Indexed::read(r)?;
+                Ok(event.occurrence(range, floating, (event.start, event.end), recurrence_id))
             })
             .map_err(sql_error)?;
         for row in rows {
             let occurrence = row.map_err(sql_error)?;
-            if wanted(&occurrence.calendar) {
+            if range.wanted(&occurrence.calendar) {
                 out.push(occurrence);
             }
         }
     }
+    Ok(out)
+}
+
+/// The instances an override replaces: (calendar, uid, original start).
+fn overridden_instances(conn: &Connection) -> Result<HashSet<(String, String, i64)>, String> {
     let mut overridden = HashSet::new();
     // Every override hides its original instance, even one moved out of the range (overrides
     // are rare: all of them are read). Both sides are in the series' own form.
@@ -268,70 +390,46 @@ pub fn occurrences(
     {
         overridden.insert(row.map_err(sql_error)?);
     }
+    Ok(overridden)
+}
+
+/// The instances of recurring series in the range (at most `cap` of each), but those an
+/// override replaces.
+fn series_occurrences(
+    conn: &Connection,
+    range: &Range<'_>,
+    overridden: &HashSet<(String, String, i64)>,
+    cap: usize,
+) -> Result<Vec<Occurrence>, String> {
+    let mut out = Vec::new();
     let mut masters = conn
-        .prepare_cached(
-            "SELECT calendar, uid, rrule, start_utc, end_utc, all_day, summary, location, busy, alarms FROM calendar_index
+        .prepare_cached(&format!(
+            "SELECT {INDEXED_COLUMNS}, rrule FROM calendar_index
              WHERE rrule IS NOT NULL AND floating = ?3 AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
-        )
+        ))
         .map_err(sql_error)?;
-    for (floating, from, to) in windows {
+    for Window { floating, from, to } in range.windows {
         let rows = masters
             .query_map(params![from, to, floating], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                ))
+                Ok((Indexed::read(r)?, r.get::<_, String>(9)?))
             })
             .map_err(sql_error)?;
         for row in rows {
-            let (calendar, uid, rrule, start, end, all_day, title, location, busy, alarms): (
-                String,
-                String,
-                String,
-                i64,
-                i64,
-                bool,
-                String,
-                String,
-                bool,
-                Option<String>,
-            ) = row.map_err(sql_error)?;
-            if !wanted(&calendar) {
+            let (series, rrule) = row.map_err(sql_error)?;
+            if !range.wanted(&series.calendar) {
                 continue;
             }
-            let duration = end - start;
+            let duration = series.end - series.start;
             let starts = ics::expand(&rrule, duration, from, to, cap)
-                .map_err(|e| format!("event {uid:?} has a bad recurrence: {e}"))?;
+                .map_err(|e| format!("event {:?} has a bad recurrence: {e}", series.uid))?;
             for s in starts {
-                if overridden.contains(&(calendar.clone(), uid.clone(), s)) {
+                if overridden.contains(&(series.calendar.clone(), series.uid.clone(), s)) {
                     continue;
                 }
-                out.push(Occurrence {
-                    calendar: calendar.clone(),
-                    uid: uid.clone(),
-                    title: String::clone(&title),
-                    location: String::clone(&location),
-                    start_utc: place(s, floating),
-                    end_utc: place(s + duration, floating),
-                    all_day,
-                    recurring: true,
-                    instance: Some(instance_text(s, floating, all_day)),
-                    busy,
-                    alarms: alarms.clone(),
-                });
+                out.push(series.occurrence(range, floating, (s, s + duration), Some(s)));
             }
         }
     }
-    out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
-    out.truncate(cap);
     Ok(out)
 }
 
@@ -363,18 +461,21 @@ pub struct Conflict {
 }
 
 pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
-    let mut stmt = conn.prepare_cached("SELECT calendar, uid, kept, copy_uid, detail, created_at FROM calendar_conflicts ORDER BY id DESC LIMIT 50")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(Conflict {
-            calendar: r.get(0)?,
-            uid: r.get(1)?,
-            kept: r.get(2)?,
-            copy_uid: r.get(3)?,
-            detail: r.get(4)?,
-            created_at: r.get(5)?,
-        })
-    })?;
-    rows.collect()
+    all_rows(
+        conn,
+        "SELECT calendar, uid, kept, copy_uid, detail, created_at FROM calendar_conflicts ORDER BY id DESC LIMIT 50",
+        [],
+        |r| {
+            Ok(Conflict {
+                calendar: r.get(0)?,
+                uid: r.get(1)?,
+                kept: r.get(2)?,
+                copy_uid: r.get(3)?,
+                detail: r.get(4)?,
+                created_at: r.get(5)?,
+            })
+        },
+    )
 }
 
 #[cfg(test)]

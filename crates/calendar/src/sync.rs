@@ -8,7 +8,7 @@
 //! deleted and the other changed, the changed version wins. Each is recorded in
 //! `calendar_conflicts` and reported.
 
-use crate::caldav::{Client, DavError};
+use crate::caldav::{self, Client, DavError};
 use crate::db::{self, Object};
 use crate::{Db, ics};
 use icalendar::Component;
@@ -46,12 +46,7 @@ pub async fn discover(
     let conn = db.lock().unwrap();
     let mut out = Vec::new();
     for cal in remote {
-        let slug = cal
-            .url
-            .path_segments()
-            .and_then(|mut s| s.rfind(|p| !p.is_empty()))
-            .unwrap_or("calendar")
-            .to_string();
+        let slug = caldav::last_segment(&cal.url);
         let id = format!("{account}/{slug}");
         conn.execute(
             "INSERT INTO calendars (id, name, account, url, ctag) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -155,119 +150,21 @@ async fn push(
     object: Object,
     report: &mut SyncReport,
 ) -> Result<(), String> {
-    let transient = |e: DavError| e.to_string();
     let href = match &object.href {
         Some(h) => Url::parse(h).map_err(|e| format!("stored href {h:?}: {e}"))?,
         None => href_for(url, &object.uid),
     };
     if object.deleted {
-        match client.delete(&href, object.etag.as_deref()).await {
-            Ok(()) | Err(DavError::NotFound) => {
-                let mut conn = db.lock().unwrap();
-                let tx = conn.transaction().map_err(db_err)?;
-                db::remove_object(&tx, &object.calendar, &object.uid).map_err(db_err)?;
-                tx.commit().map_err(db_err)?;
-                report.removed_there += 1;
-                return Ok(());
-            }
-            Err(DavError::Changed) => {
-                keep_servers_version(db, client, &href, &object).await?;
-                let title = title_of(&object.ics);
-                return conflict(
-                    db,
-                    &object,
-                    "server",
-                    None,
-                    format!(
-                        "{title:?} was deleted here but changed on the server: kept the server's version"
-                    ),
-                    report,
-                );
-            }
-            Err(e) => return Err(transient(e)),
-        }
+        return push_deletion(db, client, &href, &object, report).await;
     }
-    let created = object.href.is_none();
-    let attempt = client
-        .put(
-            &href,
-            &object.ics,
-            if created {
-                None
-            } else {
-                object.etag.as_deref()
-            },
-        )
-        .await;
-    let etag = match attempt {
-        Ok(etag) => etag,
-        // The server refuses this object for good (HTTP 400/415…: data it cannot store, like
-        // Radicale with RDATE periods): say so and go on with the others — one such event must
-        // not hold every later change back. It stays here, queued, and is offered again.
-        Err(DavError::Other(why)) => {
-            report.skipped.push(format!(
-                "{:?} ({}): {why} — kept here, not on the server",
-                title_of(&object.ics),
-                object.uid
-            ));
-            return Ok(());
-        }
-        Err(DavError::Changed) => {
-            // Both sides changed: the server's version stays, ours becomes a copy.
-            keep_servers_version(db, client, &href, &object).await?;
-            let copy_uid = format!(
-                "{}-conflict-{}",
-                object.uid,
-                &uuid::Uuid::new_v4().simple().to_string()[..8]
-            );
-            let copy_ics = as_copy(&object.ics, &copy_uid)?;
-            store(
-                db,
-                &Object {
-                    uid: copy_uid.clone(),
-                    ics: copy_ics,
-                    href: None,
-                    etag: None,
-                    dirty: true,
-                    deleted: false,
-                    calendar: object.calendar.clone(),
-                },
-            )?;
-            let title = title_of(&object.ics);
-            return conflict(
-                db,
-                &object,
-                "server",
-                Some(&copy_uid),
-                format!(
-                    "{title:?} was changed here and on the server: kept the server's version, yours is \"{title} (conflict copy)\""
-                ),
-                report,
-            );
-        }
-        Err(DavError::NotFound) => {
-            // Deleted there, changed here: the change wins, re-created on the server.
-            let etag = client
-                .put(&href, &object.ics, None)
-                .await
-                .map_err(transient)?;
-            let title = title_of(&object.ics);
-            conflict(
-                db,
-                &object,
-                "local",
-                None,
-                format!("{title:?} was deleted on the server but changed here: kept yours"),
-                report,
-            )?;
-            etag
-        }
-        Err(e) => return Err(transient(e)),
+    let etag = match push_change(db, client, &href, &object, report).await? {
+        Put::Stored(etag) => etag,
+        Put::Settled => return Ok(()),
     };
     let etag = match etag {
         Some(etag) => Some(etag),
         // Servers may omit the ETag when they rewrote the data: read it back.
-        None => client.get(&href).await.map_err(transient)?.1,
+        None => client.get(&href).await.map_err(|e| e.to_string())?.1,
     };
     store(
         db,
@@ -280,6 +177,152 @@ async fn push(
     )?;
     report.pushed += 1;
     Ok(())
+}
+
+/// What became of a changed object put to the server.
+enum Put {
+    /// The server holds it now, with this ETag when it said one.
+    Stored(Option<String>),
+    /// It is not there, and rightly so for now (refused, or the server's version won).
+    Settled,
+}
+
+/// A local deletion, sent (conditional on the ETag we last saw).
+async fn push_deletion(
+    db: &Db,
+    client: &Client,
+    href: &Url,
+    object: &Object,
+    report: &mut SyncReport,
+) -> Result<(), String> {
+    match client.delete(href, object.etag.as_deref()).await {
+        Ok(()) | Err(DavError::NotFound) => {
+            remove(db, &object.calendar, &object.uid)?;
+            report.removed_there += 1;
+            Ok(())
+        }
+        Err(DavError::Changed) => {
+            keep_servers_version(db, client, href, object).await?;
+            let title = title_of(&object.ics);
+            conflict(
+                db,
+                object,
+                "server",
+                None,
+                format!(
+                    "{title:?} was deleted here but changed on the server: kept the server's version"
+                ),
+                report,
+            )
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A local change, put to the server (conditional on the ETag we last saw, unless it is new).
+async fn push_change(
+    db: &Db,
+    client: &Client,
+    href: &Url,
+    object: &Object,
+    report: &mut SyncReport,
+) -> Result<Put, String> {
+    let created = object.href.is_none();
+    let attempt = client
+        .put(
+            href,
+            &object.ics,
+            if created {
+                None
+            } else {
+                object.etag.as_deref()
+            },
+        )
+        .await;
+    match attempt {
+        Ok(etag) => Ok(Put::Stored(etag)),
+        // The server refuses this object for good (HTTP 400/415…: data it cannot store, like
+        // Radicale with RDATE periods): say so and go on with the others — one such event must
+        // not hold every later change back. It stays here, queued, and is offered again.
+        Err(DavError::Other(why)) => {
+            report.skipped.push(format!(
+                "{:?} ({}): {why} — kept here, not on the server",
+                title_of(&object.ics),
+                object.uid
+            ));
+            Ok(Put::Settled)
+        }
+        Err(DavError::Changed) => {
+            keep_both_changes(db, client, href, object, report).await?;
+            Ok(Put::Settled)
+        }
+        Err(DavError::NotFound) => {
+            // Deleted there, changed here: the change wins, re-created on the server.
+            let etag = client
+                .put(href, &object.ics, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            let title = title_of(&object.ics);
+            conflict(
+                db,
+                object,
+                "local",
+                None,
+                format!("{title:?} was deleted on the server but changed here: kept yours"),
+                report,
+            )?;
+            Ok(Put::Stored(etag))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Both sides changed: the server's version stays, ours becomes a copy.
+async fn keep_both_changes(
+    db: &Db,
+    client: &Client,
+    href: &Url,
+    object: &Object,
+    report: &mut SyncReport,
+) -> Result<(), String> {
+    keep_servers_version(db, client, href, object).await?;
+    let copy_uid = format!(
+        "{}-conflict-{}",
+        object.uid,
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let copy_ics = as_copy(&object.ics, &copy_uid)?;
+    store(
+        db,
+        &Object {
+            uid: copy_uid.clone(),
+            ics: copy_ics,
+            href: None,
+            etag: None,
+            dirty: true,
+            deleted: false,
+            calendar: object.calendar.clone(),
+        },
+    )?;
+    let title = title_of(&object.ics);
+    conflict(
+        db,
+        object,
+        "server",
+        Some(&copy_uid),
+        format!(
+            "{title:?} was changed here and on the server: kept the server's version, yours is \"{title} (conflict copy)\""
+        ),
+        report,
+    )
+}
+
+/// Removes an object and its index rows here.
+fn remove(db: &Db, calendar: &str, uid: &str) -> Result<(), String> {
+    let mut conn = db.lock().unwrap();
+    let tx = conn.transaction().map_err(db_err)?;
+    db::remove_object(&tx, calendar, uid).map_err(db_err)?;
+    tx.commit().map_err(db_err)
 }
 
 async fn pull(
@@ -335,10 +378,7 @@ async fn pull(
             && !object.dirty
             && !remote_hrefs.contains(href)
         {
-            let mut conn = db.lock().unwrap();
-            let tx = conn.transaction().map_err(db_err)?;
-            db::remove_object(&tx, calendar, &object.uid).map_err(db_err)?;
-            tx.commit().map_err(db_err)?;
+            remove(db, calendar, &object.uid)?;
             report.removed_here += 1;
         }
     }

@@ -1,5 +1,6 @@
 //! `.ics` files in and out: `calendar_import`, `calendar_export`.
 
+use super::write::edited;
 use super::*;
 
 // ---------------------------------------------------------------- import / export
@@ -83,15 +84,8 @@ impl Tool for Import {
                 match ics::index(&object) {
                     Ok((_, rows)) => {
                         let existing = db::object(&tx, &calendar.id, &uid).map_err(db_error)?;
-                        let stored = Object {
-                            calendar: calendar.id.clone(),
-                            uid,
-                            ics: ics::to_text(&object),
-                            href: existing.as_ref().and_then(|o| o.href.clone()),
-                            etag: existing.and_then(|o| o.etag),
-                            dirty: calendar.account.is_some(),
-                            deleted: false,
-                        };
+                        let stored =
+                            edited(&calendar, uid, ics::to_text(&object), existing.as_ref());
                         db::put_object(&tx, &stored, &rows).map_err(db_error)?;
                         imported += 1;
                     }

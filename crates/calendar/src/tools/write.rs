@@ -21,15 +21,7 @@ pub(super) async fn save(
             Some(cal) => {
                 let (_, rows) = ics::index(cal)
                     .map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
-                let object = Object {
-                    calendar: calendar.id.clone(),
-                    uid: uid.into(),
-                    ics: ics::to_text(cal),
-                    href: existing.as_ref().and_then(|o| o.href.clone()),
-                    etag: existing.as_ref().and_then(|o| o.etag.clone()),
-                    dirty: remote,
-                    deleted: false,
-                };
+                let object = edited(calendar, uid.into(), ics::to_text(cal), existing.as_ref());
                 db::put_object(&tx, &object, &rows).map_err(db_error)?;
             }
             None => match existing {
@@ -63,6 +55,38 @@ pub(super) async fn save(
             "saved here and queued: the server is not reachable now ({e}); it syncs when it is"
         ))),
     }
+}
+
+/// An object with new text, keeping what the server knows of the one stored (`existing`): in a
+/// CalDAV calendar it is queued for the next push.
+pub(super) fn edited(
+    calendar: &CalendarInfo,
+    uid: String,
+    text: String,
+    existing: Option<&Object>,
+) -> Object {
+    Object {
+        calendar: calendar.id.clone(),
+        uid,
+        ics: text,
+        href: existing.and_then(|o| o.href.clone()),
+        etag: existing.and_then(|o| o.etag.clone()),
+        dirty: calendar.account.is_some(),
+        deleted: false,
+    }
+}
+
+/// A write to one calendar (default `local`) that invites `attendees`.
+fn write_plan(
+    shared: &Shared,
+    calendar: Option<&str>,
+    attendees: &[String],
+) -> Result<CallPlan, ToolError> {
+    let calendar = pick_one(shared, calendar)?;
+    Ok(CallPlan::new(vec![Effect::CalendarWrite {
+        calendar: calendar.id,
+        attendees: clean_attendees(attendees)?,
+    }]))
 }
 
 pub(super) fn load(
@@ -185,11 +209,7 @@ impl Tool for Create {
     type Output = Saved;
 
     fn plan(&self, input: &CreateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
-        Ok(CallPlan::new(vec![Effect::CalendarWrite {
-            calendar: calendar.id,
-            attendees: clean_attendees(&input.attendees)?,
-        }]))
+        write_plan(&self.shared, input.calendar.as_deref(), &input.attendees)
     }
 
     async fn call(&self, input: &CreateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
@@ -426,12 +446,8 @@ impl Tool for Update {
     type Output = Saved;
 
     fn plan(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
-        let attendees = clean_attendees(input.attendees.as_deref().unwrap_or_default())?;
-        Ok(CallPlan::new(vec![Effect::CalendarWrite {
-            calendar: calendar.id,
-            attendees,
-        }]))
+        let attendees = input.attendees.as_deref().unwrap_or_default();
+        write_plan(&self.shared, input.calendar.as_deref(), attendees)
     }
 
     async fn call(&self, input: &UpdateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
@@ -521,11 +537,7 @@ impl Tool for Delete {
     type Output = Saved;
 
     fn plan(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
-        Ok(CallPlan::new(vec![Effect::CalendarWrite {
-            calendar: calendar.id,
-            attendees: vec![],
-        }]))
+        write_plan(&self.shared, input.calendar.as_deref(), &[])
     }
 
     async fn call(&self, input: &DeleteInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {

@@ -251,50 +251,9 @@ impl McpTool {
         server: McpServer,
     ) -> McpTool {
         let declared = meta.effects.get(remote.name.as_ref()).cloned();
-        let mut kinds: Vec<EffectKind> = match &declared {
-            Some(templates) => templates
-                .iter()
-                .filter_map(|t| serde_json::from_value(t["kind"].clone()).ok())
-                .collect(),
-            None => vec![EffectKind::McpCall],
-        };
-        // A tool is judged by what its sandbox lets it do wherever it claims less.
-        let reach: Vec<Effect> = reach
-            .iter()
-            .filter(|r| !crate::sandbox::admits(&kinds, r))
-            .cloned()
-            .collect();
-        kinds.extend(reach.iter().map(Effect::kind));
-        kinds.sort();
-        kinds.dedup();
+        let (kinds, reach) = judged_kinds(declared.as_deref(), reach);
         let hints = remote.annotations.clone().unwrap_or_default();
-        // The server's hints only ever make a tool stricter: read-only (which lets calls run in
-        // parallel and pass plan mode) needs declared read-only effects as well.
-        let declared_read_only = declared.is_some() && kinds.iter().all(|k| k.is_read_only());
-        let read_only = declared_read_only && hints.read_only_hint != Some(false);
-        let annotations = Annotations {
-            // A pack cannot promise Cowork can take its changes back.
-            undoable: false,
-            read_only,
-            // Only an explicit hint adds the destructive point: an undeclared tool already
-            // scores 8 for being unknown, and must ask rather than be denied outright.
-            destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
-            idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
-            // MCP's default is open-world; a pack that declares only local effects is not. What
-            // a tool reads from outside (mail, a calendar, a service) stays untrusted whatever
-            // the server hints: a hint can only make a tool stricter.
-            open_world: hints.open_world_hint == Some(true)
-                || declared.is_none()
-                || kinds.iter().any(|k| {
-                    k.is_egress()
-                        || matches!(
-                            k,
-                            EffectKind::MailRead
-                                | EffectKind::CalendarRead
-                                | EffectKind::ServiceRead
-                        )
-                }),
-        };
+        let annotations = annotations_of(declared.is_some(), &kinds, &hints);
         // A server's words reach the model and the person's screen: no control or bidi
         // characters (they could hide or reorder text).
         let printable = |s: &str| cowork_contract::text::printable_text(s).into_owned();
@@ -329,6 +288,64 @@ impl McpTool {
             reach,
             server,
         }
+    }
+}
+
+/// The kinds of effect a tool is judged by, and the part of its sandbox's `reach` its
+/// declarations do not admit (added to every call).
+fn judged_kinds(
+    declared: Option<&[EffectTemplate]>,
+    reach: &[Effect],
+) -> (Vec<EffectKind>, Vec<Effect>) {
+    let mut kinds: Vec<EffectKind> = match declared {
+        Some(templates) => templates
+            .iter()
+            .filter_map(|t| serde_json::from_value(t["kind"].clone()).ok())
+            .collect(),
+        None => vec![EffectKind::McpCall],
+    };
+    // A tool is judged by what its sandbox lets it do wherever it claims less.
+    let reach: Vec<Effect> = reach
+        .iter()
+        .filter(|r| !crate::sandbox::admits(&kinds, r))
+        .cloned()
+        .collect();
+    kinds.extend(reach.iter().map(Effect::kind));
+    kinds.sort();
+    kinds.dedup();
+    (kinds, reach)
+}
+
+/// A tool's annotations from its effects (`declared` or not) and the server's `hints`.
+fn annotations_of(
+    declared: bool,
+    kinds: &[EffectKind],
+    hints: &rmcp::model::ToolAnnotations,
+) -> Annotations {
+    // The server's hints only ever make a tool stricter: read-only (which lets calls run in
+    // parallel and pass plan mode) needs declared read-only effects as well.
+    let declared_read_only = declared && kinds.iter().all(|k| k.is_read_only());
+    let read_only = declared_read_only && hints.read_only_hint != Some(false);
+    Annotations {
+        // A pack cannot promise Cowork can take its changes back.
+        undoable: false,
+        read_only,
+        // Only an explicit hint adds the destructive point: an undeclared tool already
+        // scores 8 for being unknown, and must ask rather than be denied outright.
+        destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
+        idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
+        // MCP's default is open-world; a pack that declares only local effects is not. What
+        // a tool reads from outside (mail, a calendar, a service) stays untrusted whatever
+        // the server hints: a hint can only make a tool stricter.
+        open_world: hints.open_world_hint == Some(true)
+            || !declared
+            || kinds.iter().any(|k| {
+                k.is_egress()
+                    || matches!(
+                        k,
+                        EffectKind::MailRead | EffectKind::CalendarRead | EffectKind::ServiceRead
+                    )
+            }),
     }
 }
 

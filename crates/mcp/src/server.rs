@@ -319,10 +319,7 @@ impl McpServer {
             .list_all_resources()
             .await
             .map_err(|e| self.service_error(e))?;
-        Ok(list
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect())
+        Ok(as_json(&list))
     }
 
     /// `resources/read`: the contents, as the protocol's JSON.
@@ -343,10 +340,7 @@ impl McpServer {
             .list_all_prompts()
             .await
             .map_err(|e| self.service_error(e))?;
-        Ok(list
-            .iter()
-            .filter_map(|p| serde_json::to_value(p).ok())
-            .collect())
+        Ok(as_json(&list))
     }
 
     /// `prompts/get` with string arguments.
@@ -700,62 +694,7 @@ impl Inner {
                 env,
                 cwd,
             } => {
-                let log = open_log(&self.spec.log_file).map_err(|e| (e, false))?;
-                let confined = match &self.spec.sandbox {
-                    crate::sandbox::Sandbox::Confined(c) => Some(c),
-                    crate::sandbox::Sandbox::Unconfined(_) => None,
-                };
-                // Inside the sandbox a missing program would look like a server that died at
-                // once (and be retried): say so up front instead.
-                if let Some(c) = confined
-                    && crate::sandbox::find_program(command, &c.code).is_none()
-                {
-                    return Err((
-                        format!(
-                            "cannot start {command:?}: not found — is it installed (toolpack dependencies included) and on PATH?"
-                        ),
-                        false,
-                    ));
-                }
-                // The manifest's variables are the server's, set inside the sandbox: none reaches
-                // the launcher. The installed pack is pinned file by file: Python must not add
-                // bytecode to it.
-                let launch = match confined {
-                    Some(c) => c.jail(),
-                    None => cowork_contract::confine::Confinement::new(
-                        cwd.as_deref().unwrap_or(std::path::Path::new(".")),
-                    )
-                    .envs(std::env::var_os("HOME").map(|home| ("HOME", home)))
-                    .without_sandbox(),
-                }
-                .envs(env.clone())
-                .env("PYTHONDONTWRITEBYTECODE", "1")
-                .command(command, args);
-                let mut cmd = tokio::process::Command::from(launch.command);
-                if let Some(dir) = cwd {
-                    cmd.current_dir(dir);
-                }
-                // Its own process group (ended whole by `end_group`), and killed by the kernel
-                // if we die first — a kill -9 of the CLI or app leaves no server behind.
-                cmd.process_group(0);
-                // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                        Ok(())
-                    });
-                }
-                let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(log)
-                    .spawn()
-                    .map_err(|e| {
-                        let permanent = matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied);
-                        (format!("cannot start {command:?}: {e} — is it installed (toolpack dependencies included) and on PATH?"), !permanent)
-                    })?;
-                let pid = transport.id();
-                *self.group.lock().unwrap() = pid.map(|p| p as i32);
-                self.start_watch();
-                self.update(|s| s.pid = pid);
+                let transport = self.spawn(command, args, env, cwd.as_deref())?;
                 client
                     .serve(transport)
                     .await
@@ -781,6 +720,94 @@ impl Inner {
         self.set_tools(tools);
         Ok(running)
     }
+
+    /// Starts a stdio server's process (in its sandbox when it has one), its stderr to the
+    /// server's log, and watches it.
+    fn spawn(
+        &self,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<&std::path::Path>,
+    ) -> Result<rmcp::transport::TokioChildProcess, (String, bool)> {
+        let log = open_log(&self.spec.log_file).map_err(|e| (e, false))?;
+        let confined = match &self.spec.sandbox {
+            crate::sandbox::Sandbox::Confined(c) => Some(c),
+            crate::sandbox::Sandbox::Unconfined(_) => None,
+        };
+        // Inside the sandbox a missing program would look like a server that died at
+        // once (and be retried): say so up front instead.
+        if let Some(c) = confined
+            && crate::sandbox::find_program(command, &c.code).is_none()
+        {
+            return Err((
+                format!(
+                    "cannot start {command:?}: not found — is it installed (toolpack dependencies included) and on PATH?"
+                ),
+                false,
+            ));
+        }
+        let cmd = server_process(confined, command, args, env, cwd);
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| {
+                let permanent = matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied);
+                (format!("cannot start {command:?}: {e} — is it installed (toolpack dependencies included) and on PATH?"), !permanent)
+            })?;
+        let pid = transport.id();
+        *self.group.lock().unwrap() = pid.map(|p| p as i32);
+        self.start_watch();
+        self.update(|s| s.pid = pid);
+        Ok(transport)
+    }
+}
+
+/// The command that runs a stdio server: confined when `confined`, else as the person, in
+/// `cwd`.
+fn server_process(
+    confined: Option<&crate::sandbox::Confinement>,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+) -> tokio::process::Command {
+    // The manifest's variables are the server's, set inside the sandbox: none reaches
+    // the launcher. The installed pack is pinned file by file: Python must not add
+    // bytecode to it.
+    let launch = match confined {
+        Some(c) => c.jail(),
+        None => {
+            cowork_contract::confine::Confinement::new(cwd.unwrap_or(std::path::Path::new(".")))
+                .envs(std::env::var_os("HOME").map(|home| ("HOME", home)))
+                .without_sandbox()
+        }
+    }
+    .envs(env.clone())
+    .env("PYTHONDONTWRITEBYTECODE", "1")
+    .command(command, args);
+    let mut cmd = tokio::process::Command::from(launch.command);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    // Its own process group (ended whole by `end_group`), and killed by the kernel
+    // if we die first — a kill -9 of the CLI or app leaves no server behind.
+    cmd.process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// A list from the server, as the protocol's JSON.
+fn as_json<T: Serialize>(list: &[T]) -> Vec<Value> {
+    list.iter()
+        .filter_map(|item| serde_json::to_value(item).ok())
+        .collect()
 }
 
 fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {

@@ -292,35 +292,14 @@ impl Toolpacks {
         staging: &Path,
         expected: Option<&str>,
     ) -> Result<Staged, PackError> {
-        let (r#ref, commit) = match parsed {
-            Source::Folder(dir) => {
-                copy_tree(dir, staging)?;
-                (None, None)
-            }
-            Source::Mcpb(file) => {
-                let bytes =
-                    std::fs::read(file).map_err(io(format!("reading {}", file.display())))?;
-                unzip(&bytes, staging)?;
-                (None, None)
-            }
-            Source::Github { owner, repo, r#ref } => {
-                let (commit, tarball) = self.fetch_github(owner, repo, r#ref.as_deref()).await?;
-                untar_gz(&tarball, staging)?;
-                (r#ref.clone(), Some(commit))
-            }
-        };
+        let (r#ref, commit) = self.fetch_into(parsed, staging).await?;
         let manifest = Manifest::load(staging)?;
         let sha256 = hash_tree(staging)?;
         let name = manifest.name.clone();
         if let Some(expected) = expected
             && expected != sha256
         {
-            return Err(PackError::Tampered {
-                name,
-                pinned: expected.into(),
-                found: sha256,
-                file: None,
-            });
+            return Err(tampered(&name, expected, &sha256));
         }
         // Re-fetching the same commit must give the same bytes: a changed tarball is tampering.
         let installed = self.list()?;
@@ -329,12 +308,7 @@ impl Toolpacks {
             && previous.commit == commit
             && previous.sha256 != sha256
         {
-            return Err(PackError::Tampered {
-                name,
-                pinned: previous.sha256.clone(),
-                found: sha256,
-                file: None,
-            });
+            return Err(tampered(&name, &previous.sha256, &sha256));
         }
         let previous = installed
             .get(&name)
@@ -369,6 +343,32 @@ impl Toolpacks {
             review,
             record,
         })
+    }
+
+    /// Puts the pack's files into `staging`; for GitHub, the ref asked for and the commit it
+    /// resolved to.
+    async fn fetch_into(
+        &self,
+        parsed: &Source,
+        staging: &Path,
+    ) -> Result<(Option<String>, Option<String>), PackError> {
+        match parsed {
+            Source::Folder(dir) => {
+                copy_tree(dir, staging)?;
+                Ok((None, None))
+            }
+            Source::Mcpb(file) => {
+                let bytes =
+                    std::fs::read(file).map_err(io(format!("reading {}", file.display())))?;
+                unzip(&bytes, staging)?;
+                Ok((None, None))
+            }
+            Source::Github { owner, repo, r#ref } => {
+                let (commit, tarball) = self.fetch_github(owner, repo, r#ref.as_deref()).await?;
+                untar_gz(&tarball, staging)?;
+                Ok((r#ref.clone(), Some(commit)))
+            }
+        }
     }
 
     /// The person accepted: move into place, install dependencies, pin. `config` holds the
@@ -528,12 +528,7 @@ impl Toolpacks {
             // Installed before whole-tree pins: the source pin only.
             let found = hash_tree(&dir)?;
             if found != record.sha256 {
-                return Err(PackError::Tampered {
-                    name: name.into(),
-                    pinned: record.sha256.clone(),
-                    found,
-                    file: None,
-                });
+                return Err(tampered(name, &record.sha256, &found));
             }
             return Ok(());
         };
@@ -591,30 +586,7 @@ impl Toolpacks {
         let dir = self.dir_of(name);
         self.verify_record(name, record)?;
         let manifest = Manifest::load(&dir)?;
-        let mut values = BTreeMap::new();
-        for (key, field) in &manifest.user_config {
-            let value = if field.sensitive {
-                secret(key).map(Value::String)
-            } else {
-                record.config.get(key).cloned()
-            }
-            .or_else(|| field.default.clone());
-            match value {
-                Some(v) => {
-                    values.insert(key.clone(), v);
-                }
-                None if field.required => {
-                    return Err(PackError::Invalid(format!(
-                        "toolpack {name} needs `{key}` ({}): `cowork toolpack configure {name} {key}=…`",
-                        field.title
-                    )));
-                }
-                // Optional and unset: empty where the launch names it.
-                None => {
-                    values.insert(key.clone(), Value::Null);
-                }
-            }
-        }
+        let values = config_values(name, &manifest, record, secret)?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let data_dir = self.data_dir_of(name);
         std::fs::create_dir_all(&data_dir)
@@ -625,41 +597,17 @@ impl Toolpacks {
             home: home.as_deref(),
             user_config: &values,
         };
-        let config = &manifest.server.mcp_config;
         let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
-        let mut sandbox = Sandbox::Unconfined(Unconfined::Remote);
-        let transport = match &manifest.server.url {
-            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => {
+        let (transport, sandbox) = match &manifest.server.url {
+            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => (
                 Transport::Http {
                     url: substitute(url, &vars).map_err(bad)?,
-                }
-            }
-            _ => {
-                let command = substitute(&config.command, &vars).map_err(bad)?;
-                let args = substitute_args(&config.args, &vars).map_err(bad)?;
-                let env = config
-                    .env
-                    .iter()
-                    .map(|(k, v)| Ok((k.clone(), substitute(v, &vars).map_err(bad)?)))
-                    .collect::<Result<_, PackError>>()?;
-                sandbox = match unconfined(record.sandbox_off) {
-                    Some(why) => Sandbox::Unconfined(why),
-                    None => {
-                        let request = manifest.cowork().map_err(bad)?.sandbox;
-                        let cowork_root = self.root.parent().unwrap_or(&self.root);
-                        Sandbox::Confined(
-                            Confinement::resolve(&request, &vars, &command, cowork_root)
-                                .map_err(bad)?,
-                        )
-                    }
-                };
-                Transport::Stdio {
-                    command,
-                    args,
-                    env,
-                    cwd: Some(dir.clone()),
-                }
-            }
+                },
+                Sandbox::Unconfined(Unconfined::Remote),
+            ),
+            _ => self
+                .stdio_launch(&manifest, record, &vars, &dir)
+                .map_err(bad)?,
         };
         let server = manifest.server_name();
         let spec = LaunchSpec {
@@ -670,6 +618,40 @@ impl Toolpacks {
             sandbox,
         };
         Ok((spec, manifest))
+    }
+
+    /// How a pack's stdio server runs: its command line with the variables filled in, and its
+    /// sandbox (unless it has none, and why).
+    fn stdio_launch(
+        &self,
+        manifest: &Manifest,
+        record: &Record,
+        vars: &Vars<'_>,
+        dir: &Path,
+    ) -> Result<(Transport, Sandbox), String> {
+        let config = &manifest.server.mcp_config;
+        let command = substitute(&config.command, vars)?;
+        let args = substitute_args(&config.args, vars)?;
+        let env = config
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), substitute(v, vars)?)))
+            .collect::<Result<_, String>>()?;
+        let sandbox = match unconfined(record.sandbox_off) {
+            Some(why) => Sandbox::Unconfined(why),
+            None => {
+                let request = manifest.cowork()?.sandbox;
+                let cowork_root = self.root.parent().unwrap_or(&self.root);
+                Sandbox::Confined(Confinement::resolve(&request, vars, &command, cowork_root)?)
+            }
+        };
+        let transport = Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd: Some(dir.to_path_buf()),
+        };
+        Ok((transport, sandbox))
     }
 
     async fn fetch_github(
@@ -687,18 +669,13 @@ impl Toolpacks {
         let r#ref = r#ref.unwrap_or("HEAD");
         // Resolve the ref to a commit first: the install is pinned to it, not to a moving ref.
         let url = format!("{base}/repos/{owner}/{repo}/commits/{ref}");
-        let resp = http
-            .get(&url)
-            .header("accept", "application/vnd.github.sha")
-            .send()
-            .await
-            .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
-        if !resp.status().is_success() {
-            return Err(PackError::Download(format!(
-                "{url}: HTTP {} — check the owner, repository and ref",
-                resp.status()
-            )));
-        }
+        let resp = answered(
+            http.get(&url)
+                .header("accept", "application/vnd.github.sha"),
+            &url,
+            " — check the owner, repository and ref",
+        )
+        .await?;
         let commit = resp
             .text()
             .await
@@ -712,17 +689,7 @@ impl Toolpacks {
             )));
         }
         let url = format!("{base}/repos/{owner}/{repo}/tarball/{commit}");
-        let resp = http
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
-        if !resp.status().is_success() {
-            return Err(PackError::Download(format!(
-                "{url}: HTTP {}",
-                resp.status()
-            )));
-        }
+        let resp = answered(http.get(&url), &url, "").await?;
         if resp.content_length().is_some_and(|n| n > MAX_PACK_BYTES) {
             return Err(PackError::Download(format!(
                 "{url}: larger than {} MB",
@@ -737,6 +704,71 @@ impl Toolpacks {
     }
 }
 
+/// The response to `request` (a GET of `url`) when it succeeded; `hint` follows the HTTP
+/// status when it did not.
+async fn answered(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    hint: &str,
+) -> Result<reqwest::Response, PackError> {
+    let resp = request
+        .send()
+        .await
+        .map_err(|e| PackError::Download(format!("{url}: {e}")))?;
+    if !resp.status().is_success() {
+        return Err(PackError::Download(format!(
+            "{url}: HTTP {}{hint}",
+            resp.status()
+        )));
+    }
+    Ok(resp)
+}
+
+/// The pack's `user_config` values for a launch: sensitive ones from `secret` (the keyring),
+/// the rest as configured, then the defaults; a required one unset is an error.
+fn config_values(
+    name: &str,
+    manifest: &Manifest,
+    record: &Record,
+    secret: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<String, Value>, PackError> {
+    let mut values = BTreeMap::new();
+    for (key, field) in &manifest.user_config {
+        let value = if field.sensitive {
+            secret(key).map(Value::String)
+        } else {
+            record.config.get(key).cloned()
+        }
+        .or_else(|| field.default.clone());
+        match value {
+            Some(v) => {
+                values.insert(key.clone(), v);
+            }
+            None if field.required => {
+                return Err(PackError::Invalid(format!(
+                    "toolpack {name} needs `{key}` ({}): `cowork toolpack configure {name} {key}=…`",
+                    field.title
+                )));
+            }
+            // Optional and unset: empty where the launch names it.
+            None => {
+                values.insert(key.clone(), Value::Null);
+            }
+        }
+    }
+    Ok(values)
+}
+
+/// A pack whose content is not what it was pinned to.
+fn tampered(name: &str, pinned: &str, found: &str) -> PackError {
+    PackError::Tampered {
+        name: name.to_string(),
+        pinned: pinned.to_string(),
+        found: found.to_string(),
+        file: None,
+    }
+}
+
 fn review_of(
     manifest: &Manifest,
     source: &str,
@@ -746,14 +778,6 @@ fn review_of(
     sandbox_off: bool,
 ) -> Review {
     let meta = manifest.cowork().unwrap_or_default();
-    let describe = |m: &Manifest, tool: &str| -> Option<Vec<String>> {
-        let meta = m.cowork().unwrap_or_default();
-        meta.effects.get(tool).map(|ts| {
-            ts.iter()
-                .map(|t| t["kind"].as_str().unwrap_or("?").to_string())
-                .collect()
-        })
-    };
     let mut names: Vec<String> = manifest.tools.iter().map(|t| t.name.clone()).collect();
     names.extend(
         meta.effects
@@ -762,80 +786,10 @@ fn review_of(
             .cloned()
             .collect::<Vec<_>>(),
     );
-    let tools = names
-        .iter()
-        .map(|name| {
-            let description = manifest
-                .tools
-                .iter()
-                .find(|t| &t.name == name)
-                .map(|t| t.description.clone())
-                .unwrap_or_default();
-            let withheld = crate::instructions::tool_addresses_model(
-                name,
-                &description,
-                &serde_json::Value::Null,
-                &names,
-            )
-            .map(str::to_string);
-            ReviewTool {
-                name: name.clone(),
-                description,
-                effects: describe(manifest, name),
-                withheld,
-            }
-        })
-        .collect();
-    let mut changes = Vec::new();
-    if let Some(old) = previous {
-        let old_cmd = format!(
-            "{} {}",
-            old.server.mcp_config.command,
-            old.server.mcp_config.args.join(" ")
-        );
-        let new_cmd = format!(
-            "{} {}",
-            manifest.server.mcp_config.command,
-            manifest.server.mcp_config.args.join(" ")
-        );
-        if old_cmd != new_cmd {
-            changes.push(format!("command: {old_cmd} → {new_cmd}"));
-        }
-        let old_meta = old.cowork().unwrap_or_default();
-        for name in &names {
-            let (before, after) = (describe(old, name), describe(manifest, name));
-            if before != after {
-                let show = |e: &Option<Vec<String>>| {
-                    e.as_ref()
-                        .map(|v| {
-                            if v.is_empty() {
-                                "none".to_string()
-                            } else {
-                                v.join(", ")
-                            }
-                        })
-                        .unwrap_or_else(|| "undeclared".into())
-                };
-                changes.push(format!("{name}: {} → {}", show(&before), show(&after)));
-            }
-        }
-        for gone in old_meta.effects.keys().filter(|k| !names.contains(k)) {
-            changes.push(format!("{gone}: removed"));
-        }
-        if old_meta.sandbox != meta.sandbox {
-            changes.push(format!(
-                "sandbox: {} → {}",
-                crate::sandbox::describe_request(&old_meta.sandbox, None).join("; "),
-                crate::sandbox::describe_request(&meta.sandbox, None).join("; ")
-            ));
-        }
-        if old_meta.overrides != meta.overrides {
-            changes.push(format!(
-                "overrides: {:?} → {:?}",
-                old_meta.overrides, meta.overrides
-            ));
-        }
-    }
+    let changes = match previous {
+        Some(old) => changes_since(old, manifest, &meta, &names),
+        None => Vec::new(),
+    };
     printable(Review {
         name: manifest.name.clone(),
         display_name: manifest
@@ -849,13 +803,9 @@ fn review_of(
         sha256: sha256.to_string(),
         command: match &manifest.server.url {
             Some(url) => format!("connects to {url} (streamable HTTP)"),
-            None => format!(
-                "{} {}",
-                manifest.server.mcp_config.command,
-                manifest.server.mcp_config.args.join(" ")
-            ),
+            None => command_line(manifest),
         },
-        tools,
+        tools: review_tools(manifest, &names),
         overrides: meta.overrides.clone(),
         sandbox: crate::sandbox::describe_request(
             &meta.sandbox,
@@ -877,6 +827,107 @@ fn review_of(
             .collect(),
         changes,
     })
+}
+
+/// A stdio server's command line, as the manifest writes it.
+fn command_line(manifest: &Manifest) -> String {
+    format!(
+        "{} {}",
+        manifest.server.mcp_config.command,
+        manifest.server.mcp_config.args.join(" ")
+    )
+}
+
+/// The kinds of effect a pack declares for `tool` (None: undeclared).
+fn declared_effects(manifest: &Manifest, tool: &str) -> Option<Vec<String>> {
+    let meta = manifest.cowork().unwrap_or_default();
+    meta.effects.get(tool).map(|ts| {
+        ts.iter()
+            .map(|t| t["kind"].as_str().unwrap_or("?").to_string())
+            .collect()
+    })
+}
+
+/// Each tool `names` lists, with its description, declared effects, and whether its texts are
+/// withheld from the model.
+fn review_tools(manifest: &Manifest, names: &[String]) -> Vec<ReviewTool> {
+    names
+        .iter()
+        .map(|name| {
+            let description = manifest
+                .tools
+                .iter()
+                .find(|t| &t.name == name)
+                .map(|t| t.description.clone())
+                .unwrap_or_default();
+            let withheld = crate::instructions::tool_addresses_model(
+                name,
+                &description,
+                &serde_json::Value::Null,
+                names,
+            )
+            .map(str::to_string);
+            ReviewTool {
+                name: name.clone(),
+                description,
+                effects: declared_effects(manifest, name),
+                withheld,
+            }
+        })
+        .collect()
+}
+
+/// What an update changes in what the pack may do: its command, each tool's effects, its
+/// sandbox and overrides.
+fn changes_since(
+    old: &Manifest,
+    manifest: &Manifest,
+    meta: &crate::manifest::CoworkMeta,
+    names: &[String],
+) -> Vec<String> {
+    let mut changes = Vec::new();
+    let (old_cmd, new_cmd) = (command_line(old), command_line(manifest));
+    if old_cmd != new_cmd {
+        changes.push(format!("command: {old_cmd} → {new_cmd}"));
+    }
+    let old_meta = old.cowork().unwrap_or_default();
+    for name in names {
+        let (before, after) = (
+            declared_effects(old, name),
+            declared_effects(manifest, name),
+        );
+        if before != after {
+            let show = |e: &Option<Vec<String>>| {
+                e.as_ref()
+                    .map(|v| {
+                        if v.is_empty() {
+                            "none".to_string()
+                        } else {
+                            v.join(", ")
+                        }
+                    })
+                    .unwrap_or_else(|| "undeclared".into())
+            };
+            changes.push(format!("{name}: {} → {}", show(&before), show(&after)));
+        }
+    }
+    for gone in old_meta.effects.keys().filter(|k| !names.contains(k)) {
+        changes.push(format!("{gone}: removed"));
+    }
+    if old_meta.sandbox != meta.sandbox {
+        changes.push(format!(
+            "sandbox: {} → {}",
+            crate::sandbox::describe_request(&old_meta.sandbox, None).join("; "),
+            crate::sandbox::describe_request(&meta.sandbox, None).join("; ")
+        ));
+    }
+    if old_meta.overrides != meta.overrides {
+        changes.push(format!(
+            "overrides: {:?} → {:?}",
+            old_meta.overrides, meta.overrides
+        ));
+    }
+    changes
 }
 
 /// Every string of a review is the pack's (or built from it) and reaches a terminal or the

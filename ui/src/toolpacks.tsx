@@ -7,19 +7,10 @@ import { said, t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
 
-function ReviewModal({
-  review,
-  busy,
-  onInstall,
-  onCancel,
-}: {
-  review: ToolpackReview;
-  busy: boolean;
-  onInstall: (config: Record<string, unknown>) => void;
-  onCancel: () => void;
-}) {
+/// Escape cancels (unless installing), Cancel has the focus, and Install arms only after a
+/// short look at each review.
+function useArmed(review: ToolpackReview, busy: boolean, onCancel: () => void) {
   const [armed, setArmed] = useState(false);
-  const [config, setConfig] = useState<Record<string, string>>({});
   const cancelRef = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     cancelRef.current?.focus();
@@ -36,19 +27,39 @@ function ReviewModal({
       window.removeEventListener("keydown", keys);
     };
   }, [review.sha256, busy]);
+  return { armed, cancelRef };
+}
+
+/// The settings typed in the review: JSON where they parse as JSON, text otherwise; empty ones
+/// left out.
+function parseConfig(config: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(config)
+      .filter(([, v]) => v)
+      .map(([k, v]) => {
+        try {
+          return [k, JSON.parse(v)];
+        } catch {
+          return [k, v];
+        }
+      }),
+  );
+}
+
+function ReviewModal({
+  review,
+  busy,
+  onInstall,
+  onCancel,
+}: {
+  review: ToolpackReview;
+  busy: boolean;
+  onInstall: (config: Record<string, unknown>) => void;
+  onCancel: () => void;
+}) {
+  const { armed, cancelRef } = useArmed(review, busy, onCancel);
+  const [config, setConfig] = useState<Record<string, string>>({});
   const missing = review.user_config.filter((c) => c.required && !c.has_default && !config[c.key]);
-  const parsed = () =>
-    Object.fromEntries(
-      Object.entries(config)
-        .filter(([, v]) => v)
-        .map(([k, v]) => {
-          try {
-            return [k, JSON.parse(v)];
-          } catch {
-            return [k, v];
-          }
-        }),
-    );
   return (
     <div class="modal-backdrop">
       <div
@@ -59,59 +70,8 @@ function ReviewModal({
         data-testid="toolpack-review"
       >
         <h2 id="review-title">{t("reviewTitle")}</h2>
-        <p class="tool-line">
-          <strong>{review.display_name}</strong> {review.version}
-        </p>
-        {review.description && (
-          <blockquote class="quoted" data-testid="pack-words">
-            <span class="caller">{t("packSays")}</span> {review.description}
-          </blockquote>
-        )}
-        <p class="rule">
-          {t("pinned")}:{" "}
-          <code>
-            {review.source}
-            {review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}
-          </code>{" "}
-          · sha256 <code>{review.sha256.slice(0, 16)}…</code>
-        </p>
-        <h3>{t("runs")}</h3>
-        <pre class="args">{review.command}</pre>
-        <h3>{t("sandbox")}</h3>
-        <ul class="effects" data-testid="sandbox">
-          {review.sandbox.map((line) => (
-            <li key={line} class={line.startsWith("NOT") ? "warn" : undefined}>
-              {line}
-            </li>
-          ))}
-        </ul>
-        <h3>{t("tools")}</h3>
-        <ul class="effects">
-          {review.tools.map((tool) => (
-            <li key={tool.name}>
-              <code>{tool.name}</code> —{" "}
-              {tool.effects === null ? (
-                <em class="warn">{t("undeclared")}</em>
-              ) : tool.effects.length ? (
-                tool.effects.map((k) => said("effect", k)).join(t("listSeparator"))
-              ) : (
-                t("noEffects")
-              )}
-              {tool.withheld && (
-                <em class="warn" data-testid="withheld">
-                  {" "}
-                  — {t("withheld")}: {tool.withheld}
-                </em>
-              )}
-            </li>
-          ))}
-        </ul>
-        <p class="why">{t("otherTools")}</p>
-        {Object.entries(review.overrides).map(([builtin, tool]) => (
-          <p class="taint" key={builtin}>
-            ⚠ {tool} {t("overrides")} {builtin}
-          </p>
-        ))}
+        <PackIdentity review={review} />
+        <PackTools review={review} />
         {review.changes.length > 0 && (
           <>
             <h3>{t("changes")}</h3>
@@ -122,38 +82,13 @@ function ReviewModal({
             </ul>
           </>
         )}
-        {review.user_config.length > 0 && (
-          <>
-            <h3>{t("needs")}</h3>
-            {review.user_config.map((c) => (
-              // biome-ignore lint/a11y/noLabelWithoutControl: the control is inside, behind a condition the linter cannot follow
-              <label class="field" key={c.key}>
-                {c.title || c.key}
-                {c.required && !c.has_default ? " *" : ""}
-                {c.sensitive ? ` (${t("sensitiveNote")})` : ""}
-                {c.sensitive ? (
-                  <input
-                    type="password"
-                    value={config[c.key] ?? ""}
-                    onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
-                  />
-                ) : (
-                  <input
-                    type="text"
-                    value={config[c.key] ?? ""}
-                    onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
-                  />
-                )}
-              </label>
-            ))}
-          </>
-        )}
+        {review.user_config.length > 0 && <PackConfig review={review} config={config} setConfig={setConfig} />}
         <div class="choices">
           <button
             type="button"
             class="allow"
             disabled={!armed || busy || missing.length > 0}
-            onClick={() => onInstall(parsed())}
+            onClick={() => onInstall(parseConfig(config))}
             data-choice="install"
           >
             {busy ? (
@@ -173,16 +108,121 @@ function ReviewModal({
   );
 }
 
-/** `request`: a source handed over by a `cowork://toolpack/install` link or an opened .mcpb; its
- * review opens at once (installing still takes the person's click in the review). */
-export function ToolpacksView({ request }: { request?: { source: string; n: number } }) {
+/// What the pack is, in its own words, pinned to which source and hash; what it runs and in
+/// which sandbox.
+function PackIdentity({ review }: { review: ToolpackReview }) {
+  return (
+    <>
+      <p class="tool-line">
+        <strong>{review.display_name}</strong> {review.version}
+      </p>
+      {review.description && (
+        <blockquote class="quoted" data-testid="pack-words">
+          <span class="caller">{t("packSays")}</span> {review.description}
+        </blockquote>
+      )}
+      <p class="rule">
+        {t("pinned")}:{" "}
+        <code>
+          {review.source}
+          {review.commit ? ` @ ${review.commit.slice(0, 12)}` : ""}
+        </code>{" "}
+        · sha256 <code>{review.sha256.slice(0, 16)}…</code>
+      </p>
+      <h3>{t("runs")}</h3>
+      <pre class="args">{review.command}</pre>
+      <h3>{t("sandbox")}</h3>
+      <ul class="effects" data-testid="sandbox">
+        {review.sandbox.map((line) => (
+          <li key={line} class={line.startsWith("NOT") ? "warn" : undefined}>
+            {line}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+/// The pack's tools with what each says it can do (or that it does not say), the ones withheld,
+/// and the shipped tools it would replace.
+function PackTools({ review }: { review: ToolpackReview }) {
+  return (
+    <>
+      <h3>{t("tools")}</h3>
+      <ul class="effects">
+        {review.tools.map((tool) => (
+          <li key={tool.name}>
+            <code>{tool.name}</code> —{" "}
+            {tool.effects === null ? (
+              <em class="warn">{t("undeclared")}</em>
+            ) : tool.effects.length ? (
+              tool.effects.map((k) => said("effect", k)).join(t("listSeparator"))
+            ) : (
+              t("noEffects")
+            )}
+            {tool.withheld && (
+              <em class="warn" data-testid="withheld">
+                {" "}
+                — {t("withheld")}: {tool.withheld}
+              </em>
+            )}
+          </li>
+        ))}
+      </ul>
+      <p class="why">{t("otherTools")}</p>
+      {Object.entries(review.overrides).map(([builtin, tool]) => (
+        <p class="taint" key={builtin}>
+          ⚠ {tool} {t("overrides")} {builtin}
+        </p>
+      ))}
+    </>
+  );
+}
+
+/// The settings the pack needs (a secret typed as a password).
+function PackConfig({
+  review,
+  config,
+  setConfig,
+}: {
+  review: ToolpackReview;
+  config: Record<string, string>;
+  setConfig: (config: Record<string, string>) => void;
+}) {
+  return (
+    <>
+      <h3>{t("needs")}</h3>
+      {review.user_config.map((c) => (
+        // biome-ignore lint/a11y/noLabelWithoutControl: the control is inside, behind a condition the linter cannot follow
+        <label class="field" key={c.key}>
+          {c.title || c.key}
+          {c.required && !c.has_default ? " *" : ""}
+          {c.sensitive ? ` (${t("sensitiveNote")})` : ""}
+          {c.sensitive ? (
+            <input
+              type="password"
+              value={config[c.key] ?? ""}
+              onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
+            />
+          ) : (
+            <input
+              type="text"
+              value={config[c.key] ?? ""}
+              onInput={(e) => setConfig({ ...config, [c.key]: e.currentTarget.value })}
+            />
+          )}
+        </label>
+      ))}
+    </>
+  );
+}
+
+/// The installed packs and their servers' states, listed again when the shell says they changed
+/// (start, crash, restart); `act` runs a command and shows its error.
+function useToolpacks() {
   const [records, setRecords] = useState<Record<string, ToolpackRecord>>({});
   const [servers, setServers] = useState<ServerStatus[]>([]);
-  const [source, setSource] = useState("");
-  const [staged, setStaged] = useState<{ token: string; review: ToolpackReview } | null>(null);
-  const [busy, setBusy] = useState<"" | "fetch" | "install">("");
   const [error, setError] = useState("");
-  const [log, setLog] = useState<{ server: string; text: string } | null>(null);
   const load = () =>
     api
       .listToolpacks()
@@ -191,7 +231,6 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
         setServers(v.servers);
       })
       .catch((e) => setError(String(e)));
-  // Server states change on their own (start, crash, restart): the shell pushes each change.
   useEffect(() => {
     load();
     const un = on("toolpacks-changed", load);
@@ -208,6 +247,18 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
     }
     load();
   };
+  const serverOf = (name: string) => servers.find((s) => s.name === name.replace(/-/g, "_"));
+  return { records, serverOf, error, act };
+}
+
+type Act = (f: () => Promise<unknown>) => Promise<void>;
+
+/// Installing: a source fetched into a staged review (at once for a handed-over `request`), then
+/// installed with the settings the person typed, or discarded.
+function useInstall(act: Act, request?: { source: string; n: number }) {
+  const [source, setSource] = useState("");
+  const [staged, setStaged] = useState<{ token: string; review: ToolpackReview } | null>(null);
+  const [busy, setBusy] = useState<"" | "fetch" | "install">("");
   const fetchReview = (from = source) =>
     act(async () => {
       setBusy("fetch");
@@ -235,35 +286,23 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
         setBusy("");
       }
     });
-  const serverOf = (name: string) => servers.find((s) => s.name === name.replace(/-/g, "_"));
+  const discard = () => {
+    if (staged) api.discardToolpack(staged.token).catch(() => {});
+    setStaged(null);
+  };
+  return { source, setSource, staged, busy, fetchReview, install, discard };
+}
+
+/** `request`: a source handed over by a `cowork://toolpack/install` link or an opened .mcpb; its
+ * review opens at once (installing still takes the person's click in the review). */
+export function ToolpacksView({ request }: { request?: { source: string; n: number } }) {
+  const { records, serverOf, error, act } = useToolpacks();
+  const inst = useInstall(act, request);
+  const [log, setLog] = useState<{ server: string; text: string } | null>(null);
   return (
     <section class="page toolpacks">
       <h1>{t("toolpacks")}</h1>
-      <div class="row">
-        <input
-          class="grow"
-          placeholder={t("sourcePlaceholder")}
-          value={source}
-          onInput={(e) => setSource(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            const typed = e.currentTarget.value.trim();
-            if (e.key === "Enter" && typed) fetchReview(typed);
-          }}
-          data-testid="toolpack-source"
-        />
-        <button type="button" class="primary" disabled={!source.trim() || busy !== ""} onClick={() => fetchReview()}>
-          {busy === "fetch" ? (
-            <>
-              <span class="spinner" /> {t("fetching")}
-            </>
-          ) : (
-            t("install")
-          )}
-        </button>
-        <button type="button" onClick={() => act(() => api.reloadToolpacks())}>
-          {t("reload")}
-        </button>
-      </div>
+      <SourceRow inst={inst} act={act} />
       {error && (
         <p class="error" role="alert">
           {error}
@@ -281,50 +320,9 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
           </tr>
         </thead>
         <tbody>
-          {Object.entries(records).map(([name, r]) => {
-            const s = serverOf(name);
-            const state = r.enabled ? (s?.state ?? "starting") : "stopped";
-            return (
-              <tr key={name} data-toolpack={name}>
-                <td>
-                  <strong>{name}</strong> {r.version}
-                  <div class="desc">{r.source}</div>
-                </td>
-                <td>
-                  <span class={`badge state-${state}`} data-testid="server-state">
-                    {state}
-                  </span>
-                  {s && s.restarts > 0 && (
-                    <span class="desc">
-                      {" "}
-                      {s.restarts} {t("restarts")}
-                    </span>
-                  )}
-                  {s?.last_error && <div class="desc error">{s.last_error}</div>}
-                </td>
-                <td>{s?.tools ?? 0}</td>
-                <td>
-                  <code>{r.commit ? r.commit.slice(0, 10) : r.sha256.slice(0, 10)}</code>
-                </td>
-                <td class="actions">
-                  <button type="button" onClick={() => act(() => api.setToolpackEnabled(name, !r.enabled))}>
-                    {r.enabled ? t("disable") : t("enable")}
-                  </button>
-                  {s && (
-                    <button
-                      type="button"
-                      onClick={() => act(async () => setLog({ server: s.name, text: await api.toolpackLog(s.name) }))}
-                    >
-                      {t("logs")}
-                    </button>
-                  )}
-                  <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
-                    {t("remove")}
-                  </button>
-                </td>
-              </tr>
-            );
-          })}
+          {Object.entries(records).map(([name, r]) => (
+            <ToolpackRow key={name} name={name} r={r} s={serverOf(name)} act={act} showLog={setLog} />
+          ))}
         </tbody>
       </table>
       {log && (
@@ -338,17 +336,104 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
           <pre class="log">{log.text || "—"}</pre>
         </>
       )}
-      {staged && (
+      {inst.staged && (
         <ReviewModal
-          review={staged.review}
-          busy={busy === "install"}
-          onInstall={install}
-          onCancel={() => {
-            api.discardToolpack(staged.token).catch(() => {});
-            setStaged(null);
-          }}
+          review={inst.staged.review}
+          busy={inst.busy === "install"}
+          onInstall={inst.install}
+          onCancel={inst.discard}
         />
       )}
     </section>
+  );
+}
+
+/// Where a pack comes from (Enter fetches its review), and reloading every pack.
+function SourceRow({ inst, act }: { inst: ReturnType<typeof useInstall>; act: Act }) {
+  const { source, busy } = inst;
+  return (
+    <div class="row">
+      <input
+        class="grow"
+        placeholder={t("sourcePlaceholder")}
+        value={source}
+        onInput={(e) => inst.setSource(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          const typed = e.currentTarget.value.trim();
+          if (e.key === "Enter" && typed) inst.fetchReview(typed);
+        }}
+        data-testid="toolpack-source"
+      />
+      <button type="button" class="primary" disabled={!source.trim() || busy !== ""} onClick={() => inst.fetchReview()}>
+        {busy === "fetch" ? (
+          <>
+            <span class="spinner" /> {t("fetching")}
+          </>
+        ) : (
+          t("install")
+        )}
+      </button>
+      <button type="button" onClick={() => act(() => api.reloadToolpacks())}>
+        {t("reload")}
+      </button>
+    </div>
+  );
+}
+
+/// An installed pack: its source, its server's state (restarts, last error), its tools, its
+/// pin, and enable/disable, logs, remove.
+function ToolpackRow({
+  name,
+  r,
+  s,
+  act,
+  showLog,
+}: {
+  name: string;
+  r: ToolpackRecord;
+  s: ServerStatus | undefined;
+  act: Act;
+  showLog: (log: { server: string; text: string }) => void;
+}) {
+  const state = r.enabled ? (s?.state ?? "starting") : "stopped";
+  return (
+    <tr data-toolpack={name}>
+      <td>
+        <strong>{name}</strong> {r.version}
+        <div class="desc">{r.source}</div>
+      </td>
+      <td>
+        <span class={`badge state-${state}`} data-testid="server-state">
+          {state}
+        </span>
+        {s && s.restarts > 0 && (
+          <span class="desc">
+            {" "}
+            {s.restarts} {t("restarts")}
+          </span>
+        )}
+        {s?.last_error && <div class="desc error">{s.last_error}</div>}
+      </td>
+      <td>{s?.tools ?? 0}</td>
+      <td>
+        <code>{r.commit ? r.commit.slice(0, 10) : r.sha256.slice(0, 10)}</code>
+      </td>
+      <td class="actions">
+        <button type="button" onClick={() => act(() => api.setToolpackEnabled(name, !r.enabled))}>
+          {r.enabled ? t("disable") : t("enable")}
+        </button>
+        {s && (
+          <button
+            type="button"
+            onClick={() => act(async () => showLog({ server: s.name, text: await api.toolpackLog(s.name) }))}
+          >
+            {t("logs")}
+          </button>
+        )}
+        <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
+          {t("remove")}
+        </button>
+      </td>
+    </tr>
   );
 }

@@ -60,6 +60,8 @@ function Source({ row }: { row: Row }) {
   );
 }
 
+/// An entry: its title, kind, scope and tags, its text (edited in place; Ctrl+Enter saves, Esc
+/// leaves), where it came from, and save or forget (which can be undone).
 function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, undo?: () => Promise<void>) => void }) {
   const [editing, setEditing] = useState<string | null>(null);
   const [error, setError] = useState("");
@@ -77,18 +79,22 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
       const entry = await api.vaultEntry(row.id);
       if (entry) setEditing(entry.body);
     });
+  const save = (content: string) =>
+    act(async () => {
+      await call("update_vault_entry", { id: row.id, content });
+      setEditing(null);
+      onChanged(t("saved"));
+    });
+  const forget = () =>
+    act(async () => {
+      await call("delete_vault_entry", { id: row.id });
+      onChanged(`${t("movedToTrash")}: ${row.title}`, async () => {
+        await call("restore_vault_entry", { id: row.id });
+      });
+    });
   return (
     <article class="memory" data-testid="memory" data-id={row.id}>
-      <header>
-        <strong>{row.title}</strong>{" "}
-        <span class={`badge kind-${row.kind}`}>{t(`kind_${row.kind}` as never) ?? row.kind}</span>
-        {row.scope !== "global" && <span class="badge">{row.scope}</span>}
-        {row.tags.map((tag) => (
-          <span key={tag} class="tag">
-            #{tag}
-          </span>
-        ))}
-      </header>
+      <MemoryHeader row={row} />
       {editing === null ? (
         <div class="memory-text" dangerouslySetInnerHTML={{ __html: renderMarkdown(row.text) }} />
       ) : (
@@ -100,12 +106,7 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
           onKeyDown={(e) => {
             if (e.key === "Escape") setEditing(null);
             const content = e.currentTarget.value;
-            if (e.key === "Enter" && (e.ctrlKey || e.metaKey))
-              act(async () => {
-                await call("update_vault_entry", { id: row.id, content });
-                setEditing(null);
-                onChanged(t("saved"));
-              });
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) save(content);
           }}
         />
       )}
@@ -120,32 +121,11 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
               {t("edit")}
             </button>
           ) : (
-            <button
-              type="button"
-              class="primary"
-              onClick={() =>
-                act(async () => {
-                  await call("update_vault_entry", { id: row.id, content: editing });
-                  setEditing(null);
-                  onChanged(t("saved"));
-                })
-              }
-            >
+            <button type="button" class="primary" onClick={() => save(editing)}>
               {t("save")}
             </button>
           )}
-          <button
-            type="button"
-            data-testid="memory-delete"
-            onClick={() =>
-              act(async () => {
-                await call("delete_vault_entry", { id: row.id });
-                onChanged(`${t("movedToTrash")}: ${row.title}`, async () => {
-                  await call("restore_vault_entry", { id: row.id });
-                });
-              })
-            }
-          >
+          <button type="button" data-testid="memory-delete" onClick={forget}>
             {t("forget")}
           </button>
         </span>
@@ -155,14 +135,30 @@ function MemoryCard({ row, onChanged }: { row: Row; onChanged: (note: string, un
   );
 }
 
-export function MemoryView() {
+function MemoryHeader({ row }: { row: Row }) {
+  return (
+    <header>
+      <strong>{row.title}</strong>{" "}
+      <span class={`badge kind-${row.kind}`}>{t(`kind_${row.kind}` as never) ?? row.kind}</span>
+      {row.scope !== "global" && <span class="badge">{row.scope}</span>}
+      {row.tags.map((tag) => (
+        <span key={tag} class="tag">
+          #{tag}
+        </span>
+      ))}
+    </header>
+  );
+}
+
+type Kind = (typeof KINDS)[number];
+
+/// The entries shown: the most recent, or what a search finds (through the vault's tool),
+/// of one kind or all; listed again when the kind changes.
+function useEntries() {
   const [query, setQuery] = useState("");
-  const [kind, setKind] = useState<(typeof KINDS)[number]>("");
+  const [kind, setKind] = useState<Kind>("");
   const [rows, setRows] = useState<Row[]>([]);
-  const [status, setStatus] = useState<VaultStatus | null>(null);
-  const [note, setNote] = useState<{ text: string; undo?: () => Promise<void> } | null>(null);
   const [error, setError] = useState("");
-  const [agent, setAgent] = useState<AgentSettings | null>(null);
   const kinds = kind ? [kind] : [];
   const load = async (q = query) => {
     setError("");
@@ -178,21 +174,23 @@ export function MemoryView() {
       setError(String(e instanceof Error ? e.message : e));
     }
   };
+  useEffect(() => {
+    load();
+  }, [kind]);
+  return { query, setQuery, kind, setKind, rows, error, setError, load };
+}
+
+/// The vault's index: counts, model, progress. Indexing progress is pushed; a tool that wrote
+/// memory ends with a tool event.
+function useVaultStatus() {
+  const [status, setStatus] = useState<VaultStatus | null>(null);
   const refreshStatus = () =>
     api
       .vaultStatus()
       .then(setStatus)
       .catch(() => {});
   useEffect(() => {
-    load();
-  }, [kind]);
-  useEffect(() => {
     refreshStatus();
-    api
-      .getAgentSettings()
-      .then(setAgent)
-      .catch(() => {});
-    // Indexing progress is pushed; a tool that wrote memory ends with a tool event.
     const unVault = on("vault-changed", refreshStatus);
     const unTools = on("tool-event", (e) => {
       if (e.type === "completed") refreshStatus();
@@ -202,6 +200,18 @@ export function MemoryView() {
       unTools.then((f) => f());
     };
   }, []);
+  return { status, refreshStatus };
+}
+
+/// Whether the chat recalls memories (an agent setting; off without a provider).
+function useRecall() {
+  const [agent, setAgent] = useState<AgentSettings | null>(null);
+  useEffect(() => {
+    api
+      .getAgentSettings()
+      .then(setAgent)
+      .catch(() => {});
+  }, []);
   const recall = agent?.recall?.enabled ?? false;
   const setRecall = async (enabled: boolean) => {
     if (!agent) return;
@@ -209,80 +219,29 @@ export function MemoryView() {
     await api.saveAgentSettings(next);
     setAgent(next);
   };
+  return { available: agent !== null, recall, setRecall };
+}
+
+type Note = { text: string; undo?: () => Promise<void> };
+
+export function MemoryView() {
+  const entries = useEntries();
+  const { rows, query, error, load } = entries;
+  const { status, refreshStatus } = useVaultStatus();
+  const [note, setNote] = useState<Note | null>(null);
   const s = status?.stats;
-  const p = status?.progress;
+  const reindex = () =>
+    api
+      .vaultReindex()
+      .then(() => {
+        refreshStatus();
+        load();
+      })
+      .catch((e) => entries.setError(String(e)));
   return (
     <section class="memory-view" data-testid="memory-view">
-      <header class="memory-head">
-        <h2>{t("memory")}</h2>
-        <input
-          id="memory-search"
-          type="search"
-          placeholder={t("memorySearch")}
-          value={query}
-          autofocus
-          onInput={(e) => setQuery(e.currentTarget.value)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter") load(e.currentTarget.value);
-          }}
-        />
-        <select
-          value={kind}
-          onChange={(e) => setKind(e.currentTarget.value as (typeof KINDS)[number])}
-          aria-label={t("category")}
-        >
-          {KINDS.map((k) => (
-            <option key={k} value={k}>
-              {k ? (t(`kind_${k}` as never) ?? k) : t("all")}
-            </option>
-          ))}
-        </select>
-        <label class="inline" title={agent ? "" : t("noProvider")}>
-          <input
-            type="checkbox"
-            data-testid="recall-toggle"
-            disabled={!agent}
-            checked={recall}
-            onChange={(e) => setRecall(e.currentTarget.checked)}
-          />
-          {t("recallInChat")}
-        </label>
-      </header>
-      {s && (
-        <p class="muted" data-testid="vault-status">
-          {s.entries} {t("entries")} ·{" "}
-          {s.model ? (
-            <span title={`${t("model")}: ${s.model.split("#")[0]}`}>{t("byMeaning")}</span>
-          ) : (
-            <span title={s.semantic_off ?? ""}>{t("wordsOnly")}</span>
-          )}
-          {p && p.phase !== "idle" && (
-            <>
-              {" "}
-              ·{" "}
-              <strong>
-                {t(`phase_${p.phase}` as never)} {p.total > 0 ? `${p.done}/${p.total}` : ""}
-              </strong>
-            </>
-          )}
-          {` · ${t("keptIn")} `}
-          <code>{s.folder}</code>{" "}
-          <button
-            type="button"
-            onClick={() =>
-              api
-                .vaultReindex()
-                .then(() => {
-                  refreshStatus();
-                  load();
-                })
-                .catch((e) => setError(String(e)))
-            }
-          >
-            {t("reindex")}
-          </button>
-        </p>
-      )}
+      <MemoryHead entries={entries} />
+      {s && <VaultStatusLine stats={s} progress={status?.progress} reindex={reindex} />}
       {s && s.problems.length > 0 && (
         <details class="taint">
           <summary>
@@ -327,6 +286,85 @@ export function MemoryView() {
         />
       ))}
     </section>
+  );
+}
+
+/// The search (Enter searches), the kind, and whether the chat recalls memories.
+function MemoryHead({ entries }: { entries: ReturnType<typeof useEntries> }) {
+  const { available, recall, setRecall } = useRecall();
+  return (
+    <header class="memory-head">
+      <h2>{t("memory")}</h2>
+      <input
+        id="memory-search"
+        type="search"
+        placeholder={t("memorySearch")}
+        value={entries.query}
+        autofocus
+        onInput={(e) => entries.setQuery(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") entries.load(e.currentTarget.value);
+        }}
+      />
+      <select
+        value={entries.kind}
+        onChange={(e) => entries.setKind(e.currentTarget.value as Kind)}
+        aria-label={t("category")}
+      >
+        {KINDS.map((k) => (
+          <option key={k} value={k}>
+            {k ? (t(`kind_${k}` as never) ?? k) : t("all")}
+          </option>
+        ))}
+      </select>
+      <label class="inline" title={available ? "" : t("noProvider")}>
+        <input
+          type="checkbox"
+          data-testid="recall-toggle"
+          disabled={!available}
+          checked={recall}
+          onChange={(e) => setRecall(e.currentTarget.checked)}
+        />
+        {t("recallInChat")}
+      </label>
+    </header>
+  );
+}
+
+/// How many entries, searched by meaning or by words only, the indexing under way, the folder,
+/// and reindex.
+function VaultStatusLine({
+  stats: s,
+  progress: p,
+  reindex,
+}: {
+  stats: NonNullable<VaultStatus["stats"]>;
+  progress: VaultStatus["progress"] | undefined;
+  reindex: () => void;
+}) {
+  return (
+    <p class="muted" data-testid="vault-status">
+      {s.entries} {t("entries")} ·{" "}
+      {s.model ? (
+        <span title={`${t("model")}: ${s.model.split("#")[0]}`}>{t("byMeaning")}</span>
+      ) : (
+        <span title={s.semantic_off ?? ""}>{t("wordsOnly")}</span>
+      )}
+      {p && p.phase !== "idle" && (
+        <>
+          {" "}
+          ·{" "}
+          <strong>
+            {t(`phase_${p.phase}` as never)} {p.total > 0 ? `${p.done}/${p.total}` : ""}
+          </strong>
+        </>
+      )}
+      {` · ${t("keptIn")} `}
+      <code>{s.folder}</code>{" "}
+      <button type="button" onClick={reindex}>
+        {t("reindex")}
+      </button>
+    </p>
   );
 }
 

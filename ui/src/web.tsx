@@ -271,7 +271,9 @@ type WebSettings = {
 /** The form: the settings, and a key typed to store (never read back, so "" once stored). */
 type WebForm = { settings: WebSettings; key: string };
 
-export function WebSettingsPanel() {
+/// The form as saved (the key stored in the keyring, apart from the settings) and whether the
+/// chosen provider's key is stored.
+function useWebForm() {
   const draft = useDraft<WebForm>();
   const [hasKey, setHasKey] = useState(false);
   const [status, setStatus] = useState("");
@@ -281,9 +283,7 @@ export function WebSettingsPanel() {
       .then((s: WebSettingsOnWire) => draft.load({ settings: s as WebSettings, key: "" }))
       .catch((e) => setStatus(String(e)));
   }, []);
-  const settings = draft.value?.settings ?? null,
-    key = draft.value?.key ?? "";
-  const provider = settings?.search.provider ?? null;
+  const provider = draft.value?.settings.search.provider ?? null;
   useEffect(() => {
     if (provider && provider !== "searxng")
       api
@@ -291,11 +291,6 @@ export function WebSettingsPanel() {
         .then(setHasKey)
         .catch(() => setHasKey(false));
   }, [provider]);
-  if (!settings) return <p class="status">{status}</p>;
-  const setSettings = (next: WebSettings) => draft.set({ settings: next, key });
-  const setKey = (next: string) => draft.set({ settings, key: next });
-  const search = (change: Partial<WebSettings["search"]>) =>
-    setSettings({ ...settings, search: { ...settings.search, ...change } });
   const save = async ({ settings: s, key: k }: WebForm) => {
     await api.saveWebSettings(s);
     const p = s.search.provider;
@@ -304,13 +299,95 @@ export function WebSettingsPanel() {
       setHasKey(true);
     }
   };
+  return { draft, hasKey, status, save };
+}
+
+/// The feeds as the person edits them: one `name | url | language` a line.
+function formatFeeds(feeds: WebSettings["news"]["feeds"]): string {
+  return feeds.map((f) => `${f.name} | ${f.url} | ${f.language}`).join("\n");
+}
+function parseFeeds(text: string): WebSettings["news"]["feeds"] {
+  return text
+    .split("\n")
+    .map((line) => line.split("|").map((s) => s.trim()))
+    .filter((p) => p[1])
+    .map(([name, url, language]) => ({ name: name || url, url, language: language ?? "" }));
+}
+
+export function WebSettingsPanel() {
+  const { draft, hasKey, status, save } = useWebForm();
+  const settings = draft.value?.settings ?? null,
+    key = draft.value?.key ?? "";
+  if (!settings) return <p class="status">{status}</p>;
+  const setSettings = (next: WebSettings) => draft.set({ settings: next, key });
+  const setKey = (next: string) => draft.set({ settings, key: next });
+  return (
+    <fieldset data-testid="web-settings">
+      <legend>{t("web")}</legend>
+      <SearchFields settings={settings} setSettings={setSettings} keyTyped={key} setKey={setKey} hasKey={hasKey} />
+      <label>
+        {t("newsFeeds")}
+        <textarea
+          data-testid="web-feeds"
+          rows={4}
+          value={formatFeeds(settings.news.feeds)}
+          onInput={(e) => setSettings({ ...settings, news: { feeds: parseFeeds(e.currentTarget.value) } })}
+        />
+      </label>
+      <label>
+        {t("units")}
+        <select
+          value={settings.weather.units}
+          onChange={(e) =>
+            setSettings({
+              ...settings,
+              weather: { ...settings.weather, units: e.currentTarget.value as WebSettings["weather"]["units"] },
+            })
+          }
+        >
+          <option value="auto">{t("byLocale")}</option>
+          <option value="metric">°C, km/h</option>
+          <option value="imperial">°F, mph</option>
+        </select>
+      </label>
+      <label>
+        {t("proxy")}
+        <input
+          type="text"
+          value={settings.proxy}
+          placeholder={t("proxyFromEnvironment")}
+          onInput={(e) => setSettings({ ...settings, proxy: e.currentTarget.value })}
+        />
+      </label>
+      <p class="hint">{t("webHint")}</p>
+      <SaveBar draft={draft} save={save} reset={(saved) => ({ ...saved, key: "" })} />
+    </fieldset>
+  );
+}
+
+/// The search provider, its address, and its key (SearXNG needs none).
+function SearchFields({
+  settings,
+  setSettings,
+  keyTyped,
+  setKey,
+  hasKey,
+}: {
+  settings: WebSettings;
+  setSettings: (next: WebSettings) => void;
+  keyTyped: string;
+  setKey: (key: string) => void;
+  hasKey: boolean;
+}) {
+  const provider = settings.search.provider ?? null;
+  const search = (change: Partial<WebSettings["search"]>) =>
+    setSettings({ ...settings, search: { ...settings.search, ...change } });
   const urlKey = (provider === "brave" ? "braveUrl" : provider === "tavily" ? "tavilyUrl" : "searxngUrl") as
     | "braveUrl"
     | "tavilyUrl"
     | "searxngUrl";
   return (
-    <fieldset data-testid="web-settings">
-      <legend>{t("web")}</legend>
+    <>
       <label>
         {t("searchProvider")}
         <select
@@ -342,59 +419,12 @@ export function WebSettingsPanel() {
           <input
             type="password"
             autocomplete="off"
-            value={key}
+            value={keyTyped}
             placeholder={hasKey ? t("keyStoredReplace") : ""}
             onInput={(e) => setKey(e.currentTarget.value)}
           />
         </label>
       )}
-      <label>
-        {t("newsFeeds")}
-        <textarea
-          data-testid="web-feeds"
-          rows={4}
-          value={settings.news.feeds.map((f) => `${f.name} | ${f.url} | ${f.language}`).join("\n")}
-          onInput={(e) =>
-            setSettings({
-              ...settings,
-              news: {
-                feeds: e.currentTarget.value
-                  .split("\n")
-                  .map((line) => line.split("|").map((s) => s.trim()))
-                  .filter((p) => p[1])
-                  .map(([name, url, language]) => ({ name: name || url, url, language: language ?? "" })),
-              },
-            })
-          }
-        />
-      </label>
-      <label>
-        {t("units")}
-        <select
-          value={settings.weather.units}
-          onChange={(e) =>
-            setSettings({
-              ...settings,
-              weather: { ...settings.weather, units: e.currentTarget.value as WebSettings["weather"]["units"] },
-            })
-          }
-        >
-          <option value="auto">{t("byLocale")}</option>
-          <option value="metric">°C, km/h</option>
-          <option value="imperial">°F, mph</option>
-        </select>
-      </label>
-      <label>
-        {t("proxy")}
-        <input
-          type="text"
-          value={settings.proxy}
-          placeholder={t("proxyFromEnvironment")}
-          onInput={(e) => setSettings({ ...settings, proxy: e.currentTarget.value })}
-        />
-      </label>
-      <p class="hint">{t("webHint")}</p>
-      <SaveBar draft={draft} save={save} reset={(saved) => ({ ...saved, key: "" })} />
-    </fieldset>
+    </>
   );
 }

@@ -281,6 +281,29 @@ function ModelPage({ onChange }: { onChange: () => void }) {
   );
 }
 
+/// Storing the key is an act, not an edit: it goes to the keyring at once, never to the draft.
+function useApiKey(setStatus: (s: string) => void) {
+  const [key, setKey] = useState("");
+  const [hasKey, setHasKey] = useState(false);
+  useEffect(() => {
+    api
+      .hasApiKey()
+      .then(setHasKey)
+      .catch(() => {});
+  }, []);
+  const storeKey = async () => {
+    try {
+      await api.setApiKey(key);
+      setKey("");
+      setHasKey(true);
+      setStatus(t("keyStored"));
+    } catch (e) {
+      setStatus(String(e));
+    }
+  };
+  return { key, setKey, hasKey, storeKey };
+}
+
 function ProviderFields({
   settings,
   onChange,
@@ -292,25 +315,6 @@ function ProviderFields({
   status: string;
   setStatus: (s: string) => void;
 }) {
-  const [key, setKey] = useState("");
-  const [hasKey, setHasKey] = useState(false);
-  useEffect(() => {
-    api
-      .hasApiKey()
-      .then(setHasKey)
-      .catch(() => {});
-  }, []);
-  // Storing the key is an act, not an edit: it goes to the keyring at once, never to the draft.
-  const storeKey = async () => {
-    try {
-      await api.setApiKey(key);
-      setKey("");
-      setHasKey(true);
-      setStatus(t("keyStored"));
-    } catch (e) {
-      setStatus(String(e));
-    }
-  };
   // The settings as typed, tried before they are saved: the models the server offers fill the
   // model field's choices (the first one if the field is empty).
   const [offered, setOffered] = useState<string[]>([]);
@@ -328,6 +332,33 @@ function ProviderFields({
   return (
     <fieldset>
       <legend>{t("provider")}</legend>
+      <ServerFields settings={settings} onChange={onChange} offered={offered} />
+      <ApiKeyField setStatus={setStatus} />
+      <div class="row">
+        <button type="button" data-testid="test-provider" onClick={testConnection}>
+          {t("testConnection")}
+        </button>
+        <span class="status" role="status">
+          {status}
+        </span>
+      </div>
+    </fieldset>
+  );
+}
+
+/// The provider, its address and model (the models it offered to pick from), and where its key
+/// is read from.
+function ServerFields({
+  settings,
+  onChange,
+  offered,
+}: {
+  settings: AgentSettings;
+  onChange: (s: AgentSettings) => void;
+  offered: string[];
+}) {
+  return (
+    <>
       <label>
         {t("provider")}
         <select
@@ -367,36 +398,28 @@ function ProviderFields({
         />
       </label>
       <p class="hint">{t("keyNote")}</p>
-      <label>
-        {t("apiKey")}
-        <span class="row">
-          <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
-          <button type="button" disabled={!key} onClick={storeKey}>
-            {t("storeKey")}
-          </button>
-        </span>
-        <span class="hint">{hasKey ? t("keyStored") : t("noKey")}</span>
-      </label>
-      <div class="row">
-        <button type="button" data-testid="test-provider" onClick={testConnection}>
-          {t("testConnection")}
+    </>
+  );
+}
+
+function ApiKeyField({ setStatus }: { setStatus: (s: string) => void }) {
+  const { key, setKey, hasKey, storeKey } = useApiKey(setStatus);
+  return (
+    <label>
+      {t("apiKey")}
+      <span class="row">
+        <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+        <button type="button" disabled={!key} onClick={storeKey}>
+          {t("storeKey")}
         </button>
-        <span class="status" role="status">
-          {status}
-        </span>
-      </div>
-    </fieldset>
+      </span>
+      <span class="hint">{hasKey ? t("keyStored") : t("noKey")}</span>
+    </label>
   );
 }
 
 /// The model's window and vision, saved personas and prices (for the cost per turn).
 function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChange: (s: AgentSettings) => void }) {
-  const personas = settings.personas ?? [];
-  const prices = Object.entries(settings.prices ?? {});
-  const setPersona = (i: number, name: string, system: string) =>
-    onChange({ ...settings, personas: personas.map((p, j) => (j === i ? { name, system } : p)) });
-  const setPrices = (entries: [string, { inputPerMtok: number | null; outputPerMtok: number | null }][]) =>
-    onChange({ ...settings, prices: Object.fromEntries(entries) });
   return (
     <fieldset data-testid="chat-settings">
       <legend>{t("chatSettings")}</legend>
@@ -418,6 +441,18 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
         />{" "}
         {t("vision")}
       </label>
+      <Personas settings={settings} onChange={onChange} />
+      <Prices settings={settings} onChange={onChange} />
+    </fieldset>
+  );
+}
+
+function Personas({ settings, onChange }: { settings: AgentSettings; onChange: (s: AgentSettings) => void }) {
+  const personas = settings.personas ?? [];
+  const setPersona = (i: number, name: string, system: string) =>
+    onChange({ ...settings, personas: personas.map((p, j) => (j === i ? { name, system } : p)) });
+  return (
+    <>
       <h3>{t("personas")}</h3>
       {personas.map((p, i) => (
         <div class="persona" key={i}>
@@ -448,6 +483,19 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
       >
         + {t("addPersona")}
       </button>
+    </>
+  );
+}
+
+type Price = { inputPerMtok: number | null; outputPerMtok: number | null };
+
+/// Each model's price per million tokens in and out.
+function Prices({ settings, onChange }: { settings: AgentSettings; onChange: (s: AgentSettings) => void }) {
+  const prices = Object.entries(settings.prices ?? {});
+  const setPrices = (entries: [string, Price][]) => onChange({ ...settings, prices: Object.fromEntries(entries) });
+  const setRow = (i: number, row: [string, Price]) => setPrices(prices.map((p, j) => (j === i ? row : p)));
+  return (
+    <>
       <h3>{t("prices")}</h3>
       <table class="prices">
         <tbody>
@@ -457,39 +505,21 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
                 <input
                   placeholder={t("model")}
                   value={model}
-                  onInput={(e) => setPrices(prices.map((p, j) => (j === i ? [e.currentTarget.value, price] : p)))}
+                  onInput={(e) => setRow(i, [e.currentTarget.value, price])}
                 />
               </td>
               <td>
-                <input
-                  type="number"
-                  min={0}
-                  step={0.01}
-                  aria-label={t("inputPrice")}
-                  value={price.inputPerMtok ?? 0}
-                  onInput={(e) =>
-                    setPrices(
-                      prices.map((p, j) =>
-                        j === i ? [model, { ...price, inputPerMtok: Number(e.currentTarget.value) }] : p,
-                      ),
-                    )
-                  }
+                <PriceInput
+                  label={t("inputPrice")}
+                  value={price.inputPerMtok}
+                  set={(v) => setRow(i, [model, { ...price, inputPerMtok: v }])}
                 />
               </td>
               <td>
-                <input
-                  type="number"
-                  min={0}
-                  step={0.01}
-                  aria-label={t("outputPrice")}
-                  value={price.outputPerMtok ?? 0}
-                  onInput={(e) =>
-                    setPrices(
-                      prices.map((p, j) =>
-                        j === i ? [model, { ...price, outputPerMtok: Number(e.currentTarget.value) }] : p,
-                      ),
-                    )
-                  }
+                <PriceInput
+                  label={t("outputPrice")}
+                  value={price.outputPerMtok}
+                  set={(v) => setRow(i, [model, { ...price, outputPerMtok: v }])}
                 />
               </td>
               <td>
@@ -513,7 +543,20 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
       >
         + {t("addPrice")}
       </button>
-    </fieldset>
+    </>
+  );
+}
+
+function PriceInput({ label, value, set }: { label: string; value: number | null; set: (v: number) => void }) {
+  return (
+    <input
+      type="number"
+      min={0}
+      step={0.01}
+      aria-label={label}
+      value={value ?? 0}
+      onInput={(e) => set(Number(e.currentTarget.value))}
+    />
   );
 }
 
@@ -555,14 +598,10 @@ function PermissionsPage({ conversation }: { conversation: string | null }) {
   );
 }
 
-function RulesFields({ conversation, hasWorkspace }: { conversation: string | null; hasWorkspace: boolean }) {
+/// The rules in effect (for this conversation too) and the policy files' problems.
+function useRules(conversation: string | null) {
   const [rules, setRules] = useState<RuleEntry[]>([]);
-  const [newRule, setNewRule] = useState("");
-  const [newAction, setNewAction] = useState<Action>("allow");
-  const [newScope, setNewScope] = useState<RuleScope>("user");
   const [problems, setProblems] = useState<PolicyProblem[]>([]);
-  const [broad, setBroad] = useState<Words | null>(null);
-  const [status, setStatus] = useState("");
   const loadRules = () => {
     api.listRules(conversation).then(setRules);
     api
@@ -571,8 +610,77 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
       .catch(() => {});
   };
   useEffect(loadRules, []);
-  // A broad allow rule (`*`, a bare run_command, `read_file(//**)`) is added only after the
-  // person sees why it is broad and confirms.
+  return { rules, problems, loadRules };
+}
+
+function RulesFields({ conversation, hasWorkspace }: { conversation: string | null; hasWorkspace: boolean }) {
+  const { rules, problems, loadRules } = useRules(conversation);
+  return (
+    <fieldset>
+      <legend>{t("rules")}</legend>
+      {problems.map((p) => (
+        <p class="error" key={p.file + p.message}>
+          ⚠ <code>{p.file}</code>: {p.message}
+        </p>
+      ))}
+      <p class="hint">{t("rulesHint")}</p>
+      <table class="rules" data-testid="rules">
+        <tbody>
+          {rules.map((r) => (
+            <RuleRow key={r.rule + r.source} r={r} conversation={conversation} loadRules={loadRules} />
+          ))}
+        </tbody>
+      </table>
+      <NewRule hasWorkspace={hasWorkspace} loadRules={loadRules} />
+    </fieldset>
+  );
+}
+
+/// A rule: its action, its meaning in words and its text (a warning when it is broad), where it
+/// comes from, and revoke (not for the built-in ones).
+function RuleRow({ r, conversation, loadRules }: { r: RuleEntry; conversation: string | null; loadRules: () => void }) {
+  return (
+    <tr>
+      <td class={`action ${r.action}`}>{said("action", r.action)}</td>
+      <td>
+        <span class="rule-meaning">{phrase(r.meaning)}</span>{" "}
+        <code class="rule-text" title={t("ruleText")}>
+          {r.rule}
+        </code>
+        {r.broad && (
+          <span class="error" title={phrase(r.broad)} data-testid="broad-warning">
+            {" "}
+            ⚠ {phrase(r.broad)}
+          </span>
+        )}
+      </td>
+      <td>{sourceLabel(r.source)}</td>
+      <td>
+        {r.source !== "builtin" && (
+          <button
+            type="button"
+            onClick={async () => {
+              await api.removeRule(r.rule, conversation);
+              loadRules();
+            }}
+          >
+            {t("revoke")}
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/// A new rule: its action, its text and (in a workspace) where it is kept. A broad allow rule
+/// (`*`, a bare run_command, `read_file(//**)`) is added only after the person sees why it is
+/// broad and confirms.
+function NewRule({ hasWorkspace, loadRules }: { hasWorkspace: boolean; loadRules: () => void }) {
+  const [newRule, setNewRule] = useState("");
+  const [newAction, setNewAction] = useState<Action>("allow");
+  const [newScope, setNewScope] = useState<RuleScope>("user");
+  const [broad, setBroad] = useState<Words | null>(null);
+  const [status, setStatus] = useState("");
   const addRule = async (force: boolean) => {
     try {
       const added = await api.addRule(newAction, newRule, newScope, force);
@@ -589,49 +697,7 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
     }
   };
   return (
-    <fieldset>
-      <legend>{t("rules")}</legend>
-      {problems.map((p) => (
-        <p class="error" key={p.file + p.message}>
-          ⚠ <code>{p.file}</code>: {p.message}
-        </p>
-      ))}
-      <p class="hint">{t("rulesHint")}</p>
-      <table class="rules" data-testid="rules">
-        <tbody>
-          {rules.map((r) => (
-            <tr key={r.rule + r.source}>
-              <td class={`action ${r.action}`}>{said("action", r.action)}</td>
-              <td>
-                <span class="rule-meaning">{phrase(r.meaning)}</span>{" "}
-                <code class="rule-text" title={t("ruleText")}>
-                  {r.rule}
-                </code>
-                {r.broad && (
-                  <span class="error" title={phrase(r.broad)} data-testid="broad-warning">
-                    {" "}
-                    ⚠ {phrase(r.broad)}
-                  </span>
-                )}
-              </td>
-              <td>{sourceLabel(r.source)}</td>
-              <td>
-                {r.source !== "builtin" && (
-                  <button
-                    type="button"
-                    onClick={async () => {
-                      await api.removeRule(r.rule, conversation);
-                      loadRules();
-                    }}
-                  >
-                    {t("revoke")}
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+    <>
       <div class="row">
         <select
           value={newAction}
@@ -677,7 +743,7 @@ function RulesFields({ conversation, hasWorkspace }: { conversation: string | nu
           </button>
         </div>
       )}
-    </fieldset>
+    </>
   );
 }
 

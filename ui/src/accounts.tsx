@@ -10,20 +10,52 @@ function hostPort(text: string, port: number): [string, number] {
   return i > 0 ? [text.slice(0, i), Number(text.slice(i + 1)) || port] : [text, port];
 }
 
-export function AccountsSettings() {
+type Form = {
+  name: string;
+  url: string;
+  username: string;
+  email: string;
+  imap: string;
+  smtp: string;
+  security: Security;
+  password: string;
+};
+const BLANK: Form = {
+  name: "",
+  url: "",
+  username: "",
+  email: "",
+  imap: "",
+  smtp: "",
+  security: "tls",
+  password: "",
+};
+type Kind = "caldav" | "mail";
+
+/// The account the form describes (a server typed without a port gets its security's default).
+function toAccount(kind: Kind, form: Form): Account {
+  const defaults: Record<Security, [number, number]> = { tls: [993, 465], starttls: [143, 587], plain: [143, 25] };
+  const [imapHost, imapPort] = hostPort(form.imap, defaults[form.security][0]);
+  const [smtpHost, smtpPort] = hostPort(form.smtp, defaults[form.security][1]);
+  return kind === "caldav"
+    ? { name: form.name, kind, url: form.url, username: form.username }
+    : {
+        name: form.name,
+        kind,
+        email: form.email,
+        username: form.username || form.email,
+        imap_host: imapHost,
+        imap_port: imapPort,
+        imap_security: form.security,
+        smtp_host: smtpHost,
+        smtp_port: smtpPort,
+        smtp_security: form.security,
+      };
+}
+
+/// The accounts, and a status per account (`""`: the page's own).
+function useAccounts() {
   const [accounts, setAccounts] = useState<Account[]>([]);
-  const [kind, setKind] = useState<"caldav" | "mail">("caldav");
-  const blank = {
-    name: "",
-    url: "",
-    username: "",
-    email: "",
-    imap: "",
-    smtp: "",
-    security: "tls" as Security,
-    password: "",
-  };
-  const [form, setForm] = useState(blank);
   const [status, setStatus] = useState<Record<string, string>>({});
   const load = () =>
     api
@@ -33,61 +65,17 @@ export function AccountsSettings() {
   useEffect(() => {
     load();
   }, []);
-  const field = (key: keyof typeof form, label: string, type: "text" | "password" = "text") => (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is inside, behind a condition the linter cannot follow
-    <label>
-      {label}
-      {type === "password" ? (
-        <input
-          type="password"
-          autocomplete="off"
-          value={form[key]}
-          onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })}
-          data-field={key}
-        />
-      ) : (
-        <input
-          type="text"
-          value={form[key]}
-          onInput={(e) => setForm({ ...form, [key]: e.currentTarget.value })}
-          data-field={key}
-        />
-      )}
-    </label>
-  );
-  const add = async () => {
-    const defaults: Record<Security, [number, number]> = { tls: [993, 465], starttls: [143, 587], plain: [143, 25] };
-    const [imapHost, imapPort] = hostPort(form.imap, defaults[form.security][0]);
-    const [smtpHost, smtpPort] = hostPort(form.smtp, defaults[form.security][1]);
-    const account: Account =
-      kind === "caldav"
-        ? { name: form.name, kind, url: form.url, username: form.username }
-        : {
-            name: form.name,
-            kind,
-            email: form.email,
-            username: form.username || form.email,
-            imap_host: imapHost,
-            imap_port: imapPort,
-            imap_security: form.security,
-            smtp_host: smtpHost,
-            smtp_port: smtpPort,
-            smtp_security: form.security,
-          };
-    try {
-      await api.addAccount(account, form.password);
-      setForm(blank);
-      setStatus({ [account.name]: t("saved") });
-      load();
-    } catch (e) {
-      setStatus({ "": String(e) });
-    }
-  };
   const test = async (name: string) => {
     setStatus({ ...status, [name]: "…" });
     const r = await api.testAccount(name).catch((e) => ({ ok: false, text: String(e) }));
     setStatus({ ...status, [name]: `${r.ok ? "✓" : "✗"} ${r.text.split("\n")[0]}` });
   };
+  return { accounts, status, setStatus, load, test };
+}
+
+export function AccountsSettings() {
+  const list = useAccounts();
+  const { accounts, status } = list;
   return (
     <fieldset data-testid="accounts">
       <legend>{t("accounts")}</legend>
@@ -106,14 +94,14 @@ export function AccountsSettings() {
                   : `${t("mailAccount")} · ${a.email}`}
               </td>
               <td>
-                <button type="button" onClick={() => test(a.name)}>
+                <button type="button" onClick={() => list.test(a.name)}>
                   {t("testAccount")}
                 </button>{" "}
                 <button
                   type="button"
                   onClick={async () => {
                     await api.removeAccount(a.name);
-                    load();
+                    list.load();
                   }}
                 >
                   {t("remove")}
@@ -124,6 +112,31 @@ export function AccountsSettings() {
           ))}
         </tbody>
       </table>
+      <NewAccount list={list} />
+    </fieldset>
+  );
+}
+
+/// A new calendar or mail account; "Add account" stores it (its password in the keyring) at once.
+function NewAccount({ list }: { list: ReturnType<typeof useAccounts> }) {
+  const [kind, setKind] = useState<Kind>("caldav");
+  const [form, setForm] = useState(BLANK);
+  const add = async () => {
+    const account = toAccount(kind, form);
+    try {
+      await api.addAccount(account, form.password);
+      setForm(BLANK);
+      list.setStatus({ [account.name]: t("saved") });
+      list.load();
+    } catch (e) {
+      list.setStatus({ "": String(e) });
+    }
+  };
+  const field = (key: Exclude<keyof Form, "security">, label: string, type: "text" | "password" = "text") => (
+    <Field form={form} setForm={setForm} name={key} label={label} type={type} />
+  );
+  return (
+    <>
       <div class="row">
         <label class="inline">
           <input type="radio" name="kind" checked={kind === "caldav"} onChange={() => setKind("caldav")} />
@@ -163,8 +176,45 @@ export function AccountsSettings() {
       <button type="button" class="primary" disabled={!form.name || !form.password} onClick={add}>
         {t("addAccount")}
       </button>{" "}
-      <span class="status">{status[""]}</span>
-    </fieldset>
+      <span class="status">{list.status[""]}</span>
+    </>
+  );
+}
+
+function Field({
+  form,
+  setForm,
+  name,
+  label,
+  type,
+}: {
+  form: Form;
+  setForm: (form: Form) => void;
+  name: Exclude<keyof Form, "security">;
+  label: string;
+  type: "text" | "password";
+}) {
+  return (
+    // biome-ignore lint/a11y/noLabelWithoutControl: the control is inside, behind a condition the linter cannot follow
+    <label>
+      {label}
+      {type === "password" ? (
+        <input
+          type="password"
+          autocomplete="off"
+          value={form[name]}
+          onInput={(e) => setForm({ ...form, [name]: e.currentTarget.value })}
+          data-field={name}
+        />
+      ) : (
+        <input
+          type="text"
+          value={form[name]}
+          onInput={(e) => setForm({ ...form, [name]: e.currentTarget.value })}
+          data-field={name}
+        />
+      )}
+    </label>
   );
 }
 

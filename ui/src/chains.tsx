@@ -115,19 +115,21 @@ function cronOf(repeat: Repeat, time: string, weekday: number, custom: string): 
   return `${m || 0} ${h || 0} * * ${repeat === "weekly" ? weekday : REPEAT_DAYS[repeat]}`;
 }
 
-/** A new scheduled prompt, made in the window: when (in words, with its next times before it is
- * added) and what to ask. It is granted nothing: what needs an approval waits for the person. */
-function NewSchedule({ onAdded }: { onAdded: () => void }) {
-  const [prompt, setPrompt] = useState("");
+/** When a new schedule runs, as the form's choices, and the cron pattern they make. */
+function useWhen() {
   const [repeat, setRepeat] = useState<Repeat>("weekdays");
   const [time, setTime] = useState("08:00");
   const [weekday, setWeekday] = useState(1);
   const [custom, setCustom] = useState("0 8 * * 1-5");
-  const [name, setName] = useState("");
-  const [runMissed, setRunMissed] = useState(true);
+  const cron = cronOf(repeat, time, weekday, custom);
+  return { repeat, setRepeat, time, setTime, weekday, setWeekday, custom, setCustom, cron };
+}
+
+/** The pattern's next times, in words, or why it does not parse (the form's error, which adding
+ * sets too). */
+function usePreview(cron: string) {
   const [preview, setPreview] = useState<CronPreview | null>(null);
   const [error, setError] = useState("");
-  const cron = cronOf(repeat, time, weekday, custom);
   useEffect(() => {
     let current = true;
     api
@@ -148,6 +150,18 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
       current = false;
     };
   }, [cron]);
+  return { preview, error, setError };
+}
+
+/** A new scheduled prompt, made in the window: when (in words, with its next times before it is
+ * added) and what to ask. It is granted nothing: what needs an approval waits for the person. */
+function NewSchedule({ onAdded }: { onAdded: () => void }) {
+  const [prompt, setPrompt] = useState("");
+  const [name, setName] = useState("");
+  const [runMissed, setRunMissed] = useState(true);
+  const when = useWhen();
+  const { cron } = when;
+  const { preview, error, setError } = usePreview(cron);
   const add = async () => {
     try {
       await api.addPromptSchedule(name.trim() || null, cron, prompt, runMissed ? "run_once" : "skip");
@@ -179,53 +193,7 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
           onInput={(e) => setPrompt(e.currentTarget.value)}
         />
       </label>
-      <div class="row">
-        <label>
-          {t("scheduleRepeat")}
-          <select
-            data-testid="schedule-repeat"
-            value={repeat}
-            onChange={(e) => setRepeat(e.currentTarget.value as Repeat)}
-          >
-            <option value="daily">{t("everyDay")}</option>
-            <option value="weekdays">{t("weekdays")}</option>
-            <option value="weekends">{t("weekends")}</option>
-            <option value="weekly">{t("everyWeekOn")}…</option>
-            <option value="custom">{t("customCron")}</option>
-          </select>
-        </label>
-        {repeat === "weekly" && (
-          <select
-            aria-label={t("everyWeekOn")}
-            value={weekday}
-            onChange={(e) => setWeekday(Number(e.currentTarget.value))}
-          >
-            {[1, 2, 3, 4, 5, 6, 0].map((n) => (
-              <option key={n} value={n}>
-                {weekdayName(n)}
-              </option>
-            ))}
-          </select>
-        )}
-        {repeat === "custom" ? (
-          <input
-            data-testid="schedule-cron"
-            aria-label={t("customCron")}
-            value={custom}
-            onInput={(e) => setCustom(e.currentTarget.value)}
-          />
-        ) : (
-          <label>
-            {t("scheduleAt")}{" "}
-            <input
-              type="time"
-              data-testid="schedule-time"
-              value={time}
-              onInput={(e) => setTime(e.currentTarget.value)}
-            />
-          </label>
-        )}
-      </div>
+      <WhenFields when={when} />
       <p class="muted" data-testid="schedule-preview" aria-live="polite">
         {preview && (
           <>
@@ -255,9 +223,62 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
   );
 }
 
-/** Settings → Schedules: each schedule, its next time and what it may do unattended, the run
- * history, and a form for a new one. */
-export function SchedulesPanel() {
+/** How often (a day of the week for a weekly one) and at what time, or a cron pattern typed. */
+function WhenFields({ when: w }: { when: ReturnType<typeof useWhen> }) {
+  return (
+    <div class="row">
+      <label>
+        {t("scheduleRepeat")}
+        <select
+          data-testid="schedule-repeat"
+          value={w.repeat}
+          onChange={(e) => w.setRepeat(e.currentTarget.value as Repeat)}
+        >
+          <option value="daily">{t("everyDay")}</option>
+          <option value="weekdays">{t("weekdays")}</option>
+          <option value="weekends">{t("weekends")}</option>
+          <option value="weekly">{t("everyWeekOn")}…</option>
+          <option value="custom">{t("customCron")}</option>
+        </select>
+      </label>
+      {w.repeat === "weekly" && (
+        <select
+          aria-label={t("everyWeekOn")}
+          value={w.weekday}
+          onChange={(e) => w.setWeekday(Number(e.currentTarget.value))}
+        >
+          {[1, 2, 3, 4, 5, 6, 0].map((n) => (
+            <option key={n} value={n}>
+              {weekdayName(n)}
+            </option>
+          ))}
+        </select>
+      )}
+      {w.repeat === "custom" ? (
+        <input
+          data-testid="schedule-cron"
+          aria-label={t("customCron")}
+          value={w.custom}
+          onInput={(e) => w.setCustom(e.currentTarget.value)}
+        />
+      ) : (
+        <label>
+          {t("scheduleAt")}{" "}
+          <input
+            type="time"
+            data-testid="schedule-time"
+            value={w.time}
+            onInput={(e) => w.setTime(e.currentTarget.value)}
+          />
+        </label>
+      )}
+    </div>
+  );
+}
+
+/** The schedules and their runs, listed again as a run ends (it shows up as its tool calls
+ * finish). */
+function useSchedules() {
   const [schedules, setSchedules] = useState<Schedule[]>([]);
   const [runs, setRuns] = useState<ScheduleRun[]>([]);
   const [status, setStatus] = useState("");
@@ -273,7 +294,6 @@ export function SchedulesPanel() {
   };
   useEffect(() => {
     load();
-    // A run's end shows up as its tool calls finish.
     const un = on("chain-event", (e) => {
       if (e.type === "chain_completed" || e.type === "chain_failed") load();
     });
@@ -281,6 +301,13 @@ export function SchedulesPanel() {
       un.then((f) => f());
     };
   }, []);
+  return { schedules, runs, status, setStatus, load };
+}
+
+/** Settings → Schedules: each schedule, its next time and what it may do unattended, the run
+ * history, and a form for a new one. */
+export function SchedulesPanel() {
+  const { schedules, runs, status, setStatus, load } = useSchedules();
   const what = (s: Schedule) =>
     s.target.kind === "chain" ? `${t("chain")}: ${s.target.chain}` : `“${s.target.prompt}”`;
   return (
@@ -317,36 +344,40 @@ export function SchedulesPanel() {
           setStatus(t("scheduleAdded"));
         }}
       />
-      {runs.length > 0 && (
-        <table class="runs" data-testid="schedule-runs">
-          <thead>
-            <tr>
-              <th>{t("schedule")}</th>
-              <th>{t("due")}</th>
-              <th>{t("state")}</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((r) => (
-              <tr key={r.id} data-state={r.state}>
-                <td>{r.schedule}</td>
-                <td>
-                  {formatDate(r.due_at)}
-                  {r.missed ? ` (${t("missed")})` : ""}
-                </td>
-                <td>{t(`run_${r.state}` as Parameters<typeof t>[0])}</td>
-                <td class="muted">{r.detail ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {runs.length > 0 && <RunsTable runs={runs} />}
       {status && (
         <p class="status" role="status">
           {status}
         </p>
       )}
     </fieldset>
+  );
+}
+
+function RunsTable({ runs }: { runs: ScheduleRun[] }) {
+  return (
+    <table class="runs" data-testid="schedule-runs">
+      <thead>
+        <tr>
+          <th>{t("schedule")}</th>
+          <th>{t("due")}</th>
+          <th>{t("state")}</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((r) => (
+          <tr key={r.id} data-state={r.state}>
+            <td>{r.schedule}</td>
+            <td>
+              {formatDate(r.due_at)}
+              {r.missed ? ` (${t("missed")})` : ""}
+            </td>
+            <td>{t(`run_${r.state}` as Parameters<typeof t>[0])}</td>
+            <td class="muted">{r.detail ?? ""}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -29,12 +29,9 @@ export function reviewTrust(root: string) {
   window.dispatchEvent(new Event("trust-review"));
 }
 
-/**
- * A folder's own settings only narrow until the person trusts it. This dialog shows exactly
- * what trusting would allow — every rule and program as the folder wrote it, framed as the
- * folder's words — and trusts only on an explicit choice (Alt+T); Escape keeps it untrusted.
- */
-export function TrustDialog({ hidden }: { hidden: boolean }) {
+/** The folders whose trust the person has not answered (nor kept untrusted as they are now),
+ * the first one shown; keep it untrusted or trust it. */
+function useTrustQueue() {
   const [reviews, setReviews] = useState<WorkspaceReview[]>([]);
   const [error, setError] = useState("");
   const load = () =>
@@ -66,6 +63,16 @@ export function TrustDialog({ hidden }: { hidden: boolean }) {
       load();
     }
   };
+  return { review, error, keep, trust };
+}
+
+/**
+ * A folder's own settings only narrow until the person trusts it. This dialog shows exactly
+ * what trusting would allow — every rule and program as the folder wrote it, framed as the
+ * folder's words — and trusts only on an explicit choice (Alt+T); Escape keeps it untrusted.
+ */
+export function TrustDialog({ hidden }: { hidden: boolean }) {
+  const { review, error, keep, trust } = useTrustQueue();
   useEffect(() => {
     if (!review || hidden) return;
     const keys = (e: KeyboardEvent) => {
@@ -90,48 +97,7 @@ export function TrustDialog({ hidden }: { hidden: boolean }) {
           <code>{review.root}</code>
         </p>
         <p class="hint">{t("trustExplain")}</p>
-        {review.repository_programs.length > 0 && (
-          <div class="trust-programs" data-testid="trust-programs">
-            <h3>⚠ {t("trustPrograms")}</h3>
-            <ul class="quoted">
-              {review.repository_programs.map((p) => (
-                <li key={p}>
-                  <code>{p}</code>
-                </li>
-              ))}
-            </ul>
-          </div>
-        )}
-        <h3>{t("trustWouldAllow")}</h3>
-        {review.allow.length === 0 ? (
-          <p class="hint">{t("trustNoAllow")}</p>
-        ) : (
-          <ul class="quoted" data-testid="trust-allow">
-            {review.allow.map((r) => (
-              <li key={r}>
-                <code>{r}</code>
-              </li>
-            ))}
-          </ul>
-        )}
-        {review.broad.map((w) => (
-          <p key={w.text} class="error">
-            ⚠ {phrase(w)}
-          </p>
-        ))}
-        {review.mode && (
-          <p>
-            {t("trustMode")} <code>{review.mode}</code>
-          </p>
-        )}
-        {(review.ask.length > 0 || review.deny.length > 0) && (
-          <p class="hint">
-            {t("trustNarrowing")}:{" "}
-            {[...review.deny, ...review.ask].map((r) => (
-              <code key={r}>{r} </code>
-            ))}
-          </p>
-        )}
+        <WhatTrustAllows review={review} />
         {error && <p class="error">{error}</p>}
         <div class="row">
           {/* biome-ignore lint/a11y/noAutofocus: the safe choice has the focus, so Enter never trusts by accident */}
@@ -145,5 +111,56 @@ export function TrustDialog({ hidden }: { hidden: boolean }) {
         </div>
       </div>
     </div>
+  );
+}
+
+/** The programs the repository would run, the allow rules (and why a broad one is broad), the
+ * mode, and the rules that only narrow. */
+function WhatTrustAllows({ review }: { review: WorkspaceReview }) {
+  return (
+    <>
+      {review.repository_programs.length > 0 && (
+        <div class="trust-programs" data-testid="trust-programs">
+          <h3>⚠ {t("trustPrograms")}</h3>
+          <ul class="quoted">
+            {review.repository_programs.map((p) => (
+              <li key={p}>
+                <code>{p}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <h3>{t("trustWouldAllow")}</h3>
+      {review.allow.length === 0 ? (
+        <p class="hint">{t("trustNoAllow")}</p>
+      ) : (
+        <ul class="quoted" data-testid="trust-allow">
+          {review.allow.map((r) => (
+            <li key={r}>
+              <code>{r}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      {review.broad.map((w) => (
+        <p key={w.text} class="error">
+          ⚠ {phrase(w)}
+        </p>
+      ))}
+      {review.mode && (
+        <p>
+          {t("trustMode")} <code>{review.mode}</code>
+        </p>
+      )}
+      {(review.ask.length > 0 || review.deny.length > 0) && (
+        <p class="hint">
+          {t("trustNarrowing")}:{" "}
+          {[...review.deny, ...review.ask].map((r) => (
+            <code key={r}>{r} </code>
+          ))}
+        </p>
+      )}
+    </>
   );
 }

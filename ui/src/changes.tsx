@@ -29,6 +29,10 @@ function DiffLines({ text }: { text: string }) {
   );
 }
 
+type Act = (name: string, args: { [key: string]: Value }, done: string) => void;
+
+/// One change of a file: its diff hunk by hunk (a staged one's hunks chosen to apply, all at
+/// first), then apply, reject or roll back.
 function ChangeCard({
   diff,
   conversation,
@@ -42,7 +46,7 @@ function ChangeCard({
   const [chosen, setChosen] = useState<Set<number>>(new Set(diff.hunks.map((h) => h.number)));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
-  const act = async (name: string, args: { [key: string]: Value }, done: string) => {
+  const act: Act = async (name, args, done) => {
     setBusy(true);
     setError("");
     try {
@@ -54,7 +58,6 @@ function ChangeCard({
       setBusy(false);
     }
   };
-  const all = chosen.size === diff.hunks.length;
   const toggle = (n: number) => {
     const next = new Set(chosen);
     next.has(n) ? next.delete(n) : next.add(n);
@@ -98,54 +101,73 @@ function ChangeCard({
           {error}
         </p>
       )}
-      <div class="row">
-        {c.status === "staged" && (
-          <>
-            <button
-              type="button"
-              class="primary"
-              data-action="apply"
-              disabled={busy || chosen.size === 0 || diff.conflict}
-              onClick={() =>
-                act(
-                  "changes_apply",
-                  all ? { id: c.id } : { id: c.id, hunks: [...chosen].sort((a, b) => a - b) },
-                  t("appliedNote"),
-                )
-              }
-            >
-              {all ? t("applyAll") : `${t("applySelected")} (${chosen.size}/${diff.hunks.length})`}
-            </button>
-            <button
-              type="button"
-              data-action="reject"
-              disabled={busy}
-              onClick={() => act("changes_reject", { id: c.id }, t("rejectedNote"))}
-            >
-              {t("reject")}
-            </button>
-          </>
-        )}
-        {c.status === "applied" && (
-          <button
-            type="button"
-            data-action="rollback"
-            disabled={busy}
-            onClick={() => act("changes_rollback", { id: c.id }, t("rolledBackNote"))}
-          >
-            {t("rollback")}
-          </button>
-        )}
-        {busy && <span class="spinner" />}
-      </div>
+      <ChangeActions diff={diff} chosen={chosen} busy={busy} act={act} />
     </section>
   );
 }
 
-export function ChangesView({ conversation }: { conversation: string | null }) {
-  const [status, setStatus] = useState<ChangeStatus>("staged");
+/// A staged change's apply (all its hunks or those chosen) and reject; an applied one's roll back.
+function ChangeActions({
+  diff,
+  chosen,
+  busy,
+  act,
+}: {
+  diff: ChangeDiff;
+  chosen: Set<number>;
+  busy: boolean;
+  act: Act;
+}) {
+  const c = diff.change;
+  const all = chosen.size === diff.hunks.length;
+  return (
+    <div class="row">
+      {c.status === "staged" && (
+        <>
+          <button
+            type="button"
+            class="primary"
+            data-action="apply"
+            disabled={busy || chosen.size === 0 || diff.conflict}
+            onClick={() =>
+              act(
+                "changes_apply",
+                all ? { id: c.id } : { id: c.id, hunks: [...chosen].sort((a, b) => a - b) },
+                t("appliedNote"),
+              )
+            }
+          >
+            {all ? t("applyAll") : `${t("applySelected")} (${chosen.size}/${diff.hunks.length})`}
+          </button>
+          <button
+            type="button"
+            data-action="reject"
+            disabled={busy}
+            onClick={() => act("changes_reject", { id: c.id }, t("rejectedNote"))}
+          >
+            {t("reject")}
+          </button>
+        </>
+      )}
+      {c.status === "applied" && (
+        <button
+          type="button"
+          data-action="rollback"
+          disabled={busy}
+          onClick={() => act("changes_rollback", { id: c.id }, t("rolledBackNote"))}
+        >
+          {t("rollback")}
+        </button>
+      )}
+      {busy && <span class="spinner" />}
+    </div>
+  );
+}
+
+/// The changes with one status, each with its diff; listed again when the status changes and
+/// as the assistant stages new writes.
+function useChanges(conversation: string | null, status: ChangeStatus) {
   const [diffs, setDiffs] = useState<ChangeDiff[]>([]);
-  const [note, setNote] = useState("");
   const [error, setError] = useState("");
   const load = async () => {
     try {
@@ -161,7 +183,6 @@ export function ChangesView({ conversation }: { conversation: string | null }) {
   useEffect(() => {
     load();
   }, [status]);
-  // New staged writes appear as the assistant makes them.
   useEffect(() => {
     const un = on("tool-event", (e) => {
       if (e.type === "completed" && ["write_file", "edit_file"].includes(e.tool)) load();
@@ -170,14 +191,22 @@ export function ChangesView({ conversation }: { conversation: string | null }) {
       un.then((f) => f());
     };
   }, [status]);
-  const statuses: ChangeStatus[] = ["staged", "applied", "rejected", "rolled_back"];
+  return { diffs, error, load };
+}
+
+const STATUSES: ChangeStatus[] = ["staged", "applied", "rejected", "rolled_back"];
+
+export function ChangesView({ conversation }: { conversation: string | null }) {
+  const [status, setStatus] = useState<ChangeStatus>("staged");
+  const { diffs, error, load } = useChanges(conversation, status);
+  const [note, setNote] = useState("");
   return (
     <div class="page changes" data-testid="changes">
       <h1>{t("reviewChanges")}</h1>
       <p class="muted">{t("changesHint")}</p>
       <div class="row">
         <div class="row" role="tablist">
-          {statuses.map((s) => (
+          {STATUSES.map((s) => (
             <button
               type="button"
               key={s}

@@ -50,20 +50,11 @@ export const SaveSlot = createContext<(save: Unsaved) => void>(() => {});
 type Phase = "idle" | "saving" | "saved" | "error";
 
 /**
- * The page's save bar: shown only while the draft differs from what was saved ("Unsaved
- * changes · Discard · Save"), then "Saved" for a moment; a failed save says why in the bar and
- * keeps the edits. `save` is the panel's own call; `reset` gives what the form holds after a
- * save when that is not simply what was saved (a typed key is stored, then the field is empty).
+ * Saving the draft with the panel's call: once at a time, "saved" for a moment after, the error
+ * kept while the edits are. The page's unsaved changes are reported to Settings (to ask before
+ * leaving), and Ctrl+S saves.
  */
-export function SaveBar<T>({
-  draft,
-  save,
-  reset,
-}: {
-  draft: Draft<T>;
-  save: (value: T) => Promise<unknown>;
-  reset?: (saved: T) => T;
-}) {
+function useSave<T>(draft: Draft<T>, save: (value: T) => Promise<unknown>, reset?: (saved: T) => T) {
   const [phase, setPhase] = useState<Phase>("idle");
   const [error, setError] = useState("");
   const latest = useRef({ draft, save, reset });
@@ -94,13 +85,24 @@ export function SaveBar<T>({
       busy.current = false;
     }
   };
+  useUnsavedReport(draft.dirty, run, timer);
+  const discard = () => {
+    draft.discard();
+    setPhase("idle");
+    setError("");
+  };
+  return { phase, error, run, discard };
+}
+
+/** Reports the page's unsaved changes to Settings, and saves them on Ctrl+S. */
+function useUnsavedReport(dirty: boolean, run: () => Promise<boolean>, timer: { current: number | undefined }) {
   const report = useContext(SaveSlot);
   // Reported as the page renders (a layout effect), so a click that sees the bar gone never
   // meets a stale "unsaved" (a plain effect runs after paint: the leave question came up after
   // a save).
   useLayoutEffect(() => {
-    report(draft.dirty ? run : null);
-  }, [draft.dirty]);
+    report(dirty ? run : null);
+  }, [dirty]);
   useEffect(() => {
     // Ctrl+S saves the page shown (only one page, so one bar, is mounted at a time).
     const keys = (e: KeyboardEvent) => {
@@ -117,21 +119,32 @@ export function SaveBar<T>({
       report(null);
     };
   }, []);
-  const discard = () => {
-    draft.discard();
-    setPhase("idle");
-    setError("");
-  };
-  const state =
-    phase === "saving"
-      ? "saving"
-      : draft.dirty
-        ? phase === "error"
-          ? "error"
-          : "dirty"
-        : phase === "saved"
-          ? "saved"
-          : null;
+}
+
+/** What the bar shows: nothing when there is nothing to save and nothing just saved. */
+function barState(phase: Phase, dirty: boolean): "saving" | "error" | "dirty" | "saved" | null {
+  if (phase === "saving") return "saving";
+  if (dirty) return phase === "error" ? "error" : "dirty";
+  return phase === "saved" ? "saved" : null;
+}
+
+/**
+ * The page's save bar: shown only while the draft differs from what was saved ("Unsaved
+ * changes · Discard · Save"), then "Saved" for a moment; a failed save says why in the bar and
+ * keeps the edits. `save` is the panel's own call; `reset` gives what the form holds after a
+ * save when that is not simply what was saved (a typed key is stored, then the field is empty).
+ */
+export function SaveBar<T>({
+  draft,
+  save,
+  reset,
+}: {
+  draft: Draft<T>;
+  save: (value: T) => Promise<unknown>;
+  reset?: (saved: T) => T;
+}) {
+  const { phase, error, run, discard } = useSave(draft, save, reset);
+  const state = barState(phase, draft.dirty);
   if (!state) return null;
   return (
     <div class={`save-bar ${state}`} data-testid="save-bar" data-state={state}>

@@ -167,12 +167,10 @@ function GnomeShortcut({ shortcut }: { shortcut: string }) {
   );
 }
 
-/** The folder this conversation works in (run_command, relative paths, the folder's own rules):
- * open one with the desktop's chooser, a typed path or a recent folder; one per conversation. */
-export function WorkspaceBar({ conversation }: { conversation: string | null }) {
+/** The conversation's folder as the shell holds it (entered with the conversation), and
+ * choosing another (`null` closes it). */
+function useWorkspace(conversation: string | null) {
   const [state, setState] = useState<WorkspaceState | null>(null);
-  const [open, setOpen] = useState(false);
-  const [typed, setTyped] = useState("");
   const [error, setError] = useState("");
   useEffect(() => {
     setError("");
@@ -188,16 +186,22 @@ export function WorkspaceBar({ conversation }: { conversation: string | null }) 
     setError("");
     try {
       setState(await api.chooseWorkspace(conversation, folder));
-      setOpen(false);
-      setTyped("");
+      return true;
     } catch (e) {
       setError(String(e));
+      return false;
     }
   };
-  const browse = async () => {
-    const folder = await api.pickFolder();
-    if (folder) await choose(folder);
-  };
+  return { state, error, choose };
+}
+
+/** The folder this conversation works in (run_command, relative paths, the folder's own rules):
+ * open one with the desktop's chooser, a typed path or a recent folder; one per conversation. */
+export function WorkspaceBar({ conversation }: { conversation: string | null }) {
+  const { state, error, choose } = useWorkspace(conversation);
+  const [open, setOpen] = useState(false);
+  // Kept while the menu is closed, like a half-typed path in any field.
+  const [typed, setTyped] = useState("");
   const name = state?.open ? state.open.split("/").filter(Boolean).pop() : null;
   return (
     <div class="workspace-bar" data-testid="workspace-bar">
@@ -220,55 +224,78 @@ export function WorkspaceBar({ conversation }: { conversation: string | null }) 
         </span>
       )}
       {open && state && (
-        <div class="workspace-menu" role="menu">
-          <button type="button" role="menuitem" onClick={browse}>
-            {t("openFolder")}
-          </button>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              const folder = (e.currentTarget.elements[0] as HTMLInputElement).value.trim();
-              if (folder) choose(folder);
-            }}
-          >
-            <input
-              data-testid="workspace-path"
-              placeholder="/home/me/project"
-              value={typed}
-              onInput={(e) => setTyped(e.currentTarget.value)}
-            />
-          </form>
-          {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}
-          {state.recent.map((f) => (
-            <button
-              type="button"
-              role="menuitem"
-              key={f}
-              class={f === state.open ? "active" : ""}
-              onClick={() => choose(f)}
-            >
-              {f}
-            </button>
-          ))}
-          {state.open && (
-            <button
-              type="button"
-              role="menuitem"
-              data-testid="review-trust"
-              onClick={() => {
-                reviewTrust(state.open!);
-                setOpen(false);
-              }}
-            >
-              {t("reviewTrust")}
-            </button>
-          )}
-          {state.open && (
-            <button type="button" role="menuitem" onClick={() => choose(null)}>
-              {t("closeFolder")}
-            </button>
-          )}
-        </div>
+        <WorkspaceMenu state={state} choose={choose} close={() => setOpen(false)} typed={typed} setTyped={setTyped} />
+      )}
+    </div>
+  );
+}
+
+/** Open a folder (the chooser or a typed path), a recent one, review its trust, or close it. */
+function WorkspaceMenu({
+  state,
+  choose,
+  close,
+  typed,
+  setTyped,
+}: {
+  state: WorkspaceState;
+  choose: (folder: string | null) => Promise<boolean>;
+  close: () => void;
+  typed: string;
+  setTyped: (path: string) => void;
+}) {
+  const pick = async (folder: string | null) => {
+    if (await choose(folder)) {
+      close();
+      setTyped("");
+    }
+  };
+  const browse = async () => {
+    const folder = await api.pickFolder();
+    if (folder) await pick(folder);
+  };
+  return (
+    <div class="workspace-menu" role="menu">
+      <button type="button" role="menuitem" onClick={browse}>
+        {t("openFolder")}
+      </button>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const folder = (e.currentTarget.elements[0] as HTMLInputElement).value.trim();
+          if (folder) pick(folder);
+        }}
+      >
+        <input
+          data-testid="workspace-path"
+          placeholder="/home/me/project"
+          value={typed}
+          onInput={(e) => setTyped(e.currentTarget.value)}
+        />
+      </form>
+      {state.recent.length > 0 && <p class="hint">{t("recentFolders")}</p>}
+      {state.recent.map((f) => (
+        <button type="button" role="menuitem" key={f} class={f === state.open ? "active" : ""} onClick={() => pick(f)}>
+          {f}
+        </button>
+      ))}
+      {state.open && (
+        <button
+          type="button"
+          role="menuitem"
+          data-testid="review-trust"
+          onClick={() => {
+            reviewTrust(state.open!);
+            close();
+          }}
+        >
+          {t("reviewTrust")}
+        </button>
+      )}
+      {state.open && (
+        <button type="button" role="menuitem" onClick={() => pick(null)}>
+          {t("closeFolder")}
+        </button>
       )}
     </div>
   );

@@ -1,19 +1,20 @@
 // The quick-ask window (the global shortcut, or the tray's "Quick ask…"): one question, its
 // answer streamed, and "Open in chat" to go on in the full window. Asks the turn raises appear in
 // the main window's modal (or as a notification), never here.
+import type { RefObject } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, on } from "./api";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 
-export function QuickAsk() {
-  const [question, setQuestion] = useState("");
+/** The question's turn: its answer as it streams, its error, and the conversation it started
+ * (the same one for the next question). Escape closes the window. */
+function useQuickTurn(input: RefObject<HTMLTextAreaElement | null>) {
   const [answer, setAnswer] = useState("");
   const [conversation, setConversation] = useState<string | null>(null);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState("");
   const current = useRef<string | null>(null);
-  const input = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     input.current?.focus();
     const a = on("agent-event", ({ conversation: c, event }) => {
@@ -34,9 +35,8 @@ export function QuickAsk() {
       window.removeEventListener("keydown", keys);
     };
   }, []);
-  const ask = async (given = question) => {
-    const text = given.trim();
-    if (!text || running) return;
+  /** Sends the question; true once it is sent. */
+  const send = async (text: string) => {
     setAnswer("");
     setError("");
     setRunning(true);
@@ -47,11 +47,24 @@ export function QuickAsk() {
     try {
       await api.sendMessage(id, text, []);
       setConversation(id);
-      setQuestion("");
+      return true;
     } catch (e) {
       setRunning(false);
       setError(String(e));
+      return false;
     }
+  };
+  return { answer, conversation, running, error, send };
+}
+
+export function QuickAsk() {
+  const [question, setQuestion] = useState("");
+  const input = useRef<HTMLTextAreaElement>(null);
+  const { answer, conversation, running, error, send } = useQuickTurn(input);
+  const ask = async (given = question) => {
+    const text = given.trim();
+    if (!text || running) return;
+    if (await send(text)) setQuestion("");
   };
   return (
     <section class="quick" data-testid="quick-ask">

@@ -6,7 +6,9 @@ import { useEffect, useState } from "preact/hooks";
 import { api, on, type Suspension, type ToolCallView } from "./api";
 import { formatDate, t } from "./i18n";
 
-export function SuspendedBar() {
+/** The open suspensions, listed again as calls end and tasks go on; `note` says what an action
+ * or a task that went on by itself did, for a while. */
+function useSuspensions() {
   const [open, setOpen] = useState<Suspension[]>([]);
   const [note, setNote] = useState("");
   const refresh = () =>
@@ -43,6 +45,11 @@ export function SuspendedBar() {
     }
     refresh();
   };
+  return { open, note, act };
+}
+
+export function SuspendedBar() {
+  const { open, note, act } = useSuspensions();
   if (open.length === 0)
     return note ? (
       <div class="suspended-bar" role="status" data-testid="resumed-note">
@@ -52,48 +59,55 @@ export function SuspendedBar() {
   return (
     <div class="suspended-bar" role="status" data-testid="suspended-bar">
       {open.map((s) => (
-        <div key={s.id} class="row" data-id={s.id}>
-          <span>
-            <strong>{t("waitingForYou")}</strong> {s.reason}{" "}
-            <span class="muted">
-              ({s.tool} · {t("until")} {formatDate(s.deadline, "time")})
-            </span>
-          </span>
-          <button
-            type="button"
-            class="primary"
-            data-testid="resume-task"
-            onClick={() =>
-              act(async () => {
-                await api.resumeSuspension(s.id);
-              })
-            }
-          >
-            {t("resume")}
-          </button>
-          <button
-            type="button"
-            onClick={() =>
-              act(async () => {
-                await api.extendSuspension(s.id, 30);
-              })
-            }
-          >
-            +30 min
-          </button>
-          <button
-            type="button"
-            onClick={() =>
-              act(async () => {
-                await api.cancelSuspension(s.id);
-              })
-            }
-          >
-            {t("cancelTask")}
-          </button>
-        </div>
+        <SuspensionRow key={s.id} s={s} act={act} />
       ))}
       {note && <div class="row">{note}</div>}
+    </div>
+  );
+}
+
+/** A task waiting: why and until when, and resume, more time, or cancel. */
+function SuspensionRow({ s, act }: { s: Suspension; act: (f: () => Promise<string | undefined>) => void }) {
+  return (
+    <div class="row" data-id={s.id}>
+      <span>
+        <strong>{t("waitingForYou")}</strong> {s.reason}{" "}
+        <span class="muted">
+          ({s.tool} · {t("until")} {formatDate(s.deadline, "time")})
+        </span>
+      </span>
+      <button
+        type="button"
+        class="primary"
+        data-testid="resume-task"
+        onClick={() =>
+          act(async () => {
+            await api.resumeSuspension(s.id);
+          })
+        }
+      >
+        {t("resume")}
+      </button>
+      <button
+        type="button"
+        onClick={() =>
+          act(async () => {
+            await api.extendSuspension(s.id, 30);
+          })
+        }
+      >
+        +30 min
+      </button>
+      <button
+        type="button"
+        onClick={() =>
+          act(async () => {
+            await api.cancelSuspension(s.id);
+          })
+        }
+      >
+        {t("cancelTask")}
+      </button>
     </div>
   );
 }

@@ -70,6 +70,35 @@ export function readAloud(text: string, conversation: string) {
   if (words) api.callTool("speak", { text: words }, conversation, null).catch(() => {});
 }
 
+/** A device list: the system's default, the devices found, and the one set (found or not). */
+function DevicePick({
+  label,
+  value,
+  names,
+  onPick,
+  testid,
+}: {
+  label: string;
+  value: string | null | undefined;
+  names: string[];
+  onPick: (v: string | null) => void;
+  testid: string;
+}) {
+  return (
+    <label>
+      {label}
+      <select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
+        <option value="">{t("systemDefault")}</option>
+        {[...new Set([...names, ...(value ? [value] : [])])].map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** Settings → Voice. */
 export function VoiceSettingsPanel() {
   const draft = useDraft<VoiceSettings>();
@@ -88,30 +117,23 @@ export function VoiceSettingsPanel() {
   const settings = draft.value;
   if (!settings) return status ? <p class="status">{status}</p> : null;
   const set = (change: Partial<VoiceSettings>) => draft.set({ ...settings, ...change });
-  const pick = (
-    label: string,
-    value: string | null | undefined,
-    names: string[],
-    onPick: (v: string | null) => void,
-    testid: string,
-  ) => (
-    <label>
-      {label}
-      <select data-testid={testid} value={value ?? ""} onChange={(e) => onPick(e.currentTarget.value || null)}>
-        <option value="">{t("systemDefault")}</option>
-        {[...new Set([...names, ...(value ? [value] : [])])].map((n) => (
-          <option key={n} value={n}>
-            {n}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
   return (
     <fieldset data-testid="voice-settings">
       <legend>{t("voice")}</legend>
-      {pick(t("microphone"), settings.inputDevice, devices.inputs, (v) => set({ inputDevice: v }), "voice-input")}
-      {pick(t("speaker"), settings.outputDevice, devices.outputs, (v) => set({ outputDevice: v }), "voice-output")}
+      <DevicePick
+        label={t("microphone")}
+        value={settings.inputDevice}
+        names={devices.inputs}
+        onPick={(v) => set({ inputDevice: v })}
+        testid="voice-input"
+      />
+      <DevicePick
+        label={t("speaker")}
+        value={settings.outputDevice}
+        names={devices.outputs}
+        onPick={(v) => set({ outputDevice: v })}
+        testid="voice-output"
+      />
       <label>
         {t("speechModel")}
         <input
@@ -129,6 +151,17 @@ export function VoiceSettingsPanel() {
           <option value="zh">{t("chinese")}</option>
         </select>
       </label>
+      <VoiceChecks settings={settings} set={set} />
+      <p class="hint">{t("voiceHint")}</p>
+      <SaveBar draft={draft} save={(s) => api.saveVoiceSettings(s)} />
+    </fieldset>
+  );
+}
+
+/** Send what was heard at once; read answers aloud. */
+function VoiceChecks({ settings, set }: { settings: VoiceSettings; set: (change: Partial<VoiceSettings>) => void }) {
+  return (
+    <>
       <label class="check">
         <input
           type="checkbox"
@@ -147,8 +180,6 @@ export function VoiceSettingsPanel() {
         />
         {t("readAloud")}
       </label>
-      <p class="hint">{t("voiceHint")}</p>
-      <SaveBar draft={draft} save={(s) => api.saveVoiceSettings(s)} />
-    </fieldset>
+    </>
   );
 }

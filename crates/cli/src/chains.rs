@@ -1,7 +1,10 @@
 //! Tool chains: `cowork chains list | show | explain | run | runs | resume`.
 
 use super::*;
-use cowork_app::chains::{Chain, ChainEvent, ResumeChoice, RunOptions, RunReport, RunState};
+use cowork_app::chains::{
+    Chain, ChainEvent, ChainPlan, ResumeChoice, RunOptions, RunReport, RunState,
+};
+use cowork_contract::Effect;
 use std::sync::Arc;
 
 #[derive(Subcommand)]
@@ -201,24 +204,7 @@ async fn run(
     let inputs = parse_inputs(inputs)?;
     let plan = chains.explain(&chain, &inputs, conversation)?;
     print_plan(&plan, json);
-    let granted = if plan
-        .steps
-        .iter()
-        .any(|s| s.decision.as_deref() == Some("ask"))
-        && approve::person_at_terminal()
-    {
-        let question = format!(
-            "Run {} and allow these {} effect(s) for this run? [y/N] > ",
-            chain.name,
-            plan.effects.len()
-        );
-        if !approve::ask_yes(&question)? {
-            return Err("not run".into());
-        }
-        Some(Arc::from(plan.effects.clone()))
-    } else {
-        None
-    };
+    let granted = grant_for_run(&chain, &plan)?;
     let options = RunOptions {
         conversation: conversation.to_string(),
         granted,
@@ -229,6 +215,27 @@ async fn run(
         .await
         .map_err(|e| e.to_string())?;
     finish(app, &done, json)
+}
+
+/// When a step would ask and someone can answer, the plan's effects are asked for once and
+/// granted for this run; declining runs nothing.
+fn grant_for_run(chain: &Chain, plan: &ChainPlan) -> Result<Option<Arc<[Effect]>>, String> {
+    let asks = plan
+        .steps
+        .iter()
+        .any(|s| s.decision.as_deref() == Some("ask"));
+    if !(asks && approve::person_at_terminal()) {
+        return Ok(None);
+    }
+    let question = format!(
+        "Run {} and allow these {} effect(s) for this run? [y/N] > ",
+        chain.name,
+        plan.effects.len()
+    );
+    if !approve::ask_yes(&question)? {
+        return Err("not run".into());
+    }
+    Ok(Some(Arc::from(plan.effects.clone())))
 }
 
 fn runs(app: &App, limit: usize, json: bool) -> Result<(), String> {
@@ -257,7 +264,7 @@ fn runs(app: &App, limit: usize, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn print_plan(plan: &cowork_app::chains::ChainPlan, json: bool) {
+fn print_plan(plan: &ChainPlan, json: bool) {
     if json {
         return print::print_json(plan);
     }

@@ -3,13 +3,14 @@
 //! `.mcpb` files). Routing only: what a notice says and what a link may ask live in cowork-app.
 
 use crate::Shell;
+use crate::events::{DesktopRequestArrived, DesktopStatus, OpenTarget, ReminderDue, push};
 use cowork_app::notify::{Notice, NoticeTarget};
 use cowork_app::{DesktopRequest, DesktopSettings};
 use serde::Serialize;
 use std::sync::Mutex;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WindowEvent};
+use tauri::{AppHandle, Manager, Runtime, WebviewWindow, WindowEvent};
 
 /// What the tray shows: the most pressing state wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
@@ -185,7 +186,7 @@ pub fn refresh_status<R: Runtime>(handle: &AppHandle<R>) {
             }
         }
     }
-    let _ = handle.emit("desktop-status", status);
+    push(handle, DesktopStatus(status));
 }
 
 /// An ask (approval or form) was put before the window: it has reached the person if the
@@ -266,7 +267,7 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
 /// A clicked notice opens its place: the window comes back and the view is told where to go.
 pub fn open_target<R: Runtime>(handle: &AppHandle<R>, target: NoticeTarget) {
     show_window(handle);
-    let _ = handle.emit("open-target", target);
+    push(handle, OpenTarget(target));
 }
 
 /// Arguments from a launch (this one or a later one): each link or file starts its review in
@@ -286,7 +287,7 @@ pub fn handle_launch<R: Runtime>(handle: &AppHandle<R>, args: &[String]) {
                     .unwrap()
                     .push(request);
                 // The view takes the requests (`take_desktop_requests`) when told.
-                let _ = handle.emit("desktop-request", ());
+                push(handle, DesktopRequestArrived);
             }
             Err(e) => tracing::warn!("{e}"),
         }
@@ -355,7 +356,7 @@ pub async fn on_turn_done<R: Runtime>(
 /// event), and an open window shows it at once.
 pub fn remind<R: Runtime>(handle: &AppHandle<R>, due: cowork_app::Reminder) {
     let notice = Notice::reminder(&due);
-    let _ = handle.emit("reminder", notice.target.clone());
+    push(handle, ReminderDue(notice.target.clone()));
     let handle = handle.clone();
     tauri::async_runtime::spawn(async move {
         if let Err(e) = notify(&handle, &notice).await {

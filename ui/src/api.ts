@@ -3,24 +3,14 @@
 // fails when it is stale): change the Rust, regenerate, never edit those types here. Every tool
 // call the UI causes goes through the core's Scheduler (chat → agent, palette → call_tool): the
 // UI never runs anything itself.
-import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { UnlistenFn } from "@tauri-apps/api/event";
 import {
-  type AgentDone,
-  type AgentEventPayload,
   type ApprovalChoice,
-  type ApprovalRequest,
-  type ChainEvent,
   type Content,
   commands,
-  type ElicitationRequest,
   type EmbedderSettings,
-  type FetchProgress,
-  type MicState,
-  type NoticeTarget,
+  events,
   type RuleSource,
-  type Status,
-  type TaskResumed,
-  type ToolEvent,
   type VaultSource,
 } from "./bindings";
 
@@ -75,25 +65,28 @@ export interface VaultHit {
   updated: string;
 }
 
+// What the shell pushes, generated with its payload types from src-tauri/src/events.rs: bindings.ts
+// keys each event in camelCase (`agentEvent`), the views name it as Rust sends it (`agent-event`).
+// Both come from the generated list, so an event renamed or dropped in Rust fails to compile here.
+type ShellEvents = typeof events;
+type EventKey = keyof ShellEvents;
+
+/** An event's name as Rust sends it: `agentEvent` → `agent-event`. */
+type WireName<K extends string> = K extends `${infer Head}${infer Rest}`
+  ? `${Head extends Lowercase<Head> ? Head : `-${Lowercase<Head>}`}${WireName<Rest>}`
+  : K;
+
+/** The payload an event carries. */
+type PayloadOf<K extends EventKey> = Parameters<Parameters<ShellEvents[K]["listen"]>[0]>[0]["payload"];
+
+type Listen<T> = (callback: (e: { payload: T }) => void) => Promise<UnlistenFn>;
+
 /** What the shell pushes, by event name, with the Rust payload types. */
-export interface Events {
-  "agent-event": AgentEventPayload;
-  "agent-done": AgentDone;
-  "tool-event": ToolEvent;
-  "task-resumed": TaskResumed;
-  "approval-request": ApprovalRequest;
-  "elicitation-request": ElicitationRequest;
-  "toolpacks-changed": null;
-  "vault-changed": null;
-  "mic-state": MicState;
-  "desktop-status": Status;
-  "desktop-request": null;
-  "open-target": NoticeTarget;
-  reminder: NoticeTarget;
-  "chain-event": ChainEvent;
-  "asset-progress": FetchProgress;
-}
+export type Events = { [K in EventKey as WireName<K>]: PayloadOf<K> };
 
 export function on<K extends keyof Events>(event: K, handler: (payload: Events[K]) => void): Promise<UnlistenFn> {
-  return listen<Events[K]>(event, (e) => handler(e.payload));
+  const key = event.replace(/-(.)/g, (_, letter: string) => letter.toUpperCase()) as EventKey;
+  // `events[key]` is the one event named `event`, whose payload is `Events[K]`.
+  const listen = events[key].listen as Listen<unknown> as Listen<Events[K]>;
+  return listen((e) => handler(e.payload));
 }

@@ -1,0 +1,115 @@
+//! Toolpacks: the installed ones and their servers, and an install in two steps (the review,
+//! then the person's yes).
+
+use super::Res;
+use crate::Shell;
+use serde::Serialize;
+use tauri::State;
+
+#[derive(Serialize, specta::Type)]
+pub struct ToolpacksView {
+    records: std::collections::BTreeMap<String, cowork_app::ToolpackRecord>,
+    servers: Vec<cowork_app::ServerStatus>,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn list_toolpacks(shell: State<'_, Shell>) -> Res<ToolpacksView> {
+    Ok(ToolpacksView {
+        records: shell.app.toolpack_records().map_err(|e| e.to_string())?,
+        servers: shell.app.mcp_servers(),
+    })
+}
+
+#[derive(Serialize, specta::Type)]
+pub struct StagedView {
+    token: String,
+    review: cowork_app::ToolpackReview,
+}
+
+/// Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`.
+#[tauri::command]
+#[specta::specta]
+pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<StagedView> {
+    let staged = shell
+        .app
+        .stage_toolpack(source.trim(), None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let review = staged.review.clone();
+    let token = format!(
+        "{}-{}",
+        review.name,
+        review.sha256.get(..12).unwrap_or_default()
+    );
+    shell.staged.lock().unwrap().insert(token.clone(), staged);
+    Ok(StagedView { token, review })
+}
+
+/// The person accepted the review (the modal): install (npm/pip may take a while), start.
+#[tauri::command]
+#[specta::specta]
+pub async fn install_toolpack(
+    shell: State<'_, Shell>,
+    token: String,
+    config: std::collections::BTreeMap<String, serde_json::Value>,
+) -> Res<cowork_app::ToolpackRecord> {
+    let staged = shell
+        .staged
+        .lock()
+        .unwrap()
+        .remove(&token)
+        .ok_or("this review expired; install again")?;
+    let record = tokio::task::block_in_place(|| shell.app.install_toolpack(staged, config, true))
+        .map_err(|e| e.to_string())?;
+    shell
+        .app
+        .toolpacks_settled(std::time::Duration::from_secs(30))
+        .await;
+    Ok(record)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn discard_toolpack(shell: State<'_, Shell>, token: String) {
+    if let Some(staged) = shell.staged.lock().unwrap().remove(&token) {
+        shell.app.discard_toolpack(staged);
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> Res<()> {
+    shell
+        .app
+        .set_toolpack_enabled(&name, enabled)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn remove_toolpack(shell: State<'_, Shell>, name: String) -> Res<()> {
+    shell.app.remove_toolpack(&name).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn reload_toolpacks(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Started>> {
+    shell.app.reload_toolpacks().map_err(|e| e.to_string())
+}
+
+/// The end of a server's stderr log (what the UI shows under "Logs").
+#[tauri::command]
+#[specta::specta]
+pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
+    let status = shell
+        .app
+        .mcp_servers()
+        .into_iter()
+        .find(|s| s.name == server)
+        .ok_or("no such server")?;
+    let text = std::fs::read_to_string(&status.log_file).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    Ok(lines[lines.len().saturating_sub(200)..].join("\n"))
+}

@@ -65,6 +65,9 @@ struct Snapshot {
     default_rules: Vec<cowork_contract::DefaultRule>,
 }
 
+/// Each source's tools with its layer.
+type LayeredTools = Vec<(Layer, Vec<Arc<dyn DynTool>>)>;
+
 /// Told the families' default rules after every reload (the scheduler hands them to the policy).
 pub type OnRules = Arc<dyn Fn(&[cowork_contract::DefaultRule]) + Send + Sync>;
 
@@ -100,6 +103,94 @@ fn compile(
     }
 }
 
+/// The tools by name, each layer's replacing the lower ones' of the same name (`sources` come
+/// lowest layer first).
+fn tool_table(sources: LayeredTools) -> BTreeMap<String, Arc<Handler>> {
+    let mut tools: BTreeMap<String, Arc<Handler>> = BTreeMap::new();
+    for (layer, layer_tools) in sources {
+        for tool in layer_tools {
+            let previous = tools.get(&tool.spec().name).map(|h| &h.info);
+            if let Some(handler) = handler(layer, tool, previous) {
+                tools.insert(handler.info.spec.name.clone(), Arc::new(handler));
+            }
+        }
+    }
+    tools
+}
+
+/// A tool's handler, with its schemas compiled and the layers it replaces; None when a schema
+/// does not compile (logged, and the tool is left out).
+fn handler(layer: Layer, tool: Arc<dyn DynTool>, previous: Option<&ToolInfo>) -> Option<Handler> {
+    let spec = tool.spec();
+    let input = compile(&spec.input_schema, "input", &spec.name)?;
+    let output = match &spec.output_schema {
+        Some(schema) => Some(compile(schema, "output", &spec.name)?),
+        None => None,
+    };
+    let mut overrides = Vec::new();
+    if let Some(previous) = previous {
+        overrides = previous.overrides.clone();
+        overrides.push(previous.layer);
+        if previous.layer == layer {
+            tracing::warn!(
+                "two {} tools are named {}; the later one wins",
+                layer.as_str(),
+                spec.name
+            );
+        }
+    }
+    let info = ToolInfo {
+        spec: Arc::new(spec.clone()),
+        layer,
+        overrides,
+    };
+    Some(Handler {
+        tool,
+        info,
+        input,
+        output,
+    })
+}
+
+/// Aliases never shadow a real name. One claimed by tools of different layers goes to the
+/// more trusted layer — builtin, then MCP — so a pack's tool named `Bash` cannot take `Bash`
+/// from run_command (a pack takes over a builtin only by an explicit override, shown in its
+/// review). Two claimants of the same rank: neither.
+fn resolve_aliases(tools: &BTreeMap<String, Arc<Handler>>) -> HashMap<String, String> {
+    let mut claimed: HashMap<String, Vec<(u8, String)>> = HashMap::new();
+    for (name, handler) in tools {
+        for alias in &handler.info.spec.aliases {
+            claimed
+                .entry(alias.clone())
+                .or_default()
+                .push((alias_rank(handler.info.layer), name.clone()));
+        }
+    }
+    let mut aliases = HashMap::new();
+    for (alias, mut names) in claimed {
+        names.sort();
+        let top = names.last().map(|(rank, _)| *rank).unwrap_or_default();
+        let winners: Vec<&String> = names
+            .iter()
+            .filter(|(rank, _)| *rank == top)
+            .map(|(_, n)| n)
+            .collect();
+        if tools.contains_key(&alias) || winners.len() > 1 {
+            tracing::warn!("alias {alias} is ambiguous ({winners:?}) and is ignored");
+            continue;
+        }
+        if names.len() > 1 {
+            tracing::info!(
+                "alias {alias} goes to {} (also claimed by {:?})",
+                winners[0],
+                &names[..names.len() - 1]
+            );
+        }
+        aliases.insert(alias, winners[0].clone());
+    }
+    aliases
+}
+
 impl Registry {
     pub fn new() -> Arc<Self> {
         Arc::new(Registry::default())
@@ -125,8 +216,24 @@ impl Registry {
     /// Rebuilds the tool table from every source (hot reload: in-flight calls keep the handler
     /// they resolved; new calls see the new table).
     pub fn reload(&self) {
+        let (sources, default_rules) = self.ask_sources();
+        let tools = tool_table(sources);
+        let aliases = resolve_aliases(&tools);
+        let snap = Arc::new(Snapshot {
+            tools,
+            aliases,
+            default_rules,
+        });
+        *self.snapshot.write().unwrap() = snap.clone();
+        if let Some(on_rules) = self.on_rules.read().unwrap().clone() {
+            on_rules(&snap.default_rules);
+        }
+    }
+
+    /// Every source's tools by layer, lowest layer first, and the families' default rules.
+    fn ask_sources(&self) -> (LayeredTools, Vec<cowork_contract::DefaultRule>) {
         let mut default_rules = Vec::new();
-        let mut sources: Vec<(Layer, Vec<Arc<dyn DynTool>>)> = self
+        let mut sources: LayeredTools = self
             .sources
             .lock()
             .unwrap()
@@ -140,88 +247,7 @@ impl Registry {
             })
             .collect();
         sources.sort_by_key(|(layer, _)| *layer);
-        let mut snap = Snapshot::default();
-        for (layer, tools) in sources {
-            for tool in tools {
-                let spec = tool.spec();
-                let Some(input) = compile(&spec.input_schema, "input", &spec.name) else {
-                    continue;
-                };
-                let output = match &spec.output_schema {
-                    Some(schema) => match compile(schema, "output", &spec.name) {
-                        Some(v) => Some(v),
-                        None => continue,
-                    },
-                    None => None,
-                };
-                let mut overrides = Vec::new();
-                if let Some(previous) = snap.tools.get(&spec.name) {
-                    overrides = previous.info.overrides.clone();
-                    overrides.push(previous.info.layer);
-                    if previous.info.layer == layer {
-                        tracing::warn!(
-                            "two {} tools are named {}; the later one wins",
-                            layer.as_str(),
-                            spec.name
-                        );
-                    }
-                }
-                let info = ToolInfo {
-                    spec: Arc::new(spec.clone()),
-                    layer,
-                    overrides,
-                };
-                snap.tools.insert(
-                    spec.name.clone(),
-                    Arc::new(Handler {
-                        tool: tool.clone(),
-                        info,
-                        input,
-                        output,
-                    }),
-                );
-            }
-        }
-        // Aliases never shadow a real name. One claimed by tools of different layers goes to the
-        // more trusted layer — builtin, then MCP — so a pack's tool
-        // named `Bash` cannot take `Bash` from run_command (a pack takes over a builtin only by
-        // an explicit override, shown in its review). Two claimants of the same rank: neither.
-        let mut claimed: HashMap<String, Vec<(u8, String)>> = HashMap::new();
-        for (name, handler) in &snap.tools {
-            for alias in &handler.info.spec.aliases {
-                claimed
-                    .entry(alias.clone())
-                    .or_default()
-                    .push((alias_rank(handler.info.layer), name.clone()));
-            }
-        }
-        for (alias, mut names) in claimed {
-            names.sort();
-            let top = names.last().map(|(rank, _)| *rank).unwrap_or_default();
-            let winners: Vec<&String> = names
-                .iter()
-                .filter(|(rank, _)| *rank == top)
-                .map(|(_, n)| n)
-                .collect();
-            if snap.tools.contains_key(&alias) || winners.len() > 1 {
-                tracing::warn!("alias {alias} is ambiguous ({winners:?}) and is ignored");
-                continue;
-            }
-            if names.len() > 1 {
-                tracing::info!(
-                    "alias {alias} goes to {} (also claimed by {:?})",
-                    winners[0],
-                    &names[..names.len() - 1]
-                );
-            }
-            snap.aliases.insert(alias, winners[0].clone());
-        }
-        snap.default_rules = default_rules;
-        let snap = Arc::new(snap);
-        *self.snapshot.write().unwrap() = snap.clone();
-        if let Some(on_rules) = self.on_rules.read().unwrap().clone() {
-            on_rules(&snap.default_rules);
-        }
+        (sources, default_rules)
     }
 
     /// Who is told the families' default rules, now and after every reload.

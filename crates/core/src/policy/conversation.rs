@@ -1,7 +1,7 @@
 //! Per-conversation policy state: taint, "this conversation" grants and the model's plan mode. Persisted in the store
 //! (a conversation resumed after a restart keeps both), cached in memory for the per-call gate.
 
-use super::{PolicyError, Rule};
+use super::{PolicyError, Rule, db_err};
 use cowork_store::Store;
 use rusqlite::{Connection, params};
 use std::collections::HashMap;
@@ -17,10 +17,6 @@ struct State {
 pub struct ConversationStates {
     conn: Mutex<Connection>,
     cache: Mutex<HashMap<String, State>>,
-}
-
-fn db_err(e: impl std::fmt::Display) -> PolicyError {
-    PolicyError::Store(e.to_string())
 }
 
 impl ConversationStates {

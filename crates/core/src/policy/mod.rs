@@ -9,6 +9,7 @@
 mod conversation;
 pub mod meaning;
 pub mod protected;
+mod review;
 pub mod rules;
 pub mod score;
 mod settings;
@@ -92,6 +93,15 @@ impl Mode {
             Mode::Plan => 0,
             Mode::Normal => 1,
             Mode::AcceptEdits => 2,
+        }
+    }
+
+    /// Whichever of the two lets less through (`self` when they are alike).
+    fn narrower(self, other: Mode) -> Mode {
+        if other.latitude() < self.latitude() {
+            other
+        } else {
+            self
         }
     }
 
@@ -179,6 +189,7 @@ pub struct ReviewRequest<'a> {
     pub allowed_tools: Option<&'a [String]>,
 }
 
+#[derive(Default)]
 struct Config {
     rules: Vec<(Action, Rule, RuleSource, Option<PathBuf>)>,
     /// The person's mode (user settings).
@@ -280,6 +291,22 @@ fn closest_name(name: &str, names: &[String]) -> Option<String> {
         .map(|(_, n)| n.clone())
 }
 
+/// A settings file's problems, each naming the file.
+fn problems_in(file: &Path, messages: Vec<String>) -> Vec<PolicyProblem> {
+    messages
+        .into_iter()
+        .map(|message| PolicyProblem {
+            file: file.to_path_buf(),
+            message,
+        })
+        .collect()
+}
+
+/// A store error, as the policy reports it.
+fn db_err(e: impl std::fmt::Display) -> PolicyError {
+    PolicyError::Store(e.to_string())
+}
+
 pub fn workspace_settings_path(root: &Path) -> PathBuf {
     root.join(".cowork").join("settings.json")
 }
@@ -295,14 +322,7 @@ impl PolicyBridge {
                 .unwrap_or_else(|_| store.dir().root().to_path_buf()),
             roots: RwLock::new(workspace_roots.to_vec()),
             trust: trust::TrustStore::open(store)?,
-            config: RwLock::new(Arc::new(Config {
-                rules: vec![],
-                mode: Mode::Normal,
-                workspace_mode: None,
-                thresholds: Thresholds::default(),
-                problems: vec![],
-                workspaces: vec![],
-            })),
+            config: RwLock::default(),
             mode_override: RwLock::new(None),
             conversations: ConversationStates::open(store)?,
             tool_kinds: RwLock::new(None),
@@ -325,92 +345,88 @@ impl PolicyBridge {
         self.roots.read().unwrap().clone()
     }
 
+    /// Where rules are judged to reach: the open workspaces and the person's home folder.
+    fn rules_env(&self) -> EffectEnv {
+        EffectEnv {
+            workspace_roots: self.roots(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            ..Default::default()
+        }
+    }
+
     /// Re-reads the settings files (after an edit in the UI or by hand).
     pub fn reload(&self) -> Result<(), PolicyError> {
-        let mut rules = Vec::new();
         let user = settings::load(&self.user_settings)?;
-        let mode = user.mode.unwrap_or_default();
-        let thresholds = user.thresholds.unwrap_or_default();
-        let mut problems: Vec<PolicyProblem> = user
-            .problems
-            .into_iter()
-            .map(|message| PolicyProblem {
-                file: self.user_settings.clone(),
-                message,
-            })
-            .collect();
-        rules.extend(
-            user.rules
+        let file = || Some(self.user_settings.clone());
+        let mut config = Config {
+            rules: user
+                .rules
                 .into_iter()
-                .map(|(a, r)| (a, r, RuleSource::User, Some(self.user_settings.clone()))),
-        );
-        let mut workspace_mode: Option<Mode> = None;
-        let mut workspaces = Vec::new();
+                .map(|(a, r)| (a, r, RuleSource::User, file()))
+                .collect(),
+            mode: user.mode.unwrap_or_default(),
+            workspace_mode: None,
+            thresholds: user.thresholds.unwrap_or_default(),
+            problems: problems_in(&self.user_settings, user.problems),
+            workspaces: Vec::new(),
+        };
         for root in &self.roots() {
-            let path = &workspace_settings_path(root);
-            let ws = settings::load(path)?;
-            let digest = self.trust_digest(root, ws.bytes.as_deref());
-            let state = self.trust.state(root, &digest);
-            let trusted = state == TrustState::Trusted;
-            problems.extend(ws.problems.into_iter().map(|message| PolicyProblem {
-                file: path.clone(),
-                message,
-            }));
-            if let Some(wanted) = ws.mode {
-                workspace_mode = Some(workspace_mode.map_or(wanted, |m| {
-                    if wanted.latitude() < m.latitude() {
-                        wanted
-                    } else {
-                        m
-                    }
-                }));
-            }
-            let texts = |action: Action| {
-                ws.rules
-                    .iter()
-                    .filter(|(a, _)| *a == action)
-                    .map(|(_, r)| r.text.clone())
-                    .collect::<Vec<_>>()
-            };
-            let allow = texts(Action::Allow);
-            if !trusted && !allow.is_empty() {
-                problems.push(PolicyProblem {
-                    file: path.clone(),
-                    message: format!(
-                        "{} allow rule(s) not applied: this workspace is {} — `cowork workspace trust {}` shows them and asks",
-                        allow.len(),
-                        if state == TrustState::Changed { "trusted, but its settings changed since" } else { "not trusted" },
-                        root.display()
-                    ),
-                });
-            }
-            workspaces.push(WorkspaceStatus {
-                root: root.clone(),
-                settings: path.clone(),
-                state,
-                digest,
-                broad: vec![],
-                allow,
-                ask: texts(Action::Ask),
-                deny: texts(Action::Deny),
-                mode: ws.mode,
-            });
-            // Untrusted settings only narrow: their deny and ask rules apply, allow rules wait.
-            rules.extend(
-                ws.rules
-                    .into_iter()
-                    .filter(|(a, _)| trusted || *a != Action::Allow)
-                    .map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))),
-            );
+            self.read_workspace(root, &mut config)?;
         }
-        *self.config.write().unwrap() = Arc::new(Config {
-            rules,
-            mode,
-            workspace_mode,
-            thresholds,
-            problems,
-            workspaces,
+        *self.config.write().unwrap() = Arc::new(config);
+        Ok(())
+    }
+
+    /// Adds one open workspace's settings to `config`, as far as the person's trust in it lets
+    /// them apply.
+    fn read_workspace(&self, root: &Path, config: &mut Config) -> Result<(), PolicyError> {
+        let path = &workspace_settings_path(root);
+        let ws = settings::load(path)?;
+        let digest = self.trust_digest(root, ws.bytes.as_deref());
+        let state = self.trust.state(root, &digest);
+        let trusted = state == TrustState::Trusted;
+        config.problems.extend(problems_in(path, ws.problems));
+        if let Some(wanted) = ws.mode {
+            config.workspace_mode =
+                Some(config.workspace_mode.map_or(wanted, |m| m.narrower(wanted)));
+        }
+        let texts = |action: Action| {
+            ws.rules
+                .iter()
+                .filter(|(a, _)| *a == action)
+                .map(|(_, r)| r.text.clone())
+                .collect::<Vec<_>>()
+        };
+        let allow = texts(Action::Allow);
+        if !trusted && !allow.is_empty() {
+            config.problems.push(PolicyProblem {
+                file: path.clone(),
+                message: format!(
+                    "{} allow rule(s) not applied: this workspace is {} — `cowork workspace trust {}` shows them and asks",
+                    allow.len(),
+                    if state == TrustState::Changed { "trusted, but its settings changed since" } else { "not trusted" },
+                    root.display()
+                ),
+            });
+        }
+        config.workspaces.push(WorkspaceStatus {
+            root: root.to_path_buf(),
+            settings: path.clone(),
+            state,
+            digest,
+            broad: vec![],
+            allow,
+            ask: texts(Action::Ask),
+            deny: texts(Action::Deny),
+            mode: ws.mode,
         });
+        // Untrusted settings only narrow: their deny and ask rules apply, allow rules wait.
+        config.rules.extend(
+            ws.rules
+                .into_iter()
+                .filter(|(a, _)| trusted || *a != Action::Allow)
+                .map(|(a, r)| (a, r, RuleSource::Workspace, Some(path.clone()))),
+        );
         Ok(())
     }
 
@@ -419,8 +435,8 @@ impl PolicyBridge {
     pub fn mode(&self) -> Mode {
         let person = self.person_mode();
         match self.config.read().unwrap().workspace_mode {
-            Some(ws) if ws.latitude() < person.latitude() => ws,
-            _ => person,
+            Some(ws) => person.narrower(ws),
+            None => person,
         }
     }
 
@@ -827,293 +843,6 @@ impl PolicyBridge {
             Mode::Plan
         } else {
             self.mode()
-        }
-    }
-
-    /// The review. Pure: it reads state and changes nothing, so `explain` is the same call.
-    pub fn review(&self, req: &ReviewRequest<'_>) -> Review {
-        let config = self.config.read().unwrap().clone();
-        let defaults = self.defaults.read().unwrap().clone();
-        let mode = self.mode_for(req.conversation);
-        let tainted_by = self.conversations.tainted_by(req.conversation);
-        let risk = score::assess(
-            req.spec,
-            req.effects,
-            req.env,
-            tainted_by.is_some(),
-            Some(&self.data_dir),
-        );
-        let facts = CallFacts {
-            tool: &req.spec.name,
-            aliases: &req.spec.aliases,
-            effects: req.effects,
-            env: req.env,
-        };
-        let grants = self.conversations.grants(req.conversation);
-
-        // The narrowest matching rule for each action.
-        let find = |action: Action| -> Option<MatchedRule> {
-            let mut best: Option<MatchedRule> = None;
-            let granted = grants
-                .iter()
-                .map(|r| (Action::Allow, r, RuleSource::Conversation));
-            let configured = defaults
-                .iter()
-                .map(|(a, r)| (*a, r, RuleSource::Builtin))
-                .chain(config.rules.iter().map(|(a, r, s, _)| (*a, r, *s)));
-            for (a, rule, source) in configured.chain(granted) {
-                if a == action
-                    && rule.matches(action, &facts)
-                    && best.as_ref().is_none_or(|b| source >= b.source)
-                {
-                    best = Some(MatchedRule {
-                        rule: rule.text.clone(),
-                        action,
-                        source,
-                    });
-                }
-            }
-            best
-        };
-        // Browser effects are scoped to a site the rule names: an allow rule (or grant) for an
-        // origin is the person's trust in that site, so acting on it after reading its pages
-        // stays allowed; taint still asks for every other egress, and for sites not allowed.
-        let site_scoped = !req.effects.is_empty()
-            && req.effects.iter().all(|e| {
-                matches!(
-                    e.kind(),
-                    EffectKind::BrowserNavigate | EffectKind::BrowserAct
-                )
-            });
-        let steerable = !site_scoped && req.effects.iter().any(Effect::is_steerable_harm);
-        // Requests to sites likewise: one the person allowed by a rule that names it (not a
-        // wildcard host) is trusted as that site; a request to it carries data nowhere else,
-        // so reading untrusted content does not make it ask. Any other origin still asks.
-        let only_requests =
-            !req.effects.is_empty() && req.effects.iter().all(|e| e.kind() == EffectKind::NetFetch);
-        // Effects are the truth: a call with no effects changes nothing.
-        let read_only = req.effects.iter().all(Effect::is_read_only);
-        let review = |decision, matched, why: String, can_grant| Review {
-            decision,
-            score: risk.score,
-            reasons: risk.reasons.clone(),
-            matched,
-            why,
-            mode,
-            tainted_by: tainted_by.clone(),
-            can_grant,
-            outside_workspace: false,
-        };
-        let taint_note = |by: &str| {
-            format!(
-                "the conversation holds untrusted content from {by} and this call sends data out or changes your records"
-            )
-        };
-
-        if let Some(allowed) = req.allowed_tools
-            && !allowed.contains(&req.spec.name)
-        {
-            return review(
-                Action::Deny,
-                None,
-                format!(
-                    "{} is not in this conversation's tool profile",
-                    req.spec.name
-                ),
-                false,
-            );
-        }
-        if let Some(m) = find(Action::Deny) {
-            let why = format!("deny rule `{}` ({})", m.rule, m.source.as_str());
-            return review(Action::Deny, Some(m), why, false);
-        }
-        if mode == Mode::Plan && !read_only {
-            return review(
-                Action::Deny,
-                None,
-                "plan mode allows read-only tools only, until the plan is approved".into(),
-                false,
-            );
-        }
-        // Confinement: without an allow rule naming it, no file outside the workspace roots is
-        // touched, whatever the score or ask rules say (deny > ask > allow: a missing allow is
-        // the deny here).
-        if let Some(path) = req
-            .effects
-            .iter()
-            .find_map(|e| outside_workspace(e, req.env))
-            && find(Action::Allow).is_none()
-        {
-            let why = if let Some(link) = req.env.link_escape(Path::new(path)) {
-                format!(
-                    "{link} — it counts as outside the workspace; copy the content into the workspace if the assistant should use it"
-                )
-            } else if req.env.workspace_roots.is_empty() {
-                format!(
-                    "{path} is outside the workspace: no workspace is open — open its folder (the folder button above the chat, or `--workspace DIR`) or add an allow rule for it"
-                )
-            } else {
-                format!(
-                    "{path} is outside the workspace roots — open its folder as a workspace or add an allow rule like `{}({path})`",
-                    req.spec.name
-                )
-            };
-            let mut denied = review(Action::Deny, None, why, false);
-            denied.outside_workspace = true;
-            return denied;
-        }
-        // Files that configure a program which runs code or grants permissions (Cowork's own
-        // settings, git, the shell, CI…): the person sees every such write, in every mode, whatever
-        // allows the tool — no call can change what later calls may do unseen. Credentials
-        // likewise: no rule reads a key unseen.
-        if let Some((path, protection, reads)) = req
-            .effects
-            .iter()
-            .find_map(|e| self.protected_effect(e, req.env))
-        {
-            let what = match protection {
-                Protection::Secret(what) => format!("holds {what}"),
-                Protection::Configures(what) => format!("configures {what}"),
-            };
-            let act = if reads { "reading" } else { "changing" };
-            let why = format!("{path} {what}: {act} it is asked every time, in every mode");
-            return review(Action::Ask, None, why, false);
-        }
-        if let Some(m) = find(Action::Ask) {
-            let why = format!("ask rule `{}` ({})", m.rule, m.source.as_str());
-            return review(Action::Ask, Some(m), why, false);
-        }
-        if let Some(m) = find(Action::Allow) {
-            // A rule for `git status` is about git, not about what this repository configured
-            // git to run (fsmonitor, filters, `!` aliases): that is covered only once the person
-            // trusts the workspace.
-            if let Some(code) = req.effects.iter().find_map(|e| match e {
-                Effect::ProcessExec { workspace_code, .. } if !workspace_code.is_empty() => {
-                    Some(workspace_code)
-                }
-                _ => None,
-            }) && !self.workspace_trusted()
-            {
-                let why = format!(
-                    "allowed by `{}` ({}), but the workspace's own configuration would run code ({}) and the workspace is not trusted",
-                    m.rule,
-                    m.source.as_str(),
-                    code.join(", ")
-                );
-                return review(Action::Ask, Some(m), why, false);
-            }
-            if let (Some(by), true) = (&tainted_by, steerable)
-                && !(only_requests && rules::names_one_site(&m.rule))
-            {
-                let why = format!(
-                    "allowed by `{}` ({}), but {}",
-                    m.rule,
-                    m.source.as_str(),
-                    taint_note(by)
-                );
-                return review(Action::Ask, Some(m), why, false);
-            }
-            let why = format!("allow rule `{}` ({})", m.rule, m.source.as_str());
-            return review(Action::Allow, Some(m), why, false);
-        }
-        // Taint makes a call ask; it never softens one the score alone refuses (taint's own
-        // point taken off): untrusted content must not turn a refusal into a question.
-        if let (Some(by), true) = (&tainted_by, steerable)
-            && risk.score.saturating_sub(1) < config.thresholds.deny_min
-        {
-            return review(
-                Action::Ask,
-                None,
-                format!("no rule; {}", taint_note(by)),
-                false,
-            );
-        }
-        if mode == Mode::AcceptEdits
-            && !req.effects.is_empty()
-            && req.effects.iter().all(|e| is_workspace_edit(e, req.env))
-        {
-            return review(
-                Action::Allow,
-                None,
-                "accept-edits mode allows writes inside the workspace".into(),
-                false,
-            );
-        }
-        let t = config.thresholds;
-        let (decision, why) = if risk.score <= t.allow_max {
-            (
-                Action::Allow,
-                format!(
-                    "no rule; score {} ≤ {} is allowed by default",
-                    risk.score, t.allow_max
-                ),
-            )
-        } else if risk.score >= t.deny_min {
-            (
-                Action::Deny,
-                format!(
-                    "no rule; score {} ≥ {} is denied by default — add an allow rule to permit it",
-                    risk.score, t.deny_min
-                ),
-            )
-        } else {
-            (
-                Action::Ask,
-                format!("no rule; score {} asks by default", risk.score),
-            )
-        };
-        review(decision, None, why, decision == Action::Ask)
-    }
-}
-
-fn outside_workspace<'a>(effect: &'a Effect, env: &EffectEnv) -> Option<&'a str> {
-    match effect {
-        Effect::FsRead { path } | Effect::FsWrite { path } | Effect::FsDelete { path }
-            if !env.is_inside_workspace(Path::new(path)) =>
-        {
-            Some(path)
-        }
-        _ => None,
-    }
-}
-
-/// What accept-edits allows without asking: writing or deleting ordinary files inside the
-/// workspace (the shadow FS journals them, so they can be rolled back). Protected files are asked
-/// before this is reached.
-fn is_workspace_edit(effect: &Effect, env: &EffectEnv) -> bool {
-    match effect {
-        Effect::FsWrite { path } | Effect::FsDelete { path } => {
-            env.is_inside_workspace(Path::new(path))
-        }
-        other => other.kind() == EffectKind::NotesWrite,
-    }
-}
-
-impl PolicyBridge {
-    /// Where rules are judged to reach: the open workspaces and the person's home folder.
-    fn rules_env(&self) -> EffectEnv {
-        EffectEnv {
-            workspace_roots: self.roots(),
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            ..Default::default()
-        }
-    }
-
-    /// A write or delete of a protected file, or a read of one that holds credentials (see
-    /// [`protected`]): the path, what it protects, and whether the call reads it.
-    fn protected_effect<'a>(
-        &self,
-        effect: &'a Effect,
-        env: &EffectEnv,
-    ) -> Option<(&'a str, Protection, bool)> {
-        let (path, reads) = match effect {
-            Effect::FsWrite { path } | Effect::FsDelete { path } => (path, false),
-            Effect::FsRead { path } => (path, true),
-            _ => return None,
-        };
-        match protected::classify(path, Some(&self.data_dir), env)? {
-            Protection::Configures(_) if reads => None,
-            protection => Some((path.as_str(), protection, reads)),
         }
     }
 }

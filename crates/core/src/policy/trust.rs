@@ -5,7 +5,7 @@
 //! ([`digest`]), so any change — by a tool, a `git pull`, anyone — makes it untrusted again
 //! until the person looks.
 
-use super::PolicyError;
+use super::{PolicyError, db_err};
 use cowork_store::Store;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -49,10 +49,6 @@ pub enum TrustState {
 
 pub struct TrustStore {
     conn: Mutex<Connection>,
-}
-
-fn db_err(e: impl std::fmt::Display) -> PolicyError {
-    PolicyError::Store(e.to_string())
 }
 
 impl TrustStore {

@@ -168,14 +168,7 @@ impl Conversations {
     }
 
     pub fn title(&self, id: &str) -> Result<Option<String>> {
-        self.conn
-            .lock()
-            .unwrap()
-            .query_row("SELECT title FROM conversations WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(err)
+        self.column(id, "SELECT title FROM conversations WHERE id = ?1")
     }
 
     /// The messages of the branch shown, oldest first (what the model continues).
@@ -377,21 +370,32 @@ impl Conversations {
             .map_err(err)
     }
 
-    pub fn settings(&self, id: &str) -> Result<ConversationSettings> {
-        let json: Option<String> = self
-            .conn
+    /// Runs one `SELECT column … WHERE id = ?1`: the column's value, None when the conversation
+    /// does not exist.
+    fn column<T: rusqlite::types::FromSql>(&self, id: &str, sql: &str) -> Result<Option<T>> {
+        self.conn
             .lock()
             .unwrap()
-            .query_row(
-                "SELECT settings FROM conversations WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
+            .query_row(sql, [id], |r| r.get(0))
             .optional()
-            .map_err(err)?;
+            .map_err(err)
+    }
+
+    /// [`Self::column`] for a column holding JSON: its value, or the default when the
+    /// conversation does not exist or the JSON does not parse.
+    fn json_column<T: serde::de::DeserializeOwned + Default>(
+        &self,
+        id: &str,
+        sql: &str,
+    ) -> Result<T> {
+        let json: Option<String> = self.column(id, sql)?;
         Ok(json
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default())
+    }
+
+    pub fn settings(&self, id: &str) -> Result<ConversationSettings> {
+        self.json_column(id, "SELECT settings FROM conversations WHERE id = ?1")
     }
 
     pub fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {
@@ -405,17 +409,9 @@ impl Conversations {
 
     /// The provider's reported prompt tokens over our estimate, from the last call.
     pub(crate) fn token_ratio(&self, id: &str) -> Result<Option<f64>> {
-        self.conn
-            .lock()
-            .unwrap()
-            .query_row(
-                "SELECT token_ratio FROM conversations WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map(Option::flatten)
-            .map_err(err)
+        let ratio: Option<Option<f64>> =
+            self.column(id, "SELECT token_ratio FROM conversations WHERE id = ?1")?;
+        Ok(ratio.flatten())
     }
 
     pub(crate) fn set_token_ratio(&self, id: &str, ratio: f64) -> Result<()> {
@@ -520,17 +516,9 @@ impl Conversations {
 
     /// The folder the conversation works in, if one was opened for it.
     pub fn workspace(&self, id: &str) -> Result<Option<std::path::PathBuf>> {
-        self.conn
-            .lock()
-            .unwrap()
-            .query_row(
-                "SELECT workspace FROM conversations WHERE id = ?1",
-                params![id],
-                |r| r.get::<_, Option<String>>(0),
-            )
-            .optional()
-            .map(|w| w.flatten().map(std::path::PathBuf::from))
-            .map_err(err)
+        let folder: Option<Option<String>> =
+            self.column(id, "SELECT workspace FROM conversations WHERE id = ?1")?;
+        Ok(folder.flatten().map(std::path::PathBuf::from))
     }
 
     pub fn set_workspace(&self, id: &str, folder: Option<&std::path::Path>) -> Result<bool> {
@@ -570,20 +558,7 @@ impl Conversations {
     }
 
     pub fn loaded_tools(&self, id: &str) -> Result<Vec<String>> {
-        let json: Option<String> = self
-            .conn
-            .lock()
-            .unwrap()
-            .query_row(
-                "SELECT loaded_tools FROM conversations WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(err)?;
-        Ok(json
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .unwrap_or_default())
+        self.json_column(id, "SELECT loaded_tools FROM conversations WHERE id = ?1")
     }
 
     pub fn add_loaded_tools(&self, id: &str, names: &[String]) -> Result<()> {

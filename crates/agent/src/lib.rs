@@ -19,12 +19,13 @@ pub use schema::SCHEMA;
 pub use conversations::{
     Compaction, ConversationSettings, ConversationSummary, Conversations, ThreadMessage, TurnUsage,
 };
+use provider::EventStream;
 pub use provider::{
     ChatRequest, ImageData, Message, Part, Provider, ProviderError, Role, StopReason, StreamEvent,
     ToolDef, Usage,
 };
 
-use cowork_core::{CallRequest, Caller, Scheduler};
+use cowork_core::{CallOutcome, CallRequest, Caller, Scheduler};
 use futures::StreamExt;
 use serde::Serialize;
 use std::sync::Arc;
@@ -493,11 +494,10 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        let store = |e: String| AgentError::Store(e);
         let Some((Role::User, parent, old)) = self
             .conversations
             .message(conversation, message)
-            .map_err(store)?
+            .map_err(AgentError::Store)?
         else {
             return Err(AgentError::Invalid(format!(
                 "message {message} is not one of the person's messages in this conversation — edit a message you wrote"
@@ -510,7 +510,7 @@ impl Agent {
         }
         self.conversations
             .set_head(conversation, parent)
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         self.say_and_answer(conversation, parts, events, cancel)
             .await
     }
@@ -524,8 +524,10 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        let store = |e: String| AgentError::Store(e);
-        let path = self.conversations.path(conversation).map_err(store)?;
+        let path = self
+            .conversations
+            .path(conversation)
+            .map_err(AgentError::Store)?;
         let start = path
             .iter()
             .position(|(id, _)| *id == message)
@@ -543,7 +545,7 @@ impl Agent {
             })?;
         self.conversations
             .set_head(conversation, Some(start))
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         self.answer(conversation, events, cancel).await
     }
 
@@ -554,7 +556,6 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        let store = |e: String| AgentError::Store(e);
         let turn = self.turn(conversation)?;
         let allowed = self.allowed();
         let system = match self.config.recall {
@@ -562,7 +563,7 @@ impl Agent {
                 let asked = self
                     .conversations
                     .messages(conversation)
-                    .map_err(store)?
+                    .map_err(AgentError::Store)?
                     .last()
                     .map(|m| title_of(&m.parts))
                     .unwrap_or_default();
@@ -594,8 +595,10 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<Option<u32>, AgentError> {
-        let store = |e: String| AgentError::Store(e);
-        let messages = self.conversations.messages(conversation).map_err(store)?;
+        let messages = self
+            .conversations
+            .messages(conversation)
+            .map_err(AgentError::Store)?;
         let waited = messages.iter().flat_map(|m| &m.parts).any(|p| {
             matches!(p, Part::ToolResult { suspended: Some(id), .. } if *id == resumed.suspension)
         });
@@ -632,10 +635,10 @@ impl Agent {
         };
         self.conversations
             .append(conversation, &call)
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         self.conversations
             .append(conversation, &result)
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         let _ = events.send(AgentEvent::Resumed {
             suspension: resumed.suspension.clone(),
             tool: resumed.tool.clone(),
@@ -647,6 +650,14 @@ impl Agent {
             .map(Some)
     }
 
+    /// The branch shown, and the compactions that summarize its older turns.
+    fn branch(&self, conversation: &str) -> Result<Branch, AgentError> {
+        let path = self.conversations.path(conversation);
+        let path = path.map_err(AgentError::Store)?;
+        let compactions = self.conversations.compactions(conversation);
+        Ok((path, compactions.map_err(AgentError::Store)?))
+    }
+
     /// The request for the next step: the branch shown (from the newest compaction's summary
     /// on), images as notes for a model without vision, and the tools.
     fn request(
@@ -655,12 +666,7 @@ impl Agent {
         turn: &Turn,
         system: &str,
     ) -> Result<ChatRequest, AgentError> {
-        let store = |e: String| AgentError::Store(e);
-        let path = self.conversations.path(conversation).map_err(store)?;
-        let compactions = self
-            .conversations
-            .compactions(conversation)
-            .map_err(store)?;
+        let (path, compactions) = self.branch(conversation)?;
         let mut messages = compaction::apply(path, &compactions);
         if !self.config.vision {
             messages = messages.iter().map(Message::without_images).collect();
@@ -720,12 +726,7 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<Option<Compaction>, AgentError> {
-        let store = |e: String| AgentError::Store(e);
-        let path = self.conversations.path(conversation).map_err(store)?;
-        let earlier = self
-            .conversations
-            .compactions(conversation)
-            .map_err(store)?;
+        let (path, earlier) = self.branch(conversation)?;
         let Some(plan) = compaction::plan(&path, &earlier, keep) else {
             return Ok(None);
         };
@@ -767,7 +768,12 @@ impl Agent {
         };
         let mut all = earlier;
         all.push(compaction.clone());
-        let after = compaction::apply(self.conversations.path(conversation).map_err(store)?, &all);
+        let after = compaction::apply(
+            self.conversations
+                .path(conversation)
+                .map_err(AgentError::Store)?,
+            &all,
+        );
         compaction.tokens_after = self.estimate(
             conversation,
             &ChatRequest {
@@ -778,7 +784,7 @@ impl Agent {
         compaction.id = self
             .conversations
             .add_compaction(conversation, &compaction)
-            .map_err(store)?;
+            .map_err(AgentError::Store)?;
         let _ = events.send(AgentEvent::Compacted {
             compaction: compaction.clone(),
         });
@@ -826,200 +832,28 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        let store = |e: String| AgentError::Store(e);
         for step in 1..=self.config.max_steps {
-            let mut request = self
-                .fitted_request(conversation, turn, system, events, &cancel)
+            let (request, stream) = self
+                .open_stream(conversation, turn, system, events, &cancel)
                 .await?;
-            let mut stream = match self.provider.stream(&request, cancel.clone()).await {
-                Err(overflow @ ProviderError::ContextOverflow { .. }) => {
-                    // Our estimate was short of the provider's count: compact what can be,
-                    // cut the rest harder, and try once more — if that changed anything.
-                    let compacted = self
-                        .compact_keeping(
-                            conversation,
-                            turn,
-                            self.prompt_budget() / 4,
-                            events,
-                            cancel.clone(),
-                        )
-                        .await?
-                        .is_some();
-                    request = self.request(conversation, turn, system)?;
-                    let cut = compaction::cut_tool_results(&mut request, self.prompt_budget() / 2);
-                    if !compacted && !cut {
-                        return Err(overflow.into());
-                    }
-                    self.provider.stream(&request, cancel.clone()).await?
-                }
-                other => other?,
-            };
             let estimated = tokens::request(&request);
-            let mut reply = String::new();
-            let mut calls = Vec::new();
-            let mut failure = None;
-            let mut usage = None;
-            while let Some(event) = stream.next().await {
-                match event {
-                    Ok(StreamEvent::TextDelta(delta)) => {
-                        reply.push_str(&delta);
-                        let _ = events.send(AgentEvent::TextDelta { text: delta });
-                    }
-                    Ok(StreamEvent::ToolCall { id, name, input }) => {
-                        let _ = events.send(AgentEvent::ToolCallRequested {
-                            id: id.clone(),
-                            name: name.clone(),
-                            input: input.clone(),
-                        });
-                        calls.push((id, name, input));
-                    }
-                    Ok(StreamEvent::Done { usage: used, .. }) => {
-                        usage = used;
-                        break;
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
-            if let Some(e) = failure {
-                // Keep what was said before the break, marked, so the person sees it.
-                if !reply.is_empty() {
-                    let note = if e == ProviderError::Cancelled {
-                        "[stopped]"
-                    } else {
-                        "[interrupted]"
-                    };
-                    let partial = Message {
-                        role: Role::Assistant,
-                        parts: vec![Part::Text {
-                            text: format!("{reply}\n\n{note}"),
-                        }],
-                    };
-                    self.conversations
-                        .append(conversation, &partial)
-                        .map_err(store)?;
-                }
-                return Err(if e == ProviderError::Cancelled {
-                    AgentError::Cancelled
-                } else {
-                    e.into()
-                });
-            }
-            let usage = usage.map(|u| {
-                if u.input_tokens > 0 && estimated > 0 {
-                    let _ = self
-                        .conversations
-                        .set_token_ratio(conversation, u.input_tokens as f64 / estimated as f64);
-                }
-                let cost = self.config.prices.get(&turn.model).map(|p| {
-                    (u.input_tokens as f64 * p.input_per_mtok
-                        + u.output_tokens as f64 * p.output_per_mtok)
-                        / 1e6
-                });
-                TurnUsage {
-                    input_tokens: u.input_tokens,
-                    output_tokens: u.output_tokens,
-                    cost_usd: cost,
-                }
-            });
+            let (reply, ending) = collect_reply(stream, events).await;
+            let used = match ending {
+                Ok(used) => used,
+                Err(e) => return Err(self.interrupted(conversation, &reply.text, e)),
+            };
+            let usage = used.map(|u| self.turn_usage(conversation, turn, u, estimated));
             if let Some(usage) = usage {
                 let _ = events.send(AgentEvent::Usage { usage });
             }
-
-            let mut parts = Vec::new();
-            if !reply.is_empty() {
-                parts.push(Part::Text { text: reply });
-            }
-            parts.extend(calls.iter().map(|(id, name, input)| Part::ToolUse {
-                id: id.clone(),
-                name: name.clone(),
-                input: input.clone(),
-            }));
-            if parts.is_empty() {
-                parts.push(Part::Text {
-                    text: String::new(),
-                });
-            }
-            self.conversations
-                .append_with_usage(
-                    conversation,
-                    &Message {
-                        role: Role::Assistant,
-                        parts,
-                    },
-                    usage.as_ref(),
-                )
-                .map_err(store)?;
-            if calls.is_empty() {
+            self.append_reply(conversation, &reply, usage.as_ref())?;
+            if reply.calls.is_empty() {
                 let _ = events.send(AgentEvent::Finished { steps: step });
                 return Ok(step);
             }
-
-            let requests = calls
-                .iter()
-                .map(|(id, name, input)| {
-                    let mut req = CallRequest::new(name, input.clone(), Caller::Chat, conversation);
-                    req.cancel = cancel.child_token();
-                    req.allowed_tools = allowed.clone();
-                    req.caller_ref = Some(id.clone());
-                    req.granted = self.config.granted.clone();
-                    req.unattended = self.config.unattended;
-                    req
-                })
-                .collect();
-            let outcomes = self.scheduler.call_batch(requests).await;
-            let mut results = Vec::new();
-            for ((id, name, _), outcome) in calls.iter().zip(outcomes) {
-                let (ok, content) = match &outcome.result {
-                    Ok(output) => (true, output.text_content()),
-                    Err(e) => (false, e.to_string()),
-                };
-                // Deferred tools a result reveals (a tool search's finds) become callable here.
-                if let Ok(output) = &outcome.result
-                    && !output.reveals.is_empty()
-                {
-                    self.conversations
-                        .add_loaded_tools(conversation, &output.reveals)
-                        .map_err(store)?;
-                }
-                let content = truncate(content, self.config.max_tool_result_chars);
-                let suspended = match &outcome.result {
-                    Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
-                    _ => None,
-                };
-                let structured = outcome
-                    .result
-                    .as_ref()
-                    .ok()
-                    .and_then(|o| o.structured.clone())
-                    .filter(|v| v.to_string().len() <= CARD_DATA_MAX);
-                let shown = outcome
-                    .result
-                    .as_ref()
-                    .map(|o| o.images())
-                    .unwrap_or_default();
-                let _ = events.send(AgentEvent::ToolCallFinished {
-                    id: id.clone(),
-                    name: name.clone(),
-                    call_id: outcome.call_id.clone(),
-                    ok,
-                    suspended: suspended.clone(),
-                    result: content.clone(),
-                    images: shown.clone(),
-                    structured: structured.clone(),
-                    duration_ms: outcome.duration.as_millis() as u64,
-                });
-                results.push(Part::ToolResult {
-                    tool_use_id: id.clone(),
-                    content,
-                    is_error: !ok,
-                    suspended,
-                    structured,
-                    images: images_for_model(&shown),
-                });
-            }
+            let results = self
+                .run_calls(conversation, &reply.calls, &allowed, &cancel, events)
+                .await?;
             self.conversations
                 .append(
                     conversation,
@@ -1028,13 +862,260 @@ impl Agent {
                         parts: results,
                     },
                 )
-                .map_err(store)?;
+                .map_err(AgentError::Store)?;
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
         }
         Err(AgentError::MaxSteps(self.config.max_steps))
     }
+
+    /// The next step's request, fitted to the window, and the model's stream answering it.
+    async fn open_stream(
+        &self,
+        conversation: &str,
+        turn: &Turn,
+        system: &str,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<(ChatRequest, EventStream), AgentError> {
+        let mut request = self
+            .fitted_request(conversation, turn, system, events, cancel)
+            .await?;
+        let stream = match self.provider.stream(&request, cancel.clone()).await {
+            Err(overflow @ ProviderError::ContextOverflow { .. }) => {
+                // Our estimate was short of the provider's count: compact what can be,
+                // cut the rest harder, and try once more — if that changed anything.
+                let compacted = self
+                    .compact_keeping(
+                        conversation,
+                        turn,
+                        self.prompt_budget() / 4,
+                        events,
+                        cancel.clone(),
+                    )
+                    .await?
+                    .is_some();
+                request = self.request(conversation, turn, system)?;
+                let cut = compaction::cut_tool_results(&mut request, self.prompt_budget() / 2);
+                if !compacted && !cut {
+                    return Err(overflow.into());
+                }
+                self.provider.stream(&request, cancel.clone()).await?
+            }
+            other => other?,
+        };
+        Ok((request, stream))
+    }
+
+    /// The stream broke off (or the person stopped it): what was said before the break is
+    /// kept, marked, so the person sees it.
+    fn interrupted(&self, conversation: &str, said: &str, e: ProviderError) -> AgentError {
+        if !said.is_empty() {
+            let note = if e == ProviderError::Cancelled {
+                "[stopped]"
+            } else {
+                "[interrupted]"
+            };
+            let partial = Message {
+                role: Role::Assistant,
+                parts: vec![Part::Text {
+                    text: format!("{said}\n\n{note}"),
+                }],
+            };
+            if let Err(e) = self.conversations.append(conversation, &partial) {
+                return AgentError::Store(e);
+            }
+        }
+        if e == ProviderError::Cancelled {
+            AgentError::Cancelled
+        } else {
+            e.into()
+        }
+    }
+
+    /// What a step used, with its cost; the provider's count also corrects our estimate of
+    /// the next requests' tokens.
+    fn turn_usage(&self, conversation: &str, turn: &Turn, u: Usage, estimated: usize) -> TurnUsage {
+        if u.input_tokens > 0 && estimated > 0 {
+            let _ = self
+                .conversations
+                .set_token_ratio(conversation, u.input_tokens as f64 / estimated as f64);
+        }
+        let cost = self.config.prices.get(&turn.model).map(|p| {
+            (u.input_tokens as f64 * p.input_per_mtok + u.output_tokens as f64 * p.output_per_mtok)
+                / 1e6
+        });
+        TurnUsage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cost_usd: cost,
+        }
+    }
+
+    /// The model's message joins the conversation: its words and the calls it asked for.
+    fn append_reply(
+        &self,
+        conversation: &str,
+        reply: &Reply,
+        usage: Option<&TurnUsage>,
+    ) -> Result<(), AgentError> {
+        let mut parts = Vec::new();
+        if !reply.text.is_empty() {
+            parts.push(Part::Text {
+                text: reply.text.clone(),
+            });
+        }
+        parts.extend(reply.calls.iter().map(|c| Part::ToolUse {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            input: c.input.clone(),
+        }));
+        if parts.is_empty() {
+            parts.push(Part::Text {
+                text: String::new(),
+            });
+        }
+        let message = Message {
+            role: Role::Assistant,
+            parts,
+        };
+        self.conversations
+            .append_with_usage(conversation, &message, usage)
+            .map_err(AgentError::Store)?;
+        Ok(())
+    }
+
+    /// Runs the calls the model asked for through the scheduler (which reviews each one), and
+    /// returns their results for the model, in the order asked.
+    async fn run_calls(
+        &self,
+        conversation: &str,
+        calls: &[ToolCall],
+        allowed: &Option<Arc<[String]>>,
+        cancel: &CancellationToken,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) -> Result<Vec<Part>, AgentError> {
+        let requests = calls
+            .iter()
+            .map(|call| {
+                let mut req =
+                    CallRequest::new(&call.name, call.input.clone(), Caller::Chat, conversation);
+                req.cancel = cancel.child_token();
+                req.allowed_tools = allowed.clone();
+                req.caller_ref = Some(call.id.clone());
+                req.granted = self.config.granted.clone();
+                req.unattended = self.config.unattended;
+                req
+            })
+            .collect();
+        let outcomes = self.scheduler.call_batch(requests).await;
+        let mut results = Vec::new();
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            results.push(self.tool_result(conversation, call, outcome, events)?);
+        }
+        Ok(results)
+    }
+
+    /// One finished call: the window is told, and the model gets its result (cut to
+    /// `max_tool_result_chars`).
+    fn tool_result(
+        &self,
+        conversation: &str,
+        call: &ToolCall,
+        outcome: CallOutcome,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) -> Result<Part, AgentError> {
+        let (ok, content) = match &outcome.result {
+            Ok(output) => (true, output.text_content()),
+            Err(e) => (false, e.to_string()),
+        };
+        // Deferred tools a result reveals (a tool search's finds) become callable here.
+        if let Ok(output) = &outcome.result
+            && !output.reveals.is_empty()
+        {
+            self.conversations
+                .add_loaded_tools(conversation, &output.reveals)
+                .map_err(AgentError::Store)?;
+        }
+        let content = truncate(content, self.config.max_tool_result_chars);
+        let suspended = match &outcome.result {
+            Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
+            _ => None,
+        };
+        let structured = outcome
+            .result
+            .as_ref()
+            .ok()
+            .and_then(|o| o.structured.clone())
+            .filter(|v| v.to_string().len() <= CARD_DATA_MAX);
+        let shown = outcome
+            .result
+            .as_ref()
+            .map(|o| o.images())
+            .unwrap_or_default();
+        let _ = events.send(AgentEvent::ToolCallFinished {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            call_id: outcome.call_id.clone(),
+            ok,
+            suspended: suspended.clone(),
+            result: content.clone(),
+            images: shown.clone(),
+            structured: structured.clone(),
+            duration_ms: outcome.duration.as_millis() as u64,
+        });
+        Ok(Part::ToolResult {
+            tool_use_id: call.id.clone(),
+            content,
+            is_error: !ok,
+            suspended,
+            structured,
+            images: images_for_model(&shown),
+        })
+    }
+}
+
+/// A tool call the model asked for.
+struct ToolCall {
+    id: String,
+    name: String,
+    input: serde_json::Value,
+}
+
+/// What the model said in one step: its words and the calls it asked for.
+#[derive(Default)]
+struct Reply {
+    text: String,
+    calls: Vec<ToolCall>,
+}
+
+/// Reads one step's stream to its end, passing words and calls on to the window as they come.
+/// The ending is what the step used, or why the stream broke off.
+async fn collect_reply(
+    mut stream: EventStream,
+    events: &mpsc::UnboundedSender<AgentEvent>,
+) -> (Reply, Result<Option<Usage>, ProviderError>) {
+    let mut reply = Reply::default();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(StreamEvent::TextDelta(delta)) => {
+                reply.text.push_str(&delta);
+                let _ = events.send(AgentEvent::TextDelta { text: delta });
+            }
+            Ok(StreamEvent::ToolCall { id, name, input }) => {
+                let _ = events.send(AgentEvent::ToolCallRequested {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                });
+                reply.calls.push(ToolCall { id, name, input });
+            }
+            Ok(StreamEvent::Done { usage, .. }) => return (reply, Ok(usage)),
+            Err(e) => return (reply, Err(e)),
+        }
+    }
+    (reply, Ok(None))
 }
 
 /// The tool `tool_search`, which deferring always offers.
@@ -1070,6 +1151,10 @@ fn images_for_model(content: &[cowork_contract::Content]) -> Vec<ImageData> {
         })
         .collect()
 }
+
+/// The branch shown (message ids and messages, oldest first) and the compactions that
+/// summarize its older turns.
+type Branch = (Vec<(i64, Message)>, Vec<Compaction>);
 
 /// What one conversation's turns use.
 struct Turn {

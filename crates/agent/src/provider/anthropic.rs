@@ -2,7 +2,7 @@
 
 use super::{
     ChatRequest, Decoder, EventStream, Http, ImageData, Part, Provider, ProviderError, Role,
-    StopReason, StreamEvent, Usage, decode, model_ids, parse_arguments,
+    StopReason, StreamEvent, Usage, model_ids, parse_arguments,
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -107,6 +107,77 @@ impl AnthropicDecoder {
             message,
         }
     }
+
+    /// The prompt's tokens: fresh, written to the cache and read from it.
+    fn on_message_start(&mut self, data: &Value) {
+        let u = &data["message"]["usage"];
+        let count = |k: &str| u[k].as_u64().unwrap_or(0) as u32;
+        self.usage = Some(Usage {
+            input_tokens: count("input_tokens")
+                + count("cache_creation_input_tokens")
+                + count("cache_read_input_tokens"),
+            output_tokens: count("output_tokens"),
+        });
+    }
+
+    fn on_tool_use_start(&mut self, data: &Value, index: u64) -> Result<(), ProviderError> {
+        let block = &data["content_block"];
+        let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+            return Err(self.malformed("tool_use block without id or name".into()));
+        };
+        self.tools
+            .insert(index, (id.to_string(), name.to_string(), String::new()));
+        Ok(())
+    }
+
+    /// Words, or a piece of a tool call's arguments (kept until its block stops).
+    fn on_block_delta(
+        &mut self,
+        data: &Value,
+        index: u64,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
+        match data["delta"]["type"].as_str() {
+            Some("text_delta") => Ok(vec![StreamEvent::TextDelta(
+                data["delta"]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )]),
+            Some("input_json_delta") => {
+                let Some(tool) = self.tools.get_mut(&index) else {
+                    return Err(self.malformed(format!("argument delta for unknown block {index}")));
+                };
+                tool.2
+                    .push_str(data["delta"]["partial_json"].as_str().unwrap_or_default());
+                Ok(vec![])
+            }
+            _ => Ok(vec![]),
+        }
+    }
+
+    /// A tool call's block stopped: its arguments are complete.
+    fn on_block_stop(&mut self, index: u64) -> Result<Vec<StreamEvent>, ProviderError> {
+        match self.tools.remove(&index) {
+            Some((id, name, json)) => {
+                let input = parse_arguments("anthropic", &name, &json)?;
+                Ok(vec![StreamEvent::ToolCall { id, name, input }])
+            }
+            None => Ok(vec![]),
+        }
+    }
+
+    /// The answer's own tokens and why it stopped.
+    fn on_message_delta(&mut self, data: &Value) {
+        if let Some(out) = data["usage"]["output_tokens"].as_u64() {
+            self.usage.get_or_insert_default().output_tokens = out as u32;
+        }
+        self.stop = Some(match data["delta"]["stop_reason"].as_str() {
+            Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
+            Some("tool_use") => StopReason::ToolUse,
+            Some("max_tokens") => StopReason::MaxTokens,
+            _ => StopReason::Other,
+        });
+    }
 }
 
 impl Decoder for AnthropicDecoder {
@@ -124,85 +195,34 @@ impl Decoder for AnthropicDecoder {
         let data: Value = serde_json::from_str(&event.data)
             .map_err(|e| self.malformed(format!("{} event is not JSON: {e}", event.event)))?;
         let index = data["index"].as_u64().unwrap_or(0);
-        Ok(
-            match data["type"].as_str().unwrap_or(event.event.as_str()) {
-                "message_start" => {
-                    // The prompt's tokens: fresh, written to the cache and read from it.
-                    let u = &data["message"]["usage"];
-                    let count = |k: &str| u[k].as_u64().unwrap_or(0) as u32;
-                    self.usage = Some(Usage {
-                        input_tokens: count("input_tokens")
-                            + count("cache_creation_input_tokens")
-                            + count("cache_read_input_tokens"),
-                        output_tokens: count("output_tokens"),
-                    });
-                    vec![]
-                }
-                "content_block_start" if data["content_block"]["type"] == "tool_use" => {
-                    let block = &data["content_block"];
-                    let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str())
-                    else {
-                        return Err(self.malformed("tool_use block without id or name".into()));
-                    };
-                    self.tools
-                        .insert(index, (id.to_string(), name.to_string(), String::new()));
-                    vec![]
-                }
-                "content_block_delta" => match data["delta"]["type"].as_str() {
-                    Some("text_delta") => vec![StreamEvent::TextDelta(
-                        data["delta"]["text"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                    )],
-                    Some("input_json_delta") => {
-                        let Some(tool) = self.tools.get_mut(&index) else {
-                            return Err(
-                                self.malformed(format!("argument delta for unknown block {index}"))
-                            );
-                        };
-                        tool.2
-                            .push_str(data["delta"]["partial_json"].as_str().unwrap_or_default());
-                        vec![]
-                    }
-                    _ => vec![],
-                },
-                "content_block_stop" => match self.tools.remove(&index) {
-                    Some((id, name, json)) => {
-                        let input = parse_arguments("anthropic", &name, &json)?;
-                        vec![StreamEvent::ToolCall { id, name, input }]
-                    }
-                    None => vec![],
-                },
-                "message_delta" => {
-                    if let Some(out) = data["usage"]["output_tokens"].as_u64() {
-                        self.usage.get_or_insert_default().output_tokens = out as u32;
-                    }
-                    self.stop = Some(match data["delta"]["stop_reason"].as_str() {
-                        Some("end_turn") | Some("stop_sequence") => StopReason::EndTurn,
-                        Some("tool_use") => StopReason::ToolUse,
-                        Some("max_tokens") => StopReason::MaxTokens,
-                        _ => StopReason::Other,
-                    });
-                    vec![]
-                }
-                "message_stop" => vec![StreamEvent::Done {
-                    stop: self.stop.unwrap_or(StopReason::EndTurn),
-                    usage: self.usage,
-                }],
-                "error" => {
-                    let message = data["error"]["message"]
-                        .as_str()
-                        .unwrap_or("unknown error")
-                        .to_string();
-                    return Err(ProviderError::Stream {
-                        provider: "anthropic".into(),
-                        message,
-                    });
-                }
-                _ => vec![],
-            },
-        )
+        match data["type"].as_str().unwrap_or(event.event.as_str()) {
+            "message_start" => {
+                self.on_message_start(&data);
+                Ok(vec![])
+            }
+            "content_block_start" if data["content_block"]["type"] == "tool_use" => {
+                self.on_tool_use_start(&data, index)?;
+                Ok(vec![])
+            }
+            "content_block_delta" => self.on_block_delta(&data, index),
+            "content_block_stop" => self.on_block_stop(index),
+            "message_delta" => {
+                self.on_message_delta(&data);
+                Ok(vec![])
+            }
+            "message_stop" => Ok(vec![StreamEvent::Done {
+                stop: self.stop.unwrap_or(StopReason::EndTurn),
+                usage: self.usage,
+            }]),
+            "error" => Err(ProviderError::Stream {
+                provider: "anthropic".into(),
+                message: data["error"]["message"]
+                    .as_str()
+                    .unwrap_or("unknown error")
+                    .to_string(),
+            }),
+            _ => Ok(vec![]),
+        }
     }
 
     fn on_end(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
@@ -233,10 +253,15 @@ impl Provider for Anthropic {
         cancel: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/v1/messages", self.base_url);
-        let sse = self
-            .http
-            .post_sse(&url, &self.headers(), &Self::body(request), &cancel)
-            .await?;
-        Ok(decode(sse, AnthropicDecoder::default(), cancel))
+        let body = Self::body(request);
+        self.http
+            .stream(
+                &url,
+                &self.headers(),
+                &body,
+                AnthropicDecoder::default(),
+                cancel,
+            )
+            .await
     }
 }

@@ -321,6 +321,8 @@ impl Http {
         }
     }
 
+    /// POSTs `body` and hands back the answer's server-sent events. A dropped kept-alive
+    /// connection is sent again once, and a rate limit is waited out (within bounds).
     pub async fn post_sse(
         &self,
         url: &str,
@@ -328,22 +330,14 @@ impl Http {
         body: &serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<SseStream, ProviderError> {
-        use eventsource_stream::Eventsource;
-        use futures::StreamExt;
         let mut attempt = 0;
         let mut resent = false;
         loop {
-            let mut req = self
-                .client
-                .post(url)
-                .json(body)
-                .header("accept", "text/event-stream");
-            for (name, value) in headers {
-                req = req.header(*name, value);
-            }
+            let request = self.client.post(url).json(body);
+            let request = with_headers(request.header("accept", "text/event-stream"), headers);
             let sent = tokio::select! {
                 _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                r = req.send() => r,
+                r = request.send() => r,
             };
             let response = match sent {
                 // A kept-alive connection the server closed meanwhile (llama.cpp's closes after
@@ -354,86 +348,48 @@ impl Http {
                     tracing::info!(provider = %self.provider, "the connection dropped before an answer; sending again: {e}");
                     continue;
                 }
-                Err(e) => {
-                    return Err(ProviderError::Network {
-                        provider: self.provider.clone(),
-                        url: url.to_string(),
-                        message: e.to_string(),
-                    });
-                }
+                Err(e) => return Err(self.unreachable(url, e)),
                 Ok(response) => response,
             };
-            let status = response.status();
-            if status.is_success() {
-                return Ok(response
-                    .bytes_stream()
-                    .eventsource()
-                    .map(|r| r.map_err(|e| e.to_string()))
-                    .boxed());
+            let status = response.status().as_u16();
+            if response.status().is_success() {
+                return Ok(server_sent_events(response));
             }
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .map(Duration::from_secs_f64)
-                .unwrap_or(Duration::from_secs(1 << attempt.min(5)));
+            let retry_after = retry_after(&response, attempt);
             let text = response.text().await.unwrap_or_default();
-            match status.as_u16() {
-                401 | 403 => {
-                    return Err(ProviderError::Auth {
-                        provider: self.provider.clone(),
-                        status: status.as_u16(),
-                    });
-                }
-                429 if attempt < self.max_retries && retry_after <= self.max_retry_wait => {
-                    attempt += 1;
-                    tracing::info!(provider = %self.provider, "rate limited; waiting {retry_after:?} (attempt {attempt})");
-                    tokio::select! {
-                        _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
-                        _ = tokio::time::sleep(retry_after) => continue,
-                    }
-                }
-                429 => {
-                    return Err(ProviderError::RateLimited {
-                        provider: self.provider.clone(),
-                        attempts: attempt,
-                        retry_after,
-                    });
-                }
-                400 | 413 if is_context_overflow(&text) => {
-                    return Err(ProviderError::ContextOverflow {
-                        provider: self.provider.clone(),
-                    });
-                }
-                code => {
-                    return Err(ProviderError::Http {
-                        provider: self.provider.clone(),
-                        status: code,
-                        message: server_said(&text),
-                    });
+            if status == 429 && attempt < self.max_retries && retry_after <= self.max_retry_wait {
+                attempt += 1;
+                tracing::info!(provider = %self.provider, "rate limited; waiting {retry_after:?} (attempt {attempt})");
+                tokio::select! {
+                    _ = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                    _ = tokio::time::sleep(retry_after) => continue,
                 }
             }
+            return Err(match status {
+                429 => ProviderError::RateLimited {
+                    provider: self.provider.clone(),
+                    attempts: attempt,
+                    retry_after,
+                },
+                400 | 413 if is_context_overflow(&text) => ProviderError::ContextOverflow {
+                    provider: self.provider.clone(),
+                },
+                _ => self.refused(status, &text),
+            });
         }
     }
-}
 
-impl Http {
     /// GET JSON (model lists), with the same error mapping as a chat request.
     pub async fn get_json(
         &self,
         url: &str,
         headers: &[(&str, String)],
     ) -> Result<serde_json::Value, ProviderError> {
-        let mut req = self.client.get(url).timeout(Duration::from_secs(15));
-        for (name, value) in headers {
-            req = req.header(*name, value);
-        }
-        let response = req.send().await.map_err(|e| ProviderError::Network {
-            provider: self.provider.clone(),
-            url: url.to_string(),
-            message: e.to_string(),
-        })?;
+        let request = with_headers(
+            self.client.get(url).timeout(Duration::from_secs(15)),
+            headers,
+        );
+        let response = request.send().await.map_err(|e| self.unreachable(url, e))?;
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
         match status {
@@ -441,17 +397,78 @@ impl Http {
                 provider: self.provider.clone(),
                 message: format!("{url} did not answer JSON: {e}"),
             }),
-            401 | 403 => Err(ProviderError::Auth {
-                provider: self.provider.clone(),
-                status,
-            }),
-            code => Err(ProviderError::Http {
-                provider: self.provider.clone(),
-                status: code,
-                message: server_said(&text),
-            }),
+            _ => Err(self.refused(status, &text)),
         }
     }
+
+    /// POSTs a chat request and decodes its answer with the provider's `decoder`.
+    pub async fn stream(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+        decoder: impl Decoder,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ProviderError> {
+        let sse = self.post_sse(url, headers, body, &cancel).await?;
+        Ok(decode(sse, decoder, cancel))
+    }
+
+    /// The request never got an answer.
+    fn unreachable(&self, url: &str, e: reqwest::Error) -> ProviderError {
+        ProviderError::Network {
+            provider: self.provider.clone(),
+            url: url.to_string(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The server answered with a failure status: a rejected key, or what it said.
+    fn refused(&self, status: u16, text: &str) -> ProviderError {
+        match status {
+            401 | 403 => ProviderError::Auth {
+                provider: self.provider.clone(),
+                status,
+            },
+            code => ProviderError::Http {
+                provider: self.provider.clone(),
+                status: code,
+                message: server_said(text),
+            },
+        }
+    }
+}
+
+fn with_headers(
+    mut request: reqwest::RequestBuilder,
+    headers: &[(&str, String)],
+) -> reqwest::RequestBuilder {
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    request
+}
+
+/// A successful answer's body, as server-sent events.
+fn server_sent_events(response: reqwest::Response) -> SseStream {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    response
+        .bytes_stream()
+        .eventsource()
+        .map(|r| r.map_err(|e| e.to_string()))
+        .boxed()
+}
+
+/// How long the server asked us to wait (`retry-after`), else a backoff doubling per attempt.
+fn retry_after(response: &reqwest::Response, attempt: u32) -> Duration {
+    response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(1 << attempt.min(5)))
 }
 
 /// An attached file as the model reads it: its text inside a tag naming it.
@@ -481,14 +498,19 @@ pub(crate) fn file_text(part: &Part) -> String {
 
 /// Model ids of a `{"data": [{"id": …}]}` list (OpenAI, Anthropic), sorted.
 pub(crate) fn model_ids(list: &serde_json::Value) -> Vec<String> {
-    let mut ids: Vec<String> = list["data"]
+    sorted_names(list, "data", "id")
+}
+
+/// The `field` of each entry of `list[array]`, sorted.
+pub(crate) fn sorted_names(list: &serde_json::Value, array: &str, field: &str) -> Vec<String> {
+    let mut names: Vec<String> = list[array]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|m| m["id"].as_str().map(String::from))
+        .filter_map(|m| m[field].as_str().map(String::from))
         .collect();
-    ids.sort();
-    ids
+    names.sort();
+    names
 }
 
 /// The phrases both APIs use for an over-long prompt.

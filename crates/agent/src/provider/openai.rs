@@ -2,8 +2,8 @@
 //! Ollama, DeepSeek, Qwen/DashScope, LM Studio, llama.cpp server.
 
 use super::{
-    ChatRequest, Decoder, EventStream, Http, ImageData, Part, Provider, ProviderError, Role,
-    StopReason, StreamEvent, Usage, decode, file_text, model_ids, parse_arguments,
+    ChatRequest, Decoder, EventStream, Http, ImageData, Message, Part, Provider, ProviderError,
+    Role, StopReason, StreamEvent, Usage, file_text, model_ids, parse_arguments, sorted_names,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -42,85 +42,11 @@ impl OpenAiCompatible {
             messages.push(json!({"role": "system", "content": request.system}));
         }
         for m in &request.messages {
-            let text: String = m
-                .parts
-                .iter()
-                .filter_map(|p| {
-                    if let Part::Text { text } = p {
-                        Some(text.as_str())
-                    } else {
-                        None
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
             match m.role {
-                Role::Assistant => {
-                    let calls: Vec<Value> = m
-                        .parts
-                        .iter()
-                        .filter_map(|p| match p {
-                            Part::ToolUse { id, name, input } => Some(json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}})),
-                            _ => None,
-                        })
-                        .collect();
-                    let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
-                    if !calls.is_empty() {
-                        msg["tool_calls"] = json!(calls);
-                    }
-                    messages.push(msg);
-                }
+                Role::Assistant => messages.push(assistant_message(m)),
                 Role::User => {
-                    // Tool results are messages of their own in this API, and carry only
-                    // text: a result's images follow in a user message that names the call.
-                    let mut tool_images = Vec::new();
-                    for p in &m.parts {
-                        if let Part::ToolResult {
-                            tool_use_id,
-                            content,
-                            images,
-                            ..
-                        } = p
-                        {
-                            messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
-                            if !images.is_empty() {
-                                tool_images.push(json!({"type": "text", "text": format!("[the images tool call {tool_use_id} returned]")}));
-                                tool_images.extend(images.iter().map(image_url));
-                            }
-                        }
-                    }
-                    if !tool_images.is_empty() {
-                        messages.push(json!({"role": "user", "content": tool_images}));
-                    }
-                    let has_image = m.parts.iter().any(|p| matches!(p, Part::Image { .. }));
-                    if has_image {
-                        let content: Vec<Value> = m
-                            .parts
-                            .iter()
-                            .filter_map(|p| match p {
-                                Part::Text { text } => Some(json!({"type": "text", "text": text})),
-                                Part::File { .. } => {
-                                    Some(json!({"type": "text", "text": file_text(p)}))
-                                }
-                                Part::Image { image, .. } => Some(image_url(image)),
-                                _ => None,
-                            })
-                            .collect();
-                        messages.push(json!({"role": "user", "content": content}));
-                    } else {
-                        let text: Vec<String> = m
-                            .parts
-                            .iter()
-                            .filter_map(|p| match p {
-                                Part::Text { text } => Some(text.clone()),
-                                Part::File { .. } => Some(file_text(p)),
-                                _ => None,
-                            })
-                            .collect();
-                        if !text.is_empty() {
-                            messages.push(json!({"role": "user", "content": text.join("\n")}));
-                        }
-                    }
+                    tool_result_messages(m, &mut messages);
+                    messages.extend(user_message(m));
                 }
             }
         }
@@ -137,6 +63,88 @@ impl OpenAiCompatible {
         }
         body
     }
+}
+
+/// The model's message: its words, and the calls it asked for as `tool_calls`.
+fn assistant_message(m: &Message) -> Value {
+    let text: String = m
+        .parts
+        .iter()
+        .filter_map(|p| {
+            if let Part::Text { text } = p {
+                Some(text.as_str())
+            } else {
+                None
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let calls: Vec<Value> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolUse { id, name, input } => Some(json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}})),
+            _ => None,
+        })
+        .collect();
+    let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+    if !calls.is_empty() {
+        msg["tool_calls"] = json!(calls);
+    }
+    msg
+}
+
+/// Tool results are messages of their own in this API, and carry only text: a result's images
+/// follow in a user message that names the call.
+fn tool_result_messages(m: &Message, messages: &mut Vec<Value>) {
+    let mut tool_images = Vec::new();
+    for p in &m.parts {
+        if let Part::ToolResult {
+            tool_use_id,
+            content,
+            images,
+            ..
+        } = p
+        {
+            messages.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+            if !images.is_empty() {
+                tool_images.push(json!({"type": "text", "text": format!("[the images tool call {tool_use_id} returned]")}));
+                tool_images.extend(images.iter().map(image_url));
+            }
+        }
+    }
+    if !tool_images.is_empty() {
+        messages.push(json!({"role": "user", "content": tool_images}));
+    }
+}
+
+/// The person's words and attachments: blocks when an image is among them, else plain text
+/// (None when there is nothing but tool results).
+fn user_message(m: &Message) -> Option<Value> {
+    let has_image = m.parts.iter().any(|p| matches!(p, Part::Image { .. }));
+    if has_image {
+        let content: Vec<Value> = m
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(json!({"type": "text", "text": text})),
+                Part::File { .. } => Some(json!({"type": "text", "text": file_text(p)})),
+                Part::Image { image, .. } => Some(image_url(image)),
+                _ => None,
+            })
+            .collect();
+        return Some(json!({"role": "user", "content": content}));
+    }
+    let text: Vec<String> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.clone()),
+            Part::File { .. } => Some(file_text(p)),
+            _ => None,
+        })
+        .collect();
+    (!text.is_empty()).then(|| json!({"role": "user", "content": text.join("\n")}))
 }
 
 fn image_url(image: &ImageData) -> Value {
@@ -267,14 +275,7 @@ impl Provider for OpenAiCompatible {
                     .get_json(&format!("{root}/api/tags"), &self.headers())
                     .await
                     .map_err(|_| first)?;
-                let mut names: Vec<String> = tags["models"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m["name"].as_str().map(String::from))
-                    .collect();
-                names.sort();
-                Ok(names)
+                Ok(sorted_names(&tags, "models", "name"))
             }
         }
     }
@@ -285,19 +286,15 @@ impl Provider for OpenAiCompatible {
         cancel: CancellationToken,
     ) -> Result<EventStream, ProviderError> {
         let url = format!("{}/chat/completions", self.base_url);
-        let sse = self
-            .http
-            .post_sse(&url, &self.headers(), &Self::body(request), &cancel)
-            .await?;
-        Ok(decode(
-            sse,
-            OpenAiDecoder {
-                provider: self.name.clone(),
-                calls: BTreeMap::new(),
-                finish: None,
-                usage: None,
-            },
-            cancel,
-        ))
+        let decoder = OpenAiDecoder {
+            provider: self.name.clone(),
+            calls: BTreeMap::new(),
+            finish: None,
+            usage: None,
+        };
+        let body = Self::body(request);
+        self.http
+            .stream(&url, &self.headers(), &body, decoder, cancel)
+            .await
     }
 }

@@ -8,7 +8,7 @@
 use cowork_browser::{BrowserConfig, BrowserTools};
 use cowork_contract::{Content, Effect, ToolError};
 use cowork_core::policy::Action;
-use cowork_core::{Caller, Layer, RuleSource, SuspendCoordinator};
+use cowork_core::{Caller, Layer, RuleSource};
 use cowork_tests::{Harness, Recorder, shop};
 use serde_json::json;
 use std::sync::Arc;
@@ -30,8 +30,6 @@ fn setup() -> Setup {
     h.scheduler
         .registry()
         .add_provider(Layer::Builtin, browser.clone());
-    h.scheduler
-        .set_suspensions(Arc::new(SuspendCoordinator::open(&h.store).unwrap()));
     h.scheduler.add_resume_probe(browser.resume_probe());
     h.scheduler
         .policy()

@@ -310,8 +310,7 @@ async fn bad_chain_files_are_listed_with_line_and_field_and_never_become_tools()
 #[tokio::test]
 async fn an_unattended_run_waits_for_the_person_at_an_ungranted_step_and_goes_on_after() {
     let (h, asked) = window();
-    let tasks = Arc::new(cowork_core::SuspendCoordinator::open(&h.store).unwrap());
-    h.scheduler.set_suspensions(tasks.clone());
+    let tasks = h.tasks();
     let chains = chains_in(&h, &[("deploy.toml", DEPLOY)]);
     let chain = chains.get("deploy").unwrap();
     let plan = chains
@@ -448,8 +447,7 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
     use cowork_app::chains::{Missed, ScheduleRunState, Schedules, Target};
     use std::time::Duration as StdDuration;
     let (h, asked) = window();
-    let tasks = Arc::new(cowork_core::SuspendCoordinator::open(&h.store).unwrap());
-    h.scheduler.set_suspensions(tasks.clone());
+    let tasks = h.tasks();
     let chains = Arc::new(chains_in(&h, &[("deploy.toml", DEPLOY)]));
     let schedules = Arc::new(Schedules::open(&h.store).unwrap());
     // 07:59 today, in the person's zone.

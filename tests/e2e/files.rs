@@ -1046,13 +1046,15 @@ fn the_git_tool_runs_none_of_the_repositorys_programs() {
                 prop_assert!(!canary.exists(), "{key}: the planted program ran at {args}");
                 match &out.result {
                     // A setting outside the ordinary ones refuses the call, naming it (or git
-                    // itself cannot read the repository with it).
+                    // itself cannot read the repository with it, or refuses to work with it: a
+                    // fetch refspec that is a command line is "fatal: invalid refspec").
                     Err(e) if !ordinary.contains(&key.as_str()) => {
                         let said = e.to_string().to_ascii_lowercase();
                         prop_assert!(
                             said.contains(&key.to_ascii_lowercase())
                                 || said.contains("bad")
-                                || said.contains("git could not"),
+                                || said.contains("git could not")
+                                || said.contains("fatal:"),
                             "{key}: {said}"
                         );
                         return Ok(());

@@ -6,7 +6,7 @@
 
 use cowork_core::{
     ApprovalChoice, CallRequest, Caller, ChannelApprover, DenyApprover, ElicitationAnswer,
-    PendingElicitation, SuspendCoordinator,
+    PendingElicitation,
 };
 use cowork_tests::Harness;
 use serde_json::{Value, json};
@@ -134,8 +134,7 @@ async fn request_input_keeps_typed_values_and_never_asks_for_a_secret() {
 #[tokio::test]
 async fn nobody_to_answer_suspends_the_task_instead_of_guessing() {
     let headless = Harness::new(Arc::new(DenyApprover));
-    let tasks = Arc::new(SuspendCoordinator::open(&headless.store).unwrap());
-    headless.scheduler.set_suspensions(tasks.clone());
+    let tasks = headless.tasks();
     let outcome = headless
         .call("confirm", json!({"message": "Send the invoice now?"}))
         .await;
@@ -164,8 +163,7 @@ async fn nobody_to_answer_suspends_the_task_instead_of_guessing() {
     )
     .unwrap();
     quiet.scheduler.policy().reload().unwrap();
-    let tasks = Arc::new(SuspendCoordinator::open(&quiet.store).unwrap());
-    quiet.scheduler.set_suspensions(tasks.clone());
+    let tasks = quiet.tasks();
     let scheduler = quiet.scheduler.clone();
     let asked = tokio::spawn(async move {
         scheduler

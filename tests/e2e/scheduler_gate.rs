@@ -2,9 +2,7 @@
 //! input gets a clear error — also audited, with no gap in the chain.
 
 use cowork_contract::ToolError;
-use cowork_core::{
-    CallRequest, Caller, DenyApprover, Layer, SchedulerConfig, SuspendCoordinator, ToolEvent,
-};
+use cowork_core::{CallRequest, Caller, DenyApprover, Layer, SchedulerConfig, ToolEvent};
 use cowork_tests::Harness;
 use cowork_tests::login_wall::{FileProbe, Pages};
 use serde_json::json;
@@ -140,8 +138,6 @@ async fn every_public_execution_path_is_reviewed_and_audited() {
     h.scheduler
         .registry()
         .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
-    h.scheduler
-        .set_suspensions(Arc::new(SuspendCoordinator::open(&h.store).unwrap()));
     h.scheduler
         .add_resume_probe(Arc::new(FileProbe(h.workspace.clone())));
     let mut suspended = Vec::new();

@@ -37,16 +37,24 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
         )
     };
 
-    // Without a store for suspensions (a bare scheduler), the tool says what to do instead.
-    let bare = h.scheduler.call(page()).await;
+    // Without a store for suspensions (a bare scheduler; the app's has one), the tool says
+    // what to do instead.
+    let bare = cowork_core::Scheduler::new(
+        h.scheduler.registry().clone(),
+        h.scheduler.policy().clone(),
+        h.scheduler.audit().clone(),
+        Arc::new(DenyApprover),
+        (*h.scheduler.env()).clone(),
+        Default::default(),
+    );
+    let bare = bare.call(page()).await;
     let message = bare.result.unwrap_err().to_string();
     assert!(
         message.contains("login needed") && message.contains("cannot wait for you"),
         "{message}"
     );
 
-    let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
-    h.scheduler.set_suspensions(coordinator.clone());
+    let coordinator = h.tasks();
     let mut events = coordinator.subscribe();
     let first = h.scheduler.call(page()).await;
     let id = suspended_id(&first);
@@ -189,8 +197,7 @@ async fn a_probe_lets_a_suspension_go_on_by_itself_once_its_condition_holds() {
     h.scheduler
         .registry()
         .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
-    let coordinator = Arc::new(SuspendCoordinator::open(&h.store).unwrap());
-    h.scheduler.set_suspensions(coordinator.clone());
+    let coordinator = h.tasks();
     let id = suspended_id(
         &h.scheduler
             .call(CallRequest::new(

@@ -168,6 +168,14 @@ impl Harness {
         }
     }
 
+    /// The app's suspended tasks (the window's and `cowork tasks`' list).
+    pub fn tasks(&self) -> Arc<cowork_core::SuspendCoordinator> {
+        self.scheduler
+            .suspensions()
+            .expect("the app has one")
+            .clone()
+    }
+
     /// A mail account `me` whose servers are nowhere (port 9): sends are reviewed and queued,
     /// and nothing leaves the outbox.
     pub fn add_mail_account_nowhere(&self) {

@@ -99,8 +99,20 @@ const EMBEDDED_PROGRAMS: [(&str, &str); 1] = [("cowork-desktop", "cowork-cli")];
 #[test]
 fn the_window_program_uses_nothing_of_the_command_line_but_its_main() {
     let mut uses = Vec::new();
-    for entry in std::fs::read_dir(repo().join("src-tauri/src")).unwrap() {
-        let path = entry.unwrap().path();
+    let mut folders = vec![repo().join("src-tauri/src")];
+    let mut files = Vec::new();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 3, "{files:?}");
+    for path in files {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         for (at, _) in text.match_indices("cowork_cli::") {
             let rest = &text[at + "cowork_cli::".len()..];

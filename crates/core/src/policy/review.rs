@@ -2,10 +2,9 @@
 //! the next step look; the order of the steps is the policy (see [`Call::by_rules_and_modes`]).
 
 use super::{
-    Action, Config, MatchedRule, Mode, PolicyBridge, Protection, Review, ReviewRequest, Rule,
-    RuleSource, protected, rules, score,
+    Action, CallFacts, Config, MatchedRule, Mode, PolicyBridge, Protection, Review, ReviewRequest,
+    Risk, Rule, RuleSource, protected, rules, score,
 };
-use super::{CallFacts, Risk};
 use cowork_contract::{Effect, EffectEnv, EffectKind};
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -80,6 +79,7 @@ impl<'a> Call<'a> {
         self.accept_edits()
     }
 
+    /// The conversation's tool profile (least privilege): a tool outside it is never called.
     fn outside_tool_profile(&self) -> Step {
         if let Some(allowed) = self.req.allowed_tools
             && !allowed.contains(&self.req.spec.name)
@@ -102,6 +102,7 @@ impl<'a> Call<'a> {
         self.decided(action, Some(m), why)
     }
 
+    /// Plan mode (the person's, or the model's while it plans): read-only calls only.
     fn plan_mode(&self) -> Step {
         if self.mode == Mode::Plan && !self.read_only() {
             let why = "plan mode allows read-only tools only, until the plan is approved";
@@ -192,6 +193,7 @@ impl<'a> Call<'a> {
         GO_ON
     }
 
+    /// Accept-edits mode lets ordinary edits inside the workspace through unasked.
     fn accept_edits(&self) -> Step {
         let effects = self.req.effects;
         if self.mode == Mode::AcceptEdits

@@ -77,7 +77,10 @@ pub fn stays_in_tray<R: Runtime>(handle: &AppHandle<R>) -> bool {
         && handle
             .try_state::<TrayHostSeen>()
             .is_some_and(|seen| seen.0.load(std::sync::atomic::Ordering::Relaxed))
-        && DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
+        && handle
+            .state::<Shell>()
+            .app
+            .settings::<DesktopSettings>()
             .unwrap_or_default()
             .close_to_tray
 }
@@ -211,7 +214,7 @@ pub async fn reach<R: Runtime>(handle: AppHandle<R>, id: String, notice: Notice)
 /// Shows a notice if the person's settings allow one.
 pub async fn notify<R: Runtime>(handle: &AppHandle<R>, notice: &Notice) -> Result<(), String> {
     let shell = handle.state::<Shell>();
-    let settings = DesktopSettings::load(&shell.app.home().settings_path()).unwrap_or_default();
+    let settings = shell.app.settings::<DesktopSettings>().unwrap_or_default();
     if !settings.notifications || settings.do_not_disturb {
         return Err("notifications are off in Settings → Desktop".into());
     }
@@ -338,7 +341,7 @@ pub async fn on_turn_done<R: Runtime>(
 ) {
     refresh_status(handle);
     let shell = handle.state::<Shell>();
-    let settings = DesktopSettings::load(&shell.app.home().settings_path()).unwrap_or_default();
+    let settings = shell.app.settings::<DesktopSettings>().unwrap_or_default();
     if took.as_secs() < u64::from(settings.long_run_secs) || window_in_front(handle).1 {
         return;
     }
@@ -417,7 +420,10 @@ pub const QUICK_ASK_ARG: &str = "--quick-ask";
 /// The quick-ask shortcut from Settings → Desktop, for the whole desktop.
 fn register_quick_ask<R: Runtime>(handle: &AppHandle<R>) {
     use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
-    let settings = DesktopSettings::load(&handle.state::<Shell>().app.home().settings_path())
+    let settings = handle
+        .state::<Shell>()
+        .app
+        .settings::<DesktopSettings>()
         .unwrap_or_default();
     let shortcut = settings.quick_ask_shortcut.trim().to_string();
     if shortcut.is_empty() {

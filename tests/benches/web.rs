@@ -6,6 +6,7 @@
 //!
 //!     cargo bench -p cowork-tests --bench web   (WEB_BENCH_RUNS=50)
 
+use cowork_app::Section;
 use cowork_core::policy::Action;
 use cowork_core::{DenyApprover, RuleSource};
 use cowork_tests::bench::{env, ms, percentile};

@@ -3,6 +3,7 @@
 //! the loopback world — the recorded Brave answer, Open-Meteo, the real feeds and a Chromium PDF —
 //! reviewed, audited, and the key nowhere in the data dir.
 
+use cowork_app::Section;
 use cowork_tests::output_text;
 use cowork_tests::peers::in_private_keyring;
 use cowork_tests::world;

@@ -6,6 +6,7 @@
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::routing::get;
+use cowork_app::Section;
 use cowork_core::policy::Action;
 use cowork_core::{DenyApprover, RuleSource};
 use cowork_tests::{Harness, shop, world};

@@ -2,8 +2,9 @@
 //! one place for the CLI, the window and the doctor to ask what is missing and to fetch it.
 
 use cowork_store::DataDir;
+use cowork_store::settings::Section;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use cowork_assets::{AssetError, AssetStatus, FetchProgress, FetchStep, find, statuses};
 
@@ -17,14 +18,8 @@ pub struct AssetSettings {
     pub mirror: String,
 }
 
-impl AssetSettings {
-    pub fn load(settings_path: &Path) -> Result<AssetSettings, String> {
-        cowork_store::settings::section(settings_path, "assets")
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        cowork_store::settings::save_section(settings_path, "assets", self)
-    }
+impl Section for AssetSettings {
+    const KEY: &'static str = "assets";
 }
 
 /// A fetcher into the person's cache, from `mirror` if given, else the one in the Settings of

@@ -26,6 +26,10 @@ pub struct DesktopSettings {
     pub quick_ask_shortcut: String,
 }
 
+impl cowork_store::settings::Section for DesktopSettings {
+    const KEY: &'static str = "desktop";
+}
+
 impl Default for DesktopSettings {
     fn default() -> Self {
         DesktopSettings {
@@ -44,14 +48,6 @@ impl Default for DesktopSettings {
 const RECENT_WORKSPACES: usize = 8;
 
 impl DesktopSettings {
-    pub fn load(settings_path: &Path) -> Result<DesktopSettings, String> {
-        cowork_store::settings::section(settings_path, "desktop")
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        cowork_store::settings::save_section(settings_path, "desktop", self)
-    }
-
     /// `folder` goes to the top of the recent list (once).
     pub fn remember_workspace(&mut self, folder: &Path) {
         self.recent_workspaces.retain(|f| f != folder);

@@ -68,13 +68,13 @@ pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;
 use cowork_core::{Approver, AuditLog, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig};
-use cowork_store::settings::Section;
 use cowork_store::{DataDir, Store};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
 
 pub use cowork_store::DataDir as Home;
+pub use cowork_store::settings::Section;
 
 /// What trusting a workspace would let happen (see [`App::workspace_review`]).
 #[derive(Clone, Debug, serde::Serialize)]
@@ -914,6 +914,16 @@ impl App {
 
     pub fn scheduler(&self) -> &Arc<Scheduler> {
         &self.scheduler
+    }
+
+    /// A section of settings.json as its owner's type (its defaults when absent).
+    pub fn settings<T: Section>(&self) -> Result<T, String> {
+        T::load(&self.store.dir().settings_path())
+    }
+
+    /// Writes a section of settings.json, keeping every other key.
+    pub fn save_settings<T: Section + serde::Serialize>(&self, settings: &T) -> Result<(), String> {
+        settings.save(&self.store.dir().settings_path())
     }
 
     pub fn home(&self) -> &DataDir {

@@ -3,6 +3,7 @@
 
 use super::*;
 use cowork_app::SearchProvider;
+use cowork_app::Section;
 
 #[derive(Subcommand)]
 pub(crate) enum WebCmd {

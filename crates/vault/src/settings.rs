@@ -2,7 +2,7 @@
 //! its vectors.
 
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -45,14 +45,4 @@ pub struct VaultSettings {
 
 impl cowork_store::settings::Section for VaultSettings {
     const KEY: &'static str = "vault";
-}
-
-impl VaultSettings {
-    pub fn load(settings_path: &Path) -> Result<VaultSettings, String> {
-        cowork_store::settings::section(settings_path, "vault")
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        cowork_store::settings::save_section(settings_path, "vault", self)
-    }
 }

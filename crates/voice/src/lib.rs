@@ -17,6 +17,7 @@ pub use speech::{Segment, Speech, Transcript, default_model, model_setup};
 pub use tools::Heard;
 
 use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_store::settings::Section;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -46,19 +47,11 @@ pub struct VoiceSettings {
     pub read_aloud: bool,
 }
 
-impl cowork_store::settings::Section for VoiceSettings {
+impl Section for VoiceSettings {
     const KEY: &'static str = "voice";
 }
 
 impl VoiceSettings {
-    pub fn load(settings_path: &Path) -> Result<VoiceSettings, String> {
-        cowork_store::settings::section(settings_path, "voice")
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        cowork_store::settings::save_section(settings_path, "voice", self)
-    }
-
     /// The model file to use: the person's, else the one setup installs.
     pub fn model_path(&self) -> PathBuf {
         self.model
@@ -124,10 +117,7 @@ fn read_settings(path: Option<&Path>) -> VoiceSettings {
     let Some(path) = path else {
         return VoiceSettings::default();
     };
-    VoiceSettings::load(path).unwrap_or_else(|e| {
-        tracing::warn!("{e}; using the defaults");
-        VoiceSettings::default()
-    })
+    VoiceSettings::load_or_default(path)
 }
 
 pub struct VoiceTools {

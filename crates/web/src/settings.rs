@@ -5,6 +5,7 @@
 //! These are the person's settings (the user's settings file, never a workspace's): a source they
 //! name here is still reviewed per origin at every call like any other request.
 
+use cowork_store::settings::Section;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -20,7 +21,7 @@ pub struct WebSettings {
     pub proxy: String,
 }
 
-impl cowork_store::settings::Section for WebSettings {
+impl Section for WebSettings {
     const KEY: &'static str = "web";
 }
 
@@ -149,16 +150,6 @@ impl Default for NewsSettings {
                 ),
             ],
         }
-    }
-}
-
-impl WebSettings {
-    pub fn load(settings_path: &Path) -> Result<WebSettings, String> {
-        cowork_store::settings::section(settings_path, "web")
-    }
-
-    pub fn save(&self, settings_path: &Path) -> Result<(), String> {
-        cowork_store::settings::save_section(settings_path, "web", self)
     }
 }
 

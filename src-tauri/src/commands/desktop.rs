@@ -16,7 +16,7 @@ pub fn take_desktop_requests<R: Runtime>(handle: AppHandle<R>) -> Vec<cowork_app
 #[tauri::command]
 #[specta::specta]
 pub fn get_desktop_settings(shell: State<'_, Shell>) -> Res<cowork_app::DesktopSettings> {
-    cowork_app::DesktopSettings::load(&shell.app.home().settings_path())
+    shell.app.settings::<cowork_app::DesktopSettings>()
 }
 
 #[tauri::command]
@@ -25,7 +25,7 @@ pub fn save_desktop_settings(
     shell: State<'_, Shell>,
     settings: cowork_app::DesktopSettings,
 ) -> Res<()> {
-    settings.save(&shell.app.home().settings_path())?;
+    shell.app.save_settings(&settings)?;
     let program = std::env::current_exe().map_err(|e| e.to_string())?;
     cowork_app::set_autostart(settings.autostart, &program)
 }

@@ -48,7 +48,7 @@ pub async fn fetch_asset<R: Runtime>(
 #[tauri::command]
 #[specta::specta]
 pub fn get_asset_settings(shell: State<'_, Shell>) -> Res<cowork_app::assets::AssetSettings> {
-    cowork_app::assets::AssetSettings::load(&shell.app.home().settings_path())
+    shell.app.settings::<cowork_app::assets::AssetSettings>()
 }
 
 #[tauri::command]
@@ -57,5 +57,5 @@ pub fn save_asset_settings(
     shell: State<'_, Shell>,
     settings: cowork_app::assets::AssetSettings,
 ) -> Res<()> {
-    settings.save(&shell.app.home().settings_path())
+    shell.app.save_settings(&settings)
 }

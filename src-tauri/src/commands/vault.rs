@@ -49,7 +49,7 @@ pub async fn vault_reindex(shell: State<'_, Shell>) -> Res<cowork_app::ReindexRe
 #[tauri::command]
 #[specta::specta]
 pub fn get_vault_settings(shell: State<'_, Shell>) -> Res<cowork_app::VaultSettings> {
-    cowork_app::VaultSettings::load(&shell.app.home().settings_path())
+    shell.app.settings::<cowork_app::VaultSettings>()
 }
 
 /// Saves the vault settings and switches to their model now; re-embedding runs in the

@@ -26,7 +26,7 @@ pub async fn voice_devices() -> Res<VoiceDevices> {
 #[tauri::command]
 #[specta::specta]
 pub fn get_voice_settings(shell: State<'_, Shell>) -> Res<cowork_app::VoiceSettings> {
-    cowork_app::VoiceSettings::load(&shell.app.home().settings_path())
+    shell.app.settings::<cowork_app::VoiceSettings>()
 }
 
 /// Saves the voice settings; the next recording or reply read aloud uses them.
@@ -36,7 +36,7 @@ pub fn save_voice_settings(
     shell: State<'_, Shell>,
     settings: cowork_app::VoiceSettings,
 ) -> Res<()> {
-    settings.save(&shell.app.home().settings_path())
+    shell.app.save_settings(&settings)
 }
 
 /// Ends the recording in progress (the person let go of the key, keeping what was said) and

@@ -7,14 +7,14 @@ use tauri::State;
 #[tauri::command]
 #[specta::specta]
 pub fn get_web_settings(shell: State<'_, Shell>) -> Res<cowork_app::WebSettings> {
-    cowork_app::WebSettings::load(&shell.app.home().settings_path())
+    shell.app.settings::<cowork_app::WebSettings>()
 }
 
 /// Saves the web settings; the next web call uses them (a changed proxy too).
 #[tauri::command]
 #[specta::specta]
 pub fn save_web_settings(shell: State<'_, Shell>, settings: cowork_app::WebSettings) -> Res<()> {
-    settings.save(&shell.app.home().settings_path())
+    shell.app.save_settings(&settings)
 }
 
 /// Stores a search provider's key in the OS keyring. The key is never sent back.

@@ -14,7 +14,9 @@ pub struct WorkspaceState {
 }
 
 fn workspace_state_of(shell: &Shell) -> WorkspaceState {
-    let recent = cowork_app::DesktopSettings::load(&shell.app.home().settings_path())
+    let recent = shell
+        .app
+        .settings::<cowork_app::DesktopSettings>()
         .unwrap_or_default()
         .recent_workspaces;
     WorkspaceState {

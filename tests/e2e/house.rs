@@ -1,7 +1,7 @@
 //! The house's maps cannot drift from the code: ARCHITECTURE.md's tool table names, for every
 //! tool the registry lists, a file that declares it; its crate table names every workspace crate
 //! with a layer, and no crate depends on one at its own layer or above; the pack authors'
-//! guide names every effect kind.
+//! guide names every effect kind; no function is longer than 80 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -235,4 +235,170 @@ fn the_window_has_words_for_every_effect_kind_and_category_in_both_languages() {
         missing.is_empty(),
         "ui/src/i18n.ts's vocabulary has no English and Chinese words for {missing:?}"
     );
+}
+
+/// The longest a function may be, in lines from its first to its closing brace. Long bodies
+/// grew back once where nothing counted them; now something does.
+const LONGEST_FUNCTION: usize = 80;
+
+/// Every file below `folder` (recursively) whose name ends with one of `endings`.
+fn files_below(folder: &Path, endings: &[&str]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![folder.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() && !["node_modules", "dist", "target"].contains(&name.as_str()) {
+                folders.push(path);
+            } else if endings.iter().any(|e| name.ends_with(e)) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The line (index) closing the block opened at `open` and indented by `at` — rustfmt and
+/// Biome put it alone at the opener's indent — and whether it closes the function (`}) {`
+/// after destructured parameters goes on).
+fn closing_line(lines: &[&str], open: usize, at: usize) -> usize {
+    let mut end = open;
+    for (k, line) in lines.iter().enumerate().skip(open + 1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if indent(line) <= at {
+            let t = line.trim();
+            if indent(line) == at && t.starts_with(['}', ')', ']']) {
+                end = k;
+                if t.ends_with(['{', '(']) || t.ends_with("=>") {
+                    continue;
+                }
+            }
+            break;
+        }
+        end = k;
+    }
+    end
+}
+
+/// Rust functions outside test code: `fn` lines (any visibility, async, const) to their
+/// closing brace; `#[cfg(test)]` modules are skipped whole.
+fn long_rust_functions(path: &Path, text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let is_fn = words.iter().position(|w| *w == "fn").is_some_and(|at| {
+            words[..at]
+                .iter()
+                .all(|w| w.starts_with("pub") || ["async", "const", "unsafe", "extern"].contains(w))
+        });
+        if line.trim() == "#[cfg(test)]" && lines.get(i + 1).is_some_and(|l| l.contains("mod ")) {
+            // To its own `}` line: a raw string inside may start lines at any column.
+            let close = format!("{}}}", &lines[i + 1][..indent(lines[i + 1])]);
+            i += lines[i..]
+                .iter()
+                .position(|l| *l == close)
+                .unwrap_or(lines.len());
+            continue;
+        }
+        if is_fn && !line.trim_end().ends_with(';') {
+            let end = closing_line(&lines, i, indent(line));
+            if end + 1 - i > LONGEST_FUNCTION {
+                long.push(format!(
+                    "{}:{} {} lines",
+                    path.display(),
+                    i + 1,
+                    end + 1 - i
+                ));
+            }
+        }
+        i += 1;
+    }
+    long
+}
+
+/// Top-level functions and components in the UI: `function X(` and `const X = (…) =>`.
+fn long_ui_functions(path: &Path, text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let declared = line
+            .trim_start_matches("export ")
+            .trim_start_matches("default ");
+        let declared = declared.trim_start_matches("async ");
+        let is_fn = declared.starts_with("function ")
+            || (declared.starts_with("const ")
+                && (line.contains("= (") || line.contains("= async (") || line.contains("=> {")));
+        if is_fn && indent(line) == 0 {
+            let end = closing_line(&lines, i, 0);
+            if end + 1 - i > LONGEST_FUNCTION {
+                long.push(format!(
+                    "{}:{} {} lines",
+                    path.display(),
+                    i + 1,
+                    end + 1 - i
+                ));
+            }
+        }
+    }
+    long
+}
+
+#[test]
+fn no_function_is_longer_than_80_lines() {
+    let mut long = Vec::new();
+    let mut rust = files_below(&repo().join("crates"), &[".rs"]);
+    rust.extend(files_below(&repo().join("src-tauri/src"), &[".rs"]));
+    let production = |p: &PathBuf| {
+        let p = p.to_string_lossy();
+        !p.contains("/tests/") && !p.contains("/benches/") && !p.ends_with("/tests.rs")
+    };
+    let rust: Vec<_> = rust.into_iter().filter(production).collect();
+    assert!(rust.len() > 100, "found only {} Rust files", rust.len());
+    for path in &rust {
+        long.extend(long_rust_functions(
+            path,
+            &std::fs::read_to_string(path).unwrap(),
+        ));
+    }
+    let ui = files_below(&repo().join("ui/src"), &[".ts", ".tsx"]);
+    assert!(ui.len() > 20, "found only {} UI files", ui.len());
+    for path in ui.iter().filter(|p| !p.ends_with("bindings.ts")) {
+        long.extend(long_ui_functions(
+            path,
+            &std::fs::read_to_string(path).unwrap(),
+        ));
+    }
+    assert!(
+        long.is_empty(),
+        "over {LONGEST_FUNCTION} lines — split into named steps: {long:#?}"
+    );
+}
+
+#[test]
+fn the_function_counter_counts() {
+    let body = "    let x = 1;\n".repeat(LONGEST_FUNCTION);
+    let rust = format!(
+        "pub async fn f() {{\n{body}}}\n\n#[cfg(test)]\nmod tests {{\n    fn t() {{\n{body}    }}\n}}\n"
+    );
+    assert_eq!(long_rust_functions(Path::new("a.rs"), &rust).len(), 1);
+    let short = format!(
+        "fn g(\n    a: u8,\n) -> u8 {{\n{}}}\n",
+        "    a;\n".repeat(10)
+    );
+    assert!(long_rust_functions(Path::new("a.rs"), &short).is_empty());
+    let ui = format!(
+        "export function View({{\n  a,\n}}: P) {{\n{}}}\n",
+        "  a;\n".repeat(LONGEST_FUNCTION)
+    );
+    assert_eq!(long_ui_functions(Path::new("a.tsx"), &ui).len(), 1);
 }

@@ -60,6 +60,8 @@ cargo fmt --all --check
 # The UI gets the same care: Biome formats and lints ui/ (its rules and the few deliberate
 # exceptions are in ui/biome.json and beside the code they excuse).
 (cd ui && npx --no-install biome ci --colors=off .)
+# The chat's state changes, as a pure reducer: checked without a page or a shell.
+(cd ui && npm test --silent)
 build_everything
 
 phase "setup: waiting for the peers"

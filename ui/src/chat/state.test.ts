@@ -1,6 +1,5 @@
 // The chat's state changes, checked without a page or a shell (plain assertions, no test
-// framework): `npx rolldown src/chat/state.test.ts --platform node --file /tmp/state.test.mjs &&
-// node /tmp/state.test.mjs` from ui/.
+// framework): `npm test` in ui/ (the README's test command runs it).
 import type { Part, ThreadMessage } from "../api";
 import { firstAnswerOf, type Item, lastAnswer, type ToolCard, toItems } from "./items";
 import { type Action, type ChatState, initialState, isWaiting, reduce, WINDOW } from "./state";

@@ -432,15 +432,28 @@ async fn tools_write_trash_restore_promote_and_filter() {
 
 /// An OpenAI-compatible `/embeddings` endpoint on loopback: hashed bag-of-words vectors, a
 /// stand-in for Ollama or a paid API (neither can run here). Counts the texts it embedded.
-async fn embeddings_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+/// Holds the embedding server's answers while `hold` is set, until `release`: a test watching
+/// progress (a watch channel keeps only the latest value) then sees the embedding phase before
+/// it can end, however the threads are scheduled.
+#[derive(Default)]
+struct Gate {
+    hold: std::sync::atomic::AtomicBool,
+    release: tokio::sync::watch::Sender<bool>,
+}
+
+async fn embeddings_server() -> (String, Arc<std::sync::atomic::AtomicUsize>, Arc<Gate>) {
     use axum::{Json, Router, routing::post};
     let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let seen = count.clone();
+    let gate = Arc::new(Gate::default());
+    let (seen, held) = (count.clone(), gate.clone());
     let app = Router::new().route(
         "/v1/embeddings",
         post(move |Json(body): Json<Value>| {
-            let seen = seen.clone();
+            let (seen, held) = (seen.clone(), held.clone());
             async move {
+                if held.hold.load(std::sync::atomic::Ordering::SeqCst) {
+                    let _ = held.release.subscribe().wait_for(|go| *go).await;
+                }
                 let inputs: Vec<String> = body["input"]
                     .as_array()
                     .unwrap()
@@ -471,7 +484,7 @@ async fn embeddings_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (url, count)
+    (url, count, gate)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -485,7 +498,7 @@ async fn switching_models_re_embeds_in_the_background_and_never_mixes_spaces() {
         h.ok("save_to_vault", json!({"content": text})).await;
     }
     let e5_model = h.vault.stats().unwrap().model.unwrap();
-    let (url, embedded) = embeddings_server().await;
+    let (url, embedded, gate) = embeddings_server().await;
     let remote = tokio::task::spawn_blocking(move || {
         cowork_vault::HttpEmbedder::connect(&url, "bag-of-words", "")
     })
@@ -507,12 +520,15 @@ async fn switching_models_re_embeds_in_the_background_and_never_mixes_spaces() {
         )
         .await;
     assert!(before["hits"].as_array().unwrap().is_empty(), "{before}");
+    gate.hold.store(true, std::sync::atomic::Ordering::SeqCst);
+    let released = gate.clone();
     let seen = tokio::spawn(async move {
         let mut max = 0;
         while progress.changed().await.is_ok() {
             let p = progress.borrow_and_update().clone();
             if p.phase == cowork_vault::Phase::Embedding {
                 max = max.max(p.total);
+                released.release.send_replace(true);
             }
             if p.phase == cowork_vault::Phase::Idle && max > 0 {
                 break;
@@ -520,7 +536,11 @@ async fn switching_models_re_embeds_in_the_background_and_never_mixes_spaces() {
         }
         max
     });
-    assert_eq!(h.vault.embed_missing().await.unwrap(), 3);
+    let embedded_now =
+        tokio::time::timeout(cowork_tests::wait::patience(), h.vault.embed_missing())
+            .await
+            .expect("the server answers once progress has shown the embedding phase");
+    assert_eq!(embedded_now.unwrap(), 3);
     assert_eq!(
         tokio::time::timeout(cowork_tests::wait::patience(), seen)
             .await

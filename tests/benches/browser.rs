@@ -1,4 +1,4 @@
-//! Browser figures (issue 8 targets), side by side in one run on the loopback shop's /counter
+//! Browser figures (with their targets), side by side in one run on the loopback shop's /counter
 //! page, headless Debian Chromium for both:
 //! - median latency of a click and of a snapshot through our tools (the whole gate: validate,
 //!   review, audit, then playwright-rs) vs the same actions from Node Playwright

@@ -1,4 +1,4 @@
-//! Calendar and mail figures (issue 6 targets):
+//! Calendar and mail figures (with their targets):
 //! - `calendar_check` of one week through the full gate (scheduler, policy, audit) over 10k
 //!   events of which 1k are recurring series: p50 and p95 (target p50 ≤ 10 ms), and the same
 //!   query on the family's index alone, to show what the gate adds;

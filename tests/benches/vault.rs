@@ -1,4 +1,4 @@
-//! Vault figures (issue 7 targets):
+//! Vault figures (with their targets):
 //! - ingest with embeddings: notes/s of a re-index of real files (parse, e5, FTS, commit), and
 //!   the same without a model, to show what embedding costs;
 //! - hybrid `search_vault` over 100k entries through the full gate: p50 and p95 (target p50 ≤

@@ -1,4 +1,4 @@
-//! Voice figures (issue 21 targets), with the model setup installs (Whisper tiny.en, ggml):
+//! Voice figures (with their targets), with the model setup installs (Whisper tiny.en, ggml):
 //! - speech-to-text real-time factor: transcription time / audio length, on a 5-s utterance and
 //!   on an 11-s real recording (target ≤ 0.2);
 //! - end of speech → text for a 5-s utterance: the recording ends once the detector has heard

@@ -1,4 +1,4 @@
-//! Web figures (issue 22 targets):
+//! Web figures (with their targets):
 //! - extracting a 1 MB article once its bytes have arrived (charset, main content, Markdown):
 //!   target ≤ 50 ms median;
 //! - a `web_fetch` answered from the cache, end to end through the gate (validate, review,

@@ -4,7 +4,7 @@
 //! into the store (`sync.rs`). iCalendar text is the source of truth (`ics.rs`); range queries
 //! read a derived index (`db.rs`).
 //!
-//! A separate crate from `personal` (DESIGN.md lists the calendar there) because it brings
+//! A separate crate from `personal` (where a calendar would otherwise sit) because it brings
 //! iCalendar, recurrence and CalDAV dependencies the rest of that family does not need.
 
 mod caldav;

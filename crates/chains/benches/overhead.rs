@@ -1,4 +1,4 @@
-//! Chain overhead (issue 24 target: ≤ 20 µs per step over a bare `Scheduler::call`): a no-op
+//! Chain overhead (target: ≤ 20 µs per step over a bare `Scheduler::call`): a no-op
 //! read-only tool called N times bare, and as an N-step chain whose every step templates its
 //! argument from the step before, side by side in one run, on a real SQLite file; the
 //! difference per step (templating, the step's record in the store, events).

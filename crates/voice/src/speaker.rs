@@ -1,8 +1,8 @@
 //! Text → speech: espeak-ng synthesizes (English and Mandarin, offline), cpal plays it on the
 //! output device while synthesis is still running, so the first sound comes in tens of ms.
 //!
-//! The espeak-ng program, not its library: Debian's libespeak-ng crashes the one Rust binding
-//! (FACTS.md), and a child process is also what makes "stop" immediate — it is killed.
+//! The espeak-ng program, not its library: Debian's libespeak-ng crashes the one Rust binding,
+//! and a child process is also what makes "stop" immediate — it is killed.
 
 use crate::audio::Resample;
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};

@@ -169,7 +169,7 @@ impl Speech {
             .create_state()
             .map_err(|e| format!("whisper: {e}"))?;
         let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-        // One thread: on two cores, two spin against each other and run 3–10× slower (FACTS.md).
+        // One thread: on two cores, two spin against each other and run 3–10× slower (measured).
         params.set_n_threads(1);
         params.set_print_progress(false);
         params.set_print_realtime(false);

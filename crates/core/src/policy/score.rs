@@ -1,6 +1,6 @@
 //! The deterministic risk score (1–10). Every point carries a reason the modal shows.
 //!
-//! The riskiest effect sets the base (DESIGN.md's scale: local reads 1–2, workspace writes 3–4,
+//! The riskiest effect sets the base (the scale: local reads 1–2, workspace writes 3–4,
 //! network egress 5, mail/exec/delete/outside the workspace 7–9, unknown MCP 8); modifiers add
 //! points for the destructive annotation and for egress from a tainted conversation.
 

@@ -287,6 +287,12 @@ fn closing_line(lines: &[&str], open: usize, at: usize) -> usize {
     end
 }
 
+/// "path:line N lines" for a function from line index `first` to `last` that is too long.
+fn too_long(path: &Path, first: usize, last: usize) -> Option<String> {
+    let lines = last + 1 - first;
+    (lines > LONGEST_FUNCTION).then(|| format!("{}:{} {lines} lines", path.display(), first + 1))
+}
+
 /// Rust functions outside test code: `fn` lines (any visibility, async, const) to their
 /// closing brace; `#[cfg(test)]` modules are skipped whole.
 fn long_rust_functions(path: &Path, text: &str) -> Vec<String> {
@@ -311,15 +317,7 @@ fn long_rust_functions(path: &Path, text: &str) -> Vec<String> {
             continue;
         }
         if is_fn && !line.trim_end().ends_with(';') {
-            let end = closing_line(&lines, i, indent(line));
-            if end + 1 - i > LONGEST_FUNCTION {
-                long.push(format!(
-                    "{}:{} {} lines",
-                    path.display(),
-                    i + 1,
-                    end + 1 - i
-                ));
-            }
+            long.extend(too_long(path, i, closing_line(&lines, i, indent(line))));
         }
         i += 1;
     }
@@ -339,15 +337,7 @@ fn long_ui_functions(path: &Path, text: &str) -> Vec<String> {
             || (declared.starts_with("const ")
                 && (line.contains("= (") || line.contains("= async (") || line.contains("=> {")));
         if is_fn && indent(line) == 0 {
-            let end = closing_line(&lines, i, 0);
-            if end + 1 - i > LONGEST_FUNCTION {
-                long.push(format!(
-                    "{}:{} {} lines",
-                    path.display(),
-                    i + 1,
-                    end + 1 - i
-                ));
-            }
+            long.extend(too_long(path, i, closing_line(&lines, i, 0)));
         }
     }
     long

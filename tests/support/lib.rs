@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 pub struct Harness {
-    pub dir: tempfile::TempDir,
     pub workspace: PathBuf,
     pub store: Store,
     pub scheduler: Arc<Scheduler>,
@@ -42,6 +41,8 @@ pub struct Harness {
     pub app: cowork_app::App,
     /// The vault (folder `home/vault`), with the e5 model setup installed.
     pub vault: Arc<cowork_vault::Vault>,
+    /// Last, so the folder is removed after the app has closed (fields drop in order).
+    pub dir: tempfile::TempDir,
 }
 
 /// Serves `app` on 127.0.0.1 (a free port) on a thread and runtime of its own, so tests may

@@ -43,6 +43,11 @@ impl Driver {
         value["value"].clone()
     }
     pub async fn find(&self, css: &str) -> Option<String> {
+        self.look_for(css).await.ok()
+    }
+    /// The element matching `css`, or what WebDriver said instead ("no such element", or an
+    /// error that means the page itself is gone) for a failure message to quote.
+    pub async fn look_for(&self, css: &str) -> Result<String, String> {
         let v = self
             .cmd(
                 reqwest::Method::POST,
@@ -51,29 +56,54 @@ impl Driver {
             )
             .await;
         // W3C: a found element is {"element-6066-…": id}; a miss is {"error": "no such element", …}.
-        v["element-6066-11e4-a52e-4f735466cecf"]
-            .as_str()
-            .map(String::from)
+        match v["element-6066-11e4-a52e-4f735466cecf"].as_str() {
+            Some(id) => Ok(id.to_string()),
+            None => Err(v["error"].as_str().unwrap_or("no answer").to_string()),
+        }
     }
     /// Waits (up to the tests' shared patience) for an element; on failure the panic names the
-    /// selector and a screenshot of what the window showed instead.
+    /// selector, what WebDriver said last and a screenshot of what the window showed instead.
     pub async fn wait_for(&self, css: &str) -> String {
         let limit = cowork_tests::wait::patience();
         let start = Instant::now();
         loop {
-            if let Some(id) = self.find(css).await {
-                return id;
-            }
+            let said = match self.look_for(css).await {
+                Ok(id) => return id,
+                Err(said) => said,
+            };
             if start.elapsed() > limit {
                 let shot = artifacts().join("timeout.png");
-                self.screenshot(&shot).await;
+                let pictured = match self.try_screenshot(&shot).await {
+                    Ok(()) => format!("screenshot: {}", shot.display()),
+                    Err(why) => format!("no screenshot: {why}"),
+                };
                 panic!(
-                    "{css} did not appear within {limit:?} (screenshot: {})",
-                    shot.display()
+                    "{css} did not appear within {limit:?}; WebDriver said {said:?} ({pictured})"
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+    /// Clicks what matches `target` until `proof` appears — a tab, a page or a view switch,
+    /// where a click that lands while the page re-renders is lost and clicking again is
+    /// harmless. Never for a button whose effect must happen once. Returns the proof.
+    pub async fn click_to(&self, target: &str, proof: &str) -> String {
+        cowork_tests::wait::until(&format!("{proof} after clicking {target}"), || async {
+            if let Ok(shown) = self.look_for(proof).await {
+                return Ok(shown);
+            }
+            let clicked = self.look_for(target).await?;
+            self.click(&clicked).await;
+            // Give the click a moment to take effect before it is judged lost.
+            for _ in 0..20 {
+                if let Ok(shown) = self.look_for(proof).await {
+                    return Ok(shown);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err("clicked, nothing yet".to_string())
+        })
+        .await
     }
     /// Waits until the first element matching `css` says `needle` (a list re-rendering after a
     /// search, a panel loading); the panic quotes what it said last.
@@ -139,11 +169,36 @@ impl Driver {
         .await
     }
     pub async fn screenshot(&self, path: &Path) {
+        if let Err(why) = self.try_screenshot(path).await {
+            panic!(
+                "no screenshot for {}: WebDriver answered {why}",
+                path.display()
+            )
+        }
+    }
+    /// Switches the window to a sidebar view and waits until it is the one shown.
+    pub async fn open_view(&self, view: &str) {
+        self.click_to(
+            &format!("[data-view={view}]"),
+            &format!("[data-view={view}].active"),
+        )
+        .await;
+    }
+    /// Opens a page of Settings (the window shows Settings) and waits until it is shown.
+    pub async fn settings_page(&self, page: &str) {
+        self.click_to(
+            &format!("[data-page={page}]"),
+            &format!("[data-testid=settings-page-{page}]"),
+        )
+        .await;
+    }
+    /// A picture of the window; Err says what WebDriver answered instead (a page that is gone).
+    pub async fn try_screenshot(&self, path: &Path) -> Result<(), String> {
         // WebKit may hand back the previous frame right after a change.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let b64 = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
-        let bytes = base64_decode(b64.as_str().unwrap());
-        std::fs::write(path, bytes).unwrap();
+        let answer = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
+        let b64 = answer.as_str().ok_or_else(|| answer.to_string())?;
+        std::fs::write(path, base64_decode(b64)).map_err(|e| e.to_string())
     }
 }
 

@@ -18,14 +18,6 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use webdriver::{Driver, artifacts, launch};
 
-/// Opens a page of Settings (the window shows Settings) and waits for it.
-async fn settings_page(d: &Driver, page: &str) {
-    d.click(&d.wait_for(&format!("[data-page={page}]")).await)
-        .await;
-    d.wait_for(&format!("[data-testid=settings-page-{page}]"))
-        .await;
-}
-
 /// Saves the Settings page shown through its save bar, and waits until it is saved: the bar's
 /// Save button is there only while the page differs from what was last saved.
 async fn save_settings(d: &Driver) {
@@ -212,7 +204,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         "the always-rule must answer without a modal"
     );
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
-    settings_page(&d, "permissions").await;
+    d.settings_page("permissions").await;
     let rules = d.wait_for_text("[data-testid=rules]", "create_task").await;
     let rules_text = d.text(&rules).await;
     // The rule in words first (its action, what it covers), then as written.
@@ -283,7 +275,7 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
-    settings_page(&d, "permissions").await;
+    d.settings_page("permissions").await;
     d.wait_for("[data-testid=rules]").await;
 
     // Plan mode: the write is blocked without asking, and the model hears why.
@@ -538,7 +530,7 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     // Settings → Accounts: a CalDAV account and a mail account, passwords typed into the form
     // ("Add account" acts at once: no save bar on this page).
     d.click(&d.wait_for("nav button:nth-child(5)").await).await;
-    settings_page(&d, "accounts").await;
+    d.settings_page("accounts").await;
     let field = |name: &'static str| {
         let d = &d;
         async move {
@@ -748,8 +740,7 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
     );
 
     // The memory panel (Ctrl+Shift+M opens it too): the memory, where it came from, search, forget, undo.
-    d.click(&d.wait_for("nav button[data-view=memory]").await)
-        .await;
+    d.open_view("memory").await;
     let card = d
         .wait_for("[data-testid=memory] [data-testid=memory-source]")
         .await;
@@ -803,9 +794,8 @@ async fn a_memory_saved_in_english_is_recalled_for_a_chinese_question_and_manage
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Settings → Memory shows the on-device model in use.
-    d.click(&d.wait_for("nav button[data-view=settings]").await)
-        .await;
-    settings_page(&d, "memory").await;
+    d.open_view("settings").await;
+    d.settings_page("memory").await;
     let model = d.wait_for("[data-testid=memory-settings] select").await;
     let chosen = d
         .cmd(
@@ -1401,9 +1391,8 @@ async fn web_answers_show_as_weather_results_headlines_and_a_folded_page() {
     .await;
     d.screenshot(&artifacts().join("web-weather.png")).await;
     // Settings → Web shows the provider the settings name, and the feeds.
-    d.click(&d.wait_for("button[data-view=settings]").await)
-        .await;
-    settings_page(&d, "web").await;
+    d.open_view("settings").await;
+    d.settings_page("web").await;
     let panel = d.wait_for("[data-testid=web-settings]").await;
     d.cmd(
         reqwest::Method::POST,
@@ -1615,7 +1604,7 @@ async fn the_window_notifies_in_the_background_takes_links_and_pauses_tools() {
     );
 
     // The person opens a folder for this conversation in the window: run_command works there.
-    d.click(&d.wait_for("[data-view=chat]").await).await;
+    d.open_view("chat").await;
     d.click(&d.wait_for("[data-testid=workspace-chip]").await)
         .await;
     let folder = workspace.path().canonicalize().unwrap();
@@ -2305,9 +2294,8 @@ tool = "get_system_info"
     }
     assert_eq!(ran(), 1, "ran once, when the person said so");
 
-    d.click(&d.wait_for("nav button[data-view=settings]").await)
-        .await;
-    settings_page(&d, "schedules").await;
+    d.open_view("settings").await;
+    d.settings_page("schedules").await;
     // The resumed run's card: both steps done (the first before the wait, the second after).
     for step in ["task", "system"] {
         d.wait_for(&format!(
@@ -2356,8 +2344,8 @@ async fn an_asset_is_downloaded_from_settings_with_its_cost_first_and_a_progress
     let cache = tempfile::tempdir().unwrap();
     let (_xvfb, _driver, d) =
         launch(home.path(), &[("XDG_CACHE_HOME", cache.path().as_os_str())]).await;
-    d.click(&d.wait_for("[data-view=settings]").await).await;
-    settings_page(&d, "computer").await;
+    d.open_view("settings").await;
+    d.settings_page("computer").await;
 
     let row = "[data-testid=downloads] li[data-asset=playwright-driver]";
     let before = d

@@ -88,7 +88,7 @@ async fn run_axe(d: &Driver, axe: &str) -> Vec<String> {
 
 /// Every Settings page, one picture each.
 async fn settings_pages(d: &Driver, axe: &str, audit: &mut Audit, suffix: &str) {
-    d.click(&d.wait_for("[data-view=settings]").await).await;
+    d.open_view("settings").await;
     let pages = d
         .exec(
             "return [...document.querySelectorAll('[data-page]')].map((e) => e.dataset.page)",
@@ -103,10 +103,7 @@ async fn settings_pages(d: &Driver, axe: &str, audit: &mut Audit, suffix: &str) 
         .collect();
     assert!(pages.len() >= 5, "Settings is split into pages: {pages:?}");
     for page in pages {
-        d.click(&d.wait_for(&format!("[data-page={page}]")).await)
-            .await;
-        d.wait_for(&format!("[data-testid=settings-page-{page}]"))
-            .await;
+        d.settings_page(&page).await;
         if page == "computer" {
             // The doctor's rows, each capability said in words with its state.
             let rows = d
@@ -195,8 +192,8 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     audit.screen(&d, &axe, "error").await;
 
     // A schedule made in the window: its repeat in words and its next runs before it is added.
-    d.click(&d.wait_for("[data-view=settings]").await).await;
-    d.click(&d.wait_for("[data-page=schedules]").await).await;
+    d.open_view("settings").await;
+    d.settings_page("schedules").await;
     d.fill("[data-testid=schedule-prompt]", "Summarize my unread mail")
         .await;
     d.exec(
@@ -219,19 +216,18 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
 
     settings_pages(&d, &axe, &mut audit, "").await;
     for view in ["tools", "audit", "memory", "changes", "toolpacks"] {
-        d.click(&d.wait_for(&format!("[data-view={view}]")).await)
-            .await;
+        d.open_view(view).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         audit.screen(&d, &axe, view).await;
     }
 
     // Chinese, dark: the chat and every Settings page again.
     d.switch_look("zh-CN", "dark").await;
-    d.click(&d.wait_for("[data-view=chat]").await).await;
+    d.open_view("chat").await;
     audit.screen(&d, &axe, "chat-zh-dark").await;
     settings_pages(&d, &axe, &mut audit, "-zh-dark").await;
     // The schedule's time in the person's language.
-    d.click(&d.wait_for("[data-page=schedules]").await).await;
+    d.settings_page("schedules").await;
     d.wait_for_text("[data-testid=schedules] .schedules", "工作日")
         .await;
     d.resize(760, 800).await;

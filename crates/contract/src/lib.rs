@@ -32,7 +32,7 @@ pub use tool::{
 
 /// Used by `#[tool]`'s expansion, so families need not depend on it.
 pub use async_trait::async_trait;
-pub use cowork_tool_macro::tool;
+pub use cowork_tool_macro::{tool, tools};
 
 /// Re-exported so families derive schemas with the same schemars version as the contract.
 pub use schemars;

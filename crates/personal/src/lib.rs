@@ -11,13 +11,14 @@ mod tasks;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_contract::{DynTool, ToolProvider};
 use cowork_store::{Store, StoreError};
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
 
 pub(crate) type Db = Arc<Mutex<Connection>>;
 
+#[derive(Clone)]
 pub struct PersonalTools {
     db: Db,
 }
@@ -36,18 +37,7 @@ impl ToolProvider for PersonalTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        vec![
-            typed(tasks::CreateTask {
-                db: self.db.clone(),
-            }),
-            typed(tasks::ListTasks {
-                db: self.db.clone(),
-            }),
-            typed(tasks::UpdateTask {
-                db: self.db.clone(),
-            }),
-            typed(system::GetSystemInfo),
-        ]
+        [self.task_tools(), self.system_tools()].concat()
     }
 }
 

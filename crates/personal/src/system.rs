@@ -1,8 +1,7 @@
-use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
+use crate::PersonalTools;
+use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-pub struct GetSystemInfo;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -34,14 +33,56 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
-#[tool(name = "get_system_info", title = "System info", category = "system",
-       effects = [SystemRead], read_only, idempotent,
-       description = "Operating system, CPU, memory, disks and uptime of this computer.")]
-impl Tool for GetSystemInfo {
-    type Input = NoInput;
-    type Output = SystemInfo;
+fn get_system_info_text(s: &SystemInfo) -> String {
+    let mut lines = vec![
+        format!(
+            "{} {} (kernel {})",
+            s.os,
+            s.os_version.as_deref().unwrap_or(""),
+            s.kernel.as_deref().unwrap_or("?")
+        ),
+        format!(
+            "CPU: {} × {}",
+            s.cpu_cores,
+            if s.cpu_brand.is_empty() {
+                "unknown"
+            } else {
+                &s.cpu_brand
+            }
+        ),
+        format!(
+            "Memory: {} used of {}",
+            gib(s.memory_used_bytes),
+            gib(s.memory_total_bytes)
+        ),
+        format!(
+            "Uptime: {} h {} min",
+            s.uptime_seconds / 3600,
+            s.uptime_seconds % 3600 / 60
+        ),
+    ];
+    for d in &s.disks {
+        lines.push(format!(
+            "Disk {}: {} free of {}",
+            d.mount_point,
+            gib(d.available_bytes),
+            gib(d.total_bytes)
+        ));
+    }
+    lines.join("\n")
+}
 
-    async fn call(&self, _input: &NoInput, _: &(), _ctx: &ToolContext) -> ToolResult<SystemInfo> {
+#[tools(list = system_tools)]
+impl PersonalTools {
+    #[tool(name = "get_system_info", title = "System info", category = "system",
+           effects = [SystemRead], read_only, idempotent,
+           description = "Operating system, CPU, memory, disks and uptime of this computer.",
+           text = get_system_info_text)]
+    async fn get_system_info(
+        &self,
+        _input: &NoInput,
+        _ctx: &ToolContext,
+    ) -> ToolResult<SystemInfo> {
         use sysinfo::{CpuRefreshKind, Disks, MemoryRefreshKind, RefreshKind, System};
         let unreadable =
             |what: &str, e: sysinfo::Error| ToolError::failed(format!("cannot read {what}: {e}"));
@@ -78,44 +119,5 @@ impl Tool for GetSystemInfo {
             uptime_seconds: System::uptime().unwrap_or_default(),
             disks,
         })
-    }
-
-    fn to_text(&self, s: &SystemInfo) -> String {
-        let mut lines = vec![
-            format!(
-                "{} {} (kernel {})",
-                s.os,
-                s.os_version.as_deref().unwrap_or(""),
-                s.kernel.as_deref().unwrap_or("?")
-            ),
-            format!(
-                "CPU: {} × {}",
-                s.cpu_cores,
-                if s.cpu_brand.is_empty() {
-                    "unknown"
-                } else {
-                    &s.cpu_brand
-                }
-            ),
-            format!(
-                "Memory: {} used of {}",
-                gib(s.memory_used_bytes),
-                gib(s.memory_total_bytes)
-            ),
-            format!(
-                "Uptime: {} h {} min",
-                s.uptime_seconds / 3600,
-                s.uptime_seconds % 3600 / 60
-            ),
-        ];
-        for d in &s.disks {
-            lines.push(format!(
-                "Disk {}: {} free of {}",
-                d.mount_point,
-                gib(d.available_bytes),
-                gib(d.total_bytes)
-            ));
-        }
-        lines.join("\n")
     }
 }

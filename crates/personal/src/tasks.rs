@@ -1,5 +1,5 @@
-use crate::{Db, db_error};
-use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
+use crate::{PersonalTools, db_error};
+use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
 use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,10 +111,6 @@ fn check_title(title: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub struct CreateTask {
-    pub db: Db,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTaskInput {
@@ -129,54 +125,6 @@ pub struct CreateTaskInput {
     pub priority: Option<Priority>,
     #[serde(default)]
     pub tags: Vec<String>,
-}
-
-#[tool(name = "create_task", title = "Create task", category = "tasks", effects = [TasksWrite],
-       description = "Add a task to the to-do list, with optional due date, priority and tags.")]
-impl Tool for CreateTask {
-    type Input = CreateTaskInput;
-    type Output = Task;
-
-    async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<Task> {
-        check_title(&input.title)?;
-        let due = input.due.as_deref().map(normalize_due).transpose()?;
-        let tags = tags_json(&input.tags);
-        let now = now();
-        let conn = self.db.lock().unwrap();
-        conn.query_row(
-            &format!(
-                "INSERT INTO tasks (title, notes, priority, due, tags, created_at, updated_at, call_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7) RETURNING {TASK_COLUMNS}"
-            ),
-            params![
-                input.title.trim(),
-                input.notes.clone().unwrap_or_default(),
-                as_text(input.priority.unwrap_or(Priority::Normal)),
-                due,
-                tags,
-                now,
-                ctx.call_id
-            ],
-            task_from_row,
-        )
-        .map_err(db_error)
-    }
-
-    fn to_text(&self, task: &Task) -> String {
-        format!(
-            "Created task #{}: {}{}",
-            task.id,
-            task.title,
-            task.due
-                .as_ref()
-                .map(|d| format!(" (due {d})"))
-                .unwrap_or_default()
-        )
-    }
-}
-
-pub struct ListTasks {
-    pub db: Db,
 }
 
 #[derive(Deserialize, JsonSchema, Default)]
@@ -205,14 +153,106 @@ pub struct TaskList {
     pub tasks: Vec<Task>,
 }
 
-#[tool(name = "list_tasks", title = "List tasks", category = "tasks", effects = [TasksRead],
-       read_only, idempotent,
-       description = "List tasks, filtered by status, due range, tag or text; soonest due first.")]
-impl Tool for ListTasks {
-    type Input = ListTasksInput;
-    type Output = TaskList;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTaskInput {
+    /// The task's id (from `list_tasks`).
+    pub id: i64,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub notes: Option<String>,
+    #[serde(default)]
+    pub status: Option<Status>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    /// New due date; an empty string clears it.
+    #[serde(default)]
+    pub due: Option<String>,
+    /// Replaces the tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+}
 
-    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<TaskList> {
+fn create_task_text(task: &Task) -> String {
+    format!(
+        "Created task #{}: {}{}",
+        task.id,
+        task.title,
+        task.due
+            .as_ref()
+            .map(|d| format!(" (due {d})"))
+            .unwrap_or_default()
+    )
+}
+
+fn list_tasks_text(list: &TaskList) -> String {
+    if list.tasks.is_empty() {
+        return "No tasks match.".into();
+    }
+    list.tasks
+        .iter()
+        .map(|t| {
+            let due = t
+                .due
+                .as_ref()
+                .map(|d| format!(" — due {d}"))
+                .unwrap_or_default();
+            let tags = if t.tags.is_empty() {
+                String::new()
+            } else {
+                format!(" #{}", t.tags.join(" #"))
+            };
+            format!("#{} [{}] {}{due}{tags}", t.id, as_text(t.status), t.title)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn update_task_text(task: &Task) -> String {
+    format!(
+        "Updated task #{} [{}]: {}",
+        task.id,
+        as_text(task.status),
+        task.title
+    )
+}
+
+#[tools(list = task_tools)]
+impl PersonalTools {
+    #[tool(name = "create_task", title = "Create task", category = "tasks", effects = [TasksWrite],
+           description = "Add a task to the to-do list, with optional due date, priority and tags.",
+           text = create_task_text)]
+    async fn create_task(&self, input: &CreateTaskInput, ctx: &ToolContext) -> ToolResult<Task> {
+        check_title(&input.title)?;
+        let due = input.due.as_deref().map(normalize_due).transpose()?;
+        let tags = tags_json(&input.tags);
+        let now = now();
+        let conn = self.db.lock().unwrap();
+        conn.query_row(
+            &format!(
+                "INSERT INTO tasks (title, notes, priority, due, tags, created_at, updated_at, call_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7) RETURNING {TASK_COLUMNS}"
+            ),
+            params![
+                input.title.trim(),
+                input.notes.clone().unwrap_or_default(),
+                as_text(input.priority.unwrap_or(Priority::Normal)),
+                due,
+                tags,
+                now,
+                ctx.call_id
+            ],
+            task_from_row,
+        )
+        .map_err(db_error)
+    }
+
+    #[tool(name = "list_tasks", title = "List tasks", category = "tasks", effects = [TasksRead],
+           read_only, idempotent,
+           description = "List tasks, filtered by status, due range, tag or text; soonest due first.",
+           text = list_tasks_text)]
+    async fn list_tasks(&self, input: &ListTasksInput, _ctx: &ToolContext) -> ToolResult<TaskList> {
         let before = input.due_before.as_deref().map(normalize_due).transpose()?;
         // A bare date as upper bound includes that whole day.
         let before = before.map(|b| {
@@ -257,63 +297,11 @@ impl Tool for ListTasks {
         Ok(TaskList { tasks })
     }
 
-    fn to_text(&self, list: &TaskList) -> String {
-        if list.tasks.is_empty() {
-            return "No tasks match.".into();
-        }
-        list.tasks
-            .iter()
-            .map(|t| {
-                let due = t
-                    .due
-                    .as_ref()
-                    .map(|d| format!(" — due {d}"))
-                    .unwrap_or_default();
-                let tags = if t.tags.is_empty() {
-                    String::new()
-                } else {
-                    format!(" #{}", t.tags.join(" #"))
-                };
-                format!("#{} [{}] {}{due}{tags}", t.id, as_text(t.status), t.title)
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-pub struct UpdateTask {
-    pub db: Db,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateTaskInput {
-    /// The task's id (from `list_tasks`).
-    pub id: i64,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub notes: Option<String>,
-    #[serde(default)]
-    pub status: Option<Status>,
-    #[serde(default)]
-    pub priority: Option<Priority>,
-    /// New due date; an empty string clears it.
-    #[serde(default)]
-    pub due: Option<String>,
-    /// Replaces the tags.
-    #[serde(default)]
-    pub tags: Option<Vec<String>>,
-}
-
-#[tool(name = "update_task", title = "Update task", category = "tasks", effects = [TasksWrite],
-       idempotent,
-       description = "Change a task's status, title, notes, due date, priority or tags.")]
-impl Tool for UpdateTask {
-    type Input = UpdateTaskInput;
-    type Output = Task;
-
-    async fn call(&self, input: &Self::Input, _: &(), _ctx: &ToolContext) -> ToolResult<Task> {
+    #[tool(name = "update_task", title = "Update task", category = "tasks", effects = [TasksWrite],
+           idempotent,
+           description = "Change a task's status, title, notes, due date, priority or tags.",
+           text = update_task_text)]
+    async fn update_task(&self, input: &UpdateTaskInput, _ctx: &ToolContext) -> ToolResult<Task> {
         if let Some(title) = &input.title {
             check_title(title)?;
         }
@@ -364,14 +352,5 @@ impl Tool for UpdateTask {
             .map_err(db_error)?;
         tx.commit().map_err(db_error)?;
         Ok(task)
-    }
-
-    fn to_text(&self, task: &Task) -> String {
-        format!(
-            "Updated task #{} [{}]: {}",
-            task.id,
-            as_text(task.status),
-            task.title
-        )
     }
 }

@@ -25,6 +25,8 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, ImplItem, ItemImpl, Token, bracketed, parse_macro_input};
 
+mod router;
+
 /// One `key = value` or bare `flag` inside `#[tool(...)]`.
 enum Arg {
     Value(Ident, Box<Expr>),
@@ -53,6 +55,23 @@ impl Parse for Arg {
 
 struct Args(Punctuated<Arg, Token![,]>);
 
+/// `#[tools]` or `#[tools(list = name)]`.
+struct ListName(Option<Ident>);
+
+impl Parse for ListName {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.is_empty() {
+            return Ok(ListName(None));
+        }
+        let key: Ident = input.parse()?;
+        if key != "list" {
+            return Err(syn::Error::new(key.span(), "#[tools]: only `list = name`"));
+        }
+        input.parse::<Token![=]>()?;
+        Ok(ListName(Some(input.parse()?)))
+    }
+}
+
 impl Parse for Args {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         Ok(Args(Punctuated::parse_terminated(input)?))
@@ -69,8 +88,30 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// See [`router`]: every `#[tool(...)]` method of an inherent block is a tool.
+#[proc_macro_attribute]
+pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let ListName(list) = parse_macro_input!(attr as ListName);
+    let block = parse_macro_input!(item as ItemImpl);
+    match router::expand(list, block) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
 fn expand(args: Args, block: &mut ItemImpl) -> syn::Result<Tokens> {
     let declared = Declaration::read(args)?;
+    if let Some(hook) = declared.hooks.any() {
+        return Err(syn::Error::new_spanned(
+            hook,
+            "#[tool]: `plan`, `text`, `content` and `reveals` name functions only on a method in \
+             a `#[tools]` block; in an `impl Tool`, write the function itself",
+        ));
+    }
+    expand_declared(declared, block)
+}
+
+fn expand_declared(declared: Declaration, block: &mut ItemImpl) -> syn::Result<Tokens> {
     let meta = declared.meta_fn()?;
     add_items(block, meta, &declared.kinds)?;
     let c = contract();
@@ -85,8 +126,25 @@ fn contract() -> Tokens {
     quote!(::cowork_contract)
 }
 
+/// Functions a `#[tools]` method names for its plan and its output's text, content and reveals.
+#[derive(Clone, Default)]
+struct Hooks {
+    plan: Option<Tokens>,
+    text: Option<Tokens>,
+    content: Option<Tokens>,
+    reveals: Option<Tokens>,
+}
+
+impl Hooks {
+    fn any(&self) -> Option<&Tokens> {
+        [&self.plan, &self.text, &self.content, &self.reveals]
+            .into_iter()
+            .find_map(Option::as_ref)
+    }
+}
+
 /// What the attribute says about the tool, sorted by where it goes in `fn meta`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Declaration {
     name: Option<Box<Expr>>,
     title: Option<Box<Expr>>,
@@ -96,6 +154,7 @@ struct Declaration {
     builder: Vec<Tokens>,
     flags: Vec<Ident>,
     annotations: Option<Tokens>,
+    hooks: Hooks,
 }
 
 impl Declaration {
@@ -122,6 +181,10 @@ impl Declaration {
             "timeout" => self.builder.push(quote!(.timeout(#value))),
             "annotations" => self.annotations = Some(quote!(#value)),
             "rate_limit" => self.builder.push(quote!(.rate_limit #value)),
+            "plan" => self.hooks.plan = Some(quote!(#value)),
+            "text" => self.hooks.text = Some(quote!(#value)),
+            "content" => self.hooks.content = Some(quote!(#value)),
+            "reveals" => self.hooks.reveals = Some(quote!(#value)),
             "effects" => {
                 let Expr::Array(array) = *value else {
                     unreachable!("parsed as an array above")

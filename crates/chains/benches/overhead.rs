@@ -9,9 +9,7 @@
 //!     cargo bench -p cowork-chains --bench overhead   (CHAINS_BENCH_RUNS=50, 20 steps)
 
 use cowork_chains::{Chains, RunOptions, RunState};
-use cowork_contract::{
-    Annotations, CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolMeta, ToolResult, typed,
-};
+use cowork_contract::{EffectEnv, ToolContext, ToolResult, tools};
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
 };
@@ -23,33 +21,29 @@ use std::time::{Duration, Instant};
 
 const STEPS: usize = 20;
 
-struct Echo;
-
 #[derive(Deserialize, JsonSchema)]
-struct EchoInput {
+pub struct EchoInput {
     target: String,
 }
 
 #[derive(Serialize, JsonSchema)]
-struct EchoOutput {
+pub struct EchoOutput {
     target: String,
 }
 
-#[async_trait::async_trait]
-impl Tool for Echo {
-    type Input = EchoInput;
-    type Output = EchoOutput;
-    type Plan = ();
-    fn meta(&self) -> ToolMeta {
-        ToolMeta::new("echo", "Echo", "Gives its argument back.").annotations(Annotations {
-            read_only: true,
-            ..Default::default()
-        })
-    }
-    fn plan(&self, _: &EchoInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![]))
-    }
-    async fn call(&self, input: &EchoInput, _: &(), _: &ToolContext) -> ToolResult<EchoOutput> {
+/// The tool every step calls: read-only, it gives its argument back.
+#[derive(Clone)]
+struct Bench;
+
+#[tools]
+impl Bench {
+    #[tool(
+        name = "echo",
+        title = "Echo",
+        description = "Gives its argument back.",
+        read_only
+    )]
+    async fn echo(&self, input: &EchoInput, _: &ToolContext) -> ToolResult<EchoOutput> {
         Ok(EchoOutput {
             target: input.target.clone(),
         })
@@ -73,7 +67,9 @@ fn main() {
     )
     .unwrap();
     let registry = Registry::new();
-    registry.register(Layer::Builtin, typed(Echo));
+    for tool in Bench.tool_list() {
+        registry.register(Layer::Builtin, tool);
+    }
     let scheduler = Arc::new(Scheduler::new(
         registry,
         Arc::new(PolicyBridge::open(&store, &[]).unwrap()),

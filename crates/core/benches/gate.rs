@@ -6,10 +6,7 @@
 //! Prints p50/p99 per call (sequential) and calls/s with 64 concurrent callers, for a read-only
 //! no-op (one audit row) and an effectful no-op (write-ahead intent row + final row).
 
-use cowork_contract::{
-    Annotations, CallPlan, Effect, EffectEnv, EffectKind, Tool, ToolContext, ToolError, ToolMeta,
-    ToolResult, typed,
-};
+use cowork_contract::{EffectEnv, ToolContext, ToolResult, tools};
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
 };
@@ -19,40 +16,36 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Noop {
-    name: &'static str,
-    effect: Option<Effect>,
-}
-
 #[derive(Deserialize, JsonSchema)]
-struct NoopInput {
+pub struct NoopInput {
     #[allow(dead_code)]
     n: u64,
 }
 
 #[derive(Serialize, JsonSchema)]
-struct NoopOutput {
+pub struct NoopOutput {
     ok: bool,
 }
 
-#[async_trait::async_trait]
-impl Tool for Noop {
-    type Input = NoopInput;
-    type Output = NoopOutput;
-    type Plan = ();
-    fn meta(&self) -> ToolMeta {
-        let kinds: Vec<EffectKind> = self.effect.iter().map(|e| e.kind()).collect();
-        ToolMeta::new(self.name, "No-op", "Does nothing.")
-            .effects(&kinds)
-            .annotations(Annotations {
-                read_only: self.effect.is_none(),
-                ..Default::default()
-            })
+/// The two no-ops: one read-only, one with an effect (so the gate writes its intent first).
+#[derive(Clone)]
+struct Noops;
+
+#[tools]
+impl Noops {
+    #[tool(
+        name = "noop_read",
+        title = "No-op",
+        description = "Does nothing.",
+        read_only
+    )]
+    async fn noop_read(&self, _input: &NoopInput, _ctx: &ToolContext) -> ToolResult<NoopOutput> {
+        Ok(NoopOutput { ok: true })
     }
-    fn plan(&self, _input: &NoopInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(self.effect.iter().cloned().collect()))
-    }
-    async fn call(&self, _input: &NoopInput, _: &(), _ctx: &ToolContext) -> ToolResult<NoopOutput> {
+
+    #[tool(name = "noop_write", title = "No-op", description = "Does nothing.",
+           effects = [TasksWrite])]
+    async fn noop_write(&self, _input: &NoopInput, _ctx: &ToolContext) -> ToolResult<NoopOutput> {
         Ok(NoopOutput { ok: true })
     }
 }
@@ -69,18 +62,8 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(DataDir::at(tmp.path()), &[&cowork_core::SCHEMA]).unwrap();
     let registry = Registry::new();
-    let variants = [
-        ("noop_read", None),
-        ("noop_write", Some(Effect::TasksWrite)),
-    ];
-    for (name, effect) in &variants {
-        registry.register(
-            Layer::Builtin,
-            typed(Noop {
-                name,
-                effect: effect.clone(),
-            }),
-        );
+    for tool in Noops.tool_list() {
+        registry.register(Layer::Builtin, tool);
     }
     let policy = Arc::new(PolicyBridge::open(&store, &[]).unwrap());
     let audit = Arc::new(cowork_core::AuditLog::open(&store).unwrap());
@@ -111,9 +94,8 @@ fn main() {
         "gate benchmark: {calls} calls per measurement, audit on {}",
         store.dir().db_path().display()
     );
-    for (name, effect) in variants.clone() {
-        let name: &'static str = name;
-        let direct_tool = typed(Noop { name, effect });
+    for direct_tool in Noops.tool_list() {
+        let name = direct_tool.spec().name.clone();
         let (direct, gated, throughput) = runtime.block_on(async {
             let args = serde_json::json!({"n": 1});
             let env = EffectEnv::default();
@@ -133,7 +115,7 @@ fn main() {
             for _ in 0..calls {
                 let t = Instant::now();
                 let outcome = scheduler
-                    .call(CallRequest::new(name, args.clone(), Caller::Cli, "bench"))
+                    .call(CallRequest::new(&name, args.clone(), Caller::Cli, "bench"))
                     .await;
                 gated.push(t.elapsed());
                 outcome.result.unwrap();
@@ -144,11 +126,11 @@ fn main() {
             let tasks: Vec<_> = (0..64)
                 .map(|_| {
                     let scheduler = scheduler.clone();
-                    let args = args.clone();
+                    let (name, args) = (name.clone(), args.clone());
                     tokio::spawn(async move {
                         for _ in 0..per_task {
                             scheduler
-                                .call(CallRequest::new(name, args.clone(), Caller::Cli, "bench"))
+                                .call(CallRequest::new(&name, args.clone(), Caller::Cli, "bench"))
                                 .await
                                 .result
                                 .unwrap();

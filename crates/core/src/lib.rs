@@ -36,10 +36,10 @@ use std::sync::Arc;
 
 /// Registers the core's own builtins (`tool_search`) into `registry`.
 pub fn register_core_tools(registry: &Arc<Registry>) {
-    registry.register(
-        Layer::Builtin,
-        cowork_contract::typed(search_tool::ToolSearch {
-            registry: Arc::downgrade(registry),
-        }),
-    );
+    let search = search_tool::SearchTools {
+        registry: Arc::downgrade(registry),
+    };
+    for tool in search.search_tools() {
+        registry.register(Layer::Builtin, tool);
+    }
 }

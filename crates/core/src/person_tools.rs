@@ -9,7 +9,7 @@
 
 use crate::approver::{ElicitationAnswer, ElicitationRequest};
 use crate::scheduler::{PersonAnswer, Scheduler};
-use cowork_contract::{SuspendRequest, Tool, ToolContext, ToolError, ToolResult, tool};
+use cowork_contract::{SuspendRequest, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -19,76 +19,63 @@ use std::time::Duration;
 /// A question waits this long for a person before its task times out (the person can extend it).
 const WAIT_FOR_PERSON: Duration = Duration::from_secs(7 * 86_400);
 
-/// Registers the person tools on `scheduler`'s registry (they hold it weakly).
+/// The provider of the person tools: it holds the scheduler weakly (the scheduler's registry
+/// holds the tools).
+#[derive(Clone)]
+struct PersonTools {
+    scheduler: Weak<Scheduler>,
+}
+
+/// Registers the person tools on `scheduler`'s registry.
 pub fn register(scheduler: &Arc<Scheduler>) {
-    let weak = Arc::downgrade(scheduler);
+    let tools = PersonTools {
+        scheduler: Arc::downgrade(scheduler),
+    };
     let registry = scheduler.registry();
-    registry.register(
-        crate::Layer::Builtin,
-        cowork_contract::typed(AskUser {
-            scheduler: weak.clone(),
-        }),
-    );
-    registry.register(
-        crate::Layer::Builtin,
-        cowork_contract::typed(Confirm {
-            scheduler: weak.clone(),
-        }),
-    );
-    registry.register(
-        crate::Layer::Builtin,
-        cowork_contract::typed(RequestInput {
-            scheduler: weak.clone(),
-        }),
-    );
-    registry.register(
-        crate::Layer::Builtin,
-        cowork_contract::typed(EnterPlanMode {
-            scheduler: weak.clone(),
-        }),
-    );
-    registry.register(
-        crate::Layer::Builtin,
-        cowork_contract::typed(ExitPlanMode { scheduler: weak }),
-    );
+    for tool in tools.person_tools() {
+        registry.register(crate::Layer::Builtin, tool);
+    }
 }
 
-fn scheduler(weak: &Weak<Scheduler>) -> Result<Arc<Scheduler>, ToolError> {
-    weak.upgrade()
-        .ok_or_else(|| ToolError::failed("Cowork is shutting down"))
-}
+impl PersonTools {
+    fn scheduler(&self) -> Result<Arc<Scheduler>, ToolError> {
+        self.scheduler
+            .upgrade()
+            .ok_or_else(|| ToolError::failed("Cowork is shutting down"))
+    }
 
-/// Puts a form before the person; `Ok(None)` when they declined or cancelled. When nobody can
-/// answer, the call suspends (the returned error says so).
-/// `waiting` names what waits, for the task list when nobody answers.
-async fn ask(
-    weak: &Weak<Scheduler>,
-    ctx: &ToolContext,
-    waiting: String,
-    message: String,
-    schema: Value,
-) -> Result<Option<serde_json::Map<String, Value>>, ToolError> {
-    let scheduler = scheduler(weak)?;
-    let request = ElicitationRequest {
-        id: ctx.call_id.clone(),
-        from: "the assistant".into(),
-        message: message.clone(),
-        schema,
-    };
-    let answer = tokio::select! {
-        answer = scheduler.ask_person(request) => answer,
-        _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-    };
-    match answer {
-        PersonAnswer::Answered(ElicitationAnswer::Accept { content }) => {
-            Ok(Some(content.as_object().cloned().unwrap_or_default()))
+    /// Puts a form before the person; `Ok(None)` when they declined or cancelled. When nobody can
+    /// answer, the call suspends (the returned error says so).
+    /// `waiting` names what waits, for the task list when nobody answers.
+    async fn ask(
+        &self,
+        ctx: &ToolContext,
+        waiting: String,
+        message: String,
+        schema: Value,
+    ) -> Result<Option<serde_json::Map<String, Value>>, ToolError> {
+        let scheduler = self.scheduler()?;
+        let request = ElicitationRequest {
+            id: ctx.call_id.clone(),
+            from: "the assistant".into(),
+            message: message.clone(),
+            schema,
+        };
+        let answer = tokio::select! {
+            answer = scheduler.ask_person(request) => answer,
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        match answer {
+            PersonAnswer::Answered(ElicitationAnswer::Accept { content }) => {
+                Ok(Some(content.as_object().cloned().unwrap_or_default()))
+            }
+            PersonAnswer::Answered(_) => Ok(None),
+            PersonAnswer::Nobody => Err(ctx.suspend(SuspendRequest {
+                reason: waiting,
+                resume_when: Value::Null,
+                timeout: WAIT_FOR_PERSON,
+            })),
         }
-        PersonAnswer::Answered(_) => Ok(None),
-        PersonAnswer::Nobody => Err(ctx.suspend(SuspendRequest {
-            reason: waiting,
-            resume_when: Value::Null,
-            timeout: WAIT_FOR_PERSON,
-        })),
     }
 }
 
@@ -99,10 +86,6 @@ fn first_line(text: &str) -> String {
     } else {
         line.to_string()
     }
-}
-
-pub struct AskUser {
-    scheduler: Weak<Scheduler>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -208,87 +191,44 @@ fn question_form(questions: &[Question]) -> Result<Value, ToolError> {
     Ok(json!({"type": "object", "properties": properties}))
 }
 
-#[tool(
-    name = "ask_user",
-    title = "Ask you",
-    category = "system",
-    aliases = ["AskUserQuestion"],
-    read_only,
-    timeout = WAIT_FOR_PERSON,
-    description = "Ask the person 1–4 questions, each with choices (single or multiple) or free text, when their preference decides what to do. Never guess an answer instead. Nobody there: the task waits for them."
-)]
-impl Tool for AskUser {
-    type Input = AskUserInput;
-    type Output = AskUserOutput;
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<Self::Output> {
-        let schema = question_form(&input.questions)?;
-        let message = input
-            .questions
-            .iter()
-            .map(|q| q.question.trim())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let waiting = format!("A question for you: {}", first_line(&message));
-        let Some(content) = ask(&self.scheduler, ctx, waiting, message, schema).await? else {
-            return Ok(AskUserOutput {
-                answered: false,
-                answers: Vec::new(),
-            });
-        };
-        let answers = input
-            .questions
-            .iter()
-            .enumerate()
-            .map(|(i, q)| {
-                let picked = content.get(&format!("q{i}"));
-                let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
-                let is_option = |s: &&str| labels.contains(s);
-                let mut selected: Vec<String> = match picked {
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .filter(is_option)
-                        .map(String::from)
-                        .collect(),
-                    Some(Value::String(s)) if is_option(&s.as_str()) => vec![s.clone()],
-                    _ => Vec::new(),
-                };
-                if !q.multi_select {
-                    selected.truncate(1);
-                }
-                let words = |v: Option<&Value>| {
-                    v.and_then(Value::as_str)
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(String::from)
-                };
-                let text = if labels.is_empty() {
-                    words(picked)
-                } else {
-                    words(content.get(&format!("q{i}_other")))
-                };
-                Answer {
-                    question: q.question.clone(),
-                    selected,
-                    text,
-                }
-            })
-            .collect();
-        Ok(AskUserOutput {
-            answered: true,
-            answers,
-        })
-    }
+/// Text the person wrote, trimmed; `None` when there is none.
+fn words(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
 }
 
-pub struct Confirm {
-    scheduler: Weak<Scheduler>,
+/// The person's answer to question `i` of a form `question_form` made: the options picked (only
+/// real ones, one unless several may be), and their own words.
+fn read_answer(i: usize, q: &Question, content: &serde_json::Map<String, Value>) -> Answer {
+    let picked = content.get(&format!("q{i}"));
+    let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
+    let is_option = |s: &&str| labels.contains(s);
+    let mut selected: Vec<String> = match picked {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(is_option)
+            .map(String::from)
+            .collect(),
+        Some(Value::String(s)) if is_option(&s.as_str()) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    if !q.multi_select {
+        selected.truncate(1);
+    }
+    let text = if labels.is_empty() {
+        words(picked)
+    } else {
+        words(content.get(&format!("q{i}_other")))
+    };
+    Answer {
+        question: q.question.clone(),
+        selected,
+        text,
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -302,41 +242,6 @@ pub struct ConfirmInput {
 pub struct ConfirmOutput {
     /// Only an explicit yes is true.
     pub confirmed: bool,
-}
-
-#[tool(
-    name = "confirm",
-    title = "Confirm with you",
-    category = "system",
-    read_only,
-    timeout = WAIT_FOR_PERSON,
-    description = "Ask the person a yes/no question before going on (e.g. \"Book the 9:40 train?\"). Only an explicit yes confirms. This is not an approval: risky tools are still reviewed on their own."
-)]
-impl Tool for Confirm {
-    type Input = ConfirmInput;
-    type Output = ConfirmOutput;
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<Self::Output> {
-        if input.message.trim().is_empty() {
-            return Err(ToolError::invalid("`message` is empty"));
-        }
-        let schema = json!({"type": "object", "properties": {}});
-        let message = input.message.trim().to_string();
-        let waiting = format!("A yes/no question for you: {}", first_line(&message));
-        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
-        Ok(ConfirmOutput {
-            confirmed: answer.is_some(),
-        })
-    }
-}
-
-pub struct RequestInput {
-    scheduler: Weak<Scheduler>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -402,24 +307,88 @@ fn looks_secret(name: &str) -> bool {
             .any(|word| words.contains(&word))
 }
 
-#[tool(
-    name = "request_input",
-    title = "Ask you for values",
-    category = "system",
-    read_only,
-    timeout = WAIT_FOR_PERSON,
-    description = "Ask the person for a few values (text, numbers, yes/no) in one form. Never for passwords, keys or codes: those go into Settings (the keyring), not the chat."
-)]
-impl Tool for RequestInput {
-    type Input = RequestInputInput;
-    type Output = RequestInputOutput;
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
 
-    async fn call(
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PlanModeOutput {
+    pub planning: bool,
+    pub note: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExitPlanModeInput {
+    /// The plan, in Markdown: the steps, what each changes, and what could go wrong.
+    pub plan: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExitPlanModeOutput {
+    /// The person approved: the conversation is under their own mode again.
+    pub approved: bool,
+    /// Their notes or changes to the plan (follow them).
+    pub notes: Option<String>,
+    pub note: String,
+}
+
+#[tools(list = person_tools)]
+impl PersonTools {
+    #[tool(name = "ask_user", title = "Ask you", category = "system", aliases = ["AskUserQuestion"],
+           read_only, timeout = WAIT_FOR_PERSON,
+           description = "Ask the person 1–4 questions, each with choices (single or multiple) or free text, when their preference decides what to do. Never guess an answer instead. Nobody there: the task waits for them.")]
+    async fn ask_user(&self, input: &AskUserInput, ctx: &ToolContext) -> ToolResult<AskUserOutput> {
+        let schema = question_form(&input.questions)?;
+        let message = input
+            .questions
+            .iter()
+            .map(|q| q.question.trim())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let waiting = format!("A question for you: {}", first_line(&message));
+        let Some(content) = self.ask(ctx, waiting, message, schema).await? else {
+            return Ok(AskUserOutput {
+                answered: false,
+                answers: Vec::new(),
+            });
+        };
+        let answers = input
+            .questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| read_answer(i, q, &content))
+            .collect();
+        Ok(AskUserOutput {
+            answered: true,
+            answers,
+        })
+    }
+
+    #[tool(name = "confirm", title = "Confirm with you", category = "system", read_only,
+           timeout = WAIT_FOR_PERSON,
+           description = "Ask the person a yes/no question before going on (e.g. \"Book the 9:40 train?\"). Only an explicit yes confirms. This is not an approval: risky tools are still reviewed on their own.")]
+    async fn confirm(&self, input: &ConfirmInput, ctx: &ToolContext) -> ToolResult<ConfirmOutput> {
+        if input.message.trim().is_empty() {
+            return Err(ToolError::invalid("`message` is empty"));
+        }
+        let schema = json!({"type": "object", "properties": {}});
+        let message = input.message.trim().to_string();
+        let waiting = format!("A yes/no question for you: {}", first_line(&message));
+        let answer = self.ask(ctx, waiting, message, schema).await?;
+        Ok(ConfirmOutput {
+            confirmed: answer.is_some(),
+        })
+    }
+
+    #[tool(name = "request_input", title = "Ask you for values", category = "system", read_only,
+           timeout = WAIT_FOR_PERSON,
+           description = "Ask the person for a few values (text, numbers, yes/no) in one form. Never for passwords, keys or codes: those go into Settings (the keyring), not the chat.")]
+    async fn request_input(
         &self,
-        input: &Self::Input,
-        _: &(),
+        input: &RequestInputInput,
         ctx: &ToolContext,
-    ) -> ToolResult<Self::Output> {
+    ) -> ToolResult<RequestInputOutput> {
         if input.fields.is_empty() || input.fields.len() > 10 {
             return Err(ToolError::invalid("`fields`: ask for 1 to 10 values"));
         }
@@ -451,7 +420,7 @@ impl Tool for RequestInput {
         let schema = json!({"type": "object", "properties": properties, "required": required});
         let message = input.prompt.trim().to_string();
         let waiting = format!("A form for you: {}", first_line(&message));
-        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
+        let answer = self.ask(ctx, waiting, message, schema).await?;
         Ok(match answer {
             Some(values) => {
                 // Only the fields asked for, each of its type: the answer is data, nothing more.
@@ -476,37 +445,12 @@ impl Tool for RequestInput {
             },
         })
     }
-}
 
-pub struct EnterPlanMode {
-    scheduler: Weak<Scheduler>,
-}
-
-#[derive(Deserialize, JsonSchema, Default)]
-#[serde(deny_unknown_fields)]
-pub struct NoInput {}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PlanModeOutput {
-    pub planning: bool,
-    pub note: String,
-}
-
-#[tool(
-    name = "enter_plan_mode",
-    title = "Plan first",
-    category = "system",
-    aliases = ["EnterPlanMode"],
-    read_only,
-    idempotent,
-    description = "Switch this conversation to plan mode before a multi-step or risky task: only read-only tools run until you present the plan with exit_plan_mode and the person approves it."
-)]
-impl Tool for EnterPlanMode {
-    type Input = NoInput;
-    type Output = PlanModeOutput;
-
-    async fn call(&self, _: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<Self::Output> {
-        let scheduler = scheduler(&self.scheduler)?;
+    #[tool(name = "enter_plan_mode", title = "Plan first", category = "system",
+           aliases = ["EnterPlanMode"], read_only, idempotent,
+           description = "Switch this conversation to plan mode before a multi-step or risky task: only read-only tools run until you present the plan with exit_plan_mode and the person approves it.")]
+    async fn enter_plan_mode(&self, _: &NoInput, ctx: &ToolContext) -> ToolResult<PlanModeOutput> {
+        let scheduler = self.scheduler()?;
         scheduler
             .policy()
             .enter_plan(&ctx.conversation_id)
@@ -516,52 +460,20 @@ impl Tool for EnterPlanMode {
             note: "Plan mode: read-only tools only. Investigate, then present the plan with exit_plan_mode.".into(),
         })
     }
-}
 
-pub struct ExitPlanMode {
-    scheduler: Weak<Scheduler>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExitPlanModeInput {
-    /// The plan, in Markdown: the steps, what each changes, and what could go wrong.
-    pub plan: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ExitPlanModeOutput {
-    /// The person approved: the conversation is under their own mode again.
-    pub approved: bool,
-    /// Their notes or changes to the plan (follow them).
-    pub notes: Option<String>,
-    pub note: String,
-}
-
-#[tool(
-    name = "exit_plan_mode",
-    title = "Present the plan",
-    category = "system",
-    aliases = ["ExitPlanMode"],
-    read_only,
-    timeout = WAIT_FOR_PERSON,
-    description = "Show the person your plan (Markdown) to approve, change or reject. Approved: plan mode ends and you carry it out (each risky step is still reviewed). Otherwise you stay in plan mode and revise."
-)]
-impl Tool for ExitPlanMode {
-    type Input = ExitPlanModeInput;
-    type Output = ExitPlanModeOutput;
-
-    async fn call(
+    #[tool(name = "exit_plan_mode", title = "Present the plan", category = "system",
+           aliases = ["ExitPlanMode"], read_only, timeout = WAIT_FOR_PERSON,
+           description = "Show the person your plan (Markdown) to approve, change or reject. Approved: plan mode ends and you carry it out (each risky step is still reviewed). Otherwise you stay in plan mode and revise.")]
+    async fn exit_plan_mode(
         &self,
-        input: &Self::Input,
-        _: &(),
+        input: &ExitPlanModeInput,
         ctx: &ToolContext,
-    ) -> ToolResult<Self::Output> {
+    ) -> ToolResult<ExitPlanModeOutput> {
         let plan = input.plan.trim();
         if plan.is_empty() {
             return Err(ToolError::invalid("`plan` is empty: write the steps"));
         }
-        let scheduler = scheduler(&self.scheduler)?;
+        let scheduler = self.scheduler()?;
         let schema = json!({
             "type": "object",
             "properties": {
@@ -572,14 +484,8 @@ impl Tool for ExitPlanMode {
         });
         let waiting = format!("A plan to approve: {}", first_line(plan));
         let message = format!("The assistant's plan:\n\n{plan}");
-        let answer = ask(&self.scheduler, ctx, waiting, message, schema).await?;
-        let notes = answer
-            .as_ref()
-            .and_then(|a| a.get("notes"))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from);
+        let answer = self.ask(ctx, waiting, message, schema).await?;
+        let notes = words(answer.as_ref().and_then(|a| a.get("notes")));
         let approved = answer
             .as_ref()
             .and_then(|a| a.get("decision"))

@@ -2,14 +2,10 @@
 //! core because it reads the registry; it runs through the scheduler like every tool.
 
 use crate::registry::Registry;
-use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
+use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Weak;
-
-pub struct ToolSearch {
-    pub(crate) registry: Weak<Registry>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -34,29 +30,27 @@ pub struct ToolSearchOutput {
     pub tools: Vec<FoundTool>,
 }
 
-#[tool(
-    name = "tool_search",
-    title = "Search tools",
-    category = "system",
-    read_only,
-    idempotent,
-    description = "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called."
-)]
-impl Tool for ToolSearch {
-    type Input = ToolSearchInput;
-    type Output = ToolSearchOutput;
+/// What it found becomes callable by the model in this conversation.
+fn found_names(output: &ToolSearchOutput) -> Vec<String> {
+    output.tools.iter().map(|t| t.name.clone()).collect()
+}
 
-    /// What it found becomes callable by the model in this conversation.
-    fn reveals(&self, output: &Self::Output) -> Vec<String> {
-        output.tools.iter().map(|t| t.name.clone()).collect()
-    }
+/// The provider of `tool_search`: it holds the registry weakly (the registry holds the tool).
+#[derive(Clone)]
+pub(crate) struct SearchTools {
+    pub(crate) registry: Weak<Registry>,
+}
 
-    async fn call(
+#[tools(list = search_tools)]
+impl SearchTools {
+    #[tool(name = "tool_search", title = "Search tools", category = "system", read_only, idempotent,
+           description = "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called.",
+           reveals = found_names)]
+    async fn tool_search(
         &self,
-        input: &Self::Input,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<Self::Output> {
+        input: &ToolSearchInput,
+        _: &ToolContext,
+    ) -> ToolResult<ToolSearchOutput> {
         let registry = self
             .registry
             .upgrade()

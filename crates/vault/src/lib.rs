@@ -25,7 +25,7 @@ pub use entry::Kind;
 pub use index::{Entry, Filter, cjk_grams};
 pub use settings::{EmbedderSettings, VaultSettings};
 
-use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_contract::{DynTool, ToolProvider};
 use cowork_store::Store;
 use entry::{Document, FrontMatter, Source};
 use index::FileStamp;
@@ -1175,7 +1175,8 @@ fn snippet(body: &str, marks: &[String], width: usize) -> String {
     out
 }
 
-/// The vault's tools.
+/// The vault's tools (`tools.rs`).
+#[derive(Clone)]
 pub struct VaultTools {
     vault: Arc<Vault>,
 }
@@ -1192,16 +1193,7 @@ impl ToolProvider for VaultTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let v = || self.vault.clone();
-        vec![
-            typed(tools::Save { vault: v() }),
-            typed(tools::Search { vault: v() }),
-            typed(tools::Update { vault: v() }),
-            typed(tools::Delete { vault: v() }),
-            typed(tools::Restore { vault: v() }),
-            typed(tools::Promote { vault: v() }),
-            typed(tools::QuickNote { vault: v() }),
-        ]
+        self.vault_tools()
     }
 }
 

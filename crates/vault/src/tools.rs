@@ -3,11 +3,10 @@
 
 use crate::entry::{Kind, Source};
 use crate::index::{Entry, Filter};
-use crate::{Changes, Mode, NewEntry, SearchResult, Vault};
-use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
+use crate::{Changes, Mode, NewEntry, SearchResult, VaultTools};
+use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 fn failed(e: String) -> ToolError {
     ToolError::failed(e)
@@ -55,10 +54,6 @@ fn said(verb: &str, s: &Saved) -> String {
     )
 }
 
-pub struct Save {
-    pub vault: Arc<Vault>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveInput {
@@ -78,33 +73,6 @@ pub struct SaveInput {
     pub scope: Option<String>,
 }
 
-#[tool(name = "save_to_vault", title = "Remember", category = "vault", effects = [VaultWrite],
-       description = "Remember a fact, preference, decision or learning about the person (or save a note) in the vault, the long-term memory, as a Markdown file.")]
-impl Tool for Save {
-    type Input = SaveInput;
-    type Output = Saved;
-
-    async fn call(&self, input: &SaveInput, _: &(), ctx: &ToolContext) -> ToolResult<Saved> {
-        let new = NewEntry {
-            title: input.title.clone(),
-            body: input.content.clone(),
-            kind: Some(input.kind.unwrap_or(Kind::Note)),
-            scope: input.scope.clone(),
-            tags: input.tags.clone(),
-            source: source(ctx),
-        };
-        self.vault.save(new).await.map(Saved::from).map_err(failed)
-    }
-
-    fn to_text(&self, s: &Saved) -> String {
-        said("Remembered", s)
-    }
-}
-
-pub struct Search {
-    pub vault: Arc<Vault>,
-}
-
 // No deny_unknown_fields here: serde does not support it with `flatten`; `Filter` denies them.
 #[derive(Deserialize, JsonSchema)]
 pub struct SearchInput {
@@ -118,61 +86,6 @@ pub struct SearchInput {
     /// `hybrid` (default), `words` (BM25 only) or `meaning` (vectors only).
     #[serde(default)]
     pub mode: Mode,
-}
-
-#[tool(name = "search_vault", title = "Search memory", category = "vault", effects = [VaultRead],
-       read_only, idempotent,
-       description = "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.")]
-impl Tool for Search {
-    type Input = SearchInput;
-    type Output = SearchResult;
-
-    async fn call(
-        &self,
-        input: &SearchInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<SearchResult> {
-        if input.query.trim().is_empty() {
-            return Err(ToolError::invalid("`query` is empty: say what to look for"));
-        }
-        self.vault
-            .search(
-                &input.query,
-                &input.filter,
-                input.k.unwrap_or(5),
-                input.mode,
-            )
-            .await
-            .map_err(failed)
-    }
-
-    fn to_text(&self, r: &SearchResult) -> String {
-        let mut out = String::new();
-        if let Some(note) = &r.note {
-            out.push_str(&format!("({note})\n"));
-        }
-        if r.hits.is_empty() {
-            out.push_str("Nothing in the vault matches.");
-        }
-        for (i, h) in r.hits.iter().enumerate() {
-            out.push_str(&format!(
-                "{}. [{}] {} — id {} ({}, updated {})\n   {}\n",
-                i + 1,
-                h.kind.as_str(),
-                h.title,
-                h.id,
-                h.path,
-                &h.updated[..h.updated.len().min(10)],
-                h.snippet
-            ));
-        }
-        out
-    }
-}
-
-pub struct Update {
-    pub vault: Arc<Vault>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -197,43 +110,11 @@ pub struct UpdateInput {
     pub scope: Option<String>,
 }
 
-#[tool(name = "update_vault_entry", title = "Edit memory", category = "vault",
-       effects = [VaultWrite],
-       description = "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).")]
-impl Tool for Update {
-    type Input = UpdateInput;
-    type Output = Saved;
-
-    async fn call(&self, input: &UpdateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
-        let changes = Changes {
-            title: input.title.clone(),
-            body: input.content.clone(),
-            append: input.append.clone(),
-            kind: input.kind,
-            scope: input.scope.clone(),
-            tags: input.tags.clone(),
-        };
-        self.vault
-            .update(&input.id, changes)
-            .await
-            .map(Saved::from)
-            .map_err(failed)
-    }
-
-    fn to_text(&self, s: &Saved) -> String {
-        said("Updated", s)
-    }
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IdInput {
     /// The entry's id (or its path in the vault).
     pub id: String,
-}
-
-pub struct Delete {
-    pub vault: Arc<Vault>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -242,57 +123,6 @@ pub struct Trashed {
     pub title: String,
     /// Where the file is now, relative to the vault folder.
     pub trash_path: String,
-}
-
-#[tool(name = "delete_vault_entry", title = "Forget", category = "vault", effects = [VaultWrite],
-       description = "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).")]
-impl Tool for Delete {
-    type Input = IdInput;
-    type Output = Trashed;
-
-    async fn call(&self, input: &IdInput, _: &(), _ctx: &ToolContext) -> ToolResult<Trashed> {
-        let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
-        Ok(Trashed {
-            id: entry.id,
-            title: entry.title,
-            trash_path,
-        })
-    }
-
-    fn to_text(&self, t: &Trashed) -> String {
-        format!(
-            "Moved \"{}\" to the trash ({}); restore_vault_entry with id {} brings it back",
-            t.title, t.trash_path, t.id
-        )
-    }
-}
-
-pub struct Restore {
-    pub vault: Arc<Vault>,
-}
-
-#[tool(name = "restore_vault_entry", title = "Restore memory", category = "vault",
-       effects = [VaultWrite],
-       description = "Bring a deleted vault entry back from the trash (by id or trash path).")]
-impl Tool for Restore {
-    type Input = IdInput;
-    type Output = Saved;
-
-    async fn call(&self, input: &IdInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
-        self.vault
-            .restore(&input.id)
-            .await
-            .map(Saved::from)
-            .map_err(failed)
-    }
-
-    fn to_text(&self, s: &Saved) -> String {
-        said("Restored", s)
-    }
-}
-
-pub struct Promote {
-    pub vault: Arc<Vault>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -311,14 +141,160 @@ pub struct PromoteInput {
     pub kind: Option<Kind>,
 }
 
-#[tool(name = "promote_memory", title = "Promote memory", category = "vault",
-       effects = [VaultWrite],
-       description = "Turn an insight from this conversation or project (or a scoped entry) into a global memory — a decision, learning or preference every later conversation can recall.")]
-impl Tool for Promote {
-    type Input = PromoteInput;
-    type Output = Saved;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuickNoteInput {
+    pub title: String,
+    /// Markdown.
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
 
-    async fn call(&self, input: &PromoteInput, _: &(), ctx: &ToolContext) -> ToolResult<Saved> {
+#[derive(Serialize, JsonSchema)]
+pub struct NoteSaved {
+    pub id: String,
+    /// The file's full path.
+    pub path: String,
+}
+
+fn remembered(s: &Saved) -> String {
+    said("Remembered", s)
+}
+
+fn updated(s: &Saved) -> String {
+    said("Updated", s)
+}
+
+fn restored(s: &Saved) -> String {
+    said("Restored", s)
+}
+
+fn promoted(s: &Saved) -> String {
+    said("Promoted to a global", s)
+}
+
+fn search_text(r: &SearchResult) -> String {
+    let mut out = String::new();
+    if let Some(note) = &r.note {
+        out.push_str(&format!("({note})\n"));
+    }
+    if r.hits.is_empty() {
+        out.push_str("Nothing in the vault matches.");
+    }
+    for (i, h) in r.hits.iter().enumerate() {
+        out.push_str(&format!(
+            "{}. [{}] {} — id {} ({}, updated {})\n   {}\n",
+            i + 1,
+            h.kind.as_str(),
+            h.title,
+            h.id,
+            h.path,
+            &h.updated[..h.updated.len().min(10)],
+            h.snippet
+        ));
+    }
+    out
+}
+
+fn trashed_text(t: &Trashed) -> String {
+    format!(
+        "Moved \"{}\" to the trash ({}); restore_vault_entry with id {} brings it back",
+        t.title, t.trash_path, t.id
+    )
+}
+
+fn note_saved_text(saved: &NoteSaved) -> String {
+    format!("Saved note {} to {}", saved.id, saved.path)
+}
+
+#[tools(list = vault_tools)]
+impl VaultTools {
+    #[tool(name = "save_to_vault", title = "Remember", category = "vault", effects = [VaultWrite],
+           description = "Remember a fact, preference, decision or learning about the person (or save a note) in the vault, the long-term memory, as a Markdown file.",
+           text = remembered)]
+    async fn save_to_vault(&self, input: &SaveInput, ctx: &ToolContext) -> ToolResult<Saved> {
+        let new = NewEntry {
+            title: input.title.clone(),
+            body: input.content.clone(),
+            kind: Some(input.kind.unwrap_or(Kind::Note)),
+            scope: input.scope.clone(),
+            tags: input.tags.clone(),
+            source: source(ctx),
+        };
+        self.vault.save(new).await.map(Saved::from).map_err(failed)
+    }
+
+    #[tool(name = "search_vault", title = "Search memory", category = "vault",
+           effects = [VaultRead], read_only, idempotent,
+           description = "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.",
+           text = search_text)]
+    async fn search_vault(&self, input: &SearchInput, _: &ToolContext) -> ToolResult<SearchResult> {
+        if input.query.trim().is_empty() {
+            return Err(ToolError::invalid("`query` is empty: say what to look for"));
+        }
+        self.vault
+            .search(
+                &input.query,
+                &input.filter,
+                input.k.unwrap_or(5),
+                input.mode,
+            )
+            .await
+            .map_err(failed)
+    }
+
+    #[tool(name = "update_vault_entry", title = "Edit memory", category = "vault",
+           effects = [VaultWrite],
+           description = "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).",
+           text = updated)]
+    async fn update_vault_entry(&self, input: &UpdateInput, _: &ToolContext) -> ToolResult<Saved> {
+        let changes = Changes {
+            title: input.title.clone(),
+            body: input.content.clone(),
+            append: input.append.clone(),
+            kind: input.kind,
+            scope: input.scope.clone(),
+            tags: input.tags.clone(),
+        };
+        self.vault
+            .update(&input.id, changes)
+            .await
+            .map(Saved::from)
+            .map_err(failed)
+    }
+
+    #[tool(name = "delete_vault_entry", title = "Forget", category = "vault",
+           effects = [VaultWrite],
+           description = "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).",
+           text = trashed_text)]
+    async fn delete_vault_entry(&self, input: &IdInput, _: &ToolContext) -> ToolResult<Trashed> {
+        let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
+        Ok(Trashed {
+            id: entry.id,
+            title: entry.title,
+            trash_path,
+        })
+    }
+
+    #[tool(name = "restore_vault_entry", title = "Restore memory", category = "vault",
+           effects = [VaultWrite],
+           description = "Bring a deleted vault entry back from the trash (by id or trash path).",
+           text = restored)]
+    async fn restore_vault_entry(&self, input: &IdInput, _: &ToolContext) -> ToolResult<Saved> {
+        self.vault
+            .restore(&input.id)
+            .await
+            .map(Saved::from)
+            .map_err(failed)
+    }
+
+    #[tool(name = "promote_memory", title = "Promote memory", category = "vault",
+           effects = [VaultWrite],
+           description = "Turn an insight from this conversation or project (or a scoped entry) into a global memory — a decision, learning or preference every later conversation can recall.",
+           text = promoted)]
+    async fn promote_memory(&self, input: &PromoteInput, ctx: &ToolContext) -> ToolResult<Saved> {
         let invalid = |m: &str| ToolError::invalid(m);
         let kind = input.kind.unwrap_or(Kind::Decision);
         if !kind.is_memory() {
@@ -369,46 +345,11 @@ impl Tool for Promote {
         self.vault.save(new).await.map(Saved::from).map_err(failed)
     }
 
-    fn to_text(&self, s: &Saved) -> String {
-        said("Promoted to a global", s)
-    }
-}
-
-/// `quick_note` (the spine's notes tool) writes into the vault as a note.
-pub struct QuickNote {
-    pub vault: Arc<Vault>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct QuickNoteInput {
-    pub title: String,
-    /// Markdown.
-    #[serde(default)]
-    pub body: String,
-    #[serde(default)]
-    pub tags: Vec<String>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct NoteSaved {
-    pub id: String,
-    /// The file's full path.
-    pub path: String,
-}
-
-#[tool(name = "quick_note", title = "Quick note", category = "notes", effects = [NotesWrite],
-       description = "Save a Markdown note (title, body, tags) to the vault's notes folder.")]
-impl Tool for QuickNote {
-    type Input = QuickNoteInput;
-    type Output = NoteSaved;
-
-    async fn call(
-        &self,
-        input: &QuickNoteInput,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<NoteSaved> {
+    /// `quick_note` (the spine's notes tool) writes into the vault as a note.
+    #[tool(name = "quick_note", title = "Quick note", category = "notes", effects = [NotesWrite],
+           description = "Save a Markdown note (title, body, tags) to the vault's notes folder.",
+           text = note_saved_text)]
+    async fn quick_note(&self, input: &QuickNoteInput, ctx: &ToolContext) -> ToolResult<NoteSaved> {
         if input.title.trim().is_empty() {
             return Err(ToolError::invalid(
                 "`title` is empty: give the note a title",
@@ -427,9 +368,5 @@ impl Tool for QuickNote {
             id: entry.id,
             path: self.vault.root().join(&entry.path).display().to_string(),
         })
-    }
-
-    fn to_text(&self, saved: &NoteSaved) -> String {
-        format!("Saved note {} to {}", saved.id, saved.path)
     }
 }

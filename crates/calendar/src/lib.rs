@@ -20,7 +20,7 @@ mod zone;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider};
 use cowork_store::{Store, StoreError, accounts};
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
@@ -40,6 +40,7 @@ pub(crate) struct Shared {
     pub sync_lock: tokio::sync::Mutex<()>,
 }
 
+#[derive(Clone)]
 pub struct CalendarTools {
     shared: Arc<Shared>,
 }
@@ -82,18 +83,13 @@ impl ToolProvider for CalendarTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let s = || self.shared.clone();
-        vec![
-            typed(tools::Check { shared: s() }),
-            typed(tools::FindFreeTime { shared: s() }),
-            typed(tools::Create { shared: s() }),
-            typed(tools::Update { shared: s() }),
-            typed(tools::Delete { shared: s() }),
-            typed(tools::Import { shared: s() }),
-            typed(tools::Export { shared: s() }),
-            typed(tools::List { shared: s() }),
-            typed(tools::SyncCalendars { shared: s() }),
+        [
+            self.read_tools(),
+            self.write_tools(),
+            self.transfer_tools(),
+            self.account_tools(),
         ]
+        .concat()
     }
 }
 

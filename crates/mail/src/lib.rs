@@ -14,7 +14,7 @@ mod tools;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DynTool, SecretSource, ToolProvider, typed};
+use cowork_contract::{DynTool, SecretSource, ToolProvider};
 use cowork_store::{Store, StoreError};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -61,6 +61,7 @@ pub(crate) struct Shared {
     pub queued_here: Mutex<Vec<i64>>,
 }
 
+#[derive(Clone)]
 pub struct MailTools {
     shared: Arc<Shared>,
 }
@@ -132,15 +133,7 @@ impl ToolProvider for MailTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let s = || self.shared.clone();
-        vec![
-            typed(tools::Check { shared: s() }),
-            typed(tools::Read { shared: s() }),
-            typed(tools::SendMail { shared: s() }),
-            typed(tools::Reply { shared: s() }),
-            typed(tools::Undo { shared: s() }),
-            typed(tools::Outbox { shared: s() }),
-        ]
+        self.mail_tools()
     }
 }
 

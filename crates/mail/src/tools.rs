@@ -6,15 +6,12 @@ use crate::account::{self, MailAccount};
 use crate::imap::{self, Criteria};
 use crate::outbox::{self, NewMessage, OutboxRow, Queued};
 use crate::parse::{Message, ReplyBasis, Summary};
-use crate::{Shared, db_error};
-use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use crate::{MailTools, Shared, db_error};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 fn account_name(shared: &Shared, wanted: Option<&str>) -> Result<String, ToolError> {
     account::resolve_name(&shared.db.lock().unwrap(), wanted)
@@ -30,10 +27,6 @@ fn load(shared: &Shared, wanted: Option<&str>) -> Result<MailAccount, ToolError>
 const MAX_ATTACHMENT: u64 = 25 * 1024 * 1024;
 
 // ---------------------------------------------------------------- email_check
-
-pub struct Check {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
@@ -70,91 +63,31 @@ pub struct CheckOutput {
     pub messages: Vec<Summary>,
 }
 
-#[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
-       read_only, idempotent, open_world,
-       description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
-impl Tool for Check {
-    type Input = CheckInput;
-    type Output = CheckOutput;
-
-    fn plan(&self, input: &CheckInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::MailRead {
-            account: account_name(&self.shared, input.account.as_deref())?,
-        }]))
+fn check_text(out: &CheckOutput) -> String {
+    if out.messages.is_empty() {
+        return format!("No matching mail in {} ({}).", out.folder, out.account);
     }
-
-    async fn call(
-        &self,
-        input: &CheckInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<CheckOutput> {
-        let since = input
-            .since
-            .as_deref()
-            .map(|s| {
-                chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
-                    .map_err(|_| ToolError::invalid(format!("`since` {s:?}: use YYYY-MM-DD")))
-            })
-            .transpose()?;
-        let account = load(&self.shared, input.account.as_deref())?;
-        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
-        let criteria = Criteria {
-            unread_only: input.unread_only,
-            from: input.from.as_deref(),
-            subject: input.subject.as_deref(),
-            text: input.text.as_deref(),
-            since,
-        };
-        let mut session = imap::connect(&account).await?;
-        let result = imap::check(
-            &mut session,
-            &account,
-            &folder,
-            &criteria,
-            input.limit.unwrap_or(20).clamp(1, 1000),
+    let mut lines = vec![format!(
+        "{} of {} in {} ({}):",
+        out.messages.len(),
+        out.total,
+        out.folder,
+        out.account
+    )];
+    lines.extend(out.messages.iter().map(|m| {
+        format!(
+            "#{} {}{} — {} ({})",
+            m.uid,
+            if m.unread { "● " } else { "" },
+            m.subject,
+            m.from,
+            m.date.as_deref().unwrap_or("no date")
         )
-        .await;
-        let _ = session.logout().await;
-        let (messages, total) = result?;
-        Ok(CheckOutput {
-            account: account.name,
-            folder,
-            total,
-            messages,
-        })
-    }
-
-    fn to_text(&self, out: &CheckOutput) -> String {
-        if out.messages.is_empty() {
-            return format!("No matching mail in {} ({}).", out.folder, out.account);
-        }
-        let mut lines = vec![format!(
-            "{} of {} in {} ({}):",
-            out.messages.len(),
-            out.total,
-            out.folder,
-            out.account
-        )];
-        lines.extend(out.messages.iter().map(|m| {
-            format!(
-                "#{} {}{} — {} ({})",
-                m.uid,
-                if m.unread { "● " } else { "" },
-                m.subject,
-                m.from,
-                m.date.as_deref().unwrap_or("no date")
-            )
-        }));
-        lines.join("\n")
-    }
+    }));
+    lines.join("\n")
 }
 
 // ---------------------------------------------------------------- email_read
-
-pub struct Read {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -170,54 +103,25 @@ pub struct ReadInput {
     pub account: Option<String>,
 }
 
-#[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
-       read_only, idempotent, open_world,
-       description = "Read one message: headers, plain text (HTML converted), attachment list.")]
-impl Tool for Read {
-    type Input = ReadInput;
-    type Output = Message;
-
-    fn plan(&self, input: &ReadInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::MailRead {
-            account: account_name(&self.shared, input.account.as_deref())?,
-        }]))
+fn read_text(m: &Message) -> String {
+    let mut text = format!(
+        "From: {}\nTo: {}\nSubject: {}\nDate: {}\n\n{}",
+        m.from,
+        m.to.join(", "),
+        m.subject,
+        m.date.as_deref().unwrap_or(""),
+        m.text
+    );
+    if m.truncated {
+        text.push_str("\n[… cut at 100 kB]");
     }
-
-    async fn call(&self, input: &ReadInput, _: &(), _ctx: &ToolContext) -> ToolResult<Message> {
-        let account = load(&self.shared, input.account.as_deref())?;
-        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
-        let mut session = imap::connect(&account).await?;
-        let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
-        let _ = session.logout().await;
-        let (message, basis) = result?;
-        self.shared
-            .read
-            .lock()
-            .unwrap()
-            .insert((account.name, folder, input.uid), basis);
-        Ok(message)
+    for a in &m.attachments {
+        text.push_str(&format!(
+            "\n[attachment: {} ({}, {} bytes)]",
+            a.name, a.content_type, a.size
+        ));
     }
-
-    fn to_text(&self, m: &Message) -> String {
-        let mut text = format!(
-            "From: {}\nTo: {}\nSubject: {}\nDate: {}\n\n{}",
-            m.from,
-            m.to.join(", "),
-            m.subject,
-            m.date.as_deref().unwrap_or(""),
-            m.text
-        );
-        if m.truncated {
-            text.push_str("\n[… cut at 100 kB]");
-        }
-        for a in &m.attachments {
-            text.push_str(&format!(
-                "\n[attachment: {} ({}, {} bytes)]",
-                a.name, a.content_type, a.size
-            ));
-        }
-        text
-    }
+    text
 }
 
 // ---------------------------------------------------------------- sending
@@ -275,13 +179,21 @@ fn content_type_of(path: &std::path::Path) -> ContentType {
     ContentType::parse(mime).unwrap_or(ContentType::TEXT_PLAIN)
 }
 
-fn attachment_effects(env: &EffectEnv, paths: &[String]) -> Vec<Effect> {
-    paths
-        .iter()
-        .map(|p| Effect::FsRead {
-            path: env.resolve_path(p).to_string_lossy().into_owned(),
-        })
-        .collect()
+/// What sending is reviewed as: the account and its recipients, and reading each attachment.
+fn send_plan(
+    account: String,
+    recipients: Vec<String>,
+    env: &EffectEnv,
+    attachments: &[String],
+) -> CallPlan {
+    let mut effects = vec![Effect::MailSend {
+        account,
+        recipients,
+    }];
+    effects.extend(attachments.iter().map(|p| Effect::FsRead {
+        path: env.resolve_path(p).to_string_lossy().into_owned(),
+    }));
+    CallPlan::new(effects)
 }
 
 struct Draft<'a> {
@@ -435,10 +347,6 @@ fn queued_text(q: &Queued) -> String {
     )
 }
 
-pub struct SendMail {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendInput {
@@ -458,47 +366,6 @@ pub struct SendInput {
     pub attachments: Vec<String>,
     #[serde(default)]
     pub account: Option<String>,
-}
-
-#[tool(name = "email_send", title = "Send email", category = "mail", effects = [MailSend, FsRead],
-       description = "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.")]
-impl Tool for SendMail {
-    type Input = SendInput;
-    type Output = Queued;
-
-    fn plan(&self, input: &SendInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let account = account_name(&self.shared, input.account.as_deref())?;
-        let mut effects = vec![Effect::MailSend {
-            account,
-            recipients: recipients(&[&input.to, &input.cc, &input.bcc])?,
-        }];
-        effects.extend(attachment_effects(env, &input.attachments));
-        Ok(CallPlan::new(effects))
-    }
-
-    async fn call(&self, input: &SendInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
-        let account = load(&self.shared, input.account.as_deref())?;
-        let draft = Draft {
-            to: &input.to,
-            cc: &input.cc,
-            bcc: &input.bcc,
-            subject: &input.subject,
-            text: &input.body,
-            html: input.html.as_deref(),
-            attachments: &input.attachments,
-            in_reply_to: None,
-            references: Vec::new(),
-        };
-        queue(&self.shared, &account, draft, ctx).await
-    }
-
-    fn to_text(&self, q: &Queued) -> String {
-        queued_text(q)
-    }
-}
-
-pub struct Reply {
-    pub shared: Arc<Shared>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -542,51 +409,192 @@ fn reply_recipients(basis: &ReplyBasis, me: &str, all: bool) -> (Vec<String>, Ve
     (to, cc)
 }
 
-impl Reply {
-    fn basis(&self, account: &str, input: &ReplyInput) -> Result<ReplyBasis, ToolError> {
+/// The headers of the message replied to, as `email_read` kept them.
+fn reply_basis(
+    shared: &Shared,
+    account: &str,
+    input: &ReplyInput,
+) -> Result<ReplyBasis, ToolError> {
+    let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+    shared
+        .read
+        .lock()
+        .unwrap()
+        .get(&(account.to_string(), folder.clone(), input.uid))
+        .cloned()
+        .ok_or_else(|| ToolError::invalid(format!("read message {} in {folder:?} with email_read first, so the reply's recipients can be reviewed", input.uid)))
+}
+
+fn my_address(shared: &Shared, account: &str) -> String {
+    match cowork_store::accounts::get(&shared.db.lock().unwrap(), account) {
+        Ok(Some(cowork_store::accounts::Account {
+            config: cowork_store::accounts::AccountConfig::Mail { email, .. },
+            ..
+        })) => email,
+        _ => String::new(),
+    }
+}
+
+// ---------------------------------------------------------------- undo / outbox
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoInput {
+    /// The outbox id email_send or email_reply returned.
+    pub id: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct UndoOutput {
+    pub id: i64,
+    pub state: String,
+}
+
+fn undo_text(out: &UndoOutput) -> String {
+    format!("Message {} {}: it will not be sent.", out.id, out.state)
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutboxInput {
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct OutboxOutput {
+    pub messages: Vec<OutboxRow>,
+}
+
+fn outbox_text(out: &OutboxOutput) -> String {
+    if out.messages.is_empty() {
+        return "The outbox is empty.".into();
+    }
+    out.messages
+        .iter()
+        .map(|m| {
+            format!(
+                "{} [{}] \"{}\" → {}{}",
+                m.id,
+                m.state,
+                m.subject,
+                m.recipients.join(", "),
+                m.error
+                    .as_ref()
+                    .map(|e| format!(" — {e}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tools(list = mail_tools)]
+impl MailTools {
+    #[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
+           read_only, idempotent, open_world, plan = Self::plan_check, text = check_text,
+           description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
+    async fn check(&self, input: &CheckInput, _: &(), _: &ToolContext) -> ToolResult<CheckOutput> {
+        let since = input
+            .since
+            .as_deref()
+            .map(|s| {
+                chrono::NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+                    .map_err(|_| ToolError::invalid(format!("`since` {s:?}: use YYYY-MM-DD")))
+            })
+            .transpose()?;
+        let account = load(&self.shared, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+        let criteria = Criteria {
+            unread_only: input.unread_only,
+            from: input.from.as_deref(),
+            subject: input.subject.as_deref(),
+            text: input.text.as_deref(),
+            since,
+        };
+        let mut session = imap::connect(&account).await?;
+        let result = imap::check(
+            &mut session,
+            &account,
+            &folder,
+            &criteria,
+            input.limit.unwrap_or(20).clamp(1, 1000),
+        )
+        .await;
+        let _ = session.logout().await;
+        let (messages, total) = result?;
+        Ok(CheckOutput {
+            account: account.name,
+            folder,
+            total,
+            messages,
+        })
+    }
+
+    fn plan_check(&self, input: &CheckInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        self.account_read_plan(input.account.as_deref())
+    }
+
+    #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
+           read_only, idempotent, open_world, plan = Self::plan_read, text = read_text,
+           description = "Read one message: headers, plain text (HTML converted), attachment list.")]
+    async fn read(&self, input: &ReadInput, _: &(), _: &ToolContext) -> ToolResult<Message> {
+        let account = load(&self.shared, input.account.as_deref())?;
+        let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
+        let mut session = imap::connect(&account).await?;
+        let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
+        let _ = session.logout().await;
+        let (message, basis) = result?;
         self.shared
             .read
             .lock()
             .unwrap()
-            .get(&(account.to_string(), folder.clone(), input.uid))
-            .cloned()
-            .ok_or_else(|| ToolError::invalid(format!("read message {} in {folder:?} with email_read first, so the reply's recipients can be reviewed", input.uid)))
+            .insert((account.name, folder, input.uid), basis);
+        Ok(message)
     }
 
-    fn my_address(&self, account: &str) -> String {
-        match cowork_store::accounts::get(&self.shared.db.lock().unwrap(), account) {
-            Ok(Some(cowork_store::accounts::Account {
-                config: cowork_store::accounts::AccountConfig::Mail { email, .. },
-                ..
-            })) => email,
-            _ => String::new(),
-        }
-    }
-}
-
-#[tool(name = "email_reply", title = "Reply to email", category = "mail",
-       effects = [MailSend, FsRead],
-       description = "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")]
-impl Tool for Reply {
-    type Input = ReplyInput;
-    type Output = Queued;
-
-    fn plan(&self, input: &ReplyInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let account = account_name(&self.shared, input.account.as_deref())?;
-        let basis = self.basis(&account, input)?;
-        let (to, cc) = reply_recipients(&basis, &self.my_address(&account), input.reply_all);
-        let mut effects = vec![Effect::MailSend {
-            recipients: recipients(&[&to, &cc])?,
-            account,
-        }];
-        effects.extend(attachment_effects(env, &input.attachments));
-        Ok(CallPlan::new(effects))
+    fn plan_read(&self, input: &ReadInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        self.account_read_plan(input.account.as_deref())
     }
 
-    async fn call(&self, input: &ReplyInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+    /// Reading one account's mail: what `email_check` and `email_read` are reviewed as.
+    fn account_read_plan(&self, account: Option<&str>) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::MailRead {
+            account: account_name(&self.shared, account)?,
+        }]))
+    }
+
+    #[tool(name = "email_send", title = "Send email", category = "mail", effects = [MailSend, FsRead],
+           plan = Self::plan_send, text = queued_text,
+           description = "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.")]
+    async fn send(&self, input: &SendInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
         let account = load(&self.shared, input.account.as_deref())?;
-        let basis = self.basis(&account.name, input)?;
+        let draft = Draft {
+            to: &input.to,
+            cc: &input.cc,
+            bcc: &input.bcc,
+            subject: &input.subject,
+            text: &input.body,
+            html: input.html.as_deref(),
+            attachments: &input.attachments,
+            in_reply_to: None,
+            references: Vec::new(),
+        };
+        queue(&self.shared, &account, draft, ctx).await
+    }
+
+    fn plan_send(&self, input: &SendInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let account = account_name(&self.shared, input.account.as_deref())?;
+        let recipients = recipients(&[&input.to, &input.cc, &input.bcc])?;
+        Ok(send_plan(account, recipients, env, &input.attachments))
+    }
+
+    #[tool(name = "email_reply", title = "Reply to email", category = "mail",
+           effects = [MailSend, FsRead], plan = Self::plan_reply, text = queued_text,
+           description = "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")]
+    async fn reply(&self, input: &ReplyInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+        let account = load(&self.shared, input.account.as_deref())?;
+        let basis = reply_basis(&self.shared, &account.name, input)?;
         let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
         let subject = if basis.subject.to_lowercase().starts_with("re:") {
             basis.subject.clone()
@@ -609,42 +617,19 @@ impl Tool for Reply {
         queue(&self.shared, &account, draft, ctx).await
     }
 
-    fn to_text(&self, q: &Queued) -> String {
-        queued_text(q)
+    fn plan_reply(&self, input: &ReplyInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let account = account_name(&self.shared, input.account.as_deref())?;
+        let basis = reply_basis(&self.shared, &account, input)?;
+        let me = my_address(&self.shared, &account);
+        let (to, cc) = reply_recipients(&basis, &me, input.reply_all);
+        let recipients = recipients(&[&to, &cc])?;
+        Ok(send_plan(account, recipients, env, &input.attachments))
     }
-}
 
-// ---------------------------------------------------------------- undo / outbox
-
-pub struct Undo {
-    pub shared: Arc<Shared>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UndoInput {
-    /// The outbox id email_send or email_reply returned.
-    pub id: i64,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct UndoOutput {
-    pub id: i64,
-    pub state: String,
-}
-
-#[tool(
-    name = "email_undo",
-    title = "Undo send",
-    category = "mail",
-    idempotent,
-    description = "Take back a message still waiting in the outbox (within the undo delay)."
-)]
-impl Tool for Undo {
-    type Input = UndoInput;
-    type Output = UndoOutput;
-
-    async fn call(&self, input: &UndoInput, _: &(), _ctx: &ToolContext) -> ToolResult<UndoOutput> {
+    #[tool(name = "email_undo", title = "Undo send", category = "mail", idempotent,
+           text = undo_text,
+           description = "Take back a message still waiting in the outbox (within the undo delay).")]
+    async fn undo(&self, input: &UndoInput, _: &ToolContext) -> ToolResult<UndoOutput> {
         let state = outbox::cancel(&self.shared.db.lock().unwrap(), input.id)?;
         Ok(UndoOutput {
             id: input.id,
@@ -652,45 +637,14 @@ impl Tool for Undo {
         })
     }
 
-    fn to_text(&self, out: &UndoOutput) -> String {
-        format!("Message {} {}: it will not be sent.", out.id, out.state)
-    }
-}
-
-pub struct Outbox {
-    pub shared: Arc<Shared>,
-}
-
-#[derive(Deserialize, JsonSchema, Default)]
-#[serde(deny_unknown_fields)]
-pub struct OutboxInput {
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct OutboxOutput {
-    pub messages: Vec<OutboxRow>,
-}
-
-#[tool(name = "email_outbox", title = "Outbox", category = "mail", effects = [MailRead], read_only,
-       idempotent,
-       description = "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")]
-impl Tool for Outbox {
-    type Input = OutboxInput;
-    type Output = OutboxOutput;
-
-    fn plan(&self, _input: &OutboxInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::MailRead {
-            account: "outbox".into(),
-        }]))
-    }
-
-    async fn call(
+    #[tool(name = "email_outbox", title = "Outbox", category = "mail", effects = [MailRead], read_only,
+           idempotent, plan = Self::plan_list_outbox, text = outbox_text,
+           description = "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")]
+    async fn list_outbox(
         &self,
         input: &OutboxInput,
         _: &(),
-        _ctx: &ToolContext,
+        _: &ToolContext,
     ) -> ToolResult<OutboxOutput> {
         Ok(OutboxOutput {
             messages: outbox::list(
@@ -701,27 +655,10 @@ impl Tool for Outbox {
         })
     }
 
-    fn to_text(&self, out: &OutboxOutput) -> String {
-        if out.messages.is_empty() {
-            return "The outbox is empty.".into();
-        }
-        out.messages
-            .iter()
-            .map(|m| {
-                format!(
-                    "{} [{}] \"{}\" → {}{}",
-                    m.id,
-                    m.state,
-                    m.subject,
-                    m.recipients.join(", "),
-                    m.error
-                        .as_ref()
-                        .map(|e| format!(" — {e}"))
-                        .unwrap_or_default()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn plan_list_outbox(&self, _input: &OutboxInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        Ok(CallPlan::new(vec![Effect::MailRead {
+            account: "outbox".into(),
+        }]))
     }
 }
 

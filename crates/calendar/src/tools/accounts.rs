@@ -4,10 +4,6 @@ use super::*;
 
 // ---------------------------------------------------------------- calendar_list / calendar_sync
 
-pub struct List {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ListInput {}
@@ -19,66 +15,6 @@ pub struct ListOutput {
     pub conflicts: Vec<db::Conflict>,
     /// Local changes waiting to be pushed to a server.
     pub queued_changes: i64,
-}
-
-#[tool(name = "calendar_list", title = "List calendars", category = "calendar",
-       effects = [CalendarRead], read_only, idempotent,
-       description = "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")]
-impl Tool for List {
-    type Input = ListInput;
-    type Output = ListOutput;
-
-    fn plan(&self, _input: &ListInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        read_effects(&self.shared, None)
-    }
-
-    async fn call(&self, _input: &ListInput, _: &(), _ctx: &ToolContext) -> ToolResult<ListOutput> {
-        let conn = self.shared.db.lock().unwrap();
-        let queued_changes = conn
-            .query_row(
-                "SELECT count(*) FROM calendar_objects WHERE dirty = 1",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_error)?;
-        Ok(ListOutput {
-            calendars: db::calendars(&conn).map_err(db_error)?,
-            conflicts: db::conflicts(&conn).map_err(db_error)?,
-            queued_changes,
-        })
-    }
-
-    fn to_text(&self, out: &ListOutput) -> String {
-        let mut lines: Vec<String> = out
-            .calendars
-            .iter()
-            .map(|c| {
-                let sync = match (&c.account, &c.last_error, &c.last_sync) {
-                    (None, _, _) => "local".to_string(),
-                    (Some(a), Some(e), _) => format!("{a}: last sync failed: {e}"),
-                    (Some(a), None, Some(t)) => format!("{a}: synced {t}"),
-                    (Some(a), None, None) => format!("{a}: never synced"),
-                };
-                format!("{}  {}  ({sync})", c.id, c.name)
-            })
-            .collect();
-        if out.queued_changes > 0 {
-            lines.push(format!(
-                "{} change(s) queued for the server",
-                out.queued_changes
-            ));
-        }
-        lines.extend(
-            out.conflicts
-                .iter()
-                .map(|c| format!("conflict {}: {}", c.created_at, c.detail)),
-        );
-        lines.join("\n")
-    }
-}
-
-pub struct SyncCalendars {
-    pub shared: Arc<Shared>,
 }
 
 #[derive(Deserialize, JsonSchema, Default)]
@@ -107,25 +43,91 @@ pub(super) fn caldav_accounts(
         .collect())
 }
 
-// A sync makes no change of its own: it pushes local changes each reviewed when it was made and
-// mirrors the server's. So it reads the accounts' calendars, and untrusted content asking for a
-// sync steers nothing (a calendar *write* after untrusted content asks past allow rules).
-#[tool(name = "calendar_sync", title = "Sync calendars", category = "calendar",
-       effects = [CalendarRead], idempotent,
-       description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
-impl Tool for SyncCalendars {
-    type Input = SyncInput;
-    type Output = SyncOutput;
+fn list_text(out: &ListOutput) -> String {
+    let mut lines: Vec<String> = out
+        .calendars
+        .iter()
+        .map(|c| {
+            let sync = match (&c.account, &c.last_error, &c.last_sync) {
+                (None, _, _) => "local".to_string(),
+                (Some(a), Some(e), _) => format!("{a}: last sync failed: {e}"),
+                (Some(a), None, Some(t)) => format!("{a}: synced {t}"),
+                (Some(a), None, None) => format!("{a}: never synced"),
+            };
+            format!("{}  {}  ({sync})", c.id, c.name)
+        })
+        .collect();
+    if out.queued_changes > 0 {
+        lines.push(format!(
+            "{} change(s) queued for the server",
+            out.queued_changes
+        ));
+    }
+    lines.extend(
+        out.conflicts
+            .iter()
+            .map(|c| format!("conflict {}: {}", c.created_at, c.detail)),
+    );
+    lines.join("\n")
+}
 
-    fn plan(&self, input: &SyncInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let effects = caldav_accounts(&self.shared, input.account.as_deref())?
-            .into_iter()
-            .map(|calendar| Effect::CalendarRead { calendar })
-            .collect();
-        Ok(CallPlan::new(effects))
+fn sync_text(out: &SyncOutput) -> String {
+    out.reports
+        .iter()
+        .map(|r| {
+            let mut line = format!(
+                "{}: pushed {}, pulled {}, removed {} here and {} there",
+                r.calendar, r.pushed, r.pulled, r.removed_here, r.removed_there
+            );
+            for c in &r.conflicts {
+                line.push_str(&format!("\n  conflict: {c}"));
+            }
+            for s in &r.skipped {
+                line.push_str(&format!("\n  skipped: {s}"));
+            }
+            if let Some(e) = &r.error {
+                line.push_str(&format!(
+                    "\n  stopped: {e} (queued changes are kept and retried)"
+                ));
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tools(list = account_tools)]
+impl CalendarTools {
+    #[tool(name = "calendar_list", title = "List calendars", category = "calendar",
+           effects = [CalendarRead], read_only, idempotent, text = list_text,
+           plan = Self::plan_list, description = "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")]
+    async fn list(&self, _input: &ListInput, _: &(), _: &ToolContext) -> ToolResult<ListOutput> {
+        let conn = self.shared.db.lock().unwrap();
+        let queued_changes = conn
+            .query_row(
+                "SELECT count(*) FROM calendar_objects WHERE dirty = 1",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_error)?;
+        Ok(ListOutput {
+            calendars: db::calendars(&conn).map_err(db_error)?,
+            conflicts: db::conflicts(&conn).map_err(db_error)?,
+            queued_changes,
+        })
     }
 
-    async fn call(&self, input: &SyncInput, _: &(), _ctx: &ToolContext) -> ToolResult<SyncOutput> {
+    fn plan_list(&self, _input: &ListInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        read_effects(&self.shared, None)
+    }
+
+    // A sync makes no change of its own: it pushes local changes each reviewed when it was made and
+    // mirrors the server's. So it reads the accounts' calendars, and untrusted content asking for a
+    // sync steers nothing (a calendar *write* after untrusted content asks past allow rules).
+    #[tool(name = "calendar_sync", title = "Sync calendars", category = "calendar",
+           effects = [CalendarRead], idempotent, plan = Self::plan_sync, text = sync_text,
+           description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
+    async fn sync(&self, input: &SyncInput, _: &(), _: &ToolContext) -> ToolResult<SyncOutput> {
         let accounts = caldav_accounts(&self.shared, input.account.as_deref())?;
         if accounts.is_empty() {
             return Err(ToolError::not_configured(
@@ -143,28 +145,11 @@ impl Tool for SyncCalendars {
         Ok(SyncOutput { reports })
     }
 
-    fn to_text(&self, out: &SyncOutput) -> String {
-        out.reports
-            .iter()
-            .map(|r| {
-                let mut line = format!(
-                    "{}: pushed {}, pulled {}, removed {} here and {} there",
-                    r.calendar, r.pushed, r.pulled, r.removed_here, r.removed_there
-                );
-                for c in &r.conflicts {
-                    line.push_str(&format!("\n  conflict: {c}"));
-                }
-                for s in &r.skipped {
-                    line.push_str(&format!("\n  skipped: {s}"));
-                }
-                if let Some(e) = &r.error {
-                    line.push_str(&format!(
-                        "\n  stopped: {e} (queued changes are kept and retried)"
-                    ));
-                }
-                line
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn plan_sync(&self, input: &SyncInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let effects = caldav_accounts(&self.shared, input.account.as_deref())?
+            .into_iter()
+            .map(|calendar| Effect::CalendarRead { calendar })
+            .collect();
+        Ok(CallPlan::new(effects))
     }
 }

@@ -10,18 +10,15 @@
 
 use crate::db::{self, CalendarInfo, Object};
 use crate::zone::Zone;
-use crate::{Shared, db_error, ics};
+use crate::{CalendarTools, Shared, db_error, ics};
 use chrono::Duration;
-use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use icalendar::{
     Alarm, Attendee, Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime,
     Event, EventLike,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// Resolves calendar ids or names (case-insensitive) to calendars; `None` = all of them.
 pub(super) fn pick(
@@ -135,8 +132,3 @@ mod accounts;
 mod read;
 mod transfer;
 mod write;
-
-pub use accounts::{List, SyncCalendars};
-pub use read::{Check, FindFreeTime};
-pub use transfer::{Export, Import};
-pub use write::{Create, Delete, Update};

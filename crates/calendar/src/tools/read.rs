@@ -4,10 +4,6 @@ use super::*;
 
 // ---------------------------------------------------------------- calendar_check
 
-pub struct Check {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {
@@ -96,83 +92,7 @@ pub(super) async fn read_window(
     })
 }
 
-#[tool(name = "calendar_check", title = "Check calendar", category = "calendar",
-       effects = [CalendarRead], read_only, idempotent,
-       description = "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")]
-impl Tool for Check {
-    type Input = CheckInput;
-    type Output = CheckOutput;
-
-    fn plan(&self, input: &CheckInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        read_effects(&self.shared, input.calendars.as_deref())
-    }
-
-    async fn call(
-        &self,
-        input: &CheckInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<CheckOutput> {
-        let Window {
-            zone, notes, found, ..
-        } = read_window(
-            &self.shared,
-            input.timezone.as_deref(),
-            &input.start,
-            input.end.as_deref(),
-            input.calendars.as_deref(),
-        )
-        .await?;
-        let limit = input.limit.unwrap_or(200).clamp(1, MAX_EVENTS);
-        let query = input.query.as_deref().map(str::to_lowercase);
-        let events = found
-            .iter()
-            .filter(|o| {
-                query.as_ref().is_none_or(|q| {
-                    o.title.to_lowercase().contains(q) || o.location.to_lowercase().contains(q)
-                })
-            })
-            .take(limit)
-            .map(|o| view(o, zone))
-            .collect();
-        Ok(CheckOutput {
-            timezone: zone.name(),
-            events,
-            notes,
-        })
-    }
-
-    fn to_text(&self, out: &CheckOutput) -> String {
-        if out.events.is_empty() {
-            return format!("No events ({}).", out.timezone);
-        }
-        let mut text: Vec<String> = out
-            .events
-            .iter()
-            .map(|e| {
-                let when = if e.all_day {
-                    format!("{} (all day)", e.start)
-                } else {
-                    format!("{} – {}", e.start, e.end)
-                };
-                let place = if e.location.is_empty() {
-                    String::new()
-                } else {
-                    format!(" @ {}", e.location)
-                };
-                format!("{when}  {}{place}  [{}]", e.title, e.calendar)
-            })
-            .collect();
-        text.extend(out.notes.iter().map(|n| format!("note: {n}")));
-        text.join("\n")
-    }
-}
-
 // ---------------------------------------------------------------- calendar_find_free_time
-
-pub struct FindFreeTime {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -249,22 +169,89 @@ pub(super) fn free_slots(
     out
 }
 
-#[tool(name = "calendar_find_free_time", title = "Find free time", category = "calendar",
-       effects = [CalendarRead], read_only, idempotent,
-       description = "Find free slots of at least a given length in a range, within working hours, across calendars.")]
-impl Tool for FindFreeTime {
-    type Input = FreeTimeInput;
-    type Output = FreeTimeOutput;
+fn check_text(out: &CheckOutput) -> String {
+    if out.events.is_empty() {
+        return format!("No events ({}).", out.timezone);
+    }
+    let mut text: Vec<String> = out
+        .events
+        .iter()
+        .map(|e| {
+            let when = if e.all_day {
+                format!("{} (all day)", e.start)
+            } else {
+                format!("{} – {}", e.start, e.end)
+            };
+            let place = if e.location.is_empty() {
+                String::new()
+            } else {
+                format!(" @ {}", e.location)
+            };
+            format!("{when}  {}{place}  [{}]", e.title, e.calendar)
+        })
+        .collect();
+    text.extend(out.notes.iter().map(|n| format!("note: {n}")));
+    text.join("\n")
+}
 
-    fn plan(&self, input: &FreeTimeInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+fn find_free_time_text(out: &FreeTimeOutput) -> String {
+    if out.slots.is_empty() {
+        return "No free slot of that length in working hours.".into();
+    }
+    out.slots
+        .iter()
+        .map(|s| format!("{} – {} ({} min)", s.start, s.end, s.minutes))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tools(list = read_tools)]
+impl CalendarTools {
+    #[tool(name = "calendar_check", title = "Check calendar", category = "calendar",
+           effects = [CalendarRead], read_only, idempotent, text = check_text,
+           plan = Self::plan_check, description = "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")]
+    async fn check(&self, input: &CheckInput, _: &(), _: &ToolContext) -> ToolResult<CheckOutput> {
+        let Window {
+            zone, notes, found, ..
+        } = read_window(
+            &self.shared,
+            input.timezone.as_deref(),
+            &input.start,
+            input.end.as_deref(),
+            input.calendars.as_deref(),
+        )
+        .await?;
+        let limit = input.limit.unwrap_or(200).clamp(1, MAX_EVENTS);
+        let query = input.query.as_deref().map(str::to_lowercase);
+        let events = found
+            .iter()
+            .filter(|o| {
+                query.as_ref().is_none_or(|q| {
+                    o.title.to_lowercase().contains(q) || o.location.to_lowercase().contains(q)
+                })
+            })
+            .take(limit)
+            .map(|o| view(o, zone))
+            .collect();
+        Ok(CheckOutput {
+            timezone: zone.name(),
+            events,
+            notes,
+        })
+    }
+
+    fn plan_check(&self, input: &CheckInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
         read_effects(&self.shared, input.calendars.as_deref())
     }
 
-    async fn call(
+    #[tool(name = "calendar_find_free_time", title = "Find free time", category = "calendar",
+           effects = [CalendarRead], read_only, idempotent, text = find_free_time_text,
+           plan = Self::plan_find_free_time, description = "Find free slots of at least a given length in a range, within working hours, across calendars.")]
+    async fn find_free_time(
         &self,
         input: &FreeTimeInput,
         _: &(),
-        _ctx: &ToolContext,
+        _: &ToolContext,
     ) -> ToolResult<FreeTimeOutput> {
         if input.duration_minutes == 0 {
             return Err(ToolError::invalid("`duration_minutes` must be at least 1"));
@@ -334,15 +321,12 @@ impl Tool for FindFreeTime {
         })
     }
 
-    fn to_text(&self, out: &FreeTimeOutput) -> String {
-        if out.slots.is_empty() {
-            return "No free slot of that length in working hours.".into();
-        }
-        out.slots
-            .iter()
-            .map(|s| format!("{} – {} ({} min)", s.start, s.end, s.minutes))
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn plan_find_free_time(
+        &self,
+        input: &FreeTimeInput,
+        _: &EffectEnv,
+    ) -> Result<CallPlan, ToolError> {
+        read_effects(&self.shared, input.calendars.as_deref())
     }
 }
 

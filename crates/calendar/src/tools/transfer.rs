@@ -5,10 +5,6 @@ use super::*;
 
 // ---------------------------------------------------------------- import / export
 
-pub struct Import {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportInput {
@@ -33,27 +29,44 @@ pub struct ImportOutput {
     pub note: Option<String>,
 }
 
-#[tool(name = "calendar_import", title = "Import .ics", category = "calendar",
-       effects = [FsRead, CalendarWrite],
-       description = "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")]
-impl Tool for Import {
-    type Input = ImportInput;
-    type Output = ImportOutput;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportInput {
+    /// Where to write the `.ics` file.
+    pub path: String,
+    /// Calendar id or name (default `local`).
+    #[serde(default)]
+    pub calendar: Option<String>,
+}
 
-    fn plan(&self, input: &ImportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
-        Ok(CallPlan::new(vec![
-            Effect::FsRead {
-                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
-            },
-            Effect::CalendarWrite {
-                calendar: calendar.id,
-                attendees: vec![],
-            },
-        ]))
+#[derive(Serialize, JsonSchema)]
+pub struct ExportOutput {
+    pub path: String,
+    pub events: usize,
+}
+
+fn import_text(out: &ImportOutput) -> String {
+    let mut text = format!("Imported {} event(s) into {}", out.imported, out.calendar);
+    for s in &out.skipped {
+        text.push_str(&format!("\nskipped {s}"));
     }
+    // How the file's own zones were read is part of what was imported.
+    for z in &out.zones {
+        text.push_str(&format!("\n{z}"));
+    }
+    text
+}
 
-    async fn call(
+fn export_text(out: &ExportOutput) -> String {
+    format!("Wrote {} event(s) to {}", out.events, out.path)
+}
+
+#[tools(list = transfer_tools)]
+impl CalendarTools {
+    #[tool(name = "calendar_import", title = "Import .ics", category = "calendar",
+           effects = [FsRead, CalendarWrite], plan = Self::plan_import, text = import_text,
+           description = "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")]
+    async fn import(
         &self,
         input: &ImportInput,
         _: &(),
@@ -112,59 +125,23 @@ impl Tool for Import {
         })
     }
 
-    fn to_text(&self, out: &ImportOutput) -> String {
-        let mut text = format!("Imported {} event(s) into {}", out.imported, out.calendar);
-        for s in &out.skipped {
-            text.push_str(&format!("\nskipped {s}"));
-        }
-        // How the file's own zones were read is part of what was imported.
-        for z in &out.zones {
-            text.push_str(&format!("\n{z}"));
-        }
-        text
-    }
-}
-
-pub struct Export {
-    pub shared: Arc<Shared>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExportInput {
-    /// Where to write the `.ics` file.
-    pub path: String,
-    /// Calendar id or name (default `local`).
-    #[serde(default)]
-    pub calendar: Option<String>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct ExportOutput {
-    pub path: String,
-    pub events: usize,
-}
-
-#[tool(name = "calendar_export", title = "Export .ics", category = "calendar",
-       effects = [CalendarRead, FsWrite],
-       description = "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.")]
-impl Tool for Export {
-    type Input = ExportInput;
-    type Output = ExportOutput;
-
-    fn plan(&self, input: &ExportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+    fn plan_import(&self, input: &ImportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         Ok(CallPlan::new(vec![
-            Effect::CalendarRead {
-                calendar: calendar.id,
-            },
-            Effect::FsWrite {
+            Effect::FsRead {
                 path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+            Effect::CalendarWrite {
+                calendar: calendar.id,
+                attendees: vec![],
             },
         ]))
     }
 
-    async fn call(
+    #[tool(name = "calendar_export", title = "Export .ics", category = "calendar",
+           effects = [CalendarRead, FsWrite], plan = Self::plan_export, text = export_text,
+           description = "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.")]
+    async fn export(
         &self,
         input: &ExportInput,
         _: &(),
@@ -208,7 +185,15 @@ impl Tool for Export {
         })
     }
 
-    fn to_text(&self, out: &ExportOutput) -> String {
-        format!("Wrote {} event(s) to {}", out.events, out.path)
+    fn plan_export(&self, input: &ExportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        Ok(CallPlan::new(vec![
+            Effect::CalendarRead {
+                calendar: calendar.id,
+            },
+            Effect::FsWrite {
+                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+            },
+        ]))
     }
 }

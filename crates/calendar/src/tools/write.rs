@@ -197,85 +197,19 @@ impl Saved {
     }
 }
 
-pub struct Create {
-    pub shared: Arc<Shared>,
+fn create_text(out: &Saved) -> String {
+    out.said(&format!(
+        "Created \"{}\" in {} (uid {})",
+        out.title, out.calendar, out.uid
+    ))
 }
 
-#[tool(name = "calendar_create", title = "Create event", category = "calendar",
-       effects = [CalendarWrite],
-       description = "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.")]
-impl Tool for Create {
-    type Input = CreateInput;
-    type Output = Saved;
+fn update_text(out: &Saved) -> String {
+    out.said(&format!("Updated \"{}\" in {}", out.title, out.calendar))
+}
 
-    fn plan(&self, input: &CreateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        write_plan(&self.shared, input.calendar.as_deref(), &input.attendees)
-    }
-
-    async fn call(&self, input: &CreateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
-        if input.title.trim().is_empty() {
-            return Err(ToolError::invalid("`title` is empty"));
-        }
-        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
-        let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
-        let recurrence = input.recurrence.as_deref().map(check_rrule).transpose()?;
-        let start = when("start", &input.start, zone)?;
-        let end = match &input.end {
-            Some(end) => when("end", end, zone)?,
-            None => match &start {
-                DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
-                timed => {
-                    let utc = ics::to_index(timed).map_err(ToolError::invalid)?;
-                    shift(timed, utc, 3600)
-                }
-            },
-        };
-        if ics::to_index(&end).map_err(ToolError::invalid)?
-            < ics::to_index(&start).map_err(ToolError::invalid)?
-        {
-            return Err(ToolError::invalid("`end` is before `start`"));
-        }
-        let uid = format!("{}@cowork", uuid::Uuid::new_v4());
-        let mut event = Event::new();
-        event
-            .uid(&uid)
-            .summary(input.title.trim())
-            .timestamp(chrono::Utc::now());
-        let recurring = recurrence.is_some();
-        event.starts(for_storage(start, recurring).map_err(ToolError::invalid)?);
-        event.ends(for_storage(end, recurring).map_err(ToolError::invalid)?);
-        apply_details(
-            &mut event,
-            input.location.as_deref(),
-            input.description.as_deref(),
-            Some(&clean_attendees(&input.attendees)?),
-        );
-        if let Some(rule) = recurrence {
-            event.add_property("RRULE", rule);
-        }
-        for minutes in &input.reminders_minutes {
-            event.alarm(Alarm::display(
-                input.title.trim(),
-                -Duration::minutes(i64::from(*minutes)),
-            ));
-        }
-        let mut cal = Calendar::new();
-        cal.push(event);
-        let note = save(&self.shared, &calendar, &uid, Some(&cal)).await?;
-        Ok(Saved {
-            calendar: calendar.id,
-            uid,
-            title: input.title.trim().into(),
-            note,
-        })
-    }
-
-    fn to_text(&self, out: &Saved) -> String {
-        out.said(&format!(
-            "Created \"{}\" in {} (uid {})",
-            out.title, out.calendar, out.uid
-        ))
-    }
+fn delete_text(out: &Saved) -> String {
+    out.said(&format!("Deleted \"{}\" from {}", out.title, out.calendar))
 }
 
 /// `value` moved by `seconds`, keeping its form (UTC, zoned or floating).
@@ -318,10 +252,6 @@ pub(super) fn apply_details(
 }
 
 // ---------------------------------------------------------------- calendar_update
-
-pub struct Update {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -438,19 +368,90 @@ pub(super) fn instance_of(instance: Option<&str>) -> Result<Option<i64>, ToolErr
     )))
 }
 
-#[tool(name = "calendar_update", title = "Update event", category = "calendar",
-       effects = [CalendarWrite], idempotent,
-       description = "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")]
-impl Tool for Update {
-    type Input = UpdateInput;
-    type Output = Saved;
+// ---------------------------------------------------------------- calendar_delete
 
-    fn plan(&self, input: &UpdateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let attendees = input.attendees.as_deref().unwrap_or_default();
-        write_plan(&self.shared, input.calendar.as_deref(), attendees)
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteInput {
+    pub uid: String,
+    #[serde(default)]
+    pub calendar: Option<String>,
+    /// Delete only this instance of a recurring event (its `instance` from calendar_check).
+    #[serde(default)]
+    pub instance: Option<String>,
+}
+
+#[tools(list = write_tools)]
+impl CalendarTools {
+    #[tool(name = "calendar_create", title = "Create event", category = "calendar",
+           effects = [CalendarWrite], plan = Self::plan_create, text = create_text,
+           description = "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.")]
+    async fn create(&self, input: &CreateInput, _: &(), _: &ToolContext) -> ToolResult<Saved> {
+        if input.title.trim().is_empty() {
+            return Err(ToolError::invalid("`title` is empty"));
+        }
+        let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
+        let recurrence = input.recurrence.as_deref().map(check_rrule).transpose()?;
+        let start = when("start", &input.start, zone)?;
+        let end = match &input.end {
+            Some(end) => when("end", end, zone)?,
+            None => match &start {
+                DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
+                timed => {
+                    let utc = ics::to_index(timed).map_err(ToolError::invalid)?;
+                    shift(timed, utc, 3600)
+                }
+            },
+        };
+        if ics::to_index(&end).map_err(ToolError::invalid)?
+            < ics::to_index(&start).map_err(ToolError::invalid)?
+        {
+            return Err(ToolError::invalid("`end` is before `start`"));
+        }
+        let uid = format!("{}@cowork", uuid::Uuid::new_v4());
+        let mut event = Event::new();
+        event
+            .uid(&uid)
+            .summary(input.title.trim())
+            .timestamp(chrono::Utc::now());
+        let recurring = recurrence.is_some();
+        event.starts(for_storage(start, recurring).map_err(ToolError::invalid)?);
+        event.ends(for_storage(end, recurring).map_err(ToolError::invalid)?);
+        apply_details(
+            &mut event,
+            input.location.as_deref(),
+            input.description.as_deref(),
+            Some(&clean_attendees(&input.attendees)?),
+        );
+        if let Some(rule) = recurrence {
+            event.add_property("RRULE", rule);
+        }
+        for minutes in &input.reminders_minutes {
+            event.alarm(Alarm::display(
+                input.title.trim(),
+                -Duration::minutes(i64::from(*minutes)),
+            ));
+        }
+        let mut cal = Calendar::new();
+        cal.push(event);
+        let note = save(&self.shared, &calendar, &uid, Some(&cal)).await?;
+        Ok(Saved {
+            calendar: calendar.id,
+            uid,
+            title: input.title.trim().into(),
+            note,
+        })
     }
 
-    async fn call(&self, input: &UpdateInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
+    fn plan_create(&self, input: &CreateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        write_plan(&self.shared, input.calendar.as_deref(), &input.attendees)
+    }
+
+    #[tool(name = "calendar_update", title = "Update event", category = "calendar",
+           effects = [CalendarWrite], idempotent, plan = Self::plan_update, text = update_text,
+           description = "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")]
+    async fn update(&self, input: &UpdateInput, _: &(), _: &ToolContext) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
         let instance = instance_of(input.instance.as_deref())?;
@@ -507,40 +508,15 @@ impl Tool for Update {
         })
     }
 
-    fn to_text(&self, out: &Saved) -> String {
-        out.said(&format!("Updated \"{}\" in {}", out.title, out.calendar))
-    }
-}
-
-// ---------------------------------------------------------------- calendar_delete
-
-pub struct Delete {
-    pub shared: Arc<Shared>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteInput {
-    pub uid: String,
-    #[serde(default)]
-    pub calendar: Option<String>,
-    /// Delete only this instance of a recurring event (its `instance` from calendar_check).
-    #[serde(default)]
-    pub instance: Option<String>,
-}
-
-#[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
-       effects = [CalendarWrite], destructive, idempotent,
-       description = "Delete an event, or one instance of a recurring event.")]
-impl Tool for Delete {
-    type Input = DeleteInput;
-    type Output = Saved;
-
-    fn plan(&self, input: &DeleteInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        write_plan(&self.shared, input.calendar.as_deref(), &[])
+    fn plan_update(&self, input: &UpdateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let attendees = input.attendees.as_deref().unwrap_or_default();
+        write_plan(&self.shared, input.calendar.as_deref(), attendees)
     }
 
-    async fn call(&self, input: &DeleteInput, _: &(), _ctx: &ToolContext) -> ToolResult<Saved> {
+    #[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
+           effects = [CalendarWrite], destructive, idempotent, text = delete_text,
+           plan = Self::plan_delete, description = "Delete an event, or one instance of a recurring event.")]
+    async fn delete(&self, input: &DeleteInput, _: &(), _: &ToolContext) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let mut cal = load(&self.shared, &calendar, &input.uid)?;
         let title = ics::events(&cal)
@@ -574,7 +550,7 @@ impl Tool for Delete {
         })
     }
 
-    fn to_text(&self, out: &Saved) -> String {
-        out.said(&format!("Deleted \"{}\" from {}", out.title, out.calendar))
+    fn plan_delete(&self, input: &DeleteInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+        write_plan(&self.shared, input.calendar.as_deref(), &[])
     }
 }

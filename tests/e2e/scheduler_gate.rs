@@ -18,6 +18,19 @@ fn req(tool: &str, args: serde_json::Value) -> CallRequest {
 /// CLI's `tools call` is covered in cli.rs, and `tool_search` runs as a tool itself. The
 /// registry hands out specs only: `Registry::handler` is crate-private, and families expose only
 /// their `ToolProvider`, so there is no other path to try.
+/// A builtin's schemas are compiled at its first call, not at start: this is where one that
+/// does not compile is caught instead.
+#[tokio::test]
+async fn every_builtin_tools_schemas_compile() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let registry = h.scheduler.registry();
+    assert!(
+        registry.list().len() > 50,
+        "the app's families are registered"
+    );
+    assert_eq!(registry.uncompilable(), Vec::<String>::new());
+}
+
 #[tokio::test]
 async fn every_public_execution_path_is_reviewed_and_audited() {
     let h = Harness::new(Arc::new(DenyApprover));

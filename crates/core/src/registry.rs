@@ -7,7 +7,7 @@
 use cowork_contract::{DynTool, ToolError, ToolProvider, ToolSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -48,8 +48,38 @@ pub struct ToolInfo {
 pub(crate) struct Handler {
     pub tool: Arc<dyn DynTool>,
     pub info: ToolInfo,
-    pub input: Arc<jsonschema::Validator>,
-    pub output: Option<Arc<jsonschema::Validator>>,
+    /// Compiled at first use for builtins: a `cowork` start compiled every builtin's two
+    /// schemas (~70 tools) to run one of them. A pack's are compiled when it registers, so a
+    /// schema that does not compile leaves its tool out rather than failing at its first call.
+    input: OnceLock<Option<Arc<jsonschema::Validator>>>,
+    output: OnceLock<Option<Arc<jsonschema::Validator>>>,
+}
+
+impl Handler {
+    /// The input schema, compiled; an error names the tool whose schema does not compile.
+    pub fn input(&self) -> Result<&jsonschema::Validator, ToolError> {
+        let spec = &self.info.spec;
+        self.input
+            .get_or_init(|| compile(&spec.input_schema, "input", &spec.name))
+            .as_deref()
+            .ok_or_else(|| {
+                ToolError::failed(format!(
+                    "{}'s input schema does not compile (see the log)",
+                    spec.name
+                ))
+            })
+    }
+
+    /// The output schema, compiled, where the tool declares one that compiles.
+    pub fn output(&self) -> Option<&jsonschema::Validator> {
+        let spec = &self.info.spec;
+        self.output
+            .get_or_init(|| {
+                let schema = spec.output_schema.as_ref()?;
+                compile(schema, "output", &spec.name)
+            })
+            .as_deref()
+    }
 }
 
 enum Source {
@@ -95,9 +125,7 @@ fn compile(
     match jsonschema::validator_for(schema) {
         Ok(v) => Some(Arc::new(v)),
         Err(e) => {
-            tracing::error!(
-                "tool {name}: its {what} schema does not compile ({e}); the tool is not registered"
-            );
+            tracing::error!("tool {name}: its {what} schema does not compile ({e})");
             None
         }
     }
@@ -118,15 +146,10 @@ fn tool_table(sources: LayeredTools) -> BTreeMap<String, Arc<Handler>> {
     tools
 }
 
-/// A tool's handler, with its schemas compiled and the layers it replaces; None when a schema
-/// does not compile (logged, and the tool is left out).
+/// A tool's handler with the layers it replaces; for a pack's tool None when a schema does not
+/// compile (logged, and the tool is left out).
 fn handler(layer: Layer, tool: Arc<dyn DynTool>, previous: Option<&ToolInfo>) -> Option<Handler> {
     let spec = tool.spec();
-    let input = compile(&spec.input_schema, "input", &spec.name)?;
-    let output = match &spec.output_schema {
-        Some(schema) => Some(compile(schema, "output", &spec.name)?),
-        None => None,
-    };
     let mut overrides = Vec::new();
     if let Some(previous) = previous {
         overrides = previous.overrides.clone();
@@ -144,12 +167,18 @@ fn handler(layer: Layer, tool: Arc<dyn DynTool>, previous: Option<&ToolInfo>) ->
         layer,
         overrides,
     };
-    Some(Handler {
+    let handler = Handler {
         tool,
         info,
-        input,
-        output,
-    })
+        input: OnceLock::new(),
+        output: OnceLock::new(),
+    };
+    if layer == Layer::Mcp {
+        let compiled = handler.input().is_ok()
+            && (handler.info.spec.output_schema.is_none() || handler.output().is_some());
+        return compiled.then_some(handler);
+    }
+    Some(handler)
 }
 
 /// Aliases never shadow a real name. One claimed by tools of different layers goes to the
@@ -267,6 +296,19 @@ impl Registry {
             return Some(name.to_string());
         }
         snap.aliases.get(name).cloned()
+    }
+
+    /// The tools whose input or output schema does not compile (each logged): a builtin's are
+    /// compiled at its first call, so this is how a check finds one before a person does.
+    pub fn uncompilable(&self) -> Vec<String> {
+        self.snap()
+            .tools
+            .values()
+            .filter(|h| {
+                h.input().is_err() || (h.info.spec.output_schema.is_some() && h.output().is_none())
+            })
+            .map(|h| h.info.spec.name.clone())
+            .collect()
     }
 
     pub(crate) fn handler(&self, name: &str) -> Option<Arc<Handler>> {
@@ -458,6 +500,22 @@ mod tests {
             meta.annotations(Annotations::default()),
             schema,
         )))
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_leaves_a_packs_tool_out_and_fails_a_builtins_call() {
+        let broken = |name: &str| -> Arc<dyn DynTool> {
+            let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": 7}}});
+            let meta = ToolMeta::new(name, name, "broken").annotations(Annotations::default());
+            Arc::new(Fake(ToolSpec::from_meta(meta, schema)))
+        };
+        let registry = Registry::new();
+        registry.register(Layer::Mcp, broken("from_a_pack"));
+        registry.register(Layer::Builtin, broken("builtin"));
+        assert!(registry.get("from_a_pack").is_none());
+        let builtin = registry.handler("builtin").expect("a builtin is listed");
+        let err = builtin.input().expect_err("its schema does not compile");
+        assert!(err.to_string().contains("builtin's input schema"), "{err}");
     }
 
     #[test]

@@ -415,7 +415,7 @@ fn refusal(review: &Review) -> Option<ToolError> {
 
 /// Stage output check: structured output must match the tool's declared output schema.
 fn check_output(handler: &Handler, output: &ToolOutput) -> Result<(), ToolError> {
-    let (Some(validator), Some(structured)) = (&handler.output, &output.structured) else {
+    let (Some(validator), Some(structured)) = (handler.output(), &output.structured) else {
         return Ok(());
     };
     match format_schema_errors(validator, structured) {
@@ -665,7 +665,7 @@ impl Scheduler {
         let renamed = spec.canonical_args(args);
         let args = renamed.as_ref().unwrap_or(args);
         check_size(args, self.config.max_args_bytes)?;
-        if let Some(err) = format_schema_errors(&handler.input, args) {
+        if let Some(err) = format_schema_errors(handler.input()?, args) {
             return Err(err);
         }
         let prepared = handler.tool.prepare(args.clone(), env)?;

@@ -11,7 +11,7 @@ mod tools;
 pub use login::{LoginCondition, PageFacts, left_login, wall_reason};
 pub use session::{BrowserConfig, BrowserSettings};
 
-use cowork_contract::{DefaultRule, DynTool, ResumeProbe, RuleAction, ToolProvider, typed};
+use cowork_contract::{DefaultRule, DynTool, ResumeProbe, RuleAction, ToolProvider};
 use session::Session;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,7 @@ pub(crate) struct Shared {
     shown: Mutex<HashSet<String>>,
 }
 
+#[derive(Clone)]
 pub struct BrowserTools {
     shared: Arc<Shared>,
 }
@@ -66,17 +67,7 @@ impl ToolProvider for BrowserTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let s = &self.shared;
-        vec![
-            typed(tools::Navigate { shared: s.clone() }),
-            typed(tools::Snapshot { shared: s.clone() }),
-            typed(tools::Click { shared: s.clone() }),
-            typed(tools::Type { shared: s.clone() }),
-            typed(tools::Screenshot { shared: s.clone() }),
-            typed(tools::Evaluate { shared: s.clone() }),
-            typed(tools::WaitFor { shared: s.clone() }),
-            typed(tools::Tabs { shared: s.clone() }),
-        ]
+        self.browser_tools()
     }
 }
 

@@ -3,12 +3,11 @@
 //! built-in rule always asks about. Every tool that returns page content is open-world: the
 //! content is untrusted and taints the conversation.
 
-use crate::Shared;
 use crate::login::{LoginCondition, wall_reason};
 use crate::session::{Live, browser_error};
+use crate::{BrowserTools, Shared};
 use cowork_contract::{
-    CallPlan, Content, Effect, EffectEnv, SuspendRequest, Tool, ToolContext, ToolError, ToolResult,
-    tool,
+    CallPlan, Content, Effect, EffectEnv, SuspendRequest, ToolContext, ToolError, ToolResult, tools,
 };
 use playwright_rs::protocol::{
     AriaSnapshotMode, AriaSnapshotOptions, GotoOptions, Locator, Page, ScreenshotOptions,
@@ -16,7 +15,6 @@ use playwright_rs::protocol::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The most page text one call hands the model.
@@ -27,17 +25,10 @@ pub(crate) fn origin_of(raw: &str) -> Result<String, ToolError> {
     cowork_contract::address::web_origin(raw).map(|(_, origin)| origin)
 }
 
-/// The plan of a tool that acts on the page on screen: the page's origin is what it is reviewed
-/// as.
-fn act_on_current_page(shared: &Shared) -> Result<CallPlan, ToolError> {
-    let url = shared.session.current_url();
-    if url.is_empty() || url.starts_with("about:") {
-        return Err(ToolError::invalid(
-            "no page is open: call browser_navigate first",
-        ));
-    }
-    Ok(CallPlan::new(vec![Effect::BrowserAct {
-        origin: origin_of(&url)?,
+/// The plan of opening `url`: reviewed as navigation to its origin.
+fn opening(url: &str) -> Result<CallPlan, ToolError> {
+    Ok(CallPlan::new(vec![Effect::BrowserNavigate {
+        origin: origin_of(url)?,
     }]))
 }
 
@@ -128,6 +119,20 @@ impl Shared {
         self.settle(&mut live, result)
     }
 
+    /// Runs `act` on the element `target` names in the current tab, then tells where the page
+    /// is.
+    async fn on_element(
+        &self,
+        target: &Target,
+        act: impl AsyncFnOnce(&Page, Locator) -> Result<(), ToolError>,
+    ) -> Result<PageState, ToolError> {
+        self.on_page(async |page| {
+            act(&page, target.locate(&page)?).await?;
+            self.state(&page).await
+        })
+        .await
+    }
+
     /// A failed call whose browser went away leaves none behind: the next call starts afresh.
     fn settle<T>(
         &self,
@@ -151,10 +156,6 @@ fn state_text(s: &PageState) -> String {
 
 // ---------------------------------------------------------------- browser_navigate
 
-pub struct Navigate {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NavigateInput {
@@ -175,82 +176,23 @@ pub struct NavigateOutput {
     pub snapshot: String,
 }
 
-#[tool(name = "browser_navigate", title = "Open a page", category = "browser",
-       effects = [BrowserNavigate], read_only, idempotent, open_world, timeout = Duration::from_secs(60),
-       description = "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")]
-impl Tool for Navigate {
-    type Input = NavigateInput;
-    type Output = NavigateOutput;
-
-    fn plan(&self, input: &NavigateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        Ok(CallPlan::new(vec![Effect::BrowserNavigate {
-            origin: origin_of(&input.url)?,
-        }]))
+/// When a page counts as loaded, as `wait_until` names it (`load` when unset).
+fn wait_until(raw: Option<&str>) -> Result<WaitUntil, ToolError> {
+    match raw.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("load") => Ok(WaitUntil::Load),
+        Some("domcontentloaded") => Ok(WaitUntil::DomContentLoaded),
+        Some("networkidle") => Ok(WaitUntil::NetworkIdle),
+        Some(other) => Err(ToolError::invalid(format!(
+            "wait_until {other:?}: use load, domcontentloaded or networkidle"
+        ))),
     }
+}
 
-    async fn call(
-        &self,
-        input: &NavigateInput,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<NavigateOutput> {
-        let wait_until = match input
-            .wait_until
-            .as_deref()
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            None | Some("load") => WaitUntil::Load,
-            Some("domcontentloaded") => WaitUntil::DomContentLoaded,
-            Some("networkidle") => WaitUntil::NetworkIdle,
-            Some(other) => {
-                return Err(ToolError::invalid(format!(
-                    "wait_until {other:?}: use load, domcontentloaded or networkidle"
-                )));
-            }
-        };
-        let url = input.url.trim();
-        let origin = origin_of(url)?;
-        let session = &self.shared.session;
-        let mut live = session.lock().await;
-        let result = async {
-            let page = session.page(&mut live).await?;
-            let response = page
-                .goto(
-                    url,
-                    GotoOptions::new()
-                        .wait_until(wait_until)
-                        .timeout(Duration::from_secs(45)),
-                )
-                .await
-                .map_err(|e| browser_error(&format!("opening {url}"), e))?;
-            let facts = session
-                .facts(&page, response.map(|r| r.status()).unwrap_or(0))
-                .await?;
-            session.set_current_url(&facts.url);
-            if let Some(why) = wall_reason(&facts, &session.config.sso_hosts) {
-                return Err(self
-                    .shared
-                    .suspend_for_login(ctx, &mut live, &origin, url, &facts.url, &why)
-                    .await);
-            }
-            Ok(NavigateOutput {
-                snapshot: outline(&page).await?,
-                url: facts.url,
-                title: facts.title,
-                status: facts.status,
-            })
-        }
-        .await;
-        self.shared.settle(&mut live, result)
-    }
-
-    fn to_text(&self, out: &NavigateOutput) -> String {
-        format!(
-            "{} — {} (HTTP {})\n\n{}",
-            out.title, out.url, out.status, out.snapshot
-        )
-    }
+fn navigate_text(out: &NavigateOutput) -> String {
+    format!(
+        "{} — {} (HTTP {})\n\n{}",
+        out.title, out.url, out.status, out.snapshot
+    )
 }
 
 impl Shared {
@@ -292,10 +234,6 @@ impl Shared {
 
 // ---------------------------------------------------------------- browser_snapshot
 
-pub struct Snapshot {
-    pub shared: Arc<Shared>,
-}
-
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotInput {}
@@ -307,49 +245,11 @@ pub struct SnapshotOutput {
     pub snapshot: String,
 }
 
-#[tool(
-    name = "browser_snapshot",
-    title = "Read the page",
-    category = "browser",
-    read_only,
-    idempotent,
-    open_world,
-    description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept."
-)]
-impl Tool for Snapshot {
-    type Input = SnapshotInput;
-    type Output = SnapshotOutput;
-
-    async fn call(
-        &self,
-        _input: &SnapshotInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<SnapshotOutput> {
-        self.shared
-            .on_page(async |page| {
-                // Both asked at once: the driver answers them in parallel (one round trip, not two).
-                let (snapshot, title) = tokio::join!(outline(&page), page.title());
-                let title = title.map_err(|e| browser_error("reading the title", e))?;
-                Ok(SnapshotOutput {
-                    url: page.url(),
-                    title,
-                    snapshot: snapshot?,
-                })
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &SnapshotOutput) -> String {
-        format!("{} — {}\n\n{}", out.title, out.url, out.snapshot)
-    }
+fn snapshot_text(out: &SnapshotOutput) -> String {
+    format!("{} — {}\n\n{}", out.title, out.url, out.snapshot)
 }
 
 // ---------------------------------------------------------------- browser_click
-
-pub struct Click {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -358,41 +258,7 @@ pub struct ClickInput {
     pub target: Target,
 }
 
-#[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
-       open_world,
-       description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
-impl Tool for Click {
-    type Input = ClickInput;
-    type Output = PageState;
-
-    fn plan(&self, _input: &ClickInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        act_on_current_page(&self.shared)
-    }
-
-    async fn call(&self, input: &ClickInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
-        self.shared
-            .on_page(async |page| {
-                input
-                    .target
-                    .locate(&page)?
-                    .click(None)
-                    .await
-                    .map_err(|e| browser_error("clicking", e))?;
-                self.shared.state(&page).await
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &PageState) -> String {
-        state_text(out)
-    }
-}
-
 // ---------------------------------------------------------------- browser_type
-
-pub struct Type {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -406,47 +272,7 @@ pub struct TypeInput {
     pub submit: bool,
 }
 
-#[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
-       open_world,
-       description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
-impl Tool for Type {
-    type Input = TypeInput;
-    type Output = PageState;
-
-    fn plan(&self, _input: &TypeInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        act_on_current_page(&self.shared)
-    }
-
-    async fn call(&self, input: &TypeInput, _: &(), _ctx: &ToolContext) -> ToolResult<PageState> {
-        self.shared
-            .on_page(async |page| {
-                let field = input.target.locate(&page)?;
-                field
-                    .fill(&input.value, None)
-                    .await
-                    .map_err(|e| browser_error("typing", e))?;
-                if input.submit {
-                    field
-                        .press("Enter", None)
-                        .await
-                        .map_err(|e| browser_error("pressing Enter", e))?;
-                    let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
-                }
-                self.shared.state(&page).await
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &PageState) -> String {
-        state_text(out)
-    }
-}
-
 // ---------------------------------------------------------------- browser_screenshot
-
-pub struct Screenshot {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
@@ -467,66 +293,24 @@ pub struct ScreenshotOutput {
     pub png: Vec<u8>,
 }
 
-#[tool(
-    name = "browser_screenshot",
-    title = "Screenshot",
-    category = "browser",
-    read_only,
-    idempotent,
-    open_world,
-    description = "A PNG screenshot of the current page (visible part, or the full page)."
-)]
-impl Tool for Screenshot {
-    type Input = ScreenshotInput;
-    type Output = ScreenshotOutput;
+fn screenshot_text(out: &ScreenshotOutput) -> String {
+    format!("Screenshot of {} ({} bytes, PNG)", out.url, out.bytes)
+}
 
-    async fn call(
-        &self,
-        input: &ScreenshotInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<ScreenshotOutput> {
-        self.shared
-            .on_page(async |page| {
-                let options = ScreenshotOptions::builder()
-                    .full_page(input.full_page)
-                    .build();
-                let png = page
-                    .screenshot(Some(options))
-                    .await
-                    .map_err(|e| browser_error("taking the screenshot", e))?;
-                Ok(ScreenshotOutput {
-                    url: page.url(),
-                    bytes: png.len(),
-                    png,
-                })
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &ScreenshotOutput) -> String {
-        format!("Screenshot of {} ({} bytes, PNG)", out.url, out.bytes)
-    }
-
-    fn content(&self, out: &ScreenshotOutput) -> Vec<Content> {
-        use base64::Engine;
-        vec![
-            Content::Text {
-                text: self.to_text(out),
-            },
-            Content::Image {
-                mime_type: "image/png".into(),
-                data_base64: base64::engine::general_purpose::STANDARD.encode(&out.png),
-            },
-        ]
-    }
+fn screenshot_content(out: &ScreenshotOutput) -> Vec<Content> {
+    use base64::Engine;
+    vec![
+        Content::Text {
+            text: screenshot_text(out),
+        },
+        Content::Image {
+            mime_type: "image/png".into(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(&out.png),
+        },
+    ]
 }
 
 // ---------------------------------------------------------------- browser_evaluate
-
-pub struct Evaluate {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -541,47 +325,11 @@ pub struct EvaluateOutput {
     pub value: serde_json::Value,
 }
 
-#[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
-       effects = [BrowserAct], open_world,
-       description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
-impl Tool for Evaluate {
-    type Input = EvaluateInput;
-    type Output = EvaluateOutput;
-
-    fn plan(&self, _input: &EvaluateInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        act_on_current_page(&self.shared)
-    }
-
-    async fn call(
-        &self,
-        input: &EvaluateInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<EvaluateOutput> {
-        self.shared
-            .on_page(async |page| {
-                let value = page
-                    .evaluate::<(), serde_json::Value>(&input.expression, None)
-                    .await
-                    .map_err(|e| browser_error("running the script", e))?;
-                Ok(EvaluateOutput {
-                    url: page.url(),
-                    value,
-                })
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &EvaluateOutput) -> String {
-        cut(serde_json::to_string_pretty(&out.value).unwrap_or_default())
-    }
+fn evaluate_text(out: &EvaluateOutput) -> String {
+    cut(serde_json::to_string_pretty(&out.value).unwrap_or_default())
 }
 
 // ---------------------------------------------------------------- browser_wait_for
-
-pub struct WaitFor {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -596,52 +344,7 @@ pub struct WaitForInput {
     pub timeout_ms: Option<u64>,
 }
 
-#[tool(name = "browser_wait_for", title = "Wait for the page", category = "browser",
-       read_only, idempotent, open_world, timeout = Duration::from_secs(65),
-       description = "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")]
-impl Tool for WaitFor {
-    type Input = WaitForInput;
-    type Output = PageState;
-
-    async fn call(
-        &self,
-        input: &WaitForInput,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<PageState> {
-        let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
-        self.shared
-            .on_page(async |page| {
-                let state = if input.gone {
-                    WaitForState::Hidden
-                } else {
-                    WaitForState::Visible
-                };
-                let options = WaitForOptions::builder()
-                    .state(state)
-                    .timeout(timeout)
-                    .build();
-                input
-                    .target
-                    .locate(&page)?
-                    .wait_for(Some(options))
-                    .await
-                    .map_err(|e| browser_error("waiting", e))?;
-                self.shared.state(&page).await
-            })
-            .await
-    }
-
-    fn to_text(&self, out: &PageState) -> String {
-        state_text(out)
-    }
-}
-
 // ---------------------------------------------------------------- browser_tabs
-
-pub struct Tabs {
-    pub shared: Arc<Shared>,
-}
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -668,79 +371,291 @@ pub struct TabsOutput {
     pub tabs: Vec<Tab>,
 }
 
-#[tool(name = "browser_tabs", title = "Browser tabs", category = "browser",
-       effects = [BrowserNavigate], open_world,
-       description = "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")]
-impl Tool for Tabs {
-    type Input = TabsInput;
-    type Output = TabsOutput;
-
-    fn plan(&self, input: &TabsInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
-        match (input.action.as_deref(), &input.url) {
-            (Some("new"), Some(url)) => Ok(CallPlan::new(vec![Effect::BrowserNavigate {
-                origin: origin_of(url)?,
-            }])),
-            _ => Ok(CallPlan::new(vec![])),
+/// Does what `input.action` asks on the running browser's tabs (`list`: nothing).
+async fn tab_action(l: &mut Live, input: &TabsInput) -> Result<(), ToolError> {
+    let pages = l.context.pages();
+    let index = |i: Option<usize>| {
+        i.filter(|i| *i < pages.len()).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "give an index from 0 to {}",
+                pages.len().saturating_sub(1)
+            ))
+        })
+    };
+    match input.action.as_deref().unwrap_or("list") {
+        "list" => {}
+        "new" => {
+            let page = l
+                .context
+                .new_page()
+                .await
+                .map_err(|e| browser_error("opening a tab", e))?;
+            if let Some(url) = &input.url {
+                page.goto(url, None)
+                    .await
+                    .map_err(|e| browser_error(&format!("opening {url}"), e))?;
+            }
+            l.current = l.context.pages().len().saturating_sub(1);
+        }
+        "select" => {
+            l.current = index(input.index)?;
+            let _ = pages[l.current].bring_to_front().await;
+        }
+        "close" => {
+            let i = index(input.index)?;
+            pages[i]
+                .close()
+                .await
+                .map_err(|e| browser_error("closing the tab", e))?;
+            l.current = l.current.min(l.context.pages().len().saturating_sub(1));
+        }
+        other => {
+            return Err(ToolError::invalid(format!(
+                "action {other:?}: use list, new, select or close"
+            )));
         }
     }
+    Ok(())
+}
 
-    async fn call(&self, input: &TabsInput, _: &(), _ctx: &ToolContext) -> ToolResult<TabsOutput> {
+/// The browser's tabs, the current one marked.
+async fn list_tabs(l: &Live) -> Vec<Tab> {
+    let mut tabs = Vec::new();
+    for (i, page) in l.context.pages().iter().enumerate() {
+        tabs.push(Tab {
+            index: i,
+            url: page.url(),
+            title: page.title().await.unwrap_or_default(),
+            current: i == l.current,
+        });
+    }
+    tabs
+}
+
+fn tabs_text(out: &TabsOutput) -> String {
+    out.tabs
+        .iter()
+        .map(|t| {
+            format!(
+                "{}{} {} — {}",
+                if t.current { "▶ " } else { "  " },
+                t.index,
+                t.title,
+                t.url
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tools(list = browser_tools)]
+impl BrowserTools {
+    #[tool(name = "browser_navigate", title = "Open a page", category = "browser",
+           effects = [BrowserNavigate], read_only, idempotent, open_world, timeout = Duration::from_secs(60),
+           plan = Self::plan_navigate, text = navigate_text, description = "Open a URL in the app's browser (its own profile: logins persist). Returns the page's outline with element refs. A login page pauses the task until the person logs in.")]
+    async fn navigate(
+        &self,
+        input: &NavigateInput,
+        _: &(),
+        ctx: &ToolContext,
+    ) -> ToolResult<NavigateOutput> {
+        let wait_until = wait_until(input.wait_until.as_deref())?;
+        let url = input.url.trim();
+        let origin = origin_of(url)?;
+        let session = &self.shared.session;
+        let mut live = session.lock().await;
+        let result = async {
+            let page = session.page(&mut live).await?;
+            let response = page
+                .goto(
+                    url,
+                    GotoOptions::new()
+                        .wait_until(wait_until)
+                        .timeout(Duration::from_secs(45)),
+                )
+                .await
+                .map_err(|e| browser_error(&format!("opening {url}"), e))?;
+            let facts = session
+                .facts(&page, response.map(|r| r.status()).unwrap_or(0))
+                .await?;
+            session.set_current_url(&facts.url);
+            if let Some(why) = wall_reason(&facts, &session.config.sso_hosts) {
+                return Err(self
+                    .shared
+                    .suspend_for_login(ctx, &mut live, &origin, url, &facts.url, &why)
+                    .await);
+            }
+            Ok(NavigateOutput {
+                snapshot: outline(&page).await?,
+                url: facts.url,
+                title: facts.title,
+                status: facts.status,
+            })
+        }
+        .await;
+        self.shared.settle(&mut live, result)
+    }
+
+    fn plan_navigate(
+        &self,
+        input: &NavigateInput,
+        _env: &EffectEnv,
+    ) -> Result<CallPlan, ToolError> {
+        opening(&input.url)
+    }
+
+    /// The plan of a tool that acts on the page on screen: the page's origin is what it is
+    /// reviewed as.
+    fn act_on_current_page<I>(&self, _input: &I, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        let url = self.shared.session.current_url();
+        if url.is_empty() || url.starts_with("about:") {
+            return Err(ToolError::invalid(
+                "no page is open: call browser_navigate first",
+            ));
+        }
+        Ok(CallPlan::new(vec![Effect::BrowserAct {
+            origin: origin_of(&url)?,
+        }]))
+    }
+
+    #[tool(name = "browser_snapshot", title = "Read the page", category = "browser",
+           read_only, idempotent, open_world, text = snapshot_text,
+           description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")]
+    async fn snapshot(&self, _: &SnapshotInput, _: &ToolContext) -> ToolResult<SnapshotOutput> {
+        self.shared
+            .on_page(async |page| {
+                // Both asked at once: the driver answers them in parallel (one round trip, not two).
+                let (snapshot, title) = tokio::join!(outline(&page), page.title());
+                let title = title.map_err(|e| browser_error("reading the title", e))?;
+                Ok(SnapshotOutput {
+                    url: page.url(),
+                    title,
+                    snapshot: snapshot?,
+                })
+            })
+            .await
+    }
+
+    #[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
+           open_world, plan = Self::act_on_current_page, text = state_text,
+           description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
+    async fn click(&self, input: &ClickInput, _: &(), _: &ToolContext) -> ToolResult<PageState> {
+        self.shared
+            .on_element(&input.target, async |_, element| {
+                element
+                    .click(None)
+                    .await
+                    .map_err(|e| browser_error("clicking", e))
+            })
+            .await
+    }
+
+    #[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
+           open_world, plan = Self::act_on_current_page, text = state_text,
+           description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
+    async fn type_in(&self, input: &TypeInput, _: &(), _: &ToolContext) -> ToolResult<PageState> {
+        self.shared
+            .on_element(&input.target, async |page, field| {
+                field
+                    .fill(&input.value, None)
+                    .await
+                    .map_err(|e| browser_error("typing", e))?;
+                if input.submit {
+                    field
+                        .press("Enter", None)
+                        .await
+                        .map_err(|e| browser_error("pressing Enter", e))?;
+                    let _ = page.wait_for_load_state(Some(WaitUntil::Load)).await;
+                }
+                Ok(())
+            })
+            .await
+    }
+
+    #[tool(name = "browser_screenshot", title = "Screenshot", category = "browser",
+           read_only, idempotent, open_world, text = screenshot_text, content = screenshot_content,
+           description = "A PNG screenshot of the current page (visible part, or the full page).")]
+    async fn screenshot(
+        &self,
+        input: &ScreenshotInput,
+        _: &ToolContext,
+    ) -> ToolResult<ScreenshotOutput> {
+        self.shared
+            .on_page(async |page| {
+                let options = ScreenshotOptions::builder()
+                    .full_page(input.full_page)
+                    .build();
+                let png = page
+                    .screenshot(Some(options))
+                    .await
+                    .map_err(|e| browser_error("taking the screenshot", e))?;
+                Ok(ScreenshotOutput {
+                    url: page.url(),
+                    bytes: png.len(),
+                    png,
+                })
+            })
+            .await
+    }
+
+    #[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
+           effects = [BrowserAct], open_world, plan = Self::act_on_current_page, text = evaluate_text,
+           description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
+    async fn evaluate(
+        &self,
+        input: &EvaluateInput,
+        _: &(),
+        _: &ToolContext,
+    ) -> ToolResult<EvaluateOutput> {
+        self.shared
+            .on_page(async |page| {
+                let value = page
+                    .evaluate::<(), serde_json::Value>(&input.expression, None)
+                    .await
+                    .map_err(|e| browser_error("running the script", e))?;
+                Ok(EvaluateOutput {
+                    url: page.url(),
+                    value,
+                })
+            })
+            .await
+    }
+
+    #[tool(name = "browser_wait_for", title = "Wait for the page", category = "browser",
+           read_only, idempotent, open_world, timeout = Duration::from_secs(65), text = state_text,
+           description = "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")]
+    async fn wait_for(&self, input: &WaitForInput, _: &ToolContext) -> ToolResult<PageState> {
+        let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
+        let state = if input.gone {
+            WaitForState::Hidden
+        } else {
+            WaitForState::Visible
+        };
+        let options = WaitForOptions::builder()
+            .state(state)
+            .timeout(timeout)
+            .build();
+        self.shared
+            .on_element(&input.target, async |_, element| {
+                element
+                    .wait_for(Some(options))
+                    .await
+                    .map_err(|e| browser_error("waiting", e))
+            })
+            .await
+    }
+
+    #[tool(name = "browser_tabs", title = "Browser tabs", category = "browser",
+           effects = [BrowserNavigate], open_world, plan = Self::plan_tabs, text = tabs_text,
+           description = "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")]
+    async fn tabs(&self, input: &TabsInput, _: &(), _: &ToolContext) -> ToolResult<TabsOutput> {
         let session = &self.shared.session;
         let mut live = session.lock().await;
         let result = async {
             session.page(&mut live).await?;
             let l = live.as_mut().expect("page() started the browser");
-            let pages = l.context.pages();
-            let index = |i: Option<usize>| {
-                i.filter(|i| *i < pages.len()).ok_or_else(|| {
-                    ToolError::invalid(format!(
-                        "give an index from 0 to {}",
-                        pages.len().saturating_sub(1)
-                    ))
-                })
-            };
-            match input.action.as_deref().unwrap_or("list") {
-                "list" => {}
-                "new" => {
-                    let page = l
-                        .context
-                        .new_page()
-                        .await
-                        .map_err(|e| browser_error("opening a tab", e))?;
-                    if let Some(url) = &input.url {
-                        page.goto(url, None)
-                            .await
-                            .map_err(|e| browser_error(&format!("opening {url}"), e))?;
-                    }
-                    l.current = l.context.pages().len().saturating_sub(1);
-                }
-                "select" => {
-                    l.current = index(input.index)?;
-                    let _ = pages[l.current].bring_to_front().await;
-                }
-                "close" => {
-                    let i = index(input.index)?;
-                    pages[i]
-                        .close()
-                        .await
-                        .map_err(|e| browser_error("closing the tab", e))?;
-                    l.current = l.current.min(l.context.pages().len().saturating_sub(1));
-                }
-                other => {
-                    return Err(ToolError::invalid(format!(
-                        "action {other:?}: use list, new, select or close"
-                    )));
-                }
-            }
-            let mut tabs = Vec::new();
-            for (i, page) in l.context.pages().iter().enumerate() {
-                tabs.push(Tab {
-                    index: i,
-                    url: page.url(),
-                    title: page.title().await.unwrap_or_default(),
-                    current: i == l.current,
-                });
-            }
+            tab_action(l, input).await?;
+            let tabs = list_tabs(l).await;
             if let Some(current) = tabs.iter().find(|t| t.current) {
                 session.set_current_url(&current.url);
             }
@@ -750,19 +665,10 @@ impl Tool for Tabs {
         self.shared.settle(&mut live, result)
     }
 
-    fn to_text(&self, out: &TabsOutput) -> String {
-        out.tabs
-            .iter()
-            .map(|t| {
-                format!(
-                    "{}{} {} — {}",
-                    if t.current { "▶ " } else { "  " },
-                    t.index,
-                    t.title,
-                    t.url
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+    fn plan_tabs(&self, input: &TabsInput, _env: &EffectEnv) -> Result<CallPlan, ToolError> {
+        match (input.action.as_deref(), &input.url) {
+            (Some("new"), Some(url)) => opening(url),
+            _ => Ok(CallPlan::new(vec![])),
+        }
     }
 }

@@ -16,7 +16,7 @@ pub use speaker::{SpeakError, Speaker, Spoken, voice_for};
 pub use speech::{Segment, Speech, Transcript, default_model, model_setup};
 pub use tools::Heard;
 
-use cowork_contract::{DynTool, ToolProvider, typed};
+use cowork_contract::{DynTool, ToolProvider};
 use cowork_store::settings::Section;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -120,6 +120,7 @@ fn read_settings(path: Option<&Path>) -> VoiceSettings {
     VoiceSettings::load_or_default(path)
 }
 
+#[derive(Clone)]
 pub struct VoiceTools {
     voice: Arc<Voice>,
 }
@@ -136,10 +137,6 @@ impl ToolProvider for VoiceTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        vec![
-            typed(tools::Transcribe(self.voice.clone())),
-            typed(tools::Listen(self.voice.clone())),
-            typed(tools::Speak(self.voice.clone())),
-        ]
+        self.voice_tools()
     }
 }

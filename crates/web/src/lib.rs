@@ -22,13 +22,13 @@ mod weather;
 
 pub use cache::Cache;
 pub use client::{ApiRequest, Blocked, FetchError, Fetched, Reach, Source, WebClient};
-pub use news::{GetNews, News, NewsItem};
-pub use search::{SearchResult, SearchResults, WebSearch};
+pub use news::{News, NewsItem};
+pub use search::{SearchResult, SearchResults};
 pub use settings::{Feed, SearchProvider, Units, WebSettings};
-pub use tools::{WebFetch, WebPage};
-pub use weather::{Forecast, GetWeather, Weather};
+pub use tools::WebPage;
+pub use weather::{Forecast, Weather};
 
-use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider, typed};
+use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -50,6 +50,7 @@ impl Shared {
     }
 }
 
+#[derive(Clone)]
 pub struct WebTools {
     shared: Arc<Shared>,
 }
@@ -85,12 +86,12 @@ impl ToolProvider for WebTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let s = &self.shared;
-        vec![
-            typed(tools::WebFetch(s.clone())),
-            typed(search::WebSearch(s.clone())),
-            typed(weather::GetWeather(s.clone())),
-            typed(news::GetNews(s.clone())),
+        [
+            self.fetch_tools(),
+            self.search_tools(),
+            self.weather_tools(),
+            self.news_tools(),
         ]
+        .concat()
     }
 }

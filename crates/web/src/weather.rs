@@ -2,18 +2,14 @@
 //! 24 hours, the next days). No key. Several places of the name and nothing to tell them apart →
 //! the candidates, for the model to ask the person which one.
 
-use crate::Shared;
+use crate::WebTools;
 use crate::settings::Units;
 use crate::tools::{fetch_error, origin_reach};
-use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::sync::Arc;
-
-pub struct GetWeather(pub Arc<Shared>);
+use std::time::Duration;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -187,157 +183,15 @@ fn forecast_url(plan: &WeatherPlan, place: &Place, days: u8) -> Result<url::Url,
     .map_err(|e| ToolError::invalid(format!("{e} — fix the forecast address in Settings → Web")))
 }
 
-#[tool(name = "get_weather", title = "Weather", category = "web", aliases = ["weather"],
-       effects = [NetFetch], read_only, idempotent, open_world, timeout = std::time::Duration::from_secs(30),
-       description = "The weather for a place (any language): now, the next 24 hours and the next days, from Open-Meteo. When several places share the name it returns them: ask the person which one, then call again with the region or country.")]
-impl Tool for GetWeather {
-    type Input = GetWeatherInput;
-    type Output = Weather;
-    type Plan = WeatherPlan;
-
-    fn plan(&self, input: &Self::Input, _: &EffectEnv) -> Result<CallPlan<WeatherPlan>, ToolError> {
-        if input.place.trim().is_empty() {
-            return Err(ToolError::invalid("name a place"));
-        }
-        let weather = self.0.settings()?.weather;
-        let (geocoding_origin, geocoding_reach) = origin_reach(&weather.geocoding_url)?;
-        let (forecast_origin, forecast_reach) = origin_reach(&weather.forecast_url)?;
-        let mut effects = vec![Effect::NetFetch {
-            origin: geocoding_origin.clone(),
-        }];
-        if forecast_origin != geocoding_origin {
-            effects.push(Effect::NetFetch {
-                origin: forecast_origin,
-            });
-        }
-        Ok(CallPlan::with(
-            effects,
-            WeatherPlan {
-                geocoding: weather.geocoding_url,
-                forecast: weather.forecast_url,
-                geocoding_reach,
-                forecast_reach,
-                units: input.units.unwrap_or(weather.units),
-            },
-        ))
-    }
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &WeatherPlan,
-        _: &ToolContext,
-    ) -> ToolResult<Weather> {
-        let (name, hints) = split_place(&input.place);
-        let url = geocoding_url(&plan.geocoding, &name)?;
-        let found = self.get_json(url.as_str(), plan.geocoding_reach).await?;
-        let places: Vec<Place> = found["results"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(place)
-            .collect();
-        let place = match choose(&name, &hints, places) {
-            Choice::One(place) => place,
-            Choice::None => {
-                return Err(ToolError::failed(format!(
-                    "no place called {:?} found — check the spelling, or add the country",
-                    input.place
-                )));
-            }
-            Choice::Several(candidates) => {
-                return Ok(Weather::Ambiguous {
-                    query: input.place.clone(),
-                    candidates,
-                });
-            }
-        };
-        let days = input.days.unwrap_or(3).clamp(1, 16);
-        let url = forecast_url(plan, &place, days)?;
-        let forecast = self.get_json(url.as_str(), plan.forecast_reach).await?;
-        read_forecast(place, &forecast)
-    }
-
-    fn to_text(&self, out: &Weather) -> String {
-        match out {
-            Weather::Ambiguous { query, candidates } => {
-                let mut text = format!(
-                    "Several places are called {query:?}. Ask the person which one they mean, then call get_weather again with it:\n"
-                );
-                for (i, p) in candidates.iter().enumerate() {
-                    text.push_str(&format!("{}. {}\n", i + 1, p.label()));
-                }
-                text
-            }
-            Weather::Forecast(forecast) => {
-                let Forecast {
-                    place,
-                    units,
-                    current,
-                    hourly,
-                    daily,
-                } = forecast.as_ref();
-                let t = &units.temperature;
-                let mut text = format!(
-                    "{} ({:.2}, {:.2}), {}:\nNow: {}, {:.0}{t}",
-                    place.label(),
-                    place.latitude,
-                    place.longitude,
-                    current.time,
-                    current.condition,
-                    current.temperature
-                );
-                if let Some(f) = current.feels_like {
-                    text.push_str(&format!(" (feels {f:.0}{t})"));
-                }
-                if let Some(h) = current.humidity {
-                    text.push_str(&format!(", humidity {h:.0}%"));
-                }
-                if let Some(w) = current.wind_speed {
-                    text.push_str(&format!(", wind {w:.0} {}", units.wind));
-                }
-                text.push('\n');
-                if !hourly.is_empty() {
-                    text.push_str("Next hours: ");
-                    let hours: Vec<String> = hourly
-                        .iter()
-                        .step_by(3)
-                        .map(|h| {
-                            format!(
-                                "{} {:.0}{t}{}",
-                                h.time.get(11..16).unwrap_or(&h.time),
-                                h.temperature,
-                                h.precipitation_probability
-                                    .map(|p| format!(" {p:.0}% rain"))
-                                    .unwrap_or_default()
-                            )
-                        })
-                        .collect();
-                    text.push_str(&hours.join(", "));
-                    text.push('\n');
-                }
-                for d in daily {
-                    text.push_str(&format!(
-                        "{}: {}, {:.0}–{:.0}{t}{}\n",
-                        d.date,
-                        d.condition,
-                        d.min,
-                        d.max,
-                        d.precipitation_probability
-                            .map(|p| format!(", rain {p:.0}%"))
-                            .unwrap_or_default()
-                    ));
-                }
-                text.push_str("Weather data by Open-Meteo.com\n");
-                text
-            }
-        }
-    }
-}
-
-impl GetWeather {
-    async fn get_json(&self, url: &str, reach: crate::Reach) -> Result<Value, ToolError> {
-        let fetched = self.0.client.fetch(url, reach).await.map_err(fetch_error)?;
+impl WebTools {
+    /// An Open-Meteo answer as JSON; a refusal or a move elsewhere is an error.
+    async fn open_meteo_json(&self, url: &str, reach: crate::Reach) -> Result<Value, ToolError> {
+        let fetched = self
+            .shared
+            .client
+            .fetch(url, reach)
+            .await
+            .map_err(fetch_error)?;
         if let Some(elsewhere) = fetched.redirect_elsewhere {
             return Err(ToolError::failed(format!(
                 "{url} moved to {elsewhere} — not followed: set that address in Settings → Web"
@@ -539,6 +393,162 @@ pub fn condition(code: u8) -> &'static str {
         95 => "thunderstorm",
         96 | 99 => "thunderstorm with hail",
         _ => "unknown",
+    }
+}
+
+fn get_weather_text(out: &Weather) -> String {
+    match out {
+        Weather::Ambiguous { query, candidates } => {
+            let mut text = format!(
+                "Several places are called {query:?}. Ask the person which one they mean, then call get_weather again with it:\n"
+            );
+            for (i, p) in candidates.iter().enumerate() {
+                text.push_str(&format!("{}. {}\n", i + 1, p.label()));
+            }
+            text
+        }
+        Weather::Forecast(forecast) => forecast_text(forecast),
+    }
+}
+
+/// The place, the weather now, every third of the next hours, then one line a day.
+fn forecast_text(forecast: &Forecast) -> String {
+    let Forecast {
+        place,
+        units,
+        current,
+        hourly,
+        daily,
+    } = forecast;
+    let t = &units.temperature;
+    let mut text = format!(
+        "{} ({:.2}, {:.2}), {}:\nNow: {}, {:.0}{t}",
+        place.label(),
+        place.latitude,
+        place.longitude,
+        current.time,
+        current.condition,
+        current.temperature
+    );
+    if let Some(f) = current.feels_like {
+        text.push_str(&format!(" (feels {f:.0}{t})"));
+    }
+    if let Some(h) = current.humidity {
+        text.push_str(&format!(", humidity {h:.0}%"));
+    }
+    if let Some(w) = current.wind_speed {
+        text.push_str(&format!(", wind {w:.0} {}", units.wind));
+    }
+    text.push('\n');
+    if !hourly.is_empty() {
+        text.push_str("Next hours: ");
+        let hours: Vec<String> = hourly
+            .iter()
+            .step_by(3)
+            .map(|h| {
+                format!(
+                    "{} {:.0}{t}{}",
+                    h.time.get(11..16).unwrap_or(&h.time),
+                    h.temperature,
+                    h.precipitation_probability
+                        .map(|p| format!(" {p:.0}% rain"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        text.push_str(&hours.join(", "));
+        text.push('\n');
+    }
+    for d in daily {
+        text.push_str(&format!(
+            "{}: {}, {:.0}–{:.0}{t}{}\n",
+            d.date,
+            d.condition,
+            d.min,
+            d.max,
+            d.precipitation_probability
+                .map(|p| format!(", rain {p:.0}%"))
+                .unwrap_or_default()
+        ));
+    }
+    text.push_str("Weather data by Open-Meteo.com\n");
+    text
+}
+
+#[tools(list = weather_tools)]
+impl WebTools {
+    #[tool(name = "get_weather", title = "Weather", category = "web", aliases = ["weather"],
+           effects = [NetFetch], read_only, idempotent, open_world, timeout = Duration::from_secs(30),
+           plan = Self::plan_get_weather, text = get_weather_text, description = "The weather for a place (any language): now, the next 24 hours and the next days, from Open-Meteo. When several places share the name it returns them: ask the person which one, then call again with the region or country.")]
+    async fn get_weather(
+        &self,
+        input: &GetWeatherInput,
+        plan: &WeatherPlan,
+        _: &ToolContext,
+    ) -> ToolResult<Weather> {
+        let (name, hints) = split_place(&input.place);
+        let url = geocoding_url(&plan.geocoding, &name)?;
+        let found = self
+            .open_meteo_json(url.as_str(), plan.geocoding_reach)
+            .await?;
+        let places: Vec<Place> = found["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(place)
+            .collect();
+        let place = match choose(&name, &hints, places) {
+            Choice::One(place) => place,
+            Choice::None => {
+                return Err(ToolError::failed(format!(
+                    "no place called {:?} found — check the spelling, or add the country",
+                    input.place
+                )));
+            }
+            Choice::Several(candidates) => {
+                return Ok(Weather::Ambiguous {
+                    query: input.place.clone(),
+                    candidates,
+                });
+            }
+        };
+        let days = input.days.unwrap_or(3).clamp(1, 16);
+        let url = forecast_url(plan, &place, days)?;
+        let forecast = self
+            .open_meteo_json(url.as_str(), plan.forecast_reach)
+            .await?;
+        read_forecast(place, &forecast)
+    }
+
+    fn plan_get_weather(
+        &self,
+        input: &GetWeatherInput,
+        _: &EffectEnv,
+    ) -> Result<CallPlan<WeatherPlan>, ToolError> {
+        if input.place.trim().is_empty() {
+            return Err(ToolError::invalid("name a place"));
+        }
+        let weather = self.shared.settings()?.weather;
+        let (geocoding_origin, geocoding_reach) = origin_reach(&weather.geocoding_url)?;
+        let (forecast_origin, forecast_reach) = origin_reach(&weather.forecast_url)?;
+        let mut effects = vec![Effect::NetFetch {
+            origin: geocoding_origin.clone(),
+        }];
+        if forecast_origin != geocoding_origin {
+            effects.push(Effect::NetFetch {
+                origin: forecast_origin,
+            });
+        }
+        Ok(CallPlan::with(
+            effects,
+            WeatherPlan {
+                geocoding: weather.geocoding_url,
+                forecast: weather.forecast_url,
+                geocoding_reach,
+                forecast_reach,
+                units: input.units.unwrap_or(weather.units),
+            },
+        ))
     }
 }
 

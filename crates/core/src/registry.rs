@@ -7,6 +7,7 @@
 use cowork_contract::{DynTool, ToolError, ToolProvider, ToolSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -106,6 +107,10 @@ pub struct Registry {
     sources: Mutex<Vec<(Layer, Source)>>,
     snapshot: RwLock<Arc<Snapshot>>,
     on_rules: RwLock<Option<OnRules>>,
+    /// A source was added since the table was built. Adding does not rebuild: the app adds some
+    /// twenty sources at start, and rebuilding after each asked every family for its tools (and
+    /// derived their schemas) twenty times over. The next read rebuilds once.
+    stale: AtomicBool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -230,7 +235,7 @@ impl Registry {
             .lock()
             .unwrap()
             .push((layer, Source::Tool(tool)));
-        self.reload();
+        self.stale.store(true, Ordering::Release);
     }
 
     /// A family's tools; asked again on every [`Registry::reload`].
@@ -239,12 +244,13 @@ impl Registry {
             .lock()
             .unwrap()
             .push((layer, Source::Provider(provider)));
-        self.reload();
+        self.stale.store(true, Ordering::Release);
     }
 
     /// Rebuilds the tool table from every source (hot reload: in-flight calls keep the handler
     /// they resolved; new calls see the new table).
     pub fn reload(&self) {
+        self.stale.store(false, Ordering::Release);
         let (sources, default_rules) = self.ask_sources();
         let tools = tool_table(sources);
         let aliases = resolve_aliases(&tools);
@@ -285,7 +291,12 @@ impl Registry {
         *self.on_rules.write().unwrap() = Some(on_rules);
     }
 
+    /// The current table, rebuilt first if a source was added since (a read from inside the
+    /// rebuild — a family asking the registry while it lists its tools — sees the previous one).
     fn snap(&self) -> Arc<Snapshot> {
+        if self.stale.swap(false, Ordering::AcqRel) {
+            self.reload();
+        }
         self.snapshot.read().unwrap().clone()
     }
 

@@ -15,7 +15,8 @@
 //! method; and on the provider `fn tool_list(&self)` (or the name given as `#[tools(list = …)]`)
 //! with every tool, in the order written. A method that takes a plan, `(&self, input, plan, ctx)`,
 //! names the function that makes it: `plan = Self::plan_x` with `fn plan_x(&self, &Input,
-//! &EffectEnv) -> Result<CallPlan<P>, ToolError>`. `text`, `content` and `reveals` name functions
+//! &EffectEnv) -> Result<CallPlan<P>, ToolError>`; a method without a plan argument may name one
+//! too (its effects depend on the input, and `P` is `()`). `text`, `content` and `reveals` name functions
 //! of the output (`fn(&Output) -> String`, `-> Vec<Content>`, `-> Vec<String>`).
 
 use crate::{Args, Declaration, Hooks, contract, expand_declared};
@@ -106,9 +107,9 @@ impl Method {
                 ));
             }
         };
-        if plan.is_some() != declared.hooks.plan.is_some() {
+        if plan.is_some() && declared.hooks.plan.is_none() {
             return Err(wrong(
-                "a method that takes a plan names its maker as `plan = ...`, and only then",
+                "a method that takes a plan names its maker as `plan = ...`",
             ));
         }
         Ok(Method {
@@ -146,8 +147,12 @@ impl Method {
             parse_quote!(type Input = #input;),
             parse_quote!(type Output = #output;),
         ];
-        let call: ImplItem = match (&self.plan, &hooks.plan) {
-            (Some(plan), Some(maker)) => {
+        // A maker without a plan argument makes a `CallPlan<()>`: effects from the input, no data.
+        let unit: Type = parse_quote!(());
+        let plan_type = self.plan.as_ref().unwrap_or(&unit);
+        let call: ImplItem = match &hooks.plan {
+            Some(maker) => {
+                let plan = plan_type;
                 items.push(parse_quote!(type Plan = #plan;));
                 items.push(parse_quote! {
                     fn plan(&self, input: &#input, env: &#c::EffectEnv)
@@ -155,14 +160,16 @@ impl Method {
                         #maker(&self.0, input, env)
                     }
                 });
+                let plan_arg = self.plan.as_ref().map(|_| quote!(plan,));
                 parse_quote! {
                     async fn call(&self, input: &#input, plan: &#plan, ctx: &#c::ToolContext)
                         -> ::core::result::Result<#output, #c::ToolError> {
-                        self.0.#method(input, plan, ctx).await
+                        let _ = plan;
+                        self.0.#method(input, #plan_arg ctx).await
                     }
                 }
             }
-            _ => parse_quote! {
+            None => parse_quote! {
                 async fn call(&self, input: &#input, _: &(), ctx: &#c::ToolContext)
                     -> ::core::result::Result<#output, #c::ToolError> {
                     self.0.#method(input, ctx).await

@@ -13,11 +13,14 @@
 //! For every such method it writes, in a hidden module, a holder that owns a clone of the
 //! provider (so the provider is `Clone`: it holds handles) and implements `Tool` by calling the
 //! method; and on the provider `fn tool_list(&self)` (or the name given as `#[tools(list = …)]`)
-//! with every tool, in the order written. A method that takes a plan, `(&self, input, plan, ctx)`,
-//! names the function that makes it: `plan = Self::plan_x` with `fn plan_x(&self, &Input,
-//! &EffectEnv) -> Result<CallPlan<P>, ToolError>`; a method without a plan argument may name one
-//! too (its effects depend on the input, and `P` is `()`). `text`, `content` and `reveals` name functions
-//! of the output (`fn(&Output) -> String`, `-> Vec<Content>`, `-> Vec<String>`).
+//! with every tool, in the order written.
+//!
+//! The method takes `(&self, input: &In, [plan: &P,] [ctx: &ToolContext])`: the context (known
+//! by its type) only where it is used, the plan only where the tool works one out. Effects that
+//! depend on the input come from the function named as `plan = Self::plan_x`, a
+//! `fn plan_x(&self, &In, &EffectEnv) -> Result<CallPlan<P>, ToolError>` (`P` is `()` when the
+//! method takes no plan). `text`, `content` and `reveals` name functions of the output
+//! (`fn(&Out) -> String`, `-> Vec<Content>`, `-> Vec<String>`).
 
 use crate::{Args, Declaration, Hooks, contract, expand_declared};
 use proc_macro2::{Span, TokenStream as Tokens};
@@ -34,6 +37,7 @@ struct Method {
     input: Type,
     output: Type,
     plan: Option<Type>,
+    takes_context: bool,
 }
 
 pub fn expand(list: Option<Ident>, mut block: ItemImpl) -> syn::Result<Tokens> {
@@ -44,6 +48,8 @@ pub fn expand(list: Option<Ident>, mut block: ItemImpl) -> syn::Result<Tokens> {
             && let Some(at) = f.attrs.iter().position(|a| a.path().is_ident("tool"))
         {
             let attr = f.attrs.remove(at);
+            // The plan's type is the tool's (`PathBuf`, `Vec<…>`): the method takes it as given.
+            f.attrs.push(syn::parse_quote!(#[allow(clippy::ptr_arg)]));
             let declared = Declaration::read(attr.parse_args::<Args>()?)?;
             methods.push(Method::read(declared, f)?);
         }
@@ -85,7 +91,7 @@ impl Method {
         if f.sig.asyncness.is_none() {
             return Err(wrong("make it `async fn`"));
         }
-        let args: Vec<&Type> = f
+        let mut args: Vec<&Type> = f
             .sig
             .inputs
             .iter()
@@ -94,16 +100,21 @@ impl Method {
                 FnArg::Receiver(_) => None,
             })
             .collect();
+        // The context is known by its type, and left out by a method that does not use it.
+        let takes_context = args.last().is_some_and(|ty| is_context(ty));
+        if takes_context {
+            args.pop();
+        }
         let referent = |ty: &Type| match ty {
             Type::Reference(r) => Ok((*r.elem).clone()),
             _ => Err(wrong("take the input and the plan by reference")),
         };
         let (input, plan) = match args.as_slice() {
-            [input, _ctx] => (referent(input)?, None),
-            [input, plan, _ctx] => (referent(input)?, Some(referent(plan)?)),
+            [input] => (referent(input)?, None),
+            [input, plan] => (referent(input)?, Some(referent(plan)?)),
             _ => {
                 return Err(wrong(
-                    "its arguments are `&self, &Input, [&Plan,] &ToolContext`",
+                    "its arguments are `&self, &Input, [&Plan,] [&ToolContext]`",
                 ));
             }
         };
@@ -118,6 +129,7 @@ impl Method {
             input,
             output: ok_type(&f.sig.output).ok_or_else(|| wrong("return `ToolResult<Output>`"))?,
             plan,
+            takes_context,
         })
     }
 
@@ -161,20 +173,25 @@ impl Method {
                     }
                 });
                 let plan_arg = self.plan.as_ref().map(|_| quote!(plan,));
+                let ctx_arg = self.takes_context.then(|| quote!(ctx));
                 parse_quote! {
                     async fn call(&self, input: &#input, plan: &#plan, ctx: &#c::ToolContext)
                         -> ::core::result::Result<#output, #c::ToolError> {
-                        let _ = plan;
-                        self.0.#method(input, #plan_arg ctx).await
+                        let _ = (plan, ctx);
+                        self.0.#method(input, #plan_arg #ctx_arg).await
                     }
                 }
             }
-            None => parse_quote! {
-                async fn call(&self, input: &#input, _: &(), ctx: &#c::ToolContext)
-                    -> ::core::result::Result<#output, #c::ToolError> {
-                    self.0.#method(input, ctx).await
+            None => {
+                let ctx_arg = self.takes_context.then(|| quote!(ctx));
+                parse_quote! {
+                    async fn call(&self, input: &#input, _: &(), ctx: &#c::ToolContext)
+                        -> ::core::result::Result<#output, #c::ToolError> {
+                        let _ = ctx;
+                        self.0.#method(input, #ctx_arg).await
+                    }
                 }
-            },
+            }
         };
         items.push(call);
         items.extend(hooks.output_fns(output));
@@ -232,6 +249,14 @@ impl Hooks {
         }
         items
     }
+}
+
+/// `&ToolContext`, however its path is spelled.
+fn is_context(ty: &Type) -> bool {
+    let Type::Reference(r) = ty else {
+        return false;
+    };
+    matches!(&*r.elem, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "ToolContext"))
 }
 
 /// `T` in `-> ToolResult<T>` or `-> Result<T, E>`.

@@ -456,7 +456,6 @@ impl BrowserTools {
     async fn navigate(
         &self,
         input: &NavigateInput,
-        _: &(),
         ctx: &ToolContext,
     ) -> ToolResult<NavigateOutput> {
         let wait_until = wait_until(input.wait_until.as_deref())?;
@@ -521,7 +520,7 @@ impl BrowserTools {
     #[tool(name = "browser_snapshot", title = "Read the page", category = "browser",
            read_only, idempotent, open_world, text = snapshot_text,
            description = "The current page as an accessible text outline; each element has a ref (e.g. e12) that browser_click and browser_type accept.")]
-    async fn snapshot(&self, _: &SnapshotInput, _: &ToolContext) -> ToolResult<SnapshotOutput> {
+    async fn snapshot(&self, _: &SnapshotInput) -> ToolResult<SnapshotOutput> {
         self.shared
             .on_page(async |page| {
                 // Both asked at once: the driver answers them in parallel (one round trip, not two).
@@ -539,7 +538,7 @@ impl BrowserTools {
     #[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
            open_world, plan = Self::act_on_current_page, text = state_text,
            description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
-    async fn click(&self, input: &ClickInput, _: &(), _: &ToolContext) -> ToolResult<PageState> {
+    async fn click(&self, input: &ClickInput, _: &ToolContext) -> ToolResult<PageState> {
         self.shared
             .on_element(&input.target, async |_, element| {
                 element
@@ -553,7 +552,7 @@ impl BrowserTools {
     #[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
            open_world, plan = Self::act_on_current_page, text = state_text,
            description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
-    async fn type_in(&self, input: &TypeInput, _: &(), _: &ToolContext) -> ToolResult<PageState> {
+    async fn type_in(&self, input: &TypeInput, _: &ToolContext) -> ToolResult<PageState> {
         self.shared
             .on_element(&input.target, async |page, field| {
                 field
@@ -575,11 +574,7 @@ impl BrowserTools {
     #[tool(name = "browser_screenshot", title = "Screenshot", category = "browser",
            read_only, idempotent, open_world, text = screenshot_text, content = screenshot_content,
            description = "A PNG screenshot of the current page (visible part, or the full page).")]
-    async fn screenshot(
-        &self,
-        input: &ScreenshotInput,
-        _: &ToolContext,
-    ) -> ToolResult<ScreenshotOutput> {
+    async fn screenshot(&self, input: &ScreenshotInput) -> ToolResult<ScreenshotOutput> {
         self.shared
             .on_page(async |page| {
                 let options = ScreenshotOptions::builder()
@@ -601,12 +596,7 @@ impl BrowserTools {
     #[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
            effects = [BrowserAct], open_world, plan = Self::act_on_current_page, text = evaluate_text,
            description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
-    async fn evaluate(
-        &self,
-        input: &EvaluateInput,
-        _: &(),
-        _: &ToolContext,
-    ) -> ToolResult<EvaluateOutput> {
+    async fn evaluate(&self, input: &EvaluateInput, _: &ToolContext) -> ToolResult<EvaluateOutput> {
         self.shared
             .on_page(async |page| {
                 let value = page
@@ -624,7 +614,7 @@ impl BrowserTools {
     #[tool(name = "browser_wait_for", title = "Wait for the page", category = "browser",
            read_only, idempotent, open_world, timeout = Duration::from_secs(65), text = state_text,
            description = "Wait until an element (ref, selector or text) shows — or, with gone, disappears.")]
-    async fn wait_for(&self, input: &WaitForInput, _: &ToolContext) -> ToolResult<PageState> {
+    async fn wait_for(&self, input: &WaitForInput) -> ToolResult<PageState> {
         let timeout = input.timeout_ms.unwrap_or(10_000).clamp(1, 60_000) as f64;
         let state = if input.gone {
             WaitForState::Hidden
@@ -648,7 +638,7 @@ impl BrowserTools {
     #[tool(name = "browser_tabs", title = "Browser tabs", category = "browser",
            effects = [BrowserNavigate], open_world, plan = Self::plan_tabs, text = tabs_text,
            description = "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")]
-    async fn tabs(&self, input: &TabsInput, _: &(), _: &ToolContext) -> ToolResult<TabsOutput> {
+    async fn tabs(&self, input: &TabsInput, _: &ToolContext) -> ToolResult<TabsOutput> {
         let session = &self.shared.session;
         let mut live = session.lock().await;
         let result = async {

@@ -9,7 +9,7 @@
 //!     cargo bench -p cowork-chains --bench overhead   (CHAINS_BENCH_RUNS=50, 20 steps)
 
 use cowork_chains::{Chains, RunOptions, RunState};
-use cowork_contract::{EffectEnv, ToolContext, ToolResult, tools};
+use cowork_contract::{EffectEnv, ToolResult, tools};
 use cowork_core::{
     CallRequest, Caller, DenyApprover, Layer, PolicyBridge, Registry, Scheduler, SchedulerConfig,
 };
@@ -43,7 +43,7 @@ impl Bench {
         description = "Gives its argument back.",
         read_only
     )]
-    async fn echo(&self, input: &EchoInput, _: &ToolContext) -> ToolResult<EchoOutput> {
+    async fn echo(&self, input: &EchoInput) -> ToolResult<EchoOutput> {
         Ok(EchoOutput {
             target: input.target.clone(),
         })

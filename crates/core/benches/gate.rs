@@ -39,13 +39,13 @@ impl Noops {
         description = "Does nothing.",
         read_only
     )]
-    async fn noop_read(&self, _input: &NoopInput, _ctx: &ToolContext) -> ToolResult<NoopOutput> {
+    async fn noop_read(&self, _input: &NoopInput) -> ToolResult<NoopOutput> {
         Ok(NoopOutput { ok: true })
     }
 
     #[tool(name = "noop_write", title = "No-op", description = "Does nothing.",
            effects = [TasksWrite])]
-    async fn noop_write(&self, _input: &NoopInput, _ctx: &ToolContext) -> ToolResult<NoopOutput> {
+    async fn noop_write(&self, _input: &NoopInput) -> ToolResult<NoopOutput> {
         Ok(NoopOutput { ok: true })
     }
 }

@@ -2,7 +2,7 @@
 //! core because it reads the registry; it runs through the scheduler like every tool.
 
 use crate::registry::Registry;
-use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
+use cowork_contract::{ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Weak;
@@ -46,11 +46,7 @@ impl SearchTools {
     #[tool(name = "tool_search", title = "Search tools", category = "system", read_only, idempotent,
            description = "Find tools by keywords (`+word` required) or load exact ones with `select:name1,name2`; returns their input schemas so they can be called.",
            reveals = found_names)]
-    async fn tool_search(
-        &self,
-        input: &ToolSearchInput,
-        _: &ToolContext,
-    ) -> ToolResult<ToolSearchOutput> {
+    async fn tool_search(&self, input: &ToolSearchInput) -> ToolResult<ToolSearchOutput> {
         let registry = self
             .registry
             .upgrade()

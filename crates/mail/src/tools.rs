@@ -494,7 +494,7 @@ impl MailTools {
     #[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_check, text = check_text,
            description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
-    async fn check(&self, input: &CheckInput, _: &(), _: &ToolContext) -> ToolResult<CheckOutput> {
+    async fn check(&self, input: &CheckInput, _: &ToolContext) -> ToolResult<CheckOutput> {
         let since = input
             .since
             .as_deref()
@@ -538,7 +538,7 @@ impl MailTools {
     #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_read, text = read_text,
            description = "Read one message: headers, plain text (HTML converted), attachment list.")]
-    async fn read(&self, input: &ReadInput, _: &(), _: &ToolContext) -> ToolResult<Message> {
+    async fn read(&self, input: &ReadInput, _: &ToolContext) -> ToolResult<Message> {
         let account = load(&self.shared, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let mut session = imap::connect(&account).await?;
@@ -567,7 +567,7 @@ impl MailTools {
     #[tool(name = "email_send", title = "Send email", category = "mail", effects = [MailSend, FsRead],
            plan = Self::plan_send, text = queued_text,
            description = "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.")]
-    async fn send(&self, input: &SendInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+    async fn send(&self, input: &SendInput, ctx: &ToolContext) -> ToolResult<Queued> {
         let account = load(&self.shared, input.account.as_deref())?;
         let draft = Draft {
             to: &input.to,
@@ -592,7 +592,7 @@ impl MailTools {
     #[tool(name = "email_reply", title = "Reply to email", category = "mail",
            effects = [MailSend, FsRead], plan = Self::plan_reply, text = queued_text,
            description = "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")]
-    async fn reply(&self, input: &ReplyInput, _: &(), ctx: &ToolContext) -> ToolResult<Queued> {
+    async fn reply(&self, input: &ReplyInput, ctx: &ToolContext) -> ToolResult<Queued> {
         let account = load(&self.shared, input.account.as_deref())?;
         let basis = reply_basis(&self.shared, &account.name, input)?;
         let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
@@ -629,7 +629,7 @@ impl MailTools {
     #[tool(name = "email_undo", title = "Undo send", category = "mail", idempotent,
            text = undo_text,
            description = "Take back a message still waiting in the outbox (within the undo delay).")]
-    async fn undo(&self, input: &UndoInput, _: &ToolContext) -> ToolResult<UndoOutput> {
+    async fn undo(&self, input: &UndoInput) -> ToolResult<UndoOutput> {
         let state = outbox::cancel(&self.shared.db.lock().unwrap(), input.id)?;
         Ok(UndoOutput {
             id: input.id,
@@ -640,12 +640,7 @@ impl MailTools {
     #[tool(name = "email_outbox", title = "Outbox", category = "mail", effects = [MailRead], read_only,
            idempotent, plan = Self::plan_list_outbox, text = outbox_text,
            description = "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")]
-    async fn list_outbox(
-        &self,
-        input: &OutboxInput,
-        _: &(),
-        _: &ToolContext,
-    ) -> ToolResult<OutboxOutput> {
+    async fn list_outbox(&self, input: &OutboxInput, _: &ToolContext) -> ToolResult<OutboxOutput> {
         Ok(OutboxOutput {
             messages: outbox::list(
                 &self.shared.db.lock().unwrap(),

@@ -1,5 +1,5 @@
 use crate::PersonalTools;
-use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
+use cowork_contract::{ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -78,11 +78,7 @@ impl PersonalTools {
            effects = [SystemRead], read_only, idempotent,
            description = "Operating system, CPU, memory, disks and uptime of this computer.",
            text = get_system_info_text)]
-    async fn get_system_info(
-        &self,
-        _input: &NoInput,
-        _ctx: &ToolContext,
-    ) -> ToolResult<SystemInfo> {
+    async fn get_system_info(&self, _input: &NoInput) -> ToolResult<SystemInfo> {
         use sysinfo::{CpuRefreshKind, Disks, MemoryRefreshKind, RefreshKind, System};
         let unreadable =
             |what: &str, e: sysinfo::Error| ToolError::failed(format!("cannot read {what}: {e}"));

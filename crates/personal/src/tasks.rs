@@ -252,7 +252,7 @@ impl PersonalTools {
            read_only, idempotent,
            description = "List tasks, filtered by status, due range, tag or text; soonest due first.",
            text = list_tasks_text)]
-    async fn list_tasks(&self, input: &ListTasksInput, _ctx: &ToolContext) -> ToolResult<TaskList> {
+    async fn list_tasks(&self, input: &ListTasksInput) -> ToolResult<TaskList> {
         let before = input.due_before.as_deref().map(normalize_due).transpose()?;
         // A bare date as upper bound includes that whole day.
         let before = before.map(|b| {
@@ -301,7 +301,7 @@ impl PersonalTools {
            idempotent,
            description = "Change a task's status, title, notes, due date, priority or tags.",
            text = update_task_text)]
-    async fn update_task(&self, input: &UpdateTaskInput, _ctx: &ToolContext) -> ToolResult<Task> {
+    async fn update_task(&self, input: &UpdateTaskInput) -> ToolResult<Task> {
         if let Some(title) = &input.title {
             check_title(title)?;
         }

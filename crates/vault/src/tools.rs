@@ -230,7 +230,7 @@ impl VaultTools {
            effects = [VaultRead], read_only, idempotent,
            description = "Search the vault (memories and notes) by meaning and words, in Chinese or English; filters: scope, kinds, tags, since/until.",
            text = search_text)]
-    async fn search_vault(&self, input: &SearchInput, _: &ToolContext) -> ToolResult<SearchResult> {
+    async fn search_vault(&self, input: &SearchInput) -> ToolResult<SearchResult> {
         if input.query.trim().is_empty() {
             return Err(ToolError::invalid("`query` is empty: say what to look for"));
         }
@@ -249,7 +249,7 @@ impl VaultTools {
            effects = [VaultWrite],
            description = "Change a vault entry's text, title, kind, tags or scope (the file is rewritten; unknown front matter is kept).",
            text = updated)]
-    async fn update_vault_entry(&self, input: &UpdateInput, _: &ToolContext) -> ToolResult<Saved> {
+    async fn update_vault_entry(&self, input: &UpdateInput) -> ToolResult<Saved> {
         let changes = Changes {
             title: input.title.clone(),
             body: input.content.clone(),
@@ -269,7 +269,7 @@ impl VaultTools {
            effects = [VaultWrite],
            description = "Move a vault entry to the vault's trash folder (restorable with restore_vault_entry).",
            text = trashed_text)]
-    async fn delete_vault_entry(&self, input: &IdInput, _: &ToolContext) -> ToolResult<Trashed> {
+    async fn delete_vault_entry(&self, input: &IdInput) -> ToolResult<Trashed> {
         let (entry, trash_path) = self.vault.trash(&input.id).await.map_err(failed)?;
         Ok(Trashed {
             id: entry.id,
@@ -282,7 +282,7 @@ impl VaultTools {
            effects = [VaultWrite],
            description = "Bring a deleted vault entry back from the trash (by id or trash path).",
            text = restored)]
-    async fn restore_vault_entry(&self, input: &IdInput, _: &ToolContext) -> ToolResult<Saved> {
+    async fn restore_vault_entry(&self, input: &IdInput) -> ToolResult<Saved> {
         self.vault
             .restore(&input.id)
             .await

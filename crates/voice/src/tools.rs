@@ -102,8 +102,6 @@ fn speak_text(out: &Spoken) -> String {
 
 #[tools(list = voice_tools)]
 impl VoiceTools {
-    // `&PathBuf`: #[tools] reads the plan's type (the path the review resolved) from it.
-    #[allow(clippy::ptr_arg)]
     #[tool(name = "transcribe", title = "Transcribe audio", category = "voice", aliases = ["speech_to_text"],
            effects = [FsRead], read_only, idempotent, timeout = Duration::from_secs(600), plan = Self::plan_transcribe,
            text = transcribe_text, description = "Turn speech in an audio file into text, offline: the words, their language and timed segments.")]

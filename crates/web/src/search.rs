@@ -6,7 +6,7 @@ use crate::WebTools;
 use crate::client::{ApiRequest, Fetched};
 use crate::settings::SearchProvider;
 use crate::tools::{fetch_error, origin_reach, plain_text, untrusted_line};
-use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -248,7 +248,6 @@ impl WebTools {
         &self,
         input: &WebSearchInput,
         plan: &SearchPlan,
-        _: &ToolContext,
     ) -> ToolResult<SearchResults> {
         let count = input.count.unwrap_or(8).clamp(1, 20);
         let key = self.search_key(plan.provider)?;

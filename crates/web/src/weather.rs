@@ -5,7 +5,7 @@
 use crate::WebTools;
 use crate::settings::Units;
 use crate::tools::{fetch_error, origin_reach};
-use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -484,7 +484,6 @@ impl WebTools {
         &self,
         input: &GetWeatherInput,
         plan: &WeatherPlan,
-        _: &ToolContext,
     ) -> ToolResult<Weather> {
         let (name, hints) = split_place(&input.place);
         let url = geocoding_url(&plan.geocoding, &name)?;

@@ -210,7 +210,7 @@ impl CalendarTools {
     #[tool(name = "calendar_check", title = "Check calendar", category = "calendar",
            effects = [CalendarRead], read_only, idempotent, text = check_text,
            plan = Self::plan_check, description = "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")]
-    async fn check(&self, input: &CheckInput, _: &(), _: &ToolContext) -> ToolResult<CheckOutput> {
+    async fn check(&self, input: &CheckInput, _: &ToolContext) -> ToolResult<CheckOutput> {
         let Window {
             zone, notes, found, ..
         } = read_window(
@@ -250,7 +250,6 @@ impl CalendarTools {
     async fn find_free_time(
         &self,
         input: &FreeTimeInput,
-        _: &(),
         _: &ToolContext,
     ) -> ToolResult<FreeTimeOutput> {
         if input.duration_minutes == 0 {

@@ -66,12 +66,7 @@ impl CalendarTools {
     #[tool(name = "calendar_import", title = "Import .ics", category = "calendar",
            effects = [FsRead, CalendarWrite], plan = Self::plan_import, text = import_text,
            description = "Import the events of an iCalendar (.ics) file into a calendar; existing UIDs are replaced.")]
-    async fn import(
-        &self,
-        input: &ImportInput,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<ImportOutput> {
+    async fn import(&self, input: &ImportInput, ctx: &ToolContext) -> ToolResult<ImportOutput> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let path = ctx.env.resolve_path(&input.path);
         let bytes = std::fs::read(&path)
@@ -141,12 +136,7 @@ impl CalendarTools {
     #[tool(name = "calendar_export", title = "Export .ics", category = "calendar",
            effects = [CalendarRead, FsWrite], plan = Self::plan_export, text = export_text,
            description = "Write a calendar's events (with their time zones) to an iCalendar (.ics) file.")]
-    async fn export(
-        &self,
-        input: &ExportInput,
-        _: &(),
-        ctx: &ToolContext,
-    ) -> ToolResult<ExportOutput> {
+    async fn export(&self, input: &ExportInput, ctx: &ToolContext) -> ToolResult<ExportOutput> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let objects =
             db::objects(&self.shared.db.lock().unwrap(), &calendar.id, false).map_err(db_error)?;

@@ -83,4 +83,29 @@ proptest! {
     fn no_line_makes_it_panic(line in "\\PC{0,80}") {
         let _ = analyze(&line);
     }
+
+    /// The shape that made the bash grammar read past its input and kill the process: an
+    /// opening brace, then characters of every length, anywhere in a line.
+    #[test]
+    fn no_brace_before_a_long_character_crashes_it(
+        before in "[ -~]{0,10}",
+        after in prop::collection::vec(prop::char::any(), 1..6),
+    ) {
+        let line = format!("{before}{{{}", after.into_iter().collect::<String>());
+        let facts = analyze(&line);
+        prop_assert!(!facts.reads_only || facts.understood, "{line:?}");
+    }
+}
+
+/// The two lines found to crash the process (one by this suite, one upstream) are read, not
+/// fatal: as not understood, the score any program gets.
+#[test]
+fn the_lines_that_crashed_the_bash_grammar_are_read() {
+    for line in ["{\u{e01e3}", "{\u{31860}", "echo {\u{1F600}} done"] {
+        let facts = analyze(line);
+        assert!(
+            !facts.reads_only || facts.programs == ["echo"],
+            "{line:?}: {facts:?}"
+        );
+    }
 }

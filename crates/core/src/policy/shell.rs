@@ -234,7 +234,7 @@ fn read_line(command: &str, depth: usize, facts: &mut CommandFacts) {
     let parsed = parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .ok()
-        .and_then(|()| parser.parse(command, None));
+        .and_then(|()| parser.parse(ascii_shadow(command), None));
     let Some(tree) = parsed.filter(|_| depth <= MAX_DEPTH) else {
         facts.understood = false;
         return;
@@ -243,6 +243,25 @@ fn read_line(command: &str, depth: usize, facts: &mut CommandFacts) {
         facts.understood = false;
     }
     walk(tree.root_node(), command, depth, facts);
+}
+
+/// `command` with every non-ASCII character replaced by as many ASCII letters as it has bytes.
+/// The bash grammar's C code reads past its input on some of them — `{` then a 4-byte character
+/// kills the process (tree-sitter-bash issue 337) — so the parser never sees one: every shell
+/// metacharacter is ASCII, a non-ASCII character can only be part of a word, and a letter keeps
+/// it one. Byte offsets are unchanged, so the nodes' ranges still index `command`.
+fn ascii_shadow(command: &str) -> Vec<u8> {
+    command
+        .bytes()
+        .map(|b| if b.is_ascii() { b } else { b'a' })
+        .collect()
+}
+
+/// The text of `node`, widened to whole characters should a range ever end inside one (the
+/// parser read letters where `src` has a longer character).
+fn text_of<'a>(node: Node, src: &'a str) -> &'a str {
+    let range = node.byte_range();
+    &src[src.floor_char_boundary(range.start)..src.ceil_char_boundary(range.end)]
 }
 
 /// Every node below `node`: commands, redirections and pipelines are read where they stand.
@@ -280,7 +299,7 @@ fn read_redirect(node: Node, src: &str, facts: &mut CommandFacts) {
     let operator = node
         .children(&mut node.walk())
         .find(|c| !c.is_named())
-        .map_or("", |c| &src[c.byte_range()]);
+        .map_or("", |c| text_of(c, src));
     if operator.starts_with('<') || operator.ends_with('&') {
         // Input, or a descriptor copied (`2>&1`).
         return;
@@ -288,14 +307,14 @@ fn read_redirect(node: Node, src: &str, facts: &mut CommandFacts) {
     match word(dest, src) {
         Some(path) if path.starts_with("/dev/") => {}
         Some(path) => facts.writes.push(path),
-        None => facts.writes.push(src[dest.byte_range()].to_string()),
+        None => facts.writes.push(text_of(dest, src).to_string()),
     }
 }
 
 /// A word's text as bash would see it, when it is fixed (quotes removed); `None` when it
 /// depends on an expansion.
 fn word(node: Node, src: &str) -> Option<String> {
-    let text = &src[node.byte_range()];
+    let text = text_of(node, src);
     match node.kind() {
         "word" | "number" => Some(text.replace('\\', "")),
         "raw_string" => Some(text.trim_matches('\'').to_string()),

@@ -3,10 +3,9 @@
 //! picks or drops (their pick is the grant of its read); the model may call it too, reviewed
 //! like any read.
 
-use crate::paths;
-use cowork_contract::{
-    CallPlan, Content, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use crate::FilesTools;
+use crate::paths::{self, Target};
+use cowork_contract::{Content, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -17,8 +16,6 @@ pub const ATTACH_TEXT_MAX: usize = 200_000;
 pub const ATTACH_IMAGE_MAX: u64 = 5 * 1024 * 1024;
 /// The largest document read for its text.
 pub const ATTACH_FILE_MAX: u64 = 50 * 1024 * 1024;
-
-pub struct AttachFile;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -186,21 +183,47 @@ pub fn attachment_from_bytes(name: &str, bytes: Vec<u8>) -> Result<Attachment, T
     }
 }
 
-#[tool(name = "attach_file", title = "Attach file", category = "files", read_only, idempotent,
-       effects = [FsRead],
-       description = "Read a whole file as an attachment: text, Markdown and code as they are, PDF and Word (.docx) documents as their text, images (PNG, JPEG, WebP, GIF) as images. Text over 200,000 characters is cut.")]
-impl Tool for AttachFile {
-    type Input = AttachFileInput;
-    type Output = Attachment;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &input.path)
+impl Target for AttachFileInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
     }
+}
 
-    async fn call(
+fn attachment_text(out: &Attachment) -> String {
+    match (&out.text, out.kind) {
+        (Some(text), _) => format!("{} ({}):\n{text}", out.name, out.media_type),
+        (None, _) => format!(
+            "{} ({}, {} bytes)",
+            out.name, out.media_type, out.size_bytes
+        ),
+    }
+}
+
+fn attachment_content(out: &Attachment) -> Vec<Content> {
+    use base64::Engine;
+    let mut content = vec![Content::Text {
+        text: attachment_text(out),
+    }];
+    if let Some(bytes) = &out.image {
+        content.push(Content::Image {
+            mime_type: out.media_type.clone(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        });
+    }
+    content
+}
+
+#[tools(list = attach_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "attach_file", title = "Attach file", category = "files", read_only, idempotent,
+           effects = [FsRead], plan = Self::plan_read, text = attachment_text,
+           content = attachment_content,
+           description = "Read a whole file as an attachment: text, Markdown and code as they are, PDF and Word (.docx) documents as their text, images (PNG, JPEG, WebP, GIF) as images. Text over 200,000 characters is cut.")]
+    async fn attach_file(
         &self,
-        _input: &Self::Input,
+        _: &AttachFileInput,
         plan: &PathBuf,
         ctx: &ToolContext,
     ) -> ToolResult<Attachment> {
@@ -208,29 +231,5 @@ impl Tool for AttachFile {
         tokio::task::spawn_blocking(move || read_attachment(&path))
             .await
             .map_err(|e| ToolError::failed(e.to_string()))?
-    }
-
-    fn to_text(&self, out: &Attachment) -> String {
-        match (&out.text, out.kind) {
-            (Some(text), _) => format!("{} ({}):\n{text}", out.name, out.media_type),
-            (None, _) => format!(
-                "{} ({}, {} bytes)",
-                out.name, out.media_type, out.size_bytes
-            ),
-        }
-    }
-
-    fn content(&self, out: &Attachment) -> Vec<Content> {
-        use base64::Engine;
-        let mut content = vec![Content::Text {
-            text: self.to_text(out),
-        }];
-        if let Some(bytes) = &out.image {
-            content.push(Content::Image {
-                mime_type: out.media_type.clone(),
-                data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
-            });
-        }
-        content
     }
 }

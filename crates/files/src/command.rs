@@ -9,11 +9,9 @@
 //! background processes whose output is read with `command_output` and which `command_stop`
 //! ends.
 
-use crate::paths;
+use crate::{FilesTools, paths};
 use cowork_contract::confine::{self, Aftermath, Confinement, Watch};
-use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -240,6 +238,23 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// The folder a command (or git) runs in: the call's `cwd`, else the first workspace root,
+/// resolved and inside the workspace. `none_open` says what to do when no workspace is open.
+pub(crate) fn working_folder(
+    env: &EffectEnv,
+    cwd: &Option<String>,
+    none_open: &str,
+) -> Result<PathBuf, ToolError> {
+    let cwd = cwd
+        .clone()
+        .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
+        .ok_or_else(|| ToolError::invalid(none_open))?;
+    let cwd = paths::resolve(env, &cwd)?;
+    // Refused before review: no rule could make a folder outside the workspace a place to run.
+    cwd_inside(env, &cwd)?;
+    Ok(cwd)
+}
+
 pub(crate) fn cwd_inside(env: &EffectEnv, cwd: &Path) -> Result<(), ToolError> {
     // A grant of the whole file system would bind the machine's sockets and devices back in.
     if env.workspace_roots.iter().any(|r| r.parent().is_none()) {
@@ -379,8 +394,6 @@ impl BackgroundProcess {
     }
 }
 
-pub struct RunCommand(pub Background);
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandInput {
@@ -442,123 +455,39 @@ async fn read_all(mut pipe: impl tokio::io::AsyncRead + Unpin) -> Vec<u8> {
     out
 }
 
-#[tool(name = "run_command", title = "Run command", category = "files", aliases = ["Bash"],
-       arg_aliases = [("timeout", "timeout_ms"), ("run_in_background", "background")],
-       timeout = Duration::from_millis(MAX_TIMEOUT_MS + 5_000), effects = [ProcessExec],
-       description = "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true. It has no network unless network=true.")]
-impl Tool for RunCommand {
-    type Input = RunCommandInput;
-    type Output = CommandResult;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        let cwd = input
-            .cwd
-            .clone()
-            .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
-            .ok_or_else(|| ToolError::invalid("no workspace is open: open a folder (the folder button above the chat, or `--workspace DIR`) to run commands in"))?;
-        let cwd = paths::resolve(env, &cwd)?;
-        // Refused before review: no rule could make a folder outside the workspace a place to run.
-        cwd_inside(env, &cwd)?;
-        let mut effects = vec![Effect::ProcessExec {
-            command: input.command.clone(),
-            workspace_code: crate::git::workspace_code(&input.command, &cwd),
-        }];
-        if input.network {
-            effects.push(Effect::NetFetch {
-                origin: confine::ANY_NETWORK.into(),
-            });
-        }
-        Ok(CallPlan::with(effects, cwd))
-    }
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<CommandResult> {
-        let cwd = paths::planned(&ctx.env, plan)?;
-        cwd_inside(&ctx.env, &cwd)?;
-        if !input.background
-            && let Some(why) = long_running(&input.command)
-        {
-            return Err(ToolError::invalid(format!(
-                "{why}: run it with background=true, then read its output with command_output and end it with command_stop"
-            )));
-        }
-        let started = std::time::Instant::now();
-        let (mut cmd, sandboxed, watch) = build_command(
-            &input.command,
-            &cwd,
-            &ctx.env,
-            input.network,
-            ctx.workspace_trusted,
+fn run_command_text(r: &CommandResult) -> String {
+    if let Some(id) = &r.background_id {
+        return format!(
+            "started in the background as {id}: read its output with command_output {{\"id\": \"{id}\"}}, end it with command_stop"
         );
-        let child = cmd
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
-        let ran = Ran {
-            sandboxed,
-            watch,
-            env: ctx.env.clone(),
-        };
-        if input.background {
-            return Ok(self.0.start(input, child, ran));
-        }
-        let timeout = Duration::from_millis(
-            input
-                .timeout_ms
-                .unwrap_or(DEFAULT_TIMEOUT_MS)
-                .clamp(1, MAX_TIMEOUT_MS),
-        );
-        let ended = run_to_end(child, timeout, ctx).await;
-        // Checked however the run ended (a cancelled one too): what it left is held back.
-        let configuration = aftermath_notes(&ran.watch.check(), &ran.env);
-        let mut result = ended?;
-        result.configuration = configuration;
-        result.configuration.extend(git_write_hint(&result));
-        result.sandboxed = ran.sandboxed;
-        result.duration_ms = started.elapsed().as_millis() as u64;
-        Ok(result)
     }
-
-    fn to_text(&self, r: &CommandResult) -> String {
-        if let Some(id) = &r.background_id {
-            return format!(
-                "started in the background as {id}: read its output with command_output {{\"id\": \"{id}\"}}, end it with command_stop"
-            );
+    let mut out = String::new();
+    if !r.stdout.is_empty() {
+        out.push_str(&r.stdout);
+        if !r.stdout.ends_with('\n') {
+            out.push('\n');
         }
-        let mut out = String::new();
-        if !r.stdout.is_empty() {
-            out.push_str(&r.stdout);
-            if !r.stdout.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        if !r.stderr.is_empty() {
-            out.push_str("[stderr]\n");
-            out.push_str(&r.stderr);
-            if !r.stderr.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-        match (r.timed_out, r.exit_code) {
-            (true, _) => out.push_str(&format!(
-                "[timed out after {} ms: the process tree was killed]",
-                r.duration_ms
-            )),
-            (false, Some(code)) => out.push_str(&format!("[exit code {code}]")),
-            (false, None) => out.push_str("[killed by a signal]"),
-        }
-        for note in &r.configuration {
-            out.push_str(&format!("\n[{note}]"));
-        }
-        out
     }
+    if !r.stderr.is_empty() {
+        out.push_str("[stderr]\n");
+        out.push_str(&r.stderr);
+        if !r.stderr.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    match (r.timed_out, r.exit_code) {
+        (true, _) => out.push_str(&format!(
+            "[timed out after {} ms: the process tree was killed]",
+            r.duration_ms
+        )),
+        (false, Some(code)) => out.push_str(&format!("[exit code {code}]")),
+        (false, None) => out.push_str("[killed by a signal]"),
+    }
+    for note in &r.configuration {
+        out.push_str(&format!("\n[{note}]"));
+    }
+    out
 }
-
-pub struct CommandOutput(pub Background);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -603,39 +532,108 @@ impl Background {
     }
 }
 
-#[tool(name = "command_output", title = "Background output", category = "files",
-       aliases = ["BashOutput"], arg_aliases = [("bash_id", "id")], read_only,
-       description = "New output and state of a background process started by run_command.")]
-impl Tool for CommandOutput {
-    type Input = BackgroundId;
-    type Output = BackgroundStatus;
-
-    async fn call(
+#[tools(list = command_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "run_command", title = "Run command", category = "files", aliases = ["Bash"],
+           arg_aliases = [("timeout", "timeout_ms"), ("run_in_background", "background")],
+           timeout = Duration::from_millis(MAX_TIMEOUT_MS + 5_000), effects = [ProcessExec],
+           plan = Self::plan_run_command, text = run_command_text,
+           description = "Run a bash command in the workspace: timeout kills the process tree, output capped (head and tail), exit code. Servers and watchers must use background=true. It has no network unless network=true.")]
+    async fn run_command(
         &self,
-        input: &Self::Input,
-        _: &(),
-        _ctx: &ToolContext,
-    ) -> ToolResult<BackgroundStatus> {
-        self.0.status(&input.id)
+        input: &RunCommandInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<CommandResult> {
+        let cwd = paths::planned(&ctx.env, plan)?;
+        cwd_inside(&ctx.env, &cwd)?;
+        if !input.background
+            && let Some(why) = long_running(&input.command)
+        {
+            return Err(ToolError::invalid(format!(
+                "{why}: run it with background=true, then read its output with command_output and end it with command_stop"
+            )));
+        }
+        let started = std::time::Instant::now();
+        let (mut cmd, sandboxed, watch) = build_command(
+            &input.command,
+            &cwd,
+            &ctx.env,
+            input.network,
+            ctx.workspace_trusted,
+        );
+        let child = cmd
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("could not start bash: {e}")))?;
+        let ran = Ran {
+            sandboxed,
+            watch,
+            env: ctx.env.clone(),
+        };
+        if input.background {
+            return Ok(self.background.start(input, child, ran));
+        }
+        let timeout = Duration::from_millis(
+            input
+                .timeout_ms
+                .unwrap_or(DEFAULT_TIMEOUT_MS)
+                .clamp(1, MAX_TIMEOUT_MS),
+        );
+        let ended = run_to_end(child, timeout, ctx).await;
+        // Checked however the run ended (a cancelled one too): what it left is held back.
+        let configuration = aftermath_notes(&ran.watch.check(), &ran.env);
+        let mut result = ended?;
+        result.configuration = configuration;
+        result.configuration.extend(git_write_hint(&result));
+        result.sandboxed = ran.sandboxed;
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        Ok(result)
     }
-}
 
-pub struct CommandStop(pub Background);
-
-#[tool(name = "command_stop", title = "Stop background process", category = "files",
-       aliases = ["KillShell"], arg_aliases = [("shell_id", "id")], idempotent,
-       description = "End a background process started by run_command (its whole process tree).")]
-impl Tool for CommandStop {
-    type Input = BackgroundId;
-    type Output = BackgroundStatus;
-
-    async fn call(
+    fn plan_run_command(
         &self,
-        input: &Self::Input,
-        _: &(),
-        _ctx: &ToolContext,
+        input: &RunCommandInput,
+        env: &EffectEnv,
+    ) -> Result<CallPlan<PathBuf>, ToolError> {
+        let cwd = working_folder(
+            env,
+            &input.cwd,
+            "no workspace is open: open a folder (the folder button above the chat, or `--workspace DIR`) to run commands in",
+        )?;
+        let mut effects = vec![Effect::ProcessExec {
+            command: input.command.clone(),
+            workspace_code: crate::git::workspace_code(&input.command, &cwd),
+        }];
+        if input.network {
+            effects.push(Effect::NetFetch {
+                origin: confine::ANY_NETWORK.into(),
+            });
+        }
+        Ok(CallPlan::with(effects, cwd))
+    }
+
+    #[tool(name = "command_output", title = "Background output", category = "files",
+           aliases = ["BashOutput"], arg_aliases = [("bash_id", "id")], read_only,
+           description = "New output and state of a background process started by run_command.")]
+    async fn command_output(
+        &self,
+        input: &BackgroundId,
+        _: &ToolContext,
     ) -> ToolResult<BackgroundStatus> {
-        let p = self.0.get(&input.id)?;
+        self.background.status(&input.id)
+    }
+
+    #[tool(name = "command_stop", title = "Stop background process", category = "files",
+           aliases = ["KillShell"], arg_aliases = [("shell_id", "id")], idempotent,
+           description = "End a background process started by run_command (its whole process tree).")]
+    async fn command_stop(
+        &self,
+        input: &BackgroundId,
+        _: &ToolContext,
+    ) -> ToolResult<BackgroundStatus> {
+        let p = self.background.get(&input.id)?;
         kill_group(p.pid);
         for _ in 0..100 {
             if p.exit.lock().unwrap().is_some() {
@@ -643,8 +641,8 @@ impl Tool for CommandStop {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let status = self.0.status(&input.id);
-        self.0.0.lock().unwrap().remove(&input.id);
+        let status = self.background.status(&input.id);
+        self.background.0.lock().unwrap().remove(&input.id);
         status
     }
 }

@@ -2,13 +2,11 @@
 //! change in the shadow filesystem (see shadow.rs) that the person applies from the review
 //! panel or `cowork changes apply`.
 
-use crate::paths;
+use crate::paths::{self, Target};
 use crate::read::current_bytes;
-use crate::shadow::Change;
-use crate::{Shared, shadow_error};
-use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool,
-};
+use crate::shadow::{Change, Shadow};
+use crate::{FilesTools, shadow_error};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -16,17 +14,16 @@ use std::path::{Path, PathBuf};
 /// Stages the new content; in accept-edits mode applies it at once (journaled, so it can still
 /// be rolled back).
 fn stage(
-    shared: &Shared,
+    shadow: &Shadow,
     ctx: &ToolContext,
-    path: &std::path::Path,
+    path: &Path,
     content: &[u8],
 ) -> Result<Change, ToolError> {
-    let change = shared
-        .shadow
+    let change = shadow
         .stage(&ctx.conversation_id, path, Some(content))
         .map_err(shadow_error)?;
     if ctx.accept_edits {
-        return shared.shadow.apply(change.id, None).map_err(shadow_error);
+        return shadow.apply(change.id, None).map_err(shadow_error);
     }
     Ok(change)
 }
@@ -44,8 +41,6 @@ fn staged_text(c: &Change) -> String {
     )
 }
 
-pub struct WriteFile(pub Shared);
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileInput {
@@ -54,41 +49,6 @@ pub struct WriteFileInput {
     /// The whole new content.
     pub content: String,
 }
-
-#[tool(name = "write_file", title = "Write file", category = "files", aliases = ["Write"],
-       arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
-       description = "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")]
-impl Tool for WriteFile {
-    type Input = WriteFileInput;
-    type Output = Change;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::write_plan(env, &input.path)
-    }
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<Change> {
-        let path = paths::planned(&ctx.env, plan)?;
-        if path.is_dir() {
-            return Err(ToolError::invalid(format!(
-                "{} is a folder",
-                path.display()
-            )));
-        }
-        stage(&self.0, ctx, &path, input.content.as_bytes())
-    }
-
-    fn to_text(&self, change: &Change) -> String {
-        staged_text(change)
-    }
-}
-
-pub struct EditFile(pub Shared);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -102,21 +62,77 @@ pub struct EditFileInput {
     pub replace_all: bool,
 }
 
-#[tool(name = "edit_file", title = "Edit file", category = "files", aliases = ["Edit"],
-       arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
-       description = "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")]
-impl Tool for EditFile {
-    type Input = EditFileInput;
-    type Output = Change;
-    type Plan = PathBuf;
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDirectoryInput {
+    pub path: String,
+}
 
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::write_plan(env, &input.path)
+#[derive(serde::Serialize, JsonSchema)]
+pub struct Done {
+    pub message: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveFileInput {
+    pub from: String,
+    pub to: String,
+}
+
+impl Target for WriteFileInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
+    }
+}
+
+impl Target for EditFileInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
+    }
+}
+
+impl Target for CreateDirectoryInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
+    }
+}
+
+fn done_text(done: &Done) -> String {
+    done.message.clone()
+}
+
+#[tools(list = edit_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "write_file", title = "Write file", category = "files", aliases = ["Write"],
+           arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
+           plan = Self::plan_write, text = staged_text,
+           description = "Write a whole file. The write is staged for the person's review (a diff they apply or reject), not written at once.")]
+    async fn write_file(
+        &self,
+        input: &WriteFileInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<Change> {
+        let path = paths::planned(&ctx.env, plan)?;
+        if path.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "{} is a folder",
+                path.display()
+            )));
+        }
+        stage(&self.shadow, ctx, &path, input.content.as_bytes())
     }
 
-    async fn call(
+    #[tool(name = "edit_file", title = "Edit file", category = "files", aliases = ["Edit"],
+           arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,
+           plan = Self::plan_write, text = staged_text,
+           description = "Replace exact text in a file (fails if the text is absent or not unique, unless replace_all). Staged for the person's review.")]
+    async fn edit_file(
         &self,
-        input: &Self::Input,
+        input: &EditFileInput,
         plan: &PathBuf,
         ctx: &ToolContext,
     ) -> ToolResult<Change> {
@@ -133,7 +149,7 @@ impl Tool for EditFile {
                 "`old_string` and `new_string` are the same: nothing to change".into(),
             ));
         }
-        let Some(bytes) = current_bytes(&self.0, ctx, &path)? else {
+        let Some(bytes) = current_bytes(&self.shadow, ctx, &path)? else {
             return Err(invalid(format!(
                 "{shown} does not exist: create it with write_file"
             )));
@@ -158,41 +174,15 @@ impl Tool for EditFile {
                 )));
             }
         };
-        stage(&self.0, ctx, &path, edited.as_bytes())
+        stage(&self.shadow, ctx, &path, edited.as_bytes())
     }
 
-    fn to_text(&self, change: &Change) -> String {
-        staged_text(change)
-    }
-}
-
-pub struct CreateDirectory;
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateDirectoryInput {
-    pub path: String,
-}
-
-#[derive(serde::Serialize, JsonSchema)]
-pub struct Done {
-    pub message: String,
-}
-
-#[tool(name = "create_directory", title = "Create folder", category = "files", idempotent,
-       effects = [FsWrite], description = "Create a folder (and its parents).")]
-impl Tool for CreateDirectory {
-    type Input = CreateDirectoryInput;
-    type Output = Done;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::write_plan(env, &input.path)
-    }
-
-    async fn call(
+    #[tool(name = "create_directory", title = "Create folder", category = "files", idempotent,
+           effects = [FsWrite], plan = Self::plan_write, text = done_text,
+           description = "Create a folder (and its parents).")]
+    async fn create_directory(
         &self,
-        _input: &Self::Input,
+        _: &CreateDirectoryInput,
         plan: &PathBuf,
         ctx: &ToolContext,
     ) -> ToolResult<Done> {
@@ -203,31 +193,37 @@ impl Tool for CreateDirectory {
         })
     }
 
-    fn to_text(&self, done: &Done) -> String {
-        done.message.clone()
-    }
-}
-
-pub struct MoveFile;
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MoveFileInput {
-    pub from: String,
-    pub to: String,
-}
-
-#[tool(name = "move_file", title = "Move file", category = "files", effects = [FsDelete, FsWrite],
-       description = "Move or rename a file or folder; never replaces an existing target.")]
-impl Tool for MoveFile {
-    type Input = MoveFileInput;
-    type Output = Done;
-    /// The resolved source and target.
-    type Plan = (PathBuf, PathBuf);
-
-    fn plan(
+    #[tool(name = "move_file", title = "Move file", category = "files", effects = [FsDelete, FsWrite],
+           plan = Self::plan_move_file, text = done_text,
+           description = "Move or rename a file or folder; never replaces an existing target.")]
+    async fn move_file(
         &self,
-        input: &Self::Input,
+        _: &MoveFileInput,
+        (from, to): &(PathBuf, PathBuf),
+        ctx: &ToolContext,
+    ) -> ToolResult<Done> {
+        let from = paths::planned(&ctx.env, from)?;
+        let to = paths::planned(&ctx.env, to)?;
+        if to.symlink_metadata().is_ok() {
+            return Err(ToolError::invalid(format!(
+                "{} already exists: choose another name or remove it first",
+                to.display()
+            )));
+        }
+        std::fs::rename(&from, &to).map_err(|e| paths::io_error(&from, e))?;
+        Ok(Done {
+            message: format!(
+                "moved {} → {}",
+                paths::display(&ctx.env, &from),
+                paths::display(&ctx.env, &to)
+            ),
+        })
+    }
+
+    /// Its plan: the resolved source and target.
+    fn plan_move_file(
+        &self,
+        input: &MoveFileInput,
         env: &EffectEnv,
     ) -> Result<CallPlan<(PathBuf, PathBuf)>, ToolError> {
         let from = paths::resolve(env, &input.from)?;
@@ -259,33 +255,5 @@ impl Tool for MoveFile {
             })
             .collect();
         Ok(CallPlan::with(effects, (from, to)))
-    }
-
-    async fn call(
-        &self,
-        _: &Self::Input,
-        (from, to): &(PathBuf, PathBuf),
-        ctx: &ToolContext,
-    ) -> ToolResult<Done> {
-        let from = paths::planned(&ctx.env, from)?;
-        let to = paths::planned(&ctx.env, to)?;
-        if to.symlink_metadata().is_ok() {
-            return Err(ToolError::invalid(format!(
-                "{} already exists: choose another name or remove it first",
-                to.display()
-            )));
-        }
-        std::fs::rename(&from, &to).map_err(|e| paths::io_error(&from, e))?;
-        Ok(Done {
-            message: format!(
-                "moved {} → {}",
-                paths::display(&ctx.env, &from),
-                paths::display(&ctx.env, &to)
-            ),
-        })
-    }
-
-    fn to_text(&self, done: &Done) -> String {
-        done.message.clone()
     }
 }

@@ -13,10 +13,10 @@
 //! not git's options. Its effects are what the repository resolves to: its top folder, and
 //! every address of the remote.
 
-use crate::command::{aftermath_notes, cwd_inside, ended_as_a_group, run_to_end};
-use crate::paths;
+use crate::command::{aftermath_notes, cwd_inside, ended_as_a_group, run_to_end, working_folder};
+use crate::{FilesTools, paths};
 use cowork_contract::{
-    CallPlan, Effect, EffectEnv, Tool, ToolContext, ToolError, ToolResult, confine, tool,
+    CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, confine, tools,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -103,90 +103,13 @@ pub struct GitPlan {
     args: Vec<String>,
 }
 
-pub struct Git;
-
 /// Fetching and pushing wait on the network; everything else is local.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 
-#[tool(name = "git", title = "Git", category = "files", effects = [FsWrite, FsRead, NetFetch],
-       timeout = GIT_TIMEOUT + Duration::from_secs(5),
-       description = "Change a git repository: add, commit, switch, merge, stash, stash_pop, fetch, pull, push. Use this for git's writes (inside run_command git's folder is read-only; reading with git status/log/diff works there). The repository's own hooks and configured programs do not run.")]
-impl Tool for Git {
-    type Input = GitInput;
-    type Output = GitResult;
-    type Plan = GitPlan;
-
-    fn plan(&self, input: &GitInput, env: &EffectEnv) -> Result<CallPlan<GitPlan>, ToolError> {
-        let cwd = input
-            .cwd
-            .clone()
-            .or_else(|| env.workspace_roots.first().map(|r| r.display().to_string()))
-            .ok_or_else(|| {
-                ToolError::invalid("no workspace is open: open a folder to use git in")
-            })?;
-        let cwd = paths::resolve(env, &cwd)?;
-        cwd_inside(env, &cwd)?;
-        let top = repository_top(&cwd)?;
-        cwd_inside(env, &top)?;
-        repository_is_ordinary(env, &top)?;
-        let (args, remote) = arguments(input, env, &top)?;
-        let push = input.action == GitAction::Push;
-        let mut effects = match push {
-            true => vec![],
-            false => vec![Effect::FsWrite {
-                path: top.display().to_string(),
-            }],
-        };
-        if let Some(remote) = remote {
-            effects.extend(remote_effects(&top, &remote, push)?);
-        }
-        Ok(CallPlan::with(effects, GitPlan { top, args }))
-    }
-
-    async fn call(&self, _: &GitInput, plan: &GitPlan, ctx: &ToolContext) -> ToolResult<GitResult> {
-        let top = paths::planned(&ctx.env, &plan.top)?;
-        cwd_inside(&ctx.env, &top)?;
-        // Judged again at use: the repository may have changed since the review.
-        let git_dirs = repository_is_ordinary(&ctx.env, &top)?;
-        let network = matches!(plan.args[0].as_str(), "fetch" | "pull" | "push");
-        let (mut cmd, watch) = confined_git(&ctx.env, &top, &git_dirs, network, &plan.args)?;
-        let child = cmd
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?;
-        // run_command's own ending: a timeout or a cancel ends git's whole group (a remote
-        // helper, ssh), not only the sandbox's first process.
-        let ended = run_to_end(child, GIT_TIMEOUT, ctx).await;
-        // What the run left that git does not write itself is held back however it ended (a
-        // cancelled run too) and told, as for run_command.
-        let notes = aftermath_notes(&watch.check(), &ctx.env);
-        let out = ended?;
-        if out.timed_out {
-            return Err(ToolError::failed(format!(
-                "git {} did not finish within {} s",
-                plan.args[0],
-                GIT_TIMEOUT.as_secs()
-            )));
-        }
-        let mut output = out.stdout;
-        output.push_str(&out.stderr);
-        for note in notes {
-            output.push_str(&format!("\n[{note}]"));
-        }
-        if out.exit_code != Some(0) {
-            return Err(ToolError::failed(format!(
-                "git {} failed: {}",
-                plan.args.join(" "),
-                output.trim()
-            )));
-        }
-        Ok(GitResult { output })
-    }
-
-    fn to_text(&self, r: &GitResult) -> String {
-        match r.output.trim() {
-            "" => "done".to_string(),
-            said => said.to_string(),
-        }
+fn git_text(r: &GitResult) -> String {
+    match r.output.trim() {
+        "" => "done".to_string(),
+        said => said.to_string(),
     }
 }
 
@@ -527,6 +450,74 @@ fn names_a_helper(address: &str) -> bool {
         .take_while(|&(i, c)| c.is_ascii_alphanumeric() || (i > 0 && "+-.".contains(c)))
         .count();
     address[scheme..].starts_with("::")
+}
+
+#[tools(list = git_tools)]
+impl FilesTools {
+    #[tool(name = "git", title = "Git", category = "files", effects = [FsWrite, FsRead, NetFetch],
+           timeout = GIT_TIMEOUT + Duration::from_secs(5), plan = Self::plan_git, text = git_text,
+           description = "Change a git repository: add, commit, switch, merge, stash, stash_pop, fetch, pull, push. Use this for git's writes (inside run_command git's folder is read-only; reading with git status/log/diff works there). The repository's own hooks and configured programs do not run.")]
+    async fn git(&self, _: &GitInput, plan: &GitPlan, ctx: &ToolContext) -> ToolResult<GitResult> {
+        let top = paths::planned(&ctx.env, &plan.top)?;
+        cwd_inside(&ctx.env, &top)?;
+        // Judged again at use: the repository may have changed since the review.
+        let git_dirs = repository_is_ordinary(&ctx.env, &top)?;
+        let network = matches!(plan.args[0].as_str(), "fetch" | "pull" | "push");
+        let (mut cmd, watch) = confined_git(&ctx.env, &top, &git_dirs, network, &plan.args)?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("could not start git: {e}")))?;
+        // run_command's own ending: a timeout or a cancel ends git's whole group (a remote
+        // helper, ssh), not only the sandbox's first process.
+        let ended = run_to_end(child, GIT_TIMEOUT, ctx).await;
+        // What the run left that git does not write itself is held back however it ended (a
+        // cancelled run too) and told, as for run_command.
+        let notes = aftermath_notes(&watch.check(), &ctx.env);
+        let out = ended?;
+        if out.timed_out {
+            return Err(ToolError::failed(format!(
+                "git {} did not finish within {} s",
+                plan.args[0],
+                GIT_TIMEOUT.as_secs()
+            )));
+        }
+        let mut output = out.stdout;
+        output.push_str(&out.stderr);
+        for note in notes {
+            output.push_str(&format!("\n[{note}]"));
+        }
+        if out.exit_code != Some(0) {
+            return Err(ToolError::failed(format!(
+                "git {} failed: {}",
+                plan.args.join(" "),
+                output.trim()
+            )));
+        }
+        Ok(GitResult { output })
+    }
+
+    fn plan_git(&self, input: &GitInput, env: &EffectEnv) -> Result<CallPlan<GitPlan>, ToolError> {
+        let cwd = working_folder(
+            env,
+            &input.cwd,
+            "no workspace is open: open a folder to use git in",
+        )?;
+        let top = repository_top(&cwd)?;
+        cwd_inside(env, &top)?;
+        repository_is_ordinary(env, &top)?;
+        let (args, remote) = arguments(input, env, &top)?;
+        let push = input.action == GitAction::Push;
+        let mut effects = match push {
+            true => vec![],
+            false => vec![Effect::FsWrite {
+                path: top.display().to_string(),
+            }],
+        };
+        if let Some(remote) = remote {
+            effects.extend(remote_effects(&top, &remote, push)?);
+        }
+        Ok(CallPlan::with(effects, GitPlan { top, args }))
+    }
 }
 
 #[cfg(test)]

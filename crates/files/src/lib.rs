@@ -30,31 +30,48 @@ mod todo;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DefaultRule, DynTool, RuleAction, ToolError, ToolProvider, typed};
+use cowork_contract::{
+    CallPlan, DefaultRule, DynTool, EffectEnv, RuleAction, ToolError, ToolProvider,
+};
 use cowork_store::Store;
+use paths::Target;
 use shadow::{Shadow, ShadowError};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// The family's tools; each tool holds a clone (the fields are handles).
 #[derive(Clone)]
-pub struct Shared {
+pub struct FilesTools {
     shadow: Shadow,
     background: command::Background,
     db: Arc<Mutex<rusqlite::Connection>>,
 }
 
-pub struct FilesTools {
-    shared: Shared,
-}
-
 impl FilesTools {
     pub fn new(store: &Store) -> Result<Self, ShadowError> {
         Ok(FilesTools {
-            shared: Shared {
-                shadow: Shadow::open(store)?,
-                background: Default::default(),
-                db: Arc::new(Mutex::new(store.connect()?)),
-            },
+            shadow: Shadow::open(store)?,
+            background: Default::default(),
+            db: Arc::new(Mutex::new(store.connect()?)),
         })
+    }
+
+    /// The plan of a tool that reads the file or folder its input names.
+    fn plan_read(
+        &self,
+        input: &impl Target,
+        env: &EffectEnv,
+    ) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::read_plan(env, &input.target(env))
+    }
+
+    /// The plan of a tool that writes the file or folder its input names.
+    fn plan_write(
+        &self,
+        input: &impl Target,
+        env: &EffectEnv,
+    ) -> Result<CallPlan<PathBuf>, ToolError> {
+        paths::write_plan(env, &input.target(env))
     }
 }
 
@@ -119,29 +136,18 @@ impl ToolProvider for FilesTools {
     }
 
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
-        let s = &self.shared;
-        vec![
-            typed(read::ReadFile(s.clone())),
-            typed(attach::AttachFile),
-            typed(read::ListDirectory),
-            typed(read::Glob),
-            typed(search::SearchCode),
-            typed(edit::WriteFile(s.clone())),
-            typed(edit::EditFile(s.clone())),
-            typed(edit::CreateDirectory),
-            typed(edit::MoveFile),
-            typed(command::RunCommand(s.background.clone())),
-            typed(command::CommandOutput(s.background.clone())),
-            typed(command::CommandStop(s.background.clone())),
-            typed(git_tool::Git),
-            typed(todo::TodoWrite(s.clone())),
-            typed(quality::CheckCodeQuality),
-            typed(quality::BatchCheckQuality),
-            typed(changes::ChangesList(s.clone())),
-            typed(changes::ChangesDiff(s.clone())),
-            typed(changes::ChangesApply(s.clone())),
-            typed(changes::ChangesReject(s.clone())),
-            typed(changes::ChangesRollback(s.clone())),
+        [
+            self.read_tools(),
+            self.attach_tools(),
+            self.listing_tools(),
+            self.search_tools(),
+            self.edit_tools(),
+            self.command_tools(),
+            self.git_tools(),
+            self.todo_tools(),
+            self.quality_tools(),
+            self.change_tools(),
         ]
+        .concat()
     }
 }

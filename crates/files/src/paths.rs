@@ -121,6 +121,13 @@ pub fn default_root(env: &EffectEnv, raw: &Option<String>) -> String {
     })
 }
 
+/// A tool input that names the one file or folder the call reads or writes: what the review
+/// sees (`FilesTools::plan_read`, `plan_write`).
+pub(crate) trait Target {
+    /// The path as the call gave it; a folder argument left out is [`default_root`].
+    fn target(&self, env: &EffectEnv) -> String;
+}
+
 /// A glob as the family's tools read one: `*` stays within a folder, `**` crosses folders.
 pub fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, globset::Error> {
     Ok(globset::GlobBuilder::new(pattern)

@@ -6,10 +6,10 @@
 //! loops, match arms/cases, catch clauses, ternaries, `&&`/`||`/`??`); a nested function counts
 //! for itself, not for its parent.
 
-use crate::off_workers;
-use crate::paths::{self, default_root, walker};
+use crate::paths::{self, Target, default_root, walker};
+use crate::{FilesTools, off_workers};
 use cowork_contract::pathclass::{Classifier, PathClass};
-use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
+use cowork_contract::{EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -357,40 +357,15 @@ fn read_text(path: &Path, env: &EffectEnv) -> Result<String, ToolError> {
         .map_err(|_| ToolError::invalid(format!("{} is not UTF-8 text", path.display())))
 }
 
-pub struct CheckCodeQuality;
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {
     pub path: String,
 }
 
-#[tool(name = "check_code_quality", title = "Check code quality", category = "files",
-       read_only, idempotent, effects = [FsRead],
-       description = "One file's functions with length and cyclomatic complexity (Rust, TypeScript, JavaScript, Python), hard-coded secrets, TODO/FIXME counts and a summary.")]
-impl Tool for CheckCodeQuality {
-    type Input = CheckInput;
-    type Output = FileQuality;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &input.path)
-    }
-
-    async fn call(
-        &self,
-        _input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<FileQuality> {
-        let path = paths::planned(&ctx.env, plan)?;
-        let text = read_text(&path, &ctx.env)?;
-        let shown = crate::paths::display(&ctx.env, &path);
-        off_workers("analysis", move || Ok(analyse(&path, &shown, &text))).await
-    }
-
-    fn to_text(&self, q: &FileQuality) -> String {
-        report(q)
+impl Target for CheckInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
     }
 }
 
@@ -413,8 +388,6 @@ fn report(q: &FileQuality) -> String {
     }
     out
 }
-
-pub struct BatchCheckQuality;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -440,50 +413,21 @@ pub struct BatchQuality {
     pub summary: String,
 }
 
-#[tool(name = "batch_check_quality", title = "Check code quality (folder)", category = "files",
-       read_only, idempotent, effects = [FsRead],
-       description = "check_code_quality over a folder's source files (respecting .gitignore): totals and the files that need attention, worst first.")]
-impl Tool for BatchCheckQuality {
-    type Input = BatchInput;
-    type Output = BatchQuality;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &default_root(env, &input.path))
+impl Target for BatchInput {
+    fn target(&self, env: &EffectEnv) -> String {
+        default_root(env, &self.path)
     }
+}
 
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<BatchQuality> {
-        let root = paths::planned(&ctx.env, plan)?;
-        let glob = input
-            .glob
-            .as_deref()
-            .map(paths::glob_matcher)
-            .transpose()
-            .map_err(|e| ToolError::invalid(format!("glob: {e}")))?;
-        let limit = input.limit.unwrap_or(500).max(1);
-        let env = ctx.env.clone();
-        off_workers("analysis", move || {
-            let (checked, truncated) = check_folder(&root, glob.as_ref(), limit, &env);
-            Ok(batch(checked, truncated))
-        })
-        .await
+fn batch_text(b: &BatchQuality) -> String {
+    let mut out = format!("{}\n", b.summary);
+    for q in b.flagged.iter().take(30) {
+        out.push_str(&report(q));
     }
-
-    fn to_text(&self, b: &BatchQuality) -> String {
-        let mut out = format!("{}\n", b.summary);
-        for q in b.flagged.iter().take(30) {
-            out.push_str(&report(q));
-        }
-        if b.truncated {
-            out.push_str("… more files: narrow with glob or raise limit\n");
-        }
-        out
+    if b.truncated {
+        out.push_str("… more files: narrow with glob or raise limit\n");
     }
+    out
 }
 
 /// Analyses the source files under `root` (at most `limit`); the analyses, and whether files
@@ -547,6 +491,51 @@ fn batch(checked: Vec<FileQuality>, truncated: bool) -> BatchQuality {
         flagged,
         truncated,
         summary,
+    }
+}
+
+#[tools(list = quality_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "check_code_quality", title = "Check code quality", category = "files",
+           read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = report,
+           description = "One file's functions with length and cyclomatic complexity (Rust, TypeScript, JavaScript, Python), hard-coded secrets, TODO/FIXME counts and a summary.")]
+    async fn check_code_quality(
+        &self,
+        _: &CheckInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<FileQuality> {
+        let path = paths::planned(&ctx.env, plan)?;
+        let text = read_text(&path, &ctx.env)?;
+        let shown = crate::paths::display(&ctx.env, &path);
+        off_workers("analysis", move || Ok(analyse(&path, &shown, &text))).await
+    }
+
+    #[tool(name = "batch_check_quality", title = "Check code quality (folder)", category = "files",
+           read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = batch_text,
+           description = "check_code_quality over a folder's source files (respecting .gitignore): totals and the files that need attention, worst first.")]
+    async fn batch_check_quality(
+        &self,
+        input: &BatchInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<BatchQuality> {
+        let root = paths::planned(&ctx.env, plan)?;
+        let glob = input
+            .glob
+            .as_deref()
+            .map(paths::glob_matcher)
+            .transpose()
+            .map_err(|e| ToolError::invalid(format!("glob: {e}")))?;
+        let limit = input.limit.unwrap_or(500).max(1);
+        let env = ctx.env.clone();
+        off_workers("analysis", move || {
+            let (checked, truncated) = check_folder(&root, glob.as_ref(), limit, &env);
+            Ok(batch(checked, truncated))
+        })
+        .await
     }
 }
 

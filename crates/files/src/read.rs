@@ -1,8 +1,9 @@
 //! Reading tools: `read_file`, `list_directory`, `glob`.
 
-use crate::paths::{self, default_root, walker};
-use crate::{Shared, off_workers, shadow_error};
-use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
+use crate::paths::{self, Target, default_root, walker};
+use crate::shadow::Shadow;
+use crate::{FilesTools, off_workers, shadow_error};
+use cowork_contract::{EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read};
@@ -13,8 +14,6 @@ const DEFAULT_LINES: usize = 2000;
 const MAX_LINE_CHARS: usize = 2000;
 /// Files up to this size are counted and outlined in full when a page is returned.
 const OUTLINE_MAX_BYTES: u64 = 8 << 20;
-
-pub struct ReadFile(pub Shared);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -47,108 +46,36 @@ pub struct FilePage {
     pub notes: Vec<String>,
 }
 
-#[tool(name = "read_file", title = "Read file", category = "files", aliases = ["Read"],
-       arg_aliases = [("file_path", "path")], read_only, idempotent, effects = [FsRead],
-       description = "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")]
-impl Tool for ReadFile {
-    type Input = ReadFileInput;
-    type Output = FilePage;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &input.path)
+impl Target for ReadFileInput {
+    fn target(&self, _: &EffectEnv) -> String {
+        self.path.clone()
     }
+}
 
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<FilePage> {
-        let path = paths::planned(&ctx.env, plan)?;
-        let offset = input.offset.unwrap_or(1).max(1);
-        let limit = input.limit.unwrap_or(DEFAULT_LINES).max(1);
-        let shown = paths::display(&ctx.env, &path);
-        // The conversation reads its own staged writes.
-        if let Some(staged) = self
-            .0
-            .shadow
-            .staged_view(&ctx.conversation_id, &path)
-            .map_err(shadow_error)?
-        {
-            let Some(bytes) = staged else {
-                return Err(ToolError::failed(format!(
-                    "{shown} is staged for deletion in this conversation"
-                )));
-            };
-            let size = bytes.len() as u64;
-            let mut page = page_of(
-                std::io::Cursor::new(bytes),
-                &shown,
-                offset,
-                limit,
-                size,
-                true,
-            )?;
-            page.notes
-                .push("staged in this conversation, not yet applied to disk".into());
-            return Ok(page);
-        }
-        // One page: a bounded read, done in place.
-        {
-            let file = ctx.env.open_reviewed(&path)?;
-            let meta = file.metadata().map_err(|e| paths::io_error(&path, e))?;
-            if meta.is_dir() {
-                return Err(ToolError::invalid(format!(
-                    "{shown} is a folder: use list_directory"
-                )));
-            }
-            let size = meta.len();
-            let mut page = page_of(
-                std::io::BufReader::with_capacity(64 << 10, file),
-                &shown,
-                offset,
-                limit,
-                size,
-                size <= OUTLINE_MAX_BYTES,
-            )?;
-            if page.truncated && page.total_lines.is_none() {
-                page.notes.push(format!(
-                    "a {} MB file: showing lines {}–{}; read on with offset",
-                    size >> 20,
-                    page.first_line,
-                    page.last_line
-                ));
-            }
-            Ok(page)
+fn read_file_text(page: &FilePage) -> String {
+    let mut out = String::new();
+    for note in &page.notes {
+        out.push_str(&format!("[{note}]\n"));
+    }
+    out.push_str(&page.text);
+    if page.truncated {
+        let total = page
+            .total_lines
+            .map(|t| format!(" of {t}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\n[lines {}–{}{total}; more with offset={}]\n",
+            page.first_line,
+            page.last_line,
+            page.last_line + 1
+        ));
+        if !page.outline.is_empty() {
+            out.push_str("[outline]\n");
+            out.push_str(&page.outline.join("\n"));
+            out.push('\n');
         }
     }
-
-    fn to_text(&self, page: &FilePage) -> String {
-        let mut out = String::new();
-        for note in &page.notes {
-            out.push_str(&format!("[{note}]\n"));
-        }
-        out.push_str(&page.text);
-        if page.truncated {
-            let total = page
-                .total_lines
-                .map(|t| format!(" of {t}"))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "\n[lines {}–{}{total}; more with offset={}]\n",
-                page.first_line,
-                page.last_line,
-                page.last_line + 1
-            ));
-            if !page.outline.is_empty() {
-                out.push_str("[outline]\n");
-                out.push_str(&page.outline.join("\n"));
-                out.push('\n');
-            }
-        }
-        out
-    }
+    out
 }
 
 /// One page of lines; reads no further than the page unless `count_all` (then it counts the
@@ -346,8 +273,6 @@ fn outline_entry(line: &str) -> Option<&str> {
     })
 }
 
-pub struct ListDirectory;
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListDirectoryInput {
@@ -380,21 +305,171 @@ pub struct Listing {
     pub truncated: bool,
 }
 
-#[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
-       read_only, idempotent, effects = [FsRead],
-       description = "List a folder's entries with sizes, respecting .gitignore (depth, limit).")]
-impl Tool for ListDirectory {
-    type Input = ListDirectoryInput;
-    type Output = Listing;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &default_root(env, &input.path))
+impl Target for ListDirectoryInput {
+    fn target(&self, env: &EffectEnv) -> String {
+        default_root(env, &self.path)
     }
+}
 
-    async fn call(
+fn listing_text(listing: &Listing) -> String {
+    let mut out = format!("{}:\n", listing.path);
+    for e in &listing.entries {
+        match e.size {
+            Some(size) => out.push_str(&format!("  {}  ({size} B)\n", e.path)),
+            None => out.push_str(&format!("  {}\n", e.path)),
+        }
+    }
+    if listing.truncated {
+        out.push_str("  … more entries: raise limit or list a subfolder\n");
+    }
+    out
+}
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobInput {
+    /// A glob relative to `path`, e.g. `**/*.rs` or `src/**/mod.ts`.
+    pub pattern: String,
+    /// Where to look (default: the workspace root).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// At most this many paths (default 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct GlobMatches {
+    /// Newest first, as Claude Code's Glob returns them.
+    pub paths: Vec<String>,
+    pub truncated: bool,
+}
+
+impl Target for GlobInput {
+    fn target(&self, env: &EffectEnv) -> String {
+        default_root(env, &self.path)
+    }
+}
+
+fn glob_text(m: &GlobMatches) -> String {
+    if m.paths.is_empty() {
+        return "no files match".into();
+    }
+    let mut out = m.paths.join("\n");
+    if m.truncated {
+        out.push_str("\n… more: narrow the pattern or raise limit");
+    }
+    out
+}
+
+/// Reads a whole file the reviewed way (for edits): the staged view first.
+pub fn current_bytes(
+    shadow: &Shadow,
+    ctx: &ToolContext,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    if let Some(staged) = shadow
+        .staged_view(&ctx.conversation_id, path)
+        .map_err(shadow_error)?
+    {
+        return Ok(staged);
+    }
+    match ctx.env.open_reviewed(path) {
+        Ok(mut file) => {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)
+                .map_err(|e| paths::io_error(path, e))?;
+            Ok(Some(bytes))
+        }
+        Err(_) if !path.exists() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[tools(list = read_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "read_file", title = "Read file", category = "files", aliases = ["Read"],
+           arg_aliases = [("file_path", "path")], read_only, idempotent, effects = [FsRead],
+           plan = Self::plan_read, text = read_file_text,
+           description = "Read a text file by line range (offset, limit). A big file returns its first page and an outline of its functions and types; binary files are detected.")]
+    async fn read_file(
         &self,
-        input: &Self::Input,
+        input: &ReadFileInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<FilePage> {
+        let path = paths::planned(&ctx.env, plan)?;
+        let offset = input.offset.unwrap_or(1).max(1);
+        let limit = input.limit.unwrap_or(DEFAULT_LINES).max(1);
+        let shown = paths::display(&ctx.env, &path);
+        // The conversation reads its own staged writes.
+        if let Some(staged) = self
+            .shadow
+            .staged_view(&ctx.conversation_id, &path)
+            .map_err(shadow_error)?
+        {
+            let Some(bytes) = staged else {
+                return Err(ToolError::failed(format!(
+                    "{shown} is staged for deletion in this conversation"
+                )));
+            };
+            let size = bytes.len() as u64;
+            let mut page = page_of(
+                std::io::Cursor::new(bytes),
+                &shown,
+                offset,
+                limit,
+                size,
+                true,
+            )?;
+            page.notes
+                .push("staged in this conversation, not yet applied to disk".into());
+            return Ok(page);
+        }
+        // One page: a bounded read, done in place.
+        {
+            let file = ctx.env.open_reviewed(&path)?;
+            let meta = file.metadata().map_err(|e| paths::io_error(&path, e))?;
+            if meta.is_dir() {
+                return Err(ToolError::invalid(format!(
+                    "{shown} is a folder: use list_directory"
+                )));
+            }
+            let size = meta.len();
+            let mut page = page_of(
+                std::io::BufReader::with_capacity(64 << 10, file),
+                &shown,
+                offset,
+                limit,
+                size,
+                size <= OUTLINE_MAX_BYTES,
+            )?;
+            if page.truncated && page.total_lines.is_none() {
+                page.notes.push(format!(
+                    "a {} MB file: showing lines {}–{}; read on with offset",
+                    size >> 20,
+                    page.first_line,
+                    page.last_line
+                ));
+            }
+            Ok(page)
+        }
+    }
+}
+
+// A list of its own: `attach_file` (attach.rs) comes between `read_file` and these in the
+// family's order.
+#[tools(list = listing_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
+           read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = listing_text,
+           description = "List a folder's entries with sizes, respecting .gitignore (depth, limit).")]
+    async fn list_directory(
+        &self,
+        input: &ListDirectoryInput,
         plan: &PathBuf,
         ctx: &ToolContext,
     ) -> ToolResult<Listing> {
@@ -464,58 +539,12 @@ impl Tool for ListDirectory {
         .await
     }
 
-    fn to_text(&self, listing: &Listing) -> String {
-        let mut out = format!("{}:\n", listing.path);
-        for e in &listing.entries {
-            match e.size {
-                Some(size) => out.push_str(&format!("  {}  ({size} B)\n", e.path)),
-                None => out.push_str(&format!("  {}\n", e.path)),
-            }
-        }
-        if listing.truncated {
-            out.push_str("  … more entries: raise limit or list a subfolder\n");
-        }
-        out
-    }
-}
-
-pub struct Glob;
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GlobInput {
-    /// A glob relative to `path`, e.g. `**/*.rs` or `src/**/mod.ts`.
-    pub pattern: String,
-    /// Where to look (default: the workspace root).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// At most this many paths (default 1000).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct GlobMatches {
-    /// Newest first, as Claude Code's Glob returns them.
-    pub paths: Vec<String>,
-    pub truncated: bool,
-}
-
-#[tool(name = "glob", title = "Find files", category = "files", aliases = ["Glob"],
-       read_only, idempotent, effects = [FsRead],
-       description = "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.")]
-impl Tool for Glob {
-    type Input = GlobInput;
-    type Output = GlobMatches;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &default_root(env, &input.path))
-    }
-
-    async fn call(
+    #[tool(name = "glob", title = "Find files", category = "files", aliases = ["Glob"],
+           read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = glob_text,
+           description = "Find files by glob pattern (e.g. `**/*.rs`), newest first, respecting .gitignore.")]
+    async fn glob(
         &self,
-        input: &Self::Input,
+        input: &GlobInput,
         plan: &PathBuf,
         ctx: &ToolContext,
     ) -> ToolResult<GlobMatches> {
@@ -549,41 +578,5 @@ impl Tool for Glob {
             })
         })
         .await
-    }
-
-    fn to_text(&self, m: &GlobMatches) -> String {
-        if m.paths.is_empty() {
-            return "no files match".into();
-        }
-        let mut out = m.paths.join("\n");
-        if m.truncated {
-            out.push_str("\n… more: narrow the pattern or raise limit");
-        }
-        out
-    }
-}
-
-/// Reads a whole file the reviewed way (for edits): the staged view first.
-pub fn current_bytes(
-    shared: &Shared,
-    ctx: &ToolContext,
-    path: &Path,
-) -> Result<Option<Vec<u8>>, ToolError> {
-    if let Some(staged) = shared
-        .shadow
-        .staged_view(&ctx.conversation_id, path)
-        .map_err(shadow_error)?
-    {
-        return Ok(staged);
-    }
-    match ctx.env.open_reviewed(path) {
-        Ok(mut file) => {
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)
-                .map_err(|e| paths::io_error(path, e))?;
-            Ok(Some(bytes))
-        }
-        Err(_) if !path.exists() => Ok(None),
-        Err(e) => Err(e),
     }
 }

@@ -1,10 +1,10 @@
 //! `search_code`: regex search over the workspace with ripgrep's own libraries (`ignore` for the
 //! parallel, .gitignore-aware walk; `grep-regex` + `grep-searcher` for matching).
 
-use crate::off_workers;
-use crate::paths::{self, default_root, walker};
+use crate::paths::{self, Target, default_root, walker};
+use crate::{FilesTools, off_workers};
 use cowork_contract::pathclass::{self, Classifier, PathClass};
-use cowork_contract::{CallPlan, EffectEnv, Tool, ToolContext, ToolError, ToolResult, tool};
+use cowork_contract::{EffectEnv, ToolContext, ToolError, ToolResult, tools};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
@@ -13,8 +13,6 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-pub struct SearchCode;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -142,99 +140,61 @@ impl Sink for Collect<'_> {
     }
 }
 
-#[tool(name = "search_code", title = "Search code", category = "files", aliases = ["Grep"],
-       arg_aliases = [("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")],
-       read_only, idempotent, effects = [FsRead],
-       description = "Search file contents by regex, respecting .gitignore; optional glob filter, context lines and a result cap.")]
-impl Tool for SearchCode {
-    type Input = SearchCodeInput;
-    type Output = SearchResult;
-    type Plan = PathBuf;
-
-    fn plan(&self, input: &Self::Input, env: &EffectEnv) -> Result<CallPlan<PathBuf>, ToolError> {
-        paths::read_plan(env, &default_root(env, &input.path))
-    }
-
-    async fn call(
-        &self,
-        input: &Self::Input,
-        plan: &PathBuf,
-        ctx: &ToolContext,
-    ) -> ToolResult<SearchResult> {
-        let root = paths::planned(&ctx.env, plan)?;
-        let mode = output_mode(input)?;
-        let matcher = matcher(input)?;
-        let glob = glob_filter(input.glob.as_deref())?;
-        let types = file_types(input.file_type.as_deref())?;
-        let options = Options::of(input);
-        let cancel = ctx.cancel.clone();
-        let classifier = Classifier::new(&ctx.env);
-        let mut result = off_workers("search", move || {
-            let walk = Walk {
-                root: &root,
-                classifier: &classifier,
-                glob: glob.as_ref(),
-                cancel: &cancel,
-            };
-            search(&walk, &matcher, types, &options)
-        })
-        .await?;
-        result.mode = mode;
-        Ok(result)
-    }
-
-    fn to_text(&self, r: &SearchResult) -> String {
-        let mut out = self.hits_text(r).trim_end().to_string();
-        if r.skipped_linked > 0 {
-            out.push_str(&format!(
-                "\n({} hard-linked or mounted file(s) skipped: they count as outside the workspace)",
-                r.skipped_linked
-            ));
-        }
-        if r.skipped_credentials > 0 {
-            out.push_str(&format!(
-                "\n({} file(s) that hold credentials were not searched: read_file asks the person for each)",
-                r.skipped_credentials
-            ));
-        }
-        out
+impl Target for SearchCodeInput {
+    fn target(&self, env: &EffectEnv) -> String {
+        default_root(env, &self.path)
     }
 }
 
-impl SearchCode {
-    fn hits_text(&self, r: &SearchResult) -> String {
-        if r.hits.is_empty() {
-            return "no matches".into();
-        }
-        let mut out = String::new();
-        if r.mode != "content" {
-            let mut counts: Vec<(&str, usize)> = Vec::new();
-            for hit in &r.hits {
-                match counts.last_mut() {
-                    Some((path, n)) if *path == hit.path => *n += 1,
-                    _ => counts.push((&hit.path, 1)),
-                }
-            }
-            for (path, n) in counts {
-                out.push_str(&if r.mode == "count" {
-                    format!("{path}:{n}\n")
-                } else {
-                    format!("{path}\n")
-                });
-            }
-            return out;
-        }
-        for hit in &r.hits {
-            for c in &hit.context {
-                out.push_str(&format!("{}-{c}\n", hit.path));
-            }
-            out.push_str(&format!("{}:{}: {}\n", hit.path, hit.line, hit.text));
-        }
-        if r.truncated {
-            out.push_str("… more matches: narrow the pattern, add a glob, or raise max_results\n");
-        }
-        out
+fn search_code_text(r: &SearchResult) -> String {
+    let mut out = hits_text(r).trim_end().to_string();
+    if r.skipped_linked > 0 {
+        out.push_str(&format!(
+            "\n({} hard-linked or mounted file(s) skipped: they count as outside the workspace)",
+            r.skipped_linked
+        ));
     }
+    if r.skipped_credentials > 0 {
+        out.push_str(&format!(
+            "\n({} file(s) that hold credentials were not searched: read_file asks the person for each)",
+            r.skipped_credentials
+        ));
+    }
+    out
+}
+
+fn hits_text(r: &SearchResult) -> String {
+    if r.hits.is_empty() {
+        return "no matches".into();
+    }
+    let mut out = String::new();
+    if r.mode != "content" {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for hit in &r.hits {
+            match counts.last_mut() {
+                Some((path, n)) if *path == hit.path => *n += 1,
+                _ => counts.push((&hit.path, 1)),
+            }
+        }
+        for (path, n) in counts {
+            out.push_str(&if r.mode == "count" {
+                format!("{path}:{n}\n")
+            } else {
+                format!("{path}\n")
+            });
+        }
+        return out;
+    }
+    for hit in &r.hits {
+        for c in &hit.context {
+            out.push_str(&format!("{}-{c}\n", hit.path));
+        }
+        out.push_str(&format!("{}:{}: {}\n", hit.path, hit.line, hit.text));
+    }
+    if r.truncated {
+        out.push_str("… more matches: narrow the pattern, add a glob, or raise max_results\n");
+    }
+    out
 }
 
 fn output_mode(input: &SearchCodeInput) -> Result<String, ToolError> {
@@ -465,4 +425,41 @@ fn search_entry(
         tally.all.lock().unwrap().extend(sink.hits);
     }
     WalkState::Continue
+}
+
+#[tools(list = search_tools)]
+// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
+#[allow(clippy::ptr_arg)]
+impl FilesTools {
+    #[tool(name = "search_code", title = "Search code", category = "files", aliases = ["Grep"],
+           arg_aliases = [("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")],
+           read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = search_code_text,
+           description = "Search file contents by regex, respecting .gitignore; optional glob filter, context lines and a result cap.")]
+    async fn search_code(
+        &self,
+        input: &SearchCodeInput,
+        plan: &PathBuf,
+        ctx: &ToolContext,
+    ) -> ToolResult<SearchResult> {
+        let root = paths::planned(&ctx.env, plan)?;
+        let mode = output_mode(input)?;
+        let matcher = matcher(input)?;
+        let glob = glob_filter(input.glob.as_deref())?;
+        let types = file_types(input.file_type.as_deref())?;
+        let options = Options::of(input);
+        let cancel = ctx.cancel.clone();
+        let classifier = Classifier::new(&ctx.env);
+        let mut result = off_workers("search", move || {
+            let walk = Walk {
+                root: &root,
+                classifier: &classifier,
+                glob: glob.as_ref(),
+                cancel: &cancel,
+            };
+            search(&walk, &matcher, types, &options)
+        })
+        .await?;
+        result.mode = mode;
+        Ok(result)
+    }
 }

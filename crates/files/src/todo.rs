@@ -1,13 +1,11 @@
 //! `todo_write`: the coding agent's plan for the conversation, replaced whole on every call
 //! (Claude Code's TodoWrite, same shape), kept in SQLite so it survives a restart.
 
-use crate::Shared;
-use cowork_contract::{Tool, ToolContext, ToolError, ToolResult, tool};
+use crate::FilesTools;
+use cowork_contract::{ToolContext, ToolError, ToolResult, tools};
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-pub struct TodoWrite(pub Shared);
 
 #[derive(Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -32,14 +30,25 @@ pub struct TodoList {
     pub todos: Vec<Todo>,
 }
 
-#[tool(name = "todo_write", title = "Plan (to-do list)", category = "files",
-       aliases = ["TodoWrite"], idempotent, effects = [TasksWrite],
-       description = "Replace this conversation's to-do list: items with status pending, in_progress or completed (one in progress at a time).")]
-impl Tool for TodoWrite {
-    type Input = TodoWriteInput;
-    type Output = TodoList;
+fn todo_list_text(list: &TodoList) -> String {
+    let mark = |s: &str| match s {
+        "completed" => "[x]",
+        "in_progress" => "[>]",
+        _ => "[ ]",
+    };
+    list.todos
+        .iter()
+        .map(|t| format!("{} {}", mark(&t.status), t.content))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
-    async fn call(&self, input: &Self::Input, _: &(), ctx: &ToolContext) -> ToolResult<TodoList> {
+#[tools(list = todo_tools)]
+impl FilesTools {
+    #[tool(name = "todo_write", title = "Plan (to-do list)", category = "files",
+           aliases = ["TodoWrite"], idempotent, effects = [TasksWrite], text = todo_list_text,
+           description = "Replace this conversation's to-do list: items with status pending, in_progress or completed (one in progress at a time).")]
+    async fn todo_write(&self, input: &TodoWriteInput, ctx: &ToolContext) -> ToolResult<TodoList> {
         let invalid = |message: String| ToolError::invalid(message);
         if let Some(bad) = input
             .todos
@@ -62,7 +71,7 @@ impl Tool for TodoWrite {
                 "more than one item is in_progress: finish one before starting the next".into(),
             ));
         }
-        let mut db = self.0.db.lock().unwrap();
+        let mut db = self.db.lock().unwrap();
         let tx = db
             .transaction()
             .map_err(|e| ToolError::failed(format!("to-do list: {e}")))?;
@@ -85,18 +94,5 @@ impl Tool for TodoWrite {
         Ok(TodoList {
             todos: input.todos.clone(),
         })
-    }
-
-    fn to_text(&self, list: &TodoList) -> String {
-        let mark = |s: &str| match s {
-            "completed" => "[x]",
-            "in_progress" => "[>]",
-            _ => "[ ]",
-        };
-        list.todos
-            .iter()
-            .map(|t| format!("{} {}", mark(&t.status), t.content))
-            .collect::<Vec<_>>()
-            .join("\n")
     }
 }

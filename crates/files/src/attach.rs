@@ -214,8 +214,6 @@ fn attachment_content(out: &Attachment) -> Vec<Content> {
 }
 
 #[tools(list = attach_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "attach_file", title = "Attach file", category = "files", read_only, idempotent,
            effects = [FsRead], plan = Self::plan_read, text = attachment_text,

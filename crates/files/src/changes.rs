@@ -109,7 +109,6 @@ impl FilesTools {
     async fn changes_list(
         &self,
         input: &ChangesListInput,
-        _: &(),
         _: &ToolContext,
     ) -> ToolResult<ChangeList> {
         if let Some(s) = &input.status
@@ -130,12 +129,7 @@ impl FilesTools {
     #[tool(name = "changes_diff", title = "Show a file change", category = "files", read_only,
            idempotent, effects = [FsRead], plan = Self::plan_diff, text = changes_diff_text,
            description = "The diff of one change, hunk by hunk (numbered for a partial apply).")]
-    async fn changes_diff(
-        &self,
-        input: &ChangeId,
-        _: &(),
-        _: &ToolContext,
-    ) -> ToolResult<ChangeDiff> {
+    async fn changes_diff(&self, input: &ChangeId, _: &ToolContext) -> ToolResult<ChangeDiff> {
         self.shadow.diff(input.id).map_err(shadow_error)
     }
 
@@ -145,7 +139,6 @@ impl FilesTools {
     async fn changes_apply(
         &self,
         input: &ChangesApplyInput,
-        _: &(),
         _: &ToolContext,
     ) -> ToolResult<Change> {
         let (shadow, id, hunks) = (self.shadow.clone(), input.id, input.hunks.clone());
@@ -155,19 +148,14 @@ impl FilesTools {
     #[tool(name = "changes_reject", title = "Reject a file change", category = "files",
            idempotent, text = rejected,
            description = "Drop a staged change; the file on disk is not touched.")]
-    async fn changes_reject(&self, input: &ChangeId, _: &ToolContext) -> ToolResult<Change> {
+    async fn changes_reject(&self, input: &ChangeId) -> ToolResult<Change> {
         self.shadow.reject(input.id).map_err(shadow_error)
     }
 
     #[tool(name = "changes_rollback", title = "Roll back a file change", category = "files",
            destructive, effects = [FsWrite], plan = Self::plan_rollback, text = rolled_back,
            description = "Put back the exact bytes and permissions a file had before an applied change.")]
-    async fn changes_rollback(
-        &self,
-        input: &ChangeId,
-        _: &(),
-        _: &ToolContext,
-    ) -> ToolResult<Change> {
+    async fn changes_rollback(&self, input: &ChangeId, _: &ToolContext) -> ToolResult<Change> {
         let (shadow, id) = (self.shadow.clone(), input.id);
         blocking(move || shadow.rollback(id)).await
     }

@@ -533,8 +533,6 @@ impl Background {
 }
 
 #[tools(list = command_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "run_command", title = "Run command", category = "files", aliases = ["Bash"],
            arg_aliases = [("timeout", "timeout_ms"), ("run_in_background", "background")],
@@ -617,22 +615,14 @@ impl FilesTools {
     #[tool(name = "command_output", title = "Background output", category = "files",
            aliases = ["BashOutput"], arg_aliases = [("bash_id", "id")], read_only,
            description = "New output and state of a background process started by run_command.")]
-    async fn command_output(
-        &self,
-        input: &BackgroundId,
-        _: &ToolContext,
-    ) -> ToolResult<BackgroundStatus> {
+    async fn command_output(&self, input: &BackgroundId) -> ToolResult<BackgroundStatus> {
         self.background.status(&input.id)
     }
 
     #[tool(name = "command_stop", title = "Stop background process", category = "files",
            aliases = ["KillShell"], arg_aliases = [("shell_id", "id")], idempotent,
            description = "End a background process started by run_command (its whole process tree).")]
-    async fn command_stop(
-        &self,
-        input: &BackgroundId,
-        _: &ToolContext,
-    ) -> ToolResult<BackgroundStatus> {
+    async fn command_stop(&self, input: &BackgroundId) -> ToolResult<BackgroundStatus> {
         let p = self.background.get(&input.id)?;
         kill_group(p.pid);
         for _ in 0..100 {

@@ -103,8 +103,6 @@ fn done_text(done: &Done) -> String {
 }
 
 #[tools(list = edit_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "write_file", title = "Write file", category = "files", aliases = ["Write"],
            arg_aliases = [("file_path", "path")], effects = [FsWrite], undoable,

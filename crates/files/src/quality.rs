@@ -495,8 +495,6 @@ fn batch(checked: Vec<FileQuality>, truncated: bool) -> BatchQuality {
 }
 
 #[tools(list = quality_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "check_code_quality", title = "Check code quality", category = "files",
            read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = report,

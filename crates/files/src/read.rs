@@ -386,8 +386,6 @@ pub fn current_bytes(
 }
 
 #[tools(list = read_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "read_file", title = "Read file", category = "files", aliases = ["Read"],
            arg_aliases = [("file_path", "path")], read_only, idempotent, effects = [FsRead],
@@ -461,8 +459,6 @@ impl FilesTools {
 // A list of its own: `attach_file` (attach.rs) comes between `read_file` and these in the
 // family's order.
 #[tools(list = listing_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "list_directory", title = "List folder", category = "files", aliases = ["LS"],
            read_only, idempotent, effects = [FsRead], plan = Self::plan_read, text = listing_text,

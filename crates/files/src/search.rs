@@ -428,8 +428,6 @@ fn search_entry(
 }
 
 #[tools(list = search_tools)]
-// `&PathBuf`: the method takes the plan by reference, and the plan is the resolved path.
-#[allow(clippy::ptr_arg)]
 impl FilesTools {
     #[tool(name = "search_code", title = "Search code", category = "files", aliases = ["Grep"],
            arg_aliases = [("-i", "case_insensitive"), ("-C", "context"), ("-B", "before"), ("-A", "after"), ("head_limit", "max_results"), ("type", "file_type"), ("-n", "line_numbers")],

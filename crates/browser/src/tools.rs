@@ -538,7 +538,7 @@ impl BrowserTools {
     #[tool(name = "browser_click", title = "Click", category = "browser", effects = [BrowserAct],
            open_world, plan = Self::act_on_current_page, text = state_text,
            description = "Click an element of the current page: by ref (from browser_snapshot), CSS selector, or visible text.")]
-    async fn click(&self, input: &ClickInput, _: &ToolContext) -> ToolResult<PageState> {
+    async fn click(&self, input: &ClickInput) -> ToolResult<PageState> {
         self.shared
             .on_element(&input.target, async |_, element| {
                 element
@@ -552,7 +552,7 @@ impl BrowserTools {
     #[tool(name = "browser_type", title = "Type", category = "browser", effects = [BrowserAct],
            open_world, plan = Self::act_on_current_page, text = state_text,
            description = "Type into a field of the current page (by ref, selector or text), optionally pressing Enter.")]
-    async fn type_in(&self, input: &TypeInput, _: &ToolContext) -> ToolResult<PageState> {
+    async fn type_in(&self, input: &TypeInput) -> ToolResult<PageState> {
         self.shared
             .on_element(&input.target, async |page, field| {
                 field
@@ -596,7 +596,7 @@ impl BrowserTools {
     #[tool(name = "browser_evaluate", title = "Run JavaScript in the page", category = "browser",
            effects = [BrowserAct], open_world, plan = Self::act_on_current_page, text = evaluate_text,
            description = "Run JavaScript in the current page and return its JSON result. Code execution: always asks.")]
-    async fn evaluate(&self, input: &EvaluateInput, _: &ToolContext) -> ToolResult<EvaluateOutput> {
+    async fn evaluate(&self, input: &EvaluateInput) -> ToolResult<EvaluateOutput> {
         self.shared
             .on_page(async |page| {
                 let value = page
@@ -638,7 +638,7 @@ impl BrowserTools {
     #[tool(name = "browser_tabs", title = "Browser tabs", category = "browser",
            effects = [BrowserNavigate], open_world, plan = Self::plan_tabs, text = tabs_text,
            description = "List the browser's tabs, open a new one (optionally at a URL), switch to one, or close one.")]
-    async fn tabs(&self, input: &TabsInput, _: &ToolContext) -> ToolResult<TabsOutput> {
+    async fn tabs(&self, input: &TabsInput) -> ToolResult<TabsOutput> {
         let session = &self.shared.session;
         let mut live = session.lock().await;
         let result = async {

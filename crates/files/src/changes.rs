@@ -5,7 +5,7 @@
 
 use crate::shadow::{Change, ChangeDiff};
 use crate::{FilesTools, shadow_error};
-use cowork_contract::{CallPlan, Effect, EffectEnv, ToolContext, ToolError, ToolResult, tools};
+use cowork_contract::{CallPlan, Effect, EffectEnv, ToolError, ToolResult, tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -106,11 +106,7 @@ impl FilesTools {
     #[tool(name = "changes_list", title = "List file changes", category = "files", read_only,
            idempotent, effects = [FsRead], plan = Self::plan_nothing, text = changes_list_text,
            description = "List staged and settled file changes (the shadow filesystem), newest first.")]
-    async fn changes_list(
-        &self,
-        input: &ChangesListInput,
-        _: &ToolContext,
-    ) -> ToolResult<ChangeList> {
+    async fn changes_list(&self, input: &ChangesListInput) -> ToolResult<ChangeList> {
         if let Some(s) = &input.status
             && !["staged", "applied", "rejected", "rolled_back"].contains(&s.as_str())
         {
@@ -129,18 +125,14 @@ impl FilesTools {
     #[tool(name = "changes_diff", title = "Show a file change", category = "files", read_only,
            idempotent, effects = [FsRead], plan = Self::plan_diff, text = changes_diff_text,
            description = "The diff of one change, hunk by hunk (numbered for a partial apply).")]
-    async fn changes_diff(&self, input: &ChangeId, _: &ToolContext) -> ToolResult<ChangeDiff> {
+    async fn changes_diff(&self, input: &ChangeId) -> ToolResult<ChangeDiff> {
         self.shadow.diff(input.id).map_err(shadow_error)
     }
 
     #[tool(name = "changes_apply", title = "Apply a file change", category = "files",
            destructive, undoable, effects = [FsWrite], plan = Self::plan_apply, text = applied,
            description = "Write a staged change (or some of its hunks) to disk, atomically and journaled.")]
-    async fn changes_apply(
-        &self,
-        input: &ChangesApplyInput,
-        _: &ToolContext,
-    ) -> ToolResult<Change> {
+    async fn changes_apply(&self, input: &ChangesApplyInput) -> ToolResult<Change> {
         let (shadow, id, hunks) = (self.shadow.clone(), input.id, input.hunks.clone());
         blocking(move || shadow.apply(id, hunks.as_deref())).await
     }
@@ -155,7 +147,7 @@ impl FilesTools {
     #[tool(name = "changes_rollback", title = "Roll back a file change", category = "files",
            destructive, effects = [FsWrite], plan = Self::plan_rollback, text = rolled_back,
            description = "Put back the exact bytes and permissions a file had before an applied change.")]
-    async fn changes_rollback(&self, input: &ChangeId, _: &ToolContext) -> ToolResult<Change> {
+    async fn changes_rollback(&self, input: &ChangeId) -> ToolResult<Change> {
         let (shadow, id) = (self.shadow.clone(), input.id);
         blocking(move || shadow.rollback(id)).await
     }

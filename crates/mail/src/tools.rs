@@ -494,7 +494,7 @@ impl MailTools {
     #[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_check, text = check_text,
            description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
-    async fn check(&self, input: &CheckInput, _: &ToolContext) -> ToolResult<CheckOutput> {
+    async fn check(&self, input: &CheckInput) -> ToolResult<CheckOutput> {
         let since = input
             .since
             .as_deref()
@@ -538,7 +538,7 @@ impl MailTools {
     #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_read, text = read_text,
            description = "Read one message: headers, plain text (HTML converted), attachment list.")]
-    async fn read(&self, input: &ReadInput, _: &ToolContext) -> ToolResult<Message> {
+    async fn read(&self, input: &ReadInput) -> ToolResult<Message> {
         let account = load(&self.shared, input.account.as_deref())?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let mut session = imap::connect(&account).await?;
@@ -640,7 +640,7 @@ impl MailTools {
     #[tool(name = "email_outbox", title = "Outbox", category = "mail", effects = [MailRead], read_only,
            idempotent, plan = Self::plan_list_outbox, text = outbox_text,
            description = "Messages recently sent or waiting: state (queued, sent, failed, cancelled, uncertain) and errors.")]
-    async fn list_outbox(&self, input: &OutboxInput, _: &ToolContext) -> ToolResult<OutboxOutput> {
+    async fn list_outbox(&self, input: &OutboxInput) -> ToolResult<OutboxOutput> {
         Ok(OutboxOutput {
             messages: outbox::list(
                 &self.shared.db.lock().unwrap(),

@@ -101,7 +101,7 @@ impl CalendarTools {
     #[tool(name = "calendar_list", title = "List calendars", category = "calendar",
            effects = [CalendarRead], read_only, idempotent, text = list_text,
            plan = Self::plan_list, description = "List calendars (local and CalDAV), their last sync, queued changes and sync conflicts.")]
-    async fn list(&self, _input: &ListInput, _: &ToolContext) -> ToolResult<ListOutput> {
+    async fn list(&self, _input: &ListInput) -> ToolResult<ListOutput> {
         let conn = self.shared.db.lock().unwrap();
         let queued_changes = conn
             .query_row(
@@ -127,7 +127,7 @@ impl CalendarTools {
     #[tool(name = "calendar_sync", title = "Sync calendars", category = "calendar",
            effects = [CalendarRead], idempotent, plan = Self::plan_sync, text = sync_text,
            description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
-    async fn sync(&self, input: &SyncInput, _: &ToolContext) -> ToolResult<SyncOutput> {
+    async fn sync(&self, input: &SyncInput) -> ToolResult<SyncOutput> {
         let accounts = caldav_accounts(&self.shared, input.account.as_deref())?;
         if accounts.is_empty() {
             return Err(ToolError::not_configured(

@@ -210,7 +210,7 @@ impl CalendarTools {
     #[tool(name = "calendar_check", title = "Check calendar", category = "calendar",
            effects = [CalendarRead], read_only, idempotent, text = check_text,
            plan = Self::plan_check, description = "List events in a time range across calendars (recurring events expanded), e.g. \"what's on tomorrow\".")]
-    async fn check(&self, input: &CheckInput, _: &ToolContext) -> ToolResult<CheckOutput> {
+    async fn check(&self, input: &CheckInput) -> ToolResult<CheckOutput> {
         let Window {
             zone, notes, found, ..
         } = read_window(
@@ -247,11 +247,7 @@ impl CalendarTools {
     #[tool(name = "calendar_find_free_time", title = "Find free time", category = "calendar",
            effects = [CalendarRead], read_only, idempotent, text = find_free_time_text,
            plan = Self::plan_find_free_time, description = "Find free slots of at least a given length in a range, within working hours, across calendars.")]
-    async fn find_free_time(
-        &self,
-        input: &FreeTimeInput,
-        _: &ToolContext,
-    ) -> ToolResult<FreeTimeOutput> {
+    async fn find_free_time(&self, input: &FreeTimeInput) -> ToolResult<FreeTimeOutput> {
         if input.duration_minutes == 0 {
             return Err(ToolError::invalid("`duration_minutes` must be at least 1"));
         }

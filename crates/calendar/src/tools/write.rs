@@ -386,7 +386,7 @@ impl CalendarTools {
     #[tool(name = "calendar_create", title = "Create event", category = "calendar",
            effects = [CalendarWrite], plan = Self::plan_create, text = create_text,
            description = "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.")]
-    async fn create(&self, input: &CreateInput, _: &ToolContext) -> ToolResult<Saved> {
+    async fn create(&self, input: &CreateInput) -> ToolResult<Saved> {
         if input.title.trim().is_empty() {
             return Err(ToolError::invalid("`title` is empty"));
         }
@@ -451,7 +451,7 @@ impl CalendarTools {
     #[tool(name = "calendar_update", title = "Update event", category = "calendar",
            effects = [CalendarWrite], idempotent, plan = Self::plan_update, text = update_text,
            description = "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")]
-    async fn update(&self, input: &UpdateInput, _: &ToolContext) -> ToolResult<Saved> {
+    async fn update(&self, input: &UpdateInput) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
         let instance = instance_of(input.instance.as_deref())?;
@@ -516,7 +516,7 @@ impl CalendarTools {
     #[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
            effects = [CalendarWrite], destructive, idempotent, text = delete_text,
            plan = Self::plan_delete, description = "Delete an event, or one instance of a recurring event.")]
-    async fn delete(&self, input: &DeleteInput, _: &ToolContext) -> ToolResult<Saved> {
+    async fn delete(&self, input: &DeleteInput) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let mut cal = load(&self.shared, &calendar, &input.uid)?;
         let title = ics::events(&cal)

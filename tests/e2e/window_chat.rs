@@ -439,7 +439,9 @@ async fn a_local_llama_cpp_model_answers_in_the_window() {
         lengths.push(shown.last().map(|t| t.len()).unwrap_or(0));
         assert!(
             start.elapsed() < patience(),
-            "no answer from the local model"
+            "the turn's token counts never showed within {:?}; the answer's lengths seen: {:?}",
+            patience(),
+            lengths.iter().rev().take(5).collect::<Vec<_>>()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

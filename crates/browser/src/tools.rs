@@ -60,10 +60,8 @@ pub struct Target {
     #[serde(default, rename = "ref")]
     pub reference: Option<String>,
     /// A CSS selector.
-    #[serde(default)]
     pub selector: Option<String>,
     /// Visible text of the element (first match).
-    #[serde(default)]
     pub text: Option<String>,
 }
 
@@ -162,7 +160,6 @@ pub struct NavigateInput {
     /// A full http(s) address.
     pub url: String,
     /// When the page counts as loaded: `load` (default), `domcontentloaded` or `networkidle`.
-    #[serde(default)]
     pub wait_until: Option<String>,
 }
 
@@ -340,7 +337,6 @@ pub struct WaitForInput {
     #[serde(default)]
     pub gone: bool,
     /// At most this long (default 10 000, max 60 000).
-    #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -350,11 +346,8 @@ pub struct WaitForInput {
 #[serde(deny_unknown_fields)]
 pub struct TabsInput {
     /// `list` (default), `new` (optionally with url), `select` or `close` (with index).
-    #[serde(default)]
     pub action: Option<String>,
-    #[serde(default)]
     pub index: Option<usize>,
-    #[serde(default)]
     pub url: Option<String>,
 }
 

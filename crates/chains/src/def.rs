@@ -28,7 +28,6 @@ pub struct Input {
     pub kind: InputKind,
     #[serde(default)]
     pub description: String,
-    #[serde(default)]
     pub default: Option<serde_json::Value>,
 }
 
@@ -166,9 +165,7 @@ struct RawChain {
 struct RawStep {
     id: String,
     tool: String,
-    #[serde(default)]
     args: Option<toml::Value>,
-    #[serde(default)]
     when: Option<String>,
     #[serde(default, rename = "on_error", alias = "onError")]
     on_error: Option<String>,

@@ -101,7 +101,6 @@ pub struct Question {
     /// The full question.
     pub question: String,
     /// A short label for it (a few words).
-    #[serde(default)]
     pub header: Option<String>,
     /// The choices (2–8); none: the person answers in their own words.
     #[serde(default)]
@@ -116,7 +115,6 @@ pub struct Question {
 pub struct QuestionOption {
     pub label: String,
     /// What choosing it means.
-    #[serde(default)]
     pub description: Option<String>,
 }
 
@@ -259,7 +257,6 @@ pub struct Field {
     /// A key for the value (letters, digits, `_`).
     pub name: String,
     /// What the person sees.
-    #[serde(default)]
     pub label: Option<String>,
     #[serde(default)]
     pub kind: FieldKind,

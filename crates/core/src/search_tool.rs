@@ -13,7 +13,6 @@ pub struct ToolSearchInput {
     /// `select:name1,name2` for exact tools, or keywords; prefix a word with `+` to require it.
     pub query: String,
     /// How many tools to return (default 5, at most 50).
-    #[serde(default)]
     pub limit: Option<u32>,
 }
 

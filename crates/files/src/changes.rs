@@ -20,10 +20,8 @@ async fn blocking(
 #[serde(deny_unknown_fields)]
 pub struct ChangesListInput {
     /// staged | applied | rejected | rolled_back (default: every status).
-    #[serde(default)]
     pub status: Option<String>,
     /// Only this conversation's changes.
-    #[serde(default)]
     pub conversation: Option<String>,
 }
 
@@ -44,7 +42,6 @@ pub struct ChangeId {
 pub struct ChangesApplyInput {
     pub id: i64,
     /// Only these hunks (1-based, from `changes_diff`); default: all of it.
-    #[serde(default)]
     pub hunks: Option<Vec<usize>>,
 }
 

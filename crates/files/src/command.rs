@@ -400,10 +400,8 @@ pub struct RunCommandInput {
     /// A bash command line.
     pub command: String,
     /// The working folder (default: the first workspace root); must be inside a root.
-    #[serde(default)]
     pub cwd: Option<String>,
     /// Milliseconds before the whole process tree is killed (default 120000, at most 600000).
-    #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Start it in the background (for servers and watchers) and return at once.
     #[serde(default)]

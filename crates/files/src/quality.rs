@@ -393,13 +393,10 @@ fn report(q: &FileQuality) -> String {
 #[serde(deny_unknown_fields)]
 pub struct BatchInput {
     /// A folder to check (default: the workspace root).
-    #[serde(default)]
     pub path: Option<String>,
     /// Only files matching this glob (relative to the folder), e.g. `src/**/*.ts`.
-    #[serde(default)]
     pub glob: Option<String>,
     /// At most this many files (default 500).
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 

@@ -21,10 +21,8 @@ pub struct ReadFileInput {
     /// The file: relative to the workspace, absolute, or `~/…`.
     pub path: String,
     /// First line to return, 1-based (default 1).
-    #[serde(default)]
     pub offset: Option<usize>,
     /// How many lines to return (default 2000).
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 
@@ -277,13 +275,10 @@ fn outline_entry(line: &str) -> Option<&str> {
 #[serde(deny_unknown_fields)]
 pub struct ListDirectoryInput {
     /// The folder (default: the workspace root).
-    #[serde(default)]
     pub path: Option<String>,
     /// How deep to go (default 1: the folder's own entries).
-    #[serde(default)]
     pub depth: Option<usize>,
     /// At most this many entries (default 500).
-    #[serde(default)]
     pub limit: Option<usize>,
     /// Globs of names to leave out (beyond .gitignore), e.g. `["*.log", "node_modules"]`.
     #[serde(default)]
@@ -330,10 +325,8 @@ pub struct GlobInput {
     /// A glob relative to `path`, e.g. `**/*.rs` or `src/**/mod.ts`.
     pub pattern: String,
     /// Where to look (default: the workspace root).
-    #[serde(default)]
     pub path: Option<String>,
     /// At most this many paths (default 1000).
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 

@@ -20,27 +20,20 @@ pub struct SearchCodeInput {
     /// A regular expression (Rust/ripgrep syntax).
     pub pattern: String,
     /// Where to search (default: the workspace root); a folder or one file.
-    #[serde(default)]
     pub path: Option<String>,
     /// Only files matching this glob, e.g. `*.rs` or `src/**/*.ts`.
-    #[serde(default)]
     pub glob: Option<String>,
     #[serde(default)]
     pub case_insensitive: bool,
     /// Lines of context before and after each match (default 0, at most 10).
-    #[serde(default)]
     pub context: Option<usize>,
     /// Lines of context before each match (overrides `context` on that side).
-    #[serde(default)]
     pub before: Option<usize>,
     /// Lines of context after each match.
-    #[serde(default)]
     pub after: Option<usize>,
     /// content (matching lines, the default) | files_with_matches | count
-    #[serde(default)]
     pub output_mode: Option<String>,
     /// A file type as ripgrep names them: rust, ts, js, py, go, md…
-    #[serde(default)]
     pub file_type: Option<String>,
     /// Let `.` match newlines and patterns span lines.
     #[serde(default)]
@@ -50,7 +43,6 @@ pub struct SearchCodeInput {
     #[allow(dead_code)]
     pub line_numbers: Option<bool>,
     /// At most this many matching lines (default 200).
-    #[serde(default)]
     pub max_results: Option<usize>,
 }
 

@@ -32,25 +32,18 @@ const MAX_ATTACHMENT: u64 = 25 * 1024 * 1024;
 #[serde(deny_unknown_fields)]
 pub struct CheckInput {
     /// Default `INBOX`.
-    #[serde(default)]
     pub folder: Option<String>,
     #[serde(default)]
     pub unread_only: bool,
     /// Sender address or name contains this.
-    #[serde(default)]
     pub from: Option<String>,
-    #[serde(default)]
     pub subject: Option<String>,
     /// Anywhere in the message.
-    #[serde(default)]
     pub text: Option<String>,
     /// `YYYY-MM-DD`: only mail from this day on.
-    #[serde(default)]
     pub since: Option<String>,
     /// At most this many, newest first (default 20, max 1000).
-    #[serde(default)]
     pub limit: Option<usize>,
-    #[serde(default)]
     pub account: Option<String>,
 }
 
@@ -94,12 +87,10 @@ fn check_text(out: &CheckOutput) -> String {
 pub struct ReadInput {
     /// The message's uid from email_check.
     pub uid: u32,
-    #[serde(default)]
     pub folder: Option<String>,
     /// Mark it read on the server (default false: reading for the person is not them reading).
     #[serde(default)]
     pub mark_read: bool,
-    #[serde(default)]
     pub account: Option<String>,
 }
 
@@ -359,12 +350,10 @@ pub struct SendInput {
     /// Plain text body.
     pub body: String,
     /// An HTML version of the body (sent alongside the plain text).
-    #[serde(default)]
     pub html: Option<String>,
     /// Files from the workspace to attach.
     #[serde(default)]
     pub attachments: Vec<String>,
-    #[serde(default)]
     pub account: Option<String>,
 }
 
@@ -373,17 +362,14 @@ pub struct SendInput {
 pub struct ReplyInput {
     /// The uid of the message replied to (read it first with email_read).
     pub uid: u32,
-    #[serde(default)]
     pub folder: Option<String>,
     pub body: String,
-    #[serde(default)]
     pub html: Option<String>,
     /// Also reply to everyone in To and Cc (default: only the sender).
     #[serde(default)]
     pub reply_all: bool,
     #[serde(default)]
     pub attachments: Vec<String>,
-    #[serde(default)]
     pub account: Option<String>,
 }
 
@@ -457,7 +443,6 @@ fn undo_text(out: &UndoOutput) -> String {
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct OutboxInput {
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 

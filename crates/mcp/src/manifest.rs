@@ -18,12 +18,10 @@ pub struct Manifest {
     #[serde(alias = "dxt_version")]
     pub manifest_version: String,
     pub name: String,
-    #[serde(default)]
     pub display_name: Option<String>,
     pub version: String,
     #[serde(default)]
     pub description: String,
-    #[serde(default)]
     pub author: Option<Author>,
     pub server: Server,
     #[serde(default)]
@@ -37,7 +35,6 @@ pub struct Manifest {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Author {
     pub name: String,
-    #[serde(default)]
     pub url: Option<String>,
 }
 
@@ -62,7 +59,6 @@ pub struct Server {
     #[serde(default)]
     pub mcp_config: McpConfig,
     /// For `type: "http"` only: the streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
-    #[serde(default)]
     pub url: Option<String>,
 }
 
@@ -108,7 +104,6 @@ pub struct UserConfigField {
     /// Several values (a directory list): expands to several arguments.
     #[serde(default)]
     pub multiple: bool,
-    #[serde(default)]
     pub default: Option<Value>,
 }
 
@@ -125,7 +120,6 @@ pub struct CoworkMeta {
     #[serde(default)]
     pub overrides: BTreeMap<String, String>,
     /// A category for the catalog (default "mcp").
-    #[serde(default)]
     pub category: Option<String>,
     /// What the server's sandbox lets it reach beyond its own folder (read-only) and its
     /// private data folder; the install review shows it.

@@ -116,12 +116,9 @@ fn check_title(title: &str) -> Result<(), ToolError> {
 pub struct CreateTaskInput {
     /// What to do, in a few words.
     pub title: String,
-    #[serde(default)]
     pub notes: Option<String>,
     /// Due date `YYYY-MM-DD` or RFC 3339 date-time.
-    #[serde(default)]
     pub due: Option<String>,
-    #[serde(default)]
     pub priority: Option<Priority>,
     #[serde(default)]
     pub tags: Vec<String>,
@@ -130,21 +127,15 @@ pub struct CreateTaskInput {
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ListTasksInput {
-    #[serde(default)]
     pub status: Option<Status>,
     /// Only tasks due on or before this date/time.
-    #[serde(default)]
     pub due_before: Option<String>,
     /// Only tasks due on or after this date/time.
-    #[serde(default)]
     pub due_after: Option<String>,
-    #[serde(default)]
     pub tag: Option<String>,
     /// Words to find in the title or notes.
-    #[serde(default)]
     pub text: Option<String>,
     /// At most this many tasks (default 50, max 500).
-    #[serde(default)]
     pub limit: Option<u32>,
 }
 
@@ -158,19 +149,13 @@ pub struct TaskList {
 pub struct UpdateTaskInput {
     /// The task's id (from `list_tasks`).
     pub id: i64,
-    #[serde(default)]
     pub title: Option<String>,
-    #[serde(default)]
     pub notes: Option<String>,
-    #[serde(default)]
     pub status: Option<Status>,
-    #[serde(default)]
     pub priority: Option<Priority>,
     /// New due date; an empty string clears it.
-    #[serde(default)]
     pub due: Option<String>,
     /// Replaces the tags.
-    #[serde(default)]
     pub tags: Option<Vec<String>>,
 }
 

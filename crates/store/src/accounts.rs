@@ -35,7 +35,6 @@ pub enum AccountConfig {
     Mail {
         /// The address mail is sent from.
         email: String,
-        #[serde(default)]
         display_name: Option<String>,
         username: String,
         imap_host: String,

@@ -64,12 +64,10 @@ pub struct SaveInput {
     pub title: String,
     /// `fact`, `preference`, `decision` or `learning` for things to remember about the person
     /// or the work; `note` (default) for anything else.
-    #[serde(default)]
     pub kind: Option<Kind>,
     #[serde(default)]
     pub tags: Vec<String>,
     /// `global` (default), `workspace:<path>` or `project:<name>`.
-    #[serde(default)]
     pub scope: Option<String>,
 }
 
@@ -79,7 +77,6 @@ pub struct SearchInput {
     /// What to look for, in any language: matched by meaning and by words.
     pub query: String,
     /// How many results (default 5, at most 100).
-    #[serde(default)]
     pub k: Option<usize>,
     #[serde(flatten)]
     pub filter: Filter,
@@ -93,20 +90,14 @@ pub struct SearchInput {
 pub struct UpdateInput {
     /// The entry's id (or its path in the vault).
     pub id: String,
-    #[serde(default)]
     pub title: Option<String>,
     /// Replaces the whole text.
-    #[serde(default)]
     pub content: Option<String>,
     /// Added at the end of the text.
-    #[serde(default)]
     pub append: Option<String>,
-    #[serde(default)]
     pub kind: Option<Kind>,
     /// Replaces the tags.
-    #[serde(default)]
     pub tags: Option<Vec<String>>,
-    #[serde(default)]
     pub scope: Option<String>,
 }
 
@@ -129,15 +120,12 @@ pub struct Trashed {
 #[serde(deny_unknown_fields)]
 pub struct PromoteInput {
     /// An existing entry to promote (its text and tags are carried over)…
-    #[serde(default)]
     pub id: Option<String>,
     /// …or the insight itself, as learned in this conversation.
-    #[serde(default)]
     pub insight: Option<String>,
     #[serde(default)]
     pub title: String,
     /// `decision` (default), `learning`, `preference` or `fact`.
-    #[serde(default)]
     pub kind: Option<Kind>,
 }
 

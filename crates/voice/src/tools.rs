@@ -66,7 +66,6 @@ pub struct SpeakInput {
     #[schemars(length(min = 1, max = 10000))]
     pub text: String,
     /// An espeak-ng voice such as `en-us` or `cmn`; chosen from the text when unset.
-    #[serde(default)]
     pub voice: Option<String>,
 }
 

@@ -28,7 +28,6 @@ pub struct GetNewsInput {
     #[schemars(length(max = 10))]
     pub language: Option<String>,
     /// Only these feeds (their names in Settings → Web).
-    #[serde(default)]
     pub feeds: Option<Vec<String>>,
     /// The most items (1–50; 15 when unset).
     #[serde(default)]

@@ -32,7 +32,6 @@ pub struct WebSearchInput {
     #[schemars(range(min = 1, max = 20))]
     pub count: Option<u8>,
     /// Only results from the last day, week, month or year.
-    #[serde(default)]
     pub recency: Option<Recency>,
     /// The results' language, e.g. `en` or `zh` (the provider's default when unset).
     #[serde(default)]

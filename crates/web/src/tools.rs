@@ -42,7 +42,6 @@ pub struct WebFetchInput {
     /// The page: a full http(s) address.
     pub url: String,
     /// A CSS selector: only what it matches is returned (e.g. `table.prices`, `#main`).
-    #[serde(default)]
     pub selector: Option<String>,
     /// What you are looking for: when the page is longer than the limit, the parts that
     /// mention it are kept (in page order) rather than the beginning.
@@ -50,7 +49,6 @@ pub struct WebFetchInput {
     #[schemars(length(max = 1000))]
     pub prompt: Option<String>,
     /// The most characters to return (at most 40,000; 40,000 when unset).
-    #[serde(default)]
     pub max_chars: Option<u32>,
 }
 

@@ -23,7 +23,6 @@ pub struct GetWeatherInput {
     #[schemars(range(min = 1, max = 16))]
     pub days: Option<u8>,
     /// `metric` or `imperial` (the person's setting, else their locale, when unset).
-    #[serde(default)]
     pub units: Option<Units>,
 }
 

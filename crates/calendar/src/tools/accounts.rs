@@ -21,7 +21,6 @@ pub struct ListOutput {
 #[serde(deny_unknown_fields)]
 pub struct SyncInput {
     /// A CalDAV account name; default all of them.
-    #[serde(default)]
     pub account: Option<String>,
 }
 

@@ -10,19 +10,14 @@ pub struct CheckInput {
     /// Start of the range: `today`, `tomorrow`, `2026-11-23`, `2026-11-23T14:00` or RFC 3339.
     pub start: String,
     /// End of the range (exclusive); default one day after `start`.
-    #[serde(default)]
     pub end: Option<String>,
     /// Calendar ids or names; default all.
-    #[serde(default)]
     pub calendars: Option<Vec<String>>,
     /// Only events whose title or location contains this text.
-    #[serde(default)]
     pub query: Option<String>,
     /// IANA time zone for the answer (e.g. `Asia/Shanghai`); default the computer's.
-    #[serde(default)]
     pub timezone: Option<String>,
     /// At most this many events (default 200).
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 
@@ -102,19 +97,14 @@ pub struct FreeTimeInput {
     /// How long the slot must be.
     pub duration_minutes: u32,
     /// Working hours, `HH:MM` (default 09:00–17:00). Slots outside them are not offered.
-    #[serde(default)]
     pub day_start: Option<String>,
-    #[serde(default)]
     pub day_end: Option<String>,
     /// Offer Saturdays and Sundays too (default false).
     #[serde(default)]
     pub include_weekends: bool,
-    #[serde(default)]
     pub calendars: Option<Vec<String>>,
-    #[serde(default)]
     pub timezone: Option<String>,
     /// At most this many slots (default 10).
-    #[serde(default)]
     pub limit: Option<usize>,
 }
 

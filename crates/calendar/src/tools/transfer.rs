@@ -11,7 +11,6 @@ pub struct ImportInput {
     /// An `.ics` file.
     pub path: String,
     /// Calendar id or name (default `local`).
-    #[serde(default)]
     pub calendar: Option<String>,
 }
 
@@ -35,7 +34,6 @@ pub struct ExportInput {
     /// Where to write the `.ics` file.
     pub path: String,
     /// Calendar id or name (default `local`).
-    #[serde(default)]
     pub calendar: Option<String>,
 }
 

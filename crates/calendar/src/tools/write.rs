@@ -155,26 +155,20 @@ pub struct CreateInput {
     /// `2026-11-23` for an all-day event, else `2026-11-23T14:00` (in `timezone`) or RFC 3339.
     pub start: String,
     /// Default: one hour after `start` (the next day for all-day events).
-    #[serde(default)]
     pub end: Option<String>,
     /// IANA zone for times without an offset (default the computer's).
-    #[serde(default)]
     pub timezone: Option<String>,
-    #[serde(default)]
     pub location: Option<String>,
-    #[serde(default)]
     pub description: Option<String>,
     /// Email addresses to invite. A server with scheduling sends them invitations.
     #[serde(default)]
     pub attendees: Vec<String>,
     /// An RFC 5545 RRULE, e.g. `FREQ=WEEKLY;BYDAY=TU;COUNT=8`.
-    #[serde(default)]
     pub recurrence: Option<String>,
     /// Reminders, in minutes before the start.
     #[serde(default)]
     pub reminders_minutes: Vec<u32>,
     /// Calendar id or name (default `local`).
-    #[serde(default)]
     pub calendar: Option<String>,
 }
 
@@ -258,28 +252,18 @@ pub(super) fn apply_details(
 pub struct UpdateInput {
     /// The event's uid (from calendar_check).
     pub uid: String,
-    #[serde(default)]
     pub calendar: Option<String>,
     /// Change only this instance of a recurring event (its `instance` from calendar_check).
-    #[serde(default)]
     pub instance: Option<String>,
-    #[serde(default)]
     pub title: Option<String>,
-    #[serde(default)]
     pub start: Option<String>,
-    #[serde(default)]
     pub end: Option<String>,
-    #[serde(default)]
     pub timezone: Option<String>,
-    #[serde(default)]
     pub location: Option<String>,
-    #[serde(default)]
     pub description: Option<String>,
     /// Replaces the attendee list.
-    #[serde(default)]
     pub attendees: Option<Vec<String>>,
     /// Replaces the recurrence rule of the series (`""` makes it a single event).
-    #[serde(default)]
     pub recurrence: Option<String>,
 }
 
@@ -374,10 +358,8 @@ pub(super) fn instance_of(instance: Option<&str>) -> Result<Option<i64>, ToolErr
 #[serde(deny_unknown_fields)]
 pub struct DeleteInput {
     pub uid: String,
-    #[serde(default)]
     pub calendar: Option<String>,
     /// Delete only this instance of a recurring event (its `instance` from calendar_check).
-    #[serde(default)]
     pub instance: Option<String>,
 }
 

@@ -338,6 +338,7 @@ fn adversarial_suite() {
         .collect();
     let queue = Mutex::new(cases.clone());
     let failures = Mutex::new(Vec::new());
+    let took = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -345,8 +346,17 @@ fn adversarial_suite() {
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                while let Some(case) = queue.lock().unwrap().pop() {
-                    if let Err(why) = run_case(&case) {
+                // The lock is taken and let go in its own statement: a guard made in the
+                // `while let` would be held through the case and run the suite one case at a time.
+                loop {
+                    let next = queue.lock().unwrap().pop();
+                    let Some(case) = next else { break };
+                    let start = std::time::Instant::now();
+                    let result = run_case(&case);
+                    took.lock()
+                        .unwrap()
+                        .push((start.elapsed(), case.id.clone()));
+                    if let Err(why) = result {
                         failures.lock().unwrap().push(format!(
                             "{} [{}] — {}\n    {why}",
                             case.id, case.class, case.attack
@@ -373,6 +383,12 @@ fn adversarial_suite() {
     );
     for (class, (n, asks)) in &by_class {
         println!("  {class:12} {n:4} cases ({asks} end in an ask)");
+    }
+    // Where the suite's time goes, for whoever makes it faster.
+    let mut took = took.into_inner().unwrap();
+    took.sort_unstable_by(|a, b| b.cmp(a));
+    for (elapsed, id) in took.iter().take(8) {
+        println!("  slowest: {id} {elapsed:.1?}");
     }
     assert!(
         failures.is_empty(),

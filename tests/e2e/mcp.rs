@@ -630,6 +630,7 @@ async fn servers_that_misbehave_fail_clearly() {
         initial_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(200),
         max_restarts: 2,
+        max_first_restarts: 2,
         start_timeout: Duration::from_millis(1500),
     };
     let spec = |name: &str, flags: &[&str]| {

@@ -54,6 +54,10 @@ pub struct RestartPolicy {
     pub max_backoff: Duration,
     /// Consecutive failed starts (or crashes soon after start) before giving up.
     pub max_restarts: u32,
+    /// The same, for a server that has not yet answered once: a pack that cannot start (a missing
+    /// module, a bad command line) fails the same way each time, and a person installing it (or a
+    /// one-shot `cowork` command) should hear so at once, not after the backoff series' 8 s.
+    pub max_first_restarts: u32,
     /// Initialization (spawn + handshake + tools/list) must finish within this.
     pub start_timeout: Duration,
 }
@@ -64,6 +68,7 @@ impl Default for RestartPolicy {
             initial_backoff: Duration::from_millis(250),
             max_backoff: Duration::from_secs(30),
             max_restarts: 5,
+            max_first_restarts: 1,
             start_timeout: Duration::from_secs(30),
         }
     }
@@ -834,6 +839,7 @@ fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {
 async fn supervise(inner: Arc<Inner>) {
     let policy = inner.spec.restart;
     let mut failures = 0u32;
+    let mut ever_ran = false;
     loop {
         inner.update(|s| s.state = ServerState::Starting);
         let started = Instant::now();
@@ -843,6 +849,7 @@ async fn supervise(inner: Arc<Inner>) {
         };
         match connected {
             Ok(running) => {
+                ever_ran = true;
                 inner.update(|s| {
                     s.state = ServerState::Running;
                     s.last_error = None;
@@ -885,7 +892,12 @@ async fn supervise(inner: Arc<Inner>) {
             }
         }
         failures += 1;
-        if failures > policy.max_restarts {
+        let limit = if ever_ran {
+            policy.max_restarts
+        } else {
+            policy.max_first_restarts
+        };
+        if failures > limit {
             inner.update(|s| s.state = ServerState::Failed);
             (inner.on_change)();
             return;

@@ -377,7 +377,8 @@ impl Microphone {
     }
 
     /// Records until the person stops, goes quiet, or a limit is reached (blocking).
-    /// `partial` is asked about the speech so far about once a second, off this thread.
+    /// `partial` is asked about the speech so far about once a second, off this thread, while
+    /// anyone watches [`Microphone::state`].
     pub fn record(
         &self,
         device: Option<&str>,
@@ -446,7 +447,14 @@ impl Microphone {
                 break end;
             }
             let speech = endpoints.speech();
-            if speech.len() >= partial_at && partial_job.as_ref().is_none_or(|j| j.is_finished()) {
+            // Partials are for someone watching (the window's microphone bar); with nobody
+            // subscribed (a `cowork voice listen`, a schedule) each would be a whole transcription
+            // of the speech so far, thrown away: a core kept busy for the length of the recording.
+            let watched = self.state.receiver_count() > 0;
+            if watched
+                && speech.len() >= partial_at
+                && partial_job.as_ref().is_none_or(|j| j.is_finished())
+            {
                 partial_at = speech.len() + WHISPER_RATE as usize;
                 let speech = speech.to_vec();
                 partial_job = Some(scope.spawn(move || {

@@ -31,6 +31,7 @@ pub struct AgentSettings {
     /// there is none, as for Ollama).
     #[serde(default)]
     pub api_key_env: String,
+    #[serde(default)]
     pub allowed_tools: Option<Vec<String>>,
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,

@@ -836,6 +836,28 @@ fn open_log(path: &std::path::Path) -> Result<std::fs::File, String> {
         .map_err(|e| format!("cannot open the log {}: {e}", path.display()))
 }
 
+/// A started server, until it exits (why) or is stopped (`None`).
+async fn serve_until_exit(
+    inner: &Inner,
+    running: RunningService<RoleClient, Client>,
+) -> Option<String> {
+    inner.update(|s| {
+        s.state = ServerState::Running;
+        s.last_error = None;
+    });
+    tracing::info!("MCP server {} running", inner.spec.name);
+    let cancel = running.cancellation_token();
+    let reason = tokio::select! {
+        _ = inner.stop.cancelled() => {
+            cancel.cancel();
+            None
+        }
+        quit = running.waiting() => Some(format!("{quit:?}")),
+    };
+    *inner.peer.write().unwrap() = None;
+    reason
+}
+
 async fn supervise(inner: Arc<Inner>) {
     let policy = inner.spec.restart;
     let mut failures = 0u32;
@@ -850,21 +872,9 @@ async fn supervise(inner: Arc<Inner>) {
         match connected {
             Ok(running) => {
                 ever_ran = true;
-                inner.update(|s| {
-                    s.state = ServerState::Running;
-                    s.last_error = None;
-                });
-                tracing::info!("MCP server {} running", inner.spec.name);
-                let cancel = running.cancellation_token();
-                let reason = tokio::select! {
-                    _ = inner.stop.cancelled() => {
-                        cancel.cancel();
-                        None
-                    }
-                    quit = running.waiting() => Some(format!("{quit:?}")),
+                let Some(reason) = serve_until_exit(&inner, running).await else {
+                    break;
                 };
-                *inner.peer.write().unwrap() = None;
-                let Some(reason) = reason else { break };
                 inner.end_group(libc::SIGKILL);
                 tracing::warn!("MCP server {} exited ({reason})", inner.spec.name);
                 inner.update(|s| {

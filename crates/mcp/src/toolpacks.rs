@@ -29,13 +29,16 @@ pub struct Record {
     pub source: String,
     #[serde(default)]
     pub r#ref: Option<String>,
+    #[serde(default)]
     pub commit: Option<String>,
     pub sha256: String,
     /// sha256 of the whole installed folder after its dependencies were installed
     /// (`node_modules`, `.venv` included): everything that executes is pinned, not just the
     /// source. The per-file list beside `toolpacks.json` names a changed file.
+    #[serde(default)]
     pub installed_sha256: Option<String>,
     pub enabled: bool,
+    #[serde(default)]
     pub last_used: Option<String>,
     /// Why its server did not come up the last time a command or the app ran it (None: it
     /// did). Commands that list tools do not wait for a server known to be broken.

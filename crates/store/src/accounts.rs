@@ -35,6 +35,7 @@ pub enum AccountConfig {
     Mail {
         /// The address mail is sent from.
         email: String,
+        #[serde(default)]
         display_name: Option<String>,
         username: String,
         imap_host: String,

@@ -37,6 +37,7 @@ impl Default for EmbedderSettings {
 #[serde(rename_all = "camelCase")]
 pub struct VaultSettings {
     /// The vault folder; the data dir's `vault/` when empty.
+    #[serde(default)]
     pub folder: Option<PathBuf>,
     #[serde(default)]
     pub embedder: EmbedderSettings,

@@ -403,6 +403,24 @@ impl Microphone {
         std::thread::scope(|scope| self.run(capture, limits, &stop, cancel, partial, scope))
     }
 
+    /// Transcribes the speech so far off the recording thread, for the microphone's state.
+    fn spawn_partial<'s>(
+        &'s self,
+        speech: Vec<f32>,
+        partial: OnPartial<'s>,
+        scope: &'s std::thread::Scope<'s, '_>,
+    ) -> std::thread::ScopedJoinHandle<'s, ()> {
+        scope.spawn(move || {
+            if let Some(text) = partial(&speech) {
+                self.state.send_modify(|s| {
+                    if s.open {
+                        s.partial = text;
+                    }
+                });
+            }
+        })
+    }
+
     fn run<'s>(
         &'s self,
         capture: Capture,
@@ -456,16 +474,7 @@ impl Microphone {
                 && partial_job.as_ref().is_none_or(|j| j.is_finished())
             {
                 partial_at = speech.len() + WHISPER_RATE as usize;
-                let speech = speech.to_vec();
-                partial_job = Some(scope.spawn(move || {
-                    if let Some(text) = partial(&speech) {
-                        self.state.send_modify(|s| {
-                            if s.open {
-                                s.partial = text;
-                            }
-                        });
-                    }
-                }));
+                partial_job = Some(self.spawn_partial(speech.to_vec(), partial, scope));
             }
         };
         drop(capture);

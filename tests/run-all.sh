@@ -106,7 +106,7 @@ bash tests/bench-window.sh --smoke
 
 phase "tests"
 # The e5 engine's and llama.cpp's OpenMP threads sleep when idle instead of spinning: two tests
-# that both spin on two cores slow each other several times over (docs/benchmarks.md, "Tests").
+# that both spin on two cores slow each other several times over (docs/benchmarks.md, "CI time").
 export OMP_WAIT_POLICY=PASSIVE
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --locked --workspace --no-fail-fast

@@ -8,8 +8,9 @@ use std::path::Path;
 
 /// Twenty sentences a person might say to an assistant, spoken into the microphone in real time,
 /// four to a recording (the pause between sentences is shorter than the quiet that ends one):
-/// `listen` opens the device, hears the speech start and end, and whisper writes it down. The first recording is asked (the microphone is a risk the person
-/// grants); "always" answers it for the rest.
+/// `listen` opens the device, hears the speech start and end, and whisper writes it down. The
+/// first recording is asked (the microphone is a risk the person grants); "always" answers it
+/// for the rest.
 #[test]
 fn listen_hears_what_is_said_into_the_microphone() {
     let audio = FakeAudio::new(env!("CARGO_BIN_EXE_cowork"));

@@ -2015,12 +2015,22 @@ async fn with_no_tray_to_show_it_closing_the_window_quits() {
             })
     };
     assert!(running(), "the app runs before the window closes");
-    close_with_ctrl_w(&d).await;
-    cowork_tests::wait::until_true("Cowork to quit", || match running() {
-        true => Err("still running, hidden with no tray to show it".into()),
-        false => Ok(()),
-    })
-    .await;
+    // Pressed again until the app is gone: a press that lands before the page listens for keys
+    // (a busy machine, once in CI) is lost, and would read as "hidden with no tray".
+    let deadline = std::time::Instant::now() + cowork_tests::wait::patience();
+    let mut presses = 0;
+    while running() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Cowork still runs after {presses} Ctrl+W presses in {:?}: hidden with no tray to show it",
+            cowork_tests::wait::patience()
+        );
+        if presses == 0 || d.find("[data-testid=chat-input]").await.is_some() {
+            close_with_ctrl_w(&d).await;
+            presses += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 /// The assistant turns to the person in the window: `AskUserQuestion` as a form (several

@@ -314,7 +314,11 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
         json!({"callId": request["call_id"], "choice": "once"}),
     )
     .unwrap();
-    done.recv_timeout(wait()).expect("the turn ends");
+    let finished = done.recv_timeout(wait()).expect("the turn ends");
+    assert!(
+        finished["error"].is_null(),
+        "the first turn failed: {finished}"
+    );
     // Progress correlation: the scheduler's started event names the model's call.
     let started = std::iter::from_fn(|| tool_events.recv_timeout(wait()).ok())
         .find(|e| e["type"] == "started" && e["call_id"] == request["call_id"])
@@ -332,7 +336,27 @@ fn approval_over_ipc_once_deny_and_plan_mode() {
 
     // Deny: the model hears a denial naming who denied.
     turn("Sell milk", "tu-2");
-    let request = asks.recv_timeout(wait()).unwrap();
+    let request = asks.recv_timeout(wait()).unwrap_or_else(|_| {
+        let ended = done.try_recv().ok();
+        // What each request to the model ended with: which scripted turn went where.
+        let asked: Vec<String> = server
+            .requests()
+            .iter()
+            .map(|r| {
+                r.2["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .map(|m| m.to_string())
+                    .unwrap_or_default()
+                    .chars()
+                    .take(300)
+                    .collect()
+            })
+            .collect();
+        panic!(
+            "no ask for the second turn; its end: {ended:?}; the model was asked after: {asked:#?}"
+        )
+    });
     invoke(
         &ui.main,
         "answer_approval",

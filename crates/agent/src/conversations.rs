@@ -3,12 +3,12 @@
 //! the branch that ends at its head.
 
 use crate::provider::{Message, Part, Role};
-use cowork_store::Store;
+use cowork_store::{Store, all_rows};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ConversationSummary {
     pub id: String,
@@ -64,7 +64,7 @@ pub struct TurnUsage {
 }
 
 /// A summary that stands in for the messages up to `upto` when the model is asked.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Compaction {
     pub id: i64,
@@ -143,28 +143,16 @@ impl Conversations {
     pub fn list(&self, search: Option<&str>) -> Result<Vec<ConversationSummary>> {
         let conn = self.conn.lock().unwrap();
         let pattern = search.map(|s| format!("%{}%", s.replace('%', "\\%").replace('_', "\\_")));
-        let mut stmt = conn
-            .prepare(
-                "SELECT c.id, c.title, c.created_at, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation = c.id), c.pinned
-                 FROM conversations c
-                 WHERE ?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\'
-                    OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id AND m.parts LIKE ?1 ESCAPE '\\')
-                 ORDER BY c.pinned DESC, c.updated_at DESC",
-            )
-            .map_err(err)?;
-        let rows = stmt
-            .query_map(params![pattern], |r| {
-                Ok(ConversationSummary {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    created_at: r.get(2)?,
-                    updated_at: r.get(3)?,
-                    messages: r.get(4)?,
-                    pinned: r.get(5)?,
-                })
-            })
-            .map_err(err)?;
-        rows.collect::<std::result::Result<_, _>>().map_err(err)
+        all_rows(
+            &conn,
+            "SELECT c.id, c.title, c.created_at, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation = c.id) AS messages, c.pinned
+             FROM conversations c
+             WHERE ?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\'
+                OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id AND m.parts LIKE ?1 ESCAPE '\\')
+             ORDER BY c.pinned DESC, c.updated_at DESC",
+            params![pattern],
+        )
+        .map_err(err)
     }
 
     pub fn title(&self, id: &str) -> Result<Option<String>> {
@@ -438,25 +426,12 @@ impl Conversations {
     /// the branch shown).
     pub fn compactions(&self, id: &str) -> Result<Vec<Compaction>> {
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT id, upto, summary, messages, tokens_before, tokens_after, created_at
-                 FROM compactions WHERE conversation = ?1 ORDER BY id",
-            )
-            .map_err(err)?;
-        stmt.query_map([id], |r| {
-            Ok(Compaction {
-                id: r.get(0)?,
-                upto: r.get(1)?,
-                summary: r.get(2)?,
-                messages: r.get(3)?,
-                tokens_before: r.get(4)?,
-                tokens_after: r.get(5)?,
-                created_at: r.get(6)?,
-            })
-        })
-        .map_err(err)?
-        .collect::<std::result::Result<_, _>>()
+        all_rows(
+            &conn,
+            "SELECT id, upto, summary, messages, tokens_before, tokens_after, created_at
+             FROM compactions WHERE conversation = ?1 ORDER BY id",
+            [id],
+        )
         .map_err(err)
     }
 

@@ -3,11 +3,12 @@
 //! crash never leaves the index describing other text than the object holds.
 
 use crate::ics::{self, IndexRow};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
-use serde::Serialize;
+use cowork_store::{all_rows, each_row, one_row};
+use rusqlite::{Connection, Transaction, params};
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalendarInfo {
     pub id: String,
     pub name: String,
@@ -17,37 +18,16 @@ pub struct CalendarInfo {
     pub last_error: Option<String>,
 }
 
-/// Every row `sql` selects with `params`, each read by `read`.
-fn all_rows<T>(
-    conn: &Connection,
-    sql: &str,
-    params: impl rusqlite::Params,
-    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<Vec<T>> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let rows = stmt.query_map(params, read)?;
-    rows.collect()
-}
-
 pub fn calendars(conn: &Connection) -> rusqlite::Result<Vec<CalendarInfo>> {
     all_rows(
         conn,
         "SELECT id, name, account, last_sync, last_error FROM calendars ORDER BY account IS NOT NULL, id",
         [],
-        |r| {
-            Ok(CalendarInfo {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                account: r.get(2)?,
-                last_sync: r.get(3)?,
-                last_error: r.get(4)?,
-            })
-        },
     )
 }
 
 /// A stored object: its text and sync state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct Object {
     pub calendar: String,
     pub uid: String,
@@ -60,25 +40,12 @@ pub struct Object {
 
 const OBJECT_COLUMNS: &str = "calendar, uid, ics, href, etag, dirty, deleted";
 
-fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Object> {
-    Ok(Object {
-        calendar: r.get(0)?,
-        uid: r.get(1)?,
-        ics: r.get(2)?,
-        href: r.get(3)?,
-        etag: r.get(4)?,
-        dirty: r.get(5)?,
-        deleted: r.get(6)?,
-    })
-}
-
 pub fn object(conn: &Connection, calendar: &str, uid: &str) -> rusqlite::Result<Option<Object>> {
-    conn.query_row(
+    one_row(
+        conn,
         &format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND uid = ?2"),
         params![calendar, uid],
-        object_from_row,
     )
-    .optional()
 }
 
 /// Objects of a calendar; `dirty_only` for the push queue.
@@ -93,7 +60,6 @@ pub fn objects(
             "SELECT {OBJECT_COLUMNS} FROM calendar_objects WHERE calendar = ?1 AND (dirty = 1 OR ?2 = 0) ORDER BY uid"
         ),
         params![calendar, dirty_only],
-        object_from_row,
     )
 }
 
@@ -151,11 +117,10 @@ pub fn rebuild_if_asked(conn: &mut Connection) -> rusqlite::Result<usize> {
         return Ok(0);
     }
     let tx = conn.transaction()?;
-    let stored = all_rows(
+    let stored: Vec<Object> = all_rows(
         &tx,
         &format!("SELECT {OBJECT_COLUMNS} FROM calendar_objects"),
         [],
-        object_from_row,
     )?;
     for mut object in stored {
         object.ics = ics::clean_text(&object.ics);
@@ -294,38 +259,34 @@ impl Range<'_> {
     }
 }
 
-/// The columns [`Indexed::read`] reads, first in a range query.
+/// The columns an [`Indexed`] is read from, first in a range query.
 const INDEXED_COLUMNS: &str =
     "calendar, uid, start_utc, end_utc, all_day, summary, location, busy, alarms";
 
 /// An event's index row as the range queries read it.
+#[derive(Deserialize)]
 struct Indexed {
     calendar: String,
     uid: String,
+    #[serde(rename = "start_utc")]
     start: i64,
+    #[serde(rename = "end_utc")]
     end: i64,
     all_day: bool,
+    #[serde(rename = "summary")]
     title: String,
     location: String,
     busy: bool,
     alarms: Option<String>,
+    /// An override's: the original start of the instance it replaces.
+    #[serde(default)]
+    recurrence_id: Option<i64>,
+    /// A series': its recurrence rule.
+    #[serde(default)]
+    rrule: Option<String>,
 }
 
 impl Indexed {
-    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Indexed> {
-        Ok(Indexed {
-            calendar: r.get(0)?,
-            uid: r.get(1)?,
-            start: r.get(2)?,
-            end: r.get(3)?,
-            all_day: r.get(4)?,
-            title: r.get(5)?,
-            location: r.get(6)?,
-            busy: r.get(7)?,
-            alarms: r.get(8)?,
-        })
-    }
-
     /// Its instance from `start` to `end` (index values in the window's form); `instance`, the
     /// original start of a recurring one.
     fn occurrence(
@@ -362,16 +323,13 @@ fn single_occurrences(conn: &Connection, range: &Range<'_>) -> Result<Vec<Occurr
         .map_err(sql_error)?;
     for Window { floating, from, to } in range.windows {
         let rows = singles
-            .query_map(params![from, to, floating], |r| {
-                let recurrence_id: Option<i64> = r.get(9)?;
-                let event = Indexed::read(r)?;
-                Ok(event.occurrence(range, floating, (event.start, event.end), recurrence_id))
-            })
+            .query(params![from, to, floating])
             .map_err(sql_error)?;
-        for row in rows {
-            let occurrence = row.map_err(sql_error)?;
-            if range.wanted(&occurrence.calendar) {
-                out.push(occurrence);
+        for row in each_row::<Indexed>(rows) {
+            let event = row.map_err(sql_error)?;
+            if range.wanted(&event.calendar) {
+                let span = (event.start, event.end);
+                out.push(event.occurrence(range, floating, span, event.recurrence_id));
             }
         }
     }
@@ -410,17 +368,19 @@ fn series_occurrences(
         .map_err(sql_error)?;
     for Window { floating, from, to } in range.windows {
         let rows = masters
-            .query_map(params![from, to, floating], |r| {
-                Ok((Indexed::read(r)?, r.get::<_, String>(9)?))
-            })
+            .query(params![from, to, floating])
             .map_err(sql_error)?;
-        for row in rows {
-            let (series, rrule) = row.map_err(sql_error)?;
-            if !range.wanted(&series.calendar) {
+        for row in each_row::<Indexed>(rows) {
+            let series = row.map_err(sql_error)?;
+            let Some(rrule) = series
+                .rrule
+                .as_deref()
+                .filter(|_| range.wanted(&series.calendar))
+            else {
                 continue;
-            }
+            };
             let duration = series.end - series.start;
-            let starts = ics::expand(&rrule, duration, from, to, cap)
+            let starts = ics::expand(rrule, duration, from, to, cap)
                 .map_err(|e| format!("event {:?} has a bad recurrence: {e}", series.uid))?;
             for s in starts {
                 if overridden.contains(&(series.calendar.clone(), series.uid.clone(), s)) {
@@ -448,7 +408,7 @@ pub fn record_conflict(
     Ok(())
 }
 
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Conflict {
     pub calendar: String,
     pub uid: String,
@@ -465,16 +425,6 @@ pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
         conn,
         "SELECT calendar, uid, kept, copy_uid, detail, created_at FROM calendar_conflicts ORDER BY id DESC LIMIT 50",
         [],
-        |r| {
-            Ok(Conflict {
-                calendar: r.get(0)?,
-                uid: r.get(1)?,
-                kept: r.get(2)?,
-                copy_uid: r.get(3)?,
-                detail: r.get(4)?,
-                created_at: r.get(5)?,
-            })
-        },
     )
 }
 

@@ -8,7 +8,7 @@ use crate::template;
 use cowork_contract::Effect;
 use cowork_core::{AuditFilter, CallRequest, Caller, Scheduler};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -67,17 +67,19 @@ pub struct RunReport {
     pub waiting_on: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     Running,
     Completed,
     Failed,
-    /// Cut short (the process ended mid-run): can be resumed.
-    Interrupted,
     /// A step waits for the person (an approval nobody was there to give, a login): the run
     /// goes on by itself once that task is resumed.
     Waiting,
+    /// Cut short (the process ended mid-run): can be resumed. A state this version does not
+    /// know reads as this one.
+    #[serde(other)]
+    Interrupted,
 }
 
 impl RunState {
@@ -90,20 +92,10 @@ impl RunState {
             RunState::Waiting => "waiting",
         }
     }
-
-    fn parse(text: &str) -> RunState {
-        match text {
-            "running" => RunState::Running,
-            "completed" => RunState::Completed,
-            "failed" => RunState::Failed,
-            "waiting" => RunState::Waiting,
-            _ => RunState::Interrupted,
-        }
-    }
 }
 
 /// One run as listed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRow {
     pub id: String,
     pub chain: String,
@@ -220,22 +212,12 @@ impl Runner {
     pub fn runs(&self, limit: usize) -> Result<Vec<RunRow>, RunError> {
         self.mark_interrupted()?;
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn
-            .prepare("SELECT id, chain, state, started_at, ended_at, error FROM chain_runs ORDER BY started_at DESC LIMIT ?1")
-            .map_err(db)?;
-        let rows = stmt
-            .query_map([limit as i64], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    chain: r.get(1)?,
-                    state: RunState::parse(&r.get::<_, String>(2)?),
-                    started_at: r.get(3)?,
-                    ended_at: r.get(4)?,
-                    error: r.get(5)?,
-                })
-            })
-            .map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)
+        cowork_store::all_rows(
+            &conn,
+            "SELECT id, chain, state, started_at, ended_at, error FROM chain_runs ORDER BY started_at DESC LIMIT ?1",
+            [limit as i64],
+        )
+        .map_err(db)
     }
 
     /// A new run of `chain` with `inputs`.
@@ -315,14 +297,7 @@ impl Runner {
             .query_row(
                 "SELECT state, inputs, conversation, started_at FROM chain_runs WHERE id = ?1",
                 [run],
-                |r| {
-                    Ok(StoredRun {
-                        state: RunState::parse(&r.get::<_, String>(0)?),
-                        inputs: r.get(1)?,
-                        conversation: r.get(2)?,
-                        started_at: r.get(3)?,
-                    })
-                },
+                cowork_store::from_row,
             )
             .optional()
             .map_err(db)?
@@ -401,20 +376,12 @@ impl Runner {
 
     fn steps_of(&self, run: &str) -> Result<Vec<StepRow>, RunError> {
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn
-            .prepare("SELECT step, state, COALESCE(result, 'null'), recorded_at FROM chain_steps WHERE run = ?1")
-            .map_err(db)?;
-        let rows = stmt
-            .query_map([run], |r| {
-                Ok(StepRow {
-                    step: r.get(0)?,
-                    state: r.get(1)?,
-                    result: r.get(2)?,
-                    recorded_at: r.get(3)?,
-                })
-            })
-            .map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)
+        cowork_store::all_rows(
+            &conn,
+            "SELECT step, state, COALESCE(result, 'null') AS result, recorded_at FROM chain_steps WHERE run = ?1",
+            [run],
+        )
+        .map_err(db)
     }
 
     /// What the audit log says of a chain step's call that started at `since` and whose end
@@ -865,6 +832,7 @@ impl Pass<'_> {
 }
 
 /// A run as stored, for a resume.
+#[derive(Deserialize)]
 struct StoredRun {
     state: RunState,
     inputs: String,
@@ -885,6 +853,7 @@ struct StepEnd {
 }
 
 /// A step's last state in a run, as stored.
+#[derive(Deserialize)]
 struct StepRow {
     step: String,
     state: String,

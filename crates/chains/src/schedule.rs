@@ -124,7 +124,7 @@ impl rusqlite::types::FromSql for ScheduleRunState {
 }
 
 /// One run a schedule made (or skipped).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ScheduleRun {
     pub id: String,
@@ -137,6 +137,9 @@ pub struct ScheduleRun {
     pub missed: bool,
     pub detail: Option<String>,
     /// The suspended tasks a waiting run goes on after (`cowork tasks resume <id>`).
+    // JSON text in its row; a list on the wire.
+    #[serde(deserialize_with = "cowork_store::json_text")]
+    #[cfg_attr(feature = "specta", specta(type = Vec<String>))]
     pub waiting_on: Vec<String>,
 }
 
@@ -614,31 +617,15 @@ impl Schedules {
         params: impl rusqlite::Params,
     ) -> Result<Vec<ScheduleRun>, ScheduleError> {
         let conn = self.conn.lock().unwrap();
-        let mut stmt = conn
-            .prepare(&format!(
+        cowork_store::all_rows(
+            &conn,
+            &format!(
                 "SELECT id, schedule, due_at, started_at, ended_at, state, missed, detail, waiting_on
                  FROM schedule_runs WHERE {filter}"
-            ))
-            .map_err(db)?;
-        let rows = stmt
-            .query_map(params, |r| {
-                Ok(ScheduleRun {
-                    id: r.get(0)?,
-                    schedule: r.get(1)?,
-                    due_at: r.get(2)?,
-                    started_at: r.get(3)?,
-                    ended_at: r.get(4)?,
-                    state: r.get(5)?,
-                    missed: r.get(6)?,
-                    detail: r.get(7)?,
-                    waiting_on: r
-                        .get::<_, Option<String>>(8)?
-                        .and_then(|list| serde_json::from_str(&list).ok())
-                        .unwrap_or_default(),
-                })
-            })
-            .map_err(db)?;
-        rows.collect::<Result<_, _>>().map_err(db)
+            ),
+            params,
+        )
+        .map_err(db)
     }
 }
 

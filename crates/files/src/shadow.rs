@@ -221,6 +221,7 @@ fn summarize(r: &Row, base: &Content, new: &Content) -> Change {
     }
 }
 
+#[derive(serde::Deserialize)]
 struct Row {
     id: i64,
     conversation: String,
@@ -235,21 +236,6 @@ struct Row {
 }
 
 const COLUMNS: &str = "id, conversation, path, base_sha, base_mode, new_sha, status, applied_sha, created_at, updated_at";
-
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    Ok(Row {
-        id: r.get(0)?,
-        conversation: r.get(1)?,
-        path: r.get(2)?,
-        base_sha: r.get(3)?,
-        base_mode: r.get(4)?,
-        new_sha: r.get(5)?,
-        status: r.get(6)?,
-        applied_sha: r.get(7)?,
-        created_at: r.get(8)?,
-        updated_at: r.get(9)?,
-    })
-}
 
 impl Shadow {
     /// Opens the shadow store and settles any apply or rollback a crash interrupted.
@@ -292,7 +278,7 @@ impl Shadow {
         db.query_row(
             &format!("SELECT {COLUMNS} FROM file_changes WHERE id = ?1"),
             [id],
-            row,
+            cowork_store::from_row,
         )
         .optional()?
         .ok_or(ShadowError::NoSuchChange(id))
@@ -310,13 +296,13 @@ impl Shadow {
 
     fn staged_row(&self, conversation: &str, path: &Path) -> Result<Option<Row>, ShadowError> {
         let db = self.db.lock().unwrap();
-        Ok(db
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM file_changes WHERE status = 'staged' AND conversation = ?1 AND path = ?2"),
-                params![conversation, path.to_string_lossy()],
-                row,
-            )
-            .optional()?)
+        Ok(cowork_store::one_row(
+            &db,
+            &format!(
+                "SELECT {COLUMNS} FROM file_changes WHERE status = 'staged' AND conversation = ?1 AND path = ?2"
+            ),
+            params![conversation, path.to_string_lossy()],
+        )?)
     }
 
     /// What the conversation sees at `path`: its staged content if it has a change there
@@ -394,11 +380,13 @@ impl Shadow {
     ) -> Result<Vec<Change>, ShadowError> {
         let rows: Vec<Row> = {
             let db = self.db.lock().unwrap();
-            let mut stmt = db.prepare(&format!(
-                "SELECT {COLUMNS} FROM file_changes WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR conversation = ?2) ORDER BY id DESC LIMIT 500"
-            ))?;
-            stmt.query_map(params![status, conversation], row)?
-                .collect::<Result<_, _>>()?
+            cowork_store::all_rows(
+                &db,
+                &format!(
+                    "SELECT {COLUMNS} FROM file_changes WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR conversation = ?2) ORDER BY id DESC LIMIT 500"
+                ),
+                params![status, conversation],
+            )?
         };
         rows.iter().map(|r| self.summary(r)).collect()
     }
@@ -635,24 +623,31 @@ impl Shadow {
 
     /// Settles journal rows a crash left open: the disk says whether the write happened.
     pub fn recover(&self) -> Result<Vec<String>, ShadowError> {
-        type OpenRow = (i64, i64, String, String, Option<String>, Option<String>);
-        let open: Vec<OpenRow> = {
-            let db = self.db.lock().unwrap();
-            let mut stmt = db.prepare("SELECT id, change_id, action, path, before_sha, after_sha FROM file_journal WHERE done = 0 ORDER BY id")?;
-            stmt.query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?
-        };
+        /// A journal row a crash may have left open.
+        #[derive(serde::Deserialize)]
+        struct Open {
+            id: i64,
+            change_id: i64,
+            action: String,
+            path: String,
+            before_sha: Option<String>,
+            after_sha: Option<String>,
+        }
+        let open: Vec<Open> = cowork_store::all_rows(
+            &self.db.lock().unwrap(),
+            "SELECT id, change_id, action, path, before_sha, after_sha FROM file_journal WHERE done = 0 ORDER BY id",
+            [],
+        )?;
         let mut notes = Vec::new();
-        for (journal, change, action, path, before, after) in open {
+        for Open {
+            id: journal,
+            change_id: change,
+            action,
+            path,
+            before_sha: before,
+            after_sha: after,
+        } in open
+        {
             let path = PathBuf::from(path);
             let _ = std::fs::remove_file(temp_name(&path, journal));
             let on_disk = read_disk(&path)?.map(|(b, _)| sha(&b));

@@ -15,7 +15,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 const MAX_ATTEMPTS: i64 = 5;
@@ -105,11 +105,14 @@ pub fn cancel(conn: &Connection, id: i64) -> Result<String, ToolError> {
     }
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct OutboxRow {
     pub id: i64,
     pub account: String,
+    // JSON text in its row; a list on the wire.
+    #[serde(deserialize_with = "cowork_store::json_text")]
+    #[cfg_attr(feature = "specta", specta(type = Vec<String>))]
     pub recipients: Vec<String>,
     pub subject: String,
     /// queued | sending | sent | failed | cancelled | uncertain
@@ -120,19 +123,11 @@ pub struct OutboxRow {
 }
 
 pub fn list(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<OutboxRow>> {
-    let mut stmt = conn.prepare_cached("SELECT id, account, recipients, subject, state, send_after, error FROM mail_outbox ORDER BY id DESC LIMIT ?1")?;
-    let rows = stmt.query_map(params![limit as i64], |r| {
-        Ok(OutboxRow {
-            id: r.get(0)?,
-            account: r.get(1)?,
-            recipients: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
-            subject: r.get(3)?,
-            state: r.get(4)?,
-            send_after: r.get(5)?,
-            error: r.get(6)?,
-        })
-    })?;
-    rows.collect()
+    cowork_store::all_rows(
+        conn,
+        "SELECT id, account, recipients, subject, state, send_after, error FROM mail_outbox ORDER BY id DESC LIMIT ?1",
+        params![limit as i64],
+    )
 }
 
 /// At start: a send interrupted by a crash is marked uncertain rather than repeated.
@@ -152,10 +147,12 @@ pub fn pending(conn: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
+#[derive(Deserialize)]
 struct Due {
     id: i64,
     account: String,
     sender: String,
+    #[serde(deserialize_with = "cowork_store::json_text")]
     recipients: Vec<String>,
     raw: Vec<u8>,
     attempts: i64,
@@ -177,16 +174,11 @@ fn claim(conn: &Connection) -> rusqlite::Result<Result<Due, Option<String>>> {
         // Conditional, so an undo that won the race keeps the message.
         if conn.execute("UPDATE mail_outbox SET state = 'sending', attempts = attempts + 1, updated_at = ?2 WHERE id = ?1 AND state = 'queued'", params![id, now])? == 1 {
             return conn
-                .query_row("SELECT id, account, sender, recipients, raw, attempts FROM mail_outbox WHERE id = ?1", params![id], |r| {
-                    Ok(Due {
-                        id: r.get(0)?,
-                        account: r.get(1)?,
-                        sender: r.get(2)?,
-                        recipients: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or_default(),
-                        raw: r.get(4)?,
-                        attempts: r.get(5)?,
-                    })
-                })
+                .query_row(
+                    "SELECT id, account, sender, recipients, raw, attempts FROM mail_outbox WHERE id = ?1",
+                    params![id],
+                    cowork_store::from_row,
+                )
                 .map(Ok);
         }
     }

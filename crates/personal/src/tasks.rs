@@ -29,11 +29,6 @@ fn as_text<T: Serialize>(value: T) -> String {
         .unwrap_or_default()
 }
 
-fn from_text<T: serde::de::DeserializeOwned>(text: String) -> rusqlite::Result<T> {
-    serde_json::from_value(serde_json::Value::String(text))
-        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Task {
     pub id: i64,
@@ -42,26 +37,14 @@ pub struct Task {
     pub status: Status,
     pub priority: Priority,
     pub due: Option<String>,
+    // JSON text in its row.
+    #[serde(deserialize_with = "cowork_store::json_text")]
     pub tags: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
 }
 
 const TASK_COLUMNS: &str = "id, title, notes, status, priority, due, tags, created_at, updated_at";
-
-fn task_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Task> {
-    Ok(Task {
-        id: r.get(0)?,
-        title: r.get(1)?,
-        notes: r.get(2)?,
-        status: from_text(r.get(3)?)?,
-        priority: from_text(r.get(4)?)?,
-        due: r.get(5)?,
-        tags: serde_json::from_str(&r.get::<_, String>(6)?).unwrap_or_default(),
-        created_at: r.get(7)?,
-        updated_at: r.get(8)?,
-    })
-}
 
 /// Accepts `YYYY-MM-DD` or an RFC 3339 date-time; stores it normalized so string order is time
 /// order.
@@ -228,7 +211,7 @@ impl PersonalTools {
                 now,
                 ctx.call_id
             ],
-            task_from_row,
+            cowork_store::from_row,
         )
         .map_err(db_error)
     }
@@ -259,8 +242,9 @@ impl PersonalTools {
         let tag = input.tag.as_deref().map(clean_tag);
         let limit = input.limit.unwrap_or(50).clamp(1, 500);
         let conn = self.db.lock().unwrap();
-        let mut stmt = conn
-            .prepare_cached(&format!(
+        let tasks = cowork_store::all_rows(
+            &conn,
+            &format!(
                 "SELECT {TASK_COLUMNS} FROM tasks
                  WHERE (?1 IS NULL OR status = ?1)
                    AND (?2 IS NULL OR (due IS NOT NULL AND due <= ?2))
@@ -269,16 +253,10 @@ impl PersonalTools {
                    AND (?5 IS NULL OR title LIKE ?5 ESCAPE '\\' OR notes LIKE ?5 ESCAPE '\\')
                  ORDER BY due IS NULL, due, id
                  LIMIT ?6"
-            ))
-            .map_err(db_error)?;
-        let tasks = stmt
-            .query_map(
-                params![input.status.map(as_text), before, after, tag, text, limit],
-                task_from_row,
-            )
-            .map_err(db_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(db_error)?;
+            ),
+            params![input.status.map(as_text), before, after, tag, text, limit],
+        )
+        .map_err(db_error)?;
         Ok(TaskList { tasks })
     }
 
@@ -332,7 +310,7 @@ impl PersonalTools {
             .query_row(
                 &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
                 [input.id],
-                task_from_row,
+                cowork_store::from_row,
             )
             .map_err(db_error)?;
         tx.commit().map_err(db_error)?;

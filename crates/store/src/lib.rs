@@ -7,8 +7,10 @@
 
 pub mod accounts;
 mod accounts_schema;
+mod rows;
 mod schema;
 
+pub use rows::{all_rows, each_row, from_row, json_text, one_row};
 pub use schema::{Schema, SchemaError, Step};
 pub mod settings;
 

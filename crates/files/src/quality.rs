@@ -538,17 +538,16 @@ impl FilesTools {
 mod tests {
     use super::*;
 
+    fn complexity_of(q: &FileQuality, name: &str) -> u32 {
+        let function = q.functions.iter().find(|f| f.name == name);
+        function.unwrap().complexity
+    }
+
     #[test]
     fn complexity_counts_decisions_per_function_in_each_language() {
         let rust = "fn a(x: i32) -> i32 {\n    if x > 0 && x < 9 { 1 } else { match x { 0 => 2, _ => 3 } }\n}\nfn b() { let f = |y: i32| y; }\n";
         let q = analyse(Path::new("a.rs"), "a.rs", rust);
-        let f = |name: &str| {
-            q.functions
-                .iter()
-                .find(|f| f.name == name)
-                .unwrap()
-                .complexity
-        };
+        let f = |name: &str| complexity_of(&q, name);
         // 1 + if + && + two arms
         assert_eq!(
             (f("a"), f("b")),
@@ -562,24 +561,12 @@ mod tests {
 
         let py = "def g(x):\n    if x and y:\n        return 1\n    elif x:\n        return 2\n    for i in x:\n        pass\n    def inner():\n        while True:\n            pass\n";
         let q = analyse(Path::new("g.py"), "g.py", py);
-        let f = |name: &str| {
-            q.functions
-                .iter()
-                .find(|f| f.name == name)
-                .unwrap()
-                .complexity
-        };
+        let f = |name: &str| complexity_of(&q, name);
         assert_eq!((f("g"), f("inner")), (5, 2));
 
         let ts = "export function h(a: number): number {\n  return a > 1 ? (a ?? 0) : a || 2;\n}\nconst k = (x: string) => { switch (x) { case 'a': return 1; case 'b': return 2; default: return 0; } };\n";
         let q = analyse(Path::new("h.ts"), "h.ts", ts);
-        let f = |name: &str| {
-            q.functions
-                .iter()
-                .find(|f| f.name == name)
-                .unwrap()
-                .complexity
-        };
+        let f = |name: &str| complexity_of(&q, name);
         assert_eq!((f("h"), f("k")), (4, 3));
     }
 

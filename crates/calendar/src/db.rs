@@ -197,7 +197,7 @@ pub fn occurrences(
     to: i64,
     cap: usize,
     zone: crate::zone::Zone,
-) -> Result<Vec<Occurrence>, String> {
+) -> Result<Found, String> {
     let range = Range {
         calendars,
         // Instants are compared with the range; floating rows with its wall-clock reading here.
@@ -215,12 +215,24 @@ pub fn occurrences(
         ],
         zone,
     };
-    let mut out = single_occurrences(conn, &range)?;
+    let mut found = Found {
+        occurrences: single_occurrences(conn, &range)?,
+        problems: Vec::new(),
+    };
     let overridden = overridden_instances(conn)?;
-    out.extend(series_occurrences(conn, &range, &overridden, cap)?);
+    series_occurrences(conn, &range, &overridden, cap, &mut found)?;
+    let out = &mut found.occurrences;
     out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
     out.truncate(cap);
-    Ok(out)
+    Ok(found)
+}
+
+/// What a range query found: the instances, and the series it could not expand (each named
+/// with why), so that one bad series never hides the rest.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub occurrences: Vec<Occurrence>,
+    pub problems: Vec<String>,
 }
 
 fn sql_error(e: rusqlite::Error) -> String {
@@ -358,8 +370,8 @@ fn series_occurrences(
     range: &Range<'_>,
     overridden: &HashSet<(String, String, i64)>,
     cap: usize,
-) -> Result<Vec<Occurrence>, String> {
-    let mut out = Vec::new();
+    found: &mut Found,
+) -> Result<(), String> {
     let mut masters = conn
         .prepare_cached(&format!(
             "SELECT {INDEXED_COLUMNS}, rrule FROM calendar_index
@@ -380,17 +392,30 @@ fn series_occurrences(
                 continue;
             };
             let duration = series.end - series.start;
-            let starts = ics::expand(rrule, duration, from, to, cap)
-                .map_err(|e| format!("event {:?} has a bad recurrence: {e}", series.uid))?;
+            let starts = match ics::expand(rrule, duration, from, to, cap) {
+                Ok(starts) => starts,
+                Err(e) => {
+                    found.problems.push(format!(
+                        "the repeating event {:?} (uid {}) could not be expanded and is not shown: {e}",
+                        series.title, series.uid
+                    ));
+                    continue;
+                }
+            };
             for s in starts {
                 if overridden.contains(&(series.calendar.clone(), series.uid.clone(), s)) {
                     continue;
                 }
-                out.push(series.occurrence(range, floating, (s, s + duration), Some(s)));
+                found.occurrences.push(series.occurrence(
+                    range,
+                    floating,
+                    (s, s + duration),
+                    Some(s),
+                ));
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 pub fn record_conflict(
@@ -466,5 +491,40 @@ BEGIN:VALARM\r\nDTSTAMP:20261101T000000Z\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\nU
             .unwrap();
         assert!(floating);
         assert_eq!(ics::utc_of(start).to_rfc3339(), "2026-12-02T00:00:00+00:00");
+    }
+
+    /// A series the expansion cannot read (here: an index row written by a version whose
+    /// text `rrule` refuses) is named beside the answer; every other event is still shown.
+    #[test]
+    fn one_bad_series_is_reported_and_the_rest_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            cowork_store::Store::open(cowork_store::DataDir::at(dir.path()), &[&crate::SCHEMA])
+                .unwrap();
+        let conn = store.connect().unwrap();
+        conn.execute_batch(
+            "INSERT INTO calendar_index (calendar, uid, start_utc, end_utc, all_day, summary, location, busy, rrule)
+               VALUES ('local', 'bad', 1796166000, 1796169600, 0, 'Broken', '', 1, 'DTSTART:20261101T000000Z\nRRULE:FREQ=FORTNIGHTLY\n'),
+                      ('local', 'fine', 1796180000, 1796183600, 0, 'Lunch', '', 1, NULL);",
+        )
+        .unwrap();
+        let from = 1796166000 - 86_400;
+        let found = occurrences(
+            &conn,
+            None,
+            from,
+            from + 7 * 86_400,
+            100,
+            crate::zone::Zone::Local,
+        )
+        .unwrap();
+        let titles: Vec<&str> = found.occurrences.iter().map(|o| o.title.as_str()).collect();
+        assert_eq!(titles, ["Lunch"]);
+        assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+        assert!(
+            found.problems[0].contains("\"Broken\" (uid bad)"),
+            "{:?}",
+            found.problems
+        );
     }
 }

@@ -457,14 +457,11 @@ pub fn in_form(form: Form, value: i64) -> DatePerhapsTime {
 /// because the TZID must first be mapped to an IANA zone (Outlook writes Windows names) and
 /// EXDATE/RDATE values must use DTSTART's form.
 fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result<String, String> {
+    let mut rule = rule_for_expansion(rule, start);
     let mut text = match start {
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
             let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
-            format!(
-                "DTSTART;TZID={}:{}\n",
-                tz.name(),
-                date_time.format("%Y%m%dT%H%M%S")
-            )
+            zoned_start(tz, date_time, &mut rule)?
         }
         DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => {
             format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ"))
@@ -476,7 +473,7 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
         }
         DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000Z\n", date.format("%Y%m%d")),
     };
-    text.push_str(&format!("RRULE:{}\n", rule_for_expansion(rule, start)));
+    text.push_str(&format!("RRULE:{rule}\n"));
     for (key, props) in event
         .multi_properties()
         .iter()
@@ -497,6 +494,69 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
         }
     }
     Ok(text)
+}
+
+/// The DTSTART line of a series in a zone. `rrule` refuses a local time that a clock change
+/// skips or repeats, where RFC 5545 reads one instant (`zone::local_instant`) and the series
+/// keeps its wall time. Such a DTSTART moves to the last wall time `rrule` reads at or before
+/// that instant (the gap's end, or the minute before a repeated hour) and the wall time stays
+/// in `rule` as BYHOUR/BYMINUTE/BYSECOND, where `rrule` would have taken it from DTSTART; on
+/// each day it cannot be read, `rrule` places it as the RFC does. A sub-daily series steps in
+/// absolute time: its DTSTART is written as the instant.
+fn zoned_start(
+    tz: chrono_tz::Tz,
+    wall: &NaiveDateTime,
+    rule: &mut String,
+) -> Result<String, String> {
+    use chrono::Timelike;
+    let line = |at: &NaiveDateTime| {
+        format!(
+            "DTSTART;TZID={}:{}\n",
+            tz.name(),
+            at.format("%Y%m%dT%H%M%S")
+        )
+    };
+    if tz.from_local_datetime(wall).single().is_some() {
+        return Ok(line(wall));
+    }
+    let instant = crate::zone::local_instant(&tz, wall)
+        .ok_or_else(|| format!("{wall} cannot be placed in {}", tz.name()))?;
+    let part = |key: &str| {
+        rule.split(';')
+            .find_map(|p| {
+                p.split_once('=')
+                    .filter(|(k, _)| k.eq_ignore_ascii_case(key))
+            })
+            .map(|(_, v)| v.to_ascii_uppercase())
+    };
+    if matches!(
+        part("FREQ").as_deref(),
+        Some("HOURLY" | "MINUTELY" | "SECONDLY")
+    ) {
+        return Ok(format!(
+            "DTSTART:{}\n",
+            instant.naive_utc().format("%Y%m%dT%H%M%SZ")
+        ));
+    }
+    let mut readable = instant.naive_local();
+    for _ in 0..24 * 60 {
+        if tz.from_local_datetime(&readable).single().is_some() {
+            break;
+        }
+        readable -= chrono::Duration::minutes(1);
+    }
+    let by_time = [
+        ("BYHOUR", wall.hour()),
+        ("BYMINUTE", wall.minute()),
+        ("BYSECOND", wall.second()),
+    ];
+    let missing: String = by_time
+        .iter()
+        .filter(|(key, _)| part(key).is_none())
+        .map(|(key, value)| format!(";{key}={value}"))
+        .collect();
+    rule.push_str(&missing);
+    Ok(line(&readable))
 }
 
 /// The RRULE as `rrule` must read it to give RFC 5545's instances (checked against libical's
@@ -639,10 +699,9 @@ pub fn to_index(value: &DatePerhapsTime) -> Result<i64, String> {
             let tz = resolve_tz(tzid).ok_or_else(|| {
                 format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin")
             })?;
-            tz.from_local_datetime(date_time)
-                .earliest()
+            crate::zone::local_instant(&tz, date_time)
                 .map(|d| d.timestamp())
-                .ok_or_else(|| format!("{date_time} does not exist in {tzid}"))
+                .ok_or_else(|| format!("{date_time} cannot be placed in {tzid}"))
         }
         DatePerhapsTime::Date(date) => Ok(date
             .and_hms_opt(0, 0, 0)
@@ -728,15 +787,18 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
     let naive = NaiveDateTime::parse_from_str(stamp.trim_end_matches('Z'), "%Y%m%dT%H%M%S").ok()?;
     let tz = head.strip_prefix("DTSTART;TZID=").and_then(resolve_tz);
     let start = match tz {
-        Some(tz) if !utc => tz.from_local_datetime(&naive).earliest()?.timestamp(),
+        Some(tz) if !utc => crate::zone::local_instant(&tz, &naive)?.timestamp(),
         _ => naive.and_utc().timestamp(),
     };
     // One period of margin: an instance starting before `before` may still overlap.
     let periods = (before - start).div_euclid(step * 86_400) - 1;
-    if periods <= 0 {
-        return None;
-    }
-    let moved = naive + chrono::Duration::days(periods * step);
+    // `rrule` refuses a DTSTART a clock change skips or repeats: the period before it serves
+    // as well (it is an instance too, and such days are far apart).
+    let moved = (0..3)
+        .map(|back| naive + chrono::Duration::days((periods - back) * step))
+        .take_while(|_| periods > 0)
+        .find(|moved| tz.is_none_or(|tz| utc || tz.from_local_datetime(moved).single().is_some()))
+        .filter(|moved| *moved > naive)?;
     Some(format!(
         "{head}:{}{}\n{rest}",
         moved.format("%Y%m%dT%H%M%S"),
@@ -821,6 +883,84 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
             "11-16 08:00"
         );
         assert_eq!(moved.summary, "Standup (moved)");
+    }
+
+    /// The UTC starts (`MM-DD HH:MM`) of a daily 02:30 series in `zone` from `start`, in the
+    /// days `[from, from + days)`.
+    fn daily_at_half_past_two(zone: &str, start: &str, from: &str, days: i64) -> Vec<String> {
+        let ics = format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:night\r\n\
+             DTSTART;TZID={zone}:{start}\r\nDURATION:PT30M\r\nRRULE:FREQ=DAILY\r\nSUMMARY:Night\r\n\
+             END:VEVENT\r\nEND:VCALENDAR\r\n"
+        );
+        let (_, rows) = index(&parse(&ics).unwrap()).unwrap();
+        let from = chrono::NaiveDate::parse_from_str(from, "%Y-%m-%d").unwrap();
+        let from = from.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp();
+        let starts = expand(
+            rows[0].rrule.as_deref().unwrap(),
+            1800,
+            from,
+            from + days * 86_400,
+            100,
+        );
+        let starts = starts.unwrap_or_else(|e| panic!("{zone} {start}: {e}"));
+        starts
+            .iter()
+            .map(|s| utc_of(*s).format("%m-%d %H:%M").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn local_times_a_clock_change_skips_or_repeats_are_read_as_rfc_5545_says() {
+        // A skipped 02:30 is read with the offset before the gap (03:30 CEST = 01:30Z); a
+        // repeated one is its first occurrence (02:30 CEST = 00:30Z) — as DTSTART, as an
+        // instance, and where the expansion fast-forwards a long series.
+        let berlin_spring = ["03-28 01:30", "03-29 01:30", "03-30 00:30"];
+        let berlin_autumn = ["10-24 00:30", "10-25 00:30", "10-26 01:30"];
+        for (start, from, want) in [
+            ("20260320T023000", "2026-03-28", &berlin_spring[..]),
+            (
+                "20260329T023000",
+                "2026-03-28",
+                &["03-29 01:30", "03-30 00:30"],
+            ),
+            ("20260301T023000", "2026-10-24", &berlin_autumn[..]),
+            (
+                "20261025T023000",
+                "2026-10-24",
+                &["10-25 00:30", "10-26 01:30"],
+            ),
+            (
+                "20200101T023000",
+                "2027-03-27",
+                &["03-27 01:30", "03-28 01:30", "03-29 00:30"],
+            ),
+            (
+                "20200101T023000",
+                "2027-10-30",
+                &["10-30 00:30", "10-31 00:30", "11-01 01:30"],
+            ),
+        ] {
+            assert_eq!(
+                daily_at_half_past_two("Europe/Berlin", start, from, 3),
+                want,
+                "{start}"
+            );
+        }
+        assert_eq!(
+            daily_at_half_past_two("America/New_York", "20260308T023000", "2026-03-07", 3),
+            ["03-08 07:30", "03-09 06:30"],
+            "the first instance is 03:30 EDT; the day before it is no instance"
+        );
+        // A single event at a skipped time is kept, an hour later.
+        let single = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:one\r\n\
+                      DTSTART;TZID=Europe/Berlin:20260329T023000\r\nDURATION:PT1H\r\nSUMMARY:One\r\n\
+                      END:VEVENT\r\nEND:VCALENDAR\r\n";
+        let (_, rows) = index(&parse(single).unwrap()).unwrap();
+        assert_eq!(
+            utc_of(rows[0].start).to_rfc3339(),
+            "2026-03-29T01:30:00+00:00"
+        );
     }
 
     #[test]

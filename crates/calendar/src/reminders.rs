@@ -95,7 +95,7 @@ impl Reminders {
 /// Every reminder of the instances near `now`, due or not, with the instance it is remembered
 /// by: its start, or 0 for an absolute trigger (due once, whichever instance it is shown with).
 fn pending(conn: &Connection, now: i64) -> Result<Vec<(Reminder, i64)>, String> {
-    let instances = db::occurrences(
+    let found = db::occurrences(
         conn,
         None,
         now - LOOK_BEHIND,
@@ -103,6 +103,10 @@ fn pending(conn: &Connection, now: i64) -> Result<Vec<(Reminder, i64)>, String> 
         10_000,
         Zone::Local,
     )?;
+    for problem in &found.problems {
+        tracing::warn!("calendar reminders: {problem}");
+    }
+    let instances = found.occurrences;
     let mut out = Vec::new();
     for instance in instances {
         let Some(alarms) = &instance.alarms else {

@@ -1,6 +1,25 @@
 //! The time zone answers are given in: an IANA zone the caller names, else the person's own.
 
-use chrono::{NaiveDate, NaiveDateTime, TimeZone};
+use chrono::{DateTime, LocalResult, NaiveDate, NaiveDateTime, Offset, TimeZone};
+
+/// The instant a local time names in `tz`, as RFC 5545 §3.3.5 reads it: a time a clock change
+/// repeats is its first occurrence; a time it skips is read with the offset before the gap,
+/// which moves it forward by the gap (02:30 on a spring-forward night is 03:30). `None` only
+/// for times chrono cannot place at all (out of its range).
+pub fn local_instant<T: TimeZone>(tz: &T, naive: &NaiveDateTime) -> Option<DateTime<T>> {
+    match tz.from_local_datetime(naive) {
+        LocalResult::Single(at) | LocalResult::Ambiguous(at, _) => Some(at),
+        LocalResult::None => {
+            // Gaps last hours at most: the offset a day earlier is the one before this gap.
+            let day_before = tz
+                .from_local_datetime(&(*naive - chrono::Duration::days(1)))
+                .earliest()?;
+            let offset = day_before.offset().fix().local_minus_utc();
+            let utc = *naive - chrono::Duration::seconds(offset.into());
+            Some(tz.from_utc_datetime(&utc))
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 pub enum Zone {
@@ -33,16 +52,11 @@ impl Zone {
         }
     }
 
+    /// The instant a local time names here ([`local_instant`]).
     pub fn to_utc(self, naive: &NaiveDateTime) -> Option<i64> {
         match self {
-            Zone::Named(tz) => tz
-                .from_local_datetime(naive)
-                .earliest()
-                .map(|d| d.timestamp()),
-            Zone::Local => chrono::Local
-                .from_local_datetime(naive)
-                .earliest()
-                .map(|d| d.timestamp()),
+            Zone::Named(tz) => local_instant(&tz, naive).map(|d| d.timestamp()),
+            Zone::Local => local_instant(&chrono::Local, naive).map(|d| d.timestamp()),
         }
     }
 
@@ -52,13 +66,10 @@ impl Zone {
         self.naive(ts).and_utc().timestamp()
     }
 
-    /// The instant a wall-clock time (see [`Zone::wall`]) has here. A time skipped by a clock
-    /// change (02:30 on a spring-forward night) is read an hour later, as clocks show it.
+    /// The instant a wall-clock time (see [`Zone::wall`]) has here ([`local_instant`]).
     pub fn instant_of_wall(self, wall: i64) -> i64 {
         let naive = crate::ics::utc_of(wall).naive_utc();
-        self.to_utc(&naive)
-            .or_else(|| self.to_utc(&(naive + chrono::Duration::hours(1))))
-            .unwrap_or(wall)
+        self.to_utc(&naive).unwrap_or(wall)
     }
 
     pub fn date_of(self, ts: i64) -> NaiveDate {

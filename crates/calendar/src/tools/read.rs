@@ -67,9 +67,12 @@ pub(super) async fn read_window(
 ) -> Result<Window, ToolError> {
     let zone = Zone::parse(timezone).map_err(ToolError::invalid)?;
     let (from, to) = range(zone, start, end)?;
-    let (notes, calendars) = refresh_then_pick(shared, calendars).await?;
+    let (mut notes, calendars) = refresh_then_pick(shared, calendars).await?;
     let ids: Vec<String> = calendars.into_iter().map(|c| c.id).collect();
-    let found = db::occurrences(
+    let db::Found {
+        occurrences: found,
+        problems,
+    } = db::occurrences(
         &shared.db.lock().unwrap(),
         Some(&ids),
         from,
@@ -78,6 +81,7 @@ pub(super) async fn read_window(
         zone,
     )
     .map_err(ToolError::failed)?;
+    notes.extend(problems);
     Ok(Window {
         zone,
         from,

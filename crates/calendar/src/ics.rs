@@ -341,14 +341,72 @@ pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
 fn index_as_is(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
     let mut uid = None;
     let mut rows = Vec::new();
+    let mut periods = Vec::new();
     for event in events(cal) {
         let this = event.get_uid().ok_or("an event has no UID")?;
         if *uid.get_or_insert_with(|| this.to_string()) != this {
             return Err("a calendar object holds events with different UIDs".into());
         }
-        rows.push(index_event(event).map_err(|e| format!("event {this:?}: {e}"))?);
+        let row = index_event(event).map_err(|e| format!("event {this:?}: {e}"))?;
+        if row.recurrence_id.is_none() {
+            periods = period_instances(event, &row).map_err(|e| format!("event {this:?}: {e}"))?;
+        }
+        rows.push(row);
     }
+    // An override of a period's instance stands in its place.
+    periods.retain(|p| !rows.iter().any(|r| r.recurrence_id == p.recurrence_id));
+    rows.extend(periods);
     Ok((uid.ok_or("no VEVENT in the calendar data")?, rows))
+}
+
+/// The master's RDATE periods (`VALUE=PERIOD`: start/end or start/duration): instances with
+/// their own length, which `rrule` cannot give (its RDATEs are instants, its series has one
+/// duration). Each is indexed as an instance of its own, named by its start as an override is.
+fn period_instances(event: &Event, master: &IndexRow) -> Result<Vec<IndexRow>, String> {
+    let Some(props) = event.multi_properties().get("RDATE") else {
+        return Ok(Vec::new());
+    };
+    let excluded = listed_instants(event, "EXDATE")?;
+    let mut out = Vec::new();
+    for prop in props {
+        for value in prop.value().split(',') {
+            let Some((start, end)) = value.split_once('/') else {
+                continue;
+            };
+            let at = |text: &str| -> Result<(i64, bool), String> {
+                let mut single = Property::new("RDATE", text);
+                for (name, param) in prop.params().iter().filter(|(n, _)| *n != "VALUE") {
+                    single.add_parameter(name, param.value());
+                }
+                let when = DatePerhapsTime::from_property(&single).ok_or_else(|| {
+                    format!("RDATE period {value:?} is not start/end or start/duration")
+                })?;
+                Ok((to_index(&when)?, is_floating(&when)))
+            };
+            let (start, floating) = at(start)?;
+            if excluded.contains(&start) {
+                continue;
+            }
+            let end = match end.trim_start_matches('+').starts_with('P') {
+                true => start + parse_duration(end)?,
+                false => at(end)?.0,
+            };
+            out.push(IndexRow {
+                recurrence_id: Some(start),
+                start,
+                end: end.max(start),
+                series_end: Some(end.max(start)),
+                rrule: None,
+                all_day: false,
+                floating,
+                summary: master.summary.clone(),
+                location: master.location.clone(),
+                busy: master.busy,
+                alarms: master.alarms.clone(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn index_event(event: &Event) -> Result<IndexRow, String> {
@@ -379,16 +437,21 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
     .max(start_utc);
     let duration = end_utc - start_utc;
     let recurrence_id = recurrence_id(event)?;
-    let (rrule, series_end) = match (recurrence_id, event.property_value("RRULE")) {
+    // RDATEs without an RRULE make a series too: DTSTART and those dates (periods apart).
+    let rdates_only = event
+        .multi_properties()
+        .get("RDATE")
+        .is_some_and(|props| props.iter().any(|p| !p.value().contains('/')))
+        .then_some("FREQ=DAILY;COUNT=1");
+    let (rrule, series_end) = match (recurrence_id, event.property_value("RRULE").or(rdates_only)) {
         (None, Some(rule)) => {
             let text = recurrence_text(event, &start, rule)?;
             let set: rrule::RRuleSet = text.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
             let end = series_end(&set, duration);
-            let text = match end {
-                Some(end) if rule.to_ascii_uppercase().contains("COUNT=") => {
-                    count_to_until(&text, end - duration)
-                }
-                _ => text,
+            let counted = rule.to_ascii_uppercase().contains("COUNT=");
+            let text = match last_of_rule(&text).filter(|_| counted) {
+                Some(last) => count_to_until(&text, last),
+                None => text,
             };
             (Some(text), end)
         }
@@ -474,26 +537,31 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
         DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000Z\n", date.format("%Y%m%d")),
     };
     text.push_str(&format!("RRULE:{rule}\n"));
-    for (key, props) in event
-        .multi_properties()
-        .iter()
-        .filter(|(k, _)| *k == "EXDATE" || *k == "RDATE")
-    {
-        for prop in props {
-            // A property may list several values: one line each, as UTC instants.
-            for value in prop.value().split(',') {
-                let mut single = Property::new(key.as_str(), value);
-                for (name, param) in prop.params() {
-                    single.add_parameter(name, param.value());
-                }
-                if let Some(d) = DatePerhapsTime::from_property(&single) {
-                    let utc = to_index(&d)?;
-                    text.push_str(&format!("{key}:{}\n", utc_of(utc).format("%Y%m%dT%H%M%SZ")));
-                }
-            }
+    for key in ["EXDATE", "RDATE"] {
+        // One line a value, as UTC instants.
+        for at in listed_instants(event, key)? {
+            text.push_str(&format!("{key}:{}\n", utc_of(at).format("%Y%m%dT%H%M%SZ")));
         }
     }
     Ok(text)
+}
+
+/// The dates and date-times an EXDATE or RDATE property lists (a property may list several),
+/// as index values; periods are not among them ([`period_instances`]).
+fn listed_instants(event: &Event, key: &str) -> Result<Vec<i64>, String> {
+    let mut out = Vec::new();
+    for prop in event.multi_properties().get(key).into_iter().flatten() {
+        for value in prop.value().split(',') {
+            let mut single = Property::new(key, value);
+            for (name, param) in prop.params() {
+                single.add_parameter(name, param.value());
+            }
+            if let Some(d) = DatePerhapsTime::from_property(&single) {
+                out.push(to_index(&d)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The DTSTART line of a series in a zone. `rrule` refuses a local time that a clock change
@@ -613,6 +681,17 @@ fn series_end(set: &rrule::RRuleSet, duration: i64) -> Option<i64> {
     // COUNT: walk the (bounded) series once, here at write time, so queries never do.
     let last = set.into_iter().take(100_000).last()?;
     Some(last.timestamp() + duration)
+}
+
+/// The last instance the RRULE alone gives (RDATEs may come later; EXDATEs apply after COUNT).
+fn last_of_rule(text: &str) -> Option<i64> {
+    let own: String = text
+        .lines()
+        .filter(|l| l.starts_with("DTSTART") || l.starts_with("RRULE:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let set: rrule::RRuleSet = own.parse().ok()?;
+    Some(set.into_iter().take(100_000).last()?.timestamp())
 }
 
 /// The same series with COUNT=n replaced by UNTIL=its last instance: an equal set (EXDATE
@@ -961,6 +1040,65 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
             utc_of(rows[0].start).to_rfc3339(),
             "2026-03-29T01:30:00+00:00"
         );
+    }
+
+    #[test]
+    fn rdate_periods_and_rdates_without_a_rule_are_instances() {
+        let event = |props: &str| {
+            let ics = format!(
+                "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\nBEGIN:VEVENT\r\nUID:r\r\n\
+                 DTSTART:20260105T090000Z\r\nDURATION:PT1H\r\n{props}SUMMARY:R\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+            );
+            index(&parse(&ics).unwrap()).unwrap().1
+        };
+        let starts = |rows: &[IndexRow]| {
+            let master = &rows[0];
+            let from = master.start;
+            let mut all: Vec<(String, i64)> = expand(
+                master.rrule.as_deref().unwrap(),
+                3600,
+                from,
+                from + 60 * 86_400,
+                100,
+            )
+            .unwrap()
+            .into_iter()
+            .map(|s| (utc_of(s).format("%m-%d %H:%M").to_string(), 60))
+            .collect();
+            all.extend(rows[1..].iter().map(|r| {
+                (
+                    utc_of(r.start).format("%m-%d %H:%M").to_string(),
+                    (r.end - r.start) / 60,
+                )
+            }));
+            all.sort();
+            all
+        };
+        // COUNT counts the rule's own instances: an RDATE after them neither stretches the rule
+        // (COUNT is rewritten as the rule's last instance, not the set's) nor is lost; a period
+        // is an instance of its own length, unless an EXDATE takes it out.
+        let rows = event(
+            "RRULE:FREQ=DAILY;COUNT=2\r\nRDATE:20260120T090000Z\r\nRDATE;VALUE=PERIOD:20260125T140000Z/PT3H,20260126T080000Z/20260126T083000Z\r\n\
+             RDATE;VALUE=PERIOD:20260127T080000Z/PT1H\r\nEXDATE:20260127T080000Z\r\n",
+        );
+        let want = [
+            ("01-05 09:00", 60),
+            ("01-06 09:00", 60),
+            ("01-20 09:00", 60),
+            ("01-25 14:00", 180),
+            ("01-26 08:00", 30),
+        ];
+        let want: Vec<(String, i64)> = want.iter().map(|(d, m)| (d.to_string(), *m)).collect();
+        assert_eq!(starts(&rows), want);
+        assert_eq!(
+            rows[1].recurrence_id,
+            Some(rows[1].start),
+            "named by its start"
+        );
+        // RDATEs alone make a series of DTSTART and those dates.
+        let rows = event("RDATE:20260110T090000Z,20260112T090000Z\r\n");
+        let got: Vec<String> = starts(&rows).into_iter().map(|(d, _)| d).collect();
+        assert_eq!(got, ["01-05 09:00", "01-10 09:00", "01-12 09:00"]);
     }
 
     #[test]

@@ -726,3 +726,144 @@ fn assets_say_their_cost_then_come_from_a_mirror_with_progress() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(output_text(&unknown).contains("no asset named “gpt-5” (see `cowork assets list`)"));
 }
+
+/// `cowork calendar`: add, list, free time, export and import, accounts — each a reviewed,
+/// audited tool call — and a daily series that starts at a time the clock change skips.
+#[test]
+fn the_calendar_from_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    // Files are read and written in the workspace the command names (Cowork's own data
+    // folder is not one: writing there is always asked).
+    let work = tempfile::tempdir().unwrap();
+    let ws = work.path().to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = cowork(
+            h,
+            &[&["--workspace", ws, "--json", "calendar"], args].concat(),
+        );
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let berlin = ["--timezone", "Europe/Berlin"];
+    let added = json(
+        &[
+            &[
+                "add",
+                "Dentist",
+                "2026-12-03T10:00",
+                "--location",
+                "Main St",
+            ][..],
+            &berlin,
+        ]
+        .concat(),
+    );
+    assert_eq!(added["ok"], true, "{added}");
+    let day = json(&[&["list", "--from", "2026-12-03"][..], &berlin].concat());
+    let events = &day["output"]["structured"]["events"];
+    assert_eq!(events[0]["title"], "Dentist", "{day}");
+    assert_eq!(events[0]["start"], "2026-12-03T10:00:00+01:00", "{day}");
+    let free = json(
+        &[
+            &[
+                "free",
+                "--from",
+                "2026-12-03",
+                "--to",
+                "2026-12-04",
+                "--minutes",
+                "60",
+            ][..],
+            &berlin,
+        ]
+        .concat(),
+    );
+    let slots = free["output"]["structured"]["slots"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let starts: Vec<&str> = slots.iter().map(|s| s["start"].as_str().unwrap()).collect();
+    assert_eq!(
+        starts,
+        ["2026-12-03T09:00:00+01:00", "2026-12-03T11:00:00+01:00"],
+        "{free}"
+    );
+
+    // Starts at 02:30 on the night Berlin skips 02:00–03:00: 03:30 that night, 02:30 after.
+    json(
+        &[
+            &["add", "Night", "2026-03-29T02:30", "--repeat", "FREQ=DAILY"][..],
+            &berlin,
+        ]
+        .concat(),
+    );
+    let nights = json(
+        &[
+            &[
+                "list",
+                "--from",
+                "2026-03-29",
+                "--to",
+                "2026-03-31",
+                "--query",
+                "Night",
+            ][..],
+            &berlin,
+        ]
+        .concat(),
+    );
+    let starts: Vec<String> = nights["output"]["structured"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["start"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        starts,
+        ["2026-03-29T03:30:00+02:00", "2026-03-30T02:30:00+02:00"],
+        "{nights}"
+    );
+
+    // Out to a file (named from where the command runs) and into another Cowork.
+    let file = work.path().join("out.ics");
+    json(&["export", file.to_str().unwrap()]);
+    let other = tempfile::tempdir().unwrap();
+    let imported = cowork(
+        other.path(),
+        &[
+            "--workspace",
+            ws,
+            "--json",
+            "calendar",
+            "import",
+            file.to_str().unwrap(),
+        ],
+    );
+    let imported: serde_json::Value = serde_json::from_slice(&imported.stdout).unwrap();
+    assert_eq!(
+        imported["output"]["structured"]["imported"], 2,
+        "{imported}"
+    );
+    let accounts = json(&["accounts"]);
+    assert_eq!(
+        accounts["output"]["structured"]["calendars"][0]["id"], "local",
+        "{accounts}"
+    );
+    // The words a person reads, without --json.
+    let listed = text(&cowork(
+        h,
+        &[
+            "calendar",
+            "list",
+            "--from",
+            "2026-12-03",
+            "--timezone",
+            "Europe/Berlin",
+        ],
+    ));
+    assert!(
+        listed.contains("Dentist") && listed.contains("Main St"),
+        "{listed}"
+    );
+}

@@ -19,6 +19,7 @@ mod account;
 mod approve;
 mod assets;
 mod audit;
+mod calendar;
 mod call;
 mod chains;
 mod changes;
@@ -38,6 +39,7 @@ mod workspace;
 use account::*;
 use assets::*;
 use audit::*;
+use calendar::*;
 use call::*;
 use chains::*;
 use changes::*;
@@ -110,6 +112,9 @@ enum Command {
     /// CalDAV and mail accounts; passwords go to the OS keyring only.
     #[command(subcommand)]
     Account(AccountCmd),
+    /// The calendar: events, free time, .ics files, CalDAV sync.
+    #[command(subcommand)]
+    Calendar(CalendarCmd),
     /// Tasks waiting for you (a login, a code, an answer): list, resume, cancel, extend.
     #[command(subcommand)]
     Tasks(TasksCmd),
@@ -246,6 +251,7 @@ async fn dispatch(
         Command::Mcp(cmd) => mcp(app, cmd, json),
         Command::Changes(cmd) => changes(app, cmd, conversation, json).await,
         Command::Account(cmd) => account(app, cmd, conversation, json).await,
+        Command::Calendar(cmd) => calendar(app, cmd, conversation, json).await,
         Command::Tasks(cmd) => tasks(app, cmd, json).await,
         Command::Chains(cmd) => chains(app, cmd, conversation, json).await,
         Command::Schedule(cmd) => schedule(app, cmd, conversation, json).await,

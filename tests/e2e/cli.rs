@@ -817,11 +817,21 @@ fn the_calendar_from_the_terminal() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["start"].as_str().unwrap().to_string())
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["start"].as_str().unwrap(),
+                e["end"].as_str().unwrap()
+            )
+        })
         .collect();
+    // An hour long each, the first too (its default end is an hour after 03:30).
     assert_eq!(
         starts,
-        ["2026-03-29T03:30:00+02:00", "2026-03-30T02:30:00+02:00"],
+        [
+            "2026-03-29T03:30:00+02:00 2026-03-29T04:30:00+02:00",
+            "2026-03-30T02:30:00+02:00 2026-03-30T03:30:00+02:00"
+        ],
         "{nights}"
     );
 
@@ -849,6 +859,53 @@ fn the_calendar_from_the_terminal() {
     assert_eq!(
         accounts["output"]["structured"]["calendars"][0]["id"], "local",
         "{accounts}"
+    );
+    // Cancelled events and instances are shown as such and keep no time busy.
+    let called_off = work.path().join("off.ics");
+    std::fs::write(&called_off, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n\
+        BEGIN:VEVENT\r\nUID:off\r\nDTSTART:20261203T130000Z\r\nDURATION:PT1H\r\nSTATUS:Cancelled\r\nSUMMARY:Off\r\nEND:VEVENT\r\n\
+        BEGIN:VEVENT\r\nUID:weekly\r\nDTSTART:20261126T140000Z\r\nDURATION:PT1H\r\nRRULE:FREQ=WEEKLY\r\nSUMMARY:Sync\r\nEND:VEVENT\r\n\
+        BEGIN:VEVENT\r\nUID:weekly\r\nRECURRENCE-ID:20261203T140000Z\r\nDTSTART:20261203T140000Z\r\nDURATION:PT1H\r\nSTATUS:CANCELLED\r\nSUMMARY:Sync\r\nEND:VEVENT\r\n\
+        END:VCALENDAR\r\n").unwrap();
+    json(&["import", called_off.to_str().unwrap()]);
+    let day = json(&[&["list", "--from", "2026-12-03"][..], &berlin].concat());
+    let shown: Vec<(String, bool)> = day["output"]["structured"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["title"].as_str().unwrap().to_string(),
+                e["cancelled"] == true,
+            )
+        })
+        .collect();
+    let want = [
+        ("Night", false),
+        ("Dentist", false),
+        ("Off", true),
+        ("Sync", true),
+    ];
+    let want = want.map(|(t, c)| (t.to_string(), c));
+    assert_eq!(shown, want, "{day}");
+    let again = json(
+        &[
+            &[
+                "free",
+                "--from",
+                "2026-12-03",
+                "--to",
+                "2026-12-04",
+                "--minutes",
+                "60",
+            ][..],
+            &berlin,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        again["output"]["structured"]["slots"], free["output"]["structured"]["slots"],
+        "{again}"
     );
     // The words a person reads, without --json.
     let listed = text(&cowork(

@@ -85,8 +85,8 @@ pub fn put_object(
         return Ok(());
     }
     let mut insert = tx.prepare_cached(
-        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy, floating, alarms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        "INSERT INTO calendar_index (calendar, uid, recurrence_id, start_utc, end_utc, series_end, rrule, all_day, summary, location, busy, floating, alarms, cancelled)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
     for row in rows {
         insert.execute(params![
@@ -102,7 +102,8 @@ pub fn put_object(
             row.location,
             row.busy,
             row.floating,
-            row.alarms
+            row.alarms,
+            row.cancelled
         ])?;
     }
     Ok(())
@@ -171,6 +172,9 @@ pub struct Occurrence {
     pub instance: Option<String>,
     #[serde(skip)]
     pub busy: bool,
+    /// Called off (STATUS:CANCELLED): shown so, never busy.
+    #[serde(skip)]
+    pub cancelled: bool,
     /// Its reminders' triggers (JSON of [`ics::AlarmTrigger`]s).
     #[serde(skip)]
     pub alarms: Option<String>,
@@ -273,7 +277,7 @@ impl Range<'_> {
 
 /// The columns an [`Indexed`] is read from, first in a range query.
 const INDEXED_COLUMNS: &str =
-    "calendar, uid, start_utc, end_utc, all_day, summary, location, busy, alarms";
+    "calendar, uid, start_utc, end_utc, all_day, summary, location, busy, cancelled, alarms";
 
 /// An event's index row as the range queries read it.
 #[derive(Deserialize)]
@@ -289,6 +293,7 @@ struct Indexed {
     title: String,
     location: String,
     busy: bool,
+    cancelled: bool,
     alarms: Option<String>,
     /// An override's: the original start of the instance it replaces.
     #[serde(default)]
@@ -319,6 +324,7 @@ impl Indexed {
             recurring: instance.is_some(),
             instance: instance.map(|id| instance_text(id, floating, self.all_day)),
             busy: self.busy,
+            cancelled: self.cancelled,
             alarms: self.alarms.clone(),
         }
     }

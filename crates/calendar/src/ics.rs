@@ -27,6 +27,8 @@ pub struct IndexRow {
     pub summary: String,
     pub location: String,
     pub busy: bool,
+    /// STATUS:CANCELLED: shown as called off, and never busy.
+    pub cancelled: bool,
     /// The event's reminders (VALARM triggers) as JSON, `None` without any.
     pub alarms: Option<String>,
 }
@@ -402,11 +404,19 @@ fn period_instances(event: &Event, master: &IndexRow) -> Result<Vec<IndexRow>, S
                 summary: master.summary.clone(),
                 location: master.location.clone(),
                 busy: master.busy,
+                cancelled: master.cancelled,
                 alarms: master.alarms.clone(),
             });
         }
     }
     Ok(out)
+}
+
+/// Whether a property holds this value (as RFC 5545 compares them, ignoring case).
+fn is(event: &Event, property: &str, value: &str) -> bool {
+    event
+        .property_value(property)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
 }
 
 fn index_event(event: &Event) -> Result<IndexRow, String> {
@@ -467,8 +477,8 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         floating,
         summary: event.get_summary().unwrap_or("").to_string(),
         location: event.get_location().unwrap_or("").to_string(),
-        busy: event.property_value("TRANSP") != Some("TRANSPARENT")
-            && event.property_value("STATUS") != Some("CANCELLED"),
+        busy: !is(event, "TRANSP", "TRANSPARENT") && !is(event, "STATUS", "CANCELLED"),
+        cancelled: is(event, "STATUS", "CANCELLED"),
         alarms: Some(alarms_of(event))
             .filter(|a| !a.is_empty())
             .map(|a| serde_json::to_string(&a).expect("triggers serialize")),

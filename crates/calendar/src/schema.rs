@@ -93,5 +93,15 @@ INSERT INTO calendar_rebuild (reason)
     SELECT 'reminders' WHERE EXISTS (SELECT 1 FROM calendar_objects);
 "#,
         ),
+        // calendar: cancelled events and instances are marked (shown as cancelled, never busy);
+        // RDATE periods and RDATE-only series are indexed, and series starting at a time a
+        // clock change skips are expanded: existing objects are re-indexed.
+        Step::new(
+            r#"
+ALTER TABLE calendar_index ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0;
+INSERT INTO calendar_rebuild (reason)
+    SELECT 'cancelled, RDATE periods, clock changes' WHERE EXISTS (SELECT 1 FROM calendar_objects);
+"#,
+        ),
     ],
 };

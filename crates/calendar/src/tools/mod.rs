@@ -77,6 +77,9 @@ pub struct EventView {
     /// The original start of this instance of a series: pass it to update or delete one instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
+    /// Called off: it keeps no time busy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
 }
 
 pub(super) fn view(o: &db::Occurrence, zone: Zone) -> EventView {
@@ -99,6 +102,7 @@ pub(super) fn view(o: &db::Occurrence, zone: Zone) -> EventView {
         location: o.location.clone(),
         recurring: o.recurring,
         instance: o.instance.clone(),
+        cancelled: o.cancelled,
     }
 }
 

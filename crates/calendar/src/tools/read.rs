@@ -181,7 +181,8 @@ fn check_text(out: &CheckOutput) -> String {
             } else {
                 format!(" @ {}", e.location)
             };
-            format!("{when}  {}{place}  [{}]", e.title, e.calendar)
+            let called_off = if e.cancelled { " (cancelled)" } else { "" };
+            format!("{when}  {}{called_off}{place}  [{}]", e.title, e.calendar)
         })
         .collect();
     text.extend(out.notes.iter().map(|n| format!("note: {n}")));

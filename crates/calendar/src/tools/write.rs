@@ -225,6 +225,26 @@ pub(super) fn shift(value: &DatePerhapsTime, utc: i64, seconds: i64) -> DatePerh
     }
 }
 
+/// The default end: an hour after the start as clocks show it — its wall time, except across a
+/// clock change (a start at a skipped 02:30 is 03:30: its end is 04:30, not 03:30).
+fn an_hour_later(start: &DatePerhapsTime, utc: i64) -> DatePerhapsTime {
+    match start {
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { tzid, .. }) => {
+            match ics::resolve_tz(tzid) {
+                Some(tz) => {
+                    let wall = ics::utc_of(utc + 3600).with_timezone(&tz).naive_local();
+                    DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
+                        date_time: wall,
+                        tzid: tzid.clone(),
+                    })
+                }
+                None => shift(start, utc, 3600),
+            }
+        }
+        _ => shift(start, utc, 3600),
+    }
+}
+
 pub(super) fn apply_details(
     event: &mut Event,
     location: Option<&str>,
@@ -382,7 +402,7 @@ impl CalendarTools {
                 DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d.succ_opt().unwrap_or(*d)),
                 timed => {
                     let utc = ics::to_index(timed).map_err(ToolError::invalid)?;
-                    shift(timed, utc, 3600)
+                    an_hour_later(timed, utc)
                 }
             },
         };

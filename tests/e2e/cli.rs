@@ -746,6 +746,18 @@ fn the_calendar_from_the_terminal() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let berlin = ["--timezone", "Europe/Berlin"];
+    let free_on_dec_3 = || {
+        let day = [
+            "free",
+            "--from",
+            "2026-12-03",
+            "--to",
+            "2026-12-04",
+            "--minutes",
+            "60",
+        ];
+        json(&[&day[..], &berlin].concat())
+    };
     let added = json(
         &[
             &[
@@ -764,21 +776,7 @@ fn the_calendar_from_the_terminal() {
     let events = &day["output"]["structured"]["events"];
     assert_eq!(events[0]["title"], "Dentist", "{day}");
     assert_eq!(events[0]["start"], "2026-12-03T10:00:00+01:00", "{day}");
-    let free = json(
-        &[
-            &[
-                "free",
-                "--from",
-                "2026-12-03",
-                "--to",
-                "2026-12-04",
-                "--minutes",
-                "60",
-            ][..],
-            &berlin,
-        ]
-        .concat(),
-    );
+    let free = free_on_dec_3();
     let slots = free["output"]["structured"]["slots"]
         .as_array()
         .unwrap()
@@ -888,21 +886,7 @@ fn the_calendar_from_the_terminal() {
     ];
     let want = want.map(|(t, c)| (t.to_string(), c));
     assert_eq!(shown, want, "{day}");
-    let again = json(
-        &[
-            &[
-                "free",
-                "--from",
-                "2026-12-03",
-                "--to",
-                "2026-12-04",
-                "--minutes",
-                "60",
-            ][..],
-            &berlin,
-        ]
-        .concat(),
-    );
+    let again = free_on_dec_3();
     assert_eq!(
         again["output"]["structured"]["slots"], free["output"]["structured"]["slots"],
         "{again}"

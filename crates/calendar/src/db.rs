@@ -463,14 +463,18 @@ pub fn conflicts(conn: &Connection) -> rusqlite::Result<Vec<Conflict>> {
 mod tests {
     use super::*;
 
+    fn calendar_store() -> (tempfile::TempDir, cowork_store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let at = cowork_store::DataDir::at(dir.path());
+        let store = cowork_store::Store::open(at, &[&crate::SCHEMA]).unwrap();
+        (dir, store)
+    }
+
     /// A data dir from before the migration: text with DTSTAMP/UID in VTIMEZONE and VALARM,
     /// an all-day event indexed at the old machine's midnight. The next open rewrites both.
     #[test]
     fn the_rebuild_rewrites_old_text_valid_and_reindexes_dates_as_dates() {
-        let dir = tempfile::tempdir().unwrap();
-        let store =
-            cowork_store::Store::open(cowork_store::DataDir::at(dir.path()), &[&crate::SCHEMA])
-                .unwrap();
+        let (_dir, store) = calendar_store();
         let mut conn = store.connect().unwrap();
         let old = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:VTIMEZONE\r\nDTSTAMP:20261101T000000Z\r\nTZID:Europe/Berlin\r\nUID:tz-1\r\n\
 BEGIN:STANDARD\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nUID:std-1\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n\
@@ -499,14 +503,11 @@ BEGIN:VALARM\r\nDTSTAMP:20261101T000000Z\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\nU
         assert_eq!(ics::utc_of(start).to_rfc3339(), "2026-12-02T00:00:00+00:00");
     }
 
-    /// A series the expansion cannot read (here: an index row written by a version whose
-    /// text `rrule` refuses) is named beside the answer; every other event is still shown.
+    /// A series the expansion cannot read (here: a rule `rrule` refuses, as a newer version's
+    /// index row might hold) is named beside the answer; every other event is still shown.
     #[test]
     fn one_bad_series_is_reported_and_the_rest_is_shown() {
-        let dir = tempfile::tempdir().unwrap();
-        let store =
-            cowork_store::Store::open(cowork_store::DataDir::at(dir.path()), &[&crate::SCHEMA])
-                .unwrap();
+        let (_dir, store) = calendar_store();
         let conn = store.connect().unwrap();
         conn.execute_batch(
             "INSERT INTO calendar_index (calendar, uid, start_utc, end_utc, all_day, summary, location, busy, rrule)

@@ -881,11 +881,13 @@ fn fast_forward(text: &str, before: i64) -> Option<String> {
     };
     // One period of margin: an instance starting before `before` may still overlap.
     let periods = (before - start).div_euclid(step * 86_400) - 1;
+    if periods <= 0 {
+        return None;
+    }
     // `rrule` refuses a DTSTART a clock change skips or repeats: the period before it serves
     // as well (it is an instance too, and such days are far apart).
     let moved = (0..3)
         .map(|back| naive + chrono::Duration::days((periods - back) * step))
-        .take_while(|_| periods > 0)
         .find(|moved| tz.is_none_or(|tz| utc || tz.from_local_datetime(moved).single().is_some()))
         .filter(|moved| *moved > naive)?;
     Some(format!(

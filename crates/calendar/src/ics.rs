@@ -342,23 +342,52 @@ pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
 
 fn index_as_is(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
     let mut uid = None;
-    let mut rows = Vec::new();
-    let mut periods = Vec::new();
+    let (mut rows, mut periods, mut excluded) = (Vec::new(), Vec::new(), Vec::new());
+    let mut overrides = Vec::new();
     for event in events(cal) {
         let this = event.get_uid().ok_or("an event has no UID")?;
         if *uid.get_or_insert_with(|| this.to_string()) != this {
             return Err("a calendar object holds events with different UIDs".into());
         }
-        let row = index_event(event).map_err(|e| format!("event {this:?}: {e}"))?;
-        if row.recurrence_id.is_none() {
-            periods = period_instances(event, &row).map_err(|e| format!("event {this:?}: {e}"))?;
+        let named = |e: String| format!("event {this:?}: {e}");
+        let row = index_event(event).map_err(named)?;
+        if row.recurrence_id.is_some() {
+            let sequence = event
+                .property_value("SEQUENCE")
+                .and_then(|s| s.trim().parse().ok());
+            overrides.push((sequence.unwrap_or(0i64), row));
+            continue;
         }
+        periods = period_instances(event, &row).map_err(named)?;
+        excluded = listed_values(event, "EXDATE", None).map_err(named)?;
         rows.push(row);
     }
+    rows.extend(standing_overrides(overrides, &excluded));
     // An override of a period's instance stands in its place.
     periods.retain(|p| !rows.iter().any(|r| r.recurrence_id == p.recurrence_id));
     rows.extend(periods);
     Ok((uid.ok_or("no VEVENT in the calendar data")?, rows))
+}
+
+/// One override per instance, as clients read a series: the highest SEQUENCE (RFC 5545
+/// §3.8.7.4), the first on a tie; none for an instance the master's EXDATE removed (the
+/// instance is gone, and its edit with it).
+fn standing_overrides(overrides: Vec<(i64, IndexRow)>, excluded: &[i64]) -> Vec<IndexRow> {
+    let mut chosen: Vec<(i64, IndexRow)> = Vec::new();
+    for (sequence, row) in overrides {
+        if row.recurrence_id.is_some_and(|id| excluded.contains(&id)) {
+            continue;
+        }
+        match chosen
+            .iter_mut()
+            .find(|(_, r)| r.recurrence_id == row.recurrence_id)
+        {
+            Some(slot) if sequence > slot.0 => *slot = (sequence, row),
+            Some(_) => {}
+            None => chosen.push((sequence, row)),
+        }
+    }
+    chosen.into_iter().map(|(_, row)| row).collect()
 }
 
 /// The master's RDATE periods (`VALUE=PERIOD`: start/end or start/duration): instances with
@@ -368,7 +397,7 @@ fn period_instances(event: &Event, master: &IndexRow) -> Result<Vec<IndexRow>, S
     let Some(props) = event.multi_properties().get("RDATE") else {
         return Ok(Vec::new());
     };
-    let excluded = listed_instants(event, "EXDATE")?;
+    let excluded = listed_values(event, "EXDATE", None)?;
     let mut out = Vec::new();
     for prop in props {
         for value in prop.value().split(',') {
@@ -456,10 +485,13 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
     let (rrule, series_end) = match (recurrence_id, event.property_value("RRULE").or(rdates_only)) {
         (None, Some(rule)) => {
             let text = recurrence_text(event, &start, rule)?;
-            let set: rrule::RRuleSet = text.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
-            let end = series_end(&set, duration);
+            let (zone, rules) = split_zone(&text)?;
+            let set: rrule::RRuleSet = rules.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
+            let end =
+                series_end(&set, duration).map(|wall| placed(zone, wall - duration) + duration);
             let counted = rule.to_ascii_uppercase().contains("COUNT=");
-            let text = match last_of_rule(&text).filter(|_| counted) {
+            // Only a counted rule is walked: an endless one would be walked 100,000 steps.
+            let text = match counted.then(|| last_of_rule(&text)).flatten() {
                 Some(last) => count_to_until(&text, last),
                 None => text,
             };
@@ -529,36 +561,109 @@ pub fn in_form(form: Form, value: i64) -> DatePerhapsTime {
 /// The recurrence set as `rrule` reads it. Written here rather than taken from `icalendar`
 /// because the TZID must first be mapped to an IANA zone (Outlook writes Windows names) and
 /// EXDATE/RDATE values must use DTSTART's form.
+///
+/// A zoned series stepping by days or more repeats a wall-clock time in its zone, also on the
+/// days a clock change skips or repeats it, where `rrule` places nothing (every instance on
+/// the day of a change at midnight, as in Havana or Santiago, was lost). Such a series is
+/// expanded in wall-clock time written as UTC, after a `ZONE:` line, and [`expand`] places
+/// each instance in the zone as RFC 5545 reads a local time (`zone::local_instant`). A
+/// sub-daily series steps in absolute time ([`zoned_start`]).
 fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result<String, String> {
-    let mut rule = rule_for_expansion(rule, start);
-    let mut text = match start {
-        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
-            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
-            zoned_start(tz, date_time, &mut rule)?
+    let zone = wall_zone(start, rule)?;
+    let rule = rule_for_expansion(rule, start, zone);
+    let stamp = |at: &NaiveDateTime| format!("{}Z", at.format("%Y%m%dT%H%M%S"));
+    let mut text = match (start, zone) {
+        (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, .. }), Some(tz)) => {
+            format!("{ZONE_PREFIX}{}\nDTSTART:{}\n", tz.name(), stamp(date_time))
         }
-        DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)) => {
-            format!("DTSTART:{}\n", utc.format("%Y%m%dT%H%M%SZ"))
+        (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }), None) => {
+            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
+            zoned_start(tz, date_time)?
+        }
+        (DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)), _) => {
+            format!("DTSTART:{}\n", stamp(&utc.naive_utc()))
         }
         // Floating series are expanded in wall-clock time, written as UTC so `rrule` applies
         // no zone (and no daylight saving) of the machine's.
-        DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)) => {
-            format!("DTSTART:{}Z\n", naive.format("%Y%m%dT%H%M%S"))
+        (DatePerhapsTime::DateTime(CalendarDateTime::Floating(naive)), _) => {
+            format!("DTSTART:{}\n", stamp(naive))
         }
-        DatePerhapsTime::Date(date) => format!("DTSTART:{}T000000Z\n", date.format("%Y%m%d")),
+        (DatePerhapsTime::Date(date), _) => format!("DTSTART:{}T000000Z\n", date.format("%Y%m%d")),
     };
     text.push_str(&format!("RRULE:{rule}\n"));
+    // DTSTART is always the first instance (RFC 5545 §3.3.10, COUNT), even where the rule
+    // would not give it (a Monday start of a Tuesdays-only rule), as every client shows it;
+    // `rrule`, like dateutil, leaves it out. [`expand`] drops the twin where the rule gives it.
+    let first = match zone {
+        Some(_) => text
+            .lines()
+            .nth(1)
+            .and_then(|l| l.strip_prefix("DTSTART:"))
+            .unwrap_or_default()
+            .to_string(),
+        None => utc_of(to_index(start)?)
+            .format("%Y%m%dT%H%M%SZ")
+            .to_string(),
+    };
+    text.push_str(&format!("RDATE:{first}\n"));
     for key in ["EXDATE", "RDATE"] {
-        // One line a value, as UTC instants.
-        for at in listed_instants(event, key)? {
+        // One line a value: UTC instants, or wall-clock times in a wall-time series.
+        for at in listed_values(event, key, zone)? {
             text.push_str(&format!("{key}:{}\n", utc_of(at).format("%Y%m%dT%H%M%SZ")));
         }
     }
     Ok(text)
 }
 
+/// The first line of a series expanded in wall-clock time, naming its zone.
+const ZONE_PREFIX: &str = "ZONE:";
+
+/// The zone a series is expanded in wall-clock time in ([`recurrence_text`]): a zoned DTSTART
+/// and a rule stepping by days or more.
+fn wall_zone(start: &DatePerhapsTime, rule: &str) -> Result<Option<chrono_tz::Tz>, String> {
+    let DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { tzid, .. }) = start else {
+        return Ok(None);
+    };
+    let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
+    let sub_daily = rule.split(';').any(|p| {
+        p.split_once('=').is_some_and(|(k, v)| {
+            k.eq_ignore_ascii_case("FREQ")
+                && ["HOURLY", "MINUTELY", "SECONDLY"]
+                    .iter()
+                    .any(|f| v.eq_ignore_ascii_case(f))
+        })
+    });
+    Ok((!sub_daily).then_some(tz))
+}
+
+/// A series' text without its `ZONE:` line, and the zone it names.
+fn split_zone(text: &str) -> Result<(Option<chrono_tz::Tz>, &str), String> {
+    let Some(rest) = text.strip_prefix(ZONE_PREFIX) else {
+        return Ok((None, text));
+    };
+    let (name, rules) = rest.split_once('\n').unwrap_or((rest, ""));
+    let tz = resolve_tz(name).ok_or_else(|| format!("unknown time zone {name:?}"))?;
+    Ok((Some(tz), rules))
+}
+
+/// A wall-clock value (naive time read as UTC) of a wall-time series, as the instant it names.
+fn placed(zone: Option<chrono_tz::Tz>, value: i64) -> i64 {
+    match zone {
+        Some(tz) => crate::zone::local_instant(&tz, &utc_of(value).naive_utc())
+            .map_or(value, |at| at.timestamp()),
+        None => value,
+    }
+}
+
 /// The dates and date-times an EXDATE or RDATE property lists (a property may list several),
-/// as index values; periods are not among them ([`period_instances`]).
-fn listed_instants(event: &Event, key: &str) -> Result<Vec<i64>, String> {
+/// as index values, or for a wall-time series in `zone` as wall-clock values there (a value
+/// written in that zone by its own reading, so that 02:30 on a skipped night names the
+/// instance the rule gives at 02:30); periods are not among them ([`period_instances`]).
+fn listed_values(
+    event: &Event,
+    key: &str,
+    zone: Option<chrono_tz::Tz>,
+) -> Result<Vec<i64>, String> {
     let mut out = Vec::new();
     for prop in event.multi_properties().get(key).into_iter().flatten() {
         for value in prop.value().split(',') {
@@ -566,84 +671,54 @@ fn listed_instants(event: &Event, key: &str) -> Result<Vec<i64>, String> {
             for (name, param) in prop.params() {
                 single.add_parameter(name, param.value());
             }
-            if let Some(d) = DatePerhapsTime::from_property(&single) {
-                out.push(to_index(&d)?);
-            }
+            let Some(d) = DatePerhapsTime::from_property(&single) else {
+                continue;
+            };
+            out.push(match (zone, &d) {
+                (
+                    Some(tz),
+                    DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }),
+                ) if resolve_tz(tzid) == Some(tz) => date_time.and_utc().timestamp(),
+                (Some(tz), _) => utc_of(to_index(&d)?)
+                    .with_timezone(&tz)
+                    .naive_local()
+                    .and_utc()
+                    .timestamp(),
+                (None, _) => to_index(&d)?,
+            });
         }
     }
     Ok(out)
 }
 
-/// The DTSTART line of a series in a zone. `rrule` refuses a local time that a clock change
-/// skips or repeats, where RFC 5545 reads one instant (`zone::local_instant`) and the series
-/// keeps its wall time. Such a DTSTART moves to the last wall time `rrule` reads at or before
-/// that instant (the gap's end, or the minute before a repeated hour) and the wall time stays
-/// in `rule` as BYHOUR/BYMINUTE/BYSECOND, where `rrule` would have taken it from DTSTART; on
-/// each day it cannot be read, `rrule` places it as the RFC does. A sub-daily series steps in
-/// absolute time: its DTSTART is written as the instant.
-fn zoned_start(
-    tz: chrono_tz::Tz,
-    wall: &NaiveDateTime,
-    rule: &mut String,
-) -> Result<String, String> {
-    use chrono::Timelike;
-    let line = |at: &NaiveDateTime| {
-        format!(
+/// The DTSTART line of a sub-daily series in a zone, which steps in absolute time: `rrule`
+/// refuses a local time that a clock change skips or repeats, so such a DTSTART is written as
+/// the instant RFC 5545 reads (`zone::local_instant`).
+fn zoned_start(tz: chrono_tz::Tz, wall: &NaiveDateTime) -> Result<String, String> {
+    if tz.from_local_datetime(wall).single().is_some() {
+        return Ok(format!(
             "DTSTART;TZID={}:{}\n",
             tz.name(),
-            at.format("%Y%m%dT%H%M%S")
-        )
-    };
-    if tz.from_local_datetime(wall).single().is_some() {
-        return Ok(line(wall));
+            wall.format("%Y%m%dT%H%M%S")
+        ));
     }
     let instant = crate::zone::local_instant(&tz, wall)
         .ok_or_else(|| format!("{wall} cannot be placed in {}", tz.name()))?;
-    let part = |key: &str| {
-        rule.split(';')
-            .find_map(|p| {
-                p.split_once('=')
-                    .filter(|(k, _)| k.eq_ignore_ascii_case(key))
-            })
-            .map(|(_, v)| v.to_ascii_uppercase())
-    };
-    if matches!(
-        part("FREQ").as_deref(),
-        Some("HOURLY" | "MINUTELY" | "SECONDLY")
-    ) {
-        return Ok(format!(
-            "DTSTART:{}\n",
-            instant.naive_utc().format("%Y%m%dT%H%M%SZ")
-        ));
-    }
-    let mut readable = instant.naive_local();
-    for _ in 0..24 * 60 {
-        if tz.from_local_datetime(&readable).single().is_some() {
-            break;
-        }
-        readable -= chrono::Duration::minutes(1);
-    }
-    let by_time = [
-        ("BYHOUR", wall.hour()),
-        ("BYMINUTE", wall.minute()),
-        ("BYSECOND", wall.second()),
-    ];
-    let missing: String = by_time
-        .iter()
-        .filter(|(key, _)| part(key).is_none())
-        .map(|(key, value)| format!(";{key}={value}"))
-        .collect();
-    rule.push_str(&missing);
-    Ok(line(&readable))
+    Ok(format!(
+        "DTSTART:{}\n",
+        instant.naive_utc().format("%Y%m%dT%H%M%SZ")
+    ))
 }
 
 /// The RRULE as `rrule` must read it to give RFC 5545's instances (checked against libical's
 /// test vectors):
-/// - a floating or all-day series is expanded in wall-clock time written as UTC, so its UNTIL
-///   (floating, or a date) is read the same way;
+/// - a floating or all-day series, and a zoned one in wall-clock time, is expanded in
+///   wall-clock time written as UTC, so its UNTIL is read the same way (a zoned series' UTC
+///   UNTIL as its wall-clock reading in the zone);
+/// - an all-day series has no time-of-day parts;
 /// - BYWEEKNO without BYDAY means DTSTART's weekday in those weeks (RFC 5545 §3.3.10: what the
 ///   rule leaves out comes from DTSTART), where `rrule` (like dateutil) takes every day.
-fn rule_for_expansion(rule: &str, start: &DatePerhapsTime) -> String {
+fn rule_for_expansion(rule: &str, start: &DatePerhapsTime, zone: Option<chrono_tz::Tz>) -> String {
     use chrono::Datelike;
     let has = |key: &str| {
         rule.split(';').any(|p| {
@@ -652,9 +727,31 @@ fn rule_for_expansion(rule: &str, start: &DatePerhapsTime) -> String {
                 .is_some_and(|k| k.eq_ignore_ascii_case(key))
         })
     };
+    let dated = matches!(start, DatePerhapsTime::Date(_));
     let mut parts: Vec<String> = rule
         .split(';')
+        // RFC 5545 §3.3.10: BYSECOND, BYMINUTE and BYHOUR MUST NOT be given with a DATE
+        // DTSTART; a file that does anyway is read as its dates, as other clients read it.
+        .filter(|part| {
+            let key = part.split('=').next().unwrap_or("").to_ascii_uppercase();
+            !(dated && matches!(key.as_str(), "BYHOUR" | "BYMINUTE" | "BYSECOND"))
+        })
         .map(|part| match part.split_once('=') {
+            Some((key, value)) if key.eq_ignore_ascii_case("UNTIL") && zone.is_some() => {
+                let until =
+                    NaiveDateTime::parse_from_str(value.trim_end_matches('Z'), "%Y%m%dT%H%M%S");
+                match (until, zone) {
+                    (Ok(at), Some(tz)) if value.ends_with('Z') => format!(
+                        "UNTIL={}Z",
+                        at.and_utc()
+                            .with_timezone(&tz)
+                            .naive_local()
+                            .format("%Y%m%dT%H%M%S")
+                    ),
+                    _ if value.len() == 8 => format!("UNTIL={value}T235959Z"),
+                    _ => format!("UNTIL={}Z", value.trim_end_matches('Z')),
+                }
+            }
             Some((key, value)) if key.eq_ignore_ascii_case("UNTIL") && is_floating(start) => {
                 match value.len() {
                     8 => format!("UNTIL={value}T000000Z"),
@@ -817,6 +914,44 @@ pub fn expand(
     to: i64,
     cap: usize,
 ) -> Result<Vec<i64>, String> {
+    let (Some(tz), rules) = split_zone(rrule_text)? else {
+        return expand_as_written(rrule_text, duration, from, to, cap);
+    };
+    // Offsets are under a day: the range read as wall-clock time, a day wider on each side,
+    // holds every instance that lands in it once placed.
+    let wall = |t: i64| {
+        utc_of(t)
+            .with_timezone(&tz)
+            .naive_local()
+            .and_utc()
+            .timestamp()
+    };
+    let walls = expand_as_written(
+        rules,
+        duration,
+        wall(from) - 86_400,
+        wall(to) + 86_400,
+        usize::MAX,
+    )?;
+    let mut out: Vec<i64> = walls
+        .into_iter()
+        .map(|w| placed(Some(tz), w))
+        .filter(|start| *start < to && start + duration.max(1) > from)
+        .collect();
+    // Two wall times can name one instant (a time a clock change skips reads as the next).
+    out.dedup();
+    out.truncate(cap);
+    Ok(out)
+}
+
+/// [`expand`] of a series as `rrule` reads it (instants, or wall-clock values as UTC).
+fn expand_as_written(
+    rrule_text: &str,
+    duration: i64,
+    from: i64,
+    to: i64,
+    cap: usize,
+) -> Result<Vec<i64>, String> {
     let shifted = fast_forward(rrule_text, from - duration);
     let set: rrule::RRuleSet = shifted
         .as_deref()
@@ -830,7 +965,8 @@ pub fn expand(
         if start >= to {
             break;
         }
-        if start + duration.max(1) > from {
+        // A set lists an instant once: an RDATE may repeat one the rule gives.
+        if start + duration.max(1) > from && out.last() != Some(&start) {
             out.push(start);
             if out.len() >= cap {
                 break;
@@ -1199,7 +1335,15 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
                     .find_map(|l| l.strip_prefix(name).map(str::to_string))
             };
             let (rule, start) = (field("RRULE:").unwrap(), field("DTSTART:").unwrap());
-            let expected = field("INSTANCES:").unwrap_or_default();
+            // libical's vectors expand the rule alone; an event's set also holds its DTSTART
+            // (RFC 5545 §3.3.10: "always counts as the first occurrence"), which a rule not
+            // synchronized with it does not give.
+            let expected = match field("INSTANCES:").unwrap_or_default() {
+                given if field("START-AT:").is_none() && !given.starts_with(&start) => {
+                    format!("{start},{given}").trim_end_matches(',').to_string()
+                }
+                given => given,
+            };
             total += 1;
             let ics = format!(
                 "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\nBEGIN:VEVENT\r\nUID:v\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:{start}\r\nRRULE:{rule}\r\nSUMMARY:v\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"

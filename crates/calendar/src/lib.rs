@@ -10,6 +10,8 @@
 mod caldav;
 mod db;
 mod ics;
+#[cfg(test)]
+mod reference;
 mod reminders;
 mod schema;
 mod sync;

@@ -136,3 +136,6 @@ mod accounts;
 mod read;
 mod transfer;
 mod write;
+
+#[cfg(test)]
+pub(crate) use transfer::store_calendars;

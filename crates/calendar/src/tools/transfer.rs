@@ -59,6 +59,45 @@ fn export_text(out: &ExportOutput) -> String {
     format!("Wrote {} event(s) to {}", out.events, out.path)
 }
 
+/// What [`store_calendars`] stored and how it read the text.
+pub(crate) struct Stored {
+    pub imported: usize,
+    pub skipped: Vec<String>,
+    pub zones: Vec<String>,
+}
+
+/// Stores every event of parsed calendars in `calendar`, one object per UID (an existing UID is
+/// replaced). Zones a file defines under names no zone database knows become their IANA match;
+/// an event that does not index is skipped with why, and the rest is stored.
+pub(crate) fn store_calendars(
+    tx: &rusqlite::Transaction<'_>,
+    calendar: &CalendarInfo,
+    parsed: Vec<Calendar>,
+) -> rusqlite::Result<Stored> {
+    let mut stored = Stored {
+        imported: 0,
+        skipped: Vec::new(),
+        zones: Vec::new(),
+    };
+    for mut cal in parsed {
+        stored.zones.extend(crate::vtimezone::adopt(&mut cal));
+        for (uid, object) in ics::split_by_uid(cal) {
+            match ics::index(&object) {
+                Ok((_, rows)) => {
+                    let existing = db::object(tx, &calendar.id, &uid)?;
+                    let text = ics::to_text(&object);
+                    db::put_object(tx, &edited(calendar, uid, text, existing.as_ref()), &rows)?;
+                    stored.imported += 1;
+                }
+                Err(why) => stored.skipped.push(format!("{uid}: {why}")),
+            }
+        }
+    }
+    stored.zones.sort();
+    stored.zones.dedup();
+    Ok(stored)
+}
+
 #[tools(list = transfer_tools)]
 impl CalendarTools {
     #[tool(name = "calendar_import", title = "Import .ics", category = "calendar",
@@ -72,34 +111,13 @@ impl CalendarTools {
         let text = String::from_utf8_lossy(&bytes);
         let parsed = ics::parse_all(&text)
             .map_err(|m| ToolError::invalid(format!("{}: {m}", path.display())))?;
-        let mut skipped = Vec::new();
-        let mut notes = Vec::new();
-        let mut imported = 0;
-        {
+        let stored = {
             let mut conn = self.shared.db.lock().unwrap();
             let tx = conn.transaction().map_err(db_error)?;
-            // Zones a file defines under names no zone database knows become their IANA match.
-            let parsed: Vec<Calendar> = parsed
-                .into_iter()
-                .map(|mut cal| {
-                    notes.extend(crate::vtimezone::adopt(&mut cal));
-                    cal
-                })
-                .collect();
-            for (uid, object) in parsed.into_iter().flat_map(ics::split_by_uid) {
-                match ics::index(&object) {
-                    Ok((_, rows)) => {
-                        let existing = db::object(&tx, &calendar.id, &uid).map_err(db_error)?;
-                        let stored =
-                            edited(&calendar, uid, ics::to_text(&object), existing.as_ref());
-                        db::put_object(&tx, &stored, &rows).map_err(db_error)?;
-                        imported += 1;
-                    }
-                    Err(why) => skipped.push(format!("{uid}: {why}")),
-                }
-            }
+            let stored = store_calendars(&tx, &calendar, parsed).map_err(db_error)?;
             tx.commit().map_err(db_error)?;
-        }
+            stored
+        };
         let note = match &calendar.account {
             Some(account) => match self.shared.sync_account(account).await {
                 Ok(_) => None,
@@ -107,13 +125,11 @@ impl CalendarTools {
             },
             None => None,
         };
-        notes.sort();
-        notes.dedup();
         Ok(ImportOutput {
             calendar: calendar.id,
-            imported,
-            skipped,
-            zones: notes,
+            imported: stored.imported,
+            skipped: stored.skipped,
+            zones: stored.zones,
             note,
         })
     }

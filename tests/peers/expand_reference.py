@@ -1,0 +1,122 @@
+"""The reference side of the calendar's generated comparison (crates/calendar/src/reference.rs).
+
+Reads a JSON list of cases, {"id", "ics", "zone", "from", "to"} with the range as Unix seconds,
+expands each calendar with recurring-ical-events over [from, to) read in `zone` (where dates
+and floating times are placed), and prints {"id": {"spans": [[start, end, its end], ...], "repeated": n}} as Unix seconds, or
+{"id": {"error": "..."}} for a calendar it refuses.
+
+Which instances exist and where each starts is the reference's answer, with one correction
+(`by_instant`). Where an instance of a
+zoned series ends is not taken from it: the package adds an instance's length as wall-clock time
+(Python's arithmetic on aware datetimes), so a one-hour instance at 02:30 on a spring-forward
+night ends when it starts. RFC 5545 gives an instance the series' exact duration (§3.8.5.3 for
+DTEND, §3.3.6 for DURATION's hours and minutes), so here an instance computed from the series
+(not an override, which carries its own end) ends at its start plus that exact duration: the
+master's DTEND minus DTSTART as instants, its DURATION, or its RDATE period's. The package's
+own end is printed third, so that the test can count where the two part.
+
+A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package repeats a date when an
+all-day series carries BYHOUR (which §3.3.10 forbids with a DATE start, and which it keeps and
+then truncates to the date): an instance of the series already given, or replaced by an
+override, is dropped and counted in "repeated". tests/setup.sh installs the pinned package
+in this folder's venv; the test runs it with PYTHONTZPATH empty so that zone rules come from the
+pinned `tzdata` (the same IANA release as chrono-tz's), not from the machine.
+"""
+
+import datetime
+import json
+import sys
+from zoneinfo import ZoneInfo
+
+import icalendar
+import recurring_ical_events
+import recurring_ical_events.adapters.component
+import recurring_ical_events.series.rrule
+
+
+def by_instant(time):
+    """An instance's identity as RFC 5545 names it (§3.8.4.4, §3.8.5.1): its date-time. The
+    package also keys an aware time by its naive local reading, which equals another instance's
+    naive UTC reading when they are an offset apart (00:45 and 01:45 in London in summer), so
+    one EXDATE removed both: aware times are keyed by their instant alone here."""
+    if isinstance(time, datetime.datetime) and time.tzinfo is not None:
+        return (time.astimezone(datetime.timezone.utc).replace(tzinfo=None),)
+    return recurring_ical_events.util.to_recurrence_ids(time)
+
+
+recurring_ical_events.series.rrule.to_recurrence_ids = by_instant
+recurring_ical_events.adapters.component.to_recurrence_ids = by_instant
+
+
+def instant(value, zone):
+    """Unix seconds of an occurrence's start or end, a date or floating time placed in `zone`."""
+    if not isinstance(value, datetime.datetime):
+        value = datetime.datetime(value.year, value.month, value.day)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=zone)
+    return int(value.timestamp())
+
+
+def is_zoned(value):
+    return isinstance(value, datetime.datetime) and value.tzinfo is not None
+
+
+def exact_lengths(calendar, zone):
+    """The series' exact instance length (seconds), each RDATE period's by its start, and the
+    instants of the instances that overrides replace."""
+    length, periods, overridden = None, {}, set()
+    for event in calendar.walk("VEVENT"):
+        if "RECURRENCE-ID" in event:
+            overridden.add(instant(event["RECURRENCE-ID"].dt, zone))
+            continue
+        start = event["DTSTART"].dt
+        if "DURATION" in event:
+            length = event["DURATION"].dt.total_seconds()
+        elif "DTEND" in event:
+            length = instant(event["DTEND"].dt, zone) - instant(start, zone)
+        rdates = event.get("RDATE", [])
+        for rdate in rdates if isinstance(rdates, list) else [rdates]:
+            for value in rdate.dts:
+                if isinstance(value.dt, tuple):
+                    begin, end = value.dt
+                    periods[instant(begin, zone)] = (
+                        end.total_seconds()
+                        if isinstance(end, datetime.timedelta)
+                        else instant(end, zone) - instant(begin, zone)
+                    )
+    return length, periods, overridden
+
+
+def expand(case):
+    zone = ZoneInfo(case["zone"])
+    start = datetime.datetime.fromtimestamp(case["from"], zone)
+    stop = datetime.datetime.fromtimestamp(case["to"], zone)
+    calendar = icalendar.Calendar.from_ical(case["ics"])
+    length, periods, overridden = exact_lengths(calendar, zone)
+    spans, computed_starts, repeated = [], set(), 0
+    for event in recurring_ical_events.of(calendar).between(start, stop):
+        begin, its_end = instant(event["DTSTART"].dt, zone), instant(event["DTEND"].dt, zone)
+        end = its_end
+        computed = instant(event["RECURRENCE-ID"].dt, zone) not in overridden
+        if computed and (begin in computed_starts or begin in overridden):
+            repeated += 1
+            continue
+        if computed:
+            computed_starts.add(begin)
+            if is_zoned(event["DTSTART"].dt):
+                end = begin + int(periods.get(begin, length))
+        spans.append((begin, end, its_end))
+    return {"spans": sorted(spans), "repeated": repeated}
+
+
+def main():
+    out = {}
+    for case in json.load(open(sys.argv[1], encoding="utf-8")):
+        try:
+            out[case["id"]] = expand(case)
+        except Exception as e:  # a refusal is an answer to compare, not a crash
+            out[case["id"]] = {"error": f"{type(e).__name__}: {e}"}
+    json.dump(out, sys.stdout)
+
+
+main()

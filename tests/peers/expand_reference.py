@@ -12,15 +12,13 @@ zoned series ends is not taken from it: the package adds an instance's length as
 night ends when it starts. RFC 5545 gives an instance the series' exact duration (§3.8.5.3 for
 DTEND, §3.3.6 for DURATION's hours and minutes), so here an instance computed from the series
 (not an override, which carries its own end) ends at its start plus that exact duration: the
-master's DTEND minus DTSTART as instants, its DURATION, or its RDATE period's. The package's
+master's (or, after a THISANDFUTURE change, that override's) DTEND minus DTSTART as instants,
+its DURATION, or its RDATE period's. The package's
 own end is printed third, so that the test can count where the two part.
 
-A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package repeats a date when an
-all-day series carries BYHOUR (which §3.3.10 forbids with a DATE start, and which it keeps and
-then truncates to the date): an instance of the series already given, or replaced by an
-override, is dropped and counted in "repeated". tests/setup.sh installs the pinned package
-in this folder's venv; the test runs it with PYTHONTZPATH empty so that zone rules come from the
-pinned `tzdata` (the same IANA release as chrono-tz's), not from the machine.
+A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package lists an instant
+twice where two wall times of the series name it (a time a clock change skips reads as the one
+after it): such a repeat is dropped and counted in "repeated".
 """
 
 import datetime
@@ -61,19 +59,29 @@ def is_zoned(value):
     return isinstance(value, datetime.datetime) and value.tzinfo is not None
 
 
+def exact_length(event, zone):
+    """An event's exact length in seconds: its DURATION, or DTEND minus DTSTART as instants."""
+    if "DURATION" in event:
+        return event["DURATION"].dt.total_seconds()
+    if "DTEND" in event:
+        return instant(event["DTEND"].dt, zone) - instant(event["DTSTART"].dt, zone)
+    return 0
+
+
 def exact_lengths(calendar, zone):
-    """The series' exact instance length (seconds), each RDATE period's by its start, and the
-    instants of the instances that overrides replace."""
-    length, periods, overridden = None, {}, set()
+    """The series' exact instance length (seconds) from each THISANDFUTURE split on (the
+    master's from the start), each RDATE period's by its start, and the start of each override
+    by the instant of the instance it replaces."""
+    lengths, periods, overridden = [], {}, {}
     for event in calendar.walk("VEVENT"):
         if "RECURRENCE-ID" in event:
-            overridden.add(instant(event["RECURRENCE-ID"].dt, zone))
+            replaced = instant(event["RECURRENCE-ID"].dt, zone)
+            # The package keeps the first of overrides of one instance (equal SEQUENCE).
+            overridden.setdefault(replaced, instant(event["DTSTART"].dt, zone))
+            if event["RECURRENCE-ID"].params.get("RANGE", "").upper() == "THISANDFUTURE":
+                lengths.append((replaced, exact_length(event, zone)))
             continue
-        start = event["DTSTART"].dt
-        if "DURATION" in event:
-            length = event["DURATION"].dt.total_seconds()
-        elif "DTEND" in event:
-            length = instant(event["DTEND"].dt, zone) - instant(start, zone)
+        lengths.append((float("-inf"), exact_length(event, zone)))
         rdates = event.get("RDATE", [])
         for rdate in rdates if isinstance(rdates, list) else [rdates]:
             for value in rdate.dts:
@@ -84,7 +92,12 @@ def exact_lengths(calendar, zone):
                         if isinstance(end, datetime.timedelta)
                         else instant(end, zone) - instant(begin, zone)
                     )
-    return length, periods, overridden
+    return sorted(lengths), periods, overridden
+
+
+def length_at(lengths, replaced):
+    """The length of the part of a split series an instance (by the start it replaces) is in."""
+    return [length for since, length in lengths if since <= replaced][-1]
 
 
 def expand(case):
@@ -92,19 +105,22 @@ def expand(case):
     start = datetime.datetime.fromtimestamp(case["from"], zone)
     stop = datetime.datetime.fromtimestamp(case["to"], zone)
     calendar = icalendar.Calendar.from_ical(case["ics"])
-    length, periods, overridden = exact_lengths(calendar, zone)
+    lengths, periods, overridden = exact_lengths(calendar, zone)
     spans, computed_starts, repeated = [], set(), 0
     for event in recurring_ical_events.of(calendar).between(start, stop):
         begin, its_end = instant(event["DTSTART"].dt, zone), instant(event["DTEND"].dt, zone)
         end = its_end
-        computed = instant(event["RECURRENCE-ID"].dt, zone) not in overridden
-        if computed and (begin in computed_starts or begin in overridden):
+        # Instances after a THISANDFUTURE change carry its RECURRENCE-ID: an override is the
+        # one that starts where its component does.
+        replaced = instant(event["RECURRENCE-ID"].dt, zone)
+        computed = overridden.get(replaced) != begin
+        if computed and begin in computed_starts:
             repeated += 1
             continue
         if computed:
             computed_starts.add(begin)
             if is_zoned(event["DTSTART"].dt):
-                end = begin + int(periods.get(begin, length))
+                end = begin + int(periods.get(replaced, length_at(lengths, replaced)))
         spans.append((begin, end, its_end))
     return {"spans": sorted(spans), "repeated": repeated}
 

@@ -398,8 +398,8 @@ fn series_occurrences(
                 continue;
             };
             let duration = series.end - series.start;
-            let starts = match ics::expand(rrule, duration, from, to, cap) {
-                Ok(starts) => starts,
+            let found_instances = match ics::instances(rrule, duration, from, to, cap) {
+                Ok(found) => found,
                 Err(e) => {
                     found.problems.push(format!(
                         "the repeating event {:?} (uid {}) could not be expanded and is not shown: {e}",
@@ -408,15 +408,16 @@ fn series_occurrences(
                     continue;
                 }
             };
-            for s in starts {
-                if overridden.contains(&(series.calendar.clone(), series.uid.clone(), s)) {
+            for ics::Instance { start, original } in found_instances {
+                // An override names an instance by the start the series gave it.
+                if overridden.contains(&(series.calendar.clone(), series.uid.clone(), original)) {
                     continue;
                 }
                 found.occurrences.push(series.occurrence(
                     range,
                     floating,
-                    (s, s + duration),
-                    Some(s),
+                    (start, start + duration),
+                    Some(original),
                 ));
             }
         }

@@ -355,39 +355,135 @@ fn index_as_is(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
             let sequence = event
                 .property_value("SEQUENCE")
                 .and_then(|s| s.trim().parse().ok());
-            overrides.push((sequence.unwrap_or(0i64), row));
+            overrides.push((sequence.unwrap_or(0i64), this_and_future(event), row));
             continue;
         }
         periods = period_instances(event, &row).map_err(named)?;
         excluded = listed_values(event, "EXDATE", None).map_err(named)?;
         rows.push(row);
     }
-    rows.extend(standing_overrides(overrides, &excluded));
+    let overrides = standing_overrides(overrides, &excluded);
+    let futures: Vec<&IndexRow> = overrides.iter().filter(|o| o.0).map(|o| &o.1).collect();
+    if let Some(master) = rows.iter_mut().find(|r| r.rrule.is_some()) {
+        let parts = split_at(master, &futures, &mut periods)?;
+        rows.extend(parts);
+    }
+    rows.extend(overrides.into_iter().map(|(_, row)| row));
     // An override of a period's instance stands in its place.
     periods.retain(|p| !rows.iter().any(|r| r.recurrence_id == p.recurrence_id));
     rows.extend(periods);
     Ok((uid.ok_or("no VEVENT in the calendar data")?, rows))
 }
 
+/// Whether an override's RECURRENCE-ID has RANGE=THISANDFUTURE (RFC 5545 §3.2.13).
+fn this_and_future(event: &Event) -> bool {
+    event
+        .properties()
+        .get("RECURRENCE-ID")
+        .and_then(|p| {
+            p.params()
+                .get("RANGE")
+                .map(|r| r.value().trim().to_string())
+        })
+        .is_some_and(|range| range.eq_ignore_ascii_case("THISANDFUTURE"))
+}
+
+/// A series split where RANGE=THISANDFUTURE overrides change it (RFC 5545 §3.8.4.4), as
+/// clients split it: the master keeps its instances before the first such override; after
+/// each, the series is that override's (its title, length, status…) moved by its shift from
+/// the instance it replaces, up to the next. Each part is a series row of its own over the
+/// master's rule ([`windowed`]); the overrides stay as the instances they replace. RDATE
+/// periods after a split move with it.
+fn split_at(
+    master: &mut IndexRow,
+    futures: &[&IndexRow],
+    periods: &mut [IndexRow],
+) -> Result<Vec<IndexRow>, String> {
+    let Some(text) = master.rrule.clone() else {
+        return Ok(Vec::new());
+    };
+    let mut futures = futures.to_vec();
+    futures.sort_by_key(|f| f.recurrence_id);
+    let Some(first) = futures.first().and_then(|f| f.recurrence_id) else {
+        return Ok(Vec::new());
+    };
+    // A series in wall-clock time is cut and moved in wall-clock time (a change from 09:00 to
+    // 10:00 stays at 10:00 across a clock change), inside its `ZONE:` line.
+    let (zone, rules) = split_zone(&text)?;
+    let wall = |t: i64| {
+        zone.map_or(t, |tz| {
+            utc_of(t)
+                .with_timezone(&tz)
+                .naive_local()
+                .and_utc()
+                .timestamp()
+        })
+    };
+    let head = zone.map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
+    let part = |after: i64, before: i64, shift: i64| {
+        format!("{head}{WINDOW_PREFIX}{after},{before},{shift}\n{rules}")
+    };
+    let whole_end = master.series_end;
+    master.rrule = Some(part(i64::MIN, wall(first), 0));
+    master.series_end = Some(
+        whole_end
+            .unwrap_or(i64::MAX)
+            .min(first + (master.end - master.start)),
+    );
+    let mut parts = Vec::new();
+    for (i, future) in futures.iter().enumerate() {
+        let split = future.recurrence_id.unwrap_or(first);
+        let next = futures.get(i + 1).and_then(|n| n.recurrence_id);
+        let shift = wall(future.start) - wall(split);
+        for period in periods.iter_mut() {
+            if period
+                .recurrence_id
+                .is_some_and(|id| id > split && next.is_none_or(|n| id < n))
+            {
+                period.start += future.start - split;
+                period.end += future.start - split;
+                period.series_end = Some(period.end);
+                period.summary = future.summary.clone();
+            }
+        }
+        parts.push(IndexRow {
+            recurrence_id: None,
+            rrule: Some(part(wall(split), next.map_or(i64::MAX, wall), shift)),
+            series_end: whole_end
+                .map(|end| end + shift.max(0) + 86_400 + (future.end - future.start)),
+            ..(*future).clone()
+        });
+    }
+    Ok(parts)
+}
+
+/// The first line of a part of a split series (after a `ZONE:` line, in its wall-clock time):
+/// the instances the rest gives after the first value and before the second, moved by the
+/// third.
+const WINDOW_PREFIX: &str = "WINDOW:";
+
 /// One override per instance, as clients read a series: the highest SEQUENCE (RFC 5545
 /// §3.8.7.4), the first on a tie; none for an instance the master's EXDATE removed (the
 /// instance is gone, and its edit with it).
-fn standing_overrides(overrides: Vec<(i64, IndexRow)>, excluded: &[i64]) -> Vec<IndexRow> {
-    let mut chosen: Vec<(i64, IndexRow)> = Vec::new();
-    for (sequence, row) in overrides {
+fn standing_overrides(
+    overrides: Vec<(i64, bool, IndexRow)>,
+    excluded: &[i64],
+) -> Vec<(bool, IndexRow)> {
+    let mut chosen: Vec<(i64, (bool, IndexRow))> = Vec::new();
+    for (sequence, future, row) in overrides {
         if row.recurrence_id.is_some_and(|id| excluded.contains(&id)) {
             continue;
         }
         match chosen
             .iter_mut()
-            .find(|(_, r)| r.recurrence_id == row.recurrence_id)
+            .find(|(_, (_, r))| r.recurrence_id == row.recurrence_id)
         {
-            Some(slot) if sequence > slot.0 => *slot = (sequence, row),
+            Some(slot) if sequence > slot.0 => *slot = (sequence, (future, row)),
             Some(_) => {}
-            None => chosen.push((sequence, row)),
+            None => chosen.push((sequence, (future, row))),
         }
     }
-    chosen.into_iter().map(|(_, row)| row).collect()
+    chosen.into_iter().map(|(_, kept)| kept).collect()
 }
 
 /// The master's RDATE periods (`VALUE=PERIOD`: start/end or start/duration): instances with
@@ -565,7 +661,7 @@ pub fn in_form(form: Form, value: i64) -> DatePerhapsTime {
 /// A zoned series stepping by days or more repeats a wall-clock time in its zone, also on the
 /// days a clock change skips or repeats it, where `rrule` places nothing (every instance on
 /// the day of a change at midnight, as in Havana or Santiago, was lost). Such a series is
-/// expanded in wall-clock time written as UTC, after a `ZONE:` line, and [`expand`] places
+/// expanded in wall-clock time written as UTC, after a `ZONE:` line, and [`instances`] places
 /// each instance in the zone as RFC 5545 reads a local time (`zone::local_instant`). A
 /// sub-daily series steps in absolute time ([`zoned_start`]).
 fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result<String, String> {
@@ -593,7 +689,7 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
     text.push_str(&format!("RRULE:{rule}\n"));
     // DTSTART is always the first instance (RFC 5545 §3.3.10, COUNT), even where the rule
     // would not give it (a Monday start of a Tuesdays-only rule), as every client shows it;
-    // `rrule`, like dateutil, leaves it out. [`expand`] drops the twin where the rule gives it.
+    // `rrule`, like dateutil, leaves it out. [`instances`] drops the twin where the rule gives it.
     let first = match zone {
         Some(_) => text
             .lines()
@@ -906,7 +1002,8 @@ fn parse_duration(text: &str) -> Result<i64, String> {
     Ok(if negative { -seconds } else { seconds })
 }
 
-/// Expands a recurring master into instance starts that overlap `[from, to)`, at most `cap`.
+/// The starts of [`instances`] (what the tests compare).
+#[cfg(test)]
 pub fn expand(
     rrule_text: &str,
     duration: i64,
@@ -914,8 +1011,54 @@ pub fn expand(
     to: i64,
     cap: usize,
 ) -> Result<Vec<i64>, String> {
+    let found = instances(rrule_text, duration, from, to, cap)?;
+    Ok(found.into_iter().map(|i| i.start).collect())
+}
+
+/// An instance of a series: when it starts, and the start the series gave it before a
+/// THISANDFUTURE change moved it (what its RECURRENCE-ID names).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instance {
+    pub start: i64,
+    pub original: i64,
+}
+
+/// Expands a recurring master into the instances that overlap `[from, to)`, at most `cap`.
+pub fn instances(
+    rrule_text: &str,
+    duration: i64,
+    from: i64,
+    to: i64,
+    cap: usize,
+) -> Result<Vec<Instance>, String> {
+    if let Some(rest) = rrule_text.strip_prefix(WINDOW_PREFIX) {
+        let (bounds, rules) = rest.split_once('\n').unwrap_or((rest, ""));
+        let bounds: Vec<i64> = bounds.split(',').filter_map(|b| b.parse().ok()).collect();
+        let [after, before, shift] = bounds[..] else {
+            return Err(format!(
+                "a split series' window {bounds:?} is not after,before,shift"
+            ));
+        };
+        let found = instances(rules, duration, from - shift, to - shift, usize::MAX)?;
+        return Ok(found
+            .into_iter()
+            .filter(|i| i.start > after && i.start < before)
+            .map(|i| Instance {
+                start: i.start + shift,
+                original: i.original,
+            })
+            .take(cap)
+            .collect());
+    }
     let (Some(tz), rules) = split_zone(rrule_text)? else {
-        return expand_as_written(rrule_text, duration, from, to, cap);
+        let starts = expand_as_written(rrule_text, duration, from, to, cap)?;
+        return Ok(starts
+            .into_iter()
+            .map(|start| Instance {
+                start,
+                original: start,
+            })
+            .collect());
     };
     // Offsets are under a day: the range read as wall-clock time, a day wider on each side,
     // holds every instance that lands in it once placed.
@@ -926,25 +1069,28 @@ pub fn expand(
             .and_utc()
             .timestamp()
     };
-    let walls = expand_as_written(
+    let walls = instances(
         rules,
         duration,
         wall(from) - 86_400,
         wall(to) + 86_400,
         usize::MAX,
     )?;
-    let mut out: Vec<i64> = walls
+    let mut out: Vec<Instance> = walls
         .into_iter()
-        .map(|w| placed(Some(tz), w))
-        .filter(|start| *start < to && start + duration.max(1) > from)
+        .map(|w| Instance {
+            start: placed(Some(tz), w.start),
+            original: placed(Some(tz), w.original),
+        })
+        .filter(|i| i.start < to && i.start + duration.max(1) > from)
         .collect();
     // Two wall times can name one instant (a time a clock change skips reads as the next).
-    out.dedup();
+    out.dedup_by_key(|i| i.start);
     out.truncate(cap);
     Ok(out)
 }
 
-/// [`expand`] of a series as `rrule` reads it (instants, or wall-clock values as UTC).
+/// [`instances`] of a series as `rrule` reads it (instants, or wall-clock values as UTC).
 fn expand_as_written(
     rrule_text: &str,
     duration: i64,

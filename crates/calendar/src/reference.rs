@@ -1,9 +1,9 @@
 //! Our expansion checked against a reference by generation: random series (frequencies, BYxxx
-//! parts, COUNT/UNTIL, EXDATE, RDATE dates and periods, moved and cancelled instances) in
-//! zones with every kind of daylight-saving rule, starting anywhere in 2020–2030 and often on a
-//! clock change's hour, are imported through the import tool's own path, queried as the tools
-//! query them, and compared instance by instance with Python's `recurring-ical-events`
-//! (tests/peers/expand_reference.py).
+//! parts, COUNT/UNTIL, EXDATE, RDATE dates and periods, moved and cancelled instances, a
+//! THISANDFUTURE change) in zones with every kind of daylight-saving rule, starting anywhere in
+//! 2020–2030 and often on a clock change's hour, are imported through the import tool's own
+//! path, queried as the tools query them, and compared instance by instance with Python's
+//! `recurring-ical-events` (tests/peers/expand_reference.py).
 //!
 //! `COWORK_CALENDAR_CASES` (default 400) and `COWORK_CALENDAR_SEED` (default fixed, so CI is
 //! repeatable) widen or move the search; a failure prints the seed, the case's text and both
@@ -83,6 +83,9 @@ struct Series {
     rdates: Vec<(i64, i64, Option<i64>)>,
     /// Moved instances: step, hours moved, cancelled.
     overrides: Vec<(u32, i64, bool)>,
+    /// A RANGE=THISANDFUTURE override after every other change: step, hours moved, new length
+    /// in minutes (days for an all-day event).
+    future: Option<(u32, i64, i64)>,
     /// The range asked for: days before the start, then its length in days.
     window: (i64, i64),
 }
@@ -168,6 +171,7 @@ fn a_series() -> impl Strategy<Value = Series> {
             ),
             proptest::collection::vec((0..30u32, -3..5i64, any::<bool>()), 0..3),
             (0..60i64, 30..800i64),
+            prop_oneof![2 => Just(None), 1 => (30..40u32, -3..5i64, 15..120i64).prop_map(Some)],
         );
         (shape, changes).prop_map(move |(s, c)| Series {
             zone: s.0,
@@ -189,6 +193,7 @@ fn a_series() -> impl Strategy<Value = Series> {
             rdates: c.1,
             overrides: c.2,
             window: c.3,
+            future: c.4,
         })
     })
 }
@@ -284,12 +289,14 @@ impl Series {
             let at = self.start + Duration::days(*days) + Duration::minutes(*minutes);
             lines.push(match (self.form, period) {
                 (Form::AllDay, _) => self.when("RDATE", at),
-                (_, Some(length)) => {
+                // Whether a THISANDFUTURE change's length applies to a later period is not
+                // defined by RFC 5545 (ours keeps the period's own): periods only where none is.
+                (_, Some(length)) if self.future.is_none() => {
                     let value = self.when("RDATE", at);
                     let (name, start) = value.split_once(':').unwrap();
                     format!("{name};VALUE=PERIOD:{start}/PT{length}M")
                 }
-                (_, None) => self.when("RDATE", at),
+                (_, _) => self.when("RDATE", at),
             });
         }
         lines.push("END:VEVENT".into());
@@ -309,6 +316,23 @@ impl Series {
                 lines.push("STATUS:CANCELLED".into());
             }
             lines.push("END:VEVENT".into());
+        }
+        if let Some((step, hours, length)) = self.future {
+            let original = self.step(step);
+            let moved = original + Duration::hours(hours);
+            lines.extend([
+                "BEGIN:VEVENT".to_string(),
+                format!("UID:{uid}"),
+                "DTSTAMP:20260101T000000Z".into(),
+                self.when("RECURRENCE-ID;RANGE=THISANDFUTURE", original),
+                self.when("DTSTART", moved),
+                match self.form {
+                    Form::AllDay => format!("DURATION:P{}D", length % 3 + 1),
+                    _ => format!("DURATION:PT{length}M"),
+                },
+                "SUMMARY:from here on".into(),
+                "END:VEVENT".into(),
+            ]);
         }
         lines.push("END:VCALENDAR".into());
         lines.join("\r\n") + "\r\n"
@@ -515,8 +539,9 @@ fn generated_series_expand_as_the_reference_does() {
     }
     let zones: std::collections::BTreeSet<_> = cases.iter().map(|(_, s)| s.zone).collect();
     let years: std::collections::BTreeSet<_> = cases.iter().map(|(_, s)| s.start.year()).collect();
+    let split = cases.iter().filter(|(_, s)| s.future.is_some()).count();
     println!(
-        "recurring-ical-events reference: {} of {count} generated series agree ({instances} instances, {} zones, {} start years, seed {seed}); \
+        "recurring-ical-events reference: {} of {count} generated series agree ({instances} instances, {} zones, {} start years, {split} split by THISANDFUTURE, seed {seed}); \
          the reference's answer corrected to RFC 5545 where it departs: {} instance ends it computed as wall-clock time, {} instances it listed twice; \
          the reference took {reference_took:.1?}, ours {ours_took:.1?}",
         count - differences.len(),

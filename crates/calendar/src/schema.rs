@@ -104,12 +104,13 @@ INSERT INTO calendar_rebuild (reason)
 "#,
         ),
         // calendar: a series' DTSTART is always an instance, an EXDATE removes an override of
-        // its instance, and zoned series are expanded in wall-clock time (instances on a clock
-        // change's day were lost): the stored recurrence text changes, so objects are re-indexed.
+        // its instance, zoned series are expanded in wall-clock time (instances on a clock
+        // change's day were lost), and THISANDFUTURE overrides split their series: the stored
+        // recurrence text changes, so objects are re-indexed.
         Step::new(
             r#"
 INSERT INTO calendar_rebuild (reason)
-    SELECT 'DTSTART as an instance, wall-clock expansion' WHERE EXISTS (SELECT 1 FROM calendar_objects);
+    SELECT 'DTSTART as an instance, wall-clock expansion, THISANDFUTURE' WHERE EXISTS (SELECT 1 FROM calendar_objects);
 "#,
         ),
     ],

@@ -2,19 +2,18 @@
 
 Reads a JSON list of cases, {"id", "ics", "zone", "from", "to"} with the range as Unix seconds,
 expands each calendar with recurring-ical-events over [from, to) read in `zone` (where dates
-and floating times are placed), and prints {"id": {"spans": [[start, end, its end], ...], "repeated": n}} as Unix seconds, or
-{"id": {"error": "..."}} for a calendar it refuses.
+and floating times are placed), and prints {"id": {"spans": [[start, end, its end], ...],
+"repeated": n}} as Unix seconds, or {"id": {"error": "..."}} for a calendar it refuses.
 
 Which instances exist and where each starts is the reference's answer, with one correction
-(`by_instant`). Where an instance of a
-zoned series ends is not taken from it: the package adds an instance's length as wall-clock time
-(Python's arithmetic on aware datetimes), so a one-hour instance at 02:30 on a spring-forward
-night ends when it starts. RFC 5545 gives an instance the series' exact duration (§3.8.5.3 for
-DTEND, §3.3.6 for DURATION's hours and minutes), so here an instance computed from the series
-(not an override, which carries its own end) ends at its start plus that exact duration: the
-master's (or, after a THISANDFUTURE change, that override's) DTEND minus DTSTART as instants,
-its DURATION, or its RDATE period's. The package's
-own end is printed third, so that the test can count where the two part.
+(`by_instant`). Where an instance of a zoned series ends is not taken from it: the package
+adds an instance's length as wall-clock time (Python's arithmetic on aware datetimes), so a
+one-hour instance at 02:30 on a spring-forward night ends when it starts. RFC 5545 gives an
+instance the series' exact duration (§3.8.5.3 for DTEND, §3.3.6 for DURATION's hours and
+minutes), so here an instance computed from the series (not an override, which carries its own
+end) ends at its start plus that exact duration: the master's (or, after a THISANDFUTURE
+change, that override's) DTEND minus DTSTART as instants, its DURATION, or its RDATE period's.
+The package's own end is printed third, so that the test can count where the two part.
 
 A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package lists an instant
 twice where two wall times of the series name it (a time a clock change skips reads as the one

@@ -2,6 +2,7 @@
 //! derived index rows range queries need. The object's iCalendar text stays the source of truth;
 //! everything here is recomputed from it.
 
+use crate::zone::Zone;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use icalendar::{
     Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike,
@@ -410,15 +411,7 @@ fn split_at(
     // A series in wall-clock time is cut and moved in wall-clock time (a change from 09:00 to
     // 10:00 stays at 10:00 across a clock change), inside its `ZONE:` line.
     let (zone, rules) = split_zone(&text)?;
-    let wall = |t: i64| {
-        zone.map_or(t, |tz| {
-            utc_of(t)
-                .with_timezone(&tz)
-                .naive_local()
-                .and_utc()
-                .timestamp()
-        })
-    };
+    let wall = |t: i64| wall_value(zone, t);
     let head = zone.map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
     let part = |after: i64, before: i64, shift: i64| {
         format!("{head}{WINDOW_PREFIX}{after},{before},{shift}\n{rules}")
@@ -744,11 +737,12 @@ fn split_zone(text: &str) -> Result<(Option<chrono_tz::Tz>, &str), String> {
 
 /// A wall-clock value (naive time read as UTC) of a wall-time series, as the instant it names.
 fn placed(zone: Option<chrono_tz::Tz>, value: i64) -> i64 {
-    match zone {
-        Some(tz) => crate::zone::local_instant(&tz, &utc_of(value).naive_utc())
-            .map_or(value, |at| at.timestamp()),
-        None => value,
-    }
+    zone.map_or(value, |tz| Zone::Named(tz).instant_of_wall(value))
+}
+
+/// An instant's wall-clock value (naive time read as UTC) in a wall-time series' zone.
+fn wall_value(zone: Option<chrono_tz::Tz>, instant: i64) -> i64 {
+    zone.map_or(instant, |tz| Zone::Named(tz).wall(instant))
 }
 
 /// The dates and date-times an EXDATE or RDATE property lists (a property may list several),
@@ -775,11 +769,7 @@ fn listed_values(
                     Some(tz),
                     DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }),
                 ) if resolve_tz(tzid) == Some(tz) => date_time.and_utc().timestamp(),
-                (Some(tz), _) => utc_of(to_index(&d)?)
-                    .with_timezone(&tz)
-                    .naive_local()
-                    .and_utc()
-                    .timestamp(),
+                (Some(_), _) => wall_value(zone, to_index(&d)?),
                 (None, _) => to_index(&d)?,
             });
         }
@@ -1062,13 +1052,7 @@ pub fn instances(
     };
     // Offsets are under a day: the range read as wall-clock time, a day wider on each side,
     // holds every instance that lands in it once placed.
-    let wall = |t: i64| {
-        utc_of(t)
-            .with_timezone(&tz)
-            .naive_local()
-            .and_utc()
-            .timestamp()
-    };
+    let wall = |t: i64| wall_value(Some(tz), t);
     let walls = instances(
         rules,
         duration,

@@ -10,9 +10,9 @@ Which instances exist and where each starts is the reference's answer, with one 
 adds an instance's length as wall-clock time (Python's arithmetic on aware datetimes), so a
 one-hour instance at 02:30 on a spring-forward night ends when it starts. RFC 5545 gives an
 instance the series' exact duration (§3.8.5.3 for DTEND, §3.3.6 for DURATION's hours and
-minutes), so here an instance computed from the series (not an override, which carries its own
-end) ends at its start plus that exact duration: the master's (or, after a THISANDFUTURE
-change, that override's) DTEND minus DTSTART as instants, its DURATION, or its RDATE period's.
+minutes), so here a zoned instance ends at its start plus its exact duration: an override's
+own, or for one computed from the series the master's (or, after a THISANDFUTURE change, that
+override's) DTEND minus DTSTART as instants, its DURATION, or its RDATE period's.
 The package's own end is printed third, so that the test can count where the two part.
 
 A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package lists an instant
@@ -69,14 +69,16 @@ def exact_length(event, zone):
 
 def exact_lengths(calendar, zone):
     """The series' exact instance length (seconds) from each THISANDFUTURE split on (the
-    master's from the start), each RDATE period's by its start, and the start of each override
-    by the instant of the instance it replaces."""
+    master's from the start), each RDATE period's by its start, and the start and exact length
+    of each override by the instant of the instance it replaces."""
     lengths, periods, overridden = [], {}, {}
     for event in calendar.walk("VEVENT"):
         if "RECURRENCE-ID" in event:
             replaced = instant(event["RECURRENCE-ID"].dt, zone)
             # The package keeps the first of overrides of one instance (equal SEQUENCE).
-            overridden.setdefault(replaced, instant(event["DTSTART"].dt, zone))
+            overridden.setdefault(
+                replaced, (instant(event["DTSTART"].dt, zone), exact_length(event, zone))
+            )
             if event["RECURRENCE-ID"].params.get("RANGE", "").upper() == "THISANDFUTURE":
                 lengths.append((replaced, exact_length(event, zone)))
             continue
@@ -112,14 +114,18 @@ def expand(case):
         # Instances after a THISANDFUTURE change carry its RECURRENCE-ID: an override is the
         # one that starts where its component does.
         replaced = instant(event["RECURRENCE-ID"].dt, zone)
-        computed = overridden.get(replaced) != begin
+        own_start, own_length = overridden.get(replaced, (None, None))
+        computed = own_start != begin
         if computed and begin in computed_starts:
             repeated += 1
             continue
         if computed:
             computed_starts.add(begin)
-            if is_zoned(event["DTSTART"].dt):
-                end = begin + int(periods.get(replaced, length_at(lengths, replaced)))
+            length = periods.get(replaced, length_at(lengths, replaced))
+        else:
+            length = own_length
+        if is_zoned(event["DTSTART"].dt):
+            end = begin + int(length)
         spans.append((begin, end, its_end))
     return {"spans": sorted(spans), "repeated": repeated}
 

@@ -223,7 +223,7 @@ pub fn occurrences(
         occurrences: single_occurrences(conn, &range)?,
         problems: Vec::new(),
     };
-    let overridden = overridden_instances(conn)?;
+    let overridden = overridden_instances(conn, &range)?;
     series_occurrences(conn, &range, &overridden, cap, &mut found)?;
     let out = &mut found.occurrences;
     out.sort_by(|a, b| (a.start_utc, &a.title).cmp(&(b.start_utc, &b.title)));
@@ -259,10 +259,15 @@ struct Window {
     to: i64,
 }
 
+/// A range query's calendar filter, on parameter 4: every calendar when it is NULL, else those
+/// of its JSON list (filtered in SQL, so a query reads only the calendars it asks for).
+const IN_CALENDARS: &str = "(?4 IS NULL OR calendar IN (SELECT value FROM json_each(?4)))";
+
 impl Range<'_> {
-    fn wanted(&self, calendar: &str) -> bool {
+    /// The calendars asked for, as the JSON list [`IN_CALENDARS`] reads.
+    fn calendars_json(&self) -> Option<String> {
         self.calendars
-            .is_none_or(|list| list.iter().any(|w| w == calendar))
+            .map(|list| serde_json::to_string(list).expect("names serialize"))
     }
 
     /// An index value as an instant: a floating one placed in the zone.
@@ -336,32 +341,42 @@ fn single_occurrences(conn: &Connection, range: &Range<'_>) -> Result<Vec<Occurr
     let mut singles = conn
         .prepare_cached(&format!(
             "SELECT {INDEXED_COLUMNS}, recurrence_id FROM calendar_index
-             WHERE rrule IS NULL AND floating = ?3 AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)",
+             WHERE rrule IS NULL AND floating = ?3 AND start_utc < ?2 AND (end_utc > ?1 OR start_utc >= ?1)
+               AND {IN_CALENDARS}",
         ))
         .map_err(sql_error)?;
     for Window { floating, from, to } in range.windows {
         let rows = singles
-            .query(params![from, to, floating])
+            .query(params![from, to, floating, range.calendars_json()])
             .map_err(sql_error)?;
         for row in each_row::<Indexed>(rows) {
             let event = row.map_err(sql_error)?;
-            if range.wanted(&event.calendar) {
-                let span = (event.start, event.end);
-                out.push(event.occurrence(range, floating, span, event.recurrence_id));
-            }
+            let span = (event.start, event.end);
+            out.push(event.occurrence(range, floating, span, event.recurrence_id));
         }
     }
     Ok(out)
 }
 
 /// The instances an override replaces: (calendar, uid, original start).
-fn overridden_instances(conn: &Connection) -> Result<HashSet<(String, String, i64)>, String> {
+fn overridden_instances(
+    conn: &Connection,
+    range: &Range<'_>,
+) -> Result<HashSet<(String, String, i64)>, String> {
     let mut overridden = HashSet::new();
     // Every override hides its original instance, even one moved out of the range (overrides
-    // are rare: all of them are read). Both sides are in the series' own form.
-    let mut moved = conn.prepare_cached("SELECT calendar, uid, recurrence_id FROM calendar_index WHERE recurrence_id IS NOT NULL").map_err(sql_error)?;
+    // are rare: all of the asked calendars' are read). Both sides are in the series' own form.
+    let mut moved = conn
+        .prepare_cached(&format!(
+            "SELECT calendar, uid, recurrence_id FROM calendar_index WHERE recurrence_id IS NOT NULL AND {IN_CALENDARS}"
+        ))
+        .map_err(sql_error)?;
+    let calendars = range.calendars_json();
     for row in moved
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_map(
+            params![None::<i64>, None::<i64>, None::<i64>, calendars],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .map_err(sql_error)?
     {
         overridden.insert(row.map_err(sql_error)?);
@@ -381,20 +396,17 @@ fn series_occurrences(
     let mut masters = conn
         .prepare_cached(&format!(
             "SELECT {INDEXED_COLUMNS}, rrule FROM calendar_index
-             WHERE rrule IS NOT NULL AND floating = ?3 AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)",
+             WHERE rrule IS NOT NULL AND floating = ?3 AND start_utc < ?2 AND (series_end IS NULL OR series_end > ?1)
+               AND {IN_CALENDARS}",
         ))
         .map_err(sql_error)?;
     for Window { floating, from, to } in range.windows {
         let rows = masters
-            .query(params![from, to, floating])
+            .query(params![from, to, floating, range.calendars_json()])
             .map_err(sql_error)?;
         for row in each_row::<Indexed>(rows) {
             let series = row.map_err(sql_error)?;
-            let Some(rrule) = series
-                .rrule
-                .as_deref()
-                .filter(|_| range.wanted(&series.calendar))
-            else {
+            let Some(rrule) = series.rrule.as_deref() else {
                 continue;
             };
             let duration = series.end - series.start;

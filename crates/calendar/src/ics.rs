@@ -393,7 +393,7 @@ fn this_and_future(event: &Event) -> bool {
 /// clients split it: the master keeps its instances before the first such override; after
 /// each, the series is that override's (its title, length, status…) moved by its shift from
 /// the instance it replaces, up to the next. Each part is a series row of its own over the
-/// master's rule ([`windowed`]); the overrides stay as the instances they replace. RDATE
+/// master's rule behind a [`WINDOW_PREFIX`] line; the overrides stay as the instances they replace. RDATE
 /// periods after a split move with it.
 fn split_at(
     master: &mut IndexRow,
@@ -683,16 +683,11 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
     // DTSTART is always the first instance (RFC 5545 §3.3.10, COUNT), even where the rule
     // would not give it (a Monday start of a Tuesdays-only rule), as every client shows it;
     // `rrule`, like dateutil, leaves it out. [`instances`] drops the twin where the rule gives it.
-    let first = match zone {
-        Some(_) => text
-            .lines()
-            .nth(1)
-            .and_then(|l| l.strip_prefix("DTSTART:"))
-            .unwrap_or_default()
-            .to_string(),
-        None => utc_of(to_index(start)?)
-            .format("%Y%m%dT%H%M%SZ")
-            .to_string(),
+    let first = match (start, zone) {
+        (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, .. }), Some(_)) => {
+            stamp(date_time)
+        }
+        _ => stamp(&utc_of(to_index(start)?).naive_utc()),
     };
     text.push_str(&format!("RDATE:{first}\n"));
     for key in ["EXDATE", "RDATE"] {

@@ -301,41 +301,48 @@ impl Series {
         }
         lines.push("END:VEVENT".into());
         for (step, hours, cancelled) in &self.overrides {
-            let original = self.step(*step);
-            let moved = original + Duration::hours(*hours);
-            lines.extend([
-                "BEGIN:VEVENT".to_string(),
-                format!("UID:{uid}"),
-                "DTSTAMP:20260101T000000Z".into(),
-                self.when("RECURRENCE-ID", original),
-                self.when("DTSTART", moved),
-                self.end_line(moved),
-                "SUMMARY:moved".into(),
-            ]);
-            if *cancelled {
-                lines.push("STATUS:CANCELLED".into());
-            }
-            lines.push("END:VEVENT".into());
+            let moved = self.step(*step) + Duration::hours(*hours);
+            let status = cancelled.then(|| "STATUS:CANCELLED".to_string());
+            let own = [self.end_line(moved), "SUMMARY:moved".into()];
+            lines.extend(self.override_lines(uid, "RECURRENCE-ID", *step, *hours, own, status));
         }
         if let Some((step, hours, length)) = self.future {
-            let original = self.step(step);
-            let moved = original + Duration::hours(hours);
-            lines.extend([
-                "BEGIN:VEVENT".to_string(),
-                format!("UID:{uid}"),
-                "DTSTAMP:20260101T000000Z".into(),
-                self.when("RECURRENCE-ID;RANGE=THISANDFUTURE", original),
-                self.when("DTSTART", moved),
-                match self.form {
-                    Form::AllDay => format!("DURATION:P{}D", length % 3 + 1),
-                    _ => format!("DURATION:PT{length}M"),
-                },
-                "SUMMARY:from here on".into(),
-                "END:VEVENT".into(),
-            ]);
+            let length = match self.form {
+                Form::AllDay => format!("DURATION:P{}D", length % 3 + 1),
+                _ => format!("DURATION:PT{length}M"),
+            };
+            let own = [length, "SUMMARY:from here on".into()];
+            let id = "RECURRENCE-ID;RANGE=THISANDFUTURE";
+            lines.extend(self.override_lines(uid, id, step, hours, own, None));
         }
         lines.push("END:VCALENDAR".into());
         lines.join("\r\n") + "\r\n"
+    }
+
+    /// An override of the instance `step` periods in, moved by `hours`, with its own end and
+    /// title (`own`) and perhaps a status.
+    fn override_lines(
+        &self,
+        uid: &str,
+        id: &str,
+        step: u32,
+        hours: i64,
+        own: [String; 2],
+        status: Option<String>,
+    ) -> Vec<String> {
+        let original = self.step(step);
+        let moved = original + Duration::hours(hours);
+        let mut lines = vec![
+            "BEGIN:VEVENT".to_string(),
+            format!("UID:{uid}"),
+            "DTSTAMP:20260101T000000Z".into(),
+            self.when(id, original),
+            self.when("DTSTART", moved),
+        ];
+        lines.extend(own);
+        lines.extend(status);
+        lines.push("END:VEVENT".into());
+        lines
     }
 
     /// The range asked for, as instants (its ends read in the series' zone).

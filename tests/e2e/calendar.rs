@@ -883,3 +883,218 @@ print('\n'.join(bad) or 'valid', len(cal.walk('VEVENT')))
         .expect("tests/peers/.venv exists (tests/setup.sh)");
     (out.status.success(), cowork_tests::output_text(&out))
 }
+
+/// The text of a calendar change's error.
+async fn refused(h: &Harness, tool: &str, args: Value) -> String {
+    match h.call(tool, args).await.result {
+        Ok(o) => panic!("{tool} should have been refused: {:?}", o.structured),
+        Err(e) => e.to_string(),
+    }
+}
+
+async fn titles_on(h: &Harness, day: &str, next: &str) -> Vec<String> {
+    let out = h
+        .ok(
+            "calendar_check",
+            json!({"start": day, "end": next, "timezone": "UTC"}),
+        )
+        .await;
+    titles_and_starts(&out)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_changes_are_taken_back_newest_first_and_an_undo_can_be_undone() {
+    let yes = Arc::new(Recorder::default());
+    let h = Harness::new(yes.clone());
+    let day = ("2026-12-07", "2026-12-08");
+    let made = h
+        .ok(
+            "calendar_create",
+            json!({"title": "Dentist", "start": "2026-12-07T09:00", "timezone": "UTC"}),
+        )
+        .await;
+    let uid = made["uid"].as_str().unwrap();
+    let created = made["change"].as_i64().unwrap();
+    let updated = h
+        .ok(
+            "calendar_update",
+            json!({"uid": uid, "title": "Dentist (moved room)"}),
+        )
+        .await["change"]
+        .as_i64()
+        .unwrap();
+    let deleted = h.ok("calendar_delete", json!({"uid": uid})).await["change"]
+        .as_i64()
+        .unwrap();
+    assert!(created < updated && updated < deleted);
+    assert!(titles_on(&h, day.0, day.1).await.is_empty());
+
+    let listed = h.ok("calendar_changes", json!({})).await;
+    let actions: Vec<(i64, &str)> = listed["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_i64().unwrap(), c["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (deleted, "deleted"),
+            (updated, "updated"),
+            (created, "created")
+        ]
+    );
+    assert_eq!(listed["changes"][0]["conversation"], "conv");
+
+    // The creation cannot be taken back past the later changes: they are named, newest first.
+    let err = refused(&h, "calendar_undo", json!({"change": created})).await;
+    assert!(
+        err.contains(&format!("take back #{deleted}, #{updated} first")),
+        "{err}"
+    );
+
+    // The delete, then the update, then the creation: each puts the earlier version back.
+    let undone = h.ok("calendar_undo", json!({"change": deleted})).await;
+    assert_eq!(undone["undid_action"], "deleted");
+    assert_eq!(titles_on(&h, day.0, day.1).await, ["Dentist (moved room)"]);
+    let err = refused(&h, "calendar_undo", json!({"change": deleted})).await;
+    assert!(err.contains("already taken back"), "{err}");
+    h.ok("calendar_undo", json!({"change": updated})).await;
+    assert_eq!(titles_on(&h, day.0, day.1).await, ["Dentist"]);
+    let removal = h.ok("calendar_undo", json!({"change": created})).await;
+    assert!(titles_on(&h, day.0, day.1).await.is_empty());
+
+    // An undo is a change like any other: taking it back creates the event again.
+    h.ok("calendar_undo", json!({"change": removal["change"]}))
+        .await;
+    assert_eq!(titles_on(&h, day.0, day.1).await, ["Dentist"]);
+    let err = refused(&h, "calendar_undo", json!({"change": 99_999})).await;
+    assert!(err.contains("calendar_changes lists them"), "{err}");
+
+    // Changing or deleting an event that invites people mails them: the review says so even
+    // when the call does not name them.
+    let plan = h.ok("calendar_create", json!({"title": "Plan", "start": "2026-12-08T15:00", "timezone": "UTC", "attendees": ["bob@example.com"]})).await;
+    h.ok(
+        "calendar_update",
+        json!({"uid": plan["uid"], "title": "Plan v2"}),
+    )
+    .await;
+    let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(tool, "calendar_update");
+    assert_eq!(
+        effects,
+        [Effect::CalendarWrite {
+            calendar: "local".into(),
+            attendees: vec!["bob@example.com".into()]
+        }]
+    );
+}
+
+impl Dav {
+    /// A resource's ETag and text.
+    async fn get(&self, path: &str) -> (u16, Option<String>, String) {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .basic_auth("alice", Some(PASSWORD))
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        let etag = resp
+            .headers()
+            .get("etag")
+            .map(|e| e.to_str().unwrap().to_string());
+        (status, etag, resp.text().await.unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caldav_change_is_taken_back_on_the_server_as_a_new_version() {
+    let server = tokio::task::spawn_blocking(|| Radicale::start(&[("alice", PASSWORD)]))
+        .await
+        .unwrap();
+    let dav = Dav::new(&server);
+    dav.mkcalendar("alice/work/").await;
+    let (h, _) = with_account(&server.url());
+    h.ok("calendar_sync", json!({})).await;
+
+    let made = h.ok("calendar_create", json!({"title": "Review", "start": "2026-12-09T14:00", "timezone": "UTC", "calendar": "work"})).await;
+    let uid = made["uid"].as_str().unwrap();
+    let hrefs = dav.list("alice/work/").await;
+    assert_eq!(hrefs.len(), 1);
+    let path = hrefs[0].trim_start_matches('/').to_string();
+    let (_, first_etag, _) = dav.get(&path).await;
+
+    // An update taken back: the server holds the first title again, as a newer version.
+    let edit = h
+        .ok(
+            "calendar_update",
+            json!({"uid": uid, "calendar": "work", "title": "Review (draft)"}),
+        )
+        .await;
+    let (_, edited_etag, text) = dav.get(&path).await;
+    assert!(text.contains("SUMMARY:Review (draft)"), "{text}");
+    let undone = h
+        .ok("calendar_undo", json!({"change": edit["change"]}))
+        .await;
+    assert!(undone.get("note").is_none(), "pushed at once: {undone}");
+    let (_, restored_etag, text) = dav.get(&path).await;
+    assert!(
+        text.contains("SUMMARY:Review\r\n") || text.contains("SUMMARY:Review\n"),
+        "{text}"
+    );
+    assert!(text.contains("SEQUENCE:2"), "above the edit's 1: {text}");
+    assert_ne!(restored_etag, first_etag);
+    assert_ne!(restored_etag, edited_etag);
+
+    // A delete taken back: the object is on the server again.
+    let gone = h
+        .ok("calendar_delete", json!({"uid": uid, "calendar": "work"}))
+        .await;
+    assert!(dav.list("alice/work/").await.is_empty());
+    h.ok("calendar_undo", json!({"change": gone["change"]}))
+        .await;
+    let hrefs = dav.list("alice/work/").await;
+    assert_eq!(hrefs.len(), 1, "put back on the server");
+    let path = hrefs[0].trim_start_matches('/').to_string();
+    let (status, _, text) = dav.get(&path).await;
+    assert_eq!(status, 200);
+    assert!(text.contains(&format!("UID:{uid}")), "{text}");
+
+    // Another client edits it; after a sync, taking back our last change would lose that edit:
+    // refused, and the other client's version stays on both sides.
+    let mine = h
+        .ok(
+            "calendar_update",
+            json!({"uid": uid, "calendar": "work", "location": "Room 4"}),
+        )
+        .await;
+    let other = event(
+        uid,
+        "Review (moved by Bob)",
+        "20261209T150000Z",
+        "20261209T160000Z",
+        "SEQUENCE:9\r\n",
+    );
+    dav.put(&path, &other).await;
+    h.ok("calendar_sync", json!({})).await;
+    let err = refused(&h, "calendar_undo", json!({"change": mine["change"]})).await;
+    assert!(err.contains("would lose that edit"), "{err}");
+    assert!(dav.get(&path).await.2.contains("Review (moved by Bob)"));
+    assert_eq!(
+        titles_on(&h, "2026-12-09", "2026-12-10").await,
+        ["Review (moved by Bob)"]
+    );
+
+    // Taking back the creation is refused too while later changes stand; the creation of a
+    // fresh event is taken back off the server.
+    let fresh = h.ok("calendar_create", json!({"title": "Standup", "start": "2026-12-10T09:00", "timezone": "UTC", "calendar": "work"})).await;
+    assert_eq!(dav.list("alice/work/").await.len(), 2);
+    h.ok("calendar_undo", json!({"change": fresh["change"]}))
+        .await;
+    assert_eq!(dav.list("alice/work/").await.len(), 1);
+}

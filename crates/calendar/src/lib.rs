@@ -1,6 +1,6 @@
 //! The calendar family: `calendar_check`, `calendar_find_free_time`, `calendar_create`,
 //! `calendar_update`, `calendar_delete`, `calendar_import`, `calendar_export`, `calendar_list`
-//! and `calendar_sync`, over a local calendar that always exists and CalDAV accounts mirrored
+//! `calendar_sync`, `calendar_changes` and `calendar_undo`, over a local calendar that always exists and CalDAV accounts mirrored
 //! into the store (`sync.rs`). iCalendar text is the source of truth (`ics.rs`); range queries
 //! read a derived index (`db.rs`).
 //!
@@ -9,6 +9,7 @@
 
 mod caldav;
 mod db;
+mod history;
 mod ics;
 #[cfg(test)]
 mod reference;
@@ -71,6 +72,7 @@ impl CalendarTools {
 pub fn forget_account(store: &Store, account: &str) -> Result<(), String> {
     let mut conn = store.connect().map_err(|e| e.to_string())?;
     let tx = conn.transaction().map_err(|e| e.to_string())?;
+    history::forget(&tx, account).map_err(|e| e.to_string())?;
     for table in ["calendar_index", "calendar_objects"] {
         tx.execute(&format!("DELETE FROM {table} WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)"), [account]).map_err(|e| e.to_string())?;
     }
@@ -90,6 +92,7 @@ impl ToolProvider for CalendarTools {
             self.write_tools(),
             self.transfer_tools(),
             self.account_tools(),
+            self.history_tools(),
         ]
         .concat()
     }

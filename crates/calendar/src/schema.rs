@@ -113,5 +113,25 @@ INSERT INTO calendar_rebuild (reason)
     SELECT 'DTSTART as an instance, wall-clock expansion, THISANDFUTURE' WHERE EXISTS (SELECT 1 FROM calendar_objects);
 "#,
         ),
+        // calendar: every change Cowork makes to an event, with the object's text before and
+        // after, so it can be taken back (`calendar_undo`), locally and on a CalDAV server.
+        Step::new(
+            r#"
+CREATE TABLE calendar_changes (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    at         TEXT    NOT NULL,
+    conversation TEXT  NOT NULL,
+    action     TEXT    NOT NULL,     -- created | updated | deleted | undid
+    calendar   TEXT    NOT NULL,
+    uid        TEXT    NOT NULL,
+    title      TEXT    NOT NULL,
+    before     TEXT,                 -- the object's text; NULL when it did not exist
+    after      TEXT,                 -- NULL when the change removed it
+    undoes     INTEGER,              -- for `undid`: the change it took back
+    undone_by  INTEGER               -- the change that took this one back
+);
+CREATE INDEX calendar_changes_by_object ON calendar_changes (calendar, uid);
+"#,
+        ),
     ],
 };

@@ -7,8 +7,10 @@
 //!   they share.
 //! - `transfer.rs`: `calendar_import`, `calendar_export`.
 //! - `accounts.rs`: `calendar_list`, `calendar_sync`.
+//! - `undo.rs`: `calendar_changes`, `calendar_undo`.
 
 use crate::db::{self, CalendarInfo, Object};
+use crate::history::{self, Action};
 use crate::zone::Zone;
 use crate::{CalendarTools, Shared, db_error, ics};
 use chrono::Duration;
@@ -135,6 +137,7 @@ const MAX_EVENTS: usize = 2000;
 mod accounts;
 mod read;
 mod transfer;
+mod undo;
 mod write;
 
 #[cfg(test)]

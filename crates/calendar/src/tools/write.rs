@@ -5,55 +5,88 @@ use super::*;
 
 // ---------------------------------------------------------------- writes
 
-/// Saves an object: index, store, and for a CalDAV calendar queue it and try to push now.
+/// A write that was committed: its history entry, and the sync's note when there is one.
+pub(super) struct Written {
+    pub change: i64,
+    pub note: Option<String>,
+}
+
+/// Saves an object (`None` removes it) and its history entry in one transaction, then for a
+/// CalDAV calendar tries to push it now (an offline edit stays queued).
 pub(super) async fn save(
     shared: &Shared,
     calendar: &CalendarInfo,
     uid: &str,
     cal: Option<&Calendar>,
-) -> Result<Option<String>, ToolError> {
-    let existing = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
-    let remote = calendar.account.is_some();
-    {
-        let mut conn = shared.db.lock().unwrap();
-        let tx = conn.transaction().map_err(db_error)?;
-        match cal {
-            Some(cal) => {
-                let (_, rows) = ics::index(cal)
-                    .map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
-                let object = edited(calendar, uid.into(), ics::to_text(cal), existing.as_ref());
-                db::put_object(&tx, &object, &rows).map_err(db_error)?;
-            }
-            None => match existing {
+    record: &history::Record<'_>,
+) -> Result<Written, ToolError> {
+    let change = commit(shared, calendar, uid, cal, record)?;
+    let note = match calendar.account {
+        None => None,
+        Some(_) => push_now(shared, calendar).await,
+    };
+    Ok(Written { change, note })
+}
+
+fn commit(
+    shared: &Shared,
+    calendar: &CalendarInfo,
+    uid: &str,
+    cal: Option<&Calendar>,
+    record: &history::Record<'_>,
+) -> Result<i64, ToolError> {
+    let mut conn = shared.db.lock().unwrap();
+    let tx = conn.transaction().map_err(db_error)?;
+    let existing = db::object(&tx, &calendar.id, uid).map_err(db_error)?;
+    let before = existing
+        .as_ref()
+        .filter(|o| !o.deleted)
+        .map(|o| o.ics.clone());
+    if let Some(undone) = record.undoes {
+        super::undo::still_as_left(&tx, undone, before.as_deref())?;
+    }
+    let after = match cal {
+        Some(cal) => {
+            let (_, rows) = ics::index(cal)
+                .map_err(|m| ToolError::failed(format!("the event would be invalid: {m}")))?;
+            let object = edited(calendar, uid.into(), ics::to_text(cal), existing.as_ref());
+            db::put_object(&tx, &object, &rows).map_err(db_error)?;
+            Some(object.ics)
+        }
+        None => {
+            match existing {
                 // A server copy must be deleted there first: keep a tombstone until it is.
-                Some(o) if remote && o.href.is_some() => db::put_object(
-                    &tx,
-                    &Object {
+                Some(o) if calendar.account.is_some() && o.href.is_some() => {
+                    let tombstone = Object {
                         dirty: true,
                         deleted: true,
                         ..o
-                    },
-                    &[],
-                )
-                .map_err(db_error)?,
+                    };
+                    db::put_object(&tx, &tombstone, &[]).map_err(db_error)?
+                }
                 _ => db::remove_object(&tx, &calendar.id, uid).map_err(db_error)?,
-            },
+            }
+            None
         }
-        tx.commit().map_err(db_error)?;
-    }
-    if calendar.account.is_none() {
-        return Ok(None);
-    }
+    };
+    let texts = (before.as_deref(), after.as_deref());
+    let change = history::record(&tx, record, &calendar.id, uid, texts).map_err(db_error)?;
+    tx.commit().map_err(db_error)?;
+    Ok(change)
+}
+
+/// Pushes a CalDAV calendar's queued changes; what the person should know when it did not.
+async fn push_now(shared: &Shared, calendar: &CalendarInfo) -> Option<String> {
     match shared.sync_one(calendar).await {
-        Ok(report) if report.error.is_none() => Ok((!report.conflicts.is_empty())
-            .then(|| format!("saved here; sync: {}", report.conflicts.join("; ")))),
-        Ok(report) => Ok(Some(format!(
+        Ok(report) if report.error.is_none() => (!report.conflicts.is_empty())
+            .then(|| format!("saved here; sync: {}", report.conflicts.join("; "))),
+        Ok(report) => Some(format!(
             "saved here and queued: the sync stopped ({}); it is retried at the next sync",
             report.error.unwrap_or_default()
-        ))),
-        Err(e) => Ok(Some(format!(
+        )),
+        Err(e) => Some(format!(
             "saved here and queued: the server is not reachable now ({e}); it syncs when it is"
-        ))),
+        )),
     }
 }
 
@@ -83,10 +116,24 @@ fn write_plan(
     attendees: &[String],
 ) -> Result<CallPlan, ToolError> {
     let calendar = pick_one(shared, calendar)?;
+    let mut attendees = clean_attendees(attendees)?;
+    attendees.sort();
+    attendees.dedup();
     Ok(CallPlan::new(vec![Effect::CalendarWrite {
         calendar: calendar.id,
-        attendees: clean_attendees(attendees)?,
+        attendees,
     }]))
+}
+
+/// Whom a stored event already invites: changing or deleting it mails them too (a server with
+/// scheduling sends updates and cancellations).
+fn invited(shared: &Shared, calendar: Option<&str>, uid: &str) -> Result<Vec<String>, ToolError> {
+    let calendar = pick_one(shared, calendar)?;
+    let object = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
+    Ok(object
+        .filter(|o| !o.deleted)
+        .map(|o| super::undo::attendees_in(&o.ics))
+        .unwrap_or_default())
 }
 
 pub(super) fn load(
@@ -177,16 +224,32 @@ pub struct Saved {
     pub calendar: String,
     pub uid: String,
     pub title: String,
+    /// This change in the calendar's history: `calendar_undo` takes it back.
+    pub change: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 impl Saved {
-    /// `what` happened, plus the sync note when there is one.
-    fn said(&self, what: &str) -> String {
+    pub(super) fn new(calendar: String, uid: String, title: String, written: Written) -> Saved {
+        Saved {
+            calendar,
+            uid,
+            title,
+            change: written.change,
+            note: written.note,
+        }
+    }
+
+    /// `what` happened, how to take it back, and the sync note when there is one.
+    pub(super) fn said(&self, what: &str) -> String {
+        let undo = format!(
+            "{what} (change #{}, calendar_undo takes it back)",
+            self.change
+        );
         match &self.note {
-            Some(note) => format!("{what} — {note}"),
-            None => what.to_string(),
+            Some(note) => format!("{undo} — {note}"),
+            None => undo,
         }
     }
 }
@@ -386,9 +449,9 @@ pub struct DeleteInput {
 #[tools(list = write_tools)]
 impl CalendarTools {
     #[tool(name = "calendar_create", title = "Create event", category = "calendar",
-           effects = [CalendarWrite], plan = Self::plan_create, text = create_text,
+           effects = [CalendarWrite], undoable, plan = Self::plan_create, text = create_text,
            description = "Add an event (timed or all-day; location, description, attendees, recurrence, reminders) to a calendar.")]
-    async fn create(&self, input: &CreateInput) -> ToolResult<Saved> {
+    async fn create(&self, input: &CreateInput, ctx: &ToolContext) -> ToolResult<Saved> {
         if input.title.trim().is_empty() {
             return Err(ToolError::invalid("`title` is empty"));
         }
@@ -437,13 +500,10 @@ impl CalendarTools {
         }
         let mut cal = Calendar::new();
         cal.push(event);
-        let note = save(&self.shared, &calendar, &uid, Some(&cal)).await?;
-        Ok(Saved {
-            calendar: calendar.id,
-            uid,
-            title: input.title.trim().into(),
-            note,
-        })
+        let title = input.title.trim();
+        let record = history::Record::new(Action::Created, ctx, title);
+        let written = save(&self.shared, &calendar, &uid, Some(&cal), &record).await?;
+        Ok(Saved::new(calendar.id, uid, title.into(), written))
     }
 
     fn plan_create(&self, input: &CreateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
@@ -451,9 +511,9 @@ impl CalendarTools {
     }
 
     #[tool(name = "calendar_update", title = "Update event", category = "calendar",
-           effects = [CalendarWrite], idempotent, plan = Self::plan_update, text = update_text,
+           effects = [CalendarWrite], idempotent, undoable, plan = Self::plan_update, text = update_text,
            description = "Change an event, or one instance of a recurring event: title, times, place, attendees, recurrence.")]
-    async fn update(&self, input: &UpdateInput) -> ToolResult<Saved> {
+    async fn update(&self, input: &UpdateInput, ctx: &ToolContext) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let zone = Zone::parse(input.timezone.as_deref()).map_err(ToolError::invalid)?;
         let instance = instance_of(input.instance.as_deref())?;
@@ -501,31 +561,31 @@ impl CalendarTools {
         }
         bump(event);
         let title = event.get_summary().unwrap_or_default().to_string();
-        let note = save(&self.shared, &calendar, &input.uid, Some(&cal)).await?;
-        Ok(Saved {
-            calendar: calendar.id,
-            uid: input.uid.clone(),
-            title,
-            note,
-        })
+        let record = history::Record::new(Action::Updated, ctx, &title);
+        let written = save(&self.shared, &calendar, &input.uid, Some(&cal), &record).await?;
+        Ok(Saved::new(calendar.id, input.uid.clone(), title, written))
     }
 
     fn plan_update(&self, input: &UpdateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let attendees = input.attendees.as_deref().unwrap_or_default();
-        write_plan(&self.shared, input.calendar.as_deref(), attendees)
+        let mut attendees = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
+        attendees.extend(input.attendees.iter().flatten().cloned());
+        write_plan(&self.shared, input.calendar.as_deref(), &attendees)
     }
 
     #[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
-           effects = [CalendarWrite], destructive, idempotent, text = delete_text,
+           effects = [CalendarWrite], destructive, idempotent, undoable, text = delete_text,
            plan = Self::plan_delete, description = "Delete an event, or one instance of a recurring event.")]
-    async fn delete(&self, input: &DeleteInput) -> ToolResult<Saved> {
+    async fn delete(&self, input: &DeleteInput, ctx: &ToolContext) -> ToolResult<Saved> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
         let mut cal = load(&self.shared, &calendar, &input.uid)?;
         let title = ics::events(&cal)
             .find_map(|e| e.get_summary().map(String::from))
             .unwrap_or_default();
-        let note = match instance_of(input.instance.as_deref())? {
-            None => save(&self.shared, &calendar, &input.uid, None).await?,
+        let written = match instance_of(input.instance.as_deref())? {
+            None => {
+                let record = history::Record::new(Action::Deleted, ctx, &title);
+                save(&self.shared, &calendar, &input.uid, None, &record).await?
+            }
             Some(rid) => {
                 // One instance: drop its override, and exclude it from the series (EXDATE).
                 cal.components.retain(|c| {
@@ -541,18 +601,15 @@ impl CalendarTools {
                     ics::in_form(ics::form_of(master), rid).to_property("EXDATE"),
                 );
                 bump(master);
-                save(&self.shared, &calendar, &input.uid, Some(&cal)).await?
+                let record = history::Record::new(Action::Updated, ctx, &title);
+                save(&self.shared, &calendar, &input.uid, Some(&cal), &record).await?
             }
         };
-        Ok(Saved {
-            calendar: calendar.id,
-            uid: input.uid.clone(),
-            title,
-            note,
-        })
+        Ok(Saved::new(calendar.id, input.uid.clone(), title, written))
     }
 
     fn plan_delete(&self, input: &DeleteInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        write_plan(&self.shared, input.calendar.as_deref(), &[])
+        let attendees = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
+        write_plan(&self.shared, input.calendar.as_deref(), &attendees)
     }
 }

@@ -1,0 +1,148 @@
+//! What Cowork changed in calendars, each change with the object's text before and after, so
+//! `calendar_undo` can put the earlier version back (and undoing an undo does it again). Written
+//! in the same transaction as the object, so the history never misses a committed change.
+
+use cowork_store::{all_rows, one_row};
+use rusqlite::{Connection, Transaction, params};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Older changes are dropped beyond this many: a history for undo, not an archive.
+const KEPT: i64 = 2_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Created,
+    Updated,
+    Deleted,
+    /// Took back an earlier change (`undoes`).
+    Undid,
+}
+
+impl Action {
+    fn as_str(self) -> &'static str {
+        match self {
+            Action::Created => "created",
+            Action::Updated => "updated",
+            Action::Deleted => "deleted",
+            Action::Undid => "undid",
+        }
+    }
+}
+
+/// One change as recorded.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Change {
+    pub id: i64,
+    pub at: String,
+    pub conversation: String,
+    pub action: Action,
+    pub calendar: String,
+    pub uid: String,
+    pub title: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub undoes: Option<i64>,
+    pub undone_by: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, at, conversation, action, calendar, uid, title, before, after, undoes, undone_by";
+
+/// What a write is, for its history row.
+pub struct Record<'a> {
+    pub action: Action,
+    pub conversation: &'a str,
+    pub title: &'a str,
+    pub undoes: Option<i64>,
+}
+
+impl<'a> Record<'a> {
+    /// A tool's own change, in the conversation that asked for it.
+    pub fn new(action: Action, ctx: &'a cowork_contract::ToolContext, title: &'a str) -> Self {
+        Record {
+            action,
+            conversation: &ctx.conversation_id,
+            title,
+            undoes: None,
+        }
+    }
+}
+
+/// Records a change of (`calendar`, `uid`) from `before` to `after`; its id.
+pub fn record(
+    tx: &Transaction<'_>,
+    what: &Record<'_>,
+    calendar: &str,
+    uid: &str,
+    (before, after): (Option<&str>, Option<&str>),
+) -> rusqlite::Result<i64> {
+    tx.execute(
+        "INSERT INTO calendar_changes (at, conversation, action, calendar, uid, title, before, after, undoes)
+         VALUES (strftime('%Y-%m-%dT%H:%M:%SZ','now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![what.conversation, what.action.as_str(), calendar, uid, what.title, before, after, what.undoes],
+    )?;
+    let id = tx.last_insert_rowid();
+    if let Some(undone) = what.undoes {
+        tx.execute(
+            "UPDATE calendar_changes SET undone_by = ?1 WHERE id = ?2",
+            params![id, undone],
+        )?;
+    }
+    tx.execute(
+        "DELETE FROM calendar_changes WHERE id <= ?1",
+        params![id - KEPT],
+    )?;
+    Ok(id)
+}
+
+pub fn change(conn: &Connection, id: i64) -> rusqlite::Result<Option<Change>> {
+    one_row(
+        conn,
+        &format!("SELECT {COLUMNS} FROM calendar_changes WHERE id = ?1"),
+        [id],
+    )
+}
+
+/// The newest changes first; only those of `calendars` when given.
+pub fn changes(
+    conn: &Connection,
+    calendars: Option<&[String]>,
+    limit: usize,
+) -> rusqlite::Result<Vec<Change>> {
+    let wanted = calendars.map(|c| serde_json::to_string(c).unwrap_or_default());
+    all_rows(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM calendar_changes
+             WHERE ?1 IS NULL OR calendar IN (SELECT value FROM json_each(?1))
+             ORDER BY id DESC LIMIT ?2"
+        ),
+        params![wanted, i64::try_from(limit).unwrap_or(i64::MAX)],
+    )
+}
+
+/// Later changes of the same event that are still in effect: what must be undone first.
+pub fn later_changes(conn: &Connection, of: &Change) -> rusqlite::Result<Vec<i64>> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: i64,
+    }
+    let rows: Vec<Id> = all_rows(
+        conn,
+        "SELECT id FROM calendar_changes
+         WHERE calendar = ?1 AND uid = ?2 AND id > ?3 AND undone_by IS NULL AND action != 'undid'
+         ORDER BY id DESC",
+        params![of.calendar, of.uid, of.id],
+    )?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// Drops the history of calendars that are gone (a removed account's).
+pub fn forget(tx: &Transaction<'_>, account: &str) -> rusqlite::Result<usize> {
+    tx.execute(
+        "DELETE FROM calendar_changes WHERE calendar IN (SELECT id FROM calendars WHERE account = ?1)",
+        [account],
+    )
+}

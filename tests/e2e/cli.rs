@@ -907,4 +907,22 @@ fn the_calendar_from_the_terminal() {
         listed.contains("Dentist") && listed.contains("Main St"),
         "{listed}"
     );
+
+    // The dentist was added by mistake: its number from the history, then taken back.
+    let changes = json(&["changes"]);
+    let dentist = changes["output"]["structured"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["title"] == "Dentist")
+        .cloned()
+        .unwrap_or_else(|| panic!("{changes}"));
+    assert_eq!(dentist["action"], "created");
+    let id = dentist["id"].to_string();
+    let undone = text(&cowork(h, &["calendar", "undo", &id]));
+    assert!(undone.contains(&format!("Took back change #{id}")), "{undone}");
+    let day = json(&[&["list", "--from", "2026-12-03"][..], &berlin].concat());
+    assert!(!day.to_string().contains("Dentist"), "{day}");
+    let listed = text(&cowork(h, &["calendar", "changes", "--limit", "1"]));
+    assert!(listed.contains(&format!("took back #{id}")), "{listed}");
 }

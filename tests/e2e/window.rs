@@ -481,7 +481,8 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
         }
     };
     assert_eq!(put("me/personal/", "MKCALENDAR", None).await, 201);
-    let day = (chrono::Utc::now().date_naive() + chrono::Duration::days(1)).format("%Y%m%d");
+    let tomorrow = chrono::Utc::now().date_naive() + chrono::Duration::days(1);
+    let (day, iso_day) = (tomorrow.format("%Y%m%d"), tomorrow.format("%Y-%m-%d"));
     let ics = format!(
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//other//EN\r\nBEGIN:VEVENT\r\nUID:dentist-1\r\nDTSTAMP:20261101T000000Z\r\nDTSTART:{day}T100000Z\r\nDTEND:{day}T110000Z\r\nSUMMARY:Dentist appointment\r\nLOCATION:Main St 5\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
     );
@@ -508,6 +509,15 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     server.push(Turn::text(
         "Tomorrow you have **Dentist appointment** at 10:00.",
     ));
+    server.push(Turn::tools(
+        "",
+        &[(
+            "c1b",
+            "calendar_update",
+            json!({"uid": "dentist-1", "calendar": "personal", "start": format!("{iso_day}T12:00:00Z"), "end": format!("{iso_day}T13:00:00Z")}),
+        )],
+    ));
+    server.push(Turn::text("Moved to 12:00."));
     let body = "Hi Alice,\n\nthe agenda for Thursday:\n1. Budget\n2. Hiring\n";
     server.push(Turn::tools(
         "",
@@ -589,6 +599,32 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
         sent_to_model.contains("Dentist appointment") && sent_to_model.contains("Main St 5"),
         "{sent_to_model}"
     );
+
+    // "Move it to noon" changes the server's copy; Undo on the card puts 10:00 back there.
+    let input = d.wait_for("[data-testid=chat-input]").await;
+    d.type_into(&input, "move it to noon").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for("[data-tool=calendar_update][data-status=ok]")
+        .await;
+    let on_server = || {
+        let request = http
+            .get(format!("{}me/personal/dentist.ics", dav.url()))
+            .basic_auth("me", Some("dav-pw-1"));
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    assert!(on_server().await.contains("T120000Z"), "moved on the server");
+    d.click(
+        &d.wait_for("[data-tool=calendar_update] [data-testid=card-undo]")
+            .await,
+    )
+    .await;
+    d.wait_for("[data-tool=calendar_undo][data-status=ok]").await;
+    let back = on_server().await;
+    assert!(
+        back.contains(&format!("DTSTART:{day}T100000Z")),
+        "10:00 again on the server: {back}"
+    );
+    d.screenshot(&out.join("calendar-undo.png")).await;
 
     // "Mail Alice the agenda": the modal shows recipients, subject and body; after approval the
     // Undo bar counts down, then the message is in Alice's inbox.

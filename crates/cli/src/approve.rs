@@ -78,7 +78,9 @@ fn describe_plain(err: &mut impl Write, plain: &cowork_core::plain::Plain) {
     }
     let undo = match plain.undo {
         Undo::NothingChanges => "nothing is changed",
-        Undo::Undoable => "you can undo this with `cowork changes rollback`",
+        Undo::Undoable => {
+            "Cowork keeps the earlier version: `cowork changes rollback` (files) or `cowork calendar undo` (events) takes it back"
+        }
         Undo::ChangeableLater => "Cowork does not undo this; you can change or remove it later",
         Undo::CannotUndo => "Cowork cannot undo this once it is done",
     };

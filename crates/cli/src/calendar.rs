@@ -93,6 +93,19 @@ pub(crate) enum CalendarCmd {
         /// One account; default all.
         account: Option<String>,
     },
+    /// What Cowork changed in calendars, newest first, with their numbers (calendar_changes).
+    Changes {
+        #[arg(long = "calendar")]
+        calendars: Vec<String>,
+        /// How many (default 20).
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Take back one change: the earlier version is put back, on the server too (calendar_undo).
+    Undo {
+        /// The change's number (`cowork calendar changes`, or what an add printed).
+        change: i64,
+    },
 }
 
 pub(crate) async fn calendar(
@@ -168,6 +181,11 @@ fn tool_call(cmd: CalendarCmd) -> Result<(&'static str, serde_json::Value), Stri
         }
         CalendarCmd::Accounts => ("calendar_list", json!({})),
         CalendarCmd::Sync { account } => ("calendar_sync", json!({"account": account})),
+        CalendarCmd::Changes { calendars, limit } => (
+            "calendar_changes",
+            json!({"calendars": some(calendars), "limit": limit}),
+        ),
+        CalendarCmd::Undo { change } => ("calendar_undo", json!({"change": change})),
     })
 }
 

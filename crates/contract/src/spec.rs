@@ -10,8 +10,9 @@ pub struct Annotations {
     pub idempotent: bool,
     /// Talks to an open world (web, mail, third-party servers): its output is untrusted.
     pub open_world: bool,
-    /// What it changes Cowork keeps the earlier version of (staged and journaled file changes):
-    /// the person can undo it in File changes. The approval says so.
+    /// What it changes Cowork keeps the earlier version of (journaled file changes, the calendar's
+    /// history): the person can undo it. The approval says so, unless the call also reaches
+    /// people (an invitation), which no undo takes back.
     #[serde(default)]
     pub undoable: bool,
 }

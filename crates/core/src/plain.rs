@@ -26,7 +26,7 @@ pub struct Words {
 pub enum Undo {
     /// It only reads.
     NothingChanges,
-    /// Cowork keeps the earlier version (File changes).
+    /// Cowork keeps the earlier version: File changes for files, calendar_undo for events.
     Undoable,
     /// It changes the person's own records (tasks, notes, memory, a calendar no one else is
     /// invited to): not undone by Cowork, but theirs to change or remove later.
@@ -334,7 +334,8 @@ fn undo(spec: &ToolSpec, effects: &[Effect]) -> Undo {
     if effects.iter().all(Effect::is_read_only) {
         return Undo::NothingChanges;
     }
-    if spec.annotations.undoable {
+    // What reaches people (an invitation mailed to attendees) is not taken back with the record.
+    if spec.annotations.undoable && !effects.iter().any(Effect::is_egress) {
         return Undo::Undoable;
     }
     if let [Effect::ProcessExec { command, .. }] = effects
@@ -491,5 +492,16 @@ mod tests {
         assert_eq!(sent.what[0].key, "mail.send");
         assert!(sent.place.is_none());
         assert_eq!(sent.undo, Undo::CannotUndo);
+
+        // A calendar change is kept in its history; once it invites people, the mail is not.
+        let event = |attendees: &[&str]| Effect::CalendarWrite {
+            calendar: "local".into(),
+            attendees: attendees.iter().map(|a| a.to_string()).collect(),
+        };
+        let args = serde_json::json!({});
+        let private = describe(&spec(true), &[event(&[])], &args, &env());
+        assert_eq!(private.undo, Undo::Undoable);
+        let invite = describe(&spec(true), &[event(&["a@x.example"])], &args, &env());
+        assert_eq!(invite.undo, Undo::CannotUndo);
     }
 }

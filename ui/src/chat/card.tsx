@@ -16,9 +16,43 @@ function ProgressLine({ progress: p }: { progress: Progress }) {
   );
 }
 
+/// Builtin tools whose change a person can take back from its card, and the tool that does it
+/// (reviewed and audited like any call). Keyed by the card's own tool: a result cannot name
+/// another tool for the button to run.
+const UNDO_BY_TOOL: Record<string, string> = {
+  calendar_create: "calendar_undo",
+  calendar_update: "calendar_undo",
+  calendar_delete: "calendar_undo",
+  calendar_undo: "calendar_undo",
+};
+
+type Act = (name: string, args: Record<string, unknown>) => void;
+
+/// Undo under a change that can be taken back; pressed once.
+function UndoButton({ card, act }: { card: ToolCard; act?: Act }) {
+  const [pressed, setPressed] = useState(false);
+  const undo = UNDO_BY_TOOL[card.name];
+  const change = (card.structured as { change?: unknown } | null | undefined)?.change;
+  if (!act || !undo || card.status !== "ok" || typeof change !== "number") return null;
+  return (
+    <button
+      type="button"
+      class="card-undo"
+      data-testid="card-undo"
+      disabled={pressed}
+      onClick={() => {
+        setPressed(true);
+        act(undo, { change });
+      }}
+    >
+      ↶ {t("undo")}
+    </button>
+  );
+}
+
 /// A tool call: its name and time, its progress while it runs, its input when opened, and what
-/// it returned (a web card, its text, its images).
-export function Card({ card }: { card: ToolCard }) {
+/// it returned (a web card, its text, its images), with Undo when the change can be taken back.
+export function Card({ card, act }: { card: ToolCard; act?: Act }) {
   const [open, setOpen] = useState(false);
   return (
     <div class={`tool-card ${card.status}`} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
@@ -43,6 +77,7 @@ export function Card({ card }: { card: ToolCard }) {
         </pre>
       )}
       <CardResult card={card} />
+      <UndoButton card={card} act={act} />
       {card.images
         ?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type))
         .map((i, n) => (

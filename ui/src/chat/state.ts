@@ -58,7 +58,8 @@ export type Action =
   /** A waiting card's task went on by itself and finished. */
   | { type: "taskResumed"; suspension: string; outcome: Outcome }
   /** A `/tool` typed in the input: the line as the person's message and the call's card. */
-  | { type: "paletteCall"; text: string; card: ToolCard }
+  /** A tool called from the input (`text`, shown as the person's line) or a card's button (`null`). */
+  | { type: "paletteCall"; text: string | null; card: ToolCard }
   | { type: "paletteResult"; card: ToolCard; outcome: Outcome }
   /** The person's message went out, with what was attached. */
   | { type: "sent"; text: string; attachments: Part[] }
@@ -111,7 +112,14 @@ export function reduce(state: ChatState, action: Action): ChatState {
 function reduceAsked(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case "paletteCall":
-      return { ...state, items: [...state.items, userItem(action.text), { kind: "tool", card: action.card }] };
+      return {
+        ...state,
+        items: [
+          ...state.items,
+          ...(action.text === null ? [] : [userItem(action.text)]),
+          { kind: "tool", card: action.card },
+        ],
+      };
     case "paletteResult":
       // The card as it was sent, with what the call returned.
       return { ...state, items: mapCard(state.items, action.card.id, () => withOutcome(action.card, action.outcome)) };

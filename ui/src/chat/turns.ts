@@ -77,7 +77,10 @@ export function useTurns(
     }
   };
   const stop = () => current.current && api.stopRun(current.current);
-  return { submit, run, saveEdit, regenerate, retry, switchTo, useLocal, stop };
+  /** A tool a card's button calls (Undo): its card shows at the end, then what it returned. */
+  const act = (name: string, args: Record<string, unknown>) =>
+    callPalette(null, { name, args }, current.current, dispatch);
+  return { submit, run, saveEdit, regenerate, retry, switchTo, useLocal, stop, act };
 }
 
 /// A `/tool` line (with nothing attached) as its call; `null` for a message, `undefined` when
@@ -94,7 +97,7 @@ function readSlash(text: string, attachments: Part[], setError: (e: string) => v
 
 /// A tool called from the input: its card shows under the line, then what it returned.
 async function callPalette(
-  text: string,
+  text: string | null,
   slash: { name: string; args: Record<string, unknown> },
   conversation: string | null,
   dispatch: Dispatch<Action>,

@@ -920,7 +920,10 @@ fn the_calendar_from_the_terminal() {
     assert_eq!(dentist["action"], "created");
     let id = dentist["id"].to_string();
     let undone = text(&cowork(h, &["calendar", "undo", &id]));
-    assert!(undone.contains(&format!("Took back change #{id}")), "{undone}");
+    assert!(
+        undone.contains(&format!("Took back change #{id}")),
+        "{undone}"
+    );
     let day = json(&[&["list", "--from", "2026-12-03"][..], &berlin].concat());
     assert!(!day.to_string().contains("Dentist"), "{day}");
     let listed = text(&cowork(h, &["calendar", "changes", "--limit", "1"]));

@@ -612,13 +612,17 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
             .basic_auth("me", Some("dav-pw-1"));
         async move { request.send().await.unwrap().text().await.unwrap() }
     };
-    assert!(on_server().await.contains("T120000Z"), "moved on the server");
+    assert!(
+        on_server().await.contains("T120000Z"),
+        "moved on the server"
+    );
     d.click(
         &d.wait_for("[data-tool=calendar_update] [data-testid=card-undo]")
             .await,
     )
     .await;
-    d.wait_for("[data-tool=calendar_undo][data-status=ok]").await;
+    d.wait_for("[data-tool=calendar_undo][data-status=ok]")
+        .await;
     let back = on_server().await;
     assert!(
         back.contains(&format!("DTSTART:{day}T100000Z")),

@@ -243,10 +243,7 @@ impl Saved {
 
     /// `what` happened, how to take it back, and the sync note when there is one.
     pub(super) fn said(&self, what: &str) -> String {
-        let undo = format!(
-            "{what} (change #{}, calendar_undo takes it back)",
-            self.change
-        );
+        let undo = format!("{what} (change #{}, can be undone)", self.change);
         match &self.note {
             Some(note) => format!("{undo} — {note}"),
             None => undo,

@@ -2,7 +2,7 @@
 //! derived index rows range queries need. The object's iCalendar text stays the source of truth;
 //! everything here is recomputed from it.
 
-use crate::zone::Zone;
+use crate::zone::EventZone;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use icalendar::{
     Calendar, CalendarComponent, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike,
@@ -206,7 +206,13 @@ fn tzids_of(event: &Event) -> Vec<String> {
 /// the text each time). No maintained crate writes components without that, so the text is
 /// filtered here.
 pub fn to_text(cal: &Calendar) -> String {
-    clean_text(&cal.to_string())
+    let text = cal.to_string();
+    if !text.contains(crate::vtimezone::DEFINED_PREFIX) {
+        return clean_text(&text);
+    }
+    let mut stored = cal.clone();
+    crate::vtimezone::undefine(&mut stored);
+    clean_text(&stored.to_string())
 }
 
 /// Components that carry DTSTAMP and UID (RFC 5545 §3.6); in any other one they are dropped.
@@ -332,13 +338,25 @@ pub fn events(cal: &Calendar) -> impl Iterator<Item = &Event> {
 /// The UID of a calendar object, and its index rows. Zones the object defines itself under a
 /// name no zone database knows are read as their matching IANA zone (`vtimezone`).
 pub fn index(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
-    let custom = crate::vtimezone::adoptable(cal);
-    if custom.is_empty() {
-        return index_as_is(cal);
+    index_as_is(&evaluable(cal))
+}
+
+/// A calendar as it is evaluated: zones it defines under names no zone database knows are
+/// read as their IANA match, or else from their own rules (`vtimezone`). [`to_text`] writes the
+/// file's own TZIDs back for the zones read from their rules.
+pub fn evaluable(cal: &Calendar) -> std::borrow::Cow<'_, Calendar> {
+    let defines_zones = cal
+        .components
+        .iter()
+        .any(|c| matches!(c, CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE"));
+    if !defines_zones {
+        return std::borrow::Cow::Borrowed(cal);
     }
-    let mut adopted = cal.clone();
-    crate::vtimezone::adopt_with(&mut adopted, &custom);
-    index_as_is(&adopted)
+    let mut evaluated = cal.clone();
+    let adoptable = crate::vtimezone::adoptable(&evaluated);
+    crate::vtimezone::adopt_with(&mut evaluated, &adoptable);
+    crate::vtimezone::define(&mut evaluated);
+    std::borrow::Cow::Owned(evaluated)
 }
 
 fn index_as_is(cal: &Calendar) -> Result<(String, Vec<IndexRow>), String> {
@@ -411,8 +429,10 @@ fn split_at(
     // A series in wall-clock time is cut and moved in wall-clock time (a change from 09:00 to
     // 10:00 stays at 10:00 across a clock change), inside its `ZONE:` line.
     let (zone, rules) = split_zone(&text)?;
-    let wall = |t: i64| wall_value(zone, t);
-    let head = zone.map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
+    let wall = |t: i64| wall_value(zone.as_ref(), t);
+    let head = zone
+        .as_ref()
+        .map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
     let part = |after: i64, before: i64, shift: i64| {
         format!("{head}{WINDOW_PREFIX}{after},{before},{shift}\n{rules}")
     };
@@ -576,8 +596,8 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
             let text = recurrence_text(event, &start, rule)?;
             let (zone, rules) = split_zone(&text)?;
             let set: rrule::RRuleSet = rules.parse().map_err(|e| format!("RRULE {rule:?}: {e}"))?;
-            let end =
-                series_end(&set, duration).map(|wall| placed(zone, wall - duration) + duration);
+            let end = series_end(&set, duration)
+                .map(|wall| placed(zone.as_ref(), wall - duration) + duration);
             let counted = rule.to_ascii_uppercase().contains("COUNT=");
             // Only a counted rule is walked: an endless one would be walked 100,000 steps.
             let text = match counted.then(|| last_of_rule(&text)).flatten() {
@@ -659,15 +679,20 @@ pub fn in_form(form: Form, value: i64) -> DatePerhapsTime {
 /// sub-daily series steps in absolute time ([`zoned_start`]).
 fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result<String, String> {
     let zone = wall_zone(start, rule)?;
-    let rule = rule_for_expansion(rule, start, zone);
+    let rule = rule_for_expansion(rule, start, zone.as_ref());
     let stamp = |at: &NaiveDateTime| format!("{}Z", at.format("%Y%m%dT%H%M%S"));
-    let mut text = match (start, zone) {
+    let mut text = match (start, &zone) {
         (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, .. }), Some(tz)) => {
             format!("{ZONE_PREFIX}{}\nDTSTART:{}\n", tz.name(), stamp(date_time))
         }
         (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }), None) => {
-            let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
-            zoned_start(tz, date_time)?
+            match resolve_zone(tzid).ok_or_else(|| unknown_zone(tzid))? {
+                EventZone::Iana(tz) => zoned_start(tz, date_time)?,
+                // `rrule` knows no such zone: the series steps from the instant it starts.
+                EventZone::Defined(_) => {
+                    format!("DTSTART:{}\n", stamp(&utc_of(to_index(start)?).naive_utc()))
+                }
+            }
         }
         (DatePerhapsTime::DateTime(CalendarDateTime::Utc(utc)), _) => {
             format!("DTSTART:{}\n", stamp(&utc.naive_utc()))
@@ -683,7 +708,7 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
     // DTSTART is always the first instance (RFC 5545 §3.3.10, COUNT), even where the rule
     // would not give it (a Monday start of a Tuesdays-only rule), as every client shows it;
     // `rrule`, like dateutil, leaves it out. [`instances`] drops the twin where the rule gives it.
-    let first = match (start, zone) {
+    let first = match (start, &zone) {
         (DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, .. }), Some(_)) => {
             stamp(date_time)
         }
@@ -692,7 +717,7 @@ fn recurrence_text(event: &Event, start: &DatePerhapsTime, rule: &str) -> Result
     text.push_str(&format!("RDATE:{first}\n"));
     for key in ["EXDATE", "RDATE"] {
         // One line a value: UTC instants, or wall-clock times in a wall-time series.
-        for at in listed_values(event, key, zone)? {
+        for at in listed_values(event, key, zone.as_ref())? {
             text.push_str(&format!("{key}:{}\n", utc_of(at).format("%Y%m%dT%H%M%SZ")));
         }
     }
@@ -704,11 +729,11 @@ const ZONE_PREFIX: &str = "ZONE:";
 
 /// The zone a series is expanded in wall-clock time in ([`recurrence_text`]): a zoned DTSTART
 /// and a rule stepping by days or more.
-fn wall_zone(start: &DatePerhapsTime, rule: &str) -> Result<Option<chrono_tz::Tz>, String> {
+fn wall_zone(start: &DatePerhapsTime, rule: &str) -> Result<Option<EventZone>, String> {
     let DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { tzid, .. }) = start else {
         return Ok(None);
     };
-    let tz = resolve_tz(tzid).ok_or_else(|| format!("unknown time zone {tzid:?}"))?;
+    let tz = resolve_zone(tzid).ok_or_else(|| unknown_zone(tzid))?;
     let sub_daily = rule.split(';').any(|p| {
         p.split_once('=').is_some_and(|(k, v)| {
             k.eq_ignore_ascii_case("FREQ")
@@ -721,34 +746,30 @@ fn wall_zone(start: &DatePerhapsTime, rule: &str) -> Result<Option<chrono_tz::Tz
 }
 
 /// A series' text without its `ZONE:` line, and the zone it names.
-fn split_zone(text: &str) -> Result<(Option<chrono_tz::Tz>, &str), String> {
+fn split_zone(text: &str) -> Result<(Option<EventZone>, &str), String> {
     let Some(rest) = text.strip_prefix(ZONE_PREFIX) else {
         return Ok((None, text));
     };
     let (name, rules) = rest.split_once('\n').unwrap_or((rest, ""));
-    let tz = resolve_tz(name).ok_or_else(|| format!("unknown time zone {name:?}"))?;
+    let tz = resolve_zone(name).ok_or_else(|| unknown_zone(name))?;
     Ok((Some(tz), rules))
 }
 
 /// A wall-clock value (naive time read as UTC) of a wall-time series, as the instant it names.
-fn placed(zone: Option<chrono_tz::Tz>, value: i64) -> i64 {
-    zone.map_or(value, |tz| Zone::Named(tz).instant_of_wall(value))
+fn placed(zone: Option<&EventZone>, value: i64) -> i64 {
+    zone.map_or(value, |tz| tz.instant_of_wall(value))
 }
 
 /// An instant's wall-clock value (naive time read as UTC) in a wall-time series' zone.
-fn wall_value(zone: Option<chrono_tz::Tz>, instant: i64) -> i64 {
-    zone.map_or(instant, |tz| Zone::Named(tz).wall(instant))
+fn wall_value(zone: Option<&EventZone>, instant: i64) -> i64 {
+    zone.map_or(instant, |tz| tz.wall(instant))
 }
 
 /// The dates and date-times an EXDATE or RDATE property lists (a property may list several),
 /// as index values, or for a wall-time series in `zone` as wall-clock values there (a value
 /// written in that zone by its own reading, so that 02:30 on a skipped night names the
 /// instance the rule gives at 02:30); periods are not among them ([`period_instances`]).
-fn listed_values(
-    event: &Event,
-    key: &str,
-    zone: Option<chrono_tz::Tz>,
-) -> Result<Vec<i64>, String> {
+fn listed_values(event: &Event, key: &str, zone: Option<&EventZone>) -> Result<Vec<i64>, String> {
     let mut out = Vec::new();
     for prop in event.multi_properties().get(key).into_iter().flatten() {
         for value in prop.value().split(',') {
@@ -763,7 +784,7 @@ fn listed_values(
                 (
                     Some(tz),
                     DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }),
-                ) if resolve_tz(tzid) == Some(tz) => date_time.and_utc().timestamp(),
+                ) if resolve_zone(tzid).as_ref() == Some(tz) => date_time.and_utc().timestamp(),
                 (Some(_), _) => wall_value(zone, to_index(&d)?),
                 (None, _) => to_index(&d)?,
             });
@@ -799,7 +820,7 @@ fn zoned_start(tz: chrono_tz::Tz, wall: &NaiveDateTime) -> Result<String, String
 /// - an all-day series has no time-of-day parts;
 /// - BYWEEKNO without BYDAY means DTSTART's weekday in those weeks (RFC 5545 §3.3.10: what the
 ///   rule leaves out comes from DTSTART), where `rrule` (like dateutil) takes every day.
-fn rule_for_expansion(rule: &str, start: &DatePerhapsTime, zone: Option<chrono_tz::Tz>) -> String {
+fn rule_for_expansion(rule: &str, start: &DatePerhapsTime, zone: Option<&EventZone>) -> String {
     use chrono::Datelike;
     let has = |key: &str| {
         rule.split(';').any(|p| {
@@ -823,11 +844,8 @@ fn rule_for_expansion(rule: &str, start: &DatePerhapsTime, zone: Option<chrono_t
                     NaiveDateTime::parse_from_str(value.trim_end_matches('Z'), "%Y%m%dT%H%M%S");
                 match (until, zone) {
                     (Ok(at), Some(tz)) if value.ends_with('Z') => format!(
-                        "UNTIL={}Z",
-                        at.and_utc()
-                            .with_timezone(&tz)
-                            .naive_local()
-                            .format("%Y%m%dT%H%M%S")
+                        "UNTIL={}",
+                        utc_of(tz.wall(at.and_utc().timestamp())).format("%Y%m%dT%H%M%SZ")
                     ),
                     _ if value.len() == 8 => format!("UNTIL={value}T235959Z"),
                     _ => format!("UNTIL={}Z", value.trim_end_matches('Z')),
@@ -944,6 +962,21 @@ pub fn resolve_tz(tzid: &str) -> Option<chrono_tz::Tz> {
     iana.parse().ok()
 }
 
+/// The zone a TZID names while calendar data is evaluated: a zone it defines itself
+/// (`vtimezone::define`), or an IANA zone ([`resolve_tz`]).
+pub fn resolve_zone(tzid: &str) -> Option<EventZone> {
+    match crate::vtimezone::defined(tzid) {
+        Some(zone) => Some(EventZone::Defined(zone)),
+        None => resolve_tz(tzid).map(EventZone::Iana),
+    }
+}
+
+fn unknown_zone(tzid: &str) -> String {
+    format!(
+        "unknown time zone {tzid:?} (no VTIMEZONE defines it): use an IANA name like Europe/Berlin"
+    )
+}
+
 /// Dates and floating date-times: local wherever the person is, so no zone is applied here.
 pub fn is_floating(value: &DatePerhapsTime) -> bool {
     matches!(
@@ -963,11 +996,8 @@ pub fn to_index(value: &DatePerhapsTime) -> Result<i64, String> {
             Ok(naive.and_utc().timestamp())
         }
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
-            let tz = resolve_tz(tzid).ok_or_else(|| {
-                format!("unknown time zone {tzid:?}: use an IANA name like Europe/Berlin")
-            })?;
-            crate::zone::local_instant(&tz, date_time)
-                .map(|d| d.timestamp())
+            let tz = resolve_zone(tzid).ok_or_else(|| unknown_zone(tzid))?;
+            tz.instant_of(date_time)
                 .ok_or_else(|| format!("{date_time} cannot be placed in {tzid}"))
         }
         DatePerhapsTime::Date(date) => Ok(date
@@ -1047,7 +1077,7 @@ pub fn instances(
     };
     // Offsets are under a day: the range read as wall-clock time, a day wider on each side,
     // holds every instance that lands in it once placed.
-    let wall = |t: i64| wall_value(Some(tz), t);
+    let wall = |t: i64| wall_value(Some(&tz), t);
     let walls = instances(
         rules,
         duration,
@@ -1058,8 +1088,8 @@ pub fn instances(
     let mut out: Vec<Instance> = walls
         .into_iter()
         .map(|w| Instance {
-            start: placed(Some(tz), w.start),
-            original: placed(Some(tz), w.original),
+            start: placed(Some(&tz), w.start),
+            original: placed(Some(&tz), w.original),
         })
         .filter(|i| i.start < to && i.start + duration.max(1) > from)
         .collect();

@@ -9,7 +9,9 @@
 use chrono::{Datelike, NaiveDateTime, TimeZone};
 use chrono_tz::{OffsetComponents, Tz};
 use icalendar::{Calendar, CalendarComponent, Component};
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// `+0100`, `-0330`, `+053000` → seconds east of UTC.
 fn offset(text: &str) -> Option<i64> {
@@ -39,16 +41,53 @@ fn local_time(text: &str) -> Option<NaiveDateTime> {
         })
 }
 
-/// Every change of offset a VTIMEZONE defines up to `until_year`: (UTC instant, offset after).
-/// None when it cannot be read.
-fn onsets(zone: &impl Component, until_year: i32) -> Option<Vec<(i64, i64)>> {
+/// One STANDARD or DAYLIGHT part of a VTIMEZONE, as written: its offsets, its first onset
+/// (local time) and when it recurs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Observance {
+    from: i64,
+    to: i64,
+    start: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rrule: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rdates: Vec<String>,
+}
+
+/// A VTIMEZONE's observances; `None` when one cannot be read.
+fn observances(zone: &impl Component) -> Option<Vec<Observance>> {
+    zone.components()
+        .iter()
+        .map(|observance| {
+            let start = observance.property_value("DTSTART")?;
+            local_time(start)?;
+            let rdates = observance
+                .multi_properties()
+                .get("RDATE")
+                .into_iter()
+                .flatten()
+                .flat_map(|p| p.value().split(',').map(str::to_string).collect::<Vec<_>>())
+                .collect();
+            Some(Observance {
+                from: offset(observance.property_value("TZOFFSETFROM")?)?,
+                to: offset(observance.property_value("TZOFFSETTO")?)?,
+                start: start.trim().to_string(),
+                rrule: observance.property_value("RRULE").map(str::to_string),
+                rdates,
+            })
+        })
+        .collect::<Option<Vec<_>>>()
+        .filter(|o| !o.is_empty())
+}
+
+/// Every change of offset the observances define up to `until_year`: (UTC instant, offset
+/// after). None when they cannot be read.
+fn onsets_of(observances: &[Observance], until_year: i32) -> Option<Vec<(i64, i64)>> {
     let mut out = Vec::new();
-    for observance in zone.components() {
-        let from = offset(observance.property_value("TZOFFSETFROM")?)?;
-        let to = offset(observance.property_value("TZOFFSETTO")?)?;
-        let start = local_time(observance.property_value("DTSTART")?)?;
+    for observance in observances {
+        let start = local_time(&observance.start)?;
         let mut locals = vec![start];
-        if let Some(rule) = observance.property_value("RRULE") {
+        if let Some(rule) = &observance.rrule {
             // Local wall time, expanded as if UTC (no zone applies to it yet).
             let text = format!("DTSTART:{}Z\nRRULE:{rule}", start.format("%Y%m%dT%H%M%S"));
             let set: rrule::RRuleSet = text.parse().ok()?;
@@ -59,22 +98,11 @@ fn onsets(zone: &impl Component, until_year: i32) -> Option<Vec<(i64, i64)>> {
                     .take_while(|d| d.year() <= until_year),
             );
         }
-        for rdate in observance
-            .multi_properties()
-            .get("RDATE")
-            .into_iter()
-            .flatten()
-        {
-            for value in rdate.value().split(',') {
-                if let Some(d) = local_time(value) {
-                    locals.push(d);
-                }
-            }
-        }
+        locals.extend(observance.rdates.iter().filter_map(|d| local_time(d)));
         out.extend(
             locals
                 .into_iter()
-                .map(|l| (l.and_utc().timestamp() - from, to)),
+                .map(|l| (l.and_utc().timestamp() - observance.from, observance.to)),
         );
     }
     out.sort();
@@ -115,7 +143,7 @@ const PREFERRED: &[&str] = &[
 /// first a zone the TZID names inside it (`custom_America/New_York`), then the preferred ones,
 /// then every zone (a fixed offset finds its `Etc/GMT±n`).
 fn matching_zone(tzid: &str, zone: &impl Component, years: (i32, i32)) -> Option<Tz> {
-    let onsets = onsets(zone, years.1)?;
+    let onsets = onsets_of(&observances(zone)?, years.1)?;
     let first = chrono::NaiveDate::from_ymd_opt(years.0, 1, 1)?;
     let days = (chrono::NaiveDate::from_ymd_opt(years.1, 12, 31)? - first).num_days();
     let samples: Vec<i64> = (0..=days)
@@ -197,67 +225,215 @@ pub fn adopt_with(cal: &mut Calendar, map: &BTreeMap<String, Tz>) -> Vec<String>
             )
         })
         .collect();
-    let rename = |p: &icalendar::Property| -> Option<icalendar::Property> {
+    rename_tzids(cal, |tzid| map.get(tzid).map(|tz| tz.name().to_string()));
+    for component in cal.components.iter_mut() {
+        if let CalendarComponent::Other(zone) = component
+            && zone.component_kind() == "VTIMEZONE"
+            && let Some(tz) = zone
+                .property_value("TZID")
+                .and_then(|t| map.get(t.trim_matches('"')))
+        {
+            zone.add_property("TZID", tz.name());
+        }
+    }
+    notes.sort();
+    notes.dedup();
+    notes
+}
+
+/// Renames the TZID parameter of every event property `rename` gives a new name for.
+fn rename_tzids(cal: &mut Calendar, rename: impl Fn(&str) -> Option<String>) {
+    let renamed = |p: &icalendar::Property| -> Option<icalendar::Property> {
         let tzid = p
             .params()
             .get("TZID")?
             .value()
             .trim_matches('"')
             .to_string();
-        let tz = map.get(&tzid)?;
+        let name = rename(&tzid)?;
         let mut renamed = icalendar::Property::new(p.key(), p.value());
-        for (name, param) in p.params() {
-            let value = if name == "TZID" {
-                tz.name()
-            } else {
-                param.value()
-            };
-            renamed.add_parameter(name, value);
+        for (key, param) in p.params() {
+            let value = if key == "TZID" { &name } else { param.value() };
+            renamed.add_parameter(key, value);
         }
         Some(renamed)
     };
     for component in cal.components.iter_mut() {
-        match component {
-            CalendarComponent::Event(event) => {
-                let single: Vec<icalendar::Property> =
-                    event.properties().values().filter_map(rename).collect();
-                for p in single {
-                    event.append_property(p);
-                }
-                let multi: Vec<(String, Vec<icalendar::Property>)> = event
-                    .multi_properties()
-                    .iter()
-                    .filter(|(_, ps)| ps.iter().any(|p| rename(p).is_some()))
-                    .map(|(k, ps)| {
-                        (
-                            k.clone(),
-                            ps.iter()
-                                .map(|p| rename(p).unwrap_or_else(|| p.clone()))
-                                .collect(),
-                        )
-                    })
-                    .collect();
-                for (key, props) in multi {
-                    event.remove_multi_property(&key);
-                    for p in props {
-                        event.append_multi_property(p);
-                    }
-                }
+        let CalendarComponent::Event(event) = component else {
+            continue;
+        };
+        let single: Vec<icalendar::Property> =
+            event.properties().values().filter_map(renamed).collect();
+        for p in single {
+            event.append_property(p);
+        }
+        let multi: Vec<(String, Vec<icalendar::Property>)> = event
+            .multi_properties()
+            .iter()
+            .filter(|(_, ps)| ps.iter().any(|p| renamed(p).is_some()))
+            .map(|(k, ps)| {
+                let props = ps.iter().map(|p| renamed(p).unwrap_or_else(|| p.clone()));
+                (k.clone(), props.collect())
+            })
+            .collect();
+        for (key, props) in multi {
+            event.remove_multi_property(&key);
+            for p in props {
+                event.append_multi_property(p);
             }
-            CalendarComponent::Other(zone) if zone.component_kind() == "VTIMEZONE" => {
-                if let Some(tz) = zone
-                    .property_value("TZID")
-                    .and_then(|t| map.get(t.trim_matches('"')))
-                {
-                    zone.add_property("TZID", tz.name());
-                }
-            }
-            _ => {}
         }
     }
-    notes.sort();
-    notes.dedup();
-    notes
+}
+
+// ---------------------------------------------------------------- zones evaluated directly
+
+/// How a [`DefinedZone`]'s name starts: a TZID no zone database or file uses.
+pub const DEFINED_PREFIX: &str = "~VTZ:";
+
+/// Up to when a defined zone's recurring changes are worked out.
+const HORIZON_YEAR: i32 = 2200;
+
+/// A zone calendar data defines (VTIMEZONE) with rules no IANA zone has — rules a country has
+/// since changed, a zone made up by a client — read from its own observances, as RFC 5545
+/// §3.6.5 says a VTIMEZONE is to be read. While an object is evaluated its events name the zone
+/// by [`DefinedZone::key`], which carries the rules, so the index's series text (and a query
+/// years later) needs nothing else; stored text keeps the file's own TZID.
+#[derive(Debug, PartialEq)]
+pub struct DefinedZone {
+    /// The TZID the data uses.
+    pub tzid: String,
+    observances: Vec<Observance>,
+    /// Every change of offset up to [`HORIZON_YEAR`]: (UTC instant, offset after).
+    onsets: Vec<(i64, i64)>,
+    /// The offset before the first change.
+    initial: i64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Definition {
+    tzid: String,
+    observances: Vec<Observance>,
+}
+
+impl DefinedZone {
+    fn new(tzid: String, observances: Vec<Observance>) -> Option<DefinedZone> {
+        let onsets = onsets_of(&observances, HORIZON_YEAR)?;
+        let first = onsets[0].0;
+        let initial = observances
+            .iter()
+            .find(|o| {
+                local_time(&o.start).is_some_and(|l| l.and_utc().timestamp() - o.from == first)
+            })
+            .map_or(onsets[0].1, |o| o.from);
+        Some(DefinedZone {
+            tzid,
+            observances,
+            onsets,
+            initial,
+        })
+    }
+
+    /// The self-describing name: the prefix and the zone's definition as one line of JSON.
+    pub fn key(&self) -> String {
+        let definition = Definition {
+            tzid: self.tzid.clone(),
+            observances: self.observances.clone(),
+        };
+        let json = serde_json::to_string(&definition).expect("a definition serializes");
+        format!("{DEFINED_PREFIX}{json}")
+    }
+
+    fn offset_at(&self, utc: i64) -> i64 {
+        match self.onsets.partition_point(|(at, _)| *at <= utc) {
+            0 => self.initial,
+            i => self.onsets[i - 1].1,
+        }
+    }
+
+    /// An instant's wall-clock value here (the naive time read as UTC).
+    pub fn wall(&self, utc: i64) -> i64 {
+        utc + self.offset_at(utc)
+    }
+
+    /// The instant a wall-clock value names, read as `zone::local_instant` reads one: the first
+    /// of two (a change repeats it), or moved forward by the gap (a change skips it).
+    pub fn instant_of_wall(&self, wall: i64) -> i64 {
+        // Offsets are under a day: every candidate lies within a day and a half.
+        let near = self.offset_at(wall - 129_600);
+        let around = self
+            .onsets
+            .iter()
+            .filter(|(at, _)| (wall - 129_600..=wall + 129_600).contains(at))
+            .map(|(_, to)| *to);
+        std::iter::once(near)
+            .chain(around)
+            .map(|offset| wall - offset)
+            .filter(|t| self.wall(*t) == wall)
+            .min()
+            .unwrap_or_else(|| wall - self.offset_at(wall - 86_400))
+    }
+}
+
+/// Defined zones already read, by key: a query places every instance of a series through one.
+static DEFINED: LazyLock<Mutex<HashMap<String, Arc<DefinedZone>>>> =
+    LazyLock::new(Default::default);
+
+/// The defined zone a name made by [`DefinedZone::key`] describes.
+pub fn defined(name: &str) -> Option<Arc<DefinedZone>> {
+    let json = name.strip_prefix(DEFINED_PREFIX)?;
+    let mut cache = DEFINED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(zone) = cache.get(name) {
+        return Some(zone.clone());
+    }
+    let definition: Definition = serde_json::from_str(json).ok()?;
+    let zone = Arc::new(DefinedZone::new(definition.tzid, definition.observances)?);
+    // Few files define zones of their own: a full cache is an unusual one, started afresh.
+    if cache.len() >= 64 {
+        cache.clear();
+    }
+    cache.insert(name.to_string(), zone.clone());
+    Some(zone)
+}
+
+/// The zones calendar data defines itself that no IANA zone has (see [`adopt`], which runs
+/// first), by TZID, with their [`DefinedZone::key`].
+fn definitions(cal: &Calendar) -> BTreeMap<String, String> {
+    cal.components
+        .iter()
+        .filter_map(|c| match c {
+            CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" => Some(o),
+            _ => None,
+        })
+        .filter_map(|zone| {
+            let tzid = zone.property_value("TZID")?.trim_matches('"').to_string();
+            if crate::ics::resolve_tz(&tzid).is_some() {
+                return None;
+            }
+            let defined = DefinedZone::new(tzid.clone(), observances(zone)?)?;
+            Some((tzid, defined.key()))
+        })
+        .collect()
+}
+
+/// For evaluation: events whose TZID names a zone of [`definitions`] name it by its key.
+pub fn define(cal: &mut Calendar) {
+    let map = definitions(cal);
+    if !map.is_empty() {
+        rename_tzids(cal, |tzid| map.get(tzid).cloned());
+    }
+}
+
+/// What [`define`] will do, for an import's report.
+pub fn defined_notes(cal: &Calendar) -> Vec<String> {
+    definitions(cal)
+        .keys()
+        .map(|tzid| format!("time zone {tzid:?} read from its own definition (no IANA zone has its offsets and changes)"))
+        .collect()
+}
+
+/// The file's own TZIDs back in place of [`define`]'s keys, for storing.
+pub fn undefine(cal: &mut Calendar) {
+    rename_tzids(cal, |tzid| defined(tzid).map(|zone| zone.tzid.clone()));
 }
 
 #[cfg(test)]
@@ -270,5 +446,114 @@ mod tests {
         assert_eq!(offset("-0330"), Some(-12_600));
         assert_eq!(offset("+053000"), Some(19_800));
         assert_eq!(offset("0100"), None);
+    }
+}
+
+#[cfg(test)]
+mod defined_tests {
+    use crate::ics;
+
+    /// Brazil's rules before 2019 (DST from the third Sunday of October to the third Sunday of
+    /// February, changing at midnight), as an old export writes them: no IANA zone has them in
+    /// 2027, so they are evaluated from the file.
+    const OLD_BRASILIA: &str = "BEGIN:VTIMEZONE\r\nTZID:(UTC-03:00) Brasilia\r\n\
+        BEGIN:STANDARD\r\nDTSTART:19700215T000000\r\nTZOFFSETFROM:-0200\r\nTZOFFSETTO:-0300\r\nRRULE:FREQ=YEARLY;BYMONTH=2;BYDAY=3SU\r\nEND:STANDARD\r\n\
+        BEGIN:DAYLIGHT\r\nDTSTART:19701018T000000\r\nTZOFFSETFROM:-0300\r\nTZOFFSETTO:-0200\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=3SU\r\nEND:DAYLIGHT\r\n\
+        END:VTIMEZONE\r\n";
+
+    fn calendar(events: &str) -> icalendar::Calendar {
+        ics::parse(&format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n{OLD_BRASILIA}{events}END:VCALENDAR\r\n"
+        ))
+        .unwrap()
+    }
+
+    fn at(text: &str) -> i64 {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .timestamp()
+    }
+
+    #[test]
+    fn a_zone_no_iana_zone_matches_is_evaluated_from_its_own_rules() {
+        let cal = calendar(
+            "BEGIN:VEVENT\r\nUID:daily\r\nDTSTAMP:20260101T000000Z\r\n\
+             DTSTART;TZID=\"(UTC-03:00) Brasilia\":20271015T000000\r\nDURATION:PT1H\r\n\
+             RRULE:FREQ=DAILY;COUNT=4\r\nEXDATE;TZID=\"(UTC-03:00) Brasilia\":20271016T000000\r\n\
+             SUMMARY:daily\r\nEND:VEVENT\r\n",
+        );
+        assert_eq!(
+            super::defined_notes(&cal),
+            [
+                "time zone \"(UTC-03:00) Brasilia\" read from its own definition (no IANA zone has its offsets and changes)"
+            ]
+        );
+        let (_, rows) = ics::index(&cal).unwrap();
+        let series = rows[0].rrule.as_deref().unwrap();
+        let from = at("2027-10-14T00:00:00Z");
+        let starts = ics::expand(series, 3600, from, from + 10 * 86_400, 100).unwrap();
+        assert_eq!(
+            starts,
+            [
+                at("2027-10-15T00:00:00-03:00"),
+                // 00:00 on the 17th is skipped (midnight becomes 01:00): read with the offset
+                // before the gap, RFC 5545 §3.3.5.
+                at("2027-10-17T01:00:00-02:00"),
+                at("2027-10-18T00:00:00-02:00"),
+            ],
+            "{series}"
+        );
+        // A single event at the time the change repeats is its first occurrence.
+        let single = calendar(
+            "BEGIN:VEVENT\r\nUID:once\r\nDTSTAMP:20260101T000000Z\r\n\
+             DTSTART;TZID=\"(UTC-03:00) Brasilia\":20280219T233000\r\n\
+             DTEND;TZID=\"(UTC-03:00) Brasilia\":20280220T003000\r\nSUMMARY:once\r\nEND:VEVENT\r\n",
+        );
+        let (_, rows) = ics::index(&single).unwrap();
+        assert_eq!(rows[0].start, at("2028-02-19T23:30:00-02:00"));
+        assert_eq!(rows[0].end, at("2028-02-20T00:30:00-03:00"));
+        // Written back, the file's own TZID and VTIMEZONE are kept.
+        let text = ics::to_text(&ics::evaluable(&single));
+        assert!(
+            text.contains("DTSTART;TZID=\"(UTC-03:00) Brasilia\":20280219T233000"),
+            "{text}"
+        );
+        assert!(!text.contains(super::DEFINED_PREFIX), "{text}");
+    }
+
+    #[test]
+    fn a_defined_zone_reads_gaps_and_folds_as_an_iana_zone_does() {
+        // Berlin's rules under another name are matched to Europe/Berlin; evaluated directly,
+        // they must give the same instant for every quarter hour of the two change days.
+        let berlin = "BEGIN:VTIMEZONE\r\nTZID:Mine\r\n\
+            BEGIN:STANDARD\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\n\
+            BEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\nRRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n";
+        let cal = ics::parse(&format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n{berlin}END:VCALENDAR\r\n"
+        ))
+        .unwrap();
+        let zone = cal
+            .components
+            .iter()
+            .find_map(|c| match c {
+                icalendar::CalendarComponent::Other(o) => Some(o),
+                _ => None,
+            })
+            .unwrap();
+        let defined =
+            super::DefinedZone::new("Mine".into(), super::observances(zone).unwrap()).unwrap();
+        let iana = crate::zone::Zone::Named(chrono_tz::Europe::Berlin);
+        for day in ["2026-03-29", "2026-10-25", "2031-03-30", "2031-10-26"] {
+            let midnight = at(&format!("{day}T00:00:00Z"));
+            for quarter in 0..(24 * 4) {
+                let wall = midnight + quarter * 900;
+                assert_eq!(
+                    defined.instant_of_wall(wall),
+                    iana.instant_of_wall(wall),
+                    "{day} +{quarter} quarters"
+                );
+                assert_eq!(defined.wall(wall), iana.wall(wall), "{day} +{quarter}");
+            }
+        }
     }
 }

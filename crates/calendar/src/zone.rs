@@ -21,6 +21,49 @@ pub fn local_instant<T: TimeZone>(tz: &T, naive: &NaiveDateTime) -> Option<DateT
     }
 }
 
+/// The zone an event's times are written in: an IANA zone, or one the calendar data defines
+/// itself (a VTIMEZONE whose rules match no IANA zone), evaluated from its own rules.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventZone {
+    Iana(chrono_tz::Tz),
+    Defined(std::sync::Arc<crate::vtimezone::DefinedZone>),
+}
+
+impl EventZone {
+    /// How the zone is named inside Cowork: the IANA name, or the defined zone's self-describing
+    /// name ([`crate::vtimezone::DefinedZone::key`]).
+    pub fn name(&self) -> String {
+        match self {
+            EventZone::Iana(tz) => tz.name().to_string(),
+            EventZone::Defined(zone) => zone.key(),
+        }
+    }
+
+    /// The instant a local time names here ([`local_instant`]'s reading of gaps and folds).
+    pub fn instant_of(&self, naive: &NaiveDateTime) -> Option<i64> {
+        match self {
+            EventZone::Iana(tz) => local_instant(tz, naive).map(|d| d.timestamp()),
+            EventZone::Defined(zone) => Some(zone.instant_of_wall(naive.and_utc().timestamp())),
+        }
+    }
+
+    /// [`EventZone::instant_of`] for a wall-clock value (the naive time read as UTC).
+    pub fn instant_of_wall(&self, wall: i64) -> i64 {
+        match self {
+            EventZone::Iana(tz) => Zone::Named(*tz).instant_of_wall(wall),
+            EventZone::Defined(zone) => zone.instant_of_wall(wall),
+        }
+    }
+
+    /// An instant's wall-clock value here (the naive time read as UTC).
+    pub fn wall(&self, instant: i64) -> i64 {
+        match self {
+            EventZone::Iana(tz) => Zone::Named(*tz).wall(instant),
+            EventZone::Defined(zone) => zone.wall(instant),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Zone {
     Local,

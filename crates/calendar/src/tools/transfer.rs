@@ -81,6 +81,7 @@ pub(crate) fn store_calendars(
     };
     for mut cal in parsed {
         stored.zones.extend(crate::vtimezone::adopt(&mut cal));
+        stored.zones.extend(crate::vtimezone::defined_notes(&cal));
         for (uid, object) in ics::split_by_uid(cal) {
             match ics::index(&object) {
                 Ok((_, rows)) => {

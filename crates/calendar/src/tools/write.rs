@@ -150,7 +150,9 @@ pub(super) fn load(
                 calendar.id
             ))
         })?;
-    ics::parse(&object.ics).map_err(ToolError::failed)
+    // Evaluable, so instances of a series in a zone the object defines itself are found.
+    let cal = ics::parse(&object.ics).map_err(ToolError::failed)?;
+    Ok(ics::evaluable(&cal).into_owned())
 }
 
 pub(super) fn when(field: &str, text: &str, zone: Zone) -> Result<DatePerhapsTime, ToolError> {

@@ -3,7 +3,7 @@
 Reads a JSON list of cases, {"id", "ics", "zone", "from", "to"} with the range as Unix seconds,
 expands each calendar with recurring-ical-events over [from, to) read in `zone` (where dates
 and floating times are placed), and prints {"id": {"spans": [[start, end, its end], ...],
-"repeated": n}} as Unix seconds, or {"id": {"error": "..."}} for a calendar it refuses.
+"repeated": n, "gaps": n}} as Unix seconds, or {"id": {"error": "..."}} for a calendar it refuses.
 
 Which instances exist and where each starts is the reference's answer, with one correction
 (`by_instant`). Where an instance of a zoned series ends is not taken from it: the package
@@ -14,6 +14,12 @@ minutes), so here a zoned instance ends at its start plus its exact duration: an
 own, or for one computed from the series the master's (or, after a THISANDFUTURE change, that
 override's) DTEND minus DTSTART as instants, its DURATION, or its RDATE period's.
 The package's own end is printed third, so that the test can count where the two part.
+
+A local time a clock change skips is read with the offset before the gap (RFC 5545 §3.3.5,
+"interpreted using the UTC offset before the gap"). IANA zones (zoneinfo, fold=0) read it so;
+a zone the file defines itself is evaluated by dateutil's VTIMEZONE reader, which takes the
+offset after the gap (an hour early): such a start, end, RECURRENCE-ID or EXDATE is read
+again here (`rfc_instant`) and counted in "gaps".
 
 A recurrence set holds each instance once (RFC 5545 §3.8.5.3). The package lists an instant
 twice where two wall times of the series name it (a time a clock change skips reads as the one
@@ -37,12 +43,27 @@ def by_instant(time):
     naive UTC reading when they are an offset apart (00:45 and 01:45 in London in summer), so
     one EXDATE removed both: aware times are keyed by their instant alone here."""
     if isinstance(time, datetime.datetime) and time.tzinfo is not None:
-        return (time.astimezone(datetime.timezone.utc).replace(tzinfo=None),)
+        return (rfc_instant(time).astimezone(datetime.timezone.utc).replace(tzinfo=None),)
     return recurring_ical_events.util.to_recurrence_ids(time)
 
 
 recurring_ical_events.series.rrule.to_recurrence_ids = by_instant
 recurring_ical_events.adapters.component.to_recurrence_ids = by_instant
+
+
+GAPS = {"read": 0}
+
+
+def rfc_instant(value):
+    """An aware time as RFC 5545 §3.3.5 reads it: a wall time its zone skips takes the offset
+    before the gap (the offset a day earlier; gaps last hours)."""
+    naive = value.replace(tzinfo=None)
+    utc = datetime.timezone.utc
+    if value.astimezone(utc).astimezone(value.tzinfo).replace(tzinfo=None) == naive:
+        return value
+    GAPS["read"] += 1
+    before = value.tzinfo.utcoffset(naive - datetime.timedelta(days=1))
+    return (naive - before).replace(tzinfo=utc)
 
 
 def instant(value, zone):
@@ -51,7 +72,7 @@ def instant(value, zone):
         value = datetime.datetime(value.year, value.month, value.day)
     if value.tzinfo is None:
         value = value.replace(tzinfo=zone)
-    return int(value.timestamp())
+    return int(rfc_instant(value).timestamp())
 
 
 def is_zoned(value):
@@ -107,6 +128,7 @@ def expand(case):
     stop = datetime.datetime.fromtimestamp(case["to"], zone)
     calendar = icalendar.Calendar.from_ical(case["ics"])
     lengths, periods, overridden = exact_lengths(calendar, zone)
+    GAPS["read"] = 0
     spans, computed_starts, repeated = [], set(), 0
     for event in recurring_ical_events.of(calendar).between(start, stop):
         begin, its_end = instant(event["DTSTART"].dt, zone), instant(event["DTEND"].dt, zone)
@@ -127,7 +149,7 @@ def expand(case):
         if is_zoned(event["DTSTART"].dt):
             end = begin + int(length)
         spans.append((begin, end, its_end))
-    return {"spans": sorted(spans), "repeated": repeated}
+    return {"spans": sorted(spans), "repeated": repeated, "gaps": GAPS["read"]}
 
 
 def main():

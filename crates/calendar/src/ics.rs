@@ -32,6 +32,10 @@ pub struct IndexRow {
     pub cancelled: bool,
     /// The event's reminders (VALARM triggers) as JSON, `None` without any.
     pub alarms: Option<String>,
+    /// A zoned DTSTART as written, its zone and wall-clock value (not stored): a time a clock
+    /// change skips is placed after the gap, yet a THISANDFUTURE change moves later instances
+    /// by the time as written.
+    pub written_start: Option<(EventZone, i64)>,
 }
 
 /// When a reminder (a VALARM's TRIGGER) is due.
@@ -430,6 +434,26 @@ fn split_at(
     // 10:00 stays at 10:00 across a clock change), inside its `ZONE:` line.
     let (zone, rules) = split_zone(&text)?;
     let wall = |t: i64| wall_value(zone.as_ref(), t);
+    // Where the series cuts and from what later instances move: the wall time the rule gives
+    // the instance replaced. A time a clock change skips is placed after the gap, so the
+    // instant's own wall reading is an hour off (00:45 on a midnight spring-forward reads 01:45).
+    let rule_wall = |instant: i64| -> i64 {
+        zone.as_ref()
+            .and_then(|z| {
+                let near = instances(
+                    rules,
+                    0,
+                    wall(instant) - 172_800,
+                    wall(instant) + 172_800,
+                    usize::MAX,
+                )
+                .ok()?;
+                near.into_iter()
+                    .map(|i| i.start)
+                    .find(|w| z.instant_of_wall(*w) == instant)
+            })
+            .unwrap_or_else(|| wall(instant))
+    };
     let head = zone
         .as_ref()
         .map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
@@ -437,7 +461,7 @@ fn split_at(
         format!("{head}{WINDOW_PREFIX}{after},{before},{shift}\n{rules}")
     };
     let whole_end = master.series_end;
-    master.rrule = Some(part(i64::MIN, wall(first), 0));
+    master.rrule = Some(part(i64::MIN, rule_wall(first), 0));
     master.series_end = Some(
         whole_end
             .unwrap_or(i64::MAX)
@@ -447,7 +471,11 @@ fn split_at(
     for (i, future) in futures.iter().enumerate() {
         let split = future.recurrence_id.unwrap_or(first);
         let next = futures.get(i + 1).and_then(|n| n.recurrence_id);
-        let shift = wall(future.start) - wall(split);
+        let moved_to = match &future.written_start {
+            Some((written_in, at)) if Some(written_in) == zone.as_ref() => *at,
+            _ => wall(future.start),
+        };
+        let shift = moved_to - rule_wall(split);
         for period in periods.iter_mut() {
             if period
                 .recurrence_id
@@ -461,7 +489,11 @@ fn split_at(
         }
         parts.push(IndexRow {
             recurrence_id: None,
-            rrule: Some(part(wall(split), next.map_or(i64::MAX, wall), shift)),
+            rrule: Some(part(
+                rule_wall(split),
+                next.map_or(i64::MAX, rule_wall),
+                shift,
+            )),
             series_end: whole_end
                 .map(|end| end + shift.max(0) + 86_400 + (future.end - future.start)),
             ..(*future).clone()
@@ -544,6 +576,7 @@ fn period_instances(event: &Event, master: &IndexRow) -> Result<Vec<IndexRow>, S
                 busy: master.busy,
                 cancelled: master.cancelled,
                 alarms: master.alarms.clone(),
+                written_start: None,
             });
         }
     }
@@ -623,6 +656,12 @@ fn index_event(event: &Event) -> Result<IndexRow, String> {
         alarms: Some(alarms_of(event))
             .filter(|a| !a.is_empty())
             .map(|a| serde_json::to_string(&a).expect("triggers serialize")),
+        written_start: match &start {
+            DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+                resolve_zone(tzid).map(|zone| (zone, date_time.and_utc().timestamp()))
+            }
+            _ => None,
+        },
     })
 }
 

@@ -64,9 +64,80 @@ enum Freq {
     Yearly,
 }
 
+/// Daylight-saving rules of a zone a file defines itself (a VTIMEZONE under a made-up TZID),
+/// drawn so that mostly no IANA zone has them: the standard offset and the shift (minutes), and
+/// the month, week (-1: the last) and hour of the change to and from daylight time.
+#[derive(Clone, Debug)]
+struct Defined {
+    standard: i64,
+    shift: i64,
+    begins: (u32, i32, u32),
+    ends: (u32, i32, u32),
+}
+
+impl Defined {
+    fn tzid(&self) -> String {
+        let (b, e) = (self.begins, self.ends);
+        format!(
+            "Custom {} {} {}.{}.{} {}.{}.{}",
+            self.standard, self.shift, b.0, b.1, b.2, e.0, e.1, e.2
+        )
+    }
+
+    fn vtimezone(&self) -> Vec<String> {
+        let offset = |minutes: i64| {
+            let sign = if minutes < 0 { '-' } else { '+' };
+            format!("{sign}{:02}{:02}", minutes.abs() / 60, minutes.abs() % 60)
+        };
+        let (standard, daylight) = (offset(self.standard), offset(self.standard + self.shift));
+        let observance =
+            |kind: &str, (month, week, hour): (u32, i32, u32), from: &str, to: &str| {
+                [
+                    format!("BEGIN:{kind}"),
+                    format!("DTSTART:19700101T{hour:02}0000"),
+                    format!("TZOFFSETFROM:{from}"),
+                    format!("TZOFFSETTO:{to}"),
+                    format!("RRULE:FREQ=YEARLY;BYMONTH={month};BYDAY={week}SU"),
+                    format!("END:{kind}"),
+                ]
+            };
+        let mut lines = vec![
+            "BEGIN:VTIMEZONE".to_string(),
+            format!("TZID:{}", self.tzid()),
+        ];
+        lines.extend(observance("DAYLIGHT", self.begins, &standard, &daylight));
+        lines.extend(observance("STANDARD", self.ends, &daylight, &standard));
+        lines.push("END:VTIMEZONE".into());
+        lines
+    }
+}
+
+fn a_defined_zone() -> impl Strategy<Value = Defined> {
+    let standard = proptest::sample::select(&[-300i64, -210, -180, 0, 60, 120, 330, 345, 630][..]);
+    let shift = proptest::sample::select(&[60i64, 30, 120][..]);
+    let week = prop_oneof![1..=4i32, Just(-1)];
+    let change = (1..=12u32, week, 0..=3u32);
+    (
+        standard,
+        shift,
+        change,
+        2..=10u32,
+        prop_oneof![1..=4i32, Just(-1)],
+        0..=3u32,
+    )
+        .prop_map(|(standard, shift, begins, apart, week, hour)| Defined {
+            standard,
+            shift,
+            begins,
+            ends: ((begins.0 + apart - 1) % 12 + 1, week, hour),
+        })
+}
+
 #[derive(Clone, Debug)]
 struct Series {
     zone: &'static str,
+    /// A zoned series' own zone, when the file defines it (else `zone`, by its IANA name).
+    defined: Option<Defined>,
     form: Form,
     start: NaiveDateTime,
     /// Minutes (days for an all-day event), written as DTEND or as DURATION.
@@ -158,6 +229,7 @@ fn a_series() -> impl Strategy<Value = Series> {
             1..=3u32,
             by_parts(freq, form),
             prop_oneof![Just(None), (any::<bool>(), 1..=3650i64).prop_map(Some)],
+            prop_oneof![3 => Just(None), 1 => a_defined_zone().prop_map(Some)],
         );
         let changes = (
             proptest::collection::vec(0..30u32, 0..3),
@@ -175,6 +247,7 @@ fn a_series() -> impl Strategy<Value = Series> {
         );
         (shape, changes).prop_map(move |(s, c)| Series {
             zone: s.0,
+            defined: s.7.filter(|_| form == Form::Zoned),
             form,
             start: s.1,
             length: if form == Form::AllDay {
@@ -234,7 +307,13 @@ impl Series {
     /// A date-time property's name-and-value in the series' form.
     fn when(&self, name: &str, at: NaiveDateTime) -> String {
         match self.form {
-            Form::Zoned => format!("{name};TZID={}:{}", self.zone, at.format("%Y%m%dT%H%M%S")),
+            Form::Zoned => {
+                let zone = self
+                    .defined
+                    .as_ref()
+                    .map_or(self.zone.to_string(), Defined::tzid);
+                format!("{name};TZID={zone}:{}", at.format("%Y%m%dT%H%M%S"))
+            }
             Form::Utc => format!("{name}:{}", at.format("%Y%m%dT%H%M%SZ")),
             Form::Floating => format!("{name}:{}", at.format("%Y%m%dT%H%M%S")),
             Form::AllDay => format!("{name};VALUE=DATE:{}", at.format("%Y%m%d")),
@@ -274,6 +353,9 @@ impl Series {
             "BEGIN:VCALENDAR".to_string(),
             "VERSION:2.0".into(),
             "PRODID:-//cowork//reference//EN".into(),
+        ];
+        lines.extend(self.defined.iter().flat_map(Defined::vtimezone));
+        lines.extend([
             "BEGIN:VEVENT".into(),
             format!("UID:{uid}"),
             "DTSTAMP:20260101T000000Z".into(),
@@ -281,7 +363,7 @@ impl Series {
             self.end_line(self.start),
             self.rule(),
             "SUMMARY:series".into(),
-        ];
+        ]);
         for step in &self.exdates {
             lines.push(self.when("EXDATE", self.step(*step)));
         }
@@ -439,6 +521,8 @@ struct Corrected {
     wall_clock_ends: usize,
     /// Instances it listed twice.
     repeated: usize,
+    /// Times a defined zone skips that it read with the offset after the gap.
+    gaps: usize,
 }
 
 /// The reference's answers, from one run of the Python side over every case, and where it
@@ -483,6 +567,7 @@ fn reference(cases: &[(String, Series)]) -> (BTreeMap<String, Result<Spans, Stri
                         serde_json::from_value(v["spans"].clone()).unwrap();
                     corrected.wall_clock_ends += triples.iter().filter(|t| t.1 != t.2).count();
                     corrected.repeated += v["repeated"].as_u64().unwrap() as usize;
+                    corrected.gaps += v["gaps"].as_u64().unwrap() as usize;
                     Ok(triples.into_iter().map(|(s, e, _)| (s, e)).collect())
                 }
             };
@@ -547,15 +632,17 @@ fn generated_series_expand_as_the_reference_does() {
     let zones: std::collections::BTreeSet<_> = cases.iter().map(|(_, s)| s.zone).collect();
     let years: std::collections::BTreeSet<_> = cases.iter().map(|(_, s)| s.start.year()).collect();
     let split = cases.iter().filter(|(_, s)| s.future.is_some()).count();
+    let defined = cases.iter().filter(|(_, s)| s.defined.is_some()).count();
     println!(
-        "recurring-ical-events reference: {} of {count} generated series agree ({instances} instances, {} zones, {} start years, {split} split by THISANDFUTURE, seed {seed}); \
-         the reference's answer corrected to RFC 5545 where it departs: {} instance ends it computed as wall-clock time, {} instances it listed twice; \
+        "recurring-ical-events reference: {} of {count} generated series agree ({instances} instances, {} zones and {defined} series in a zone their file defines, {} start years, {split} split by THISANDFUTURE, seed {seed}); \
+         the reference's answer corrected to RFC 5545 where it departs: {} instance ends it computed as wall-clock time, {} instances it listed twice, {} times a zone its file defines skips read with the offset after the gap; \
          the reference took {reference_took:.1?}, ours {ours_took:.1?}",
         count - differences.len(),
         zones.len(),
         years.len(),
         corrected.wall_clock_ends,
-        corrected.repeated
+        corrected.repeated,
+        corrected.gaps
     );
     assert!(
         differences.is_empty(),

@@ -143,18 +143,47 @@ const PREFERRED: &[&str] = &[
 /// first a zone the TZID names inside it (`custom_America/New_York`), then the preferred ones,
 /// then every zone (a fixed offset finds its `Etc/GMT±n`).
 fn matching_zone(tzid: &str, zone: &impl Component, years: (i32, i32)) -> Option<Tz> {
-    let onsets = onsets_of(&observances(zone)?, years.1)?;
+    type Matches = HashMap<(String, i32, i32), Option<Tz>>;
+    // Every object of a file, and every later index of it, asks again: sampling every zone
+    // over the years is done once per zone and years.
+    static MATCHED: LazyLock<Mutex<Matches>> = LazyLock::new(Default::default);
+    let observances = observances(zone)?;
+    let asked = (key_of(tzid, &observances), years.0, years.1);
+    if let Some(found) = MATCHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&asked)
+    {
+        return *found;
+    }
+    let found = sampled_match(tzid, &observances, years);
+    let mut matched = MATCHED.lock().unwrap_or_else(|p| p.into_inner());
+    if matched.len() >= 256 {
+        matched.clear();
+    }
+    matched.insert(asked, found);
+    found
+}
+
+/// [`matching_zone`], worked out.
+fn sampled_match(tzid: &str, observances: &[Observance], years: (i32, i32)) -> Option<Tz> {
+    let onsets = onsets_of(observances, years.1)?;
     let first = chrono::NaiveDate::from_ymd_opt(years.0, 1, 1)?;
     let days = (chrono::NaiveDate::from_ymd_opt(years.1, 12, 31)? - first).num_days();
-    let samples: Vec<i64> = (0..=days)
-        .map(|d| {
-            (first + chrono::Duration::days(d))
-                .and_hms_opt(12, 0, 0)
-                .unwrap()
-                .and_utc()
-                .timestamp()
-        })
-        .collect();
+    let noon = |d: i64| {
+        (first + chrono::Duration::days(d))
+            .and_hms_opt(12, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp()
+    };
+    // Around each change too: a zone changing on the same days at another hour is another zone.
+    let (from, to) = (noon(0) - 86_400, noon(days) + 86_400);
+    let changes = onsets
+        .iter()
+        .filter(|(at, _)| (from..to).contains(at))
+        .flat_map(|(at, _)| [at - 1, *at]);
+    let samples: Vec<i64> = changes.chain((0..=days).map(noon)).collect();
     let same = |tz: &Tz| {
         samples.iter().all(|t| {
             let o = tz.offset_from_utc_datetime(&crate::ics::utc_of(*t).naive_utc());
@@ -335,12 +364,7 @@ impl DefinedZone {
 
     /// The self-describing name: the prefix and the zone's definition as one line of JSON.
     pub fn key(&self) -> String {
-        let definition = Definition {
-            tzid: self.tzid.clone(),
-            observances: self.observances.clone(),
-        };
-        let json = serde_json::to_string(&definition).expect("a definition serializes");
-        format!("{DEFINED_PREFIX}{json}")
+        key_of(&self.tzid, &self.observances)
     }
 
     fn offset_at(&self, utc: i64) -> i64 {
@@ -372,6 +396,15 @@ impl DefinedZone {
             .min()
             .unwrap_or_else(|| wall - self.offset_at(wall - 86_400))
     }
+}
+
+fn key_of(tzid: &str, observances: &[Observance]) -> String {
+    let definition = Definition {
+        tzid: tzid.to_string(),
+        observances: observances.to_vec(),
+    };
+    let json = serde_json::to_string(&definition).expect("a definition serializes");
+    format!("{DEFINED_PREFIX}{json}")
 }
 
 /// Defined zones already read, by key: a query places every instance of a series through one.
@@ -409,8 +442,11 @@ fn definitions(cal: &Calendar) -> BTreeMap<String, String> {
             if crate::ics::resolve_tz(&tzid).is_some() {
                 return None;
             }
-            let defined = DefinedZone::new(tzid.clone(), observances(zone)?)?;
-            Some((tzid, defined.key()))
+            let key = key_of(&tzid, &observances(zone)?);
+            // Read once per process (cached): a zone whose changes cannot be worked out is left
+            // undefined, and its events are refused naming it.
+            defined(&key)?;
+            Some((tzid, key))
         })
         .collect()
 }

@@ -420,17 +420,19 @@ fn series_occurrences(
                     continue;
                 }
             };
+            let mut placed = HashSet::new();
             for ics::Instance { start, original } in found_instances {
                 // An override names an instance by the start the series gave it.
                 if overridden.contains(&(series.calendar.clone(), series.uid.clone(), original)) {
                     continue;
                 }
-                found.occurrences.push(series.occurrence(
-                    range,
-                    floating,
-                    (start, start + duration),
-                    Some(original),
-                ));
+                let occurrence =
+                    series.occurrence(range, floating, (start, start + duration), Some(original));
+                // Two wall times of a floating series name one instant where the zone asked in
+                // skips the first: a recurrence set holds it once (RFC 5545 §3.8.5.3).
+                if placed.insert(occurrence.start_utc) {
+                    found.occurrences.push(occurrence);
+                }
             }
         }
     }

@@ -85,6 +85,11 @@ fn observances(zone: &impl Component) -> Option<Vec<Observance>> {
 fn onsets_of(observances: &[Observance], until_year: i32) -> Option<Vec<(i64, i64)>> {
     let mut out = Vec::new();
     for observance in observances {
+        // A zone's whole history is a few hundred changes: a file's zone (or a self-describing
+        // name) listing more is refused, not worked through.
+        if out.len() > MAX_ONSETS {
+            return None;
+        }
         let start = local_time(&observance.start)?;
         let mut locals = vec![start];
         if let Some(rule) = &observance.rrule {
@@ -98,7 +103,8 @@ fn onsets_of(observances: &[Observance], until_year: i32) -> Option<Vec<(i64, i6
                     .take_while(|d| d.year() <= until_year),
             );
         }
-        locals.extend(observance.rdates.iter().filter_map(|d| local_time(d)));
+        let rdates = observance.rdates.iter().take(MAX_ONSETS);
+        locals.extend(rdates.filter_map(|d| local_time(d)));
         out.extend(
             locals
                 .into_iter()
@@ -109,6 +115,9 @@ fn onsets_of(observances: &[Observance], until_year: i32) -> Option<Vec<(i64, i6
     out.dedup();
     (!out.is_empty()).then_some(out)
 }
+
+/// The most changes of offset a zone may define (to [`HORIZON_YEAR`]).
+const MAX_ONSETS: usize = 20_000;
 
 /// The offset a VTIMEZONE gives at `t`: that of the last change at or before it (before the
 /// first, the first one's own).
@@ -205,6 +214,18 @@ fn sampled_match(tzid: &str, observances: &[Observance], years: (i32, i32)) -> O
         .find(same)
 }
 
+/// The VTIMEZONEs of `cal` under a TZID no zone database knows, with that TZID.
+fn unknown_zones(cal: &Calendar) -> impl Iterator<Item = (String, &impl Component)> {
+    cal.components.iter().filter_map(|c| {
+        let CalendarComponent::Other(zone) = c else {
+            return None;
+        };
+        let tzid = zone.property_value("TZID")?.trim_matches('"').to_string();
+        (zone.component_kind() == "VTIMEZONE" && crate::ics::resolve_tz(&tzid).is_none())
+            .then_some((tzid, zone))
+    })
+}
+
 /// TZIDs that name no IANA zone, mapped to the IANA zone their VTIMEZONE matches over the
 /// years of the calendar's events (unmatched ones are left out: their events are refused,
 /// naming the zone).
@@ -216,17 +237,8 @@ pub fn adoptable(cal: &Calendar) -> BTreeMap<String, Tz> {
     let (Some(&min), Some(&max)) = (years.iter().min(), years.iter().max()) else {
         return BTreeMap::new();
     };
-    cal.components
-        .iter()
-        .filter_map(|c| match c {
-            CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" => Some(o),
-            _ => None,
-        })
-        .filter_map(|zone| {
-            let tzid = zone.property_value("TZID")?.trim_matches('"').to_string();
-            if crate::ics::resolve_tz(&tzid).is_some() {
-                return None;
-            }
+    unknown_zones(cal)
+        .filter_map(|(tzid, zone)| {
             let tz = matching_zone(&tzid, zone, (min, max.saturating_add(1)))?;
             Some((tzid, tz))
         })
@@ -431,17 +443,8 @@ pub fn defined(name: &str) -> Option<Arc<DefinedZone>> {
 /// The zones calendar data defines itself that no IANA zone has (see [`adopt`], which runs
 /// first), by TZID, with their [`DefinedZone::key`].
 fn definitions(cal: &Calendar) -> BTreeMap<String, String> {
-    cal.components
-        .iter()
-        .filter_map(|c| match c {
-            CalendarComponent::Other(o) if o.component_kind() == "VTIMEZONE" => Some(o),
-            _ => None,
-        })
-        .filter_map(|zone| {
-            let tzid = zone.property_value("TZID")?.trim_matches('"').to_string();
-            if crate::ics::resolve_tz(&tzid).is_some() {
-                return None;
-            }
+    unknown_zones(cal)
+        .filter_map(|(tzid, zone)| {
             let key = key_of(&tzid, &observances(zone)?);
             // Read once per process (cached): a zone whose changes cannot be worked out is left
             // undefined, and its events are refused naming it.
@@ -555,6 +558,20 @@ mod defined_tests {
             "{text}"
         );
         assert!(!text.contains(super::DEFINED_PREFIX), "{text}");
+    }
+
+    #[test]
+    fn a_zone_defining_more_changes_than_any_real_zone_is_refused_not_worked_through() {
+        let hourly: String = (0..10)
+            .map(|i| format!("BEGIN:STANDARD\r\nDTSTART:19700101T0{i}0000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=HOURLY\r\nEND:STANDARD\r\n"))
+            .collect();
+        let cal = ics::parse(&format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\nBEGIN:VTIMEZONE\r\nTZID:Busy\r\n{hourly}END:VTIMEZONE\r\n\
+             BEGIN:VEVENT\r\nUID:x\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Busy:20270101T100000\r\nSUMMARY:x\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        ))
+        .unwrap();
+        let refused = ics::index(&cal).unwrap_err();
+        assert!(refused.contains("unknown time zone \"Busy\""), "{refused}");
     }
 
     #[test]

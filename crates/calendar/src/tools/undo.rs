@@ -131,7 +131,7 @@ pub(super) fn still_as_left(
     let later = history::later_changes(conn, &change).map_err(db_error)?;
     Err(ToolError::invalid(if later.is_empty() {
         format!(
-            "\"{}\" was changed after change #{id} (a sync brought an edit made elsewhere): taking #{id} back would lose that edit; change the event with calendar_update instead",
+            "\"{}\" was changed after change #{id} (a sync or an import brought another version): taking #{id} back would lose that edit; change the event with calendar_update instead",
             change.title
         )
     } else {

@@ -991,6 +991,33 @@ async fn local_changes_are_taken_back_newest_first_and_an_undo_can_be_undone() {
             attendees: vec!["bob@example.com".into()]
         }]
     );
+    // Written as another client may write it (names are case-insensitive, RFC 5545 §3.1), and
+    // with a value that is no address: still named, and the event can still be changed.
+    std::fs::write(
+        h.workspace.join("odd.ics"),
+        event(
+            "odd-1",
+            "Odd",
+            "20261209T100000Z",
+            "20261209T110000Z",
+            "attendee:MAILTO:eve@example.com\r\nATTENDEE:room 4\r\n",
+        ),
+    )
+    .unwrap();
+    h.ok("calendar_import", json!({"path": "odd.ics"})).await;
+    h.ok(
+        "calendar_update",
+        json!({"uid": "odd-1", "title": "Odd v2"}),
+    )
+    .await;
+    let (_, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(
+        effects,
+        [Effect::CalendarWrite {
+            calendar: "local".into(),
+            attendees: vec!["eve@example.com".into(), "room 4".into()]
+        }]
+    );
 }
 
 impl Dav {

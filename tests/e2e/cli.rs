@@ -919,7 +919,16 @@ fn the_calendar_from_the_terminal() {
         .unwrap_or_else(|| panic!("{changes}"));
     assert_eq!(dentist["action"], "created");
     let id = dentist["id"].to_string();
-    let undone = text(&cowork(h, &["calendar", "undo", &id]));
+    // Taking back a creation removes the event: it asks, and says it can be undone in turn.
+    let refused = cowork(h, &["calendar", "undo", &id]);
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
+    let undone = cowork_with_stdin(h, &["calendar", "undo", &id], Some("o\n"));
+    let prompt = String::from_utf8_lossy(&undone.stderr);
+    assert!(
+        prompt.contains("Cowork keeps the earlier version"),
+        "{prompt}"
+    );
+    let undone = text(&undone);
     assert!(
         undone.contains(&format!("Took back change #{id}")),
         "{undone}"

@@ -621,6 +621,7 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
             .await,
     )
     .await;
+    // The person's own click is the approval: no modal.
     d.wait_for("[data-tool=calendar_undo][data-status=ok]")
         .await;
     let back = on_server().await;

@@ -310,8 +310,9 @@ export type Annotations = {
 	/**  Talks to an open world (web, mail, third-party servers): its output is untrusted. */
 	open_world: boolean,
 	/**
-	 *  What it changes Cowork keeps the earlier version of (staged and journaled file changes):
-	 *  the person can undo it in File changes. The approval says so.
+	 *  What it changes Cowork keeps the earlier version of (journaled file changes, the calendar's
+	 *  history): the person can undo it. The approval says so, unless the call also reaches
+	 *  people (an invitation), which no undo takes back.
 	 */
 	undoable?: boolean,
 };
@@ -1172,7 +1173,7 @@ export type TurnUsage = {
 export type Undo = 
 /**  It only reads. */
 "nothing_changes" | 
-/**  Cowork keeps the earlier version (File changes). */
+/**  Cowork keeps the earlier version: File changes for files, calendar_undo for events. */
 "undoable" | 
 /**
  *  It changes the person's own records (tasks, notes, memory, a calendar no one else is

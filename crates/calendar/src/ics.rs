@@ -434,26 +434,7 @@ fn split_at(
     // 10:00 stays at 10:00 across a clock change), inside its `ZONE:` line.
     let (zone, rules) = split_zone(&text)?;
     let wall = |t: i64| wall_value(zone.as_ref(), t);
-    // Where the series cuts and from what later instances move: the wall time the rule gives
-    // the instance replaced. A time a clock change skips is placed after the gap, so the
-    // instant's own wall reading is an hour off (00:45 on a midnight spring-forward reads 01:45).
-    let rule_wall = |instant: i64| -> i64 {
-        zone.as_ref()
-            .and_then(|z| {
-                let near = instances(
-                    rules,
-                    0,
-                    wall(instant) - 172_800,
-                    wall(instant) + 172_800,
-                    usize::MAX,
-                )
-                .ok()?;
-                near.into_iter()
-                    .map(|i| i.start)
-                    .find(|w| z.instant_of_wall(*w) == instant)
-            })
-            .unwrap_or_else(|| wall(instant))
-    };
+    let rule_wall = |instant: i64| rule_wall(zone.as_ref(), rules, instant);
     let head = zone
         .as_ref()
         .map_or(String::new(), |tz| format!("{ZONE_PREFIX}{}\n", tz.name()));
@@ -500,6 +481,20 @@ fn split_at(
         });
     }
     Ok(parts)
+}
+
+/// Where a split series cuts and from what its later instances move: the wall time the rule
+/// gives the instance at `instant`. A time a clock change skips is placed after the gap, so the
+/// instant's own wall reading is an hour off (00:45 on a midnight spring-forward reads 01:45).
+fn rule_wall(zone: Option<&EventZone>, rules: &str, instant: i64) -> i64 {
+    let own = wall_value(zone, instant);
+    zone.and_then(|z| {
+        let near = instances(rules, 0, own - 172_800, own + 172_800, usize::MAX).ok()?;
+        near.into_iter()
+            .map(|i| i.start)
+            .find(|w| z.instant_of_wall(*w) == instant)
+    })
+    .unwrap_or(own)
 }
 
 /// The first line of a part of a split series (after a `ZONE:` line, in its wall-clock time):

@@ -128,7 +128,8 @@ CREATE TABLE calendar_changes (
     before     TEXT,                 -- the object's text; NULL when it did not exist
     after      TEXT,                 -- NULL when the change removed it
     undoes     INTEGER,              -- for `undid`: the change it took back
-    undone_by  INTEGER               -- the change that took this one back
+    undone_by  INTEGER,              -- the change that took this one back
+    bytes      INTEGER NOT NULL      -- the size of both texts, for pruning
 );
 CREATE INDEX calendar_changes_by_object ON calendar_changes (calendar, uid);
 "#,

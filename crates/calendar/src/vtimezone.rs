@@ -20,11 +20,16 @@ fn offset(text: &str) -> Option<i64> {
         ("-", d) => (-1, d),
         _ => return None,
     };
-    if !(4..=6).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if ![4, 6].contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let n = |r: std::ops::Range<usize>| digits.get(r).map_or(Some(0), |d| d.parse::<i64>().ok());
-    Some(sign * (n(0..2)? * 3600 + n(2..4)? * 60 + n(4..6)?))
+    let (hours, minutes, seconds) = (n(0..2)?, n(2..4)?, n(4..6)?);
+    // RFC 5545 §3.3.14: under a day. Expansion relies on it (it widens a range by a day).
+    if hours > 23 || minutes > 59 || seconds > 59 {
+        return None;
+    }
+    Some(sign * (hours * 3600 + minutes * 60 + seconds))
 }
 
 /// A local date-time, or a date (its midnight), as observances write them.
@@ -43,7 +48,7 @@ fn local_time(text: &str) -> Option<NaiveDateTime> {
 
 /// One STANDARD or DAYLIGHT part of a VTIMEZONE, as written: its offsets, its first onset
 /// (local time) and when it recurs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Observance {
     from: i64,
     to: i64,
@@ -56,6 +61,10 @@ struct Observance {
 
 /// A VTIMEZONE's observances; `None` when one cannot be read.
 fn observances(zone: &impl Component) -> Option<Vec<Observance>> {
+    // Real zones have a few hundred observances at most (one per historical change).
+    if zone.components().len() > 1_000 {
+        return None;
+    }
     zone.components()
         .iter()
         .map(|observance| {
@@ -67,6 +76,7 @@ fn observances(zone: &impl Component) -> Option<Vec<Observance>> {
                 .into_iter()
                 .flatten()
                 .flat_map(|p| p.value().split(',').map(str::to_string).collect::<Vec<_>>())
+                .take(MAX_ONSETS + 1)
                 .collect();
             Some(Observance {
                 from: offset(observance.property_value("TZOFFSETFROM")?)?,
@@ -110,6 +120,9 @@ fn onsets_of(observances: &[Observance], until_year: i32) -> Option<Vec<(i64, i6
                 .into_iter()
                 .map(|l| (l.and_utc().timestamp() - observance.from, observance.to)),
         );
+    }
+    if out.len() > MAX_ONSETS {
+        return None;
     }
     out.sort();
     out.dedup();
@@ -339,7 +352,7 @@ const HORIZON_YEAR: i32 = 2200;
 /// §3.6.5 says a VTIMEZONE is to be read. While an object is evaluated its events name the zone
 /// by [`DefinedZone::key`], which carries the rules, so the index's series text (and a query
 /// years later) needs nothing else; stored text keeps the file's own TZID.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct DefinedZone {
     /// The TZID the data uses.
     pub tzid: String,
@@ -396,10 +409,10 @@ impl DefinedZone {
     pub fn instant_of_wall(&self, wall: i64) -> i64 {
         // Offsets are under a day: every candidate lies within a day and a half.
         let near = self.offset_at(wall - 129_600);
-        let around = self
-            .onsets
+        let first = self.onsets.partition_point(|(at, _)| *at < wall - 129_600);
+        let around = self.onsets[first..]
             .iter()
-            .filter(|(at, _)| (wall - 129_600..=wall + 129_600).contains(at))
+            .take_while(|(at, _)| *at <= wall + 129_600)
             .map(|(_, to)| *to);
         std::iter::once(near)
             .chain(around)
@@ -485,6 +498,8 @@ mod tests {
         assert_eq!(offset("-0330"), Some(-12_600));
         assert_eq!(offset("+053000"), Some(19_800));
         assert_eq!(offset("0100"), None);
+        assert_eq!(offset("+9999"), None);
+        assert_eq!(offset("+01000"), None);
     }
 }
 

@@ -23,7 +23,8 @@ pub fn local_instant<T: TimeZone>(tz: &T, naive: &NaiveDateTime) -> Option<DateT
 
 /// The zone an event's times are written in: an IANA zone, or one the calendar data defines
 /// itself (a VTIMEZONE whose rules match no IANA zone), evaluated from its own rules.
-#[derive(Clone, Debug, PartialEq)]
+// Eq lets `Arc` compare two handles on one cached zone by pointer first.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EventZone {
     Iana(chrono_tz::Tz),
     Defined(std::sync::Arc<crate::vtimezone::DefinedZone>),

@@ -59,6 +59,16 @@ pub(super) fn pick(
         .collect()
 }
 
+/// The calendar with exactly this id (never a name): what a recorded change names.
+pub(super) fn by_id(shared: &Shared, id: &str) -> Result<CalendarInfo, ToolError> {
+    let all = db::calendars(&shared.db.lock().unwrap()).map_err(db_error)?;
+    all.into_iter().find(|c| c.id == id).ok_or_else(|| {
+        ToolError::invalid(format!(
+            "calendar {id:?} is no longer here (its account was removed?): its changes cannot be taken back"
+        ))
+    })
+}
+
 pub(super) fn pick_one(shared: &Shared, wanted: Option<&str>) -> Result<CalendarInfo, ToolError> {
     let name = wanted.unwrap_or("local").to_string();
     Ok(pick(shared, Some(&[name]))?.remove(0))

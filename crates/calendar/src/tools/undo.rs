@@ -120,6 +120,11 @@ pub(super) fn still_as_left(
     current: Option<&str>,
 ) -> Result<(), ToolError> {
     let change = find(conn, id)?;
+    if let Some(by) = change.undone_by {
+        return Err(ToolError::invalid(format!(
+            "change #{id} was already taken back by #{by}: take back #{by} to do it again"
+        )));
+    }
     let unchanged = match (change.after.as_deref(), current) {
         (None, None) => true,
         (Some(left), Some(now)) => same_event(left, now),
@@ -152,20 +157,26 @@ fn find(conn: &rusqlite::Connection, id: i64) -> Result<Change, ToolError> {
     })
 }
 
-/// The email addresses an object's events invite.
+/// Whom an object's events invite, as written (property names are case-insensitive, RFC 5545
+/// §3.1; a value that is no address is still someone a server may try to reach, so it is kept).
 pub(super) fn attendees_in(text: &str) -> Vec<String> {
     let Ok(cal) = ics::parse(text) else {
         return Vec::new();
     };
     let mut out: Vec<String> = ics::events(&cal)
         .flat_map(|e| {
-            e.multi_properties()
-                .get("ATTENDEE")
-                .cloned()
-                .unwrap_or_default()
+            let single = e.properties().values().cloned();
+            single.chain(e.multi_properties().values().flatten().cloned())
         })
-        .map(|p| p.value().trim().trim_start_matches("mailto:").to_string())
-        .filter(|a| a.contains('@'))
+        .filter(|p| p.key().eq_ignore_ascii_case("ATTENDEE"))
+        .map(|p| {
+            let value = p.value().trim();
+            match value.get(..7) {
+                Some(scheme) if scheme.eq_ignore_ascii_case("mailto:") => value[7..].to_string(),
+                _ => value.to_string(),
+            }
+        })
+        .filter(|a| !a.is_empty())
         .collect();
     out.sort();
     out.dedup();
@@ -236,17 +247,14 @@ impl CalendarTools {
     }
 
     #[tool(name = "calendar_undo", title = "Undo calendar change", category = "calendar",
-           effects = [CalendarWrite], undoable, plan = Self::plan_undo, text = undo_text,
+           effects = [CalendarWrite], destructive, undoable, plan = Self::plan_undo, text = undo_text,
            description = "Take back one calendar change (from calendar_changes, or the `change` a create, update or delete returned): the earlier version is put back, on the server too.")]
-    async fn undo(&self, input: &UndoInput, ctx: &ToolContext) -> ToolResult<Undone> {
-        let change = find(&self.shared.db.lock().unwrap(), input.change)?;
-        if let Some(by) = change.undone_by {
-            return Err(ToolError::invalid(format!(
-                "change #{} was already taken back by #{by}: take back #{by} to do it again",
-                change.id
-            )));
-        }
-        let calendar = pick_one(&self.shared, Some(&change.calendar))?;
+    async fn undo(&self, _: &UndoInput, change: &Change, ctx: &ToolContext) -> ToolResult<Undone> {
+        // The change as the review saw it (its calendar and whom it reaches); whether it still
+        // stands is checked again inside the write's transaction (`still_as_left`).
+        let change = change.clone();
+        // By id, as the review named it: a name could match another account's calendar.
+        let calendar = by_id(&self.shared, &change.calendar)?;
         let current = db::object(&self.shared.db.lock().unwrap(), &calendar.id, &change.uid)
             .map_err(db_error)?
             .filter(|o| !o.deleted)
@@ -279,7 +287,7 @@ impl CalendarTools {
 
     /// A write to the change's calendar, inviting (or un-inviting) everyone either version
     /// invites: a server with scheduling mails them when it changes.
-    fn plan_undo(&self, input: &UndoInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
+    fn plan_undo(&self, input: &UndoInput, _: &EffectEnv) -> Result<CallPlan<Change>, ToolError> {
         let change = find(&self.shared.db.lock().unwrap(), input.change)?;
         let mut attendees: Vec<String> = [&change.before, &change.after]
             .into_iter()
@@ -288,9 +296,10 @@ impl CalendarTools {
             .collect();
         attendees.sort();
         attendees.dedup();
-        Ok(CallPlan::new(vec![Effect::CalendarWrite {
-            calendar: change.calendar,
+        let effects = vec![Effect::CalendarWrite {
+            calendar: change.calendar.clone(),
             attendees,
-        }]))
+        }];
+        Ok(CallPlan::with(effects, change))
     }
 }

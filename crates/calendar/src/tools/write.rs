@@ -109,14 +109,17 @@ pub(super) fn edited(
     }
 }
 
-/// A write to one calendar (default `local`) that invites `attendees`.
+/// A write to one calendar (default `local`) that invites `attendees` (the call's, checked)
+/// and reaches `invited` (the stored event's, as written).
 fn write_plan(
     shared: &Shared,
     calendar: Option<&str>,
     attendees: &[String],
+    invited: Vec<String>,
 ) -> Result<CallPlan, ToolError> {
     let calendar = pick_one(shared, calendar)?;
     let mut attendees = clean_attendees(attendees)?;
+    attendees.extend(invited);
     attendees.sort();
     attendees.dedup();
     Ok(CallPlan::new(vec![Effect::CalendarWrite {
@@ -407,7 +410,7 @@ pub(super) fn target(cal: &mut Calendar, instance: Option<i64>) -> Result<&mut E
 /// Marks an edited event as a new revision (RFC 5545 SEQUENCE, LAST-MODIFIED, DTSTAMP), so
 /// servers and other clients see it superseding the old one.
 pub(super) fn bump(event: &mut Event) {
-    let sequence = event.get_sequence().unwrap_or(0) + 1;
+    let sequence = event.get_sequence().unwrap_or(0).saturating_add(1);
     let now = chrono::Utc::now();
     event.sequence(sequence).last_modified(now).timestamp(now);
 }
@@ -506,7 +509,12 @@ impl CalendarTools {
     }
 
     fn plan_create(&self, input: &CreateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        write_plan(&self.shared, input.calendar.as_deref(), &input.attendees)
+        write_plan(
+            &self.shared,
+            input.calendar.as_deref(),
+            &input.attendees,
+            Vec::new(),
+        )
     }
 
     #[tool(name = "calendar_update", title = "Update event", category = "calendar",
@@ -566,9 +574,9 @@ impl CalendarTools {
     }
 
     fn plan_update(&self, input: &UpdateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let mut attendees = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
-        attendees.extend(input.attendees.iter().flatten().cloned());
-        write_plan(&self.shared, input.calendar.as_deref(), &attendees)
+        let stored = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
+        let attendees = input.attendees.as_deref().unwrap_or_default();
+        write_plan(&self.shared, input.calendar.as_deref(), attendees, stored)
     }
 
     #[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
@@ -608,7 +616,7 @@ impl CalendarTools {
     }
 
     fn plan_delete(&self, input: &DeleteInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let attendees = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
-        write_plan(&self.shared, input.calendar.as_deref(), &attendees)
+        let stored = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
+        write_plan(&self.shared, input.calendar.as_deref(), &[], stored)
     }
 }

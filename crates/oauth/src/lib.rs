@@ -7,9 +7,11 @@
 
 mod discovery;
 mod flow;
+mod keeper;
 
 pub use discovery::{Server, discover};
 pub use flow::{Pending, Tokens, begin, refresh, revoke};
+pub use keeper::{Keeper, TokenStore};
 
 /// Why a sign-in or a token request failed, in words that name a fix.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,10 @@ pub enum OAuthError {
     Refused(String),
     #[error("nobody finished signing in within {0} s: start again")]
     TimedOut(u64),
+    #[error(
+        "the account {0} is signed out (no tokens, or the server refused to renew them): sign in to it again"
+    )]
+    NeedsSignIn(String),
     #[error("{0}")]
     Invalid(String),
 }

@@ -1,0 +1,72 @@
+//! One sign-in per account that lasts: the access token handed out is refreshed before it
+//! expires and the new tokens saved, one refresh at a time per account (a server that rotates
+//! refresh tokens refuses the second of two concurrent refreshes, which would ask the person to
+//! sign in again for nothing). A refresh the server refuses means the grant is gone: the person
+//! must sign in again, and only then.
+
+use crate::{OAuthError, Server, Tokens, refresh};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Where accounts' tokens are kept (the OS keyring in the app; never a file).
+pub trait TokenStore: Send + Sync {
+    fn load(&self, account: &str) -> Result<Option<Tokens>, String>;
+    fn save(&self, account: &str, tokens: &Tokens) -> Result<(), String>;
+}
+
+/// Hands out access tokens for signed-in accounts.
+pub struct Keeper {
+    store: Arc<dyn TokenStore>,
+    http: reqwest::Client,
+    refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Keeper {
+    pub fn new(store: Arc<dyn TokenStore>, http: reqwest::Client) -> Keeper {
+        Keeper {
+            store,
+            http,
+            refreshing: Mutex::default(),
+        }
+    }
+
+    /// A usable access token for `account` at `server`, refreshed first when it is about to
+    /// expire. [`OAuthError::NeedsSignIn`] when there are no tokens or the server refused the
+    /// refresh (the grant was revoked or expired).
+    pub async fn access_token(
+        &self,
+        account: &str,
+        server: &Server,
+        client_id: &str,
+    ) -> Result<String, OAuthError> {
+        let lock = self
+            .refreshing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(account.to_string())
+            .or_default()
+            .clone();
+        let _one_at_a_time = lock.lock().await;
+        // Read under the lock: a refresh that just finished has saved its tokens.
+        let tokens = self
+            .store
+            .load(account)
+            .map_err(OAuthError::Invalid)?
+            .ok_or_else(|| OAuthError::NeedsSignIn(account.to_string()))?;
+        if !tokens.expires_soon(crate::flow::now()) {
+            return Ok(tokens.access_token);
+        }
+        let renewed = match refresh(&self.http, server, client_id, &tokens).await {
+            Ok(renewed) => renewed,
+            Err(OAuthError::Refused(why)) => {
+                tracing::info!("oauth: {account}: the refresh was refused ({why}): sign in again");
+                return Err(OAuthError::NeedsSignIn(account.to_string()));
+            }
+            Err(other) => return Err(other),
+        };
+        self.store
+            .save(account, &renewed)
+            .map_err(OAuthError::Invalid)?;
+        Ok(renewed.access_token)
+    }
+}

@@ -241,3 +241,69 @@ async fn a_sign_in_lasts_its_tokens_renewed_one_refresh_at_a_time_until_revoked(
     assert_eq!(token, tokens.access_token);
     assert_eq!(kept.0.lock().unwrap().1, 0, "nothing refreshed");
 }
+
+/// A hostile authorization server on loopback: its metadata is honest about itself, but its
+/// token endpoint grants more than was asked (`admin`).
+fn greedy_server() -> String {
+    use axum::routing::{get, post};
+    let base = Arc::new(Mutex::new(String::new()));
+    let metadata = {
+        let base = base.clone();
+        move || {
+            let base = base.lock().unwrap().clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "code_challenge_methods_supported": ["S256"],
+                }))
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route(
+            "/token",
+            post(|| async {
+                axum::Json(serde_json::json!({
+                    "access_token": "granted-too-much",
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                    "scope": "openid mail admin",
+                }))
+            }),
+        );
+    let url = cowork_tests::serve(app);
+    *base.lock().unwrap() = url.clone();
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_wider_than_what_was_asked_is_refused() {
+    let issuer = greedy_server();
+    let http = http();
+    let server = discover(&http, &issuer.parse().unwrap()).await.unwrap();
+    let asked = ["openid", "mail"].map(String::from).to_vec();
+    let pending = begin(&server, CLIENT, &asked).await.unwrap();
+    let param = |name: &str| {
+        pending
+            .url()
+            .query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.to_string())
+            .unwrap()
+    };
+    // The server's "browser" step: straight back with a code and this sign-in's own state.
+    let back = format!("{}?code=c&state={}", param("redirect_uri"), param("state"));
+    let waiting = tokio::spawn({
+        let http = http.clone();
+        async move { pending.finish(&http, Duration::from_secs(60)).await }
+    });
+    reqwest::get(back).await.unwrap();
+    let answer = waiting.await.unwrap();
+    assert!(
+        matches!(answer, Err(OAuthError::Refused(ref why)) if why.contains("admin")),
+        "{answer:?}"
+    );
+}

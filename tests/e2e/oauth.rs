@@ -307,3 +307,61 @@ async fn a_grant_wider_than_what_was_asked_is_refused() {
         "{answer:?}"
     );
 }
+
+/// Everything logged, at every level, into one buffer.
+#[derive(Clone, Default)]
+struct Logged(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logged {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn no_token_or_code_reaches_a_log_even_at_trace() {
+    let logged = Logged::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer({
+            let logged = logged.clone();
+            move || logged.clone()
+        })
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    // One thread: every task of the sign-in (and of the HTTP client) logs into the buffer.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let provider = OidcProvider::start(&[("OIDC_ACCESS_TTL", "30")]);
+    let (tokens, renewed) = runtime.block_on(async {
+        let (server, tokens) = sign_in(&provider).await;
+        let renewed = refresh(&http(), &server, CLIENT, &tokens).await.unwrap();
+        revoke(&http(), &server, CLIENT, &renewed).await.unwrap();
+        let refused = refresh(&http(), &server, CLIENT, &renewed).await;
+        assert!(refused.is_err());
+        (tokens, renewed)
+    });
+    let text = String::from_utf8_lossy(&logged.0.lock().unwrap()).to_string();
+    assert!(!text.is_empty(), "the subscriber saw the requests");
+    for secret in [
+        &tokens.access_token,
+        tokens.refresh_token.as_ref().unwrap(),
+        &renewed.access_token,
+        renewed.refresh_token.as_ref().unwrap(),
+    ] {
+        assert!(
+            !text.contains(secret.as_str()),
+            "a token in the log:\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("code="),
+        "an authorization code in the log:\n{text}"
+    );
+}

@@ -243,8 +243,8 @@ async fn a_sign_in_lasts_its_tokens_renewed_one_refresh_at_a_time_until_revoked(
 }
 
 /// A hostile authorization server on loopback: its metadata is honest about itself, but its
-/// token endpoint grants more than was asked (`admin`).
-fn greedy_server() -> String {
+/// token endpoint grants more than was asked (`admin`). Counts the revocations it receives.
+fn greedy_server(revoked: Arc<std::sync::atomic::AtomicUsize>) -> String {
     use axum::routing::{get, post};
     let base = Arc::new(Mutex::new(String::new()));
     let metadata = {
@@ -256,6 +256,7 @@ fn greedy_server() -> String {
                     "issuer": base,
                     "authorization_endpoint": format!("{base}/authorize"),
                     "token_endpoint": format!("{base}/token"),
+                    "revocation_endpoint": format!("{base}/revoke"),
                     "code_challenge_methods_supported": ["S256"],
                 }))
             }
@@ -263,6 +264,13 @@ fn greedy_server() -> String {
     };
     let app = axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route(
+            "/revoke",
+            post(move || {
+                revoked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {}
+            }),
+        )
         .route(
             "/token",
             post(|| async {
@@ -281,7 +289,8 @@ fn greedy_server() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grant_wider_than_what_was_asked_is_refused() {
-    let issuer = greedy_server();
+    let revoked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let issuer = greedy_server(revoked.clone());
     let http = http();
     let server = discover(&http, &issuer.parse().unwrap()).await.unwrap();
     let asked = ["openid", "mail"].map(String::from).to_vec();
@@ -295,16 +304,31 @@ async fn a_grant_wider_than_what_was_asked_is_refused() {
             .unwrap()
     };
     // The server's "browser" step: straight back with a code and this sign-in's own state.
-    let back = format!("{}?code=c&state={}", param("redirect_uri"), param("state"));
+    let redirect = param("redirect_uri");
+    let back = format!("{redirect}?code=c&state={}", param("state"));
     let waiting = tokio::spawn({
         let http = http.clone();
         async move { pending.finish(&http, Duration::from_secs(60)).await }
     });
+    // Another program connects first and says nothing: the browser behind it still gets through.
+    let port: u16 = redirect
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/callback")
+        .parse()
+        .unwrap();
+    let _silent = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
     reqwest::get(back).await.unwrap();
     let answer = waiting.await.unwrap();
     assert!(
         matches!(answer, Err(OAuthError::Refused(ref why)) if why.contains("admin")),
         "{answer:?}"
+    );
+    assert_eq!(
+        revoked.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the grant nobody agreed to is given back"
     );
 }
 

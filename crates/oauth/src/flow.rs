@@ -181,9 +181,23 @@ impl Pending {
             .request_async(http)
             .await
             .map_err(|e| OAuthError::Refused(describe(&e)))?;
-        Tokens::from_response(&token, &self.scopes, None)
+        let tokens = Tokens::from_response(&token, &self.scopes, None);
+        if tokens.is_err() {
+            // Refused, but issued: give it back rather than leave a grant nobody agreed to.
+            let granted = Tokens {
+                access_token: token.access_token().secret().clone(),
+                refresh_token: token.refresh_token().map(|r| r.secret().clone()),
+                expires_at: None,
+                scopes: Vec::new(),
+            };
+            let _ = revoke(http, &self.server, &self.client_id, &granted).await;
+        }
+        tokens
     }
 }
+
+/// How long the loopback listener waits for a connection's request line.
+const QUIET_CONNECTION: Duration = Duration::from_secs(2);
 
 /// The query of the first request to `/callback` (other requests, a favicon, get a 404). One
 /// GET needs no HTTP server crate: the request line is all that is read.
@@ -194,7 +208,13 @@ async fn callback(listener: &TcpListener) -> Result<Vec<(String, String)>, OAuth
             .await
             .map_err(|e| OAuthError::Invalid(e.to_string()))?;
         let mut buffer = vec![0u8; 8192];
-        let read = socket.read(&mut buffer).await.unwrap_or(0);
+        // A connection that says nothing (another program on this machine) must not hold up
+        // the person's browser behind it.
+        let read = tokio::time::timeout(QUIET_CONNECTION, socket.read(&mut buffer))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(0);
         let head = String::from_utf8_lossy(&buffer[..read]).to_string();
         let target = head
             .lines()

@@ -37,11 +37,37 @@ pub fn wait_for_port(port: u16, child: &mut Child, what: &str, log: &Path) {
     }
 }
 
+/// A peer's process and its temp dir (its log is `log` there): started until it listens on
+/// `port`, killed when dropped.
+struct Peer {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Peer {
+    fn start(mut command: Command, port: u16, what: &str, dir: tempfile::TempDir) -> Peer {
+        let log = dir.path().join("log");
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for_port(port, &mut child, what, &log);
+        Peer { child, _dir: dir }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A Radicale CalDAV server with plain-text htpasswd users.
 pub struct Radicale {
     pub port: u16,
-    child: Child,
-    _dir: tempfile::TempDir,
+    _peer: Peer,
 }
 
 impl Radicale {
@@ -74,30 +100,16 @@ impl Radicale {
             ),
         )
         .unwrap();
-        let log = dir.path().join("log");
-        let mut child = Command::new(bin)
-            .args(["--config", config.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        wait_for_port(port, &mut child, "radicale", &log);
+        let mut command = Command::new(bin);
+        command.args(["--config", config.to_str().unwrap()]);
         Radicale {
             port,
-            child,
-            _dir: dir,
+            _peer: Peer::start(command, port, "radicale", dir),
         }
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for Radicale {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -279,8 +291,7 @@ pub fn in_private_keyring(script: &str, home: &Path, user: &Path) -> Command {
 /// authorization server of the OAuth tests. `env` adds settings (`OIDC_ACCESS_TTL`, …).
 pub struct OidcProvider {
     pub port: u16,
-    child: Child,
-    _dir: tempfile::TempDir,
+    _peer: Peer,
 }
 
 impl OidcProvider {
@@ -293,31 +304,18 @@ impl OidcProvider {
         );
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
-        let log = dir.path().join("log");
-        let mut child = Command::new("node")
+        let mut command = Command::new("node");
+        command
             .arg(peers.join("oidc_provider.mjs"))
             .env("OIDC_PORT", port.to_string())
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        wait_for_port(port, &mut child, "oidc-provider", &log);
+            .envs(env.iter().copied());
         OidcProvider {
             port,
-            child,
-            _dir: dir,
+            _peer: Peer::start(command, port, "oidc-provider", dir),
         }
     }
 
     pub fn issuer(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for OidcProvider {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

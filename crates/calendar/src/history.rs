@@ -23,7 +23,7 @@ pub enum Action {
 }
 
 impl Action {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Action::Created => "created",
             Action::Updated => "updated",
@@ -43,14 +43,16 @@ pub struct Change {
     pub calendar: String,
     pub uid: String,
     pub title: String,
+    /// Not read for listings (`changes`): they are an event's whole text.
+    #[serde(default)]
     pub before: Option<String>,
+    #[serde(default)]
     pub after: Option<String>,
     pub undoes: Option<i64>,
     pub undone_by: Option<i64>,
 }
 
-const COLUMNS: &str =
-    "id, at, conversation, action, calendar, uid, title, before, after, undoes, undone_by";
+const LISTED: &str = "id, at, conversation, action, calendar, uid, title, undoes, undone_by";
 
 /// What a write is, for its history row.
 pub struct Record<'a> {
@@ -116,12 +118,12 @@ fn prune(tx: &Transaction<'_>, id: i64, (rows, bytes): (i64, i64)) -> rusqlite::
 pub fn change(conn: &Connection, id: i64) -> rusqlite::Result<Option<Change>> {
     one_row(
         conn,
-        &format!("SELECT {COLUMNS} FROM calendar_changes WHERE id = ?1"),
+        &format!("SELECT {LISTED}, before, after FROM calendar_changes WHERE id = ?1"),
         [id],
     )
 }
 
-/// The newest changes first; only those of `calendars` when given.
+/// The newest changes first, without their texts; only those of `calendars` when given.
 pub fn changes(
     conn: &Connection,
     calendars: Option<&[String]>,
@@ -131,7 +133,7 @@ pub fn changes(
     all_rows(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM calendar_changes
+            "SELECT {LISTED} FROM calendar_changes
              WHERE ?1 IS NULL OR calendar IN (SELECT value FROM json_each(?1))
              ORDER BY id DESC LIMIT ?2"
         ),

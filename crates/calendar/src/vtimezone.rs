@@ -161,9 +161,35 @@ const PREFERRED: &[&str] = &[
     "UTC",
 ];
 
-/// The IANA zone with exactly this VTIMEZONE's offsets at noon UTC of every day of `years`:
-/// first a zone the TZID names inside it (`custom_America/New_York`), then the preferred ones,
-/// then every zone (a fixed offset finds its `Etc/GMT±n`).
+/// `compute()`, remembered in `cache` under `key` — worked out outside the lock, and the cache
+/// started afresh when it holds `cap` entries (few files define zones of their own: a full
+/// cache is an unusual one).
+fn remembered<K: Eq + std::hash::Hash, V: Clone>(
+    cache: &Mutex<HashMap<K, V>>,
+    key: K,
+    cap: usize,
+    compute: impl FnOnce() -> V,
+) -> V {
+    let known = cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .cloned();
+    if let Some(value) = known {
+        return value;
+    }
+    let value = compute();
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.len() >= cap {
+        cache.clear();
+    }
+    cache.insert(key, value.clone());
+    value
+}
+
+/// The IANA zone with exactly this VTIMEZONE's offsets at noon UTC of every day of `years` and
+/// around each of its changes: first a zone the TZID names inside it (`custom_America/New_York`),
+/// then the preferred ones, then every zone (a fixed offset finds its `Etc/GMT±n`).
 fn matching_zone(tzid: &str, zone: &impl Component, years: (i32, i32)) -> Option<Tz> {
     type Matches = HashMap<(String, i32, i32), Option<Tz>>;
     // Every object of a file, and every later index of it, asks again: sampling every zone
@@ -171,20 +197,9 @@ fn matching_zone(tzid: &str, zone: &impl Component, years: (i32, i32)) -> Option
     static MATCHED: LazyLock<Mutex<Matches>> = LazyLock::new(Default::default);
     let observances = observances(zone)?;
     let asked = (key_of(tzid, &observances), years.0, years.1);
-    if let Some(found) = MATCHED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&asked)
-    {
-        return *found;
-    }
-    let found = sampled_match(tzid, &observances, years);
-    let mut matched = MATCHED.lock().unwrap_or_else(|p| p.into_inner());
-    if matched.len() >= 256 {
-        matched.clear();
-    }
-    matched.insert(asked, found);
-    found
+    remembered(&MATCHED, asked, 256, || {
+        sampled_match(tzid, &observances, years)
+    })
 }
 
 /// [`matching_zone`], worked out.
@@ -433,24 +448,16 @@ fn key_of(tzid: &str, observances: &[Observance]) -> String {
 }
 
 /// Defined zones already read, by key: a query places every instance of a series through one.
-static DEFINED: LazyLock<Mutex<HashMap<String, Arc<DefinedZone>>>> =
-    LazyLock::new(Default::default);
+type Defined = HashMap<String, Option<Arc<DefinedZone>>>;
+static DEFINED: LazyLock<Mutex<Defined>> = LazyLock::new(Default::default);
 
 /// The defined zone a name made by [`DefinedZone::key`] describes.
 pub fn defined(name: &str) -> Option<Arc<DefinedZone>> {
     let json = name.strip_prefix(DEFINED_PREFIX)?;
-    let mut cache = DEFINED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(zone) = cache.get(name) {
-        return Some(zone.clone());
-    }
-    let definition: Definition = serde_json::from_str(json).ok()?;
-    let zone = Arc::new(DefinedZone::new(definition.tzid, definition.observances)?);
-    // Few files define zones of their own: a full cache is an unusual one, started afresh.
-    if cache.len() >= 64 {
-        cache.clear();
-    }
-    cache.insert(name.to_string(), zone.clone());
-    Some(zone)
+    remembered(&DEFINED, name.to_string(), 64, || {
+        let definition: Definition = serde_json::from_str(json).ok()?;
+        DefinedZone::new(definition.tzid, definition.observances).map(Arc::new)
+    })
 }
 
 /// The zones calendar data defines itself that no IANA zone has (see [`adopt`], which runs

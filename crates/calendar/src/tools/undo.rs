@@ -2,7 +2,7 @@
 //! puts the earlier version back — locally, and on a CalDAV server as a new version of the
 //! object (a new ETag), so every client sees it.
 
-use super::write::{Saved, bump, save};
+use super::write::{Saved, attendees_in, bump, save};
 use super::*;
 use crate::history::Change;
 
@@ -55,11 +55,13 @@ fn changes_text(list: &ChangeList) -> String {
                 (Some(of), None) => format!(" — took back #{of}"),
                 (None, None) => String::new(),
             };
-            let action = serde_json::to_value(c.action).unwrap_or_default();
-            let action = action.as_str().unwrap_or_default();
             format!(
-                "#{} {} {action} \"{}\" in {}{state}",
-                c.id, c.at, c.title, c.calendar
+                "#{} {} {} \"{}\" in {}{state}",
+                c.id,
+                c.at,
+                c.action.as_str(),
+                c.title,
+                c.calendar
             )
         })
         .collect();
@@ -155,32 +157,6 @@ fn find(conn: &rusqlite::Connection, id: i64) -> Result<Change, ToolError> {
             "there is no calendar change #{id} (the oldest are forgotten): calendar_changes lists them"
         ))
     })
-}
-
-/// Whom an object's events invite, as written (property names are case-insensitive, RFC 5545
-/// §3.1; a value that is no address is still someone a server may try to reach, so it is kept).
-pub(super) fn attendees_in(text: &str) -> Vec<String> {
-    let Ok(cal) = ics::parse(text) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = ics::events(&cal)
-        .flat_map(|e| {
-            let single = e.properties().values().cloned();
-            single.chain(e.multi_properties().values().flatten().cloned())
-        })
-        .filter(|p| p.key().eq_ignore_ascii_case("ATTENDEE"))
-        .map(|p| {
-            let value = p.value().trim();
-            match value.get(..7) {
-                Some(scheme) if scheme.eq_ignore_ascii_case("mailto:") => value[7..].to_string(),
-                _ => value.to_string(),
-            }
-        })
-        .filter(|a| !a.is_empty())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The earlier version as a new revision: its SEQUENCE above every one the event has had, so

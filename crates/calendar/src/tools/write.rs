@@ -110,16 +110,21 @@ pub(super) fn edited(
 }
 
 /// A write to one calendar (default `local`) that invites `attendees` (the call's, checked)
-/// and reaches `invited` (the stored event's, as written).
+/// and, for an existing event (`uid`), everyone it already invites, as written: changing or
+/// deleting it mails them too (a server with scheduling sends updates and cancellations).
 fn write_plan(
     shared: &Shared,
     calendar: Option<&str>,
+    uid: Option<&str>,
     attendees: &[String],
-    invited: Vec<String>,
 ) -> Result<CallPlan, ToolError> {
     let calendar = pick_one(shared, calendar)?;
     let mut attendees = clean_attendees(attendees)?;
-    attendees.extend(invited);
+    if let Some(uid) = uid {
+        let stored = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
+        let stored = stored.filter(|o| !o.deleted);
+        attendees.extend(stored.map(|o| attendees_in(&o.ics)).unwrap_or_default());
+    }
     attendees.sort();
     attendees.dedup();
     Ok(CallPlan::new(vec![Effect::CalendarWrite {
@@ -128,15 +133,30 @@ fn write_plan(
     }]))
 }
 
-/// Whom a stored event already invites: changing or deleting it mails them too (a server with
-/// scheduling sends updates and cancellations).
-fn invited(shared: &Shared, calendar: Option<&str>, uid: &str) -> Result<Vec<String>, ToolError> {
-    let calendar = pick_one(shared, calendar)?;
-    let object = db::object(&shared.db.lock().unwrap(), &calendar.id, uid).map_err(db_error)?;
-    Ok(object
-        .filter(|o| !o.deleted)
-        .map(|o| super::undo::attendees_in(&o.ics))
-        .unwrap_or_default())
+/// Whom an object's events invite, as written (property names are case-insensitive, RFC 5545
+/// §3.1; a value that is no address is still someone a server may try to reach, so it is kept).
+pub(super) fn attendees_in(text: &str) -> Vec<String> {
+    let Ok(cal) = ics::parse(text) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = ics::events(&cal)
+        .flat_map(|e| {
+            let single = e.properties().values().cloned();
+            single.chain(e.multi_properties().values().flatten().cloned())
+        })
+        .filter(|p| p.key().eq_ignore_ascii_case("ATTENDEE"))
+        .map(|p| {
+            let value = p.value().trim();
+            match value.get(..7) {
+                Some(scheme) if scheme.eq_ignore_ascii_case("mailto:") => value[7..].to_string(),
+                _ => value.to_string(),
+            }
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 pub(super) fn load(
@@ -512,8 +532,8 @@ impl CalendarTools {
         write_plan(
             &self.shared,
             input.calendar.as_deref(),
+            None,
             &input.attendees,
-            Vec::new(),
         )
     }
 
@@ -574,9 +594,9 @@ impl CalendarTools {
     }
 
     fn plan_update(&self, input: &UpdateInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let stored = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
         let attendees = input.attendees.as_deref().unwrap_or_default();
-        write_plan(&self.shared, input.calendar.as_deref(), attendees, stored)
+        let calendar = input.calendar.as_deref();
+        write_plan(&self.shared, calendar, Some(&input.uid), attendees)
     }
 
     #[tool(name = "calendar_delete", title = "Delete event", category = "calendar",
@@ -616,7 +636,11 @@ impl CalendarTools {
     }
 
     fn plan_delete(&self, input: &DeleteInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let stored = invited(&self.shared, input.calendar.as_deref(), &input.uid)?;
-        write_plan(&self.shared, input.calendar.as_deref(), &[], stored)
+        write_plan(
+            &self.shared,
+            input.calendar.as_deref(),
+            Some(&input.uid),
+            &[],
+        )
     }
 }

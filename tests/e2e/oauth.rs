@@ -220,6 +220,15 @@ async fn a_sign_in_lasts_its_tokens_renewed_one_refresh_at_a_time_until_revoked(
         "the renewed tokens were kept"
     );
 
+    // The server out of reach is not a sign-out: the tokens stay, and the error says so.
+    let mut gone_away = server.clone();
+    gone_away.token_endpoint = "http://127.0.0.1:9/token".parse().unwrap();
+    let offline = keeper.access_token("work", &gone_away, CLIENT).await;
+    assert!(
+        matches!(offline, Err(OAuthError::Unreachable(..))),
+        "{offline:?}"
+    );
+
     // Signed out elsewhere (the grant revoked): the next renewal asks for a sign-in, by name.
     let current = kept.0.lock().unwrap().0.clone().unwrap();
     revoke(&http(), &server, CLIENT, &current).await.unwrap();

@@ -75,7 +75,7 @@ impl Tokens {
                 .or_else(|| earlier.and_then(|e| e.refresh_token.clone())),
             expires_at: token
                 .expires_in()
-                .map(|d| now + i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2)),
+                .map(|d| now.saturating_add(i64::try_from(d.as_secs()).unwrap_or(i64::MAX))),
             scopes: granted,
         })
     }
@@ -180,7 +180,7 @@ impl Pending {
             .set_pkce_verifier(self.verifier)
             .request_async(http)
             .await
-            .map_err(|e| OAuthError::Refused(describe(&e)))?;
+            .map_err(|e| token_error(&self.server, e))?;
         let tokens = Tokens::from_response(&token, &self.scopes, None);
         if tokens.is_err() {
             // Refused, but issued: give it back rather than leave a grant nobody agreed to.
@@ -243,6 +243,21 @@ async fn callback(listener: &TcpListener) -> Result<Vec<(String, String)>, OAuth
     }
 }
 
+/// A token request's failure: the server's own refusal (the grant is gone, or the code was not
+/// good), or a request that never got an answer — which must not end a sign-in that lasts.
+fn token_error<RE, T>(server: &Server, e: oauth2::RequestTokenError<RE, T>) -> OAuthError
+where
+    RE: std::error::Error + 'static,
+    T: oauth2::ErrorResponse + 'static,
+{
+    match e {
+        oauth2::RequestTokenError::ServerResponse(refusal) => {
+            OAuthError::Refused(refusal.to_string())
+        }
+        other => OAuthError::Unreachable(server.issuer.clone(), describe(&other)),
+    }
+}
+
 fn describe<E: std::error::Error>(e: &E) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
@@ -269,7 +284,7 @@ pub async fn refresh(
         .exchange_refresh_token(&RefreshToken::new(refresh))
         .request_async(http)
         .await
-        .map_err(|e| OAuthError::Refused(describe(&e)))?;
+        .map_err(|e| token_error(server, e))?;
     Tokens::from_response(&token, &tokens.scopes, Some(tokens))
 }
 

@@ -22,6 +22,7 @@ fn with_account(url: &str) -> (Harness, Arc<Recorder>) {
         AccountConfig::Caldav {
             url: url.into(),
             username: "alice".into(),
+            auth: Default::default(),
         },
         PASSWORD,
     );

@@ -28,49 +28,6 @@ fn http() -> reqwest::Client {
         .unwrap()
 }
 
-/// The person's browser: opens `url`, signs in on the provider's login page as `who`, and
-/// follows the redirects back to the loopback address the sign-in listens on.
-async fn person_signs_in(url: &Url, who: &str) {
-    let browser = reqwest::Client::builder()
-        .cookie_store(true)
-        .build()
-        .unwrap();
-    let login_page = browser.get(url.clone()).send().await.unwrap();
-    let at = login_page.url().clone();
-    assert!(
-        at.path().starts_with("/interaction/"),
-        "the provider's login page, not {at}"
-    );
-    let mut page = login_page.text().await.unwrap();
-    // The login form, then the consent form when the provider shows one: each posted as a
-    // person would press its button, until the loopback page answers.
-    for _ in 0..3 {
-        let Some(action) = page
-            .split("action=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .map(str::to_string)
-        else {
-            break;
-        };
-        let prompt = if page.contains("value=\"consent\"") {
-            "consent"
-        } else {
-            "login"
-        };
-        page = browser
-            .post(at.join(&action).unwrap())
-            .form(&[("prompt", prompt), ("login", who), ("password", "any")])
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-    }
-    assert!(page.contains("Signed in"), "{page}");
-}
-
 async fn sign_in(provider: &OidcProvider) -> (Server, Tokens) {
     let http = http();
     let server = discover(&http, &provider.issuer().parse().unwrap())
@@ -95,7 +52,7 @@ async fn sign_in(provider: &OidcProvider) -> (Server, Tokens) {
         let http = http.clone();
         async move { pending.finish(&http, Duration::from_secs(60)).await }
     });
-    person_signs_in(&url, "alice@example.test").await;
+    OidcProvider::person_signs_in(&url, "alice@example.test").await;
     let tokens = waiting.await.unwrap().unwrap();
     (server, tokens)
 }

@@ -3,8 +3,15 @@
 // loopback port, RFC 8252), refresh tokens, revocation and introspection; its login page is the
 // package's development one (any name, any password), which the tests drive as a browser would.
 //
+// A second, confidential client (`mail-server`, secret OIDC_RS_SECRET, default `rs-secret`) is the
+// resource servers' (Dovecot, the SMTP front): it only introspects tokens.
+//
+// OIDC_TOKEN_LOG names a file each code and token issued is appended to (opaque values), so a
+// test can look for them where they must not be.
+//
 // Environment: OIDC_PORT (default any free one), OIDC_CLIENT (client id, default `cowork-test`), OIDC_ACCESS_TTL (seconds, default
 // 3600), OIDC_SCOPES (extra scopes the client may ask for, space-separated).
+import { appendFileSync } from "node:fs";
 import http from "node:http";
 import Provider from "oidc-provider";
 
@@ -22,6 +29,14 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       redirect_uris: ["http://127.0.0.1/callback"],
+    },
+    {
+      client_id: "mail-server",
+      client_secret: process.env.OIDC_RS_SECRET || "rs-secret",
+      token_endpoint_auth_method: "client_secret_basic",
+      grant_types: [],
+      response_types: [],
+      redirect_uris: [],
     },
   ],
   scopes: ["openid", "offline_access", "email", ...extra],
@@ -49,5 +64,10 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
     return grant;
   },
 });
+if (process.env.OIDC_TOKEN_LOG) {
+  for (const kind of ["authorization_code", "access_token", "refresh_token"]) {
+    provider.on(`${kind}.saved`, (token) => appendFileSync(process.env.OIDC_TOKEN_LOG, `${token.jti}\n`));
+  }
+}
 server.on("request", provider.callback());
 console.log(`listening ${port}`);

@@ -101,6 +101,13 @@ impl cowork_contract::SecretSource for MapSecrets {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         Ok(self.0.lock().unwrap().get(name).cloned())
     }
+    fn set(&self, name: &str, value: &str) -> Result<(), String> {
+        MapSecrets::set(self, name, value);
+        Ok(())
+    }
+    fn delete(&self, name: &str) -> Result<bool, String> {
+        Ok(self.0.lock().unwrap().remove(name).is_some())
+    }
 }
 
 /// The e5 model as setup installs it; a test that needs it fails with setup's instructions.
@@ -548,5 +555,6 @@ pub fn mail_nowhere() -> cowork_store::accounts::AccountConfig {
         smtp_host: "127.0.0.1".into(),
         smtp_port: 9,
         smtp_security: cowork_store::accounts::Security::Plain,
+        auth: Default::default(),
     }
 }

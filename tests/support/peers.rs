@@ -129,6 +129,17 @@ pub struct MailServer {
 impl MailServer {
     /// `users`: (name, password), for IMAP and SMTP logins alike.
     pub fn start(users: &[(&str, &str)]) -> MailServer {
+        MailServer::start_with(users, None)
+    }
+
+    /// Also takes OAuth bearer tokens (IMAP XOAUTH2/OAUTHBEARER through Dovecot's `oauth2`
+    /// passdb, SMTP XOAUTH2 at the front), valid when `provider` says, by introspection, that
+    /// they are active and issued to that user.
+    pub fn start_oauth(users: &[(&str, &str)], provider: &OidcProvider) -> MailServer {
+        MailServer::start_with(users, Some(provider.introspection_url()))
+    }
+
+    fn start_with(users: &[(&str, &str)], introspection: Option<String>) -> MailServer {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -185,6 +196,24 @@ impl MailServer {
             .status()
             .expect("openssl is not installed: run tests/setup.sh");
         assert!(made.success(), "openssl could not make a test certificate");
+        let oauth = match &introspection {
+            Some(url) => {
+                let conf = root.join("oauth2.conf");
+                std::fs::write(
+                    &conf,
+                    format!(
+                        "introspection_mode = post\nintrospection_url = {url}\nusername_attribute = sub\n\
+                         active_attribute = active\nactive_value = true\nforce_introspection = yes\n"
+                    ),
+                )
+                .unwrap();
+                format!(
+                    "auth_mechanisms = plain login xoauth2 oauthbearer\npassdb {{\n  driver = oauth2\n  mechanisms = xoauth2 oauthbearer\n  args = {}\n}}\n",
+                    conf.display()
+                )
+            }
+            None => "auth_mechanisms = plain login\n".into(),
+        };
         let login_user = if me == 0 {
             "nobody".to_string()
         } else {
@@ -192,9 +221,9 @@ impl MailServer {
         };
         let config = format!(
             "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\n\
-             ssl = yes\nssl_cert = <{cert}\nssl_key = <{key}\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\ndefault_internal_user = {login_user}\n\
+             ssl = yes\nssl_cert = <{cert}\nssl_key = <{key}\ndisable_plaintext_auth = no\n{oauth}default_internal_user = {login_user}\n\
              default_login_user = {login_user}\nfirst_valid_uid = 1\nmail_location = maildir:~/Maildir\n\
-             passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%n {users}\n}}\n\
+             passdb {{\n  driver = passwd-file\n  mechanisms = plain login\n  args = scheme=PLAIN username_format=%n {users}\n}}\n\
              userdb {{\n  driver = passwd-file\n  args = username_format=%n {users}\n}}\n\
              service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {imap_port}\n  }}\n  inet_listener imaps {{\n    address = 127.0.0.1\n    port = {imaps_port}\n    ssl = yes\n  }}\n}}\n\
              service lmtp {{\n  inet_listener lmtp {{\n    address = 127.0.0.1\n    port = {lmtp_port}\n  }}\n}}\n\
@@ -222,6 +251,7 @@ impl MailServer {
         let mut smtp = Command::new(peers_dir().join("python"))
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/smtp_front.py"))
             .args([&smtp_port.to_string(), &lmtp_port.to_string(), &logins])
+            .args(introspection)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&smtp_log).unwrap())
             .spawn()
@@ -252,6 +282,7 @@ impl MailServer {
             smtp_host: "127.0.0.1".into(),
             smtp_port: self.smtp_port,
             smtp_security: Security::Plain,
+            auth: Default::default(),
         }
     }
 }
@@ -317,5 +348,57 @@ impl OidcProvider {
 
     pub fn issuer(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The person's browser: opens `url`, signs in on the provider's login page as `who`, and
+    /// follows the redirects back to the loopback address the sign-in listens on.
+    pub async fn person_signs_in(url: &reqwest::Url, who: &str) {
+        let browser = reqwest::Client::builder()
+            .cookie_store(true)
+            .build()
+            .unwrap();
+        let login_page = browser.get(url.clone()).send().await.unwrap();
+        let at = login_page.url().clone();
+        assert!(
+            at.path().starts_with("/interaction/"),
+            "the provider's login page, not {at}"
+        );
+        let mut page = login_page.text().await.unwrap();
+        // The login form, then the consent form when the provider shows one: each posted as a
+        // person would press its button, until the loopback page answers.
+        for _ in 0..3 {
+            let Some(action) = page
+                .split("action=\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .map(str::to_string)
+            else {
+                break;
+            };
+            let prompt = if page.contains("value=\"consent\"") {
+                "consent"
+            } else {
+                "login"
+            };
+            page = browser
+                .post(at.join(&action).unwrap())
+                .form(&[("prompt", prompt), ("login", who), ("password", "any")])
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+        }
+        assert!(page.contains("Signed in"), "{page}");
+    }
+
+    /// The token introspection endpoint (RFC 7662) with the resource servers' client
+    /// credentials in it (`mail-server`, see `oidc_provider.mjs`).
+    pub fn introspection_url(&self) -> String {
+        format!(
+            "http://mail-server:rs-secret@127.0.0.1:{}/token/introspection",
+            self.port
+        )
     }
 }

@@ -7,7 +7,7 @@ use cowork_core::{CallOutcome, CallRequest, Caller};
 use cowork_store::accounts::{self, Account, AccountConfig};
 
 pub use cowork_store::accounts::{
-    Account as AccountSettings, AccountConfig as AccountKind, Security,
+    Account as AccountSettings, AccountConfig as AccountKind, Auth, Security,
 };
 
 impl App {
@@ -16,14 +16,23 @@ impl App {
         accounts::list(&conn, None).map_err(|e| format!("database error: {e}"))
     }
 
-    /// Stores the password first: an account never exists without its secret.
-    pub fn add_account(&self, account: &Account, password: &str) -> Result<(), String> {
+    /// Stores the password first: a password account never exists without its secret. An
+    /// OAuth account takes none (its tokens come from signing in).
+    pub fn add_account(&self, account: &Account, password: Option<&str>) -> Result<(), String> {
         accounts::check_name(&account.name)?;
         accounts::check_transport(&account.name, &account.config)?;
-        if password.is_empty() {
-            return Err("the password is empty".into());
+        match (account.config.auth(), password) {
+            (accounts::Auth::Oauth { .. }, None) => {}
+            (accounts::Auth::Oauth { .. }, Some(_)) => {
+                return Err("an OAuth account takes no password: sign in to it instead".into());
+            }
+            (accounts::Auth::Password, None | Some("")) => {
+                return Err("the password is empty".into());
+            }
+            (accounts::Auth::Password, Some(password)) => {
+                crate::secrets::set(&accounts::secret_name(&account.name), password)?
+            }
         }
-        crate::secrets::set(&accounts::secret_name(&account.name), password)?;
         let conn = self.store.connect().map_err(|e| e.to_string())?;
         accounts::put(&conn, account).map_err(|e| format!("database error: {e}"))
     }

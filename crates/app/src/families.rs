@@ -3,7 +3,7 @@
 //! table, so the window, the CLI and the tests' harness all run the same wiring.
 
 use crate::{AppError, VaultSettings, vault};
-use cowork_contract::{SecretSource, ToolProvider};
+use cowork_contract::{Credentials, SecretSource, ToolProvider};
 use cowork_store::settings::Section;
 use cowork_store::{Schema, Store};
 use std::path::{Path, PathBuf};
@@ -39,8 +39,10 @@ const fn section<T: Section>() -> Option<SettingsSection> {
 /// What every family may be opened with; the injectable parts come from `AppBuilder`.
 pub(crate) struct Wiring<'a> {
     pub store: &'a Store,
-    /// Account passwords and keys (the OS keyring unless injected).
+    /// Keys (the OS keyring unless injected).
     pub secrets: Arc<dyn SecretSource>,
+    /// Accounts' passwords and OAuth tokens, over `secrets`.
+    pub credentials: Arc<dyn Credentials>,
     /// The vault's embedding model when injected; else the one its settings choose.
     pub embedder: Option<Result<Arc<dyn cowork_vault::Embedder>, String>>,
     /// The person's home folder (`~` in settings).
@@ -81,7 +83,7 @@ pub(crate) static FAMILIES: [Family; 8] = [
         schema: Some(&cowork_calendar::SCHEMA),
         settings: None,
         open: |w, _| {
-            let tools = cowork_calendar::CalendarTools::new(w.store, w.secrets.clone())?;
+            let tools = cowork_calendar::CalendarTools::new(w.store, w.credentials.clone())?;
             Ok(Arc::new(tools))
         },
     },
@@ -127,7 +129,7 @@ fn open_mail(w: &Wiring, opened: &mut Opened) -> Result<Arc<dyn ToolProvider>, A
     let settings = cowork_mail::MailSettings::load_or_default(&w.settings_path());
     let mail = Arc::new(cowork_mail::MailTools::new(
         w.store,
-        w.secrets.clone(),
+        w.credentials.clone(),
         settings.undo_delay(),
     )?);
     opened.mail = Some(mail.clone());

@@ -14,10 +14,11 @@ pub mod gnome_shortcut;
 pub mod instance;
 pub mod notify;
 pub mod secrets;
+mod signin;
 mod toolpacks;
 mod vault;
 
-pub use accounts::{AccountKind, AccountSettings, Security};
+pub use accounts::{AccountKind, AccountSettings, Auth, Security};
 pub use agent_settings::{
     AgentSettings, LOCAL_SERVERS, LocalServer, ProviderKind, RecallSettings, check_provider,
     default_core_tools, detect_local_servers,
@@ -45,6 +46,7 @@ pub use desktop::{
     follow_tray_host, set_autostart,
 };
 pub use follow::{Drained, Following};
+pub use signin::{SIGN_IN_TIMEOUT, SignIn};
 
 /// A link the window may hand to the system browser: http(s) only, so a `file:`, `javascript:` or
 /// custom-scheme link in a page, a search result or a headline opens nothing.
@@ -156,6 +158,7 @@ pub struct App {
     voice: Arc<cowork_voice::Voice>,
     chains: Arc<cowork_chains::Chains>,
     schedules: Arc<cowork_chains::Schedules>,
+    credentials: Arc<signin::AccountCredentials>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
 }
@@ -359,9 +362,14 @@ impl AppBuilder {
         let roots = canonical_roots(&self.options.workspace_roots)?;
         let registry = Registry::new();
         cowork_core::register_core_tools(&registry);
+        let credentials = Arc::new(signin::AccountCredentials::new(
+            store.clone(),
+            self.secrets.clone(),
+        ));
         let wiring = families::Wiring {
             store: &store,
             secrets: self.secrets.clone(),
+            credentials: credentials.clone(),
             embedder: self.embedder.clone(),
             person_home: self.person_home.clone(),
         };
@@ -376,7 +384,7 @@ impl AppBuilder {
         }
         let toolpacks = Toolpacks::open(&store, &registry);
         let scheduler = self.scheduler(&store, registry, roots)?;
-        App::assemble(store, scheduler, toolpacks, opened)
+        App::assemble(store, scheduler, toolpacks, opened, credentials)
     }
 
     /// The gate in front of the registry: policy, audit, the person's approver and what the
@@ -531,9 +539,11 @@ impl App {
         scheduler: Arc<Scheduler>,
         toolpacks: Toolpacks,
         opened: families::Opened,
+        credentials: Arc<signin::AccountCredentials>,
     ) -> Result<App, AppError> {
         let browser = opened.browser.ok_or_else(|| missing("browser"))?;
         scheduler.add_resume_probe(browser.resume_probe());
+        scheduler.add_resume_probe(Arc::new(signin::SignedInProbe(credentials.clone())));
         let chains = Arc::new(
             cowork_chains::Chains::open(&store, scheduler.clone(), toolpacks.chain_dirs(&store))
                 .map_err(|e| AppError::Chains(e.to_string()))?,
@@ -559,6 +569,7 @@ impl App {
             browser,
             chains,
             schedules,
+            credentials,
             toolpack_changes: toolpacks.changes,
         })
     }

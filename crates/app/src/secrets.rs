@@ -45,4 +45,10 @@ impl cowork_contract::SecretSource for Keyring {
     fn get(&self, name: &str) -> Result<Option<String>, String> {
         get(name)
     }
+    fn set(&self, name: &str, value: &str) -> Result<(), String> {
+        set(name, value)
+    }
+    fn delete(&self, name: &str) -> Result<bool, String> {
+        delete(name)
+    }
 }

@@ -2,6 +2,7 @@
 //! DELETE. Small and hand-written because the protocol surface we need is five requests; the XML
 //! is read with roxmltree.
 
+use cowork_contract::Credential;
 use std::time::Duration;
 use url::Url;
 
@@ -27,7 +28,7 @@ pub struct Client {
     http: reqwest::Client,
     account: String,
     username: String,
-    password: String,
+    credential: Credential,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +43,7 @@ const CALDAV: &str = "urn:ietf:params:xml:ns:caldav";
 const CS: &str = "http://calendarserver.org/ns/";
 
 impl Client {
-    pub fn new(account: &str, username: &str, password: String) -> Result<Self, DavError> {
+    pub fn new(account: &str, username: &str, credential: Credential) -> Result<Self, DavError> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .connect_timeout(Duration::from_secs(10))
@@ -52,7 +53,7 @@ impl Client {
             http,
             account: account.into(),
             username: username.into(),
-            password,
+            credential,
         })
     }
 
@@ -64,10 +65,11 @@ impl Client {
         body: Option<String>,
     ) -> Result<reqwest::Response, DavError> {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("valid method");
-        let mut request = self
-            .http
-            .request(method.clone(), url.clone())
-            .basic_auth(&self.username, Some(&self.password));
+        let request = self.http.request(method.clone(), url.clone());
+        let mut request = match &self.credential {
+            Credential::Password(password) => request.basic_auth(&self.username, Some(password)),
+            Credential::Bearer(token) => request.bearer_auth(token),
+        };
         for (k, v) in headers {
             request = request.header(*k, *v);
         }

@@ -23,7 +23,7 @@ mod zone;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DynTool, SecretSource, ToolError, ToolProvider};
+use cowork_contract::{Credentials, DynTool, ToolError, ToolProvider};
 use cowork_store::{Store, StoreError, accounts};
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
@@ -38,7 +38,7 @@ const STALE_AFTER_SECS: i64 = 60;
 
 pub(crate) struct Shared {
     pub db: Db,
-    pub secrets: Arc<dyn SecretSource>,
+    pub credentials: Arc<dyn Credentials>,
     /// One sync at a time: two interleaved syncs would push the same change twice.
     pub sync_lock: tokio::sync::Mutex<()>,
 }
@@ -49,8 +49,8 @@ pub struct CalendarTools {
 }
 
 impl CalendarTools {
-    /// `secrets` supplies CalDAV passwords (the OS keyring in the app).
-    pub fn new(store: &Store, secrets: Arc<dyn SecretSource>) -> Result<Self, StoreError> {
+    /// `credentials` signs in to CalDAV servers (passwords and OAuth tokens, kept by the app).
+    pub fn new(store: &Store, credentials: Arc<dyn Credentials>) -> Result<Self, StoreError> {
         let mut conn = store.connect()?;
         if let Err(e) = db::rebuild_if_asked(&mut conn) {
             tracing::warn!(
@@ -61,7 +61,7 @@ impl CalendarTools {
         Ok(CalendarTools {
             shared: Arc::new(Shared {
                 db,
-                secrets,
+                credentials,
                 sync_lock: tokio::sync::Mutex::new(()),
             }),
         })
@@ -102,13 +102,13 @@ pub(crate) use cowork_store::tool_error as db_error;
 
 impl Shared {
     /// A logged-in client for a CalDAV account, and the URL it was configured with.
-    fn client(&self, account: &str) -> Result<(caldav::Client, url::Url), ToolError> {
+    async fn client(&self, account: &str) -> Result<(caldav::Client, url::Url), ToolError> {
         let found = accounts::get(&self.db.lock().unwrap(), account).map_err(db_error)?;
         if let Some(account) = &found {
             accounts::check_transport(&account.name, &account.config).map_err(ToolError::failed)?;
         }
         let Some(accounts::Account {
-            config: accounts::AccountConfig::Caldav { url, username },
+            config: accounts::AccountConfig::Caldav { url, username, .. },
             ..
         }) = found
         else {
@@ -119,14 +119,14 @@ impl Shared {
                 ),
             ));
         };
-        let password = self
-            .secrets
-            .get(&accounts::secret_name(account))
-            .map_err(ToolError::failed)?
-            .ok_or_else(|| ToolError::failed(format!("account {account:?} has no password in the keyring — set it with `cowork account add {account} …` again")))?;
+        let credential = self
+            .credentials
+            .credential(account)
+            .await
+            .map_err(|e| e.into_tool_error(None))?;
         let url = url::Url::parse(&url)
             .map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
-        let client = caldav::Client::new(account, &username, password)
+        let client = caldav::Client::new(account, &username, credential)
             .map_err(|e| ToolError::failed(e.to_string()))?;
         Ok((client, url))
     }
@@ -134,7 +134,7 @@ impl Shared {
     /// Discovers and syncs every calendar of one CalDAV account.
     pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
         let _one_at_a_time = self.sync_lock.lock().await;
-        let (client, url) = self.client(account)?;
+        let (client, url) = self.client(account).await?;
         let calendars = sync::discover(&self.db, &client, account, &url)
             .await
             .map_err(|e| match e {
@@ -159,7 +159,7 @@ impl Shared {
             )));
         };
         let _one_at_a_time = self.sync_lock.lock().await;
-        let (client, _) = self.client(account)?;
+        let (client, _) = self.client(account).await?;
         let stored: Option<String> = self
             .db
             .lock()

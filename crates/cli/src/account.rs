@@ -1,7 +1,7 @@
 //! Mail and calendar accounts (passwords in the OS keyring): `cowork account …`.
 
 use super::*;
-use cowork_app::{AccountKind, AccountSettings, Security};
+use cowork_app::{AccountKind, AccountSettings, Auth, Security};
 
 #[derive(Subcommand)]
 pub(crate) enum AccountCmd {
@@ -29,8 +29,21 @@ pub(crate) enum AccountCmd {
         security: String,
         #[arg(long)]
         display_name: Option<String>,
+        #[command(flatten)]
+        oauth: OauthArgs,
     },
     List,
+    /// Sign in to an OAuth account in your browser (again, after a sign-out or when the server
+    /// asks); tasks waiting for it go on.
+    Signin {
+        name: String,
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Sign out: the server revokes Cowork's access and the tokens leave the keyring.
+    Signout {
+        name: String,
+    },
     /// Remove the account, its password from the keyring and its synced calendars.
     Remove {
         name: String,
@@ -39,6 +52,39 @@ pub(crate) enum AccountCmd {
     Test {
         name: String,
     },
+}
+
+/// Signing in with OAuth 2 instead of a password (the provider's own sign-in page).
+#[derive(clap::Args)]
+pub(crate) struct OauthArgs {
+    /// The authorization server (issuer URL) to sign in at; no password is asked.
+    #[arg(long)]
+    oauth: Option<String>,
+    /// The OAuth client ID Cowork is registered as at that server.
+    #[arg(long, requires = "oauth")]
+    client_id: Option<String>,
+    /// A scope to ask for (repeatable).
+    #[arg(long = "scope", requires = "oauth")]
+    scopes: Vec<String>,
+    /// Print the sign-in address instead of opening the browser (over SSH, say).
+    #[arg(long)]
+    no_browser: bool,
+}
+
+impl OauthArgs {
+    fn auth(&self) -> Result<Auth, String> {
+        let Some(issuer) = &self.oauth else {
+            return Ok(Auth::Password);
+        };
+        Ok(Auth::Oauth {
+            issuer: issuer.clone(),
+            client_id: self
+                .client_id
+                .clone()
+                .ok_or("--oauth needs --client-id (the ID Cowork is registered as there)")?,
+            scopes: self.scopes.clone(),
+        })
+    }
 }
 
 pub(crate) fn host_port(
@@ -72,17 +118,29 @@ pub(crate) async fn account(
             user,
             security,
             display_name,
+            oauth,
         } => {
             let security = parse_security(&security)?;
+            let auth = oauth.auth()?;
             let config = match (caldav, email) {
-                (Some(url), None) => caldav_account(url, user)?,
+                (Some(url), None) => caldav_account(url, user, auth)?,
                 (None, Some(email)) => {
                     let servers = [imap, smtp].map(Option::unwrap_or_default);
-                    mail_account(email, servers, user, display_name, security)?
+                    mail_account(email, servers, user, display_name, security, auth)?
                 }
                 _ => return Err("give --caldav URL (a calendar account) or --email ADDRESS --imap HOST --smtp HOST (a mail account)".into()),
             };
-            add(app, name, config)?;
+            add(app, name, config, oauth.no_browser).await?;
+        }
+        AccountCmd::Signin { name, no_browser } => sign_in(app, &name, no_browser).await?,
+        AccountCmd::Signout { name } => {
+            if app.sign_out(&name).await? {
+                say!(
+                    "signed out of {name}: the server was asked to revoke Cowork's access, and the tokens left the keyring"
+                );
+            } else {
+                say!("{name} was not signed in");
+            }
         }
         AccountCmd::List => list(app, json)?,
         AccountCmd::Remove { name } => {
@@ -111,13 +169,14 @@ fn parse_security(text: &str) -> Result<Security, String> {
     }
 }
 
-fn caldav_account(url: String, user: Option<String>) -> Result<AccountKind, String> {
+fn caldav_account(url: String, user: Option<String>, auth: Auth) -> Result<AccountKind, String> {
     if !(url.starts_with("https://") || url.starts_with("http://")) {
         return Err(format!("--caldav {url:?}: give the server's https:// URL"));
     }
     Ok(AccountKind::Caldav {
         url,
         username: user.ok_or("--user is required for a CalDAV account")?,
+        auth,
     })
 }
 
@@ -128,6 +187,7 @@ fn mail_account(
     user: Option<String>,
     display_name: Option<String>,
     security: Security,
+    auth: Auth,
 ) -> Result<AccountKind, String> {
     let (imap_port, smtp_port) = security.default_ports();
     let (imap_host, imap_port) = host_port("imap", &imap, imap_port)?;
@@ -142,24 +202,55 @@ fn mail_account(
         smtp_host,
         smtp_port,
         smtp_security: security,
+        auth,
     })
 }
 
-/// Saves the account with the password read from standard input (one line).
-fn add(app: &App, name: String, config: AccountKind) -> Result<(), String> {
-    if std::io::stdin().is_terminal() {
-        eprint!("password for {name}: ");
-    }
-    let password = approve::read_line()?;
+/// Saves the account: with its password read from standard input (one line), or signed in
+/// through the provider's page.
+async fn add(app: &App, name: String, config: AccountKind, no_browser: bool) -> Result<(), String> {
+    let oauth = matches!(config.auth(), Auth::Oauth { .. });
+    let password = if oauth {
+        None
+    } else {
+        if std::io::stdin().is_terminal() {
+            eprint!("password for {name}: ");
+        }
+        Some(approve::read_line()?)
+    };
+    let account = AccountSettings {
+        name: name.clone(),
+        config,
+    };
     app.add_account(
-        &AccountSettings {
-            name: name.clone(),
-            config,
-        },
-        password.trim_end_matches(['\r', '\n']),
+        &account,
+        password
+            .as_deref()
+            .map(|p| p.trim_end_matches(['\r', '\n'])),
     )?;
+    if oauth {
+        say!("account {name} saved; now sign in to it.");
+        return sign_in(app, &name, no_browser).await;
+    }
     say!(
         "account {name} saved; its password is in the OS keyring. Check it with `cowork account test {name}`."
+    );
+    Ok(())
+}
+
+/// The person signs in in their browser; the tokens go to the keyring.
+async fn sign_in(app: &App, name: &str, no_browser: bool) -> Result<(), String> {
+    let sign_in = app.begin_sign_in(name).await?;
+    let url = sign_in.url().to_string();
+    say!("Sign in to {name} in your browser at:\n  {url}");
+    if !no_browser && open::that_detached(&url).is_err() {
+        say!("(no browser could be opened here: open the address above yourself)");
+    }
+    let minutes = cowork_app::SIGN_IN_TIMEOUT.as_secs() / 60;
+    say!("waiting for the sign-in to finish (up to {minutes} minutes)…");
+    app.finish_sign_in(sign_in).await?;
+    say!(
+        "signed in to {name}; the tokens are in the OS keyring. Check it with `cowork account test {name}`."
     );
     Ok(())
 }
@@ -177,7 +268,7 @@ fn list(app: &App, json: bool) -> Result<(), String> {
     }
     for a in &accounts {
         match &a.config {
-            AccountKind::Caldav { url, username } => {
+            AccountKind::Caldav { url, username, .. } => {
                 say!("{}  caldav  {username} @ {url}", a.name)
             }
             AccountKind::Mail {

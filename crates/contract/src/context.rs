@@ -18,6 +18,18 @@ pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
 /// Where secrets come from (the OS keyring in the app, a map in tests).
 pub trait SecretSource: Send + Sync {
     fn get(&self, name: &str) -> Result<Option<String>, String>;
+    /// Keeps a secret (sign-ins save their renewed tokens). A read-only source refuses.
+    fn set(&self, name: &str, _value: &str) -> Result<(), String> {
+        Err(format!(
+            "cannot keep the secret {name:?}: this secret source is read-only"
+        ))
+    }
+    /// Whether there was one to delete.
+    fn delete(&self, name: &str) -> Result<bool, String> {
+        Err(format!(
+            "cannot delete the secret {name:?}: this secret source is read-only"
+        ))
+    }
 }
 
 /// What a tool needs to compute its effects: workspace roots and the home directory, so paths

@@ -8,6 +8,7 @@
 pub mod address;
 pub mod confine;
 mod context;
+mod credentials;
 mod effect;
 mod error;
 mod gitdirs;
@@ -21,6 +22,7 @@ pub use context::{
     EffectEnv, Progress, ProgressSink, ResumeProbe, SecretSource, SuspendRequest, Suspender,
     ToolContext,
 };
+pub use credentials::{Credential, CredentialError, Credentials, SIGNED_IN};
 pub use effect::{Access, Effect, EffectKind, KindClass, Reach, Risk, Subject, Undo};
 pub use error::{ToolError, ToolResult};
 pub use output::{Content, ToolOutput};

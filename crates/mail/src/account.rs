@@ -1,6 +1,8 @@
-//! A mail account as the tools use it: settings from the store, the password from the keyring.
+//! A mail account as the tools use it: settings from the store, the credential (a password or
+//! an OAuth access token) from the app's [`Credentials`].
 
-use cowork_contract::{SecretSource, ToolError};
+use crate::Shared;
+use cowork_contract::{Credential, CredentialError, ToolContext, ToolError};
 use cowork_store::accounts::{self, AccountConfig, Security};
 use rusqlite::Connection;
 
@@ -9,7 +11,7 @@ pub struct MailAccount {
     pub email: String,
     pub display_name: Option<String>,
     pub username: String,
-    pub password: String,
+    pub credential: Credential,
     pub imap_host: String,
     pub imap_port: u16,
     pub imap_security: Security,
@@ -50,17 +52,31 @@ pub fn resolve_name(conn: &Connection, wanted: Option<&str>) -> Result<String, T
     }
 }
 
-pub fn load(
-    conn: &Connection,
-    secrets: &dyn SecretSource,
-    name: &str,
-) -> Result<MailAccount, ToolError> {
-    let account =
-        accounts::get(conn, name).map_err(|e| ToolError::failed(format!("database error: {e}")))?;
+/// Why an account could not be loaded: the tools suspend on a sign-in they need; the outbox
+/// keeps the message until the person has signed in.
+pub enum LoadError {
+    Tool(ToolError),
+    Credential(CredentialError),
+}
+
+impl LoadError {
+    pub fn into_tool_error(self, ctx: Option<&ToolContext>) -> ToolError {
+        match self {
+            LoadError::Tool(e) => e,
+            LoadError::Credential(e) => e.into_tool_error(ctx),
+        }
+    }
+}
+
+pub async fn load(shared: &Shared, name: &str) -> Result<MailAccount, LoadError> {
+    let account = accounts::get(&shared.db.lock().unwrap(), name)
+        .map_err(|e| LoadError::Tool(ToolError::failed(format!("database error: {e}"))))?;
     let Some(accounts::Account { config, .. }) = account else {
-        return Err(not_configured(format!("no mail account {name:?}")));
+        return Err(LoadError::Tool(not_configured(format!(
+            "no mail account {name:?}"
+        ))));
     };
-    accounts::check_transport(name, &config).map_err(ToolError::failed)?;
+    accounts::check_transport(name, &config).map_err(|e| LoadError::Tool(ToolError::failed(e)))?;
     let AccountConfig::Mail {
         email,
         display_name,
@@ -71,22 +87,24 @@ pub fn load(
         smtp_host,
         smtp_port,
         smtp_security,
+        auth: _,
     } = config
     else {
-        return Err(not_configured(format!(
+        return Err(LoadError::Tool(not_configured(format!(
             "{name:?} is a calendar account, not a mail account"
-        )));
+        ))));
     };
-    let password = secrets
-        .get(&accounts::secret_name(name))
-        .map_err(ToolError::failed)?
-        .ok_or_else(|| ToolError::failed(format!("mail account {name:?} has no password in the keyring — add the account again to store it")))?;
+    let credential = shared
+        .credentials
+        .credential(name)
+        .await
+        .map_err(LoadError::Credential)?;
     Ok(MailAccount {
         name: name.into(),
         email,
         display_name,
         username,
-        password,
+        credential,
         imap_host,
         imap_port,
         imap_security,

@@ -1,7 +1,7 @@
 //! The mail family: `email_check`, `email_read` (IMAP, `imap.rs`; decoding in `parse.rs`),
 //! `email_send`, `email_reply`, `email_undo`, `email_outbox` (SMTP through the outbox with an
-//! undo delay, `outbox.rs`). Accounts come from the store, passwords from the keyring
-//! (`account.rs`). Incoming mail is untrusted: the reading tools are open-world, so their output
+//! undo delay, `outbox.rs`). Accounts come from the store, credentials (a password or an OAuth
+//! access token) from the app (`account.rs`). Incoming mail is untrusted: the reading tools are open-world, so their output
 //! taints the conversation.
 
 mod account;
@@ -14,7 +14,7 @@ mod tools;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{DynTool, SecretSource, ToolProvider};
+use cowork_contract::{Credentials, DynTool, ToolProvider};
 use cowork_store::{Store, StoreError};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -50,7 +50,7 @@ impl MailSettings {
 
 pub(crate) struct Shared {
     pub db: Mutex<Connection>,
-    pub secrets: Arc<dyn SecretSource>,
+    pub credentials: Arc<dyn Credentials>,
     pub undo_delay: Duration,
     /// Wakes the outbox worker when a message is queued.
     pub wake: tokio::sync::Notify,
@@ -70,7 +70,7 @@ impl MailTools {
     /// Opens the outbox; a send a crash interrupted is marked uncertain (see `outbox.rs`).
     pub fn new(
         store: &Store,
-        secrets: Arc<dyn SecretSource>,
+        credentials: Arc<dyn Credentials>,
         undo_delay: Duration,
     ) -> Result<Self, StoreError> {
         let conn = store.connect()?;
@@ -84,7 +84,7 @@ impl MailTools {
         Ok(MailTools {
             shared: Arc::new(Shared {
                 db: Mutex::new(conn),
-                secrets,
+                credentials,
                 undo_delay,
                 wake: tokio::sync::Notify::new(),
                 read: Mutex::new(HashMap::new()),

@@ -8,10 +8,10 @@
 
 use crate::Shared;
 use crate::account::{self, MailAccount};
-use cowork_contract::ToolError;
+use cowork_contract::{Credential, CredentialError, ToolError};
 use cowork_store::accounts::Security;
 use lettre::address::Envelope;
-use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use rusqlite::{Connection, OptionalExtension, params};
 use schemars::JsonSchema;
@@ -199,12 +199,14 @@ pub async fn smtp_send(
         )),
     }
     .map_err(|e| (false, format!("SMTP {host}: {e}")))?;
+    let (secret, mechanisms) = match &account.credential {
+        Credential::Password(p) => (p, vec![Mechanism::Plain, Mechanism::Login]),
+        Credential::Bearer(token) => (token, vec![Mechanism::Xoauth2]),
+    };
     let transport = builder
         .port(account.smtp_port)
-        .credentials(Credentials::new(
-            account.username.clone(),
-            account.password.clone(),
-        ))
+        .credentials(Credentials::new(account.username.clone(), secret.clone()))
+        .authentication(mechanisms)
         .timeout(Some(Duration::from_secs(30)))
         .build();
     let parse = |a: &str| {
@@ -246,13 +248,18 @@ pub async fn send_due(shared: &Shared) -> Option<chrono::DateTime<chrono::Utc>> 
                 return Some(chrono::Utc::now() + chrono::Duration::seconds(5));
             }
         };
-        let loaded = {
-            let conn = shared.db.lock().unwrap();
-            account::load(&conn, shared.secrets.as_ref(), &due.account)
-        };
+        let loaded = account::load(shared, &due.account).await;
         let result = match &loaded {
             Ok(account) => smtp_send(account, &due.sender, &due.recipients, &due.raw).await,
-            Err(e) => Err((false, e.to_string())),
+            // Signed out: the message waits (retried as the person may sign in meanwhile).
+            Err(account::LoadError::Credential(e)) => Err((
+                matches!(
+                    e,
+                    CredentialError::NeedsSignIn(_) | CredentialError::Unreachable(_)
+                ),
+                e.to_string(),
+            )),
+            Err(account::LoadError::Tool(e)) => Err((false, e.to_string())),
         };
         let now = chrono::Utc::now();
         let update = {

@@ -17,10 +17,17 @@ fn account_name(shared: &Shared, wanted: Option<&str>) -> Result<String, ToolErr
     account::resolve_name(&shared.db.lock().unwrap(), wanted)
 }
 
-fn load(shared: &Shared, wanted: Option<&str>) -> Result<MailAccount, ToolError> {
-    let conn = shared.db.lock().unwrap();
-    let name = account::resolve_name(&conn, wanted)?;
-    account::load(&conn, shared.secrets.as_ref(), &name)
+/// The account a call uses, signed in: a call that needs the person to sign in first waits for
+/// it (suspended) when `ctx` can.
+async fn load(
+    shared: &Shared,
+    wanted: Option<&str>,
+    ctx: &ToolContext,
+) -> Result<MailAccount, ToolError> {
+    let name = account_name(shared, wanted)?;
+    account::load(shared, &name)
+        .await
+        .map_err(|e| e.into_tool_error(Some(ctx)))
 }
 
 /// The largest file `email_send` attaches (most servers refuse bigger messages).
@@ -479,7 +486,7 @@ impl MailTools {
     #[tool(name = "email_check", title = "Check mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_check, text = check_text,
            description = "List or search mail (unread, from, subject, text, since, folder): newest first, with summaries.")]
-    async fn check(&self, input: &CheckInput) -> ToolResult<CheckOutput> {
+    async fn check(&self, input: &CheckInput, ctx: &ToolContext) -> ToolResult<CheckOutput> {
         let since = input
             .since
             .as_deref()
@@ -488,7 +495,7 @@ impl MailTools {
                     .map_err(|_| ToolError::invalid(format!("`since` {s:?}: use YYYY-MM-DD")))
             })
             .transpose()?;
-        let account = load(&self.shared, input.account.as_deref())?;
+        let account = load(&self.shared, input.account.as_deref(), ctx).await?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let criteria = Criteria {
             unread_only: input.unread_only,
@@ -523,8 +530,8 @@ impl MailTools {
     #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
            read_only, idempotent, open_world, plan = Self::plan_read, text = read_text,
            description = "Read one message: headers, plain text (HTML converted), attachment list.")]
-    async fn read(&self, input: &ReadInput) -> ToolResult<Message> {
-        let account = load(&self.shared, input.account.as_deref())?;
+    async fn read(&self, input: &ReadInput, ctx: &ToolContext) -> ToolResult<Message> {
+        let account = load(&self.shared, input.account.as_deref(), ctx).await?;
         let folder = input.folder.clone().unwrap_or_else(|| "INBOX".into());
         let mut session = imap::connect(&account).await?;
         let result = imap::read(&mut session, &account, &folder, input.uid, input.mark_read).await;
@@ -553,7 +560,7 @@ impl MailTools {
            plan = Self::plan_send, text = queued_text,
            description = "Send an email (plain text, optional HTML, attachments from the workspace). It waits in the outbox for the undo delay before it leaves.")]
     async fn send(&self, input: &SendInput, ctx: &ToolContext) -> ToolResult<Queued> {
-        let account = load(&self.shared, input.account.as_deref())?;
+        let account = load(&self.shared, input.account.as_deref(), ctx).await?;
         let draft = Draft {
             to: &input.to,
             cc: &input.cc,
@@ -578,7 +585,7 @@ impl MailTools {
            effects = [MailSend, FsRead], plan = Self::plan_reply, text = queued_text,
            description = "Reply to a message (read it first with email_read), keeping the thread; optionally reply to all.")]
     async fn reply(&self, input: &ReplyInput, ctx: &ToolContext) -> ToolResult<Queued> {
-        let account = load(&self.shared, input.account.as_deref())?;
+        let account = load(&self.shared, input.account.as_deref(), ctx).await?;
         let basis = reply_basis(&self.shared, &account.name, input)?;
         let (to, cc) = reply_recipients(&basis, &account.email, input.reply_all);
         let subject = if basis.subject.to_lowercase().starts_with("re:") {

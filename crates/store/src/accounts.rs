@@ -26,12 +26,34 @@ impl Security {
     }
 }
 
+/// How an account signs in to its servers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum Auth {
+    /// A password (or an app password) in the keyring under [`secret_name`].
+    #[default]
+    Password,
+    /// OAuth 2 at `issuer` (its metadata is discovered), as the client `client_id`, asking for
+    /// `scopes`; the tokens are in the keyring under [`oauth_secret_name`].
+    Oauth {
+        issuer: String,
+        client_id: String,
+        scopes: Vec<String>,
+    },
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AccountConfig {
     /// A CalDAV server: `url` is the server or principal URL (discovery finds the calendars).
-    Caldav { url: String, username: String },
+    Caldav {
+        url: String,
+        username: String,
+        #[serde(default)]
+        auth: Auth,
+    },
     Mail {
         /// The address mail is sent from.
         email: String,
@@ -44,6 +66,8 @@ pub enum AccountConfig {
         smtp_host: String,
         smtp_port: u16,
         smtp_security: Security,
+        #[serde(default)]
+        auth: Auth,
     },
 }
 
@@ -52,6 +76,12 @@ impl AccountConfig {
         match self {
             AccountConfig::Caldav { .. } => "caldav",
             AccountConfig::Mail { .. } => "mail",
+        }
+    }
+
+    pub fn auth(&self) -> &Auth {
+        match self {
+            AccountConfig::Caldav { auth, .. } | AccountConfig::Mail { auth, .. } => auth,
         }
     }
 }
@@ -116,6 +146,11 @@ pub fn check_transport(name: &str, config: &AccountConfig) -> Result<(), String>
 /// The keyring entry holding this account's password.
 pub fn secret_name(account: &str) -> String {
     format!("account/{account}")
+}
+
+/// The keyring entry holding this account's OAuth tokens (JSON).
+pub fn oauth_secret_name(account: &str) -> String {
+    format!("oauth/{account}")
 }
 
 /// Names are used in effects, rules and keyring entries: keep them plain.
@@ -183,6 +218,7 @@ mod tests {
         let dav = |url: &str| AccountConfig::Caldav {
             url: url.into(),
             username: "u".into(),
+            auth: Auth::Password,
         };
         assert!(check_transport("a", &dav("https://cloud.example.com/dav")).is_ok());
         assert!(check_transport("a", &dav("http://127.0.0.1:5232/")).is_ok());
@@ -203,6 +239,7 @@ mod tests {
             smtp_host: host.into(),
             smtp_port: 25,
             smtp_security: security,
+            auth: Auth::Password,
         };
         assert!(check_transport("a", &mail("127.0.0.1", Security::Plain)).is_ok());
         assert!(check_transport("a", &mail("mail.example.com", Security::Starttls)).is_ok());

@@ -13,7 +13,7 @@ pub fn list_accounts(shell: State<'_, Shell>) -> Res<Vec<cowork_app::AccountSett
     shell.app.accounts()
 }
 
-/// Saves an account; its password goes to the OS keyring.
+/// Saves an account; its password goes to the OS keyring (an OAuth account has none: empty).
 #[tauri::command]
 #[specta::specta]
 pub fn add_account(
@@ -21,7 +21,8 @@ pub fn add_account(
     account: cowork_app::AccountSettings,
     password: String,
 ) -> Res<()> {
-    shell.app.add_account(&account, &password)
+    let password = (!password.is_empty()).then_some(password.as_str());
+    shell.app.add_account(&account, password)
 }
 
 #[tauri::command]

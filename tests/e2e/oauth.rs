@@ -355,3 +355,114 @@ fn no_token_or_code_reaches_a_log_even_at_trace() {
         "an authorization code in the log:\n{text}"
     );
 }
+
+/// A mail account that signs in with OAuth, in-process: the call made while it is signed out
+/// waits for the sign-in (suspended) and goes on by itself once the person has signed in; a
+/// token about to expire is refreshed between two calls; and a token revoked at the provider is
+/// refused by Dovecot itself (its `oauth2` passdb introspects every login).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_refused() {
+    use cowork_contract::{SecretSource, ToolError};
+    use cowork_core::{CallRequest, Caller};
+    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_tests::peers::MailServer;
+    use cowork_tests::{Harness, Recorder};
+    use serde_json::json;
+
+    // 62 s: within the keeper's minute of margin two seconds after it is issued.
+    let provider =
+        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "62")]))
+            .await
+            .unwrap();
+    let introspection = provider.introspection_url();
+    let mail = tokio::task::spawn_blocking(move || {
+        MailServer::start_oauth_at(&[("alice", "unused")], introspection)
+    })
+    .await
+    .unwrap();
+    let h = Harness::new(Arc::new(Recorder::default()));
+    let mut config = mail.account("alice");
+    if let AccountConfig::Mail { auth, .. } = &mut config {
+        *auth = Auth::Oauth {
+            issuer: provider.issuer(),
+            client_id: CLIENT.into(),
+            scopes: scopes(),
+        };
+    }
+    let account = accounts::Account {
+        name: "alice".into(),
+        config,
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    let check = || {
+        CallRequest::new(
+            "email_check",
+            json!({"account": "alice"}),
+            Caller::Chat,
+            "conv",
+        )
+    };
+
+    // Signed out: the call waits for the person, saying how to sign in.
+    let waiting = match h.scheduler.call(check()).await.result {
+        Err(ToolError::Suspended { id, reason }) => {
+            assert!(reason.contains("cowork account signin alice"), "{reason}");
+            id
+        }
+        other => panic!("not suspended: {other:?}"),
+    };
+    assert!(h.scheduler.resume_ready(Caller::Chat).await.is_empty());
+
+    // The person signs in; the waiting call goes on by itself.
+    let sign_in = h.app.begin_sign_in("alice").await.unwrap();
+    let url = sign_in.url().clone();
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    h.app.finish_sign_in(sign_in).await.unwrap();
+    person.await.unwrap();
+    let done = h.scheduler.resume_ready(Caller::Chat).await;
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].0, waiting);
+    assert!(done[0].1.result.is_ok(), "{:?}", done[0].1.result);
+
+    // Past the margin: the next call refreshes first, and Dovecot takes the new token.
+    let stored = || -> Tokens {
+        serde_json::from_str(
+            &h.secrets
+                .get(&accounts::oauth_secret_name("alice"))
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let first = stored();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    h.ok("email_check", json!({"account": "alice"})).await;
+    let renewed = stored();
+    assert_ne!(renewed.access_token, first.access_token, "refreshed");
+
+    // Revoked at the provider while a copy is still kept here: Dovecot refuses it.
+    let server = discover(&http(), &provider.issuer().parse().unwrap())
+        .await
+        .unwrap();
+    let access_only = Tokens {
+        refresh_token: None,
+        ..renewed.clone()
+    };
+    revoke(&http(), &server, CLIENT, &access_only)
+        .await
+        .unwrap();
+    let stale = Tokens {
+        expires_at: Some(i64::MAX / 2),
+        ..renewed
+    };
+    h.secrets.set(
+        &accounts::oauth_secret_name("alice"),
+        &serde_json::to_string(&stale).unwrap(),
+    );
+    let refused = h.call("email_check", json!({"account": "alice"})).await;
+    let text = refused.result.unwrap_err().to_string();
+    assert!(
+        text.contains("refused the login") && text.contains("sign in to the account again"),
+        "{text}"
+    );
+}

@@ -136,7 +136,12 @@ impl MailServer {
     /// passdb, SMTP XOAUTH2 at the front), valid when `provider` says, by introspection, that
     /// they are active and issued to that user.
     pub fn start_oauth(users: &[(&str, &str)], provider: &OidcProvider) -> MailServer {
-        MailServer::start_with(users, Some(provider.introspection_url()))
+        MailServer::start_oauth_at(users, provider.introspection_url())
+    }
+
+    /// As [`MailServer::start_oauth`], given the provider's introspection URL.
+    pub fn start_oauth_at(users: &[(&str, &str)], introspection_url: String) -> MailServer {
+        MailServer::start_with(users, Some(introspection_url))
     }
 
     fn start_with(users: &[(&str, &str)], introspection: Option<String>) -> MailServer {

@@ -387,6 +387,7 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
             issuer: provider.issuer(),
             client_id: CLIENT.into(),
             scopes: scopes(),
+            endpoints: None,
         };
     }
     let account = accounts::Account {

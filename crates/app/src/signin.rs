@@ -83,7 +83,22 @@ impl AccountCredentials {
         }
     }
 
-    async fn server(&self, issuer: &str) -> Result<Server, CredentialError> {
+    /// The account's authorization server: its given endpoints, else its metadata.
+    async fn server(&self, auth: &Auth) -> Result<Server, CredentialError> {
+        let Auth::Oauth {
+            issuer, endpoints, ..
+        } = auth
+        else {
+            return Err(CredentialError::Missing("not an OAuth account".into()));
+        };
+        match endpoints {
+            Some(given) => Server::from_endpoints(issuer, &given.authorization, &given.token)
+                .map_err(from_oauth),
+            None => self.discovered(issuer).await,
+        }
+    }
+
+    async fn discovered(&self, issuer: &str) -> Result<Server, CredentialError> {
         let mut servers = self.servers.lock().await;
         if let Some(found) = servers.get(issuer) {
             return Ok(found.clone());
@@ -113,7 +128,8 @@ fn from_oauth(e: OAuthError) -> CredentialError {
 #[cowork_contract::async_trait]
 impl Credentials for AccountCredentials {
     async fn credential(&self, account: &str) -> Result<Credential, CredentialError> {
-        match self.auth(account)? {
+        let auth = self.auth(account)?;
+        match &auth {
             Auth::Password => self
                 .secrets
                 .get(&accounts::secret_name(account))
@@ -122,12 +138,10 @@ impl Credentials for AccountCredentials {
                 .ok_or_else(|| CredentialError::Missing(format!(
                     "account {account:?} has no password in the keyring — add the account again to store it"
                 ))),
-            Auth::Oauth {
-                issuer, client_id, ..
-            } => {
-                let server = self.server(&issuer).await?;
+            Auth::Oauth { client_id, .. } => {
+                let server = self.server(&auth).await?;
                 self.keeper
-                    .access_token(account, &server, &client_id)
+                    .access_token(account, &server, client_id)
                     .await
                     .map(Credential::Bearer)
                     .map_err(from_oauth)
@@ -165,31 +179,31 @@ impl SignIn {
 }
 
 impl App {
-    fn oauth_settings(&self, account: &str) -> Result<(String, Vec<String>), String> {
-        match self.credentials.auth(account).map_err(|e| e.to_string())? {
-            Auth::Oauth { issuer, scopes, .. } => Ok((issuer, scopes)),
+    /// The account's OAuth settings; a password account is refused.
+    fn oauth(&self, account: &str) -> Result<(Auth, String, Vec<String>), String> {
+        let auth = self.credentials.auth(account).map_err(|e| e.to_string())?;
+        match &auth {
+            Auth::Oauth {
+                client_id, scopes, ..
+            } => {
+                let (client_id, scopes) = (client_id.clone(), scopes.clone());
+                Ok((auth, client_id, scopes))
+            }
             Auth::Password => Err(format!(
                 "account {account:?} signs in with a password, not OAuth — add it again with its provider's sign-in"
             )),
         }
     }
 
-    fn client_id(&self, account: &str) -> Result<String, String> {
-        match self.credentials.auth(account).map_err(|e| e.to_string())? {
-            Auth::Oauth { client_id, .. } => Ok(client_id),
-            Auth::Password => Err(format!("account {account:?} does not use OAuth")),
-        }
-    }
-
     /// Starts signing in to `account`: the URL to open in the person's browser.
     pub async fn begin_sign_in(&self, account: &str) -> Result<SignIn, String> {
-        let (issuer, scopes) = self.oauth_settings(account)?;
+        let (auth, client_id, scopes) = self.oauth(account)?;
         let server = self
             .credentials
-            .server(&issuer)
+            .server(&auth)
             .await
             .map_err(|e| e.to_string())?;
-        let pending = cowork_oauth::begin(&server, &self.client_id(account)?, &scopes)
+        let pending = cowork_oauth::begin(&server, &client_id, &scopes)
             .await
             .map_err(|e| e.to_string())?;
         Ok(SignIn {
@@ -216,10 +230,9 @@ impl App {
         let Some(tokens) = self.credentials.tokens.load(account)? else {
             return Ok(false);
         };
-        if let Ok((issuer, _)) = self.oauth_settings(account) {
-            match self.credentials.server(&issuer).await {
+        if let Ok((auth, client_id, _)) = self.oauth(account) {
+            match self.credentials.server(&auth).await {
                 Ok(server) => {
-                    let client_id = self.client_id(account)?;
                     let http = &self.credentials.http;
                     if let Err(e) = cowork_oauth::revoke(http, &server, &client_id, &tokens).await {
                         tracing::warn!(account, "sign-out: the server did not revoke: {e}");

@@ -83,6 +83,7 @@ impl OauthArgs {
                 .clone()
                 .ok_or("--oauth needs --client-id (the ID Cowork is registered as there)")?,
             scopes: self.scopes.clone(),
+            endpoints: None,
         })
     }
 }

@@ -59,6 +59,40 @@ fn secure(url: &Url) -> bool {
     }
 }
 
+impl Server {
+    /// A server known by its endpoints rather than by metadata (a provider whose published
+    /// metadata does not name itself — Microsoft's multi-tenant `common` — or a mail
+    /// provider's autoconfig that gives them). The same rule as discovery: HTTPS or loopback.
+    pub fn from_endpoints(
+        issuer: &str,
+        authorization_endpoint: &str,
+        token_endpoint: &str,
+    ) -> Result<Server, OAuthError> {
+        let parse = |text: &str| {
+            Url::parse(text).map_err(|e| OAuthError::Invalid(format!("{text:?}: {e}")))
+        };
+        let (authorization_endpoint, token_endpoint) =
+            (parse(authorization_endpoint)?, parse(token_endpoint)?);
+        if let Some(plain) = [&authorization_endpoint, &token_endpoint]
+            .into_iter()
+            .find(|u| !secure(u))
+        {
+            return Err(OAuthError::Invalid(format!(
+                "{plain} is not HTTPS: tokens would cross the network in clear"
+            )));
+        }
+        Ok(Server {
+            issuer: issuer.to_string(),
+            authorization_endpoint,
+            token_endpoint,
+            revocation_endpoint: None,
+            scopes_supported: Vec::new(),
+            code_challenge_methods_supported: Vec::new(),
+            authorization_response_iss_parameter_supported: false,
+        })
+    }
+}
+
 /// The metadata of the authorization server `issuer` names.
 pub async fn discover(http: &reqwest::Client, issuer: &Url) -> Result<Server, OAuthError> {
     let asked = issuer.as_str().trim_end_matches('/').to_string();
@@ -110,6 +144,15 @@ pub async fn discover(http: &reqwest::Client, issuer: &Url) -> Result<Server, OA
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endpoints_given_by_hand_are_held_to_the_same_transport_rule() {
+        assert!(Server::from_endpoints("x", "https://a.example/auth", "https://a.example/token").is_ok());
+        assert!(Server::from_endpoints("x", "http://127.0.0.1:9/auth", "http://127.0.0.1:9/t").is_ok());
+        let plain = Server::from_endpoints("x", "https://a.example/auth", "http://a.example/token");
+        assert!(plain.unwrap_err().to_string().contains("not HTTPS"));
+        assert!(Server::from_endpoints("x", "javascript:alert(1)", "https://a.example/t").is_err());
+    }
 
     #[test]
     fn metadata_is_looked_for_where_the_rfcs_put_it() {

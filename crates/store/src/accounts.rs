@@ -34,13 +34,24 @@ pub enum Auth {
     /// A password (or an app password) in the keyring under [`secret_name`].
     #[default]
     Password,
-    /// OAuth 2 at `issuer` (its metadata is discovered), as the client `client_id`, asking for
-    /// `scopes`; the tokens are in the keyring under [`oauth_secret_name`].
+    /// OAuth 2 at `issuer`, as the client `client_id`, asking for `scopes`; the server's
+    /// endpoints are discovered from its metadata unless given (`endpoints`). The tokens are in
+    /// the keyring under [`oauth_secret_name`].
     Oauth {
         issuer: String,
         client_id: String,
         scopes: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoints: Option<OauthEndpoints>,
     },
+}
+
+/// An authorization server's endpoints, when they are known rather than discovered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OauthEndpoints {
+    pub authorization: String,
+    pub token: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,5 +1,7 @@
-//! An OAuth mail account end to end through the `cowork` binary: a real OpenID provider
-//! (npm `oidc-provider`) signs the person in — the browser's part driven here, the loopback
+//! OAuth mail accounts end to end through the `cowork` binary, each added by its address: its
+//! settings found in an ISP database on loopback (Thunderbird's autoconfig format, one shaped as
+//! Gmail's and one as Microsoft 365's), then a real OpenID provider (npm `oidc-provider`) signs
+//! the person in — the browser's part driven here, the loopback
 //! redirect real — a real Dovecot takes the token over IMAP XOAUTH2 (its `oauth2` passdb
 //! introspecting the token at the provider) and the SMTP front over SMTP XOAUTH2; the tokens
 //! live in a real Secret Service and nowhere else; a sign-out revokes them at the provider, and
@@ -24,38 +26,84 @@ fn printed_url(out: &std::path::Path, deadline: Instant) -> reqwest::Url {
     }
 }
 
+/// Autoconfig files (Thunderbird's format) as an ISP database on loopback would serve them:
+/// one shaped as Gmail's (OAuth or a password, the endpoints given), one as Microsoft 365's
+/// (OAuth only, the endpoints found from the provider's metadata).
+fn ispdb(dir: &std::path::Path, mail: &MailServer, issuer: &str) {
+    let server = |tag: &str, kind: &str, port: u16, methods: &str| {
+        format!(
+            "<{tag} type=\"{kind}\"><hostname>127.0.0.1</hostname><port>{port}</port><socketType>plain</socketType>\
+             <username>%EMAILLOCALPART%</username>{methods}</{tag}>"
+        )
+    };
+    let file = |domain: &str, name: &str, methods: &str, oauth: &str| {
+        let xml = format!(
+            "<?xml version=\"1.0\"?><clientConfig version=\"1.1\"><emailProvider id=\"{domain}\"><domain>{domain}</domain>\
+             <displayName>{name}</displayName>{}{}</emailProvider>{oauth}</clientConfig>",
+            server("incomingServer", "imap", mail.imap_port, methods),
+            server("outgoingServer", "smtp", mail.smtp_port, methods),
+        );
+        std::fs::write(dir.join(domain), xml).unwrap();
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    file(
+        "gmail-shaped.test",
+        "Gmail-shaped",
+        "<authentication>OAuth2</authentication><authentication>password-cleartext</authentication>",
+        &format!(
+            "<oAuth2><issuer>{issuer}</issuer><scope>openid offline_access mail</scope>\
+             <authURL>{issuer}/auth</authURL><tokenURL>{issuer}/token</tokenURL></oAuth2>"
+        ),
+    );
+    file(
+        "m365-shaped.test",
+        "M365-shaped",
+        "<authentication>OAuth2</authentication>",
+        &format!(
+            "<oAuth2><issuer>{issuer}</issuer><scope>openid offline_access mail</scope></oAuth2>"
+        ),
+    );
+}
+
 #[test]
-fn an_oauth_mail_account_signs_in_reads_and_sends_then_signs_out() {
+fn accounts_are_added_by_address_and_sign_in_then_read_send_and_sign_out() {
     let issued = tempfile::NamedTempFile::new().unwrap();
     let provider = OidcProvider::start(&[("OIDC_TOKEN_LOG", issued.path().to_str().unwrap())]);
-    let mail = MailServer::start_oauth(&[("alice", "unused-pw")], &provider);
+    let mail = MailServer::start_oauth(&[("alice", "unused-pw"), ("bob", "unused-pw")], &provider);
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("cowork");
     let user = tmp.path().join("user");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&user).unwrap();
+    ispdb(&tmp.path().join("ispdb/v1.1"), &mail, &provider.issuer());
+    let ispdb_port = cowork_tests::peers::free_port();
     std::fs::write(
         home.join("settings.json"),
-        r#"{"mail": {"undoSeconds": 0}}"#,
+        format!(
+            r#"{{"mail": {{"undoSeconds": 0}}, "accounts": {{"autoconfigUrl": "http://127.0.0.1:{ispdb_port}/v1.1/",
+               "oauthClients": {{"{issuer}": {{"clientId": "cowork-test"}}}}}}}}"#,
+            issuer = provider.issuer()
+        ),
     )
     .unwrap();
-    let send = r#"{"account":"alice","to":["alice@example.test"],"subject":"Sent with a token","body":"no password anywhere"}"#;
+    let send = r#"{"account":"alice","to":["bob@m365-shaped.test"],"subject":"Sent with a token","body":"no password anywhere"}"#;
     let script = format!(
         r#"set -e
-"$COWORK" account add alice --email alice@example.test --user alice --imap 127.0.0.1:{imap} --smtp 127.0.0.1:{smtp} --security plain \
-  --oauth {issuer} --client-id cowork-test --scope openid --scope offline_access --scope mail --no-browser > "$TMPD/signin.out" 2>&1
-cat "$TMPD/signin.out"
+python3 -m http.server --bind 127.0.0.1 --directory "$TMPD/ispdb" {ispdb_port} >/dev/null 2>&1 &
+trap "kill $!" EXIT
+for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:{ispdb_port}/" && break; sleep 0.1; done
+"$COWORK" account add alice --email alice@gmail-shaped.test --yes --no-browser > "$TMPD/alice.out" 2>&1
+cat "$TMPD/alice.out"
+"$COWORK" account add bob --email bob@m365-shaped.test --yes --no-browser > "$TMPD/bob.out" 2>&1
+cat "$TMPD/bob.out"
 "$COWORK" account test alice
 printf 'y\n' | COWORK_APPROVE_FROM_STDIN=1 "$COWORK" tools call email_send --args '{send}'
 for i in $(seq 1 50); do "$COWORK" tools call email_outbox | grep -q '\[sent\]' && break; sleep 0.2; done
-"$COWORK" tools call email_check --args '{{"account":"alice","subject":"Sent with a token"}}'
+"$COWORK" tools call email_check --args '{{"account":"bob","subject":"Sent with a token"}}'
 "$COWORK" account signout alice
 echo "after sign-out:"
 "$COWORK" account test alice || echo "test refused: $?"
 "#,
-        imap = mail.imap_port,
-        smtp = mail.smtp_port,
-        issuer = provider.issuer(),
     );
     let child = in_private_keyring(&script, &home, &user)
         .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
@@ -65,24 +113,38 @@ echo "after sign-out:"
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
-    let url = printed_url(
-        &tmp.path().join("signin.out"),
-        Instant::now() + Duration::from_secs(60),
-    );
-    assert!(
-        url.as_str().starts_with(&provider.issuer()),
-        "the address is the provider's: {url}"
-    );
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(OidcProvider::person_signs_in(&url, "alice"));
+    for who in ["alice", "bob"] {
+        let url = printed_url(
+            &tmp.path().join(format!("{who}.out")),
+            Instant::now() + Duration::from_secs(60),
+        );
+        assert!(
+            url.as_str().starts_with(&provider.issuer()),
+            "the address is the provider's: {url}"
+        );
+        runtime.block_on(OidcProvider::person_signs_in(&url, who));
+    }
     let out = child.wait_with_output().unwrap();
     let text = output_text(&out);
     assert!(out.status.success(), "{text}");
     let (before, after) = text.split_once("after sign-out:").expect(&text);
-    assert!(before.contains("signed in to alice"), "{text}");
+    for (who, shape) in [("alice", "Gmail-shaped"), ("bob", "M365-shaped")] {
+        assert!(
+            before.contains(&format!(
+                "{shape} — found by http://127.0.0.1:{ispdb_port}/v1.1/"
+            )),
+            "{text}"
+        );
+        assert!(before.contains(&format!("signed in to {who}")), "{text}");
+    }
+    assert!(
+        before.contains("in your browser at http://127.0.0.1:"),
+        "the person saw where they sign in: {text}"
+    );
     assert!(
         before.contains("\"Sent with a token\""),
-        "read back over IMAP XOAUTH2 after SMTP XOAUTH2: {text}"
+        "sent by alice over SMTP XOAUTH2, read by bob over IMAP XOAUTH2: {text}"
     );
     assert!(
         before.contains("signed out of alice"),

@@ -12,6 +12,7 @@ mod families;
 mod follow;
 pub mod gnome_shortcut;
 pub mod instance;
+pub mod mail_setup;
 pub mod notify;
 pub mod secrets;
 mod signin;

@@ -5,7 +5,10 @@ use cowork_app::{AccountKind, AccountSettings, Auth, Security};
 
 #[derive(Subcommand)]
 pub(crate) enum AccountCmd {
-    /// Add or replace an account; the password is read from standard input (one line).
+    /// Add or replace an account. `--email ADDRESS` alone finds the servers (built-in settings
+    /// for the big providers, else the domain's autoconfig, Thunderbird's ISP database, or a
+    /// guess) and shows them to confirm; then the provider's sign-in opens, or the password is
+    /// read from standard input (one line).
     Add {
         /// A short name used in rules and effects, e.g. `work`.
         name: String,
@@ -13,7 +16,7 @@ pub(crate) enum AccountCmd {
         #[arg(long, conflicts_with_all = ["email", "imap", "smtp"])]
         caldav: Option<String>,
         /// The address mail is sent from.
-        #[arg(long, requires_all = ["imap", "smtp"])]
+        #[arg(long)]
         email: Option<String>,
         /// IMAP server, HOST or HOST:PORT.
         #[arg(long)]
@@ -31,6 +34,9 @@ pub(crate) enum AccountCmd {
         display_name: Option<String>,
         #[command(flatten)]
         oauth: OauthArgs,
+        /// Use the settings found for the address without asking.
+        #[arg(long)]
+        yes: bool,
     },
     List,
     /// Sign in to an OAuth account in your browser (again, after a sign-out or when the server
@@ -120,16 +126,19 @@ pub(crate) async fn account(
             security,
             display_name,
             oauth,
+            yes,
         } => {
             let security = parse_security(&security)?;
             let auth = oauth.auth()?;
-            let config = match (caldav, email) {
-                (Some(url), None) => caldav_account(url, user, auth)?,
-                (None, Some(email)) => {
-                    let servers = [imap, smtp].map(Option::unwrap_or_default);
-                    mail_account(email, servers, user, display_name, security, auth)?
+            let config = match (caldav, email, imap, smtp) {
+                (Some(url), None, ..) => caldav_account(url, user, auth)?,
+                (None, Some(email), None, None) if oauth.oauth.is_none() => {
+                    found_mail_account(app, &email, user, display_name, yes).await?
                 }
-                _ => return Err("give --caldav URL (a calendar account) or --email ADDRESS --imap HOST --smtp HOST (a mail account)".into()),
+                (None, Some(email), Some(imap), Some(smtp)) => {
+                    mail_account(email, [imap, smtp], user, display_name, security, auth)?
+                }
+                _ => return Err("give --caldav URL (a calendar account), --email ADDRESS (its servers are looked up), or --email ADDRESS --imap HOST --smtp HOST".into()),
             };
             add(app, name, config, oauth.no_browser).await?;
         }
@@ -205,6 +214,89 @@ fn mail_account(
         smtp_security: security,
         auth,
     })
+}
+
+/// The settings found for `email`, each step shown, confirmed by the person (or `--yes`).
+async fn found_mail_account(
+    app: &App,
+    email: &str,
+    user: Option<String>,
+    display_name: Option<String>,
+    yes: bool,
+) -> Result<AccountKind, String> {
+    say!("looking up the settings for {email}…");
+    let found = app
+        .find_mail_setup(email, &mut |step| say!("  {step}"))
+        .await?;
+    let mut config = found.config;
+    if let AccountKind::Mail {
+        username,
+        display_name: shown,
+        ..
+    } = &mut config
+    {
+        *username = user.unwrap_or(std::mem::take(username));
+        *shown = display_name;
+    }
+    say!("{} — found by {}:", found.provider, found.found_by);
+    for line in describe(&config) {
+        say!("  {line}");
+    }
+    if let Some((note, page)) = &found.password_note {
+        say!(
+            "  note: {note}{}",
+            page.as_ref().map(|p| format!(" ({p})")).unwrap_or_default()
+        );
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return Err("confirm the settings above with --yes (or run this in a terminal)".into());
+        }
+        if !approve::ask_yes("Use these settings? [y/N] ")? {
+            return Err("not added: give the servers yourself with --imap and --smtp".into());
+        }
+    }
+    Ok(config)
+}
+
+/// The settings in words: where mail is read and sent, and how the account signs in.
+fn describe(config: &AccountKind) -> Vec<String> {
+    let AccountKind::Mail {
+        username,
+        imap_host,
+        imap_port,
+        imap_security,
+        smtp_host,
+        smtp_port,
+        smtp_security,
+        auth,
+        ..
+    } = config
+    else {
+        return vec![];
+    };
+    let sign_in = match auth {
+        Auth::Password => format!("with a password, as {username}"),
+        Auth::Oauth { issuer, .. } => {
+            format!("as {username}, in your browser at {issuer} (OAuth; no password here)")
+        }
+    };
+    let words = |security: &Security| match security {
+        Security::Tls => "TLS",
+        Security::Starttls => "STARTTLS",
+        Security::Plain => "unencrypted: this computer only",
+    };
+    vec![
+        format!(
+            "read mail  IMAP {imap_host}:{imap_port} ({})",
+            words(imap_security)
+        ),
+        format!(
+            "send mail  SMTP {smtp_host}:{smtp_port} ({})",
+            words(smtp_security)
+        ),
+        format!("sign in    {sign_in}"),
+    ]
 }
 
 /// Saves the account: with its password read from standard input (one line), or signed in

@@ -147,8 +147,13 @@ mod tests {
 
     #[test]
     fn endpoints_given_by_hand_are_held_to_the_same_transport_rule() {
-        assert!(Server::from_endpoints("x", "https://a.example/auth", "https://a.example/token").is_ok());
-        assert!(Server::from_endpoints("x", "http://127.0.0.1:9/auth", "http://127.0.0.1:9/t").is_ok());
+        assert!(
+            Server::from_endpoints("x", "https://a.example/auth", "https://a.example/token")
+                .is_ok()
+        );
+        assert!(
+            Server::from_endpoints("x", "http://127.0.0.1:9/auth", "http://127.0.0.1:9/t").is_ok()
+        );
         let plain = Server::from_endpoints("x", "https://a.example/auth", "http://a.example/token");
         assert!(plain.unwrap_err().to_string().contains("not HTTPS"));
         assert!(Server::from_endpoints("x", "javascript:alert(1)", "https://a.example/t").is_err());

@@ -1,0 +1,492 @@
+//! Adding a mail account is typing the address: its settings come from Cowork's built-in ones
+//! for the big providers (`presets/mail/*.xml`), else the domain's own autoconfig file, else
+//! Thunderbird's ISP database, else a guess at the usual host names — each step reported as
+//! it goes. Every source is the Thunderbird autoconfig format (clientConfig 1.1), so one reader
+//! serves them all; the built-in ones are files of that format too.
+//!
+//! What a source says is content, not the person's word: the settings found (hosts, where to
+//! sign in) are shown to the person, who confirms them before any password or token is sent.
+
+use crate::App;
+use cowork_store::accounts::{AccountConfig, Auth, OauthEndpoints, Security};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// `accounts` in settings.json.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AccountsSettings {
+    /// Thunderbird's ISP database, or an organisation's own copy of it (a URL ending in `/`).
+    pub autoconfig_url: Option<String>,
+    /// The OAuth client Cowork is registered as, by issuer (`accounts.google.com`, or a URL).
+    pub oauth_clients: BTreeMap<String, OauthClient>,
+}
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OauthClient {
+    pub client_id: String,
+}
+
+impl cowork_store::settings::Section for AccountsSettings {
+    const KEY: &'static str = "accounts";
+}
+
+const ISPDB: &str = "https://autoconfig.thunderbird.net/v1.1/";
+
+/// Cowork's own settings for the providers most people use, by file.
+const PRESETS: [&str; 7] = [
+    include_str!("../presets/mail/gmail.xml"),
+    include_str!("../presets/mail/outlook.xml"),
+    include_str!("../presets/mail/icloud.xml"),
+    include_str!("../presets/mail/fastmail.xml"),
+    include_str!("../presets/mail/yahoo.xml"),
+    include_str!("../presets/mail/qq.xml"),
+    include_str!("../presets/mail/163.xml"),
+];
+
+/// What was found for an address, for the person to confirm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MailSetup {
+    pub provider: String,
+    /// Where the settings came from (a URL, or Cowork's built-in settings).
+    pub found_by: String,
+    /// Ready to save: hosts, ports, security, login name and how to sign in.
+    pub config: AccountConfig,
+    /// What the person must know to sign in with a password (an app password, an
+    /// authorization code), with the page that makes one.
+    pub password_note: Option<(String, Option<String>)>,
+}
+
+/// One server of a clientConfig document.
+#[derive(Debug)]
+struct ServerEntry {
+    host: String,
+    port: u16,
+    security: Security,
+    username: String,
+    oauth: bool,
+    /// Takes a password at all (Microsoft's servers take OAuth only).
+    password: bool,
+}
+
+/// A clientConfig document, read.
+#[derive(Debug)]
+struct ClientConfig {
+    domains: Vec<String>,
+    provider: String,
+    imap: ServerEntry,
+    smtp: ServerEntry,
+    /// issuer, scopes, and the endpoints when given.
+    oauth: Option<(String, Vec<String>, Option<OauthEndpoints>)>,
+    note: Option<(String, Option<String>)>,
+}
+
+fn child_text<'a>(node: roxmltree::Node<'a, 'a>, name: &str) -> Option<&'a str> {
+    node.children()
+        .find(|c| c.has_tag_name(name))
+        .and_then(|c| c.text())
+        .map(str::trim)
+}
+
+/// The first server of `kind` (`incomingServer type="imap"`, `outgoingServer type="smtp"`).
+fn server(provider: roxmltree::Node, tag: &str, kind: &str, email: &str) -> Option<ServerEntry> {
+    let node = provider
+        .children()
+        .find(|c| c.has_tag_name(tag) && c.attribute("type") == Some(kind))?;
+    let security = match child_text(node, "socketType")? {
+        "SSL" => Security::Tls,
+        "STARTTLS" => Security::Starttls,
+        "plain" => Security::Plain,
+        _ => return None,
+    };
+    let local = email.split('@').next().unwrap_or(email);
+    let username = child_text(node, "username")
+        .unwrap_or("%EMAILADDRESS%")
+        .replace("%EMAILADDRESS%", email)
+        .replace("%EMAILLOCALPART%", local);
+    let methods: Vec<&str> = node
+        .children()
+        .filter(|c| c.has_tag_name("authentication"))
+        .filter_map(|c| c.text())
+        .map(str::trim)
+        .collect();
+    Some(ServerEntry {
+        host: child_text(node, "hostname")?.to_string(),
+        port: child_text(node, "port")?.parse().ok()?,
+        security,
+        username,
+        oauth: methods.contains(&"OAuth2"),
+        password: methods.is_empty() || methods.iter().any(|m| m.starts_with("password-")),
+    })
+}
+
+/// Reads a clientConfig document for `email`; `None` when it lacks an IMAP or SMTP server.
+fn parse(xml: &str, email: &str) -> Option<ClientConfig> {
+    let doc = roxmltree::Document::parse(xml).ok()?;
+    let root = doc.root_element();
+    let provider = root.children().find(|c| c.has_tag_name("emailProvider"))?;
+    let oauth = root.children().find(|c| c.has_tag_name("oAuth2")).map(|o| {
+        let endpoints = child_text(o, "authURL")
+            .zip(child_text(o, "tokenURL"))
+            .map(|(a, t)| OauthEndpoints {
+                authorization: a.into(),
+                token: t.into(),
+            });
+        let scopes = child_text(o, "scope").unwrap_or_default();
+        let issuer = child_text(o, "issuer").unwrap_or_default();
+        (
+            issuer.to_string(),
+            scopes.split_whitespace().map(String::from).collect(),
+            endpoints,
+        )
+    });
+    let note = root
+        .children()
+        .find(|c| c.has_tag_name("enable"))
+        .and_then(|e| {
+            let text = child_text(e, "instruction")?;
+            Some((text.to_string(), e.attribute("visiturl").map(String::from)))
+        });
+    Some(ClientConfig {
+        domains: provider
+            .children()
+            .filter(|c| c.has_tag_name("domain"))
+            .filter_map(|c| c.text())
+            .map(|d| d.trim().to_ascii_lowercase())
+            .collect(),
+        provider: child_text(provider, "displayName")
+            .unwrap_or_default()
+            .to_string(),
+        imap: server(provider, "incomingServer", "imap", email)?,
+        smtp: server(provider, "outgoingServer", "smtp", email)?,
+        oauth,
+        note,
+    })
+}
+
+/// An issuer as a URL: a bare host name (as the ISP database writes them) is HTTPS.
+fn issuer_url(issuer: &str) -> String {
+    if issuer.contains("://") {
+        issuer.trim_end_matches('/').to_string()
+    } else {
+        format!("https://{issuer}")
+    }
+}
+
+impl ClientConfig {
+    /// The account these settings make. OAuth when both servers take it and Cowork has a
+    /// client registered at that issuer; else a password (with the provider's note).
+    fn setup(self, email: &str, found_by: String, settings: &AccountsSettings) -> MailSetup {
+        let client = self.oauth.as_ref().and_then(|(issuer, ..)| {
+            let url = issuer_url(issuer);
+            settings
+                .oauth_clients
+                .iter()
+                .find(|(key, _)| issuer_url(key) == url)
+                .map(|(_, client)| client.client_id.clone())
+        });
+        let auth = match (self.oauth, client) {
+            (Some((issuer, scopes, endpoints)), Some(client_id))
+                if self.imap.oauth && self.smtp.oauth =>
+            {
+                Auth::Oauth {
+                    issuer: issuer_url(&issuer),
+                    client_id,
+                    scopes,
+                    endpoints,
+                }
+            }
+            _ => Auth::Password,
+        };
+        let password_note = match (&auth, !self.imap.password) {
+            (Auth::Password, true) => Some((
+                format!(
+                    "{} signs in only through its own page (OAuth), and this Cowork has no client registered there: set accounts.oauthClients in settings.json (docs/accounts.md)",
+                    self.provider
+                ),
+                None,
+            )),
+            (Auth::Password, false) => self.note,
+            _ => None,
+        };
+        MailSetup {
+            provider: self.provider,
+            found_by,
+            config: AccountConfig::Mail {
+                email: email.to_string(),
+                display_name: None,
+                username: self.imap.username,
+                imap_host: self.imap.host,
+                imap_port: self.imap.port,
+                imap_security: self.imap.security,
+                smtp_host: self.smtp.host,
+                smtp_port: self.smtp.port,
+                smtp_security: self.smtp.security,
+                auth,
+            },
+            password_note,
+        }
+    }
+}
+
+/// Cowork's built-in settings for `domain`, if it has some.
+fn preset(email: &str, domain: &str) -> Option<ClientConfig> {
+    PRESETS
+        .iter()
+        .filter_map(|xml| parse(xml, email))
+        .find(|c| c.domains.iter().any(|d| d == domain))
+}
+
+/// HTTPS, or plain HTTP to this machine only (a local test or a company's own server here).
+fn fetchable(url: &str) -> bool {
+    url.starts_with("https://")
+        || url::Url::parse(url).is_ok_and(|u| {
+            u.scheme() == "http"
+                && u.host_str()
+                    .is_some_and(|h| cowork_store::accounts::is_loopback(h))
+        })
+}
+
+async fn fetch(http: &reqwest::Client, url: &str) -> Result<String, String> {
+    if !fetchable(url) {
+        return Err("not HTTPS".into());
+    }
+    let response = http.get(url).send().await.map_err(|e| {
+        // The innermost cause ("failed to lookup address", "connection refused"): the URL
+        // was just shown.
+        let mut cause: &dyn std::error::Error = &e;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        cause.to_string()
+    })?;
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status().as_u16()));
+    }
+    response.text().await.map_err(|e| e.to_string())
+}
+
+/// Whether something answers at `host:port` (the last step's guesses).
+async fn answers(host: &str, port: u16) -> bool {
+    let connect = tokio::net::TcpStream::connect((host, port));
+    matches!(
+        tokio::time::timeout(Duration::from_secs(3), connect).await,
+        Ok(Ok(_))
+    )
+}
+
+/// The usual host names, tried in turn: `imap.DOMAIN`/`smtp.DOMAIN`, then `mail.DOMAIN`.
+async fn guess(email: &str, domain: &str, report: &mut dyn FnMut(String)) -> Option<MailSetup> {
+    for (imap, smtp) in [
+        (format!("imap.{domain}"), format!("smtp.{domain}")),
+        (format!("mail.{domain}"), format!("mail.{domain}")),
+    ] {
+        report(format!("trying {imap}:993 and {smtp}:465/587…"));
+        if !answers(&imap, 993).await {
+            continue;
+        }
+        let smtp_at = if answers(&smtp, 465).await {
+            Some((465, Security::Tls))
+        } else if answers(&smtp, 587).await {
+            Some((587, Security::Starttls))
+        } else {
+            None
+        };
+        let Some((smtp_port, smtp_security)) = smtp_at else {
+            continue;
+        };
+        return Some(MailSetup {
+            provider: domain.to_string(),
+            found_by: format!("a guess: {imap} and {smtp} answer"),
+            config: AccountConfig::Mail {
+                email: email.to_string(),
+                display_name: None,
+                username: email.to_string(),
+                imap_host: imap,
+                imap_port: 993,
+                imap_security: Security::Tls,
+                smtp_host: smtp,
+                smtp_port,
+                smtp_security,
+                auth: Auth::Password,
+            },
+            password_note: None,
+        });
+    }
+    None
+}
+
+/// Where the settings for `email` are looked for, in order, after the built-in ones.
+fn sources(email: &str, domain: &str, settings: &AccountsSettings) -> Vec<String> {
+    let ispdb = settings.autoconfig_url.as_deref().unwrap_or(ISPDB);
+    let query: String = url::form_urlencoded::byte_serialize(email.as_bytes()).collect();
+    vec![
+        format!("https://autoconfig.{domain}/mail/config-v1.1.xml?emailaddress={query}"),
+        format!("https://{domain}/.well-known/autoconfig/mail/config-v1.1.xml"),
+        format!("{ispdb}{domain}"),
+    ]
+}
+
+/// Finds the settings for `email`, reporting each step; an error says what was tried.
+pub async fn find(
+    email: &str,
+    settings: &AccountsSettings,
+    report: &mut dyn FnMut(String),
+) -> Result<MailSetup, String> {
+    let (_, domain) = email
+        .rsplit_once('@')
+        .filter(|(local, domain)| !local.is_empty() && domain.contains('.'))
+        .ok_or_else(|| format!("{email:?} is not an email address"))?;
+    let domain = domain.to_ascii_lowercase();
+    if let Some(found) = preset(email, &domain) {
+        report(format!(
+            "{domain}: Cowork's built-in settings ({})",
+            found.provider
+        ));
+        let by = format!("Cowork's built-in settings for {domain}");
+        return Ok(found.setup(email, by, settings));
+    }
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(8))
+        .connect_timeout(Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .build()
+        .map_err(|e| e.to_string())?;
+    for url in sources(email, &domain, settings) {
+        report(format!("looking at {url}…"));
+        match fetch(&http, &url).await {
+            Ok(xml) => match parse(&xml, email) {
+                Some(found) => return Ok(found.setup(email, url, settings)),
+                None => report("  not a usable autoconfig file (no IMAP and SMTP server)".into()),
+            },
+            Err(why) => report(format!("  nothing there ({why})")),
+        }
+    }
+    guess(email, &domain, report).await.ok_or_else(|| {
+        format!(
+            "no settings found for {domain}: give the servers yourself (--imap HOST[:PORT] --smtp HOST[:PORT]); your provider's help pages name them"
+        )
+    })
+}
+
+impl App {
+    /// The settings for `email` (see [`find`]), with this app's `accounts` settings.
+    pub async fn find_mail_setup(
+        &self,
+        email: &str,
+        report: &mut dyn FnMut(String),
+    ) -> Result<MailSetup, String> {
+        use cowork_store::settings::Section;
+        let settings = AccountsSettings::load(&self.store.dir().settings_path())?;
+        find(email, &settings, report).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(email: &str, settings: &AccountsSettings) -> MailSetup {
+        let domain = email.rsplit_once('@').unwrap().1;
+        preset(email, domain)
+            .unwrap()
+            .setup(email, "built-in".into(), settings)
+    }
+
+    #[test]
+    fn every_preset_reads_and_the_address_picks_it() {
+        assert_eq!(PRESETS.iter().filter_map(|x| parse(x, "a@b.c")).count(), 7);
+        for (email, imap) in [
+            ("a@gmail.com", "imap.gmail.com"),
+            ("a@hotmail.com", "outlook.office365.com"),
+            ("a@me.com", "imap.mail.me.com"),
+            ("a@fastmail.com", "imap.fastmail.com"),
+            ("a@yahoo.com", "imap.mail.yahoo.com"),
+            ("a@foxmail.com", "imap.qq.com"),
+            ("a@163.com", "imap.163.com"),
+        ] {
+            let AccountConfig::Mail {
+                imap_host,
+                imap_security,
+                username,
+                ..
+            } = found(email, &AccountsSettings::default()).config
+            else {
+                unreachable!()
+            };
+            assert_eq!(
+                (imap_host.as_str(), imap_security),
+                (imap, Security::Tls),
+                "{email}"
+            );
+            assert_eq!(username, email);
+        }
+        assert!(preset("a@example.com", "example.com").is_none());
+    }
+
+    #[test]
+    fn oauth_needs_a_registered_client_and_app_password_providers_say_so() {
+        let gmail = found("a@gmail.com", &AccountsSettings::default());
+        assert_eq!(*gmail.config.auth(), Auth::Password);
+        assert!(gmail.password_note.unwrap().0.contains("app password"));
+        let outlook = found("a@outlook.com", &AccountsSettings::default());
+        assert!(outlook.password_note.unwrap().0.contains("oauthClients"));
+        let registered = AccountsSettings {
+            oauth_clients: [(
+                "accounts.google.com".to_string(),
+                OauthClient {
+                    client_id: "id-1".into(),
+                },
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let gmail = found("a@gmail.com", &registered);
+        let Auth::Oauth {
+            issuer,
+            client_id,
+            endpoints,
+            scopes,
+        } = gmail.config.auth()
+        else {
+            panic!("{gmail:?}")
+        };
+        assert_eq!(
+            (issuer.as_str(), client_id.as_str()),
+            ("https://accounts.google.com", "id-1")
+        );
+        assert_eq!(scopes, &["https://mail.google.com/"]);
+        assert!(endpoints.as_ref().unwrap().token.starts_with("https://"));
+        assert_eq!(gmail.password_note, None);
+        assert!(
+            found("a@qq.com", &registered)
+                .password_note
+                .unwrap()
+                .0
+                .contains("授权码")
+        );
+    }
+
+    #[test]
+    fn sources_follow_thunderbirds_order_and_only_https_is_fetched() {
+        let urls = sources(
+            "a+b@example.org",
+            "example.org",
+            &AccountsSettings::default(),
+        );
+        assert_eq!(
+            urls,
+            [
+                "https://autoconfig.example.org/mail/config-v1.1.xml?emailaddress=a%2Bb%40example.org",
+                "https://example.org/.well-known/autoconfig/mail/config-v1.1.xml",
+                "https://autoconfig.thunderbird.net/v1.1/example.org",
+            ]
+        );
+        assert!(fetchable("http://127.0.0.1:8080/v1.1/x"));
+        assert!(!fetchable(
+            "http://autoconfig.example.org/mail/config-v1.1.xml"
+        ));
+        assert!(!fetchable("file:///etc/passwd"));
+    }
+}

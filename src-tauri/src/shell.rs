@@ -36,6 +36,8 @@ pub struct Shell {
     pub mail_told: Mutex<std::collections::HashSet<i64>>,
     /// Links and files handed over by launches, until the view takes them.
     pub desktop_requests: Mutex<Vec<cowork_app::DesktopRequest>>,
+    /// OAuth sign-ins started in the window, by account, until the browser comes back.
+    pub sign_ins: Mutex<HashMap<String, cowork_app::SignIn>>,
 }
 
 /// What waits for the person, in the order it was asked: approvals (the approval modal) and
@@ -87,6 +89,7 @@ impl Shell {
             in_flight: Default::default(),
             mail_told: Mutex::default(),
             desktop_requests: Mutex::default(),
+            sign_ins: Mutex::default(),
         };
         Ok((shell, asks))
     }

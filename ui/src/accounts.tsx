@@ -1,8 +1,10 @@
-// Settings → Accounts: CalDAV calendars and IMAP/SMTP mail. Passwords go straight to the OS
-// keyring through the shell and never come back. "Test" is an audited call (calendar_sync or
+// Settings → Accounts: CalDAV calendars and IMAP/SMTP mail. A mail account is added by its
+// address: the shell finds its servers, the person sees them in words and either signs in in
+// their browser (OAuth) or gives a password. Passwords and tokens go straight to the OS keyring
+// through the shell and never come back. "Test" is an audited call (calendar_sync or
 // email_check) like any other.
 import { useEffect, useState } from "preact/hooks";
-import { type Account, api, on, type Security } from "./api";
+import { type Account, type AccountConfig, api, type FoundMailSetup, on, type Security } from "./api";
 import { t } from "./i18n";
 
 function hostPort(text: string, port: number): [string, number] {
@@ -53,14 +55,17 @@ function toAccount(kind: Kind, form: Form): Account {
       };
 }
 
-/// The accounts, and a status per account (`""`: the page's own).
+/// The accounts, which OAuth ones are signed in, and a status per account (`""`: the page's own).
 function useAccounts() {
   const [accounts, setAccounts] = useState<Account[]>([]);
+  const [signedIn, setSignedIn] = useState<string[]>([]);
   const [status, setStatus] = useState<Record<string, string>>({});
   const load = () =>
-    api
-      .listAccounts()
-      .then(setAccounts)
+    Promise.all([api.listAccounts(), api.signedInAccounts()])
+      .then(([all, signed]) => {
+        setAccounts(all);
+        setSignedIn(signed);
+      })
       .catch((e) => setStatus({ "": String(e) }));
   useEffect(() => {
     load();
@@ -70,7 +75,38 @@ function useAccounts() {
     const r = await api.testAccount(name).catch((e) => ({ ok: false, text: String(e) }));
     setStatus({ ...status, [name]: `${r.ok ? "✓" : "✗"} ${r.text.split("\n")[0]}` });
   };
-  return { accounts, status, setStatus, load, test };
+  // The person's browser opens at the provider's page; the shell waits for it to come back.
+  const signIn = async (name: string) => {
+    try {
+      const url = await api.beginSignIn(name);
+      setStatus({ ...status, [name]: `${t("signInWaiting")} ${url}` });
+      await api.finishSignIn(name);
+      setStatus({ ...status, [name]: t("signedInNow") });
+    } catch (e) {
+      setStatus({ ...status, [name]: String(e) });
+    }
+    load();
+  };
+  const signOut = async (name: string) => {
+    await api.signOut(name).catch((e) => setStatus({ ...status, [name]: String(e) }));
+    load();
+  };
+  return { accounts, signedIn, status, setStatus, load, test, signIn, signOut };
+}
+
+const isOauth = (a: AccountConfig) => a.auth?.method === "oauth";
+
+/// The account's servers and sign-in, in words (what the person confirms before adding it).
+function describe(a: AccountConfig): [string, string][] {
+  if (a.kind !== "mail") return [];
+  const security = (s: Security) => (s === "plain" ? t("unencrypted") : s === "tls" ? "TLS" : "STARTTLS");
+  const signIn =
+    a.auth?.method === "oauth" ? `${t("signInBrowser")} ${a.auth.issuer}` : `${t("signInPassword")} ${a.username}`;
+  return [
+    [t("readMail"), `IMAP ${a.imap_host}:${a.imap_port} (${security(a.imap_security)})`],
+    [t("sendMail"), `SMTP ${a.smtp_host}:${a.smtp_port} (${security(a.smtp_security)})`],
+    [t("signInHow"), signIn],
+  ];
 }
 
 export function AccountsSettings() {
@@ -94,6 +130,20 @@ export function AccountsSettings() {
                   : `${t("mailAccount")} · ${a.email}`}
               </td>
               <td>
+                {isOauth(a) && (
+                  <>
+                    <span class="hint">{list.signedIn.includes(a.name) ? t("signedIn") : t("signedOut")}</span>{" "}
+                    {list.signedIn.includes(a.name) ? (
+                      <button type="button" onClick={() => list.signOut(a.name)}>
+                        {t("signOut")}
+                      </button>
+                    ) : (
+                      <button type="button" data-testid={`sign-in-${a.name}`} onClick={() => list.signIn(a.name)}>
+                        {t("signIn")}
+                      </button>
+                    )}{" "}
+                  </>
+                )}
                 <button type="button" onClick={() => list.test(a.name)}>
                   {t("testAccount")}
                 </button>{" "}
@@ -107,7 +157,9 @@ export function AccountsSettings() {
                   {t("remove")}
                 </button>
               </td>
-              <td class="status">{status[a.name]}</td>
+              <td class="status" data-testid={`account-status-${a.name}`}>
+                {status[a.name]}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -117,9 +169,120 @@ export function AccountsSettings() {
   );
 }
 
+/// A new mail account from its address: the settings found are shown in words, then the person
+/// signs in in their browser, or gives the (app) password the provider's note names.
+function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHand: () => void }) {
+  const [name, setName] = useState("");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [found, setFound] = useState<FoundMailSetup | null>(null);
+  const [busy, setBusy] = useState(false);
+  const find = async () => {
+    setBusy(true);
+    setFound(null);
+    try {
+      setFound(await api.findMailSetup(email.trim()));
+      list.setStatus({});
+    } catch (e) {
+      list.setStatus({ "": String(e) });
+    }
+    setBusy(false);
+  };
+  const add = async () => {
+    if (!found) return;
+    const account: Account = { name, ...found.account };
+    try {
+      await api.addAccount(account, isOauth(account) ? "" : password);
+      setFound(null);
+      setPassword("");
+      list.load();
+      if (isOauth(account)) await list.signIn(name);
+      else list.setStatus({ [name]: t("saved") });
+    } catch (e) {
+      list.setStatus({ "": String(e) });
+    }
+  };
+  return (
+    <div data-testid="find-mail">
+      <label>
+        {t("accountName")}
+        <input type="text" value={name} onInput={(e) => setName(e.currentTarget.value)} data-field="name" />
+      </label>
+      <label>
+        {t("emailAddress")}
+        <input
+          type="email"
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+          onKeyDown={(e) => e.key === "Enter" && find()}
+          data-field="email"
+        />
+      </label>
+      <button type="button" class="primary" disabled={!email.includes("@") || busy} onClick={find}>
+        {t("findSettings")}
+      </button>{" "}
+      <button type="button" class="link" onClick={byHand}>
+        {t("serversByHand")}
+      </button>
+      {found && (
+        <div class="found" data-testid="found-settings">
+          <p>
+            <strong>{found.provider}</strong> — {t("foundBy")} {found.found_by}
+          </p>
+          <table class="rules">
+            <tbody>
+              {describe(found.account).map(([what, how]) => (
+                <tr key={what}>
+                  <td>{what}</td>
+                  <td>{how}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {found.password_note && (
+            <p class="hint">
+              {found.password_note}{" "}
+              {found.password_page && (
+                <a href={found.password_page} target="_blank" rel="noreferrer">
+                  {found.password_page}
+                </a>
+              )}
+            </p>
+          )}
+          {isOauth(found.account) ? (
+            <button type="button" class="primary" disabled={!name} onClick={add} data-testid="sign-in-new">
+              {t("signInWith")} {found.provider}
+            </button>
+          ) : (
+            <>
+              <label>
+                {t("password")}
+                <input
+                  type="password"
+                  autocomplete="off"
+                  value={password}
+                  onInput={(e) => setPassword(e.currentTarget.value)}
+                  data-field="password"
+                />
+              </label>
+              <button type="button" class="primary" disabled={!name || !password} onClick={add}>
+                {t("addAccount")}
+              </button>
+            </>
+          )}
+        </div>
+      )}{" "}
+      <span class="status" data-testid="accounts-status">
+        {list.status[""]}
+      </span>
+    </div>
+  );
+}
+
 /// A new calendar or mail account; "Add account" stores it (its password in the keyring) at once.
 function NewAccount({ list }: { list: ReturnType<typeof useAccounts> }) {
-  const [kind, setKind] = useState<Kind>("caldav");
+  const [kind, setKind] = useState<Kind>("mail");
+  const [byHand, setByHand] = useState(false);
   const [form, setForm] = useState(BLANK);
   const add = async () => {
     const account = toAccount(kind, form);
@@ -147,36 +310,42 @@ function NewAccount({ list }: { list: ReturnType<typeof useAccounts> }) {
           {t("mailAccount")}
         </label>
       </div>
-      {field("name", t("accountName"))}
-      {kind === "caldav" ? (
-        <>
-          {field("url", t("serverUrl"))}
-          {field("username", t("userName"))}
-        </>
+      {kind === "mail" && !byHand ? (
+        <FindMail list={list} byHand={() => setByHand(true)} />
       ) : (
         <>
-          {field("email", t("emailAddress"))}
-          {field("imap", t("imapServer"))}
-          {field("smtp", t("smtpServer"))}
-          {field("username", t("userName"))}
-          <label>
-            {t("security")}
-            <select
-              value={form.security}
-              onChange={(e) => setForm({ ...form, security: e.currentTarget.value as Security })}
-            >
-              <option value="tls">TLS</option>
-              <option value="starttls">STARTTLS</option>
-              <option value="plain">plain (127.0.0.1 only)</option>
-            </select>
-          </label>
+          {field("name", t("accountName"))}
+          {kind === "caldav" ? (
+            <>
+              {field("url", t("serverUrl"))}
+              {field("username", t("userName"))}
+            </>
+          ) : (
+            <>
+              {field("email", t("emailAddress"))}
+              {field("imap", t("imapServer"))}
+              {field("smtp", t("smtpServer"))}
+              {field("username", t("userName"))}
+              <label>
+                {t("security")}
+                <select
+                  value={form.security}
+                  onChange={(e) => setForm({ ...form, security: e.currentTarget.value as Security })}
+                >
+                  <option value="tls">TLS</option>
+                  <option value="starttls">STARTTLS</option>
+                  <option value="plain">plain (127.0.0.1 only)</option>
+                </select>
+              </label>
+            </>
+          )}
+          {field("password", t("password"), "password")}
+          <button type="button" class="primary" disabled={!form.name || !form.password} onClick={add}>
+            {t("addAccount")}
+          </button>{" "}
+          <span class="status">{list.status[""]}</span>
         </>
       )}
-      {field("password", t("password"), "password")}
-      <button type="button" class="primary" disabled={!form.name || !form.password} onClick={add}>
-        {t("addAccount")}
-      </button>{" "}
-      <span class="status">{list.status[""]}</span>
     </>
   );
 }

@@ -7,8 +7,27 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  CalDAV and mail accounts: settings only (passwords never come back to the webview). */
 	listAccounts: () => __TAURI_INVOKE<Account[]>("list_accounts"),
-	/**  Saves an account; its password goes to the OS keyring. */
+	/**  Saves an account; its password goes to the OS keyring (an OAuth account has none: empty). */
 	addAccount: (account: Account, password: string) => __TAURI_INVOKE<null>("add_account", { account, password }),
+	/**
+	 *  Finds a mail account's settings from its address (built-in, autoconfig, ISP database, a
+	 *  guess); nothing is saved.
+	 */
+	findMailSetup: (email: string) => __TAURI_INVOKE<FoundMailSetup>("find_mail_setup", { email }),
+	/**
+	 *  Starts signing in to an OAuth account: the person's browser opens at the provider's page
+	 *  (the address is returned too, for the window to show when no browser opened).
+	 */
+	beginSignIn: (name: string) => __TAURI_INVOKE<string>("begin_sign_in", { name }),
+	/**
+	 *  Waits for the browser to come back from the sign-in begun for `name`; the tokens go to the
+	 *  OS keyring. Tasks waiting for this sign-in go on by themselves.
+	 */
+	finishSignIn: (name: string) => __TAURI_INVOKE<null>("finish_sign_in", { name }),
+	/**  Signs out: the provider revokes Cowork's access; the tokens leave the keyring. */
+	signOut: (name: string) => __TAURI_INVOKE<boolean>("sign_out", { name }),
+	/**  Which of the OAuth accounts have tokens now. */
+	signedInAccounts: () => __TAURI_INVOKE<string[]>("signed_in_accounts"),
 	removeAccount: (name: string) => __TAURI_INVOKE<boolean>("remove_account", { name }),
 	/**
 	 *  Recent outbox messages: the Undo bar shows those still queued. Undo itself is the
@@ -231,9 +250,9 @@ export type Account = {
 
 export type AccountConfig = 
 /**  A CalDAV server: `url` is the server or principal URL (discovery finds the calendars). */
-{ kind: "caldav"; url: string; username: string } | { kind: "mail"; 
+{ kind: "caldav"; url: string; username: string; auth?: Auth } | { kind: "mail"; 
 /**  The address mail is sent from. */
-email: string; display_name?: string | null; username: string; imap_host: string; imap_port: number; imap_security: Security; smtp_host: string; smtp_port: number; smtp_security: Security };
+email: string; display_name?: string | null; username: string; imap_host: string; imap_port: number; imap_security: Security; smtp_host: string; smtp_port: number; smtp_security: Security; auth?: Auth };
 
 export type Action = "allow" | "ask" | "deny";
 
@@ -419,6 +438,17 @@ export type AuditRecord = {
 	error: string | null,
 	duration_us: number | null,
 };
+
+/**  How an account signs in to its servers. */
+export type Auth = 
+/**  A password (or an app password) in the keyring under [`secret_name`]. */
+{ method: "password" } | 
+/**
+ *  OAuth 2 at `issuer`, as the client `client_id`, asking for `scopes`; the server's
+ *  endpoints are discovered from its metadata unless given (`endpoints`). The tokens are in
+ *  the keyring under [`oauth_secret_name`].
+ */
+{ method: "oauth"; issuer: string; client_id: string; scopes: string[]; endpoints?: OauthEndpoints | null };
 
 /**  What Cowork can do on this computer, one row each. */
 export type Capability = "data" | "model" | "local_model_server" | "keyring" | "sandbox" | "memory" | "browser" | "voice_in" | "voice_out" | "tray" | "shortcut" | "notifications";
@@ -620,6 +650,19 @@ export type FirstRun = {
 	workspace: boolean,
 };
 
+/**  The settings found for an address, shown to the person before anything is saved. */
+export type FoundMailSetup = {
+	provider: string,
+	/**  Where they came from (a URL, or Cowork's built-in settings). */
+	found_by: string,
+	account: AccountConfig,
+	/**  For a password account: what kind of password (an app password…) and where to make it. */
+	password_note: string | null,
+	password_page: string | null,
+	/**  What was looked at, in order. */
+	steps: string[],
+};
+
 export type Health = "works" | 
 /**  It works in part (memory by words without the model; a shortcut bound by hand). */
 "degraded" | "missing" | 
@@ -696,6 +739,12 @@ export type NoticeTarget =
 { kind: "event"; calendar: string; uid: string; title: string; 
 /**  RFC 3339. */
 starts: string; all_day: boolean; location: string };
+
+/**  An authorization server's endpoints, when they are known rather than discovered. */
+export type OauthEndpoints = {
+	authorization: string,
+	token: string,
+};
 
 /**  A clicked notification (or the quick ask's "open in chat"): show its place. */
 export type OpenTarget = NoticeTarget;

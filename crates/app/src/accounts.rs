@@ -43,6 +43,7 @@ impl App {
         if removed {
             cowork_calendar::forget_account(&self.store, name)?;
             crate::secrets::delete(&accounts::secret_name(name))?;
+            crate::secrets::delete(&accounts::oauth_secret_name(name))?;
         }
         Ok(removed)
     }

@@ -277,7 +277,7 @@ async fn answers(host: &str, port: u16) -> bool {
 }
 
 /// The usual host names, tried in turn: `imap.DOMAIN`/`smtp.DOMAIN`, then `mail.DOMAIN`.
-async fn guess(email: &str, domain: &str, report: &mut dyn FnMut(String)) -> Option<MailSetup> {
+async fn guess(email: &str, domain: &str, report: &mut (dyn FnMut(String) + Send)) -> Option<MailSetup> {
     for (imap, smtp) in [
         (format!("imap.{domain}"), format!("smtp.{domain}")),
         (format!("mail.{domain}"), format!("mail.{domain}")),
@@ -332,7 +332,7 @@ fn sources(email: &str, domain: &str, settings: &AccountsSettings) -> Vec<String
 pub async fn find(
     email: &str,
     settings: &AccountsSettings,
-    report: &mut dyn FnMut(String),
+    report: &mut (dyn FnMut(String) + Send),
 ) -> Result<MailSetup, String> {
     let (_, domain) = email
         .rsplit_once('@')
@@ -375,7 +375,7 @@ impl App {
     pub async fn find_mail_setup(
         &self,
         email: &str,
-        report: &mut dyn FnMut(String),
+        report: &mut (dyn FnMut(String) + Send),
     ) -> Result<MailSetup, String> {
         use cowork_store::settings::Section;
         let settings = AccountsSettings::load(&self.store.dir().settings_path())?;

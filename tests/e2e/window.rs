@@ -548,6 +548,11 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
                 .await
         }
     };
+    d.click(
+        &d.wait_for("[data-testid=accounts] .row label:nth-child(1) input")
+            .await,
+    )
+    .await;
     d.type_into(&field("name").await, "dav").await;
     d.type_into(&field("url").await, &dav.url()).await;
     d.type_into(&field("username").await, "me").await;
@@ -555,11 +560,14 @@ async fn accounts_in_settings_then_the_calendar_is_read_and_mail_is_asked_and_se
     d.click(&d.wait_for("[data-testid=accounts] button.primary").await)
         .await;
     d.wait_for("[data-testid=accounts] tr").await;
+    // Mail with servers typed by hand (finding them by address is the sign-in test's).
     d.click(
         &d.wait_for("[data-testid=accounts] .row label:nth-child(2) input")
             .await,
     )
     .await;
+    d.click(&d.wait_for("[data-testid=accounts] button.link").await)
+        .await;
     d.type_into(&field("name").await, "me").await;
     d.type_into(&field("email").await, "me@example.test").await;
     d.type_into(
@@ -2438,4 +2446,121 @@ async fn an_asset_is_downloaded_from_settings_with_its_cost_first_and_a_progress
     .await;
     d.screenshot(&artifacts().join("settings-downloads.png"))
         .await;
+}
+
+/// Settings → Accounts, as a person adds a Gmail-shaped account: the address alone finds the
+/// servers (an ISP database on loopback, Thunderbird's format), the window says them in words,
+/// "Sign in with …" opens the provider's page (a real OpenID provider; the browser's part driven
+/// here from the address the window shows) and the account then reads mail over IMAP XOAUTH2
+/// from a real Dovecot. No password is typed anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mail_account_is_added_by_its_address_and_a_sign_in_in_the_browser() {
+    use cowork_tests::peers::{MailServer, OidcProvider};
+    let home = tempfile::tempdir().unwrap();
+    let keyring_dir = tempfile::tempdir().unwrap();
+    let keyring = Keyring::start(keyring_dir.path());
+    let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let (issuer, introspection) = (provider.issuer(), provider.introspection_url());
+    let mail = tokio::task::spawn_blocking(move || {
+        MailServer::start_oauth_at(&[("alice", "x")], introspection)
+    })
+    .await
+    .unwrap();
+    let xml = format!(
+        "<clientConfig version=\"1.1\"><emailProvider id=\"gmail-shaped.test\"><domain>gmail-shaped.test</domain>\
+         <displayName>Gmail-shaped</displayName>\
+         <incomingServer type=\"imap\"><hostname>127.0.0.1</hostname><port>{}</port><socketType>plain</socketType>\
+         <username>%EMAILLOCALPART%</username><authentication>OAuth2</authentication></incomingServer>\
+         <outgoingServer type=\"smtp\"><hostname>127.0.0.1</hostname><port>{}</port><socketType>plain</socketType>\
+         <username>%EMAILLOCALPART%</username><authentication>OAuth2</authentication></outgoingServer>\
+         </emailProvider><oAuth2><issuer>{issuer}</issuer><scope>openid offline_access mail</scope>\
+         <authURL>{issuer}/auth</authURL><tokenURL>{issuer}/token</tokenURL></oAuth2></clientConfig>",
+        mail.imap_port, mail.smtp_port
+    );
+    let ispdb = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let ispdb_port = ispdb.local_addr().unwrap().port();
+    let routes = axum::Router::new().route(
+        "/v1.1/gmail-shaped.test",
+        axum::routing::get(move || async move { xml }),
+    );
+    tokio::spawn(async move { axum::serve(ispdb, routes).await });
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::to_string_pretty(&json!({
+            "accounts": {
+                "autoconfigUrl": format!("http://127.0.0.1:{ispdb_port}/v1.1/"),
+                "oauthClients": {issuer.clone(): {"clientId": "cowork-test"}}
+            }
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    let bus = std::ffi::OsString::from(&keyring.address);
+    // No browser of the machine's opens: the test is the person's browser.
+    let no_browser = std::ffi::OsString::from("true");
+    let (_xvfb, _driver, d) = launch(
+        home.path(),
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", bus.as_os_str()),
+            ("BROWSER", no_browser.as_os_str()),
+        ],
+    )
+    .await;
+    let out = artifacts();
+
+    d.click(&d.wait_for("nav button:nth-child(5)").await).await;
+    d.settings_page("accounts").await;
+    d.fill("[data-testid=find-mail] input[data-field=name]", "work")
+        .await;
+    d.fill(
+        "[data-testid=find-mail] input[data-field=email]",
+        "alice@gmail-shaped.test",
+    )
+    .await;
+    d.click(&d.wait_for("[data-testid=find-mail] button.primary").await)
+        .await;
+    let found = d
+        .wait_for_text("[data-testid=found-settings]", "Gmail-shaped")
+        .await;
+    let found = d.text(&found).await;
+    for words in [
+        format!("IMAP 127.0.0.1:{}", mail.imap_port),
+        format!("in your browser at {issuer}"),
+        format!("found by http://127.0.0.1:{ispdb_port}/v1.1/gmail-shaped.test"),
+    ] {
+        assert!(found.contains(&words), "{words:?} in {found}");
+    }
+    assert!(
+        d.find("[data-testid=found-settings] input[type=password]")
+            .await
+            .is_none(),
+        "no password is asked for an OAuth account"
+    );
+    d.screenshot(&out.join("accounts-found.png")).await;
+    d.click(&d.wait_for("[data-testid=sign-in-new]").await)
+        .await;
+    let waiting = d
+        .wait_for_text("[data-testid=account-status-work]", "http")
+        .await;
+    let text = d.text(&waiting).await;
+    let url: reqwest::Url = text
+        .split_whitespace()
+        .find(|w| w.starts_with("http"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(url.as_str().starts_with(&issuer), "{url}");
+    OidcProvider::person_signs_in(&url, "alice").await;
+    d.wait_for_text("[data-testid=account-status-work]", "Signed in")
+        .await;
+    d.screenshot(&out.join("accounts-signed-in.png")).await;
+    // The account reads mail with its token (an audited email_check).
+    d.click(&d.wait_for("[data-testid=test-account-work]").await)
+        .await;
+    let tested = d
+        .wait_for_text("[data-testid=account-status-work]", "✓")
+        .await;
+    assert!(d.text(&tested).await.contains('✓'));
 }

@@ -144,7 +144,7 @@ export function AccountsSettings() {
                     )}{" "}
                   </>
                 )}
-                <button type="button" onClick={() => list.test(a.name)}>
+                <button type="button" data-testid={`test-account-${a.name}`} onClick={() => list.test(a.name)}>
                   {t("testAccount")}
                 </button>{" "}
                 <button
@@ -195,6 +195,8 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
       await api.addAccount(account, isOauth(account) ? "" : password);
       setFound(null);
       setPassword("");
+      setName("");
+      setEmail("");
       list.load();
       if (isOauth(account)) await list.signIn(name);
       else list.setStatus({ [name]: t("saved") });

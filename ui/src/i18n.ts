@@ -227,7 +227,7 @@ const en = {
   mailAttachments: "Attachments",
   accounts: "Accounts",
   accountsHint:
-    "Calendars (CalDAV) and mail (IMAP/SMTP). Passwords go to the OS keyring only; use an app password where your provider offers one.",
+    "Calendars (CalDAV) and mail (IMAP/SMTP). Type a mail address: Cowork finds its servers and shows them before anything is saved; then you sign in with your provider in your browser, or give an app password. Passwords and sign-ins stay in the OS keyring only.",
   calendarAccount: "Calendar (CalDAV)",
   mailAccount: "Mail (IMAP + SMTP)",
   accountName: "Name",
@@ -675,7 +675,8 @@ const zh: Partial<Dict> = {
   mailSubject: "主题",
   mailAttachments: "附件",
   accounts: "账户",
-  accountsHint: "日历（CalDAV）与邮件（IMAP/SMTP）。密码只保存在系统钥匙串中；服务商提供应用专用密码时请使用它。",
+  accountsHint:
+    "日历（CalDAV）与邮件（IMAP/SMTP）。输入邮箱地址：Cowork 会查找服务器并在保存前展示给你；然后在浏览器中登录服务商，或填写应用专用密码/授权码。密码与登录凭据只保存在系统钥匙串中。",
   calendarAccount: "日历（CalDAV）",
   mailAccount: "邮件（IMAP + SMTP）",
   accountName: "名称",

@@ -277,7 +277,11 @@ async fn answers(host: &str, port: u16) -> bool {
 }
 
 /// The usual host names, tried in turn: `imap.DOMAIN`/`smtp.DOMAIN`, then `mail.DOMAIN`.
-async fn guess(email: &str, domain: &str, report: &mut (dyn FnMut(String) + Send)) -> Option<MailSetup> {
+async fn guess(
+    email: &str,
+    domain: &str,
+    report: &mut (dyn FnMut(String) + Send),
+) -> Option<MailSetup> {
     for (imap, smtp) in [
         (format!("imap.{domain}"), format!("smtp.{domain}")),
         (format!("mail.{domain}"), format!("mail.{domain}")),

@@ -244,7 +244,7 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
           {found.password_note && (
             <p class="hint">
               {found.password_note}{" "}
-              {found.password_page && (
+              {found.password_page?.startsWith("https://") && (
                 <a href={found.password_page} target="_blank" rel="noreferrer">
                   {found.password_page}
                 </a>

@@ -146,7 +146,11 @@ fn parse(xml: &str, email: &str) -> Option<ClientConfig> {
         .find(|c| c.has_tag_name("enable"))
         .and_then(|e| {
             let text = child_text(e, "instruction")?;
-            Some((text.to_string(), e.attribute("visiturl").map(String::from)))
+            // A page to open from content is an https:// page, nothing else (no javascript:, file:).
+            let page = e
+                .attribute("visiturl")
+                .filter(|u| u.starts_with("https://"));
+            Some((text.to_string(), page.map(String::from)))
         });
     Some(ClientConfig {
         domains: provider
@@ -174,41 +178,42 @@ fn issuer_url(issuer: &str) -> String {
     }
 }
 
+/// Where the settings came from: Cowork's own files, or content fetched from the network.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    BuiltIn,
+    Fetched,
+}
+
 impl ClientConfig {
     /// The account these settings make. OAuth when both servers take it and Cowork has a
-    /// client registered at that issuer; else a password (with the provider's note).
-    fn setup(self, email: &str, found_by: String, settings: &AccountsSettings) -> MailSetup {
-        let client = self.oauth.as_ref().and_then(|(issuer, ..)| {
-            let url = issuer_url(issuer);
-            settings
-                .oauth_clients
-                .iter()
-                .find(|(key, _)| issuer_url(key) == url)
-                .map(|(_, client)| client.client_id.clone())
-        });
-        let auth = match (self.oauth, client) {
-            (Some((issuer, scopes, endpoints)), Some(client_id))
-                if self.imap.oauth && self.smtp.oauth =>
-            {
-                Auth::Oauth {
-                    issuer: issuer_url(&issuer),
-                    client_id,
-                    scopes,
-                    endpoints,
-                }
-            }
-            _ => Auth::Password,
+    /// client registered at that issuer; else a password (with the provider's note, or why).
+    fn setup(
+        self,
+        email: &str,
+        found_by: String,
+        settings: &AccountsSettings,
+        source: Source,
+    ) -> MailSetup {
+        let oauth = self
+            .oauth_auth(settings, source)
+            .filter(|_| self.imap.oauth && self.smtp.oauth);
+        let (auth, refused) = match oauth {
+            Some(Ok(auth)) => (auth, None),
+            Some(Err(why)) => (Auth::Password, Some(why)),
+            None => (Auth::Password, None),
         };
-        let password_note = match (&auth, !self.imap.password) {
-            (Auth::Password, true) => Some((
+        let password_note = match (&auth, refused, !self.imap.password) {
+            (Auth::Oauth { .. }, ..) => None,
+            (_, Some(why), _) => Some((why, None)),
+            (_, None, true) => Some((
                 format!(
                     "{} signs in only through its own page (OAuth), and this Cowork has no client registered there: set accounts.oauthClients in settings.json (docs/accounts.md)",
                     self.provider
                 ),
                 None,
             )),
-            (Auth::Password, false) => self.note,
-            _ => None,
+            (_, None, false) => self.note,
         };
         MailSetup {
             provider: self.provider,
@@ -227,6 +232,57 @@ impl ClientConfig {
             },
             password_note,
         }
+    }
+
+    /// The OAuth sign-in these settings ask for, when Cowork has a client at that issuer. A
+    /// fetched file may not say where tokens are made or where they go: the endpoints come from
+    /// Cowork's built-in settings for that issuer, else from the issuer's own metadata; and a
+    /// token of a provider Cowork knows goes only to that provider's own servers.
+    fn oauth_auth(
+        &self,
+        settings: &AccountsSettings,
+        source: Source,
+    ) -> Option<Result<Auth, String>> {
+        let (issuer, scopes, endpoints) = self.oauth.as_ref()?;
+        let issuer = issuer_url(issuer);
+        let client_id = settings
+            .oauth_clients
+            .iter()
+            .find(|(key, _)| issuer_url(key) == issuer)?
+            .1
+            .client_id
+            .clone();
+        let known = PRESETS
+            .iter()
+            .filter_map(|xml| parse(xml, "someone@example.org"))
+            .find(|p| {
+                p.oauth
+                    .as_ref()
+                    .is_some_and(|(i, ..)| issuer_url(i) == issuer)
+            });
+        let endpoints = match (&known, source) {
+            (_, Source::BuiltIn) => endpoints.clone(),
+            (Some(known), Source::Fetched) => {
+                let theirs = [&known.imap.host, &known.smtp.host];
+                if ![&self.imap.host, &self.smtp.host]
+                    .iter()
+                    .all(|h| theirs.contains(h))
+                {
+                    return Some(Err(format!(
+                        "these settings would send {issuer}'s sign-in to {} and {}, which are not {}'s servers: refused — give the password the servers take, or check the address",
+                        self.imap.host, self.smtp.host, known.provider
+                    )));
+                }
+                known.oauth.as_ref().and_then(|(_, _, e)| e.clone())
+            }
+            (None, Source::Fetched) => None,
+        };
+        Some(Ok(Auth::Oauth {
+            issuer,
+            client_id,
+            scopes: scopes.clone(),
+            endpoints,
+        }))
     }
 }
 
@@ -349,7 +405,7 @@ pub async fn find(
             found.provider
         ));
         let by = format!("Cowork's built-in settings for {domain}");
-        return Ok(found.setup(email, by, settings));
+        return Ok(found.setup(email, by, settings, Source::BuiltIn));
     }
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(8))
@@ -361,7 +417,7 @@ pub async fn find(
         report(format!("looking at {url}…"));
         match fetch(&http, &url).await {
             Ok(xml) => match parse(&xml, email) {
-                Some(found) => return Ok(found.setup(email, url, settings)),
+                Some(found) => return Ok(found.setup(email, url, settings, Source::Fetched)),
                 None => report("  not a usable autoconfig file (no IMAP and SMTP server)".into()),
             },
             Err(why) => report(format!("  nothing there ({why})")),
@@ -395,7 +451,7 @@ mod tests {
         let domain = email.rsplit_once('@').unwrap().1;
         preset(email, domain)
             .unwrap()
-            .setup(email, "built-in".into(), settings)
+            .setup(email, "built-in".into(), settings, Source::BuiltIn)
     }
 
     #[test]
@@ -492,5 +548,128 @@ mod tests {
             "http://autoconfig.example.org/mail/config-v1.1.xml"
         ));
         assert!(!fetchable("file:///etc/passwd"));
+    }
+
+    /// A clientConfig as a fetched file could say it.
+    fn fetched_xml(host: &str, issuer: &str, auth_url: &str, visit: &str) -> String {
+        let server = |tag: &str, kind: &str| {
+            format!(
+                "<{tag} type=\"{kind}\"><hostname>{host}</hostname><port>993</port><socketType>SSL</socketType>\
+                 <authentication>OAuth2</authentication><authentication>password-cleartext</authentication></{tag}>"
+            )
+        };
+        format!(
+            "<clientConfig><emailProvider id=\"x\"><domain>example.org</domain><displayName>X</displayName>{}{}</emailProvider>\
+             <oAuth2><issuer>{issuer}</issuer><scope>https://mail.google.com/</scope><authURL>{auth_url}</authURL>\
+             <tokenURL>{auth_url}</tokenURL></oAuth2><enable visiturl=\"{visit}\"><instruction>note</instruction></enable></clientConfig>",
+            server("incomingServer", "imap"),
+            server("outgoingServer", "smtp")
+        )
+    }
+
+    fn google_registered() -> AccountsSettings {
+        AccountsSettings {
+            oauth_clients: [(
+                "accounts.google.com".to_string(),
+                OauthClient {
+                    client_id: "id-1".into(),
+                },
+            )]
+            .into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fetched_settings_cannot_say_where_tokens_are_made_or_send_a_known_providers_token_elsewhere()
+    {
+        let settings = google_registered();
+        let fetched = |host: &str, auth_url: &str| {
+            parse(
+                &fetched_xml(host, "accounts.google.com", auth_url, "javascript:alert(1)"),
+                "a@example.org",
+            )
+            .unwrap()
+            .setup(
+                "a@example.org",
+                "fetched".into(),
+                &settings,
+                Source::Fetched,
+            )
+        };
+        // Google's sign-in sent to another server: no OAuth, and the person is told why.
+        let elsewhere = fetched(
+            "imap.evil.example",
+            "https://accounts.google.com/o/oauth2/v2/auth",
+        );
+        assert_eq!(*elsewhere.config.auth(), Auth::Password);
+        assert!(elsewhere.password_note.unwrap().0.contains("refused"));
+        // Google's servers, endpoints at another host: the built-in endpoints are used.
+        let phished = fetched("imap.gmail.com", "https://evil.example/oauth");
+        let Auth::Oauth { endpoints, .. } = phished.config.auth() else {
+            panic!("{phished:?}")
+        };
+        let endpoints = endpoints.as_ref().unwrap();
+        assert!(
+            endpoints
+                .authorization
+                .starts_with("https://accounts.google.com/")
+        );
+        assert!(!endpoints.token.contains("evil"));
+        // An issuer Cowork has no settings for: its own metadata says where (discovery).
+        let mut own = settings.clone();
+        own.oauth_clients.insert(
+            "https://sso.example.org".into(),
+            OauthClient {
+                client_id: "c".into(),
+            },
+        );
+        let company = parse(
+            &fetched_xml(
+                "mail.example.org",
+                "https://sso.example.org",
+                "https://evil.example/x",
+                "https://help.example.org/",
+            ),
+            "a@example.org",
+        )
+        .unwrap()
+        .setup("a@example.org", "fetched".into(), &own, Source::Fetched);
+        let Auth::Oauth {
+            endpoints, issuer, ..
+        } = company.config.auth()
+        else {
+            panic!("{company:?}")
+        };
+        assert_eq!(
+            (issuer.as_str(), endpoints),
+            ("https://sso.example.org", &None)
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever a fetched file holds, reading it never panics, a page it names to open is
+        /// an https:// page or nothing, and its own endpoints are never used.
+        #[test]
+        fn any_fetched_file_is_read_safely(
+            host in "[a-z0-9.\\-]{1,30}",
+            issuer in "(https?://)?[a-z0-9.:/\\-]{1,30}",
+            auth_url in "[a-zA-Z]{1,10}:[ -~]{0,30}",
+            visit in "[a-zA-Z]{1,10}:[ -~]{0,30}",
+        ) {
+            let escape = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;");
+            let xml = fetched_xml(&escape(&host), &escape(&issuer), &escape(&auth_url), &escape(&visit));
+            let mut settings = google_registered();
+            settings.oauth_clients.insert(issuer.clone(), OauthClient { client_id: "c".into() });
+            if let Some(found) = parse(&xml, "a@example.org") {
+                let setup = found.setup("a@example.org", "fetched".into(), &settings, Source::Fetched);
+                if let Some((_, Some(page))) = &setup.password_note {
+                    proptest::prop_assert!(page.starts_with("https://"));
+                }
+                if let Auth::Oauth { endpoints: Some(e), .. } = setup.config.auth() {
+                    proptest::prop_assert!(!e.authorization.contains(&auth_url) || auth_url.starts_with("https://accounts.google.com"));
+                }
+            }
+        }
     }
 }

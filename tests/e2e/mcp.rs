@@ -74,6 +74,11 @@ struct Env {
 }
 
 fn open(settings: Option<Value>) -> Env {
+    open_with(settings, None)
+}
+
+/// As [`open`], with an in-memory secret source instead of the OS keyring when given.
+fn open_with(settings: Option<Value>, secrets: Option<Arc<cowork_tests::MapSecrets>>) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -84,12 +89,17 @@ fn open(settings: Option<Value>) -> Env {
     std::fs::create_dir_all(&workspace).unwrap();
     let workspace = workspace.canonicalize().unwrap();
     let script = Arc::new(Script::default());
-    let app = App::open(AppOptions {
+    let builder = App::builder(AppOptions {
         home: Some(home),
         workspace_roots: vec![workspace.clone()],
         approver: script.clone(),
         scheduler: SchedulerConfig::default(),
-    })
+    });
+    let app = match secrets {
+        Some(secrets) => builder.secrets(secrets),
+        None => builder,
+    }
+    .open()
     .unwrap();
     Env {
         dir,
@@ -1086,4 +1096,138 @@ async fn what_a_server_leaves_for_the_persons_git_is_held_back() {
         .text_content();
     assert!(!wrote.contains("held back"), "{wrote}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "hello");
+}
+
+/// A remote MCP server behind OAuth (the official Python SDK as a resource server, a real
+/// OpenID provider as its authorization server): installed and reviewed, it does not start
+/// until the person signs in — then Cowork finds the authorization server from the server's
+/// protected resource metadata, registers itself, signs the person in (PKCE, a token for this
+/// server only) and calls it. A token issued for something else is refused by the server; a
+/// sign-out leaves it waiting again. The tokens live in the secret source and nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
+    use cowork_tests::MapSecrets;
+    use cowork_tests::peers::OidcProvider;
+    let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        std::process::Command::new(servers().join(".venv/bin/python"))
+            .arg(servers().join("auth_server.py"))
+            .args([
+                port.to_string(),
+                provider.issuer(),
+                provider.introspection_url(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the test venv exists (tests/setup.sh)"),
+    );
+    eventually("the HTTP server listening", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+
+    let secrets = Arc::new(MapSecrets::default());
+    let env = open_with(None, Some(secrets.clone()));
+    let pack = env.dir.path().join("pack-auth");
+    std::fs::create_dir_all(&pack).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "auth-probe", "version": "1.0.0",
+        "server": {"type": "http", "url": mcp_url},
+        "_meta": {"app.cowork": {"effects": {"whoami": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let staged = env
+        .app
+        .stage_toolpack(&pack.display().to_string(), None)
+        .await
+        .unwrap();
+    env.app
+        .install_toolpack(staged, BTreeMap::new(), false)
+        .unwrap();
+    env.settle().await;
+    let waiting = env.status("auth_probe");
+    assert_ne!(waiting.state, ServerState::Running);
+    let why = waiting.last_error.unwrap_or_default();
+    assert!(
+        why.contains("asks you to sign in") && why.contains("cowork toolpack signin auth_probe"),
+        "{why}"
+    );
+
+    // The person signs in: the address is the provider's, for this server only (RFC 8707).
+    let sign_in = env.app.begin_toolpack_sign_in("auth-probe").await.unwrap();
+    let url: reqwest::Url = sign_in.url().parse().unwrap();
+    assert!(url.as_str().starts_with(&provider.issuer()), "{url}");
+    let pairs: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
+    assert_eq!(pairs.get("resource"), Some(&mcp_url), "{url}");
+    assert_eq!(
+        pairs.get("code_challenge_method").map(String::as_str),
+        Some("S256")
+    );
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    env.app
+        .finish_toolpack_sign_in("auth-probe", sign_in)
+        .await
+        .unwrap();
+    person.await.unwrap();
+    env.settle().await;
+    assert_eq!(env.status("auth_probe").state, ServerState::Running);
+    env.script.answer(ApprovalChoice::Once);
+    let out = env.call("mcp__auth_probe__whoami", json!({})).await;
+    assert_eq!(out.result.unwrap().text_content(), "signed in as alice");
+    let kept = cowork_contract::SecretSource::get(&*secrets, "mcp-oauth/auth_probe")
+        .unwrap()
+        .expect("the tokens are in the secret source");
+    assert!(kept.contains("access_token"));
+
+    // A token the same provider issued for something else: the server refuses it.
+    let http = reqwest::Client::new();
+    let server = cowork_oauth::discover(&http, &provider.issuer().parse().unwrap())
+        .await
+        .unwrap();
+    let other = cowork_oauth::begin(&server, "cowork-test", &["openid".into(), "mail".into()])
+        .await
+        .unwrap();
+    let other_url = other.url().clone();
+    let person =
+        tokio::spawn(async move { OidcProvider::person_signs_in(&other_url, "alice").await });
+    let mail_token = other.finish(&http, Duration::from_secs(30)).await.unwrap();
+    person.await.unwrap();
+    let refused = http
+        .post(&mcp_url)
+        .bearer_auth(&mail_token.access_token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status().as_u16(),
+        401,
+        "a token for another audience"
+    );
+
+    // Signed out: the server waits for a sign-in again.
+    assert!(env.app.sign_out_toolpack("auth-probe").unwrap());
+    env.settle().await;
+    assert_ne!(env.status("auth_probe").state, ServerState::Running);
+    assert!(
+        cowork_contract::SecretSource::get(&*secrets, "mcp-oauth/auth_probe")
+            .unwrap()
+            .is_none()
+    );
 }

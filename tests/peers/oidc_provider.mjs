@@ -3,8 +3,11 @@
 // loopback port, RFC 8252), refresh tokens, revocation and introspection; its login page is the
 // package's development one (any name, any password), which the tests drive as a browser would.
 //
-// A second, confidential client (`mail-server`, secret OIDC_RS_SECRET, default `rs-secret`) is the
-// resource servers' (Dovecot, the SMTP front): it only introspects tokens.
+// A second, confidential client (`resource-server`, secret OIDC_RS_SECRET, default `rs-secret`) is
+// the resource servers' (Dovecot, the SMTP front, the OAuth-protected MCP server): it only
+// introspects tokens. Clients may also register themselves (RFC 7591, as MCP clients do), and
+// ask for a token for one resource (RFC 8707): such a token carries that resource as its
+// audience and the `mcp` scope.
 //
 // OIDC_TOKEN_LOG names a file each code and token issued is appended to (opaque values), so a
 // test can look for them where they must not be.
@@ -18,7 +21,7 @@ import Provider from "oidc-provider";
 const server = http.createServer();
 await new Promise((resolve) => server.listen(Number(process.env.OIDC_PORT || 0), "127.0.0.1", resolve));
 const port = server.address().port;
-const extra = (process.env.OIDC_SCOPES || "mail calendar").split(" ").filter(Boolean);
+const extra = (process.env.OIDC_SCOPES || "mail calendar mcp").split(" ").filter(Boolean);
 
 const provider = new Provider(`http://127.0.0.1:${port}`, {
   clients: [
@@ -31,7 +34,7 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
       redirect_uris: ["http://127.0.0.1/callback"],
     },
     {
-      client_id: "mail-server",
+      client_id: "resource-server",
       client_secret: process.env.OIDC_RS_SECRET || "rs-secret",
       token_endpoint_auth_method: "client_secret_basic",
       grant_types: [],
@@ -45,6 +48,18 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
     devInteractions: { enabled: true },
     revocation: { enabled: true },
     introspection: { enabled: true },
+    registration: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async () => undefined,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (_ctx, resource) => ({
+        scope: "mcp",
+        audience: resource,
+        accessTokenFormat: "opaque",
+        accessTokenTTL: Number(process.env.OIDC_ACCESS_TTL || 3600),
+      }),
+    },
   },
   ttl: { AccessToken: Number(process.env.OIDC_ACCESS_TTL || 3600) },
   issueRefreshToken: async () => true,

@@ -399,10 +399,10 @@ impl OidcProvider {
     }
 
     /// The token introspection endpoint (RFC 7662) with the resource servers' client
-    /// credentials in it (`mail-server`, see `oidc_provider.mjs`).
+    /// credentials in it (`resource-server`, see `oidc_provider.mjs`).
     pub fn introspection_url(&self) -> String {
         format!(
-            "http://mail-server:rs-secret@127.0.0.1:{}/token/introspection",
+            "http://resource-server:rs-secret@127.0.0.1:{}/token/introspection",
             self.port
         )
     }

@@ -115,6 +115,11 @@ impl AccountCredentials {
     fn signed_in(&self, account: &str) -> bool {
         matches!(self.tokens.load(account), Ok(Some(_)))
     }
+
+    /// The secret source itself (remote MCP servers keep their sign-ins there too).
+    pub fn secrets(&self) -> Arc<dyn SecretSource> {
+        self.secrets.clone()
+    }
 }
 
 fn from_oauth(e: OAuthError) -> CredentialError {

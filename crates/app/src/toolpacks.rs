@@ -79,10 +79,63 @@ impl App {
                 .ok()
                 .flatten()
         };
-        let (spec, manifest) = self.toolpacks.launch(name, &secret)?;
+        let (spec, manifest) = self
+            .toolpacks
+            .launch(name, &secret, &|server| self.oauth_store(server))?;
         let meta = manifest.cowork().map_err(PackError::Invalid)?;
         self.gateway.add_server(spec, meta);
         Ok(())
+    }
+
+    fn oauth_store(&self, server: &str) -> cowork_mcp::auth::OauthStore {
+        cowork_mcp::auth::OauthStore::new(self.credentials.secrets(), server)
+    }
+
+    /// The address and sign-in store of a pack's remote server; a local pack has none.
+    fn remote(&self, name: &str) -> Result<(String, cowork_mcp::auth::OauthStore), String> {
+        let (spec, _) = self
+            .toolpacks
+            .launch(name, &|_| None, &|server| self.oauth_store(server))
+            .map_err(|e| e.to_string())?;
+        match spec.transport {
+            cowork_mcp::Transport::Http {
+                url,
+                oauth: Some(store),
+            } => Ok((url, store)),
+            _ => Err(format!(
+                "toolpack {name} runs on this computer: there is nothing to sign in to"
+            )),
+        }
+    }
+
+    /// Starts signing in to a pack's remote server (the MCP authorization spec): the address
+    /// the person's browser opens.
+    pub async fn begin_toolpack_sign_in(
+        &self,
+        name: &str,
+    ) -> Result<cowork_mcp::auth::SignIn, String> {
+        let (url, store) = self.remote(name)?;
+        cowork_mcp::auth::begin_sign_in(&url, &store).await
+    }
+
+    /// Waits for the browser to come back; the tokens go to the keyring and the pack's server
+    /// starts again with them.
+    pub async fn finish_toolpack_sign_in(
+        &self,
+        name: &str,
+        sign_in: cowork_mcp::auth::SignIn,
+    ) -> Result<(), String> {
+        cowork_mcp::auth::finish_sign_in(sign_in, crate::SIGN_IN_TIMEOUT).await?;
+        self.restart_toolpack(name, true).map_err(|e| e.to_string())
+    }
+
+    /// Forgets a pack's sign-in (the server stops until the person signs in again).
+    pub fn sign_out_toolpack(&self, name: &str) -> Result<bool, String> {
+        let (_, store) = self.remote(name)?;
+        let forgotten = store.forget()?;
+        self.restart_toolpack(name, true)
+            .map_err(|e| e.to_string())?;
+        Ok(forgotten)
     }
 
     /// Stops every server and starts the enabled ones again from disk.
@@ -271,6 +324,8 @@ impl App {
                 let _ = crate::secrets::delete(&secret_account(name, key));
             }
         }
+        // A remote server's sign-in goes with it.
+        let _ = self.oauth_store(&self.server_of(name)).forget();
         self.toolpacks.remove(name)
     }
 

@@ -331,14 +331,18 @@ async fn add(app: &App, name: String, config: AccountKind, no_browser: bool) -> 
     Ok(())
 }
 
+/// Shows the sign-in address and opens the person's browser at it (unless told not to).
+pub(crate) fn open_sign_in(name: &str, url: &str, no_browser: bool) {
+    say!("Sign in to {name} in your browser at:\n  {url}");
+    if !no_browser && open::that_detached(url).is_err() {
+        say!("(no browser could be opened here: open the address above yourself)");
+    }
+}
+
 /// The person signs in in their browser; the tokens go to the keyring.
 async fn sign_in(app: &App, name: &str, no_browser: bool) -> Result<(), String> {
     let sign_in = app.begin_sign_in(name).await?;
-    let url = sign_in.url().to_string();
-    say!("Sign in to {name} in your browser at:\n  {url}");
-    if !no_browser && open::that_detached(&url).is_err() {
-        say!("(no browser could be opened here: open the address above yourself)");
-    }
+    open_sign_in(name, sign_in.url().as_str(), no_browser);
     let minutes = cowork_app::SIGN_IN_TIMEOUT.as_secs() / 60;
     say!("waiting for the sign-in to finish (up to {minutes} minutes)…");
     app.finish_sign_in(sign_in).await?;

@@ -58,6 +58,17 @@ pub(crate) enum ToolpackCmd {
         #[arg(long)]
         yes: bool,
     },
+    /// Sign in to a pack's remote server in your browser (the MCP authorization spec).
+    Signin {
+        name: String,
+        /// Print the sign-in address instead of opening the browser.
+        #[arg(long)]
+        no_browser: bool,
+    },
+    /// Forget the sign-in to a pack's remote server.
+    Signout {
+        name: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -229,6 +240,20 @@ pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<
             print_settled(app, json).await;
         }
         ToolpackCmd::Import { config, yes } => import(app, &config, yes, json).await?,
+        ToolpackCmd::Signin { name, no_browser } => {
+            let sign_in = app.begin_toolpack_sign_in(&name).await?;
+            crate::account::open_sign_in(&name, sign_in.url(), no_browser);
+            app.finish_toolpack_sign_in(&name, sign_in).await?;
+            say!("signed in to {name}'s server; the tokens are in the OS keyring");
+            print_settled(app, json).await;
+        }
+        ToolpackCmd::Signout { name } => {
+            if app.sign_out_toolpack(&name)? {
+                say!("signed out of {name}'s server: its tokens left the keyring");
+            } else {
+                say!("{name} was not signed in");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,9 @@
 //! - `sandbox.rs`: bubblewrap around every stdio server; its reach scores the calls.
 //! - `toolpacks.rs`: install (stage → review → commit), pin, verify, enable/disable, remove.
 //! - `import.rs`: `claude_desktop_config.json` → toolpacks.
+//! - `auth.rs`: signing in to remote servers behind OAuth (the MCP authorization spec).
 
+pub mod auth;
 pub mod context_tools;
 pub mod effects;
 pub mod gateway;

@@ -32,8 +32,12 @@ pub enum Transport {
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
     },
-    /// Streamable HTTP (`http://127.0.0.1:P/mcp`).
-    Http { url: String },
+    /// Streamable HTTP (`http://127.0.0.1:P/mcp`), with the person's sign-in to it when it
+    /// asks for one (OAuth tokens in `oauth`).
+    Http {
+        url: String,
+        oauth: Option<crate::auth::OauthStore>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -734,16 +738,7 @@ impl Inner {
                     .await
                     .map_err(|e| (format!("initialize failed: {e}"), true))?
             }
-            Transport::Http { url } => {
-                // rustls needs one process-wide crypto provider; a second install is a no-op.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-                client
-                    .serve(transport)
-                    .await
-                    .map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
-            }
+            Transport::Http { url, oauth } => self.connect_http(client, url, oauth).await?,
         };
         let tools = running
             .peer()
@@ -753,6 +748,47 @@ impl Inner {
         *self.peer.write().unwrap() = Some(running.peer().clone());
         self.set_tools(tools);
         Ok(running)
+    }
+
+    /// Connects to a streamable HTTP server, with its token when the person signed in to it.
+    /// One that asks for a sign-in and has none is not retried: it waits for the person.
+    async fn connect_http(
+        &self,
+        client: Client,
+        url: &str,
+        oauth: &Option<crate::auth::OauthStore>,
+    ) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        // rustls needs one process-wide crypto provider; a second install is a no-op.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let authorized = match oauth {
+            Some(store) => crate::auth::authorized_client(url, store)
+                .await
+                .map_err(|e| (format!("{url}: {e}"), false))?,
+            None => None,
+        };
+        let served = match authorized {
+            Some(http) => {
+                let config = StreamableHttpClientTransportConfig::with_uri(url);
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+                client.serve(transport).await
+            }
+            None => {
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+                client.serve(transport).await
+            }
+        };
+        served.map_err(|e| match asks_to_sign_in(&e) {
+            true => (
+                format!(
+                    "{url} asks you to sign in: `cowork toolpack signin {}` (or Sign in on the Toolpacks page)",
+                    self.spec.name
+                ),
+                false,
+            ),
+            false => (format!("initialize with {url} failed: {e}"), true),
+        })
     }
 
     /// Starts a stdio server's process (in its sandbox when it has one), its stderr to the
@@ -795,6 +831,34 @@ impl Inner {
         self.update(|s| s.pid = pid);
         Ok(transport)
     }
+}
+
+/// Whether connecting failed because the server wants a token (HTTP 401 with a
+/// `WWW-Authenticate` challenge), through whatever wraps the transport's error.
+fn asks_to_sign_in(error: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    // The transport's error is a field, not a `source`, of the initialize error.
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return false;
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(e) = cause {
+        let auth = |e: &(dyn std::error::Error + 'static)| {
+            matches!(
+                e.downcast_ref::<StreamableHttpError<reqwest013::Error>>(),
+                Some(StreamableHttpError::AuthRequired(_))
+            ) || matches!(
+                e.downcast_ref::<StreamableHttpError<rmcp::transport::auth::AuthError>>(),
+                Some(StreamableHttpError::AuthRequired(_))
+            )
+        };
+        if auth(e) {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// The command that runs a stdio server: confined when `confined`, else as the person, in

@@ -574,10 +574,13 @@ impl Toolpacks {
         serde_json::from_slice(&std::fs::read(self.file_list_path(name)).ok()?).ok()
     }
 
+    /// `secret` reads a sensitive `user_config` value; `oauth` keeps a remote server's
+    /// sign-in (its tokens), given the server's name.
     pub fn launch(
         &self,
         name: &str,
         secret: &dyn Fn(&str) -> Option<String>,
+        oauth: &dyn Fn(&str) -> crate::auth::OauthStore,
     ) -> Result<(LaunchSpec, Manifest), PackError> {
         let index = self.list()?;
         let record = index
@@ -602,6 +605,7 @@ impl Toolpacks {
             Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => (
                 Transport::Http {
                     url: substitute(url, &vars).map_err(bad)?,
+                    oauth: Some(oauth(&manifest.server_name())),
                 },
                 Sandbox::Unconfined(Unconfined::Remote),
             ),

@@ -148,7 +148,7 @@ impl Pending {
         http: &reqwest::Client,
         patience: Duration,
     ) -> Result<Tokens, OAuthError> {
-        let query = tokio::time::timeout(patience, callback(&self.listener))
+        let query = tokio::time::timeout(patience, loopback_answer(&self.listener))
             .await
             .map_err(|_| OAuthError::TimedOut(patience.as_secs()))??;
         let param = |name: &str| {
@@ -201,7 +201,11 @@ const QUIET_CONNECTION: Duration = Duration::from_secs(2);
 
 /// The query of the first request to `/callback` (other requests, a favicon, get a 404). One
 /// GET needs no HTTP server crate: the request line is all that is read.
-async fn callback(listener: &TcpListener) -> Result<Vec<(String, String)>, OAuthError> {
+/// The query of the first request for `/callback` on `listener` (the browser coming back from a
+/// sign-in), after answering it with a page that says to go back to Cowork. Other requests are
+/// answered 404 and a connection that says nothing is dropped. Public for sign-ins whose
+/// protocol another crate runs (remote MCP servers, through `rmcp`).
+pub async fn loopback_answer(listener: &TcpListener) -> Result<Vec<(String, String)>, OAuthError> {
     loop {
         let (mut socket, _) = listener
             .accept()

@@ -10,7 +10,7 @@ mod flow;
 mod keeper;
 
 pub use discovery::{Server, discover};
-pub use flow::{Pending, Tokens, begin, refresh, revoke};
+pub use flow::{Pending, Tokens, begin, loopback_answer, refresh, revoke};
 pub use keeper::{Keeper, TokenStore};
 
 /// Why a sign-in or a token request failed, in words that name a fix.

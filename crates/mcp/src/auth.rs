@@ -1,0 +1,173 @@
+//! Remote MCP servers behind OAuth, as the MCP authorization spec has it: the server's
+//! protected resource metadata (RFC 9728) names its authorization server, whose metadata is
+//! discovered; Cowork registers itself there (dynamic client registration) unless a client ID
+//! is known, and signs the person in with PKCE through a loopback redirect, asking for a token
+//! for this server only (resource indicator, RFC 8707). All of that protocol is `rmcp`'s
+//! (`transport::auth`); here are only where the tokens live (the OS keyring, through the app's
+//! secret source) and the loopback redirect the person's browser comes back to.
+//!
+//! Signing in is the person's act (`cowork toolpack signin`, the window); a server that needs
+//! it and has no tokens does not start, and its status says how to sign in.
+
+use cowork_contract::SecretSource;
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
+    StoredCredentials,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where one server's OAuth tokens live: the keyring entry `mcp-oauth/<server>`.
+#[derive(Clone)]
+pub struct OauthStore {
+    secrets: Arc<dyn SecretSource>,
+    name: String,
+}
+
+impl std::fmt::Debug for OauthStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OauthStore({})", self.name)
+    }
+}
+
+impl OauthStore {
+    pub fn new(secrets: Arc<dyn SecretSource>, server: &str) -> OauthStore {
+        OauthStore {
+            secrets,
+            name: format!("mcp-oauth/{server}"),
+        }
+    }
+
+    /// Whether the person has signed in (tokens are kept).
+    pub fn signed_in(&self) -> bool {
+        matches!(self.secrets.get(&self.name), Ok(Some(_)))
+    }
+
+    /// Forgets the tokens (sign-out); whether there were any.
+    pub fn forget(&self) -> Result<bool, String> {
+        self.secrets.delete(&self.name)
+    }
+}
+
+fn store_error(e: String) -> AuthError {
+    AuthError::InternalError(format!("the keyring: {e}"))
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for OauthStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let json = self.secrets.get(&self.name).map_err(store_error)?;
+        // Unreadable tokens are no sign-in: the person signs in again.
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let json = serde_json::to_string(&credentials)
+            .map_err(|e| AuthError::InternalError(e.to_string()))?;
+        self.secrets.set(&self.name, &json).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.secrets
+            .delete(&self.name)
+            .map(drop)
+            .map_err(store_error)
+    }
+}
+
+/// An HTTP client that sends the server's token (refreshed when it expires), when the person
+/// has signed in; `None` when there are no tokens to send.
+pub async fn authorized_client(
+    url: &str,
+    store: &OauthStore,
+) -> Result<Option<AuthClient<reqwest013::Client>>, String> {
+    if !store.signed_in() {
+        return Ok(None);
+    }
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| e.to_string())?;
+    manager.set_credential_store(store.clone());
+    if !manager
+        .initialize_from_store()
+        .await
+        .map_err(|e| format!("its sign-in could not be used ({e}): sign in again"))?
+    {
+        return Ok(None);
+    }
+    Ok(Some(AuthClient::new(reqwest013::Client::new(), manager)))
+}
+
+/// A sign-in under way: the address the person's browser opens.
+pub struct SignIn {
+    state: OAuthState,
+    listener: tokio::net::TcpListener,
+    url: String,
+}
+
+impl SignIn {
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// Starts signing in to the server at `url`: finds its authorization server, registers Cowork
+/// there when needed, and builds the authorization URL (PKCE, this server as the resource).
+pub async fn begin_sign_in(url: &str, store: &OauthStore) -> Result<SignIn, String> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("no loopback port for the sign-in: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| e.to_string())?;
+    manager.set_credential_store(store.clone());
+    let mut state = OAuthState::Unauthorized(manager);
+    state
+        .start_authorization(AuthorizationRequest::new(redirect).with_client_name("Cowork"))
+        .await
+        .map_err(|e| format!("{url}: the sign-in could not start: {e}"))?;
+    let url = state
+        .get_authorization_url()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(SignIn {
+        state,
+        listener,
+        url,
+    })
+}
+
+/// Waits (at most `patience`) for the browser to come back, then exchanges the code; rmcp checks
+/// the state and keeps the tokens in the store.
+pub async fn finish_sign_in(mut sign_in: SignIn, patience: Duration) -> Result<(), String> {
+    let query = tokio::time::timeout(patience, cowork_oauth::loopback_answer(&sign_in.listener))
+        .await
+        .map_err(|_| {
+            format!(
+                "nobody finished signing in within {} s: start again",
+                patience.as_secs()
+            )
+        })?
+        .map_err(|e| e.to_string())?;
+    let param = |name: &str| {
+        query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(error) = param("error") {
+        return Err(format!("the sign-in server refused: {error}"));
+    }
+    let (Some(code), Some(state)) = (param("code"), param("state")) else {
+        return Err("the sign-in answer had no code: start again".into());
+    };
+    // The issuer the answer names (RFC 9207), when it names one: rmcp refuses a mismatch.
+    let issuer = param("iss");
+    sign_in
+        .state
+        .handle_callback_with_issuer(&code, &state, issuer.as_deref())
+        .await
+        .map_err(|e| format!("the sign-in could not be finished: {e}"))
+}

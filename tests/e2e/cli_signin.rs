@@ -81,7 +81,7 @@ fn accounts_are_added_by_address_and_sign_in_then_read_send_and_sign_out() {
         home.join("settings.json"),
         format!(
             r#"{{"mail": {{"undoSeconds": 0}}, "accounts": {{"autoconfigUrl": "http://127.0.0.1:{ispdb_port}/v1.1/",
-               "oauthClients": {{"{issuer}": {{"clientId": "cowork-test"}}}}}}}}"#,
+               "oauthClients": {{"{issuer}": {{"clientId": "cowork-test", "hosts": ["127.0.0.1"]}}}}}}}}"#,
             issuer = provider.issuer()
         ),
     )

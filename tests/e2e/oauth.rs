@@ -104,14 +104,39 @@ async fn metadata_for_another_issuer_and_an_answer_to_another_sign_in_are_refuse
         .await
         .unwrap();
     let http = http();
-    // Asked as localhost, the metadata speaks for 127.0.0.1: another issuer (mix-up, RFC 8414 §3.3).
-    let other: Url = format!("http://localhost:{}", provider.port)
-        .parse()
-        .unwrap();
-    let mixed = discover(&http, &other).await;
+    // A server whose metadata speaks for another issuer (mix-up, RFC 8414 §3.3): it names the
+    // provider's issuer, not its own address.
+    let impostor = {
+        let said = provider.issuer();
+        let app = axum::Router::new().route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || {
+                let said = said.clone();
+                async move {
+                    axum::Json(serde_json::json!({"issuer": said,
+                        "authorization_endpoint": format!("{said}/auth"), "token_endpoint": format!("{said}/token")}))
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        at
+    };
+    let mixed = discover(&http, &impostor.parse().unwrap()).await;
     assert!(
         matches!(mixed, Err(OAuthError::IssuerMismatch { .. })),
         "{mixed:?}"
+    );
+    // Metadata fetched in clear from anywhere but this machine's loopback address is refused
+    // before it is asked for (it could be rewritten on the way): `localhost` is a name.
+    let clear: Url = format!("http://localhost:{}", provider.port)
+        .parse()
+        .unwrap();
+    let refused = discover(&http, &clear).await;
+    assert!(
+        matches!(refused, Err(OAuthError::Invalid(ref why)) if why.contains("not HTTPS")),
+        "{refused:?}"
     );
 
     // A redirect that does not carry this sign-in's state is refused, whatever its code.
@@ -119,6 +144,7 @@ async fn metadata_for_another_issuer_and_an_answer_to_another_sign_in_are_refuse
         .await
         .unwrap();
     let pending = begin(&server, CLIENT, &scopes()).await.unwrap();
+    let url_of_sign_in = pending.url().clone();
     let redirect = pending
         .url()
         .query_pairs()
@@ -133,9 +159,14 @@ async fn metadata_for_another_issuer_and_an_answer_to_another_sign_in_are_refuse
         "{redirect}?code=stolen&state=not-this-one&iss={}",
         provider.issuer()
     );
-    reqwest::get(forged).await.unwrap();
+    // Refused at the door, and it does not end the sign-in: the person's own answer, after it,
+    // still signs in (a page probing the port cannot cancel a sign-in either).
+    let refused = reqwest::get(forged).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    assert!(!waiting.is_finished());
+    OidcProvider::person_signs_in(&url_of_sign_in, "alice@example.test").await;
     let answer = waiting.await.unwrap();
-    assert!(matches!(answer, Err(OAuthError::Forged(_))), "{answer:?}");
+    assert!(answer.is_ok(), "{answer:?}");
 }
 
 /// The keyring's stand-in: tokens by account, and how many times they were saved.
@@ -150,6 +181,9 @@ impl TokenStore for Kept {
         let mut kept = self.0.lock().unwrap();
         *kept = (Some(tokens.clone()), kept.1 + 1);
         Ok(())
+    }
+    fn delete(&self, _: &str) -> Result<bool, String> {
+        Ok(self.0.lock().unwrap().0.take().is_some())
     }
 }
 
@@ -193,6 +227,10 @@ async fn a_sign_in_lasts_its_tokens_renewed_one_refresh_at_a_time_until_revoked(
     assert!(
         matches!(gone, Err(OAuthError::NeedsSignIn(ref a)) if a == "work"),
         "{gone:?}"
+    );
+    assert!(
+        kept.0.lock().unwrap().0.is_none(),
+        "a refused grant's tokens are not kept to look like a sign-in"
     );
 
     // A token far from expiry is handed out as it is.
@@ -426,7 +464,8 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
     assert!(done[0].1.result.is_ok(), "{:?}", done[0].1.result);
 
     // Past the margin: the next call refreshes first, and Dovecot takes the new token.
-    let stored = || -> Tokens {
+    // Kept bound to the issuer and client they came from.
+    let kept = || -> serde_json::Value {
         serde_json::from_str(
             &h.secrets
                 .get(&accounts::oauth_secret_name("alice"))
@@ -435,6 +474,8 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
         )
         .unwrap()
     };
+    let stored = || -> Tokens { serde_json::from_value(kept()["tokens"].clone()).unwrap() };
+    assert_eq!(kept()["issuer"], provider.issuer());
     let first = stored();
     tokio::time::sleep(Duration::from_secs(3)).await;
     h.ok("email_check", json!({"account": "alice"})).await;
@@ -456,14 +497,36 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
         expires_at: Some(i64::MAX / 2),
         ..renewed
     };
-    h.secrets.set(
-        &accounts::oauth_secret_name("alice"),
-        &serde_json::to_string(&stale).unwrap(),
-    );
+    let mut bound = kept();
+    bound["tokens"] = serde_json::to_value(&stale).unwrap();
+    h.secrets
+        .set(&accounts::oauth_secret_name("alice"), &bound.to_string());
     let refused = h.call("email_check", json!({"account": "alice"})).await;
     let text = refused.result.unwrap_err().to_string();
     assert!(
         text.contains("refused the login") && text.contains("sign in to the account again"),
         "{text}"
+    );
+
+    // The account now signs in somewhere else under the same name: the tokens kept are the
+    // other provider's, and are not handed out (the call waits for a sign-in instead).
+    let mut moved = account.clone();
+    if let AccountConfig::Mail { auth, .. } = &mut moved.config {
+        *auth = Auth::Oauth {
+            issuer: "https://login.example.net".into(),
+            client_id: CLIENT.into(),
+            scopes: scopes(),
+            endpoints: Some(accounts::OauthEndpoints {
+                authorization: "https://login.example.net/auth".into(),
+                token: "https://login.example.net/token".into(),
+            }),
+        };
+    }
+    accounts::put(&h.store.connect().unwrap(), &moved).unwrap();
+    let moved_call = h.scheduler.call(check()).await;
+    assert!(
+        matches!(moved_call.result, Err(ToolError::Suspended { .. })),
+        "{:?}",
+        moved_call.result
     );
 }

@@ -2491,7 +2491,7 @@ async fn a_mail_account_is_added_by_its_address_and_a_sign_in_in_the_browser() {
         serde_json::to_string_pretty(&json!({
             "accounts": {
                 "autoconfigUrl": format!("http://127.0.0.1:{ispdb_port}/v1.1/"),
-                "oauthClients": {issuer.clone(): {"clientId": "cowork-test"}}
+                "oauthClients": {issuer.clone(): {"clientId": "cowork-test", "hosts": ["127.0.0.1"]}}
             }
         }))
         .unwrap(),

@@ -395,7 +395,7 @@ impl OidcProvider {
                 .await
                 .unwrap();
         }
-        assert!(page.contains("Signed in"), "{page}");
+        assert!(page.contains("Cowork has the answer"), "{page}");
     }
 
     /// The token introspection endpoint (RFC 7662) with the resource servers' client

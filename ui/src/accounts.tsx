@@ -88,7 +88,12 @@ function useAccounts() {
     load();
   };
   const signOut = async (name: string) => {
-    await api.signOut(name).catch((e) => setStatus({ ...status, [name]: String(e) }));
+    try {
+      const notRevoked = await api.signOut(name);
+      setStatus({ ...status, [name]: notRevoked ? `${t("notRevoked")} (${notRevoked})` : t("signedOutNow") });
+    } catch (e) {
+      setStatus({ ...status, [name]: String(e) });
+    }
     load();
   };
   return { accounts, signedIn, status, setStatus, load, test, signIn, signOut };

@@ -24,8 +24,11 @@ export const commands = {
 	 *  OS keyring. Tasks waiting for this sign-in go on by themselves.
 	 */
 	finishSignIn: (name: string) => __TAURI_INVOKE<null>("finish_sign_in", { name }),
-	/**  Signs out: the provider revokes Cowork's access; the tokens leave the keyring. */
-	signOut: (name: string) => __TAURI_INVOKE<boolean>("sign_out", { name }),
+	/**
+	 *  Signs out: the tokens leave the keyring and the provider is asked to revoke Cowork's access;
+	 *  why it did not, when it did not.
+	 */
+	signOut: (name: string) => __TAURI_INVOKE<string | null>("sign_out", { name }),
 	/**  Which of the OAuth accounts have tokens now. */
 	signedInAccounts: () => __TAURI_INVOKE<string[]>("signed_in_accounts"),
 	removeAccount: (name: string) => __TAURI_INVOKE<boolean>("remove_account", { name }),
@@ -1193,6 +1196,11 @@ export type ToolpackReview = {
 	sandbox: string[],
 	/**  For an update: what changed in permissions (empty for a fresh install). */
 	changes: string[],
+	/**
+	 *  A remote server's sign-in, as it describes it: where the person signs in, so the
+	 *  server acts as them there.
+	 */
+	acts_as?: string | null,
 };
 
 /**  Toolpack servers changed (started, failed, their tools changed): read them again. */

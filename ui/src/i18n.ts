@@ -256,6 +256,9 @@ const en = {
   signedOut: "signed out — sign in",
   signInWaiting: "Finish signing in in your browser. If it did not open, open this address:",
   signedInNow: "Signed in: the tokens are in the OS keyring.",
+  signedOutNow: "Signed out: the tokens left the keyring and the provider revoked Cowork's access.",
+  notRevoked:
+    "Signed out here, but the provider did not revoke Cowork's access: remove Cowork in the account's own security settings",
   noAccounts: "No accounts yet: the calendar tools use the local calendar; mail needs an account.",
   mailQueued: "Sending",
   undo: "Undo",
@@ -705,6 +708,8 @@ const zh: Partial<Dict> = {
   signedOut: "已退出——请登录",
   signInWaiting: "请在浏览器中完成登录。若浏览器没有打开，请打开此地址：",
   signedInNow: "已登录：令牌保存在系统钥匙串中。",
+  signedOutNow: "已退出：令牌已从钥匙串删除，服务商已撤销 Cowork 的访问权限。",
+  notRevoked: "已在本机退出，但服务商没有撤销 Cowork 的访问权限：请在该账户自己的安全设置中移除 Cowork",
   noAccounts: "还没有账户：日历工具使用本地日历；邮件需要先添加账户。",
   mailQueued: "即将发送",
   undo: "撤销",

@@ -131,6 +131,11 @@ function PackIdentity({ review }: { review: ToolpackReview }) {
       </p>
       <h3>{t("runs")}</h3>
       <pre class="args">{review.command}</pre>
+      {review.acts_as && (
+        <p class="warn" data-testid="acts-as">
+          {review.acts_as}
+        </p>
+      )}
       <h3>{t("sandbox")}</h3>
       <ul class="effects" data-testid="sandbox">
         {review.sandbox.map((line) => (

@@ -33,18 +33,26 @@ impl App {
                 crate::secrets::set(&accounts::secret_name(&account.name), password)?
             }
         }
+        // A replaced account's sign-in is not the new one's.
+        crate::secrets::delete(&accounts::oauth_secret_name(&account.name))?;
         let conn = self.store.connect().map_err(|e| e.to_string())?;
         accounts::put(&conn, account).map_err(|e| format!("database error: {e}"))
     }
 
     pub fn remove_account(&self, name: &str) -> Result<bool, String> {
         let conn = self.store.connect().map_err(|e| e.to_string())?;
-        let removed = accounts::remove(&conn, name).map_err(|e| format!("database error: {e}"))?;
-        if removed {
-            cowork_calendar::forget_account(&self.store, name)?;
-            crate::secrets::delete(&accounts::secret_name(name))?;
-            crate::secrets::delete(&accounts::oauth_secret_name(name))?;
+        if accounts::get(&conn, name)
+            .map_err(|e| format!("database error: {e}"))?
+            .is_none()
+        {
+            return Ok(false);
         }
+        // Secrets first: an account whose keyring entries could not be deleted stays listed,
+        // so no later account of that name inherits them.
+        crate::secrets::delete(&accounts::secret_name(name))?;
+        crate::secrets::delete(&accounts::oauth_secret_name(name))?;
+        let removed = accounts::remove(&conn, name).map_err(|e| format!("database error: {e}"))?;
+        cowork_calendar::forget_account(&self.store, name)?;
         Ok(removed)
     }
 

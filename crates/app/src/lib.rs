@@ -47,7 +47,7 @@ pub use desktop::{
     follow_tray_host, set_autostart,
 };
 pub use follow::{Drained, Following};
-pub use signin::{SIGN_IN_TIMEOUT, SignIn};
+pub use signin::{SIGN_IN_TIMEOUT, SignIn, SignedOut};
 
 /// A link the window may hand to the system browser: http(s) only, so a `file:`, `javascript:` or
 /// custom-scheme link in a page, a search result or a headline opens nothing.

@@ -26,6 +26,11 @@ pub struct AccountsSettings {
 #[serde(rename_all = "camelCase")]
 pub struct OauthClient {
     pub client_id: String,
+    /// The mail servers this issuer's tokens may go to, for an issuer Cowork has no built-in
+    /// settings for (a company's own sign-in): settings found on the network that name other
+    /// servers do not get its sign-in.
+    #[serde(default)]
+    pub hosts: Vec<String>,
 }
 
 impl cowork_store::settings::Section for AccountsSettings {
@@ -245,13 +250,12 @@ impl ClientConfig {
     ) -> Option<Result<Auth, String>> {
         let (issuer, scopes, endpoints) = self.oauth.as_ref()?;
         let issuer = issuer_url(issuer);
-        let client_id = settings
+        let client = settings
             .oauth_clients
             .iter()
             .find(|(key, _)| issuer_url(key) == issuer)?
-            .1
-            .client_id
-            .clone();
+            .1;
+        let client_id = client.client_id.clone();
         let known = PRESETS
             .iter()
             .filter_map(|xml| parse(xml, "someone@example.org"))
@@ -260,27 +264,39 @@ impl ClientConfig {
                     .as_ref()
                     .is_some_and(|(i, ..)| issuer_url(i) == issuer)
             });
-        let endpoints = match (&known, source) {
-            (_, Source::BuiltIn) => endpoints.clone(),
+        let ours = [&self.imap.host, &self.smtp.host];
+        let elsewhere = |allowed: &[&String], whose: &str| {
+            (!ours.iter().all(|h| allowed.contains(h))).then(|| {
+                format!(
+                    "these settings would send {issuer}'s sign-in to {} and {}, which are not {whose} servers: refused — give the password the servers take, or check the address",
+                    self.imap.host, self.smtp.host
+                )
+            })
+        };
+        // What the fetched file cannot choose comes from Cowork's own settings for the issuer.
+        let (endpoints, scopes) = match (&known, source) {
+            (_, Source::BuiltIn) => (endpoints.clone(), scopes.clone()),
             (Some(known), Source::Fetched) => {
                 let theirs = [&known.imap.host, &known.smtp.host];
-                if ![&self.imap.host, &self.smtp.host]
-                    .iter()
-                    .all(|h| theirs.contains(h))
-                {
-                    return Some(Err(format!(
-                        "these settings would send {issuer}'s sign-in to {} and {}, which are not {}'s servers: refused — give the password the servers take, or check the address",
-                        self.imap.host, self.smtp.host, known.provider
-                    )));
+                if let Some(why) = elsewhere(&theirs, &format!("{}'s", known.provider)) {
+                    return Some(Err(why));
                 }
-                known.oauth.as_ref().and_then(|(_, _, e)| e.clone())
+                let (_, scopes, endpoints) = known.oauth.clone()?;
+                (endpoints, scopes)
             }
-            (None, Source::Fetched) => None,
+            (None, Source::Fetched) => {
+                let allowed: Vec<&String> = client.hosts.iter().collect();
+                if let Some(why) = elsewhere(&allowed, "the accounts.oauthClients entry's (hosts)")
+                {
+                    return Some(Err(why));
+                }
+                (None, scopes.clone())
+            }
         };
         Some(Ok(Auth::Oauth {
             issuer,
             client_id,
-            scopes: scopes.clone(),
+            scopes,
             endpoints,
         }))
     }
@@ -300,7 +316,7 @@ fn fetchable(url: &str) -> bool {
         || url::Url::parse(url).is_ok_and(|u| {
             u.scheme() == "http"
                 && u.host_str()
-                    .is_some_and(|h| cowork_store::accounts::is_loopback(h))
+                    .is_some_and(cowork_store::accounts::is_loopback)
         })
 }
 
@@ -410,7 +426,14 @@ pub async fn find(
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(8))
         .connect_timeout(Duration::from_secs(5))
-        .redirect(reqwest::redirect::Policy::limited(3))
+        // A redirect is followed only to where a first address could have been (HTTPS).
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() < 3 && fetchable(attempt.url().as_str()) {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .build()
         .map_err(|e| e.to_string())?;
     for url in sources(email, &domain, settings) {
@@ -497,6 +520,7 @@ mod tests {
                 "accounts.google.com".to_string(),
                 OauthClient {
                     client_id: "id-1".into(),
+                    hosts: vec![],
                 },
             )]
             .into(),
@@ -573,6 +597,7 @@ mod tests {
                 "accounts.google.com".to_string(),
                 OauthClient {
                     client_id: "id-1".into(),
+                    hosts: vec![],
                 },
             )]
             .into(),
@@ -622,6 +647,7 @@ mod tests {
             "https://sso.example.org".into(),
             OauthClient {
                 client_id: "c".into(),
+                hosts: vec!["mail.example.org".into(), "127.0.0.1".into()],
             },
         );
         let company = parse(
@@ -645,6 +671,15 @@ mod tests {
             (issuer.as_str(), endpoints),
             ("https://sso.example.org", &None)
         );
+        // The same company sign-in, sent by a fetched file to servers the person did not name.
+        let diverted = parse(
+            &fetched_xml("imap.evil.example", "https://sso.example.org", "x:y", "x:y"),
+            "a@example.org",
+        )
+        .unwrap()
+        .setup("a@example.org", "fetched".into(), &own, Source::Fetched);
+        assert_eq!(*diverted.config.auth(), Auth::Password);
+        assert!(diverted.password_note.unwrap().0.contains("refused"));
     }
 
     proptest::proptest! {
@@ -660,7 +695,7 @@ mod tests {
             let escape = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;");
             let xml = fetched_xml(&escape(&host), &escape(&issuer), &escape(&auth_url), &escape(&visit));
             let mut settings = google_registered();
-            settings.oauth_clients.insert(issuer.clone(), OauthClient { client_id: "c".into() });
+            settings.oauth_clients.insert(issuer.clone(), OauthClient { client_id: "c".into(), hosts: vec!["mail.example.org".into(), "127.0.0.1".into()] });
             if let Some(found) = parse(&xml, "a@example.org") {
                 let setup = found.setup("a@example.org", "fetched".into(), &settings, Source::Fetched);
                 if let Some((_, Some(page))) = &setup.password_note {

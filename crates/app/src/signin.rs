@@ -19,21 +19,62 @@ use std::time::Duration;
 /// How long a sign-in waits for the person to finish it in the browser.
 pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Tokens as JSON in the secret source, under [`accounts::oauth_secret_name`].
-struct SecretTokens(Arc<dyn SecretSource>);
+/// Tokens as JSON in the secret source, under [`accounts::oauth_secret_name`], bound to the
+/// authorization server and client they came from: an account replaced by one of another
+/// provider under the same name never hands the old provider's tokens to the new servers.
+struct SecretTokens {
+    secrets: Arc<dyn SecretSource>,
+    store: Store,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Bound {
+    issuer: String,
+    client_id: String,
+    tokens: Tokens,
+}
+
+impl SecretTokens {
+    /// The issuer and client the account signs in with now.
+    fn binding(&self, account: &str) -> Option<(String, String)> {
+        let conn = self.store.connect().ok()?;
+        match accounts::get(&conn, account).ok()??.config.auth() {
+            Auth::Oauth {
+                issuer, client_id, ..
+            } => Some((issuer.clone(), client_id.clone())),
+            Auth::Password => None,
+        }
+    }
+}
 
 impl TokenStore for SecretTokens {
     fn load(&self, account: &str) -> Result<Option<Tokens>, String> {
-        let Some(json) = self.0.get(&accounts::oauth_secret_name(account))? else {
+        let Some(json) = self.secrets.get(&accounts::oauth_secret_name(account))? else {
             return Ok(None);
         };
-        // Unreadable tokens are no sign-in: the person signs in again (never a crash).
-        Ok(serde_json::from_str(&json).ok())
+        // Unreadable tokens, or another provider's, are no sign-in: the person signs in again.
+        let bound: Option<Bound> = serde_json::from_str(&json).ok();
+        Ok(bound
+            .filter(|b| self.binding(account) == Some((b.issuer.clone(), b.client_id.clone())))
+            .map(|b| b.tokens))
     }
 
     fn save(&self, account: &str, tokens: &Tokens) -> Result<(), String> {
-        let json = serde_json::to_string(tokens).map_err(|e| e.to_string())?;
-        self.0.set(&accounts::oauth_secret_name(account), &json)
+        let (issuer, client_id) = self
+            .binding(account)
+            .ok_or_else(|| format!("account {account:?} does not sign in with OAuth"))?;
+        let bound = Bound {
+            issuer,
+            client_id,
+            tokens: tokens.clone(),
+        };
+        let json = serde_json::to_string(&bound).map_err(|e| e.to_string())?;
+        self.secrets
+            .set(&accounts::oauth_secret_name(account), &json)
+    }
+
+    fn delete(&self, account: &str) -> Result<bool, String> {
+        self.secrets.delete(&accounts::oauth_secret_name(account))
     }
 }
 
@@ -58,7 +99,10 @@ impl AccountCredentials {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
-        let tokens = Arc::new(SecretTokens(secrets.clone()));
+        let tokens = Arc::new(SecretTokens {
+            secrets: secrets.clone(),
+            store: store.clone(),
+        });
         AccountCredentials {
             keeper: Keeper::new(tokens.clone(), http.clone()),
             store,
@@ -171,6 +215,18 @@ impl ResumeProbe for SignedInProbe {
     }
 }
 
+/// What a sign-out did.
+#[derive(Debug, PartialEq)]
+pub enum SignedOut {
+    /// The tokens left the keyring and the server revoked the grant.
+    Revoked,
+    /// The tokens left the keyring; the server did not revoke (why): the grant may live on
+    /// there until the person removes Cowork in the account's own settings.
+    NotRevoked(String),
+    /// There was no sign-in.
+    WasNot,
+}
+
 /// A sign-in under way: the address the person opens in their browser.
 pub struct SignIn {
     account: String,
@@ -224,31 +280,40 @@ impl App {
             .finish(&self.credentials.http, SIGN_IN_TIMEOUT)
             .await
             .map_err(|e| e.to_string())?;
-        self.credentials.tokens.save(&sign_in.account, &tokens)?;
+        self.credentials
+            .keeper
+            .keep(&sign_in.account, &tokens)
+            .await
+            .map_err(|e| e.to_string())?;
         tracing::info!(account = %sign_in.account, "signed in");
         Ok(())
     }
 
-    /// Signs out: the server is asked to revoke the grant (best effort: the tokens are
-    /// deleted here whatever it says), then the tokens leave the keyring.
-    pub async fn sign_out(&self, account: &str) -> Result<bool, String> {
-        let Some(tokens) = self.credentials.tokens.load(account)? else {
-            return Ok(false);
+    /// Signs out: the tokens leave the keyring, then the server is asked to revoke the grant
+    /// (what it answered is said: some providers offer no revocation).
+    pub async fn sign_out(&self, account: &str) -> Result<SignedOut, String> {
+        let forgotten = self.credentials.keeper.forget(account).await;
+        let Some(tokens) = forgotten.map_err(|e| e.to_string())? else {
+            return Ok(SignedOut::WasNot);
         };
-        if let Ok((auth, client_id, _)) = self.oauth(account) {
-            match self.credentials.server(&auth).await {
-                Ok(server) => {
-                    let http = &self.credentials.http;
-                    if let Err(e) = cowork_oauth::revoke(http, &server, &client_id, &tokens).await {
-                        tracing::warn!(account, "sign-out: the server did not revoke: {e}");
-                    }
-                }
-                Err(e) => tracing::warn!(account, "sign-out: no server to revoke at: {e}"),
+        let (auth, client_id, _) = self.oauth(account)?;
+        let server = self
+            .credentials
+            .server(&auth)
+            .await
+            .map_err(|e| e.to_string());
+        let revoked = match server {
+            Ok(server) => {
+                cowork_oauth::revoke(&self.credentials.http, &server, &client_id, &tokens)
+                    .await
+                    .map_err(|e| e.to_string())
             }
-        }
-        self.credentials
-            .secrets
-            .delete(&accounts::oauth_secret_name(account))
+            Err(e) => Err(e),
+        };
+        Ok(match revoked {
+            Ok(()) => SignedOut::Revoked,
+            Err(why) => SignedOut::NotRevoked(why),
+        })
     }
 
     pub fn signed_in(&self, account: &str) -> bool {

@@ -101,6 +101,7 @@ impl App {
             cowork_mcp::Transport::Http {
                 url,
                 oauth: Some(store),
+                ..
             } => Ok((url, store)),
             _ => Err(format!(
                 "toolpack {name} runs on this computer: there is nothing to sign in to"

@@ -29,6 +29,8 @@ pub struct Client {
     account: String,
     username: String,
     credential: Credential,
+    /// The account's server: the credential goes there and nowhere else.
+    origin: url::Origin,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -43,10 +45,27 @@ const CALDAV: &str = "urn:ietf:params:xml:ns:caldav";
 const CS: &str = "http://calendarserver.org/ns/";
 
 impl Client {
-    pub fn new(account: &str, username: &str, credential: Credential) -> Result<Self, DavError> {
+    /// A client for the account at `base` (its configured URL).
+    pub fn new(
+        account: &str,
+        username: &str,
+        credential: Credential,
+        base: &Url,
+    ) -> Result<Self, DavError> {
+        let origin = base.origin();
+        let same = origin.clone();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .connect_timeout(Duration::from_secs(10))
+            // A redirect to another server (or from https to http) would carry the credential
+            // there: only redirects within the account's own server are followed.
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() < 5 && attempt.url().origin() == same {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            }))
             .build()
             .map_err(|e| DavError::Other(format!("HTTP client: {e}")))?;
         Ok(Client {
@@ -54,6 +73,7 @@ impl Client {
             account: account.into(),
             username: username.into(),
             credential,
+            origin,
         })
     }
 
@@ -65,6 +85,14 @@ impl Client {
         body: Option<String>,
     ) -> Result<reqwest::Response, DavError> {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("valid method");
+        // Links in a server's answers (principal, home, calendars) are followed only on the
+        // account's own server: another one never sees the password or the token.
+        if url.origin() != self.origin {
+            return Err(DavError::Other(format!(
+                "account {:?}: the server points to {url}, on another server: refused",
+                self.account
+            )));
+        }
         let request = self.http.request(method.clone(), url.clone());
         let mut request = match &self.credential {
             Credential::Password(password) => request.basic_auth(&self.username, Some(password)),

@@ -126,7 +126,7 @@ impl Shared {
             .map_err(|e| e.into_tool_error(None))?;
         let url = url::Url::parse(&url)
             .map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
-        let client = caldav::Client::new(account, &username, credential)
+        let client = caldav::Client::new(account, &username, credential, &url)
             .map_err(|e| ToolError::failed(e.to_string()))?;
         Ok((client, url))
     }

@@ -33,7 +33,7 @@ pub(crate) enum AccountCmd {
         #[arg(long)]
         display_name: Option<String>,
         #[command(flatten)]
-        oauth: OauthArgs,
+        oauth: Box<OauthArgs>,
         /// Use the settings found for the address without asking.
         #[arg(long)]
         yes: bool,
@@ -143,15 +143,15 @@ pub(crate) async fn account(
             add(app, name, config, oauth.no_browser).await?;
         }
         AccountCmd::Signin { name, no_browser } => sign_in(app, &name, no_browser).await?,
-        AccountCmd::Signout { name } => {
-            if app.sign_out(&name).await? {
-                say!(
-                    "signed out of {name}: the server was asked to revoke Cowork's access, and the tokens left the keyring"
-                );
-            } else {
-                say!("{name} was not signed in");
-            }
-        }
+        AccountCmd::Signout { name } => match app.sign_out(&name).await? {
+            cowork_app::SignedOut::Revoked => say!(
+                "signed out of {name}: the tokens left the keyring and the server revoked Cowork's access"
+            ),
+            cowork_app::SignedOut::NotRevoked(why) => say!(
+                "signed out of {name}: the tokens left the keyring, but the server did not revoke Cowork's access ({why}) — remove Cowork in the account's own security settings to end it there"
+            ),
+            cowork_app::SignedOut::WasNot => say!("{name} was not signed in"),
+        },
         AccountCmd::List => list(app, json)?,
         AccountCmd::Remove { name } => {
             if !app.remove_account(&name)? {

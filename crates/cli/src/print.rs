@@ -356,6 +356,9 @@ pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     );
     let _ = ewrite!(err, "│ sha256:  {}", r.sha256);
     let _ = ewrite!(err, "│ runs:    {}", field(&r.command));
+    if let Some(acts_as) = &r.acts_as {
+        let _ = ewrite!(err, "│ sign-in: {}", field(acts_as));
+    }
     for line in &r.sandbox {
         let _ = ewrite!(err, "│ sandbox: {}", field(line));
     }

@@ -98,6 +98,71 @@ pub async fn authorized_client(
     Ok(Some(AuthClient::new(reqwest013::Client::new(), manager)))
 }
 
+/// A manifest's headers as the transport sends them; a name or value that is not a valid
+/// header is refused naming it (the value itself is never shown: it may be a key).
+pub fn header_map(
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<
+    std::collections::HashMap<reqwest013::header::HeaderName, reqwest013::header::HeaderValue>,
+    String,
+> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let bad = || format!("the header {name:?} in the manifest is not a valid HTTP header");
+            let name =
+                reqwest013::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let mut value = reqwest013::header::HeaderValue::from_str(value).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// What the server at `url` says about signing in to it (its protected resource metadata,
+/// RFC 9728), in words for the install review: where the person would sign in, and for what.
+/// `None` when it publishes none (it takes no sign-in, or a key in its headers).
+pub async fn who_it_acts_as(url: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(default)]
+        authorization_servers: Vec<String>,
+        #[serde(default)]
+        scopes_supported: Vec<String>,
+    }
+    let parsed = url::Url::parse(url).ok()?;
+    let path = parsed.path().trim_end_matches('/');
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .ok()?;
+    for well_known in [
+        format!("/.well-known/oauth-protected-resource{path}"),
+        "/.well-known/oauth-protected-resource".to_string(),
+    ] {
+        let mut at = parsed.clone();
+        at.set_path(&well_known);
+        at.set_query(None);
+        let Ok(response) = http.get(at).send().await else {
+            return None;
+        };
+        if !response.status().is_success() {
+            continue;
+        }
+        let metadata: Metadata = response.json().await.ok()?;
+        let issuer = metadata.authorization_servers.first()?;
+        let scopes = match metadata.scopes_supported.is_empty() {
+            true => String::new(),
+            false => format!(" (asking for: {})", metadata.scopes_supported.join(", ")),
+        };
+        return Some(format!(
+            "asks you to sign in at {issuer}: it will act as you there{scopes}. You sign in after installing (`cowork toolpack signin`, or Sign in on the Toolpacks page)."
+        ));
+    }
+    None
+}
+
 /// A sign-in under way: the address the person's browser opens.
 pub struct SignIn {
     state: OAuthState,
@@ -142,7 +207,17 @@ pub async fn begin_sign_in(url: &str, store: &OauthStore) -> Result<SignIn, Stri
 /// Waits (at most `patience`) for the browser to come back, then exchanges the code; rmcp checks
 /// the state and keeps the tokens in the store.
 pub async fn finish_sign_in(mut sign_in: SignIn, patience: Duration) -> Result<(), String> {
-    let query = tokio::time::timeout(patience, cowork_oauth::loopback_answer(&sign_in.listener))
+    // The state rmcp put in the address: only the answer that carries it ends the wait.
+    let expected = url::Url::parse(&sign_in.url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
+        .ok_or("the sign-in address carries no state: refused")?;
+    let answer = cowork_oauth::loopback_answer(&sign_in.listener, &expected);
+    let query = tokio::time::timeout(patience, answer)
         .await
         .map_err(|_| {
             format!(

@@ -60,6 +60,11 @@ pub struct Server {
     pub mcp_config: McpConfig,
     /// For `type: "http"` only: the streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
     pub url: Option<String>,
+    /// For `type: "http"` only: headers sent with every request, e.g. an API key as
+    /// `{"Authorization": "Bearer ${user_config.api_key}"}` — a sensitive value comes from the
+    /// keyring at launch and is never written here.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

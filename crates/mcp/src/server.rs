@@ -36,6 +36,8 @@ pub enum Transport {
     /// asks for one (OAuth tokens in `oauth`).
     Http {
         url: String,
+        /// Sent with every request (an API key the manifest names); never logged.
+        headers: BTreeMap<String, String>,
         oauth: Option<crate::auth::OauthStore>,
     },
 }
@@ -738,7 +740,11 @@ impl Inner {
                     .await
                     .map_err(|e| (format!("initialize failed: {e}"), true))?
             }
-            Transport::Http { url, oauth } => self.connect_http(client, url, oauth).await?,
+            Transport::Http {
+                url,
+                headers,
+                oauth,
+            } => self.connect_http(client, url, headers, oauth).await?,
         };
         let tools = running
             .peer()
@@ -756,11 +762,15 @@ impl Inner {
         &self,
         client: Client,
         url: &str,
+        headers: &BTreeMap<String, String>,
         oauth: &Option<crate::auth::OauthStore>,
     ) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
+        use rmcp::transport::StreamableHttpClientTransport as Http;
         use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
         // rustls needs one process-wide crypto provider; a second install is a no-op.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        config.custom_headers = crate::auth::header_map(headers).map_err(|e| (e, false))?;
         let authorized = match oauth {
             Some(store) => crate::auth::authorized_client(url, store)
                 .await
@@ -768,15 +778,10 @@ impl Inner {
             None => None,
         };
         let served = match authorized {
-            Some(http) => {
-                let config = StreamableHttpClientTransportConfig::with_uri(url);
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-                client.serve(transport).await
-            }
+            Some(http) => client.serve(Http::with_client(http, config)).await,
             None => {
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
-                client.serve(transport).await
+                let http = reqwest013::Client::new();
+                client.serve(Http::with_client(http, config)).await
             }
         };
         served.map_err(|e| match asks_to_sign_in(&e) {

@@ -78,6 +78,10 @@ pub struct Review {
     pub sandbox: Vec<String>,
     /// For an update: what changed in permissions (empty for a fresh install).
     pub changes: Vec<String>,
+    /// A remote server's sign-in, as it describes it: where the person signs in, so the
+    /// server acts as them there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acts_as: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -315,7 +319,7 @@ impl Toolpacks {
             .and_then(|_| Manifest::load(&self.dir_of(&name)).ok());
         // The person's choice about the sandbox outlives updates.
         let sandbox_off = installed.get(&name).is_some_and(|r| r.sandbox_off);
-        let review = review_of(
+        let mut review = review_of(
             &manifest,
             source,
             commit.clone(),
@@ -323,6 +327,12 @@ impl Toolpacks {
             previous.as_ref(),
             sandbox_off,
         );
+        if let Some(url) = manifest.server.url.as_deref().filter(|u| !u.contains("${")) {
+            // The server's own words (its metadata): escaped like everything else shown.
+            review.acts_as = crate::auth::who_it_acts_as(url)
+                .await
+                .map(|words| cowork_contract::text::printable_field(&words).into_owned());
+        }
         let record = Record {
             source: source.to_string(),
             r#ref,
@@ -605,6 +615,13 @@ impl Toolpacks {
             Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => (
                 Transport::Http {
                     url: substitute(url, &vars).map_err(bad)?,
+                    headers: manifest
+                        .server
+                        .headers
+                        .iter()
+                        .map(|(k, v)| Ok((k.clone(), substitute(v, &vars)?)))
+                        .collect::<Result<_, String>>()
+                        .map_err(bad)?,
                     oauth: Some(oauth(&manifest.server_name())),
                 },
                 Sandbox::Unconfined(Unconfined::Remote),
@@ -830,6 +847,7 @@ fn review_of(
             })
             .collect(),
         changes,
+        acts_as: None,
     })
 }
 

@@ -46,7 +46,7 @@ fn metadata_urls(issuer: &Url) -> Vec<Url> {
 }
 
 /// HTTPS, or plain HTTP to this machine's loopback address (RFC 8252 §8.3).
-fn secure(url: &Url) -> bool {
+pub fn secure(url: &Url) -> bool {
     match url.scheme() {
         "https" => true,
         "http" => {
@@ -96,6 +96,12 @@ impl Server {
 /// The metadata of the authorization server `issuer` names.
 pub async fn discover(http: &reqwest::Client, issuer: &Url) -> Result<Server, OAuthError> {
     let asked = issuer.as_str().trim_end_matches('/').to_string();
+    // Metadata fetched in clear could be rewritten on the way to name endpoints of someone else.
+    if !secure(issuer) {
+        return Err(OAuthError::Invalid(format!(
+            "{asked} is not HTTPS: its metadata could be changed on the way — use its https:// address"
+        )));
+    }
     let urls = metadata_urls(issuer);
     for url in &urls {
         let response = http

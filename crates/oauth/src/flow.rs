@@ -148,9 +148,12 @@ impl Pending {
         http: &reqwest::Client,
         patience: Duration,
     ) -> Result<Tokens, OAuthError> {
-        let query = tokio::time::timeout(patience, loopback_answer(&self.listener))
-            .await
-            .map_err(|_| OAuthError::TimedOut(patience.as_secs()))??;
+        let query = tokio::time::timeout(
+            patience,
+            loopback_answer(&self.listener, self.state.secret()),
+        )
+        .await
+        .map_err(|_| OAuthError::TimedOut(patience.as_secs()))??;
         let param = |name: &str| {
             query
                 .iter()
@@ -201,11 +204,15 @@ const QUIET_CONNECTION: Duration = Duration::from_secs(2);
 
 /// The query of the first request to `/callback` (other requests, a favicon, get a 404). One
 /// GET needs no HTTP server crate: the request line is all that is read.
-/// The query of the first request for `/callback` on `listener` (the browser coming back from a
-/// sign-in), after answering it with a page that says to go back to Cowork. Other requests are
-/// answered 404 and a connection that says nothing is dropped. Public for sign-ins whose
-/// protocol another crate runs (remote MCP servers, through `rmcp`).
-pub async fn loopback_answer(listener: &TcpListener) -> Result<Vec<(String, String)>, OAuthError> {
+/// The query of the request for `/callback` on `listener` that carries `state` (the browser
+/// coming back from this sign-in). Any other request is answered and ignored — another sign-in's
+/// answer, a page probing the port, a program that connects and says nothing — so none of them
+/// can cancel the sign-in under way. Public for sign-ins whose protocol another crate runs
+/// (remote MCP servers, through `rmcp`).
+pub async fn loopback_answer(
+    listener: &TcpListener,
+    state: &str,
+) -> Result<Vec<(String, String)>, OAuthError> {
     loop {
         let (mut socket, _) = listener
             .accept()
@@ -226,24 +233,33 @@ pub async fn loopback_answer(listener: &TcpListener) -> Result<Vec<(String, Stri
             .and_then(|line| line.strip_prefix("GET "))
             .and_then(|rest| rest.split(' ').next())
             .unwrap_or("");
-        let Ok(url) = Url::parse(&format!("http://127.0.0.1{target}")) else {
-            continue;
+        let query: Option<Vec<(String, String)>> = Url::parse(&format!("http://127.0.0.1{target}"))
+            .ok()
+            .filter(|url| url.path() == "/callback")
+            .map(|url| url.query_pairs().into_owned().collect());
+        let ours = query
+            .as_ref()
+            .is_some_and(|q| q.iter().any(|(k, v)| k == "state" && v == state));
+        let (status, page) = if ours {
+            (
+                "200 OK",
+                "Cowork has the answer: return to Cowork, which says whether the sign-in worked. You can close this tab.",
+            )
+        } else {
+            (
+                "400 Bad Request",
+                "This is not the answer to the sign-in Cowork started.",
+            )
         };
-        if url.path() != "/callback" {
-            let _ = socket
-                .write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                )
-                .await;
-            continue;
-        }
-        let page = "<!doctype html><meta charset=utf-8><title>Cowork</title><p>Signed in. You can close this tab and return to Cowork.</p>";
+        let page = format!("<!doctype html><meta charset=utf-8><title>Cowork</title><p>{page}</p>");
         let answer = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+            "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
             page.len()
         );
         let _ = socket.write_all(answer.as_bytes()).await;
-        return Ok(url.query_pairs().into_owned().collect());
+        if ours {
+            return Ok(query.unwrap_or_default());
+        }
     }
 }
 

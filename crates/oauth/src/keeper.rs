@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 pub trait TokenStore: Send + Sync {
     fn load(&self, account: &str) -> Result<Option<Tokens>, String>;
     fn save(&self, account: &str, tokens: &Tokens) -> Result<(), String>;
+    /// Whether there were tokens to delete.
+    fn delete(&self, account: &str) -> Result<bool, String>;
 }
 
 /// Hands out access tokens for signed-in accounts.
@@ -33,19 +35,41 @@ impl Keeper {
     /// A usable access token for `account` at `server`, refreshed first when it is about to
     /// expire. [`OAuthError::NeedsSignIn`] when there are no tokens or the server refused the
     /// refresh (the grant was revoked or expired).
+    fn lock_for(&self, account: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.refreshing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(account.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// Keeps a new sign-in's tokens, after any refresh under way (which would overwrite them).
+    pub async fn keep(&self, account: &str, tokens: &Tokens) -> Result<(), OAuthError> {
+        let lock = self.lock_for(account);
+        let _one_at_a_time = lock.lock().await;
+        self.store
+            .save(account, tokens)
+            .map_err(OAuthError::Invalid)
+    }
+
+    /// Takes the tokens away (sign-out), after any refresh under way (which would bring them
+    /// back); returns them, for the caller to revoke.
+    pub async fn forget(&self, account: &str) -> Result<Option<Tokens>, OAuthError> {
+        let lock = self.lock_for(account);
+        let _one_at_a_time = lock.lock().await;
+        let tokens = self.store.load(account).map_err(OAuthError::Invalid)?;
+        self.store.delete(account).map_err(OAuthError::Invalid)?;
+        Ok(tokens)
+    }
+
     pub async fn access_token(
         &self,
         account: &str,
         server: &Server,
         client_id: &str,
     ) -> Result<String, OAuthError> {
-        let lock = self
-            .refreshing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(account.to_string())
-            .or_default()
-            .clone();
+        let lock = self.lock_for(account);
         let _one_at_a_time = lock.lock().await;
         // Read under the lock: a refresh that just finished has saved its tokens.
         let tokens = self
@@ -60,6 +84,9 @@ impl Keeper {
             Ok(renewed) => renewed,
             Err(OAuthError::Refused(why)) => {
                 tracing::info!("oauth: {account}: the refresh was refused ({why}): sign in again");
+                // The grant is gone: tokens kept would look like a sign-in to whoever waits
+                // for one, and be refused again at every try.
+                self.store.delete(account).map_err(OAuthError::Invalid)?;
                 return Err(OAuthError::NeedsSignIn(account.to_string()));
             }
             Err(other) => return Err(other),

@@ -9,7 +9,7 @@ mod discovery;
 mod flow;
 mod keeper;
 
-pub use discovery::{Server, discover};
+pub use discovery::{Server, discover, secure};
 pub use flow::{Pending, Tokens, begin, loopback_answer, refresh, revoke};
 pub use keeper::{Keeper, TokenStore};
 

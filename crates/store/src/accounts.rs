@@ -114,24 +114,38 @@ pub fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Refuses settings that would send the password unencrypted to another machine.
+/// Refuses settings that would send the password unencrypted to another machine, or sign in
+/// at an authorization server reached in clear (its answers could be changed on the way).
 pub fn check_transport(name: &str, config: &AccountConfig) -> Result<(), String> {
+    if let Auth::Oauth { issuer, .. } = config.auth()
+        && !issuer.starts_with("https://")
+        && !url_host(issuer).is_some_and(is_loopback)
+    {
+        return Err(format!(
+            "account {name:?}: the sign-in server {issuer} is not HTTPS — use its https:// address"
+        ));
+    }
+    check_hosts(name, config)
+}
+
+/// The host of an `http://` URL (without port), if it is one.
+fn url_host(url: &str) -> Option<&str> {
+    url.strip_prefix("http://")
+        .map(|rest| rest.split(['/', '?']).next().unwrap_or(""))
+        .map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h))
+}
+
+fn check_hosts(name: &str, config: &AccountConfig) -> Result<(), String> {
     match config {
-        AccountConfig::Caldav { url, .. } => {
-            let host = url
-                .strip_prefix("http://")
-                .map(|rest| rest.split(['/', '?']).next().unwrap_or(""))
-                .map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h));
-            match host {
-                Some(host) if !is_loopback(host) => Err(format!(
-                    "account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL"
-                )),
-                _ if !(url.starts_with("https://") || url.starts_with("http://")) => {
-                    Err(format!("account {name:?}: {url:?} is not an http(s) URL"))
-                }
-                _ => Ok(()),
+        AccountConfig::Caldav { url, .. } => match url_host(url) {
+            Some(host) if !is_loopback(host) => Err(format!(
+                "account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL"
+            )),
+            _ if !(url.starts_with("https://") || url.starts_with("http://")) => {
+                Err(format!("account {name:?}: {url:?} is not an http(s) URL"))
             }
-        }
+            _ => Ok(()),
+        },
         AccountConfig::Mail {
             imap_host,
             imap_security,

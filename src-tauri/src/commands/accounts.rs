@@ -93,11 +93,17 @@ pub async fn finish_sign_in(shell: State<'_, Shell>, name: String) -> Res<()> {
     shell.app.finish_sign_in(sign_in).await
 }
 
-/// Signs out: the provider revokes Cowork's access; the tokens leave the keyring.
+/// Signs out: the tokens leave the keyring and the provider is asked to revoke Cowork's access;
+/// why it did not, when it did not.
 #[tauri::command]
 #[specta::specta]
-pub async fn sign_out(shell: State<'_, Shell>, name: String) -> Res<bool> {
-    shell.app.sign_out(&name).await
+pub async fn sign_out(shell: State<'_, Shell>, name: String) -> Res<Option<String>> {
+    // What the person should know: nothing when the server revoked (or there was nothing to
+    // sign out of), else why the grant may live on at the provider.
+    Ok(match shell.app.sign_out(&name).await? {
+        cowork_app::SignedOut::NotRevoked(why) => Some(why),
+        _ => None,
+    })
 }
 
 /// Which of the OAuth accounts have tokens now.

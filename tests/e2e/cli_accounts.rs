@@ -101,21 +101,8 @@ echo "killed: $(cat "$TMPD/send.out")"
         &logs[..logs.len().min(500)]
     );
     // The passwords are nowhere in the data dir (database, WAL, settings, logs).
-    let mut files = vec![home.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            let bytes = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            for secret in [MAIL_PW, DAV_PW] {
-                assert!(
-                    !bytes.contains(secret),
-                    "a password reached {}",
-                    path.display()
-                );
-            }
-        }
-    }
+    let holding = cowork_tests::files_holding(&home, &[MAIL_PW, DAV_PW]);
+    assert!(holding.is_empty(), "a password reached {holding:?}");
     assert!(
         !text.contains(MAIL_PW) && !text.contains(DAV_PW),
         "a password was printed"

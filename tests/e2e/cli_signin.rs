@@ -162,15 +162,10 @@ echo "after sign-out:"
         issued.len() >= 3,
         "a code, an access and a refresh token were issued: {issued:?}"
     );
-    let tokens_in = |text: &str| issued.iter().any(|t| text.contains(t));
-    let mut files = vec![home.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            let bytes = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            assert!(!tokens_in(&bytes), "a token reached {}", path.display());
-        }
-    }
-    assert!(!tokens_in(&text), "a token was printed: {text}");
+    let holding = cowork_tests::files_holding(&home, &issued);
+    assert!(holding.is_empty(), "a token reached {holding:?}");
+    assert!(
+        !issued.iter().any(|t| text.contains(t)),
+        "a token was printed: {text}"
+    );
 }

@@ -49,19 +49,8 @@ printf '%s\n' "$KEY" | "$COWORK" provider key
     let requests = server.requests();
     assert_eq!(requests[0].1["authorization"], format!("Bearer {key}"));
     // …and it is nowhere in the data dir (settings, database, WAL, logs, notes).
-    let mut files = vec![home.clone()];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            assert!(
-                !String::from_utf8_lossy(&bytes).contains(key),
-                "the key reached {}",
-                path.display()
-            );
-        }
-    }
+    let holding = cowork_tests::files_holding(&home, &[key]);
+    assert!(holding.is_empty(), "the key reached {holding:?}");
     let settings = std::fs::read_to_string(home.join("settings.json")).unwrap();
     assert!(settings.contains("\"apiKeyEnv\": \"\""), "{settings}");
 }

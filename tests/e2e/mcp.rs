@@ -835,33 +835,43 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
     assert!(err.contains("github:owner/repo"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streamable_http_server_through_the_gateway() {
-    // The official Python SDK serving streamable HTTP on loopback.
+/// A server of tests/mcp-servers run by the test venv's Python, killed when dropped.
+struct PythonServer(std::process::Child);
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `script PORT ARGS…` on a free loopback port and waits until it listens.
+async fn python_server(script: &str, args: &[String]) -> (u16, PythonServer) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let child = std::process::Command::new(servers().join(".venv/bin/python"))
-        .arg(servers().join("http_server.py"))
+        .arg(servers().join(script))
         .arg(port.to_string())
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("the test venv exists (tests/setup.sh)");
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _guard = Kill(child);
+    let server = PythonServer(child);
     eventually("the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     })
     .await;
+    (port, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_server_through_the_gateway() {
+    // The official Python SDK serving streamable HTTP on loopback.
+    let (port, _guard) = python_server("http_server.py", &[]).await;
 
     let env = open(None);
     let pack = env.dir.path().join("pack-http");
@@ -1111,34 +1121,10 @@ async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
     let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
         .await
         .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _server = Kill(
-        std::process::Command::new(servers().join(".venv/bin/python"))
-            .arg(servers().join("auth_server.py"))
-            .args([
-                port.to_string(),
-                provider.issuer(),
-                provider.introspection_url(),
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the test venv exists (tests/setup.sh)"),
-    );
-    eventually("the HTTP server listening", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    })
+    let (port, _server) = python_server(
+        "auth_server.py",
+        &[provider.issuer(), provider.introspection_url()],
+    )
     .await;
     let mcp_url = format!("http://127.0.0.1:{port}/mcp");
 

@@ -87,6 +87,23 @@ impl Approver for Recorder {
     }
 }
 
+/// Every file under `dir` (database, WAL, settings, logs…) whose bytes hold one of `secrets`:
+/// where a password, a key or a token must not be.
+pub fn files_holding(dir: &std::path::Path, secrets: &[&str]) -> Vec<std::path::PathBuf> {
+    let (mut pending, mut holding) = (vec![dir.to_path_buf()], Vec::new());
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            pending.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            let bytes = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            if secrets.iter().any(|s| bytes.contains(s)) {
+                holding.push(path);
+            }
+        }
+    }
+    holding
+}
+
 /// An in-memory secret source for in-process tests; the keyring itself is tested through the CLI.
 #[derive(Default)]
 pub struct MapSecrets(std::sync::Mutex<std::collections::HashMap<String, String>>);

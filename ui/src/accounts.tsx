@@ -174,6 +174,71 @@ export function AccountsSettings() {
   );
 }
 
+/// The settings found for an address, in words, and how to finish: the provider's sign-in, or
+/// the password its note asks for.
+function Found({
+  found,
+  ready,
+  password,
+  setPassword,
+  add,
+}: {
+  found: FoundMailSetup;
+  ready: boolean;
+  password: string;
+  setPassword: (password: string) => void;
+  add: () => void;
+}) {
+  return (
+    <div class="found" data-testid="found-settings">
+      <p>
+        <strong>{found.provider}</strong> — {t("foundBy")} {found.found_by}
+      </p>
+      <table class="rules">
+        <tbody>
+          {describe(found.account).map(([what, how]) => (
+            <tr key={what}>
+              <td>{what}</td>
+              <td>{how}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {found.password_note && (
+        <p class="hint">
+          {found.password_note}{" "}
+          {found.password_page?.startsWith("https://") && (
+            <a href={found.password_page} target="_blank" rel="noreferrer">
+              {found.password_page}
+            </a>
+          )}
+        </p>
+      )}
+      {isOauth(found.account) ? (
+        <button type="button" class="primary" disabled={!ready} onClick={add} data-testid="sign-in-new">
+          {t("signInWith")} {found.provider}
+        </button>
+      ) : (
+        <>
+          <label>
+            {t("password")}
+            <input
+              type="password"
+              autocomplete="off"
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+              data-field="password"
+            />
+          </label>
+          <button type="button" class="primary" disabled={!ready || !password} onClick={add}>
+            {t("addAccount")}
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
 /// A new mail account from its address: the settings found are shown in words, then the person
 /// signs in in their browser, or gives the (app) password the provider's note names.
 function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHand: () => void }) {
@@ -231,54 +296,7 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
       <button type="button" class="link" onClick={byHand}>
         {t("serversByHand")}
       </button>
-      {found && (
-        <div class="found" data-testid="found-settings">
-          <p>
-            <strong>{found.provider}</strong> — {t("foundBy")} {found.found_by}
-          </p>
-          <table class="rules">
-            <tbody>
-              {describe(found.account).map(([what, how]) => (
-                <tr key={what}>
-                  <td>{what}</td>
-                  <td>{how}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {found.password_note && (
-            <p class="hint">
-              {found.password_note}{" "}
-              {found.password_page?.startsWith("https://") && (
-                <a href={found.password_page} target="_blank" rel="noreferrer">
-                  {found.password_page}
-                </a>
-              )}
-            </p>
-          )}
-          {isOauth(found.account) ? (
-            <button type="button" class="primary" disabled={!name} onClick={add} data-testid="sign-in-new">
-              {t("signInWith")} {found.provider}
-            </button>
-          ) : (
-            <>
-              <label>
-                {t("password")}
-                <input
-                  type="password"
-                  autocomplete="off"
-                  value={password}
-                  onInput={(e) => setPassword(e.currentTarget.value)}
-                  data-field="password"
-                />
-              </label>
-              <button type="button" class="primary" disabled={!name || !password} onClick={add}>
-                {t("addAccount")}
-              </button>
-            </>
-          )}
-        </div>
-      )}{" "}
+      {found && <Found found={found} ready={!!name} password={password} setPassword={setPassword} add={add} />}{" "}
       <span class="status" data-testid="accounts-status">
         {list.status[""]}
       </span>

@@ -515,17 +515,7 @@ mod tests {
         assert!(gmail.password_note.unwrap().0.contains("app password"));
         let outlook = found("a@outlook.com", &AccountsSettings::default());
         assert!(outlook.password_note.unwrap().0.contains("oauthClients"));
-        let registered = AccountsSettings {
-            oauth_clients: [(
-                "accounts.google.com".to_string(),
-                OauthClient {
-                    client_id: "id-1".into(),
-                    hosts: vec![],
-                },
-            )]
-            .into(),
-            ..Default::default()
-        };
+        let registered = google_registered();
         let gmail = found("a@gmail.com", &registered);
         let Auth::Oauth {
             issuer,

@@ -530,3 +530,79 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
         moved_call.result
     );
 }
+
+/// A CalDAV account that signs in with OAuth, found from the server's root (RFC 6764's
+/// `/.well-known/caldav`): a Radicale that takes bearer tokens (introspected at the provider)
+/// syncs and takes a new event with the person's token; signed out, the sync says how to sign in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
+    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_tests::peers::Radicale;
+    use cowork_tests::{Harness, Recorder};
+    use serde_json::json;
+
+    let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let introspection = provider.introspection_url();
+    let dav = tokio::task::spawn_blocking(move || {
+        Radicale::start_bearer(&[("alice", "alice-dav-pw")], introspection)
+    })
+    .await
+    .unwrap();
+    let http = reqwest::Client::new();
+    let made = http
+        .request(
+            reqwest::Method::from_bytes(b"MKCALENDAR").unwrap(),
+            format!("{}alice/personal/", dav.url()),
+        )
+        .basic_auth("alice", Some("alice-dav-pw"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status().as_u16(), 201);
+    let h = Harness::new(Arc::new(Recorder::default()));
+    let account = accounts::Account {
+        name: "dav".into(),
+        config: AccountConfig::Caldav {
+            url: dav.url(),
+            username: "alice".into(),
+            auth: Auth::Oauth {
+                issuer: provider.issuer(),
+                client_id: CLIENT.into(),
+                scopes: scopes(),
+                endpoints: None,
+            },
+        },
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+
+    let signed_out = h.call("calendar_sync", json!({"account": "dav"})).await;
+    let why = signed_out.result.unwrap_err().to_string();
+    assert!(why.contains("cowork account signin dav"), "{why}");
+
+    let sign_in = h.app.begin_sign_in("dav").await.unwrap();
+    let url = sign_in.url().clone();
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    h.app.finish_sign_in(sign_in).await.unwrap();
+    person.await.unwrap();
+
+    let synced = h.ok("calendar_sync", json!({"account": "dav"})).await;
+    assert_eq!(synced["reports"][0]["calendar"], "dav/personal", "{synced}");
+    h.ok(
+        "calendar_create",
+        json!({"title": "Lunch with a token", "start": "2026-12-01T12:00", "end": "2026-12-01T13:00",
+               "timezone": "UTC", "calendar": "dav/personal"}),
+    )
+    .await;
+    let on_server = http
+        .get(format!("{}alice/personal/", dav.url()))
+        .basic_auth("alice", Some("alice-dav-pw"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(on_server.contains("Lunch with a token"), "{on_server}");
+}

@@ -72,6 +72,16 @@ pub struct Radicale {
 
 impl Radicale {
     pub fn start(users: &[(&str, &str)]) -> Radicale {
+        Radicale::start_with(users, None)
+    }
+
+    /// Also takes OAuth bearer tokens (`tests/peers/radicale_bearer_auth.py`): valid when the
+    /// provider at `introspection_url` says they are active; the user is their `sub`.
+    pub fn start_bearer(users: &[(&str, &str)], introspection_url: String) -> Radicale {
+        Radicale::start_with(users, Some(introspection_url))
+    }
+
+    fn start_with(users: &[(&str, &str)], introspection: Option<String>) -> Radicale {
         let bin = peers_dir().join("radicale");
         assert!(
             bin.exists(),
@@ -93,8 +103,9 @@ impl Radicale {
         std::fs::write(
             &config,
             format!(
-                "[server]\nhosts = 127.0.0.1:{port}\n[auth]\ntype = htpasswd\nhtpasswd_filename = {}\nhtpasswd_encryption = plain\n\
+                "[server]\nhosts = 127.0.0.1:{port}\n[auth]\ntype = {}\nhtpasswd_filename = {}\nhtpasswd_encryption = plain\n\
                  [storage]\nfilesystem_folder = {}\n[rights]\ntype = owner_only\n[logging]\nlevel = warning\n",
+                if introspection.is_some() { "radicale_bearer_auth" } else { "htpasswd" },
                 users_file.display(),
                 dir.path().join("collections").display()
             ),
@@ -102,6 +113,14 @@ impl Radicale {
         .unwrap();
         let mut command = Command::new(bin);
         command.args(["--config", config.to_str().unwrap()]);
+        if let Some(url) = introspection {
+            command
+                .env(
+                    "PYTHONPATH",
+                    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers"),
+                )
+                .env("RADICALE_BEARER_INTROSPECTION", url);
+        }
         Radicale {
             port,
             _peer: Peer::start(command, port, "radicale", dir),

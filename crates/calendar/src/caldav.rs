@@ -148,15 +148,19 @@ impl Client {
     }
 
     /// The calendars under `url`: `url` may be the server root, a principal, a calendar home or
-    /// a calendar itself (RFC 6764 discovery minus DNS).
+    /// a calendar itself. For a server given by its root, its `/.well-known/caldav` (RFC 6764
+    /// §5: a redirect to where CalDAV lives, followed on the same server only) is asked first.
     pub async fn discover(&self, url: &Url) -> Result<Vec<RemoteCalendar>, DavError> {
-        let xml = self
-            .propfind(
-                url,
-                "0",
-                "<d:current-user-principal/><c:calendar-home-set/><d:resourcetype/>",
-            )
-            .await?;
+        let start = "<d:current-user-principal/><c:calendar-home-set/><d:resourcetype/>";
+        let well_known = (url.path() == "/").then(|| url.join("/.well-known/caldav"));
+        let from_well_known = match well_known {
+            Some(Ok(at)) => self.propfind(&at, "0", start).await.ok(),
+            _ => None,
+        };
+        let xml = match from_well_known {
+            Some(xml) => xml,
+            None => self.propfind(url, "0", start).await?,
+        };
         let first = responses(&xml, url)?.into_iter().next();
         let mut home = None;
         if let Some(r) = &first {

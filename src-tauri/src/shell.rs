@@ -38,6 +38,8 @@ pub struct Shell {
     pub desktop_requests: Mutex<Vec<cowork_app::DesktopRequest>>,
     /// OAuth sign-ins started in the window, by account, until the browser comes back.
     pub sign_ins: Mutex<HashMap<String, cowork_app::SignIn>>,
+    /// The same for toolpacks' remote servers.
+    pub toolpack_sign_ins: Mutex<HashMap<String, cowork_app::ToolpackSignIn>>,
 }
 
 /// What waits for the person, in the order it was asked: approvals (the approval modal) and
@@ -90,6 +92,7 @@ impl Shell {
             mail_told: Mutex::default(),
             desktop_requests: Mutex::default(),
             sign_ins: Mutex::default(),
+            toolpack_sign_ins: Mutex::default(),
         };
         Ok((shell, asks))
     }

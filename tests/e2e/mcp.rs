@@ -1146,7 +1146,7 @@ async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
         .unwrap();
     env.settle().await;
     let waiting = env.status("auth_probe");
-    assert_ne!(waiting.state, ServerState::Running);
+    assert_eq!(waiting.state, ServerState::NeedsSignIn);
     let why = waiting.last_error.unwrap_or_default();
     assert!(
         why.contains("asks you to sign in") && why.contains("cowork toolpack signin auth_probe"),
@@ -1210,7 +1210,8 @@ async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
     // Signed out: the server waits for a sign-in again.
     assert!(env.app.sign_out_toolpack("auth-probe").unwrap());
     env.settle().await;
-    assert_ne!(env.status("auth_probe").state, ServerState::Running);
+    assert_eq!(env.status("auth_probe").state, ServerState::NeedsSignIn);
+
     assert!(
         cowork_contract::SecretSource::get(&*secrets, "mcp-oauth/auth_probe")
             .unwrap()

@@ -176,6 +176,17 @@ export const commands = {
 	reloadToolpacks: () => __TAURI_INVOKE<Started[]>("reload_toolpacks"),
 	/**  The end of a server's stderr log (what the UI shows under "Logs"). */
 	toolpackLog: (server: string) => __TAURI_INVOKE<string>("toolpack_log", { server }),
+	/**
+	 *  Starts signing in to a pack's remote server (the MCP authorization spec): the person's
+	 *  browser opens at its authorization server; the address is returned too, for the window to
+	 *  show when no browser opened. `finish_toolpack_sign_in` waits for the browser to come back.
+	 */
+	beginToolpackSignIn: (name: string) => __TAURI_INVOKE<string>("begin_toolpack_sign_in", { name }),
+	/**
+	 *  Waits for the browser to come back; the tokens go to the OS keyring and the pack's server
+	 *  starts again with them.
+	 */
+	finishToolpackSignIn: (name: string) => __TAURI_INVOKE<null>("finish_toolpack_sign_in", { name }),
 	listTools: () => __TAURI_INVOKE<ToolInfo[]>("list_tools"),
 	/**
 	 *  The person's own act in the window (a slash command, a panel's button): a direct call through
@@ -1014,7 +1025,9 @@ export type SearchSettings = {
 /**  How a connection is protected. `Plain` is refused for anything but loopback (test servers). */
 export type Security = "tls" | "starttls" | "plain";
 
-export type ServerState = "configured" | "starting" | "running" | "restarting" | "stopped" | "failed";
+export type ServerState = "configured" | "starting" | "running" | "restarting" | "stopped" | "failed" | 
+/**  A remote server that asks the person to sign in, who has not (or whose sign-in ended). */
+"needs_sign_in";
 
 export type ServerStatus = {
 	name: string,

@@ -409,7 +409,7 @@ function ToolpackRow({
       </td>
       <td>
         <span class={`badge state-${state}`} data-testid="server-state">
-          {state}
+          {state === "needs_sign_in" ? t("needsSignIn") : state}
         </span>
         {s && s.restarts > 0 && (
           <span class="desc">
@@ -433,6 +433,23 @@ function ToolpackRow({
             onClick={() => act(async () => showLog({ server: s.name, text: await api.toolpackLog(s.name) }))}
           >
             {t("logs")}
+          </button>
+        )}
+        {s?.state === "needs_sign_in" && (
+          <button
+            type="button"
+            class="primary"
+            data-testid="toolpack-sign-in"
+            onClick={() =>
+              act(async () => {
+                const url = await api.beginToolpackSignIn(name);
+                showLog({ server: s.name, text: `${t("signInWaiting")}\n${url}` });
+                await api.finishToolpackSignIn(name);
+                showLog({ server: s.name, text: t("signedInNow") });
+              })
+            }
+          >
+            {t("signIn")}
           </button>
         )}
         <button type="button" onClick={() => act(() => api.removeToolpack(name))}>

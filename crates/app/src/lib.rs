@@ -28,6 +28,7 @@ pub use cowork_calendar::Reminder;
 /// Tool chains (the shells list, explain, run and resume them).
 pub use cowork_chains as chains;
 pub use cowork_mail::OutboxRow;
+pub use cowork_mcp::auth::SignIn as ToolpackSignIn;
 pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
 pub use cowork_mcp::{
     PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus,

@@ -90,6 +90,8 @@ pub enum ServerState {
     Restarting,
     Stopped,
     Failed,
+    /// A remote server that asks the person to sign in, who has not (or whose sign-in ended).
+    NeedsSignIn,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -147,6 +149,8 @@ struct Inner {
     /// For a confined server granted folders to change: what they held at the last look, so
     /// that what it leaves there for the person's own git is held back (see `confine::Watch`).
     watch: Mutex<Option<cowork_contract::confine::Watch>>,
+    /// The last connection was refused for want of a sign-in (set by `connect_http`).
+    wants_sign_in: std::sync::atomic::AtomicBool,
 }
 
 impl Inner {
@@ -248,6 +252,7 @@ impl McpServer {
             changed: watch::channel(0).0,
             group: Mutex::new(None),
             watch: Mutex::new(None),
+            wants_sign_in: Default::default(),
         });
         tokio::spawn(supervise(inner.clone()));
         McpServer { inner }
@@ -280,7 +285,10 @@ impl McpServer {
             let status = self.status();
             if matches!(
                 status.state,
-                ServerState::Running | ServerState::Stopped | ServerState::Failed
+                ServerState::Running
+                    | ServerState::Stopped
+                    | ServerState::Failed
+                    | ServerState::NeedsSignIn
             ) {
                 return status;
             }
@@ -309,13 +317,17 @@ impl McpServer {
                     "MCP server {} is stopped; enable its toolpack to use it",
                     s.name
                 ),
+                ServerState::NeedsSignIn => why.to_string(),
                 _ => format!(
                     "MCP server {} is {} ({why}); try again in a moment",
                     s.name,
                     state_word(s.state)
                 ),
             };
-            if s.state == ServerState::Failed || s.state == ServerState::Stopped {
+            if matches!(
+                s.state,
+                ServerState::Failed | ServerState::Stopped | ServerState::NeedsSignIn
+            ) {
                 ToolError::failed(msg)
             } else {
                 ToolError::transient(msg)
@@ -485,6 +497,7 @@ fn state_word(state: ServerState) -> &'static str {
         ServerState::Restarting => "restarting",
         ServerState::Stopped => "stopped",
         ServerState::Failed => "failed",
+        ServerState::NeedsSignIn => "waiting for you to sign in",
     }
 }
 
@@ -784,6 +797,9 @@ impl Inner {
                 client.serve(Http::with_client(http, config)).await
             }
         };
+        let wants = served.as_ref().err().is_some_and(asks_to_sign_in);
+        self.wants_sign_in
+            .store(wants, std::sync::atomic::Ordering::SeqCst);
         served.map_err(|e| match asks_to_sign_in(&e) {
             true => (
                 format!(
@@ -993,7 +1009,14 @@ async fn supervise(inner: Arc<Inner>) {
                     s.last_error = Some(e);
                 });
                 if !retry {
-                    inner.update(|s| s.state = ServerState::Failed);
+                    let state = match inner
+                        .wants_sign_in
+                        .load(std::sync::atomic::Ordering::SeqCst)
+                    {
+                        true => ServerState::NeedsSignIn,
+                        false => ServerState::Failed,
+                    };
+                    inner.update(|s| s.state = state);
                     (inner.on_change)();
                     return;
                 }

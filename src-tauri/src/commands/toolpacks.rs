@@ -113,3 +113,41 @@ pub fn toolpack_log(shell: State<'_, Shell>, server: String) -> Res<String> {
     let lines: Vec<&str> = text.lines().collect();
     Ok(lines[lines.len().saturating_sub(200)..].join("\n"))
 }
+
+/// Starts signing in to a pack's remote server (the MCP authorization spec): the person's
+/// browser opens at its authorization server; the address is returned too, for the window to
+/// show when no browser opened. `finish_toolpack_sign_in` waits for the browser to come back.
+#[tauri::command]
+#[specta::specta]
+pub async fn begin_toolpack_sign_in<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    shell: State<'_, Shell>,
+    name: String,
+) -> Res<String> {
+    use tauri_plugin_opener::OpenerExt;
+    let sign_in = shell.app.begin_toolpack_sign_in(&name).await?;
+    let url = sign_in.url().to_string();
+    if let Err(e) = app.opener().open_url(&url, None::<&str>) {
+        tracing::info!("toolpack sign-in: no browser opened ({e}); the window shows the address");
+    }
+    shell
+        .toolpack_sign_ins
+        .lock()
+        .unwrap()
+        .insert(name, sign_in);
+    Ok(url)
+}
+
+/// Waits for the browser to come back; the tokens go to the OS keyring and the pack's server
+/// starts again with them.
+#[tauri::command]
+#[specta::specta]
+pub async fn finish_toolpack_sign_in(shell: State<'_, Shell>, name: String) -> Res<()> {
+    let sign_in = shell
+        .toolpack_sign_ins
+        .lock()
+        .unwrap()
+        .remove(&name)
+        .ok_or_else(|| format!("no sign-in to {name} is under way: start it again"))?;
+    shell.app.finish_toolpack_sign_in(&name, sign_in).await
+}

@@ -265,6 +265,9 @@ for i in range(1000):\n  s.sendmail('a@example.test',['bob@example.test'],('Subj
     assert_eq!(all["total"], 1000);
     assert_eq!(all["messages"].as_array().unwrap().len(), 1000);
     assert_eq!(all["messages"][0]["subject"], "bulk 999", "newest first");
+    // The client said who it is (RFC 2971): NetEase's servers open no folder otherwise.
+    let log = server.log();
+    assert!(log.contains("ID sent: name=Cowork"), "{log}");
     eprintln!("1,000 headers in {took:?} (the speed is benches/mail.rs's to judge)");
 }
 

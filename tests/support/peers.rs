@@ -244,7 +244,7 @@ impl MailServer {
             std::env::var("USER").unwrap_or_else(|_| "nobody".into())
         };
         let config = format!(
-            "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\n\
+            "base_dir = {r}/run\nstate_dir = {r}/state\nlog_path = {r}/dovecot.log\nlisten = 127.0.0.1\nprotocols = imap lmtp\nimap_id_log = *\n\
              ssl = yes\nssl_cert = <{cert}\nssl_key = <{key}\ndisable_plaintext_auth = no\n{oauth}default_internal_user = {login_user}\n\
              default_login_user = {login_user}\nfirst_valid_uid = 1\nmail_location = maildir:~/Maildir\n\
              passdb {{\n  driver = passwd-file\n  mechanisms = plain login\n  args = scheme=PLAIN username_format=%n {users}\n}}\n\
@@ -293,6 +293,11 @@ impl MailServer {
 }
 
 impl MailServer {
+    /// What Dovecot logged so far (logins, the `ID` clients sent, errors).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("dovecot.log")).unwrap_or_default()
+    }
+
     /// The account settings for `user` here (`user@example.test`, plain, loopback).
     pub fn account(&self, user: &str) -> cowork_store::accounts::AccountConfig {
         use cowork_store::accounts::{AccountConfig, Security};

@@ -92,11 +92,33 @@ pub async fn connect(account: &MailAccount) -> Result<ImapSession, ToolError> {
                 client.authenticate("XOAUTH2", xoauth2).await
             }
         };
-        session.map_err(|(e, _)| refused(account, e))
+        let mut session = session.map_err(|(e, _)| refused(account, e))?;
+        identify(&mut session).await;
+        Ok(session)
     };
     tokio::time::timeout(TIMEOUT, attempt)
         .await
         .map_err(|_| unreachable(account, "timed out"))?
+}
+
+/// Says who the client is (RFC 2971 `ID`) to a server that asks for it: NetEase's (163, 126,
+/// yeah.net) will not open a folder for a client that has not ("Unsafe Login"); the others
+/// take it as information. Best effort: a server that fails it still serves the session.
+async fn identify(session: &mut ImapSession) {
+    let asks = session
+        .capabilities()
+        .await
+        .is_ok_and(|caps| caps.has_str("ID"));
+    if asks {
+        let me = [
+            ("name", Some("Cowork")),
+            ("version", Some(env!("CARGO_PKG_VERSION"))),
+            ("vendor", Some("Cowork")),
+        ];
+        if let Err(e) = session.id(me).await {
+            tracing::debug!("IMAP ID refused: {e}");
+        }
+    }
 }
 
 fn refused(account: &MailAccount, e: async_imap::error::Error) -> ToolError {

@@ -606,3 +606,69 @@ async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
         .unwrap();
     assert!(on_server.contains("Lunch with a token"), "{on_server}");
 }
+
+/// Two processes sharing one keyring (the window and a command line) refresh the same expiring
+/// token at the same moment: the provider rotates refresh tokens, so without a lock across them
+/// the second refresh spends a used refresh token and the sign-in is lost. With it, one refreshes
+/// and the other reads what it saved; both calls read mail, and the account stays signed in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_refreshing_one_account_do_not_sign_it_out() {
+    use cowork_core::{CallRequest, Caller};
+    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_tests::peers::MailServer;
+    use cowork_tests::{Harness, Recorder};
+    use serde_json::json;
+
+    let provider =
+        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "62")]))
+            .await
+            .unwrap();
+    let introspection = provider.introspection_url();
+    let mail = tokio::task::spawn_blocking(move || {
+        MailServer::start_oauth_at(&[("alice", "unused")], introspection)
+    })
+    .await
+    .unwrap();
+    let h = Harness::new(Arc::new(Recorder::default()));
+    let mut config = mail.account("alice");
+    if let AccountConfig::Mail { auth, .. } = &mut config {
+        *auth = Auth::Oauth {
+            issuer: provider.issuer(),
+            client_id: CLIENT.into(),
+            scopes: scopes(),
+            endpoints: None,
+        };
+    }
+    let account = accounts::Account {
+        name: "alice".into(),
+        config,
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    // The second "process": another app on the same data dir and keyring.
+    let other = cowork_app::App::builder(cowork_app::AppOptions {
+        home: Some(h.store.dir().root().to_path_buf()),
+        workspace_roots: vec![h.workspace.clone()],
+        approver: Arc::new(Recorder::default()),
+        scheduler: Default::default(),
+    })
+    .secrets(h.secrets.clone())
+    .without_logging()
+    .open()
+    .unwrap();
+    let sign_in = h.app.begin_sign_in("alice").await.unwrap();
+    let url = sign_in.url().clone();
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    h.app.finish_sign_in(sign_in).await.unwrap();
+    person.await.unwrap();
+
+    // Past the margin, both at once.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let check = || CallRequest::new("email_check", json!({"account": "alice"}), Caller::Cli, "c");
+    let (here, there) = tokio::join!(h.scheduler.call(check()), other.scheduler().call(check()));
+    assert!(here.result.is_ok(), "{:?}", here.result);
+    assert!(there.result.is_ok(), "{:?}", there.result);
+    assert!(
+        h.app.signed_in("alice"),
+        "still signed in after both refreshed"
+    );
+}

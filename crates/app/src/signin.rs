@@ -76,6 +76,23 @@ impl TokenStore for SecretTokens {
     fn delete(&self, account: &str) -> Result<bool, String> {
         self.secrets.delete(&accounts::oauth_secret_name(account))
     }
+
+    /// A lock file per account in the data dir, held (`flock`) while a refresh runs: the
+    /// window, a schedule runner and a command line share the keyring.
+    fn exclusive(&self, account: &str) -> Result<Option<Box<dyn Send>>, String> {
+        let dir = self.store.dir().root().join("locks");
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join(format!("oauth-{account}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        file.lock()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Some(Box::new(file)))
+    }
 }
 
 /// The app's [`Credentials`]: passwords from the keyring, OAuth access tokens kept fresh.

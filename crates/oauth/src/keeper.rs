@@ -14,6 +14,13 @@ pub trait TokenStore: Send + Sync {
     fn save(&self, account: &str, tokens: &Tokens) -> Result<(), String>;
     /// Whether there were tokens to delete.
     fn delete(&self, account: &str) -> Result<bool, String>;
+    /// Holds every other process off this account's tokens until the guard drops (the window
+    /// and a command line share one keyring: two refreshes at once spend a rotating refresh
+    /// token twice, and the provider then revokes both). May block while another holds it.
+    /// `None`: nothing else shares this store.
+    fn exclusive(&self, _account: &str) -> Result<Option<Box<dyn Send>>, String> {
+        Ok(None)
+    }
 }
 
 /// Hands out access tokens for signed-in accounts.
@@ -72,6 +79,21 @@ impl Keeper {
         let lock = self.lock_for(account);
         let _one_at_a_time = lock.lock().await;
         // Read under the lock: a refresh that just finished has saved its tokens.
+        let tokens = self
+            .store
+            .load(account)
+            .map_err(OAuthError::Invalid)?
+            .ok_or_else(|| OAuthError::NeedsSignIn(account.to_string()))?;
+        if !tokens.expires_soon(crate::flow::now()) {
+            return Ok(tokens.access_token);
+        }
+        // Another process may be refreshing this very account: wait for it, then read again.
+        let store = self.store.clone();
+        let who = account.to_string();
+        let _across = tokio::task::spawn_blocking(move || store.exclusive(&who))
+            .await
+            .map_err(|e| OAuthError::Invalid(e.to_string()))?
+            .map_err(OAuthError::Invalid)?;
         let tokens = self
             .store
             .load(account)

@@ -519,6 +519,7 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
             endpoints: Some(accounts::OauthEndpoints {
                 authorization: "https://login.example.net/auth".into(),
                 token: "https://login.example.net/token".into(),
+                revocation: None,
             }),
         };
     }

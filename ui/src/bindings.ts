@@ -758,6 +758,8 @@ starts: string; all_day: boolean; location: string };
 export type OauthEndpoints = {
 	authorization: string,
 	token: string,
+	/**  Where a sign-out revokes the grant (RFC 7009), if the provider has such a place. */
+	revocation?: string | null,
 };
 
 /**  A clicked notification (or the quick ask's "open in chat"): show its place. */

@@ -137,6 +137,8 @@ fn parse(xml: &str, email: &str) -> Option<ClientConfig> {
             .map(|(a, t)| OauthEndpoints {
                 authorization: a.into(),
                 token: t.into(),
+                // Cowork's addition to the format (other readers ignore it).
+                revocation: child_text(o, "revokeURL").map(String::from),
             });
         let scopes = child_text(o, "scope").unwrap_or_default();
         let issuer = child_text(o, "issuer").unwrap_or_default();
@@ -532,6 +534,10 @@ mod tests {
         );
         assert_eq!(scopes, &["https://mail.google.com/"]);
         assert!(endpoints.as_ref().unwrap().token.starts_with("https://"));
+        assert_eq!(
+            endpoints.as_ref().unwrap().revocation.as_deref(),
+            Some("https://oauth2.googleapis.com/revoke")
+        );
         assert_eq!(gmail.password_note, None);
         assert!(
             found("a@qq.com", &registered)

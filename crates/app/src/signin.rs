@@ -154,6 +154,7 @@ impl AccountCredentials {
         };
         match endpoints {
             Some(given) => Server::from_endpoints(issuer, &given.authorization, &given.token)
+                .and_then(|server| server.with_revocation(given.revocation.as_deref()))
                 .map_err(from_oauth),
             None => self.discovered(issuer).await,
         }

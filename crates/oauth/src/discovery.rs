@@ -93,6 +93,24 @@ impl Server {
     }
 }
 
+impl Server {
+    /// The same server with its revocation endpoint (RFC 7009), when it has one; held to the
+    /// same HTTPS-or-loopback rule.
+    pub fn with_revocation(mut self, endpoint: Option<&str>) -> Result<Server, OAuthError> {
+        if let Some(text) = endpoint {
+            let url =
+                Url::parse(text).map_err(|e| OAuthError::Invalid(format!("{text:?}: {e}")))?;
+            if !secure(&url) {
+                return Err(OAuthError::Invalid(format!(
+                    "{url} is not HTTPS: tokens would cross the network in clear"
+                )));
+            }
+            self.revocation_endpoint = Some(url);
+        }
+        Ok(self)
+    }
+}
+
 /// The metadata of the authorization server `issuer` names.
 pub async fn discover(http: &reqwest::Client, issuer: &Url) -> Result<Server, OAuthError> {
     let asked = issuer.as_str().trim_end_matches('/').to_string();

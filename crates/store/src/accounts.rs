@@ -52,6 +52,9 @@ pub enum Auth {
 pub struct OauthEndpoints {
     pub authorization: String,
     pub token: String,
+    /// Where a sign-out revokes the grant (RFC 7009), if the provider has such a place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

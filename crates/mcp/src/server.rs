@@ -721,6 +721,17 @@ impl ClientHandler for Client {
 }
 
 impl Inner {
+    /// Ends supervision without another try: waiting for the person's sign-in when that is why
+    /// the server refused, else failed.
+    fn give_up(&self) {
+        let state = match self.wants_sign_in.load(std::sync::atomic::Ordering::SeqCst) {
+            true => ServerState::NeedsSignIn,
+            false => ServerState::Failed,
+        };
+        self.update(|s| s.state = state);
+        (self.on_change)();
+    }
+
     fn update(&self, f: impl FnOnce(&mut ServerStatus)) {
         f(&mut self.status.lock().unwrap());
         self.changed.send_modify(|n| *n += 1);
@@ -1009,15 +1020,7 @@ async fn supervise(inner: Arc<Inner>) {
                     s.last_error = Some(e);
                 });
                 if !retry {
-                    let state = match inner
-                        .wants_sign_in
-                        .load(std::sync::atomic::Ordering::SeqCst)
-                    {
-                        true => ServerState::NeedsSignIn,
-                        false => ServerState::Failed,
-                    };
-                    inner.update(|s| s.state = state);
-                    (inner.on_change)();
+                    inner.give_up();
                     return;
                 }
             }

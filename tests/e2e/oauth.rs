@@ -403,36 +403,9 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
     use cowork_contract::{SecretSource, ToolError};
     use cowork_core::{CallRequest, Caller};
     use cowork_store::accounts::{self, AccountConfig, Auth};
-    use cowork_tests::peers::MailServer;
-    use cowork_tests::{Harness, Recorder};
     use serde_json::json;
 
-    // 62 s: within the keeper's minute of margin two seconds after it is issued.
-    let provider =
-        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "62")]))
-            .await
-            .unwrap();
-    let introspection = provider.introspection_url();
-    let mail = tokio::task::spawn_blocking(move || {
-        MailServer::start_oauth_at(&[("alice", "unused")], introspection)
-    })
-    .await
-    .unwrap();
-    let h = Harness::new(Arc::new(Recorder::default()));
-    let mut config = mail.account("alice");
-    if let AccountConfig::Mail { auth, .. } = &mut config {
-        *auth = Auth::Oauth {
-            issuer: provider.issuer(),
-            client_id: CLIENT.into(),
-            scopes: scopes(),
-            endpoints: None,
-        };
-    }
-    let account = accounts::Account {
-        name: "alice".into(),
-        config,
-    };
-    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    let (provider, _mail, h, account) = oauth_mail_account().await;
     let check = || {
         CallRequest::new(
             "email_check",
@@ -615,36 +588,10 @@ async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_refreshing_one_account_do_not_sign_it_out() {
     use cowork_core::{CallRequest, Caller};
-    use cowork_store::accounts::{self, AccountConfig, Auth};
-    use cowork_tests::peers::MailServer;
-    use cowork_tests::{Harness, Recorder};
+    use cowork_tests::Recorder;
     use serde_json::json;
 
-    let provider =
-        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "62")]))
-            .await
-            .unwrap();
-    let introspection = provider.introspection_url();
-    let mail = tokio::task::spawn_blocking(move || {
-        MailServer::start_oauth_at(&[("alice", "unused")], introspection)
-    })
-    .await
-    .unwrap();
-    let h = Harness::new(Arc::new(Recorder::default()));
-    let mut config = mail.account("alice");
-    if let AccountConfig::Mail { auth, .. } = &mut config {
-        *auth = Auth::Oauth {
-            issuer: provider.issuer(),
-            client_id: CLIENT.into(),
-            scopes: scopes(),
-            endpoints: None,
-        };
-    }
-    let account = accounts::Account {
-        name: "alice".into(),
-        config,
-    };
-    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    let (_provider, _mail, h, _) = oauth_mail_account().await;
     // The second "process": another app on the same data dir and keyring.
     let other = cowork_app::App::builder(cowork_app::AppOptions {
         home: Some(h.store.dir().root().to_path_buf()),
@@ -672,4 +619,42 @@ async fn two_processes_refreshing_one_account_do_not_sign_it_out() {
         h.app.signed_in("alice"),
         "still signed in after both refreshed"
     );
+}
+
+/// A provider issuing 62-s tokens (within the keeper's minute of margin two seconds after they
+/// are issued), Dovecot taking them, and an app whose mail account `alice` signs in there (not
+/// signed in yet).
+async fn oauth_mail_account() -> (
+    OidcProvider,
+    cowork_tests::peers::MailServer,
+    cowork_tests::Harness,
+    cowork_store::accounts::Account,
+) {
+    use cowork_store::accounts::{self, AccountConfig, Auth};
+    let provider =
+        tokio::task::spawn_blocking(|| OidcProvider::start(&[("OIDC_ACCESS_TTL", "62")]))
+            .await
+            .unwrap();
+    let introspection = provider.introspection_url();
+    let mail = tokio::task::spawn_blocking(move || {
+        cowork_tests::peers::MailServer::start_oauth_at(&[("alice", "unused")], introspection)
+    })
+    .await
+    .unwrap();
+    let h = cowork_tests::Harness::new(Arc::new(cowork_tests::Recorder::default()));
+    let mut config = mail.account("alice");
+    if let AccountConfig::Mail { auth, .. } = &mut config {
+        *auth = Auth::Oauth {
+            issuer: provider.issuer(),
+            client_id: CLIENT.into(),
+            scopes: scopes(),
+            endpoints: None,
+        };
+    }
+    let account = accounts::Account {
+        name: "alice".into(),
+        config,
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    (provider, mail, h, account)
 }

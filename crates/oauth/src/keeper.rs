@@ -39,9 +39,7 @@ impl Keeper {
         }
     }
 
-    /// A usable access token for `account` at `server`, refreshed first when it is about to
-    /// expire. [`OAuthError::NeedsSignIn`] when there are no tokens or the server refused the
-    /// refresh (the grant was revoked or expired).
+    /// The in-process lock of one account's tokens.
     fn lock_for(&self, account: &str) -> Arc<tokio::sync::Mutex<()>> {
         self.refreshing
             .lock()
@@ -70,6 +68,22 @@ impl Keeper {
         Ok(tokens)
     }
 
+    /// The kept access token when it is good for a while yet, else the tokens to refresh.
+    fn current(&self, account: &str) -> Result<Result<String, Tokens>, OAuthError> {
+        let tokens = self
+            .store
+            .load(account)
+            .map_err(OAuthError::Invalid)?
+            .ok_or_else(|| OAuthError::NeedsSignIn(account.to_string()))?;
+        Ok(match tokens.expires_soon(crate::flow::now()) {
+            false => Ok(tokens.access_token),
+            true => Err(tokens),
+        })
+    }
+
+    /// A usable access token for `account` at `server`, refreshed first when it is about to
+    /// expire. [`OAuthError::NeedsSignIn`] when there are no tokens or the server refused the
+    /// refresh (the grant was revoked or expired).
     pub async fn access_token(
         &self,
         account: &str,
@@ -79,13 +93,8 @@ impl Keeper {
         let lock = self.lock_for(account);
         let _one_at_a_time = lock.lock().await;
         // Read under the lock: a refresh that just finished has saved its tokens.
-        let tokens = self
-            .store
-            .load(account)
-            .map_err(OAuthError::Invalid)?
-            .ok_or_else(|| OAuthError::NeedsSignIn(account.to_string()))?;
-        if !tokens.expires_soon(crate::flow::now()) {
-            return Ok(tokens.access_token);
+        if let Ok(fresh) = self.current(account)? {
+            return Ok(fresh);
         }
         // Another process may be refreshing this very account: wait for it, then read again.
         let store = self.store.clone();
@@ -94,14 +103,10 @@ impl Keeper {
             .await
             .map_err(|e| OAuthError::Invalid(e.to_string()))?
             .map_err(OAuthError::Invalid)?;
-        let tokens = self
-            .store
-            .load(account)
-            .map_err(OAuthError::Invalid)?
-            .ok_or_else(|| OAuthError::NeedsSignIn(account.to_string()))?;
-        if !tokens.expires_soon(crate::flow::now()) {
-            return Ok(tokens.access_token);
-        }
+        let tokens = match self.current(account)? {
+            Ok(fresh) => return Ok(fresh),
+            Err(expiring) => expiring,
+        };
         let renewed = match refresh(&self.http, server, client_id, &tokens).await {
             Ok(renewed) => renewed,
             Err(OAuthError::Refused(why)) => {

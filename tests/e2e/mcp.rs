@@ -1211,6 +1211,16 @@ async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
     assert!(env.app.sign_out_toolpack("auth-probe").unwrap());
     env.settle().await;
     assert_eq!(env.status("auth_probe").state, ServerState::NeedsSignIn);
+    // A call meanwhile says how to sign in, rather than that no such tool exists.
+    let waiting_call = env.call("mcp__auth_probe__whoami", json!({})).await;
+    let why = waiting_call.result.unwrap_err().to_string();
+    assert!(
+        why.contains("is not available now") && why.contains("cowork toolpack signin auth_probe"),
+        "{why}"
+    );
+    // …and the name it gives (the server's) is one the sign-in takes.
+    let again = env.app.begin_toolpack_sign_in("auth_probe").await;
+    assert!(again.is_ok(), "{:?}", again.err());
 
     assert!(
         cowork_contract::SecretSource::get(&*secrets, "mcp-oauth/auth_probe")

@@ -91,8 +91,19 @@ impl App {
         cowork_mcp::auth::OauthStore::new(self.credentials.secrets(), server)
     }
 
-    /// The address and sign-in store of a pack's remote server; a local pack has none.
+    /// The address and sign-in store of a pack's remote server; a local pack has none. `name`
+    /// is the pack's, or its server's (as statuses and tool names spell it).
     fn remote(&self, name: &str) -> Result<(String, cowork_mcp::auth::OauthStore), String> {
+        let packs = self.toolpacks.list().map_err(|e| e.to_string())?;
+        let name = match packs.contains_key(name) {
+            true => name.to_string(),
+            false => packs
+                .keys()
+                .find(|pack| self.server_of(pack) == name)
+                .cloned()
+                .unwrap_or_else(|| name.to_string()),
+        };
+        let name = name.as_str();
         let (spec, _) = self
             .toolpacks
             .launch(name, &|_| None, &|server| self.oauth_store(server))

@@ -215,6 +215,12 @@ pub trait ToolProvider: Send + Sync {
     fn default_rules(&self) -> Vec<DefaultRule> {
         Vec::new()
     }
+    /// Why a tool named `name`, of this provider's naming, is not offered now and what would
+    /// bring it (a remote server waiting for the person's sign-in): the "no tool named" error
+    /// says so instead. `None`: not this provider's, or nothing to say.
+    fn why_missing(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A rule a family ships ([`ToolProvider::default_rules`]), in the rule syntax of settings.json.

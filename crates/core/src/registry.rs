@@ -361,6 +361,18 @@ impl Registry {
     }
 
     pub fn not_found(&self, name: &str) -> ToolError {
+        let why = self
+            .sources
+            .lock()
+            .unwrap()
+            .iter()
+            .find_map(|(_, source)| match source {
+                Source::Provider(p) => p.why_missing(name),
+                Source::Tool(_) => None,
+            });
+        if let Some(why) = why {
+            return ToolError::failed(format!("{name} is not available now: {why}"));
+        }
         let snap = self.snap();
         let lower = name.to_lowercase();
         let mut scored: Vec<(f64, &String)> = snap

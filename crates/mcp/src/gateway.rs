@@ -175,6 +175,16 @@ impl ToolProvider for McpGateway {
         "mcp"
     }
 
+    /// A tool of a server waiting for the person's sign-in is unknown until it connects: say
+    /// that, and how to sign in, rather than "no tool named".
+    fn why_missing(&self, name: &str) -> Option<String> {
+        let server = name.strip_prefix("mcp__")?.split("__").next()?;
+        self.statuses()
+            .into_iter()
+            .find(|s| s.name == server && s.state == crate::ServerState::NeedsSignIn)
+            .and_then(|s| s.last_error)
+    }
+
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
         let servers = self.servers.read().unwrap();
         let mut out: Vec<Arc<dyn DynTool>> = Vec::new();

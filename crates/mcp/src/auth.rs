@@ -197,6 +197,11 @@ pub async fn begin_sign_in(url: &str, store: &OauthStore) -> Result<SignIn, Stri
         .get_authorization_url()
         .await
         .map_err(|e| e.to_string())?;
+    // The address comes from the server's metadata and is handed to the person's browser:
+    // HTTPS, or plain HTTP to this machine, nothing else (no file:, no other scheme).
+    if !url::Url::parse(&url).is_ok_and(|u| cowork_oauth::secure(&u)) {
+        return Err(format!("{url}: the sign-in address is not HTTPS: refused"));
+    }
     Ok(SignIn {
         state,
         listener,

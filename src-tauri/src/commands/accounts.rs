@@ -60,6 +60,15 @@ pub async fn find_mail_setup(shell: State<'_, Shell>, email: String) -> Res<Foun
     })
 }
 
+/// Opens a sign-in page (an HTTPS or loopback address the sign-in built) in the person's
+/// browser; when none opens, the window shows the address instead.
+pub(super) fn open_sign_in_page<R: tauri::Runtime>(app: &tauri::AppHandle<R>, url: &str) {
+    use tauri_plugin_opener::OpenerExt;
+    if let Err(e) = app.opener().open_url(url, None::<&str>) {
+        tracing::info!("sign-in: no browser opened ({e}); the window shows the address");
+    }
+}
+
 /// Starts signing in to an OAuth account: the person's browser opens at the provider's page
 /// (the address is returned too, for the window to show when no browser opened).
 #[tauri::command]
@@ -69,12 +78,9 @@ pub async fn begin_sign_in<R: tauri::Runtime>(
     shell: State<'_, Shell>,
     name: String,
 ) -> Res<String> {
-    use tauri_plugin_opener::OpenerExt;
     let sign_in = shell.app.begin_sign_in(&name).await?;
     let url = sign_in.url().to_string();
-    if let Err(e) = app.opener().open_url(&url, None::<&str>) {
-        tracing::info!("sign-in: no browser opened ({e}); the window shows the address");
-    }
+    open_sign_in_page(&app, &url);
     shell.sign_ins.lock().unwrap().insert(name, sign_in);
     Ok(url)
 }

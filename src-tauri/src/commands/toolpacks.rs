@@ -124,12 +124,9 @@ pub async fn begin_toolpack_sign_in<R: tauri::Runtime>(
     shell: State<'_, Shell>,
     name: String,
 ) -> Res<String> {
-    use tauri_plugin_opener::OpenerExt;
     let sign_in = shell.app.begin_toolpack_sign_in(&name).await?;
     let url = sign_in.url().to_string();
-    if let Err(e) = app.opener().open_url(&url, None::<&str>) {
-        tracing::info!("toolpack sign-in: no browser opened ({e}); the window shows the address");
-    }
+    super::accounts::open_sign_in_page(&app, &url);
     shell
         .toolpack_sign_ins
         .lock()

@@ -581,6 +581,227 @@ async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
     assert!(on_server.contains("Lunch with a token"), "{on_server}");
 }
 
+/// A Microsoft 365 calendar through Microsoft Graph (on the loopback stand-in that replays
+/// Graph's documented shapes): signed in, its events come in placed in the zone they were made in
+/// (a weekly 09:00 in Berlin stays 09:00 across the end of summer time); a new event gets the
+/// server's id and is not doubled by the next sync; an edit is conditional on the ETag, so an edit
+/// made meanwhile in Outlook is kept and ours becomes a copy; a delete reaches the server; a
+/// repeat rule Graph cannot hold is kept here and said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
+    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_tests::peers::GraphCalendar;
+    use cowork_tests::{Harness, Recorder};
+    use serde_json::json;
+
+    let provider = tokio::task::spawn_blocking(|| OidcProvider::start(&[]))
+        .await
+        .unwrap();
+    let introspection = provider.introspection_url();
+    let graph = tokio::task::spawn_blocking(move || GraphCalendar::start(introspection))
+        .await
+        .unwrap();
+    let h = Harness::new(Arc::new(Recorder::default()));
+    let account = accounts::Account {
+        name: "m365".into(),
+        config: AccountConfig::MicrosoftGraph {
+            url: graph.url(),
+            username: "alice@contoso.test".into(),
+            auth: Auth::Oauth {
+                issuer: provider.issuer(),
+                client_id: CLIENT.into(),
+                scopes: scopes(),
+                endpoints: None,
+            },
+        },
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    let signed_out = h.call("calendar_sync", json!({"account": "m365"})).await;
+    let why = signed_out.result.unwrap_err().to_string();
+    assert!(why.contains("cowork account signin m365"), "{why}");
+    let sign_in = h.app.begin_sign_in("m365").await.unwrap();
+    let url = sign_in.url().clone();
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    h.app.finish_sign_in(sign_in).await.unwrap();
+    person.await.unwrap();
+
+    let synced = h.ok("calendar_sync", json!({"account": "m365"})).await;
+    let report = &synced["reports"][0];
+    assert_eq!(report["pulled"], 2, "{synced}");
+    let calendar = report["calendar"].as_str().unwrap().to_string();
+    assert!(calendar.starts_with("m365/m365-"), "{calendar}");
+    let standups = |from: &str, to: &str| json!({"start": from, "end": to, "timezone": "Europe/Berlin", "query": "standup"});
+    let october = h
+        .ok("calendar_check", standups("2026-10-05", "2026-10-06"))
+        .await;
+    assert_eq!(
+        october["events"][0]["start"], "2026-10-05T09:00:00+02:00",
+        "{october}"
+    );
+    let december = h
+        .ok("calendar_check", standups("2026-12-07", "2026-12-10"))
+        .await;
+    let starts: Vec<&str> = december["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["start"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        starts,
+        ["2026-12-07T09:00:00+01:00", "2026-12-09T09:00:00+01:00"],
+        "{december}"
+    );
+    let offsite = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-10", "end": "2026-12-13", "query": "offsite"}),
+        )
+        .await;
+    assert_eq!(offsite["events"][0]["all_day"], true, "{offsite}");
+    assert_eq!(offsite["events"][0]["end"], "2026-12-11", "{offsite}");
+
+    // A new event: Graph names it (and gives it its own UID); the next sync finds it once,
+    // under the UID the create answered.
+    let created = h
+        .ok(
+            "calendar_create",
+            json!({"title": "Budget review", "start": "2026-12-02T14:00",
+        "end": "2026-12-02T15:00", "timezone": "Europe/Berlin", "calendar": calendar}),
+        )
+        .await;
+    let on_server = graph.events().await;
+    let made = on_server
+        .iter()
+        .find(|e| e["subject"] == "Budget review")
+        .expect("created there");
+    assert_eq!(
+        made["start"]["dateTime"], "2026-12-02T13:00:00.0000000",
+        "{made}"
+    );
+    h.ok("calendar_sync", json!({"account": "m365"})).await;
+    let budget = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-02", "end": "2026-12-03", "query": "budget"}),
+        )
+        .await;
+    assert_eq!(budget["events"].as_array().unwrap().len(), 1, "{budget}");
+    assert_eq!(
+        budget["events"][0]["uid"], created["uid"],
+        "{budget} {created}"
+    );
+    let uid = budget["events"][0]["uid"].as_str().unwrap().to_string();
+
+    // Changed in Outlook meanwhile: the server's version stays, ours becomes a conflict copy.
+    graph
+        .change(
+            made["id"].as_str().unwrap(),
+            json!({"subject": "Budget review (moved room)"}),
+        )
+        .await;
+    let edit = h
+        .ok(
+            "calendar_update",
+            json!({"uid": uid, "calendar": calendar, "title": "Budget review (agenda)"}),
+        )
+        .await;
+    assert!(
+        edit["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("conflict copy"),
+        "{edit}"
+    );
+    let subjects: Vec<String> = graph
+        .events()
+        .await
+        .iter()
+        .map(|e| e["subject"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        subjects.contains(&"Budget review (moved room)".to_string()),
+        "{subjects:?}"
+    );
+    assert!(
+        subjects.contains(&"Budget review (agenda) (conflict copy)".to_string()),
+        "{subjects:?}"
+    );
+
+    let moved = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-02", "end": "2026-12-03", "query": "moved room"}),
+        )
+        .await;
+    assert_eq!(
+        moved["events"][0]["uid"], created["uid"],
+        "the server's version keeps our UID: {moved}"
+    );
+
+    // A delete reaches the server.
+    h.ok("calendar_delete", json!({"uid": uid, "calendar": calendar}))
+        .await;
+    let left: Vec<String> = graph
+        .events()
+        .await
+        .iter()
+        .map(|e| e["subject"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !left.contains(&"Budget review (moved room)".to_string()),
+        "{left:?}"
+    );
+
+    // A weekly series keeps its zone there, so Outlook shows it at 10:00 after the clocks change.
+    h.ok(
+        "calendar_create",
+        json!({"title": "Planning", "start": "2026-12-03T10:00", "end": "2026-12-03T11:00",
+               "timezone": "Europe/Berlin", "calendar": calendar, "recurrence": "FREQ=WEEKLY;BYDAY=TH;COUNT=4"}),
+    )
+    .await;
+    let on_server = graph.events().await;
+    let planning = on_server
+        .iter()
+        .find(|e| e["subject"] == "Planning")
+        .expect("created there");
+    assert_eq!(
+        planning["originalStartTimeZone"], "Europe/Berlin",
+        "{planning}"
+    );
+    assert_eq!(
+        planning["recurrence"]["pattern"]["daysOfWeek"],
+        json!(["thursday"]),
+        "{planning}"
+    );
+    assert_eq!(
+        planning["recurrence"]["range"]["numberOfOccurrences"], 4,
+        "{planning}"
+    );
+
+    // Hourly repeats: no Graph pattern holds them; kept here, and the sync says so.
+    h.ok(
+        "calendar_create",
+        json!({"title": "Stretch", "start": "2026-12-03T10:00",
+        "end": "2026-12-03T10:05", "timezone": "Europe/Berlin", "calendar": calendar,
+        "recurrence": "FREQ=HOURLY;COUNT=3"}),
+    )
+    .await;
+    let again = h.ok("calendar_sync", json!({"account": "m365"})).await;
+    let skipped = again["reports"][0]["skipped"].to_string();
+    assert!(
+        skipped.contains("Microsoft 365 cannot hold") && skipped.contains("Stretch"),
+        "{again}"
+    );
+    let kept = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-03", "end": "2026-12-04", "query": "stretch"}),
+        )
+        .await;
+    assert_eq!(kept["events"].as_array().unwrap().len(), 3, "{kept}");
+}
+
 /// Two processes sharing one keyring (the window and a command line) refresh the same expiring
 /// token at the same moment: the provider rotates refresh tokens, so without a lock across them
 /// the second refresh spends a used refresh token and the sign-in is lost. With it, one refreshes

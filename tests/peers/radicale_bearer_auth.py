@@ -9,28 +9,17 @@ from the htpasswd file (the tests make calendars with them).
 Radicale passes only a login and a password to `_login`: a bearer login reaches it as the
 token's `sub` and the token behind a marker no htpasswd password has, and is checked again there.
 """
-import base64
-import json
 import os
-import urllib.parse
-import urllib.request
 
 from radicale.auth import htpasswd
 
-MARKER = "\0bearer\0"
+from introspect import introspect as ask
 
 
 def introspect(token):
-    parts = urllib.parse.urlsplit(os.environ["RADICALE_BEARER_INTROSPECTION"])
-    url = urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.hostname}:{parts.port}"))
-    request = urllib.request.Request(url, data=urllib.parse.urlencode({"token": token}).encode())
-    basic = base64.b64encode(f"{parts.username}:{parts.password}".encode()).decode()
-    request.add_header("Authorization", "Basic " + basic)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.load(response)
-    except OSError:
-        return {}
+    return ask(os.environ["RADICALE_BEARER_INTROSPECTION"], token)
+
+MARKER = "\0bearer\0"
 
 
 class Auth(htpasswd.Auth):

@@ -132,6 +132,54 @@ impl Radicale {
     }
 }
 
+/// The tests' stand-in for Microsoft Graph's calendar API (`tests/peers/graph_calendar.py`),
+/// seeded from `tests/data/graph/calendar.json`; tokens are checked at `introspection_url`.
+pub struct GraphCalendar {
+    pub port: u16,
+    _peer: Peer,
+}
+
+impl GraphCalendar {
+    pub fn start(introspection_url: String) -> GraphCalendar {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let port = free_port();
+        let mut command = Command::new(peers_dir().join("python"));
+        command
+            .arg(root.join("peers/graph_calendar.py"))
+            .arg(port.to_string())
+            .arg(root.join("data/graph/calendar.json"))
+            .arg(introspection_url);
+        let dir = tempfile::tempdir().unwrap();
+        GraphCalendar {
+            port,
+            _peer: Peer::start(command, port, "graph_calendar.py", dir),
+        }
+    }
+
+    /// The service root an account is configured with.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1.0", self.port)
+    }
+
+    /// Every event as the server holds it (a test control, not Graph).
+    pub async fn events(&self) -> Vec<serde_json::Value> {
+        let url = format!("http://127.0.0.1:{}/_test/events", self.port);
+        reqwest::get(url).await.unwrap().json().await.unwrap()
+    }
+
+    /// Changes an event on the server, as the person would in Outlook (a test control).
+    pub async fn change(&self, id: &str, fields: serde_json::Value) {
+        let url = format!("http://127.0.0.1:{}/_test/events/{id}", self.port);
+        let answer = reqwest::Client::new()
+            .patch(url)
+            .json(&fields)
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success(), "{answer:?}");
+    }
+}
+
 /// The tests' mail server: Dovecot (IMAP, and LMTP delivery into Maildir) plus an SMTP front
 /// (aiosmtpd, `tests/peers/smtp_front.py`) that delivers through LMTP. Users log in with
 /// `name`/`password`; mail to `name@example.test` lands in `name`'s INBOX.

@@ -69,7 +69,9 @@ impl App {
             .find(|a| a.name == name)
             .ok_or_else(|| format!("no account {name:?}: `cowork account list` shows them"))?;
         let (tool, args) = match account.config {
-            AccountConfig::Caldav { .. } => ("calendar_sync", serde_json::json!({"account": name})),
+            AccountConfig::Caldav { .. } | AccountConfig::MicrosoftGraph { .. } => {
+                ("calendar_sync", serde_json::json!({"account": name}))
+            }
             AccountConfig::Mail { .. } => (
                 "email_check",
                 serde_json::json!({"account": name, "limit": 1}),

@@ -53,21 +53,7 @@ impl Client {
         base: &Url,
     ) -> Result<Self, DavError> {
         let origin = base.origin();
-        let same = origin.clone();
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .connect_timeout(Duration::from_secs(10))
-            // A redirect to another server (or from https to http) would carry the credential
-            // there: only redirects within the account's own server are followed.
-            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                if attempt.previous().len() < 5 && attempt.url().origin() == same {
-                    attempt.follow()
-                } else {
-                    attempt.stop()
-                }
-            }))
-            .build()
-            .map_err(|e| DavError::Other(format!("HTTP client: {e}")))?;
+        let http = same_origin_http(&origin)?;
         Ok(Client {
             http,
             account: account.into(),
@@ -108,22 +94,7 @@ impl Client {
             .send()
             .await
             .map_err(|e| DavError::Transient(format!("{method} {url}: {}", root_cause(&e))))?;
-        let status = response.status();
-        match status.as_u16() {
-            401 | 403 => Err(DavError::Unauthorized(
-                status.as_u16(),
-                self.account.clone(),
-            )),
-            404 | 410 => Err(DavError::NotFound),
-            412 => Err(DavError::Changed),
-            s if status.is_server_error() || s == 429 => Err(DavError::Transient(format!(
-                "{method} {url}: the server answered HTTP {s}"
-            ))),
-            _ if status.is_success() => Ok(response),
-            s => Err(DavError::Other(format!(
-                "{method} {url}: the server answered HTTP {s}"
-            ))),
-        }
+        check_status(response, &method, url, &self.account)
     }
 
     async fn propfind(&self, url: &Url, depth: &str, props: &str) -> Result<String, DavError> {
@@ -253,7 +224,47 @@ impl Client {
     }
 }
 
-fn root_cause(e: &reqwest::Error) -> String {
+/// An HTTP client that follows redirects only within `origin`: a redirect to another server (or
+/// from https to http) would carry the credential there.
+pub(crate) fn same_origin_http(origin: &url::Origin) -> Result<reqwest::Client, DavError> {
+    let same = origin.clone();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() < 5 && attempt.url().origin() == same {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
+        .build()
+        .map_err(|e| DavError::Other(format!("HTTP client: {e}")))
+}
+
+/// A calendar server's answer as what it means for a sync.
+pub(crate) fn check_status(
+    response: reqwest::Response,
+    method: &reqwest::Method,
+    url: &Url,
+    account: &str,
+) -> Result<reqwest::Response, DavError> {
+    let status = response.status();
+    match status.as_u16() {
+        401 | 403 => Err(DavError::Unauthorized(status.as_u16(), account.into())),
+        404 | 410 => Err(DavError::NotFound),
+        412 => Err(DavError::Changed),
+        s if status.is_server_error() || s == 429 => Err(DavError::Transient(format!(
+            "{method} {url}: the server answered HTTP {s}"
+        ))),
+        _ if status.is_success() => Ok(response),
+        s => Err(DavError::Other(format!(
+            "{method} {url}: the server answered HTTP {s}"
+        ))),
+    }
+}
+
+pub(crate) fn root_cause(e: &reqwest::Error) -> String {
     let mut source: &dyn std::error::Error = e;
     while let Some(next) = source.source() {
         source = next;

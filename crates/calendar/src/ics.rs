@@ -64,7 +64,7 @@ impl AlarmTrigger {
 /// The reminders an event asks for. EMAIL alarms are the server's to send; DISPLAY and AUDIO
 /// ones (and any other kind) are shown. Read here rather than with `icalendar::Trigger`, whose
 /// duration parser refuses the minus sign every "before the start" trigger has.
-fn alarms_of(event: &Event) -> Vec<AlarmTrigger> {
+pub(crate) fn alarms_of(event: &Event) -> Vec<AlarmTrigger> {
     event
         .components()
         .iter()
@@ -1042,7 +1042,7 @@ pub fn to_index(value: &DatePerhapsTime) -> Result<i64, String> {
     }
 }
 
-fn parse_duration(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
     let negative = text.starts_with('-');
     let body = text.trim_start_matches(['+', '-']);
     let duration = iso8601::duration(body)

@@ -9,11 +9,13 @@
 
 mod caldav;
 mod db;
+mod graph;
 mod history;
 mod ics;
 #[cfg(test)]
 mod reference;
 mod reminders;
+mod remote;
 mod schema;
 mod sync;
 mod tools;
@@ -23,8 +25,9 @@ mod zone;
 /// This crate's tables, for the store (the app composes every owner's).
 pub use schema::SCHEMA;
 
-use cowork_contract::{Credentials, DynTool, ToolError, ToolProvider};
+use cowork_contract::{Credential, Credentials, DynTool, ToolError, ToolProvider};
 use cowork_store::{Store, StoreError, accounts};
+use remote::Remote;
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
 
@@ -100,38 +103,57 @@ impl ToolProvider for CalendarTools {
 
 pub(crate) use cowork_store::tool_error as db_error;
 
+/// The accounts whose calendars are synced here.
+pub(crate) fn calendar_accounts(conn: &Connection) -> Vec<accounts::Account> {
+    accounts::list(conn, None)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| a.config.is_calendar())
+        .collect()
+}
+
 impl Shared {
-    /// A logged-in client for a CalDAV account, and the URL it was configured with.
-    async fn client(&self, account: &str) -> Result<(caldav::Client, url::Url), ToolError> {
+    /// A logged-in client for a calendar account, and the URL it was configured with.
+    async fn client(&self, account: &str) -> Result<(Remote, url::Url), ToolError> {
         let found = accounts::get(&self.db.lock().unwrap(), account).map_err(db_error)?;
-        if let Some(account) = &found {
-            accounts::check_transport(&account.name, &account.config).map_err(ToolError::failed)?;
-        }
-        let Some(accounts::Account {
-            config: accounts::AccountConfig::Caldav { url, username, .. },
-            ..
-        }) = found
-        else {
+        let Some(found) = found.filter(|a| a.config.is_calendar()) else {
             return Err(ToolError::not_configured(
-                format!("no CalDAV account {account:?}"),
+                format!("no calendar account {account:?}"),
                 format!(
                     "add it in Settings → Accounts, or `cowork account add {account} --caldav URL --user NAME`"
                 ),
             ));
         };
+        accounts::check_transport(&found.name, &found.config).map_err(ToolError::failed)?;
         let credential = self
             .credentials
             .credential(account)
             .await
             .map_err(|e| e.into_tool_error(None))?;
-        let url = url::Url::parse(&url)
-            .map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))?;
-        let client = caldav::Client::new(account, &username, credential, &url)
-            .map_err(|e| ToolError::failed(e.to_string()))?;
-        Ok((client, url))
+        let failed = |e: caldav::DavError| ToolError::failed(e.to_string());
+        let parse = |url: &str| {
+            url::Url::parse(url)
+                .map_err(|e| ToolError::failed(format!("account {account:?}: URL {url:?}: {e}")))
+        };
+        match (found.config, credential) {
+            (accounts::AccountConfig::MicrosoftGraph { url, .. }, Credential::Bearer(token)) => {
+                let url = parse(&url)?;
+                let client = graph::Client::new(account, token, &url).map_err(failed)?;
+                Ok((Remote::Graph(client), url))
+            }
+            (accounts::AccountConfig::Caldav { url, username, .. }, credential) => {
+                let url = parse(&url)?;
+                let client =
+                    caldav::Client::new(account, &username, credential, &url).map_err(failed)?;
+                Ok((Remote::Dav(client), url))
+            }
+            _ => Err(ToolError::failed(format!(
+                "account {account:?}: Microsoft Graph takes a sign-in, not a password"
+            ))),
+        }
     }
 
-    /// Discovers and syncs every calendar of one CalDAV account.
+    /// Discovers and syncs every calendar of one account.
     pub async fn sync_account(&self, account: &str) -> Result<Vec<SyncReport>, ToolError> {
         let _one_at_a_time = self.sync_lock.lock().await;
         let (client, url) = self.client(account).await?;
@@ -204,7 +226,7 @@ impl Shared {
                 let (accounts, known) = {
                     let conn = self.db.lock().unwrap();
                     (
-                        accounts::list(&conn, Some("caldav")).unwrap_or_default(),
+                        calendar_accounts(&conn),
                         db::calendars(&conn).unwrap_or_default(),
                     )
                 };

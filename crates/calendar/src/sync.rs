@@ -1,4 +1,4 @@
-//! Two-way CalDAV sync of one account: discover its calendars, push local changes (conditional on
+//! Two-way sync of one account (CalDAV or Microsoft Graph, `remote.rs`): discover its calendars, push local changes (conditional on
 //! the ETag we last saw), then pull what changed on the server. Every object is committed on its
 //! own, so an error mid-sync (a 500, a dropped connection) loses nothing: what was done stays
 //! done, what was not stays queued (`dirty`) for the next sync.
@@ -8,8 +8,9 @@
 //! deleted and the other changed, the changed version wins. Each is recorded in
 //! `calendar_conflicts` and reported.
 
-use crate::caldav::{self, Client, DavError};
+use crate::caldav::DavError;
 use crate::db::{self, Object};
+use crate::remote::{Remote, Target};
 use crate::{Db, ics};
 use icalendar::Component;
 use rusqlite::params;
@@ -38,7 +39,7 @@ fn db_err(e: rusqlite::Error) -> String {
 /// Finds the account's calendars and records them (`<account>/<collection>`).
 pub async fn discover(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     account: &str,
     url: &Url,
 ) -> Result<Vec<(String, Url)>, DavError> {
@@ -46,7 +47,7 @@ pub async fn discover(
     let conn = db.lock().unwrap();
     let mut out = Vec::new();
     for cal in remote {
-        let slug = caldav::last_segment(&cal.url);
+        let slug = client.calendar_slug(&cal);
         let id = format!("{account}/{slug}");
         conn.execute(
             "INSERT INTO calendars (id, name, account, url, ctag) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -59,7 +60,7 @@ pub async fn discover(
     Ok(out)
 }
 
-pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) -> SyncReport {
+pub async fn sync_calendar(db: &Db, client: &Remote, calendar: &str, url: &Url) -> SyncReport {
     let mut report = SyncReport {
         calendar: calendar.into(),
         ..Default::default()
@@ -94,25 +95,6 @@ pub async fn sync_calendar(db: &Db, client: &Client, calendar: &str, url: &Url) 
     report
 }
 
-fn href_for(url: &Url, uid: &str) -> Url {
-    let name: String = uid
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let base = if url.path().ends_with('/') {
-        url.clone()
-    } else {
-        Url::parse(&format!("{url}/")).unwrap_or_else(|_| url.clone())
-    };
-    base.join(&format!("{name}.ics")).unwrap_or(base)
-}
-
 /// Stores an object after computing its index; `Err` names what is wrong with the text.
 fn store(db: &Db, object: &Object) -> Result<(), String> {
     let rows = if object.deleted {
@@ -145,22 +127,27 @@ fn conflict(
 
 async fn push(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     url: &Url,
     object: Object,
     report: &mut SyncReport,
 ) -> Result<(), String> {
-    let href = match &object.href {
-        Some(h) => Url::parse(h).map_err(|e| format!("stored href {h:?}: {e}"))?,
-        None => href_for(url, &object.uid),
+    let existing = match &object.href {
+        Some(h) => Some(Url::parse(h).map_err(|e| format!("stored href {h:?}: {e}"))?),
+        None => None,
     };
     if object.deleted {
-        return push_deletion(db, client, &href, &object, report).await;
+        return match existing {
+            Some(href) => push_deletion(db, client, &href, &object, report).await,
+            // Never reached the server: nothing to delete there.
+            None => remove(db, &object.calendar, &object.uid),
+        };
     }
-    let etag = match push_change(db, client, &href, &object, report).await? {
-        Put::Stored(etag) => etag,
-        Put::Settled => return Ok(()),
-    };
+    let (href, etag) =
+        match push_change(db, client, url, existing.as_ref(), &object, report).await? {
+            Put::Stored(href, etag) => (href, etag),
+            Put::Settled => return Ok(()),
+        };
     let etag = match etag {
         Some(etag) => Some(etag),
         // Servers may omit the ETag when they rewrote the data: read it back.
@@ -181,8 +168,8 @@ async fn push(
 
 /// What became of a changed object put to the server.
 enum Put {
-    /// The server holds it now, with this ETag when it said one.
-    Stored(Option<String>),
+    /// The server holds it now, there, with this ETag when it said one.
+    Stored(Url, Option<String>),
     /// It is not there, and rightly so for now (refused, or the server's version won).
     Settled,
 }
@@ -190,7 +177,7 @@ enum Put {
 /// A local deletion, sent (conditional on the ETag we last saw).
 async fn push_deletion(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     href: &Url,
     object: &Object,
     report: &mut SyncReport,
@@ -222,28 +209,34 @@ async fn push_deletion(
 /// A local change, put to the server (conditional on the ETag we last saw, unless it is new).
 async fn push_change(
     db: &Db,
-    client: &Client,
-    href: &Url,
+    client: &Remote,
+    calendar: &Url,
+    existing: Option<&Url>,
     object: &Object,
     report: &mut SyncReport,
 ) -> Result<Put, String> {
-    let created = object.href.is_none();
-    let attempt = client
-        .put(
-            href,
-            &object.ics,
-            if created {
-                None
-            } else {
-                object.etag.as_deref()
-            },
-        )
-        .await;
+    let uid = object.uid.as_str();
+    let attempt = match existing {
+        Some(href) => {
+            client
+                .put(Target::Existing(href), &object.ics, object.etag.as_deref())
+                .await
+        }
+        None => {
+            let new = Target::New {
+                calendar,
+                uid,
+                at: None,
+            };
+            client.put(new, &object.ics, None).await
+        }
+    };
     match attempt {
-        Ok(etag) => Ok(Put::Stored(etag)),
+        Ok((href, etag)) => Ok(Put::Stored(href, etag)),
         // The server refuses this object for good (HTTP 400/415…: data it cannot store, like
-        // Radicale with RDATE periods): say so and go on with the others — one such event must
-        // not hold every later change back. It stays here, queued, and is offered again.
+        // Radicale with RDATE periods, or a rule Microsoft 365 cannot hold): say so and go on
+        // with the others — one such event must not hold every later change back. It stays
+        // here, queued, and is offered again.
         Err(DavError::Other(why)) => {
             report.skipped.push(format!(
                 "{:?} ({}): {why} — kept here, not on the server",
@@ -253,13 +246,23 @@ async fn push_change(
             Ok(Put::Settled)
         }
         Err(DavError::Changed) => {
-            keep_both_changes(db, client, href, object, report).await?;
+            // A new one refused as existing (CalDAV's If-None-Match) is there already.
+            let href = existing
+                .cloned()
+                .or_else(|| client.new_href(calendar, uid))
+                .ok_or("the server said a new event had changed")?;
+            keep_both_changes(db, client, &href, object, report).await?;
             Ok(Put::Settled)
         }
         Err(DavError::NotFound) => {
             // Deleted there, changed here: the change wins, re-created on the server.
-            let etag = client
-                .put(href, &object.ics, None)
+            let new = Target::New {
+                calendar,
+                uid,
+                at: existing,
+            };
+            let (href, etag) = client
+                .put(new, &object.ics, None)
                 .await
                 .map_err(|e| e.to_string())?;
             let title = title_of(&object.ics);
@@ -271,7 +274,7 @@ async fn push_change(
                 format!("{title:?} was deleted on the server but changed here: kept yours"),
                 report,
             )?;
-            Ok(Put::Stored(etag))
+            Ok(Put::Stored(href, etag))
         }
         Err(e) => Err(e.to_string()),
     }
@@ -280,7 +283,7 @@ async fn push_change(
 /// Both sides changed: the server's version stays, ours becomes a copy.
 async fn keep_both_changes(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     href: &Url,
     object: &Object,
     report: &mut SyncReport,
@@ -327,7 +330,7 @@ fn remove(db: &Db, calendar: &str, uid: &str) -> Result<(), String> {
 
 async fn pull(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     calendar: &str,
     url: &Url,
     report: &mut SyncReport,
@@ -353,6 +356,12 @@ async fn pull(
                 report.skipped.push(format!("{href}: {e}"));
                 continue;
             }
+        };
+        // The server's resource is the event's identity: one that carries another UID than
+        // ours (Graph gives the events it creates its own) keeps ours, which tools were told.
+        let (text, uid) = match known.filter(|o| o.uid != uid) {
+            Some(ours) => (with_uid(&text, &ours.uid)?, ours.uid.clone()),
+            None => (text, uid),
         };
         if known.is_none()
             && db::object(&db.lock().unwrap(), calendar, &uid)
@@ -388,7 +397,7 @@ async fn pull(
 /// Replaces our copy of `object` with the server's current version (a conflict it wins).
 async fn keep_servers_version(
     db: &Db,
-    client: &Client,
+    client: &Remote,
     href: &Url,
     object: &Object,
 ) -> Result<(), String> {
@@ -396,7 +405,7 @@ async fn keep_servers_version(
     store(
         db,
         &Object {
-            ics: text,
+            ics: with_uid(&text, &object.uid)?,
             href: Some(href.to_string()),
             etag,
             dirty: false,
@@ -411,6 +420,20 @@ fn title_of(ics_text: &str) -> String {
         .ok()
         .and_then(|c| ics::events(&c).find_map(|e| e.get_summary().map(String::from)))
         .unwrap_or_else(|| "(untitled)".into())
+}
+
+/// The same events under `uid` (unchanged text when they carry it already).
+fn with_uid(ics_text: &str, uid: &str) -> Result<String, String> {
+    let mut cal = ics::parse(ics_text)?;
+    if ics::events(&cal).all(|e| e.get_uid() == Some(uid)) {
+        return Ok(ics_text.to_string());
+    }
+    for component in cal.components.iter_mut() {
+        if let icalendar::CalendarComponent::Event(event) = component {
+            event.uid(uid);
+        }
+    }
+    Ok(ics::to_text(&cal))
 }
 
 /// The same events under a new UID, titled as a conflict copy.

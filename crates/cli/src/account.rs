@@ -368,6 +368,9 @@ fn list(app: &App, json: bool) -> Result<(), String> {
             AccountKind::Caldav { url, username, .. } => {
                 say!("{}  caldav  {username} @ {url}", a.name)
             }
+            AccountKind::MicrosoftGraph { url, username, .. } => {
+                say!("{}  microsoft 365 calendar  {username} @ {url}", a.name)
+            }
             AccountKind::Mail {
                 email,
                 imap_host,

@@ -68,6 +68,14 @@ pub enum AccountConfig {
         #[serde(default)]
         auth: Auth,
     },
+    /// Microsoft 365 calendars through Microsoft Graph: `url` is the service root
+    /// (`https://graph.microsoft.com/v1.0`); `username` the person's address, shown.
+    MicrosoftGraph {
+        url: String,
+        username: String,
+        #[serde(default)]
+        auth: Auth,
+    },
     Mail {
         /// The address mail is sent from.
         email: String,
@@ -89,13 +97,21 @@ impl AccountConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             AccountConfig::Caldav { .. } => "caldav",
+            AccountConfig::MicrosoftGraph { .. } => "microsoft_graph",
             AccountConfig::Mail { .. } => "mail",
         }
     }
 
+    /// An account whose calendars are synced (CalDAV or Graph).
+    pub fn is_calendar(&self) -> bool {
+        !matches!(self, AccountConfig::Mail { .. })
+    }
+
     pub fn auth(&self) -> &Auth {
         match self {
-            AccountConfig::Caldav { auth, .. } | AccountConfig::Mail { auth, .. } => auth,
+            AccountConfig::Caldav { auth, .. }
+            | AccountConfig::MicrosoftGraph { auth, .. }
+            | AccountConfig::Mail { auth, .. } => auth,
         }
     }
 }
@@ -140,15 +156,23 @@ fn url_host(url: &str) -> Option<&str> {
 
 fn check_hosts(name: &str, config: &AccountConfig) -> Result<(), String> {
     match config {
-        AccountConfig::Caldav { url, .. } => match url_host(url) {
-            Some(host) if !is_loopback(host) => Err(format!(
-                "account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL"
-            )),
-            _ if !(url.starts_with("https://") || url.starts_with("http://")) => {
-                Err(format!("account {name:?}: {url:?} is not an http(s) URL"))
+        AccountConfig::MicrosoftGraph {
+            auth: Auth::Password,
+            ..
+        } => Err(format!(
+            "account {name:?}: Microsoft Graph takes a sign-in, not a password — add it with --oauth"
+        )),
+        AccountConfig::Caldav { url, .. } | AccountConfig::MicrosoftGraph { url, .. } => {
+            match url_host(url) {
+                Some(host) if !is_loopback(host) => Err(format!(
+                    "account {name:?}: {url} is plain http, which would send the password in clear text — use its https:// URL"
+                )),
+                _ if !(url.starts_with("https://") || url.starts_with("http://")) => {
+                    Err(format!("account {name:?}: {url:?} is not an http(s) URL"))
+                }
+                _ => Ok(()),
             }
-            _ => Ok(()),
-        },
+        }
         AccountConfig::Mail {
             imap_host,
             imap_security,

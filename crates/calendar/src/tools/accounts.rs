@@ -20,7 +20,7 @@ pub struct ListOutput {
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SyncInput {
-    /// A CalDAV account name; default all of them.
+    /// A calendar account name; default all of them.
     pub account: Option<String>,
 }
 
@@ -29,12 +29,11 @@ pub struct SyncOutput {
     pub reports: Vec<crate::SyncReport>,
 }
 
-pub(super) fn caldav_accounts(
+pub(super) fn synced_accounts(
     shared: &Shared,
     only: Option<&str>,
 ) -> Result<Vec<String>, ToolError> {
-    let all = cowork_store::accounts::list(&shared.db.lock().unwrap(), Some("caldav"))
-        .map_err(db_error)?;
+    let all = crate::calendar_accounts(&shared.db.lock().unwrap());
     Ok(all
         .into_iter()
         .map(|a| a.name)
@@ -127,7 +126,7 @@ impl CalendarTools {
            effects = [CalendarRead], idempotent, plan = Self::plan_sync, text = sync_text,
            description = "Two-way sync of CalDAV calendars now: push queued local changes, pull the server's.")]
     async fn sync(&self, input: &SyncInput) -> ToolResult<SyncOutput> {
-        let accounts = caldav_accounts(&self.shared, input.account.as_deref())?;
+        let accounts = synced_accounts(&self.shared, input.account.as_deref())?;
         if accounts.is_empty() {
             return Err(ToolError::not_configured(
                 match &input.account {
@@ -145,7 +144,7 @@ impl CalendarTools {
     }
 
     fn plan_sync(&self, input: &SyncInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        let effects = caldav_accounts(&self.shared, input.account.as_deref())?
+        let effects = synced_accounts(&self.shared, input.account.as_deref())?
             .into_iter()
             .map(|calendar| Effect::CalendarRead { calendar })
             .collect();

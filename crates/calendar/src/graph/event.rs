@@ -1,0 +1,374 @@
+//! One event between iCalendar text (what the calendar stores and indexes) and a Microsoft Graph
+//! `event` resource (<https://learn.microsoft.com/graph/api/resources/event>).
+//!
+//! Hand-written: the one Rust crate for Graph events (`io-msgraph`) converts through `ical-rs`
+//! and `jiff`, a second iCalendar and time stack beside `icalendar` and `chrono`; the mapping
+//! itself is these few fields. What Graph cannot hold (changed or skipped occurrences of a
+//! series, rules beyond its six patterns) is refused by name, and the sync keeps such an event
+//! here rather than send a different one.
+
+use super::recurrence;
+use crate::ics::{self, AlarmTrigger};
+use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+use icalendar::{
+    Alarm, Calendar, CalendarDateTime, Component, DatePerhapsTime, Event, EventLike, Property,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The fields of a Graph event Cowork reads.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct GraphEvent {
+    pub id: String,
+    #[serde(rename = "@odata.etag")]
+    pub etag: Option<String>,
+    #[serde(rename = "iCalUId")]
+    pub ical_uid: Option<String>,
+    pub subject: Option<String>,
+    pub body: Option<ItemBody>,
+    pub start: Option<DateTimeTimeZone>,
+    pub end: Option<DateTimeTimeZone>,
+    pub original_start_time_zone: Option<String>,
+    pub is_all_day: bool,
+    pub location: Option<Location>,
+    pub recurrence: Option<recurrence::Recurrence>,
+    pub attendees: Vec<Attendee>,
+    pub organizer: Option<Recipient>,
+    pub is_cancelled: bool,
+    pub is_reminder_on: bool,
+    pub reminder_minutes_before_start: i64,
+    pub show_as: Option<String>,
+    pub last_modified_date_time: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ItemBody {
+    pub content_type: String,
+    pub content: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DateTimeTimeZone {
+    pub date_time: String,
+    pub time_zone: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Location {
+    pub display_name: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Recipient {
+    pub email_address: EmailAddress,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EmailAddress {
+    pub name: Option<String>,
+    pub address: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Attendee {
+    pub email_address: EmailAddress,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub status: Option<ResponseStatus>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResponseStatus {
+    pub response: Option<String>,
+}
+
+/// Graph's answer to the RFC 5545 participation status of an attendee.
+const RESPONSES: [(&str, &str); 4] = [
+    ("accepted", "ACCEPTED"),
+    ("declined", "DECLINED"),
+    ("tentativelyAccepted", "TENTATIVE"),
+    ("organizer", "ACCEPTED"),
+];
+
+/// Graph writes `2026-12-01T09:00:00.0000000`: seven fractional digits and no zone.
+fn parse_graph_time(text: &str) -> Result<NaiveDateTime, String> {
+    let whole = text.split('.').next().unwrap_or(text);
+    NaiveDateTime::parse_from_str(whole, "%Y-%m-%dT%H:%M:%S")
+        .map_err(|_| format!("the server's time {text:?} is not a date and time"))
+}
+
+fn graph_time_text(wall: &NaiveDateTime) -> String {
+    wall.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+/// A Graph start or end, placed: the instant it names.
+fn instant_of(value: &DateTimeTimeZone) -> Result<chrono::DateTime<Utc>, String> {
+    let wall = parse_graph_time(&value.date_time)?;
+    let zone = value.time_zone.as_deref().unwrap_or("UTC");
+    let tz = ics::resolve_tz(zone).ok_or_else(|| format!("the server's time zone {zone:?}"))?;
+    crate::zone::local_instant(&tz, &wall)
+        .map(|t| t.with_timezone(&Utc))
+        .ok_or_else(|| format!("{wall} does not exist in {zone}"))
+}
+
+/// The iCalendar date-time for an instant: in the zone the event was made in when it is one we
+/// know (so a weekly 09:00 stays 09:00 across daylight saving), else in UTC.
+fn ical_time(instant: chrono::DateTime<Utc>, zone: Option<chrono_tz::Tz>) -> DatePerhapsTime {
+    match zone {
+        Some(tz) => DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
+            date_time: instant.with_timezone(&tz).naive_local(),
+            tzid: tz.name().to_string(),
+        }),
+        None => DatePerhapsTime::DateTime(CalendarDateTime::Utc(instant)),
+    }
+}
+
+/// A Graph event as iCalendar text (one VEVENT in a VCALENDAR).
+pub fn to_ics(graph: &GraphEvent) -> Result<String, String> {
+    let (Some(start), Some(end)) = (&graph.start, &graph.end) else {
+        return Err(format!("event {} has no start or end", graph.id));
+    };
+    let mut event = Event::new();
+    event.uid(graph.ical_uid.as_deref().unwrap_or(&graph.id));
+    event.summary(graph.subject.as_deref().unwrap_or_default());
+    let zone = graph
+        .original_start_time_zone
+        .as_deref()
+        .and_then(ics::resolve_tz)
+        .filter(|tz| *tz != chrono_tz::UTC);
+    let all_day = graph.is_all_day;
+    if all_day {
+        // All-day events are dates wherever one is: Graph writes them as midnights.
+        event.starts(parse_graph_time(&start.date_time)?.date());
+        event.ends(parse_graph_time(&end.date_time)?.date());
+    } else {
+        event.starts(ical_time(instant_of(start)?, zone));
+        event.ends(ical_time(instant_of(end)?, zone));
+    }
+    if let Some(recurrence) = &graph.recurrence {
+        let rule = recurrence::to_rrule(recurrence, |date| until_text(date, all_day, zone))?;
+        event.add_property("RRULE", rule);
+    }
+    add_details(&mut event, graph);
+    let mut calendar = Calendar::new();
+    calendar.push(event.done());
+    Ok(ics::to_text(&calendar))
+}
+
+/// UNTIL for a series ending on `date` (inclusive): a date for all-day events, else the end of
+/// that day in the event's zone, in UTC as RFC 5545 §3.3.10 requires with a zoned start.
+fn until_text(date: NaiveDate, all_day: bool, zone: Option<chrono_tz::Tz>) -> String {
+    if all_day {
+        return date.format("%Y%m%d").to_string();
+    }
+    let last = date.and_hms_opt(23, 59, 59).expect("a valid time");
+    let instant = match zone {
+        Some(tz) => crate::zone::local_instant(&tz, &last).map(|t| t.with_timezone(&Utc)),
+        None => Some(last.and_utc()),
+    };
+    instant
+        .unwrap_or_else(|| last.and_utc())
+        .format("%Y%m%dT%H%M%SZ")
+        .to_string()
+}
+
+fn add_details(event: &mut Event, graph: &GraphEvent) {
+    if let Some(body) = graph.body.as_ref().filter(|b| !b.content.trim().is_empty()) {
+        event.description(body.content.trim());
+    }
+    if let Some(place) = graph
+        .location
+        .as_ref()
+        .filter(|l| !l.display_name.is_empty())
+    {
+        event.location(&place.display_name);
+    }
+    if let Some(organizer) = &graph.organizer {
+        event.append_property(person("ORGANIZER", &organizer.email_address).done());
+    }
+    for attendee in &graph.attendees {
+        let mut property = person("ATTENDEE", &attendee.email_address);
+        let optional = attendee.kind.as_deref() == Some("optional");
+        property.add_parameter(
+            "ROLE",
+            if optional {
+                "OPT-PARTICIPANT"
+            } else {
+                "REQ-PARTICIPANT"
+            },
+        );
+        let answer = attendee.status.as_ref().and_then(|s| s.response.as_deref());
+        let partstat = RESPONSES
+            .iter()
+            .find(|r| Some(r.0) == answer)
+            .map_or("NEEDS-ACTION", |r| r.1);
+        property.add_parameter("PARTSTAT", partstat);
+        event.append_multi_property(property.done());
+    }
+    if graph.is_cancelled {
+        event.add_property("STATUS", "CANCELLED");
+    }
+    if graph.show_as.as_deref() == Some("free") {
+        event.add_property("TRANSP", "TRANSPARENT");
+    }
+    if graph.is_reminder_on {
+        let before = chrono::Duration::minutes(graph.reminder_minutes_before_start.max(0));
+        event.alarm(Alarm::display("Reminder", -before));
+    }
+    if let Some(changed) = &graph.last_modified_date_time {
+        event.add_property("X-MS-GRAPH-LAST-MODIFIED", changed);
+    }
+}
+
+fn person(key: &str, who: &EmailAddress) -> Property {
+    let mut property = Property::new(key, format!("mailto:{}", who.address));
+    if let Some(name) = who.name.as_deref().filter(|n| !n.is_empty()) {
+        property.add_parameter("CN", name);
+    }
+    property
+}
+
+/// The Graph body (for a create or an update) of an event's iCalendar text. `Err` names what
+/// Graph cannot hold.
+pub fn to_graph(text: &str) -> Result<Value, String> {
+    let calendar = ics::parse(text)?;
+    let events: Vec<&Event> = ics::events(&calendar).collect();
+    let [event] = events.as_slice() else {
+        return Err(
+            "changed single occurrences of a repeating event: Microsoft 365 keeps them apart, which Cowork does not send yet".into(),
+        );
+    };
+    for (property, what) in [("EXDATE", "skipped occurrences"), ("RDATE", "extra dates")] {
+        if event.properties().contains_key(property)
+            || event.multi_properties().contains_key(property)
+        {
+            return Err(format!("{what} ({property}) of a repeating event"));
+        }
+    }
+    let start = event.get_start().ok_or("an event without DTSTART")?;
+    let end = end_of(event, &start)?;
+    let all_day = matches!(start, DatePerhapsTime::Date(_));
+    let (start_json, wall_start, zone) = graph_time(&start)?;
+    let (end_json, _, _) = graph_time(&end)?;
+    let recurrence = match event.property_value("RRULE") {
+        Some(rule) => recurrence::to_graph(rule, wall_start.date(), until_date(rule, zone))?,
+        None => Value::Null,
+    };
+    let reminder = ics::alarms_of(event).into_iter().find_map(|a| match a {
+        AlarmTrigger::FromStart(s) if s <= 0 => Some(-s / 60),
+        _ => None,
+    });
+    Ok(json!({
+        "subject": event.get_summary().unwrap_or_default(),
+        "body": {"contentType": "text", "content": event.get_description().unwrap_or_default()},
+        "start": start_json,
+        "end": end_json,
+        "isAllDay": all_day,
+        "location": {"displayName": event.get_location().unwrap_or_default()},
+        "attendees": attendees_of(event),
+        "recurrence": recurrence,
+        "isReminderOn": reminder.is_some(),
+        "reminderMinutesBeforeStart": reminder.unwrap_or(0),
+        "showAs": if event.property_value("TRANSP") == Some("TRANSPARENT") { "free" } else { "busy" },
+    }))
+}
+
+/// DTEND, else DTSTART + DURATION, else DTSTART (a day later for a date).
+fn end_of(event: &Event, start: &DatePerhapsTime) -> Result<DatePerhapsTime, String> {
+    if let Some(end) = event.get_end() {
+        return Ok(end);
+    }
+    let seconds = match event.property_value("DURATION") {
+        Some(d) => ics::parse_duration(d)?,
+        None if matches!(start, DatePerhapsTime::Date(_)) => 86_400,
+        None => 0,
+    };
+    let later = chrono::Duration::seconds(seconds);
+    Ok(match start.clone() {
+        DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d + later),
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => (t + later).into(),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(t)) => (t + later).into(),
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+            DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
+                date_time: date_time + later,
+                tzid,
+            })
+        }
+    })
+}
+
+/// A Graph `dateTimeTimeZone`, the wall time it names, and its zone when not UTC.
+fn graph_time(
+    value: &DatePerhapsTime,
+) -> Result<(Value, NaiveDateTime, Option<chrono_tz::Tz>), String> {
+    let zoned = |wall: NaiveDateTime, tz: Option<chrono_tz::Tz>| {
+        let name = tz.map_or("UTC".to_string(), |tz| tz.name().to_string());
+        (
+            json!({"dateTime": graph_time_text(&wall), "timeZone": name}),
+            wall,
+            tz,
+        )
+    };
+    Ok(match value {
+        DatePerhapsTime::Date(d) => zoned(d.and_hms_opt(0, 0, 0).expect("midnight"), None),
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => zoned(t.naive_utc(), None),
+        // A floating time is a wall time wherever the person is: theirs.
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(t)) => {
+            zoned(*t, crate::zone::Zone::Local.iana())
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
+            match ics::resolve_tz(tzid) {
+                Some(tz) => zoned(*date_time, Some(tz)),
+                // A zone only the event's own VTIMEZONE defines: sent as the instant, in UTC.
+                None => zoned(utc_of(value)?, None),
+            }
+        }
+    })
+}
+
+fn utc_of(value: &DatePerhapsTime) -> Result<NaiveDateTime, String> {
+    Ok(ics::utc_of(ics::to_index(value)?).naive_utc())
+}
+
+/// UNTIL as the wall date the series ends on.
+fn until_date(rule: &str, zone: Option<chrono_tz::Tz>) -> Option<NaiveDate> {
+    let until = rule.split(';').find_map(|p| p.strip_prefix("UNTIL="))?;
+    if let Some(utc) = until.strip_suffix('Z') {
+        let instant = NaiveDateTime::parse_from_str(utc, "%Y%m%dT%H%M%S").ok()?;
+        let utc = Utc.from_utc_datetime(&instant);
+        return Some(match zone {
+            Some(tz) => utc.with_timezone(&tz).date_naive(),
+            None => utc.date_naive(),
+        });
+    }
+    let date_part = until.get(..8)?;
+    NaiveDate::parse_from_str(date_part, "%Y%m%d").ok()
+}
+
+fn attendees_of(event: &Event) -> Vec<Value> {
+    let Some(list) = event.multi_properties().get("ATTENDEE") else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|p| {
+            let address = p.value().trim();
+            let address = address
+                .strip_prefix("mailto:")
+                .or_else(|| address.strip_prefix("MAILTO:"))?;
+            let param = |key: &str| p.params().get(key).map(|v| v.value().to_string());
+            let optional = param("ROLE").as_deref() == Some("OPT-PARTICIPANT");
+            Some(json!({
+                "emailAddress": {"address": address, "name": param("CN").unwrap_or_default()},
+                "type": if optional { "optional" } else { "required" },
+            }))
+        })
+        .collect()
+}

@@ -8,7 +8,7 @@
 //! the account then says it needs a sign-in.
 
 use cowork_tests::output_text;
-use cowork_tests::peers::{MailServer, OidcProvider, in_private_keyring};
+use cowork_tests::peers::{GraphCalendar, MailServer, OidcProvider, in_private_keyring};
 use std::time::{Duration, Instant};
 
 /// The sign-in address the CLI printed into `out`, once it has.
@@ -70,6 +70,7 @@ fn accounts_are_added_by_address_and_sign_in_then_read_send_and_sign_out() {
     let issued = tempfile::NamedTempFile::new().unwrap();
     let provider = OidcProvider::start(&[("OIDC_TOKEN_LOG", issued.path().to_str().unwrap())]);
     let mail = MailServer::start_oauth(&[("alice", "unused-pw"), ("bob", "unused-pw")], &provider);
+    let graph = GraphCalendar::start(provider.introspection_url());
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("cowork");
     let user = tmp.path().join("user");
@@ -96,6 +97,10 @@ for i in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:{ispdb_port}/" 
 cat "$TMPD/alice.out"
 "$COWORK" account add bob --email bob@m365-shaped.test --yes --no-browser > "$TMPD/bob.out" 2>&1
 cat "$TMPD/bob.out"
+"$COWORK" account add bob-calendar --microsoft-graph {graph_url} --user bob@m365-shaped.test \
+  --oauth {issuer} --client-id cowork-test --scope openid --scope offline_access --no-browser > "$TMPD/bob-calendar.out" 2>&1
+cat "$TMPD/bob-calendar.out"
+"$COWORK" tools call calendar_sync --args '{{"account":"bob-calendar"}}'
 "$COWORK" account test alice
 printf 'y\n' | COWORK_APPROVE_FROM_STDIN=1 "$COWORK" tools call email_send --args '{send}'
 for i in $(seq 1 50); do "$COWORK" tools call email_outbox | grep -q '\[sent\]' && break; sleep 0.2; done
@@ -104,6 +109,8 @@ for i in $(seq 1 50); do "$COWORK" tools call email_outbox | grep -q '\[sent\]' 
 echo "after sign-out:"
 "$COWORK" account test alice || echo "test refused: $?"
 "#,
+        graph_url = graph.url(),
+        issuer = provider.issuer(),
     );
     let child = in_private_keyring(&script, &home, &user)
         .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
@@ -114,7 +121,7 @@ echo "after sign-out:"
         .spawn()
         .expect("dbus-run-session is not installed: run tests/setup.sh");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    for who in ["alice", "bob"] {
+    for who in ["alice", "bob", "bob-calendar"] {
         let url = printed_url(
             &tmp.path().join(format!("{who}.out")),
             Instant::now() + Duration::from_secs(60),
@@ -123,7 +130,8 @@ echo "after sign-out:"
             url.as_str().starts_with(&provider.issuer()),
             "the address is the provider's: {url}"
         );
-        runtime.block_on(OidcProvider::person_signs_in(&url, who));
+        let person = who.split('-').next().unwrap();
+        runtime.block_on(OidcProvider::person_signs_in(&url, person));
     }
     let out = child.wait_with_output().unwrap();
     let text = output_text(&out);
@@ -145,6 +153,10 @@ echo "after sign-out:"
     assert!(
         before.contains("\"Sent with a token\""),
         "sent by alice over SMTP XOAUTH2, read by bob over IMAP XOAUTH2: {text}"
+    );
+    assert!(
+        before.contains("signed in to bob-calendar") && before.contains("pulled 2"),
+        "a Microsoft 365-shaped calendar signed in and synced through Graph: {text}"
     );
     assert!(
         before.contains("signed out of alice"),

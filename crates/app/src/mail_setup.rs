@@ -61,6 +61,20 @@ pub struct MailSetup {
     /// What the person must know to sign in with a password (an app password, an
     /// authorization code), with the page that makes one.
     pub password_note: Option<(String, Option<String>)>,
+    /// The provider's calendars as an account of their own (CalDAV, or Microsoft Graph), when
+    /// the settings name them: a second sign-in, for the calendar's own scopes.
+    pub calendar: Option<AccountConfig>,
+}
+
+/// A `<calendar>` of a clientConfig document (Thunderbird's `type="caldav"`, or Cowork's
+/// `type="microsoft-graph"`), read.
+#[derive(Debug)]
+struct CalendarEntry {
+    graph: bool,
+    url: String,
+    username: String,
+    /// The scopes of its own sign-in (Cowork's `<scope>` inside it); `None`: a password.
+    oauth_scopes: Option<Vec<String>>,
 }
 
 /// One server of a clientConfig document.
@@ -85,6 +99,30 @@ struct ClientConfig {
     /// issuer, scopes, and the endpoints when given.
     oauth: Option<(String, Vec<String>, Option<OauthEndpoints>)>,
     note: Option<(String, Option<String>)>,
+    calendar: Option<CalendarEntry>,
+}
+
+fn calendar_entry(root: roxmltree::Node, email: &str) -> Option<CalendarEntry> {
+    let node = root.children().find(|c| c.has_tag_name("calendar"))?;
+    let graph = match node.attribute("type")? {
+        "caldav" => false,
+        "microsoft-graph" => true,
+        _ => return None,
+    };
+    let url = child_text(node, "serverURL")?.replace("%EMAILADDRESS%", email);
+    let username = child_text(node, "username")
+        .unwrap_or("%EMAILADDRESS%")
+        .replace("%EMAILADDRESS%", email);
+    let oauth_scopes = (child_text(node, "authentication") == Some("OAuth2")).then(|| {
+        let scopes = child_text(node, "scope").unwrap_or_default();
+        scopes.split_whitespace().map(String::from).collect()
+    });
+    Some(CalendarEntry {
+        graph,
+        url,
+        username,
+        oauth_scopes,
+    })
 }
 
 fn child_text<'a>(node: roxmltree::Node<'a, 'a>, name: &str) -> Option<&'a str> {
@@ -173,6 +211,7 @@ fn parse(xml: &str, email: &str) -> Option<ClientConfig> {
         smtp: server(provider, "outgoingServer", "smtp", email)?,
         oauth,
         note,
+        calendar: calendar_entry(root, email),
     })
 }
 
@@ -210,6 +249,7 @@ impl ClientConfig {
             Some(Err(why)) => (Auth::Password, Some(why)),
             None => (Auth::Password, None),
         };
+        let calendar = self.calendar_account(&auth, source);
         let password_note = match (&auth, refused, !self.imap.password) {
             (Auth::Oauth { .. }, ..) => None,
             (_, Some(why), _) => Some((why, None)),
@@ -225,6 +265,7 @@ impl ClientConfig {
         MailSetup {
             provider: self.provider,
             found_by,
+            calendar,
             config: AccountConfig::Mail {
                 email: email.to_string(),
                 display_name: None,
@@ -239,6 +280,47 @@ impl ClientConfig {
             },
             password_note,
         }
+    }
+
+    /// The calendar account these settings name. Its sign-in is the mail's issuer and client
+    /// with the calendar's scopes; a fetched file's calendar is taken only with a password over
+    /// HTTPS (where tokens go is not content's to say), and shown like the rest.
+    fn calendar_account(&self, mail_auth: &Auth, source: Source) -> Option<AccountConfig> {
+        let entry = self.calendar.as_ref()?;
+        let auth = match (&entry.oauth_scopes, mail_auth, source) {
+            (None, ..) if entry.url.starts_with("https://") && !entry.graph => Auth::Password,
+            (None, ..) => return None,
+            (
+                Some(scopes),
+                Auth::Oauth {
+                    issuer,
+                    client_id,
+                    endpoints,
+                    ..
+                },
+                Source::BuiltIn,
+            ) => Auth::Oauth {
+                issuer: issuer.clone(),
+                client_id: client_id.clone(),
+                scopes: scopes.clone(),
+                endpoints: endpoints.clone(),
+            },
+            (Some(_), ..) => return None,
+        };
+        let (url, username) = (entry.url.clone(), entry.username.clone());
+        Some(if entry.graph {
+            AccountConfig::MicrosoftGraph {
+                url,
+                username,
+                auth,
+            }
+        } else {
+            AccountConfig::Caldav {
+                url,
+                username,
+                auth,
+            }
+        })
     }
 
     /// The OAuth sign-in these settings ask for, when Cowork has a client at that issuer. A
@@ -390,6 +472,7 @@ async fn guess(
                 auth: Auth::Password,
             },
             password_note: None,
+            calendar: None,
         });
     }
     None
@@ -676,6 +759,108 @@ mod tests {
         .setup("a@example.org", "fetched".into(), &own, Source::Fetched);
         assert_eq!(*diverted.config.auth(), Auth::Password);
         assert!(diverted.password_note.unwrap().0.contains("refused"));
+    }
+
+    #[test]
+    fn providers_calendars_come_with_their_own_sign_in() {
+        let mut registered = google_registered();
+        registered.oauth_clients.insert(
+            "login.microsoftonline.com".into(),
+            OauthClient {
+                client_id: "ms-1".into(),
+                hosts: vec![],
+            },
+        );
+        let gmail = found("a@gmail.com", &registered).calendar.unwrap();
+        let AccountConfig::Caldav { url, auth, .. } = &gmail else {
+            panic!("{gmail:?}")
+        };
+        assert_eq!(
+            url,
+            "https://apidata.googleusercontent.com/caldav/v2/a@gmail.com/user"
+        );
+        let Auth::Oauth { scopes, issuer, .. } = auth else {
+            panic!("{auth:?}")
+        };
+        assert_eq!(
+            (issuer.as_str(), scopes.as_slice()),
+            (
+                "https://accounts.google.com",
+                &["https://www.googleapis.com/auth/calendar".to_string()][..]
+            )
+        );
+        // Google's calendars take OAuth only: no client registered, no calendar offered.
+        let unregistered = found("a@gmail.com", &AccountsSettings::default());
+        assert_eq!(unregistered.calendar, None);
+        let outlook = found("a@outlook.com", &registered).calendar.unwrap();
+        assert!(
+            matches!(&outlook, AccountConfig::MicrosoftGraph { url, auth: Auth::Oauth { client_id, .. }, .. }
+                if url == "https://graph.microsoft.com/v1.0" && client_id == "ms-1"),
+            "{outlook:?}"
+        );
+        let icloud = found("a@icloud.com", &AccountsSettings::default()).calendar;
+        assert!(
+            matches!(
+                &icloud,
+                Some(AccountConfig::Caldav {
+                    auth: Auth::Password,
+                    ..
+                })
+            ),
+            "{icloud:?}"
+        );
+        assert_eq!(found("a@qq.com", &registered).calendar, None);
+    }
+
+    /// A fetched file may name a CalDAV server for a password over HTTPS, nothing more: not
+    /// where a token goes, not plain HTTP.
+    #[test]
+    fn a_fetched_calendar_is_only_a_password_over_https() {
+        let settings = google_registered();
+        let with_calendar = |kind: &str, auth: &str, url: &str| {
+            let calendar = format!(
+                "<calendar type=\"{kind}\"><authentication>{auth}</authentication><scope>x</scope><serverURL>{url}</serverURL></calendar></clientConfig>"
+            );
+            let xml = fetched_xml(
+                "imap.gmail.com",
+                "accounts.google.com",
+                "https://accounts.google.com/o/oauth2/v2/auth",
+                "https://help.example.org/",
+            )
+            .replace("</clientConfig>", &calendar);
+            parse(&xml, "a@example.org")
+                .unwrap()
+                .setup(
+                    "a@example.org",
+                    "fetched".into(),
+                    &settings,
+                    Source::Fetched,
+                )
+                .calendar
+        };
+        let dav = with_calendar("caldav", "http-basic", "https://dav.example.org/");
+        assert!(
+            matches!(
+                dav,
+                Some(AccountConfig::Caldav {
+                    auth: Auth::Password,
+                    ..
+                })
+            ),
+            "{dav:?}"
+        );
+        assert_eq!(
+            with_calendar("caldav", "OAuth2", "https://dav.example.org/"),
+            None
+        );
+        assert_eq!(
+            with_calendar("caldav", "http-basic", "http://dav.example.org/"),
+            None
+        );
+        assert_eq!(
+            with_calendar("microsoft-graph", "OAuth2", "https://evil.example/"),
+            None
+        );
     }
 
     proptest::proptest! {

@@ -9,35 +9,7 @@ pub(crate) enum AccountCmd {
     /// for the big providers, else the domain's autoconfig, Thunderbird's ISP database, or a
     /// guess) and shows them to confirm; then the provider's sign-in opens, or the password is
     /// read from standard input (one line).
-    Add {
-        /// A short name used in rules and effects, e.g. `work`.
-        name: String,
-        /// A CalDAV server or principal URL (calendars are discovered).
-        #[arg(long, conflicts_with_all = ["email", "imap", "smtp"])]
-        caldav: Option<String>,
-        /// The address mail is sent from.
-        #[arg(long)]
-        email: Option<String>,
-        /// IMAP server, HOST or HOST:PORT.
-        #[arg(long)]
-        imap: Option<String>,
-        /// SMTP server, HOST or HOST:PORT.
-        #[arg(long)]
-        smtp: Option<String>,
-        /// Login name (default: the email address).
-        #[arg(long)]
-        user: Option<String>,
-        /// tls (default), starttls, or plain (this computer only).
-        #[arg(long, default_value = "tls")]
-        security: String,
-        #[arg(long)]
-        display_name: Option<String>,
-        #[command(flatten)]
-        oauth: Box<OauthArgs>,
-        /// Use the settings found for the address without asking.
-        #[arg(long)]
-        yes: bool,
-    },
+    Add(Box<AddArgs>),
     List,
     /// Sign in to an OAuth account in your browser (again, after a sign-out or when the server
     /// asks); tasks waiting for it go on.
@@ -58,6 +30,48 @@ pub(crate) enum AccountCmd {
     Test {
         name: String,
     },
+}
+
+const GRAPH_ROOT: &str = "https://graph.microsoft.com/v1.0";
+
+#[derive(clap::Args)]
+pub(crate) struct AddArgs {
+    /// A short name used in rules and effects, e.g. `work`.
+    name: String,
+    /// A CalDAV server or principal URL (calendars are discovered).
+    #[arg(long, conflicts_with_all = ["email", "imap", "smtp"])]
+    caldav: Option<String>,
+    /// A Microsoft 365 calendar through Microsoft Graph, at this service root (default
+    /// https://graph.microsoft.com/v1.0); it signs in with --oauth.
+    #[arg(long, num_args = 0..=1, default_missing_value = GRAPH_ROOT,
+          conflicts_with_all = ["caldav", "imap", "smtp"], requires = "oauth")]
+    microsoft_graph: Option<String>,
+    /// The address mail is sent from.
+    #[arg(long)]
+    email: Option<String>,
+    /// With --email alone: add the provider's calendars (Google's CalDAV, Microsoft 365
+    /// through Graph, iCloud…) as this account, rather than its mail.
+    #[arg(long, requires = "email")]
+    calendar: bool,
+    /// IMAP server, HOST or HOST:PORT.
+    #[arg(long)]
+    imap: Option<String>,
+    /// SMTP server, HOST or HOST:PORT.
+    #[arg(long)]
+    smtp: Option<String>,
+    /// Login name (default: the email address).
+    #[arg(long)]
+    user: Option<String>,
+    /// tls (default), starttls, or plain (this computer only).
+    #[arg(long, default_value = "tls")]
+    security: String,
+    #[arg(long)]
+    display_name: Option<String>,
+    #[command(flatten)]
+    oauth: OauthArgs,
+    /// Use the settings found for the address without asking.
+    #[arg(long)]
+    yes: bool,
 }
 
 /// Signing in with OAuth 2 instead of a password (the provider's own sign-in page).
@@ -116,29 +130,37 @@ pub(crate) async fn account(
     json: bool,
 ) -> Result<ExitCode, String> {
     match cmd {
-        AccountCmd::Add {
-            name,
-            caldav,
-            email,
-            imap,
-            smtp,
-            user,
-            security,
-            display_name,
-            oauth,
-            yes,
-        } => {
+        AccountCmd::Add(add_args) => {
+            let AddArgs {
+                name,
+                caldav,
+                microsoft_graph,
+                email,
+                calendar,
+                imap,
+                smtp,
+                user,
+                security,
+                display_name,
+                oauth,
+                yes,
+            } = *add_args;
             let security = parse_security(&security)?;
             let auth = oauth.auth()?;
-            let config = match (caldav, email, imap, smtp) {
-                (Some(url), None, ..) => caldav_account(url, user, auth)?,
-                (None, Some(email), None, None) if oauth.oauth.is_none() => {
-                    found_mail_account(app, &email, user, display_name, yes).await?
+            let config = match (caldav, microsoft_graph, email, imap, smtp) {
+                (Some(url), None, None, ..) => caldav_account(url, user, auth)?,
+                (None, Some(url), email, None, None) => AccountKind::MicrosoftGraph {
+                    url,
+                    username: user.or(email).ok_or("--microsoft-graph needs --user ADDRESS (shown with the account)")?,
+                    auth,
+                },
+                (None, None, Some(email), None, None) if oauth.oauth.is_none() => {
+                    found_setup(app, &email, user, display_name, calendar, yes).await?
                 }
-                (None, Some(email), Some(imap), Some(smtp)) => {
+                (None, None, Some(email), Some(imap), Some(smtp)) => {
                     mail_account(email, [imap, smtp], user, display_name, security, auth)?
                 }
-                _ => return Err("give --caldav URL (a calendar account), --email ADDRESS (its servers are looked up), or --email ADDRESS --imap HOST --smtp HOST".into()),
+                _ => return Err("give --caldav URL or --microsoft-graph (a calendar account), --email ADDRESS (its servers are looked up; --calendar for its calendars), or --email ADDRESS --imap HOST --smtp HOST".into()),
             };
             add(app, name, config, oauth.no_browser).await?;
         }
@@ -216,27 +238,39 @@ fn mail_account(
     })
 }
 
-/// The settings found for `email`, each step shown, confirmed by the person (or `--yes`).
-async fn found_mail_account(
+/// The settings found for `email` (its mail, or with `calendar` its calendars), each step
+/// shown, confirmed by the person (or `--yes`).
+async fn found_setup(
     app: &App,
     email: &str,
     user: Option<String>,
     display_name: Option<String>,
+    calendar: bool,
     yes: bool,
 ) -> Result<AccountKind, String> {
     say!("looking up the settings for {email}…");
     let found = app
         .find_mail_setup(email, &mut |step| say!("  {step}"))
         .await?;
-    let mut config = found.config;
-    if let AccountKind::Mail {
-        username,
-        display_name: shown,
-        ..
-    } = &mut config
-    {
-        *username = user.unwrap_or(std::mem::take(username));
-        *shown = display_name;
+    let mut config = if calendar {
+        found.calendar.clone().ok_or_else(|| {
+            format!("no calendar settings known for {email} (a provider whose calendars take only its sign-in needs accounts.oauthClients, docs/accounts.md): add one with --caldav URL --user NAME")
+        })?
+    } else {
+        found.config.clone()
+    };
+    match &mut config {
+        AccountKind::Mail {
+            username,
+            display_name: shown,
+            ..
+        } => {
+            *username = user.unwrap_or(std::mem::take(username));
+            *shown = display_name;
+        }
+        AccountKind::Caldav { username, .. } | AccountKind::MicrosoftGraph { username, .. } => {
+            *username = user.unwrap_or(std::mem::take(username));
+        }
     }
     say!("{} — found by {}:", found.provider, found.found_by);
     for line in describe(&config) {
@@ -246,6 +280,11 @@ async fn found_mail_account(
         say!(
             "  note: {note}{}",
             page.as_ref().map(|p| format!(" ({p})")).unwrap_or_default()
+        );
+    }
+    if !calendar && found.calendar.is_some() {
+        say!(
+            "  its calendars can be added too: cowork account add NAME --email {email} --calendar"
         );
     }
     if !yes {
@@ -259,44 +298,63 @@ async fn found_mail_account(
     Ok(config)
 }
 
-/// The settings in words: where mail is read and sent, and how the account signs in.
-fn describe(config: &AccountKind) -> Vec<String> {
-    let AccountKind::Mail {
-        username,
-        imap_host,
-        imap_port,
-        imap_security,
-        smtp_host,
-        smtp_port,
-        smtp_security,
-        auth,
-        ..
-    } = config
-    else {
-        return vec![];
-    };
-    let sign_in = match auth {
+/// How an account signs in, in words.
+fn sign_in_words(username: &str, auth: &Auth) -> String {
+    match auth {
         Auth::Password => format!("with a password, as {username}"),
         Auth::Oauth { issuer, .. } => {
             format!("as {username}, in your browser at {issuer} (OAuth; no password here)")
         }
-    };
+    }
+}
+
+/// The settings in words: where mail is read and sent, or where the calendars are, and how the
+/// account signs in.
+fn describe(config: &AccountKind) -> Vec<String> {
     let words = |security: &Security| match security {
         Security::Tls => "TLS",
         Security::Starttls => "STARTTLS",
         Security::Plain => "unencrypted: this computer only",
     };
-    vec![
-        format!(
-            "read mail  IMAP {imap_host}:{imap_port} ({})",
-            words(imap_security)
-        ),
-        format!(
-            "send mail  SMTP {smtp_host}:{smtp_port} ({})",
-            words(smtp_security)
-        ),
-        format!("sign in    {sign_in}"),
-    ]
+    match config {
+        AccountKind::Mail {
+            username,
+            imap_host,
+            imap_port,
+            imap_security,
+            smtp_host,
+            smtp_port,
+            smtp_security,
+            auth,
+            ..
+        } => vec![
+            format!(
+                "read mail  IMAP {imap_host}:{imap_port} ({})",
+                words(imap_security)
+            ),
+            format!(
+                "send mail  SMTP {smtp_host}:{smtp_port} ({})",
+                words(smtp_security)
+            ),
+            format!("sign in    {}", sign_in_words(username, auth)),
+        ],
+        AccountKind::Caldav {
+            url,
+            username,
+            auth,
+        } => vec![
+            format!("calendars  CalDAV at {url}"),
+            format!("sign in    {}", sign_in_words(username, auth)),
+        ],
+        AccountKind::MicrosoftGraph {
+            url,
+            username,
+            auth,
+        } => vec![
+            format!("calendars  Microsoft 365 through Microsoft Graph ({url})"),
+            format!("sign in    {}", sign_in_words(username, auth)),
+        ],
+    }
 }
 
 /// Saves the account: with its password read from standard input (one line), or signed in

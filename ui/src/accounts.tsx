@@ -103,10 +103,16 @@ const isOauth = (a: AccountConfig) => a.auth?.method === "oauth";
 
 /// The account's servers and sign-in, in words (what the person confirms before adding it).
 function describe(a: AccountConfig): [string, string][] {
-  if (a.kind !== "mail") return [];
   const security = (s: Security) => (s === "plain" ? t("unencrypted") : s === "tls" ? "TLS" : "STARTTLS");
   const signIn =
     a.auth?.method === "oauth" ? `${t("signInBrowser")} ${a.auth.issuer}` : `${t("signInPassword")} ${a.username}`;
+  if (a.kind !== "mail") {
+    const where = a.kind === "caldav" ? `CalDAV ${a.url}` : `${t("m365Via")} (${a.url})`;
+    return [
+      [t("calendarsAt"), where],
+      [t("signInHow"), signIn],
+    ];
+  }
   return [
     [t("readMail"), `IMAP ${a.imap_host}:${a.imap_port} (${security(a.imap_security)})`],
     [t("sendMail"), `SMTP ${a.smtp_host}:${a.smtp_port} (${security(a.smtp_security)})`],
@@ -132,7 +138,9 @@ export function AccountsSettings() {
               <td>
                 {a.kind === "caldav"
                   ? `${t("calendarAccount")} · ${a.username} @ ${a.url}`
-                  : `${t("mailAccount")} · ${a.email}`}
+                  : a.kind === "microsoft_graph"
+                    ? `${t("m365Calendar")} · ${a.username}`
+                    : `${t("mailAccount")} · ${a.email}`}
               </td>
               <td>
                 {isOauth(a) && (
@@ -182,12 +190,16 @@ function Found({
   password,
   setPassword,
   add,
+  withCalendar,
+  setWithCalendar,
 }: {
   found: FoundMailSetup;
   ready: boolean;
   password: string;
   setPassword: (password: string) => void;
   add: () => void;
+  withCalendar: boolean;
+  setWithCalendar: (yes: boolean) => void;
 }) {
   return (
     <div class="found" data-testid="found-settings">
@@ -213,6 +225,17 @@ function Found({
             </a>
           )}
         </p>
+      )}
+      {found.calendar && (
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={withCalendar}
+            onChange={(e) => setWithCalendar(e.currentTarget.checked)}
+            data-field="with-calendar"
+          />
+          {t("alsoCalendars")} — {describe(found.calendar)[0][1]}
+        </label>
       )}
       {isOauth(found.account) ? (
         <button type="button" class="primary" disabled={!ready} onClick={add} data-testid="sign-in-new">
@@ -246,6 +269,7 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [found, setFound] = useState<FoundMailSetup | null>(null);
+  const [withCalendar, setWithCalendar] = useState(true);
   const [busy, setBusy] = useState(false);
   const find = async () => {
     setBusy(true);
@@ -260,16 +284,18 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
   };
   const add = async () => {
     if (!found) return;
-    const account: Account = { name, ...found.account };
+    // The mail account, and its calendars as `NAME-calendar` when the person keeps them ticked.
+    const accounts: Account[] = [{ name, ...found.account }];
+    if (withCalendar && found.calendar) accounts.push({ name: `${name}-calendar`, ...found.calendar });
     try {
-      await api.addAccount(account, isOauth(account) ? "" : password);
+      for (const account of accounts) await api.addAccount(account, isOauth(account) ? "" : password);
       setFound(null);
       setPassword("");
       setName("");
       setEmail("");
       list.load();
-      if (isOauth(account)) await list.signIn(name);
-      else list.setStatus({ [name]: t("saved") });
+      for (const account of accounts) if (isOauth(account)) await list.signIn(account.name);
+      if (!accounts.some(isOauth)) list.setStatus({ [name]: t("saved") });
     } catch (e) {
       list.setStatus({ "": String(e) });
     }
@@ -296,7 +322,17 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
       <button type="button" class="link" onClick={byHand}>
         {t("serversByHand")}
       </button>
-      {found && <Found found={found} ready={!!name} password={password} setPassword={setPassword} add={add} />}{" "}
+      {found && (
+        <Found
+          found={found}
+          ready={!!name}
+          password={password}
+          setPassword={setPassword}
+          add={add}
+          withCalendar={withCalendar}
+          setWithCalendar={setWithCalendar}
+        />
+      )}{" "}
       <span class="status" data-testid="accounts-status">
         {list.status[""]}
       </span>

@@ -264,7 +264,12 @@ export type Account = {
 
 export type AccountConfig = 
 /**  A CalDAV server: `url` is the server or principal URL (discovery finds the calendars). */
-{ kind: "caldav"; url: string; username: string; auth?: Auth } | { kind: "mail"; 
+{ kind: "caldav"; url: string; username: string; auth?: Auth } | 
+/**
+ *  Microsoft 365 calendars through Microsoft Graph: `url` is the service root
+ *  (`https://graph.microsoft.com/v1.0`); `username` the person's address, shown.
+ */
+{ kind: "microsoft_graph"; url: string; username: string; auth?: Auth } | { kind: "mail"; 
 /**  The address mail is sent from. */
 email: string; display_name?: string | null; username: string; imap_host: string; imap_port: number; imap_security: Security; smtp_host: string; smtp_port: number; smtp_security: Security; auth?: Auth };
 
@@ -675,6 +680,8 @@ export type FoundMailSetup = {
 	password_page: string | null,
 	/**  What was looked at, in order. */
 	steps: string[],
+	/**  The provider's calendars, as an account of their own (a second sign-in), when known. */
+	calendar: AccountConfig | null,
 };
 
 export type Health = "works" | 

@@ -284,11 +284,11 @@ impl ClientConfig {
 
     /// The calendar account these settings name. Its sign-in is the mail's issuer and client
     /// with the calendar's scopes; a fetched file's calendar is taken only with a password over
-    /// HTTPS (where tokens go is not content's to say), and shown like the rest.
+    /// HTTPS or to this machine (where tokens go is not content's to say), and shown like the rest.
     fn calendar_account(&self, mail_auth: &Auth, source: Source) -> Option<AccountConfig> {
         let entry = self.calendar.as_ref()?;
         let auth = match (&entry.oauth_scopes, mail_auth, source) {
-            (None, ..) if entry.url.starts_with("https://") && !entry.graph => Auth::Password,
+            (None, ..) if fetchable(&entry.url) && !entry.graph => Auth::Password,
             (None, ..) => return None,
             (
                 Some(scopes),

@@ -37,6 +37,8 @@ pub struct FoundMailSetup {
     pub password_page: Option<String>,
     /// What was looked at, in order.
     pub steps: Vec<String>,
+    /// The provider's calendars, as an account of their own (a second sign-in), when known.
+    pub calendar: Option<cowork_app::AccountKind>,
 }
 
 /// Finds a mail account's settings from its address (built-in, autoconfig, ISP database, a
@@ -57,6 +59,7 @@ pub async fn find_mail_setup(shell: State<'_, Shell>, email: String) -> Res<Foun
         password_note,
         password_page: password_page.flatten(),
         steps,
+        calendar: found.calendar,
     })
 }
 

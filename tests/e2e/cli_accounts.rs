@@ -108,3 +108,69 @@ echo "killed: $(cat "$TMPD/send.out")"
         "a password was printed"
     );
 }
+
+/// An address whose domain has no autoconfig file is set up from what its DNS publishes (a real
+/// DNS server on loopback): RFC 6186 SRV records for mail — the best priority first, a service
+/// the domain says it does not offer (target `.`) skipped for the next, a server outside the
+/// domain pointed out — and RFC 6764's `_caldavs._tcp` with its TXT path for the calendars. Each
+/// step is printed as it goes; the settings saved are the ones shown.
+#[test]
+fn an_address_is_set_up_from_its_domains_dns_records() {
+    use cowork_tests::peers::DnsZone;
+    let dns = DnsZone::start(
+        "_imaps._tcp.srv.test. 300 IN SRV 10 0 993 backup.srv.test.\n\
+         _imaps._tcp.srv.test. 300 IN SRV 5 0 993 mail.srv.test.\n\
+         _submissions._tcp.srv.test. 300 IN SRV 0 1 465 smtp.elsewhere.example.\n\
+         _caldavs._tcp.srv.test. 300 IN SRV 0 1 8443 dav.srv.test.\n\
+         _caldavs._tcp.srv.test. 300 IN TXT \"path=/dav/alice/\"\n\
+         _imaps._tcp.dot.test. 300 IN SRV 0 0 0 .\n\
+         _imap._tcp.dot.test. 300 IN SRV 0 0 143 imap.dot.test.\n\
+         _submission._tcp.dot.test. 300 IN SRV 0 0 587 imap.dot.test.\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("cowork");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&user).unwrap();
+    // No ISP database (a closed port): the domain's DNS is the source.
+    std::fs::write(
+        home.join("settings.json"),
+        format!(
+            r#"{{"accounts": {{"autoconfigUrl": "http://127.0.0.1:1/v1.1/", "dnsServer": "{}"}}}}"#,
+            dns.address()
+        ),
+    )
+    .unwrap();
+    let script = r#"set -e
+printf 'pw\n' | "$COWORK" account add srv --email alice@srv.test --yes
+printf 'pw\n' | "$COWORK" account add srv-calendar --email alice@srv.test --calendar --yes
+printf 'pw\n' | "$COWORK" account add dot --email bob@dot.test --yes
+"$COWORK" account list
+"#;
+    let out = in_private_keyring(script, &home, &user)
+        .env("COWORK", env!("CARGO_BIN_EXE_cowork"))
+        .output()
+        .expect("dbus-run-session is not installed: run tests/setup.sh");
+    let text = output_text(&out);
+    assert!(out.status.success(), "{text}");
+    for expected in [
+        "asking DNS for _imaps._tcp.srv.test and _submissions._tcp.srv.test (RFC 6186)",
+        "found by srv.test's DNS (SRV records)",
+        "read mail  IMAP mail.srv.test:993 (TLS)",
+        "send mail  SMTP smtp.elsewhere.example:465 (TLS)",
+        "note: smtp.elsewhere.example is not under srv.test",
+        "asking DNS for _caldavs._tcp.srv.test (RFC 6764)",
+        "calendars  CalDAV at https://dav.srv.test:8443/dav/alice/",
+        "its calendars can be added too",
+        "read mail  IMAP imap.dot.test:143 (STARTTLS)",
+        "send mail  SMTP imap.dot.test:587 (STARTTLS)",
+        "srv-calendar  caldav  alice@srv.test @ https://dav.srv.test:8443/dav/alice/",
+        "srv  mail  alice@srv.test  imap mail.srv.test:993  smtp smtp.elsewhere.example:465",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    assert!(
+        !text.contains("backup.srv.test"),
+        "the lower priority was not chosen: {text}"
+    );
+}

@@ -132,6 +132,36 @@ impl Radicale {
     }
 }
 
+/// A DNS server on loopback answering from a zone file (`tests/peers/dns_zone.py`, dnslib).
+pub struct DnsZone {
+    pub port: u16,
+    _peer: Peer,
+}
+
+impl DnsZone {
+    /// Serves `zone` (master-file text, absolute names).
+    pub fn start(zone: &str) -> DnsZone {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("zone");
+        std::fs::write(&file, zone).unwrap();
+        let port = free_port();
+        let mut command = Command::new(peers_dir().join("python"));
+        command
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/dns_zone.py"))
+            .arg(port.to_string())
+            .arg(&file);
+        DnsZone {
+            port,
+            _peer: Peer::start(command, port, "dns_zone.py", dir),
+        }
+    }
+
+    /// `IP:PORT`, as settings' `accounts.dnsServer` takes it.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
 /// The tests' stand-in for Microsoft Graph's calendar API (`tests/peers/graph_calendar.py`),
 /// seeded from `tests/data/graph/calendar.json`; tokens are checked at `introspection_url`.
 pub struct GraphCalendar {

@@ -16,6 +16,7 @@ pub mod mail_setup;
 pub mod notify;
 pub mod secrets;
 mod signin;
+mod srv;
 mod toolpacks;
 mod vault;
 

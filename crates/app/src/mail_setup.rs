@@ -1,13 +1,16 @@
 //! Adding a mail account is typing the address: its settings come from Cowork's built-in ones
 //! for the big providers (`presets/mail/*.xml`), else the domain's own autoconfig file, else
-//! Thunderbird's ISP database, else a guess at the usual host names — each step reported as
-//! it goes. Every source is the Thunderbird autoconfig format (clientConfig 1.1), so one reader
-//! serves them all; the built-in ones are files of that format too.
+//! Thunderbird's ISP database, else the domain's DNS SRV records (RFC 6186, `srv.rs`), else a
+//! guess at the usual host names — each step reported as it goes. The files are all the
+//! Thunderbird autoconfig format (clientConfig 1.1), so one reader serves them all; the
+//! built-in ones are files of that format too. A provider's calendars come with its settings
+//! (the `<calendar>` element), or from the domain's `_caldavs._tcp` record (RFC 6764).
 //!
 //! What a source says is content, not the person's word: the settings found (hosts, where to
 //! sign in) are shown to the person, who confirms them before any password or token is sent.
 
 use crate::App;
+use crate::srv::{Resolver, Service};
 use cowork_store::accounts::{AccountConfig, Auth, OauthEndpoints, Security};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,6 +23,8 @@ pub struct AccountsSettings {
     pub autoconfig_url: Option<String>,
     /// The OAuth client Cowork is registered as, by issuer (`accounts.google.com`, or a URL).
     pub oauth_clients: BTreeMap<String, OauthClient>,
+    /// The DNS server asked for SRV records (`IP:PORT`); default the system's.
+    pub dns_server: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
@@ -432,6 +437,34 @@ async fn answers(host: &str, port: u16) -> bool {
     )
 }
 
+/// A password account at these servers, found by `found_by`.
+fn password_setup(
+    email: &str,
+    provider: &str,
+    found_by: String,
+    imap: Service,
+    smtp: Service,
+) -> MailSetup {
+    MailSetup {
+        provider: provider.to_string(),
+        found_by,
+        config: AccountConfig::Mail {
+            email: email.to_string(),
+            display_name: None,
+            username: email.to_string(),
+            imap_host: imap.host,
+            imap_port: imap.port,
+            imap_security: imap.security,
+            smtp_host: smtp.host,
+            smtp_port: smtp.port,
+            smtp_security: smtp.security,
+            auth: Auth::Password,
+        },
+        password_note: None,
+        calendar: None,
+    }
+}
+
 /// The usual host names, tried in turn: `imap.DOMAIN`/`smtp.DOMAIN`, then `mail.DOMAIN`.
 async fn guess(
     email: &str,
@@ -453,29 +486,50 @@ async fn guess(
         } else {
             None
         };
-        let Some((smtp_port, smtp_security)) = smtp_at else {
+        let Some((port, security)) = smtp_at else {
             continue;
         };
-        return Some(MailSetup {
-            provider: domain.to_string(),
-            found_by: format!("a guess: {imap} and {smtp} answer"),
-            config: AccountConfig::Mail {
-                email: email.to_string(),
-                display_name: None,
-                username: email.to_string(),
-                imap_host: imap,
-                imap_port: 993,
-                imap_security: Security::Tls,
-                smtp_host: smtp,
-                smtp_port,
-                smtp_security,
-                auth: Auth::Password,
-            },
-            password_note: None,
-            calendar: None,
-        });
+        let found_by = format!("a guess: {imap} and {smtp} answer");
+        let imap = Service {
+            host: imap,
+            port: 993,
+            security: Security::Tls,
+        };
+        let smtp = Service {
+            host: smtp,
+            port,
+            security,
+        };
+        return Some(password_setup(email, domain, found_by, imap, smtp));
     }
     None
+}
+
+/// The servers the domain publishes in DNS (RFC 6186). Servers outside the domain are said to
+/// be so: RFC 6186 §6 asks that the person confirm those.
+async fn from_dns(
+    email: &str,
+    domain: &str,
+    dns: &Resolver,
+    report: &mut (dyn FnMut(String) + Send),
+) -> Option<MailSetup> {
+    report(format!(
+        "asking DNS for _imaps._tcp.{domain} and _submissions._tcp.{domain} (RFC 6186)…"
+    ));
+    let Some((imap, smtp)) = dns.mail(domain).await else {
+        report("  none published".into());
+        return None;
+    };
+    let suffix = format!(".{domain}");
+    for host in [&imap.host, &smtp.host] {
+        if !(host.ends_with(&suffix) || host == domain) {
+            report(format!(
+                "  note: {host} is not under {domain}: check it is your provider's"
+            ));
+        }
+    }
+    let found_by = format!("{domain}'s DNS (SRV records)");
+    Some(password_setup(email, domain, found_by, imap, smtp))
 }
 
 /// Where the settings for `email` are looked for, in order, after the built-in ones.
@@ -508,6 +562,36 @@ pub async fn find(
         let by = format!("Cowork's built-in settings for {domain}");
         return Ok(found.setup(email, by, settings, Source::BuiltIn));
     }
+    let dns = Resolver::new(settings.dns_server.as_deref())
+        .map_err(|why| report(format!("DNS: {why}")))
+        .ok();
+    let mut setup = from_network(email, &domain, settings, dns.as_ref(), report).await?;
+    // A calendar the domain publishes (RFC 6764), for an account that signs in with a password.
+    if let Some(dns) = dns.as_ref().filter(|_| setup.calendar.is_none())
+        && *setup.config.auth() == Auth::Password
+    {
+        report(format!("asking DNS for _caldavs._tcp.{domain} (RFC 6764)…"));
+        setup.calendar = dns.caldav(&domain).await.map(|url| AccountConfig::Caldav {
+            url,
+            username: email.to_string(),
+            auth: Auth::Password,
+        });
+        if setup.calendar.is_none() {
+            report("  none published".into());
+        }
+    }
+    Ok(setup)
+}
+
+/// The settings found on the network: the domain's autoconfig, the ISP database, the domain's
+/// DNS, then a guess.
+async fn from_network(
+    email: &str,
+    domain: &str,
+    settings: &AccountsSettings,
+    dns: Option<&Resolver>,
+    report: &mut (dyn FnMut(String) + Send),
+) -> Result<MailSetup, String> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(8))
         .connect_timeout(Duration::from_secs(5))
@@ -521,7 +605,7 @@ pub async fn find(
         }))
         .build()
         .map_err(|e| e.to_string())?;
-    for url in sources(email, &domain, settings) {
+    for url in sources(email, domain, settings) {
         report(format!("looking at {url}…"));
         match fetch(&http, &url).await {
             Ok(xml) => match parse(&xml, email) {
@@ -531,7 +615,12 @@ pub async fn find(
             Err(why) => report(format!("  nothing there ({why})")),
         }
     }
-    guess(email, &domain, report).await.ok_or_else(|| {
+    if let Some(dns) = dns
+        && let Some(found) = from_dns(email, domain, dns, report).await
+    {
+        return Ok(found);
+    }
+    guess(email, domain, report).await.ok_or_else(|| {
         format!(
             "no settings found for {domain}: give the servers yourself (--imap HOST[:PORT] --smtp HOST[:PORT]); your provider's help pages name them"
         )

@@ -505,12 +505,47 @@ async fn a_mail_account_waits_for_its_sign_in_refreshes_and_a_revoked_token_is_r
     );
 }
 
+/// Saves calendar account `name` signing in at `provider`; a sync before the sign-in names the
+/// sign-in; then alice signs in.
+async fn calendar_signed_in(
+    h: &cowork_tests::Harness,
+    provider: &OidcProvider,
+    name: &str,
+    config: impl FnOnce(cowork_store::accounts::Auth) -> cowork_store::accounts::AccountConfig,
+) {
+    use cowork_store::accounts;
+    let auth = accounts::Auth::Oauth {
+        issuer: provider.issuer(),
+        client_id: CLIENT.into(),
+        scopes: scopes(),
+        endpoints: None,
+    };
+    let account = accounts::Account {
+        name: name.into(),
+        config: config(auth),
+    };
+    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
+    let signed_out = h
+        .call("calendar_sync", serde_json::json!({"account": name}))
+        .await;
+    let why = signed_out.result.unwrap_err().to_string();
+    assert!(
+        why.contains(&format!("cowork account signin {name}")),
+        "{why}"
+    );
+    let sign_in = h.app.begin_sign_in(name).await.unwrap();
+    let url = sign_in.url().clone();
+    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
+    h.app.finish_sign_in(sign_in).await.unwrap();
+    person.await.unwrap();
+}
+
 /// A CalDAV account that signs in with OAuth, found from the server's root (RFC 6764's
 /// `/.well-known/caldav`): a Radicale that takes bearer tokens (introspected at the provider)
 /// syncs and takes a new event with the person's token; signed out, the sync says how to sign in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
-    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_store::accounts::AccountConfig;
     use cowork_tests::peers::Radicale;
     use cowork_tests::{Harness, Recorder};
     use serde_json::json;
@@ -536,30 +571,13 @@ async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
         .unwrap();
     assert_eq!(made.status().as_u16(), 201);
     let h = Harness::new(Arc::new(Recorder::default()));
-    let account = accounts::Account {
-        name: "dav".into(),
-        config: AccountConfig::Caldav {
-            url: dav.url(),
-            username: "alice".into(),
-            auth: Auth::Oauth {
-                issuer: provider.issuer(),
-                client_id: CLIENT.into(),
-                scopes: scopes(),
-                endpoints: None,
-            },
-        },
-    };
-    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
-
-    let signed_out = h.call("calendar_sync", json!({"account": "dav"})).await;
-    let why = signed_out.result.unwrap_err().to_string();
-    assert!(why.contains("cowork account signin dav"), "{why}");
-
-    let sign_in = h.app.begin_sign_in("dav").await.unwrap();
-    let url = sign_in.url().clone();
-    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
-    h.app.finish_sign_in(sign_in).await.unwrap();
-    person.await.unwrap();
+    let url = dav.url();
+    calendar_signed_in(&h, &provider, "dav", |auth| AccountConfig::Caldav {
+        url,
+        username: "alice".into(),
+        auth,
+    })
+    .await;
 
     let synced = h.ok("calendar_sync", json!({"account": "dav"})).await;
     assert_eq!(synced["reports"][0]["calendar"], "dav/personal", "{synced}");
@@ -589,7 +607,7 @@ async fn a_caldav_account_syncs_with_a_bearer_token_from_the_server_root() {
 /// repeat rule Graph cannot hold is kept here and said so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
-    use cowork_store::accounts::{self, AccountConfig, Auth};
+    use cowork_store::accounts::AccountConfig;
     use cowork_tests::peers::GraphCalendar;
     use cowork_tests::{Harness, Recorder};
     use serde_json::json;
@@ -602,28 +620,15 @@ async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
         .await
         .unwrap();
     let h = Harness::new(Arc::new(Recorder::default()));
-    let account = accounts::Account {
-        name: "m365".into(),
-        config: AccountConfig::MicrosoftGraph {
-            url: graph.url(),
+    let url = graph.url();
+    calendar_signed_in(&h, &provider, "m365", |auth| {
+        AccountConfig::MicrosoftGraph {
+            url,
             username: "alice@contoso.test".into(),
-            auth: Auth::Oauth {
-                issuer: provider.issuer(),
-                client_id: CLIENT.into(),
-                scopes: scopes(),
-                endpoints: None,
-            },
-        },
-    };
-    accounts::put(&h.store.connect().unwrap(), &account).unwrap();
-    let signed_out = h.call("calendar_sync", json!({"account": "m365"})).await;
-    let why = signed_out.result.unwrap_err().to_string();
-    assert!(why.contains("cowork account signin m365"), "{why}");
-    let sign_in = h.app.begin_sign_in("m365").await.unwrap();
-    let url = sign_in.url().clone();
-    let person = tokio::spawn(async move { OidcProvider::person_signs_in(&url, "alice").await });
-    h.app.finish_sign_in(sign_in).await.unwrap();
-    person.await.unwrap();
+            auth,
+        }
+    })
+    .await;
 
     let synced = h.ok("calendar_sync", json!({"account": "m365"})).await;
     let report = &synced["reports"][0];

@@ -759,6 +759,16 @@ mod tests {
         )
     }
 
+    /// A file read as if fetched for a@example.org.
+    fn as_fetched(xml: &str, settings: &AccountsSettings) -> MailSetup {
+        parse(xml, "a@example.org").unwrap().setup(
+            "a@example.org",
+            "fetched".into(),
+            settings,
+            Source::Fetched,
+        )
+    }
+
     fn google_registered() -> AccountsSettings {
         AccountsSettings {
             oauth_clients: [(
@@ -778,16 +788,9 @@ mod tests {
     {
         let settings = google_registered();
         let fetched = |host: &str, auth_url: &str| {
-            parse(
+            as_fetched(
                 &fetched_xml(host, "accounts.google.com", auth_url, "javascript:alert(1)"),
-                "a@example.org",
-            )
-            .unwrap()
-            .setup(
-                "a@example.org",
-                "fetched".into(),
                 &settings,
-                Source::Fetched,
             )
         };
         // Google's sign-in sent to another server: no OAuth, and the person is told why.
@@ -818,17 +821,15 @@ mod tests {
                 hosts: vec!["mail.example.org".into(), "127.0.0.1".into()],
             },
         );
-        let company = parse(
+        let company = as_fetched(
             &fetched_xml(
                 "mail.example.org",
                 "https://sso.example.org",
                 "https://evil.example/x",
                 "https://help.example.org/",
             ),
-            "a@example.org",
-        )
-        .unwrap()
-        .setup("a@example.org", "fetched".into(), &own, Source::Fetched);
+            &own,
+        );
         let Auth::Oauth {
             endpoints, issuer, ..
         } = company.config.auth()
@@ -840,12 +841,10 @@ mod tests {
             ("https://sso.example.org", &None)
         );
         // The same company sign-in, sent by a fetched file to servers the person did not name.
-        let diverted = parse(
+        let diverted = as_fetched(
             &fetched_xml("imap.evil.example", "https://sso.example.org", "x:y", "x:y"),
-            "a@example.org",
-        )
-        .unwrap()
-        .setup("a@example.org", "fetched".into(), &own, Source::Fetched);
+            &own,
+        );
         assert_eq!(*diverted.config.auth(), Auth::Password);
         assert!(diverted.password_note.unwrap().0.contains("refused"));
     }
@@ -917,15 +916,7 @@ mod tests {
                 "https://help.example.org/",
             )
             .replace("</clientConfig>", &calendar);
-            parse(&xml, "a@example.org")
-                .unwrap()
-                .setup(
-                    "a@example.org",
-                    "fetched".into(),
-                    &settings,
-                    Source::Fetched,
-                )
-                .calendar
+            as_fetched(&xml, &settings).calendar
         };
         let dav = with_calendar("caldav", "http-basic", "https://dav.example.org/");
         assert!(

@@ -619,7 +619,8 @@ async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
     let graph = tokio::task::spawn_blocking(move || GraphCalendar::start(introspection))
         .await
         .unwrap();
-    let h = Harness::new(Arc::new(Recorder::default()));
+    let recorder = Arc::new(Recorder::default());
+    let h = Harness::new(recorder.clone());
     let url = graph.url();
     calendar_signed_in(&h, &provider, "m365", |auth| {
         AccountConfig::MicrosoftGraph {
@@ -672,7 +673,8 @@ async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
         .ok(
             "calendar_create",
             json!({"title": "Budget review", "start": "2026-12-02T14:00",
-        "end": "2026-12-02T15:00", "timezone": "Europe/Berlin", "calendar": calendar}),
+        "end": "2026-12-02T15:00", "timezone": "Europe/Berlin", "calendar": calendar,
+        "attendees": ["bo@contoso.test"]}),
         )
         .await;
     let on_server = graph.events().await;
@@ -732,6 +734,18 @@ async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
         subjects.contains(&"Budget review (agenda) (conflict copy)".to_string()),
         "{subjects:?}"
     );
+    // The copy the sync made invites nobody: only the person's own approved write does.
+    let on_server = graph.events().await;
+    let invited = |subject: &str| {
+        let event = on_server.iter().find(|e| e["subject"] == subject).unwrap();
+        event["attendees"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!(invited("Budget review (moved room)"), 1, "{on_server:?}");
+    assert_eq!(
+        invited("Budget review (agenda) (conflict copy)"),
+        0,
+        "{on_server:?}"
+    );
 
     let moved = h
         .ok(
@@ -782,6 +796,66 @@ async fn a_microsoft_365_calendar_syncs_through_graph_both_ways() {
     assert_eq!(
         planning["recurrence"]["range"]["numberOfOccurrences"], 4,
         "{planning}"
+    );
+
+    // A new title is all an update sends: the series' rule (and with it Outlook's changed
+    // occurrences) and its formatted body are left alone.
+    let planning_uid = h
+        .ok(
+            "calendar_check",
+            json!({"start": "2026-12-03", "end": "2026-12-04", "query": "planning"}),
+        )
+        .await["events"][0]["uid"]
+        .clone();
+    h.ok(
+        "calendar_update",
+        json!({"uid": planning_uid, "calendar": calendar, "title": "Planning (Q1)"}),
+    )
+    .await;
+    let patch = graph.last_patch().await;
+    let fields: Vec<&String> = patch.as_object().unwrap().keys().collect();
+    assert_eq!(fields, ["subject"], "{patch}");
+
+    // A create whose answer is lost is sent again at the next sync, and Graph (by the
+    // transactionId) answers with the event the first one made: no second meeting.
+    graph.lose_next_answer().await;
+    h.ok(
+        "calendar_create",
+        json!({"title": "Offsite prep", "start": "2026-12-04T09:00", "end": "2026-12-04T10:00",
+               "timezone": "Europe/Berlin", "calendar": calendar}),
+    )
+    .await;
+    h.ok("calendar_sync", json!({"account": "m365"})).await;
+    let preps = graph
+        .events()
+        .await
+        .iter()
+        .filter(|e| e["subject"] == "Offsite prep")
+        .count();
+    assert_eq!(preps, 1);
+
+    // An imported file's attendees are in what the person approves: Graph would invite them.
+    std::fs::write(
+        h.workspace.join("invite.ics"),
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//x\r\nBEGIN:VEVENT\r\nUID:imp-1\r\n\
+         DTSTAMP:20261101T000000Z\r\nDTSTART:20261205T090000Z\r\nDTEND:20261205T100000Z\r\n\
+         SUMMARY:Imported\r\nATTENDEE;CN=Everyone:mailto:all@contoso.test\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    )
+    .unwrap();
+    h.ok(
+        "calendar_import",
+        json!({"path": "invite.ics", "calendar": calendar}),
+    )
+    .await;
+    let asked = recorder.asked.lock().unwrap().clone();
+    let import = asked
+        .iter()
+        .rev()
+        .find(|(tool, _)| tool == "calendar_import")
+        .expect("asked");
+    assert!(
+        format!("{:?}", import.1).contains("all@contoso.test"),
+        "{import:?}"
     );
 
     // Hourly repeats: no Graph pattern holds them; kept here, and the sync says so.

@@ -8,7 +8,8 @@ and ETag on every change, `If-Match` honoured (412), paging by @odata.nextLink.
 
 Usage: graph_calendar.py PORT SEED_JSON INTROSPECTION_URL
 Test controls (no token, not Graph): GET /_test/events, PATCH /_test/events/ID (a change made
-"on the server", as the person would in Outlook).
+"on the server", as the person would in Outlook), GET /_test/last-patch (the body of the last
+PATCH), POST /_test/lose-next-answer (the next create is made, its answer never sent).
 """
 import base64
 import datetime
@@ -29,6 +30,7 @@ with open(SEED, encoding="utf-8") as f:
     DATA = json.load(f)
 CALENDARS = DATA["calendars"]
 EVENTS = {e["id"]: dict(e, _calendar=cid) for cid, es in DATA["events"].items() for e in es}
+STATE = {"last_patch": None, "lose_next_answer": False}
 
 
 def base():
@@ -145,13 +147,24 @@ class Handler(BaseHTTPRequestHandler):
         return self.answer(200, page)
 
     def create(self, calendar):
+        body = self.body()
+        # Graph's transactionId: a create sent again returns the event the first one made.
+        again = [e for e in EVENTS.values()
+                 if body.get("transactionId") and e.get("transactionId") == body["transactionId"]]
+        if again:
+            return self.answer(201, public(again[0]))
         event_id = "AAMkAG" + base64.urlsafe_b64encode(uuid.uuid4().bytes).decode()
         event = {"id": event_id, "_calendar": calendar,
                  "iCalUId": "040000008200E00074C5B7101A82E008" + uuid.uuid4().hex.upper(),
                  "isCancelled": False, "isOrganizer": True, "type": "singleInstance",
                  "organizer": {"emailAddress": {"name": "Alice Wong", "address": "alice@contoso.test"}}}
-        apply(event, self.body())
+        apply(event, body)
+        event["transactionId"] = body.get("transactionId")
         EVENTS[event_id] = event
+        if STATE["lose_next_answer"]:
+            STATE["lose_next_answer"] = False
+            self.close_connection = True
+            return None
         return self.answer(201, public(event))
 
     def one_event(self, method, event_id):
@@ -165,7 +178,8 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET":
             return self.answer(200, public(event))
         if method == "PATCH":
-            apply(event, self.body())
+            STATE["last_patch"] = self.body()
+            apply(event, STATE["last_patch"])
             return self.answer(200, public(event))
         if method == "DELETE":
             del EVENTS[event_id]
@@ -173,6 +187,11 @@ class Handler(BaseHTTPRequestHandler):
         return self.error(405, "MethodNotAllowed", method)
 
     def test_control(self, method, parts):
+        if parts[-1] == "last-patch":
+            return self.answer(200, STATE["last_patch"])
+        if parts[-1] == "lose-next-answer":
+            STATE["lose_next_answer"] = True
+            return self.answer(204)
         if method == "GET":
             return self.answer(200, [public(e) for e in EVENTS.values()])
         event = EVENTS.get(parts[-1])

@@ -197,6 +197,19 @@ impl GraphCalendar {
         reqwest::get(url).await.unwrap().json().await.unwrap()
     }
 
+    /// The body of the last PATCH the server took (a test control).
+    pub async fn last_patch(&self) -> serde_json::Value {
+        let url = format!("http://127.0.0.1:{}/_test/last-patch", self.port);
+        reqwest::get(url).await.unwrap().json().await.unwrap()
+    }
+
+    /// The next create is made but its answer is lost on the way (a test control).
+    pub async fn lose_next_answer(&self) {
+        let url = format!("http://127.0.0.1:{}/_test/lose-next-answer", self.port);
+        let answer = reqwest::Client::new().post(url).send().await.unwrap();
+        assert!(answer.status().is_success(), "{answer:?}");
+    }
+
     /// Changes an event on the server, as the person would in Outlook (a test control).
     pub async fn change(&self, id: &str, fields: serde_json::Value) {
         let url = format!("http://127.0.0.1:{}/_test/events/{id}", self.port);

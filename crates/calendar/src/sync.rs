@@ -143,9 +143,9 @@ async fn push(
             None => remove(db, &object.calendar, &object.uid),
         };
     }
-    let (href, etag) =
+    let (href, etag, sent) =
         match push_change(db, client, url, existing.as_ref(), &object, report).await? {
-            Put::Stored(href, etag) => (href, etag),
+            Put::Stored { href, etag, sent } => (href, etag, sent),
             Put::Settled => return Ok(()),
         };
     let etag = match etag {
@@ -159,6 +159,7 @@ async fn push(
             href: Some(href.to_string()),
             etag,
             dirty: false,
+            ics: sent.unwrap_or(object.ics),
             ..object
         },
     )?;
@@ -168,8 +169,13 @@ async fn push(
 
 /// What became of a changed object put to the server.
 enum Put {
-    /// The server holds it now, there, with this ETag when it said one.
-    Stored(Url, Option<String>),
+    /// The server holds it now, there, with this ETag when it said one; `sent` is what was sent
+    /// when it is not the object's text.
+    Stored {
+        href: Url,
+        etag: Option<String>,
+        sent: Option<String>,
+    },
     /// It is not there, and rightly so for now (refused, or the server's version won).
     Settled,
 }
@@ -232,7 +238,11 @@ async fn push_change(
         }
     };
     match attempt {
-        Ok((href, etag)) => Ok(Put::Stored(href, etag)),
+        Ok((href, etag)) => Ok(Put::Stored {
+            href,
+            etag,
+            sent: None,
+        }),
         // The server refuses this object for good (HTTP 400/415…: data it cannot store, like
         // Radicale with RDATE periods, or a rule Microsoft 365 cannot hold): say so and go on
         // with the others — one such event must not hold every later change back. It stays
@@ -255,26 +265,40 @@ async fn push_change(
             Ok(Put::Settled)
         }
         Err(DavError::NotFound) => {
-            // Deleted there, changed here: the change wins, re-created on the server.
+            // Deleted there, changed here: the change wins, re-created on the server — with
+            // nobody invited: a meeting its organizer removed must not come back as one this
+            // person organizes, mailing everyone.
             let new = Target::New {
                 calendar,
                 uid,
                 at: existing,
             };
+            let sent = without_invitations(&object.ics)?;
             let (href, etag) = client
-                .put(new, &object.ics, None)
+                .put(new, &sent, None)
                 .await
                 .map_err(|e| e.to_string())?;
             let title = title_of(&object.ics);
+            let uninvited = if sent == object.ics {
+                ""
+            } else {
+                " (without its attendees: nobody was invited again)"
+            };
             conflict(
                 db,
                 object,
                 "local",
                 None,
-                format!("{title:?} was deleted on the server but changed here: kept yours"),
+                format!(
+                    "{title:?} was deleted on the server but changed here: kept yours{uninvited}"
+                ),
                 report,
             )?;
-            Ok(Put::Stored(href, etag))
+            Ok(Put::Stored {
+                href,
+                etag,
+                sent: Some(sent),
+            })
         }
         Err(e) => Err(e.to_string()),
     }
@@ -436,7 +460,39 @@ fn with_uid(ics_text: &str, uid: &str) -> Result<String, String> {
     Ok(ics::to_text(&cal))
 }
 
-/// The same events under a new UID, titled as a conflict copy.
+/// The same events with nobody invited (no ATTENDEE, no ORGANIZER, in any letter case). What
+/// the sync creates on a server by itself — a conflict copy, an event the server deleted —
+/// must not send invitations the person never saw: creating an event with attendees mails
+/// them (Microsoft Graph always; a CalDAV server with scheduling too).
+fn without_invitations(ics_text: &str) -> Result<String, String> {
+    let mut cal = ics::parse(ics_text)?;
+    let mut changed = false;
+    for component in cal.components.iter_mut() {
+        if let icalendar::CalendarComponent::Event(event) = component {
+            let keys: Vec<String> = (event.properties().keys())
+                .chain(event.multi_properties().keys())
+                .filter(|k| {
+                    ["ATTENDEE", "ORGANIZER"]
+                        .iter()
+                        .any(|p| k.eq_ignore_ascii_case(p))
+                })
+                .cloned()
+                .collect();
+            for key in keys {
+                event.remove_property(&key);
+                event.remove_multi_property(&key);
+                changed = true;
+            }
+        }
+    }
+    Ok(if changed {
+        ics::to_text(&cal)
+    } else {
+        ics_text.to_string()
+    })
+}
+
+/// The same events under a new UID, titled as a conflict copy, inviting nobody.
 fn as_copy(ics_text: &str, uid: &str) -> Result<String, String> {
     let mut cal = ics::parse(ics_text)?;
     for component in cal.components.iter_mut() {
@@ -446,5 +502,5 @@ fn as_copy(ics_text: &str, uid: &str) -> Result<String, String> {
             event.summary(&format!("{title} (conflict copy)"));
         }
     }
-    Ok(ics::to_text(&cal))
+    without_invitations(&ics::to_text(&cal))
 }

@@ -39,7 +39,6 @@ pub struct GraphEvent {
     pub is_reminder_on: bool,
     pub reminder_minutes_before_start: i64,
     pub show_as: Option<String>,
-    pub last_modified_date_time: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -137,8 +136,8 @@ pub fn to_ics(graph: &GraphEvent) -> Result<String, String> {
         return Err(format!("event {} has no start or end", graph.id));
     };
     let mut event = Event::new();
-    event.uid(graph.ical_uid.as_deref().unwrap_or(&graph.id));
-    event.summary(graph.subject.as_deref().unwrap_or_default());
+    event.uid(&plain(graph.ical_uid.as_deref().unwrap_or(&graph.id)));
+    event.summary(&text(graph.subject.as_deref().unwrap_or_default()));
     let zone = graph
         .original_start_time_zone
         .as_deref()
@@ -191,11 +190,17 @@ fn add_details(event: &mut Event, graph: &GraphEvent) {
     {
         event.location(&place.display_name);
     }
-    if let Some(organizer) = &graph.organizer {
-        event.append_property(person("ORGANIZER", &organizer.email_address).done());
+    if let Some(organizer) = graph
+        .organizer
+        .as_ref()
+        .and_then(|o| person("ORGANIZER", &o.email_address))
+    {
+        event.append_property(organizer);
     }
     for attendee in &graph.attendees {
-        let mut property = person("ATTENDEE", &attendee.email_address);
+        let Some(mut property) = person("ATTENDEE", &attendee.email_address) else {
+            continue;
+        };
         let optional = attendee.kind.as_deref() == Some("optional");
         property.add_parameter(
             "ROLE",
@@ -220,20 +225,48 @@ fn add_details(event: &mut Event, graph: &GraphEvent) {
         event.add_property("TRANSP", "TRANSPARENT");
     }
     if graph.is_reminder_on {
-        let before = chrono::Duration::minutes(graph.reminder_minutes_before_start.max(0));
-        event.alarm(Alarm::display("Reminder", -before));
-    }
-    if let Some(changed) = &graph.last_modified_date_time {
-        event.add_property("X-MS-GRAPH-LAST-MODIFIED", changed);
+        // Graph allows up to four weeks ahead; a larger number is not a reminder anyone set.
+        let minutes = graph
+            .reminder_minutes_before_start
+            .clamp(0, 4 * 7 * 24 * 60);
+        event.alarm(Alarm::display(
+            "Reminder",
+            -chrono::Duration::minutes(minutes),
+        ));
     }
 }
 
-fn person(key: &str, who: &EmailAddress) -> Property {
-    let mut property = Property::new(key, format!("mailto:{}", who.address));
-    if let Some(name) = who.name.as_deref().filter(|n| !n.is_empty()) {
-        property.add_parameter("CN", name);
+/// Server text as iCalendar holds it: line breaks as `\n` (which the writer escapes), no other
+/// control character — a bare CR would end the line and start a property of the server's choice.
+fn text(value: &str) -> String {
+    value
+        .replace("\r\n", "\n")
+        .chars()
+        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .collect()
+}
+
+/// Server text for a place the writer does not escape (an address, a parameter): no control
+/// character, and no `"`, which would let a value pass as already quoted.
+fn plain(value: &str) -> String {
+    value
+        .chars()
+        .filter(|c| !c.is_control() && *c != '"')
+        .collect()
+}
+
+/// An ORGANIZER or ATTENDEE; `None` for an address that is not one.
+fn person(key: &str, who: &EmailAddress) -> Option<Property> {
+    let address = plain(&who.address);
+    let valid = address.contains('@') && !address.contains(char::is_whitespace);
+    if !valid {
+        return None;
     }
-    property
+    let mut property = Property::new(key, format!("mailto:{address}"));
+    if let Some(name) = who.name.as_deref().map(plain).filter(|n| !n.is_empty()) {
+        property.add_parameter("CN", &name);
+    }
+    Some(property)
 }
 
 /// The Graph body (for a create or an update) of an event's iCalendar text. `Err` names what
@@ -284,6 +317,28 @@ pub fn to_graph(text: &str) -> Result<Value, String> {
     }))
 }
 
+/// The fields of `ours` (a body from [`to_graph`]) whose values differ from `theirs` (the server's
+/// current event through the same conversion). An update sends only those: setting
+/// `recurrence` makes Exchange drop a series' changed occurrences, and setting `body` replaces
+/// formatted text with plain — neither should happen because a title changed.
+pub fn changed_fields(ours: Value, theirs: &Value) -> Value {
+    let Value::Object(fields) = ours else {
+        return ours;
+    };
+    Value::Object(
+        fields
+            .into_iter()
+            .filter(|(key, value)| theirs.get(key) != Some(value))
+            .collect(),
+    )
+}
+
+/// The UID of an event's iCalendar text (its first event's).
+pub fn uid_of(text: &str) -> Option<String> {
+    let calendar = ics::parse(text).ok()?;
+    ics::events(&calendar).find_map(|e| e.get_uid().map(String::from))
+}
+
 /// DTEND, else DTSTART + DURATION, else DTSTART (a day later for a date).
 fn end_of(event: &Event, start: &DatePerhapsTime) -> Result<DatePerhapsTime, String> {
     if let Some(end) = event.get_end() {
@@ -294,14 +349,18 @@ fn end_of(event: &Event, start: &DatePerhapsTime) -> Result<DatePerhapsTime, Str
         None if matches!(start, DatePerhapsTime::Date(_)) => 86_400,
         None => 0,
     };
-    let later = chrono::Duration::seconds(seconds);
+    let too_far = || format!("DURATION {seconds} s is beyond any calendar");
+    let later = chrono::Duration::try_seconds(seconds).ok_or_else(too_far)?;
+    let add = |t: NaiveDateTime| t.checked_add_signed(later).ok_or_else(too_far);
     Ok(match start.clone() {
-        DatePerhapsTime::Date(d) => DatePerhapsTime::Date(d + later),
-        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => (t + later).into(),
-        DatePerhapsTime::DateTime(CalendarDateTime::Floating(t)) => (t + later).into(),
+        DatePerhapsTime::Date(d) => {
+            DatePerhapsTime::Date(d.checked_add_signed(later).ok_or_else(too_far)?)
+        }
+        DatePerhapsTime::DateTime(CalendarDateTime::Utc(t)) => add(t.naive_utc())?.and_utc().into(),
+        DatePerhapsTime::DateTime(CalendarDateTime::Floating(t)) => add(t)?.into(),
         DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone { date_time, tzid }) => {
             DatePerhapsTime::DateTime(CalendarDateTime::WithTimezone {
-                date_time: date_time + later,
+                date_time: add(date_time)?,
                 tzid,
             })
         }
@@ -492,6 +551,74 @@ mod tests {
             };
             let back = to_ics(&served(&body)).unwrap();
             prop_assert_eq!(instances_of(&back), instances_of(&text), "{}\n{}\n{}", text, body, back);
+        }
+    }
+
+    fn hostile_event(text: &str, name: &str, address: &str) -> GraphEvent {
+        serde_json::from_value(json!({
+            "id": "AAMk=", "iCalUId": text, "subject": text,
+            "body": {"contentType": "text", "content": text},
+            "start": {"dateTime": "2026-12-01T09:00:00.0000000", "timeZone": "UTC"},
+            "end": {"dateTime": "2026-12-01T10:00:00.0000000", "timeZone": "UTC"},
+            "location": {"displayName": text},
+            "organizer": {"emailAddress": {"name": name, "address": address}},
+            "attendees": [{"type": "required", "emailAddress": {"name": name, "address": address}}],
+            "isReminderOn": true, "reminderMinutesBeforeStart": i64::MAX,
+        }))
+        .unwrap()
+    }
+
+    /// What a server writes in an event's text can never become a property of its own: the
+    /// text read back is one event, with no repeat rule and no attendee it did not list.
+    #[test]
+    fn a_servers_text_cannot_add_properties() {
+        let inject = "x\r\nRRULE:FREQ=DAILY\rATTENDEE:mailto:exfil@evil.example\r\nEND:VEVENT\r\nBEGIN:VEVENT";
+        let name =
+            "\"x\":mailto:a@b\r\nATTENDEE:mailto:exfil@evil.example\r\nRRULE:FREQ=DAILY\r\nX-A:\"";
+        for (text, who, address) in [
+            (inject, "Bo", "bo@example.org"),
+            ("Meet", name, "bo@example.org"),
+            ("Meet", "Bo", "bo@example.org\r\nRRULE:FREQ=DAILY"),
+        ] {
+            let ics_text = to_ics(&hostile_event(text, who, address)).unwrap();
+            let calendar = ics::parse(&ics_text).unwrap();
+            let events: Vec<&Event> = ics::events(&calendar).collect();
+            assert_eq!(events.len(), 1, "{ics_text}");
+            assert_eq!(events[0].property_value("RRULE"), None, "{ics_text}");
+            let attendees = events[0]
+                .multi_properties()
+                .get("ATTENDEE")
+                .map_or(0, Vec::len);
+            assert!(attendees <= 1, "{ics_text}");
+            assert!(
+                !ics_text.contains("\r\nRRULE") && !ics_text.contains("\r\nATTENDEE:mailto:exfil"),
+                "{ics_text}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Any text in any field: the event reads back as one event with at most the attendees
+        /// listed, and converting it never panics.
+        #[test]
+        fn any_server_text_reads_as_one_event(text in "\\PC{0,40}", name in "\\PC{0,20}", address in "\\PC{0,30}") {
+            let ics_text = to_ics(&hostile_event(&text, &name, &address)).unwrap();
+            let calendar = ics::parse(&ics_text).unwrap();
+            let events: Vec<&Event> = ics::events(&calendar).collect();
+            prop_assert_eq!(events.len(), 1);
+            prop_assert_eq!(events[0].property_value("RRULE"), None);
+            prop_assert!(events[0].multi_properties().get("ATTENDEE").map_or(0, Vec::len) <= 1);
+            let _ = to_graph(&ics_text);
+        }
+
+        /// Durations past the calendar's end are refused, not a panic.
+        #[test]
+        fn any_duration_is_sent_or_refused(days in any::<i64>()) {
+            let text = format!(
+                "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t\r\nBEGIN:VEVENT\r\nUID:u\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20260101\r\nDURATION:P{}D\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+                days.unsigned_abs()
+            );
+            let _ = to_graph(&text);
         }
     }
 }

@@ -162,6 +162,7 @@ impl Client {
         let calendars: Vec<CalendarEntry> = self.all(url).await?;
         Ok(calendars
             .into_iter()
+            .filter(|c| usable_id(&c.id))
             .map(|c| RemoteCalendar {
                 url: self.under_base(&["me", "calendars", &c.id]),
                 name: c.name,
@@ -184,6 +185,7 @@ impl Client {
         let events: Vec<EventEntry> = self.all(url).await?;
         Ok(events
             .into_iter()
+            .filter(|e| usable_id(&e.id))
             .filter_map(|e| Some((self.event_url(&e.id), e.etag?)))
             .collect())
     }
@@ -192,6 +194,9 @@ impl Client {
         &self,
         graph: event::GraphEvent,
     ) -> Result<(Url, String, Option<String>), DavError> {
+        if !usable_id(&graph.id) {
+            return Err(DavError::Other(format!("an event id {:?}", graph.id)));
+        }
         let text = event::to_ics(&graph)
             .map_err(|e| DavError::Other(format!("event {}: {e}", graph.id)))?;
         Ok((self.event_url(&graph.id), text, graph.etag))
@@ -203,13 +208,18 @@ impl Client {
         Ok((text, etag))
     }
 
-    /// Creates an event in `calendar`; Graph names it: its URL and ETag come back.
+    /// Creates an event in `calendar`; Graph names it: its URL and ETag come back. Its UID is
+    /// the request's `transactionId`, Graph's guard against a create sent twice (an answer lost
+    /// on the way, the create sent again at the next sync): the same event comes back.
     pub async fn create(
         &self,
         calendar: &Url,
         ics: &str,
     ) -> Result<(Url, Option<String>), DavError> {
-        let body = event::to_graph(ics).map_err(not_for_graph)?;
+        let mut body = event::to_graph(ics).map_err(not_for_graph)?;
+        if let Some(uid) = event::uid_of(ics) {
+            body["transactionId"] = Value::String(uid);
+        }
         let mut url = calendar.clone();
         url.path_segments_mut().expect("an http URL").push("events");
         let created = self
@@ -219,14 +229,27 @@ impl Client {
         Ok((href, etag))
     }
 
-    /// Replaces an event's fields, only if it is still at `etag`.
+    /// Changes what changed of an event ([`event::changed_fields`]), only if it is still at
+    /// `etag`.
     pub async fn update(
         &self,
         href: &Url,
         ics: &str,
         etag: Option<&str>,
     ) -> Result<Option<String>, DavError> {
-        let body = event::to_graph(ics).map_err(not_for_graph)?;
+        let ours = event::to_graph(ics).map_err(not_for_graph)?;
+        let current: event::GraphEvent = self.json(reqwest::Method::GET, href, &[], None).await?;
+        if etag.is_some() && current.etag.as_deref() != etag {
+            return Err(DavError::Changed);
+        }
+        let theirs = event::to_ics(&current).and_then(|text| event::to_graph(&text));
+        let body = match theirs {
+            Ok(theirs) => event::changed_fields(ours, &theirs),
+            Err(_) => ours,
+        };
+        if body.as_object().is_some_and(|fields| fields.is_empty()) {
+            return Ok(current.etag);
+        }
         let condition: Vec<(&str, &str)> = etag.map(|e| ("If-Match", e)).into_iter().collect();
         let updated = self
             .json(reqwest::Method::PATCH, href, &condition, Some(body))
@@ -240,6 +263,12 @@ impl Client {
             .await
             .map(|_| ())
     }
+}
+
+/// An id from the server as one path segment: `.`, `..` and control characters (which a URL
+/// drops, turning the id into a dot segment) would name another resource than the id's.
+fn usable_id(id: &str) -> bool {
+    !matches!(id, "" | "." | "..") && !id.chars().any(char::is_control)
 }
 
 fn not_for_graph(why: String) -> DavError {

@@ -135,15 +135,21 @@ impl CalendarTools {
         })
     }
 
+    /// The file's attendees are part of the write: a server that schedules (Microsoft Graph
+    /// always) mails every attendee of an event it is given, so the review names them.
     fn plan_import(&self, input: &ImportInput, env: &EffectEnv) -> Result<CallPlan, ToolError> {
         let calendar = pick_one(&self.shared, input.calendar.as_deref())?;
+        let path = env.resolve_path(&input.path);
+        let attendees = std::fs::read(&path)
+            .map(|bytes| super::write::attendees_in(&String::from_utf8_lossy(&bytes)))
+            .unwrap_or_default();
         Ok(CallPlan::new(vec![
             Effect::FsRead {
-                path: env.resolve_path(&input.path).to_string_lossy().into_owned(),
+                path: path.to_string_lossy().into_owned(),
             },
             Effect::CalendarWrite {
                 calendar: calendar.id,
-                attendees: vec![],
+                attendees,
             },
         ]))
     }

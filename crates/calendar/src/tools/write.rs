@@ -136,10 +136,11 @@ fn write_plan(
 /// Whom an object's events invite, as written (property names are case-insensitive, RFC 5545
 /// §3.1; a value that is no address is still someone a server may try to reach, so it is kept).
 pub(super) fn attendees_in(text: &str) -> Vec<String> {
-    let Ok(cal) = ics::parse(text) else {
+    let Ok(calendars) = ics::parse_all(text) else {
         return Vec::new();
     };
-    let mut out: Vec<String> = ics::events(&cal)
+    let mut out: Vec<String> = (calendars.iter())
+        .flat_map(ics::events)
         .flat_map(|e| {
             let single = e.properties().values().cloned();
             single.chain(e.multi_properties().values().flatten().cloned())

@@ -125,7 +125,8 @@ fn an_address_is_set_up_from_its_domains_dns_records() {
          _caldavs._tcp.srv.test. 300 IN TXT \"path=/dav/alice/\"\n\
          _imaps._tcp.dot.test. 300 IN SRV 0 0 0 .\n\
          _imap._tcp.dot.test. 300 IN SRV 0 0 143 imap.dot.test.\n\
-         _submission._tcp.dot.test. 300 IN SRV 0 0 587 imap.dot.test.\n",
+         _submission._tcp.dot.test. 300 IN SRV 0 0 587 imap.dot.test.\n\
+         _caldavs._tcp.dot.test. 300 IN SRV 0 0 443 dav.evil.example.\n",
     );
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("cowork");
@@ -163,6 +164,7 @@ printf 'pw\n' | "$COWORK" account add dot --email bob@dot.test --yes
         "calendars  CalDAV at https://dav.srv.test:8443/dav/alice/",
         "its calendars can be added too",
         "read mail  IMAP imap.dot.test:143 (STARTTLS)",
+        "https://dav.evil.example/ is neither at dot.test nor at its mail servers: not offered",
         "send mail  SMTP imap.dot.test:587 (STARTTLS)",
         "srv-calendar  caldav  alice@srv.test @ https://dav.srv.test:8443/dav/alice/",
         "srv  mail  alice@srv.test  imap mail.srv.test:993  smtp smtp.elsewhere.example:465",

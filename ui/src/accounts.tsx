@@ -226,6 +226,13 @@ function Found({
           )}
         </p>
       )}
+      {found.steps
+        .filter((step) => step.trim().startsWith("note:"))
+        .map((step) => (
+          <p class="hint" key={step}>
+            {step.trim()}
+          </p>
+        ))}
       {found.calendar && (
         <label class="inline">
           <input
@@ -234,7 +241,7 @@ function Found({
             onChange={(e) => setWithCalendar(e.currentTarget.checked)}
             data-field="with-calendar"
           />
-          {t("alsoCalendars")} — {describe(found.calendar)[0][1]}
+          {isOauth(found.calendar) ? t("alsoCalendars") : t("alsoCalendarsPassword")} — {describe(found.calendar)[0][1]}
         </label>
       )}
       {isOauth(found.account) ? (
@@ -275,7 +282,11 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
     setBusy(true);
     setFound(null);
     try {
-      setFound(await api.findMailSetup(email.trim()));
+      const setup = await api.findMailSetup(email.trim());
+      // A second sign-in is the person's own act in their browser; a password going to one more
+      // server is ticked only by the person.
+      setWithCalendar(!!setup.calendar && isOauth(setup.calendar));
+      setFound(setup);
       list.setStatus({});
     } catch (e) {
       list.setStatus({ "": String(e) });
@@ -287,6 +298,11 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
     // The mail account, and its calendars as `NAME-calendar` when the person keeps them ticked.
     const accounts: Account[] = [{ name, ...found.account }];
     if (withCalendar && found.calendar) accounts.push({ name: `${name}-calendar`, ...found.calendar });
+    const taken = accounts.find((a) => list.accounts.some((existing) => existing.name === a.name));
+    if (taken) {
+      list.setStatus({ "": `${t("nameTaken")} ${taken.name}` });
+      return;
+    }
     try {
       for (const account of accounts) await api.addAccount(account, isOauth(account) ? "" : password);
       setFound(null);

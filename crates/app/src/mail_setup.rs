@@ -254,7 +254,7 @@ impl ClientConfig {
             Some(Err(why)) => (Auth::Password, Some(why)),
             None => (Auth::Password, None),
         };
-        let calendar = self.calendar_account(&auth, source);
+        let calendar = self.calendar_account(email, &auth, source);
         let password_note = match (&auth, refused, !self.imap.password) {
             (Auth::Oauth { .. }, ..) => None,
             (_, Some(why), _) => Some((why, None)),
@@ -290,8 +290,16 @@ impl ClientConfig {
     /// The calendar account these settings name. Its sign-in is the mail's issuer and client
     /// with the calendar's scopes; a fetched file's calendar is taken only with a password over
     /// HTTPS or to this machine (where tokens go is not content's to say), and shown like the rest.
-    fn calendar_account(&self, mail_auth: &Auth, source: Source) -> Option<AccountConfig> {
+    fn calendar_account(
+        &self,
+        email: &str,
+        mail_auth: &Auth,
+        source: Source,
+    ) -> Option<AccountConfig> {
         let entry = self.calendar.as_ref()?;
+        if source == Source::Fetched && !self.is_providers(&entry.url, email) {
+            return None;
+        }
         let auth = match (&entry.oauth_scopes, mail_auth, source) {
             (None, ..) if fetchable(&entry.url) && !entry.graph => Auth::Password,
             (None, ..) => return None,
@@ -326,6 +334,13 @@ impl ClientConfig {
                 auth,
             }
         })
+    }
+
+    /// Whether `url` is at the address's own domain or one of these mail servers: the one
+    /// password goes nowhere else.
+    fn is_providers(&self, url: &str, email: &str) -> bool {
+        let domain = email.rsplit_once('@').map_or("", |(_, d)| d);
+        same_provider(url, domain, [&self.imap.host, &self.smtp.host])
     }
 
     /// The OAuth sign-in these settings ask for, when Cowork has a client at that issuer. A
@@ -389,6 +404,20 @@ impl ClientConfig {
             endpoints,
         }))
     }
+}
+
+/// Whether `url`'s host is `domain`, under it, or one of `mail_hosts`.
+fn same_provider(url: &str, domain: &str, mail_hosts: [&str; 2]) -> bool {
+    let Some(host) = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    else {
+        return false;
+    };
+    let domain = domain.to_ascii_lowercase();
+    host == domain
+        || host.ends_with(&format!(".{domain}"))
+        || mail_hosts.iter().any(|m| m.eq_ignore_ascii_case(&host))
 }
 
 /// Cowork's built-in settings for `domain`, if it has some.
@@ -571,16 +600,43 @@ pub async fn find(
         && *setup.config.auth() == Auth::Password
     {
         report(format!("asking DNS for _caldavs._tcp.{domain} (RFC 6764)…"));
-        setup.calendar = dns.caldav(&domain).await.map(|url| AccountConfig::Caldav {
-            url,
-            username: email.to_string(),
-            auth: Auth::Password,
-        });
-        if setup.calendar.is_none() {
-            report("  none published".into());
-        }
+        setup.calendar = dns_calendar(dns, email, &domain, &setup.config, report).await;
     }
     Ok(setup)
+}
+
+/// The calendars `domain` publishes (RFC 6764), for the mail account `mail`: only at the domain
+/// itself or the mail's own servers, where the one password may go.
+async fn dns_calendar(
+    dns: &Resolver,
+    email: &str,
+    domain: &str,
+    mail: &AccountConfig,
+    report: &mut (dyn FnMut(String) + Send),
+) -> Option<AccountConfig> {
+    let Some(url) = dns.caldav(domain).await else {
+        report("  none published".into());
+        return None;
+    };
+    let AccountConfig::Mail {
+        imap_host,
+        smtp_host,
+        ..
+    } = mail
+    else {
+        return None;
+    };
+    if !same_provider(&url, domain, [imap_host, smtp_host]) {
+        report(format!(
+            "  {url} is neither at {domain} nor at its mail servers: not offered"
+        ));
+        return None;
+    }
+    Some(AccountConfig::Caldav {
+        url,
+        username: email.to_string(),
+        auth: Auth::Password,
+    })
 }
 
 /// The settings found on the network: the domain's autoconfig, the ISP database, the domain's
@@ -931,6 +987,11 @@ mod tests {
         );
         assert_eq!(
             with_calendar("caldav", "OAuth2", "https://dav.example.org/"),
+            None
+        );
+        // The one password goes only to the address's domain or its mail servers.
+        assert_eq!(
+            with_calendar("caldav", "http-basic", "https://dav.evil.example/"),
             None
         );
         assert_eq!(

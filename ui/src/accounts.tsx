@@ -182,6 +182,51 @@ export function AccountsSettings() {
   );
 }
 
+/// What the lookup noted (a server outside the domain…), and the provider's calendars to add
+/// with the mail.
+function CalendarOffer({
+  found,
+  withCalendar,
+  setWithCalendar,
+}: {
+  found: FoundMailSetup;
+  withCalendar: boolean;
+  setWithCalendar: (yes: boolean) => void;
+}) {
+  return (
+    <>
+      {found.steps
+        .filter((step) => step.trim().startsWith("note:"))
+        .map((step) => (
+          <p class="hint" key={step}>
+            {step.trim()}
+          </p>
+        ))}
+      {found.calendar && (
+        <label class="inline">
+          <input
+            type="checkbox"
+            checked={withCalendar}
+            onChange={(e) => setWithCalendar(e.currentTarget.checked)}
+            data-field="with-calendar"
+          />
+          {isOauth(found.calendar) ? t("alsoCalendars") : t("alsoCalendarsPassword")} — {describe(found.calendar)[0][1]}
+        </label>
+      )}
+    </>
+  );
+}
+
+/// The accounts a confirmed lookup makes: the mail account, and its calendars as `NAME-calendar`
+/// when the person keeps them ticked. An error names one that exists already (never replaced).
+function accountsToAdd(found: FoundMailSetup, name: string, withCalendar: boolean, existing: Account[]) {
+  const accounts: Account[] = [{ name, ...found.account }];
+  if (withCalendar && found.calendar) accounts.push({ name: `${name}-calendar`, ...found.calendar });
+  const taken = accounts.find((a) => existing.some((e) => e.name === a.name));
+  if (taken) throw new Error(`${t("nameTaken")} ${taken.name}`);
+  return accounts;
+}
+
 /// The settings found for an address, in words, and how to finish: the provider's sign-in, or
 /// the password its note asks for.
 function Found({
@@ -226,24 +271,7 @@ function Found({
           )}
         </p>
       )}
-      {found.steps
-        .filter((step) => step.trim().startsWith("note:"))
-        .map((step) => (
-          <p class="hint" key={step}>
-            {step.trim()}
-          </p>
-        ))}
-      {found.calendar && (
-        <label class="inline">
-          <input
-            type="checkbox"
-            checked={withCalendar}
-            onChange={(e) => setWithCalendar(e.currentTarget.checked)}
-            data-field="with-calendar"
-          />
-          {isOauth(found.calendar) ? t("alsoCalendars") : t("alsoCalendarsPassword")} — {describe(found.calendar)[0][1]}
-        </label>
-      )}
+      <CalendarOffer found={found} withCalendar={withCalendar} setWithCalendar={setWithCalendar} />
       {isOauth(found.account) ? (
         <button type="button" class="primary" disabled={!ready} onClick={add} data-testid="sign-in-new">
           {t("signInWith")} {found.provider}
@@ -295,15 +323,8 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
   };
   const add = async () => {
     if (!found) return;
-    // The mail account, and its calendars as `NAME-calendar` when the person keeps them ticked.
-    const accounts: Account[] = [{ name, ...found.account }];
-    if (withCalendar && found.calendar) accounts.push({ name: `${name}-calendar`, ...found.calendar });
-    const taken = accounts.find((a) => list.accounts.some((existing) => existing.name === a.name));
-    if (taken) {
-      list.setStatus({ "": `${t("nameTaken")} ${taken.name}` });
-      return;
-    }
     try {
+      const accounts = accountsToAdd(found, name, withCalendar, list.accounts);
       for (const account of accounts) await api.addAccount(account, isOauth(account) ? "" : password);
       setFound(null);
       setPassword("");
@@ -313,7 +334,7 @@ function FindMail({ list, byHand }: { list: ReturnType<typeof useAccounts>; byHa
       for (const account of accounts) if (isOauth(account)) await list.signIn(account.name);
       if (!accounts.some(isOauth)) list.setStatus({ [name]: t("saved") });
     } catch (e) {
-      list.setStatus({ "": String(e) });
+      list.setStatus({ "": e instanceof Error ? e.message : String(e) });
     }
   };
   return (

@@ -264,44 +264,52 @@ async fn push_change(
             keep_both_changes(db, client, &href, object, report).await?;
             Ok(Put::Settled)
         }
-        Err(DavError::NotFound) => {
-            // Deleted there, changed here: the change wins, re-created on the server — with
-            // nobody invited: a meeting its organizer removed must not come back as one this
-            // person organizes, mailing everyone.
-            let new = Target::New {
-                calendar,
-                uid,
-                at: existing,
-            };
-            let sent = without_invitations(&object.ics)?;
-            let (href, etag) = client
-                .put(new, &sent, None)
-                .await
-                .map_err(|e| e.to_string())?;
-            let title = title_of(&object.ics);
-            let uninvited = if sent == object.ics {
-                ""
-            } else {
-                " (without its attendees: nobody was invited again)"
-            };
-            conflict(
-                db,
-                object,
-                "local",
-                None,
-                format!(
-                    "{title:?} was deleted on the server but changed here: kept yours{uninvited}"
-                ),
-                report,
-            )?;
-            Ok(Put::Stored {
-                href,
-                etag,
-                sent: Some(sent),
-            })
-        }
+        Err(DavError::NotFound) => recreate(db, client, calendar, existing, object, report).await,
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Deleted there, changed here: the change wins, re-created on the server — with nobody
+/// invited: a meeting its organizer removed must not come back as one this person organizes,
+/// mailing everyone.
+async fn recreate(
+    db: &Db,
+    client: &Remote,
+    calendar: &Url,
+    existing: Option<&Url>,
+    object: &Object,
+    report: &mut SyncReport,
+) -> Result<Put, String> {
+    let uid = object.uid.as_str();
+    let new = Target::New {
+        calendar,
+        uid,
+        at: existing,
+    };
+    let sent = without_invitations(&object.ics)?;
+    let (href, etag) = client
+        .put(new, &sent, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let title = title_of(&object.ics);
+    let uninvited = if sent == object.ics {
+        ""
+    } else {
+        " (without its attendees: nobody was invited again)"
+    };
+    conflict(
+        db,
+        object,
+        "local",
+        None,
+        format!("{title:?} was deleted on the server but changed here: kept yours{uninvited}"),
+        report,
+    )?;
+    Ok(Put::Stored {
+        href,
+        etag,
+        sent: Some(sent),
+    })
 }
 
 /// Both sides changed: the server's version stays, ours becomes a copy.

@@ -215,6 +215,37 @@ async fn every_screen_passes_axe_in_both_themes_and_the_gallery_is_one_sheet() {
     .await;
 
     settings_pages(&d, &axe, &mut audit, "").await;
+    // An address found (Cowork's built-in iCloud settings, no network): the settings in words,
+    // the app-password note, and its calendars offered, unticked, with the same password.
+    d.settings_page("accounts").await;
+    d.fill("[data-testid=find-mail] [data-field=name]", "home")
+        .await;
+    d.fill(
+        "[data-testid=find-mail] [data-field=email]",
+        "you@icloud.com",
+    )
+    .await;
+    d.exec(
+        "[...document.querySelectorAll('[data-testid=find-mail] button')].find((b) => b.textContent.includes('Find')).click()",
+        json!([]),
+    )
+    .await;
+    d.wait_for("[data-testid=found-settings] [data-field=with-calendar]")
+        .await;
+    let offered = d
+        .exec(
+            "return document.querySelector('[data-field=with-calendar]').checked",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        offered,
+        json!(false),
+        "a password calendar is ticked only by the person"
+    );
+    d.wait_for_text("[data-testid=found-settings]", "caldav.icloud.com")
+        .await;
+    audit.screen(&d, &axe, "settings-accounts-found").await;
     for view in ["tools", "audit", "memory", "changes", "toolpacks"] {
         d.open_view(view).await;
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -14,7 +14,7 @@ pub enum DavError {
     #[error("not found on the server")]
     NotFound,
     #[error(
-        "the server refused the user name or password (HTTP {0}) — check the account with `cowork account test {1}`"
+        "the server refused the account's password or sign-in (HTTP {0}) — check it with `cowork account test {1}`; an account that signs in with OAuth may need `cowork account signin {1}`"
     )]
     Unauthorized(u16, String),
     /// Network errors and 5xx: worth retrying at the next sync.

@@ -591,7 +591,7 @@ async fn a_wrong_password_names_the_account() {
     let out = h.call("calendar_sync", json!({"account": "dav"})).await;
     let error = out.result.unwrap_err().to_string();
     assert!(
-        error.contains("dav") && error.contains("user name or password"),
+        error.contains("dav") && error.contains("password or sign-in"),
         "{error}"
     );
     let none = h.call("calendar_sync", json!({"account": "nope"})).await;

@@ -210,13 +210,29 @@ fn tzids_of(event: &Event) -> Vec<String> {
 /// the text each time). No maintained crate writes components without that, so the text is
 /// filtered here.
 pub fn to_text(cal: &Calendar) -> String {
-    let text = cal.to_string();
+    let text = without_stray_controls(&cal.to_string());
     if !text.contains(crate::vtimezone::DEFINED_PREFIX) {
         return clean_text(&text);
     }
     let mut stored = cal.clone();
     crate::vtimezone::undefine(&mut stored);
     clean_text(&stored.to_string())
+}
+
+/// The text with no control character but line ends (CRLF) and tabs. RFC 5545 §3.3.11 allows
+/// none in a value, and the writer escapes only LF: a CR left in a title (the model's, a
+/// server's) would end the line for a reader that splits there, starting a property of the
+/// title's choosing. Every calendar text Cowork writes passes here.
+fn without_stray_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let line_end = c == '\r' && chars.peek() == Some(&'\n');
+        if !c.is_control() || matches!(c, '\n' | '\t') || line_end {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Components that carry DTSTAMP and UID (RFC 5545 §3.6); in any other one they are dropped.
@@ -1572,6 +1588,29 @@ DTEND;TZID=W. Europe Standard Time:20261116T101500\r\nSUMMARY:Standup (moved)\r\
         );
         assert_eq!(total, 70, "the corpus changed");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn a_control_character_in_a_value_never_reaches_the_text() {
+        for title in [
+            "a\r\nRRULE:FREQ=DAILY",
+            "a\rRRULE:FREQ=DAILY",
+            "a\u{b}\u{1b}[2Jb",
+        ] {
+            let mut event = Event::new();
+            event.uid("u").summary(title);
+            let mut cal = Calendar::new();
+            cal.push(event.done());
+            let text = to_text(&cal);
+            let stray = text.replace("\r\n", "\n");
+            assert!(
+                !stray.contains(|c: char| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+            let parsed = parse(&text).unwrap();
+            let event = events(&parsed).next().unwrap();
+            assert_eq!(event.property_value("RRULE"), None, "{text:?}");
+        }
     }
 
     #[test]

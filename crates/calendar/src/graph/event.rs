@@ -137,7 +137,7 @@ pub fn to_ics(graph: &GraphEvent) -> Result<String, String> {
     };
     let mut event = Event::new();
     event.uid(&plain(graph.ical_uid.as_deref().unwrap_or(&graph.id)));
-    event.summary(&text(graph.subject.as_deref().unwrap_or_default()));
+    event.summary(graph.subject.as_deref().unwrap_or_default());
     let zone = graph
         .original_start_time_zone
         .as_deref()
@@ -236,18 +236,10 @@ fn add_details(event: &mut Event, graph: &GraphEvent) {
     }
 }
 
-/// Server text as iCalendar holds it: line breaks as `\n` (which the writer escapes), no other
-/// control character — a bare CR would end the line and start a property of the server's choice.
-fn text(value: &str) -> String {
-    value
-        .replace("\r\n", "\n")
-        .chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
-        .collect()
-}
-
 /// Server text for a place the writer does not escape (an address, a parameter): no control
-/// character, and no `"`, which would let a value pass as already quoted.
+/// character, and no `"`, which would let a value pass as already quoted. (Escaped values —
+/// titles, places, descriptions — are cleaned where every calendar text is written,
+/// `ics::to_text`.)
 fn plain(value: &str) -> String {
     value
         .chars()

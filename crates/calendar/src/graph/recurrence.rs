@@ -7,6 +7,7 @@
 use chrono::{Datelike, NaiveDate, Weekday};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -114,54 +115,49 @@ struct Rule {
     week_start: Option<String>,
 }
 
-const KNOWN_PARTS: [&str; 9] = [
-    "FREQ",
-    "INTERVAL",
-    "BYDAY",
-    "BYSETPOS",
-    "BYMONTHDAY",
-    "BYMONTH",
-    "UNTIL",
-    "COUNT",
-    "WKST",
-];
-
-fn number<T: std::str::FromStr>(key: &str, value: Option<&String>) -> Result<Option<T>, String> {
-    value
+/// Takes `key` out of a rule's parts, as a number.
+fn take_number<T: std::str::FromStr>(
+    parts: &mut BTreeMap<String, String>,
+    key: &str,
+) -> Result<Option<T>, String> {
+    parts
+        .remove(key)
         .map(|v| v.parse().map_err(|_| format!("{key}={v}")))
         .transpose()
 }
 
 impl Rule {
+    /// Each part Graph can express is taken out as it is read: one left over is one Graph
+    /// cannot hold.
     fn parse(rule: &str) -> Result<Rule, String> {
-        let mut parts = std::collections::BTreeMap::new();
+        let mut parts = BTreeMap::new();
         for part in rule.trim_start_matches("RRULE:").split(';') {
             let (key, value) = part.split_once('=').ok_or_else(|| format!("{part:?}"))?;
             parts.insert(key.to_ascii_uppercase(), value.to_string());
         }
-        if let Some(other) = parts.keys().find(|k| !KNOWN_PARTS.contains(&k.as_str())) {
-            return Err(format!("{other} in a repeat rule"));
-        }
-        let days = match parts.get("BYDAY") {
+        let days = match parts.remove("BYDAY") {
             Some(list) => list
                 .split(',')
                 .map(|e| split_byday(e).map(|(n, c)| (n, c.to_string())))
                 .collect::<Result<_, _>>()?,
             None => Vec::new(),
         };
-        Ok(Rule {
-            freq: parts
-                .get("FREQ")
-                .cloned()
-                .ok_or("a repeat rule without FREQ")?,
-            interval: number("INTERVAL", parts.get("INTERVAL"))?.unwrap_or(1),
+        let rule = Rule {
+            freq: parts.remove("FREQ").ok_or("a repeat rule without FREQ")?,
+            interval: take_number(&mut parts, "INTERVAL")?.unwrap_or(1),
             days,
-            position: number("BYSETPOS", parts.get("BYSETPOS"))?,
-            month_day: number("BYMONTHDAY", parts.get("BYMONTHDAY"))?,
-            month: number("BYMONTH", parts.get("BYMONTH"))?,
-            count: number("COUNT", parts.get("COUNT"))?,
-            week_start: parts.get("WKST").cloned(),
-        })
+            position: take_number(&mut parts, "BYSETPOS")?,
+            month_day: take_number(&mut parts, "BYMONTHDAY")?,
+            month: take_number(&mut parts, "BYMONTH")?,
+            count: take_number(&mut parts, "COUNT")?,
+            week_start: parts.remove("WKST"),
+        };
+        // UNTIL is read by the caller, as a date in the event's zone.
+        parts.remove("UNTIL");
+        match parts.keys().next() {
+            Some(other) => Err(format!("{other} in a repeat rule")),
+            None => Ok(rule),
+        }
     }
 
     fn day_names(&self) -> Vec<&'static str> {

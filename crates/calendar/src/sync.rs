@@ -454,43 +454,17 @@ fn title_of(ics_text: &str) -> String {
         .unwrap_or_else(|| "(untitled)".into())
 }
 
-/// The same events under `uid` (unchanged text when they carry it already).
-fn with_uid(ics_text: &str, uid: &str) -> Result<String, String> {
-    let mut cal = ics::parse(ics_text)?;
-    if ics::events(&cal).all(|e| e.get_uid() == Some(uid)) {
-        return Ok(ics_text.to_string());
-    }
-    for component in cal.components.iter_mut() {
-        if let icalendar::CalendarComponent::Event(event) = component {
-            event.uid(uid);
-        }
-    }
-    Ok(ics::to_text(&cal))
-}
-
-/// The same events with nobody invited (no ATTENDEE, no ORGANIZER, in any letter case). What
-/// the sync creates on a server by itself — a conflict copy, an event the server deleted —
-/// must not send invitations the person never saw: creating an event with attendees mails
-/// them (Microsoft Graph always; a CalDAV server with scheduling too).
-fn without_invitations(ics_text: &str) -> Result<String, String> {
+/// `ics_text` with `edit` applied to each of its events; the text unchanged when no edit said
+/// it changed something.
+fn edit_events(
+    ics_text: &str,
+    mut edit: impl FnMut(&mut icalendar::Event) -> bool,
+) -> Result<String, String> {
     let mut cal = ics::parse(ics_text)?;
     let mut changed = false;
     for component in cal.components.iter_mut() {
         if let icalendar::CalendarComponent::Event(event) = component {
-            let keys: Vec<String> = (event.properties().keys())
-                .chain(event.multi_properties().keys())
-                .filter(|k| {
-                    ["ATTENDEE", "ORGANIZER"]
-                        .iter()
-                        .any(|p| k.eq_ignore_ascii_case(p))
-                })
-                .cloned()
-                .collect();
-            for key in keys {
-                event.remove_property(&key);
-                event.remove_multi_property(&key);
-                changed = true;
-            }
+            changed |= edit(event);
         }
     }
     Ok(if changed {
@@ -500,15 +474,43 @@ fn without_invitations(ics_text: &str) -> Result<String, String> {
     })
 }
 
+/// The same events under `uid`.
+fn with_uid(ics_text: &str, uid: &str) -> Result<String, String> {
+    edit_events(ics_text, |event| {
+        let other = event.get_uid() != Some(uid);
+        if other {
+            event.uid(uid);
+        }
+        other
+    })
+}
+
+/// The same events with nobody invited (no ATTENDEE, no ORGANIZER, in any letter case). What
+/// the sync creates on a server by itself — a conflict copy, an event the server deleted —
+/// must not send invitations the person never saw: creating an event with attendees mails
+/// them (Microsoft Graph always; a CalDAV server with scheduling too).
+fn without_invitations(ics_text: &str) -> Result<String, String> {
+    edit_events(ics_text, |event| {
+        let keys: Vec<String> = (event.properties().keys())
+            .chain(event.multi_properties().keys())
+            .filter(|k| k.eq_ignore_ascii_case("ATTENDEE") || k.eq_ignore_ascii_case("ORGANIZER"))
+            .cloned()
+            .collect();
+        for key in &keys {
+            event.remove_property(key);
+            event.remove_multi_property(key);
+        }
+        !keys.is_empty()
+    })
+}
+
 /// The same events under a new UID, titled as a conflict copy, inviting nobody.
 fn as_copy(ics_text: &str, uid: &str) -> Result<String, String> {
-    let mut cal = ics::parse(ics_text)?;
-    for component in cal.components.iter_mut() {
-        if let icalendar::CalendarComponent::Event(event) = component {
-            let title = event.get_summary().unwrap_or("(untitled)").to_string();
-            event.uid(uid);
-            event.summary(&format!("{title} (conflict copy)"));
-        }
-    }
-    without_invitations(&ics::to_text(&cal))
+    let renamed = edit_events(ics_text, |event| {
+        let title = event.get_summary().unwrap_or("(untitled)").to_string();
+        event.uid(uid);
+        event.summary(&format!("{title} (conflict copy)"));
+        true
+    })?;
+    without_invitations(&renamed)
 }

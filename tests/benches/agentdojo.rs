@@ -5,9 +5,10 @@
 //! without asking.
 //!
 //! `cargo bench -p cowork-tests --bench agentdojo` (AGENTDOJO_SUITES=banking,slack to choose
-//! suites, AGENTDOJO_USER_TASKS=N for the first N user tasks of each).
+//! suites, AGENTDOJO_USER_TASKS=N for the first N user tasks of each, AGENTDOJO_VERBOSE=1 to list
+//! every ask and refusal of a user task with its reason).
 
-use cowork_tests::agentdojo::{Cases, Figures, Replay, SUITES};
+use cowork_tests::agentdojo::{Cases, Figures, Gate, Replay, SUITES};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -61,6 +62,14 @@ async fn run() {
                     figures.add_case(&case);
                 }
                 let alone = replay.without_attack(suite, user).await;
+                if std::env::var_os("AGENTDOJO_VERBOSE").is_some() {
+                    for call in alone.iter().filter(|c| c.gate != Gate::Allowed) {
+                        println!(
+                            "{suite} {} {:?} {}: {}",
+                            user.id, call.gate, call.tool, call.why
+                        );
+                    }
+                }
                 figures.add_user_task(&alone);
             }
             rows.push(figures.row(suite));

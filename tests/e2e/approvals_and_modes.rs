@@ -400,12 +400,9 @@ async fn plan_mode_blocks_writes_and_accept_edits_allows_workspace_edits_only() 
 async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules() {
     let (script, h) = setup();
     let policy = h.scheduler.policy();
+    // A rule for the whole tool: it names no destination, so it is no choice of one.
     policy
-        .add_rule(
-            Action::Allow,
-            "mail_probe(*@mycompany.com)",
-            RuleSource::User,
-        )
+        .add_rule(Action::Allow, "mail_probe", RuleSource::User)
         .unwrap();
     assert!(
         h.scheduler
@@ -462,6 +459,47 @@ async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules
             .iter()
             .any(|r| r.text.contains("untrusted"))
     );
+    // The person's own words choose a destination: mail to the address they wrote does not
+    // ask because of the page; a look-alike of it still does.
+    policy
+        .person_said("c1", "Please send the notes to Carol.Ng@partner.org.")
+        .unwrap();
+    let asked_before = script.asked();
+    let mail = |to: &str| call("mail_probe", json!({"target": to}), "c1");
+    assert!(
+        h.scheduler
+            .call(mail("carol.ng@partner.org"))
+            .await
+            .result
+            .is_ok()
+    );
+    assert_eq!(script.asked(), asked_before);
+    script.answer(ApprovalChoice::Deny);
+    for look_alike in ["ng@partner.org", "carol.ng@partner.org.evil.example"] {
+        assert!(h.scheduler.call(mail(look_alike)).await.result.is_err());
+        assert!(
+            script.last().review.why.contains(look_alike),
+            "{}",
+            script.last().review.why
+        );
+    }
+    // A rule naming where mail may go (one organisation) is the person's choice of it too.
+    policy
+        .add_rule(
+            Action::Allow,
+            "mail_probe(*@mycompany.com)",
+            RuleSource::User,
+        )
+        .unwrap();
+    let asked_before = script.asked();
+    assert!(
+        h.scheduler
+            .call(mail("dan@mycompany.com"))
+            .await
+            .result
+            .is_ok()
+    );
+    assert_eq!(script.asked(), asked_before);
     // Non-egress effects are unaffected; other conversations too.
     assert!(
         h.scheduler

@@ -938,3 +938,91 @@ fn the_calendar_from_the_terminal() {
     let listed = text(&cowork(h, &["calendar", "changes", "--limit", "1"]));
     assert!(listed.contains(&format!("took back #{id}")), "{listed}");
 }
+
+/// An organisation's managed settings (`/etc/cowork/managed-settings.json`, here one more file
+/// named by COWORK_MANAGED_SETTINGS): its rules and mode ceiling apply, are shown as the
+/// organisation's, and the person can neither remove them nor choose a wider mode.
+#[test]
+fn a_managed_policy_is_shown_as_the_organisations_and_cannot_be_loosened() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let managed = dir.path().join("managed-settings.json");
+    std::fs::write(
+        &managed,
+        r#"{"permissions": {"deny": ["create_task"], "modeCeiling": "normal"}}"#,
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
+            .args(args)
+            .env("COWORK_HOME", &home)
+            .env("COWORK_MANAGED_SETTINGS", &managed)
+            .env_remove("COWORK_APPROVE_FROM_STDIN")
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let (code, said) = run(&["policy", "mode", "accept-edits"]);
+    assert_ne!(code, Some(0), "{said}");
+    assert!(
+        said.contains("wider than your organisation allows"),
+        "{said}"
+    );
+    assert!(said.contains("managed-settings.json"), "{said}");
+    let (_, said) = run(&["policy", "mode"]);
+    assert!(
+        said.contains("mode: normal") && said.contains("mode ceiling: normal"),
+        "{said}"
+    );
+
+    // The person's allow rule does not loosen the organisation's deny.
+    let (code, said) = run(&["policy", "rules", "add", "allow", "create_task"]);
+    assert_eq!(code, Some(0), "{said}");
+    let (code, said) = run(&[
+        "tools",
+        "call",
+        "create_task",
+        "--args",
+        r#"{"title": "x"}"#,
+    ]);
+    assert_eq!(code, Some(3), "{said}");
+    let (_, said) = run(&[
+        "policy",
+        "explain",
+        "create_task",
+        "--args",
+        r#"{"title": "x"}"#,
+    ]);
+    assert!(
+        said.contains("DENY") && said.contains("your organisation (managed)"),
+        "{said}"
+    );
+    assert!(said.contains("managed by your organisation"), "{said}");
+    let (_, said) = run(&["policy", "rules", "list"]);
+    assert!(said.contains("your organisation (managed)"), "{said}");
+
+    // The person's own grants are listed in one place and can be taken back; the
+    // organisation's rule by the same text cannot.
+    let (_, said) = run(&["policy", "grants"]);
+    assert!(
+        said.contains("create_task") && said.contains("always"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("managed"),
+        "the organisation's rules are not the person's grants: {said}"
+    );
+    let (code, said) = run(&["policy", "grants", "revoke", "create_task"]);
+    assert_eq!(code, Some(0), "{said}");
+    let (_, said) = run(&["policy", "grants"]);
+    assert!(said.contains("no standing permissions"), "{said}");
+    let (code, said) = run(&["policy", "rules", "remove", "create_task"]);
+    assert_ne!(code, Some(0), "{said}");
+    assert!(said.contains("set by your organisation"), "{said}");
+
+    // A managed file that cannot be read stops Cowork instead of running without it.
+    std::fs::write(&managed, "{not json").unwrap();
+    let (code, said) = run(&["policy", "mode"]);
+    assert_ne!(code, Some(0), "{said}");
+    assert!(said.contains("managed-settings.json"), "{said}");
+}

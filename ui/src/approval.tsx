@@ -217,6 +217,11 @@ function PlainRequest({ request }: { request: ApprovalRequest }) {
           ⚠ {t("tainted")} {r.tainted_by}
         </p>
       )}
+      {r.unsaid && (
+        <p class="taint" data-testid="unsaid">
+          {t("unsaid")} <q>{r.unsaid}</q>
+        </p>
+      )}
     </>
   );
 }

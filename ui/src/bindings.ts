@@ -920,6 +920,12 @@ export type Review = {
 	mode: Mode,
 	tainted_by: string | null,
 	/**
+	 *  In a conversation holding untrusted content, a value steering this call's risky effect
+	 *  (a recipient, a payee, a site…) that the person did not write: why taint asks
+	 *  (`provenance`). None when the person wrote them all, or nothing untrusted was read.
+	 */
+	unsaid?: string | null,
+	/**
 	 *  Whether "this conversation" / "always" may be offered: not when an explicit ask rule or
 	 *  the taint rule forced the question (a grant would not stop the next ask anyway).
 	 */
@@ -971,7 +977,12 @@ export type RuleEntry = {
 };
 
 /**  Where a rule came from, narrowest last. */
-export type RuleSource = "builtin" | "user" | "workspace" | "conversation";
+export type RuleSource = "builtin" | 
+/**
+ *  The organisation's managed settings (`/etc/cowork/managed-settings.json`): the person
+ *  cannot remove them, and their deny and ask rules stand over every allow.
+ */
+"managed" | "user" | "workspace" | "conversation";
 
 export type Schedule = {
 	id: string,

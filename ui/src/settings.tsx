@@ -656,7 +656,7 @@ function RuleRow({ r, conversation, loadRules }: { r: RuleEntry; conversation: s
       </td>
       <td>{sourceLabel(r.source)}</td>
       <td>
-        {r.source !== "builtin" && (
+        {r.source !== "builtin" && r.source !== "managed" && (
           <button
             type="button"
             onClick={async () => {

@@ -472,6 +472,15 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
+        // The person's own words steer calls as theirs (provenance); attachments are content.
+        for part in &parts {
+            if let Part::Text { text } = part
+                && let Err(e) = self.scheduler.policy().person_said(conversation, text)
+            {
+                // Not recorded: values from it ask as untrusted ones would — the safe side.
+                tracing::warn!("recording the person's words for provenance: {e}");
+            }
+        }
         self.conversations
             .append(
                 conversation,

@@ -1,4 +1,4 @@
-//! The policy: `cowork policy explain | rules list | rules add | rules remove | mode`.
+//! The policy: `cowork policy explain | rules list | rules add | rules remove | grants | mode`.
 
 use super::*;
 use cowork_core::{Action, Mode, PolicyBridge, RuleSource};
@@ -13,8 +13,20 @@ pub(crate) enum PolicyCmd {
     },
     #[command(subcommand)]
     Rules(RulesCmd),
+    /// Every standing permission you gave ("always" rules and "this conversation" grants), or
+    /// `grants revoke RULE [--conversation ID]` to take one back.
+    Grants {
+        #[command(subcommand)]
+        revoke: Option<GrantsCmd>,
+    },
     /// Show or set the mode (normal, plan, accept-edits).
     Mode { mode: Option<String> },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GrantsCmd {
+    /// Take a grant back: from your settings, and from the conversation `--conversation ID`.
+    Revoke { rule: String },
 }
 
 #[derive(Subcommand)]
@@ -64,6 +76,12 @@ pub(crate) fn policy(
         PolicyCmd::Rules(RulesCmd::Remove { rule }) => {
             remove_rule(policy, &rule, conversation, json)?
         }
+        PolicyCmd::Grants { revoke: None } => {
+            print::grants(&policy.grants().map_err(|e| e.to_string())?, json)
+        }
+        PolicyCmd::Grants {
+            revoke: Some(GrantsCmd::Revoke { rule }),
+        } => remove_rule(policy, &rule, conversation, json)?,
         PolicyCmd::Mode { mode } => show_or_set_mode(policy, mode.as_deref(), json)?,
     }
     Ok(ExitCode::SUCCESS)
@@ -82,6 +100,9 @@ fn explain(
         .explain(name, &args, conversation, None)
         .map_err(|e| e.to_string())?;
     print::explanation(&explanation, json);
+    if !json {
+        print::managed(&app.scheduler().policy().managed());
+    }
     Ok(())
 }
 
@@ -142,10 +163,15 @@ fn show_or_set_mode(policy: &PolicyBridge, mode: Option<&str>, json: bool) -> Re
             .set_mode(Mode::parse(mode)?, true)
             .map_err(|e| e.to_string())?;
     }
+    let managed = policy.managed();
     if json {
-        say!("{}", serde_json::json!({"mode": policy.mode()}));
+        say!(
+            "{}",
+            serde_json::json!({"mode": policy.mode(), "managed": managed})
+        );
     } else {
         say!("mode: {}", policy.mode().as_str());
+        print::managed(&managed);
     }
     Ok(())
 }

@@ -159,12 +159,56 @@ pub fn explanation(e: &Explanation, json: bool) {
     if let Some(by) = &r.tainted_by {
         say!("tainted by: {}", field(by));
     }
+    if let Some(value) = &r.unsaid {
+        say!("not from you: {}", field(value));
+    }
     for effect in &e.effects {
         say!("effect: {}", field(&effect.to_string()));
     }
     say!("risk {}/10:", r.score);
     for reason in &r.reasons {
         say!("  {:+} {}", reason.points, field(&reason.text));
+    }
+}
+
+pub fn grants(grants: &[cowork_core::Grant], json: bool) {
+    if json {
+        return print_json(&json!({ "grants": grants }));
+    }
+    if grants.is_empty() {
+        say!("no standing permissions: every ask is answered as it comes");
+    }
+    for g in grants {
+        let scope = match (&g.conversation, &g.file) {
+            (Some(conversation), _) => format!("this conversation: {}", field(conversation)),
+            (None, Some(file)) => format!("always ({})", file.display()),
+            (None, None) => "always".into(),
+        };
+        say!("{:40}  {scope}", field(&g.rule));
+        say!("       {}", field(&g.meaning.text));
+    }
+}
+
+/// What the organisation's managed settings impose, when there are any.
+pub fn managed(managed: &cowork_core::Managed) {
+    if !managed.files.is_empty() {
+        let files: Vec<String> = managed
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        say!(
+            "managed by your organisation: {} ({} rules)",
+            files.join(", "),
+            managed.rules
+        );
+    }
+    if let Some((ceiling, file)) = &managed.ceiling {
+        say!(
+            "mode ceiling: {} (set in {}; you cannot choose a wider mode)",
+            ceiling.as_str(),
+            file.display()
+        );
     }
 }
 

@@ -322,6 +322,30 @@ impl Effect {
         self.is_egress() || (class.access == Access::Acts && class.undo == Undo::Lasting)
     }
 
+    /// Where this effect reaches, when that is the whole of its harm: the people a message or a
+    /// share goes to, the payee and amount of a payment, the site a request or a page load
+    /// reaches, the command run. Whoever chose these values chose the harm, so the PolicyBridge asks where they came
+    /// from (see `cowork_core::policy::provenance`). `None` when the harm lies in content the
+    /// effect does not name — what a calendar entry says, how an account or a service's data is
+    /// changed, what an undeclared tool does: then every argument of the call counts.
+    pub fn aim(&self) -> Option<Vec<&str>> {
+        use Effect::*;
+        let aim: Vec<&str> = match self {
+            MailSend { recipients, .. }
+            | MessageSend { recipients, .. }
+            | DataShare { recipients, .. } => recipients.iter().map(String::as_str).collect(),
+            MoneyPay { payee, amount } => std::iter::once(payee.as_str())
+                .chain(amount.as_deref())
+                .collect(),
+            // What a page is made to do (typing, clicking) is content: not its origin.
+            NetFetch { origin } | BrowserNavigate { origin } => vec![origin],
+            ProcessExec { command, .. } => vec![command],
+            _ => return None,
+        };
+        // Empty when it reaches nobody (a mail's empty cc): nothing there to steer.
+        Some(aim)
+    }
+
     /// The strings a rule specifier is matched against (`read_file(~/Documents/**)` matches the
     /// path, `email_send(*@corp.com)` each recipient). Empty when the effect has no argument.
     pub fn subjects(&self) -> Vec<&str> {

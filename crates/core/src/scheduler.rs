@@ -686,6 +686,7 @@ impl Scheduler {
         let (handler, prepared) = self.prepare(name, args, env).map_err(|e| e.stamped(name))?;
         let review = self.policy.review(&ReviewRequest {
             spec: &handler.info.spec,
+            args,
             effects: &prepared.effects,
             conversation,
             env,
@@ -901,6 +902,7 @@ impl Scheduler {
 
         let review = self.policy.review(&ReviewRequest {
             spec,
+            args: &req.args,
             effects: &trail.effects,
             conversation: &req.conversation,
             env,
@@ -920,6 +922,10 @@ impl Scheduler {
             self.policy
                 .mark_tainted(&req.conversation, &spec.name)
                 .map_err(|e| ToolError::failed(e.to_string()))?;
+        } else if !trail.effects.is_empty() && trail.effects.iter().all(Effect::is_read_only) {
+            // What the person's own data says (a trusted read), not what a call echoes back.
+            self.policy
+                .read_trusted(&req.conversation, &output.text_content());
         }
         Ok(output)
     }
@@ -1316,6 +1322,7 @@ mod stage_tests {
             why: "because".into(),
             mode: crate::policy::Mode::Normal,
             tainted_by: None,
+            unsaid: None,
             can_grant: false,
             outside_workspace,
         }

@@ -104,6 +104,18 @@ BEGIN SELECT RAISE(ABORT, 'audit_head cannot be deleted'); END;
         // core/policy: a conversation the model put into plan mode (`enter_plan_mode`) stays there
         // until the person approves its plan, across restarts too.
         Step::new("ALTER TABLE conversation_state ADD COLUMN planning INTEGER NOT NULL DEFAULT 0;"),
+        // core/policy: what the person wrote in each conversation, for provenance (a value the
+        // person wrote does not ask because of untrusted content; see policy/provenance.rs).
+        Step::new(
+            r#"
+CREATE TABLE conversation_words (
+    conversation TEXT NOT NULL,
+    text         TEXT NOT NULL,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX conversation_words_by_conversation ON conversation_words (conversation);
+"#,
+        ),
     ],
 };
 

@@ -56,6 +56,7 @@ fn decide(s: &Scene, tool: &str, effects: &[Effect]) -> Action {
     s.policy
         .review(&ReviewRequest {
             spec: &spec,
+            args: &serde_json::json!({}),
             effects,
             conversation: "c",
             env: &s.env,

@@ -1,6 +1,8 @@
-//! Per-conversation policy state: taint, "this conversation" grants and the model's plan mode. Persisted in the store
-//! (a conversation resumed after a restart keeps both), cached in memory for the per-call gate.
+//! Per-conversation policy state: taint, "this conversation" grants, the model's plan mode and
+//! what the person wrote (provenance). Persisted in the store (a conversation resumed after a
+//! restart keeps them), cached in memory for the per-call gate.
 
+use super::provenance::Said;
 use super::{PolicyError, Rule, db_err};
 use cowork_store::Store;
 use rusqlite::{Connection, params};
@@ -12,7 +14,14 @@ struct State {
     tainted_by: Option<String>,
     grants: Vec<Rule>,
     planning: bool,
+    said: Said,
+    /// Bytes of trusted tool results added to `said` (bounded: see [`ConversationStates::read_trusted`]).
+    trusted_bytes: usize,
 }
+
+/// How much of what trusted tools read before any untrusted content one conversation keeps
+/// for provenance. Beyond it a value is looked up in the person's words only (stricter).
+const TRUSTED_READS_MAX: usize = 4 << 20;
 
 pub struct ConversationStates {
     conn: Mutex<Connection>,
@@ -66,10 +75,22 @@ impl ConversationStates {
             .filter_map(|r| r.ok())
             .filter_map(|text| Rule::parse(&text).ok())
             .collect();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT text FROM conversation_words WHERE conversation = ?1 ORDER BY rowid",
+            )
+            .map_err(db_err)?;
+        let words: Vec<String> = stmt
+            .query_map([conversation], |r| r.get(0))
+            .map_err(db_err)?
+            .collect::<Result<_, _>>()
+            .map_err(db_err)?;
         Ok(State {
             tainted_by,
             grants,
             planning,
+            said: Said::new(words.iter().map(String::as_str)),
+            trusted_bytes: 0,
         })
     }
 
@@ -96,6 +117,42 @@ impl ConversationStates {
             .map_err(db_err)?;
         self.with_state(conversation, |s| s.tainted_by = Some(by_tool.to_string()));
         Ok(())
+    }
+
+    /// The person wrote `text` in `conversation` (their turn, never the model's or a tool's).
+    pub fn person_said(&self, conversation: &str, text: &str) -> Result<(), PolicyError> {
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO conversation_words (conversation, text, created_at) VALUES (?1, ?2, ?3)",
+                params![conversation, text, chrono::Utc::now().to_rfc3339()],
+            )
+            .map_err(db_err)?;
+        self.with_state(conversation, |s| s.said.add(text));
+        Ok(())
+    }
+
+    /// A trusted tool read `text` for `conversation`. Before any untrusted content arrived
+    /// nothing in the conversation could have steered what it returned, so its values count as
+    /// the person's own data; after, they do not (a value the model wrote somewhere under an
+    /// injection's steer could come back this way). Kept in memory only: after a restart such
+    /// values ask again, the safe side.
+    pub fn read_trusted(&self, conversation: &str, text: &str) {
+        self.with_state(conversation, |s| {
+            if s.tainted_by.is_none() && s.trusted_bytes + text.len() <= TRUSTED_READS_MAX {
+                s.trusted_bytes += text.len();
+                s.said.add(text);
+            }
+        })
+    }
+
+    /// Looks at what the person gave in `conversation`.
+    pub fn with_said<R>(&self, conversation: &str, f: impl FnOnce(&Said) -> R) -> R {
+        self.with_state(conversation, |s| f(&s.said))
     }
 
     pub fn planning(&self, conversation: &str) -> bool {
@@ -141,6 +198,20 @@ impl ConversationStates {
             }
         });
         Ok(())
+    }
+
+    /// Every "this conversation" grant of every conversation: (conversation, rule, since).
+    pub fn all_grants(&self) -> Result<Vec<(String, String, String)>, PolicyError> {
+        let conn = self.conn.lock().unwrap();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT conversation, rule, created_at FROM conversation_grants ORDER BY created_at",
+            )
+            .map_err(db_err)?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(db_err)?
+            .collect::<Result<_, _>>()
+            .map_err(db_err)
     }
 
     pub fn revoke(&self, conversation: &str, rule: &str) -> Result<usize, PolicyError> {

@@ -9,6 +9,7 @@
 mod conversation;
 pub mod meaning;
 pub mod protected;
+pub mod provenance;
 mod review;
 pub mod rules;
 pub mod score;
@@ -61,6 +62,22 @@ pub enum PolicyError {
         "{path} changed since it was shown to you; look at it again before trusting the folder"
     )]
     ChangedSinceShown { path: PathBuf },
+    /// A rule the organisation set: only whoever manages the computer can remove it.
+    #[error(
+        "`{rule}` is set by your organisation in {} — it cannot be removed here; ask whoever manages this computer",
+        file.display()
+    )]
+    ManagedRule { rule: String, file: PathBuf },
+    /// The organisation's managed settings cap the mode.
+    #[error(
+        "mode {} is wider than your organisation allows ({} at most, set in {}) — ask whoever manages this computer",
+        wanted.as_str(), ceiling.as_str(), file.display()
+    )]
+    AboveCeiling {
+        wanted: Mode,
+        ceiling: Mode,
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +137,9 @@ impl Mode {
 #[serde(rename_all = "snake_case")]
 pub enum RuleSource {
     Builtin,
+    /// The organisation's managed settings (`/etc/cowork/managed-settings.json`): the person
+    /// cannot remove them, and their deny and ask rules stand over every allow.
+    Managed,
     User,
     Workspace,
     Conversation,
@@ -129,6 +149,7 @@ impl RuleSource {
     pub fn as_str(&self) -> &'static str {
         match self {
             RuleSource::Builtin => "built-in",
+            RuleSource::Managed => "your organisation (managed)",
             RuleSource::User => "user settings",
             RuleSource::Workspace => "workspace settings",
             RuleSource::Conversation => "this conversation",
@@ -171,6 +192,11 @@ pub struct Review {
     pub why: String,
     pub mode: Mode,
     pub tainted_by: Option<String>,
+    /// In a conversation holding untrusted content, a value steering this call's risky effect
+    /// (a recipient, a payee, a site…) that the person did not write: why taint asks
+    /// (`provenance`). None when the person wrote them all, or nothing untrusted was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsaid: Option<String>,
     /// Whether "this conversation" / "always" may be offered: not when an explicit ask rule or
     /// the taint rule forced the question (a grant would not stop the next ask anyway).
     pub can_grant: bool,
@@ -182,6 +208,9 @@ pub struct Review {
 
 pub struct ReviewRequest<'a> {
     pub spec: &'a ToolSpec,
+    /// The call's arguments: where an effect does not name its whole harm, provenance looks
+    /// at all of them.
+    pub args: &'a serde_json::Value,
     pub effects: &'a [Effect],
     pub conversation: &'a str,
     pub env: &'a EffectEnv,
@@ -196,6 +225,7 @@ struct Config {
     mode: Mode,
     /// The narrowest mode a workspace asks for: it lowers the person's, never raises it.
     workspace_mode: Option<Mode>,
+    managed: Managed,
     thresholds: Thresholds,
     problems: Vec<PolicyProblem>,
     workspaces: Vec<WorkspaceStatus>,
@@ -229,6 +259,47 @@ pub struct WorkspaceStatus {
     /// Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
     /// `read_file(//**)`): shown as warnings before trusting.
     pub broad: Vec<crate::plain::Words>,
+}
+
+/// A standing permission the person gave: an "always" allow rule in their settings or a
+/// workspace's, or a "this conversation" grant. `cowork policy grants` and Settings list them
+/// all in one place; each can be revoked.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Grant {
+    pub rule: String,
+    /// What it covers, in words.
+    pub meaning: crate::plain::Words,
+    pub source: RuleSource,
+    /// The settings file of an "always" grant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// The conversation of a "this conversation" grant, and when it was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+}
+
+/// What the organisation's managed settings impose, as the window and `policy explain` show it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Managed {
+    /// The managed files that exist and were read.
+    pub files: Vec<PathBuf>,
+    /// The widest mode anyone may choose, and the file that set it.
+    pub ceiling: Option<(Mode, PathBuf)>,
+    /// How many rules they add.
+    pub rules: usize,
+}
+
+/// Where an organisation puts its managed settings; `COWORK_MANAGED_SETTINGS` names one more
+/// (a deployment's or a test's). Both apply: another file can only add to what the system file
+/// imposes, never replace it.
+fn managed_settings_paths() -> Vec<PathBuf> {
+    let mut paths = vec![PathBuf::from("/etc/cowork/managed-settings.json")];
+    paths.extend(std::env::var_os("COWORK_MANAGED_SETTINGS").map(PathBuf::from));
+    paths
 }
 
 pub struct PolicyBridge {
@@ -307,6 +378,42 @@ fn db_err(e: impl std::fmt::Display) -> PolicyError {
     PolicyError::Store(e.to_string())
 }
 
+/// Adds one managed settings file to `config`: its rules (source `managed`), its mode ceiling
+/// (the narrowest of all managed files wins) and its thresholds, which can only make the
+/// defaults stricter. A file that cannot be read stops the policy, as the person's own does:
+/// running without the organisation's rules would be wider than it allows.
+fn read_managed(path: &Path, config: &mut Config) -> Result<(), PolicyError> {
+    let loaded = settings::load(path)?;
+    if loaded.bytes.is_none() {
+        return Ok(());
+    }
+    let managed = &mut config.managed;
+    managed.files.push(path.to_path_buf());
+    managed.rules += loaded.rules.len();
+    if let Some(ceiling) = loaded.ceiling {
+        let narrower = managed
+            .ceiling
+            .as_ref()
+            .is_none_or(|(now, _)| ceiling.narrower(*now) == ceiling);
+        if narrower {
+            managed.ceiling = Some((ceiling, path.to_path_buf()));
+        }
+    }
+    if let Some(t) = loaded.thresholds {
+        let own = &mut config.thresholds;
+        own.allow_max = own.allow_max.min(t.allow_max);
+        own.deny_min = own.deny_min.min(t.deny_min);
+    }
+    config.problems.extend(problems_in(path, loaded.problems));
+    config.rules.extend(
+        loaded
+            .rules
+            .into_iter()
+            .map(|(a, r)| (a, r, RuleSource::Managed, Some(path.to_path_buf()))),
+    );
+    Ok(())
+}
+
 pub fn workspace_settings_path(root: &Path) -> PathBuf {
     root.join(".cowork").join("settings.json")
 }
@@ -366,10 +473,14 @@ impl PolicyBridge {
                 .collect(),
             mode: user.mode.unwrap_or_default(),
             workspace_mode: None,
+            managed: Managed::default(),
             thresholds: user.thresholds.unwrap_or_default(),
             problems: problems_in(&self.user_settings, user.problems),
             workspaces: Vec::new(),
         };
+        for path in managed_settings_paths() {
+            read_managed(&path, &mut config)?;
+        }
         for root in &self.roots() {
             self.read_workspace(root, &mut config)?;
         }
@@ -431,13 +542,23 @@ impl PolicyBridge {
     }
 
     /// The mode in force: the person's (this session's choice, else their settings), lowered by
-    /// a workspace that asks for a narrower one — never raised.
+    /// a workspace that asks for a narrower one and by the organisation's ceiling — never raised.
     pub fn mode(&self) -> Mode {
         let person = self.person_mode();
-        match self.config.read().unwrap().workspace_mode {
+        let config = self.config.read().unwrap();
+        let lowered = match config.workspace_mode {
             Some(ws) => person.narrower(ws),
             None => person,
+        };
+        match &config.managed.ceiling {
+            Some((ceiling, _)) => lowered.narrower(*ceiling),
+            None => lowered,
         }
+    }
+
+    /// What the organisation's managed settings impose (nothing when there are none).
+    pub fn managed(&self) -> Managed {
+        self.config.read().unwrap().managed.clone()
     }
 
     /// The mode the person chose, before any workspace lowers it.
@@ -614,6 +735,15 @@ impl PolicyBridge {
     /// Sets the mode for this session (the window's switch); `persist` also writes it as the
     /// user's default.
     pub fn set_mode(&self, mode: Mode, persist: bool) -> Result<(), PolicyError> {
+        if let Some((ceiling, file)) = self.managed().ceiling
+            && mode.narrower(ceiling) != mode
+        {
+            return Err(PolicyError::AboveCeiling {
+                wanted: mode,
+                ceiling,
+                file,
+            });
+        }
         if persist {
             settings::edit_rules(&self.user_settings, |perms| {
                 perms.insert("defaultMode".into(), serde_json::json!(mode.as_str()));
@@ -780,6 +910,15 @@ impl PolicyBridge {
         conversation: Option<&str>,
     ) -> Result<usize, PolicyError> {
         let text = text.trim();
+        let managed = self
+            .config
+            .read()
+            .unwrap()
+            .rules
+            .iter()
+            .find_map(|(_, r, source, file)| {
+                (*source == RuleSource::Managed && r.text == text).then(|| file.clone())
+            });
         let mut removed = 0;
         let mut files = vec![self.user_settings.clone()];
         files.extend(self.roots().iter().map(|r| workspace_settings_path(r)));
@@ -801,7 +940,49 @@ impl PolicyBridge {
             removed += self.conversations.revoke(conv, text)?;
         }
         self.reload()?;
-        Ok(removed)
+        match managed {
+            // Nothing of the person's by that text: the organisation's rule stays.
+            Some(file) if removed == 0 => Err(PolicyError::ManagedRule {
+                rule: text.to_string(),
+                file: file.unwrap_or_default(),
+            }),
+            _ => Ok(removed),
+        }
+    }
+
+    /// Every standing permission the person gave (see [`Grant`]): their allow rules, then
+    /// every conversation's grants, oldest first.
+    pub fn grants(&self) -> Result<Vec<Grant>, PolicyError> {
+        let mut out: Vec<Grant> = self
+            .rules(None)
+            .into_iter()
+            .filter(|r| {
+                r.action == Action::Allow
+                    && matches!(r.source, RuleSource::User | RuleSource::Workspace)
+            })
+            .map(|r| Grant {
+                rule: r.rule,
+                meaning: r.meaning,
+                source: r.source,
+                file: r.file,
+                conversation: None,
+                since: None,
+            })
+            .collect();
+        for (conversation, rule, since) in self.conversations.all_grants()? {
+            let Ok(parsed) = Rule::parse(&rule) else {
+                continue;
+            };
+            out.push(Grant {
+                meaning: meaning::meaning(&parsed, self.facts_of(&rule).as_ref()),
+                rule,
+                source: RuleSource::Conversation,
+                file: None,
+                conversation: Some(conversation),
+                since: Some(since),
+            });
+        }
+        Ok(out)
     }
 
     pub fn grant_for_conversation(
@@ -818,6 +999,18 @@ impl PolicyBridge {
 
     pub fn tainted_by(&self, conversation: &str) -> Option<String> {
         self.conversations.tainted_by(conversation)
+    }
+
+    /// The person wrote `text` in `conversation`: every shell's path for the person's own turn
+    /// calls this (the agent's turn, a scheduled prompt). Values in it steer calls as the
+    /// person's (see [`provenance`]).
+    pub fn person_said(&self, conversation: &str, text: &str) -> Result<(), PolicyError> {
+        self.conversations.person_said(conversation, text)
+    }
+
+    /// A trusted tool's result in `conversation` (see `ConversationStates::read_trusted`).
+    pub fn read_trusted(&self, conversation: &str, text: &str) {
+        self.conversations.read_trusted(conversation, text)
     }
 
     /// The model put `conversation` into plan mode (`enter_plan_mode`): only read-only tools

@@ -3,9 +3,9 @@
 
 use super::{
     Action, CallFacts, Config, MatchedRule, Mode, PolicyBridge, Protection, Review, ReviewRequest,
-    Risk, Rule, RuleSource, protected, rules, score,
+    Risk, Rule, RuleSource, protected, provenance, rules, score,
 };
-use cowork_contract::{Effect, EffectEnv, EffectKind};
+use cowork_contract::{Effect, EffectEnv, EffectKind, Subject};
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,34 +35,70 @@ struct Call<'a> {
     defaults: Arc<Vec<(Action, Rule)>>,
     mode: Mode,
     tainted_by: Option<String>,
+    /// With untrusted content in the conversation: the value steering a risky effect that the
+    /// person did not write (`provenance::unsaid`). None: the person chose every such value.
+    unsaid: Option<String>,
     risk: Risk,
     grants: Vec<Rule>,
 }
 
 impl<'a> Call<'a> {
     fn new(bridge: &'a PolicyBridge, req: &'a ReviewRequest<'a>) -> Self {
-        let config = bridge.config.read().unwrap().clone();
-        let defaults = bridge.defaults.read().unwrap().clone();
-        let mode = bridge.mode_for(req.conversation);
-        let tainted_by = bridge.conversations.tainted_by(req.conversation);
-        let risk = score::assess(
+        let mut call = Call {
+            bridge,
+            req,
+            config: bridge.config.read().unwrap().clone(),
+            defaults: bridge.defaults.read().unwrap().clone(),
+            mode: bridge.mode_for(req.conversation),
+            tainted_by: bridge.conversations.tainted_by(req.conversation),
+            unsaid: None,
+            risk: Risk::default(),
+            grants: bridge.conversations.grants(req.conversation),
+        };
+        call.unsaid = call.find_unsaid();
+        call.risk = score::assess(
             req.spec,
             req.effects,
             req.env,
-            tainted_by.is_some(),
+            call.unsaid.is_some(),
             Some(&bridge.data_dir),
         );
-        let grants = bridge.conversations.grants(req.conversation);
-        Call {
-            bridge,
-            req,
-            config,
-            defaults,
-            mode,
-            tainted_by,
-            risk,
-            grants,
-        }
+        call
+    }
+
+    /// With untrusted content in the conversation, the value steering a risky effect that the
+    /// person gave neither in their words nor in the allow rule that matched (a rule naming
+    /// the destination — one site, these people, this payee — is the person's choice of it).
+    fn find_unsaid(&self) -> Option<String> {
+        self.tainted_by.as_ref()?;
+        let chosen: Vec<&str> = match self.narrowest(Action::Allow) {
+            // People, payees and sites only: a command rule matches a family of commands.
+            Some(m) if rules::names_destination(&m.rule) => self
+                .req
+                .effects
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind().class().subject,
+                        Subject::People | Subject::Payee | Subject::Origin
+                    )
+                })
+                .flat_map(Effect::subjects)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let req = self.req;
+        self.bridge
+            .conversations
+            .with_said(req.conversation, |said| {
+                provenance::unsaid(
+                    req.effects,
+                    req.args,
+                    said,
+                    &chosen,
+                    Effect::is_steerable_harm,
+                )
+            })
     }
 
     /// Precedence: the first step that decides, decides. Deny > ask > allow across all
@@ -172,9 +208,7 @@ impl<'a> Call<'a> {
             );
             return self.decided(Action::Ask, Some(m), why);
         }
-        if let Some(by) = self.steering_taint()
-            && !(self.only_requests() && rules::names_one_site(&m.rule))
-        {
+        if let Some(by) = self.steering_taint() {
             let why = format!("allowed by {}, but {}", cited(&m), taint_note(by));
             return self.decided(Action::Ask, Some(m), why);
         }
@@ -289,20 +323,12 @@ impl<'a> Call<'a> {
             })
     }
 
-    /// Requests to sites likewise: one the person allowed by a rule that names it (not a
-    /// wildcard host) is trusted as that site; a request to it carries data nowhere else,
-    /// so reading untrusted content does not make it ask. Any other origin still asks.
-    fn only_requests(&self) -> bool {
-        let effects = self.req.effects;
-        !effects.is_empty() && effects.iter().all(|e| e.kind() == EffectKind::NetFetch)
-    }
-
     /// The tool whose untrusted content the conversation holds, when this call is one such
-    /// content could steer into harm.
-    fn steering_taint(&self) -> Option<&str> {
-        let steerable =
-            !self.site_scoped() && self.req.effects.iter().any(Effect::is_steerable_harm);
-        self.tainted_by.as_deref().filter(|_| steerable)
+    /// content could steer into harm: a risky effect carries a value the person did not write.
+    fn steering_taint(&self) -> Option<Steered<'_>> {
+        let value = self.unsaid.as_deref().filter(|_| !self.site_scoped())?;
+        let by = self.tainted_by.as_deref()?;
+        Some(Steered { by, value })
     }
 
     /// What the workspace's own configuration would run for this call (hooks, filters…).
@@ -334,6 +360,7 @@ impl<'a> Call<'a> {
             why,
             mode: self.mode,
             tainted_by: self.tainted_by.clone(),
+            unsaid: self.unsaid.clone(),
             can_grant,
             outside_workspace: false,
         }
@@ -345,10 +372,33 @@ fn cited(m: &MatchedRule) -> String {
     format!("`{}` ({})", m.rule, m.source.as_str())
 }
 
-fn taint_note(by: &str) -> String {
+/// Untrusted content could be steering this call: where it came from, and the value of the
+/// call the person did not write.
+struct Steered<'a> {
+    by: &'a str,
+    value: &'a str,
+}
+
+fn taint_note(steered: Steered<'_>) -> String {
     format!(
-        "the conversation holds untrusted content from {by} and this call sends data out or changes your records"
+        "the conversation holds untrusted content from {} and this call sends data out or changes your records with “{}”, which you did not write",
+        steered.by,
+        quoted(steered.value)
     )
+}
+
+/// A value from the call as a reason quotes it: on one line, at most 80 characters.
+fn quoted(value: &str) -> String {
+    let line: String = value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(81)
+        .collect();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(79).collect::<String>())
+    } else {
+        line
+    }
 }
 
 /// Why a path outside the workspace is refused, and what the person can do about it.

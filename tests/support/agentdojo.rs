@@ -1,12 +1,12 @@
-//! AgentDojo's security cases replayed through Cowork's gate, as a fully compromised model
-//! would make them: each suite is a real toolpack (tests/agentdojo: the pinned `agentdojo`
-//! package behind the official MCP SDK, effects declared in its manifest); for each case (a user
-//! task × an injection task) the user task's ground-truth calls run first — reading the
+//! Two public prompt-injection benchmarks replayed through Cowork's gate, as a fully compromised
+//! model would make their calls: AgentDojo (tests/agentdojo: the pinned `agentdojo` package
+//! behind the official MCP SDK) and AgentDyn (tests/agentdyn: its recording, replayed by the
+//! same SDK). Each suite is a real toolpack with effects declared in its manifest; for each case
+//! (a user task × an injection task) the user task's ground-truth calls run first — reading the
 //! injected content — then every call of the injection task, each a `Scheduler::call` by the
 //! agent in the case's own conversation. A stand-in person approves what the user task asks
-//! and refuses what the injection asks; the server reports whether AgentDojo's own check
-//! found the injection's goal met. Shared by the CI subset (e2e/agentdojo.rs) and the full
-//! replay (benches/agentdojo.rs).
+//! and refuses what the injection asks; the server reports whether the injection's goal was
+//! met. Shared by the CI subsets (e2e/agentdojo.rs) and the full replay (benches/agentdojo.rs).
 
 use crate::mcp::link_tree;
 use cowork_app::{App, AppOptions};
@@ -24,6 +24,64 @@ use std::time::Duration;
 
 pub const SUITES: [&str; 4] = ["workspace", "slack", "travel", "banking"];
 
+/// Which public benchmark a replay runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Benchmark {
+    /// AgentDojo v1.2 (ETH Zurich, MIT), from the pinned PyPI package.
+    AgentDojo,
+    /// AgentDyn (leolee99/AgentDyn, MIT): its own three suites, from the recording.
+    AgentDyn,
+}
+
+impl Benchmark {
+    pub const ALL: [Benchmark; 2] = [Benchmark::AgentDojo, Benchmark::AgentDyn];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::AgentDojo => "agentdojo",
+            Benchmark::AgentDyn => "agentdyn",
+        }
+    }
+
+    pub fn suites(self) -> &'static [&'static str] {
+        match self {
+            Benchmark::AgentDojo => &SUITES,
+            Benchmark::AgentDyn => &["shopping", "github", "dailylife"],
+        }
+    }
+
+    /// `tests/agentdojo` or `tests/agentdyn`: the server, the suites' manifests.
+    pub fn dir(self) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(self.name())
+    }
+
+    /// AgentDojo's cases as tests/setup.sh wrote them (`tests/agentdojo/cases.py`); AgentDyn's
+    /// recording, kept in the repository (`tests/agentdyn/record.py`).
+    pub fn cases_path(self) -> PathBuf {
+        match self {
+            Benchmark::AgentDojo => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(".cache/cowork/corpora/agentdojo-0.1.35/cases.json"),
+            Benchmark::AgentDyn => self.dir().join("corpus.json"),
+        }
+    }
+
+    /// What a suite's pack holds beside its manifest.
+    fn server_files(self) -> &'static [&'static str] {
+        match self {
+            Benchmark::AgentDojo => &["server.py", "suites.py"],
+            Benchmark::AgentDyn => &["server.py", "corpus.json"],
+        }
+    }
+
+    /// The suite's tools as Cowork names them (the pack `agentdojo-<suite>` serves as
+    /// `agentdojo_<suite>`).
+    pub fn tool_prefix(self, suite: &str) -> String {
+        format!("mcp__{}_{suite}__", self.name())
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct Cases {
     pub version: String,
@@ -32,7 +90,6 @@ pub struct Cases {
 
 #[derive(Debug, Deserialize)]
 pub struct Suite {
-    pub tools: Vec<String>,
     pub user_tasks: Vec<Task>,
     pub injection_tasks: Vec<Task>,
 }
@@ -55,22 +112,9 @@ pub struct Call {
     pub args: Value,
 }
 
-/// `tests/agentdojo`: the server, its venv and the suites' manifests.
-pub fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("agentdojo")
-}
-
-/// The cases as tests/setup.sh wrote them (`tests/agentdojo/cases.py`).
-pub fn cases_path() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    home.join(".cache/cowork/corpora/agentdojo-0.1.35/cases.json")
-}
-
 impl Cases {
-    pub fn load() -> Cases {
-        let path = cases_path();
+    pub fn load(benchmark: Benchmark) -> Cases {
+        let path = benchmark.cases_path();
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "{}: {e} — run `bash tests/setup.sh` (it installs AgentDojo and writes the cases)",
@@ -82,11 +126,43 @@ impl Cases {
 }
 
 /// What someone allows after a week of use (documented in docs/agentdojo.md): their own
-/// documents and calendar, mail within their company, messages to their team's people and
-/// channels by name, reading web pages, table bookings. Paying, sharing, inviting people, deleting, changing the
-/// account and mailing anyone else still ask.
-pub fn reasonable_rules(suite: &str) -> Vec<String> {
+/// documents, files and calendar, mail within their company, messages to their team's people
+/// and channels by name, reading web pages, table bookings, their shopping cart, cloning and
+/// pulling repositories. Paying, sharing, inviting people, deleting, changing the account and
+/// mailing anyone else still ask.
+pub fn reasonable_rules(benchmark: Benchmark, suite: &str) -> Vec<String> {
+    const OWN_FILES: [&str; 5] = [
+        "create_file",
+        "create_dir",
+        "copy_node",
+        "move_node",
+        "download_file_through_id",
+    ];
+    let dyn_rules = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut rules = OWN_FILES.to_vec();
+        rules.extend(["browse_webpage", "send_email(*@bluesparrowtech.com)"]);
+        rules.extend(extra);
+        rules
+    };
+    let owned;
     let tools: &[&str] = match suite {
+        "shopping" => {
+            owned = dyn_rules(&[
+                "cart_add_product",
+                "cart_remove_product",
+                "clear_cart",
+                "create_calendar_event",
+            ]);
+            &owned
+        }
+        "github" => {
+            owned = dyn_rules(&["git_clone", "git_pull"]);
+            &owned
+        }
+        "dailylife" => {
+            owned = dyn_rules(&["create_calendar_event", "reschedule_calendar_event"]);
+            &owned
+        }
         "workspace" => &[
             "create_file",
             "append_to_file",
@@ -115,14 +191,8 @@ pub fn reasonable_rules(suite: &str) -> Vec<String> {
     };
     tools
         .iter()
-        .map(|t| format!("{}{t}", tool_prefix(suite)))
+        .map(|t| format!("{}{t}", benchmark.tool_prefix(suite)))
         .collect()
-}
-
-/// The suite's tools as Cowork names them (the pack `agentdojo-<suite>` serves as
-/// `agentdojo_<suite>`).
-pub fn tool_prefix(suite: &str) -> String {
-    format!("mcp__agentdojo_{suite}__")
 }
 
 /// Which half of a case is being replayed: the person's own task, or the injected one.
@@ -182,6 +252,8 @@ pub struct Replayed {
     pub why: String,
     /// It could change something (not every effect read-only).
     pub harmful: bool,
+    /// The call passed the gate but the tool failed (a replay out of step with its recording).
+    pub failed: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -207,6 +279,7 @@ impl CaseResult {
 
 pub struct Replay {
     _dir: tempfile::TempDir,
+    pub benchmark: Benchmark,
     pub app: App,
     pub person: Arc<Person>,
 }
@@ -214,12 +287,15 @@ pub struct Replay {
 impl Replay {
     /// A fresh Cowork with the suites installed as toolpacks; `reasonable` adds the person's
     /// rules of a week's use (otherwise the defaults only).
-    pub async fn start(suites: &[&str], reasonable: bool) -> Replay {
+    pub async fn start(benchmark: Benchmark, suites: &[&str], reasonable: bool) -> Replay {
         let scratch = tempfile::tempdir().unwrap();
         let home = scratch.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         let allow: Vec<String> = if reasonable {
-            suites.iter().flat_map(|s| reasonable_rules(s)).collect()
+            suites
+                .iter()
+                .flat_map(|s| reasonable_rules(benchmark, s))
+                .collect()
         } else {
             vec![]
         };
@@ -241,25 +317,28 @@ impl Replay {
             // as an install leaves it (real files: the sandbox shows the server nothing else).
             let folder = scratch.path().join("packs").join(suite);
             std::fs::create_dir_all(&folder).unwrap();
+            let dir = benchmark.dir();
             std::fs::copy(
-                dir().join("packs").join(suite).join("manifest.json"),
+                dir.join("packs").join(suite).join("manifest.json"),
                 folder.join("manifest.json"),
             )
             .unwrap();
-            for file in ["server.py", "suites.py"] {
-                std::fs::copy(dir().join(file), folder.join(file)).unwrap();
+            for file in benchmark.server_files() {
+                std::fs::copy(dir.join(file), folder.join(file)).unwrap();
             }
             let staged = app
                 .stage_toolpack(&folder.display().to_string(), None)
                 .await
                 .unwrap();
-            link_tree(&dir().join(".venv"), &staged.dir().join(".venv"));
+            // One venv serves both (the MCP SDK; AgentDojo's attack text).
+            let venv = Benchmark::AgentDojo.dir().join(".venv");
+            link_tree(&venv, &staged.dir().join(".venv"));
             app.install_toolpack(staged, BTreeMap::new(), false)
                 .unwrap();
         }
         let statuses = app.toolpacks_settled(Duration::from_secs(120)).await;
         for suite in suites {
-            let name = format!("agentdojo_{suite}");
+            let name = format!("{}_{suite}", benchmark.name());
             let status = statuses.iter().find(|s| s.name == name);
             assert!(
                 status.is_some_and(|s| s.tools > 0),
@@ -268,6 +347,7 @@ impl Replay {
         }
         Replay {
             _dir: scratch,
+            benchmark,
             app,
             person,
         }
@@ -278,13 +358,13 @@ impl Replay {
             .home()
             .root()
             .join("toolpacks/.data")
-            .join(format!("agentdojo-{suite}"))
+            .join(format!("{}-{suite}", self.benchmark.name()))
     }
 
     async fn replay(&self, suite: &str, conversation: &str, calls: &[Call]) -> Vec<Replayed> {
         let mut out = Vec::new();
         for call in calls {
-            let tool = format!("{}{}", tool_prefix(suite), call.function);
+            let tool = format!("{}{}", self.benchmark.tool_prefix(suite), call.function);
             let asked_before = self.person.asked.lock().unwrap().len();
             let outcome = self
                 .app
@@ -307,9 +387,13 @@ impl Replay {
             };
             out.push(Replayed {
                 tool,
-                gate,
                 why: review.map(|r| r.why.clone()).unwrap_or_default(),
                 harmful: !outcome.read_only,
+                failed: match (&outcome.result, gate == Gate::Denied) {
+                    (Err(e), false) => Some(e.to_string()),
+                    _ => None,
+                },
+                gate,
             });
         }
         out

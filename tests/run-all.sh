@@ -99,8 +99,8 @@ echo "== web benchmark (smoke run; real figures: cargo bench -p cowork-tests --b
 WEB_BENCH_RUNS=5 bench web
 echo "== voice benchmark (smoke run; real figures: cargo bench -p cowork-tests --bench voice)"
 BENCH_RUNS=1 bench voice
-echo "== AgentDojo replay (smoke run: banking, one user task; full: cargo bench -p cowork-tests --bench agentdojo)"
-AGENTDOJO_SUITES=banking AGENTDOJO_USER_TASKS=1 bench agentdojo
+echo "== AgentDojo and AgentDyn replay (smoke run: banking and dailylife, one user task; full: cargo bench -p cowork-tests --bench agentdojo)"
+AGENTDOJO_SUITES=banking,dailylife AGENTDOJO_USER_TASKS=1 bench agentdojo
 echo "== window benchmark (smoke run, debug build; real figures: bash tests/bench-window.sh)"
 bash tests/bench-window.sh --smoke
 

@@ -215,6 +215,13 @@ async fn chat_asks_approve_runs_and_deny_reaches_the_model() {
             && rules_text.contains("user settings"),
         "{rules_text}"
     );
+    // Every standing permission in one place, revocable: the "always" answer is there.
+    let grants = d.wait_for_text("[data-testid=grants]", "create_task").await;
+    let grants_text = d.text(&grants).await;
+    assert!(
+        grants_text.contains("What you have allowed") && grants_text.contains("Revoke"),
+        "{grants_text}"
+    );
 
     // The review panel: the assistant's edits wait there; apply one hunk of two, then roll back.
     d.click(&d.wait_for("nav button:nth-child(1)").await).await;

@@ -130,6 +130,13 @@ export const commands = {
 	listRules: (conversation: string | null) => __TAURI_INVOKE<RuleEntry[]>("list_rules", { conversation }),
 	/**  Adds a person's rule. A broad allow rule is held back unless `force`. */
 	addRule: (action: Action, rule: string, source: RuleSource | null, force: boolean | null) => __TAURI_INVOKE<RuleAdded>("add_rule", { action, rule, source, force }),
+	/**
+	 *  Every standing permission the person gave ("always" rules and every conversation's
+	 *  grants), for Settings → Permissions to show in one place and revoke.
+	 */
+	listGrants: () => __TAURI_INVOKE<Grant[]>("list_grants"),
+	/**  What the organisation's managed settings impose (files, mode ceiling), shown as such. */
+	managedPolicy: () => __TAURI_INVOKE<Managed>("managed_policy"),
 	/**  Rules that are broken or not applied (an untrusted workspace's allow rules), per file. */
 	policyProblems: () => __TAURI_INVOKE<PolicyProblem[]>("policy_problems"),
 	/**  Each open workspace: trusted or not, and exactly what trusting it would allow. */
@@ -684,6 +691,23 @@ export type FoundMailSetup = {
 	calendar: AccountConfig | null,
 };
 
+/**
+ *  A standing permission the person gave: an "always" allow rule in their settings or a
+ *  workspace's, or a "this conversation" grant. `cowork policy grants` and Settings list them
+ *  all in one place; each can be revoked.
+ */
+export type Grant = {
+	rule: string,
+	/**  What it covers, in words. */
+	meaning: Words,
+	source: RuleSource,
+	/**  The settings file of an "always" grant. */
+	file?: string | null,
+	/**  The conversation of a "this conversation" grant, and when it was given. */
+	conversation?: string | null,
+	since?: string | null,
+};
+
 export type Health = "works" | 
 /**  It works in part (memory by words without the model; a shortcut bound by hand). */
 "degraded" | "missing" | 
@@ -704,6 +728,16 @@ export type LocalServer = {
 	/**  Its OpenAI-compatible address (what Settings → Model takes as the base URL). */
 	baseUrl: string,
 	models: string[],
+};
+
+/**  What the organisation's managed settings impose, as the window and `policy explain` show it. */
+export type Managed = {
+	/**  The managed files that exist and were read. */
+	files: string[],
+	/**  The widest mode anyone may choose, and the file that set it. */
+	ceiling: [Mode, string] | null,
+	/**  How many rules they add. */
+	rules: number,
 };
 
 export type MatchedRule = {

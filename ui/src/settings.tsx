@@ -8,6 +8,8 @@ import {
   type Action,
   type AgentSettings,
   api,
+  type Grant,
+  type Managed,
   type Mode,
   type PolicyProblem,
   type RuleEntry,
@@ -588,13 +590,85 @@ function PermissionsPage({ conversation }: { conversation: string | null }) {
               disabled={mode.value === null}
               onChange={() => mode.set(m)}
             />
-            {m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits")}
+            {modeLabel(m)}
           </label>
         ))}
       </fieldset>
+      <ManagedNote />
       <RulesFields conversation={conversation} hasWorkspace={hasWorkspace} />
+      <GrantsFields />
       <SaveBar draft={mode} save={(m) => api.setMode(m)} />
     </>
+  );
+}
+
+/// What the organisation's managed settings impose: shown so the person knows why a mode or a
+/// rule is not theirs to change.
+function ManagedNote() {
+  const [managed, setManaged] = useState<Managed | null>(null);
+  useEffect(() => {
+    api
+      .managedPolicy()
+      .then(setManaged)
+      .catch(() => {});
+  }, []);
+  if (!managed || managed.files.length === 0) return null;
+  return (
+    <p class="hint" data-testid="managed">
+      🏢 {t("managedBy")} <code>{managed.files.join(", ")}</code>
+      {managed.ceiling && (
+        <>
+          {" "}
+          · {t("modeCeiling")} <strong>{modeLabel(managed.ceiling[0])}</strong>
+        </>
+      )}
+    </p>
+  );
+}
+
+function modeLabel(m: Mode): string {
+  return m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits");
+}
+
+/// Every standing permission the person gave — "always" rules and every conversation's grants —
+/// in one place, each revocable.
+function GrantsFields() {
+  const [grants, setGrants] = useState<Grant[]>([]);
+  const load = () => {
+    api
+      .listGrants()
+      .then(setGrants)
+      .catch(() => {});
+  };
+  useEffect(load, []);
+  return (
+    <fieldset data-testid="grants">
+      <legend>{t("grants")}</legend>
+      <p class="hint">{grants.length === 0 ? t("noGrants") : t("grantsHint")}</p>
+      <table class="rules">
+        <tbody>
+          {grants.map((g) => (
+            <tr key={g.rule + (g.conversation ?? g.file ?? "")}>
+              <td>
+                <span class="rule-meaning">{phrase(g.meaning)}</span> <code class="rule-text">{g.rule}</code>
+              </td>
+              <td>{g.conversation ? `${t("thisConversation")}: ${g.conversation}` : sourceLabel(g.source)}</td>
+              <td>
+                <button
+                  type="button"
+                  onClick={async () => {
+                    await api.removeRule(g.rule, g.conversation ?? null);
+                    load();
+                  }}
+                >
+                  {t("revoke")}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </fieldset>
   );
 }
 

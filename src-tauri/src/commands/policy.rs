@@ -54,6 +54,26 @@ pub fn add_rule(
     }
 }
 
+/// Every standing permission the person gave ("always" rules and every conversation's
+/// grants), for Settings → Permissions to show in one place and revoke.
+#[tauri::command]
+#[specta::specta]
+pub fn list_grants(shell: State<'_, Shell>) -> Res<Vec<cowork_core::Grant>> {
+    shell
+        .app
+        .scheduler()
+        .policy()
+        .grants()
+        .map_err(|e| e.to_string())
+}
+
+/// What the organisation's managed settings impose (files, mode ceiling), shown as such.
+#[tauri::command]
+#[specta::specta]
+pub fn managed_policy(shell: State<'_, Shell>) -> cowork_core::Managed {
+    shell.app.scheduler().policy().managed()
+}
+
 /// Rules that are broken or not applied (an untrusted workspace's allow rules), per file.
 #[tauri::command]
 #[specta::specta]

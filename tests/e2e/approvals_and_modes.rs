@@ -675,3 +675,108 @@ async fn trust_covers_the_repository_programs_the_review_showed() {
         .unwrap();
     assert!(h.scheduler.policy().workspace_trusted());
 }
+
+/// One case of tests/adversarial/provenance.toml.
+#[derive(serde::Deserialize)]
+struct ProvenanceCase {
+    id: String,
+    said: String,
+    tool: String,
+    target: String,
+    #[serde(default)]
+    body: Option<String>,
+    expect: String,
+    #[serde(default)]
+    unsaid: Option<String>,
+    #[serde(default)]
+    launder: bool,
+}
+
+/// What a model could turn an address into to pass it off as the person's: each is another
+/// mailbox, or no mailbox at all, and none is what the person wrote.
+fn look_alikes(address: &str) -> Vec<String> {
+    let (user, domain) = address.split_once('@').unwrap();
+    [
+        format!("{user}+x@{domain}"),
+        format!("{user}@{domain}.attacker.example"),
+        format!("{user}@mail.{domain}"),
+        address.replacen('a', "а", 1), // Cyrillic a
+        address.replacen('@', "\u{200b}@", 1),
+        address.chars().rev().collect(),
+        address.to_uppercase().replace('O', "0"),
+        format!("{user} at {domain}"),
+        address.replace('.', "[.]"),
+    ]
+    .into_iter()
+    .filter(|v| !v.eq_ignore_ascii_case(address))
+    .collect()
+}
+
+/// The laundering attempts of tests/adversarial/provenance.toml, through the whole gate: after
+/// untrusted content, a call the person steered runs unasked; one steered by anything else —
+/// the page's values, parts or look-alikes of the person's, a link beside the right recipient —
+/// asks, and the modal names the value.
+#[tokio::test]
+async fn laundering_attempts_ask_and_the_persons_own_values_do_not() {
+    #[derive(serde::Deserialize)]
+    struct Cases {
+        case: Vec<ProvenanceCase>,
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/adversarial/provenance.toml");
+    let cases: Cases = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (script, h) = setup();
+    let policy = h.scheduler.policy();
+    for tool in ["mail_probe", "fetch_probe", "exec_probe"] {
+        policy
+            .add_rule(Action::Allow, tool, RuleSource::User)
+            .unwrap();
+    }
+    let mut runs = 0;
+    for case in &cases.case {
+        let mut targets = vec![(case.target.clone(), case.expect.as_str())];
+        if case.launder {
+            targets.extend(look_alikes(&case.target).into_iter().map(|t| (t, "ask")));
+        }
+        for (n, (target, expect)) in targets.into_iter().enumerate() {
+            let conversation = format!("provenance:{}:{n}", case.id);
+            let page = call(
+                "fetch_probe",
+                json!({"target": "https://page.example"}),
+                &conversation,
+            );
+            assert!(h.scheduler.call(page).await.result.is_ok());
+            assert!(policy.tainted_by(&conversation).is_some());
+            policy.person_said(&conversation, &case.said).unwrap();
+            let asked_before = script.asked();
+            script.answer(ApprovalChoice::Deny);
+            let args = json!({"target": target, "body": case.body});
+            let outcome = h
+                .scheduler
+                .call(call(&case.tool, args, &conversation))
+                .await;
+            let asked = script.asked() > asked_before;
+            let id = format!("{} ({target:?})", case.id);
+            match expect {
+                "allow" => {
+                    assert!(
+                        !asked && outcome.result.is_ok(),
+                        "{id}: {:?}",
+                        outcome.review
+                    );
+                    // The unused scripted answer must not answer the next case.
+                    script.answers.lock().unwrap().clear();
+                }
+                _ => {
+                    assert!(asked && outcome.result.is_err(), "{id}: ran unasked");
+                    let review = script.last().review;
+                    if let Some(value) = &case.unsaid.as_ref().filter(|_| n == 0) {
+                        assert_eq!(review.unsaid.as_deref(), Some(value.as_str()), "{id}");
+                        assert!(review.why.contains(value.as_str()), "{id}: {}", review.why);
+                    }
+                }
+            }
+            runs += 1;
+        }
+    }
+    assert!(runs > cases.case.len(), "the look-alikes ran too");
+}

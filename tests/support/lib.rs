@@ -283,6 +283,9 @@ pub struct ProbeInput {
     pub fail_times: u32,
     #[serde(default)]
     pub api_key: Option<String>,
+    /// Free text the call carries beside its target (a message's body).
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -483,23 +483,24 @@ async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules
             script.last().review.why
         );
     }
-    // A rule naming where mail may go (one organisation) is the person's choice of it too.
-    policy
-        .add_rule(
-            Action::Allow,
-            "mail_probe(*@mycompany.com)",
-            RuleSource::User,
-        )
-        .unwrap();
+    // A rule naming where mail may go, written out, is the person's choice of it too; a
+    // domain is not (anyone with an address there would be chosen by it).
+    for rule in [
+        "mail_probe(dan@mycompany.com)",
+        "mail_probe(*@mycompany.com)",
+    ] {
+        policy
+            .add_rule(Action::Allow, rule, RuleSource::User)
+            .unwrap();
+    }
     let asked_before = script.asked();
-    assert!(
-        h.scheduler
-            .call(mail("dan@mycompany.com"))
-            .await
-            .result
-            .is_ok()
-    );
+    let dan = h.scheduler.call(mail("dan@mycompany.com")).await;
+    assert!(dan.result.is_ok());
     assert_eq!(script.asked(), asked_before);
+    script.answer(ApprovalChoice::Deny);
+    let eve = h.scheduler.call(mail("eve@mycompany.com")).await;
+    assert!(eve.result.is_err());
+    assert_eq!(script.asked(), asked_before + 1);
     // Non-egress effects are unaffected; other conversations too.
     assert!(
         h.scheduler

@@ -962,6 +962,13 @@ fn a_managed_policy_is_shown_as_the_organisations_and_cannot_be_loosened() {
             .unwrap();
         (out.status.code(), text(&out))
     };
+    // Only a file only the administrator can write is the organisation's.
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata(&managed).unwrap().uid() != 0 {
+        let (_, said) = run(&["policy", "rules", "list"]);
+        assert!(said.contains("must be owned by root"), "{said}");
+        return;
+    }
     let (code, said) = run(&["policy", "mode", "accept-edits"]);
     assert_ne!(code, Some(0), "{said}");
     assert!(
@@ -1019,6 +1026,19 @@ fn a_managed_policy_is_shown_as_the_organisations_and_cannot_be_loosened() {
     let (code, said) = run(&["policy", "rules", "remove", "create_task"]);
     assert_ne!(code, Some(0), "{said}");
     assert!(said.contains("set by your organisation"), "{said}");
+
+    // One anyone else could write is the person's own, not the organisation's: not applied.
+    let mut perms = std::fs::metadata(&managed).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o666);
+    std::fs::set_permissions(&managed, perms).unwrap();
+    let (code, said) = run(&["policy", "mode", "accept-edits"]);
+    assert_eq!(code, Some(0), "{said}");
+    let (_, said) = run(&["policy", "rules", "list"]);
+    assert!(said.contains("must be owned by root"), "{said}");
+    run(&["policy", "mode", "normal"]);
+    let mut perms = std::fs::metadata(&managed).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o644);
+    std::fs::set_permissions(&managed, perms).unwrap();
 
     // A managed file that cannot be read stops Cowork instead of running without it.
     std::fs::write(&managed, "{not json").unwrap();

@@ -914,18 +914,27 @@ impl Scheduler {
             self.check_rate(&spec.name, limit)?;
         }
         self.write_intent(req, call_id, trail).await?;
-        let output = self
+        let output = match self
             .execute(req, call_id, spec, &prepared, env, trail)
-            .await?;
+            .await
+        {
+            Ok(output) => output,
+            // A failure's text reaches the model as well: from a tool that reads the outside
+            // world (an MCP server's error, a page's error body) it is untrusted too.
+            Err(e) => {
+                if spec.annotations.open_world {
+                    self.policy
+                        .mark_tainted(&req.conversation, &spec.name)
+                        .map_err(|e| ToolError::failed(e.to_string()))?;
+                }
+                return Err(e);
+            }
+        };
         check_output(&handler, &output)?;
         if output.untrusted {
             self.policy
                 .mark_tainted(&req.conversation, &spec.name)
                 .map_err(|e| ToolError::failed(e.to_string()))?;
-        } else if !trail.effects.is_empty() && trail.effects.iter().all(Effect::is_read_only) {
-            // What the person's own data says (a trusted read), not what a call echoes back.
-            self.policy
-                .read_trusted(&req.conversation, &output.text_content());
         }
         Ok(output)
     }

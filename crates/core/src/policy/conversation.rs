@@ -15,13 +15,7 @@ struct State {
     grants: Vec<Rule>,
     planning: bool,
     said: Said,
-    /// Bytes of trusted tool results added to `said` (bounded: see [`ConversationStates::read_trusted`]).
-    trusted_bytes: usize,
 }
-
-/// How much of what trusted tools read before any untrusted content one conversation keeps
-/// for provenance. Beyond it a value is looked up in the person's words only (stricter).
-const TRUSTED_READS_MAX: usize = 4 << 20;
 
 pub struct ConversationStates {
     conn: Mutex<Connection>,
@@ -90,7 +84,6 @@ impl ConversationStates {
             grants,
             planning,
             said: Said::new(words.iter().map(String::as_str)),
-            trusted_bytes: 0,
         })
     }
 
@@ -134,20 +127,6 @@ impl ConversationStates {
             .map_err(db_err)?;
         self.with_state(conversation, |s| s.said.add(text));
         Ok(())
-    }
-
-    /// A trusted tool read `text` for `conversation`. Before any untrusted content arrived
-    /// nothing in the conversation could have steered what it returned, so its values count as
-    /// the person's own data; after, they do not (a value the model wrote somewhere under an
-    /// injection's steer could come back this way). Kept in memory only: after a restart such
-    /// values ask again, the safe side.
-    pub fn read_trusted(&self, conversation: &str, text: &str) {
-        self.with_state(conversation, |s| {
-            if s.tainted_by.is_none() && s.trusted_bytes + text.len() <= TRUSTED_READS_MAX {
-                s.trusted_bytes += text.len();
-                s.said.add(text);
-            }
-        })
     }
 
     /// Looks at what the person gave in `conversation`.

@@ -295,11 +295,23 @@ pub struct Managed {
 
 /// Where an organisation puts its managed settings; `COWORK_MANAGED_SETTINGS` names one more
 /// (a deployment's or a test's). Both apply: another file can only add to what the system file
-/// imposes, never replace it.
-fn managed_settings_paths() -> Vec<PathBuf> {
-    let mut paths = vec![PathBuf::from("/etc/cowork/managed-settings.json")];
-    paths.extend(std::env::var_os("COWORK_MANAGED_SETTINGS").map(PathBuf::from));
+/// imposes, never replace it. The second is read only when only the administrator can write it
+/// (owned by root, not writable by group or others): otherwise it would be the person's own
+/// rules passed off as the organisation's, out of `policy grants`' sight.
+fn managed_settings_paths() -> Vec<(PathBuf, bool)> {
+    let mut paths = vec![(PathBuf::from("/etc/cowork/managed-settings.json"), true)];
+    paths.extend(std::env::var_os("COWORK_MANAGED_SETTINGS").map(|p| (PathBuf::from(p), false)));
     paths
+}
+
+/// Why a managed settings file named by the environment is not read, if it is not.
+fn not_administrators(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.uid() != 0 || meta.mode() & 0o022 != 0).then(|| {
+        "not applied: a managed settings file must be owned by root and writable by no one else"
+            .into()
+    })
 }
 
 pub struct PolicyBridge {
@@ -478,9 +490,19 @@ impl PolicyBridge {
             problems: problems_in(&self.user_settings, user.problems),
             workspaces: Vec::new(),
         };
-        for path in managed_settings_paths() {
-            read_managed(&path, &mut config)?;
+        for (path, system) in managed_settings_paths() {
+            match (system, not_administrators(&path)) {
+                (false, Some(message)) => config.problems.push(PolicyProblem {
+                    file: path,
+                    message,
+                }),
+                _ => read_managed(&path, &mut config)?,
+            }
         }
+        // Scores between the two thresholds ask: an allow ceiling at or above the deny floor
+        // (a managed `denyMin` under the person's `allowMax`) must not let them through.
+        let t = &mut config.thresholds;
+        t.allow_max = t.allow_max.min(t.deny_min.saturating_sub(1));
         for root in &self.roots() {
             self.read_workspace(root, &mut config)?;
         }
@@ -1006,11 +1028,6 @@ impl PolicyBridge {
     /// person's (see [`provenance`]).
     pub fn person_said(&self, conversation: &str, text: &str) -> Result<(), PolicyError> {
         self.conversations.person_said(conversation, text)
-    }
-
-    /// A trusted tool's result in `conversation` (see `ConversationStates::read_trusted`).
-    pub fn read_trusted(&self, conversation: &str, text: &str) {
-        self.conversations.read_trusted(conversation, text)
     }
 
     /// The model put `conversation` into plan mode (`enter_plan_mode`): only read-only tools

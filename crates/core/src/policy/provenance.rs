@@ -59,23 +59,43 @@ fn host_of(token: &str) -> Option<String> {
     } else {
         url::Url::parse(&format!("https://{token}")).ok()?
     };
-    let host = url.host_str()?.to_lowercase();
-    // A bare word with a dot ("e.g.", "v1.2") is not a site: a host needs a letter-only end.
-    let tld = host.rsplit('.').next()?;
-    (tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())).then_some(host)
+    match url.host()? {
+        url::Host::Ipv4(_) | url::Host::Ipv6(_) => url.host_str().map(str::to_lowercase),
+        url::Host::Domain(host) => {
+            let host = host.to_lowercase();
+            // A bare word with a dot ("e.g.", "v1.2") is not a site: a host ends in letters (or
+            // an internationalized name's `xn--` form).
+            let tld = host.trim_end_matches('.').rsplit('.').next()?;
+            let named = tld.starts_with("xn--")
+                || (tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()));
+            named.then_some(host)
+        }
+    }
 }
 
 fn number_of(token: &str) -> Option<f64> {
     let token = bare(token).trim_start_matches(['$', '€', '£', '¥', '+']);
     let token = token.trim_end_matches(['$', '€', '£', '¥', '%']);
-    // "1,250.50": commas group thousands; "12,5" with no dot is a decimal comma.
-    let plain = if token.contains('.') {
+    // "1,250.50": commas group thousands; "12,5" is a decimal comma. One separator before
+    // exactly three digits ("2,500", "1.000") is a thousand in one country and a fraction in
+    // another: neither reading is taken, so such a number matches only as written.
+    let separators = token.matches([',', '.']).count();
+    let last_group = token.rsplit([',', '.']).next()?.len();
+    let plain = if separators == 1 && last_group == 3 {
+        return None;
+    } else if token.contains('.') {
         token.replace(',', "")
-    } else if token.matches(',').count() == 1 && token.split(',').nth(1)?.len() != 3 {
+    } else if separators == 1 {
         token.replace(',', ".")
     } else {
         token.replace(',', "")
     };
+    if !plain
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+    {
+        return None; // not "inf", "NaN" or "1e3": the person writes numbers in digits
+    }
     plain.parse::<f64>().ok().filter(|n| n.is_finite())
 }
 
@@ -91,9 +111,10 @@ impl Said {
     pub fn add(&mut self, text: &str) {
         let lower = text.to_lowercase();
         for token in lower.split_whitespace() {
-            self.hosts.extend(host_of(token));
             self.numbers.extend(number_of(token));
         }
+        self.hosts
+            .extend(references(&lower).into_iter().filter(|r| !r.contains('@')));
         self.text.push_str(&lower);
         self.text.push('\n');
     }
@@ -102,8 +123,8 @@ impl Said {
         self.text.is_empty()
     }
 
-    /// Whether the person wrote `value`: as a whole token or phrase of their words, as a number
-    /// they wrote, or as the host of a site they named.
+    /// Whether the person wrote `value`: as a whole token or phrase of their words, or as a
+    /// number they wrote.
     pub fn has(&self, value: &str) -> bool {
         let value = value.to_lowercase();
         if value.trim().is_empty() {
@@ -117,13 +138,12 @@ impl Said {
         {
             return true;
         }
-        if value.contains("://")
-            && let Some(host) = host_of(&value)
-            && self.has_host(&host)
-        {
-            return true;
-        }
         self.has_phrase(&value)
+    }
+
+    /// Whether the person named the site `origin` reaches (its host, as they wrote it).
+    pub fn has_site(&self, origin: &str) -> bool {
+        host_of(&origin.to_lowercase()).is_some_and(|host| self.has_host(&host))
     }
 
     /// A site is the one named when the hosts are equal, or differ only by a leading `www.`.
@@ -151,42 +171,84 @@ impl Said {
     }
 }
 
-/// Every value a call's arguments carry (strings, numbers, booleans), depth first.
-fn leaves(args: &Value, out: &mut Vec<String>) {
+/// Every value a call's arguments carry (strings, numbers, booleans), depth first — and the
+/// keys of nested objects, which can be data too (`{"roles": {"eve@x.io": "owner"}}`); the
+/// top level's keys are the tool's own field names.
+fn leaves(args: &Value, out: &mut Vec<String>, nested: bool) {
     match args {
         Value::String(s) => out.push(s.clone()),
         Value::Number(n) => out.push(n.to_string()),
         Value::Bool(b) => out.push(b.to_string()),
-        Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
-        Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| leaves(v, out, true)),
+        Value::Object(map) => {
+            for (key, value) in map {
+                if nested {
+                    out.push(key.clone());
+                }
+                leaves(value, out, true);
+            }
+        }
         Value::Null => {}
     }
 }
 
-/// What in a text points somewhere a reader could go or write to: a site's host or a mail
-/// address. Found by what the token is (it parses as one), not by a list of phrases.
+/// Characters IDNA reads as a dot in a host name (UTS #46): `evil。example` is `evil.example`.
+fn idna_dots(text: &str) -> String {
+    text.replace(['\u{3002}', '\u{FF0E}', '\u{FF61}'], ".")
+}
+
+/// What in a text points somewhere a reader could go or write to: a site's host (from a URL
+/// with any scheme, or a bare host name or IP address) or a mail address — found by what a run
+/// of characters is, wherever it stands (in markdown, HTML, `<url|label>`, after a colon),
+/// not by a list of phrases. A `scheme://` whose host cannot be read counts as a reference to
+/// itself: unknown is untrusted.
 fn references(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .filter_map(|token| {
-            let token = bare(token);
-            match token.split_once('@') {
-                Some((user, domain)) if !user.is_empty() && host_of(domain).is_some() => {
-                    Some(token.to_lowercase())
-                }
-                Some(_) => None,
-                None => host_of(token),
+    let text = idna_dots(text);
+    let mut out = Vec::new();
+    // Runs of the characters a URL's scheme, host, port and path or a mail address are made of.
+    let runs = text.split(|c: char| !(c.is_alphanumeric() || "-._~:/?#@!$&*+=%".contains(c)));
+    for run in runs {
+        let run = run.trim_matches(|c: char| ends_sentence(c) || c == '/');
+        if run.is_empty() {
+            continue;
+        }
+        if let Some(at) = run.find("://") {
+            let scheme_start = run[..at]
+                .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.')
+                .map_or(0, |i| i + 1);
+            let url = &run[scheme_start..];
+            out.push(host_of(url).unwrap_or_else(|| url.to_lowercase()));
+        } else if let Some((user, domain)) = run.split_once('@') {
+            if !user.is_empty() && host_of(domain).is_some() {
+                out.push(run.to_lowercase());
             }
-        })
-        .collect()
+        } else if let Some(host) = host_of(run) {
+            out.push(host);
+        }
+    }
+    out
+}
+
+/// Whether a value is specific enough to be told apart from the person's other words: a
+/// number or a word of one or two characters ("5", "ok") turns up in any text, so it is
+/// never taken as the person's where nothing narrower names it.
+fn specific(value: &str) -> bool {
+    let value = value.trim();
+    value.chars().count() >= 3 && number_of(value).is_none()
 }
 
 /// The first value steering one of `effects` that the person did not give, for the effects
-/// `steerable` picks. An effect with an aim ([`Effect::aim`]) is the person's when its aim is
-/// — written in their words, or named by the allow rule that matched (`chosen`: the person
-/// picked that destination in a rule) — and no other argument points somewhere else (a link
-/// or an address the person did not give: a message to the right person can still carry an
-/// attacker's link). Any other effect needs every argument of the call to be the person's.
-/// `None`: the person chose all of it.
+/// `steerable` picks; `None`: the person chose all of it.
+///
+/// An effect with an aim ([`Effect::aim`]) taken from the call's arguments is the person's when
+/// every value of its aim is — written in their words (a site by its host), or named by the
+/// allow rule that matched (`chosen`: the person picked that destination, written out, in a
+/// rule) — and no argument points anywhere else (a link or an address the person did not give:
+/// a message to the right person can still carry an attacker's link). An aim empty while
+/// another effect of the call has one (a mail's empty cc) reaches nobody. Anything else — no
+/// aim, an aim the pack wrote rather than the call, an empty one — needs every argument of the
+/// call to be the person's, and specific (see [`specific`]). A command is never the person's
+/// here: what it runs also lives in files untrusted content may have changed.
 pub fn unsaid(
     effects: &[Effect],
     args: &Value,
@@ -195,33 +257,77 @@ pub fn unsaid(
     steerable: impl Fn(&Effect) -> bool,
 ) -> Option<String> {
     let mut arguments = Vec::new();
-    leaves(args, &mut arguments);
-    let given = |v: &str| chosen.iter().any(|c| c.eq_ignore_ascii_case(v)) || said.has(v);
-    for effect in effects.iter().filter(|e| steerable(e)) {
-        let aim = match effect.aim() {
-            // It reaches nobody (a mail's empty cc): nothing of it to steer.
-            Some(aim) if aim.is_empty() => continue,
-            aim => aim,
+    leaves(args, &mut arguments, false);
+    // A site is taken from the call when its host is in an argument (`www.x.com/a` → https://www.x.com).
+    let from_call = |v: &str| {
+        let v = v.to_lowercase();
+        let needle = if v.contains("://") {
+            host_of(&v).unwrap_or(v)
+        } else {
+            v
         };
-        let Some(aim) = aim else {
-            if let Some(value) = arguments.iter().find(|v| !given(v)) {
-                return Some(value.clone());
-            }
+        arguments.iter().any(|a| a.to_lowercase().contains(&needle))
+    };
+    let aims: Vec<Option<Vec<&str>>> = effects
+        .iter()
+        .map(|e| e.aim().filter(|aim| aim.iter().all(|v| from_call(v))))
+        .collect();
+    let someone_reached = aims.iter().flatten().any(|aim| !aim.is_empty());
+    for (effect, aim) in effects.iter().zip(aims) {
+        if !steerable(effect) {
             continue;
-        };
-        if let Some(value) = aim.iter().find(|v| !given(v)) {
-            return Some(value.to_string());
         }
-        let aimed: Vec<String> = aim.iter().flat_map(|v| references(v)).collect();
-        let pointer = arguments
-            .iter()
-            .flat_map(|v| references(v))
-            .find(|r| !aimed.contains(r) && !given(r) && !said.has_host(r));
-        if pointer.is_some() {
-            return pointer;
+        if let Effect::ProcessExec { command, .. } = effect {
+            return Some(command.clone());
+        }
+        let value = match aim {
+            Some(aim) if aim.is_empty() && someone_reached => continue,
+            Some(aim) if !aim.is_empty() => unsaid_aim(effect, &aim, &arguments, said, chosen),
+            _ => unsaid_arguments(&arguments, said),
+        };
+        if value.is_some() {
+            return value;
         }
     }
     None
+}
+
+/// An aimed effect: the first aim value, or pointer in the arguments, the person did not give.
+fn unsaid_aim(
+    effect: &Effect,
+    aim: &[&str],
+    arguments: &[String],
+    said: &Said,
+    chosen: &[&str],
+) -> Option<String> {
+    let site = matches!(
+        effect,
+        Effect::NetFetch { .. } | Effect::BrowserNavigate { .. }
+    );
+    let given = |v: &str| {
+        chosen.iter().any(|c| c.eq_ignore_ascii_case(v))
+            || if site { said.has_site(v) } else { said.has(v) }
+    };
+    if let Some(value) = aim.iter().find(|v| !given(v)) {
+        return Some(value.to_string());
+    }
+    let aimed: Vec<String> = aim.iter().flat_map(|v| references(v)).collect();
+    arguments
+        .iter()
+        .flat_map(|v| references(v))
+        .find(|r| !aimed.contains(r) && !said.has(r) && !said.has_host(r))
+}
+
+/// An effect judged by the whole call: the first argument the person did not give.
+fn unsaid_arguments(arguments: &[String], said: &Said) -> Option<String> {
+    if arguments.is_empty() {
+        // Nothing says what it would do: unknown, so untrusted.
+        return Some("(a call with no arguments)".into());
+    }
+    arguments
+        .iter()
+        .find(|v| !(specific(v) && said.has(v)))
+        .cloned()
 }
 
 #[cfg(test)]
@@ -259,11 +365,54 @@ mod tests {
     #[test]
     fn a_site_is_the_one_named_by_its_host() {
         let s = said("summarize www.informations.com/news and tell alice");
-        assert!(s.has("https://www.informations.com"));
-        assert!(s.has("https://informations.com"));
-        assert!(!s.has("https://informations.com.evil.io"));
-        assert!(!s.has("https://evil-informations.com"));
-        assert!(!said("see e.g. v1.2").has("https://e.g"));
+        assert!(s.has_site("https://www.informations.com"));
+        assert!(s.has_site("https://informations.com"));
+        assert!(!s.has_site("https://informations.com.evil.io"));
+        assert!(!s.has_site("https://evil-informations.com"));
+        assert!(!said("see e.g. v1.2").has_site("https://e.g"));
+        // Only a site is matched by its host: a webhook URL as a recipient is a whole value.
+        assert!(!s.has("https://www.informations.com/hooks/attacker"));
+    }
+
+    #[test]
+    fn links_are_found_in_markdown_html_chat_markup_and_other_scripts() {
+        for (text, link) in [
+            ("[open](https://sso.evil.example/x)", "sso.evil.example"),
+            (
+                "<a href=\"https://sso.evil.example\">here</a>",
+                "sso.evil.example",
+            ),
+            ("Link:https://sso.evil.example/x", "sso.evil.example"),
+            ("→https://sso.evil.example", "sso.evil.example"),
+            ("<https://evil.example|doc>", "evil.example"),
+            ("http://203.0.113.7/login", "203.0.113.7"),
+            ("https://evil\u{3002}example/x", "evil.example"),
+            (
+                "write to it-support@attacker.example.",
+                "it-support@attacker.example",
+            ),
+        ] {
+            let found = references(text);
+            assert!(found.iter().any(|r| r == link), "{text}: {found:?}");
+        }
+        let idn = references("go to https://вход.онлайн now");
+        assert!(idn.iter().any(|r| r.starts_with("xn--")), "{idn:?}");
+        assert!(references("prices rose 3.5% (see notes) e.g. today").is_empty());
+    }
+
+    #[test]
+    fn ambiguous_and_spelled_numbers_are_not_numbers() {
+        assert_eq!(
+            number_of("2,500"),
+            None,
+            "a thousand here, two and a half there"
+        );
+        assert_eq!(number_of("1.000"), None);
+        assert_eq!(number_of("1,250.50"), Some(1250.5));
+        assert_eq!(number_of("12,5"), Some(12.5));
+        for spelled in ["inf", "NaN", "1e3", "0x10"] {
+            assert_eq!(number_of(spelled), None, "{spelled}");
+        }
     }
 
     #[test]
@@ -274,35 +423,27 @@ mod tests {
         };
         let s = said("Pay 100 to GB29NWBK60161331926819 for the rent");
         let any = |_: &Effect| true;
+        let check = |payee: &str, amount: u32| {
+            let args = json!({"recipient": payee, "amount": amount});
+            unsaid(&[pay(payee, &amount.to_string())], &args, &s, &[], any)
+        };
+        assert_eq!(check("GB29NWBK60161331926819", 100), None);
+        assert_eq!(check("GB29NWBK60161331926819", 1000), Some("1000".into()));
         assert_eq!(
-            unsaid(
-                &[pay("GB29NWBK60161331926819", "100")],
-                &json!({}),
-                &s,
-                &[],
-                any
-            ),
-            None
-        );
-        assert_eq!(
-            unsaid(
-                &[pay("GB29NWBK60161331926819", "1000")],
-                &json!({}),
-                &s,
-                &[],
-                any
-            ),
-            Some("1000".into())
-        );
-        assert_eq!(
-            unsaid(
-                &[pay("US133000000121212121212", "100")],
-                &json!({}),
-                &s,
-                &[],
-                any
-            ),
+            check("US133000000121212121212", 100),
             Some("US133000000121212121212".into())
+        );
+        // A payee the pack wrote into its declaration (not taken from the call) aims nothing:
+        // the call's own arguments decide, and the person wrote none of them.
+        let checkout = Effect::MoneyPay {
+            payee: "the shop".into(),
+            amount: None,
+        };
+        let s = said("compare it with the charger at the shop");
+        let args = json!({"product_ids": ["P025"]});
+        assert_eq!(
+            unsaid(&[checkout], &args, &s, &[], any),
+            Some("P025".into())
         );
     }
 
@@ -314,15 +455,55 @@ mod tests {
         };
         let s = said("add 'Dinner with Ann' to my calendar");
         let any = |_: &Effect| true;
-        let args = json!({"title": "Dinner with Ann"});
+        let one = std::slice::from_ref(&event);
         assert_eq!(
-            unsaid(std::slice::from_ref(&event), &args, &s, &[], any),
+            unsaid(one, &json!({"title": "Dinner with Ann"}), &s, &[], any),
             None
         );
         let args = json!({"title": "Dinner with Ann", "note": "call +1 555 0100"});
         assert_eq!(
-            unsaid(&[event], &args, &s, &[], any),
+            unsaid(one, &args, &s, &[], any),
             Some("call +1 555 0100".into())
+        );
+        // Short or numeric values turn up in any text: never the person's on their own.
+        let s = said("show me the top 5 events in general");
+        for args in [json!({"event_id": "5"}), json!({"event_id": 5}), json!({})] {
+            assert!(unsaid(one, &args, &s, &[], any).is_some(), "{args}");
+        }
+        // Data in a nested object's keys counts too.
+        let s = said("add 'Dinner with Ann' as owner");
+        let args = json!({"title": "Dinner with Ann", "roles": {"eve@evil.io": "owner"}});
+        assert!(unsaid(one, &args, &s, &[], any).is_some());
+    }
+
+    #[test]
+    fn an_empty_aim_reaches_nobody_only_beside_one_that_reaches_someone() {
+        let mail = |to: &[&str]| Effect::MailSend {
+            account: "work".into(),
+            recipients: to.iter().map(|s| s.to_string()).collect(),
+        };
+        let s = said("mail ann@corp.example the summary");
+        let any = |_: &Effect| true;
+        let args = json!({"to": ["ann@corp.example"], "cc": [], "body": "The summary"});
+        let both = [mail(&["ann@corp.example"]), mail(&[])];
+        assert_eq!(unsaid(&both, &args, &s, &[], any), None);
+        // A reply with nobody named goes wherever the server sends it: judged by its arguments.
+        let args = json!({"thread": "t-81", "body": "Sure, here are the files"});
+        assert!(unsaid(&[mail(&[])], &args, &s, &[], any).is_some());
+    }
+
+    #[test]
+    fn a_command_is_never_lifted_by_the_persons_words() {
+        let exec = Effect::ProcessExec {
+            command: "npm test".into(),
+            workspace_code: vec![],
+        };
+        let args = json!({"command": "npm test"});
+        let s = said("run npm test after");
+        let any = |_: &Effect| true;
+        assert_eq!(
+            unsaid(&[exec], &args, &s, &[], any),
+            Some("npm test".into())
         );
     }
 
@@ -365,15 +546,24 @@ mod tests {
         };
         let s = said("Reply to everyone who wrote about the offsite");
         let any = |_: &Effect| true;
-        let args = json!({"to": "ann@corp.com", "body": "See you there"});
-        assert_eq!(
-            unsaid(&[mail("ann@corp.com")], &args, &s, &["ann@corp.com"], any),
-            None
+        let args = |to: &str| json!({"to": to, "body": "See you there"});
+        let chosen = ["ann@corp.com"];
+        let ann = unsaid(
+            &[mail("ann@corp.com")],
+            &args("ann@corp.com"),
+            &s,
+            &chosen,
+            any,
         );
-        assert_eq!(
-            unsaid(&[mail("eve@evil.io")], &args, &s, &["ann@corp.com"], any),
-            Some("eve@evil.io".into())
+        assert_eq!(ann, None);
+        let eve = unsaid(
+            &[mail("eve@evil.io")],
+            &args("eve@evil.io"),
+            &s,
+            &chosen,
+            any,
         );
+        assert_eq!(eve, Some("eve@evil.io".into()));
     }
 
     /// An address the person never wrote, in any of the forms a model could launder it into.

@@ -71,10 +71,13 @@ impl<'a> Call<'a> {
     /// the destination — one site, these people, this payee — is the person's choice of it).
     fn find_unsaid(&self) -> Option<String> {
         self.tainted_by.as_ref()?;
-        let chosen: Vec<&str> = match self.narrowest(Action::Allow) {
-            // People, payees and sites only: a command rule matches a family of commands.
-            Some(m) if rules::names_destination(&m.rule) => self
-                .req
+        let named = self
+            .matching(Action::Allow)
+            .iter()
+            .any(|m| rules::names_destination(&m.rule));
+        // People, payees and sites only: a command rule matches a family of commands.
+        let chosen: Vec<&str> = if named {
+            self.req
                 .effects
                 .iter()
                 .filter(|e| {
@@ -84,8 +87,9 @@ impl<'a> Call<'a> {
                     )
                 })
                 .flat_map(Effect::subjects)
-                .collect(),
-            _ => Vec::new(),
+                .collect()
+        } else {
+            Vec::new()
         };
         let req = self.req;
         self.bridge
@@ -273,6 +277,13 @@ impl<'a> Call<'a> {
     /// The narrowest matching rule for `action`: conversation grant > workspace > user >
     /// built-in.
     fn narrowest(&self, action: Action) -> Option<MatchedRule> {
+        self.matching(action)
+            .into_iter()
+            .reduce(|best, m| if m.source >= best.source { m } else { best })
+    }
+
+    /// Every rule for `action` that matches the call, in the order the sources are read.
+    fn matching(&self, action: Action) -> Vec<MatchedRule> {
         let facts = CallFacts {
             tool: &self.req.spec.name,
             aliases: &self.req.spec.aliases,
@@ -288,20 +299,15 @@ impl<'a> Call<'a> {
             .iter()
             .map(|(a, r)| (*a, r, RuleSource::Builtin))
             .chain(self.config.rules.iter().map(|(a, r, s, _)| (*a, r, *s)));
-        let mut best: Option<MatchedRule> = None;
-        for (a, rule, source) in configured.chain(granted) {
-            if a == action
-                && rule.matches(action, &facts)
-                && best.as_ref().is_none_or(|b| source >= b.source)
-            {
-                best = Some(MatchedRule {
-                    rule: rule.text.clone(),
-                    action,
-                    source,
-                });
-            }
-        }
-        best
+        configured
+            .chain(granted)
+            .filter(|(a, rule, _)| *a == action && rule.matches(action, &facts))
+            .map(|(_, rule, source)| MatchedRule {
+                rule: rule.text.clone(),
+                action,
+                source,
+            })
+            .collect()
     }
 
     /// Effects are the truth: a call with no effects changes nothing.

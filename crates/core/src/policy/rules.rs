@@ -698,9 +698,10 @@ pub(crate) fn names_one_site(rule: &str) -> bool {
 }
 
 /// Whether a rule's specifier names where a call reaches, so that the person, not content,
-/// chose it: one site ([`names_one_site`]), or people, a payee or a command written out
-/// (`send_email(ann@corp.com)`), or one organisation's addresses (`send_email(*@corp.com)`).
-/// A bare tool, `*` or any other wildcard names no destination.
+/// chose it: one site ([`names_one_site`]), or a person, a payee written out
+/// (`send_email(ann@corp.com)`). A bare tool and any wildcard name no destination — not even
+/// `*@corp.com`: whoever can get an address at that domain (a free-mail provider's, a shared
+/// one) would be chosen by it.
 pub(crate) fn names_destination(rule: &str) -> bool {
     if names_one_site(rule) {
         return true;
@@ -711,8 +712,7 @@ pub(crate) fn names_destination(rule: &str) -> bool {
     else {
         return false;
     };
-    let named = spec.strip_prefix("*@").unwrap_or(spec);
-    !named.trim().is_empty() && !named.contains(['*', '?', '[', '{'])
+    !spec.trim().is_empty() && !spec.contains(['*', '?', '[', '{', ','])
 }
 
 fn origin_matches(spec: &str, origin: &str) -> bool {

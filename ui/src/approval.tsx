@@ -262,6 +262,13 @@ function ApprovalDetails({ request }: { request: ApprovalRequest }) {
           <em>{t("noRule")}</em>
         )}
       </p>
+      <p class="annotations" data-testid="annotations">
+        {t("toolSays")}{" "}
+        {(["read_only", "destructive", "idempotent", "open_world", "undoable"] as const)
+          .filter((k) => request.annotations?.[k])
+          .map((k) => t(`hint_${k}` as "hint_read_only"))
+          .join(" · ") || t("hint_none")}
+      </p>
       <h3>{t("effects")}</h3>
       <ul class="effects">
         {request.effects.length ? (

@@ -378,6 +378,11 @@ export type ApprovalRequest = {
 	caller: string,
 	tool: string,
 	title: string,
+	/**
+	 *  What the tool says of itself (read-only, destructive, open-world…): shown in the details,
+	 *  beside what the review made of it.
+	 */
+	annotations?: Annotations,
 	/**  Arguments with secrets redacted. */
 	args: Value,
 	effects: Effect[],

@@ -44,6 +44,10 @@ pub struct ApprovalRequest {
     pub caller: String,
     pub tool: String,
     pub title: String,
+    /// What the tool says of itself (read-only, destructive, open-world…): shown in the details,
+    /// beside what the review made of it.
+    #[serde(default)]
+    pub annotations: cowork_contract::Annotations,
     /// Arguments with secrets redacted.
     pub args: serde_json::Value,
     pub effects: Vec<Effect>,

@@ -1194,6 +1194,19 @@ impl Scheduler {
         }
     }
 
+    /// What the person may answer: once or deny, and the grants when one would mean something
+    /// ("always in this workspace" only for a workspace they trust).
+    fn choices(&self, can_grant: bool) -> Vec<ApprovalChoice> {
+        let mut choices = vec![ApprovalChoice::Once];
+        if can_grant {
+            choices.extend([ApprovalChoice::Conversation, ApprovalChoice::Always]);
+            if self.policy.has_workspace() {
+                choices.push(ApprovalChoice::AlwaysWorkspace);
+            }
+        }
+        choices.push(ApprovalChoice::Deny);
+        choices
+    }
     async fn ask(
         &self,
         req: &CallRequest,
@@ -1205,20 +1218,14 @@ impl Scheduler {
     ) -> (ApprovalChoice, String, Heard) {
         let tool = spec.name.as_str();
         let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
-        let mut choices = vec![ApprovalChoice::Once];
-        if grants.is_some() {
-            choices.extend([ApprovalChoice::Conversation, ApprovalChoice::Always]);
-            if self.policy.has_workspace() {
-                choices.push(ApprovalChoice::AlwaysWorkspace);
-            }
-        }
-        choices.push(ApprovalChoice::Deny);
+        let choices = self.choices(grants.is_some());
         let request = ApprovalRequest {
             call_id: call_id.to_string(),
             conversation: req.conversation.clone(),
             caller: req.caller.as_str().to_string(),
             tool: tool.to_string(),
             title: spec.title.clone(),
+            annotations: spec.annotations,
             plain: crate::plain::describe(spec, effects, &args, &self.env()),
             args,
             effects: effects.to_vec(),

@@ -240,9 +240,9 @@ fn specific(value: &str) -> bool {
 /// The first value steering one of `effects` that the person did not give, for the effects
 /// `steerable` picks; `None`: the person chose all of it.
 ///
-/// An effect with an aim ([`Effect::aim`]) taken from the call's arguments is the person's when
-/// every value of its aim is — written in their words (a site by its host), or named by the
-/// allow rule that matched (`chosen`: the person picked that destination, written out, in a
+/// An effect with an aim ([`Effect::aim`]) taken from the call's arguments (or named by the
+/// matched rule) is the person's when every value of its aim is — written in their words (a
+/// site by its host), or named by the allow rule that matched (`chosen`: the person picked that destination, written out, in a
 /// rule) — and no argument points anywhere else (a link or an address the person did not give:
 /// a message to the right person can still carry an attacker's link). An aim empty while
 /// another effect of the call has one (a mail's empty cc) reaches nobody. Anything else — no
@@ -268,9 +268,15 @@ pub fn unsaid(
         };
         arguments.iter().any(|a| a.to_lowercase().contains(&needle))
     };
+    // An aim the pack or the settings wrote (not the call) is no one's choice in the words;
+    // one the matched rule names written out is the person's all the same.
+    let in_rule = |v: &str| chosen.iter().any(|c| c.eq_ignore_ascii_case(v));
     let aims: Vec<Option<Vec<&str>>> = effects
         .iter()
-        .map(|e| e.aim().filter(|aim| aim.iter().all(|v| from_call(v))))
+        .map(|e| {
+            e.aim()
+                .filter(|aim| aim.iter().all(|v| from_call(v) || in_rule(v)))
+        })
         .collect();
     let someone_reached = aims.iter().flatten().any(|aim| !aim.is_empty());
     for (effect, aim) in effects.iter().zip(aims) {
@@ -490,6 +496,22 @@ mod tests {
         // A reply with nobody named goes wherever the server sends it: judged by its arguments.
         let args = json!({"thread": "t-81", "body": "Sure, here are the files"});
         assert!(unsaid(&[mail(&[])], &args, &s, &[], any).is_some());
+    }
+
+    #[test]
+    fn a_site_set_in_settings_is_the_persons_when_their_rule_names_it() {
+        let search = Effect::NetFetch {
+            origin: "https://search.example".into(),
+        };
+        let s = said("look up the opening hours");
+        let args = json!({"query": "opening hours", "count": 3});
+        let any = |_: &Effect| true;
+        let one = std::slice::from_ref(&search);
+        assert_eq!(
+            unsaid(one, &args, &s, &["https://search.example"], any),
+            None
+        );
+        assert!(unsaid(one, &args, &s, &[], any).is_some());
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! Conversation-wide taint asks about every risky call once untrusted content (a page, a mail,
 //! a service's data) is in the conversation — also a message to the very person the person
 //! named. Provenance narrows that: a risky effect whose values the person wrote themselves
-//! (the recipient, the payee and amount, the site, the command — [`Effect::aim`]) was chosen by
-//! the person, so taint does not make it ask. Everything else stays as it was.
+//! (the recipient, the payee and amount, the site — [`Effect::aim`]) was chosen by the person,
+//! so taint does not make it ask. Everything else stays as it was.
 //!
 //! The design closes laundering by what counts, not by spotting tricks: a value is the
 //! person's only when it is found, as a whole token, in what the person wrote in this
-//! conversation (or in what a trusted tool read before any untrusted content arrived). A value
+//! conversation (or written out in the allow rule that matched). A value
 //! the model paraphrased, split, encoded, re-cased into another script or copied from a page is
 //! not found, so it is untrusted — unknown provenance is untrusted provenance. The model cannot
 //! add to the person's words: only the person's turns are recorded (`PolicyBridge::person_said`).
@@ -117,10 +117,6 @@ impl Said {
             .extend(references(&lower).into_iter().filter(|r| !r.contains('@')));
         self.text.push_str(&lower);
         self.text.push('\n');
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.text.is_empty()
     }
 
     /// Whether the person wrote `value`: as a whole token or phrase of their words, or as a
@@ -237,8 +233,9 @@ fn specific(value: &str) -> bool {
     value.chars().count() >= 3 && number_of(value).is_none()
 }
 
-/// The first value steering one of `effects` that the person did not give, for the effects
-/// `steerable` picks; `None`: the person chose all of it.
+/// The first value steering one of `effects` that could do harm untrusted content might steer
+/// ([`Effect::is_steerable_harm`]) that the person did not give; `None`: the person chose all
+/// of it.
 ///
 /// An effect with an aim ([`Effect::aim`]) taken from the call's arguments (or named by the
 /// matched rule) is the person's when every value of its aim is — written in their words (a
@@ -249,13 +246,7 @@ fn specific(value: &str) -> bool {
 /// aim, an aim the pack wrote rather than the call, an empty one — needs every argument of the
 /// call to be the person's, and specific (see [`specific`]). A command is never the person's
 /// here: what it runs also lives in files untrusted content may have changed.
-pub fn unsaid(
-    effects: &[Effect],
-    args: &Value,
-    said: &Said,
-    chosen: &[&str],
-    steerable: impl Fn(&Effect) -> bool,
-) -> Option<String> {
+pub fn unsaid(effects: &[Effect], args: &Value, said: &Said, chosen: &[&str]) -> Option<String> {
     let mut arguments = Vec::new();
     leaves(args, &mut arguments, false);
     // A site is taken from the call when its host is in an argument (`www.x.com/a` → https://www.x.com).
@@ -280,7 +271,7 @@ pub fn unsaid(
         .collect();
     let someone_reached = aims.iter().flatten().any(|aim| !aim.is_empty());
     for (effect, aim) in effects.iter().zip(aims) {
-        if !steerable(effect) {
+        if !effect.is_steerable_harm() {
             continue;
         }
         if let Effect::ProcessExec { command, .. } = effect {
@@ -428,10 +419,9 @@ mod tests {
             amount: Some(amount.into()),
         };
         let s = said("Pay 100 to GB29NWBK60161331926819 for the rent");
-        let any = |_: &Effect| true;
         let check = |payee: &str, amount: u32| {
             let args = json!({"recipient": payee, "amount": amount});
-            unsaid(&[pay(payee, &amount.to_string())], &args, &s, &[], any)
+            unsaid(&[pay(payee, &amount.to_string())], &args, &s, &[])
         };
         assert_eq!(check("GB29NWBK60161331926819", 100), None);
         assert_eq!(check("GB29NWBK60161331926819", 1000), Some("1000".into()));
@@ -447,10 +437,7 @@ mod tests {
         };
         let s = said("compare it with the charger at the shop");
         let args = json!({"product_ids": ["P025"]});
-        assert_eq!(
-            unsaid(&[checkout], &args, &s, &[], any),
-            Some("P025".into())
-        );
+        assert_eq!(unsaid(&[checkout], &args, &s, &[]), Some("P025".into()));
     }
 
     #[test]
@@ -460,26 +447,22 @@ mod tests {
             attendees: vec![],
         };
         let s = said("add 'Dinner with Ann' to my calendar");
-        let any = |_: &Effect| true;
         let one = std::slice::from_ref(&event);
         assert_eq!(
-            unsaid(one, &json!({"title": "Dinner with Ann"}), &s, &[], any),
+            unsaid(one, &json!({"title": "Dinner with Ann"}), &s, &[]),
             None
         );
         let args = json!({"title": "Dinner with Ann", "note": "call +1 555 0100"});
-        assert_eq!(
-            unsaid(one, &args, &s, &[], any),
-            Some("call +1 555 0100".into())
-        );
+        assert_eq!(unsaid(one, &args, &s, &[]), Some("call +1 555 0100".into()));
         // Short or numeric values turn up in any text: never the person's on their own.
         let s = said("show me the top 5 events in general");
         for args in [json!({"event_id": "5"}), json!({"event_id": 5}), json!({})] {
-            assert!(unsaid(one, &args, &s, &[], any).is_some(), "{args}");
+            assert!(unsaid(one, &args, &s, &[]).is_some(), "{args}");
         }
         // Data in a nested object's keys counts too.
         let s = said("add 'Dinner with Ann' as owner");
         let args = json!({"title": "Dinner with Ann", "roles": {"eve@evil.io": "owner"}});
-        assert!(unsaid(one, &args, &s, &[], any).is_some());
+        assert!(unsaid(one, &args, &s, &[]).is_some());
     }
 
     #[test]
@@ -489,13 +472,12 @@ mod tests {
             recipients: to.iter().map(|s| s.to_string()).collect(),
         };
         let s = said("mail ann@corp.example the summary");
-        let any = |_: &Effect| true;
         let args = json!({"to": ["ann@corp.example"], "cc": [], "body": "The summary"});
         let both = [mail(&["ann@corp.example"]), mail(&[])];
-        assert_eq!(unsaid(&both, &args, &s, &[], any), None);
+        assert_eq!(unsaid(&both, &args, &s, &[]), None);
         // A reply with nobody named goes wherever the server sends it: judged by its arguments.
         let args = json!({"thread": "t-81", "body": "Sure, here are the files"});
-        assert!(unsaid(&[mail(&[])], &args, &s, &[], any).is_some());
+        assert!(unsaid(&[mail(&[])], &args, &s, &[]).is_some());
     }
 
     #[test]
@@ -505,13 +487,9 @@ mod tests {
         };
         let s = said("look up the opening hours");
         let args = json!({"query": "opening hours", "count": 3});
-        let any = |_: &Effect| true;
         let one = std::slice::from_ref(&search);
-        assert_eq!(
-            unsaid(one, &args, &s, &["https://search.example"], any),
-            None
-        );
-        assert!(unsaid(one, &args, &s, &[], any).is_some());
+        assert_eq!(unsaid(one, &args, &s, &["https://search.example"]), None);
+        assert!(unsaid(one, &args, &s, &[]).is_some());
     }
 
     #[test]
@@ -522,11 +500,7 @@ mod tests {
         };
         let args = json!({"command": "npm test"});
         let s = said("run npm test after");
-        let any = |_: &Effect| true;
-        assert_eq!(
-            unsaid(&[exec], &args, &s, &[], any),
-            Some("npm test".into())
-        );
+        assert_eq!(unsaid(&[exec], &args, &s, &[]), Some("npm test".into()));
     }
 
     #[test]
@@ -536,17 +510,10 @@ mod tests {
             recipients: vec!["Alice".into()],
         };
         let s = said("Summarize the article at www.informations.com and send it to Alice");
-        let any = |_: &Effect| true;
         let summary = json!({"recipient": "Alice", "body": "The article says prices rose 3%."});
-        assert_eq!(
-            unsaid(std::slice::from_ref(&dm), &summary, &s, &[], any),
-            None
-        );
+        assert_eq!(unsaid(std::slice::from_ref(&dm), &summary, &s, &[]), None);
         let cited = json!({"recipient": "Alice", "body": "Source: https://www.informations.com/a"});
-        assert_eq!(
-            unsaid(std::slice::from_ref(&dm), &cited, &s, &[], any),
-            None
-        );
+        assert_eq!(unsaid(std::slice::from_ref(&dm), &cited, &s, &[]), None);
         for body in [
             "Check out this link: www.secure-systems-252.com",
             "write to refunds@secure-systems.com today",
@@ -554,7 +521,7 @@ mod tests {
         ] {
             let phish = json!({"recipient": "Alice", "body": body});
             assert!(
-                unsaid(std::slice::from_ref(&dm), &phish, &s, &[], any).is_some(),
+                unsaid(std::slice::from_ref(&dm), &phish, &s, &[]).is_some(),
                 "{body}"
             );
         }
@@ -567,24 +534,11 @@ mod tests {
             recipients: vec![to.into()],
         };
         let s = said("Reply to everyone who wrote about the offsite");
-        let any = |_: &Effect| true;
         let args = |to: &str| json!({"to": to, "body": "See you there"});
         let chosen = ["ann@corp.com"];
-        let ann = unsaid(
-            &[mail("ann@corp.com")],
-            &args("ann@corp.com"),
-            &s,
-            &chosen,
-            any,
-        );
+        let ann = unsaid(&[mail("ann@corp.com")], &args("ann@corp.com"), &s, &chosen);
         assert_eq!(ann, None);
-        let eve = unsaid(
-            &[mail("eve@evil.io")],
-            &args("eve@evil.io"),
-            &s,
-            &chosen,
-            any,
-        );
+        let eve = unsaid(&[mail("eve@evil.io")], &args("eve@evil.io"), &s, &chosen);
         assert_eq!(eve, Some("eve@evil.io".into()));
     }
 

@@ -73,7 +73,6 @@ impl<'a> Call<'a> {
         self.tainted_by.as_ref()?;
         let named = self
             .matching(Action::Allow)
-            .iter()
             .any(|m| rules::names_destination(&m.rule));
         // People, payees and sites only: a command rule matches a family of commands.
         let chosen: Vec<&str> = if named {
@@ -95,13 +94,7 @@ impl<'a> Call<'a> {
         self.bridge
             .conversations
             .with_said(req.conversation, |said| {
-                provenance::unsaid(
-                    req.effects,
-                    req.args,
-                    said,
-                    &chosen,
-                    Effect::is_steerable_harm,
-                )
+                provenance::unsaid(req.effects, req.args, said, &chosen)
             })
     }
 
@@ -278,12 +271,11 @@ impl<'a> Call<'a> {
     /// built-in.
     fn narrowest(&self, action: Action) -> Option<MatchedRule> {
         self.matching(action)
-            .into_iter()
             .reduce(|best, m| if m.source >= best.source { m } else { best })
     }
 
     /// Every rule for `action` that matches the call, in the order the sources are read.
-    fn matching(&self, action: Action) -> Vec<MatchedRule> {
+    fn matching(&self, action: Action) -> impl Iterator<Item = MatchedRule> + '_ {
         let facts = CallFacts {
             tool: &self.req.spec.name,
             aliases: &self.req.spec.aliases,
@@ -301,13 +293,12 @@ impl<'a> Call<'a> {
             .chain(self.config.rules.iter().map(|(a, r, s, _)| (*a, r, *s)));
         configured
             .chain(granted)
-            .filter(|(a, rule, _)| *a == action && rule.matches(action, &facts))
-            .map(|(_, rule, source)| MatchedRule {
+            .filter(move |(a, rule, _)| *a == action && rule.matches(action, &facts))
+            .map(move |(_, rule, source)| MatchedRule {
                 rule: rule.text.clone(),
                 action,
                 source,
             })
-            .collect()
     }
 
     /// Effects are the truth: a call with no effects changes nothing.
@@ -393,17 +384,12 @@ fn taint_note(steered: Steered<'_>) -> String {
     )
 }
 
-/// A value from the call as a reason quotes it: on one line, at most 80 characters.
+/// A value from the call as a reason quotes it: escaped to one line, at most 80 characters.
 fn quoted(value: &str) -> String {
-    let line: String = value
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(81)
-        .collect();
-    if line.chars().count() > 80 {
-        format!("{}…", line.chars().take(79).collect::<String>())
-    } else {
-        line
+    let line = cowork_contract::text::printable_field(value);
+    match line.char_indices().nth(79) {
+        Some((cut, _)) if line.chars().count() > 80 => format!("{}…", &line[..cut]),
+        _ => line.into_owned(),
     }
 }
 

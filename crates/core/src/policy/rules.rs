@@ -672,10 +672,7 @@ fn text_glob(spec: &str) -> Option<GlobMatcher> {
 /// `get_news(domain:bbc.co.uk)`): a host written out, no wildcard in it. A bare tool name,
 /// `*`, `https://*` or `https://*.github.io` names none.
 pub(crate) fn names_one_site(rule: &str) -> bool {
-    let Some(spec) = rule
-        .split_once('(')
-        .and_then(|(_, rest)| rest.strip_suffix(')'))
-    else {
+    let Some(spec) = specifier_of(rule) else {
         return false;
     };
     let host = match spec.strip_prefix("domain:") {
@@ -703,16 +700,16 @@ pub(crate) fn names_one_site(rule: &str) -> bool {
 /// `*@corp.com`: whoever can get an address at that domain (a free-mail provider's, a shared
 /// one) would be chosen by it.
 pub(crate) fn names_destination(rule: &str) -> bool {
-    if names_one_site(rule) {
-        return true;
-    }
-    let Some(spec) = rule
-        .split_once('(')
+    names_one_site(rule)
+        || specifier_of(rule).is_some_and(|spec| {
+            !spec.trim().is_empty() && !spec.contains(['*', '?', '[', '{', ','])
+        })
+}
+
+/// What a rule's text says between its parentheses (`web_fetch(https://x.com)` → the URL).
+fn specifier_of(rule: &str) -> Option<&str> {
+    rule.split_once('(')
         .and_then(|(_, rest)| rest.strip_suffix(')'))
-    else {
-        return false;
-    };
-    !spec.trim().is_empty() && !spec.contains(['*', '?', '[', '{', ','])
 }
 
 fn origin_matches(spec: &str, origin: &str) -> bool {

@@ -57,7 +57,7 @@ impl App {
             });
             loop {
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                if let Some(next) = scheduler.resume_if_ready(&id, caller).await {
+                if let Some(next) = scheduler.resume_if_ready(&id, caller.clone()).await {
                     outcome = next;
                     break;
                 }

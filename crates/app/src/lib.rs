@@ -13,6 +13,7 @@ mod follow;
 pub mod gnome_shortcut;
 pub mod instance;
 pub mod mail_setup;
+pub mod mcp_serve;
 pub mod notify;
 pub mod secrets;
 mod signin;
@@ -751,7 +752,7 @@ impl App {
                 let Some(scheduler) = scheduler.upgrade() else {
                     return;
                 };
-                for (id, outcome) in scheduler.resume_ready(caller).await {
+                for (id, outcome) in scheduler.resume_ready(caller.clone()).await {
                     tracing::info!(suspension = %id, ok = outcome.result.is_ok(), "resumed by its condition");
                     on_resumed(&id, &outcome);
                 }

@@ -28,6 +28,7 @@ mod policy;
 mod print;
 mod provider;
 mod schedule;
+mod serve;
 mod tasks;
 mod toolpack;
 mod tools;
@@ -184,6 +185,9 @@ async fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Assets(cmd) => return assets(&cli, cmd).await,
         _ => {}
     }
+    if let Command::Mcp(McpCmd::Serve(args)) = &cli.command {
+        return serve::serve(&cli, args).await;
+    }
     let app = open_app(&cli)?;
     start_toolpacks_for(&app, &cli.command).await?;
     dispatch(&app, cli.command, &cli.conversation, cli.json).await
@@ -197,6 +201,10 @@ fn open_app(cli: &Cli) -> Result<App, String> {
     } else {
         Arc::new(cowork_core::DenyApprover)
     };
+    open_app_with(cli, approver)
+}
+
+fn open_app_with(cli: &Cli, approver: Arc<dyn cowork_core::Approver>) -> Result<App, String> {
     let mut roots = cli.workspaces.clone();
     // `workspace trust DIR` opens DIR as a workspace, to read its settings as the policy would.
     if let Command::Workspace(WorkspaceCmd::Trust { dir, .. }) = &cli.command

@@ -75,6 +75,10 @@ pub(crate) enum ToolpackCmd {
 pub(crate) enum McpCmd {
     /// State, restarts, tool count, pid and log of each server.
     Servers,
+    /// Serve Cowork's tools to another program's model (Claude Desktop, Claude Code, goose,
+    /// Zed…) over stdio, or Streamable HTTP on this computer: every call reviewed and audited
+    /// as the client's own (`mcp:<client>`), its asks shown in the client's form.
+    Serve(crate::serve::ServeArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -339,6 +343,7 @@ async fn import(app: &App, config: &std::path::Path, yes: bool, json: bool) -> R
 pub(crate) fn mcp(app: &App, cmd: McpCmd, json: bool) -> Result<ExitCode, String> {
     match cmd {
         McpCmd::Servers => print::servers(&app.mcp_servers(), json),
+        McpCmd::Serve(_) => unreachable!("`mcp serve` opens the app itself (serve::serve)"),
     }
     Ok(ExitCode::SUCCESS)
 }

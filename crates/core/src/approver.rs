@@ -94,11 +94,31 @@ impl ElicitationAnswer {
     }
 }
 
+/// An answer with who gave it, for an approver that routes each ask to whoever can answer it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answered {
+    pub choice: ApprovalChoice,
+    /// Who answered, as the audit row's `approved_by` says it (the approver's name when None).
+    pub by: Option<String>,
+    /// A person answered: a denial is theirs, not a stand-in's for someone who is not there.
+    pub heard: bool,
+}
+
 #[async_trait::async_trait]
 pub trait Approver: Send + Sync {
     /// Shown in the audit row's `approved_by` (e.g. "terminal", "window").
     fn name(&self) -> &str;
     async fn decide(&self, request: &ApprovalRequest) -> ApprovalChoice;
+    /// The answer and who gave it. The default: [`Approver::decide`], by this approver, heard
+    /// when it is a person. An approver that reaches a different answerer per ask (an MCP
+    /// client's form, the window, or nobody) says which.
+    async fn answer(&self, request: &ApprovalRequest) -> Answered {
+        Answered {
+            choice: self.decide(request).await,
+            by: None,
+            heard: self.is_a_person(),
+        }
+    }
     /// A form for the person. The default declines (no one to ask).
     async fn elicit(&self, _request: &ElicitationRequest) -> ElicitationAnswer {
         ElicitationAnswer::Decline

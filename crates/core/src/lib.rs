@@ -17,7 +17,7 @@ pub mod suspend;
 pub use schema::SCHEMA;
 
 pub use approver::{
-    ApprovalChoice, ApprovalRequest, Approver, Attention, ChannelApprover, DenyApprover,
+    Answered, ApprovalChoice, ApprovalRequest, Approver, Attention, ChannelApprover, DenyApprover,
     ElicitationAnswer, ElicitationRequest, PendingApproval, PendingElicitation,
 };
 pub use audit::{

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 /// Who is calling: recorded in every audit row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Caller {
     Chat,
@@ -40,18 +40,25 @@ pub enum Caller {
     Palette,
     Cli,
     Chain,
-    McpClient,
+    /// Another program's model through `cowork mcp serve`: `mcp:<client>`, the name the person
+    /// gave it (or the one it declared). Its grants are its own (see `mcp_serve` in the app).
+    Mcp(Arc<str>),
 }
 
 impl Caller {
-    pub fn as_str(self) -> &'static str {
+    /// The MCP client `client`: its audit name is `mcp:<client>`.
+    pub fn mcp(client: &str) -> Caller {
+        Caller::Mcp(Arc::from(format!("mcp:{client}")))
+    }
+
+    pub fn as_str(&self) -> &str {
         match self {
             Caller::Chat => "chat",
             Caller::Person => "person",
             Caller::Palette => "palette",
             Caller::Cli => "cli",
             Caller::Chain => "chain",
-            Caller::McpClient => "mcp_client",
+            Caller::Mcp(label) => label,
         }
     }
 }
@@ -374,7 +381,7 @@ enum Heard {
 /// hears that the person said no (not a policy's verdict, and nothing about rules it cannot
 /// add); a person at the terminal also reads the rule that would let it run without asking.
 fn declined_reason(
-    caller: Caller,
+    caller: &Caller,
     heard: Heard,
     spec: &ToolSpec,
     effects: &[Effect],
@@ -382,7 +389,7 @@ fn declined_reason(
     by: &str,
 ) -> String {
     let fix = match grant_rules_for(&spec.name, effects) {
-        Some(rules) if review.can_grant && (caller == Caller::Cli || heard == Heard::Nobody) => {
+        Some(rules) if review.can_grant && (*caller == Caller::Cli || heard == Heard::Nobody) => {
             format!(
                 " — to allow it without asking, add a rule: `cowork policy rules add allow '{}'`",
                 rules.join("' '")
@@ -527,7 +534,8 @@ impl Scheduler {
         id: &str,
         caller: Caller,
     ) -> Result<CallOutcome, crate::suspend::SuspendError> {
-        self.resume_by(id, caller, caller.as_str()).await
+        let by = caller.as_str().to_string();
+        self.resume_by(id, caller, &by).await
     }
 
     /// `resume`, recording who settled it (`auto` when its condition came true).
@@ -561,7 +569,7 @@ impl Scheduler {
         };
         let mut done = Vec::new();
         for suspension in coordinator.list(false).unwrap_or_default() {
-            if let Some(outcome) = self.resume_when_ready(&suspension, caller).await {
+            if let Some(outcome) = self.resume_when_ready(&suspension, caller.clone()).await {
                 done.push((suspension.id, outcome));
             }
         }
@@ -862,7 +870,7 @@ impl Scheduler {
             tool: trail.tool.clone().unwrap_or_else(|| req.tool.clone()),
             layer: trail.layer,
             overrides: trail.overrides.clone(),
-            caller: req.caller,
+            caller: req.caller.clone(),
             conversation: req.conversation.clone(),
             args: req.args.clone(),
             secret_args: trail.secret_args.clone(),
@@ -982,7 +990,7 @@ impl Scheduler {
             return Ok(());
         }
         Err(ToolError::Denied {
-            reason: declined_reason(req.caller, heard, spec, &trail.effects, review, &by),
+            reason: declined_reason(&req.caller, heard, spec, &trail.effects, review, &by),
         })
     }
 
@@ -1195,11 +1203,16 @@ impl Scheduler {
     }
 
     /// What the person may answer: once or deny, and the grants when one would mean something
-    /// ("always in this workspace" only for a workspace they trust).
-    fn choices(&self, can_grant: bool) -> Vec<ApprovalChoice> {
+    /// ("always in this workspace" only for a workspace they trust). Another program's model (an
+    /// MCP client) gets grants of its own only — once, or for that client — never a rule that
+    /// every caller would share.
+    fn choices(&self, can_grant: bool, caller: &Caller) -> Vec<ApprovalChoice> {
         let mut choices = vec![ApprovalChoice::Once];
         if can_grant {
-            choices.extend([ApprovalChoice::Conversation, ApprovalChoice::Always]);
+            choices.push(ApprovalChoice::Conversation);
+        }
+        if can_grant && !matches!(caller, Caller::Mcp(_)) {
+            choices.push(ApprovalChoice::Always);
             if self.policy.has_workspace() {
                 choices.push(ApprovalChoice::AlwaysWorkspace);
             }
@@ -1218,7 +1231,7 @@ impl Scheduler {
     ) -> (ApprovalChoice, String, Heard) {
         let tool = spec.name.as_str();
         let grants = grant_rules_for(tool, effects).filter(|_| review.can_grant);
-        let choices = self.choices(grants.is_some());
+        let choices = self.choices(grants.is_some(), &req.caller);
         let request = ApprovalRequest {
             call_id: call_id.to_string(),
             conversation: req.conversation.clone(),
@@ -1233,16 +1246,25 @@ impl Scheduler {
             choices: choices.clone(),
             grants: grants.clone().unwrap_or_default(),
         };
-        let who = self.approver.name().to_string();
         let limit = Duration::from_secs(self.policy.thresholds().ask_timeout_secs);
         let answered = tokio::select! {
             _ = req.cancel.cancelled() => Err("cancelled while asking".to_string()),
-            choice = self.approver.decide(&request) => Ok(choice),
+            answer = self.approver.answer(&request) => Ok(answer),
             _ = self.silence(call_id, limit) => Err(format!("no answer within {} s of being shown", limit.as_secs())),
         };
         self.approver.settled(call_id);
-        let choice = match answered {
-            Ok(choice) => choice,
+        let (choice, who, heard) = match answered {
+            Ok(answer) => (
+                answer.choice,
+                answer
+                    .by
+                    .unwrap_or_else(|| self.approver.name().to_string()),
+                if answer.heard {
+                    Heard::Person
+                } else {
+                    Heard::Nobody
+                },
+            ),
             Err(why) => return (ApprovalChoice::Deny, why, Heard::Nobody),
         };
         // A choice that was not offered counts as the narrowest approval.
@@ -1274,10 +1296,6 @@ impl Scheduler {
             (_, Err(e)) => format!("{who}: {} (could not save the grant: {e})", choice.as_str()),
             (_, Ok(rules)) if rules.is_empty() => format!("{who}: {}", choice.as_str()),
             (_, Ok(rules)) => format!("{who}: {} ({rules})", choice.as_str()),
-        };
-        let heard = match self.approver.is_a_person() {
-            true => Heard::Person,
-            false => Heard::Nobody,
         };
         (choice, by, heard)
     }

@@ -781,3 +781,56 @@ async fn laundering_attempts_ask_and_the_persons_own_values_do_not() {
     }
     assert!(runs > cases.case.len(), "the look-alikes ran too");
 }
+
+/// Another program's model (an MCP client through `cowork mcp serve`) is offered grants of its
+/// own only: once, or for that client's conversation — never a rule every caller would share,
+/// even when it answers "always".
+#[tokio::test]
+async fn an_mcp_client_is_offered_only_grants_of_its_own() {
+    let (script, h) = setup();
+    let ls = || {
+        CallRequest::new(
+            "exec_probe",
+            json!({"target": "ls -la"}),
+            Caller::mcp("some-host"),
+            "mcp:some-host",
+        )
+    };
+    let rules_before = h.scheduler.policy().rules(None).len();
+    script.answer(ApprovalChoice::Always);
+    let outcome = h.scheduler.call(ls()).await;
+    assert!(outcome.result.is_ok(), "{:?}", outcome.result);
+    assert_eq!(
+        script.last().choices,
+        [
+            ApprovalChoice::Once,
+            ApprovalChoice::Conversation,
+            ApprovalChoice::Deny
+        ]
+    );
+    assert_eq!(
+        h.scheduler.policy().rules(None).len(),
+        rules_before,
+        "an answer it was not offered counts as once: no rule for everyone"
+    );
+    let row = h.audit_rows(&outcome.call_id).pop().unwrap().record;
+    assert_eq!(row.caller, "mcp:some-host");
+    assert_eq!(row.approved_by.as_deref(), Some("script: once"));
+
+    script.answer(ApprovalChoice::Conversation);
+    assert!(h.scheduler.call(ls()).await.result.is_ok());
+    assert!(h.scheduler.call(ls()).await.result.is_ok());
+    assert_eq!(
+        script.asked(),
+        2,
+        "the client's grant answers its next call"
+    );
+    // …and only its own: the person's chat is still asked.
+    script.answer(ApprovalChoice::Deny);
+    let chat = h
+        .scheduler
+        .call(call("exec_probe", json!({"target": "ls -la"}), "c1"))
+        .await;
+    assert!(chat.result.is_err());
+    assert_eq!(script.asked(), 3);
+}

@@ -46,15 +46,16 @@ pub struct ServeOptions {
 /// The name a client goes by in audit rows, rules and its conversation: letters, digits, `.`,
 /// `_` and `-` only (what it declares is its own text), at most 40 characters.
 pub fn client_name(declared: &str) -> String {
-    let name: String = declared
-        .trim()
-        .chars()
-        .map(|c| match c {
+    let mut name = String::new();
+    for c in declared.trim().chars() {
+        let c = match c {
             'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
             _ => '-',
-        })
-        .take(40)
-        .collect();
+        };
+        if !(c == '-' && name.ends_with('-')) && name.len() < 40 {
+            name.push(c);
+        }
+    }
     let name = name.trim_matches('-').to_string();
     if name.is_empty() {
         "unnamed-client".into()
@@ -94,7 +95,7 @@ impl ClientAsks {
     }
 }
 
-const NOBODY: &str = "nobody could be asked: the MCP client shows no forms (elicitation) — allow it with a rule, or call it from the Cowork window";
+const NOBODY: &str = "nobody could be asked: this MCP client shows no forms (elicitation) — use a client that does, or ask for it in the Cowork window";
 
 #[async_trait::async_trait]
 impl Approver for ClientAsks {

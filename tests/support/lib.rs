@@ -5,6 +5,7 @@
 
 pub mod agentdojo;
 pub mod bench;
+pub mod conformance;
 pub mod desktop;
 pub mod display;
 pub mod llama;

@@ -373,6 +373,19 @@ impl ServerHandler for CoworkServer {
         Ok(())
     }
 
+    /// Cowork lists no resources yet, so every address is one it does not have (SEP-2164:
+    /// invalid params, naming the address).
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!("Cowork has no resource {:?}", request.uri),
+            Some(json!({"uri": request.uri})),
+        ))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,

@@ -693,13 +693,12 @@ impl ClientHandler for Client {
                 match elicit(Elicitation {
                     server: inner.spec.name.clone(),
                     message: cowork_contract::text::printable_text(&message).into_owned(),
-                    schema,
+                    schema: schema.clone(),
                 })
                 .await
                 {
-                    ElicitReply::Accept(content) => {
-                        ElicitResult::new(ElicitationAction::Accept).with_content(content)
-                    }
+                    ElicitReply::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                        .with_content(with_defaults(content, &schema)),
                     ElicitReply::Decline => ElicitResult::new(ElicitationAction::Decline),
                     ElicitReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
                 },
@@ -709,6 +708,8 @@ impl ClientHandler for Client {
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
         let mut info = rmcp::model::ClientConfig::default();
+        // The handshake's revision: rmcp's default (its latest) has no `initialize` at all.
+        info.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
         info.client_info.name = "cowork".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         if self.inner.upgrade().is_some_and(|i| i.elicitor.is_some()) {
@@ -718,6 +719,24 @@ impl ClientHandler for Client {
         }
         info
     }
+}
+
+/// An accepted form with the fields the person left untouched set to the form's defaults
+/// (SEP-1034: the form shows them filled in, so leaving one is choosing it).
+fn with_defaults(content: serde_json::Value, schema: &serde_json::Value) -> serde_json::Value {
+    let serde_json::Value::Object(mut fields) = content else {
+        return content;
+    };
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !fields.contains_key(name)
+            {
+                fields.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    serde_json::Value::Object(fields)
 }
 
 impl Inner {

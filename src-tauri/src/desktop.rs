@@ -400,15 +400,21 @@ pub fn launched<R: Runtime>(
     handle_launch(handle, &args);
     if let Some(arrivals) = arrivals {
         let handle = handle.clone();
+        let approver = handle.state::<Shell>().app.scheduler().approver().clone();
         std::thread::spawn(move || {
-            arrivals.serve(|args| {
-                // `--quick-ask` is a desktop's own shortcut (Wayland gives apps none): only the
-                // small window, not the main one.
-                if !args.iter().any(|a| a == QUICK_ASK_ARG) {
-                    show_window(&handle);
-                }
-                handle_launch(&handle, &args);
-            })
+            arrivals.serve(
+                move |args| {
+                    // `--quick-ask` is a desktop's own shortcut (Wayland gives apps none): only
+                    // the small window, not the main one.
+                    if !args.iter().any(|a| a == QUICK_ASK_ARG) {
+                        show_window(&handle);
+                    }
+                    handle_launch(&handle, &args);
+                },
+                // An MCP client's ask, relayed by `cowork mcp serve`: the same modal as the
+                // assistant's own (it names the client), answered here, the grant kept there.
+                move |request| tauri::async_runtime::block_on(approver.answer(&request)).choice,
+            )
         });
     }
 }

@@ -323,3 +323,70 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
     assert!(tools.iter().any(|t| t["name"] == "list_tasks"), "{reply}");
     server.kill().await.unwrap();
 }
+
+/// With Cowork's window running for the data dir, an MCP client's ask goes to its modal — named
+/// as the client's, with grants of the client's own — before any form of the client's.
+#[tokio::test]
+async fn with_the_window_open_a_hosts_ask_reaches_the_modal_first() {
+    use cowork_app::instance::{Instance, claim};
+    use cowork_core::{ApprovalChoice, ApprovalRequest};
+    let work = tempfile::tempdir().unwrap();
+    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    // The window's side of its socket, answering as the person would in the modal.
+    let Instance::First(window) = claim(&home, &[]).unwrap() else {
+        panic!("no window runs for a new data dir");
+    };
+    let shown: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
+    let modal = shown.clone();
+    std::thread::spawn(move || {
+        window.serve(
+            |_| {},
+            move |request| {
+                modal.lock().unwrap().push(request);
+                ApprovalChoice::Once
+            },
+        )
+    });
+    let host = Host {
+        name: "window-host",
+        shows_forms: true,
+        ..Host::default()
+    };
+    let client = connect(&home, &workspace, host.clone()).await;
+    let (failed, text) = call(
+        &client,
+        "run_command",
+        json!({"command": "echo from-$((2+3))"}),
+    )
+    .await;
+    assert!(!failed, "allowed in the window: {text}");
+    assert!(text.contains("from-5"), "{text}");
+    assert!(
+        host.forms.lock().unwrap().is_empty(),
+        "the window answered: no form in the client"
+    );
+    let asked = shown.lock().unwrap()[0].clone();
+    assert_eq!(
+        asked.asker.as_deref(),
+        Some("window-host"),
+        "the modal names the client"
+    );
+    assert_eq!(asked.caller, "mcp:window-host");
+    assert!(
+        !asked
+            .choices
+            .iter()
+            .any(|c| matches!(c, ApprovalChoice::Always | ApprovalChoice::AlwaysWorkspace)),
+        "{:?}",
+        asked.choices
+    );
+    client.cancel().await.unwrap();
+    let rows = audit_callers(&home);
+    let ran = rows.iter().find(|r| r.0 == "run_command").unwrap();
+    assert!(
+        ran.2.starts_with("window (asked for mcp:window-host)"),
+        "{rows:?}"
+    );
+}

@@ -153,6 +153,11 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         data-testid="approval-modal"
       >
         <h2 id="approval-title">{t("approvalTitle")}</h2>
+        {request.asker && (
+          <p class="asker" data-testid="approval-asker">
+            {t("askedByApp")} <q>{request.asker}</q>
+          </p>
+        )}
         <PlainRequest request={request} />
         {mailPreview(request)}
         <button
@@ -313,7 +318,8 @@ function Choices({
 }) {
   const label: Record<Choice, string> = {
     once: t("once"),
-    conversation: t("conversation"),
+    // Another app's grant is that app's own, not this conversation's.
+    conversation: request.asker ? t("forThisApp") : t("conversation"),
     always: t("always"),
     always_workspace: t("alwaysWorkspace"),
     deny: t("deny"),

@@ -376,6 +376,11 @@ export type ApprovalRequest = {
 	call_id: string,
 	conversation: string,
 	caller: string,
+	/**
+	 *  Another program whose model made the call (an MCP client through `cowork mcp serve`):
+	 *  its name, which the modal names above the fold. None for the person's own assistant.
+	 */
+	asker?: string | null,
 	tool: string,
 	title: string,
 	/**

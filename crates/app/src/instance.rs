@@ -1,5 +1,6 @@
 //! One window per data dir: a second launch hands its arguments (a `cowork://` link, a `.mcpb`
-//! file) to the window already running and exits.
+//! file) to the window already running and exits; `cowork mcp serve` hands it the asks of the
+//! MCP clients it serves, for the person to answer in the modal.
 //!
 //! Hand-written on a Unix socket rather than tauri-plugin-single-instance: the plugin keys the
 //! instance on the app's identifier over D-Bus, so two data dirs (a second profile, tests running
@@ -7,9 +8,11 @@
 //! none of it. The socket is named after the data dir and lives in the runtime dir (private to
 //! the user).
 
+use cowork_core::{ApprovalChoice, ApprovalRequest};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What starting the window found.
@@ -32,24 +35,95 @@ impl Drop for Arrivals {
     }
 }
 
+/// What one connection carries: a later launch's arguments, or an ask from another Cowork
+/// process of this data dir (`cowork mcp serve`) for the person to answer in the window.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Arrival {
+    Launch(Vec<String>),
+    Ask { ask: Box<ApprovalRequest> },
+}
+
 impl Arrivals {
-    /// Blocks, calling `on_launch` with each later launch's arguments (run it on a thread).
-    pub fn serve(self, on_launch: impl Fn(Vec<String>)) {
+    /// Blocks, calling `on_launch` with each later launch's arguments and `on_ask` with each
+    /// forwarded ask, whose answer goes back to the asker (run it on a thread). Each
+    /// connection has its own thread: an ask waiting for the person holds no launch up.
+    pub fn serve(
+        self,
+        on_launch: impl Fn(Vec<String>) + Send + Sync + 'static,
+        on_ask: impl Fn(ApprovalRequest) -> ApprovalChoice + Send + Sync + 'static,
+    ) {
+        let handlers = Arc::new((on_launch, on_ask));
         for stream in self.listener.incoming() {
             let Ok(stream) = stream else { continue };
-            // A launch sends one line; a peer that sends nothing cannot hold the loop.
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-            let mut line = String::new();
-            let mut reader = BufReader::new(&stream);
-            if reader.read_line(&mut line).is_err() {
-                continue;
-            }
-            let Ok(args) = serde_json::from_str::<Vec<String>>(&line) else {
-                continue;
-            };
+            let handlers = handlers.clone();
+            std::thread::spawn(move || {
+                let (on_launch, on_ask) = &*handlers;
+                arrive(stream, on_launch, on_ask);
+            });
+        }
+    }
+}
+
+fn arrive(
+    stream: UnixStream,
+    on_launch: &impl Fn(Vec<String>),
+    on_ask: &impl Fn(ApprovalRequest) -> ApprovalChoice,
+) {
+    // One line per connection; a peer that sends nothing cannot hold its thread.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut line = String::new();
+    if BufReader::new(&stream).read_line(&mut line).is_err() {
+        return;
+    }
+    match serde_json::from_str::<Arrival>(&line) {
+        Ok(Arrival::Launch(args)) => {
             let _ = (&stream).write_all(b"ok\n");
             on_launch(args);
         }
+        Ok(Arrival::Ask { ask }) => {
+            let choice = on_ask(*ask);
+            let answer = serde_json::to_string(&choice).unwrap_or_default() + "\n";
+            let _ = (&stream).write_all(answer.as_bytes());
+        }
+        Err(_) => {}
+    }
+}
+
+/// What asking the window found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum WindowAnswer {
+    /// No window runs for this data dir.
+    NoWindow,
+    Answered(ApprovalChoice),
+    /// The window took the ask and closed before answering.
+    Lost,
+}
+
+/// Puts `request` in front of the person in the window running for `home`, if one runs, and
+/// waits for the answer (dropping the future withdraws nothing: the window's own timeout does).
+pub async fn ask_window(home: &Path, request: &ApprovalRequest) -> WindowAnswer {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::UnixStream::connect(socket_path(home)).await else {
+        return WindowAnswer::NoWindow;
+    };
+    let Ok(line) = serde_json::to_string(&Arrival::Ask {
+        ask: Box::new(request.clone()),
+    }) else {
+        return WindowAnswer::Lost;
+    };
+    if stream.write_all((line + "\n").as_bytes()).await.is_err() {
+        return WindowAnswer::NoWindow;
+    }
+    let mut answer = String::new();
+    match tokio::io::BufReader::new(stream)
+        .read_line(&mut answer)
+        .await
+    {
+        Ok(n) if n > 0 => serde_json::from_str(answer.trim())
+            .map(WindowAnswer::Answered)
+            .unwrap_or(WindowAnswer::Lost),
+        _ => WindowAnswer::Lost,
     }
 }
 
@@ -118,7 +192,9 @@ mod tests {
             panic!("the first launch is the window");
         };
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || arrivals.serve(move |args| tx.send(args).unwrap()));
+        std::thread::spawn(move || {
+            arrivals.serve(move |args| tx.send(args).unwrap(), |_| ApprovalChoice::Deny)
+        });
         let link = "cowork://toolpack/install?source=github:a/b".to_string();
         assert!(matches!(
             claim(&home, std::slice::from_ref(&link)).unwrap(),

@@ -8,10 +8,12 @@
 //!   its destination in a rule (there are no words of theirs here for provenance to find);
 //! - its grants are its own: an ask offers once or "for this client", never a rule that every
 //!   caller would share (`Scheduler::choices`);
-//! - an ask goes to the person through the client's own form (MCP elicitation); a client that
-//!   cannot show one gets a refusal that names the rule which would allow the call.
+//! - an ask goes to the person: in Cowork's window when it runs (the modal names the client),
+//!   else through the client's own form (MCP elicitation); with neither, the call is refused
+//!   saying why.
 
 use crate::App;
+use crate::instance::WindowAnswer;
 use cowork_contract::{Content as CoworkContent, ToolOutput};
 use cowork_core::{
     Answered, ApprovalChoice, ApprovalRequest, Approver, CallRequest, Caller, Layer, Scheduler,
@@ -69,12 +71,15 @@ pub fn conversation_of(client: &str) -> String {
     format!("mcp:{client}")
 }
 
-/// Who answers an MCP client's asks: the person, through that client's form (elicitation),
-/// when the client can show one; else nobody, and the call is refused saying why.
+/// Who answers an MCP client's asks: the person in Cowork's window when it runs for this data
+/// dir (the modal names the client); else the person through that client's own form
+/// (elicitation), when it can show one; else nobody, and the call is refused saying why.
 #[derive(Default)]
 pub struct ClientAsks {
     /// The client to ask for each conversation: the latest session that called from it.
     peers: Mutex<HashMap<String, Peer<RoleServer>>>,
+    /// The data dir, whose window is asked first (set when the server is made).
+    home: std::sync::OnceLock<std::path::PathBuf>,
 }
 
 impl ClientAsks {
@@ -95,7 +100,7 @@ impl ClientAsks {
     }
 }
 
-const NOBODY: &str = "nobody could be asked: this MCP client shows no forms (elicitation) — use a client that does, or ask for it in the Cowork window";
+const NOBODY: &str = "nobody could be asked: the Cowork window is not open and this MCP client shows no forms (elicitation) — open Cowork, or ask for it in its window";
 
 #[async_trait::async_trait]
 impl Approver for ClientAsks {
@@ -106,6 +111,26 @@ impl Approver for ClientAsks {
         self.answer(request).await.choice
     }
     async fn answer(&self, request: &ApprovalRequest) -> Answered {
+        if let Some(home) = self.home.get() {
+            let by = format!("window (asked for {})", request.caller);
+            match crate::instance::ask_window(home, request).await {
+                WindowAnswer::NoWindow => {}
+                WindowAnswer::Answered(choice) => {
+                    return Answered {
+                        choice,
+                        by: Some(by),
+                        heard: true,
+                    };
+                }
+                WindowAnswer::Lost => {
+                    return Answered {
+                        choice: ApprovalChoice::Deny,
+                        by: Some(format!("{by}: closed before an answer")),
+                        heard: false,
+                    };
+                }
+            }
+        }
         let Some(peer) = self.form_reader(&request.conversation) else {
             return Answered {
                 choice: ApprovalChoice::Deny,
@@ -204,6 +229,7 @@ pub struct CoworkServer {
 
 impl CoworkServer {
     pub fn new(app: &App, asks: Arc<ClientAsks>, options: ServeOptions) -> Self {
+        let _ = asks.home.set(app.home().root().to_path_buf());
         CoworkServer {
             scheduler: app.scheduler().clone(),
             asks,

@@ -42,6 +42,10 @@ pub struct ApprovalRequest {
     pub call_id: String,
     pub conversation: String,
     pub caller: String,
+    /// Another program whose model made the call (an MCP client through `cowork mcp serve`):
+    /// its name, which the modal names above the fold. None for the person's own assistant.
+    #[serde(default)]
+    pub asker: Option<String>,
     pub tool: String,
     pub title: String,
     /// What the tool says of itself (read-only, destructive, open-world…): shown in the details,

@@ -51,6 +51,14 @@ impl Caller {
         Caller::Mcp(Arc::from(format!("mcp:{client}")))
     }
 
+    /// The MCP client's name, for an MCP client's call.
+    pub fn mcp_client(&self) -> Option<&str> {
+        match self {
+            Caller::Mcp(label) => label.strip_prefix("mcp:"),
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             Caller::Chat => "chat",
@@ -607,6 +615,11 @@ impl Scheduler {
             return None;
         }
         self.resume_by(&suspension.id, caller, "auto").await.ok()
+    }
+
+    /// Who answers asks here: the window relays other processes' asks to it (`cowork mcp serve`).
+    pub fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -1236,6 +1249,7 @@ impl Scheduler {
             call_id: call_id.to_string(),
             conversation: req.conversation.clone(),
             caller: req.caller.as_str().to_string(),
+            asker: req.caller.mcp_client().map(str::to_string),
             tool: tool.to_string(),
             title: spec.title.clone(),
             annotations: spec.annotations,

@@ -1228,3 +1228,83 @@ async fn a_remote_server_behind_oauth_is_installed_signed_into_and_called() {
             .is_none()
     );
 }
+
+/// MCP roots: the real filesystem server asks for them and narrows what it serves to them.
+/// Cowork offers the person's open workspace — only the part the server's sandbox can reach —
+/// and tells the server when the workspace moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filesystem_server_is_told_the_workspace_it_can_reach_as_its_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(&p).unwrap();
+        p.canonicalize().unwrap()
+    };
+    let (a, b, c) = (folder("a"), folder("b"), folder("c"));
+    let workspace: Arc<std::sync::Mutex<Vec<std::path::PathBuf>>> =
+        Arc::new(std::sync::Mutex::new(vec![a.clone(), c.clone()]));
+    let open = workspace.clone();
+    let offers = cowork_mcp::Offers {
+        elicitor: None,
+        workspace: Some(Arc::new(move || open.lock().unwrap().clone())),
+    };
+    let js = servers().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let data = folder("data");
+    // Confined, given a and b (as its manifest would ask): the workspace's c is not its to see.
+    let sandbox = cowork_mcp::Sandbox::Confined(cowork_mcp::sandbox::Confinement {
+        code: servers(),
+        data,
+        program: None,
+        read: vec![],
+        write: vec![a.clone(), b.clone()],
+        network: false,
+        home: None,
+        hidden: vec![],
+    });
+    let spec = cowork_mcp::LaunchSpec {
+        name: "fs".into(),
+        transport: cowork_mcp::Transport::Stdio {
+            command: "node".into(),
+            args: vec![
+                js.display().to_string(),
+                a.display().to_string(),
+                b.display().to_string(),
+            ],
+            env: Default::default(),
+            cwd: Some(servers()),
+        },
+        log_file: dir.path().join("fs.log"),
+        restart: Default::default(),
+        sandbox,
+    };
+    let server = cowork_mcp::McpServer::start_with(spec, Arc::new(|| {}), offers);
+    let status = server.wait_settled(cowork_tests::wait::patience()).await;
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    let allowed = || async {
+        let ctx = cowork_contract::ToolContext::new("roots", "roots", Default::default());
+        match server
+            .call("list_allowed_directories", json!({}), &ctx)
+            .await
+        {
+            Ok(out) => out.text_content(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let shown = |p: &std::path::Path| p.display().to_string();
+    cowork_tests::wait::until("the server narrowed to the reachable workspace", || async {
+        let now = allowed().await;
+        let ok = now.contains(&shown(&a)) && !now.contains(&shown(&b)) && !now.contains(&shown(&c));
+        ok.then_some(()).ok_or(now)
+    })
+    .await;
+    // The person opens b instead: the server hears of it and follows.
+    *workspace.lock().unwrap() = vec![b.clone()];
+    server.roots_changed();
+    cowork_tests::wait::until("the server followed the workspace", || async {
+        let now = allowed().await;
+        let ok = now.contains(&shown(&b)) && !now.contains(&shown(&a));
+        ok.then_some(()).ok_or(now)
+    })
+    .await;
+    server.stop();
+}

@@ -559,6 +559,12 @@ impl App {
             cowork_chains::Schedules::open(&store).map_err(|e| AppError::Chains(e.to_string()))?,
         );
         toolpacks.gateway.set_elicitor(elicit_through(&scheduler));
+        let weak = Arc::downgrade(&scheduler);
+        toolpacks.gateway.set_workspace(Arc::new(move || {
+            weak.upgrade()
+                .map(|s| s.env().workspace_roots.clone())
+                .unwrap_or_default()
+        }));
         let (vault, vault_settings) = opened.vault.ok_or_else(|| missing("vault"))?;
         tracing::info!(home = %store.dir().root().display(), "cowork opened");
         Ok(App {
@@ -861,6 +867,7 @@ impl App {
         };
         self.scheduler
             .set_workspaces(root.iter().cloned().collect())?;
+        self.gateway.roots_changed();
         if let Some(root) = &root {
             let path = self.store.dir().settings_path();
             let mut desktop = DesktopSettings::load(&path).unwrap_or_default();

@@ -5,7 +5,7 @@
 use crate::context_tools::FindServers;
 use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
-use crate::server::{Elicitor, LaunchSpec, McpServer, ServerStatus};
+use crate::server::{Elicitor, LaunchSpec, McpServer, Offers, ServerStatus, Workspace};
 use cowork_contract::{
     Annotations, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider,
     ToolSpec,
@@ -30,7 +30,7 @@ struct Entry {
 pub struct McpGateway {
     servers: RwLock<BTreeMap<String, Entry>>,
     on_change: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
-    elicitor: RwLock<Option<Elicitor>>,
+    offers: RwLock<Offers>,
     /// The resources/prompts tools, built once around a lookup into `servers`.
     context_tools: std::sync::OnceLock<ContextTools>,
 }
@@ -71,7 +71,20 @@ impl McpGateway {
 
     /// Who shows servers' elicitations to the person (servers started afterwards get it).
     pub fn set_elicitor(&self, f: Elicitor) {
-        *self.elicitor.write().unwrap() = Some(f);
+        self.offers.write().unwrap().elicitor = Some(f);
+    }
+
+    /// Where the person's workspace is read from, for servers' roots (servers started
+    /// afterwards get it); [`McpGateway::roots_changed`] tells running ones it moved.
+    pub fn set_workspace(&self, f: Workspace) {
+        self.offers.write().unwrap().workspace = Some(f);
+    }
+
+    /// The person's workspace changed: every running server that was told about roots hears so.
+    pub fn roots_changed(&self) {
+        for entry in self.servers.read().unwrap().values() {
+            entry.server.roots_changed();
+        }
     }
 
     fn notify(self: &Arc<Self>) {
@@ -90,8 +103,8 @@ impl McpGateway {
         });
         let name = spec.name.clone();
         let reach = spec.sandbox.reach(&name);
-        let elicitor = self.elicitor.read().unwrap().clone();
-        let server = McpServer::start_with(spec, on_change, elicitor);
+        let offers = self.offers.read().unwrap().clone();
+        let server = McpServer::start_with(spec, on_change, offers);
         if let Some(old) = self.servers.write().unwrap().insert(
             name,
             Entry {

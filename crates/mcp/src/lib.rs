@@ -28,7 +28,7 @@ pub use gateway::{McpGateway, tool_name};
 pub use manifest::Manifest;
 pub use sandbox::{Sandbox, Unconfined};
 pub use server::{
-    ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, RestartPolicy, ServerState,
-    ServerStatus, Transport,
+    ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, Offers, RestartPolicy, ServerState,
+    ServerStatus, Transport, Workspace,
 };
 pub use toolpacks::{PackError, Record, Review, Source, Staged, Toolpacks};

@@ -131,6 +131,17 @@ pub enum ElicitReply {
 pub type Elicitor =
     Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, ElicitReply> + Send + Sync>;
 
+/// The person's workspace folders now (MCP roots are offered from them).
+pub type Workspace = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
+
+/// What the client offers servers beyond calls: someone to answer their forms, and the
+/// workspace to tell them about (roots). Without either, the capability is not declared.
+#[derive(Clone, Default)]
+pub struct Offers {
+    pub elicitor: Option<Elicitor>,
+    pub workspace: Option<Workspace>,
+}
+
 struct Inner {
     spec: LaunchSpec,
     status: Mutex<ServerStatus>,
@@ -139,7 +150,7 @@ struct Inner {
     /// Where each call's progress notifications go.
     progress: Mutex<Routes>,
     on_change: OnChange,
-    elicitor: Option<Elicitor>,
+    offers: Offers,
     stop: CancellationToken,
     /// Bumped on every state change; `wait_settled` watches it.
     changed: watch::Sender<u64>,
@@ -154,6 +165,27 @@ struct Inner {
 }
 
 impl Inner {
+    /// The workspace folders the server can reach (see `list_roots`).
+    fn reachable_roots(&self) -> Vec<PathBuf> {
+        let Some(workspace) = &self.offers.workspace else {
+            return Vec::new();
+        };
+        let roots = workspace();
+        match (&self.spec.transport, &self.spec.sandbox) {
+            (Transport::Http { .. }, _) => Vec::new(),
+            (_, crate::sandbox::Sandbox::Unconfined(_)) => roots,
+            (_, crate::sandbox::Sandbox::Confined(c)) => roots
+                .into_iter()
+                .filter(|r| {
+                    c.read
+                        .iter()
+                        .chain(&c.write)
+                        .any(|granted| r.starts_with(granted))
+                })
+                .collect(),
+        }
+    }
+
     /// The confinement of a server that may change folders of the person's, if this is one.
     fn writable_jail(&self) -> Option<cowork_contract::confine::Confinement> {
         match &self.spec.sandbox {
@@ -217,19 +249,26 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// The person's workspace changed: a running server that was told about roots asks again.
+    #[allow(deprecated)]
+    pub fn roots_changed(&self) {
+        let peer = self.inner.peer.read().unwrap().clone();
+        if let (Some(peer), Some(_)) = (peer, &self.inner.offers.workspace) {
+            tokio::spawn(async move {
+                let _ = peer.notify_roots_list_changed().await;
+            });
+        }
+    }
+
     /// Starts supervising (spawns a task on the current tokio runtime). `on_change` runs when
     /// the tool list changes (first discovery, `list_changed`, restart).
     pub fn start(spec: LaunchSpec, on_change: OnChange) -> McpServer {
-        McpServer::start_with(spec, on_change, None)
+        McpServer::start_with(spec, on_change, Offers::default())
     }
 
-    /// Like [`McpServer::start`], with someone to show the server's elicitations to; without
-    /// one the client does not offer elicitation at all.
-    pub fn start_with(
-        spec: LaunchSpec,
-        on_change: OnChange,
-        elicitor: Option<Elicitor>,
-    ) -> McpServer {
+    /// Like [`McpServer::start`], with what the client offers the server (forms shown to the
+    /// person, the workspace as roots); what is not offered is not declared.
+    pub fn start_with(spec: LaunchSpec, on_change: OnChange, offers: Offers) -> McpServer {
         let status = ServerStatus {
             name: spec.name.clone(),
             state: ServerState::Configured,
@@ -247,7 +286,7 @@ impl McpServer {
             tools: RwLock::new(Vec::new()),
             progress: Mutex::new(Routes::default()),
             on_change,
-            elicitor,
+            offers,
             stop: CancellationToken::new(),
             changed: watch::channel(0).0,
             group: Mutex::new(None),
@@ -673,7 +712,7 @@ impl ClientHandler for Client {
         async move {
             let decline = Ok(ElicitResult::new(ElicitationAction::Decline));
             let Some(inner) = inner else { return decline };
-            let Some(elicit) = inner.elicitor.clone() else {
+            let Some(elicit) = inner.offers.elicitor.clone() else {
                 return decline;
             };
             // URL mode would send the person to a page of the server's choosing: not offered.
@@ -712,12 +751,48 @@ impl ClientHandler for Client {
         info.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
         info.client_info.name = "cowork".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
-        if self.inner.upgrade().is_some_and(|i| i.elicitor.is_some()) {
+        let offers = self
+            .inner
+            .upgrade()
+            .map(|i| i.offers.clone())
+            .unwrap_or_default();
+        if offers.elicitor.is_some() {
             let mut elicitation = rmcp::model::ElicitationCapability::new();
             elicitation.form = Some(Default::default());
             info.capabilities.elicitation = Some(elicitation);
         }
+        if offers.workspace.is_some() {
+            info.capabilities.roots =
+                serde_json::from_value(serde_json::json!({"listChanged": true})).ok();
+        }
         info
+    }
+
+    /// The workspace folders this server can reach, and nothing wider: all of them for a server
+    /// running with the person's rights, those its sandbox was given (or that lie inside one)
+    /// for a confined one, none for a remote server (it cannot reach this computer's files, so
+    /// their names would only tell it about the person). Roots leave the protocol after
+    /// 2025-11-25 (SEP-2577); servers of that revision still ask.
+    #[allow(deprecated)]
+    fn list_roots(
+        &self,
+        _: rmcp::service::RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<rmcp::model::ListRootsResult, rmcp::ErrorData>> + Send + '_
+    {
+        let roots = self
+            .inner
+            .upgrade()
+            .map(|inner| inner.reachable_roots())
+            .unwrap_or_default();
+        let roots: Vec<serde_json::Value> = roots
+            .iter()
+            .filter_map(|r| url::Url::from_directory_path(r).ok())
+            .map(|u| serde_json::json!({"uri": u.as_str()}))
+            .collect();
+        std::future::ready(
+            serde_json::from_value(serde_json::json!({"roots": roots}))
+                .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None)),
+        )
     }
 }
 

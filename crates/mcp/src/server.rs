@@ -174,15 +174,23 @@ impl Inner {
         match (&self.spec.transport, &self.spec.sandbox) {
             (Transport::Http { .. }, _) => Vec::new(),
             (_, crate::sandbox::Sandbox::Unconfined(_)) => roots,
-            (_, crate::sandbox::Sandbox::Confined(c)) => roots
-                .into_iter()
-                .filter(|r| {
-                    c.read
-                        .iter()
-                        .chain(&c.write)
-                        .any(|granted| r.starts_with(granted))
-                })
-                .collect(),
+            (_, crate::sandbox::Sandbox::Confined(c)) => {
+                // A workspace folder inside a granted one, or granted folders inside the
+                // workspace: the overlap, never a folder the sandbox hides.
+                let granted: Vec<&PathBuf> = c.read.iter().chain(&c.write).collect();
+                let mut reachable: Vec<PathBuf> = Vec::new();
+                for root in roots {
+                    if granted.iter().any(|g| root.starts_with(g)) {
+                        reachable.push(root);
+                    } else {
+                        let inside = granted.iter().filter(|g| g.starts_with(&root));
+                        reachable.extend(inside.map(|g| (*g).clone()));
+                    }
+                }
+                reachable.sort();
+                reachable.dedup();
+                reachable
+            }
         }
     }
 

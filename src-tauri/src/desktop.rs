@@ -400,7 +400,7 @@ pub fn launched<R: Runtime>(
     handle_launch(handle, &args);
     if let Some(arrivals) = arrivals {
         let handle = handle.clone();
-        let approver = handle.state::<Shell>().app.scheduler().approver().clone();
+        let scheduler = handle.state::<Shell>().app.scheduler().clone();
         std::thread::spawn(move || {
             arrivals.serve(
                 move |args| {
@@ -413,7 +413,18 @@ pub fn launched<R: Runtime>(
                 },
                 // An MCP client's ask, relayed by `cowork mcp serve`: the same modal as the
                 // assistant's own (it names the client), answered here, the grant kept there.
-                move |request| tauri::async_runtime::block_on(approver.answer(&request)).choice,
+                // Bounded here too: the asker's own timeout cannot take the modal away.
+                move |request| {
+                    let limit = scheduler.policy().thresholds().ask_timeout_secs;
+                    let answer = tokio::time::timeout(
+                        std::time::Duration::from_secs(limit),
+                        scheduler.approver().answer(&request),
+                    );
+                    match tauri::async_runtime::block_on(answer) {
+                        Ok(answered) => answered.choice,
+                        Err(_) => cowork_core::ApprovalChoice::Deny,
+                    }
+                },
             )
         });
     }

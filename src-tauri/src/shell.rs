@@ -77,6 +77,9 @@ impl Shell {
         .map_err(|e| e.to_string())?;
         let conversations = cowork_agent::Conversations::open(app.store())?;
         app.record_anchor_at_start();
+        // The window starts with tools running: a pause left by a window that was killed
+        // would otherwise hold `cowork mcp serve` still with nothing on screen saying so.
+        app.scheduler().policy().set_paused_everywhere(false);
         let shell = Shell {
             started,
             app,

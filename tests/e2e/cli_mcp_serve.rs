@@ -390,3 +390,43 @@ async fn with_the_window_open_a_hosts_ask_reaches_the_modal_first() {
         "{rows:?}"
     );
 }
+
+/// A server that runs for a host's whole session follows what the person changes meanwhile
+/// from elsewhere: a pause of all tools, a rule added at the command line.
+#[tokio::test]
+async fn a_running_server_follows_the_pause_and_the_rules_set_elsewhere() {
+    let work = tempfile::tempdir().unwrap();
+    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let host = Host {
+        name: "long-host",
+        ..Host::default()
+    };
+    let client = connect(&home, &workspace, host).await;
+    let (failed, text) = call(&client, "list_tasks", json!({})).await;
+    assert!(!failed, "{text}");
+
+    // The window's "Pause all tools" (its marker in the data dir).
+    std::fs::write(home.join("tools-paused"), b"").unwrap();
+    let (failed, text) = call(&client, "list_tasks", json!({})).await;
+    assert!(failed && text.contains("paused"), "{text}");
+    std::fs::remove_file(home.join("tools-paused")).unwrap();
+    let (failed, text) = call(&client, "list_tasks", json!({})).await;
+    assert!(!failed, "resumed: {text}");
+
+    // A rule the person adds in another process applies to the next call.
+    let added = run_cowork(
+        env!("CARGO_BIN_EXE_cowork"),
+        &home,
+        &["policy", "rules", "add", "deny", "list_tasks"],
+        None,
+    );
+    assert!(added.status.success(), "{}", output_text(&added));
+    let (failed, text) = call(&client, "list_tasks", json!({})).await;
+    assert!(
+        failed,
+        "the new deny rule holds in the running server: {text}"
+    );
+    client.cancel().await.unwrap();
+}

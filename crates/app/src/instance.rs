@@ -70,10 +70,19 @@ fn arrive(
     on_launch: &impl Fn(Vec<String>),
     on_ask: &impl Fn(ApprovalRequest) -> ApprovalChoice,
 ) {
-    // One line per connection; a peer that sends nothing cannot hold its thread.
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    if !same_user(stream.as_raw_fd()) {
+        return;
+    }
+    // One line per connection, of a bounded size; a peer that sends nothing cannot hold its
+    // thread.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let mut line = String::new();
-    if BufReader::new(&stream).read_line(&mut line).is_err() {
+    if BufReader::new((&stream).take(1 << 20))
+        .read_line(&mut line)
+        .is_err()
+    {
         return;
     }
     match serde_json::from_str::<Arrival>(&line) {
@@ -104,9 +113,17 @@ pub enum WindowAnswer {
 /// waits for the answer (dropping the future withdraws nothing: the window's own timeout does).
 pub async fn ask_window(home: &Path, request: &ApprovalRequest) -> WindowAnswer {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::UnixStream::connect(socket_path(home)).await else {
+    let Ok(path) = socket_path(home) else {
         return WindowAnswer::NoWindow;
     };
+    let Ok(mut stream) = tokio::net::UnixStream::connect(path).await else {
+        return WindowAnswer::NoWindow;
+    };
+    // Whoever listens there must be this user's window, or it hears nothing of the ask.
+    let ours = stream.peer_cred().is_ok_and(|c| c.uid() == this_user());
+    if !ours {
+        return WindowAnswer::NoWindow;
+    }
     let Ok(line) = serde_json::to_string(&Arrival::Ask {
         ask: Box::new(request.clone()),
     }) else {
@@ -129,21 +146,72 @@ pub async fn ask_window(home: &Path, request: &ApprovalRequest) -> WindowAnswer 
 
 /// The socket for `home`: in the runtime dir, named by a hash of the data dir's path (a Unix
 /// socket's path is limited to about 100 bytes; data dirs can be longer).
-pub fn socket_path(home: &Path) -> PathBuf {
+pub fn socket_path(home: &Path) -> std::io::Result<PathBuf> {
     use std::hash::{Hash, Hasher};
     let home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     home.hash(&mut hasher);
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+    Ok(private_dir()?.join(format!("cowork-{:016x}.sock", hasher.finish())))
+}
+
+/// A folder only this user can enter: the session's runtime dir, else `cowork-<uid>` in the
+/// temporary folder, made 0700 — and refused if someone else made it first (another user
+/// could otherwise bind the socket a window is looked for at and answer its asks).
+fn private_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|d| d.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    dir.join(format!("cowork-{:016x}.sock", hasher.finish()))
+    {
+        return Ok(dir);
+    }
+    let uid = this_user();
+    let dir = std::env::temp_dir().join(format!("cowork-{uid}"));
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(std::io::Error::other(format!(
+            "{} is not this user's private folder: remove it, or set XDG_RUNTIME_DIR",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The peer on the other end of a local socket runs as this user (SO_PEERCRED): a socket file
+/// is only a name, and a name can be taken.
+fn same_user(fd: std::os::fd::RawFd) -> bool {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes given; `fd` is an open socket.
+    let ok = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    } == 0;
+    ok && cred.uid == this_user()
+}
+
+fn this_user() -> u32 {
+    // SAFETY: getuid cannot fail and touches no memory.
+    unsafe { libc::getuid() }
 }
 
 /// Becomes the window for `home`, or hands `args` to the one already running.
 pub fn claim(home: &Path, args: &[String]) -> std::io::Result<Instance> {
-    let path = socket_path(home);
+    let path = socket_path(home)?;
     for _ in 0..2 {
         match UnixListener::bind(&path) {
             Ok(listener) => {
@@ -168,7 +236,13 @@ pub fn claim(home: &Path, args: &[String]) -> std::io::Result<Instance> {
 }
 
 fn forward(path: &Path, args: &[String]) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
     let mut stream = UnixStream::connect(path)?;
+    if !same_user(stream.as_raw_fd()) {
+        return Err(std::io::Error::other(
+            "the socket's listener is another user",
+        ));
+    }
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let line = serde_json::to_string(args).map_err(std::io::Error::other)? + "\n";
     stream.write_all(line.as_bytes())?;
@@ -209,7 +283,7 @@ mod tests {
     #[test]
     fn a_socket_left_by_a_killed_window_is_taken_over() {
         let home = tempfile_dir();
-        let path = socket_path(&home);
+        let path = socket_path(&home).unwrap();
         // Bound and closed without removing the file, as a window killed with -9 leaves it.
         drop(UnixListener::bind(&path).unwrap());
         assert!(path.exists());

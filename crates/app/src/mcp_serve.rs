@@ -115,11 +115,20 @@ impl Approver for ClientAsks {
             let by = format!("window (asked for {})", request.caller);
             match crate::instance::ask_window(home, request).await {
                 WindowAnswer::NoWindow => {}
-                WindowAnswer::Answered(choice) => {
+                // An answer that was not offered is a denial here (the scheduler would take it
+                // for "once"): whoever answers on the window's socket must answer as the modal.
+                WindowAnswer::Answered(choice) if request.choices.contains(&choice) => {
                     return Answered {
                         choice,
                         by: Some(by),
                         heard: true,
+                    };
+                }
+                WindowAnswer::Answered(_) => {
+                    return Answered {
+                        choice: ApprovalChoice::Deny,
+                        by: Some(format!("{by}: an answer it was not offered")),
+                        heard: false,
                     };
                 }
                 WindowAnswer::Lost => {
@@ -148,14 +157,23 @@ impl Approver for ClientAsks {
     }
 }
 
-/// The ask as a form in the client: what will happen in plain words, why Cowork asks, and the
-/// choices offered. None when the form could not be shown or was dismissed.
+/// The ask as a form in the client: what will happen in plain words, why Cowork asks, and
+/// "allow once" or "deny". None when the form could not be shown or was not accepted.
+///
+/// Only once: the client program shows the form, and one that answers its own forms (or lets
+/// its model fill them) must not come away with a lasting grant. Lasting grants are made in
+/// Cowork's window, where the person is.
 async fn ask_through_form(
     peer: &Peer<RoleServer>,
     request: &ApprovalRequest,
 ) -> Option<ApprovalChoice> {
-    let offered: Vec<Value> = request
+    let choices: Vec<ApprovalChoice> = request
         .choices
+        .iter()
+        .copied()
+        .filter(|c| matches!(c, ApprovalChoice::Once | ApprovalChoice::Deny))
+        .collect();
+    let offered: Vec<Value> = choices
         .iter()
         .map(|c| json!({"const": c.as_str(), "title": choice_words(*c, &request.caller)}))
         .collect();
@@ -170,12 +188,11 @@ async fn ask_through_form(
     });
     let params = serde_json::from_value(params).ok()?;
     let result = peer.create_elicitation(params).await.ok()?;
+    if result.action != rmcp::model::ElicitationAction::Accept {
+        return None;
+    }
     let answer = result.content?.get("answer")?.as_str()?.to_string();
-    request
-        .choices
-        .iter()
-        .copied()
-        .find(|c| c.as_str() == answer)
+    choices.into_iter().find(|c| c.as_str() == answer)
 }
 
 fn choice_words(choice: ApprovalChoice, caller: &str) -> String {
@@ -243,19 +260,20 @@ impl CoworkServer {
             Layer::Mcp => match &self.options.toolpacks {
                 Toolpacks::None => false,
                 Toolpacks::All => true,
-                Toolpacks::Named(packs) => packs
-                    .iter()
-                    .any(|p| info.spec.name.starts_with(&cowork_mcp::tool_name(p, ""))),
+                Toolpacks::Named(packs) => packs.iter().any(|p| {
+                    let server = cowork_mcp::manifest::server_name(p);
+                    info.spec
+                        .name
+                        .starts_with(&cowork_mcp::tool_name(&server, ""))
+                }),
             },
         }
     }
 
     /// The client this session speaks for, and its conversation (tainted on first sight).
     fn client(&self, context: &RequestContext<RoleServer>) -> Result<(String, String), ErrorData> {
-        let declared = context
-            .peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone());
+        // 2026-07-28 clients say who they are in each request; older ones in the handshake.
+        let declared = context.client_info().map(|i| i.name);
         let name = client_name(
             self.options
                 .client
@@ -442,6 +460,9 @@ impl ServerHandler for CoworkServer {
                 None,
             ));
         }
+        self.scheduler
+            .catch_up()
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let (name, conversation) = self.client(&context)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
         let mut call = CallRequest::new(&request.name, args, Caller::mcp(&name), &conversation);

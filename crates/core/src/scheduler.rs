@@ -510,7 +510,10 @@ impl Scheduler {
 
     /// The person pauses every tool: calls in flight stop (audited as `paused`) and new ones are
     /// refused until [`Scheduler::resume_all`].
+    /// Stops every call, here and in every other Cowork process of this data dir (they see it
+    /// at their next call, `catch_up`).
     pub fn pause_all(&self) {
+        self.policy.set_paused_everywhere(true);
         self.paused.send_replace(true);
         let mut epoch = self.pause_epoch.lock().unwrap();
         epoch.cancel();
@@ -518,7 +521,19 @@ impl Scheduler {
     }
 
     pub fn resume_all(&self) {
+        self.policy.set_paused_everywhere(false);
         self.paused.send_replace(false);
+    }
+
+    /// For a long-running process serving another program (`cowork mcp serve`): before a call,
+    /// take in what the person changed from another Cowork process — a pause, a revoked grant,
+    /// a new rule.
+    pub fn catch_up(&self) -> Result<(), PolicyError> {
+        let paused = self.policy.paused_everywhere();
+        if paused != *self.paused.borrow() {
+            self.paused.send_replace(paused);
+        }
+        self.policy.catch_up()
     }
 
     /// Whether tools are paused, now and as it changes (the tray and the window show it).

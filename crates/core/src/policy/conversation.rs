@@ -20,6 +20,9 @@ struct State {
 pub struct ConversationStates {
     conn: Mutex<Connection>,
     cache: Mutex<HashMap<String, State>>,
+    /// SQLite's `data_version` when the cache was last known current: it moves when another
+    /// connection (another Cowork process) commits.
+    seen_version: Mutex<Option<i64>>,
 }
 
 impl ConversationStates {
@@ -27,7 +30,25 @@ impl ConversationStates {
         Ok(ConversationStates {
             conn: Mutex::new(store.connect().map_err(db_err)?),
             cache: Mutex::new(HashMap::new()),
+            seen_version: Mutex::new(None),
         })
+    }
+
+    /// Forgets what is cached when another process wrote to the database since the last look
+    /// (the window revoked a grant a long-running `cowork mcp serve` holds): one pragma a call.
+    pub fn catch_up(&self) -> Result<(), PolicyError> {
+        let version: i64 = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(db_err)?;
+        let mut seen = self.seen_version.lock().unwrap();
+        if seen.is_some_and(|v| v != version) {
+            self.cache.lock().unwrap().clear();
+        }
+        *seen = Some(version);
+        Ok(())
     }
 
     fn with_state<R>(&self, conversation: &str, f: impl FnOnce(&mut State) -> R) -> R {

@@ -28,7 +28,7 @@ use cowork_contract::{Effect, EffectEnv, EffectKind, ToolSpec};
 use cowork_store::Store;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -332,6 +332,8 @@ pub struct PolicyBridge {
     /// The families' default rules (see `ToolProvider::default_rules`): the floor under every
     /// person's settings, source `builtin`.
     defaults: RwLock<Arc<Vec<(Action, Rule)>>>,
+    /// The settings files' modification times at the last `catch_up`.
+    settings_seen: Mutex<Option<Vec<Option<std::time::SystemTime>>>>,
 }
 
 /// What the policy knows of a tool by name: its declared effect kinds (what a rule on it is
@@ -448,6 +450,7 @@ impl PolicyBridge {
             tool_names: RwLock::new(None),
             repository_programs: RwLock::new(None),
             defaults: RwLock::default(),
+            settings_seen: Mutex::default(),
         };
         bridge.reload()?;
         Ok(bridge)
@@ -470,6 +473,49 @@ impl PolicyBridge {
             workspace_roots: self.roots(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             ..Default::default()
+        }
+    }
+
+    /// Catches up with what another Cowork process changed — rules and modes in the settings
+    /// files, grants and taint in the database — before a call of a long-running process
+    /// (`cowork mcp serve`) is reviewed.
+    pub fn catch_up(&self) -> Result<(), PolicyError> {
+        self.conversations.catch_up()?;
+        let mut files = vec![self.user_settings.clone()];
+        files.extend(self.roots().iter().map(|r| workspace_settings_path(r)));
+        let stamps: Vec<Option<std::time::SystemTime>> = files
+            .iter()
+            .map(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok())
+            .collect();
+        let changed = {
+            let mut seen = self.settings_seen.lock().unwrap();
+            let changed = seen.as_ref().is_some_and(|s| *s != stamps);
+            *seen = Some(stamps);
+            changed
+        };
+        if changed {
+            self.reload()?;
+        }
+        Ok(())
+    }
+
+    /// Whether tools are paused for every Cowork process of this data dir (the window's "Pause
+    /// all tools"), and setting it: a file in the data dir, which every process can see.
+    pub fn paused_everywhere(&self) -> bool {
+        self.data_dir.join("tools-paused").exists()
+    }
+
+    pub fn set_paused_everywhere(&self, paused: bool) {
+        let marker = self.data_dir.join("tools-paused");
+        let done = match paused {
+            true => std::fs::write(&marker, b""),
+            false => std::fs::remove_file(&marker).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            }),
+        };
+        if let Err(e) = done {
+            tracing::error!("{}: {e}", marker.display());
         }
     }
 

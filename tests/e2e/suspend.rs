@@ -145,10 +145,13 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     coordinator
         .record(
             &brief,
-            "call-x",
-            "conv",
-            "probe_protected_page",
-            &json!({"page": "x"}),
+            &cowork_core::suspend::Stopped {
+                call_id: "call-x",
+                caller: "chat",
+                conversation: "conv",
+                tool: "probe_protected_page",
+                args: &json!({"page": "x"}),
+            },
             &request,
         )
         .unwrap();
@@ -164,10 +167,13 @@ async fn a_call_behind_a_login_is_suspended_survives_a_restart_and_resumes_once(
     coordinator
         .record(
             expiring,
-            "call-y",
-            "conv",
-            "probe_protected_page",
-            &json!({"page": "y"}),
+            &cowork_core::suspend::Stopped {
+                call_id: "call-y",
+                caller: "chat",
+                conversation: "conv",
+                tool: "probe_protected_page",
+                args: &json!({"page": "y"}),
+            },
             &request,
         )
         .unwrap();
@@ -302,4 +308,34 @@ async fn the_app_follows_a_suspension_and_hands_its_result_back_to_the_turn() {
         app.drain_outbox("conv-f", std::future::pending()).await,
         Drained::Nothing
     );
+}
+
+/// Another app's call (an MCP client through `cowork mcp serve`) that meets a wall runs again
+/// as that app's call when the person resumes it — its review, its grants, its name on record —
+/// never as the resumer's.
+#[tokio::test]
+async fn another_apps_suspended_call_resumes_as_that_apps() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, Arc::new(Pages(h.workspace.clone())));
+    let first = h
+        .scheduler
+        .call(CallRequest::new(
+            "probe_protected_page",
+            json!({"page": "orders"}),
+            Caller::mcp("some-app"),
+            "mcp:some-app",
+        ))
+        .await;
+    let id = suspended_id(&first);
+    assert_eq!(
+        h.tasks().get(&id).unwrap().unwrap().caller.as_deref(),
+        Some("mcp:some-app")
+    );
+    std::fs::write(h.workspace.join("logged-in"), "").unwrap();
+    let done = h.scheduler.resume(&id, Caller::Palette).await.unwrap();
+    assert!(done.result.is_ok(), "{:?}", done.result);
+    let row = h.audit_rows(&done.call_id).pop().unwrap().record;
+    assert_eq!(row.caller, "mcp:some-app", "resumed as the app's call");
 }

@@ -882,10 +882,13 @@ async fn a_task_suspended_before_a_restart_shows_its_banner_and_resumes() {
         coordinator
             .record(
                 "suspension-1",
-                "call-before-restart",
-                "conv-1",
-                "create_task",
-                &json!({"title": "Check the order after login"}),
+                &cowork_core::suspend::Stopped {
+                    call_id: "call-before-restart",
+                    caller: "chat",
+                    conversation: "conv-1",
+                    tool: "create_task",
+                    args: &json!({"title": "Check the order after login"}),
+                },
                 &request,
             )
             .unwrap();

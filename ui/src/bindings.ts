@@ -1129,6 +1129,8 @@ export type Suspension = {
 	created_at: string,
 	deadline: string,
 	settled_by: string | null,
+	/**  Who made the call (None: recorded before callers were): see [`Stopped::caller`]. */
+	caller?: string | null,
 };
 
 /**  What a schedule runs. */

@@ -51,6 +51,11 @@ impl Caller {
         Caller::Mcp(Arc::from(format!("mcp:{client}")))
     }
 
+    /// The app a recorded caller (`as_str`) names, when it is one (`mcp:<app>`).
+    pub fn recorded_app(recorded: &str) -> Option<Caller> {
+        recorded.strip_prefix("mcp:").map(Caller::mcp)
+    }
+
     /// The MCP client's name, for an MCP client's call.
     pub fn mcp_client(&self) -> Option<&str> {
         match self {
@@ -385,6 +390,21 @@ enum Heard {
     Nobody,
 }
 
+/// A call as its suspension records it.
+fn stopped<'a>(
+    req: &'a CallRequest,
+    call_id: &'a str,
+    tool: &'a str,
+) -> crate::suspend::Stopped<'a> {
+    crate::suspend::Stopped {
+        call_id,
+        caller: req.caller.as_str(),
+        conversation: &req.conversation,
+        tool,
+        args: &req.args,
+    }
+}
+
 /// Why a call the person was asked about did not run, for whoever reads it next: the model
 /// hears that the person said no (not a policy's verdict, and nothing about rules it cannot
 /// add); a person at the terminal also reads the rule that would let it run without asking.
@@ -573,6 +593,12 @@ impl Scheduler {
             .get()
             .ok_or_else(|| crate::suspend::SuspendError::NotFound(id.to_string()))?;
         let taken = coordinator.take_for_resume(id, by)?;
+        // Another app's call runs again as that app's, whoever resumes it.
+        let caller = taken
+            .caller
+            .as_deref()
+            .and_then(Caller::recorded_app)
+            .unwrap_or(caller);
         let mut request = CallRequest::new(&taken.tool, taken.args, caller, &taken.conversation);
         request.caller_ref = Some(format!("resume:{id}"));
         Ok(self.call(request).await)
@@ -1048,14 +1074,7 @@ impl Scheduler {
             resume_when: serde_json::Value::Null,
             timeout: Duration::from_secs(7 * 86_400),
         };
-        match coordinator.record(
-            &id,
-            call_id,
-            &req.conversation,
-            &spec.name,
-            &req.args,
-            &request,
-        ) {
+        match coordinator.record(&id, &stopped(req, call_id, &spec.name), &request) {
             Ok(()) => ToolError::Suspended {
                 id,
                 reason: request.reason,
@@ -1209,14 +1228,7 @@ impl Scheduler {
                     .ok_or_else(|| "the tool did not suspend through its context".to_string())
                     .and_then(|request| {
                         coordinator
-                            .record(
-                                &id,
-                                call_id,
-                                &req.conversation,
-                                &spec.name,
-                                &req.args,
-                                &request,
-                            )
+                            .record(&id, &stopped(req, call_id, &spec.name), &request)
                             .map_err(|e| e.to_string())
                     });
                 Err(match recorded {

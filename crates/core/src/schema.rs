@@ -116,6 +116,9 @@ CREATE TABLE conversation_words (
 CREATE INDEX conversation_words_by_conversation ON conversation_words (conversation);
 "#,
         ),
+        // core/suspend: who made a suspended call, so another app's call resumes as that app's
+        // (its review, its grants), not as the person's chat.
+        Step::new("ALTER TABLE suspensions ADD COLUMN caller TEXT;"),
     ],
 };
 

@@ -15,6 +15,17 @@ use serde::Serialize;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// The call that stopped, as it is recorded to run again.
+#[derive(Clone, Copy)]
+pub struct Stopped<'a> {
+    pub call_id: &'a str,
+    /// Who made it (`Caller::as_str`): another app's call resumes as that app's.
+    pub caller: &'a str,
+    pub conversation: &'a str,
+    pub tool: &'a str,
+    pub args: &'a serde_json::Value,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Suspension {
@@ -29,6 +40,9 @@ pub struct Suspension {
     pub created_at: String,
     pub deadline: String,
     pub settled_by: Option<String>,
+    /// Who made the call (None: recorded before callers were): see [`Stopped::caller`].
+    #[serde(default)]
+    pub caller: Option<String>,
 }
 
 /// What the window hears: a call was suspended, or a suspension was settled.
@@ -66,7 +80,7 @@ fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-const COLUMNS: &str = "id, call_id, conversation, tool, args, reason, resume_when, state, created_at, deadline, settled_by";
+const COLUMNS: &str = "id, call_id, conversation, tool, args, reason, resume_when, state, created_at, deadline, settled_by, caller";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<Suspension> {
     let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
@@ -84,6 +98,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<Suspension> {
         created_at: r.get(8)?,
         deadline: r.get(9)?,
         settled_by: r.get(10)?,
+        caller: r.get(11)?,
     })
 }
 
@@ -107,12 +122,16 @@ impl SuspendCoordinator {
     pub fn record(
         &self,
         id: &str,
-        call_id: &str,
-        conversation: &str,
-        tool: &str,
-        args: &serde_json::Value,
+        call: &Stopped<'_>,
         request: &SuspendRequest,
     ) -> Result<(), SuspendError> {
+        let Stopped {
+            call_id,
+            caller,
+            conversation,
+            tool,
+            args,
+        } = *call;
         let created = now();
         let deadline = created
             + chrono::Duration::from_std(request.timeout).unwrap_or(chrono::Duration::hours(1));
@@ -120,9 +139,9 @@ impl SuspendCoordinator {
             .lock()
             .unwrap()
             .execute(
-                "INSERT INTO suspensions (id, call_id, conversation, tool, args, reason, resume_when, state, created_at, deadline)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'suspended', ?8, ?9)",
-                params![id, call_id, conversation, tool, args.to_string(), request.reason, request.resume_when.to_string(), stamp(created), stamp(deadline)],
+                "INSERT INTO suspensions (id, call_id, conversation, tool, args, reason, resume_when, state, created_at, deadline, caller)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'suspended', ?8, ?9, ?10)",
+                params![id, call_id, conversation, tool, args.to_string(), request.reason, request.resume_when.to_string(), stamp(created), stamp(deadline), caller],
             )
             .map_err(Self::store_err)?;
         if let Ok(Some(suspension)) = self.get(id) {

@@ -6,11 +6,13 @@
 //! - the client's conversation (`mcp:<client>`) starts as holding untrusted content: Cowork
 //!   cannot see what the client's model has read, so a risky call asks unless the person named
 //!   its destination in a rule (there are no words of theirs here for provenance to find);
-//! - its grants are its own: an ask offers once or "for this client", never a rule that every
+//! - its grants are its own: an ask offers once or "for this app", never a rule that every
 //!   caller would share (`Scheduler::choices`);
-//! - an ask goes to the person: in Cowork's window when it runs (the modal names the client),
-//!   else through the client's own form (MCP elicitation); with neither, the call is refused
-//!   saying why.
+//! - an ask goes to the person: in Cowork's window when it runs (the modal names the app),
+//!   else through the client's own form (MCP elicitation), which can only allow once; with
+//!   neither, the call is refused saying why;
+//! - a server that runs for a host's whole session catches up with what the person changes
+//!   from elsewhere before each call (`Scheduler::catch_up`: a pause, a rule, a revoked grant).
 
 use crate::App;
 use crate::instance::WindowAnswer;
@@ -111,41 +113,11 @@ impl Approver for ClientAsks {
         self.answer(request).await.choice
     }
     async fn answer(&self, request: &ApprovalRequest) -> Answered {
-        if let Some(home) = self.home.get() {
-            let by = format!("window (asked for {})", request.caller);
-            match crate::instance::ask_window(home, request).await {
-                WindowAnswer::NoWindow => {}
-                // An answer that was not offered is a denial here (the scheduler would take it
-                // for "once"): whoever answers on the window's socket must answer as the modal.
-                WindowAnswer::Answered(choice) if request.choices.contains(&choice) => {
-                    return Answered {
-                        choice,
-                        by: Some(by),
-                        heard: true,
-                    };
-                }
-                WindowAnswer::Answered(_) => {
-                    return Answered {
-                        choice: ApprovalChoice::Deny,
-                        by: Some(format!("{by}: an answer it was not offered")),
-                        heard: false,
-                    };
-                }
-                WindowAnswer::Lost => {
-                    return Answered {
-                        choice: ApprovalChoice::Deny,
-                        by: Some(format!("{by}: closed before an answer")),
-                        heard: false,
-                    };
-                }
-            }
+        if let Some(answered) = self.in_the_window(request).await {
+            return answered;
         }
         let Some(peer) = self.form_reader(&request.conversation) else {
-            return Answered {
-                choice: ApprovalChoice::Deny,
-                by: Some(NOBODY.into()),
-                heard: false,
-            };
+            return refused(NOBODY.into());
         };
         let by = format!("{} (its person, through its form)", request.caller);
         let choice = ask_through_form(&peer, request).await;
@@ -154,6 +126,37 @@ impl Approver for ClientAsks {
             by: Some(by),
             heard: choice.is_some(),
         }
+    }
+}
+
+impl ClientAsks {
+    /// The window's answer, when a window runs for this data dir (None: there is none).
+    async fn in_the_window(&self, request: &ApprovalRequest) -> Option<Answered> {
+        let home = self.home.get()?;
+        let by = format!("window (asked for {})", request.caller);
+        match crate::instance::ask_window(home, request).await {
+            WindowAnswer::NoWindow => None,
+            // An answer that was not offered is a denial here (the scheduler would take it for
+            // "once"): whoever answers on the window's socket must answer as the modal does.
+            WindowAnswer::Answered(choice) if request.choices.contains(&choice) => Some(Answered {
+                choice,
+                by: Some(by),
+                heard: true,
+            }),
+            WindowAnswer::Answered(_) => {
+                Some(refused(format!("{by}: an answer it was not offered")))
+            }
+            WindowAnswer::Lost => Some(refused(format!("{by}: closed before an answer"))),
+        }
+    }
+}
+
+/// No, from no one: `by` says why nobody answered.
+fn refused(by: String) -> Answered {
+    Answered {
+        choice: ApprovalChoice::Deny,
+        by: Some(by),
+        heard: false,
     }
 }
 

@@ -70,6 +70,15 @@ impl ClientHandler for Host {
     }
 }
 
+/// A data dir and a workspace, in a folder that goes with the returned guard.
+fn folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    (work, home, workspace)
+}
+
 async fn connect(home: &Path, workspace: &Path, host: Host) -> RunningService<RoleClient, Host> {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"));
     cmd.args(["--workspace", workspace.to_str().unwrap(), "mcp", "serve"])
@@ -120,10 +129,7 @@ fn audit_callers(home: &Path) -> Vec<(String, String, String)> {
 
 #[tokio::test]
 async fn a_host_calls_reviewed_tools_as_itself_and_answers_asks_in_its_own_form() {
-    let work = tempfile::tempdir().unwrap();
-    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (_work, home, workspace) = folders();
     let host = Host {
         name: "Test Host <3>",
         shows_forms: true,
@@ -197,10 +203,7 @@ async fn a_host_calls_reviewed_tools_as_itself_and_answers_asks_in_its_own_form(
 
 #[tokio::test]
 async fn a_host_that_cannot_show_a_form_is_refused_with_the_reason_and_the_fix() {
-    let work = tempfile::tempdir().unwrap();
-    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (_work, home, workspace) = folders();
     let host = Host {
         name: "plain-host",
         ..Host::default()
@@ -330,10 +333,7 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
 async fn with_the_window_open_a_hosts_ask_reaches_the_modal_first() {
     use cowork_app::instance::{Instance, claim};
     use cowork_core::{ApprovalChoice, ApprovalRequest};
-    let work = tempfile::tempdir().unwrap();
-    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (_work, home, workspace) = folders();
     // The window's side of its socket, answering as the person would in the modal.
     let Instance::First(window) = claim(&home, &[]).unwrap() else {
         panic!("no window runs for a new data dir");
@@ -395,10 +395,7 @@ async fn with_the_window_open_a_hosts_ask_reaches_the_modal_first() {
 /// from elsewhere: a pause of all tools, a rule added at the command line.
 #[tokio::test]
 async fn a_running_server_follows_the_pause_and_the_rules_set_elsewhere() {
-    let work = tempfile::tempdir().unwrap();
-    let (home, workspace) = (work.path().join("home"), work.path().join("ws"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let (_work, home, workspace) = folders();
     let host = Host {
         name: "long-host",
         ..Host::default()

@@ -416,10 +416,11 @@ pub fn launched<R: Runtime>(
                 // Bounded here too: the asker's own timeout cannot take the modal away.
                 move |request| {
                     let limit = scheduler.policy().thresholds().ask_timeout_secs;
-                    let answer = tokio::time::timeout(
-                        std::time::Duration::from_secs(limit),
-                        scheduler.approver().answer(&request),
-                    );
+                    // Made inside the runtime: a timer needs one from the start.
+                    let answer = async {
+                        let answer = scheduler.approver().answer(&request);
+                        tokio::time::timeout(std::time::Duration::from_secs(limit), answer).await
+                    };
                     match tauri::async_runtime::block_on(answer) {
                         Ok(answered) => answered.choice,
                         Err(_) => cowork_core::ApprovalChoice::Deny,

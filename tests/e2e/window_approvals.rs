@@ -328,3 +328,117 @@ async fn every_kind_of_approval_says_what_where_and_undo_first_in_both_languages
     let pictures: Vec<String> = seen.iter().map(|s| s.screenshot.clone()).collect();
     contact_sheet(&pictures, &artifacts().join("approval-panel.png"), 4);
 }
+
+/// One JSON-RPC message to `cowork mcp serve --http`; the reply's JSON-RPC message and the
+/// session it names.
+async fn mcp_post(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (Option<String>, Value) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let reply = request.send().await.unwrap();
+    let session = reply
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = reply.text().await.unwrap();
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find_map(|d| serde_json::from_str(d).ok())
+        .unwrap_or(Value::Null);
+    (session, message)
+}
+
+/// Another app's model (an MCP client of `cowork mcp serve`) asks for a command: the REAL
+/// window shows the modal with the app named above the fold, the person allows it there, and
+/// the app's call runs. Screenshot: `approval-from-app.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_apps_ask_is_named_in_the_windows_modal_and_answered_there() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.wait_for("[data-testid=chat-input]").await;
+    // `cowork` is built beside the window's binary (both faces of one install).
+    let cowork = Path::new(env!("CARGO_BIN_EXE_cowork-desktop")).with_file_name("cowork");
+    let mut serve = tokio::process::Command::new(&cowork)
+        .args(["--json", "--workspace"])
+        .arg(workspace.path())
+        .args(["mcp", "serve", "--http"])
+        .env("COWORK_HOME", home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let stdout = serve.stdout.as_mut().unwrap();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+    }
+    let announced: Value = serde_json::from_str(&line).unwrap();
+    let url = announced["url"].as_str().unwrap().to_string();
+    let token = announced["token"].as_str().unwrap().to_string();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "Window Test App", "version": "1"}}});
+    let (session, _) = mcp_post(&url, &token, None, init).await;
+    let session = session.expect("a session");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    mcp_post(&url, &token, Some(&session), initialized).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "run_command", "arguments": {"command": "echo relayed-$((40+2))"}}});
+    let (u, t, s) = (url.clone(), token.clone(), session.clone());
+    let running = tokio::spawn(async move { mcp_post(&u, &t, Some(&s), call).await.1 });
+
+    let asker = cowork_tests::wait::until("the app's ask in the modal", || async {
+        if running.is_finished() {
+            return Ok(None);
+        }
+        d.look_for("[data-testid=approval-asker]").await.map(Some)
+    })
+    .await;
+    let Some(asker) = asker else {
+        panic!(
+            "the call ended with no ask in the window: {}",
+            running.await.unwrap()
+        );
+    };
+    assert!(
+        d.text(&asker).await.contains("Window-Test-App"),
+        "{}",
+        d.text(&asker).await
+    );
+    d.screenshot(&artifacts().join("approval-from-app.png"))
+        .await;
+    let buttons = d.find_all("[data-choice]").await;
+    let mut offered = vec![];
+    for b in &buttons {
+        offered.push(d.text(b).await);
+    }
+    assert!(
+        !offered.iter().any(|t| t.contains("Always")),
+        "an app is never offered a rule for everyone: {offered:?}"
+    );
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    let reply = running.await.unwrap();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(reply["result"]["isError"], json!(false), "{reply}");
+    assert!(text.contains("relayed-42"), "{reply}");
+}

@@ -1,8 +1,9 @@
 //! `cowork mcp serve`'s cost per call: an rmcp client calling a builtin (`list_tasks`, an empty
 //! list) through `cowork mcp serve` over stdio, next to the same call made in process through
 //! the scheduler as the same caller (`mcp:bench`, the same review, the same audit row), side by
-//! side in one run, call by call in rotation. The difference of the medians is what serving
-//! adds: the client's framing, the pipe both ways and the server's mapping.
+//! side in one run, call by call in rotation, with a ping through the same pipe (the transport
+//! alone: two process hops and rmcp's framing, no scheduler). The difference of the medians is
+//! what serving adds; less the ping, what Cowork's server itself adds.
 //!
 //!     cargo bench -p cowork-cli --bench mcp_serve        (MCP_SERVE_BENCH_CALLS=2000 by default)
 
@@ -71,20 +72,48 @@ fn main() {
             }
         };
 
+        // The transport alone: a ping answered by the server without the scheduler.
+        let ping = || {
+            let peer = peer.clone();
+            async move {
+                let request = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest {
+                    method: Default::default(),
+                    extensions: Default::default(),
+                });
+                peer.send_request(request).await.unwrap();
+            }
+        };
+
+        {
+            let t = Instant::now();
+            for _ in 0..1000 {
+                scheduler.catch_up().unwrap();
+            }
+            let each = t.elapsed().as_secs_f64() * 1e6 / 1000.0;
+            println!("catching up with other processes (settings, database, pause), alone: {each:.1} µs");
+        }
         for _ in 0..100 {
             local().await;
             served().await;
+            ping().await;
         }
-        let (mut local_t, mut served_t) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let (mut local_t, mut served_t, mut ping_t) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..calls {
-            for k in 0..2 {
+            for k in 0..3 {
                 let t = Instant::now();
-                if (i + k) % 2 == 0 {
-                    local().await;
-                    local_t.push(t.elapsed());
-                } else {
-                    served().await;
-                    served_t.push(t.elapsed());
+                match (i + k) % 3 {
+                    0 => {
+                        local().await;
+                        local_t.push(t.elapsed());
+                    }
+                    1 => {
+                        served().await;
+                        served_t.push(t.elapsed());
+                    }
+                    _ => {
+                        ping().await;
+                        ping_t.push(t.elapsed());
+                    }
                 }
             }
         }
@@ -99,10 +128,13 @@ fn main() {
         println!("list_tasks, {calls} calls each, as caller mcp:bench:");
         println!("  in process (scheduler.call)     p50 {l50:8.1} µs   p95 {l95:8.1} µs");
         println!("  through cowork mcp serve (stdio) p50 {s50:8.1} µs   p95 {s95:8.1} µs");
+        let p50 = percentile(&mut ping_t, 0.5);
+        println!("  a ping through the same pipe     p50 {p50:8.1} µs   (the transport alone)");
         println!(
-            "  serving adds {:+.1} µs at p50 (target ≤ 50 µs), {:.2}x",
+            "  serving adds {:+.1} µs at p50, {:.2}x; beyond the transport's round trip: {:+.1} µs (target ≤ 50 µs)",
             s50 - l50,
-            s50 / l50
+            s50 / l50,
+            s50 - l50 - p50
         );
         client.cancel().await.unwrap();
     });

@@ -22,8 +22,8 @@ use cowork_core::{
     ToolInfo,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
-    PaginatedRequestParams, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+    ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -85,11 +85,14 @@ pub struct ClientAsks {
 }
 
 impl ClientAsks {
-    fn connected(&self, conversation: &str, peer: Peer<RoleServer>) {
-        self.peers
-            .lock()
-            .unwrap()
-            .insert(conversation.to_string(), peer);
+    fn connected(&self, conversation: &str, peer: &Peer<RoleServer>) {
+        let mut peers = self.peers.lock().unwrap();
+        match peers.get_mut(conversation) {
+            Some(known) => *known = peer.clone(),
+            None => {
+                peers.insert(conversation.to_string(), peer.clone());
+            }
+        }
     }
 
     fn form_reader(&self, conversation: &str) -> Option<Peer<RoleServer>> {
@@ -292,7 +295,7 @@ impl CoworkServer {
                 .mark_tainted(&conversation, &source)
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         }
-        self.asks.connected(&conversation, context.peer.clone());
+        self.asks.connected(&conversation, &context.peer);
         Ok((name, conversation))
     }
 }
@@ -354,44 +357,34 @@ fn object_schemas(mut schema: Value) -> Value {
 /// A call's outcome as MCP returns it: a failure is a result the model reads (`isError`), so a
 /// refusal's reason reaches it, not an opaque protocol error.
 fn mcp_result(result: Result<ToolOutput, cowork_contract::ToolError>) -> CallToolResult {
-    let (content, structured, is_error) = match result {
-        Ok(output) => (
-            output.content.iter().map(mcp_content).collect(),
-            output.structured,
-            false,
-        ),
-        Err(e) => (
-            vec![json!({"type": "text", "text": e.to_string()})],
-            None,
-            true,
-        ),
-    };
-    let mut result = json!({"content": content, "isError": is_error});
-    if let Some(structured) = structured {
-        result["structuredContent"] = structured;
+    match result {
+        Ok(output) => {
+            let mut result =
+                CallToolResult::success(output.content.iter().map(mcp_content).collect());
+            result.structured_content = output.structured;
+            result
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     }
-    serde_json::from_value(result).unwrap_or_else(|e| {
-        let text = format!("Cowork could not encode the result: {e}");
-        serde_json::from_value(
-            json!({"content": [{"type": "text", "text": text}], "isError": true}),
-        )
-        .expect("a text result")
-    })
 }
 
-fn mcp_content(content: &CoworkContent) -> Value {
+fn mcp_content(content: &CoworkContent) -> ContentBlock {
     match content {
-        CoworkContent::Text { text } => json!({"type": "text", "text": text}),
-        CoworkContent::Json { value } => json!({"type": "text", "text": value.to_string()}),
+        CoworkContent::Text { text } => ContentBlock::text(text.clone()),
+        CoworkContent::Json { value } => ContentBlock::text(value.to_string()),
         CoworkContent::Image {
             mime_type,
             data_base64,
-        } => json!({"type": "image", "mimeType": mime_type, "data": data_base64}),
+        } => ContentBlock::image(data_base64.clone(), mime_type.clone()),
+        // Through serde: rmcp's resource type is non-exhaustive.
         CoworkContent::ResourceLink {
             uri,
             name,
             mime_type,
-        } => json!({"type": "resource_link", "uri": uri, "name": name, "mimeType": mime_type}),
+        } => serde_json::from_value(
+            json!({"type": "resource_link", "uri": uri, "name": name, "mimeType": mime_type}),
+        )
+        .unwrap_or_else(|_| ContentBlock::text(format!("{name}: {uri}"))),
     }
 }
 

@@ -11,8 +11,8 @@
 //! - an ask goes to the person: in Cowork's window when it runs (the modal names the app),
 //!   else through the client's own form (MCP elicitation), which can only allow once; with
 //!   neither, the call is refused saying why;
-//! - a server that runs for a host's whole session catches up with what the person changes
-//!   from elsewhere before each call (`Scheduler::catch_up`: a pause, a rule, a revoked grant).
+//! - a server that runs for a host's whole session follows what the person changes from
+//!   elsewhere: every call catches up first (`Scheduler::catch_up`: a pause, a rule, a grant).
 
 use crate::App;
 use crate::instance::WindowAnswer;
@@ -456,9 +456,6 @@ impl ServerHandler for CoworkServer {
                 None,
             ));
         }
-        self.scheduler
-            .catch_up()
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let (name, conversation) = self.client(&context)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
         let mut call = CallRequest::new(&request.name, args, Caller::mcp(&name), &conversation);

@@ -265,28 +265,8 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
-        .args(["--json", "mcp", "serve", "--http"])
-        .env("COWORK_HOME", &home)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    {
-        use tokio::io::AsyncBufReadExt;
-        let stdout = server.stdout.as_mut().unwrap();
-        tokio::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .await
-            .unwrap();
-    }
-    let announced: Value = serde_json::from_str(&line).unwrap();
-    let (url, token) = (
-        announced["url"].as_str().unwrap(),
-        announced["token"].as_str().unwrap(),
-    );
+    let (mut server, url, token) = serve_http(&home, &[]).await;
+    let (url, token) = (url.as_str(), token.as_str());
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let token_file = std::fs::metadata(home.join("mcp-serve.token")).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -314,7 +294,7 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
         let (status, _, _) = post(url, &[auth, header], None, init.clone()).await;
         assert_eq!(status, 403, "{why} is refused even with the token");
     }
-    let (status, session, reply) = post(url, &[auth], None, init).await;
+    let (status, session, reply) = post(url, &[auth], None, init.clone()).await;
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["result"]["serverInfo"]["name"], "cowork", "{reply}");
     let session = session.expect("a session");
@@ -325,6 +305,51 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
     let tools = reply["result"]["tools"].as_array().expect("tools");
     assert!(tools.iter().any(|t| t["name"] == "list_tasks"), "{reply}");
     server.kill().await.unwrap();
+
+    // A server for one named app takes that app's own token only: the general token (or
+    // another app's) cannot make a client that app.
+    let (mut named, named_url, named_token) = serve_http(&home, &["--as", "app-a"]).await;
+    assert_ne!(named_token, token);
+    let (status, _, _) = post(&named_url, &[auth], None, init.clone()).await;
+    assert_eq!(
+        status, 401,
+        "the general token does not open app-a's server"
+    );
+    let bearer = format!("Bearer {named_token}");
+    let (status, _, _) = post(
+        &named_url,
+        &[("authorization", bearer.as_str())],
+        None,
+        init,
+    )
+    .await;
+    assert_eq!(status, 200);
+    named.kill().await.unwrap();
+}
+
+/// `cowork mcp serve --http` with `extra` arguments: the process, its URL and its token.
+async fn serve_http(home: &Path, extra: &[&str]) -> (tokio::process::Child, String, String) {
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
+        .args(["--json", "mcp", "serve", "--http"])
+        .args(extra)
+        .env("COWORK_HOME", home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let stdout = server.stdout.as_mut().unwrap();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .unwrap();
+    }
+    let announced: Value = serde_json::from_str(&line).unwrap();
+    let field = |k: &str| announced[k].as_str().unwrap().to_string();
+    (server, field("url"), field("token"))
 }
 
 /// With Cowork's window running for the data dir, an MCP client's ask goes to its modal — named

@@ -477,11 +477,24 @@ pub async fn serve_stdio(server: CoworkServer) -> Result<(), String> {
 
 /// The bearer token an HTTP client must send (`Authorization: Bearer …`): made once, kept in
 /// the data dir readable by this user only, shown by `cowork mcp serve --http` for the person to
-/// copy into their client's settings.
-pub fn http_token(home: &std::path::Path) -> Result<String, String> {
+/// copy into their client's settings. A server for one named app (`--as NAME`) takes that
+/// app's own token only, so holding another token (the general one, another app's) cannot make
+/// a client that app.
+pub fn http_token(home: &std::path::Path, client: Option<&str>) -> Result<String, String> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = home.join("mcp-serve.token");
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let path = match client {
+        None => home.join("mcp-serve.token"),
+        Some(name) => {
+            let dir = home.join("mcp-serve-tokens");
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            dir.join(format!("{}.token", client_name(name)))
+        }
+    };
     if let Ok(token) = std::fs::read_to_string(&path) {
         return Ok(token.trim().to_string());
     }

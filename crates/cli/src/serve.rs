@@ -54,7 +54,7 @@ pub(crate) async fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode, Strin
         "http://{}/mcp",
         listener.local_addr().map_err(|e| e.to_string())?
     );
-    let token = mcp_serve::http_token(app.home().root())?;
+    let token = mcp_serve::http_token(app.home().root(), args.client.as_deref())?;
     announce(&url, &token, cli.json);
     mcp_serve::serve_http(server, listener, token, until_terminated()).await?;
     Ok(ExitCode::SUCCESS)

@@ -119,6 +119,29 @@ CREATE INDEX conversation_words_by_conversation ON conversation_words (conversat
         // core/suspend: who made a suspended call, so another app's call resumes as that app's
         // (its review, its grants), not as the person's chat.
         Step::new("ALTER TABLE suspensions ADD COLUMN caller TEXT;"),
+        // core/policy: a counter every change of a conversation's policy state moves (triggers:
+        // whoever writes, from whichever process), so a process knows its cache is stale
+        // without being thrown off by writes that do not matter to it (the audit log's).
+        Step::new(
+            r#"
+CREATE TABLE policy_generation (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT INTO policy_generation (id, n) VALUES (1, 0);
+CREATE TRIGGER policy_state_insert AFTER INSERT ON conversation_state
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_state_update AFTER UPDATE ON conversation_state
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_state_delete AFTER DELETE ON conversation_state
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_grants_insert AFTER INSERT ON conversation_grants
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_grants_delete AFTER DELETE ON conversation_grants
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_words_insert AFTER INSERT ON conversation_words
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+CREATE TRIGGER policy_words_delete AFTER DELETE ON conversation_words
+BEGIN UPDATE policy_generation SET n = n + 1; END;
+"#,
+        ),
     ],
 };
 

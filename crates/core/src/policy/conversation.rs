@@ -20,8 +20,8 @@ struct State {
 pub struct ConversationStates {
     conn: Mutex<Connection>,
     cache: Mutex<HashMap<String, State>>,
-    /// SQLite's `data_version` when the cache was last known current: it moves when another
-    /// connection (another Cowork process) commits.
+    /// The policy state's generation (table `policy_generation`, moved by triggers on every
+    /// write of it) when the cache was last known current.
     seen_version: Mutex<Option<i64>>,
 }
 
@@ -34,14 +34,14 @@ impl ConversationStates {
         })
     }
 
-    /// Forgets what is cached when another process wrote to the database since the last look
-    /// (the window revoked a grant a long-running `cowork mcp serve` holds): one pragma a call.
+    /// Forgets what is cached when the policy state changed since the last look (the window
+    /// revoked a grant a long-running `cowork mcp serve` holds): one small read a call.
     pub fn catch_up(&self) -> Result<(), PolicyError> {
         let version: i64 = self
             .conn
             .lock()
             .unwrap()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .query_row("SELECT n FROM policy_generation WHERE id = 1", [], |r| r.get(0))
             .map_err(db_err)?;
         let mut seen = self.seen_version.lock().unwrap();
         if seen.is_some_and(|v| v != version) {

@@ -477,8 +477,7 @@ impl PolicyBridge {
     }
 
     /// Catches up with what another Cowork process changed — rules and modes in the settings
-    /// files, grants and taint in the database — before a call of a long-running process
-    /// (`cowork mcp serve`) is reviewed.
+    /// files, grants, taint and words in the database — before a call is reviewed.
     pub fn catch_up(&self) -> Result<(), PolicyError> {
         self.conversations.catch_up()?;
         let mut files = vec![self.user_settings.clone()];

@@ -41,7 +41,9 @@ impl ConversationStates {
             .conn
             .lock()
             .unwrap()
-            .query_row("SELECT n FROM policy_generation WHERE id = 1", [], |r| r.get(0))
+            .query_row("SELECT n FROM policy_generation WHERE id = 1", [], |r| {
+                r.get(0)
+            })
             .map_err(db_err)?;
         let mut seen = self.seen_version.lock().unwrap();
         if seen.is_some_and(|v| v != version) {

@@ -474,8 +474,9 @@ async fn untrusted_content_taints_the_conversation_and_egress_asks_despite_rules
             .is_ok()
     );
     assert_eq!(script.asked(), asked_before);
-    script.answer(ApprovalChoice::Deny);
     for look_alike in ["ng@partner.org", "carol.ng@partner.org.evil.example"] {
+        // Each asks, and is denied (unanswered, the second would wait out the ask's timeout).
+        script.answer(ApprovalChoice::Deny);
         assert!(h.scheduler.call(mail(look_alike)).await.result.is_err());
         assert!(
             script.last().review.why.contains(look_alike),

@@ -329,27 +329,7 @@ async fn over_http_only_the_token_holder_on_a_loopback_name_gets_in() {
 
 /// `cowork mcp serve --http` with `extra` arguments: the process, its URL and its token.
 async fn serve_http(home: &Path, extra: &[&str]) -> (tokio::process::Child, String, String) {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_cowork"))
-        .args(["--json", "mcp", "serve", "--http"])
-        .args(extra)
-        .env("COWORK_HOME", home)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    {
-        use tokio::io::AsyncBufReadExt;
-        let stdout = server.stdout.as_mut().unwrap();
-        tokio::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .await
-            .unwrap();
-    }
-    let announced: Value = serde_json::from_str(&line).unwrap();
-    let field = |k: &str| announced[k].as_str().unwrap().to_string();
-    (server, field("url"), field("token"))
+    cowork_tests::mcp::serve_http(Path::new(env!("CARGO_BIN_EXE_cowork")), home, extra).await
 }
 
 /// With Cowork's window running for the data dir, an MCP client's ask goes to its modal — named

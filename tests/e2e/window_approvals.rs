@@ -370,28 +370,9 @@ async fn another_apps_ask_is_named_in_the_windows_modal_and_answered_there() {
     d.wait_for("[data-testid=chat-input]").await;
     // `cowork` is built beside the window's binary (both faces of one install).
     let cowork = Path::new(env!("CARGO_BIN_EXE_cowork-desktop")).with_file_name("cowork");
-    let mut serve = tokio::process::Command::new(&cowork)
-        .args(["--json", "--workspace"])
-        .arg(workspace.path())
-        .args(["mcp", "serve", "--http"])
-        .env("COWORK_HOME", home.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    {
-        use tokio::io::AsyncBufReadExt;
-        let stdout = serve.stdout.as_mut().unwrap();
-        tokio::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .await
-            .unwrap();
-    }
-    let announced: Value = serde_json::from_str(&line).unwrap();
-    let url = announced["url"].as_str().unwrap().to_string();
-    let token = announced["token"].as_str().unwrap().to_string();
+    let ws = workspace.path().display().to_string();
+    let (_serve, url, token) =
+        cowork_tests::mcp::serve_http(&cowork, home.path(), &["--workspace", &ws]).await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "Window Test App", "version": "1"}}});
     let (session, _) = mcp_post(&url, &token, None, init).await;

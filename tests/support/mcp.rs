@@ -113,3 +113,31 @@ impl FakeGithub {
         *self.state.lock().unwrap() = (sha.to_string(), tarball(pack, sha));
     }
 }
+
+/// `cowork mcp serve --http` (the `cowork` at `bin`) for the data dir `home`, with `extra`
+/// arguments: the process (killed when dropped), the URL and the token it announced.
+pub async fn serve_http(
+    bin: &Path,
+    home: &Path,
+    extra: &[&str],
+) -> (tokio::process::Child, String, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut server = tokio::process::Command::new(bin)
+        .args(["--json", "mcp", "serve", "--http"])
+        .args(extra)
+        .env("COWORK_HOME", home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = server.stdout.as_mut().unwrap();
+    tokio::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let announced: Value = serde_json::from_str(&line).unwrap();
+    let field = |k: &str| announced[k].as_str().unwrap().to_string();
+    (server, field("url"), field("token"))
+}

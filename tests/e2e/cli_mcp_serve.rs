@@ -3,6 +3,7 @@
 //! (elicitation) — offered once or "this client", never "always" — and a client that cannot
 //! show a form gets a refusal that says why. Over HTTP: the token, Host and Origin checks.
 
+use cowork_tests::mcp::post;
 use cowork_tests::{output_text, run_cowork};
 use rmcp::model::{
     CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
@@ -223,41 +224,6 @@ async fn a_host_that_cannot_show_a_form_is_refused_with_the_reason_and_the_fix()
         .expect_err("no such tool");
     assert!(unknown.to_string().contains("no_such_tool"), "{unknown}");
     client.cancel().await.unwrap();
-}
-
-/// One JSON-RPC request over Streamable HTTP; the reply's status and its JSON-RPC message
-/// (read from the event stream's data line, or the body).
-async fn post(
-    url: &str,
-    headers: &[(&str, &str)],
-    session: Option<&str>,
-    body: Value,
-) -> (u16, Option<String>, Value) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .json(&body);
-    for (k, v) in headers {
-        request = request.header(*k, *v);
-    }
-    if let Some(id) = session {
-        request = request.header("mcp-session-id", id);
-    }
-    let reply = request.send().await.unwrap();
-    let status = reply.status().as_u16();
-    let session = reply
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_string());
-    let text = reply.text().await.unwrap();
-    let message = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .find_map(|d| serde_json::from_str(d).ok())
-        .or_else(|| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::String(text));
-    (status, session, message)
 }
 
 #[tokio::test]

@@ -329,33 +329,17 @@ async fn every_kind_of_approval_says_what_where_and_undo_first_in_both_languages
     contact_sheet(&pictures, &artifacts().join("approval-panel.png"), 4);
 }
 
-/// One JSON-RPC message to `cowork mcp serve --http`; the reply's JSON-RPC message and the
-/// session it names.
+/// One JSON-RPC message to `cowork mcp serve --http` with its token: the session the reply
+/// names and its JSON-RPC message.
 async fn mcp_post(
     url: &str,
     token: &str,
     session: Option<&str>,
     body: Value,
 ) -> (Option<String>, Value) {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body);
-    if let Some(id) = session {
-        request = request.header("mcp-session-id", id);
-    }
-    let reply = request.send().await.unwrap();
-    let session = reply
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_string());
-    let text = reply.text().await.unwrap();
-    let message = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .find_map(|d| serde_json::from_str(d).ok())
-        .unwrap_or(Value::Null);
+    let bearer = format!("Bearer {token}");
+    let (_, session, message) =
+        cowork_tests::mcp::post(url, &[("authorization", bearer.as_str())], session, body).await;
     (session, message)
 }
 

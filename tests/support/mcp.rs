@@ -141,3 +141,39 @@ pub async fn serve_http(
     let field = |k: &str| announced[k].as_str().unwrap().to_string();
     (server, field("url"), field("token"))
 }
+
+/// One JSON-RPC message to a Streamable HTTP endpoint with `headers` (and the session, once
+/// there is one): the reply's status, the session it names, and its JSON-RPC message (read
+/// from the event stream's data line, or the body).
+pub async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    let reply = request.send().await.unwrap();
+    let status = reply.status().as_u16();
+    let session = reply
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = reply.text().await.unwrap();
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find_map(|d| serde_json::from_str(d).ok())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::String(text));
+    (status, session, message)
+}

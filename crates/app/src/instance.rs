@@ -120,8 +120,7 @@ pub async fn ask_window(home: &Path, request: &ApprovalRequest) -> WindowAnswer 
         return WindowAnswer::NoWindow;
     };
     // Whoever listens there must be this user's window, or it hears nothing of the ask.
-    let ours = stream.peer_cred().is_ok_and(|c| c.uid() == this_user());
-    if !ours {
+    if !same_user(std::os::fd::AsRawFd::as_raw_fd(&stream)) {
         return WindowAnswer::NoWindow;
     }
     let Ok(line) = serde_json::to_string(&Arrival::Ask {

@@ -835,10 +835,10 @@ async fn github_install_is_pinned_and_tampering_is_refused() {
     assert!(err.contains("github:owner/repo"), "{err}");
 }
 
-/// A server of tests/mcp-servers run by the test venv's Python, killed when dropped.
-struct PythonServer(std::process::Child);
+/// A server of tests/mcp-servers (the test venv's Python, or Node), killed when dropped.
+struct ServerProcess(std::process::Child);
 
-impl Drop for PythonServer {
+impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -846,7 +846,7 @@ impl Drop for PythonServer {
 }
 
 /// Starts `script PORT ARGS…` on a free loopback port and waits until it listens.
-async fn python_server(script: &str, args: &[String]) -> (u16, PythonServer) {
+async fn python_server(script: &str, args: &[String]) -> (u16, ServerProcess) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -860,12 +860,176 @@ async fn python_server(script: &str, args: &[String]) -> (u16, PythonServer) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("the test venv exists (tests/setup.sh)");
-    let server = PythonServer(child);
+    let server = ServerProcess(child);
     eventually("the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     })
     .await;
     (port, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_http_sse_server_through_the_gateway() {
+    // The official TypeScript SDK's SSEServerTransport (MCP 2024-11-05), on loopback.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("node")
+        .arg(servers().join("probe-server.mjs"))
+        .args(["--sse", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("node runs (tests/setup.sh)");
+    let _server = ServerProcess(child);
+    eventually("the SSE server listening", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+
+    let env = open(None);
+    let pack = env.dir.path().join("pack-sse");
+    std::fs::create_dir_all(&pack).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "old-probe", "version": "1.0.0",
+        "server": {"type": "sse", "url": format!("http://127.0.0.1:{port}/sse")},
+        "_meta": {"app.cowork": {"effects": {"echo": [], "slow": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let staged = env
+        .app
+        .stage_toolpack(&pack.display().to_string(), None)
+        .await
+        .unwrap();
+    assert!(
+        staged.review.command.contains("HTTP+SSE"),
+        "{}",
+        staged.review.command
+    );
+    env.app
+        .install_toolpack(staged, BTreeMap::new(), false)
+        .unwrap();
+    env.settle().await;
+    let status = env.status("old_probe");
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    assert!(status.tools >= 5, "{status:?}");
+    // Replies come back on the event stream, progress included, and match their requests when
+    // several are in flight.
+    env.script.answer(ApprovalChoice::Once);
+    env.script.answer(ApprovalChoice::Once);
+    let (a, b) = tokio::join!(
+        env.call(
+            "mcp__old_probe__echo",
+            json!({"text": "over the old transport"})
+        ),
+        env.call("mcp__old_probe__slow", json!({"steps": 3, "delay_ms": 50})),
+    );
+    assert_eq!(a.result.unwrap().text_content(), "over the old transport");
+    assert_eq!(b.result.unwrap().text_content(), "done after 3 steps");
+    // Remote, so unconfined: every call asks, whatever it declares.
+    assert_eq!(a.review.unwrap().decision, cowork_core::Action::Ask);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_sampling_request_is_reviewed_answered_by_the_persons_model_and_budgeted() {
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let llm = ScriptedLlm::start().await;
+    let env = open(Some(
+        json!({"agent": {"provider": "openai", "baseUrl": llm.openai_base(),
+                                         "model": "scripted", "apiKeyEnv": ""}}),
+    ));
+    let declared = json!({"effects": {"ask_model": []}});
+    env.install(
+        &probe_pack(env.dir.path(), "probe", &[], declared),
+        BTreeMap::new(),
+    )
+    .await;
+    env.settle().await;
+    let ask = |question: &str, max_tokens: u32| {
+        env.call(
+            "mcp__probe__ask_model",
+            json!({"question": question, "max_tokens": max_tokens}),
+        )
+    };
+
+    // Denied: the server reads a refusal and nothing reached the model. The ask showed the
+    // server's question and which model would answer, in words.
+    let out = ask("What is 2+2?", 50).await;
+    let text = out.result.unwrap_err().to_string();
+    assert!(text.contains("sampling refused"), "{text}");
+    assert!(llm.requests().is_empty());
+    let asked = env.script.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(asked.tool, "mcp_sampling");
+    let what = &asked.plain.what[0].text;
+    assert!(
+        what.contains("probe") && what.contains("scripted"),
+        "{what}"
+    );
+    assert_eq!(asked.args["messages"][0]["text"], "What is 2+2?");
+    assert!(
+        !asked.choices.contains(&ApprovalChoice::Always),
+        "{:?}",
+        asked.choices
+    );
+
+    // Allowed once: the person's model answers the server's words alone, within the budget's
+    // longest answer, and the server gets the answer and the model's name.
+    llm.push(Turn::text("4"));
+    env.script.answer(ApprovalChoice::Once);
+    let out = ask("What is 2+2?", 1_000_000).await;
+    assert_eq!(out.result.unwrap().text_content(), "scripted said: 4");
+    let (_, _, body) = llm.requests().pop().unwrap();
+    assert_eq!(body["max_tokens"], 2048, "{body}");
+    let sent = body["messages"].to_string();
+    assert!(
+        sent.contains("What is 2+2?") && sent.contains("Answer in one line."),
+        "{sent}"
+    );
+    assert!(body["tools"].as_array().is_none_or(Vec::is_empty), "{body}");
+
+    // On record under the server's own name.
+    env.app.scheduler().flush().unwrap();
+    let rows = env
+        .app
+        .scheduler()
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            tool: Some("mcp_sampling".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let calls: std::collections::BTreeSet<_> = rows.iter().map(|r| &r.record.call_id).collect();
+    assert_eq!(calls.len(), 2, "{rows:?}");
+    assert!(rows.iter().all(|r| r.record.caller == "mcp-server:probe"));
+
+    // "For this toolpack": later requests of this server go through without asking.
+    for _ in 0..4 {
+        llm.push(Turn::text("again"));
+    }
+    env.script.answer(ApprovalChoice::Conversation);
+    let asks = env.script.asked() + 1;
+    for _ in 0..4 {
+        let out = ask("again?", 10).await;
+        assert_eq!(out.result.unwrap().text_content(), "scripted said: again");
+    }
+    assert_eq!(env.script.asked(), asks);
+
+    // A budget per server: a burst of six, then refusals that say why, without asking.
+    let out = ask("and again?", 10).await;
+    let text = out.result.unwrap_err().to_string();
+    assert!(text.contains("sampling budget"), "{text}");
+    assert_eq!(env.script.asked(), asks);
+
+    // The grant goes with the pack.
+    let granted = |env: &Env| {
+        let grants = env.app.scheduler().policy().grants().unwrap();
+        grants
+            .iter()
+            .any(|g| g.conversation.as_deref() == Some("mcp-server:probe"))
+    };
+    assert!(granted(&env));
+    env.app.remove_toolpack("probe").unwrap();
+    assert!(!granted(&env));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1245,8 +1409,8 @@ async fn the_filesystem_server_is_told_the_workspace_it_can_reach_as_its_roots()
         Arc::new(std::sync::Mutex::new(vec![a.clone(), c.clone()]));
     let open = workspace.clone();
     let offers = cowork_mcp::Offers {
-        elicitor: None,
         workspace: Some(Arc::new(move || open.lock().unwrap().clone())),
+        ..Default::default()
     };
     let js = servers().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     let data = folder("data");

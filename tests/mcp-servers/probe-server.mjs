@@ -1,20 +1,47 @@
 // A real MCP server (the official TypeScript SDK over stdio) with the behaviours the gateway
-// tests need: progress, cancellation, list_changed, a crash, a hang, garbage on stdout and a
-// server that never answers initialize. Started by tests; never shipped.
-//   node probe-server.mjs [--garbage] [--mute]
+// tests need: progress, cancellation, list_changed, a crash, a hang, garbage on stdout, a
+// server that never answers initialize, elicitation and sampling. Started by tests; never shipped.
+//   node probe-server.mjs [--garbage] [--mute] [--sse PORT]
+// --sse serves the older HTTP+SSE transport (2024-11-05) at http://127.0.0.1:PORT/sse instead.
+import http from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
 if (args.has("--mute")) {
   // Reads requests and never answers: initialize must time out.
   process.stdin.resume();
+} else if (args.has("--sse")) {
+  const port = Number(argv[argv.indexOf("--sse") + 1]);
+  const sessions = new Map();
+  http.createServer(async (req, res) => {
+    const url = new URL(req.url, "http://127.0.0.1");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      res.on("close", () => sessions.delete(transport.sessionId));
+      await probe().connect(transport);
+    } else if (req.method === "POST" && url.pathname === "/messages") {
+      const transport = sessions.get(url.searchParams.get("sessionId"));
+      if (transport) await transport.handlePostMessage(req, res);
+      else res.writeHead(404).end("no such session");
+    } else {
+      res.writeHead(404).end();
+    }
+  }).listen(port, "127.0.0.1", () => console.error(`probe server ${process.pid} on /sse at ${port}`));
 } else {
   if (args.has("--garbage")) {
     // Not JSON-RPC: a client must survive (or fail clearly), not hang.
     process.stdout.write("hello, I am not JSON\n{\"broken\": \n");
   }
+  await probe().connect(new StdioServerTransport());
+  console.error(`probe server ${process.pid} ready`);
+}
+
+function probe() {
   const server = new McpServer({ name: "probe", version: "1.0.0" });
   server.registerTool("echo", { description: "Returns its text.", inputSchema: { text: z.string() } },
     async ({ text }) => ({ content: [{ type: "text", text }] }));
@@ -62,10 +89,23 @@ if (args.has("--mute")) {
       const text = answer.action === "accept" ? `Hello, ${answer.content.name}!` : `no name (${answer.action})`;
       return { content: [{ type: "text", text }] };
     });
+  server.registerTool("ask_model", { description: "Asks the client's model (sampling).", inputSchema: { question: z.string(), max_tokens: z.number().optional() } },
+    async ({ question, max_tokens }) => {
+      try {
+        const answer = await server.server.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: question } }],
+          systemPrompt: "Answer in one line.",
+          maxTokens: max_tokens ?? 64,
+        });
+        const text = answer.content.type === "text" ? answer.content.text : `(${answer.content.type})`;
+        return { content: [{ type: "text", text: `${answer.model} said: ${text}` }] };
+      } catch (e) {
+        return { isError: true, content: [{ type: "text", text: `sampling refused: ${e.message}` }] };
+      }
+    });
   server.registerResource("readme", "probe://readme", { title: "Probe readme", description: "A fixed text.", mimeType: "text/plain" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "The probe says hi." }] }));
   server.registerPrompt("greet", { description: "Greets someone.", argsSchema: { name: z.string() } },
     ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}.` } }] }));
-  await server.connect(new StdioServerTransport());
-  console.error(`probe server ${process.pid} ready`);
+  return server;
 }

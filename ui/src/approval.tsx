@@ -38,6 +38,29 @@ function argLines(tool: string, args: unknown): [string, string][] {
   );
 }
 
+/// A toolpack's question to the person's model (MCP sampling): its words, quoted as its own, so
+/// the person reads exactly what the model would be asked.
+function samplingPreview(request: ApprovalRequest) {
+  if (request.tool !== "mcp_sampling") return null;
+  const args = (request.args ?? {}) as Record<string, unknown>;
+  const messages = Array.isArray(args.messages) ? (args.messages as Record<string, unknown>[]) : [];
+  return (
+    <div class="sampling-preview" data-testid="sampling-preview">
+      {typeof args.system === "string" && args.system && (
+        <blockquote class="quoted">
+          <span class="caller">{t("samplingSystem")}</span> {args.system}
+        </blockquote>
+      )}
+      {messages.map((m) => (
+        <blockquote class="quoted">
+          <span class="caller">{t(m.from === "model" ? "samplingModelSaid" : "samplingServerSays")}</span>{" "}
+          {String(m.text ?? "")}
+        </blockquote>
+      ))}
+    </div>
+  );
+}
+
 /// Sending mail is the riskiest thing the assistant does: show it as the person would read it.
 function mailPreview(request: ApprovalRequest) {
   if (request.tool !== "email_send" && request.tool !== "email_reply") return null;
@@ -160,6 +183,7 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
         )}
         <PlainRequest request={request} />
         {mailPreview(request)}
+        {samplingPreview(request)}
         <button
           type="button"
           class="details-toggle"
@@ -319,7 +343,11 @@ function Choices({
   const label: Record<Choice, string> = {
     once: t("once"),
     // Another app's grant is that app's own, not this conversation's.
-    conversation: request.asker ? t("forThisApp") : t("conversation"),
+    conversation: request.asker
+      ? t("forThisApp")
+      : request.tool === "mcp_sampling"
+        ? t("forThisToolpack")
+        : t("conversation"),
     always: t("always"),
     always_workspace: t("alwaysWorkspace"),
     deny: t("deny"),

@@ -612,12 +612,17 @@ amount?: string | null } |
  *  bubblewrap cannot run here, or the server is reached over HTTP): whatever its tools
  *  declare, nothing limits what the server does.
  */
-{ kind: "mcp.unconfined"; server: string; why: string };
+{ kind: "mcp.unconfined"; server: string; why: string } | 
+/**
+ *  An MCP server asks the person's model a question (MCP sampling): its words go to the
+ *  model `model`, and the model's answer goes back to the server.
+ */
+{ kind: "model.sample"; server: string; model: string };
 
 /**  The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front. */
 export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | 
 /**  With attendees it is egress too (`Effect::is_egress`): they are mailed. */
-"calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined";
+"calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined" | "model.sample";
 
 /**
  *  The person's answer to an elicitation. Silence, or an approver that cannot show a form,

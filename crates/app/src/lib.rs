@@ -15,6 +15,7 @@ pub mod instance;
 pub mod mail_setup;
 pub mod mcp_serve;
 pub mod notify;
+mod sampling;
 pub mod secrets;
 mod signin;
 mod srv;
@@ -559,6 +560,10 @@ impl App {
             cowork_chains::Schedules::open(&store).map_err(|e| AppError::Chains(e.to_string()))?,
         );
         toolpacks.gateway.set_elicitor(elicit_through(&scheduler));
+        toolpacks.gateway.set_sampler(sampling::sampler(
+            store.dir().settings_path(),
+            Arc::downgrade(&scheduler),
+        ));
         let weak = Arc::downgrade(&scheduler);
         toolpacks.gateway.set_workspace(Arc::new(move || {
             weak.upgrade()

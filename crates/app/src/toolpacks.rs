@@ -338,7 +338,23 @@ impl App {
         }
         // A remote server's sign-in goes with it.
         let _ = self.oauth_store(&self.server_of(name)).forget();
+        self.forget_sampling_grants(&self.server_of(name));
         self.toolpacks.remove(name)
+    }
+
+    /// The person's "for this toolpack" answers to its server's sampling asks go with the pack,
+    /// so another pack installed later under the same name does not inherit them.
+    fn forget_sampling_grants(&self, server: &str) {
+        let policy = self.scheduler.policy();
+        let caller = cowork_core::Caller::mcp_server(server);
+        let conversation = Some(caller.as_str());
+        for grant in policy.grants().unwrap_or_default() {
+            if grant.conversation.as_deref() == conversation
+                && let Err(e) = policy.remove_rule(&grant.rule, conversation)
+            {
+                tracing::warn!("forgetting {server}'s sampling grant {}: {e}", grant.rule);
+            }
+        }
     }
 
     /// Stops the pack's server (if any) and, when `start`, starts it again from disk.

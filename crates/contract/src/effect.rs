@@ -104,6 +104,10 @@ pub enum Effect {
     /// declare, nothing limits what the server does.
     #[serde(rename = "mcp.unconfined")]
     McpUnconfined { server: String, why: String },
+    /// An MCP server asks the person's model a question (MCP sampling): its words go to the
+    /// model `model`, and the model's answer goes back to the server.
+    #[serde(rename = "model.sample")]
+    ModelSample { server: String, model: String },
 }
 
 /// Whether an effect only looks (allowed in plan mode, parallel-safe in a batch) or acts.
@@ -236,6 +240,7 @@ effect_kinds! {
     AccountChange:   "account.change",  Acts,  Here, Lasting,  High,     Thing;
     McpCall:         "mcp.call",        Acts,  Out,  Lasting,  High,     Tool;
     McpUnconfined:   "mcp.unconfined",  Acts,  Out,  Lasting,  High,     Server;
+    ModelSample:     "model.sample",    Acts,  Out,  Lasting,  Ordinary, Server;
 }
 
 impl EffectKind {
@@ -299,6 +304,7 @@ impl Effect {
             AccountChange { .. } => EffectKind::AccountChange,
             McpCall { .. } => EffectKind::McpCall,
             McpUnconfined { .. } => EffectKind::McpUnconfined,
+            ModelSample { .. } => EffectKind::ModelSample,
         }
     }
 
@@ -378,7 +384,7 @@ impl Effect {
             }
             MoneyPay { payee, .. } => vec![payee],
             McpCall { tool, .. } => vec![tool],
-            McpUnconfined { server, .. } => vec![server],
+            McpUnconfined { server, .. } | ModelSample { server, .. } => vec![server],
             VaultRead | VaultWrite | TasksRead | TasksWrite | NotesWrite | AudioCapture
             | AudioPlay | SystemRead | UiAsk => vec![],
         }

@@ -306,6 +306,11 @@ fn other_words(effect: &Effect) -> Words {
             "Run the toolpack {server} outside the sandbox ({why})",
             &[("server", s(server)), ("why", s(why))],
         ),
+        ModelSample { server, model } => words(
+            "model.sample",
+            "Let the toolpack {server} ask your model {model} a question and read its answer",
+            &[("server", s(server)), ("model", s(model))],
+        ),
         _ => words("other", "Act", &[]),
     }
 }

@@ -151,6 +151,14 @@ fn tool_table(sources: LayeredTools) -> BTreeMap<String, Arc<Handler>> {
     tools
 }
 
+/// The handler of a tool listed in no registry (see `Scheduler::call_unlisted`); None when its
+/// schemas do not compile.
+pub(crate) fn unlisted(layer: Layer, tool: Arc<dyn DynTool>) -> Option<Handler> {
+    let handler = handler(layer, tool, None)?;
+    handler.input().ok()?;
+    Some(handler)
+}
+
 /// A tool's handler with the layers it replaces; for a pack's tool None when a schema does not
 /// compile (logged, and the tool is left out).
 fn handler(layer: Layer, tool: Arc<dyn DynTool>, previous: Option<&ToolInfo>) -> Option<Handler> {

@@ -16,7 +16,8 @@ use crate::policy::{
 use crate::redact::redact;
 use crate::registry::{Handler, Layer, Registry};
 use cowork_contract::{
-    CancellationToken, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput, ToolSpec,
+    CancellationToken, DynTool, Effect, EffectEnv, Progress, ToolContext, ToolError, ToolOutput,
+    ToolSpec,
 };
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use serde::Serialize;
@@ -40,8 +41,10 @@ pub enum Caller {
     Palette,
     Cli,
     Chain,
-    /// Another program's model through `cowork mcp serve`: `mcp:<client>`, the name the person
-    /// gave it (or the one it declared). Its grants are its own (see `mcp_serve` in the app).
+    /// Another program: a model through `cowork mcp serve` (`mcp:<client>`, the name the person
+    /// gave it or the one it declared; see `mcp_serve` in the app), or a toolpack's server asking
+    /// the person's model (`mcp-server:<server>`; see `sampling` in the app). Its grants are its
+    /// own.
     Mcp(Arc<str>),
 }
 
@@ -49,6 +52,11 @@ impl Caller {
     /// The MCP client `client`: its audit name is `mcp:<client>`.
     pub fn mcp(client: &str) -> Caller {
         Caller::Mcp(Arc::from(format!("mcp:{client}")))
+    }
+
+    /// The MCP server `server` asking the person's model: `mcp-server:<server>`.
+    pub fn mcp_server(server: &str) -> Caller {
+        Caller::Mcp(Arc::from(format!("mcp-server:{server}")))
     }
 
     /// The app a recorded caller (`as_str`) names, when it is one (`mcp:<app>`).
@@ -449,6 +457,13 @@ fn refusal(review: &Review) -> Option<ToolError> {
 }
 
 /// Stage output check: structured output must match the tool's declared output schema.
+/// Which tool a call runs: the registry's, by the request's name, or one listed nowhere
+/// (its handler; None when its schema does not compile).
+enum Target {
+    Named,
+    Unlisted(Option<Arc<Handler>>),
+}
+
 fn check_output(handler: &Handler, output: &ToolOutput) -> Result<(), ToolError> {
     let (Some(validator), Some(structured)) = (handler.output(), &output.structured) else {
         return Ok(());
@@ -815,6 +830,23 @@ impl Scheduler {
 
     /// Runs one tool call through the whole gate. Never panics on bad input; always audits.
     pub async fn call(&self, req: CallRequest) -> CallOutcome {
+        self.call_with(req, Target::Named).await
+    }
+
+    /// Runs a call of a tool listed in no registry through the same whole gate: one Cowork
+    /// makes for something outside, such as an MCP server asking the person's model (sampling).
+    /// Listed nowhere, no model and no other app can name it; `req.tool` must be its name.
+    pub async fn call_unlisted(
+        &self,
+        req: CallRequest,
+        tool: Arc<dyn DynTool>,
+        layer: Layer,
+    ) -> CallOutcome {
+        let handler = crate::registry::unlisted(layer, tool).map(Arc::new);
+        self.call_with(req, Target::Unlisted(handler)).await
+    }
+
+    async fn call_with(&self, req: CallRequest, target: Target) -> CallOutcome {
         let started = Instant::now();
         // Several Cowork processes share a data dir (the window, `cowork mcp serve`, schedules,
         // the CLI): each call is judged by what the person last set in any of them.
@@ -828,7 +860,7 @@ impl Scheduler {
             Err(ToolError::Paused)
         } else {
             tokio::select! {
-                result = self.run(&req, &call_id, &mut trail) => result,
+                result = self.run(&req, &call_id, &mut trail, target) => result,
                 _ = epoch.cancelled() => Err(ToolError::Paused),
             }
         };
@@ -952,12 +984,18 @@ impl Scheduler {
         req: &CallRequest,
         call_id: &str,
         trail: &mut Trail,
+        target: Target,
     ) -> Result<ToolOutput, ToolError> {
         let default_env = self.env();
         let env = req.env.as_ref().unwrap_or(&default_env);
         // Named by its canonical name from here on, even if preparing it fails (an alias or a
         // tool that is not configured is audited under the tool it is).
-        let handler = self.resolve(&req.tool)?;
+        let handler = match target {
+            Target::Named => self.resolve(&req.tool)?,
+            Target::Unlisted(handler) => handler.ok_or_else(|| {
+                ToolError::failed(format!("{}'s input schema does not compile", req.tool))
+            })?,
+        };
         let spec = &handler.info.spec;
         trail.tool = Some(spec.name.clone());
         trail.layer = Some(handler.info.layer);

@@ -74,6 +74,11 @@ impl McpGateway {
         self.offers.write().unwrap().elicitor = Some(f);
     }
 
+    /// Who answers servers' sampling requests (servers started afterwards get it).
+    pub fn set_sampler(&self, f: crate::Sampler) {
+        self.offers.write().unwrap().sampler = Some(f);
+    }
+
     /// Where the person's workspace is read from, for servers' roots (servers started
     /// afterwards get it); [`McpGateway::roots_changed`] tells running ones it moved.
     pub fn set_workspace(&self, f: Workspace) {

@@ -19,6 +19,7 @@ pub mod effects;
 pub mod gateway;
 pub mod import;
 pub mod instructions;
+pub mod legacy_sse;
 pub mod manifest;
 pub mod sandbox;
 pub mod server;
@@ -28,7 +29,8 @@ pub use gateway::{McpGateway, tool_name};
 pub use manifest::Manifest;
 pub use sandbox::{Sandbox, Unconfined};
 pub use server::{
-    ElicitReply, Elicitation, Elicitor, LaunchSpec, McpServer, Offers, RestartPolicy, ServerState,
-    ServerStatus, Transport, Workspace,
+    ElicitReply, Elicitation, Elicitor, HttpProtocol, LaunchSpec, McpServer, Offers, RestartPolicy,
+    SampledMessage, Sampler, SamplingReply, SamplingRequest, ServerState, ServerStatus, Transport,
+    Workspace,
 };
 pub use toolpacks::{PackError, Record, Review, Source, Staged, Toolpacks};

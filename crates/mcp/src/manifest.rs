@@ -47,6 +47,20 @@ pub enum ServerType {
     Uv,
     /// Cowork's extension: a server already listening on streamable HTTP at `server.url`.
     Http,
+    /// Cowork's extension: a server speaking the older HTTP+SSE transport (2024-11-05) at
+    /// `server.url`, its event stream's address (often ending in `/sse`).
+    Sse,
+}
+
+impl ServerType {
+    /// The transport of a server already listening somewhere (Cowork starts no process).
+    pub fn remote(self) -> Option<crate::server::HttpProtocol> {
+        match self {
+            ServerType::Http => Some(crate::server::HttpProtocol::Streamable),
+            ServerType::Sse => Some(crate::server::HttpProtocol::LegacySse),
+            ServerType::Node | ServerType::Python | ServerType::Binary | ServerType::Uv => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -58,9 +72,10 @@ pub struct Server {
     /// Required for every type but `http`.
     #[serde(default)]
     pub mcp_config: McpConfig,
-    /// For `type: "http"` only: the streamable HTTP endpoint (`http://127.0.0.1:8000/mcp`).
+    /// For `type: "http"` and `"sse"` only: the streamable HTTP endpoint
+    /// (`http://127.0.0.1:8000/mcp`) or the legacy event stream (`http://127.0.0.1:8000/sse`).
     pub url: Option<String>,
-    /// For `type: "http"` only: headers sent with every request, e.g. an API key as
+    /// For `type: "http"` and `"sse"` only: headers sent with every request, e.g. an API key as
     /// `{"Authorization": "Bearer ${user_config.api_key}"}` — a sensitive value comes from the
     /// keyring at launch and is never written here.
     #[serde(default)]
@@ -201,12 +216,11 @@ impl Manifest {
                 manifest.name
             )));
         }
-        match (&manifest.server.kind, &manifest.server.url) {
-            (ServerType::Http, Some(url))
-                if url.starts_with("http://") || url.starts_with("https://") => {}
-            (ServerType::Http, _) => {
+        match (manifest.server.kind.remote(), &manifest.server.url) {
+            (Some(_), Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {}
+            (Some(_), _) => {
                 return Err(invalid(
-                    "field `server.url`: an http server needs its URL (http://host:port/mcp)"
+                    "field `server.url`: an http or sse server needs its URL (http://host:port/mcp, or http://host:port/sse for sse)"
                         .into(),
                 ));
             }

@@ -39,7 +39,17 @@ pub enum Transport {
         /// Sent with every request (an API key the manifest names); never logged.
         headers: BTreeMap<String, String>,
         oauth: Option<crate::auth::OauthStore>,
+        protocol: HttpProtocol,
     },
+}
+
+/// Which of MCP's two HTTP transports a remote server speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpProtocol {
+    /// Streamable HTTP (2025-03-26 and later): one endpoint for every message.
+    Streamable,
+    /// HTTP+SSE (2024-11-05): an event stream naming a second endpoint for messages.
+    LegacySse,
 }
 
 #[derive(Clone, Debug)]
@@ -131,6 +141,42 @@ pub enum ElicitReply {
 pub type Elicitor =
     Arc<dyn Fn(Elicitation) -> futures::future::BoxFuture<'static, ElicitReply> + Send + Sync>;
 
+/// A server asks the person's model (MCP sampling): its words, made printable. Only text is
+/// passed on; the server's own context (`includeContext`) is never added.
+#[derive(Clone, Debug)]
+pub struct SamplingRequest {
+    pub server: String,
+    pub system: Option<String>,
+    pub messages: Vec<SampledMessage>,
+    pub max_tokens: u32,
+    /// Cancelled when the server withdraws the request.
+    pub cancel: CancellationToken,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledMessage {
+    /// Given as the model's earlier turn (MCP role `assistant`) — the server wrote it all the
+    /// same — else the server's question.
+    pub from_model: bool,
+    pub text: String,
+}
+
+/// The model's answer, and which model gave it.
+#[derive(Clone, Debug)]
+pub struct SamplingReply {
+    pub model: String,
+    pub text: String,
+    pub hit_limit: bool,
+}
+
+/// Who answers sampling requests (the app: through the gate, with the person's model). An
+/// error is the refusal's reason, which the server reads.
+pub type Sampler = Arc<
+    dyn Fn(SamplingRequest) -> futures::future::BoxFuture<'static, Result<SamplingReply, String>>
+        + Send
+        + Sync,
+>;
+
 /// The person's workspace folders now (MCP roots are offered from them).
 pub type Workspace = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
 
@@ -140,6 +186,7 @@ pub type Workspace = Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>;
 pub struct Offers {
     pub elicitor: Option<Elicitor>,
     pub workspace: Option<Workspace>,
+    pub sampler: Option<Sampler>,
 }
 
 struct Inner {
@@ -162,6 +209,29 @@ struct Inner {
     watch: Mutex<Option<cowork_contract::confine::Watch>>,
     /// The last connection was refused for want of a sign-in (set by `connect_http`).
     wants_sign_in: std::sync::atomic::AtomicBool,
+    /// Tool calls Cowork has in flight to this server: only while one runs may it ask the
+    /// person's model (sampling), so a server cannot raise asks out of the blue.
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+/// A tool call in flight, counted in `Inner::calls` for as long as it lives.
+struct Busy(Arc<Inner>);
+
+impl Busy {
+    fn enter(inner: &Arc<Inner>) -> Busy {
+        inner
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Busy(inner.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0
+            .calls
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Inner {
@@ -300,6 +370,7 @@ impl McpServer {
             group: Mutex::new(None),
             watch: Mutex::new(None),
             wants_sign_in: Default::default(),
+            calls: Default::default(),
         });
         tokio::spawn(supervise(inner.clone()));
         McpServer { inner }
@@ -450,6 +521,7 @@ impl McpServer {
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let _busy = Busy::enter(inner);
         let handle = peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
@@ -773,7 +845,52 @@ impl ClientHandler for Client {
             info.capabilities.roots =
                 serde_json::from_value(serde_json::json!({"listChanged": true})).ok();
         }
+        if offers.sampler.is_some() {
+            info.capabilities.sampling = serde_json::from_value(serde_json::json!({})).ok();
+        }
         info
+    }
+
+    /// A server asks the person's model: handed to the app's sampler (which reviews it like a
+    /// call); a request that is not plain text, or that the sampler refuses, is an error the
+    /// server reads.
+    /// Sampling leaves the protocol after 2025-11-25 (SEP-2577); servers of that revision still
+    /// ask, and rmcp marks its types deprecated.
+    #[allow(deprecated)]
+    fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<rmcp::model::CreateMessageResult, rmcp::ErrorData>> + Send + '_
+    {
+        let inner = self.inner.upgrade();
+        async move {
+            let refuse = |why: String| rmcp::ErrorData::invalid_request(why, None);
+            let inner = inner.ok_or_else(|| refuse("Cowork is shutting down".into()))?;
+            let sampler =
+                inner.offers.sampler.clone().ok_or_else(|| {
+                    refuse("this client does not answer sampling requests".into())
+                })?;
+            // Only while it works on a call of Cowork's: an idle server raising asks at the
+            // person (2024/2025 revisions do not tie sampling to a request; rmcp checks 2026's).
+            if inner.calls.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return Err(refuse(
+                    "sampling is answered only during a tool call Cowork made to this server"
+                        .into(),
+                ));
+            }
+            let mut request = sampling_request(&inner.spec.name, &params).map_err(refuse)?;
+            // The server gave up (cancelled, timed out, restarted): so does its ask.
+            request.cancel = context.ct.child_token();
+            let reply = sampler(request).await.map_err(refuse)?;
+            serde_json::from_value(serde_json::json!({
+                "model": reply.model,
+                "role": "assistant",
+                "content": {"type": "text", "text": reply.text},
+                "stopReason": if reply.hit_limit { "maxTokens" } else { "endTurn" },
+            }))
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+        }
     }
 
     /// The workspace folders this server can reach, and nothing wider: all of them for a server
@@ -802,6 +919,48 @@ impl ClientHandler for Client {
                 .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None)),
         )
     }
+}
+
+/// The parts of a sampling request Cowork passes on, as printable text: the messages (text
+/// only: an image or audio from a server is refused rather than dropped, so the model never
+/// answers a question it did not see) and the system prompt.
+#[allow(deprecated)]
+fn sampling_request(
+    server: &str,
+    params: &rmcp::model::CreateMessageRequestParams,
+) -> Result<SamplingRequest, String> {
+    let printable = |s: &str| cowork_contract::text::printable_text(s).into_owned();
+    // Read from the wire form: rmcp's content types vary by revision; the JSON does not.
+    let wire = serde_json::to_value(params).map_err(|e| e.to_string())?;
+    let mut messages = Vec::new();
+    for message in wire["messages"].as_array().into_iter().flatten() {
+        let parts = match &message["content"] {
+            serde_json::Value::Array(parts) => parts.clone(),
+            part => vec![part.clone()],
+        };
+        for part in parts {
+            let Some(text) = part["text"].as_str().filter(|_| part["type"] == "text") else {
+                return Err(format!(
+                    "only text can be sampled here, not {}",
+                    part["type"].as_str().unwrap_or("this content")
+                ));
+            };
+            messages.push(SampledMessage {
+                from_model: message["role"] == "assistant",
+                text: printable(text),
+            });
+        }
+    }
+    if messages.is_empty() {
+        return Err("the request has no messages".into());
+    }
+    Ok(SamplingRequest {
+        server: server.to_string(),
+        system: params.system_prompt.as_deref().map(printable),
+        messages,
+        max_tokens: params.max_tokens,
+        cancel: CancellationToken::new(),
+    })
 }
 
 /// An accepted form with the fields the person left untouched set to the form's defaults
@@ -870,7 +1029,23 @@ impl Inner {
                 url,
                 headers,
                 oauth,
+                protocol: HttpProtocol::Streamable,
             } => self.connect_http(client, url, headers, oauth).await?,
+            Transport::Http {
+                url,
+                headers,
+                protocol: HttpProtocol::LegacySse,
+                ..
+            } => {
+                let headers = crate::auth::header_map(headers).map_err(|e| (e, false))?;
+                let transport = crate::legacy_sse::LegacySse::connect(url, headers)
+                    .await
+                    .map_err(|e| (format!("connecting to {url}: {e}"), true))?;
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
+            }
         };
         let tools = running
             .peer()

@@ -611,9 +611,11 @@ impl Toolpacks {
             user_config: &values,
         };
         let bad = |e: String| PackError::Invalid(format!("toolpack {name}: {e}"));
-        let (transport, sandbox) = match &manifest.server.url {
-            Some(url) if manifest.server.kind == crate::manifest::ServerType::Http => (
+        let remote = manifest.server.kind.remote();
+        let (transport, sandbox) = match (&manifest.server.url, remote) {
+            (Some(url), Some(protocol)) => (
                 Transport::Http {
+                    protocol,
                     url: substitute(url, &vars).map_err(bad)?,
                     headers: manifest
                         .server
@@ -822,17 +824,22 @@ fn review_of(
         source: source.to_string(),
         commit,
         sha256: sha256.to_string(),
-        command: match &manifest.server.url {
-            Some(url) => format!("connects to {url} (streamable HTTP)"),
-            None => command_line(manifest),
+        command: match (&manifest.server.url, manifest.server.kind.remote()) {
+            (Some(url), Some(crate::server::HttpProtocol::Streamable)) => {
+                format!("connects to {url} (streamable HTTP)")
+            }
+            (Some(url), Some(crate::server::HttpProtocol::LegacySse)) => {
+                format!("connects to {url} (HTTP+SSE, MCP's older transport)")
+            }
+            _ => command_line(manifest),
         },
         tools: review_tools(manifest, &names),
         overrides: meta.overrides.clone(),
         sandbox: crate::sandbox::describe_request(
             &meta.sandbox,
-            match manifest.server.kind {
-                crate::manifest::ServerType::Http => Some(Unconfined::Remote),
-                _ => unconfined(sandbox_off),
+            match manifest.server.kind.remote() {
+                Some(_) => Some(Unconfined::Remote),
+                None => unconfined(sandbox_off),
             },
         ),
         user_config: manifest

@@ -97,9 +97,10 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
         | Effect::MessageSend { .. }
         | Effect::DataShare { .. }
         | Effect::MoneyPay { .. } => service_base(effect),
-        Effect::AccountChange { .. } | Effect::McpCall { .. } | Effect::McpUnconfined { .. } => {
-            pack_base(effect)
-        }
+        Effect::AccountChange { .. }
+        | Effect::McpCall { .. }
+        | Effect::McpUnconfined { .. }
+        | Effect::ModelSample { .. } => pack_base(effect),
     }
 }
 
@@ -381,6 +382,16 @@ fn pack_base(effect: &Effect) -> (i32, Words) {
                 "mcp.unconfined",
                 "{server} runs outside a sandbox ({why}): nothing limits what it does",
                 &[("server", server.clone()), ("why", why.clone())],
+            ),
+        ),
+        // Asks by default: the person's model (and its bill) works for a server's words, and
+        // its answer leaves for that server.
+        ModelSample { server, model } => (
+            5,
+            said(
+                "model.sample",
+                "{server} asks your model {model} a question and gets its answer",
+                &[("server", server.clone()), ("model", model.clone())],
             ),
         ),
         _ => unreachable!("routed by effect_base"),

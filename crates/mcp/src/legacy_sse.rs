@@ -101,21 +101,30 @@ impl LegacySse {
                 url: url.to_string(),
             })?
             .ok_or_else(|| LegacySseError::NoEndpoint(url.to_string()))?;
-        let endpoint = base
-            .join(named.trim())
-            .map_err(|_| LegacySseError::BadEndpoint(named.clone()))?;
-        if endpoint.origin() != base.origin() {
-            return Err(LegacySseError::ForeignEndpoint {
-                url: url.to_string(),
-                endpoint: endpoint.to_string(),
-            });
-        }
+        let endpoint = message_endpoint(&base, &named)?;
         Ok(LegacySse {
             http,
             headers,
             endpoint,
             events,
         })
+    }
+}
+
+/// Where messages go: `named` resolved against the stream's address, on its origin only.
+fn message_endpoint(
+    base: &reqwest013::Url,
+    named: &str,
+) -> Result<reqwest013::Url, LegacySseError> {
+    let endpoint = base
+        .join(named.trim())
+        .map_err(|_| LegacySseError::BadEndpoint(named.to_string()))?;
+    match endpoint.origin() == base.origin() {
+        true => Ok(endpoint),
+        false => Err(LegacySseError::ForeignEndpoint {
+            url: base.to_string(),
+            endpoint: endpoint.to_string(),
+        }),
     }
 }
 
@@ -255,6 +264,73 @@ mod tests {
                 Ok(_) => panic!("{endpoint}: accepted"),
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Generated endpoints: whatever the spelling (scheme-relative, absolute, dot segments,
+        /// userinfo, case, backslashes, default ports), one is accepted exactly when the URL it
+        /// resolves to has the stream's scheme, host and port.
+        #[test]
+        fn an_endpoint_is_accepted_only_on_the_streams_origin(
+            scheme in proptest::sample::select(vec!["", "http:", "https:", "HTTP:", "ftp:", "data:"]),
+            slashes in proptest::sample::select(vec!["", "/", "//", "\\\\", "/\\"]),
+            user in proptest::sample::select(vec!["", "127.0.0.1@", "u:p@"]),
+            host in proptest::sample::select(vec!["127.0.0.1", "127.0.0.2", "LOCALHOST", "evil.example", "0x7f.1", "[::1]", ""]),
+            port in proptest::sample::select(vec!["", ":8000", ":80", ":8001"]),
+            path in "[a-z./?=]{0,12}",
+        ) {
+            let base = reqwest013::Url::parse("http://127.0.0.1:8000/sse").unwrap();
+            let named = format!("{scheme}{slashes}{user}{host}{port}/{path}");
+            match (message_endpoint(&base, &named), base.join(named.trim())) {
+                (Ok(endpoint), _) => {
+                    proptest::prop_assert_eq!(endpoint.scheme(), "http");
+                    proptest::prop_assert_eq!(endpoint.host_str(), Some("127.0.0.1"));
+                    proptest::prop_assert_eq!(endpoint.port_or_known_default(), Some(8000));
+                }
+                (Err(_), Ok(resolved)) => proptest::prop_assert!(
+                    (resolved.scheme(), resolved.host_str(), resolved.port_or_known_default())
+                        != ("http", Some("127.0.0.1"), Some(8000)),
+                    "{named} refused though it resolves to {resolved}"
+                ),
+                (Err(_), Err(_)) => {}
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_redirected_message_is_not_followed() {
+        use rmcp::transport::Transport;
+        // Where the redirect points: it must never hear from Cowork.
+        let thief = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let stolen = format!("http://{}/steal", thief.local_addr().unwrap());
+        let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/sse", server.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut stream, _) = server.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf).await;
+            let head = format!("{STREAM}event: endpoint\ndata: /messages\n\n");
+            stream.write_all(head.as_bytes()).await.unwrap();
+            let (mut post, _) = server.accept().await.unwrap();
+            let _ = post.read(&mut buf).await;
+            let redirect = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nlocation: {stolen}\r\ncontent-length: 0\r\n\r\n"
+            );
+            post.write_all(redirect.as_bytes()).await.unwrap();
+            let _ = stream.read(&mut buf).await;
+        });
+        let mut sse = LegacySse::connect(&url, HashMap::new()).await.unwrap();
+        let message: TxJsonRpcMessage<RoleClient> = serde_json::from_value(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .unwrap();
+        let err = sse.send(message).await.unwrap_err();
+        assert!(
+            matches!(err, LegacySseError::Status { status: 307, .. }),
+            "{err}"
+        );
+        let heard = tokio::time::timeout(Duration::from_millis(300), thief.accept()).await;
+        assert!(heard.is_err(), "the redirect was followed");
     }
 
     #[tokio::test]

@@ -407,3 +407,102 @@ async fn another_apps_ask_is_named_in_the_windows_modal_and_answered_there() {
     assert_eq!(reply["result"]["isError"], json!(false), "{reply}");
     assert!(text.contains("relayed-42"), "{reply}");
 }
+
+/// A toolpack's server asks the person's model (MCP sampling) during a call the assistant made:
+/// the REAL window's modal quotes the server's question as its own and names the model, offers
+/// "Allow for this toolpack" and never "Always"; allowed once, the model's answer reaches the
+/// server and the chat. Screenshot: `approval-sampling.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolpacks_question_to_the_model_is_quoted_in_the_windows_modal() {
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted-model", "apiKeyEnv": ""}})
+            .to_string(),
+    )
+    .unwrap();
+    // Installed as a person would, with the CLI beside the window's binary.
+    let cowork = Path::new(env!("CARGO_BIN_EXE_cowork-desktop")).with_file_name("cowork");
+    let pack = cowork_tests::mcp::probe_pack(
+        home.path(),
+        "probe",
+        &[],
+        json!({"effects": {"ask_model": []}}),
+    );
+    let installed = std::process::Command::new(&cowork)
+        .args(["toolpack", "install", pack.to_str().unwrap(), "--yes"])
+        .env("COWORK_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    server.push(Turn::tools(
+        "",
+        &[(
+            "s1",
+            "mcp__probe__ask_model",
+            json!({"question": "Which is larger, 9.11 or 9.9?"}),
+        )],
+    ));
+    server.push(Turn::text("9.9"));
+    server.push(Turn::text("The toolpack heard back."));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.wait_for("[data-testid=chat-input]").await;
+    // The window starts packs in the background: the turn waits until the probe runs.
+    cowork_tests::wait::until_true("the probe toolpack running", || {
+        let out = std::process::Command::new(&cowork)
+            .args(["mcp", "servers"])
+            .env("COWORK_HOME", home.path())
+            .output()
+            .unwrap();
+        match String::from_utf8_lossy(&out.stdout).contains("running") {
+            true => Ok(()),
+            false => Err(String::from_utf8_lossy(&out.stdout).into_owned()),
+        }
+    })
+    .await;
+    d.fill("[data-testid=chat-input]", "Ask the probe").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let preview = d.wait_for("[data-testid=sampling-preview]").await;
+    let quoted = d.text(&preview).await;
+    assert!(quoted.contains("Which is larger, 9.11 or 9.9?"), "{quoted}");
+    let what = d.text(&d.wait_for("[data-testid=plain-what]").await).await;
+    assert!(
+        what.contains("probe") && what.contains("scripted-model"),
+        "{what}"
+    );
+    d.screenshot(&artifacts().join("approval-sampling.png"))
+        .await;
+    let mut offered = vec![];
+    for b in &d.find_all("[data-choice]").await {
+        offered.push(d.text(b).await);
+    }
+    assert!(
+        offered.iter().any(|t| t.contains("for this toolpack")),
+        "{offered:?}"
+    );
+    assert!(!offered.iter().any(|t| t.contains("Always")), "{offered:?}");
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    d.wait_for_text(".messages", "The toolpack heard back.")
+        .await;
+    // The model heard the server's words alone (a system line and the question), and the
+    // chat's next turn carried the server's result with the model's answer.
+    let requests = server.requests();
+    let sampled = &requests[1].2;
+    assert_eq!(
+        sampled["messages"].as_array().map(Vec::len),
+        Some(2),
+        "{sampled}"
+    );
+    assert!(
+        requests[2]
+            .2
+            .to_string()
+            .contains("scripted-model said: 9.9")
+    );
+}

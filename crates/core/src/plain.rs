@@ -296,6 +296,15 @@ fn other_words(effect: &Effect) -> Words {
             "Change {what} of your {service} account",
             &[("what", s(what)), ("service", s(service))],
         ),
+        other => pack_words(other),
+    }
+}
+
+/// The phrases of Cowork's verdicts on a toolpack's server.
+fn pack_words(effect: &Effect) -> Words {
+    use Effect::*;
+    let s = |v: &String| v.clone();
+    match effect {
         McpCall { server, tool } => words(
             "mcp.call",
             "Use {tool} of the toolpack {server}, which does not say what it does",

@@ -217,7 +217,7 @@ function PlainRequest({ request }: { request: ApprovalRequest }) {
           {phrase(plain.place)}
         </p>
       )}
-      {!mailPreview(request) && argLines(request.tool, request.args).length > 0 && (
+      {!mailPreview(request) && !samplingPreview(request) && argLines(request.tool, request.args).length > 0 && (
         <dl class="plain-args" data-testid="plain-args">
           {argLines(request.tool, request.args).map(([k, v]) => (
             <>

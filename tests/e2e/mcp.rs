@@ -847,19 +847,28 @@ impl Drop for ServerProcess {
 
 /// Starts `script PORT ARGS…` on a free loopback port and waits until it listens.
 async fn python_server(script: &str, args: &[String]) -> (u16, ServerProcess) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(servers().join(".venv/bin/python"))
-        .arg(servers().join(script))
-        .arg(port.to_string())
-        .args(args)
+    let python = servers().join(".venv/bin/python");
+    server_on_port(python.to_str().unwrap(), |port| {
+        let mut line = vec![servers().join(script).display().to_string(), port];
+        line.extend(args.iter().cloned());
+        line
+    })
+    .await
+}
+
+/// Starts `program` with the command line `args` makes of a free loopback port, and waits until
+/// it listens there.
+async fn server_on_port(
+    program: &str,
+    args: impl FnOnce(String) -> Vec<String>,
+) -> (u16, ServerProcess) {
+    let port = cowork_tests::peers::free_port();
+    let child = std::process::Command::new(program)
+        .args(args(port.to_string()))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("the test venv exists (tests/setup.sh)");
+        .unwrap_or_else(|e| panic!("{program}: {e} (tests/setup.sh installs it)"));
     let server = ServerProcess(child);
     eventually("the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
@@ -868,32 +877,19 @@ async fn python_server(script: &str, args: &[String]) -> (u16, ServerProcess) {
     (port, server)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legacy_http_sse_server_through_the_gateway() {
-    // The official TypeScript SDK's SSEServerTransport (MCP 2024-11-05), on loopback.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new("node")
-        .arg(servers().join("probe-server.mjs"))
-        .args(["--sse", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("node runs (tests/setup.sh)");
-    let _server = ServerProcess(child);
-    eventually("the SSE server listening", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    })
-    .await;
-
-    let env = open(None);
-    let pack = env.dir.path().join("pack-sse");
+/// Stages a pack for a server already listening at `url` (`kind` "http" or "sse") whose `echo`
+/// and `slow` declare nothing, checks the review names its transport, and installs it.
+async fn install_remote(
+    env: &Env,
+    name: &str,
+    kind: &str,
+    url: &str,
+    transport: &str,
+) -> Vec<String> {
+    let pack = env.dir.path().join(format!("pack-{name}"));
     std::fs::create_dir_all(&pack).unwrap();
-    let manifest = json!({"manifest_version": "0.3", "name": "old-probe", "version": "1.0.0",
-        "server": {"type": "sse", "url": format!("http://127.0.0.1:{port}/sse")},
+    let manifest = json!({"manifest_version": "0.3", "name": name, "version": "1.0.0",
+        "server": {"type": kind, "url": url},
         "_meta": {"app.cowork": {"effects": {"echo": [], "slow": []}}}});
     std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
     let staged = env
@@ -902,14 +898,26 @@ async fn a_legacy_http_sse_server_through_the_gateway() {
         .await
         .unwrap();
     assert!(
-        staged.review.command.contains("HTTP+SSE"),
+        staged.review.command.contains(transport),
         "{}",
         staged.review.command
     );
+    let sandbox = staged.review.sandbox.clone();
     env.app
         .install_toolpack(staged, BTreeMap::new(), false)
         .unwrap();
     env.settle().await;
+    sandbox
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_http_sse_server_through_the_gateway() {
+    // The official TypeScript SDK's SSEServerTransport (MCP 2024-11-05), on loopback.
+    let probe = servers().join("probe-server.mjs").display().to_string();
+    let (port, _server) = server_on_port("node", |port| vec![probe, "--sse".into(), port]).await;
+    let env = open(None);
+    let url = format!("http://127.0.0.1:{port}/sse");
+    install_remote(&env, "old-probe", "sse", &url, "HTTP+SSE").await;
     let status = env.status("old_probe");
     assert_eq!(status.state, ServerState::Running, "{status:?}");
     assert!(status.tools >= 5, "{status:?}");
@@ -1038,27 +1046,8 @@ async fn streamable_http_server_through_the_gateway() {
     let (port, _guard) = python_server("http_server.py", &[]).await;
 
     let env = open(None);
-    let pack = env.dir.path().join("pack-http");
-    std::fs::create_dir_all(&pack).unwrap();
-    let manifest = json!({"manifest_version": "0.3", "name": "web-echo", "version": "1.0.0",
-        "server": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
-        "_meta": {"app.cowork": {"effects": {"echo": [], "slow": []}}}});
-    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
-    let staged = env
-        .app
-        .stage_toolpack(&pack.display().to_string(), None)
-        .await
-        .unwrap();
-    assert!(
-        staged.review.command.contains("streamable HTTP"),
-        "{}",
-        staged.review.command
-    );
-    let staged_sandbox = staged.review.sandbox.clone();
-    env.app
-        .install_toolpack(staged, BTreeMap::new(), false)
-        .unwrap();
-    env.settle().await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let staged_sandbox = install_remote(&env, "web-echo", "http", &url, "streamable HTTP").await;
     let status = env.status("web_echo");
     assert_eq!(status.state, ServerState::Running, "{status:?}");
     // Cowork does not start an HTTP server, so nothing confines it: the review says so and

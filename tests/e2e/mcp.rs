@@ -1027,6 +1027,21 @@ async fn a_servers_sampling_request_is_reviewed_answered_by_the_persons_model_an
     let text = out.result.unwrap_err().to_string();
     assert!(text.contains("sampling budget"), "{text}");
     assert_eq!(env.script.asked(), asks);
+    // The refusal is on record too.
+    env.app.scheduler().flush().unwrap();
+    let filter = cowork_core::AuditFilter {
+        tool: Some("mcp_sampling".into()),
+        ..Default::default()
+    };
+    let rows = env.app.scheduler().audit().list(&filter).unwrap();
+    assert!(
+        rows.iter().any(|r| r
+            .record
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("sampling budget"))),
+        "{rows:?}"
+    );
 
     // The grant goes with the pack.
     let granted = |env: &Env| {

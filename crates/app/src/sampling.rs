@@ -41,28 +41,27 @@ pub(crate) fn sampler(settings: PathBuf, scheduler: Weak<Scheduler>) -> cowork_m
         let (settings, scheduler, budget) = (settings.clone(), scheduler.clone(), budget.clone());
         Box::pin(async move {
             let scheduler = scheduler.upgrade().ok_or("Cowork is shutting down")?;
-            if budget.check_key(&request.server).is_err() {
-                return Err(format!(
-                    "{} has used its sampling budget ({PER_HOUR} requests an hour): try again later",
-                    request.server
-                ));
-            }
-            let model = AgentSettings::load(&settings)?
-                .ok_or("no model is configured in Cowork (Settings → Model)")?;
+            // Refusals go through the gate too (the tool's `prepare` says them), so each is on
+            // record like any call.
+            let within_budget = budget.check_key(&request.server).is_ok();
+            let model = AgentSettings::load(&settings).and_then(|m| {
+                m.ok_or_else(|| "no model is configured in Cowork (Settings → Model)".into())
+            });
+            let model_name = model.as_ref().map(|m| m.model.clone()).unwrap_or_default();
             let caller = Caller::mcp_server(&request.server);
             let conversation = caller.as_str().to_string();
             let mut call = CallRequest::new(
                 SAMPLING_TOOL,
-                arguments(&request, &model.model),
+                arguments(&request, &model_name),
                 caller,
                 &conversation,
             );
             call.cancel = request.cancel.clone();
-            let tool = Arc::new(SamplingTool::new(model.clone(), request.server));
+            let tool = Arc::new(SamplingTool::new(model, request.server, within_budget));
             let outcome = scheduler.call_unlisted(call, tool, Layer::Mcp).await;
             let output = outcome.result.map_err(|e| e.to_string())?;
             Ok(SamplingReply {
-                model: model.model,
+                model: model_name,
                 text: output.text_content(),
                 hit_limit: output
                     .structured
@@ -95,12 +94,13 @@ fn arguments(request: &SamplingRequest, model: &str) -> serde_json::Value {
 struct SamplingTool {
     spec: ToolSpec,
     /// The provider is made (its key read) only once the gate let the request through.
-    model: AgentSettings,
+    model: Result<AgentSettings, String>,
     server: String,
+    within_budget: bool,
 }
 
 impl SamplingTool {
-    fn new(model: AgentSettings, server: String) -> SamplingTool {
+    fn new(model: Result<AgentSettings, String>, server: String, within_budget: bool) -> Self {
         let text = json!({"type": "string"});
         let spec = ToolSpec {
             name: SAMPLING_TOOL.into(),
@@ -128,6 +128,7 @@ impl SamplingTool {
             spec,
             model,
             server,
+            within_budget,
         }
     }
 }
@@ -138,6 +139,16 @@ impl DynTool for SamplingTool {
     }
 
     fn prepare(&self, args: serde_json::Value, _: &EffectEnv) -> Result<PreparedCall, ToolError> {
+        if !self.within_budget {
+            return Err(ToolError::failed(format!(
+                "{} has used its sampling budget ({PER_HOUR} requests an hour): try again later",
+                self.server
+            )));
+        }
+        let settings = self
+            .model
+            .clone()
+            .map_err(|e| ToolError::not_configured(e, "choose a model in Settings → Model"))?;
         let model = args["model"].as_str().unwrap_or_default().to_string();
         let effect = Effect::ModelSample {
             server: self.server.clone(),
@@ -150,7 +161,6 @@ impl DynTool for SamplingTool {
             tools: vec![],
             max_tokens: args["max_tokens"].as_u64().unwrap_or(1) as u32,
         });
-        let settings = self.model.clone();
         Ok(PreparedCall::new(
             vec![effect],
             Arc::new(move |ctx| {

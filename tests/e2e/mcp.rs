@@ -936,6 +936,17 @@ async fn a_legacy_http_sse_server_through_the_gateway() {
     assert_eq!(b.result.unwrap().text_content(), "done after 3 steps");
     // Remote, so unconfined: every call asks, whatever it declares.
     assert_eq!(a.review.unwrap().decision, cowork_core::Action::Ask);
+
+    // Installed as "http" (a person pasting the address): the streamable handshake is refused,
+    // and the client falls back to HTTP+SSE there, as the transport's compatibility rule says.
+    install_remote(&env, "pasted", "http", &url, "streamable HTTP").await;
+    let status = env.status("pasted");
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    env.script.answer(ApprovalChoice::Once);
+    let out = env
+        .call("mcp__pasted__echo", json!({"text": "found the old way"}))
+        .await;
+    assert_eq!(out.result.unwrap().text_content(), "found the old way");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

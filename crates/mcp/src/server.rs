@@ -731,6 +731,7 @@ fn convert(result: rmcp::model::CallToolResult) -> Result<ToolOutput, ToolError>
 }
 
 /// Receives the server's notifications.
+#[derive(Clone)]
 struct Client {
     inner: Weak<Inner>,
 }
@@ -1030,22 +1031,29 @@ impl Inner {
                 headers,
                 oauth,
                 protocol: HttpProtocol::Streamable,
-            } => self.connect_http(client, url, headers, oauth).await?,
+            } => match self.connect_http(client.clone(), url, headers, oauth).await {
+                Ok(running) => running,
+                // The transport's backward compatibility (MCP 2025-03-26): a server that
+                // refuses the streamable handshake may speak the older HTTP+SSE at that address.
+                Err(streamable)
+                    if !self.wants_sign_in.load(std::sync::atomic::Ordering::SeqCst) =>
+                {
+                    match self.connect_legacy_sse(client, url, headers).await {
+                        Ok(running) => {
+                            tracing::info!("MCP server {}: {url} speaks HTTP+SSE", self.spec.name);
+                            running
+                        }
+                        Err(_) => return Err(streamable),
+                    }
+                }
+                Err(e) => return Err(e),
+            },
             Transport::Http {
                 url,
                 headers,
                 protocol: HttpProtocol::LegacySse,
                 ..
-            } => {
-                let headers = crate::auth::header_map(headers).map_err(|e| (e, false))?;
-                let transport = crate::legacy_sse::LegacySse::connect(url, headers)
-                    .await
-                    .map_err(|e| (format!("connecting to {url}: {e}"), true))?;
-                client
-                    .serve(transport)
-                    .await
-                    .map_err(|e| (format!("initialize with {url} failed: {e}"), true))?
-            }
+            } => self.connect_legacy_sse(client, url, headers).await?,
         };
         let tools = running
             .peer()
@@ -1055,6 +1063,23 @@ impl Inner {
         *self.peer.write().unwrap() = Some(running.peer().clone());
         self.set_tools(tools);
         Ok(running)
+    }
+
+    /// Connects to a server speaking MCP's older HTTP+SSE transport (`legacy_sse.rs`).
+    async fn connect_legacy_sse(
+        &self,
+        client: Client,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<RunningService<RoleClient, Client>, (String, bool)> {
+        let headers = crate::auth::header_map(headers).map_err(|e| (e, false))?;
+        let transport = crate::legacy_sse::LegacySse::connect(url, headers)
+            .await
+            .map_err(|e| (format!("connecting to {url}: {e}"), true))?;
+        client
+            .serve(transport)
+            .await
+            .map_err(|e| (format!("initialize with {url} failed: {e}"), true))
     }
 
     /// Connects to a streamable HTTP server, with its token when the person signed in to it.

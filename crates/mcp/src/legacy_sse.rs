@@ -159,13 +159,25 @@ fn bounded(
 
 /// The data of the first `endpoint` event; None when the stream ends first.
 async fn endpoint_event(events: &mut Events) -> Option<String> {
-    while let Some(event) = events.next().await {
-        let event = event.ok()?;
+    loop {
+        let event = next_event(events).await?;
         if event.event.as_deref() == Some("endpoint") {
             return event.data;
         }
     }
-    None
+}
+
+/// The next event; None once the stream ends or breaks: the connection, an event past
+/// [`EVENT_LIMIT`], or a field sse-stream does not know (the SSE spec would ignore it; the
+/// parser ends the stream there, and the supervisor reconnects).
+async fn next_event(events: &mut Events) -> Option<sse_stream::Sse> {
+    match events.next().await? {
+        Ok(event) => Some(event),
+        Err(e) => {
+            tracing::warn!("legacy SSE stream ended: {e}");
+            None
+        }
+    }
 }
 
 impl rmcp::transport::Transport<RoleClient> for LegacySse {
@@ -200,7 +212,7 @@ impl rmcp::transport::Transport<RoleClient> for LegacySse {
     /// supervisor reconnects). An event that is not a JSON-RPC message is skipped.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            let event = self.events.next().await?.ok()?;
+            let event = next_event(&mut self.events).await?;
             if !matches!(event.event.as_deref(), None | Some("message")) {
                 continue;
             }
@@ -335,7 +347,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_relative_endpoint_resolves_against_the_stream() {
-        let sse = connect_to("event: endpoint\ndata: /messages?sessionId=abc\n\n")
+        // A comment first: ignored.
+        let sse = connect_to(": note\n\nevent: endpoint\ndata: /messages?sessionId=abc\n\n")
             .await
             .unwrap();
         assert_eq!(sse.endpoint.path(), "/messages");

@@ -1,7 +1,8 @@
 //! MCP sampling: a toolpack's server asks the person's model a question. Each request is a call
 //! of the unlisted tool `mcp_sampling` through the whole gate (`Scheduler::call_unlisted`):
-//! - its effect `model.sample(<server>)` asks by default; a rule for the server allows it, and
-//!   "for this server" is the widest grant the modal offers (the caller is the server's own);
+//! - its effect `model.sample(<server>)` asks by default; "Allow for this toolpack" is the
+//!   widest grant the modal offers (the caller and its grants are the server's own, forgotten
+//!   with the pack);
 //! - the modal shows the server's question and which model would answer, in plain words;
 //! - the audit has a row like any call's, under caller and conversation `mcp-server:<server>`;
 //! - nothing of the person's conversations is added (MCP's `includeContext` is ignored), and the

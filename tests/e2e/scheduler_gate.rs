@@ -13,8 +13,9 @@ fn req(tool: &str, args: serde_json::Value) -> CallRequest {
     CallRequest::new(tool, args, Caller::Chat, "conv-1")
 }
 
-/// The public surface that can execute a tool is `Scheduler::call`, `Scheduler::call_batch` and
-/// the three ways a suspended call runs again (`resume`, `resume_if_ready`, `resume_ready`); the
+/// The public surface that can execute a tool is `Scheduler::call`, `Scheduler::call_batch`,
+/// `Scheduler::call_unlisted` (below) and the three ways a suspended call runs again (`resume`,
+/// `resume_if_ready`, `resume_ready`); the
 /// CLI's `tools call` is covered in cli.rs, and `tool_search` runs as a tool itself. The
 /// registry hands out specs only: `Registry::handler` is crate-private, and families expose only
 /// their `ToolProvider`, so there is no other path to try.
@@ -507,4 +508,58 @@ async fn an_effect_kind_the_tool_did_not_declare_is_refused() {
         "{err}"
     );
     assert!(!h.workspace.join("notes.txt").exists());
+}
+
+/// `Scheduler::call_unlisted` (a tool Cowork holds for something outside, such as a server's
+/// sampling request) is one more public path: reviewed and audited like `call`, and its tool is
+/// listed nowhere, so no caller can name it; a tool whose schema does not compile is refused,
+/// on record.
+#[tokio::test]
+async fn an_unlisted_tool_is_reviewed_and_audited_and_nobody_can_name_it() {
+    let h = Harness::new(Arc::new(DenyApprover));
+    let tool = cowork_tests::FixedTool::new(
+        "host_only_probe",
+        "test",
+        "Held by Cowork, listed nowhere.",
+        json!({"type": "object"}),
+        cowork_contract::ToolOutput::text("ran"),
+    );
+    let out = h
+        .scheduler
+        .call_unlisted(req("host_only_probe", json!({})), tool, Layer::Mcp)
+        .await;
+    assert_eq!(out.result.unwrap().text_content(), "ran");
+    assert!(out.review.is_some());
+    let rows = h.audit_rows(&out.call_id);
+    assert_eq!(rows.last().unwrap().record.tool, "host_only_probe");
+    assert_eq!(rows.last().unwrap().record.outcome.as_deref(), Some("ok"));
+
+    let named = h.scheduler.call(req("host_only_probe", json!({}))).await;
+    assert!(
+        matches!(named.result, Err(ToolError::NotFound { .. })),
+        "{:?}",
+        named.result
+    );
+    assert!(
+        !h.scheduler
+            .registry()
+            .list()
+            .iter()
+            .any(|t| t.spec.name == "host_only_probe")
+    );
+
+    let broken = cowork_tests::FixedTool::new(
+        "broken_probe",
+        "test",
+        "Its schema does not compile.",
+        json!({"type": 5}),
+        cowork_contract::ToolOutput::text("never"),
+    );
+    let out = h
+        .scheduler
+        .call_unlisted(req("broken_probe", json!({})), broken, Layer::Mcp)
+        .await;
+    let err = out.result.unwrap_err().to_string();
+    assert!(err.contains("does not compile"), "{err}");
+    assert_eq!(h.audit_rows(&out.call_id).len(), 1);
 }

@@ -151,12 +151,10 @@ fn tool_table(sources: LayeredTools) -> BTreeMap<String, Arc<Handler>> {
     tools
 }
 
-/// The handler of a tool listed in no registry (see `Scheduler::call_unlisted`); None when its
-/// schemas do not compile.
+/// The handler of a tool listed in no registry (see `Scheduler::call_unlisted`); None, as for
+/// any pack's tool, when its schemas do not compile.
 pub(crate) fn unlisted(layer: Layer, tool: Arc<dyn DynTool>) -> Option<Handler> {
-    let handler = handler(layer, tool, None)?;
-    handler.input().ok()?;
-    Some(handler)
+    handler(layer, tool, None)
 }
 
 /// A tool's handler with the layers it replaces; for a pack's tool None when a schema does not

@@ -154,17 +154,25 @@ impl Env {
     }
 
     fn audit_layer(&self, call_id: &str) -> Option<String> {
-        self.app.scheduler().flush().unwrap();
-        let rows = self
-            .app
-            .scheduler()
-            .audit()
-            .list(&cowork_core::AuditFilter {
-                call_id: Some(call_id.into()),
-                ..Default::default()
-            })
-            .unwrap();
+        let rows = self.audit(cowork_core::AuditFilter {
+            call_id: Some(call_id.into()),
+            ..Default::default()
+        });
         rows.first().and_then(|r| r.record.layer.clone())
+    }
+
+    /// The audit rows `filter` selects, once every queued row is written.
+    fn audit(&self, filter: cowork_core::AuditFilter) -> Vec<cowork_core::AuditEntry> {
+        self.app.scheduler().flush().unwrap();
+        self.app.scheduler().audit().list(&filter).unwrap()
+    }
+
+    /// The audit rows of the tool `tool`.
+    fn audit_of(&self, tool: &str) -> Vec<cowork_core::AuditEntry> {
+        self.audit(cowork_core::AuditFilter {
+            tool: Some(tool.into()),
+            ..Default::default()
+        })
     }
 }
 
@@ -526,14 +534,7 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     assert_eq!(form.schema["properties"]["name"]["type"], "string");
     let declined = env.call("mcp__probe__ask_name", json!({})).await;
     assert_eq!(declined.result.unwrap().text_content(), "no name (decline)");
-    scheduler.flush().unwrap();
-    let rows = scheduler
-        .audit()
-        .list(&cowork_core::AuditFilter {
-            tool: Some("elicitation".into()),
-            ..Default::default()
-        })
-        .unwrap();
+    let rows = env.audit_of("elicitation");
     let answers: Vec<_> = rows
         .iter()
         .map(|r| r.record.approved_by.clone().unwrap_or_default())
@@ -1007,16 +1008,7 @@ async fn a_servers_sampling_request_is_reviewed_answered_by_the_persons_model_an
     assert!(body["tools"].as_array().is_none_or(Vec::is_empty), "{body}");
 
     // On record under the server's own name.
-    env.app.scheduler().flush().unwrap();
-    let rows = env
-        .app
-        .scheduler()
-        .audit()
-        .list(&cowork_core::AuditFilter {
-            tool: Some("mcp_sampling".into()),
-            ..Default::default()
-        })
-        .unwrap();
+    let rows = env.audit_of("mcp_sampling");
     let calls: std::collections::BTreeSet<_> = rows.iter().map(|r| &r.record.call_id).collect();
     assert_eq!(calls.len(), 2, "{rows:?}");
     assert!(rows.iter().all(|r| r.record.caller == "mcp-server:probe"));
@@ -1039,12 +1031,7 @@ async fn a_servers_sampling_request_is_reviewed_answered_by_the_persons_model_an
     assert!(text.contains("sampling budget"), "{text}");
     assert_eq!(env.script.asked(), asks);
     // The refusal is on record too.
-    env.app.scheduler().flush().unwrap();
-    let filter = cowork_core::AuditFilter {
-        tool: Some("mcp_sampling".into()),
-        ..Default::default()
-    };
-    let rows = env.app.scheduler().audit().list(&filter).unwrap();
+    let rows = env.audit_of("mcp_sampling");
     assert!(
         rows.iter().any(|r| r
             .record

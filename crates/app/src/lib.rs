@@ -294,6 +294,9 @@ struct ToolpackSettings {
     /// Where GitHub installs go instead of api.github.com (a mirror, or the tests' loopback
     /// server).
     github_api: Option<String>,
+    /// Where the catalog reads instead of the official MCP Registry (a company's own registry,
+    /// or the tests' replay of recorded answers).
+    registry: Option<String>,
 }
 
 impl Section for ToolpackSettings {
@@ -462,10 +465,12 @@ impl Toolpacks {
             changed.send_modify(|n| *n += 1);
         }));
         let mut packs = cowork_mcp::Toolpacks::new(store.dir().root());
-        if let Some(api) =
-            ToolpackSettings::load_or_default(&store.dir().settings_path()).github_api
-        {
+        let settings = ToolpackSettings::load_or_default(&store.dir().settings_path());
+        if let Some(api) = settings.github_api {
             packs.github_api = api;
+        }
+        if let Some(registry) = settings.registry {
+            packs.registry = registry;
         }
         Toolpacks {
             gateway,

@@ -49,6 +49,19 @@ fn sandbox_for(args: &[String]) -> serde_json::Value {
     json!({"read": read, "write": write, "network": true})
 }
 
+/// Words of letters and digits joined by single '_' (`fallback` when there are none): a name
+/// no other pack can read as.
+pub(crate) fn pack_name(text: &str, fallback: &str) -> String {
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    match words.is_empty() {
+        true => fallback.to_string(),
+        false => words.join("_"),
+    }
+}
+
 /// Writes one folder per server under `out` and returns them (install each as a folder source).
 pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, PackError> {
     let text = std::fs::read_to_string(config).map_err(|source| PackError::Io {
@@ -72,17 +85,7 @@ pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, 
     }
     let mut dirs = Vec::new();
     for (name, server) in parsed.mcp_servers {
-        // Words of letters and digits joined by single '_': a name no other pack can read as.
-        let words: Vec<String> = name
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect();
-        let safe = if words.is_empty() {
-            "imported".to_string()
-        } else {
-            words.join("_")
-        };
+        let safe = pack_name(&name, "imported");
         let manifest = json!({
             "manifest_version": "0.3",
             "name": safe,

@@ -14,6 +14,7 @@
 //! - `auth.rs`: signing in to remote servers behind OAuth (the MCP authorization spec).
 
 pub mod auth;
+pub mod catalog;
 pub mod context_tools;
 pub mod effects;
 pub mod gateway;

@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 /// Content that is generated on install and so not part of the pin.
 const UNPINNED: &[&str] = &["node_modules", ".venv", "__pycache__", ".git"];
 /// A download or unpacked pack larger than this is refused.
-const MAX_PACK_BYTES: u64 = 200 << 20;
+pub(crate) const MAX_PACK_BYTES: u64 = 200 << 20;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -162,6 +162,12 @@ pub enum Source {
     },
     Folder(PathBuf),
     Mcpb(PathBuf),
+    /// An entry of the MCP Registry (`registry:io.github.owner/server[@version]`); no version
+    /// is its latest, so an update finds the newest.
+    Registry {
+        name: String,
+        version: Option<String>,
+    },
 }
 
 impl Source {
@@ -185,6 +191,29 @@ impl Source {
                 r#ref,
             });
         }
+        if let Some(rest) = text.strip_prefix("registry:") {
+            let (name, version) = match rest.split_once('@') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (rest, None),
+            };
+            // The registry's own name rule: a reverse-DNS namespace, one '/', a name.
+            let word = |s: &str, extra: &str| {
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+            };
+            let valid = name
+                .split_once('/')
+                .is_some_and(|(ns, n)| word(ns, ".-") && word(n, "._-"))
+                && version.as_deref().is_none_or(|v| word(v, ".-+_"));
+            if !valid {
+                return Err(PackError::Invalid(format!(
+                    "{text:?}: expected registry:<namespace>/<name> or registry:<namespace>/<name>@<version> (as the MCP Registry names servers, e.g. registry:io.github.owner/server)"
+                )));
+            }
+            return Ok(Source::Registry {
+                name: name.into(),
+                version,
+            });
+        }
         let path = PathBuf::from(text);
         if path.extension().is_some_and(|e| e == "mcpb" || e == "dxt") {
             return Ok(Source::Mcpb(path.canonicalize().unwrap_or(path)));
@@ -194,7 +223,7 @@ impl Source {
             return Ok(Source::Folder(path.canonicalize().unwrap_or(path)));
         }
         Err(PackError::Invalid(format!(
-            "{text:?} is neither github:owner/repo[@ref], a folder with a manifest.json, nor a .mcpb file"
+            "{text:?} is neither github:owner/repo[@ref], registry:<namespace>/<name>, a folder with a manifest.json, nor a .mcpb file"
         )))
     }
 }
@@ -205,6 +234,8 @@ pub struct Toolpacks {
     logs: PathBuf,
     /// `https://api.github.com` unless configured (tests serve repositories from loopback).
     pub github_api: String,
+    /// The MCP Registry's address (`COWORK_MCP_REGISTRY`; tests replay recorded answers).
+    pub registry: String,
 }
 
 impl Toolpacks {
@@ -218,7 +249,14 @@ impl Toolpacks {
             index: home.join("toolpacks.json"),
             logs: home.join("logs").join("mcp"),
             github_api,
+            registry: std::env::var("COWORK_MCP_REGISTRY")
+                .unwrap_or_else(|_| crate::catalog::DEFAULT_REGISTRY.into()),
         }
+    }
+
+    /// The MCP Registry, its answers cached beside the packs (no pack's name starts with '.').
+    pub fn catalog(&self) -> crate::catalog::Catalog {
+        crate::catalog::Catalog::new(&self.registry, &self.root.join(".catalog"))
     }
 
     pub fn dir_of(&self, name: &str) -> PathBuf {
@@ -272,7 +310,7 @@ impl Toolpacks {
         let parsed = Source::parse(source)?;
         let source = match &parsed {
             Source::Folder(dir) | Source::Mcpb(dir) => dir.display().to_string(),
-            Source::Github { .. } => source.to_string(),
+            Source::Github { .. } | Source::Registry { .. } => source.to_string(),
         };
         let source = source.as_str();
         let staging =
@@ -377,6 +415,12 @@ impl Toolpacks {
                 let (commit, tarball) = self.fetch_github(owner, repo, r#ref.as_deref()).await?;
                 untar_gz(&tarball, staging)?;
                 Ok((r#ref.clone(), Some(commit)))
+            }
+            Source::Registry { name, version } => {
+                self.catalog()
+                    .materialize(name, version.as_deref(), staging)
+                    .await?;
+                Ok((version.clone(), None))
             }
         }
     }
@@ -1234,7 +1278,7 @@ fn untar_gz(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
     Ok(())
 }
 
-fn unzip(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
+pub(crate) fn unzip(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
     let bad =
         |e: zip::result::ZipError| PackError::Invalid(format!("not a valid .mcpb (zip) file: {e}"));
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(bad)?;

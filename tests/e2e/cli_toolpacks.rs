@@ -2,11 +2,11 @@
 //! (served on loopback) with the review answered at the prompt, a pinned record, a tool call
 //! that asks and is audited, disable/enable/remove, a .mcpb file and a Claude Desktop import.
 
-use cowork_tests::mcp::{FakeGithub, probe_pack};
+use cowork_tests::mcp::{FakeGithub, FakeRegistry, mcpb, probe_pack};
 use cowork_tests::{output_text, run_cowork};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn cowork(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     run_cowork(env!("CARGO_BIN_EXE_cowork"), home, args, stdin)
@@ -281,14 +281,8 @@ fn mcpb_file_and_claude_desktop_import() {
     let home = work.path().join("home");
     // A .mcpb is a zip of the pack folder.
     let pack = probe_pack(work.path(), "zipped", &[], json!({"effects": {"echo": []}}));
-    let file = work.path().join("zipped.mcpb");
-    let status = Command::new("python3")
-        .args(["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'manifest.json'); z.close()"])
-        .arg(&file)
-        .arg(pack.join("manifest.json"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    mcpb(&pack);
+    let file = pack.with_extension("mcpb");
     let out = cowork(
         &home,
         &["toolpack", "install", file.to_str().unwrap(), "--yes"],
@@ -354,4 +348,144 @@ fn mcpb_file_and_claude_desktop_import() {
         "{}",
         text(&out)
     );
+}
+
+/// The MCP Registry's catalog (replayed on loopback): search, install a bundle entry through
+/// the review (pinned by the entry's sha256; a swapped file refused), a package entry's review
+/// saying what runs, and the catalog offline from its cache.
+#[test]
+fn a_registry_entry_installs_through_the_review_and_the_catalog_works_offline() {
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let probe = mcpb(&probe_pack(
+        work.path(),
+        "probe",
+        &[],
+        json!({"effects": {"echo": []}}),
+    ));
+    let swapped = mcpb(&probe_pack(work.path(), "swapped", &[], json!({})));
+    let registry = FakeRegistry::start(probe, swapped);
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"toolpacks": {"registry": registry.base}}).to_string(),
+    )
+    .unwrap();
+
+    let found = json_of(&cowork(
+        &home,
+        &["--json", "toolpack", "search", "acme"],
+        None,
+    ));
+    let names: Vec<&str> = found["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["io.github.acme/probe", "io.github.acme/swapped"]);
+    assert_eq!(found["entries"][0]["install"]["kind"], "bundle");
+    let everything = text(&cowork(&home, &["toolpack", "search"], None));
+    for shown in [
+        "io.github.modelcontextprotocol/filesystem 2026.7.1 — npm @modelcontextprotocol/server-filesystem",
+        "PyPI mcp-server-time",
+        "remote https://mcp.weather.example.com/{region}/mcp",
+        "io.github.docker/containers-only 1.0.0 — cannot install",
+        "more: --cursor io.github.docker/containers-only:1.0.0",
+    ] {
+        assert!(everything.contains(shown), "{shown:?} in {everything}");
+    }
+
+    let installed = cowork(
+        &home,
+        &[
+            "toolpack",
+            "install",
+            "registry:io.github.acme/probe",
+            "--yes",
+        ],
+        None,
+    );
+    assert!(installed.status.success(), "{}", text(&installed));
+    let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
+    assert_eq!(list["probe"]["source"], "registry:io.github.acme/probe");
+    let echoed = cowork(
+        &home,
+        &[
+            "tools",
+            "call",
+            "mcp__probe__echo",
+            "--args",
+            r#"{"text": "from the registry"}"#,
+        ],
+        None,
+    );
+    assert!(
+        text(&echoed).contains("from the registry"),
+        "{}",
+        text(&echoed)
+    );
+
+    let refused = cowork(
+        &home,
+        &[
+            "toolpack",
+            "install",
+            "registry:io.github.acme/swapped",
+            "--yes",
+        ],
+        None,
+    );
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("is not the one its registry entry pins"),
+        "{}",
+        text(&refused)
+    );
+    let list = json_of(&cowork(&home, &["toolpack", "list", "--json"], None));
+    assert_eq!(list.as_object().unwrap().len(), 1, "{list}");
+
+    // A package entry: the review says what will run and what it needs; no terminal, no --yes.
+    let review = cowork(
+        &home,
+        &[
+            "toolpack",
+            "install",
+            "registry:io.github.modelcontextprotocol/filesystem",
+        ],
+        None,
+    );
+    assert_eq!(review.status.code(), Some(2), "{}", text(&review));
+    for shown in [
+        "npx -y @modelcontextprotocol/server-filesystem@2026.7.1",
+        "allowed_directory",
+        "network",
+    ] {
+        assert!(
+            text(&review).contains(shown),
+            "{shown:?} in {}",
+            text(&review)
+        );
+    }
+
+    // Offline: the last answer, said to be one; what was never fetched says so.
+    registry.set_down(true);
+    let cached = cowork(&home, &["toolpack", "search", "acme"], None);
+    assert!(cached.status.success(), "{}", text(&cached));
+    assert!(
+        text(&cached).contains("offline: the MCP Registry's answer from")
+            && text(&cached).contains("io.github.acme/probe"),
+        "{}",
+        text(&cached)
+    );
+    let never = cowork(&home, &["toolpack", "search", "never-searched"], None);
+    assert!(
+        !never.status.success() && text(&never).contains("nothing from it is cached yet"),
+        "{}",
+        text(&never)
+    );
+    // The entry and its bundle are cached too: checking for an update offline finds none.
+    let update = cowork(&home, &["toolpack", "update", "probe"], None);
+    assert!(update.status.success(), "{}", text(&update));
+    assert!(text(&update).contains("up to date"), "{}", text(&update));
 }

@@ -50,6 +50,11 @@ pub struct Harness {
 /// block (run processes) while a client talks to it; it lives as long as the test. Its base URL.
 pub fn serve(app: axum::Router) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_on(listener, app)
+}
+
+/// [`serve`] on a listener bound already (for an app that must know its own address).
+pub fn serve_on(listener: std::net::TcpListener, app: axum::Router) -> String {
     listener.set_nonblocking(true).unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     std::thread::spawn(move || {

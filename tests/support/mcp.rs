@@ -177,3 +177,133 @@ pub async fn post(
         .unwrap_or(Value::String(text));
     (status, session, message)
 }
+
+/// A `.mcpb` bundle of the pack folder (a zip of its manifest, as the probe needs nothing else).
+pub fn mcpb(pack: &Path) -> Vec<u8> {
+    let file = pack.with_extension("mcpb");
+    let status = std::process::Command::new("python3")
+        .args(["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'manifest.json'); z.close()"])
+        .arg(&file)
+        .arg(pack.join("manifest.json"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::read(&file).unwrap()
+}
+
+/// The MCP Registry's read endpoints on 127.0.0.1, replaying `tests/data/registry/servers.json`
+/// (entries in the registry's v0.1 shape; `search` filters by name as the registry does): the
+/// list, one entry's latest version, and the bundles the entries name. `probe.mcpb` is served
+/// as given and pinned by its sha256; `swapped.mcpb` is served under a pin it does not match.
+pub struct FakeRegistry {
+    pub base: String,
+    down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[derive(Clone)]
+struct Replay {
+    answer: Value,
+    bundles: Arc<std::collections::HashMap<String, Vec<u8>>>,
+    down: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FakeRegistry {
+    pub fn start(probe: Vec<u8>, swapped: Vec<u8>) -> FakeRegistry {
+        use axum::{Router, routing::get};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let sha = {
+            use sha2::Digest;
+            hex::encode(sha2::Sha256::digest(&probe))
+        };
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("data/registry/servers.json"),
+        )
+        .unwrap()
+        .replace("{{BASE}}", &base)
+        .replace("{{PROBE_SHA}}", &sha);
+        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let replay = Replay {
+            answer: serde_json::from_str(&text).unwrap(),
+            bundles: Arc::new(
+                [
+                    ("probe.mcpb".to_string(), probe),
+                    ("swapped.mcpb".to_string(), swapped),
+                ]
+                .into(),
+            ),
+            down: down.clone(),
+        };
+        let app = Router::new()
+            .route("/v0.1/servers", get(registry_list))
+            .route(
+                "/v0.1/servers/{name}/versions/{version}",
+                get(registry_entry),
+            )
+            .route("/bundles/{file}", get(registry_bundle))
+            .with_state(replay);
+        FakeRegistry {
+            base: crate::serve_on(listener, app),
+            down,
+        }
+    }
+
+    /// Down: every request answers 503, as an unreachable registry would fail.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+type Answered = Result<axum::Json<Value>, axum::http::StatusCode>;
+
+fn up(replay: &Replay) -> Result<(), axum::http::StatusCode> {
+    match replay.down.load(std::sync::atomic::Ordering::SeqCst) {
+        true => Err(axum::http::StatusCode::SERVICE_UNAVAILABLE),
+        false => Ok(()),
+    }
+}
+
+async fn registry_list(
+    axum::extract::State(replay): axum::extract::State<Replay>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Answered {
+    up(&replay)?;
+    let mut answer = replay.answer.clone();
+    if let Some(words) = query.get("search") {
+        let servers = answer["servers"].as_array_mut().unwrap();
+        servers.retain(|s| {
+            s["server"]["name"]
+                .as_str()
+                .unwrap()
+                .contains(words.as_str())
+        });
+        answer["metadata"] = json!({"count": servers.len()});
+    }
+    Ok(axum::Json(answer))
+}
+
+async fn registry_entry(
+    axum::extract::State(replay): axum::extract::State<Replay>,
+    axum::extract::Path((name, _version)): axum::extract::Path<(String, String)>,
+) -> Answered {
+    up(&replay)?;
+    replay.answer["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["server"]["name"] == name.as_str())
+        .map(|s| axum::Json(s.clone()))
+        .ok_or(axum::http::StatusCode::NOT_FOUND)
+}
+
+async fn registry_bundle(
+    axum::extract::State(replay): axum::extract::State<Replay>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Result<Vec<u8>, axum::http::StatusCode> {
+    up(&replay)?;
+    replay
+        .bundles
+        .get(&file)
+        .cloned()
+        .ok_or(axum::http::StatusCode::NOT_FOUND)
+}

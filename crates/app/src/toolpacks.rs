@@ -253,6 +253,16 @@ impl App {
         )
     }
 
+    /// One page of the MCP Registry's catalog (its cached answer when offline, marked so).
+    /// Installing an entry is `stage_toolpack("registry:<name>")`.
+    pub async fn search_catalog(
+        &self,
+        query: &str,
+        cursor: Option<&str>,
+    ) -> Result<cowork_mcp::catalog::CatalogPage, PackError> {
+        self.toolpacks.catalog().search(query, cursor).await
+    }
+
     /// Fetches and unpacks; nothing runs until [`App::install_toolpack`].
     pub async fn stage_toolpack(
         &self,

@@ -376,6 +376,44 @@ pub fn toolpacks(
     }
 }
 
+/// A page of the MCP Registry's catalog: each entry's name, what installing it runs, and
+/// its description; the cursor of the next page; whether this is the cached answer.
+pub fn catalog(page: &cowork_app::CatalogPage, json: bool) {
+    use cowork_app::CatalogInstall as Install;
+    if json {
+        return print_json(&page);
+    }
+    if let Some(offline) = &page.offline {
+        esay!(
+            "offline: the MCP Registry's answer from {} ({})",
+            offline.fetched_at,
+            field(&offline.why)
+        );
+    }
+    if page.entries.is_empty() {
+        say!("nothing in the catalog matches");
+    }
+    for e in &page.entries {
+        let runs = match &e.install {
+            Install::Bundle { url } => format!("bundle {url}"),
+            Install::Npm { package, version } => format!("npm {package} {version}"),
+            Install::Pypi { package, version } => format!("PyPI {package} {version}"),
+            Install::Remote { url } => format!("remote {url}"),
+            Install::Unsupported { why } => format!("cannot install: {why}"),
+        };
+        say!(
+            "{} {} — {}",
+            field(&e.name),
+            field(&e.version),
+            field(&runs)
+        );
+        say!("    {}", field(&e.description));
+    }
+    if let Some(cursor) = &page.next_cursor {
+        say!("more: --cursor {}", field(cursor));
+    }
+}
+
 /// The install review: what will run, each tool's declared effects, what it needs.
 pub fn toolpack_review(r: &cowork_app::ToolpackReview, json: bool) {
     if json {

@@ -5,7 +5,8 @@ use cowork_app::StagedToolpack;
 
 #[derive(Subcommand)]
 pub(crate) enum ToolpackCmd {
-    /// Install from github:owner/repo[@ref], a folder, or a .mcpb file. Shows a review first.
+    /// Install from github:owner/repo[@ref], registry:<name> (the MCP Registry), a folder, or a
+    /// .mcpb file. Shows a review first.
     Install {
         source: String,
         /// Accept the review without asking (scripts).
@@ -20,6 +21,15 @@ pub(crate) enum ToolpackCmd {
         /// Skip npm/pip (the dependencies are already in the folder).
         #[arg(long)]
         no_deps: bool,
+    },
+    /// Search the MCP Registry's catalog (offline: its last answer). Install an entry with
+    /// `cowork toolpack install registry:<name>`.
+    Search {
+        /// Words in the server's name (nothing: the whole catalog, a page at a time).
+        query: Vec<String>,
+        /// The next page: the cursor the previous page printed.
+        #[arg(long)]
+        cursor: Option<String>,
     },
     /// Installed toolpacks with their pins.
     List,
@@ -212,6 +222,13 @@ pub(crate) async fn toolpack(app: &App, cmd: ToolpackCmd, json: bool) -> Result<
                 .await
                 .map_err(err)?;
             return install(app, staged, config, !no_deps, yes, json).await;
+        }
+        ToolpackCmd::Search { query, cursor } => {
+            let page = app
+                .search_catalog(&query.join(" "), cursor.as_deref())
+                .await
+                .map_err(err)?;
+            print::catalog(&page, json);
         }
         ToolpackCmd::List => print::toolpacks(&app.toolpack_records().map_err(err)?, json),
         ToolpackCmd::Enable { name } => {

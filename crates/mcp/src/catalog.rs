@@ -124,13 +124,25 @@ struct Input {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Install {
     /// A `.mcpb` bundle, checked against the sha256 the entry pins.
-    Bundle { url: String },
-    Npm { package: String, version: String },
-    Pypi { package: String, version: String },
+    Bundle {
+        url: String,
+    },
+    Npm {
+        package: String,
+        version: String,
+    },
+    Pypi {
+        package: String,
+        version: String,
+    },
     /// A server already running elsewhere (streamable HTTP, or the older SSE).
-    Remote { url: String },
+    Remote {
+        url: String,
+    },
     /// Nothing Cowork can install (a container image, say): why.
-    Unsupported { why: String },
+    Unsupported {
+        why: String,
+    },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -186,7 +198,11 @@ impl Catalog {
     }
 
     /// One page of the latest versions whose names match `query` (all of them when empty).
-    pub async fn search(&self, query: &str, cursor: Option<&str>) -> Result<CatalogPage, PackError> {
+    pub async fn search(
+        &self,
+        query: &str,
+        cursor: Option<&str>,
+    ) -> Result<CatalogPage, PackError> {
         let mut url = url::Url::parse(&format!("{}/{API}/servers", self.base))
             .map_err(|e| PackError::Invalid(format!("the registry address {}: {e}", self.base)))?;
         url.query_pairs_mut()
@@ -199,11 +215,14 @@ impl Catalog {
             url.query_pairs_mut().append_pair("cursor", cursor);
         }
         let (body, offline) = self.get_cached(url.as_str()).await?;
-        let answer: ListAnswer = serde_json::from_value(body).map_err(|e| {
-            PackError::Download(format!("{url}: not a registry answer ({e})"))
-        })?;
+        let answer: ListAnswer = serde_json::from_value(body)
+            .map_err(|e| PackError::Download(format!("{url}: not a registry answer ({e})")))?;
         Ok(CatalogPage {
-            entries: answer.servers.into_iter().map(|a| entry_of(a.server)).collect(),
+            entries: answer
+                .servers
+                .into_iter()
+                .map(|a| entry_of(a.server))
+                .collect(),
             next_cursor: answer.metadata.next_cursor.filter(|c| !c.is_empty()),
             offline,
         })
@@ -235,7 +254,9 @@ impl Catalog {
         }
         match choose(&server)? {
             Choice::Bundle(package) => self.unpack_bundle(package, staging).await,
-            Choice::Package(package) => write_manifest(staging, &package_manifest(&server, package)?),
+            Choice::Package(package) => {
+                write_manifest(staging, &package_manifest(&server, package)?)
+            }
             Choice::Remote(remote) => write_manifest(staging, &remote_manifest(&server, remote)?),
         }
     }
@@ -295,9 +316,12 @@ impl Catalog {
         let cached = self.cache.join("bundles").join(format!("{pinned}.mcpb"));
         let bytes = match std::fs::read(&cached) {
             Ok(bytes) if hex::encode(sha2::Sha256::digest(&bytes)) == pinned => bytes,
-            _ => fetch(&package.identifier, crate::toolpacks::MAX_PACK_BYTES as usize)
-                .await
-                .map_err(PackError::Download)?,
+            _ => fetch(
+                &package.identifier,
+                crate::toolpacks::MAX_PACK_BYTES as usize,
+            )
+            .await
+            .map_err(PackError::Download)?,
         };
         let found = hex::encode(sha2::Sha256::digest(&bytes));
         if found != pinned {
@@ -324,7 +348,11 @@ async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, String> {
         .timeout(Duration::from_secs(20))
         .build()
         .map_err(|e| e.to_string())?;
-    let mut resp = http.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
+    let mut resp = http
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
     if !resp.status().is_success() {
         return Err(format!("{url}: HTTP {}", resp.status()));
     }
@@ -377,7 +405,11 @@ fn choose(server: &ServerJson) -> Result<Choice<'_>, PackError> {
     Err(PackError::Invalid(format!(
         "{} is published only as {}, which Cowork cannot install (it installs .mcpb bundles, npm and PyPI packages over stdio, and remote servers)",
         server.name,
-        if kinds.is_empty() { "nothing installable".into() } else { kinds.join(", ") }
+        if kinds.is_empty() {
+            "nothing installable".into()
+        } else {
+            kinds.join(", ")
+        }
     )))
 }
 
@@ -439,7 +471,9 @@ impl Settings {
         let mut out = String::new();
         let mut rest = value;
         while let Some(start) = rest.find('{') {
-            let Some(len) = rest[start + 1..].find('}') else { break };
+            let Some(len) = rest[start + 1..].find('}') else {
+                break;
+            };
             let name = &rest[start + 1..start + 1 + len];
             let key = setting_key(name);
             out.push_str(&rest[..start]);
@@ -635,8 +669,13 @@ mod tests {
 
     #[test]
     fn each_recorded_entry_is_shown_with_how_it_would_install() {
-        let installs: Vec<Install> = recorded().into_iter().map(|s| entry_of(s).install).collect();
-        assert!(matches!(&installs[0], Install::Bundle { url } if url.ends_with("/bundles/probe.mcpb")));
+        let installs: Vec<Install> = recorded()
+            .into_iter()
+            .map(|s| entry_of(s).install)
+            .collect();
+        assert!(
+            matches!(&installs[0], Install::Bundle { url } if url.ends_with("/bundles/probe.mcpb"))
+        );
         assert_eq!(
             installs[2],
             Install::Npm {
@@ -644,7 +683,9 @@ mod tests {
                 version: "2026.7.1".into()
             }
         );
-        assert!(matches!(&installs[3], Install::Pypi { package, .. } if package == "mcp-server-time"));
+        assert!(
+            matches!(&installs[3], Install::Pypi { package, .. } if package == "mcp-server-time")
+        );
         assert!(matches!(&installs[4], Install::Remote { url } if url.contains("{region}")));
         assert!(
             matches!(&installs[5], Install::Unsupported { why } if why.contains("oci") && why.contains("npm and PyPI")),
@@ -659,12 +700,19 @@ mod tests {
         assert_eq!(manifest.server.mcp_config.command, "npx");
         assert_eq!(
             manifest.server.mcp_config.args,
-            ["-y", "@modelcontextprotocol/server-filesystem@2026.7.1", "${user_config.allowed_directory}"]
+            [
+                "-y",
+                "@modelcontextprotocol/server-filesystem@2026.7.1",
+                "${user_config.allowed_directory}"
+            ]
         );
         let folder = &manifest.user_config["allowed_directory"];
         assert!(folder.required && !folder.sensitive);
         // An optional variable with a default: set from the default, changeable.
-        assert_eq!(manifest.server.mcp_config.env["LOG_LEVEL"], "${user_config.log_level}");
+        assert_eq!(
+            manifest.server.mcp_config.env["LOG_LEVEL"],
+            "${user_config.log_level}"
+        );
         assert!(!manifest.user_config["log_level"].required);
         assert_eq!(manifest.cowork().unwrap().sandbox, network_only());
     }
@@ -673,7 +721,10 @@ mod tests {
     fn a_pypi_entry_runs_with_uvx_and_leaves_an_unset_optional_flag_out() {
         let manifest = generated(&entry("io.github.modelcontextprotocol/time")).unwrap();
         assert_eq!(manifest.server.mcp_config.command, "uvx");
-        assert_eq!(manifest.server.mcp_config.args, ["mcp-server-time==2026.1.26"]);
+        assert_eq!(
+            manifest.server.mcp_config.args,
+            ["mcp-server-time==2026.1.26"]
+        );
     }
 
     #[test]
@@ -683,10 +734,16 @@ mod tests {
             manifest.server.url.as_deref(),
             Some("https://mcp.weather.example.com/${user_config.region}/mcp")
         );
-        assert_eq!(manifest.server.headers["Authorization"], "Bearer ${user_config.api_key}");
+        assert_eq!(
+            manifest.server.headers["Authorization"],
+            "Bearer ${user_config.api_key}"
+        );
         assert!(manifest.user_config["api_key"].sensitive);
         assert!(manifest.user_config["region"].required);
-        assert_eq!(manifest.display_name.as_deref(), Some("Weather <b>Forecast</b>"));
+        assert_eq!(
+            manifest.display_name.as_deref(),
+            Some("Weather <b>Forecast</b>")
+        );
     }
 
     #[test]
@@ -706,9 +763,19 @@ mod tests {
 
     fn input() -> impl Strategy<Value = Input> {
         let text = "[a-zA-Z0-9{}$ ./:_-]{0,24}";
-        (proptest::option::of(text), text, any::<bool>(), any::<bool>(), proptest::option::of(text))
+        (
+            proptest::option::of(text),
+            text,
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of(text),
+        )
             .prop_map(|(value, name, is_required, is_secret, default)| Input {
-                kind: if is_required { "named".into() } else { "positional".into() },
+                kind: if is_required {
+                    "named".into()
+                } else {
+                    "positional".into()
+                },
                 name: Some(name),
                 value,
                 is_required,

@@ -198,7 +198,9 @@ impl Source {
             };
             // The registry's own name rule: a reverse-DNS namespace, one '/', a name.
             let word = |s: &str, extra: &str| {
-                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+                !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
             };
             let valid = name
                 .split_once('/')

@@ -2574,3 +2574,145 @@ async fn a_mail_account_is_added_by_its_address_and_a_sign_in_in_the_browser() {
         .await;
     assert!(d.text(&tested).await.contains('✓'));
 }
+
+/// Toolpacks managed without a terminal: the MCP Registry's catalog (replayed on loopback)
+/// searched, an entry installed through its review, an update checked, the sandbox turned off
+/// only after the window says what that means, the catalog offline from its cache, and Claude
+/// Desktop's servers imported one review at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_window() {
+    use cowork_tests::mcp::{FakeRegistry, mcpb, probe_pack};
+    let home = tempfile::tempdir().unwrap();
+    let probe = mcpb(&probe_pack(
+        home.path(),
+        "probe",
+        &[],
+        json!({"effects": {"echo": []}}),
+    ));
+    let registry = FakeRegistry::start(probe, b"not the pinned bundle".to_vec());
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"toolpacks": {"registry": registry.base}}).to_string(),
+    )
+    .unwrap();
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.open_view("toolpacks").await;
+
+    let query = d.fill("[data-testid=catalog-query]", "acme").await;
+    d.type_into(&query, "\u{E007}").await;
+    let entry = "[data-entry='io.github.acme/probe']";
+    let shown = d.text(&d.wait_for(entry).await).await;
+    assert!(
+        shown.contains("Acme Probe") && shown.contains("checked against the hash"),
+        "{shown}"
+    );
+    d.screenshot(&artifacts().join("toolpacks-catalog.png"))
+        .await;
+    d.click(&d.wait_for(&format!("{entry} button:not([disabled])")).await)
+        .await;
+    let review = d
+        .text(&d.wait_for("[data-testid=toolpack-review]").await)
+        .await;
+    assert!(review.contains("registry:io.github.acme/probe"), "{review}");
+    d.click(
+        &d.wait_for("button[data-choice=install]:not([disabled])")
+            .await,
+    )
+    .await;
+    d.wait_for_text(
+        "[data-toolpack=probe] [data-testid=server-state]",
+        "running",
+    )
+    .await;
+
+    d.click(
+        &d.wait_for("[data-toolpack=probe] [data-testid=toolpack-update]")
+            .await,
+    )
+    .await;
+    d.wait_for_text("[data-testid=toolpack-note]", "up to date")
+        .await;
+
+    // Off only after the warning; the record says so, the row too.
+    d.click(
+        &d.wait_for("[data-toolpack=probe] [data-testid=toolpack-sandbox-off]")
+            .await,
+    )
+    .await;
+    let warning = d
+        .text(&d.wait_for("[data-toolpack=probe] .confirm").await)
+        .await;
+    assert!(
+        warning.contains("all your rights") && warning.contains("ask"),
+        "{warning}"
+    );
+    assert!(
+        !std::fs::read_to_string(home.path().join("toolpacks.json"))
+            .unwrap()
+            .contains("\"sandboxOff\": true")
+    );
+    d.screenshot(&artifacts().join("toolpacks-sandbox-off.png"))
+        .await;
+    d.click(
+        &d.wait_for("[data-testid=toolpack-sandbox-off-confirm]")
+            .await,
+    )
+    .await;
+    // The server restarts without its sandbox (a command that starts a server once crashed the
+    // window: sync commands have no runtime); Reload all restarts it again.
+    d.wait_for_text("[data-toolpack=probe]", "Sandbox off")
+        .await;
+    assert!(
+        std::fs::read_to_string(home.path().join("toolpacks.json"))
+            .unwrap()
+            .contains("\"sandboxOff\": true")
+    );
+
+    d.wait_for_text(
+        "[data-toolpack=probe] [data-testid=server-state]",
+        "running",
+    )
+    .await;
+    d.click(&d.wait_for("[data-testid=toolpacks-reload]").await)
+        .await;
+    d.wait_for_text(
+        "[data-toolpack=probe] [data-testid=server-state]",
+        "running",
+    )
+    .await;
+
+    registry.set_down(true);
+    d.click(&d.wait_for("[data-testid=catalog-search]").await)
+        .await;
+    d.wait_for_text("[data-testid=catalog-offline]", "Offline")
+        .await;
+    d.wait_for(entry).await;
+
+    let config = home.path().join("claude_desktop_config.json");
+    let probe_server = cowork_tests::mcp::servers().join("probe-server.mjs");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"from claude": {"command": "node", "args": [probe_server]}}})
+            .to_string(),
+    )
+    .unwrap();
+    d.click(&d.wait_for(".import summary").await).await;
+    d.fill("[data-testid=import-path]", &config.display().to_string())
+        .await;
+    d.click(&d.wait_for("[data-testid=import]").await).await;
+    let review = d
+        .text(&d.wait_for("[data-testid=toolpack-review]").await)
+        .await;
+    assert!(
+        review.contains("from claude") && review.contains("node"),
+        "{review}"
+    );
+    d.click(&d.wait_for("button[data-choice=cancel]").await)
+        .await;
+    assert!(d.find("[data-testid=toolpack-review]").await.is_none());
+    assert!(
+        !std::fs::read_to_string(home.path().join("toolpacks.json"))
+            .unwrap()
+            .contains("from_claude")
+    );
+}

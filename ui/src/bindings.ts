@@ -173,8 +173,29 @@ export const commands = {
 	cancelSuspension: (id: string) => __TAURI_INVOKE<Suspension>("cancel_suspension", { id }),
 	extendSuspension: (id: string, minutes: number) => __TAURI_INVOKE<Suspension>("extend_suspension", { id, minutes }),
 	listToolpacks: () => __TAURI_INVOKE<ToolpacksView>("list_toolpacks"),
-	/**  Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`. */
+	/**
+	 *  Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`.
+	 *  `source` as `cowork toolpack install` takes it (`registry:<name>` for a catalog entry).
+	 */
 	stageToolpack: (source: string) => __TAURI_INVOKE<StagedView>("stage_toolpack", { source }),
+	/**
+	 *  Fetches an installed pack's source again: `None` when nothing changed, else the review of
+	 *  the update (installed like any other, with `install_toolpack`).
+	 */
+	checkToolpackUpdate: (name: string) => __TAURI_INVOKE<StagedView | null>("check_toolpack_update", { name }),
+	/**  One page of the MCP Registry's catalog (the cached answer when offline, marked so). */
+	searchCatalog: (query: string, cursor: string | null) => __TAURI_INVOKE<CatalogPage>("search_catalog", { query, cursor }),
+	/**
+	 *  Claude Desktop's servers (its config file at `path`, or where Claude Desktop keeps it):
+	 *  one review each, installed only by the person's yes to each.
+	 */
+	importClaudeDesktop: (path: string | null) => __TAURI_INVOKE<StagedView[]>("import_claude_desktop", { path }),
+	/**
+	 *  On or off; off is the person's choice after the window said what it means. Async like every
+	 *  command that (re)starts a server: a server's tasks need the runtime, which sync commands
+	 *  (run on the main thread) do not have.
+	 */
+	setToolpackSandbox: (name: string, on: boolean) => __TAURI_INVOKE<null>("set_toolpack_sandbox", { name, on }),
 	/**  The person accepted the review (the modal): install (npm/pip may take a while), start. */
 	installToolpack: (token: string, config: { [key in string]: Value }) => __TAURI_INVOKE<ToolpackRecord>("install_toolpack", { token, config }),
 	discardToolpack: (token: string) => __TAURI_INVOKE<void>("discard_toolpack", { token }),
@@ -488,6 +509,40 @@ export type Auth =
 
 /**  What Cowork can do on this computer, one row each. */
 export type Capability = "data" | "model" | "local_model_server" | "keyring" | "sandbox" | "memory" | "browser" | "voice_in" | "voice_out" | "tray" | "shortcut" | "notifications";
+
+export type CatalogEntry = {
+	/**  The registry's name (`io.github.owner/server`); `registry:<name>` installs it. */
+	name: string,
+	title: string,
+	description: string,
+	version: string,
+	repository: string | null,
+	website: string | null,
+	install: CatalogInstall,
+};
+
+/**  How installing an entry would run it, as the catalog shows it. */
+export type CatalogInstall = 
+/**  A `.mcpb` bundle, checked against the sha256 the entry pins. */
+{ kind: "bundle"; url: string } | { kind: "npm"; package: string; version: string } | { kind: "pypi"; package: string; version: string } | 
+/**  A server already running elsewhere (streamable HTTP, or the older SSE). */
+{ kind: "remote"; url: string } | 
+/**  Nothing Cowork can install (a container image, say): why. */
+{ kind: "unsupported"; why: string };
+
+export type CatalogOffline = {
+	/**  When the cached answer was fetched (RFC 3339). */
+	fetched_at: string,
+	why: string,
+};
+
+export type CatalogPage = {
+	entries: CatalogEntry[],
+	/**  Opaque: pass it back for the next page. */
+	next_cursor: string | null,
+	/**  Set when the registry could not be reached and this page is the cached answer. */
+	offline: CatalogOffline | null,
+};
 
 /**  The six events of a run, in order. */
 export type ChainEvent = { type: "chain_started"; run: string; chain: string; steps: string[] } | { type: "step_started"; run: string; step: string; tool: string; attempt: number } | { type: "step_completed"; run: string; step: string; 
@@ -1111,6 +1166,10 @@ export type ServerStatus = {
 export type StagedView = {
 	token: string,
 	review: ToolpackReview,
+	/**  An update of an installed pack (the review's `changes` say what it changes). */
+	update: boolean,
+	/**  The installed copy was changed on disk: installing its source again repairs it. */
+	repair: boolean,
 };
 
 /**  One pack's start result, for `toolpack reload` and the UI. */

@@ -2,7 +2,17 @@
 // enable/disable/remove. The review modal, like the approval modal, never accepts by accident:
 // no backdrop click, Escape cancels, Install arms after a short look.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, on, type ServerStatus, type ToolpackRecord, type ToolpackReview, type Value } from "./api";
+import {
+  api,
+  type CatalogEntry,
+  type CatalogPage,
+  on,
+  type ServerStatus,
+  type StagedView,
+  type ToolpackRecord,
+  type ToolpackReview,
+  type Value,
+} from "./api";
 import { said, t } from "./i18n";
 
 const ARM_DELAY_MS = 400;
@@ -47,16 +57,17 @@ function parseConfig(config: Record<string, string>): Record<string, unknown> {
 }
 
 function ReviewModal({
-  review,
+  staged,
   busy,
   onInstall,
   onCancel,
 }: {
-  review: ToolpackReview;
+  staged: StagedView;
   busy: boolean;
   onInstall: (config: Record<string, unknown>) => void;
   onCancel: () => void;
 }) {
+  const { review } = staged;
   const { armed, cancelRef } = useArmed(review, busy, onCancel);
   const [config, setConfig] = useState<Record<string, string>>({});
   const missing = review.user_config.filter((c) => c.required && !c.has_default && !config[c.key]);
@@ -69,7 +80,8 @@ function ReviewModal({
         aria-labelledby="review-title"
         data-testid="toolpack-review"
       >
-        <h2 id="review-title">{t("reviewTitle")}</h2>
+        <h2 id="review-title">{t(staged.repair ? "repairTitle" : staged.update ? "updateTitle" : "reviewTitle")}</h2>
+        {staged.repair && <p class="warn">{t("repairWhy")}</p>}
         <PackIdentity review={review} />
         <PackTools review={review} />
         {review.changes.length > 0 && (
@@ -96,7 +108,7 @@ function ReviewModal({
                 <span class="spinner" /> {t("installing")}
               </>
             ) : (
-              t("install")
+              t(staged.update ? "update" : "install")
             )}
           </button>
           <button type="button" ref={cancelRef} class="deny" disabled={busy} onClick={onCancel} data-choice="cancel">
@@ -262,16 +274,37 @@ type Act = (f: () => Promise<unknown>) => Promise<void>;
 /// installed with the settings the person typed, or discarded.
 function useInstall(act: Act, request?: { source: string; n: number }) {
   const [source, setSource] = useState("");
-  const [staged, setStaged] = useState<{ token: string; review: ToolpackReview } | null>(null);
+  // Reviews waiting for the person, one at a time (an import brings several).
+  const [queue, setQueue] = useState<StagedView[]>([]);
+  const staged = queue[0] ?? null;
+  const next = () => setQueue((q) => q.slice(1));
   const [busy, setBusy] = useState<"" | "fetch" | "install">("");
-  const fetchReview = (from = source) =>
+  const [note, setNote] = useState("");
+  /** Runs `get` as a fetch: its reviews join the queue. */
+  const fetching = (get: () => Promise<StagedView[]>) =>
     act(async () => {
       setBusy("fetch");
+      setNote("");
       try {
-        setStaged(await api.stageToolpack(from));
+        const views = await get();
+        setQueue((q) => [...q, ...views]);
+        return views;
       } finally {
         setBusy("");
       }
+    });
+  const fetchReview = (from = source) => fetching(async () => [await api.stageToolpack(from)]);
+  const checkUpdate = (name: string) =>
+    fetching(async () => {
+      const view = await api.checkToolpackUpdate(name);
+      if (!view) setNote(`${name}: ${t("upToDate")}`);
+      return view ? [view] : [];
+    });
+  const importClaude = (path: string) =>
+    fetching(async () => {
+      const views = await api.importClaudeDesktop(path.trim() || null);
+      if (!views.length) setNote(t("nothingToImport"));
+      return views;
     });
   useEffect(() => {
     if (request) {
@@ -285,7 +318,7 @@ function useInstall(act: Act, request?: { source: string; n: number }) {
       setBusy("install");
       try {
         await api.installToolpack(staged.token, config as { [key: string]: Value });
-        setStaged(null);
+        next();
         setSource("");
       } finally {
         setBusy("");
@@ -293,9 +326,9 @@ function useInstall(act: Act, request?: { source: string; n: number }) {
     });
   const discard = () => {
     if (staged) api.discardToolpack(staged.token).catch(() => {});
-    setStaged(null);
+    next();
   };
-  return { source, setSource, staged, busy, fetchReview, install, discard };
+  return { source, setSource, staged, busy, note, fetchReview, checkUpdate, importClaude, install, discard };
 }
 
 /** `request`: a source handed over by a `cowork://toolpack/install` link or an opened .mcpb; its
@@ -313,6 +346,11 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
           {error}
         </p>
       )}
+      {inst.note && (
+        <p class="muted" role="status" data-testid="toolpack-note">
+          {inst.note}
+        </p>
+      )}
       {Object.keys(records).length === 0 && <p class="muted">{t("noToolpacks")}</p>}
       <table class="catalog" data-testid="toolpacks">
         <thead>
@@ -326,7 +364,15 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
         </thead>
         <tbody>
           {Object.entries(records).map(([name, r]) => (
-            <ToolpackRow key={name} name={name} r={r} s={serverOf(name)} act={act} showLog={setLog} />
+            <ToolpackRow
+              key={name}
+              name={name}
+              r={r}
+              s={serverOf(name)}
+              act={act}
+              showLog={setLog}
+              checkUpdate={inst.checkUpdate}
+            />
           ))}
         </tbody>
       </table>
@@ -341,9 +387,12 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
           <pre class="log">{log.text || "—"}</pre>
         </>
       )}
+      <Catalog onInstall={(name) => inst.fetchReview(`registry:${name}`)} busy={inst.busy !== ""} />
+      <ImportRow inst={inst} />
       {inst.staged && (
         <ReviewModal
-          review={inst.staged.review}
+          key={inst.staged.token}
+          staged={inst.staged}
           busy={inst.busy === "install"}
           onInstall={inst.install}
           onCancel={inst.discard}
@@ -378,7 +427,7 @@ function SourceRow({ inst, act }: { inst: ReturnType<typeof useInstall>; act: Ac
           t("install")
         )}
       </button>
-      <button type="button" onClick={() => act(() => api.reloadToolpacks())}>
+      <button type="button" onClick={() => act(() => api.reloadToolpacks())} data-testid="toolpacks-reload">
         {t("reload")}
       </button>
     </div>
@@ -393,14 +442,18 @@ function ToolpackRow({
   s,
   act,
   showLog,
+  checkUpdate,
 }: {
   name: string;
   r: ToolpackRecord;
   s: ServerStatus | undefined;
   act: Act;
   showLog: (log: { server: string; text: string }) => void;
+  checkUpdate: (name: string) => void;
 }) {
   const state = r.enabled ? (s?.state ?? "starting") : "stopped";
+  // Turning the sandbox off widens what the pack can reach: said first, then confirmed.
+  const [confirmOff, setConfirmOff] = useState(false);
   return (
     <tr data-toolpack={name}>
       <td>
@@ -452,10 +505,163 @@ function ToolpackRow({
             {t("signIn")}
           </button>
         )}
+        <button type="button" onClick={() => checkUpdate(name)} data-testid="toolpack-update">
+          {t("checkUpdate")}
+        </button>
+        {r.sandboxOff ? (
+          <button type="button" onClick={() => act(() => api.setToolpackSandbox(name, true))}>
+            {t("sandboxOn")}
+          </button>
+        ) : (
+          <button type="button" onClick={() => setConfirmOff(true)} data-testid="toolpack-sandbox-off">
+            {t("sandboxOff")}
+          </button>
+        )}
         <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
           {t("remove")}
         </button>
+        {r.sandboxOff && <div class="desc warn">{t("sandboxIsOff")}</div>}
+        {confirmOff && (
+          <div class="confirm" role="alertdialog" aria-label={t("sandboxOff")}>
+            <p class="warn">{t("sandboxOffMeans")}</p>
+            <button
+              type="button"
+              class="deny"
+              data-testid="toolpack-sandbox-off-confirm"
+              onClick={() => act(() => api.setToolpackSandbox(name, false)).then(() => setConfirmOff(false))}
+            >
+              {t("sandboxOff")}
+            </button>
+            <button type="button" onClick={() => setConfirmOff(false)}>
+              {t("cancel")}
+            </button>
+          </div>
+        )}
       </td>
     </tr>
+  );
+}
+
+/// The MCP Registry's catalog: search (Enter), what installing each entry runs, its install
+/// through the same review; offline, the last answer and when it was fetched.
+function Catalog({ onInstall, busy }: { onInstall: (name: string) => void; busy: boolean }) {
+  const [query, setQuery] = useState("");
+  const [page, setPage] = useState<CatalogPage | null>(null);
+  const [entries, setEntries] = useState<CatalogEntry[]>([]);
+  const [error, setError] = useState("");
+  const [loading, setLoading] = useState(false);
+  const search = async (more = false) => {
+    setLoading(true);
+    setError("");
+    try {
+      const got = await api.searchCatalog(query, more ? (page?.next_cursor ?? null) : null);
+      setEntries((old) => (more ? [...old, ...got.entries] : got.entries));
+      setPage(got);
+    } catch (e) {
+      setError(String(e));
+    } finally {
+      setLoading(false);
+    }
+  };
+  return (
+    <section class="catalog-browse" data-testid="catalog">
+      <h2>{t("catalog")}</h2>
+      <div class="row">
+        <input
+          class="grow"
+          placeholder={t("catalogPlaceholder")}
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+          onKeyDown={(e) => e.key === "Enter" && search()}
+          data-testid="catalog-query"
+        />
+        <button type="button" disabled={loading} onClick={() => search()} data-testid="catalog-search">
+          {loading ? <span class="spinner" /> : t("searchCatalog")}
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {page?.offline && (
+        <p class="warn" data-testid="catalog-offline">
+          {t("catalogOffline")} {new Date(page.offline.fetched_at).toLocaleString()}
+        </p>
+      )}
+      {page && entries.length === 0 && <p class="muted">{t("catalogEmpty")}</p>}
+      <ul class="catalog-entries">
+        {entries.map((e) => (
+          <CatalogItem key={e.name} e={e} busy={busy} onInstall={onInstall} />
+        ))}
+      </ul>
+      {page?.next_cursor && (
+        <button type="button" disabled={loading} onClick={() => search(true)}>
+          {t("more")}
+        </button>
+      )}
+    </section>
+  );
+}
+
+/// How installing an entry runs it, in words.
+function installWords(e: CatalogEntry): string {
+  const i = e.install;
+  switch (i.kind) {
+    case "bundle":
+      return t("viaBundle");
+    case "npm":
+      return `${t("viaNpm")} ${i.package} ${i.version}`;
+    case "pypi":
+      return `${t("viaPypi")} ${i.package} ${i.version}`;
+    case "remote":
+      return `${t("viaRemote")} ${i.url}`;
+    case "unsupported":
+      return i.why;
+  }
+}
+
+function CatalogItem({ e, busy, onInstall }: { e: CatalogEntry; busy: boolean; onInstall: (name: string) => void }) {
+  return (
+    <li data-entry={e.name}>
+      <div class="grow">
+        <strong>{e.title}</strong> <span class="desc">{e.version}</span>
+        <div>{e.description}</div>
+        <div class="desc">
+          <code>{e.name}</code> · {installWords(e)}
+        </div>
+      </div>
+      <button
+        type="button"
+        class="primary"
+        disabled={busy || e.install.kind === "unsupported"}
+        onClick={() => onInstall(e.name)}
+      >
+        {t("install")}
+      </button>
+    </li>
+  );
+}
+
+/// Claude Desktop's servers as toolpacks: its config file (or where Claude Desktop keeps it),
+/// one review per server.
+function ImportRow({ inst }: { inst: ReturnType<typeof useInstall> }) {
+  const [path, setPath] = useState("");
+  return (
+    <details class="import">
+      <summary>{t("importClaude")}</summary>
+      <div class="row">
+        <input
+          class="grow"
+          placeholder={t("importPlaceholder")}
+          value={path}
+          onInput={(e) => setPath(e.currentTarget.value)}
+          data-testid="import-path"
+        />
+        <button type="button" disabled={inst.busy !== ""} onClick={() => inst.importClaude(path)} data-testid="import">
+          {t("import")}
+        </button>
+      </div>
+    </details>
   );
 }

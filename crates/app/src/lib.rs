@@ -33,8 +33,11 @@ pub use cowork_chains as chains;
 pub use cowork_mail::OutboxRow;
 pub use cowork_mcp::auth::SignIn as ToolpackSignIn;
 /// The MCP Registry's catalog as the shells show it.
-pub use cowork_mcp::catalog::{CatalogEntry, CatalogPage, Install as CatalogInstall};
-pub use cowork_mcp::import::claude_desktop_config as import_claude_desktop_config;
+pub use cowork_mcp::catalog::{CatalogEntry, CatalogInstall, CatalogPage};
+pub use cowork_mcp::import::{
+    claude_desktop_config as import_claude_desktop_config,
+    default_config_path as claude_desktop_config_path,
+};
 pub use cowork_mcp::{
     PackError, Record as ToolpackRecord, Review as ToolpackReview, ServerState, ServerStatus,
     Staged as StagedToolpack,

@@ -122,7 +122,7 @@ struct Input {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Install {
+pub enum CatalogInstall {
     /// A `.mcpb` bundle, checked against the sha256 the entry pins.
     Bundle {
         url: String,
@@ -155,7 +155,7 @@ pub struct CatalogEntry {
     pub version: String,
     pub repository: Option<String>,
     pub website: Option<String>,
-    pub install: Install,
+    pub install: CatalogInstall,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -165,12 +165,12 @@ pub struct CatalogPage {
     /// Opaque: pass it back for the next page.
     pub next_cursor: Option<String>,
     /// Set when the registry could not be reached and this page is the cached answer.
-    pub offline: Option<Offline>,
+    pub offline: Option<CatalogOffline>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Offline {
+pub struct CatalogOffline {
     /// When the cached answer was fetched (RFC 3339).
     pub fetched_at: String,
     pub why: String,
@@ -263,7 +263,7 @@ impl Catalog {
 
     /// The answer at `url`, cached; when the registry cannot be reached, the cached answer
     /// with why (or an error saying nothing is cached).
-    async fn get_cached(&self, url: &str) -> Result<(Value, Option<Offline>), PackError> {
+    async fn get_cached(&self, url: &str) -> Result<(Value, Option<CatalogOffline>), PackError> {
         let file = self
             .cache
             .join(format!("{}.json", hex::encode(sha2::Sha256::digest(url))));
@@ -287,7 +287,7 @@ impl Catalog {
             {
                 Some(cached) => Ok((
                     cached.body,
-                    Some(Offline {
+                    Some(CatalogOffline {
                         fetched_at: cached.fetched_at,
                         why,
                     }),
@@ -415,19 +415,19 @@ fn choose(server: &ServerJson) -> Result<Choice<'_>, PackError> {
 
 fn entry_of(server: ServerJson) -> CatalogEntry {
     let install = match choose(&server) {
-        Ok(Choice::Bundle(p)) => Install::Bundle {
+        Ok(Choice::Bundle(p)) => CatalogInstall::Bundle {
             url: p.identifier.clone(),
         },
-        Ok(Choice::Package(p)) if p.registry_type == "npm" => Install::Npm {
+        Ok(Choice::Package(p)) if p.registry_type == "npm" => CatalogInstall::Npm {
             package: p.identifier.clone(),
             version: p.version.clone().unwrap_or_default(),
         },
-        Ok(Choice::Package(p)) => Install::Pypi {
+        Ok(Choice::Package(p)) => CatalogInstall::Pypi {
             package: p.identifier.clone(),
             version: p.version.clone().unwrap_or_default(),
         },
-        Ok(Choice::Remote(r)) => Install::Remote { url: r.url.clone() },
-        Err(e) => Install::Unsupported { why: e.to_string() },
+        Ok(Choice::Remote(r)) => CatalogInstall::Remote { url: r.url.clone() },
+        Err(e) => CatalogInstall::Unsupported { why: e.to_string() },
     };
     CatalogEntry {
         title: server.title.clone().unwrap_or_else(|| server.name.clone()),
@@ -669,26 +669,26 @@ mod tests {
 
     #[test]
     fn each_recorded_entry_is_shown_with_how_it_would_install() {
-        let installs: Vec<Install> = recorded()
+        let installs: Vec<CatalogInstall> = recorded()
             .into_iter()
             .map(|s| entry_of(s).install)
             .collect();
         assert!(
-            matches!(&installs[0], Install::Bundle { url } if url.ends_with("/bundles/probe.mcpb"))
+            matches!(&installs[0], CatalogInstall::Bundle { url } if url.ends_with("/bundles/probe.mcpb"))
         );
         assert_eq!(
             installs[2],
-            Install::Npm {
+            CatalogInstall::Npm {
                 package: "@modelcontextprotocol/server-filesystem".into(),
                 version: "2026.7.1".into()
             }
         );
         assert!(
-            matches!(&installs[3], Install::Pypi { package, .. } if package == "mcp-server-time")
+            matches!(&installs[3], CatalogInstall::Pypi { package, .. } if package == "mcp-server-time")
         );
-        assert!(matches!(&installs[4], Install::Remote { url } if url.contains("{region}")));
+        assert!(matches!(&installs[4], CatalogInstall::Remote { url } if url.contains("{region}")));
         assert!(
-            matches!(&installs[5], Install::Unsupported { why } if why.contains("oci") && why.contains("npm and PyPI")),
+            matches!(&installs[5], CatalogInstall::Unsupported { why } if why.contains("oci") && why.contains("npm and PyPI")),
             "{installs:?}"
         );
     }

@@ -49,6 +49,21 @@ fn sandbox_for(args: &[String]) -> serde_json::Value {
     json!({"read": read, "write": write, "network": true})
 }
 
+/// Where Claude Desktop keeps its config on this system (its Linux builds follow XDG).
+pub fn default_config_path() -> Option<PathBuf> {
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    let dir = if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/Claude")
+    } else {
+        std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".config"))
+            .join("Claude")
+    };
+    Some(dir.join("claude_desktop_config.json"))
+}
+
 /// Words of letters and digits joined by single '_' (`fallback` when there are none): a name
 /// no other pack can read as.
 pub(crate) fn pack_name(text: &str, fallback: &str) -> String {

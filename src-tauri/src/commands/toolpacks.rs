@@ -25,9 +25,36 @@ pub fn list_toolpacks(shell: State<'_, Shell>) -> Res<ToolpacksView> {
 pub struct StagedView {
     token: String,
     review: cowork_app::ToolpackReview,
+    /// An update of an installed pack (the review's `changes` say what it changes).
+    update: bool,
+    /// The installed copy was changed on disk: installing its source again repairs it.
+    repair: bool,
+}
+
+/// Keeps a staged pack for the person's answer and returns its review.
+fn keep(
+    shell: &Shell,
+    staged: cowork_app::StagedToolpack,
+    update: bool,
+    repair: bool,
+) -> StagedView {
+    let review = staged.review.clone();
+    let token = format!(
+        "{}-{}",
+        review.name,
+        review.sha256.get(..12).unwrap_or_default()
+    );
+    shell.staged.lock().unwrap().insert(token.clone(), staged);
+    StagedView {
+        token,
+        review,
+        update,
+        repair,
+    }
 }
 
 /// Fetches and unpacks a toolpack and returns its review; nothing runs until `install_toolpack`.
+/// `source` as `cowork toolpack install` takes it (`registry:<name>` for a catalog entry).
 #[tauri::command]
 #[specta::specta]
 pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<StagedView> {
@@ -36,14 +63,87 @@ pub async fn stage_toolpack(shell: State<'_, Shell>, source: String) -> Res<Stag
         .stage_toolpack(source.trim(), None)
         .await
         .map_err(|e| e.to_string())?;
-    let review = staged.review.clone();
-    let token = format!(
-        "{}-{}",
-        review.name,
-        review.sha256.get(..12).unwrap_or_default()
-    );
-    shell.staged.lock().unwrap().insert(token.clone(), staged);
-    Ok(StagedView { token, review })
+    let update = shell
+        .app
+        .toolpack_records()
+        .is_ok_and(|r| r.contains_key(&staged.review.name));
+    Ok(keep(&shell, staged, update, false))
+}
+
+/// Fetches an installed pack's source again: `None` when nothing changed, else the review of
+/// the update (installed like any other, with `install_toolpack`).
+#[tauri::command]
+#[specta::specta]
+pub async fn check_toolpack_update(
+    shell: State<'_, Shell>,
+    name: String,
+) -> Res<Option<StagedView>> {
+    match shell
+        .app
+        .check_toolpack_update(&name)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        cowork_app::UpdateCheck::UpToDate => Ok(None),
+        cowork_app::UpdateCheck::Changed { staged, repair, .. } => {
+            Ok(Some(keep(&shell, *staged, true, repair)))
+        }
+    }
+}
+
+/// One page of the MCP Registry's catalog (the cached answer when offline, marked so).
+#[tauri::command]
+#[specta::specta]
+pub async fn search_catalog(
+    shell: State<'_, Shell>,
+    query: String,
+    cursor: Option<String>,
+) -> Res<cowork_app::CatalogPage> {
+    shell
+        .app
+        .search_catalog(&query, cursor.as_deref())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Claude Desktop's servers (its config file at `path`, or where Claude Desktop keeps it):
+/// one review each, installed only by the person's yes to each.
+#[tauri::command]
+#[specta::specta]
+pub async fn import_claude_desktop(
+    shell: State<'_, Shell>,
+    path: Option<String>,
+) -> Res<Vec<StagedView>> {
+    let config = match path.filter(|p| !p.trim().is_empty()) {
+        Some(p) => std::path::PathBuf::from(p.trim()),
+        None => cowork_app::claude_desktop_config_path().ok_or("no home folder to look in")?,
+    };
+    let out = shell.app.home().root().join("toolpacks").join(".imported");
+    let dirs =
+        cowork_app::import_claude_desktop_config(&config, &out).map_err(|e| e.to_string())?;
+    let mut views = Vec::new();
+    for dir in dirs {
+        let staged = shell
+            .app
+            .stage_toolpack(&dir.display().to_string(), None)
+            .await
+            .map_err(|e| e.to_string())?;
+        views.push(keep(&shell, staged, false, false));
+    }
+    Ok(views)
+}
+
+/// On or off; off is the person's choice after the window said what it means. Async like every
+/// command that (re)starts a server: a server's tasks need the runtime, which sync commands
+/// (run on the main thread) do not have.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_toolpack_sandbox(shell: State<'_, Shell>, name: String, on: bool) -> Res<()> {
+    shell
+        .app
+        .set_toolpack_sandbox(&name, on)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The person accepted the review (the modal): install (npm/pip may take a while), start.
@@ -79,7 +179,7 @@ pub fn discard_toolpack(shell: State<'_, Shell>, token: String) {
 
 #[tauri::command]
 #[specta::specta]
-pub fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> Res<()> {
+pub async fn set_toolpack_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> Res<()> {
     shell
         .app
         .set_toolpack_enabled(&name, enabled)
@@ -95,7 +195,7 @@ pub fn remove_toolpack(shell: State<'_, Shell>, name: String) -> Res<()> {
 
 #[tauri::command]
 #[specta::specta]
-pub fn reload_toolpacks(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Started>> {
+pub async fn reload_toolpacks(shell: State<'_, Shell>) -> Res<Vec<cowork_app::Started>> {
     shell.app.reload_toolpacks().map_err(|e| e.to_string())
 }
 

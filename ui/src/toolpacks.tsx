@@ -452,8 +452,6 @@ function ToolpackRow({
   checkUpdate: (name: string) => void;
 }) {
   const state = r.enabled ? (s?.state ?? "starting") : "stopped";
-  // Turning the sandbox off widens what the pack can reach: said first, then confirmed.
-  const [confirmOff, setConfirmOff] = useState(false);
   return (
     <tr data-toolpack={name}>
       <td>
@@ -508,37 +506,48 @@ function ToolpackRow({
         <button type="button" onClick={() => checkUpdate(name)} data-testid="toolpack-update">
           {t("checkUpdate")}
         </button>
-        {r.sandboxOff ? (
-          <button type="button" onClick={() => act(() => api.setToolpackSandbox(name, true))}>
-            {t("sandboxOn")}
-          </button>
-        ) : (
-          <button type="button" onClick={() => setConfirmOff(true)} data-testid="toolpack-sandbox-off">
-            {t("sandboxOff")}
-          </button>
-        )}
         <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
           {t("remove")}
         </button>
-        {r.sandboxOff && <div class="desc warn">{t("sandboxIsOff")}</div>}
-        {confirmOff && (
-          <div class="confirm" role="alertdialog" aria-label={t("sandboxOff")}>
-            <p class="warn">{t("sandboxOffMeans")}</p>
-            <button
-              type="button"
-              class="deny"
-              data-testid="toolpack-sandbox-off-confirm"
-              onClick={() => act(() => api.setToolpackSandbox(name, false)).then(() => setConfirmOff(false))}
-            >
-              {t("sandboxOff")}
-            </button>
-            <button type="button" onClick={() => setConfirmOff(false)}>
-              {t("cancel")}
-            </button>
-          </div>
-        )}
+        <SandboxChoice name={name} off={r.sandboxOff ?? false} act={act} />
       </td>
     </tr>
+  );
+}
+
+/// The pack's sandbox: on again in one click; off — which widens what the pack can reach — only
+/// after the window has said what that means.
+function SandboxChoice({ name, off, act }: { name: string; off: boolean; act: Act }) {
+  const [confirmOff, setConfirmOff] = useState(false);
+  return (
+    <>
+      {off ? (
+        <button type="button" onClick={() => act(() => api.setToolpackSandbox(name, true))}>
+          {t("sandboxOn")}
+        </button>
+      ) : (
+        <button type="button" onClick={() => setConfirmOff(true)} data-testid="toolpack-sandbox-off">
+          {t("sandboxOff")}
+        </button>
+      )}
+      {off && <div class="desc warn">{t("sandboxIsOff")}</div>}
+      {confirmOff && (
+        <div class="confirm" role="alertdialog" aria-label={t("sandboxOff")}>
+          <p class="warn">{t("sandboxOffMeans")}</p>
+          <button
+            type="button"
+            class="deny"
+            data-testid="toolpack-sandbox-off-confirm"
+            onClick={() => act(() => api.setToolpackSandbox(name, false)).then(() => setConfirmOff(false))}
+          >
+            {t("sandboxOff")}
+          </button>
+          <button type="button" onClick={() => setConfirmOff(false)}>
+            {t("cancel")}
+          </button>
+        </div>
+      )}
+    </>
   );
 }
 

@@ -366,9 +366,16 @@ fn a_registry_entry_installs_through_the_review_and_the_catalog_works_offline() 
     ));
     let swapped = mcpb(&probe_pack(work.path(), "swapped", &[], json!({})));
     let registry = FakeRegistry::start(probe, swapped);
+    // Another source of a pack with the same name.
+    let github = FakeGithub::start(&probe_pack(
+        &work.path().join("gh"),
+        "probe",
+        &[],
+        json!({}),
+    ));
     std::fs::write(
         home.join("settings.json"),
-        json!({"toolpacks": {"registry": registry.base}}).to_string(),
+        json!({"toolpacks": {"registry": registry.base, "githubApi": github.base}}).to_string(),
     )
     .unwrap();
 
@@ -424,6 +431,20 @@ fn a_registry_entry_installs_through_the_review_and_the_catalog_works_offline() 
         text(&echoed).contains("from the registry"),
         "{}",
         text(&echoed)
+    );
+
+    // A pack of the same name from elsewhere does not take it over (nor its settings, secrets,
+    // sign-in or rules).
+    let takeover = cowork(
+        &home,
+        &["toolpack", "install", "github:owner/repo", "--yes"],
+        None,
+    );
+    assert!(
+        !takeover.status.success()
+            && text(&takeover).contains("already installed from registry:io.github.acme/probe"),
+        "{}",
+        text(&takeover)
     );
 
     let refused = cowork(
@@ -484,8 +505,11 @@ fn a_registry_entry_installs_through_the_review_and_the_catalog_works_offline() 
         "{}",
         text(&never)
     );
-    // The entry and its bundle are cached too: checking for an update offline finds none.
+    // Installing or updating takes the registry's answer of now, never the cache.
     let update = cowork(&home, &["toolpack", "update", "probe"], None);
-    assert!(update.status.success(), "{}", text(&update));
-    assert!(text(&update).contains("up to date"), "{}", text(&update));
+    assert!(
+        !update.status.success() && text(&update).contains("the MCP Registry could not answer"),
+        "{}",
+        text(&update)
+    );
 }

@@ -43,6 +43,15 @@ struct ListMetadata {
 #[derive(Deserialize)]
 struct Answer {
     server: ServerJson,
+    #[serde(default, rename = "_meta")]
+    meta: Value,
+}
+
+impl Answer {
+    /// Withdrawn from the registry (its status `deleted`): not offered, not installed.
+    fn withdrawn(&self) -> bool {
+        self.meta["io.modelcontextprotocol.registry/official"]["status"] == "deleted"
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -221,6 +230,7 @@ impl Catalog {
             entries: answer
                 .servers
                 .into_iter()
+                .filter(|a| !a.withdrawn())
                 .map(|a| entry_of(a.server))
                 .collect(),
             next_cursor: answer.metadata.next_cursor.filter(|c| !c.is_empty()),
@@ -242,9 +252,18 @@ impl Catalog {
             path_segment(name),
             path_segment(version.unwrap_or("latest"))
         );
-        let (body, _) = self.get_cached(&url).await?;
-        let answer: Answer = serde_json::from_value(body)
+        // Never from the cache: an install or an update takes the registry's answer of now (a
+        // version withdrawn since must not install, a stale "latest" must not look current).
+        let bytes = fetch(&url, MAX_ANSWER_BYTES).await.map_err(|e| {
+            PackError::Download(format!("{} — the MCP Registry could not answer", e.text()))
+        })?;
+        let answer: Answer = serde_json::from_slice(&bytes)
             .map_err(|e| PackError::Download(format!("{url}: not a registry entry ({e})")))?;
+        if answer.withdrawn() {
+            return Err(PackError::Invalid(format!(
+                "{name} was withdrawn from the MCP Registry: not installed"
+            )));
+        }
         let server = answer.server;
         if server.name != name {
             return Err(PackError::Download(format!(
@@ -253,7 +272,10 @@ impl Catalog {
             )));
         }
         match choose(&server)? {
-            Choice::Bundle(package) => self.unpack_bundle(package, staging).await,
+            Choice::Bundle(package) => {
+                same_site(&package.identifier, &self.base)?;
+                self.unpack_bundle(package, staging).await
+            }
             Choice::Package(package) => {
                 write_manifest(staging, &package_manifest(&server, package)?)
             }
@@ -281,7 +303,9 @@ impl Catalog {
                 });
                 Ok((cached.body, None))
             }
-            Err(why) => match std::fs::read(&file)
+            // A refusal (404: gone) is the registry's answer, not a reason to show the cache.
+            Err(Fetch::Refused(why)) => Err(PackError::Download(why)),
+            Err(Fetch::Unreachable(why)) => match std::fs::read(&file)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Cached>(&b).ok())
             {
@@ -321,7 +345,7 @@ impl Catalog {
                 crate::toolpacks::MAX_PACK_BYTES as usize,
             )
             .await
-            .map_err(PackError::Download)?,
+            .map_err(|e| PackError::Download(e.text()))?,
         };
         let found = hex::encode(sha2::Sha256::digest(&bytes));
         if found != pinned {
@@ -341,29 +365,61 @@ fn path_segment(name: &str) -> String {
     url::form_urlencoded::byte_serialize(name.as_bytes()).collect()
 }
 
-/// GETs `url`, at most `limit` bytes; the error is the sentence to show.
-async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, String> {
+/// Why a GET gave nothing; each holds the sentence to show.
+enum Fetch {
+    /// No answer (no network, a timeout, a server error): the cache may stand in.
+    Unreachable(String),
+    /// An answer that says no (not found, gone) or is too large: it stands.
+    Refused(String),
+}
+
+impl Fetch {
+    fn text(self) -> String {
+        match self {
+            Fetch::Unreachable(s) | Fetch::Refused(s) => s,
+        }
+    }
+}
+
+/// GETs `url`, at most `limit` bytes.
+async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, Fetch> {
+    let unreachable = |e: reqwest::Error| Fetch::Unreachable(format!("{url}: {e}"));
     let http = reqwest::Client::builder()
         .user_agent(concat!("cowork/", env!("CARGO_PKG_VERSION")))
         .timeout(Duration::from_secs(20))
         .build()
-        .map_err(|e| e.to_string())?;
-    let mut resp = http
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    if !resp.status().is_success() {
-        return Err(format!("{url}: HTTP {}", resp.status()));
+        .map_err(unreachable)?;
+    let mut resp = http.get(url).send().await.map_err(unreachable)?;
+    let status = resp.status();
+    if status.is_server_error() {
+        return Err(Fetch::Unreachable(format!("{url}: HTTP {status}")));
+    }
+    if !status.is_success() {
+        return Err(Fetch::Refused(format!("{url}: HTTP {status}")));
     }
     let mut bytes = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+    while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
         bytes.extend_from_slice(&chunk);
         if bytes.len() > limit {
-            return Err(format!("{url}: larger than {} MB", limit >> 20));
+            let why = format!("{url}: larger than {} MB", limit >> 20);
+            return Err(Fetch::Refused(why));
         }
     }
     Ok(bytes)
+}
+
+/// A bundle comes over HTTPS, or from the registry's own site (a registry on this computer):
+/// an entry must not make Cowork GET plain-HTTP addresses on the person's network.
+fn same_site(bundle: &str, registry: &str) -> Result<(), PackError> {
+    let parsed = url::Url::parse(bundle)
+        .map_err(|e| PackError::Invalid(format!("the bundle address {bundle:?}: {e}")))?;
+    let registry = url::Url::parse(registry).ok();
+    if parsed.scheme() == "https" || registry.is_some_and(|r| r.origin() == parsed.origin()) {
+        return Ok(());
+    }
+    Err(PackError::Invalid(format!(
+        "the bundle address {bundle:?} is not HTTPS: not downloaded"
+    )))
 }
 
 enum Choice<'a> {
@@ -429,13 +485,16 @@ fn entry_of(server: ServerJson) -> CatalogEntry {
         Ok(Choice::Remote(r)) => CatalogInstall::Remote { url: r.url.clone() },
         Err(e) => CatalogInstall::Unsupported { why: e.to_string() },
     };
+    // The registry's words, escaped where they are made (controls, bidi and invisible marks
+    // shown, not obeyed), for the window and the terminal alike.
+    let shown = |s: &str| cowork_contract::text::printable_field(s).into_owned();
     CatalogEntry {
-        title: server.title.clone().unwrap_or_else(|| server.name.clone()),
-        name: server.name,
-        description: server.description,
-        version: server.version,
-        repository: server.repository.and_then(|r| r.url),
-        website: server.website_url,
+        title: shown(server.title.as_deref().unwrap_or(&server.name)),
+        name: shown(&server.name),
+        description: shown(&server.description),
+        version: shown(&server.version),
+        repository: server.repository.and_then(|r| r.url).map(|u| shown(&u)),
+        website: server.website_url.map(|u| shown(&u)),
         install,
     }
 }
@@ -547,6 +606,7 @@ fn package_manifest(server: &ServerJson, package: &Package) -> Result<Value, Pac
     let mut env = BTreeMap::new();
     for var in &package.environment_variables {
         let name = var.name.clone().unwrap_or_default();
+        runner_cannot_read(&name)?;
         if let Some(value) = settings.template(var, &name)? {
             env.insert(name, value);
         }
@@ -578,21 +638,67 @@ fn package_spec(package: &Package) -> Result<String, PackError> {
         }
         _ => starts_well(name) && chars(name, "-._"),
     };
+    // An exact version (a digit first): a tag like `latest` would run whatever it names at
+    // each start, not what was reviewed.
     let version_ok = package
         .version
         .as_deref()
-        .is_none_or(|v| starts_well(v) && chars(v, "-.+_"));
+        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && chars(v, "-.+_"));
     if !name_ok || !version_ok || name.len() > 214 {
         return Err(PackError::Invalid(format!(
-            "{:?} (version {:?}) is not a valid {} package name: not installed",
+            "{:?} (version {:?}) is not a valid {} package name with an exact version: not installed",
             package.identifier, package.version, package.registry_type
         )));
     }
-    Ok(match (&package.version, package.registry_type.as_str()) {
-        (Some(v), "npm") => format!("{name}@{v}"),
-        (Some(v), _) => format!("{name}=={v}"),
-        (None, _) => name.to_string(),
+    let version = package.version.as_deref().unwrap_or_default();
+    Ok(match package.registry_type.as_str() {
+        "npm" => format!("{name}@{version}"),
+        _ => format!("{name}=={version}"),
     })
+}
+
+/// The variables an entry may set for its server. The runner (npx, uvx), the interpreters
+/// they start and the loader read their own configuration from the environment — where to
+/// fetch the package, code to preload, which program `npx` is — so a variable in one of their
+/// namespaces would let the entry choose what runs. A list, because these namespaces are the
+/// tools' documented ones and nothing in a name says whose it is; the property test generates
+/// names in and around each. Names must look like environment names at all.
+const RUNNER_NAMESPACES: &[&str] = &[
+    "NPM_",
+    "NODE_",
+    "NPX_",
+    "COREPACK_",
+    "UV_",
+    "PIP_",
+    "PYTHON",
+    "VIRTUAL_ENV",
+    "LD_",
+    "DYLD_",
+    "GCONV_",
+    "GLIBC_",
+    "MALLOC_",
+    "SSL_",
+    "GIT_",
+    "XDG_",
+    "TMP",
+    "TEMP",
+];
+const RUNNER_NAMES: &[&str] = &["PATH", "HOME", "SHELL", "ENV", "BASH_ENV", "IFS", "CDPATH"];
+
+fn runner_cannot_read(name: &str) -> Result<(), PackError> {
+    let upper = name.to_ascii_uppercase();
+    let shaped = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if shaped
+        && !RUNNER_NAMES.contains(&upper.as_str())
+        && !RUNNER_NAMESPACES.iter().any(|p| upper.starts_with(p))
+        && !upper.ends_with("_PROXY")
+    {
+        return Ok(());
+    }
+    Err(PackError::Invalid(format!(
+        "the registry entry sets the environment variable {name:?}, which the program that starts its server reads (or is not a variable name): not installed"
+    )))
 }
 
 fn remote_manifest(server: &ServerJson, remote: &Remote) -> Result<Value, PackError> {
@@ -747,6 +853,38 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_is_not_a_version_and_a_plain_http_bundle_elsewhere_is_not_fetched() {
+        let mut server = entry("io.github.modelcontextprotocol/filesystem");
+        server.packages[0].version = Some("latest".into());
+        let refused = generated(&server).err().unwrap().to_string();
+        assert!(refused.contains("exact version"), "{refused}");
+        server.packages[0].version = None;
+        assert!(generated(&server).is_err());
+        let registry = "http://127.0.0.1:9";
+        assert!(same_site("http://127.0.0.1:9/b.mcpb", registry).is_ok());
+        assert!(same_site("https://github.com/a/b/releases/x.mcpb", registry).is_ok());
+        for elsewhere in [
+            "http://192.168.1.1/x.mcpb",
+            "http://127.0.0.1:10/x.mcpb",
+            "file:///etc/passwd",
+        ] {
+            assert!(same_site(elsewhere, registry).is_err(), "{elsewhere}");
+        }
+    }
+
+    #[test]
+    fn a_withdrawn_entry_is_not_offered_and_entry_text_is_escaped() {
+        let answer: Answer = serde_json::from_value(json!({
+            "server": {"name": "a.b/c", "title": "Safe\u{202e}txt.exe", "description": "x"},
+            "_meta": {"io.modelcontextprotocol.registry/official": {"status": "deleted"}}
+        }))
+        .unwrap();
+        assert!(answer.withdrawn());
+        let shown = entry_of(answer.server).title;
+        assert!(!shown.contains('\u{202e}'), "{shown:?}");
+    }
+
+    #[test]
     fn a_value_using_cowork_launch_variables_is_refused() {
         let mut server = entry("io.github.modelcontextprotocol/filesystem");
         server.packages[0].package_arguments[0].value = Some("${HOME}".into());
@@ -785,7 +923,47 @@ mod tests {
             })
     }
 
+    /// A name in one of the runners' namespaces, in any case, or one of their exact names.
+    fn runner_name() -> impl Strategy<Value = String> {
+        let prefixed = (
+            proptest::sample::select(RUNNER_NAMESPACES),
+            "[A-Za-z0-9_]{0,8}",
+        )
+            .prop_map(|(p, rest)| format!("{p}{rest}"));
+        let exact = proptest::sample::select(RUNNER_NAMES).prop_map(String::from);
+        let proxy = "[A-Za-z][A-Za-z0-9]{0,6}_PROXY".prop_map(|s| s);
+        (prop_oneof![prefixed, exact, proxy], any::<u64>()).prop_map(|(name, bits)| {
+            // Random case: npm reads `npm_config_*` as readily as `NPM_CONFIG_*`.
+            name.chars()
+                .enumerate()
+                .map(|(i, c)| match bits >> (i % 64) & 1 {
+                    1 => c.to_ascii_lowercase(),
+                    _ => c,
+                })
+                .collect()
+        })
+    }
+
     proptest! {
+        /// An entry cannot set what its runner reads; a variable of its own it can.
+        #[test]
+        fn an_entry_cannot_set_what_its_runner_reads(
+            runner in runner_name(),
+            own in "[A-Z][A-Z0-9_]{0,12}",
+        ) {
+            let mut server = entry("io.github.modelcontextprotocol/filesystem");
+            let with = |name: &str| Input { name: Some(name.into()), value: Some("x".into()), ..Input::default() };
+            server.packages[0].environment_variables = vec![with(&runner)];
+            let refused = generated(&server).err().map(|e| e.to_string()).unwrap_or_default();
+            prop_assert!(refused.contains("which the program that starts its server reads"), "{runner}: {refused}");
+            let upper = own.to_ascii_uppercase();
+            let theirs = RUNNER_NAMES.contains(&upper.as_str())
+                || RUNNER_NAMESPACES.iter().any(|p| upper.starts_with(p))
+                || upper.ends_with("_PROXY");
+            server.packages[0].environment_variables = vec![with(&own)];
+            prop_assert_eq!(generated(&server).is_ok(), !theirs, "{}", own);
+        }
+
         /// Whatever an entry says, the pack it becomes runs Cowork's runner for its registry
         /// (or connects to its address), reaches the network and nothing of the person's, and
         /// parses as a manifest — or the entry is refused.
@@ -793,7 +971,10 @@ mod tests {
         fn no_entry_chooses_its_runner_or_widens_its_sandbox(
             registry_type in prop_oneof!["npm", "pypi", "[a-z]{1,6}"],
             identifier in prop_oneof!["(@[a-z0-9]{1,6}/)?[a-z0-9][a-z0-9._-]{0,12}", "[a-zA-Z0-9@/._ ;|&$=-]{1,30}"],
-            version in proptest::option::of("[a-zA-Z0-9.+ -]{1,8}"),
+            version in prop_oneof![
+                "[0-9][0-9.]{0,6}".prop_map(Some),
+                proptest::option::of("[a-zA-Z0-9.+ -]{1,8}"),
+            ],
             args in proptest::collection::vec(input(), 0..4),
             env in proptest::collection::vec(input(), 0..4),
             name in "[a-z]{1,8}\\.[a-z]{1,8}/[a-zA-Z0-9._-]{1,12}",
@@ -820,7 +1001,10 @@ mod tests {
                 Err(e) => {
                     let why = e.to_string();
                     prop_assert!(
-                        why.contains("may not use ${") || why.contains("cannot install") || why.contains("not a valid"),
+                        why.contains("may not use ${")
+                            || why.contains("cannot install")
+                            || why.contains("not a valid")
+                            || why.contains("environment variable"),
                         "{}", why
                     );
                 }

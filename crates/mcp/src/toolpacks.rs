@@ -230,6 +230,36 @@ impl Source {
     }
 }
 
+impl Source {
+    /// Where a pack comes from beyond this computer, ref and version aside
+    /// (`github:owner/repo`, `registry:<name>`); None for a folder or file the person picked.
+    fn origin(&self) -> Option<String> {
+        match self {
+            Source::Github { owner, repo, .. } => {
+                Some(format!("github:{owner}/{repo}").to_ascii_lowercase())
+            }
+            Source::Registry { name, .. } => Some(format!("registry:{name}")),
+            Source::Folder(_) | Source::Mcpb(_) => None,
+        }
+    }
+}
+
+/// A pack from elsewhere must not take over an installed pack of the same name: it would
+/// inherit its settings, keyring secrets, sign-in and the person's rules for its tools. The
+/// same origin is an update; a folder or file the person picked may replace it.
+fn same_origin(name: &str, installed: &str, new: &Source) -> Result<(), PackError> {
+    let Some(origin) = new.origin() else {
+        return Ok(());
+    };
+    let before = Source::parse(installed).ok().and_then(|s| s.origin());
+    if before.as_deref() == Some(origin.as_str()) {
+        return Ok(());
+    }
+    Err(PackError::Invalid(format!(
+        "a toolpack named {name} is already installed from {installed}; {origin} would replace it and inherit its settings, secrets, sign-in and your rules for its tools — `cowork toolpack remove {name}` first if that is what you want"
+    )))
+}
+
 pub struct Toolpacks {
     root: PathBuf,
     index: PathBuf,
@@ -353,6 +383,9 @@ impl Toolpacks {
             && previous.sha256 != sha256
         {
             return Err(tampered(&name, &previous.sha256, &sha256));
+        }
+        if let Some(installed) = installed.get(&name) {
+            same_origin(&name, &installed.source, parsed)?;
         }
         let previous = installed
             .get(&name)
@@ -870,15 +903,7 @@ fn review_of(
         source: source.to_string(),
         commit,
         sha256: sha256.to_string(),
-        command: match (&manifest.server.url, manifest.server.kind.remote()) {
-            (Some(url), Some(crate::server::HttpProtocol::Streamable)) => {
-                format!("connects to {url} (streamable HTTP)")
-            }
-            (Some(url), Some(crate::server::HttpProtocol::LegacySse)) => {
-                format!("connects to {url} (HTTP+SSE, MCP's older transport)")
-            }
-            _ => command_line(manifest),
-        },
+        command: command_line(manifest),
         tools: review_tools(manifest, &names),
         overrides: meta.overrides.clone(),
         sandbox: crate::sandbox::describe_request(
@@ -905,12 +930,30 @@ fn review_of(
 }
 
 /// A stdio server's command line, as the manifest writes it.
+/// What the pack's server is, as the review shows it and an update compares it: the
+/// environment it sets and its command line, or the address it connects to and the headers it
+/// sends (by name: their values are templates of settings, secrets among them).
 fn command_line(manifest: &Manifest) -> String {
-    format!(
-        "{} {}",
-        manifest.server.mcp_config.command,
-        manifest.server.mcp_config.args.join(" ")
-    )
+    let server = &manifest.server;
+    if let Some(protocol) = server.kind.remote() {
+        let url = server.url.as_deref().unwrap_or_default();
+        let how = match protocol {
+            crate::server::HttpProtocol::Streamable => "streamable HTTP",
+            crate::server::HttpProtocol::LegacySse => "HTTP+SSE, MCP's older transport",
+        };
+        let names: Vec<&str> = server.headers.keys().map(String::as_str).collect();
+        return match names.is_empty() {
+            true => format!("connects to {url} ({how})"),
+            false => format!("connects to {url} ({how}), sending {}", names.join(", ")),
+        };
+    }
+    let config = &server.mcp_config;
+    let env: String = config
+        .env
+        .iter()
+        .map(|(k, v)| format!("{k}={v} "))
+        .collect();
+    format!("{env}{} {}", config.command, config.args.join(" "))
 }
 
 /// The kinds of effect a pack declares for `tool` (None: undeclared).
@@ -1299,21 +1342,22 @@ pub(crate) fn unzip(bytes: &[u8], dest: &Path) -> Result<(), PackError> {
                 .map_err(io(format!("creating {}", target.display())))?;
             continue;
         }
-        total += file.size();
-        if total > MAX_PACK_BYTES {
-            return Err(PackError::Invalid(format!(
-                "the .mcpb unpacks to more than {} MB",
-                MAX_PACK_BYTES >> 20
-            )));
-        }
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(io(format!("creating {}", parent.display())))?;
         }
         let mut out =
             std::fs::File::create(&target).map_err(io(format!("creating {}", target.display())))?;
-        std::io::copy(&mut file, &mut out)
+        // Counted as written, not as declared: an entry may claim 1 byte and inflate to gigabytes.
+        let room = MAX_PACK_BYTES - total;
+        total += std::io::copy(&mut (&mut file).take(room + 1), &mut out)
             .map_err(io(format!("unpacking {}", target.display())))?;
+        if total > MAX_PACK_BYTES {
+            return Err(PackError::Invalid(format!(
+                "the .mcpb unpacks to more than {} MB",
+                MAX_PACK_BYTES >> 20
+            )));
+        }
     }
     Ok(())
 }
@@ -1327,4 +1371,47 @@ fn nanos() -> u128 {
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pack_from_elsewhere_does_not_take_over_an_installed_one() {
+        let source = |s: &str| Source::parse(s).unwrap();
+        // The same origin is an update, whatever its ref, version or case.
+        assert!(same_origin("x", "github:Owner/Repo@v1", &source("github:owner/repo@v2")).is_ok());
+        assert!(
+            same_origin(
+                "x",
+                "registry:io.github.a/x",
+                &source("registry:io.github.a/x@2.0.0")
+            )
+            .is_ok()
+        );
+        // Another origin is refused, naming both and the way out.
+        let taken = same_origin(
+            "github",
+            "github:github/github-mcp",
+            &source("registry:io.github.evil/github"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            taken.contains("github:github/github-mcp") && taken.contains("toolpack remove github"),
+            "{taken}"
+        );
+        assert!(same_origin("x", "/home/me/x", &source("github:a/x")).is_err());
+        // A folder or file the person picked may replace it.
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            same_origin(
+                "x",
+                "github:a/x",
+                &source(&dir.path().display().to_string())
+            )
+            .is_ok()
+        );
+    }
 }

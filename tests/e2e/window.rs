@@ -2583,12 +2583,16 @@ async fn a_mail_account_is_added_by_its_address_and_a_sign_in_in_the_browser() {
 async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_window() {
     use cowork_tests::mcp::{FakeRegistry, mcpb, probe_pack};
     let home = tempfile::tempdir().unwrap();
-    let probe = mcpb(&probe_pack(
-        home.path(),
-        "probe",
-        &[],
-        json!({"effects": {"echo": []}}),
-    ));
+    // The probe with two settings: a plain one with a default, a secret one unset.
+    let pack = probe_pack(home.path(), "probe", &[], json!({"effects": {"echo": []}}));
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pack.join("manifest.json")).unwrap()).unwrap();
+    manifest["user_config"] = json!({
+        "greeting": {"type": "string", "title": "Greeting", "default": "hi"},
+        "token": {"type": "string", "title": "Token", "sensitive": true}
+    });
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let probe = mcpb(&pack);
     let registry = FakeRegistry::start(probe, b"not the pinned bundle".to_vec());
     std::fs::write(
         home.path().join("settings.json"),
@@ -2623,6 +2627,56 @@ async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_wi
         "[data-toolpack=probe] [data-testid=server-state]",
         "running",
     )
+    .await;
+
+    // Its settings: the plain one as it is, the secret only as unset; a change saved.
+    d.click(
+        &d.wait_for("[data-toolpack=probe] [data-testid=toolpack-settings]")
+            .await,
+    )
+    .await;
+    let greeting = "[data-testid=toolpack-settings-modal] input[data-field=greeting]";
+    let property = |css: &'static str, name: &'static str| {
+        let d = &d;
+        async move {
+            let field = d.wait_for(css).await;
+            let element = json!([{"element-6066-11e4-a52e-4f735466cecf": field}]);
+            d.exec(&format!("return arguments[0].{name}"), element)
+                .await
+        }
+    };
+    cowork_tests::wait::until("the greeting to show its default", || async {
+        match property(greeting, "value").await {
+            v if v == "hi" => Ok(()),
+            v => Err(v.to_string()),
+        }
+    })
+    .await;
+    let token = "[data-testid=toolpack-settings-modal] input[data-field=token]";
+    let hint = property(token, "placeholder").await;
+    assert!(hint.as_str().unwrap().contains("not set"), "{hint}");
+    d.fill(greeting, "hello").await;
+    d.screenshot(&artifacts().join("toolpack-settings.png"))
+        .await;
+    d.click(
+        &d.wait_for("[data-testid=toolpack-settings-modal] button[data-choice=save]")
+            .await,
+    )
+    .await;
+    cowork_tests::wait::until("the setting to be saved", || async {
+        let saved = std::fs::read_to_string(home.path().join("toolpacks.json")).unwrap();
+        match saved.contains("\"greeting\": \"hello\"") {
+            true => Ok(()),
+            false => Err(saved),
+        }
+    })
+    .await;
+    cowork_tests::wait::until("the settings to close once saved", || async {
+        match d.find("[data-testid=toolpack-settings-modal]").await {
+            None => Ok(()),
+            Some(_) => Err("still open".to_string()),
+        }
+    })
     .await;
 
     d.click(

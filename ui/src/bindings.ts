@@ -190,6 +190,13 @@ export const commands = {
 	 *  one review each, installed only by the person's yes to each.
 	 */
 	importClaudeDesktop: (path: string | null) => __TAURI_INVOKE<StagedView[]>("import_claude_desktop", { path }),
+	/**  The pack's settings with their current values (a secret only says whether it is set). */
+	toolpackSettings: (name: string) => __TAURI_INVOKE<ToolpackSetting[]>("toolpack_settings", { name }),
+	/**
+	 *  Saves the values the person changed (checked and typed by the pack's manifest; secrets to
+	 *  the keyring) and restarts its server with them.
+	 */
+	configureToolpack: (name: string, values: { [key in string]: Value }) => __TAURI_INVOKE<null>("configure_toolpack", { name, values }),
 	/**
 	 *  On or off; off is the person's choice after the window said what it means. Async like every
 	 *  command that (re)starts a server: a server's tasks need the runtime, which sync commands
@@ -1344,6 +1351,20 @@ export type ToolpackReview = {
 	 *  server acts as them there.
 	 */
 	acts_as?: string | null,
+};
+
+/**
+ *  One of a pack's settings as the window edits it: the current value of a plain one (what
+ *  was configured, else the default), and only whether a secret one is set.
+ */
+export type ToolpackSetting = {
+	key: string,
+	title: string,
+	description: string,
+	required: boolean,
+	sensitive: boolean,
+	value: string | null,
+	set: boolean,
 };
 
 /**  Toolpack servers changed (started, failed, their tools changed): read them again. */

@@ -11,6 +11,7 @@ import {
   type StagedView,
   type ToolpackRecord,
   type ToolpackReview,
+  type ToolpackSetting,
   type Value,
 } from "./api";
 import { said, t } from "./i18n";
@@ -452,6 +453,7 @@ function ToolpackRow({
   checkUpdate: (name: string) => void;
 }) {
   const state = r.enabled ? (s?.state ?? "starting") : "stopped";
+  const [editing, setEditing] = useState(false);
   return (
     <tr data-toolpack={name}>
       <td>
@@ -486,32 +488,130 @@ function ToolpackRow({
             {t("logs")}
           </button>
         )}
-        {s?.state === "needs_sign_in" && (
-          <button
-            type="button"
-            class="primary"
-            data-testid="toolpack-sign-in"
-            onClick={() =>
-              act(async () => {
-                const url = await api.beginToolpackSignIn(name);
-                showLog({ server: s.name, text: `${t("signInWaiting")}\n${url}` });
-                await api.finishToolpackSignIn(name);
-                showLog({ server: s.name, text: t("signedInNow") });
-              })
-            }
-          >
-            {t("signIn")}
-          </button>
-        )}
+        {s?.state === "needs_sign_in" && <SignIn name={name} server={s.name} act={act} showLog={showLog} />}
         <button type="button" onClick={() => checkUpdate(name)} data-testid="toolpack-update">
           {t("checkUpdate")}
+        </button>
+        <button type="button" onClick={() => setEditing(true)} data-testid="toolpack-settings">
+          {t("packSettings")}
         </button>
         <button type="button" onClick={() => act(() => api.removeToolpack(name))}>
           {t("remove")}
         </button>
         <SandboxChoice name={name} off={r.sandboxOff ?? false} act={act} />
+        {editing && <SettingsModal name={name} act={act} onClose={() => setEditing(false)} />}
       </td>
     </tr>
+  );
+}
+
+/// Signing in to a pack's remote server: the browser opens; the address shows meanwhile.
+function SignIn({
+  name,
+  server,
+  act,
+  showLog,
+}: {
+  name: string;
+  server: string;
+  act: Act;
+  showLog: (log: { server: string; text: string }) => void;
+}) {
+  return (
+    <button
+      type="button"
+      class="primary"
+      data-testid="toolpack-sign-in"
+      onClick={() =>
+        act(async () => {
+          const url = await api.beginToolpackSignIn(name);
+          showLog({ server, text: `${t("signInWaiting")}\n${url}` });
+          await api.finishToolpackSignIn(name);
+          showLog({ server, text: t("signedInNow") });
+        })
+      }
+    >
+      {t("signIn")}
+    </button>
+  );
+}
+
+/// One setting's field: a secret typed as a password, its stored value never shown.
+function SettingInput({
+  f,
+  typed,
+  onInput,
+}: {
+  f: ToolpackSetting;
+  typed: string | undefined;
+  onInput: (value: string) => void;
+}) {
+  return f.sensitive ? (
+    <input
+      type="password"
+      data-field={f.key}
+      placeholder={t(f.set ? "secretKept" : "secretUnset")}
+      value={typed ?? ""}
+      onInput={(e) => onInput(e.currentTarget.value)}
+    />
+  ) : (
+    <input
+      type="text"
+      data-field={f.key}
+      value={typed ?? f.value ?? ""}
+      onInput={(e) => onInput(e.currentTarget.value)}
+    />
+  );
+}
+
+/// A pack's settings, edited: plain ones shown as they are, secrets only as set or not (a
+/// secret left empty keeps its value). Save restarts the server with them.
+function SettingsModal({ name, act, onClose }: { name: string; act: Act; onClose: () => void }) {
+  const [fields, setFields] = useState<ToolpackSetting[] | null>(null);
+  const [typed, setTyped] = useState<Record<string, string>>({});
+  useEffect(() => {
+    api.toolpackSettings(name).then(setFields, (e) => {
+      onClose();
+      act(() => Promise.reject(e));
+    });
+    const keys = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    window.addEventListener("keydown", keys);
+    return () => window.removeEventListener("keydown", keys);
+  }, [name]);
+  const save = () =>
+    act(() => api.configureToolpack(name, parseConfig(typed) as { [key: string]: Value })).then(onClose);
+  return (
+    <div class="modal-backdrop">
+      <div
+        class="modal"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="pack-settings"
+        data-testid="toolpack-settings-modal"
+      >
+        <h2 id="pack-settings">
+          {t("packSettings")}: {name}
+        </h2>
+        {fields?.length === 0 && <p class="muted">{t("noPackSettings")}</p>}
+        {fields?.map((f) => (
+          // biome-ignore lint/a11y/noLabelWithoutControl: the input is the label's child
+          <label class="field" key={f.key}>
+            {f.title || f.key}
+            {f.required ? " *" : ""}
+            {f.description && <span class="desc"> — {f.description}</span>}
+            <SettingInput f={f} typed={typed[f.key]} onInput={(v) => setTyped({ ...typed, [f.key]: v })} />
+          </label>
+        ))}
+        <div class="choices">
+          <button type="button" class="primary" disabled={!fields} onClick={save} data-choice="save">
+            {t("save")}
+          </button>
+          <button type="button" onClick={onClose} data-choice="cancel">
+            {t("cancel")} <kbd>Esc</kbd>
+          </button>
+        </div>
+      </div>
+    </div>
   );
 }
 

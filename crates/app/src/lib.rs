@@ -75,7 +75,7 @@ pub fn set_web_key(provider: SearchProvider, key: &str) -> Result<(), String> {
 pub fn has_web_key(provider: SearchProvider) -> Result<bool, String> {
     Ok(secrets::get(provider.keyring_account())?.is_some())
 }
-pub use toolpacks::{Started, UpdateCheck};
+pub use toolpacks::{Started, ToolpackSetting, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;

@@ -49,6 +49,20 @@ pub enum UpdateCheck {
     },
 }
 
+/// One of a pack's settings as the window edits it: the current value of a plain one (what
+/// was configured, else the default), and only whether a secret one is set.
+#[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ToolpackSetting {
+    pub key: String,
+    pub title: String,
+    pub description: String,
+    pub required: bool,
+    pub sensitive: bool,
+    pub value: Option<String>,
+    pub set: bool,
+}
+
 /// One pack's start result, for `toolpack reload` and the UI.
 #[derive(Clone, Debug, serde::Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -323,6 +337,46 @@ impl App {
         let record = self.toolpacks.set_sandbox(name, on)?;
         self.restart_toolpack(name, record.enabled)?;
         Ok(record)
+    }
+
+    /// The pack's settings with their current values (secrets never leave the keyring).
+    pub fn toolpack_settings(&self, name: &str) -> Result<Vec<ToolpackSetting>, PackError> {
+        let record = self
+            .toolpacks
+            .list()?
+            .remove(name)
+            .ok_or_else(|| PackError::Unknown(name.into()))?;
+        let manifest = cowork_mcp::Manifest::load(&self.toolpacks.dir_of(name))?;
+        let text = |v: &Value| {
+            v.as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string())
+        };
+        Ok(manifest
+            .user_config
+            .iter()
+            .map(|(key, field)| {
+                let value = match field.sensitive {
+                    true => None,
+                    false => record.config.get(key).or(field.default.as_ref()).map(text),
+                };
+                let set = match field.sensitive {
+                    true => {
+                        crate::secrets::get(&secret_account(name, key)).is_ok_and(|v| v.is_some())
+                    }
+                    false => record.config.contains_key(key),
+                };
+                ToolpackSetting {
+                    key: key.clone(),
+                    title: field.title.clone(),
+                    description: field.description.clone(),
+                    required: field.required,
+                    sensitive: field.sensitive,
+                    value,
+                    set,
+                }
+            })
+            .collect())
     }
 
     pub fn configure_toolpack(

@@ -133,6 +133,35 @@ pub async fn import_claude_desktop(
     Ok(views)
 }
 
+/// The pack's settings with their current values (a secret only says whether it is set).
+#[tauri::command]
+#[specta::specta]
+pub fn toolpack_settings(
+    shell: State<'_, Shell>,
+    name: String,
+) -> Res<Vec<cowork_app::ToolpackSetting>> {
+    shell
+        .app
+        .toolpack_settings(&name)
+        .map_err(|e| e.to_string())
+}
+
+/// Saves the values the person changed (checked and typed by the pack's manifest; secrets to
+/// the keyring) and restarts its server with them.
+#[tauri::command]
+#[specta::specta]
+pub async fn configure_toolpack(
+    shell: State<'_, Shell>,
+    name: String,
+    values: std::collections::BTreeMap<String, serde_json::Value>,
+) -> Res<()> {
+    shell
+        .app
+        .configure_toolpack(&name, values)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// On or off; off is the person's choice after the window said what it means. Async like every
 /// command that (re)starts a server: a server's tasks need the runtime, which sync commands
 /// (run on the main thread) do not have.

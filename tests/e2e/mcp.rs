@@ -487,11 +487,41 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
         )
         .await;
     assert_eq!(read.result.unwrap().text_content(), "The probe says hi.");
+    let review = read.review.unwrap();
     assert_eq!(
-        read.review.unwrap().score,
-        8,
-        "reading runs server code on its URI: asks"
+        (review.score, review.tainted_by.as_deref()),
+        (9, Some("mcp_list_resources")),
+        "reading runs server code on its URI: asks — higher once the list (the server's words) tainted the conversation"
     );
+    // Attached from the window: the person's pick reads it (no ask), as a file part, and the
+    // conversation is tainted by what the server said.
+    let scheduler = env.app.scheduler();
+    let attached = cowork_app::attachments::attach_resource(
+        scheduler,
+        "attach-test",
+        "probe",
+        "probe://readme",
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(&attached, cowork_agent::Part::File { name, text, .. }
+            if name == "probe://readme" && text == "The probe says hi."),
+        "{attached:?}"
+    );
+    assert_eq!(
+        scheduler.policy().tainted_by("attach-test").as_deref(),
+        Some("mcp_read_resource")
+    );
+    let none = cowork_app::attachments::attach_resource(
+        scheduler,
+        "attach-test",
+        "probe",
+        "probe://nothing",
+    )
+    .await
+    .unwrap_err();
+    assert!(!none.is_empty());
     let prompts = env
         .call("mcp_list_prompts", json!({"server": "probe"}))
         .await

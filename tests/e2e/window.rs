@@ -2770,3 +2770,62 @@ async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_wi
             .contains("from_claude")
     );
 }
+
+/// A toolpack's resources and prompts from the composer: the resource attached as a file (read
+/// as the person's own action, no ask), the prompt's argument typed and its text put in the
+/// message box for the person to read before sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolpacks_resource_is_attached_and_its_prompt_fills_the_message_box() {
+    let home = tempfile::tempdir().unwrap();
+    let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({}));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.open_view("toolpacks").await;
+    let source = d.wait_for("[data-testid=toolpack-source]").await;
+    d.type_into(&source, &format!("{}\u{E007}", pack.display()))
+        .await;
+    d.click(
+        &d.wait_for("button[data-choice=install]:not([disabled])")
+            .await,
+    )
+    .await;
+    d.wait_for_text(
+        "[data-toolpack=probe] [data-testid=server-state]",
+        "running",
+    )
+    .await;
+
+    d.open_view("chat").await;
+    d.click(&d.wait_for("[data-testid=context]").await).await;
+    let panel = d
+        .wait_for_text("[data-testid=context-panel]", "Probe readme")
+        .await;
+    assert!(d.text(&panel).await.contains("greet"));
+    d.screenshot(&artifacts().join("composer-toolpack-context.png"))
+        .await;
+    d.click(
+        &d.wait_for("[data-testid=context-panel] [data-resource='probe://readme'] button")
+            .await,
+    )
+    .await;
+    d.wait_for_text("[data-testid=pending-attachments]", "probe://readme")
+        .await;
+
+    d.click(&d.wait_for("[data-testid=context]").await).await;
+    let arg = "[data-testid=context-panel] [data-prompt=greet] input[data-arg=name]";
+    d.fill(arg, "Ada").await;
+    d.click(
+        &d.wait_for("[data-testid=context-panel] [data-prompt=greet] button:not([disabled])")
+            .await,
+    )
+    .await;
+    cowork_tests::wait::until("the prompt in the message box", || async {
+        let input = d.wait_for("[data-testid=chat-input]").await;
+        let element = json!([{"element-6066-11e4-a52e-4f735466cecf": input}]);
+        match d.exec("return arguments[0].value", element).await {
+            v if v == "Say hello to Ada." => Ok(()),
+            v => Err(v.to_string()),
+        }
+    })
+    .await;
+    assert!(d.find("[data-testid=context-panel]").await.is_none());
+}

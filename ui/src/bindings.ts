@@ -58,6 +58,8 @@ export const commands = {
 	pickFiles: () => __TAURI_INVOKE<string[]>("pick_files"),
 	/**  A file the person picked or dropped, read for a message (reviewed; their pick grants it). */
 	attachPath: (conversation: string, path: string) => __TAURI_INVOKE<Part>("attach_path", { conversation, path }),
+	/**  A toolpack server's resource the person picked, as an attachment. */
+	attachResource: (conversation: string, server: string, uri: string) => __TAURI_INVOKE<Part>("attach_resource", { conversation, server, uri }),
 	/**  Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment. */
 	attachPasted: (name: string, dataBase64: string) => __TAURI_INVOKE<Part>("attach_pasted", { name, dataBase64 }),
 	/**

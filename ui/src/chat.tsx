@@ -8,6 +8,7 @@ import { api, type FirstRun } from "./api";
 import { PendingAttachments, useAttachments } from "./chat/attachments";
 import { ChatBar, FirstRunBanner, SystemPrompt, useChatOptions } from "./chat/bar";
 import { Composer } from "./chat/composer";
+import { useContextPanel } from "./chat/context";
 import { useConversation } from "./chat/conversation";
 import { useAgentEvents, useFollowEnd } from "./chat/events";
 import { MessageList } from "./chat/messages";
@@ -40,6 +41,7 @@ export function Chat({
   const bottom = useFollowEnd(state.items, useAgentEvents(conv.current, dispatch, conv.reload, latest));
   const turns = useTurns(state, dispatch, conv, setError, onProviderSaved);
   const { attachPaths, attachBlobs } = useAttachments(conv.ensureId, dispatch, setError);
+  const context = useContextPanel(conv.ensureId, dispatch, setError, inputRef);
   const mic = useMicrophone(conv.current, latest, dispatch, turns.submit, inputRef);
   const pick = (text: string) => {
     dispatch({ type: "input", text });
@@ -77,6 +79,7 @@ export function Chat({
         bottom={bottom}
       />
       <PendingAttachments parts={state.attachments} dispatch={dispatch} />
+      {context.panel}
       <Composer
         input={state.input}
         running={state.running}
@@ -88,6 +91,7 @@ export function Chat({
         attachBlobs={attachBlobs}
         setError={setError}
         mic={mic}
+        openContext={context.toggle}
       />
     </section>
   );

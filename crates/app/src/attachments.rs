@@ -107,6 +107,49 @@ pub async fn attach_file(
     )
 }
 
+/// A resource of a toolpack's server the person picked in the window, read through the
+/// scheduler (their own action, audited; the read taints the conversation like any server's
+/// words) and attached as a file: its text parts joined, cut at the attachment cap.
+pub async fn attach_resource(
+    scheduler: &Arc<Scheduler>,
+    conversation: &str,
+    server: &str,
+    uri: &str,
+) -> Result<Part, String> {
+    let request = CallRequest::new(
+        "mcp_read_resource",
+        serde_json::json!({"server": server, "uri": uri}),
+        Caller::Person,
+        conversation,
+    );
+    let output = scheduler
+        .call(request)
+        .await
+        .result
+        .map_err(|e| e.to_string())?;
+    let contents = output
+        .structured
+        .as_ref()
+        .and_then(|s| s["contents"].as_array().cloned())
+        .unwrap_or_default();
+    let texts: Vec<&str> = contents.iter().filter_map(|c| c["text"].as_str()).collect();
+    if texts.is_empty() {
+        return Err(format!("{uri} holds no text to attach"));
+    }
+    let text = texts.join("\n");
+    let total = text.chars().count();
+    let cap = cowork_files::attach::ATTACH_TEXT_MAX;
+    Ok(Part::File {
+        name: uri.to_string(),
+        media_type: contents[0]["mimeType"]
+            .as_str()
+            .unwrap_or("text/plain")
+            .to_string(),
+        text: text.chars().take(cap).collect(),
+        truncated_from: (total > cap).then_some(total as u64),
+    })
+}
+
 /// Bytes the person pasted or dropped into the window (no file is read).
 pub fn attach_bytes(name: &str, data_base64: &str) -> Result<Part, String> {
     use base64::Engine;

@@ -52,9 +52,11 @@ pub(crate) fn tools(lookup: Lookup) -> Vec<Arc<dyn DynTool>> {
                 category: "mcp".into(),
                 input_schema: schema,
                 output_schema: None,
+                // What a server lists, serves or fills in is its words: the outside world.
                 annotations: Annotations {
                     read_only,
                     idempotent: read_only,
+                    open_world: true,
                     ..Default::default()
                 },
                 timeout_ms: 30_000,
@@ -175,6 +177,7 @@ impl DynTool for ContextTool {
                             text: render(kind, &value),
                         }],
                         structured: Some(value),
+                        untrusted: true,
                         ..Default::default()
                     })
                 })

@@ -281,6 +281,19 @@ pub async fn attach_path(shell: State<'_, Shell>, conversation: String, path: St
     .await
 }
 
+/// A toolpack server's resource the person picked, as an attachment.
+#[tauri::command]
+#[specta::specta]
+pub async fn attach_resource(
+    shell: State<'_, Shell>,
+    conversation: String,
+    server: String,
+    uri: String,
+) -> Res<Part> {
+    cowork_app::attachments::attach_resource(shell.app.scheduler(), &conversation, &server, &uri)
+        .await
+}
+
 /// Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment.
 #[tauri::command]
 #[specta::specta]

@@ -17,6 +17,7 @@ export function Composer({
   attachBlobs,
   setError,
   mic,
+  openContext,
 }: {
   input: string;
   running: boolean;
@@ -28,24 +29,21 @@ export function Composer({
   attachBlobs: (files: File[]) => void;
   setError: (e: string) => void;
   mic: { busy: boolean; listen: () => void };
+  openContext: () => void;
 }) {
   return (
     <div class="composer">
-      <button
-        type="button"
-        class="attach"
-        data-testid="attach"
-        title={t("attach")}
-        aria-label={t("attach")}
+      <ComposerButton
+        name="attach"
+        label={t("attach")}
         onClick={() =>
           api
             .pickFiles()
             .then(attachPaths)
             .catch((e) => setError(String(e)))
         }
-      >
-        <Icon name="attach" />
-      </button>
+      />
+      <ComposerButton name="toolpacks" label={t("fromToolpacks")} onClick={openContext} />
       <input
         type="file"
         multiple
@@ -82,6 +80,30 @@ export function Composer({
         </button>
       )}
     </div>
+  );
+}
+
+/// An icon button beside the message box.
+function ComposerButton({
+  name,
+  label,
+  onClick,
+}: {
+  name: "attach" | "toolpacks";
+  label: string;
+  onClick: () => void;
+}) {
+  return (
+    <button
+      type="button"
+      class="attach"
+      data-testid={name === "attach" ? "attach" : "context"}
+      title={label}
+      aria-label={label}
+      onClick={onClick}
+    >
+      <Icon name={name} />
+    </button>
   );
 }
 

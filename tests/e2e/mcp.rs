@@ -506,7 +506,7 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     .unwrap();
     assert!(
         matches!(&attached, cowork_agent::Part::File { name, text, .. }
-            if name == "probe://readme" && text == "The probe says hi."),
+            if name == "probe: probe://readme" && text == "The probe says hi."),
         "{attached:?}"
     );
     assert_eq!(

@@ -2772,10 +2772,10 @@ async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_wi
 }
 
 /// A toolpack's resources and prompts from the composer: the resource attached as a file (read
-/// as the person's own action, no ask), the prompt's argument typed and its text put in the
-/// message box for the person to read before sending.
+/// as the person's own action, no ask), the prompt's argument typed and the filled prompt
+/// attached as the server's words, the message box left to the person.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_toolpacks_resource_is_attached_and_its_prompt_fills_the_message_box() {
+async fn a_toolpacks_resource_and_prompt_are_attached_as_the_servers_words() {
     let home = tempfile::tempdir().unwrap();
     let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({}));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
@@ -2807,7 +2807,7 @@ async fn a_toolpacks_resource_is_attached_and_its_prompt_fills_the_message_box()
             .await,
     )
     .await;
-    d.wait_for_text("[data-testid=pending-attachments]", "probe://readme")
+    d.wait_for_text("[data-testid=pending-attachments]", "probe: probe://readme")
         .await;
 
     d.click(&d.wait_for("[data-testid=context]").await).await;
@@ -2818,14 +2818,12 @@ async fn a_toolpacks_resource_is_attached_and_its_prompt_fills_the_message_box()
             .await,
     )
     .await;
-    cowork_tests::wait::until("the prompt in the message box", || async {
-        let input = d.wait_for("[data-testid=chat-input]").await;
-        let element = json!([{"element-6066-11e4-a52e-4f735466cecf": input}]);
-        match d.exec("return arguments[0].value", element).await {
-            v if v == "Say hello to Ada." => Ok(()),
-            v => Err(v.to_string()),
-        }
-    })
-    .await;
+    // The prompt's text is the server's words: attached, never typed into the box as the
+    // person's (where a leading "/" would run a tool as them).
+    d.wait_for_text("[data-testid=pending-attachments]", "probe: prompt greet")
+        .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
+    let element = json!([{"element-6066-11e4-a52e-4f735466cecf": input}]);
+    assert_eq!(d.exec("return arguments[0].value", element).await, "");
     assert!(d.find("[data-testid=context-panel]").await.is_none());
 }

@@ -266,7 +266,9 @@ export const commands = {
 	workspaceState: () => __TAURI_INVOKE<WorkspaceState>("workspace_state"),
 	/**
 	 *  The person opens a folder for this conversation (or, with no conversation yet, for the
-	 *  chat about to start); `folder: null` closes it.
+	 *  chat about to start); `folder: null` closes it. Async, as every command that reaches the
+	 *  toolpacks' servers: their roots change, and telling them needs the runtime sync commands
+	 *  (run on the main thread) do not have.
 	 */
 	chooseWorkspace: (conversation: string | null, folder: string | null) => __TAURI_INVOKE<WorkspaceState>("choose_workspace", { conversation, folder }),
 	/**  The person opened a conversation: its folder opens with it. */

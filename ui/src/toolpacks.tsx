@@ -41,20 +41,10 @@ function useArmed(review: ToolpackReview, busy: boolean, onCancel: () => void) {
   return { armed, cancelRef };
 }
 
-/// The settings typed in the review: JSON where they parse as JSON, text otherwise; empty ones
-/// left out.
+/// The settings typed in the review, as typed (the pack's manifest gives each its type: a
+/// secret of digits stays the same digits); empty ones left out.
 function parseConfig(config: Record<string, string>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(config)
-      .filter(([, v]) => v)
-      .map(([k, v]) => {
-        try {
-          return [k, JSON.parse(v)];
-        } catch {
-          return [k, v];
-        }
-      }),
-  );
+  return Object.fromEntries(Object.entries(config).filter(([, v]) => v));
 }
 
 function ReviewModal({

@@ -140,7 +140,8 @@ pub async fn attach_resource(
     let total = text.chars().count();
     let cap = cowork_files::attach::ATTACH_TEXT_MAX;
     Ok(Part::File {
-        name: uri.to_string(),
+        // The server's name first: a `file://` URI must not pass for the person's own file.
+        name: format!("{server}: {uri}"),
         media_type: contents[0]["mimeType"]
             .as_str()
             .unwrap_or("text/plain")

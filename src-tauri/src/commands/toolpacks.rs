@@ -39,12 +39,19 @@ fn keep(
     repair: bool,
 ) -> StagedView {
     let review = staged.review.clone();
+    // Unique per staging: a second review of the same pack must not replace an open one.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
     let token = format!(
-        "{}-{}",
+        "{}-{}-{nanos:x}",
         review.name,
         review.sha256.get(..12).unwrap_or_default()
     );
-    shell.staged.lock().unwrap().insert(token.clone(), staged);
+    if let Some(replaced) = shell.staged.lock().unwrap().insert(token.clone(), staged) {
+        shell.app.discard_toolpack(replaced);
+    }
     StagedView {
         token,
         review,
@@ -128,7 +135,11 @@ pub async fn import_claude_desktop(
             .stage_toolpack(&dir.display().to_string(), None)
             .await
             .map_err(|e| e.to_string())?;
-        views.push(keep(&shell, staged, false, false));
+        let update = shell
+            .app
+            .toolpack_records()
+            .is_ok_and(|r| r.contains_key(&staged.review.name));
+        views.push(keep(&shell, staged, update, false));
     }
     Ok(views)
 }

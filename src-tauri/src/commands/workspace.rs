@@ -32,10 +32,12 @@ pub fn workspace_state(shell: State<'_, Shell>) -> WorkspaceState {
 }
 
 /// The person opens a folder for this conversation (or, with no conversation yet, for the
-/// chat about to start); `folder: null` closes it.
+/// chat about to start); `folder: null` closes it. Async, as every command that reaches the
+/// toolpacks' servers: their roots change, and telling them needs the runtime sync commands
+/// (run on the main thread) do not have.
 #[tauri::command]
 #[specta::specta]
-pub fn choose_workspace(
+pub async fn choose_workspace(
     shell: State<'_, Shell>,
     conversation: Option<String>,
     folder: Option<String>,
@@ -52,7 +54,10 @@ pub fn choose_workspace(
 /// The person opened a conversation: its folder opens with it.
 #[tauri::command]
 #[specta::specta]
-pub fn enter_conversation(shell: State<'_, Shell>, conversation: String) -> Res<WorkspaceState> {
+pub async fn enter_conversation(
+    shell: State<'_, Shell>,
+    conversation: String,
+) -> Res<WorkspaceState> {
     shell.app.enter_conversation_workspace(
         &shell.conversations,
         &conversation,

@@ -1,8 +1,9 @@
-// The running toolpacks' resources and prompts, picked from the composer. A resource is
-// attached (read as the person's own action, audited; what the server says taints the
-// conversation like any of its words); a prompt fills the message box, where the person reads
-// it before sending. Browsing lists them outside the conversation: nothing reaches the model
-// until the person attaches or sends.
+// The running toolpacks' resources and prompts, picked from the composer. Both become
+// attachments: a resource read as the person's own action (audited; what the server says taints
+// the conversation like any of its words), a prompt filled with the person's arguments. A
+// prompt's text is the server's words, so it is never put in the message box: there it would
+// pass for the person's own (and a leading "/" would run a tool as them). Browsing lists them
+// outside the conversation: nothing reaches the model until the person sends.
 import type { RefObject } from "preact";
 import { type Dispatch, useEffect, useState } from "preact/hooks";
 import { api, type Part, type ToolCallView } from "../api";
@@ -33,13 +34,14 @@ async function listed<T>(tool: string): Promise<T[]> {
   return Array.isArray(view.structured) ? (view.structured as unknown as T[]) : [];
 }
 
-/// A prompt's messages as the text of one message from the person.
-function promptText(view: ToolCallView): string {
+/// A filled prompt as an attachment named by its server: its messages' texts.
+function promptPart(p: Prompt, view: ToolCallView): Part {
   const messages = (view.structured as { messages?: { content?: { text?: string } }[] } | null)?.messages ?? [];
-  return messages
+  const text = messages
     .map((m) => m.content?.text ?? "")
     .filter(Boolean)
     .join("\n\n");
+  return { type: "file", name: `${p.server}: prompt ${p.name}`, media_type: "text/plain", text, truncated_from: null };
 }
 
 /// The panel's place under the conversation, opened and closed from the composer.
@@ -104,7 +106,7 @@ function ContextPanel({
       null,
     );
     if (!view.ok) return setError(view.text);
-    dispatch({ type: "input", text: promptText(view) });
+    dispatch({ type: "attach", parts: [promptPart(p, view)] });
     onClose();
     inputRef.current?.focus();
   };

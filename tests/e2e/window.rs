@@ -2628,6 +2628,10 @@ async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_wi
         "running",
     )
     .await;
+    // The catalog says so: installed, and its button updates.
+    d.wait_for(&format!("{entry} [data-testid=catalog-installed]"))
+        .await;
+    d.wait_for_text(&format!("{entry} button"), "Update").await;
 
     // Its settings: the plain one as it is, the secret only as unset; a change saved.
     d.click(

@@ -378,7 +378,11 @@ export function ToolpacksView({ request }: { request?: { source: string; n: numb
           <pre class="log">{log.text || "—"}</pre>
         </>
       )}
-      <Catalog onInstall={(name) => inst.fetchReview(`registry:${name}`)} busy={inst.busy !== ""} />
+      <Catalog
+        onInstall={(name) => inst.fetchReview(`registry:${name}`)}
+        busy={inst.busy !== ""}
+        installed={installedFromRegistry(records)}
+      />
       <ImportRow inst={inst} />
       {inst.staged && (
         <ReviewModal
@@ -643,7 +647,15 @@ function SandboxChoice({ name, off, act }: { name: string; off: boolean; act: Ac
 
 /// The MCP Registry's catalog: search (Enter), what installing each entry runs, its install
 /// through the same review; offline, the last answer and when it was fetched.
-function Catalog({ onInstall, busy }: { onInstall: (name: string) => void; busy: boolean }) {
+function Catalog({
+  onInstall,
+  busy,
+  installed,
+}: {
+  onInstall: (name: string) => void;
+  busy: boolean;
+  installed: Set<string>;
+}) {
   const [query, setQuery] = useState("");
   const [page, setPage] = useState<CatalogPage | null>(null);
   const [entries, setEntries] = useState<CatalogEntry[]>([]);
@@ -691,7 +703,7 @@ function Catalog({ onInstall, busy }: { onInstall: (name: string) => void; busy:
       {page && entries.length === 0 && <p class="muted">{t("catalogEmpty")}</p>}
       <ul class="catalog-entries">
         {entries.map((e) => (
-          <CatalogItem key={e.name} e={e} busy={busy} onInstall={onInstall} />
+          <CatalogItem key={e.name} e={e} busy={busy} onInstall={onInstall} installed={installed.has(e.name)} />
         ))}
       </ul>
       {page?.next_cursor && (
@@ -720,11 +732,36 @@ function installWords(e: CatalogEntry): string {
   }
 }
 
-function CatalogItem({ e, busy, onInstall }: { e: CatalogEntry; busy: boolean; onInstall: (name: string) => void }) {
+/// The registry names the installed packs come from (`registry:<name>[@version]`).
+function installedFromRegistry(records: Record<string, ToolpackRecord>): Set<string> {
+  return new Set(
+    Object.values(records)
+      .map((r) => r.source)
+      .filter((s) => s.startsWith("registry:"))
+      .map((s) => s.slice("registry:".length).split("@")[0]),
+  );
+}
+
+function CatalogItem({
+  e,
+  busy,
+  onInstall,
+  installed,
+}: {
+  e: CatalogEntry;
+  busy: boolean;
+  onInstall: (name: string) => void;
+  installed: boolean;
+}) {
   return (
     <li data-entry={e.name}>
       <div class="grow">
         <strong>{e.title}</strong> <span class="desc">{e.version}</span>
+        {installed && (
+          <span class="badge state-running" data-testid="catalog-installed">
+            {t("installedBadge")}
+          </span>
+        )}
         <div>{e.description}</div>
         <div class="desc">
           <code>{e.name}</code> · {installWords(e)}
@@ -736,7 +773,7 @@ function CatalogItem({ e, busy, onInstall }: { e: CatalogEntry; busy: boolean; o
         disabled={busy || e.install.kind === "unsupported"}
         onClick={() => onInstall(e.name)}
       >
-        {t("install")}
+        {t(installed ? "update" : "install")}
       </button>
     </li>
   );

@@ -114,13 +114,14 @@ pub enum DesktopRequestError {
     )]
     NotALink(String),
     #[error(
-        "{0:?}: a link installs only from GitHub (source=github:owner/repo[@ref]); add a folder or a .mcpb in Toolpacks instead"
+        "{0:?}: a link installs only from GitHub (source=github:owner/repo[@ref]) or the MCP Registry (source=registry:<name>); add a folder or a .mcpb in Toolpacks instead"
     )]
-    NotFromGithub(String),
+    NotFromElsewhere(String),
 }
 
-/// Reads one command-line argument the desktop passed (a link or a file). Only GitHub sources
-/// come by link: a page must not point the review at a folder on this computer.
+/// Reads one command-line argument the desktop passed (a link or a file). Only sources from
+/// elsewhere come by link (GitHub, the MCP Registry): a page must not point the review at a
+/// folder on this computer.
 pub fn desktop_request(arg: &str) -> Result<DesktopRequest, DesktopRequestError> {
     // A file manager may hand a file over as a file: URL (the desktop entry's %u).
     let local = url::Url::parse(arg)
@@ -157,12 +158,12 @@ pub fn desktop_request(arg: &str) -> Result<DesktopRequest, DesktopRequestError>
         .map(|(_, v)| v.trim().to_string())
         .ok_or_else(not_a_link)?;
     match cowork_mcp::Source::parse(&source) {
-        Ok(cowork_mcp::Source::Github { .. })
+        Ok(cowork_mcp::Source::Github { .. } | cowork_mcp::Source::Registry { .. })
             if !source.chars().any(|c| c.is_whitespace() || c.is_control()) =>
         {
             Ok(DesktopRequest::InstallToolpack { source })
         }
-        _ => Err(DesktopRequestError::NotFromGithub(source)),
+        _ => Err(DesktopRequestError::NotFromElsewhere(source)),
     }
 }
 
@@ -236,7 +237,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn links_start_only_a_github_review() {
+    fn links_start_only_a_review_of_a_source_from_elsewhere() {
         assert_eq!(
             desktop_request("cowork://toolpack/install?source=github:acme/notes-pack@v1.2.0"),
             Ok(DesktopRequest::InstallToolpack {
@@ -249,7 +250,15 @@ mod tests {
                 source: "github:acme/pack".into()
             })
         );
+        assert_eq!(
+            desktop_request("cowork://toolpack/install?source=registry:io.github.acme/notes"),
+            Ok(DesktopRequest::InstallToolpack {
+                source: "registry:io.github.acme/notes".into()
+            })
+        );
         for local in [
+            "cowork://toolpack/install?source=registry:io.github.acme/notes/../x",
+            "cowork://toolpack/install?source=registry:notes",
             "cowork://toolpack/install?source=/tmp",
             "cowork://toolpack/install?source=/home/me/Downloads/x.mcpb",
             "cowork://toolpack/install?source=github:acme/pack/../../x",
@@ -258,7 +267,7 @@ mod tests {
             assert!(
                 matches!(
                     desktop_request(local),
-                    Err(DesktopRequestError::NotFromGithub(_))
+                    Err(DesktopRequestError::NotFromElsewhere(_))
                 ),
                 "{local}"
             );

@@ -9,7 +9,7 @@ fn entry(account: &str) -> Result<keyring::Entry, String> {
 
 fn unavailable(e: keyring::Error) -> String {
     format!(
-        "the OS keyring is unavailable ({e}) — is a Secret Service running (GNOME Keyring, KWallet)? Alternatively name an environment variable for the key in Settings → Model"
+        "the OS keyring is unavailable ({e}) — is a Secret Service running (GNOME Keyring, KWallet)? Start one and try again (a model's key can instead come from an environment variable named in Settings → Model)"
     )
 }
 

@@ -1504,3 +1504,43 @@ async fn the_filesystem_server_is_told_the_workspace_it_can_reach_as_its_roots()
     .await;
     server.stop();
 }
+
+/// An MCP App (the SDK's reference server, npm `@modelcontextprotocol/server-basic-vanillajs`):
+/// its tool's result says which view it comes with — a `ui://` resource of the same server —
+/// and that view reads as the HTML an MCP App host renders. The window's part (the sandboxed
+/// frame, the app's calls reviewed as its own) is still to come.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_apps_tool_result_names_its_view_and_the_view_is_its_servers_html() {
+    let env = open(None);
+    let pack = env.dir.path().join("pack-apps");
+    std::fs::create_dir_all(&pack).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "apps", "version": "2.0.3",
+        "server": {"type": "node", "entry_point": "index.js", "mcp_config": {"command": "node",
+            "args": ["${__dirname}/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js", "--stdio"]}},
+        "_meta": {"app.cowork": {"effects": {"get-time": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    env.install(&pack, BTreeMap::new()).await;
+    env.settle().await;
+    let called = env.call("mcp__apps__get-time", json!({})).await;
+    let output = called.result.expect("get-time answers");
+    assert_eq!(
+        output.app,
+        Some(cowork_contract::AppView {
+            server: "apps".into(),
+            resource: "ui://get-time/mcp-app.html".into()
+        })
+    );
+    assert!(output.structured.unwrap()["time"].is_string());
+    env.script.answer(ApprovalChoice::Once);
+    let view = env
+        .call(
+            "mcp_read_resource",
+            json!({"server": "apps", "uri": "ui://get-time/mcp-app.html"}),
+        )
+        .await
+        .result
+        .unwrap();
+    let content = &view.structured.unwrap()["contents"][0];
+    assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
+    assert!(content["text"].as_str().unwrap().contains("<html"));
+}

@@ -25,7 +25,7 @@ pub use context::{
 pub use credentials::{Credential, CredentialError, Credentials, SIGNED_IN};
 pub use effect::{Access, Effect, EffectKind, KindClass, Reach, Risk, Subject, Undo};
 pub use error::{ToolError, ToolResult};
-pub use output::{Content, ToolOutput};
+pub use output::{AppView, Content, ToolOutput};
 pub use spec::{Annotations, RateLimit, ToolSpec};
 pub use tool::{
     CallPlan, DefaultRule, DynTool, PreparedCall, RuleAction, Tool, ToolMeta, ToolProvider, Typed,

@@ -36,6 +36,19 @@ pub struct ToolOutput {
     /// conversation (what a tool search found): data the agent acts on, whatever tool says it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reveals: Vec<String>,
+    /// The interactive view the tool's server offers for this result (an MCP App: a `ui://`
+    /// resource of that server), for the window to render in a sandboxed frame. Never sent to a
+    /// model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppView>,
+}
+
+/// An MCP App's view: the server that serves it and its `ui://` resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AppView {
+    pub server: String,
+    pub resource: String,
 }
 
 impl ToolOutput {

@@ -307,6 +307,7 @@ impl<T: Tool> DynTool for Typed<T> {
                     structured: Some(structured),
                     untrusted,
                     reveals,
+                    app: None,
                 })
             })
         });

@@ -7,8 +7,8 @@ use crate::effects::effects_of;
 use crate::manifest::{CoworkMeta, EffectTemplate};
 use crate::server::{Elicitor, LaunchSpec, McpServer, Offers, ServerStatus, Workspace};
 use cowork_contract::{
-    Annotations, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError, ToolProvider,
-    ToolSpec,
+    Annotations, AppView, DynTool, Effect, EffectEnv, EffectKind, PreparedCall, ToolError,
+    ToolProvider, ToolSpec,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -268,6 +268,21 @@ struct McpTool {
     /// The sandbox's reach its declarations do not admit: added to every call.
     reach: Vec<Effect>,
     server: McpServer,
+    /// The MCP App view its results come with (`_meta.ui.resourceUri`), if it has one.
+    app: Option<AppView>,
+}
+
+/// A tool's MCP App view: `_meta.ui.resourceUri` (or the older flat `_meta["ui/resourceUri"]`),
+/// and only a `ui://` resource of the tool's own server.
+fn app_of(server_name: &str, remote: &rmcp::model::Tool) -> Option<AppView> {
+    let meta = serde_json::to_value(remote.meta.as_ref()?).ok()?;
+    let uri = meta["ui"]["resourceUri"]
+        .as_str()
+        .or_else(|| meta["ui/resourceUri"].as_str())?;
+    uri.starts_with("ui://").then(|| AppView {
+        server: server_name.to_string(),
+        resource: uri.to_string(),
+    })
 }
 
 impl McpTool {
@@ -314,6 +329,7 @@ impl McpTool {
             remote: remote.name.to_string(),
             declared,
             reach,
+            app: app_of(server_name, remote),
             server,
         }
     }
@@ -394,16 +410,19 @@ impl DynTool for McpTool {
         let server = self.server.clone();
         let remote = self.remote.clone();
         let untrusted = self.spec.annotations.open_world;
+        let app = self.app.clone();
         Ok(PreparedCall::new(
             effects,
             Arc::new(move |ctx| {
                 let server = server.clone();
                 let remote = remote.clone();
                 let args = args.clone();
+                let app = app.clone();
                 Box::pin(async move {
                     let mut output = server.call(&remote, args, &ctx).await?;
                     // Open-world output (web pages, third-party data) taints the conversation.
                     output.untrusted |= untrusted;
+                    output.app = app;
                     Ok(output)
                 })
             }),

@@ -26,6 +26,8 @@ pub fn builder<R: Runtime>(
         .plugin(tauri_plugin_opener::init())
         // Rust-side only too (`pick_folder`): the webview gets no dialog permission.
         .plugin(tauri_plugin_dialog::init())
+        // MCP Apps' pages, each in a frame of its own origin (see `commands::apps`).
+        .register_uri_scheme_protocol(commands::apps::VIEW_SCHEME, commands::apps::view_page)
         .setup(move |tauri_app| {
             pumps::start(tauri_app.handle(), asks);
             Ok(())

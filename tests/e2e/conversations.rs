@@ -935,6 +935,7 @@ async fn a_picked_file_is_read_through_the_gate_and_bad_ones_say_what_fits() {
         suspended: None,
         structured: None,
         images: vec![],
+        app: None,
     };
     assert!(cowork_app::attachments::person_parts("hi", vec![forged]).is_err());
 }

@@ -181,6 +181,11 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
             {t("askedByApp")} <q>{request.asker}</q>
           </p>
         )}
+        {request.view_of && (
+          <p class="asker" data-testid="approval-asker">
+            {t("askedByView")} <q>{request.view_of}</q>
+          </p>
+        )}
         <PlainRequest request={request} />
         {mailPreview(request)}
         {samplingPreview(request)}
@@ -345,9 +350,11 @@ function Choices({
     // Another app's grant is that app's own, not this conversation's.
     conversation: request.asker
       ? t("forThisApp")
-      : request.tool === "mcp_sampling"
-        ? t("forThisToolpack")
-        : t("conversation"),
+      : request.view_of
+        ? t("forThisView")
+        : request.tool === "mcp_sampling"
+          ? t("forThisToolpack")
+          : t("conversation"),
     always: t("always"),
     always_workspace: t("alwaysWorkspace"),
     deny: t("deny"),

@@ -43,6 +43,18 @@ export const commands = {
 	/**  The person's answer to an MCP server's form. */
 	answerElicitation: (id: string, answer: ElicitationAnswer) => __TAURI_INVOKE<null>("answer_elicitation", { id, answer }),
 	pendingAsks: () => __TAURI_INVOKE<PendingAsks>("pending_asks"),
+	/**  Reads the view's page from its server and returns the address the frame loads. */
+	openAppView: (conversation: string, server: string, resource: string) => __TAURI_INVOKE<string>("open_app_view", { conversation, server, resource }),
+	/**
+	 *  A tool call the view makes: its server's tools only, reviewed with the view as the caller.
+	 *  The answer is MCP's `CallToolResult`, which the bridge hands to the view as it is.
+	 */
+	callAppTool: (server: string, tool: string, args: Value) => __TAURI_INVOKE<Value>("call_app_tool", { server, tool, args }),
+	/**
+	 *  A message the view asks to add: the attachment the composer holds for the person to send
+	 *  or drop (the server's words, never theirs).
+	 */
+	appViewMessage: (conversation: string, server: string, text: string) => __TAURI_INVOKE<Part>("app_view_message", { conversation, server, text }),
 	auditList: (filter: AuditFilter) => __TAURI_INVOKE<AuditEntry[]>("audit_list", { filter }),
 	auditVerify: () => __TAURI_INVOKE<VerifyReport>("audit_verify"),
 	/**  Starts a turn; returns the conversation id at once. Progress arrives as events. */
@@ -331,7 +343,9 @@ export type AgentEvent = { type: "text_delta"; text: string } | { type: "tool_ca
 /**  The suspension it waits on, when it stopped for the person (see `Part::ToolResult`). */
 suspended?: string | null; result: string; images: Content[]; 
 /**  See `Part::ToolResult::structured`. */
-structured?: Value | null; duration_ms: number } | 
+structured?: Value | null; duration_ms: number; 
+/**  See `Part::ToolResult::app`. */
+app?: AppView | null } | 
 /**  Memories recalled for this turn, shown with the person's message. */
 { type: "recalled"; call_id: string; memories: Recalled[] } | 
 /**
@@ -394,6 +408,12 @@ export type Annotations = {
 	undoable?: boolean,
 };
 
+/**  An MCP App's view: the server that serves it and its `ui://` resource. */
+export type AppView = {
+	server: string,
+	resource: string,
+};
+
 export type ApprovalChoice = "once" | "conversation" | 
 /**  Always, for everyone using this user account. */
 "always" | 
@@ -413,6 +433,11 @@ export type ApprovalRequest = {
 	 *  its name, which the modal names above the fold. None for the person's own assistant.
 	 */
 	asker?: string | null,
+	/**
+	 *  The toolpack whose interactive view in the chat made the call (an MCP App): its server's
+	 *  name, which the modal names above the fold.
+	 */
+	view_of?: string | null,
 	tool: string,
 	title: string,
 	/**
@@ -899,7 +924,7 @@ export type OutboxRow = {
 };
 
 /**  Provider-neutral message content. */
-export type Part = ({ type: "text"; text: string }) & { content?: never; id?: never; images?: never; input?: never; is_error?: never; media_type?: never; name?: never; structured?: never; suspended?: never; tool_use_id?: never; truncated_from?: never } | 
+export type Part = ({ type: "text"; text: string }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; media_type?: never; name?: never; structured?: never; suspended?: never; tool_use_id?: never; truncated_from?: never } | 
 /**  An image the person attached or pasted; vision models see it, others get a note. */
 {
 	type: "image",
@@ -909,7 +934,7 @@ export type Part = ({ type: "text"; text: string }) & { content?: never; id?: ne
 /**  A file the person attached, as the text the model reads (a PDF's or .docx's text). */
 ({ type: "file"; name: string; media_type: string; text: string; 
 /**  Its text was cut at the attachment cap (`truncated` of how many characters). */
-truncated_from?: number | null }) & { content?: never; id?: never; images?: never; input?: never; is_error?: never; structured?: never; suspended?: never; tool_use_id?: never } | ({ type: "tool_use"; id: string; name: string; input: Value }) & { content?: never; images?: never; is_error?: never; media_type?: never; structured?: never; suspended?: never; text?: never; tool_use_id?: never; truncated_from?: never } | ({ type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
+truncated_from?: number | null }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; structured?: never; suspended?: never; tool_use_id?: never } | ({ type: "tool_use"; id: string; name: string; input: Value }) & { app?: never; content?: never; images?: never; is_error?: never; media_type?: never; structured?: never; suspended?: never; text?: never; tool_use_id?: never; truncated_from?: never } | ({ type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
 /**
  *  The suspension the call is waiting on (a login, a code), when it stopped for the
  *  person rather than failing: data, so nothing has to read it out of `content`.
@@ -921,7 +946,12 @@ suspended?: string | null;
  */
 structured?: Value | null; 
 /**  Images the tool returned (a browser screenshot): vision models see them. */
-images?: ImageData[] }) & { id?: never; input?: never; media_type?: never; name?: never; text?: never; truncated_from?: never };
+images?: ImageData[]; 
+/**
+ *  The MCP App view the window renders under the result (see `ToolOutput::app`); never
+ *  sent to a model.
+ */
+app?: AppView | null }) & { id?: never; input?: never; media_type?: never; name?: never; text?: never; truncated_from?: never };
 
 /**  What waits for the person now: a window opened later (from the tray) shows these first. */
 export type PendingAsks = {
@@ -1252,6 +1282,8 @@ export type ToolCallView = {
 	structured: Value | null,
 	/**  Image blocks (a screenshot), shown under the text. */
 	images: Content[],
+	/**  The MCP App view shown under the result, when the tool's server offers one. */
+	app: AppView | null,
 	decision: Action | null,
 	score: number | null,
 	duration_ms: number,

@@ -130,6 +130,9 @@ pub enum AgentEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         structured: Option<serde_json::Value>,
         duration_ms: u64,
+        /// See `Part::ToolResult::app`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        app: Option<cowork_contract::AppView>,
     },
     /// Memories recalled for this turn, shown with the person's message.
     Recalled {
@@ -640,6 +643,7 @@ impl Agent {
                 suspended: None,
                 structured: None,
                 images: vec![],
+                app: None,
             }],
         };
         self.conversations
@@ -1063,6 +1067,7 @@ impl Agent {
             .as_ref()
             .map(|o| o.images())
             .unwrap_or_default();
+        let app = outcome.result.as_ref().ok().and_then(|o| o.app.clone());
         let _ = events.send(AgentEvent::ToolCallFinished {
             id: call.id.clone(),
             name: call.name.clone(),
@@ -1073,6 +1078,7 @@ impl Agent {
             images: shown.clone(),
             structured: structured.clone(),
             duration_ms: outcome.duration.as_millis() as u64,
+            app: app.clone(),
         });
         Ok(Part::ToolResult {
             tool_use_id: call.id.clone(),
@@ -1081,6 +1087,7 @@ impl Agent {
             suspended,
             structured,
             images: images_for_model(&shown),
+            app,
         })
     }
 }

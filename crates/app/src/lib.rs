@@ -13,6 +13,7 @@ mod follow;
 pub mod gnome_shortcut;
 pub mod instance;
 pub mod mail_setup;
+pub mod mcp_apps;
 pub mod mcp_serve;
 pub mod notify;
 mod sampling;
@@ -171,6 +172,8 @@ pub struct App {
     credentials: Arc<signin::AccountCredentials>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
+    /// The MCP App views' pages the window shows (see `mcp_apps`).
+    view_pages: mcp_apps::ViewPages,
 }
 
 impl Drop for App {
@@ -596,6 +599,7 @@ impl App {
             schedules,
             credentials,
             toolpack_changes: toolpacks.changes,
+            view_pages: Default::default(),
         })
     }
 

@@ -356,7 +356,7 @@ fn object_schemas(mut schema: Value) -> Value {
 
 /// A call's outcome as MCP returns it: a failure is a result the model reads (`isError`), so a
 /// refusal's reason reaches it, not an opaque protocol error.
-fn mcp_result(result: Result<ToolOutput, cowork_contract::ToolError>) -> CallToolResult {
+pub(crate) fn mcp_result(result: Result<ToolOutput, cowork_contract::ToolError>) -> CallToolResult {
     match result {
         Ok(output) => {
             let mut result =

@@ -46,6 +46,10 @@ pub struct ApprovalRequest {
     /// its name, which the modal names above the fold. None for the person's own assistant.
     #[serde(default)]
     pub asker: Option<String>,
+    /// The toolpack whose interactive view in the chat made the call (an MCP App): its server's
+    /// name, which the modal names above the fold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_of: Option<String>,
     pub tool: String,
     pub title: String,
     /// What the tool says of itself (read-only, destructive, open-world…): shown in the details,

@@ -59,6 +59,20 @@ impl Caller {
         Caller::Mcp(Arc::from(format!("mcp-server:{server}")))
     }
 
+    /// The MCP App view of toolpack `server` in the window (`mcp-app:<server>`): the view is the
+    /// server's code, so what it asks is the server's, never the person's act.
+    pub fn mcp_app(server: &str) -> Caller {
+        Caller::Mcp(Arc::from(format!("mcp-app:{server}")))
+    }
+
+    /// The server whose view calls, for an MCP App view's call.
+    pub fn view_of(&self) -> Option<&str> {
+        match self {
+            Caller::Mcp(label) => label.strip_prefix("mcp-app:"),
+            _ => None,
+        }
+    }
+
     /// The app a recorded caller (`as_str`) names, when it is one (`mcp:<app>`).
     pub fn recorded_app(recorded: &str) -> Option<Caller> {
         recorded.strip_prefix("mcp:").map(Caller::mcp)
@@ -1319,6 +1333,7 @@ impl Scheduler {
             conversation: req.conversation.clone(),
             caller: req.caller.as_str().to_string(),
             asker: req.caller.mcp_client().map(str::to_string),
+            view_of: req.caller.view_of().map(str::to_string),
             tool: tool.to_string(),
             title: spec.title.clone(),
             annotations: spec.annotations,

@@ -138,6 +138,18 @@ impl McpGateway {
         }
     }
 
+    /// What an MCP App view of `server` may reach (None: no such server): the server's own
+    /// tools by their remote names, and whether its sandbox gives it the network — the view gets
+    /// no more than the server that serves it.
+    pub fn view_reach(&self, server: &str) -> Option<ViewReach> {
+        let servers = self.servers.read().unwrap();
+        let server = &servers.get(server)?.server;
+        Some(ViewReach {
+            tools: server.tools().iter().map(|t| t.name.to_string()).collect(),
+            network: server.has_network(),
+        })
+    }
+
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.servers
             .read()
@@ -257,6 +269,13 @@ impl ToolProvider for McpGateway {
         }
         out
     }
+}
+
+/// See [`McpGateway::view_reach`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewReach {
+    pub tools: Vec<String>,
+    pub network: bool,
 }
 
 #[derive(Clone)]

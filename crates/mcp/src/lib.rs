@@ -26,7 +26,7 @@ pub mod sandbox;
 pub mod server;
 pub mod toolpacks;
 
-pub use gateway::{McpGateway, tool_name};
+pub use gateway::{McpGateway, ViewReach, tool_name};
 pub use manifest::Manifest;
 pub use sandbox::{Sandbox, Unconfined};
 pub use server::{

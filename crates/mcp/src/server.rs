@@ -384,6 +384,15 @@ impl McpServer {
         self.inner.status.lock().unwrap().clone()
     }
 
+    /// Whether the server can reach the network: confined with the network granted, or not
+    /// confined at all (sandbox off, no bubblewrap, a remote server).
+    pub fn has_network(&self) -> bool {
+        match &self.inner.spec.sandbox {
+            crate::sandbox::Sandbox::Confined(c) => c.network,
+            crate::sandbox::Sandbox::Unconfined(_) => true,
+        }
+    }
+
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.inner.tools.read().unwrap().clone()
     }

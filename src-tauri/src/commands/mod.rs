@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod approvals;
+pub mod apps;
 pub mod audit;
 pub mod chat;
 pub mod conversations;

@@ -25,6 +25,8 @@ pub struct ToolCallView {
     structured: Option<serde_json::Value>,
     /// Image blocks (a screenshot), shown under the text.
     images: Vec<cowork_contract::Content>,
+    /// The MCP App view shown under the result, when the tool's server offers one.
+    app: Option<cowork_contract::AppView>,
     decision: Option<Action>,
     score: Option<u8>,
     duration_ms: u64,
@@ -66,6 +68,7 @@ pub(crate) fn call_view(outcome: &cowork_core::CallOutcome) -> ToolCallView {
             .as_ref()
             .map(|o| o.images())
             .unwrap_or_default(),
+        app: outcome.result.as_ref().ok().and_then(|o| o.app.clone()),
         decision: outcome.review.as_ref().map(|r| r.decision),
         score: outcome.review.as_ref().map(|r| r.score),
         duration_ms: outcome.duration.as_millis() as u64,

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import type { ImageBlock, Progress } from "../api";
 import { said, t, tookTime, toolTitle } from "../i18n";
 import { webCard } from "../web";
+import { AppFrame, type Views } from "./appview";
 import { SHOWN_IMAGES } from "./attachments";
 import type { ToolCard } from "./items";
 
@@ -52,7 +53,7 @@ function UndoButton({ card, act }: { card: ToolCard; act?: Act }) {
 
 /// A tool call: its name and time, its progress while it runs, its input when opened, and what
 /// it returned (a web card, its text, its images), with Undo when the change can be taken back.
-export function Card({ card, act }: { card: ToolCard; act?: Act }) {
+export function Card({ card, act, views }: { card: ToolCard; act?: Act; views?: Views }) {
   const [open, setOpen] = useState(false);
   return (
     <div class={`tool-card ${card.status}`} data-testid="tool-card" data-tool={card.name} data-status={card.status}>
@@ -77,6 +78,7 @@ export function Card({ card, act }: { card: ToolCard; act?: Act }) {
         </pre>
       )}
       <CardResult card={card} />
+      {card.status === "ok" && card.app && views && <AppFrame card={card} view={card.app} views={views} />}
       <UndoButton card={card} act={act} />
       {card.images
         ?.filter((i): i is ImageBlock => i.type === "image" && SHOWN_IMAGES.includes(i.mime_type))

@@ -1,6 +1,6 @@
 // What the chat shows, as data: the display items of a conversation (messages, tool cards, marks)
 // and how a stored branch becomes them.
-import type { Compaction, Content, Part, Progress, ThreadMessage, TurnUsage } from "../api";
+import type { AppView, Compaction, Content, Part, Progress, ThreadMessage, TurnUsage } from "../api";
 
 export interface ToolCard {
   id: string;
@@ -11,6 +11,8 @@ export interface ToolCard {
   result?: string;
   structured?: unknown;
   images?: Content[];
+  /** The toolpack's interactive view of the result (an MCP App), shown under it. */
+  app?: AppView | null;
   duration_ms?: number;
   progress?: Progress;
   /** How it failed (the scheduler's typed error kind): said in the person's language above the
@@ -32,6 +34,7 @@ export type Outcome = {
   images: Content[];
   duration_ms: number;
   structured?: unknown;
+  app?: AppView | null;
 };
 
 /// The card once its call finished.
@@ -164,6 +167,7 @@ function placeParts(items: Item[], cards: Map<string, ToolCard>, m: ThreadMessag
         c.suspended = p.suspended;
         c.result = p.content;
         c.structured = p.structured;
+        c.app = p.app;
       }
     }
   });

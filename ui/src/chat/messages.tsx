@@ -76,7 +76,7 @@ function ChatItem({
 }: Props & { it: Item; i: number; isLastAnswer: boolean }) {
   switch (it.kind) {
     case "tool":
-      return <Card card={it.card} act={turns.act} />;
+      return <Card card={it.card} act={turns.act} views={turns.views} />;
     case "user":
       return state.editing && state.editing.mid === it.mid ? (
         <EditingMessage editing={state.editing} dispatch={dispatch} saveEdit={turns.saveEdit} />

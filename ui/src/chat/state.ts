@@ -193,8 +193,8 @@ function onAgentEvent(state: ChatState, event: Exclude<AgentEvent, { type: "text
     case "recalled":
       return { ...state, items: [...state.items, { kind: "recalled", memories: event.memories, key: newKey() }] };
     case "tool_call_finished": {
-      const { ok, suspended, result, structured, images, duration_ms } = event;
-      const outcome: Outcome = { ok, suspended, result, structured, images, duration_ms };
+      const { ok, suspended, result, structured, images, duration_ms, app } = event;
+      const outcome: Outcome = { ok, suspended, result, structured, images, duration_ms, app };
       return { ...state, items: mapCard(state.items, event.id, (c) => withOutcome(c, outcome)) };
     }
     default:

@@ -2,6 +2,7 @@
 // again, regenerate an answer, retry a failed turn, switch branches.
 import type { Dispatch } from "preact/hooks";
 import { api, type LocalServer, type Part, type Value } from "../api";
+import type { Views } from "./appview";
 import type { Conversation } from "./conversation";
 import type { ToolCard } from "./items";
 import { parseSlash } from "./slash";
@@ -80,7 +81,15 @@ export function useTurns(
   /** A tool a card's button calls (Undo): its card shows at the end, then what it returned. */
   const act = (name: string, args: Record<string, unknown>) =>
     callPalette(null, { name, args }, current.current, dispatch);
-  return { submit, run, saveEdit, regenerate, retry, switchTo, useLocal, stop, act };
+  const views: Views = {
+    open: (server, resource) => api.openAppView(current.current ?? "palette", server, resource),
+    // A message a view asks to add waits in the composer as the toolpack's words.
+    message: async (server, text) => {
+      const part = await api.appViewMessage(conv.ensureId(), server, text);
+      dispatch({ type: "attach", parts: [part] });
+    },
+  };
+  return { submit, run, saveEdit, regenerate, retry, switchTo, useLocal, stop, act, views };
 }
 
 /// A `/tool` line (with nothing attached) as its call; `null` for a message, `undefined` when
@@ -104,11 +113,17 @@ async function callPalette(
 ) {
   const card: ToolCard = { id: `palette-${Date.now()}`, name: slash.name, input: slash.args, status: "running" };
   dispatch({ type: "paletteCall", text, card });
-  const view = await api
-    .callTool(slash.name, slash.args as Value, conversation ?? "palette", card.id)
-    .catch((e) => ({ ok: false, suspended: null, text: String(e), structured: null, images: [], duration_ms: 0 }));
-  const { ok, suspended, text: result, structured, images, duration_ms } = view;
-  dispatch({ type: "paletteResult", card, outcome: { ok, suspended, result, structured, images, duration_ms } });
+  const view = await api.callTool(slash.name, slash.args as Value, conversation ?? "palette", card.id).catch((e) => ({
+    ok: false,
+    suspended: null,
+    text: String(e),
+    structured: null,
+    images: [],
+    app: null,
+    duration_ms: 0,
+  }));
+  const { ok, suspended, text: result, structured, images, app, duration_ms } = view;
+  dispatch({ type: "paletteResult", card, outcome: { ok, suspended, result, structured, images, app, duration_ms } });
 }
 
 /// The person's message and attachments, sent in this conversation (its id made now for a new

@@ -63,6 +63,10 @@ pub enum Part {
         /// Images the tool returned (a browser screenshot): vision models see them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ImageData>,
+        /// The MCP App view the window renders under the result (see `ToolOutput::app`); never
+        /// sent to a model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        app: Option<cowork_contract::AppView>,
     },
 }
 
@@ -125,6 +129,7 @@ impl Message {
                     suspended,
                     structured,
                     images,
+                    app,
                 } => parts.push(Part::ToolResult {
                     tool_use_id: tool_use_id.clone(),
                     content: if images.is_empty() {
@@ -138,6 +143,7 @@ impl Message {
                     suspended: suspended.clone(),
                     structured: structured.clone(),
                     images: vec![],
+                    app: app.clone(),
                 }),
                 other => parts.push(other.clone()),
             }

@@ -551,6 +551,7 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
             suspended: None,
             structured: None,
             images: vec![],
+            app: None,
         };
         conversations
             .append(

@@ -350,6 +350,19 @@ impl Driver {
         .await
     }
 
+    /// Turns to the frame `element` (None: back to the window's own page), W3C switch to frame.
+    pub async fn switch_to_frame(&self, element: Option<&str>) {
+        let id = element.map(|e| json!({"element-6066-11e4-a52e-4f735466cecf": e}));
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/frame",
+                Some(json!({"id": id.unwrap_or(Value::Null)})),
+            )
+            .await;
+        assert!(v.is_null(), "switch to frame: {v}");
+    }
+
     /// Runs `script` in the page until it calls its last argument (W3C execute/async).
     pub async fn exec_async(&self, script: &str, args: Value) -> Value {
         self.cmd(

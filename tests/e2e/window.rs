@@ -2831,3 +2831,158 @@ async fn a_toolpacks_resource_and_prompt_are_attached_as_the_servers_words() {
     assert_eq!(d.exec("return arguments[0].value", element).await, "");
     assert!(d.find("[data-testid=context-panel]").await.is_none());
 }
+
+/// An MCP App in the chat (the SDK's reference server, `server-basic-vanillajs`): the model's
+/// call of `get-time` shows the server's own page under its card, in a sandboxed frame that
+/// reaches neither the window nor Cowork's commands. The view's own call asks, naming the view,
+/// and runs as `mcp-app:apps`; a message it sends waits in the composer as the toolpack's
+/// words; a link it opens waits for the person.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
+    let home = tempfile::tempdir().unwrap();
+    let pack = home.path().join("pack-apps");
+    std::fs::create_dir_all(&pack).unwrap();
+    // The published package as the pack (its dist is self-contained): its sandbox shows it
+    // nothing outside its folder.
+    let published = cowork_tests::mcp::servers()
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs");
+    std::fs::create_dir_all(pack.join("dist")).unwrap();
+    std::fs::copy(published.join("package.json"), pack.join("package.json")).unwrap();
+    for file in std::fs::read_dir(published.join("dist")).unwrap() {
+        let file = file.unwrap();
+        std::fs::copy(file.path(), pack.join("dist").join(file.file_name())).unwrap();
+    }
+    let manifest = json!({"manifest_version": "0.3", "name": "apps", "version": "2.0.3",
+        "server": {"type": "node", "entry_point": "dist/index.js", "mcp_config": {"command": "node",
+            "args": ["${__dirname}/dist/index.js", "--stdio"]}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}})
+            .to_string(),
+    )
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[("call_1", "mcp__apps__get-time", json!({}))],
+    ));
+    server.push(Turn::text("Here is the time."));
+    let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
+    d.open_view("toolpacks").await;
+    let source = d.wait_for("[data-testid=toolpack-source]").await;
+    d.type_into(&source, &format!("{}\u{E007}", pack.display()))
+        .await;
+    d.click(
+        &d.wait_for("button[data-choice=install]:not([disabled])")
+            .await,
+    )
+    .await;
+    d.wait_for_text("[data-toolpack=apps] [data-testid=server-state]", "running")
+        .await;
+
+    d.open_view("chat").await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
+    d.type_into(&input, "what time is it on the server?").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    // The tool declares no effects: the model's call asks first.
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    let frame = d.wait_for("[data-testid=app-view-frame]").await;
+    let element = json!([{"element-6066-11e4-a52e-4f735466cecf": frame}]);
+    let attributes = d
+        .exec(
+            "return [arguments[0].getAttribute('sandbox'), arguments[0].src]",
+            element.clone(),
+        )
+        .await;
+    assert_eq!(
+        attributes[0], "allow-scripts",
+        "no same-origin: {attributes}"
+    );
+    assert!(
+        attributes[1]
+            .as_str()
+            .unwrap()
+            .starts_with("cowork-view://"),
+        "{attributes}"
+    );
+
+    d.switch_to_frame(Some(&frame)).await;
+    // The page got the call's result from the window (the bridge's tool-result).
+    let shown = d.wait_for("#server-time").await;
+    cowork_tests::wait::until("the view to show the call's time", || async {
+        let text = d.text(&shown).await;
+        if text.contains(':') {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    })
+    .await;
+    // Confined: no origin of its own, so nothing of the window or of Cowork's commands.
+    let reach = d
+        .exec(
+            "let parent; try { parent = String(window.parent.document.title) } catch (e) { parent = 'refused' }
+             return [parent, typeof window.__TAURI_INTERNALS__, String(window.origin)]",
+            json!([]),
+        )
+        .await;
+    assert_eq!(reach, json!(["refused", "undefined", "null"]));
+    d.click(&d.wait_for("#get-time-btn").await).await;
+    d.switch_to_frame(None).await;
+
+    // The view's own call asks, naming the view, in its own conversation (untrusted content
+    // from the start: its server's page).
+    let asker = d.wait_for("[data-testid=approval-asker]").await;
+    assert!(d.text(&asker).await.contains("apps"));
+    let modal = d
+        .text(&d.wait_for("[data-testid=approval-modal]").await)
+        .await;
+    // Never a rule every caller would share.
+    assert!(!modal.contains("Always allow"), "{modal}");
+    d.screenshot(&artifacts().join("mcp-app-view-asks.png"))
+        .await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    cowork_tests::wait::until("the view's call to be audited as the view's", || async {
+        let audit = rusqlite::Connection::open(home.path().join("cowork.db")).map_err(|e| e.to_string())?;
+        let callers: Vec<String> = audit
+            .prepare("SELECT caller FROM audit_log WHERE tool = 'mcp__apps__get-time' AND phase = 'final'")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| e.to_string())?;
+        if callers.contains(&"mcp-app:apps".to_string()) { Ok(()) } else { Err(format!("{callers:?}")) }
+    })
+    .await;
+
+    // A message the view sends waits in the composer as the toolpack's words.
+    d.switch_to_frame(Some(&frame)).await;
+    d.fill("#message-text", "from the view").await;
+    d.click(&d.wait_for("#send-message-btn").await).await;
+    d.fill("#link-url", "https://example.com/").await;
+    let open = d.wait_for("#open-link-btn").await;
+    let element = json!([{"element-6066-11e4-a52e-4f735466cecf": open}]);
+    d.exec(
+        "arguments[0].scrollIntoView(); arguments[0].click()",
+        element,
+    )
+    .await;
+    d.switch_to_frame(None).await;
+    d.wait_for_text(
+        "[data-testid=pending-attachments]",
+        "apps: a message from its view",
+    )
+    .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
+    let element = json!([{"element-6066-11e4-a52e-4f735466cecf": input}]);
+    assert_eq!(d.exec("return arguments[0].value", element).await, "");
+    // A link waits for the person (cancelled here: nothing opens).
+    let link = d
+        .text(&d.wait_for("[data-testid=app-view-link]").await)
+        .await;
+    assert!(link.contains("https://example.com/"), "{link}");
+    d.screenshot(&artifacts().join("mcp-app-view.png")).await;
+    d.click(&d.wait_for("[data-testid=app-view-link-cancel]").await)
+        .await;
+    assert!(d.find("[data-testid=app-view-link]").await.is_none());
+}

@@ -79,6 +79,9 @@ export function AppFrame({ card, view, views }: { card: ToolCard; view: AppView;
 
 /// The view asked to open an address: it opens in the browser only when the person says so.
 function OpenLink({ server, pending, done }: { server: string; pending: Pending; done: () => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  // Under a tall view the question could sit below the fold: it is brought into sight.
+  useEffect(() => box.current?.scrollIntoView({ block: "nearest" }), []);
   const answer = (open: boolean) => {
     const opened = open
       ? api.openLink(pending.url).then(
@@ -90,7 +93,13 @@ function OpenLink({ server, pending, done }: { server: string; pending: Pending;
     done();
   };
   return (
-    <div class="app-view-link" role="alertdialog" aria-label={t("appViewLinkTitle")} data-testid="app-view-link">
+    <div
+      ref={box}
+      class="app-view-link"
+      role="alertdialog"
+      aria-label={t("appViewLinkTitle")}
+      data-testid="app-view-link"
+    >
       <p>{fill("appViewLink", { server })}</p>
       <code class="app-view-url">{pending.url}</code>
       <div class="row">

@@ -226,6 +226,7 @@ async fn attachments_and_tool_images_reach_the_model_in_both_wire_formats() {
                 media_type: "text/markdown".into(),
                 text: "# Notes\nbuy milk".into(),
                 truncated_from: None,
+                untrusted_from: None,
             },
         ];
         let (result, _) = run(|tx| async move {
@@ -864,6 +865,7 @@ async fn a_picked_file_is_read_through_the_gate_and_bad_ones_say_what_fits() {
             media_type,
             text,
             truncated_from,
+            ..
         } => {
             assert_eq!(
                 (name.as_str(), media_type.as_str()),

@@ -1543,4 +1543,48 @@ async fn an_mcp_apps_tool_result_names_its_view_and_the_view_is_its_servers_html
     let content = &view.structured.unwrap()["contents"][0];
     assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
     assert!(content["text"].as_str().unwrap().contains("<html"));
+
+    // The window's side (`mcp_apps`): only a view a current tool declares is read; the page is
+    // kept for its frame with a CSP of its own (no network: the pack's sandbox has none).
+    use cowork_app::mcp_apps::ViewError;
+    let app = &env.app;
+    assert!(matches!(
+        app.open_app_view("c", "apps", "ui://get-time/other.html")
+            .await,
+        Err(ViewError::NotDeclared { .. })
+    ));
+    assert!(matches!(
+        app.open_app_view("c", "nowhere", "ui://get-time/mcp-app.html")
+            .await,
+        Err(ViewError::NoServer(_))
+    ));
+    let token = app
+        .open_app_view("c", "apps", "ui://get-time/mcp-app.html")
+        .await
+        .unwrap();
+    let page = app.app_view_page(&token).unwrap();
+    assert!(page.html.contains("<html") && page.csp.contains("connect-src 'none'"));
+    assert!(app.app_view_page("guessed").is_none());
+    // Its calls: its own server's tools only, as the view, in the view's own conversation.
+    let refused = app
+        .call_from_view("apps", "mcp__apps__get-time", json!({}))
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let answered = app.call_from_view("apps", "get-time", json!({})).await;
+    assert!(
+        answered["structuredContent"]["time"].is_string(),
+        "{answered}"
+    );
+    let callers: Vec<String> = env
+        .audit_of("mcp__apps__get-time")
+        .into_iter()
+        .map(|e| e.record.caller)
+        .collect();
+    assert!(callers.contains(&"mcp-app:apps".into()), "{callers:?}");
+    // Its message is the server's words: sent anywhere, it taints there.
+    let part = app.message_from_view("apps", "hello");
+    assert!(matches!(
+        part,
+        cowork_agent::Part::File { untrusted_from: Some(ref s), .. } if s.contains("apps")
+    ));
 }

@@ -2868,6 +2868,7 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
         &[("call_1", "mcp__apps__get-time", json!({}))],
     ));
     server.push(Turn::text("Here is the time."));
+    server.push(Turn::text("Noted."));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
     d.open_view("toolpacks").await;
     let source = d.wait_for("[data-testid=toolpack-source]").await;
@@ -2887,6 +2888,9 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
     d.click(&d.wait_for("[data-testid=send]").await).await;
     // The tool declares no effects: the model's call asks first.
     d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    // The page is read when the person asks to see it (their click, on record).
+    d.click(&d.wait_for("[data-testid=app-view-show]").await)
         .await;
     let frame = d.wait_for("[data-testid=app-view-frame]").await;
     let element = json!([{"element-6066-11e4-a52e-4f735466cecf": frame}]);
@@ -2929,6 +2933,17 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
         )
         .await;
     assert_eq!(reach, json!(["refused", "undefined", "null"]));
+    // Its server has no network, so neither has its page: the CSP refuses a fetch.
+    let fetched = d
+        .exec_async(
+            "const done = arguments[arguments.length - 1];
+             let refused = false;
+             document.addEventListener('securitypolicyviolation', () => { refused = true });
+             fetch('http://127.0.0.1:9/').then(() => done('fetched'), () => setTimeout(() => done(refused ? 'refused by its CSP' : 'failed'), 100));",
+            json!([]),
+        )
+        .await;
+    assert_eq!(fetched, "refused by its CSP");
     d.click(&d.wait_for("#get-time-btn").await).await;
     d.switch_to_frame(None).await;
 
@@ -2985,4 +3000,30 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
     d.click(&d.wait_for("[data-testid=app-view-link-cancel]").await)
         .await;
     assert!(d.find("[data-testid=app-view-link]").await.is_none());
+
+    // Sent from another conversation, the view's words taint that one (not only where the
+    // view was).
+    d.click(&d.wait_for("[data-testid=new-chat]").await).await;
+    d.wait_for_text(
+        "[data-testid=pending-attachments]",
+        "apps: a message from its view",
+    )
+    .await;
+    let input = d.wait_for("[data-testid=chat-input]").await;
+    d.type_into(&input, "what do you make of this?").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    cowork_tests::wait::until("the new conversation to be tainted by the view", || async {
+        let db =
+            rusqlite::Connection::open(home.path().join("cowork.db")).map_err(|e| e.to_string())?;
+        let tainted: Vec<String> = db
+            .prepare("SELECT tainted_by FROM conversation_state WHERE tainted_by IS NOT NULL")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| e.to_string())?;
+        if tainted.iter().any(|t| t == "the view of the toolpack apps") {
+            Ok(())
+        } else {
+            Err(format!("{tainted:?}"))
+        }
+    })
+    .await;
 }

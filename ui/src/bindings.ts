@@ -43,7 +43,10 @@ export const commands = {
 	/**  The person's answer to an MCP server's form. */
 	answerElicitation: (id: string, answer: ElicitationAnswer) => __TAURI_INVOKE<null>("answer_elicitation", { id, answer }),
 	pendingAsks: () => __TAURI_INVOKE<PendingAsks>("pending_asks"),
-	/**  Reads the view's page from its server and returns the address the frame loads. */
+	/**
+	 *  Reads the view's page from its server (the person asked to see it) and returns the address
+	 *  the frame loads.
+	 */
 	openAppView: (conversation: string, server: string, resource: string) => __TAURI_INVOKE<string>("open_app_view", { conversation, server, resource }),
 	/**
 	 *  A tool call the view makes: its server's tools only, reviewed with the view as the caller.
@@ -54,7 +57,7 @@ export const commands = {
 	 *  A message the view asks to add: the attachment the composer holds for the person to send
 	 *  or drop (the server's words, never theirs).
 	 */
-	appViewMessage: (conversation: string, server: string, text: string) => __TAURI_INVOKE<Part>("app_view_message", { conversation, server, text }),
+	appViewMessage: (server: string, text: string) => __TAURI_INVOKE<Part>("app_view_message", { server, text }),
 	auditList: (filter: AuditFilter) => __TAURI_INVOKE<AuditEntry[]>("audit_list", { filter }),
 	auditVerify: () => __TAURI_INVOKE<VerifyReport>("audit_verify"),
 	/**  Starts a turn; returns the conversation id at once. Progress arrives as events. */
@@ -924,7 +927,7 @@ export type OutboxRow = {
 };
 
 /**  Provider-neutral message content. */
-export type Part = ({ type: "text"; text: string }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; media_type?: never; name?: never; structured?: never; suspended?: never; tool_use_id?: never; truncated_from?: never } | 
+export type Part = ({ type: "text"; text: string }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; media_type?: never; name?: never; structured?: never; suspended?: never; tool_use_id?: never; truncated_from?: never; untrusted_from?: never } | 
 /**  An image the person attached or pasted; vision models see it, others get a note. */
 {
 	type: "image",
@@ -934,7 +937,12 @@ export type Part = ({ type: "text"; text: string }) & { app?: never; content?: n
 /**  A file the person attached, as the text the model reads (a PDF's or .docx's text). */
 ({ type: "file"; name: string; media_type: string; text: string; 
 /**  Its text was cut at the attachment cap (`truncated` of how many characters). */
-truncated_from?: number | null }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; structured?: never; suspended?: never; tool_use_id?: never } | ({ type: "tool_use"; id: string; name: string; input: Value }) & { app?: never; content?: never; images?: never; is_error?: never; media_type?: never; structured?: never; suspended?: never; text?: never; tool_use_id?: never; truncated_from?: never } | ({ type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
+truncated_from?: number | null; 
+/**
+ *  Who wrote it, when that is not the person (a toolpack's resource, prompt or view):
+ *  sending it taints the conversation it is sent in, wherever it was attached.
+ */
+untrusted_from?: string | null }) & { app?: never; content?: never; id?: never; images?: never; input?: never; is_error?: never; structured?: never; suspended?: never; tool_use_id?: never } | ({ type: "tool_use"; id: string; name: string; input: Value }) & { app?: never; content?: never; images?: never; is_error?: never; media_type?: never; structured?: never; suspended?: never; text?: never; tool_use_id?: never; truncated_from?: never; untrusted_from?: never } | ({ type: "tool_result"; tool_use_id: string; content: string; is_error: boolean; 
 /**
  *  The suspension the call is waiting on (a login, a code), when it stopped for the
  *  person rather than failing: data, so nothing has to read it out of `content`.
@@ -951,7 +959,7 @@ images?: ImageData[];
  *  The MCP App view the window renders under the result (see `ToolOutput::app`); never
  *  sent to a model.
  */
-app?: AppView | null }) & { id?: never; input?: never; media_type?: never; name?: never; text?: never; truncated_from?: never };
+app?: AppView | null }) & { id?: never; input?: never; media_type?: never; name?: never; text?: never; truncated_from?: never; untrusted_from?: never };
 
 /**  What waits for the person now: a window opened later (from the tray) shows these first. */
 export type PendingAsks = {

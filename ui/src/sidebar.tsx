@@ -80,7 +80,7 @@ export function Sidebar({
 }) {
   return (
     <aside class="sidebar">
-      <button type="button" class="primary" onClick={() => open(null)} title="Ctrl+N">
+      <button type="button" class="primary" data-testid="new-chat" onClick={() => open(null)} title="Ctrl+N">
         + {t("newChat")}
       </button>
       <input

@@ -475,13 +475,24 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
-        // The person's own words steer calls as theirs (provenance); attachments are content.
+        // The person's own words steer calls as theirs (provenance); attachments are content,
+        // and one a server wrote taints the conversation it is sent in.
+        let policy = self.scheduler.policy();
         for part in &parts {
-            if let Part::Text { text } = part
-                && let Err(e) = self.scheduler.policy().person_said(conversation, text)
-            {
-                // Not recorded: values from it ask as untrusted ones would — the safe side.
-                tracing::warn!("recording the person's words for provenance: {e}");
+            match part {
+                Part::Text { text } => {
+                    if let Err(e) = policy.person_said(conversation, text) {
+                        // Not recorded: values from it ask as untrusted ones would — the safe side.
+                        tracing::warn!("recording the person's words for provenance: {e}");
+                    }
+                }
+                Part::File {
+                    untrusted_from: Some(source),
+                    ..
+                } => policy
+                    .mark_tainted(conversation, source)
+                    .map_err(|e| AgentError::Store(e.to_string()))?,
+                _ => {}
             }
         }
         self.conversations

@@ -32,6 +32,7 @@ fn part_of(a: Attachment) -> Part {
             media_type: a.media_type,
             text: a.text.unwrap_or_default(),
             truncated_from: a.truncated_from,
+            untrusted_from: None,
         },
     }
 }
@@ -102,6 +103,7 @@ pub async fn attach_file(
                 media_type,
                 text: structured["text"].as_str().unwrap_or_default().to_string(),
                 truncated_from: structured["truncated_from"].as_u64(),
+                untrusted_from: None,
             },
         },
     )
@@ -148,6 +150,7 @@ pub async fn attach_resource(
             .to_string(),
         text: text.chars().take(cap).collect(),
         truncated_from: (total > cap).then_some(total as u64),
+        untrusted_from: Some(format!("the toolpack {server}'s resource {uri}")),
     })
 }
 

@@ -1,16 +1,16 @@
 //! MCP Apps in the window: a tool result that names its server's `ui://` view is rendered under
 //! the call, in a frame with no origin of its own (sandboxed, no same-origin) and a CSP of its
 //! own. Everything the view asks of Cowork passes here:
-//! - its page is read from its own server (`mcp_read_resource`) as the window showing the
-//!   person's conversation: the address is the server's own declaration and goes back to that
-//!   server, so the read carries nothing of the conversation's (a call of the view's would ask
-//!   each time, its conversation holding untrusted content from the start);
-//! - its tool calls reach its server's tools only, each a `Scheduler::call` with caller
+//! - its page is read from its own server (`mcp_read_resource`) when the person asks to see
+//!   it (their click: `Caller::Person`), and only a view a current tool of that server declares
+//!   (an old conversation's record cannot make a same-named newer pack read and be told what
+//!   was sent to the old one);
+//! - its tool calls reach its server's tools only, one at a time, each a `Scheduler::call` with caller
 //!   `mcp-app:<server>` in the view's own conversation, which holds untrusted content from the
 //!   start: the view is the server's code, so a click inside it is not, as far as Cowork can
 //!   tell, the person's act (the view could click for itself);
 //! - a message it asks to add reaches the composer as the server's words (an attachment the
-//!   person may send or drop, tainting the conversation), never as the person's;
+//!   person may send or drop, which taints the conversation it is sent in), never as theirs;
 //! - its page may reach the network only when its server's sandbox has the network, and then
 //!   only the origins its resource names.
 
@@ -18,8 +18,8 @@ use crate::App;
 use cowork_agent::Part;
 use cowork_core::{CallRequest, Caller};
 use serde_json::{Value, json};
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
 
 /// A view's page as the frame loads it: its HTML and the CSP it is served with.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +37,10 @@ pub enum ViewError {
     NoServer(String),
     #[error("{server}'s view asked for {tool}, which is not a tool of {server}")]
     NotItsTool { server: String, tool: String },
+    #[error("no tool of {server} offers the view {resource} now (was the toolpack replaced?)")]
+    NotDeclared { server: String, resource: String },
+    #[error("the view of {0} already has a call running: one at a time")]
+    Busy(String),
     #[error("{0} holds no HTML page (text/html)")]
     NotHtml(String),
     #[error("{uri} is {size} bytes; a view's page is at most {VIEW_MAX} bytes")]
@@ -50,9 +54,25 @@ pub const VIEW_MAX: usize = 4 << 20;
 /// How many pages are kept for frames that are shown (a frame may reload its page).
 const PAGES_KEPT: usize = 32;
 
-/// The pages of views shown in the window, by token (oldest first).
+/// The pages of views shown in the window, by token (oldest first), and the servers whose view
+/// has a call running.
 #[derive(Default)]
-pub struct ViewPages(std::sync::Mutex<VecDeque<(String, Arc<ViewPage>)>>);
+pub struct ViewPages {
+    pages: Mutex<VecDeque<(String, Arc<ViewPage>)>>,
+    calling: Arc<Mutex<HashSet<String>>>,
+}
+
+/// A view's call running: its server is free again once it ends, however it ends.
+struct Calling {
+    calling: Arc<Mutex<HashSet<String>>>,
+    server: String,
+}
+
+impl Drop for Calling {
+    fn drop(&mut self) {
+        self.calling.lock().unwrap().remove(&self.server);
+    }
+}
 
 /// The conversation a view's calls belong to: its grants and its taint.
 pub fn conversation_of(server: &str) -> String {
@@ -75,13 +95,19 @@ impl App {
             .gateway
             .view_reach(server)
             .ok_or_else(|| ViewError::NoServer(server.to_string()))?;
+        if !reach.views.iter().any(|v| v == resource) {
+            return Err(ViewError::NotDeclared {
+                server: server.to_string(),
+                resource: resource.to_string(),
+            });
+        }
         let args = json!({"server": server, "uri": resource});
         let request = CallRequest::new("mcp_read_resource", args, Caller::Person, conversation);
         let read = self.scheduler.call(request).await.result;
         let read = read.map_err(|e| ViewError::Read(e.to_string()))?;
         let page = page_of(resource, read.structured.as_ref(), reach.network)?;
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let mut pages = self.view_pages.0.lock().unwrap();
+        let mut pages = self.view_pages.pages.lock().unwrap();
         if pages.len() == PAGES_KEPT {
             pages.pop_front();
         }
@@ -91,7 +117,7 @@ impl App {
 
     /// The page a frame's address names.
     pub fn app_view_page(&self, token: &str) -> Option<Arc<ViewPage>> {
-        let pages = self.view_pages.0.lock().unwrap();
+        let pages = self.view_pages.pages.lock().unwrap();
         pages
             .iter()
             .find(|(t, _)| t == token)
@@ -100,8 +126,19 @@ impl App {
 
     /// A tool call the view of `server` makes (MCP `tools/call`), answered as MCP's
     /// `CallToolResult`: a refusal or failure is a result with `isError`, its reason in words.
+    /// One at a time per view: a view cannot queue asks faster than the person answers them.
     pub async fn call_from_view(&self, server: &str, tool: &str, arguments: Value) -> Value {
+        let calling = &self.view_pages.calling;
+        let _calling = calling
+            .lock()
+            .unwrap()
+            .insert(server.to_string())
+            .then(|| Calling {
+                calling: calling.clone(),
+                server: server.to_string(),
+            });
         let outcome = match self.gateway.view_reach(server) {
+            _ if _calling.is_none() => Err(ViewError::Busy(server.to_string())),
             None => Err(ViewError::NoServer(server.to_string())),
             Some(reach) if !reach.tools.iter().any(|t| t == tool) => Err(ViewError::NotItsTool {
                 server: server.to_string(),
@@ -116,28 +153,19 @@ impl App {
         serde_json::to_value(crate::mcp_serve::mcp_result(result)).unwrap_or_default()
     }
 
-    /// A message the view of `server` asks to add to `conversation` (MCP Apps' `ui/message`):
-    /// an attachment named by its server, which the person may send or drop. Attaching it
-    /// taints the conversation, as anything a server wrote does.
-    pub fn message_from_view(
-        &self,
-        conversation: &str,
-        server: &str,
-        text: &str,
-    ) -> Result<Part, ViewError> {
-        let source = format!("the view of the toolpack {server}");
-        self.scheduler
-            .policy()
-            .mark_tainted(conversation, &source)
-            .map_err(|e| ViewError::Read(e.to_string()))?;
+    /// A message the view of `server` asks to add (MCP Apps' `ui/message`): an attachment named
+    /// by its server, which the person may send or drop; sent, it taints the conversation it is
+    /// sent in, as anything a server wrote does.
+    pub fn message_from_view(&self, server: &str, text: &str) -> Part {
         let cap = cowork_files::attach::ATTACH_TEXT_MAX;
         let total = text.chars().count();
-        Ok(Part::File {
+        Part::File {
             name: format!("{server}: a message from its view"),
             media_type: "text/plain".into(),
             text: text.chars().take(cap).collect(),
             truncated_from: (total > cap).then_some(total as u64),
-        })
+            untrusted_from: Some(format!("the view of the toolpack {server}")),
+        }
     }
 
     /// One call of the view of `server`, in its own conversation (untrusted from the start).
@@ -167,18 +195,28 @@ impl App {
 /// The page in a resource read's answer: its first HTML content, served with the CSP its
 /// `_meta.ui.csp` asks for within what the server may reach.
 fn page_of(uri: &str, read: Option<&Value>, network: bool) -> Result<ViewPage, ViewError> {
-    let contents = read
-        .and_then(|r| r["contents"].as_array())
-        .cloned()
-        .unwrap_or_default();
+    let contents = read.and_then(|r| r["contents"].as_array());
     let html = contents
-        .iter()
+        .into_iter()
+        .flatten()
         .find(|c| {
             c["mimeType"]
                 .as_str()
                 .is_some_and(|m| m.to_ascii_lowercase().starts_with("text/html"))
         })
         .ok_or_else(|| ViewError::NotHtml(uri.to_string()))?;
+    // Sized before anything is copied or decoded.
+    let size = html["text"]
+        .as_str()
+        .map(str::len)
+        .or_else(|| html["blob"].as_str().map(|b| b.len() / 4 * 3))
+        .unwrap_or_default();
+    if size > VIEW_MAX {
+        return Err(ViewError::TooLarge {
+            uri: uri.to_string(),
+            size,
+        });
+    }
     let text = match (html["text"].as_str(), html["blob"].as_str()) {
         (Some(text), _) => text.to_string(),
         (None, Some(blob)) => {
@@ -190,12 +228,6 @@ fn page_of(uri: &str, read: Option<&Value>, network: bool) -> Result<ViewPage, V
         }
         _ => return Err(ViewError::NotHtml(uri.to_string())),
     };
-    if text.len() > VIEW_MAX {
-        return Err(ViewError::TooLarge {
-            uri: uri.to_string(),
-            size: text.len(),
-        });
-    }
     Ok(ViewPage {
         html: text,
         csp: csp(&html["_meta"]["ui"]["csp"], network),

@@ -402,21 +402,23 @@ impl App {
         }
         // A remote server's sign-in goes with it.
         let _ = self.oauth_store(&self.server_of(name)).forget();
-        self.forget_sampling_grants(&self.server_of(name));
+        self.forget_grants_of(&self.server_of(name));
         self.toolpacks.remove(name)
     }
 
-    /// The person's "for this toolpack" answers to its server's sampling asks go with the pack,
-    /// so another pack installed later under the same name does not inherit them.
-    fn forget_sampling_grants(&self, server: &str) {
+    /// The person's "for this toolpack" answers to its server's sampling asks, and "for this
+    /// view" answers to its view's calls, go with the pack, so another pack installed later
+    /// under the same name does not inherit them.
+    fn forget_grants_of(&self, server: &str) {
         let policy = self.scheduler.policy();
-        let caller = cowork_core::Caller::mcp_server(server);
-        let conversation = Some(caller.as_str());
+        let sampling = cowork_core::Caller::mcp_server(server);
+        let view = crate::mcp_apps::conversation_of(server);
         for grant in policy.grants().unwrap_or_default() {
-            if grant.conversation.as_deref() == conversation
+            let conversation = grant.conversation.as_deref();
+            if (conversation == Some(sampling.as_str()) || conversation == Some(view.as_str()))
                 && let Err(e) = policy.remove_rule(&grant.rule, conversation)
             {
-                tracing::warn!("forgetting {server}'s sampling grant {}: {e}", grant.rule);
+                tracing::warn!("forgetting {server}'s grant {}: {e}", grant.rule);
             }
         }
     }

@@ -144,8 +144,14 @@ impl McpGateway {
     pub fn view_reach(&self, server: &str) -> Option<ViewReach> {
         let servers = self.servers.read().unwrap();
         let server = &servers.get(server)?.server;
+        let tools = server.tools();
         Some(ViewReach {
-            tools: server.tools().iter().map(|t| t.name.to_string()).collect(),
+            views: tools
+                .iter()
+                .filter_map(|t| app_of(server.name(), t))
+                .map(|v| v.resource)
+                .collect(),
+            tools: tools.iter().map(|t| t.name.to_string()).collect(),
             network: server.has_network(),
         })
     }
@@ -275,6 +281,8 @@ impl ToolProvider for McpGateway {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewReach {
     pub tools: Vec<String>,
+    /// The `ui://` views its tools declare now.
+    pub views: Vec<String>,
     pub network: bool,
 }
 

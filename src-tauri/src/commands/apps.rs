@@ -6,7 +6,8 @@ use super::Res;
 use crate::Shell;
 use tauri::State;
 
-/// Reads the view's page from its server and returns the address the frame loads.
+/// Reads the view's page from its server (the person asked to see it) and returns the address
+/// the frame loads.
 #[tauri::command]
 #[specta::specta]
 pub async fn open_app_view(
@@ -42,14 +43,10 @@ pub async fn call_app_tool(
 #[specta::specta]
 pub fn app_view_message(
     shell: State<'_, Shell>,
-    conversation: String,
     server: String,
     text: String,
-) -> Res<cowork_agent::Part> {
-    shell
-        .app
-        .message_from_view(&conversation, &server, &text)
-        .map_err(|e| e.to_string())
+) -> cowork_agent::Part {
+    shell.app.message_from_view(&server, &text)
 }
 
 /// The scheme the views' pages are served on: an origin of its own, which the window's CSP

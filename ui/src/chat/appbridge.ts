@@ -17,6 +17,9 @@ export interface ViewHost {
   locale: string;
 }
 
+/// An attachment's text cap (the shell's `ATTACH_TEXT_MAX`).
+const MESSAGE_MAX = 200_000;
+
 export async function connectView(frame: Window, host: ViewHost): Promise<AppBridge> {
   const bridge = new AppBridge(
     null,
@@ -32,7 +35,8 @@ export async function connectView(frame: Window, host: ViewHost): Promise<AppBri
       .filter(Boolean)
       .join("\n");
     if (!text) return { isError: true };
-    await host.message(text);
+    // The composer's cap: more would be cut there anyway, after crossing to the shell whole.
+    await host.message(text.slice(0, MESSAGE_MAX));
     return {};
   };
   bridge.onopenlink = async ({ url }) => ((await host.openLink(url)) ? {} : { isError: true });

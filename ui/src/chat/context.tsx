@@ -41,7 +41,14 @@ function promptPart(p: Prompt, view: ToolCallView): Part {
     .map((m) => m.content?.text ?? "")
     .filter(Boolean)
     .join("\n\n");
-  return { type: "file", name: `${p.server}: prompt ${p.name}`, media_type: "text/plain", text, truncated_from: null };
+  return {
+    type: "file",
+    name: `${p.server}: prompt ${p.name}`,
+    media_type: "text/plain",
+    text,
+    truncated_from: null,
+    untrusted_from: `the toolpack ${p.server}'s prompt ${p.name}`,
+  };
 }
 
 /// The panel's place under the conversation, opened and closed from the composer.

@@ -85,7 +85,7 @@ export function useTurns(
     open: (server, resource) => api.openAppView(current.current ?? "palette", server, resource),
     // A message a view asks to add waits in the composer as the toolpack's words.
     message: async (server, text) => {
-      const part = await api.appViewMessage(conv.ensureId(), server, text);
+      const part = await api.appViewMessage(server, text);
       dispatch({ type: "attach", parts: [part] });
     },
   };

@@ -1588,3 +1588,76 @@ async fn an_mcp_apps_tool_result_names_its_view_and_the_view_is_its_servers_html
         cowork_agent::Part::File { untrusted_from: Some(ref s), .. } if s.contains("apps")
     ));
 }
+
+/// MCP Tasks (SEP-2663): a server that runs its tool as a task (the Rust SDK's own task
+/// runtime, `tests/bin/tasks_server.rs`) is followed to the task's end: its status messages are
+/// the call's progress and its result is the call's. A call stopped meanwhile cancels the task
+/// on the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_the_server_runs_as_a_task_is_followed_to_its_end_and_cancelled_with_the_call()
+{
+    let env = open(None);
+    let pack = env.dir.path().join("pack-tasks");
+    std::fs::create_dir_all(&pack).unwrap();
+    // The binary in the pack, as an install leaves it: its sandbox shows it nothing else.
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_tasks-server"),
+        pack.join("tasks-server"),
+    )
+    .unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
+        "server": {"type": "binary", "entry_point": "tasks-server",
+            "mcp_config": {"command": "${__dirname}/tasks-server"}},
+        "_meta": {"app.cowork": {"effects": {"report": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    env.install(&pack, BTreeMap::new()).await;
+    env.settle().await;
+
+    let scheduler = env.app.scheduler();
+    let mut events = scheduler.subscribe();
+    let done = env
+        .call("mcp__tasks__report", json!({"seconds": 0.6}))
+        .await;
+    assert_eq!(
+        done.result.expect("the task's result").text_content(),
+        "the report, written"
+    );
+    let mut said = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let ToolEvent::Progress { call_id, progress } = event
+            && call_id == done.call_id
+        {
+            said.extend(progress.message);
+        }
+    }
+    // "writing" is seen when a poll lands in its half (every 100 ms of 500 ms); a busy machine
+    // may miss it, never reorder or invent one.
+    assert!(
+        said == ["gathering"] || said == ["gathering", "writing"],
+        "{said:?}"
+    );
+
+    let req = CallRequest::new(
+        "mcp__tasks__report",
+        json!({"seconds": 30}),
+        Caller::Cli,
+        "mcp-test",
+    );
+    let cancel = req.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    });
+    let stopped = scheduler.call(req).await;
+    assert!(stopped.result.is_err());
+    let log = env.status("tasks").log_file;
+    cowork_tests::wait::until_true("the server to hear the task cancelled", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("cancelled") {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    })
+    .await;
+}

@@ -74,6 +74,12 @@ pub struct ChainProgress(pub cowork_app::chains::ChainEvent);
 #[tauri_specta(event_name = "toolpacks-changed")]
 pub struct ToolpacksChanged;
 
+/// A resource the person attached changed on its server: the composer reads it again.
+#[derive(Clone, Serialize, specta::Type, Event)]
+#[serde(transparent)]
+#[tauri_specta(event_name = "resource-updated")]
+pub struct ResourceChanged(pub cowork_app::ResourceUpdated);
+
 /// The vault's indexing moved on: read its status again.
 #[derive(Clone, Serialize, specta::Type, Event)]
 #[tauri_specta(event_name = "vault-changed")]
@@ -135,6 +141,7 @@ events![
     ToolCallEvent,
     ChainProgress,
     ToolpacksChanged,
+    ResourceChanged,
     VaultChanged,
     MicStateChanged,
     DesktopStatus,

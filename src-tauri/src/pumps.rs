@@ -4,8 +4,8 @@
 //! window (or the tray) lives.
 
 use crate::events::{
-    ApprovalRequested, ChainProgress, ElicitationRequested, MicStateChanged, Pushed, ToolCallEvent,
-    ToolpacksChanged, VaultChanged, push,
+    ApprovalRequested, ChainProgress, ElicitationRequested, MicStateChanged, Pushed,
+    ResourceChanged, ToolCallEvent, ToolpacksChanged, VaultChanged, push,
 };
 use crate::shell::Waiting;
 use crate::{Asks, Shell, desktop};
@@ -20,6 +20,7 @@ pub fn start<R: Runtime>(handle: &AppHandle<R>, asks: Asks) {
     start_workers(handle);
     push_tool_events(handle);
     push_chain_events(handle);
+    push_resource_updates(handle);
     push_state_changes(handle);
     remind_and_resume(handle);
 }
@@ -130,6 +131,17 @@ fn push_chain_events<R: Runtime>(handle: &AppHandle<R>) {
     spawn(async move {
         while let Some(event) = next(&mut events).await {
             push(&handle, ChainProgress(event));
+        }
+    });
+}
+
+/// Resources the person attached that changed on their server: the composer's attachment.
+fn push_resource_updates<R: Runtime>(handle: &AppHandle<R>) {
+    let handle = handle.clone();
+    let mut updates = handle.state::<Shell>().app.resource_updates();
+    spawn(async move {
+        while let Some(update) = next(&mut updates).await {
+            push(&handle, ResourceChanged(update));
         }
     });
 }

@@ -2782,6 +2782,14 @@ async fn the_catalog_installs_through_the_review_and_packs_are_managed_in_the_wi
 async fn a_toolpacks_resource_and_prompt_are_attached_as_the_servers_words() {
     let home = tempfile::tempdir().unwrap();
     let pack = cowork_tests::mcp::probe_pack(home.path(), "probe", &[], json!({}));
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}})
+            .to_string(),
+    )
+    .unwrap();
+    server.push(Turn::text("Read."));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
     d.open_view("toolpacks").await;
     let source = d.wait_for("[data-testid=toolpack-source]").await;
@@ -2830,6 +2838,51 @@ async fn a_toolpacks_resource_and_prompt_are_attached_as_the_servers_words() {
     let element = json!([{"element-6066-11e4-a52e-4f735466cecf": input}]);
     assert_eq!(d.exec("return arguments[0].value", element).await, "");
     assert!(d.find("[data-testid=context-panel]").await.is_none());
+
+    // The readme changes on its server before the message is sent: Cowork subscribed when it
+    // was attached, so the attachment is read again and what is sent is the new text. (The
+    // change is made through the window's own command, as another panel would.)
+    d.exec_async(
+        "const done = arguments[arguments.length - 1];
+         window.__TAURI_INTERNALS__.invoke('call_tool', {name: 'mcp__probe__touch_readme',
+           args: {text: 'The readme, changed.'}, conversation: 'elsewhere', card: null})
+           .then(() => done('ok'), (e) => done(String(e)));",
+        json!([]),
+    )
+    .await;
+    // The chip's tooltip shows the start of what will be sent.
+    let chip = "[data-testid=pending-attachments] [title^='probe: probe://readme']";
+    cowork_tests::wait::until("the attachment to be read again", || async {
+        let title = d
+            .exec(
+                "return document.querySelector(arguments[0])?.title ?? ''",
+                json!([chip]),
+            )
+            .await;
+        let title = title.as_str().unwrap_or_default().to_string();
+        if title.contains("The readme, changed.") {
+            Ok(())
+        } else {
+            Err(title)
+        }
+    })
+    .await;
+    d.type_into(&input, "summarize it").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    cowork_tests::wait::until(
+        "the model to be asked with the readme's new text",
+        || async {
+            let sent = server
+                .requests()
+                .last()
+                .map(|(_, _, body)| body.to_string());
+            match sent {
+                Some(body) if body.contains("The readme, changed.") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
+    .await;
 }
 
 /// An MCP App in the chat (the SDK's reference server, `server-basic-vanillajs`): the model's

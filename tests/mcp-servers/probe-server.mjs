@@ -7,6 +7,7 @@ import http from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 const argv = process.argv.slice(2);
@@ -103,8 +104,27 @@ function probe() {
         return { isError: true, content: [{ type: "text", text: `sampling refused: ${e.message}` }] };
       }
     });
-  server.registerResource("readme", "probe://readme", { title: "Probe readme", description: "A fixed text.", mimeType: "text/plain" },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "The probe says hi." }] }));
+  // The readme can change (touch_readme): a client that subscribed hears of it.
+  let readme = "The probe says hi.";
+  const subscribed = new Set();
+  server.registerResource("readme", "probe://readme", { title: "Probe readme", description: "A text that can change.", mimeType: "text/plain" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: readme }] }));
+  server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
+  server.server.setRequestHandler(SubscribeRequestSchema, async ({ params }) => {
+    subscribed.add(params.uri);
+    console.error(`subscribed to ${params.uri}`);
+    return {};
+  });
+  server.server.setRequestHandler(UnsubscribeRequestSchema, async ({ params }) => {
+    subscribed.delete(params.uri);
+    return {};
+  });
+  server.registerTool("touch_readme", { description: "Changes the readme's text.", inputSchema: { text: z.string() } },
+    async ({ text }) => {
+      readme = text;
+      if (subscribed.has("probe://readme")) await server.server.sendResourceUpdated({ uri: "probe://readme" });
+      return { content: [{ type: "text", text: "changed" }] };
+    });
   server.registerPrompt("greet", { description: "Greets someone.", argsSchema: { name: z.string() } },
     ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Say hello to ${name}.` } }] }));
   return server;

@@ -73,7 +73,10 @@ export const commands = {
 	pickFiles: () => __TAURI_INVOKE<string[]>("pick_files"),
 	/**  A file the person picked or dropped, read for a message (reviewed; their pick grants it). */
 	attachPath: (conversation: string, path: string) => __TAURI_INVOKE<Part>("attach_path", { conversation, path }),
-	/**  A toolpack server's resource the person picked, as an attachment. */
+	/**
+	 *  A toolpack server's resource the person picked, as an attachment (watched for changes when
+	 *  its server offers subscriptions).
+	 */
 	attachResource: (conversation: string, server: string, uri: string) => __TAURI_INVOKE<Part>("attach_resource", { conversation, server, uri }),
 	/**  Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment. */
 	attachPasted: (name: string, dataBase64: string) => __TAURI_INVOKE<Part>("attach_pasted", { name, dataBase64 }),
@@ -305,6 +308,7 @@ export const events = {
 	micState: makeEvent<MicStateChanged, MicStateChanged>("mic-state"),
 	openTarget: makeEvent<OpenTarget, OpenTarget>("open-target"),
 	reminder: makeEvent<ReminderDue, ReminderDue>("reminder"),
+	resourceUpdated: makeEvent<ResourceChanged, ResourceChanged>("resource-updated"),
 	taskResumed: makeEvent<TaskResumed, TaskResumed>("task-resumed"),
 	toolEvent: makeEvent<ToolCallEvent, ToolCallEvent>("tool-event"),
 	toolpacksChanged: makeEvent<ToolpacksChanged, ToolpacksChanged>("toolpacks-changed"),
@@ -1061,6 +1065,15 @@ export type Remedy =
 
 /**  A calendar reminder fell due. */
 export type ReminderDue = NoticeTarget;
+
+/**  A resource the person attached changed on its server: the composer reads it again. */
+export type ResourceChanged = ResourceUpdated;
+
+/**  A resource's server said it changed (`resources/updated`). */
+export type ResourceUpdated = {
+	server: string,
+	uri: string,
+};
 
 /**  The PolicyBridge's answer, with everything the modal and `policy explain` show. */
 export type Review = {

@@ -8,7 +8,7 @@ import { api, type FirstRun } from "./api";
 import { PendingAttachments, useAttachments } from "./chat/attachments";
 import { ChatBar, FirstRunBanner, SystemPrompt, useChatOptions } from "./chat/bar";
 import { Composer } from "./chat/composer";
-import { useContextPanel } from "./chat/context";
+import { useContextPanel, useWatchedResources } from "./chat/context";
 import { useConversation } from "./chat/conversation";
 import { useAgentEvents, useFollowEnd } from "./chat/events";
 import { MessageList } from "./chat/messages";
@@ -42,6 +42,7 @@ export function Chat({
   const turns = useTurns(state, dispatch, conv, setError, onProviderSaved);
   const { attachPaths, attachBlobs } = useAttachments(conv.ensureId, dispatch, setError);
   const context = useContextPanel(conv.ensureId, dispatch, setError, inputRef);
+  useWatchedResources(latest, conv.ensureId, dispatch);
   const mic = useMicrophone(conv.current, latest, dispatch, turns.submit, inputRef);
   const pick = (text: string) => {
     dispatch({ type: "input", text });

@@ -76,7 +76,7 @@ pub fn set_web_key(provider: SearchProvider, key: &str) -> Result<(), String> {
 pub fn has_web_key(provider: SearchProvider) -> Result<bool, String> {
     Ok(secrets::get(provider.keyring_account())?.is_some())
 }
-pub use toolpacks::{Started, ToolpackSetting, UpdateCheck};
+pub use toolpacks::{ResourceUpdated, Started, ToolpackSetting, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;
@@ -174,6 +174,8 @@ pub struct App {
     toolpack_changes: tokio::sync::watch::Sender<u64>,
     /// The MCP App views' pages the window shows (see `mcp_apps`).
     view_pages: mcp_apps::ViewPages,
+    /// Resources the person attached that their server says changed (see `watch_resource`).
+    resource_updates: tokio::sync::broadcast::Sender<toolpacks::ResourceUpdated>,
 }
 
 impl Drop for App {
@@ -573,6 +575,14 @@ impl App {
             cowork_chains::Schedules::open(&store).map_err(|e| AppError::Chains(e.to_string()))?,
         );
         toolpacks.gateway.set_elicitor(elicit_through(&scheduler));
+        let resource_updates = tokio::sync::broadcast::channel(64).0;
+        let updates = resource_updates.clone();
+        toolpacks.gateway.set_watcher(Arc::new(move |server, uri| {
+            let _ = updates.send(toolpacks::ResourceUpdated {
+                server: server.to_string(),
+                uri: uri.to_string(),
+            });
+        }));
         toolpacks.gateway.set_sampler(sampling::sampler(
             store.dir().settings_path(),
             Arc::downgrade(&scheduler),
@@ -600,6 +610,7 @@ impl App {
             credentials,
             toolpack_changes: toolpacks.changes,
             view_pages: Default::default(),
+            resource_updates,
         })
     }
 

@@ -49,6 +49,14 @@ pub enum UpdateCheck {
     },
 }
 
+/// A resource's server said it changed (`resources/updated`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ResourceUpdated {
+    pub server: String,
+    pub uri: String,
+}
+
 /// One of a pack's settings as the window edits it: the current value of a plain one (what
 /// was configured, else the default), and only whether a secret one is set.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -391,6 +399,20 @@ impl App {
             self.restart_toolpack(name, true)?;
         }
         Ok(record)
+    }
+
+    /// Asks `server` to say when `uri` changes (a resource the person attached): what it says
+    /// arrives on [`App::resource_updates`]. False when the server offers no subscriptions.
+    pub async fn watch_resource(&self, server: &str, uri: &str) -> Result<bool, String> {
+        self.gateway
+            .subscribe(server, uri)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Resources a server said changed, of those [`App::watch_resource`] asked about.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<ResourceUpdated> {
+        self.resource_updates.subscribe()
     }
 
     pub fn remove_toolpack(&self, name: &str) -> Result<(), PackError> {

@@ -74,6 +74,26 @@ impl McpGateway {
         self.offers.write().unwrap().elicitor = Some(f);
     }
 
+    /// Who hears that a subscribed resource changed (servers started afterwards get it).
+    pub fn set_watcher(&self, f: crate::server::Watcher) {
+        self.offers.write().unwrap().watcher = Some(f);
+    }
+
+    /// Subscribes to `uri` of `server` (see [`McpServer::subscribe`]): false when the server
+    /// offers no subscriptions.
+    pub async fn subscribe(&self, server: &str, uri: &str) -> Result<bool, ToolError> {
+        let found = self
+            .servers
+            .read()
+            .unwrap()
+            .get(server)
+            .map(|e| e.server.clone());
+        match found {
+            Some(server) => server.subscribe(uri).await,
+            None => Err(ToolError::failed(format!("no MCP server {server}"))),
+        }
+    }
+
     /// Who answers servers' sampling requests (servers started afterwards get it).
     pub fn set_sampler(&self, f: crate::Sampler) {
         self.offers.write().unwrap().sampler = Some(f);

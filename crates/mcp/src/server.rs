@@ -187,7 +187,12 @@ pub struct Offers {
     pub elicitor: Option<Elicitor>,
     pub workspace: Option<Workspace>,
     pub sampler: Option<Sampler>,
+    /// Who hears that a subscribed resource changed (`server`, `uri`).
+    pub watcher: Option<Watcher>,
 }
+
+/// Told that a resource Cowork subscribed to changed: the server's name and the resource's URI.
+pub type Watcher = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 struct Inner {
     spec: LaunchSpec,
@@ -470,6 +475,26 @@ impl McpServer {
             .await
             .map_err(|e| self.service_error(e))?;
         Ok(as_json(&list))
+    }
+
+    /// `resources/subscribe`, when the server offers subscriptions (false when it does not):
+    /// its `resources/updated` then reaches the gateway's watcher.
+    /// Legacy in 2026-07-28 (replaced by `subscriptions/listen`); Cowork's handshake is the
+    /// 2025-11-25 revision, where it is the way, and rmcp marks it deprecated.
+    #[allow(deprecated)]
+    pub async fn subscribe(&self, uri: &str) -> Result<bool, ToolError> {
+        let peer = self.peer()?;
+        let offers = peer
+            .peer_info()
+            .and_then(|info| info.capabilities.resources.clone())
+            .and_then(|r| r.subscribe)
+            .unwrap_or(false);
+        if offers {
+            peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+                .await
+                .map_err(|e| self.service_error(e))?;
+        }
+        Ok(offers)
     }
 
     /// `resources/read`: the contents, as the protocol's JSON.
@@ -856,6 +881,40 @@ impl ClientHandler for Client {
                     message: params.message,
                 });
             }
+        }
+        std::future::ready(())
+    }
+
+    fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(inner) = self.inner.upgrade()
+            && let Some(watcher) = &inner.offers.watcher
+        {
+            watcher(&inner.spec.name, &params.uri);
+        }
+        std::future::ready(())
+    }
+
+    // What the window lists changed: it is told as of a tool list change, and lists again.
+    fn on_resource_list_changed(
+        &self,
+        _: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(inner) = self.inner.upgrade() {
+            (inner.on_change)();
+        }
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        if let Some(inner) = self.inner.upgrade() {
+            (inner.on_change)();
         }
         std::future::ready(())
     }

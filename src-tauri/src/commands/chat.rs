@@ -281,7 +281,8 @@ pub async fn attach_path(shell: State<'_, Shell>, conversation: String, path: St
     .await
 }
 
-/// A toolpack server's resource the person picked, as an attachment.
+/// A toolpack server's resource the person picked, as an attachment (watched for changes when
+/// its server offers subscriptions).
 #[tauri::command]
 #[specta::specta]
 pub async fn attach_resource(
@@ -290,8 +291,18 @@ pub async fn attach_resource(
     server: String,
     uri: String,
 ) -> Res<Part> {
-    cowork_app::attachments::attach_resource(shell.app.scheduler(), &conversation, &server, &uri)
-        .await
+    let part = cowork_app::attachments::attach_resource(
+        shell.app.scheduler(),
+        &conversation,
+        &server,
+        &uri,
+    )
+    .await?;
+    // Told when it changes, so the composer can read it again before it is sent.
+    if let Err(e) = shell.app.watch_resource(&server, &uri).await {
+        tracing::warn!("subscribing to {uri} of {server}: {e}");
+    }
+    Ok(part)
 }
 
 /// Bytes the person pasted (a screenshot) or dropped from the web view, as an attachment.

@@ -9,13 +9,19 @@ import type { Action } from "./state";
 export const SHOWN_IMAGES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 
 /// An attachment as a chip: its name (a thumbnail for an image) and, before sending, a remove button.
+/// A file's tooltip: its name and the start of what will be sent (and whether it was cut).
+function fileTitle(name: string, text: string, cut: number | null | undefined) {
+  const start = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return [name, start, cut ? t("attachmentCut") : ""].filter(Boolean).join("\n\n");
+}
+
 export function AttachmentChip({ part, onRemove }: { part: Part; onRemove?: () => void }) {
   const name = part.type === "file" ? part.name : part.type === "image" ? (part.name ?? t("pastedImage")) : "";
   return (
     <span
       class="attachment"
       data-testid="attachment"
-      title={part.type === "file" && part.truncated_from ? t("attachmentCut") : name}
+      title={part.type === "file" ? fileTitle(part.name, part.text, part.truncated_from) : name}
     >
       {part.type === "image" && SHOWN_IMAGES.includes(part.media_type) && (
         <img alt="" src={`data:${part.media_type};base64,${part.data_base64}`} />

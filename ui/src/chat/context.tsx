@@ -6,9 +6,9 @@
 // outside the conversation: nothing reaches the model until the person sends.
 import type { RefObject } from "preact";
 import { type Dispatch, useEffect, useState } from "preact/hooks";
-import { api, type Part, type ToolCallView } from "../api";
+import { api, on, type Part, type ToolCallView } from "../api";
 import { t } from "../i18n";
-import type { Action } from "./state";
+import type { Action, ChatState } from "./state";
 
 /// The calls that only list run under this name, not the conversation's.
 const BROWSING = "window:toolpack-context";
@@ -51,6 +51,25 @@ function promptPart(p: Prompt, view: ToolCallView): Part {
   };
 }
 
+/// A resource attached and not yet sent changed on its server (Cowork subscribed when it was
+/// attached): it is read again, the person's pick kept current, so what is sent is what the
+/// server holds now.
+export function useWatchedResources(latest: RefObject<ChatState>, ensureId: () => string, dispatch: Dispatch<Action>) {
+  useEffect(() => {
+    const changed = on("resource-updated", ({ server, uri }) => {
+      const name = `${server}: ${uri}`;
+      if (!latest.current?.attachments.some((p) => p.type === "file" && p.name === name)) return;
+      api.attachResource(ensureId(), server, uri).then(
+        (part) => dispatch({ type: "reattach", name, part }),
+        () => {},
+      );
+    });
+    return () => {
+      changed.then((un) => un());
+    };
+  }, []);
+}
+
 /// The panel's place under the conversation, opened and closed from the composer.
 export function useContextPanel(
   ensureId: () => string,
@@ -86,16 +105,23 @@ function ContextPanel({
 }) {
   const [items, setItems] = useState<{ resources: Resource[]; prompts: Prompt[] } | null>(null);
   useEffect(() => {
-    Promise.all([listed<Resource>("mcp_list_resources"), listed<Prompt>("mcp_list_prompts")]).then(
-      ([resources, prompts]) => setItems({ resources, prompts }),
-      (e) => {
-        setItems({ resources: [], prompts: [] });
-        setError(String(e.message ?? e));
-      },
-    );
+    const list = () =>
+      Promise.all([listed<Resource>("mcp_list_resources"), listed<Prompt>("mcp_list_prompts")]).then(
+        ([resources, prompts]) => setItems({ resources, prompts }),
+        (e) => {
+          setItems({ resources: [], prompts: [] });
+          setError(String(e.message ?? e));
+        },
+      );
+    list();
+    // A server's lists changed (list_changed) or a server came or went: listed again.
+    const changed = on("toolpacks-changed", () => list());
     const keys = (e: KeyboardEvent) => e.key === "Escape" && onClose();
     window.addEventListener("keydown", keys);
-    return () => window.removeEventListener("keydown", keys);
+    return () => {
+      window.removeEventListener("keydown", keys);
+      changed.then((un) => un());
+    };
   }, []);
   const attach = (r: Resource) =>
     api.attachResource(ensureId(), r.server, r.uri).then(

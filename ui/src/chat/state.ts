@@ -72,6 +72,8 @@ export type Action =
   /** The answer at `mid` and everything after it make way for a new one. */
   | { type: "regenerating"; mid: number }
   | { type: "attach"; parts: Part[] }
+  /** An attached resource read again (it changed on its server): the part of that name. */
+  | { type: "reattach"; name: string; part: Part }
   | { type: "detach"; index: number };
 
 /// At most this many attachments go with one message.
@@ -137,6 +139,11 @@ function reduceAsked(state: ChatState, action: Action): ChatState {
       return { ...state, items: cutAt(state.items, "assistant", action.mid, []) };
     case "attach":
       return { ...state, attachments: [...state.attachments, ...action.parts].slice(0, MAX_ATTACHMENTS) };
+    case "reattach":
+      return {
+        ...state,
+        attachments: state.attachments.map((p) => (p.type === "file" && p.name === action.name ? action.part : p)),
+      };
     case "detach":
       return { ...state, attachments: state.attachments.filter((_, n) => n !== action.index) };
     default:

@@ -380,7 +380,7 @@ async fn shipped_toolpacks_run_real_servers_through_review_and_audit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     let env = open(None);
-    let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": [], "ask_name": [{"kind": "ui.ask"}]},
+    let declared = json!({"effects": {"echo": [], "pid": [], "slow": [], "hang": [], "crash": [], "fail": [], "add_tool": [], "touch_readme": [], "add_note": [], "ask_name": [{"kind": "ui.ask"}]},
                           "overrides": {"web_fetch": "echo"}});
     env.install(
         &probe_pack(env.dir.path(), "probe", &[], declared),
@@ -522,6 +522,38 @@ async fn probe_progress_cancel_timeout_list_changed_crash_and_override() {
     .await
     .unwrap_err();
     assert!(!none.is_empty());
+    // Watched: the server offers subscriptions, and says when the readme changes.
+    let mut updates = env.app.resource_updates();
+    assert_eq!(
+        env.app.watch_resource("probe", "probe://readme").await,
+        Ok(true)
+    );
+    let touched = env
+        .call("mcp__probe__touch_readme", json!({"text": "new words"}))
+        .await;
+    assert_eq!(touched.result.unwrap().text_content(), "changed");
+    let update = tokio::time::timeout(cowork_tests::wait::patience(), updates.recv())
+        .await
+        .expect("resources/updated within patience")
+        .unwrap();
+    assert_eq!(
+        update,
+        cowork_app::ResourceUpdated {
+            server: "probe".into(),
+            uri: "probe://readme".into()
+        }
+    );
+    // A resource added while running: list_changed reaches the window (toolpacks changed).
+    let mut changes = env.app.toolpack_changes();
+    changes.borrow_and_update();
+    let added = env
+        .call("mcp__probe__add_note", json!({"name": "n1"}))
+        .await;
+    assert!(added.result.is_ok(), "{:?}", added.result);
+    tokio::time::timeout(cowork_tests::wait::patience(), changes.changed())
+        .await
+        .expect("the list change reaches the app")
+        .unwrap();
     let prompts = env
         .call("mcp_list_prompts", json!({"server": "probe"}))
         .await

@@ -119,6 +119,13 @@ function probe() {
     subscribed.delete(params.uri);
     return {};
   });
+  // A resource registered while connected: the SDK sends notifications/resources/list_changed.
+  server.registerTool("add_note", { description: "Adds a resource.", inputSchema: { name: z.string() } },
+    async ({ name }) => {
+      server.registerResource(name, `probe://notes/${name}`, { mimeType: "text/plain" },
+        async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: name }] }));
+      return { content: [{ type: "text", text: "added" }] };
+    });
   server.registerTool("touch_readme", { description: "Changes the readme's text.", inputSchema: { text: z.string() } },
     async ({ text }) => {
       readme = text;

@@ -37,13 +37,13 @@ impl ConversationStates {
     /// Forgets what is cached when the policy state changed since the last look (the window
     /// revoked a grant a long-running `cowork mcp serve` holds): one small read a call.
     pub fn catch_up(&self) -> Result<(), PolicyError> {
+        // Cached: every call of every caller runs this first.
         let version: i64 = self
             .conn
             .lock()
             .unwrap()
-            .query_row("SELECT n FROM policy_generation WHERE id = 1", [], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT n FROM policy_generation WHERE id = 1")
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
             .map_err(db_err)?;
         let mut seen = self.seen_version.lock().unwrap();
         if seen.is_some_and(|v| v != version) {

@@ -18,6 +18,25 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use webdriver::{Driver, artifacts, launch};
 
+/// Installs the pack folder `pack` from the Toolpacks page (its review's Install) and waits
+/// until its server `name` runs.
+async fn install_in_window(d: &Driver, pack: &Path, name: &str) {
+    d.open_view("toolpacks").await;
+    let source = d.wait_for("[data-testid=toolpack-source]").await;
+    d.type_into(&source, &format!("{}\u{E007}", pack.display()))
+        .await;
+    d.click(
+        &d.wait_for("button[data-choice=install]:not([disabled])")
+            .await,
+    )
+    .await;
+    d.wait_for_text(
+        &format!("[data-toolpack={name}] [data-testid=server-state]"),
+        "running",
+    )
+    .await;
+}
+
 /// Saves the Settings page shown through its save bar, and waits until it is saved: the bar's
 /// Save button is there only while the page differs from what was last saved.
 async fn save_settings(d: &Driver) {
@@ -2791,20 +2810,7 @@ async fn a_toolpacks_resource_and_prompt_are_attached_as_the_servers_words() {
     .unwrap();
     server.push(Turn::text("Read."));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    d.open_view("toolpacks").await;
-    let source = d.wait_for("[data-testid=toolpack-source]").await;
-    d.type_into(&source, &format!("{}\u{E007}", pack.display()))
-        .await;
-    d.click(
-        &d.wait_for("button[data-choice=install]:not([disabled])")
-            .await,
-    )
-    .await;
-    d.wait_for_text(
-        "[data-toolpack=probe] [data-testid=server-state]",
-        "running",
-    )
-    .await;
+    install_in_window(&d, &pack, "probe").await;
 
     d.open_view("chat").await;
     d.click(&d.wait_for("[data-testid=context]").await).await;
@@ -2923,17 +2929,7 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
     server.push(Turn::text("Here is the time."));
     server.push(Turn::text("Noted."));
     let (_xvfb, _driver, d) = launch(home.path(), &[]).await;
-    d.open_view("toolpacks").await;
-    let source = d.wait_for("[data-testid=toolpack-source]").await;
-    d.type_into(&source, &format!("{}\u{E007}", pack.display()))
-        .await;
-    d.click(
-        &d.wait_for("button[data-choice=install]:not([disabled])")
-            .await,
-    )
-    .await;
-    d.wait_for_text("[data-toolpack=apps] [data-testid=server-state]", "running")
-        .await;
+    install_in_window(&d, &pack, "apps").await;
 
     d.open_view("chat").await;
     let input = d.wait_for("[data-testid=chat-input]").await;

@@ -860,6 +860,17 @@ struct Client {
     inner: Weak<Inner>,
 }
 
+impl Client {
+    /// What the window lists of the server changed (its resources, its prompts): it is told
+    /// as of a tool list change, and lists again.
+    fn lists_changed(&self) -> std::future::Ready<()> {
+        if let Some(inner) = self.inner.upgrade() {
+            (inner.on_change)();
+        }
+        std::future::ready(())
+    }
+}
+
 impl ClientHandler for Client {
     fn on_progress(
         &self,
@@ -898,25 +909,18 @@ impl ClientHandler for Client {
         std::future::ready(())
     }
 
-    // What the window lists changed: it is told as of a tool list change, and lists again.
     fn on_resource_list_changed(
         &self,
         _: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(inner) = self.inner.upgrade() {
-            (inner.on_change)();
-        }
-        std::future::ready(())
+        self.lists_changed()
     }
 
     fn on_prompt_list_changed(
         &self,
         _: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
-        if let Some(inner) = self.inner.upgrade() {
-            (inner.on_change)();
-        }
-        std::future::ready(())
+        self.lists_changed()
     }
 
     fn on_tool_list_changed(

@@ -218,10 +218,10 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// How stale another Cowork process's change (a pause, a revoked grant, a rule) may be when a
-/// call is judged: no person acts in one process and calls from another faster than this, and
-/// each call is spared the stats and the read that catching up costs (~5 µs, more with cold
-/// caches after a server's round trip).
+/// How stale another Cowork process's change (a revoked grant, a rule, a settings edit) may be
+/// when a call is judged: no person acts in one process and calls from another faster than
+/// this, and each call is spared the stats and the read that catching up costs (~5 µs, more
+/// with cold caches after a server's round trip). The pause is not throttled.
 const CATCH_UP_EVERY: Duration = Duration::from_millis(25);
 
 pub struct Scheduler {
@@ -583,24 +583,37 @@ impl Scheduler {
         self.paused.send_replace(false);
     }
 
-    /// Whether a call starting `now` takes in other processes' changes: at most every
-    /// [`CATCH_UP_EVERY`] (this process's own changes apply at once, without it).
-    fn due_to_catch_up(&self, now: Instant) -> bool {
-        let mut last = self.caught_up.lock().unwrap();
-        let due = last.is_none_or(|t| now.duration_since(t) >= CATCH_UP_EVERY);
-        if due {
-            *last = Some(now);
+    /// Several Cowork processes share a data dir (the window, `cowork mcp serve`, schedules,
+    /// the CLI): a call starting `now` is judged by what the person last set in any of them.
+    /// The pause (the emergency stop, one `stat`) is read before every call; grants, rules and
+    /// settings at most every [`CATCH_UP_EVERY`] (this process's own changes apply at once).
+    fn catch_up_before_call(&self, now: Instant) {
+        self.follow_pause();
+        let due = {
+            let mut last = self.caught_up.lock().unwrap();
+            let due = last.is_none_or(|t| now.duration_since(t) >= CATCH_UP_EVERY);
+            if due {
+                *last = Some(now);
+            }
+            due
+        };
+        if due && let Err(e) = self.policy.catch_up() {
+            tracing::warn!("catching up with the settings and grants on disk: {e}");
         }
-        due
     }
 
-    /// Takes in what the person changed from another Cowork process — a pause, a revoked grant,
-    /// a new rule — as every call does first (about 5 µs: a pragma and a few `stat`s).
-    pub fn catch_up(&self) -> Result<(), PolicyError> {
+    /// Takes the pause set from another Cowork process (its marker in the data dir).
+    fn follow_pause(&self) {
         let paused = self.policy.paused_everywhere();
         if paused != *self.paused.borrow() {
             self.paused.send_replace(paused);
         }
+    }
+
+    /// Takes in what the person changed from another Cowork process — a pause, a revoked grant,
+    /// a new rule — now (about 5 µs: a read and a few `stat`s).
+    pub fn catch_up(&self) -> Result<(), PolicyError> {
+        self.follow_pause();
         self.policy.catch_up()
     }
 
@@ -882,13 +895,7 @@ impl Scheduler {
 
     async fn call_with(&self, req: CallRequest, target: Target) -> CallOutcome {
         let started = Instant::now();
-        // Several Cowork processes share a data dir (the window, `cowork mcp serve`, schedules,
-        // the CLI): each call is judged by what the person last set in any of them.
-        if self.due_to_catch_up(started)
-            && let Err(e) = self.catch_up()
-        {
-            tracing::warn!("catching up with the settings and grants on disk: {e}");
-        }
+        self.catch_up_before_call(started);
         let call_id = uuid::Uuid::now_v7().to_string();
         let mut trail = Trail::default();
         let epoch = self.pause_epoch.lock().unwrap().clone();
@@ -1393,24 +1400,7 @@ impl Scheduler {
         } else {
             ApprovalChoice::Once
         };
-        let persisted = match (choice, &grants) {
-            (ApprovalChoice::Conversation, Some(rules)) => self
-                .policy
-                .grant_for_conversation(&req.conversation, rules)
-                .map(|_| rules.join(", ")),
-            (ApprovalChoice::Always | ApprovalChoice::AlwaysWorkspace, Some(rules)) => {
-                let source = if choice == ApprovalChoice::Always {
-                    RuleSource::User
-                } else {
-                    RuleSource::Workspace
-                };
-                rules
-                    .iter()
-                    .try_for_each(|r| self.policy.add_rule(Action::Allow, r, source))
-                    .map(|_| rules.join(", "))
-            }
-            _ => Ok(String::new()),
-        };
+        let persisted = self.keep_grant(choice, grants.as_deref(), &req.conversation);
         let by = match (choice, persisted) {
             (ApprovalChoice::Deny, _) => format!("{who}: denied"),
             (_, Err(e)) => format!("{who}: {} (could not save the grant: {e})", choice.as_str()),
@@ -1418,6 +1408,32 @@ impl Scheduler {
             (_, Ok(rules)) => format!("{who}: {} ({rules})", choice.as_str()),
         };
         (choice, by, heard)
+    }
+
+    /// The grant an answer gives (for the conversation, or a rule for always), kept; the rules
+    /// it wrote, joined (empty when it gives none).
+    fn keep_grant(
+        &self,
+        choice: ApprovalChoice,
+        grants: Option<&[String]>,
+        conversation: &str,
+    ) -> Result<String, PolicyError> {
+        let source = match (choice, grants) {
+            (ApprovalChoice::Conversation, Some(rules)) => {
+                return self
+                    .policy
+                    .grant_for_conversation(conversation, rules)
+                    .map(|_| rules.join(", "));
+            }
+            (ApprovalChoice::Always, Some(_)) => RuleSource::User,
+            (ApprovalChoice::AlwaysWorkspace, Some(_)) => RuleSource::Workspace,
+            _ => return Ok(String::new()),
+        };
+        let rules = grants.unwrap_or_default();
+        rules
+            .iter()
+            .try_for_each(|r| self.policy.add_rule(Action::Allow, r, source))
+            .map(|_| rules.join(", "))
     }
 
     /// Silence long enough to count as no: `limit` from the moment the ask reached the person

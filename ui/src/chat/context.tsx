@@ -90,19 +90,9 @@ export function useContextPanel(
   return { panel, toggle: () => setOpen(!open) };
 }
 
-function ContextPanel({
-  ensureId,
-  dispatch,
-  setError,
-  inputRef,
-  onClose,
-}: {
-  ensureId: () => string;
-  dispatch: Dispatch<Action>;
-  setError: (e: string) => void;
-  inputRef: RefObject<HTMLTextAreaElement | null>;
-  onClose: () => void;
-}) {
+/// The running servers' resources and prompts, listed again when a server's lists change
+/// (list_changed) or a server comes or goes; Escape closes the panel.
+function useContextItems(setError: (e: string) => void, onClose: () => void) {
   const [items, setItems] = useState<{ resources: Resource[]; prompts: Prompt[] } | null>(null);
   useEffect(() => {
     const list = () =>
@@ -123,6 +113,24 @@ function ContextPanel({
       changed.then((un) => un());
     };
   }, []);
+  return items;
+}
+
+function ContextPanel({
+  ensureId,
+  dispatch,
+  setError,
+  inputRef,
+  onClose,
+}: {
+  ensureId: () => string;
+  dispatch: Dispatch<Action>;
+  setError: (e: string) => void;
+  inputRef: RefObject<HTMLTextAreaElement | null>;
+  onClose: () => void;
+}) {
+  const items = useContextItems(setError, onClose);
+
   const attach = (r: Resource) =>
     api.attachResource(ensureId(), r.server, r.uri).then(
       (part: Part) => {

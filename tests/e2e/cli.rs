@@ -1046,3 +1046,118 @@ fn a_managed_policy_is_shown_as_the_organisations_and_cannot_be_loosened() {
     assert_ne!(code, Some(0), "{said}");
     assert!(said.contains("managed-settings.json"), "{said}");
 }
+
+/// `cowork chat`: one turn through the agent from the command line, in the window's
+/// conversation store. The answer streams to stdout; `-c` goes on with the latest conversation
+/// (the model is sent what came before); `--output json` and `stream-json` print what scripts
+/// read; a call the model asks for is reviewed and audited as in the window, and with no
+/// terminal to ask at, a call that would ask is refused (the model hears why).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_answers_goes_on_with_c_and_prints_json() {
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let home = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        serde_json::json!({"policy": {"allowMax": 1},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}})
+        .to_string(),
+    )
+    .unwrap();
+    server.push(Turn::text("Hello from the model."));
+    server.push(Turn::tools(
+        "",
+        &[(
+            "call_1",
+            "create_task",
+            serde_json::json!({"title": "Renew passport"}),
+        )],
+    ));
+    server.push(Turn::text("I could not add it."));
+    server.push(Turn::text("Still here."));
+    let home_path = home.path().to_path_buf();
+    let run = move |args: Vec<&'static str>| {
+        let home = home_path.clone();
+        tokio::task::spawn_blocking(move || cowork(&home, &args))
+    };
+
+    let first = run(vec!["chat", "say hello"]).await.unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim(),
+        "Hello from the model."
+    );
+
+    // Goes on: the model is sent the first turn too. The call asks (score 2 > allowMax 1) and,
+    // with no terminal, is refused; the turn still ends.
+    let second = run(vec![
+        "--json",
+        "chat",
+        "-c",
+        "--output",
+        "json",
+        "add a task",
+    ])
+    .await
+    .unwrap();
+    assert!(second.status.success(), "{}", text(&second));
+    let answer: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(answer["text"], "I could not add it.");
+    assert_eq!(
+        answer["tool_calls"],
+        serde_json::json!([{"tool": "create_task", "ok": false}])
+    );
+    let asked = server.requests();
+    let body = asked[1].2.to_string();
+    assert!(
+        body.contains("say hello") && body.contains("add a task"),
+        "{body}"
+    );
+    let conversation = answer["conversation"].as_str().unwrap().to_string();
+
+    // The same conversation named, every event a JSON line.
+    let third = {
+        let home = home.path().to_path_buf();
+        let conversation = conversation.clone();
+        tokio::task::spawn_blocking(move || {
+            cowork(
+                &home,
+                &[
+                    "--conversation",
+                    &conversation,
+                    "chat",
+                    "--output",
+                    "stream-json",
+                    "still there?",
+                ],
+            )
+        })
+        .await
+        .unwrap()
+    };
+    assert!(third.status.success(), "{}", text(&third));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&third.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().any(|l| l["type"] == "text_delta"), "{lines:?}");
+    assert_eq!(lines.last().unwrap()["conversation"], conversation.as_str());
+
+    // Audited as the window's chat is, in that conversation.
+    let audit = cowork(home.path(), &["--json", "audit", "list"]);
+    let rows = String::from_utf8_lossy(&audit.stdout).to_string();
+    assert!(
+        rows.contains("create_task") && rows.contains(&conversation),
+        "{rows}"
+    );
+
+    // Nothing configured: a clear error naming the fix.
+    let bare = tempfile::tempdir().unwrap();
+    let none = cowork(bare.path(), &["chat", "hi"]);
+    assert!(!none.status.success());
+    assert!(
+        text(&none).contains("cowork provider set"),
+        "{}",
+        text(&none)
+    );
+}

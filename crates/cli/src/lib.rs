@@ -23,6 +23,7 @@ mod calendar;
 mod call;
 mod chains;
 mod changes;
+mod chat;
 mod doctor;
 mod policy;
 mod print;
@@ -89,6 +90,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Ask the assistant: one turn, in the window's conversations (`-c` goes on with the latest).
+    Chat(chat::ChatArgs),
     /// List, search, inspect, call and export tools.
     #[command(subcommand)]
     Tools(ToolsCmd),
@@ -231,7 +234,7 @@ async fn start_toolpacks_for(app: &App, command: &Command) -> Result<(), String>
             warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
             warn_not_running(&app.toolpacks_settled_for(name, SETTLE).await);
         }
-        Command::Tools(_) => start_toolpacks(app).await?,
+        Command::Tools(_) | Command::Chat(_) => start_toolpacks(app).await?,
         // `mcp servers` waits for every server, the ones that failed last time included: it is
         // how a pack that was fixed is found healthy again.
         Command::Mcp(_) => {
@@ -251,6 +254,7 @@ async fn dispatch(
     json: bool,
 ) -> Result<ExitCode, String> {
     match command {
+        Command::Chat(args) => chat::chat(app, args, conversation).await,
         Command::Tools(cmd) => tools(app, cmd, conversation, json).await,
         Command::Policy(cmd) => policy(app, cmd, conversation, json),
         Command::Audit(cmd) => audit(app, cmd, json),

@@ -63,12 +63,12 @@ impl TrustStore {
             .conn
             .lock()
             .unwrap()
-            .query_row(
-                "SELECT settings_sha256 FROM workspace_trust WHERE root = ?1",
-                [root.to_string_lossy()],
-                |r| r.get(0),
-            )
-            .optional()
+            // Cached: the review reads it for every call in a workspace.
+            .prepare_cached("SELECT settings_sha256 FROM workspace_trust WHERE root = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([root.to_string_lossy()], |r| r.get(0))
+                    .optional()
+            })
             .unwrap_or_else(|e| {
                 tracing::error!("reading workspace trust: {e}");
                 None

@@ -12,7 +12,8 @@
 //!   else through the client's own form (MCP elicitation), which can only allow once; with
 //!   neither, the call is refused saying why;
 //! - a server that runs for a host's whole session follows what the person changes from
-//!   elsewhere: every call catches up first (`Scheduler::catch_up`: a pause, a rule, a grant).
+//!   elsewhere: every call reads the pause first, and grants, rules and settings are taken in
+//!   at most 25 ms old (`Scheduler::catch_up_before_call`).
 
 use crate::App;
 use crate::instance::WindowAnswer;

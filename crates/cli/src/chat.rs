@@ -3,6 +3,7 @@
 //! audit. Asks are answered at the terminal; with no terminal they are refused (the model hears
 //! why).
 
+use crate::print::json_text;
 use clap::{Args, ValueEnum};
 use cowork_agent::AgentEvent;
 use cowork_app::App;
@@ -53,14 +54,20 @@ pub async fn chat(app: &App, args: ChatArgs, conversation: &str) -> Result<ExitC
     });
     let failed = result.as_ref().err().map(|e| e.to_string());
     match args.output {
-        ChatOutput::Json => say!(
+        ChatOutput::Json => println!(
             "{}",
-            serde_json::json!({"conversation": conversation, "text": printed.text,
-                "tool_calls": printed.calls, "error": failed})
+            json_text(
+                &serde_json::json!({"conversation": conversation, "text": printed.text,
+                    "tool_calls": printed.calls, "error": failed}),
+                false
+            )
         ),
-        ChatOutput::StreamJson => say!(
+        ChatOutput::StreamJson => println!(
             "{}",
-            serde_json::json!({"type": "result", "conversation": conversation, "error": failed})
+            json_text(
+                &serde_json::json!({"type": "result", "conversation": conversation, "error": failed}),
+                false
+            )
         ),
         ChatOutput::Text => {
             say!("");
@@ -102,10 +109,8 @@ impl Printed {
             }
             _ => {}
         }
-        if output == ChatOutput::StreamJson
-            && let Ok(line) = serde_json::to_string(event)
-        {
-            say!("{line}");
+        if output == ChatOutput::StreamJson {
+            println!("{}", json_text(event, false));
         }
     }
 }

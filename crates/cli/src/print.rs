@@ -7,10 +7,35 @@ use serde_json::json;
 use std::io::Write;
 
 pub(crate) fn print_json(value: &impl serde::Serialize) {
-    say!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
-    );
+    println!("{}", json_text(value, true));
+}
+
+/// JSON for the terminal. What `say!` would escape there (bidi and C1 controls; serde already
+/// escapes the C0 ones) is written as a JSON `\uXXXX` escape instead: `say!`'s Rust-style
+/// `\u{202e}` is no JSON escape and broke the document a script reads, while this keeps the
+/// data and nothing in it can reorder or rewrite the person's terminal.
+pub(crate) fn json_text(value: &impl serde::Serialize, pretty: bool) -> String {
+    let text = match pretty {
+        true => serde_json::to_string_pretty(value),
+        false => serde_json::to_string(value),
+    }
+    .unwrap_or_default();
+    let mut out = String::with_capacity(text.len());
+    let mut one = [0u8; 4];
+    for c in text.chars() {
+        let unsafe_here = matches!(
+            cowork_contract::text::printable_text(c.encode_utf8(&mut one)),
+            std::borrow::Cow::Owned(_)
+        );
+        if unsafe_here {
+            for unit in c.encode_utf16(&mut [0u16; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn layer_text(info: &ToolInfo) -> String {
@@ -637,5 +662,19 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
             }
         }
         say!("└");
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    #[test]
+    fn json_for_the_terminal_stays_json_and_keeps_its_data() {
+        let tricky = "a\u{202e}b\u{85}c\u{1b}[2Jd\n\u{2066}";
+        let printed = super::json_text(&serde_json::json!({"text": tricky}), false);
+        for c in ['\u{202e}', '\u{85}', '\u{1b}', '\u{2066}'] {
+            assert!(!printed.contains(c), "{printed}");
+        }
+        let back: serde_json::Value = serde_json::from_str(&printed).unwrap();
+        assert_eq!(back["text"], tricky);
     }
 }

@@ -249,7 +249,11 @@ async fn parallel_calls_denials_and_profiles_reach_the_model_as_results() {
         let limited = setup(
             api,
             AgentConfig {
-                allowed_tools: Some(vec!["list_tasks".into()]),
+                profile: Some(cowork_core::ToolProfile {
+                    name: "tasks only".into(),
+                    tools: Some(vec!["list_tasks".into()]),
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
         )
@@ -284,7 +288,7 @@ async fn parallel_calls_denials_and_profiles_reach_the_model_as_results() {
             })
             .unwrap();
         assert!(
-            denial.contains("not in this conversation's tool profile"),
+            denial.contains("is not in the tool profile «tasks only»"),
             "{denial}"
         );
     }

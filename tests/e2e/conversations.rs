@@ -485,6 +485,7 @@ async fn a_conversation_uses_its_own_model_and_system_prompt() {
             personas: vec![cowork_agent::Persona {
                 name: "Translator".into(),
                 system: "You translate into French.".into(),
+                profile: None,
             }],
             ..Default::default()
         },

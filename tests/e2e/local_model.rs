@@ -85,7 +85,11 @@ async fn a_real_llama_cpp_server_streams_reports_usage_and_survives_a_long_conve
             model: models[0].clone(),
             max_tokens: 48,
             context_window: 2048,
-            allowed_tools: Some(vec![]),
+            profile: Some(cowork_core::ToolProfile {
+                name: "none".into(),
+                tools: Some(vec![]),
+                ..Default::default()
+            }),
             ..Default::default()
         },
     );

@@ -36,6 +36,18 @@ pub struct ConversationSettings {
     /// Every tool's definition in each request instead of a core set plus `tool_search`.
     #[serde(default)]
     pub all_tools: bool,
+    /// The named tool profile this conversation runs under (over the persona's and the
+    /// default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// A profile fixed when the conversation was made, over any chosen one: a sub-agent's (its
+    /// parent's narrowed). Nothing here widens it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_profile: Option<cowork_core::ToolProfile>,
+    /// The name of the sub-agent whose work this conversation is (its parent is the
+    /// conversation's `parent`): every message in it is that model's, none the person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_agent: Option<String>,
 }
 
 /// One message of the branch shown, for the window.
@@ -139,6 +151,34 @@ impl Conversations {
         Ok(())
     }
 
+    /// A sub-agent's conversation under `parent`, with its settings: not listed with the
+    /// person's conversations, and deleted with its parent.
+    pub fn create_child(
+        &self,
+        id: &str,
+        parent: &str,
+        title: &str,
+        settings: &ConversationSettings,
+    ) -> Result<()> {
+        let json = serde_json::to_string(settings).map_err(err)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO conversations (id, title, created_at, updated_at, parent, settings) VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
+                params![id, title, now(), parent, json],
+            )
+            .map_err(err)?;
+        Ok(())
+    }
+
+    /// The conversation a sub-agent's conversation belongs to (None for the person's own).
+    pub fn parent(&self, id: &str) -> Result<Option<String>> {
+        let parent: Option<Option<String>> =
+            self.column(id, "SELECT parent FROM conversations WHERE id = ?1")?;
+        Ok(parent.flatten())
+    }
+
     /// Pinned first, then the most recent. `search` matches titles and message text.
     pub fn list(&self, search: Option<&str>) -> Result<Vec<ConversationSummary>> {
         let conn = self.conn.lock().unwrap();
@@ -147,8 +187,8 @@ impl Conversations {
             &conn,
             "SELECT c.id, c.title, c.created_at, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation = c.id) AS messages, c.pinned
              FROM conversations c
-             WHERE ?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\'
-                OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id AND m.parts LIKE ?1 ESCAPE '\\')
+             WHERE c.parent IS NULL AND (?1 IS NULL OR c.title LIKE ?1 ESCAPE '\\'
+                OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id AND m.parts LIKE ?1 ESCAPE '\\'))
              ORDER BY c.pinned DESC, c.updated_at DESC",
             params![pattern],
         )
@@ -382,8 +422,18 @@ impl Conversations {
             .unwrap_or_default())
     }
 
+    /// The conversation's own choices (the defaults when it does not exist). Settings that do
+    /// not parse are an error, never the defaults: a sub-agent's fixed profile must not fall
+    /// away with them.
     pub fn settings(&self, id: &str) -> Result<ConversationSettings> {
-        self.json_column(id, "SELECT settings FROM conversations WHERE id = ?1")
+        let json: Option<String> =
+            self.column(id, "SELECT settings FROM conversations WHERE id = ?1")?;
+        json.map(|j| {
+            serde_json::from_str(&j)
+                .map_err(|e| format!("conversation {id}'s settings are unreadable ({e})"))
+        })
+        .transpose()
+        .map(Option::unwrap_or_default)
     }
 
     pub fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {

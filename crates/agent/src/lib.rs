@@ -25,7 +25,7 @@ pub use provider::{
     ToolDef, Usage,
 };
 
-use cowork_core::{CallOutcome, CallRequest, Caller, Scheduler};
+use cowork_core::{CallOutcome, CallRequest, Caller, Scheduler, ToolProfile};
 use futures::StreamExt;
 use serde::Serialize;
 use std::sync::Arc;
@@ -42,8 +42,11 @@ pub struct AgentConfig {
     pub max_tokens: u32,
     /// Tool results longer than this are cut, with a note the model can act on.
     pub max_tool_result_chars: usize,
-    /// The profile: only these tools are offered (and any other is denied). None = all visible.
-    pub allowed_tools: Option<Vec<String>>,
+    /// The default tool profile (least privilege): only what it allows is offered, and the
+    /// review denies the rest. None = every tool, any mode.
+    pub profile: Option<ToolProfile>,
+    /// Named profiles a conversation, persona or sub-agent can run under.
+    pub profiles: Vec<ToolProfile>,
     /// Before each turn, recall this many memories from the vault (`search_vault`, reviewed
     /// like any call) and give them to the model. None = off (the default).
     pub recall: Option<usize>,
@@ -78,6 +81,9 @@ pub struct Price {
 pub struct Persona {
     pub name: String,
     pub system: String,
+    /// The named tool profile its conversations run under, unless they choose another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -88,7 +94,8 @@ impl Default for AgentConfig {
             max_steps: 8,
             max_tokens: 4096,
             max_tool_result_chars: 20_000,
-            allowed_tools: None,
+            profile: None,
+            profiles: vec![],
             recall: None,
             granted: None,
             unattended: false,
@@ -267,12 +274,59 @@ impl Agent {
         &self.conversations
     }
 
-    /// The profile's tools, as each call request carries them.
-    fn allowed(&self) -> Option<Arc<[String]>> {
+    /// A named profile, or an error naming the fix: a profile that is not there never means
+    /// "no profile".
+    pub fn named_profile(&self, name: &str) -> Result<&ToolProfile, AgentError> {
         self.config
-            .allowed_tools
-            .as_ref()
-            .map(|t| Arc::from(t.clone()))
+            .profiles
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| {
+                AgentError::Invalid(format!(
+                    "the tool profile «{name}» is not defined — add it in Settings → Profiles, or choose another"
+                ))
+            })
+    }
+
+    /// The profile a conversation runs under: its fixed one (a sub-agent's), else the one it
+    /// chose, else its persona's, else the default.
+    fn profile_for(
+        &self,
+        own: &ConversationSettings,
+        persona: Option<&Persona>,
+    ) -> Result<Option<Arc<ToolProfile>>, AgentError> {
+        if let Some(fixed) = &own.fixed_profile {
+            return Ok(Some(Arc::new(fixed.clone())));
+        }
+        let chosen = own
+            .profile
+            .as_deref()
+            .or_else(|| persona.and_then(|p| p.profile.as_deref()));
+        Ok(match chosen {
+            Some(name) => Some(Arc::new(self.named_profile(name)?.clone())),
+            None => self.config.profile.clone().map(Arc::new),
+        })
+    }
+
+    /// Who a conversation's calls are made by: the chat, or the sub-agent whose work it is.
+    fn caller_for(
+        &self,
+        conversation: &str,
+        own: &ConversationSettings,
+    ) -> Result<Caller, AgentError> {
+        let Some(name) = &own.sub_agent else {
+            return Ok(Caller::Chat);
+        };
+        let parent = self
+            .conversations
+            .parent(conversation)
+            .map_err(AgentError::Store)?
+            .ok_or_else(|| {
+                AgentError::Invalid(format!(
+                    "sub-agent conversation {conversation} has no parent"
+                ))
+            })?;
+        Ok(Caller::sub_agent(&parent, name))
     }
 
     /// What this conversation's turns use: the model, the system prompt and the tools'
@@ -287,6 +341,8 @@ impl Agent {
             .as_ref()
             .and_then(|name| self.config.personas.iter().find(|p| &p.name == name));
         Ok(Turn {
+            profile: self.profile_for(&own, persona)?,
+            caller: self.caller_for(conversation, &own)?,
             model: own
                 .model
                 .clone()
@@ -303,22 +359,14 @@ impl Agent {
     /// The tool definitions a request carries, and (when deferring) the index of the others
     /// for the system prompt. Deferring keeps the core set, `tool_search` and what the model
     /// loaded through it; everything else is one name in the index.
-    fn tools(
-        &self,
-        conversation: &str,
-        all_tools: bool,
-    ) -> Result<(Vec<ToolDef>, String), AgentError> {
+    fn tools(&self, conversation: &str, turn: &Turn) -> Result<(Vec<ToolDef>, String), AgentError> {
         let loaded = self
             .conversations
             .loaded_tools(conversation)
             .map_err(AgentError::Store)?;
         let registry = self.scheduler.registry();
-        let offered = |name: &str| {
-            self.config
-                .allowed_tools
-                .as_ref()
-                .is_none_or(|allowed| allowed.iter().any(|a| a == name))
-        };
+        let offered =
+            |spec: &cowork_contract::ToolSpec| turn.profile.as_ref().is_none_or(|p| p.offers(spec));
         let def = |t: &cowork_core::ToolInfo| ToolDef {
             name: t.spec.name.clone(),
             description: t.spec.description.clone(),
@@ -327,21 +375,21 @@ impl Agent {
         let mut all: Vec<cowork_core::ToolInfo> = registry
             .visible(&loaded)
             .into_iter()
-            .filter(|t| offered(&t.spec.name))
+            .filter(|t| offered(&t.spec))
             .collect();
         all.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
         let all: Vec<ToolDef> = all.iter().map(def).collect();
         // Deferring needs `tool_search` (a profile may leave it out), and pays only when the
         // definitions are more than a small model can spare.
-        let can_defer = offered(TOOL_SEARCH) && registry.has(TOOL_SEARCH);
-        if all_tools || !can_defer || tokens::tools(&all) <= DEFER_ABOVE_TOKENS {
+        let can_defer = registry.get(TOOL_SEARCH).is_some_and(|t| offered(&t.spec));
+        if turn.all_tools || !can_defer || tokens::tools(&all) <= DEFER_ABOVE_TOKENS {
             return Ok((all, String::new()));
         }
         let mut defs = Vec::new();
         let mut index: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         for t in registry.list() {
             let name = &t.spec.name;
-            if !offered(name) {
+            if !offered(&t.spec) {
                 continue;
             }
             let full = name == TOOL_SEARCH
@@ -376,16 +424,16 @@ impl Agent {
         system: &str,
         text: &str,
         k: usize,
-        allowed: Option<Arc<[String]>>,
+        turn: &Turn,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) -> String {
         let mut request = CallRequest::new(
             "search_vault",
             serde_json::json!({"query": text, "k": k}),
-            Caller::Chat,
+            turn.caller.clone(),
             conversation,
         );
-        request.allowed_tools = allowed;
+        request.profile = turn.profile.clone();
         request.caller_ref = Some("recall".into());
         let outcome = self.scheduler.call(request).await;
         let hits = match &outcome.result {
@@ -478,9 +526,17 @@ impl Agent {
         // The person's own words steer calls as theirs (provenance); attachments are content,
         // and one a server wrote taints the conversation it is sent in.
         let policy = self.scheduler.policy();
+        // In a sub-agent's conversation every word is its parent model's: none steers as the
+        // person's.
+        let person_speaks = self
+            .conversations
+            .settings(conversation)
+            .map_err(AgentError::Store)?
+            .sub_agent
+            .is_none();
         for part in &parts {
             match part {
-                Part::Text { text } => {
+                Part::Text { text } if person_speaks => {
                     if let Err(e) = policy.person_said(conversation, text) {
                         // Not recorded: values from it ask as untrusted ones would — the safe side.
                         tracing::warn!("recording the person's words for provenance: {e}");
@@ -580,7 +636,6 @@ impl Agent {
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
         let turn = self.turn(conversation)?;
-        let allowed = self.allowed();
         let system = match self.config.recall {
             Some(k) => {
                 let asked = self
@@ -590,19 +645,12 @@ impl Agent {
                     .last()
                     .map(|m| title_of(&m.parts))
                     .unwrap_or_default();
-                self.recall(
-                    conversation,
-                    &turn.system,
-                    &asked,
-                    k,
-                    allowed.clone(),
-                    events,
-                )
-                .await
+                self.recall(conversation, &turn.system, &asked, k, &turn, events)
+                    .await
             }
             None => turn.system.clone(),
         };
-        self.run_steps(conversation, &turn, &system, allowed, events, cancel)
+        self.run_steps(conversation, &turn, &system, events, cancel)
             .await
     }
 
@@ -667,9 +715,8 @@ impl Agent {
             suspension: resumed.suspension.clone(),
             tool: resumed.tool.clone(),
         });
-        let allowed = self.allowed();
         let turn = self.turn(conversation)?;
-        self.run_steps(conversation, &turn, &turn.system, allowed, events, cancel)
+        self.run_steps(conversation, &turn, &turn.system, events, cancel)
             .await
             .map(Some)
     }
@@ -695,7 +742,7 @@ impl Agent {
         if !self.config.vision {
             messages = messages.iter().map(Message::without_images).collect();
         }
-        let (tools, index) = self.tools(conversation, turn.all_tools)?;
+        let (tools, index) = self.tools(conversation, turn)?;
         let system = if index.is_empty() {
             system.to_string()
         } else {
@@ -852,7 +899,6 @@ impl Agent {
         conversation: &str,
         turn: &Turn,
         system: &str,
-        allowed: Option<Arc<[String]>>,
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
@@ -876,7 +922,7 @@ impl Agent {
                 return Ok(step);
             }
             let results = self
-                .run_calls(conversation, &reply.calls, &allowed, &cancel, events)
+                .run_calls(conversation, &reply.calls, turn, &cancel, events)
                 .await?;
             self.conversations
                 .append(
@@ -1016,17 +1062,21 @@ impl Agent {
         &self,
         conversation: &str,
         calls: &[ToolCall],
-        allowed: &Option<Arc<[String]>>,
+        turn: &Turn,
         cancel: &CancellationToken,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) -> Result<Vec<Part>, AgentError> {
         let requests = calls
             .iter()
             .map(|call| {
-                let mut req =
-                    CallRequest::new(&call.name, call.input.clone(), Caller::Chat, conversation);
+                let mut req = CallRequest::new(
+                    &call.name,
+                    call.input.clone(),
+                    turn.caller.clone(),
+                    conversation,
+                );
                 req.cancel = cancel.child_token();
-                req.allowed_tools = allowed.clone();
+                req.profile = turn.profile.clone();
                 req.caller_ref = Some(call.id.clone());
                 req.granted = self.config.granted.clone();
                 req.unattended = self.config.unattended;
@@ -1188,6 +1238,10 @@ struct Turn {
     model: String,
     system: String,
     all_tools: bool,
+    /// What the conversation may use (see [`Agent::profile_for`]).
+    profile: Option<Arc<ToolProfile>>,
+    /// Who its calls are made by.
+    caller: Caller,
 }
 
 /// A message the person wrote (not one carrying tool results back).

@@ -60,5 +60,13 @@ CREATE TABLE compactions (
 CREATE INDEX compactions_conversation ON compactions(conversation, upto);
 "#,
         ),
+        // A sub-agent's conversation hangs off the one whose model started it: not listed
+        // with the person's, deleted with its parent.
+        Step::new(
+            r#"
+ALTER TABLE conversations ADD COLUMN parent TEXT REFERENCES conversations(id) ON DELETE CASCADE;
+CREATE INDEX conversations_parent ON conversations(parent);
+"#,
+        ),
     ],
 };

@@ -5,6 +5,7 @@
 use cowork_agent::provider::{anthropic::Anthropic, openai::OpenAiCompatible};
 use cowork_agent::{AgentConfig, Provider};
 pub use cowork_agent::{Persona, Price};
+pub use cowork_core::ToolProfile;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -31,8 +32,17 @@ pub struct AgentSettings {
     /// there is none, as for Ollama).
     #[serde(default)]
     pub api_key_env: String,
+    /// The tools every conversation is offered unless it runs under a profile (the older,
+    /// simpler form of `profile`).
     #[serde(default)]
     pub allowed_tools: Option<Vec<String>>,
+    /// Named tool profiles (least privilege) a conversation, persona, schedule or sub-agent
+    /// runs under.
+    #[serde(default)]
+    pub profiles: Vec<ToolProfile>,
+    /// The profile a conversation runs under when it chooses none (over `allowedTools`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
     /// Recall memories from the vault before each turn (off unless turned on).
@@ -178,11 +188,38 @@ impl AgentSettings {
         })
     }
 
+    /// The profile a conversation that chooses none runs under. A default named but not
+    /// defined allows nothing (and says so in the log): a misspelling must not mean "anything".
+    fn default_profile(&self) -> Option<ToolProfile> {
+        if let Some(name) = &self.profile {
+            return Some(
+                self.profiles
+                    .iter()
+                    .find(|p| &p.name == name)
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        tracing::warn!("the default tool profile «{name}» is not defined: no tool is offered until it is (Settings → Profiles)");
+                        ToolProfile {
+                            name: name.clone(),
+                            tools: Some(vec![]),
+                            ..ToolProfile::default()
+                        }
+                    }),
+            );
+        }
+        self.allowed_tools.as_ref().map(|tools| ToolProfile {
+            name: "allowedTools".into(),
+            tools: Some(tools.clone()),
+            ..ToolProfile::default()
+        })
+    }
+
     pub fn agent_config(&self) -> AgentConfig {
         AgentConfig {
             model: self.model.clone(),
             max_steps: self.max_steps,
-            allowed_tools: self.allowed_tools.clone(),
+            profile: self.default_profile(),
+            profiles: self.profiles.clone(),
             recall: self.recall.enabled.then_some(self.recall.k.clamp(1, 20)),
             vision: self.vision,
             context_window: self.context_window.max(1_024),

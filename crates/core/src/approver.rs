@@ -50,6 +50,10 @@ pub struct ApprovalRequest {
     /// name, which the modal names above the fold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_of: Option<String>,
+    /// The sub-agent (of this conversation's model) that made the call: its name, which the
+    /// modal names above the fold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_agent: Option<String>,
     pub tool: String,
     pub title: String,
     /// What the tool says of itself (read-only, destructive, open-world…): shown in the details,

@@ -24,7 +24,9 @@ pub use audit::{
     Anchor, AuditEntry, AuditError, AuditFilter, AuditLog, AuditRecord, Ticket, VerifyReport,
 };
 pub use person_tools::register as register_person_tools;
-pub use policy::{Action, Grant, Managed, Mode, PolicyBridge, PolicyError, Review, RuleSource};
+pub use policy::{
+    Action, Grant, Managed, Mode, PolicyBridge, PolicyError, Review, RuleSource, ToolProfile,
+};
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{
     CallOutcome, CallRequest, Caller, Explanation, PersonAnswer, Scheduler, SchedulerConfig,

@@ -46,6 +46,9 @@ pub enum Caller {
     /// the person's model (`mcp-server:<server>`; see `sampling` in the app). Its grants are its
     /// own.
     Mcp(Arc<str>),
+    /// A sub-agent the model of a conversation started (`agent:<parent>/<name>`): its words are
+    /// that model's, so its calls are judged as the chat's are, in a conversation of its own.
+    SubAgent(Arc<str>),
 }
 
 impl Caller {
@@ -63,6 +66,19 @@ impl Caller {
     /// server's code, so what it asks is the server's, never the person's act.
     pub fn mcp_app(server: &str) -> Caller {
         Caller::Mcp(Arc::from(format!("mcp-app:{server}")))
+    }
+
+    /// The sub-agent `name` that conversation `parent`'s model started.
+    pub fn sub_agent(parent: &str, name: &str) -> Caller {
+        Caller::SubAgent(Arc::from(format!("agent:{parent}/{name}")))
+    }
+
+    /// The sub-agent's name, for a sub-agent's call.
+    pub fn sub_agent_name(&self) -> Option<&str> {
+        match self {
+            Caller::SubAgent(label) => label.rsplit_once('/').map(|(_, name)| name),
+            _ => None,
+        }
     }
 
     /// The server whose view calls, for an MCP App view's call.
@@ -93,7 +109,7 @@ impl Caller {
             Caller::Palette => "palette",
             Caller::Cli => "cli",
             Caller::Chain => "chain",
-            Caller::Mcp(label) => label,
+            Caller::Mcp(label) | Caller::SubAgent(label) => label,
         }
     }
 }
@@ -108,8 +124,9 @@ pub struct CallRequest {
     pub cancel: CancellationToken,
     /// Overrides the tool's default timeout.
     pub timeout: Option<Duration>,
-    /// The conversation's profile (least privilege): any other tool is denied, on record.
-    pub allowed_tools: Option<Arc<[String]>>,
+    /// The conversation's profile (least privilege): any other tool, effect kind or wider mode
+    /// is denied, on record.
+    pub profile: Option<Arc<crate::policy::ToolProfile>>,
     /// The caller's own id for this call (the model's tool_use id, a palette card id), echoed
     /// in `ToolEvent::Started` so a UI can tie progress events to what it shows.
     pub caller_ref: Option<String>,
@@ -133,7 +150,7 @@ impl CallRequest {
             env: None,
             cancel: CancellationToken::new(),
             timeout: None,
-            allowed_tools: None,
+            profile: None,
             caller_ref: None,
             granted: None,
             unattended: false,
@@ -813,7 +830,7 @@ impl Scheduler {
             effects: &prepared.effects,
             conversation,
             env,
-            allowed_tools: None,
+            profile: None,
         });
         Ok(Explanation {
             tool: handler.info.spec.name.clone(),
@@ -1053,7 +1070,7 @@ impl Scheduler {
             effects: &trail.effects,
             conversation: &req.conversation,
             env,
-            allowed_tools: req.allowed_tools.as_deref(),
+            profile: req.profile.as_deref(),
         });
         trail.review = Some(review);
         self.approve(req, call_id, spec, trail).await?;
@@ -1363,6 +1380,7 @@ impl Scheduler {
             caller: req.caller.as_str().to_string(),
             asker: req.caller.mcp_client().map(str::to_string),
             view_of: req.caller.view_of().map(str::to_string),
+            sub_agent: req.caller.sub_agent_name().map(str::to_string),
             tool: tool.to_string(),
             title: spec.title.clone(),
             annotations: spec.annotations,

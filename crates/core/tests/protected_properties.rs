@@ -60,7 +60,7 @@ fn decide(s: &Scene, tool: &str, effects: &[Effect]) -> Action {
             effects,
             conversation: "c",
             env: &s.env,
-            allowed_tools: None,
+            profile: None,
         })
         .decision
 }

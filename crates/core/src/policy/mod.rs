@@ -8,6 +8,7 @@
 
 mod conversation;
 pub mod meaning;
+pub mod profile;
 pub mod protected;
 pub mod provenance;
 mod review;
@@ -17,6 +18,7 @@ mod settings;
 pub mod shell;
 mod trust;
 
+pub use profile::ToolProfile;
 pub use protected::Protection;
 pub use rules::{Action, CallFacts, Rule, grant_rules_for};
 pub use score::{Reason, Risk};
@@ -105,7 +107,7 @@ impl Mode {
         }
     }
     /// How much the mode lets through: a workspace may lower the person's mode, never raise it.
-    fn latitude(self) -> u8 {
+    pub(crate) fn latitude(self) -> u8 {
         match self {
             Mode::Plan => 0,
             Mode::Normal => 1,
@@ -114,7 +116,7 @@ impl Mode {
     }
 
     /// Whichever of the two lets less through (`self` when they are alike).
-    fn narrower(self, other: Mode) -> Mode {
+    pub fn narrower(self, other: Mode) -> Mode {
         if other.latitude() < self.latitude() {
             other
         } else {
@@ -214,8 +216,8 @@ pub struct ReviewRequest<'a> {
     pub effects: &'a [Effect],
     pub conversation: &'a str,
     pub env: &'a EffectEnv,
-    /// The conversation's tool profile (least privilege); None = every tool.
-    pub allowed_tools: Option<&'a [String]>,
+    /// The conversation's tool profile (least privilege); None = every tool, any mode.
+    pub profile: Option<&'a ToolProfile>,
 }
 
 #[derive(Default)]

@@ -49,7 +49,11 @@ impl<'a> Call<'a> {
             req,
             config: bridge.config.read().unwrap().clone(),
             defaults: bridge.defaults.read().unwrap().clone(),
-            mode: bridge.mode_for(req.conversation),
+            // The profile's mode is a ceiling: it lowers the conversation's, never raises it.
+            mode: match req.profile.and_then(|p| p.mode) {
+                Some(ceiling) => bridge.mode_for(req.conversation).narrower(ceiling),
+                None => bridge.mode_for(req.conversation),
+            },
             tainted_by: bridge.conversations.tainted_by(req.conversation),
             unsaid: None,
             risk: Risk::default(),
@@ -114,16 +118,14 @@ impl<'a> Call<'a> {
 
     /// The conversation's tool profile (least privilege): a tool outside it is never called.
     fn outside_tool_profile(&self) -> Step {
-        if let Some(allowed) = self.req.allowed_tools
-            && !allowed.contains(&self.req.spec.name)
-        {
-            let why = format!(
-                "{} is not in this conversation's tool profile",
-                self.req.spec.name
-            );
-            return self.decided(Action::Deny, None, why);
+        let refused = self
+            .req
+            .profile
+            .and_then(|profile| profile.refuses(&self.req.spec.name, self.req.effects));
+        match refused {
+            Some(why) => self.decided(Action::Deny, None, why),
+            None => GO_ON,
         }
-        GO_ON
     }
 
     /// A deny or an ask rule decides as it says.

@@ -63,6 +63,21 @@ struct Shared {
     context_window: Arc<Mutex<Option<u32>>>,
     /// How many compaction calls were answered.
     summaries: Arc<Mutex<u32>>,
+    /// Turns for requests whose system prompt holds a marker (a sub-agent's name), in order,
+    /// so conversations that run at once each get their own script.
+    keyed: Arc<Mutex<Keyed>>,
+}
+
+/// Scripts by marker (see [`ScriptedLlm::push_for`]).
+type Keyed = std::collections::HashMap<String, VecDeque<Turn>>;
+
+/// A request's system prompt, in either wire format.
+fn system_of(body: &Value) -> String {
+    match &body["system"] {
+        Value::String(s) => s.clone(),
+        Value::Null => body["messages"][0]["content"].to_string(),
+        other => other.to_string(),
+    }
 }
 
 pub struct ScriptedLlm {
@@ -207,7 +222,18 @@ async fn respond(shared: Shared, path: &str, headers: HeaderMap, body: Value) ->
         *n += 1;
         Some(Turn::text(&format!("SUMMARY-{n}")))
     } else {
-        shared.turns.lock().unwrap().pop_front()
+        let system = system_of(&body);
+        let keyed = shared
+            .keyed
+            .lock()
+            .unwrap()
+            .iter_mut()
+            .find(|(marker, _)| system.contains(marker.as_str()))
+            .map(|(_, turns)| turns.pop_front());
+        match keyed {
+            Some(turn) => turn,
+            None => shared.turns.lock().unwrap().pop_front(),
+        }
     };
     let limit = *shared.context_window.lock().unwrap();
     if limit.is_some_and(|limit| prompt > limit) {
@@ -335,6 +361,18 @@ impl ScriptedLlm {
 
     pub fn push(&self, turn: Turn) {
         self.shared.turns.lock().unwrap().push_back(turn);
+    }
+
+    /// A turn for the next request whose system prompt contains `marker` (a sub-agent's name):
+    /// such requests take only these turns, never the common script's.
+    pub fn push_for(&self, marker: &str, turn: Turn) {
+        self.shared
+            .keyed
+            .lock()
+            .unwrap()
+            .entry(marker.to_string())
+            .or_default()
+            .push_back(turn);
     }
 
     /// Base URL for the Anthropic provider (it appends `/v1/messages`).

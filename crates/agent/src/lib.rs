@@ -8,6 +8,7 @@ pub mod tokens;
 
 pub mod provider;
 mod schema;
+pub mod subagent;
 
 /// The most bytes of a tool's structured output kept for the window's cards: above it, the
 /// card shows the text (a long page is read as text anyway).

@@ -401,7 +401,8 @@ impl AppBuilder {
             registry.add_provider(Layer::Builtin, tools.clone());
         }
         let toolpacks = Toolpacks::open(&store, &registry);
-        let scheduler = self.scheduler(&store, registry, roots)?;
+        let scheduler = self.scheduler(&store, registry.clone(), roots)?;
+        register_sub_agents(&registry, &store, &scheduler);
         App::assemble(store, scheduler, toolpacks, opened, credentials)
     }
 
@@ -437,6 +438,39 @@ impl AppBuilder {
         // ask_user, confirm, request_input and the model's plan mode speak through the scheduler.
         cowork_core::register_person_tools(&scheduler);
         Ok(scheduler)
+    }
+}
+
+/// The agent the settings describe now (None when no model provider is set).
+fn agent_of(
+    store: &Store,
+    scheduler: &Arc<Scheduler>,
+) -> Result<Option<cowork_agent::Agent>, String> {
+    let Some(settings) = AgentSettings::load(&store.dir().settings_path())? else {
+        return Ok(None);
+    };
+    let conversations = cowork_agent::Conversations::open(store)?;
+    Ok(Some(cowork_agent::Agent::new(
+        scheduler.clone(),
+        settings.provider()?,
+        conversations,
+        settings.agent_config(),
+    )))
+}
+
+/// `task`: sub-agents run on the agent the settings describe when they start. The scheduler
+/// is held weakly (it holds the registry that holds the tool).
+fn register_sub_agents(registry: &Arc<Registry>, store: &Store, scheduler: &Arc<Scheduler>) {
+    let scheduler = Arc::downgrade(scheduler);
+    let store = store.clone();
+    let source: cowork_agent::subagent::AgentSource = Arc::new(move || {
+        let scheduler = scheduler.upgrade().ok_or("the app is shutting down")?;
+        agent_of(&store, &scheduler)?.ok_or_else(|| {
+            "no model provider is configured: Settings → Model, or `cowork provider set …`".into()
+        })
+    });
+    for tool in cowork_agent::subagent::SubAgents::new(source).sub_agent_tools() {
+        registry.register(Layer::Builtin, tool);
     }
 }
 
@@ -989,15 +1023,6 @@ impl App {
     /// The chat agent per the user's settings; `Ok(None)` while no provider is configured (the
     /// palette and slash commands still work then).
     pub fn agent(&self) -> Result<Option<cowork_agent::Agent>, String> {
-        let Some(settings) = AgentSettings::load(&self.store.dir().settings_path())? else {
-            return Ok(None);
-        };
-        let conversations = cowork_agent::Conversations::open(&self.store)?;
-        Ok(Some(cowork_agent::Agent::new(
-            self.scheduler.clone(),
-            settings.provider()?,
-            conversations,
-            settings.agent_config(),
-        )))
+        agent_of(&self.store, &self.scheduler)
     }
 }

@@ -135,6 +135,25 @@ impl ConversationStates {
         Ok(())
     }
 
+    /// `child` (a sub-agent's conversation) is judged as its parent is now: tainted by what
+    /// tainted the parent, and with the person's words the parent holds.
+    pub fn inherit(&self, child: &str, parent: &str) -> Result<(), PolicyError> {
+        if let Some(source) = self.tainted_by(parent) {
+            self.taint(child, &source)?;
+        }
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO conversation_words (conversation, text, created_at)
+                 SELECT ?1, text, created_at FROM conversation_words WHERE conversation = ?2 ORDER BY rowid",
+                params![child, parent],
+            )
+            .map_err(db_err)?;
+        self.cache.lock().unwrap().remove(child);
+        Ok(())
+    }
+
     /// The person wrote `text` in `conversation` (their turn, never the model's or a tool's).
     pub fn person_said(&self, conversation: &str, text: &str) -> Result<(), PolicyError> {
         if text.trim().is_empty() {

@@ -1070,6 +1070,12 @@ impl PolicyBridge {
         self.conversations.tainted_by(conversation)
     }
 
+    /// A sub-agent's conversation `child` starts as its parent stands: tainted by what tainted
+    /// the parent (delegating never launders content), and knowing the person's words there.
+    pub fn start_sub_conversation(&self, child: &str, parent: &str) -> Result<(), PolicyError> {
+        self.conversations.inherit(child, parent)
+    }
+
     /// The person wrote `text` in `conversation`: every shell's path for the person's own turn
     /// calls this (the agent's turn, a scheduled prompt). Values in it steer calls as the
     /// person's (see [`provenance`]).

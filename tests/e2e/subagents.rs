@@ -349,3 +349,54 @@ async fn taint_flows_down_to_a_sub_agent_and_back_up_to_its_parent() {
         "{by}"
     );
 }
+
+#[tokio::test]
+async fn a_sub_agent_runs_inside_a_chat_and_under_its_plan_mode() {
+    let s = setup().await;
+    // Another program's session or a bare call has no chat to hang the work under.
+    let outcome =
+        s.h.call("task", json!({"name": "x", "prompt": "anything"}))
+            .await;
+    let err = outcome
+        .result
+        .expect_err("no chat, no sub-agent")
+        .to_string();
+    assert!(err.contains("runs inside a chat"), "{err}");
+
+    // A parent that plans hands its plan mode down: the child only reads.
+    s.server.push(Turn::text("Planning."));
+    send(&s.agent, "conv-plan", "Plan the launch.").await;
+    s.h.scheduler.policy().enter_plan("conv-plan").unwrap();
+    s.server.push(Turn::tools(
+        "",
+        &[(
+            "t1",
+            "task",
+            json!({"name": "drafter", "prompt": "Add a task."}),
+        )],
+    ));
+    s.server.push_for(
+        "«drafter»",
+        Turn::tools("", &[("d1", "create_task", json!({"title": "Launch"}))]),
+    );
+    s.server
+        .push_for("«drafter»", Turn::text("Could not add it."));
+    s.server.push(Turn::text("The plan holds."));
+    let events = send(&s.agent, "conv-plan", "Go on.").await;
+    let out = finished(&events)
+        .into_iter()
+        .find(|c| c.0 == "task")
+        .and_then(|c| c.3)
+        .expect("the task ran");
+    let rows = audited(&s.h, out["conversation"].as_str().unwrap());
+    let write = rows.iter().find(|r| r.tool == "create_task").unwrap();
+    assert_eq!(write.decision, "deny", "{write:?}");
+    assert!(
+        write
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("plan mode"),
+        "{write:?}"
+    );
+}

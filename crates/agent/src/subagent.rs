@@ -177,6 +177,13 @@ impl Agent {
         profile: Option<&str>,
     ) -> Result<Child, crate::AgentError> {
         let store = crate::AgentError::Store;
+        // A sub-agent belongs to a chat, which the person can open: another program's session
+        // (`cowork mcp serve`) or a bare `cowork call` has none, and no model of its own here.
+        if self.conversations.title(parent).map_err(store)?.is_none() {
+            return Err(crate::AgentError::Invalid(format!(
+                "a sub-agent runs inside a chat, and {parent} is not one: start it from the window or `cowork chat`"
+            )));
+        }
         let own = self.conversations.settings(parent).map_err(store)?;
         if own.sub_agent.is_some() {
             return Err(crate::AgentError::Invalid(
@@ -209,9 +216,6 @@ impl Agent {
             sub_agent: Some(name.to_string()),
             ..ConversationSettings::default()
         };
-        self.conversations
-            .ensure(parent, "Sub-agents' work")
-            .map_err(store)?;
         self.conversations
             .create_child(
                 &conversation,

@@ -1060,7 +1060,8 @@ async fn chat_answers_goes_on_with_c_and_prints_json() {
     std::fs::write(
         home.path().join("settings.json"),
         serde_json::json!({"policy": {"allowMax": 1},
-            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""}})
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": "",
+                "profiles": [{"name": "reading", "effects": ["fs.read", "tasks.read"]}]}})
         .to_string(),
     )
     .unwrap();
@@ -1089,7 +1090,7 @@ async fn chat_answers_goes_on_with_c_and_prints_json() {
     );
 
     // Goes on: the model is sent the first turn too. The call asks (score 2 > allowMax 1) and,
-    // with no terminal, is refused; the turn still ends.
+    // with no terminal, is refused; the turn still ends, and the exit code says why.
     let second = run(vec![
         "--json",
         "chat",
@@ -1100,7 +1101,8 @@ async fn chat_answers_goes_on_with_c_and_prints_json() {
     ])
     .await
     .unwrap();
-    assert!(second.status.success(), "{}", text(&second));
+    assert_eq!(second.status.code(), Some(3), "{}", text(&second));
+    assert!(text(&second).contains("--allow RULE"), "{}", text(&second));
     let answer: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(answer["text"], "I could not add it.");
     assert_eq!(
@@ -1142,6 +1144,53 @@ async fn chat_answers_goes_on_with_c_and_prints_json() {
         .collect();
     assert!(lines.iter().any(|l| l["type"] == "text_delta"), "{lines:?}");
     assert_eq!(lines.last().unwrap()["conversation"], conversation.as_str());
+
+    // A rule for this run lets the call through unasked; a rule too wide or a profile that is
+    // not defined is refused before anything runs.
+    server.push(Turn::tools(
+        "",
+        &[(
+            "call_2",
+            "create_task",
+            serde_json::json!({"title": "Renew passport"}),
+        )],
+    ));
+    server.push(Turn::text("Added."));
+    let allowed = run(vec!["chat", "-c", "--allow", "create_task", "add it now"])
+        .await
+        .unwrap();
+    assert!(allowed.status.success(), "{}", text(&allowed));
+    assert!(
+        text(&allowed).contains("[create_task: done]"),
+        "{}",
+        text(&allowed)
+    );
+    for wrong in [
+        vec!["chat", "--allow", "*", "hi"],
+        vec!["chat", "--allow", "run_command", "hi"],
+        vec!["chat", "--profile", "nope", "hi"],
+    ] {
+        let out = run(wrong.clone()).await.unwrap();
+        assert_eq!(out.status.code(), Some(2), "{wrong:?}: {}", text(&out));
+    }
+    // A profile chosen here stays the conversation's: the next turn offers only reads.
+    server.push(Turn::text("Reading only."));
+    server.push(Turn::text("Still reading only."));
+    let profiled = run(vec!["chat", "-c", "--profile", "reading", "look around"])
+        .await
+        .unwrap();
+    assert!(profiled.status.success(), "{}", text(&profiled));
+    let again = run(vec!["chat", "-c", "and again"]).await.unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    let last = server.requests().last().unwrap().2.clone();
+    let offered: Vec<&str> = last["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"read_file"), "{offered:?}");
+    assert!(!offered.contains(&"create_task"), "{offered:?}");
 
     // Audited as the window's chat is, in that conversation.
     let audit = cowork(home.path(), &["--json", "audit", "list"]);

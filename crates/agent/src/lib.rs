@@ -53,6 +53,8 @@ pub struct AgentConfig {
     pub recall: Option<usize>,
     /// Effects the person approved up front for this agent's calls (a schedule's grant).
     pub granted: Option<Arc<[cowork_contract::Effect]>>,
+    /// Allow rules the person gave for this run only (`cowork chat --allow`).
+    pub run_grants: Option<Arc<[cowork_core::policy::Rule]>>,
     /// Nobody is there (a scheduled prompt): an ask outside the grant suspends the call as a
     /// task waiting for the person.
     pub unattended: bool,
@@ -99,6 +101,7 @@ impl Default for AgentConfig {
             profiles: vec![],
             recall: None,
             granted: None,
+            run_grants: None,
             unattended: false,
             vision: true,
             context_window: 128_000,
@@ -264,6 +267,13 @@ impl Agent {
             conversations,
             config,
         }
+    }
+
+    /// Calls of this agent's turns are also allowed by `rules` (checked by
+    /// [`cowork_core::PolicyBridge::run_grant`]), for as long as this agent runs.
+    pub fn with_run_grants(mut self, rules: Vec<cowork_core::policy::Rule>) -> Agent {
+        self.config.run_grants = (!rules.is_empty()).then(|| Arc::from(rules));
+        self
     }
 
     /// The provider this agent talks to (its model list).
@@ -1080,6 +1090,7 @@ impl Agent {
                 req.profile = turn.profile.clone();
                 req.caller_ref = Some(call.id.clone());
                 req.granted = self.config.granted.clone();
+                req.run_grants = self.config.run_grants.clone();
                 req.unattended = self.config.unattended;
                 req
             })

@@ -10,6 +10,31 @@ use std::io::{BufRead, Write};
 
 pub struct TerminalApprover;
 
+/// Nobody at a terminal: every ask is refused, and counted, so a command can say (and exit
+/// saying) that something waited for an answer nobody could give.
+pub struct Nobody;
+
+static REFUSED_FOR_NOBODY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many asks were refused because nobody could answer.
+pub(crate) fn refused_for_nobody() -> usize {
+    REFUSED_FOR_NOBODY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[async_trait::async_trait]
+impl Approver for Nobody {
+    fn name(&self) -> &str {
+        cowork_core::DenyApprover.name()
+    }
+    fn is_a_person(&self) -> bool {
+        false
+    }
+    async fn decide(&self, _request: &ApprovalRequest) -> ApprovalChoice {
+        REFUSED_FOR_NOBODY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ApprovalChoice::Deny
+    }
+}
+
 /// Whether someone can answer a question: a person at the terminal, or piped input when
 /// explicitly requested (scripts and tests, `COWORK_APPROVE_FROM_STDIN`).
 pub(crate) fn person_at_terminal() -> bool {

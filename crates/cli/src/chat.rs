@@ -21,6 +21,17 @@ pub struct ChatArgs {
     /// every event of the turn as a JSON line (stream-json).
     #[arg(long, value_enum, default_value_t = ChatOutput::Text)]
     output: ChatOutput,
+    /// The model this conversation uses from now on (the provider's id for it).
+    #[arg(long)]
+    model: Option<String>,
+    /// The named tool profile this conversation runs under from now on (Settings → Profiles).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Allow calls this rule covers, for this run only, without asking — a rule as in your
+    /// settings (`create_task`, `write_file(~/notes/**)`, `run_command(git status:*)`), held to
+    /// the same checks: no rule wider than a person usually means. Deny rules and taint stand.
+    #[arg(long = "allow", value_name = "RULE")]
+    allow: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -33,12 +44,63 @@ enum ChatOutput {
 /// The global `--conversation` when none was given.
 const UNNAMED: &str = "cli";
 
+/// Exit codes: 0 answered, 1 the turn failed, 2 the command was wrong (as for clap's own
+/// errors), 3 answered, but something waited for an answer nobody at a terminal could give.
+const FAILED: u8 = 1;
+const WRONG: u8 = 2;
+const NOBODY_TO_ASK: u8 = 3;
+
 pub async fn chat(app: &App, args: ChatArgs, conversation: &str) -> Result<ExitCode, String> {
+    match prepare(app, &args, conversation) {
+        Ok((agent, conversation)) => turn(agent, args, conversation).await,
+        Err(e) => {
+            esay!("error: {e}");
+            Ok(ExitCode::from(WRONG))
+        }
+    }
+}
+
+/// The agent (with this run's grants) and the conversation, its model and profile set.
+fn prepare(
+    app: &App,
+    args: &ChatArgs,
+    conversation: &str,
+) -> Result<(cowork_agent::Agent, String), String> {
     let agent = app.agent()?.ok_or(
         "no model provider is configured: `cowork provider set …`, or Settings → Model in the window",
     )?;
-    let prompt = prompt_of(args.prompt)?;
+    let policy = app.scheduler().policy();
+    let grants = args
+        .allow
+        .iter()
+        .map(|rule| {
+            policy
+                .run_grant(rule)
+                .map_err(|e| format!("--allow {rule}: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let conversation = conversation_for(app, args.resume, conversation)?;
+    if args.model.is_some() || args.profile.is_some() {
+        if let Some(name) = &args.profile {
+            agent.named_profile(name).map_err(|e| e.to_string())?;
+        }
+        let conversations = agent.conversations();
+        conversations.ensure(&conversation, "Chat from the terminal")?;
+        let mut settings = conversations.settings(&conversation)?;
+        settings.model = args.model.clone().or(settings.model);
+        settings.profile = args.profile.clone().or(settings.profile);
+        conversations.set_settings(&conversation, &settings)?;
+    }
+    Ok((agent.with_run_grants(grants), conversation))
+}
+
+/// One turn, printed as asked.
+async fn turn(
+    agent: cowork_agent::Agent,
+    args: ChatArgs,
+    conversation: String,
+) -> Result<ExitCode, String> {
+    let prompt = prompt_of(args.prompt)?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // The sender ends with the turn, and with it the loop printing its events.
     let turn = async {
@@ -74,12 +136,19 @@ pub async fn chat(app: &App, args: ChatArgs, conversation: &str) -> Result<ExitC
             esay!("(conversation {conversation}: `cowork chat -c` goes on)");
         }
     }
+    let refused = crate::approve::refused_for_nobody();
     match failed {
-        None => Ok(ExitCode::SUCCESS),
         Some(e) => {
             esay!("error: {e}");
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(FAILED))
         }
+        None if refused > 0 => {
+            esay!(
+                "{refused} call(s) needed your answer and there was no terminal to ask, so they were refused: run at a terminal, or allow them for one run with --allow RULE"
+            );
+            Ok(ExitCode::from(NOBODY_TO_ASK))
+        }
+        None => Ok(ExitCode::SUCCESS),
     }
 }
 

@@ -202,7 +202,7 @@ fn open_app(cli: &Cli) -> Result<App, String> {
     let approver: Arc<dyn cowork_core::Approver> = if approve::person_at_terminal() {
         Arc::new(approve::TerminalApprover)
     } else {
-        Arc::new(cowork_core::DenyApprover)
+        Arc::new(approve::Nobody)
     };
     open_app_with(cli, approver)
 }

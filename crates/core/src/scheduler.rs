@@ -127,6 +127,9 @@ pub struct CallRequest {
     /// The conversation's profile (least privilege): any other tool, effect kind or wider mode
     /// is denied, on record.
     pub profile: Option<Arc<crate::policy::ToolProfile>>,
+    /// Allow rules the person gave for this run only (`cowork chat --allow`): judged as this
+    /// conversation's grants, never kept.
+    pub run_grants: Option<Arc<[crate::policy::Rule]>>,
     /// The caller's own id for this call (the model's tool_use id, a palette card id), echoed
     /// in `ToolEvent::Started` so a UI can tie progress events to what it shows.
     pub caller_ref: Option<String>,
@@ -151,6 +154,7 @@ impl CallRequest {
             cancel: CancellationToken::new(),
             timeout: None,
             profile: None,
+            run_grants: None,
             caller_ref: None,
             granted: None,
             unattended: false,
@@ -831,6 +835,7 @@ impl Scheduler {
             conversation,
             env,
             profile: None,
+            run_grants: &[],
         });
         Ok(Explanation {
             tool: handler.info.spec.name.clone(),
@@ -1071,6 +1076,7 @@ impl Scheduler {
             conversation: &req.conversation,
             env,
             profile: req.profile.as_deref(),
+            run_grants: req.run_grants.as_deref().unwrap_or_default(),
         });
         trail.review = Some(review);
         self.approve(req, call_id, spec, trail).await?;

@@ -61,6 +61,7 @@ fn decide(s: &Scene, tool: &str, effects: &[Effect]) -> Action {
             conversation: "c",
             env: &s.env,
             profile: None,
+            run_grants: &[],
         })
         .decision
 }

@@ -218,6 +218,9 @@ pub struct ReviewRequest<'a> {
     pub env: &'a EffectEnv,
     /// The conversation's tool profile (least privilege); None = every tool, any mode.
     pub profile: Option<&'a ToolProfile>,
+    /// Allow rules the person gave for this run only (see [`PolicyBridge::run_grant`]): judged
+    /// as this conversation's grants are, never kept.
+    pub run_grants: &'a [Rule],
 }
 
 #[derive(Default)]
@@ -922,6 +925,31 @@ impl PolicyBridge {
         source: RuleSource,
         force: bool,
     ) -> Result<Option<crate::plain::Words>, PolicyError> {
+        let (rule, broad) = self.checked_rule(action, text, force)?;
+        if action == Action::Allow && source == RuleSource::Workspace && !self.has_workspace() {
+            let root = self.roots().first().cloned().unwrap_or_default();
+            return Err(PolicyError::WorkspaceNotTrusted { root });
+        }
+        self.add_rule(action, &rule.text, source)?;
+        Ok(broad)
+    }
+
+    /// An allow rule the person gives for one run only (`cowork chat --allow`), held to what
+    /// a rule they add is: it must name a tool there is, be able to match, and be no wider than
+    /// a person usually means.
+    pub fn run_grant(&self, text: &str) -> Result<Rule, PolicyError> {
+        self.checked_rule(Action::Allow, text, false)
+            .map(|(rule, _)| rule)
+    }
+
+    /// `text` parsed and checked as [`PolicyBridge::add_rule_checked`] says, with why it is
+    /// broad (an allow rule; refused unless `force`).
+    fn checked_rule(
+        &self,
+        action: Action,
+        text: &str,
+        force: bool,
+    ) -> Result<(Rule, Option<crate::plain::Words>), PolicyError> {
         let rule = Rule::parse(text).map_err(PolicyError::BadRule)?;
         if !force {
             self.check_tool_name(&rule)?;
@@ -940,12 +968,7 @@ impl PolicyBridge {
                 why: why.clone(),
             });
         }
-        if action == Action::Allow && source == RuleSource::Workspace && !self.has_workspace() {
-            let root = self.roots().first().cloned().unwrap_or_default();
-            return Err(PolicyError::WorkspaceNotTrusted { root });
-        }
-        self.add_rule(action, &rule.text, source)?;
-        Ok(broad)
+        Ok((rule, broad))
     }
 
     /// Adds a rule to the user's or the workspace's settings file (and reloads): the approval

@@ -57,7 +57,11 @@ impl<'a> Call<'a> {
             tainted_by: bridge.conversations.tainted_by(req.conversation),
             unsaid: None,
             risk: Risk::default(),
-            grants: bridge.conversations.grants(req.conversation),
+            grants: {
+                let mut grants = bridge.conversations.grants(req.conversation);
+                grants.extend(req.run_grants.iter().cloned());
+                grants
+            },
         };
         call.unsaid = call.find_unsaid();
         call.risk = score::assess(

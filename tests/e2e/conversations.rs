@@ -494,7 +494,7 @@ async fn a_conversation_uses_its_own_model_and_system_prompt() {
     let agent = &s.agent;
     let c = agent.conversations();
     c.ensure("p", "persona").unwrap();
-    c.set_settings(
+    c.choose_settings(
         "p",
         &ConversationSettings {
             model: Some("scripted-vision".into()),
@@ -598,7 +598,7 @@ async fn tool_definitions_fit_a_small_model_with_200_tools_installed() {
     })
     .await;
     let c = agent.conversations();
-    c.set_settings(
+    c.choose_settings(
         "e",
         &ConversationSettings {
             all_tools: true,
@@ -607,7 +607,7 @@ async fn tool_definitions_fit_a_small_model_with_200_tools_installed() {
     )
     .unwrap();
     c.ensure("e", "all").unwrap();
-    c.set_settings(
+    c.choose_settings(
         "e",
         &ConversationSettings {
             all_tools: true,

@@ -506,3 +506,134 @@ async fn a_toolpacks_question_to_the_model_is_quoted_in_the_windows_modal() {
             .contains("scripted-model said: 9.9")
     );
 }
+
+/// A sub-agent's ask names it and offers a grant for its task alone; its work folds under the
+/// task's card; a profile is chosen in the bar (the next turn is offered only its tools) and
+/// edited in Settings.
+#[tokio::test]
+async fn a_sub_agents_ask_names_it_its_work_folds_under_the_task_and_a_profile_is_chosen() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({
+            // Writes ask by their score (not by a rule), so a grant is offered.
+            "policy": {"allowMax": 1},
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": "",
+                "profiles": [{"name": "writer", "tools": ["write_file", "read_file"]}]},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[(
+            "t1",
+            "task",
+            json!({"name": "drafter", "prompt": "Write hello.txt saying hi.", "profile": "writer"}),
+        )],
+    ));
+    server.push_for(
+        "«drafter»",
+        Turn::tools(
+            "",
+            &[(
+                "w1",
+                "write_file",
+                json!({"path": "hello.txt", "content": "hi"}),
+            )],
+        ),
+    );
+    server.push_for("«drafter»", Turn::text("Wrote hello.txt."));
+    server.push(Turn::text("The drafter wrote it."));
+    let (_xvfb, _driver, d) = launch(
+        home.path(),
+        &[("COWORK_WORKSPACE", workspace.path().as_os_str())],
+    )
+    .await;
+    d.fill("[data-testid=chat-input]", "Have a helper write hello.txt")
+        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    let asker = d
+        .wait_for_text("[data-testid=approval-asker]", "drafter")
+        .await;
+    assert!(
+        d.text(&asker).await.contains("sub-agent"),
+        "{}",
+        d.text(&asker).await
+    );
+    let mut offered = vec![];
+    for b in &d.find_all("[data-choice]").await {
+        offered.push(d.text(b).await);
+    }
+    assert!(
+        offered.iter().any(|t| t.contains("this sub-agent's task")),
+        "{offered:?}"
+    );
+    d.screenshot(&artifacts().join("approval-sub-agent.png"))
+        .await;
+    d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
+        .await;
+    d.wait_for_text(".messages", "The drafter wrote it.").await;
+    // The sub-agent's work, folded under the task until opened.
+    d.click(&d.wait_for("[data-testid=sub-agent-toggle]").await)
+        .await;
+    let thread = d
+        .wait_for_text("[data-testid=sub-agent-thread]", "Wrote hello.txt.")
+        .await;
+    let shown = d.text(&thread).await;
+    assert!(shown.contains("Write hello.txt saying hi."), "{shown}");
+    d.wait_for("[data-testid=sub-agent-thread] [data-tool=write_file][data-status=ok]")
+        .await;
+    d.screenshot(&artifacts().join("sub-agent-work.png")).await;
+
+    // The bar's profile: the next turn is offered the profile's tools only.
+    d.exec(
+        "const s = document.querySelector('[data-testid=chat-profile]'); s.value = 'writer'; s.dispatchEvent(new Event('change', {bubbles: true}));",
+        json!([]),
+    )
+    .await;
+    server.push(Turn::text("Only writing now."));
+    cowork_tests::wait::until_true("the profile saved", || {
+        let conversations = home.path().join("cowork.db");
+        let db = rusqlite::Connection::open(&conversations).map_err(|e| e.to_string())?;
+        let settings: String = db
+            .query_row(
+                "SELECT settings FROM conversations WHERE parent IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| e.to_string())?;
+        match settings.contains("\"profile\":\"writer\"") {
+            true => Ok(()),
+            false => Err(settings),
+        }
+    })
+    .await;
+    d.fill("[data-testid=chat-input]", "Go on").await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for_text(".messages", "Only writing now.").await;
+    let last = server.requests().last().unwrap().2.clone();
+    let mut tools: Vec<&str> = last["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["read_file", "write_file"]);
+
+    // Settings → the profile as the person reads it.
+    d.open_view("settings").await;
+    d.settings_page("model").await;
+    d.wait_for("[data-testid=profiles] [data-testid=profile]")
+        .await;
+    d.exec(
+        "document.querySelector('[data-testid=profiles]').scrollIntoView(); document.querySelector('[data-testid=profile] details').open = true;",
+        json!([]),
+    )
+    .await;
+    d.screenshot(&artifacts().join("settings-profiles.png"))
+        .await;
+}

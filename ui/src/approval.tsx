@@ -186,6 +186,11 @@ export function ApprovalModal({ request, onDone }: { request: ApprovalRequest; o
             {t("askedByView")} <q>{request.view_of}</q>
           </p>
         )}
+        {request.sub_agent && (
+          <p class="asker" data-testid="approval-asker">
+            {t("askedBySubAgent")} <q>{request.sub_agent}</q>
+          </p>
+        )}
         <PlainRequest request={request} />
         {mailPreview(request)}
         {samplingPreview(request)}
@@ -352,9 +357,11 @@ function Choices({
       ? t("forThisApp")
       : request.view_of
         ? t("forThisView")
-        : request.tool === "mcp_sampling"
-          ? t("forThisToolpack")
-          : t("conversation"),
+        : request.sub_agent
+          ? t("forThisSubAgent")
+          : request.tool === "mcp_sampling"
+            ? t("forThisToolpack")
+            : t("conversation"),
     always: t("always"),
     always_workspace: t("alwaysWorkspace"),
     deny: t("deny"),

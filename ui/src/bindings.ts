@@ -381,7 +381,18 @@ export type AgentSettings = {
 	 *  there is none, as for Ollama).
 	 */
 	apiKeyEnv?: string,
+	/**
+	 *  The tools every conversation is offered unless it runs under a profile (the older,
+	 *  simpler form of `profile`).
+	 */
 	allowedTools?: string[] | null,
+	/**
+	 *  Named tool profiles (least privilege) a conversation, persona, schedule or sub-agent
+	 *  runs under.
+	 */
+	profiles?: ToolProfile[],
+	/**  The profile a conversation runs under when it chooses none (over `allowedTools`). */
+	profile?: string | null,
 	maxSteps?: number,
 	/**  Recall memories from the vault before each turn (off unless turned on). */
 	recall?: RecallSettings,
@@ -445,6 +456,11 @@ export type ApprovalRequest = {
 	 *  name, which the modal names above the fold.
 	 */
 	view_of?: string | null,
+	/**
+	 *  The sub-agent (of this conversation's model) that made the call: its name, which the
+	 *  modal names above the fold.
+	 */
+	sub_agent?: string | null,
 	tool: string,
 	title: string,
 	/**
@@ -621,6 +637,21 @@ export type ConversationSettings = {
 	system?: string | null,
 	/**  Every tool's definition in each request instead of a core set plus `tool_search`. */
 	allTools?: boolean,
+	/**
+	 *  The named tool profile this conversation runs under (over the persona's and the
+	 *  default).
+	 */
+	profile?: string | null,
+	/**
+	 *  A profile fixed when the conversation was made, over any chosen one: a sub-agent's (its
+	 *  parent's narrowed). Nothing here widens it.
+	 */
+	fixedProfile?: ToolProfile | null,
+	/**
+	 *  The name of the sub-agent whose work this conversation is (its parent is the
+	 *  conversation's `parent`): every message in it is that model's, none the person's.
+	 */
+	subAgent?: string | null,
 };
 
 export type ConversationSummary = {
@@ -974,6 +1005,8 @@ export type PendingAsks = {
 export type Persona = {
 	name: string,
 	system: string,
+	/**  The named tool profile its conversations run under, unless they choose another. */
+	profile?: string | null,
 };
 
 /**  What an approval says first. */
@@ -1323,6 +1356,19 @@ export type ToolInfo = {
 	layer: Layer,
 	/**  Lower layers this tool replaces (e.g. an MCP tool overriding a builtin of the same name). */
 	overrides: Layer[],
+};
+
+export type ToolProfile = {
+	name: string,
+	/**  Only these tools are offered and may run. None: any tool. */
+	tools?: string[] | null,
+	/**
+	 *  Only calls whose every effect is of these kinds may run, and only tools that declare
+	 *  no other kind are offered. None: any kind.
+	 */
+	effects?: EffectKind[] | null,
+	/**  The widest mode its calls run in (a plan-mode profile only reads). */
+	mode?: Mode | null,
 };
 
 /**

@@ -11,6 +11,7 @@ import {
   type Grant,
   type Managed,
   type Mode,
+  type Persona,
   type PolicyProblem,
   type RuleEntry,
   type RuleScope,
@@ -21,6 +22,7 @@ import { DesktopSettingsPanel } from "./desktop";
 import { ComputerPage } from "./doctor";
 import { getLang, type Lang, phrase, said, setLang, sourceLabel, t } from "./i18n";
 import { MemorySettings } from "./memory";
+import { modeLabel, ProfileSelect, Profiles } from "./profiles";
 import { guardLeaving, LeaveConfirm, leaveThen, SaveBar, SaveSlot, type Unsaved, useDraft } from "./savebar";
 import { applyTheme } from "./views";
 import { VoiceSettingsPanel } from "./voice";
@@ -445,14 +447,16 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
       </label>
       <Personas settings={settings} onChange={onChange} />
       <Prices settings={settings} onChange={onChange} />
+      <Profiles settings={settings} onChange={onChange} />
     </fieldset>
   );
 }
 
 function Personas({ settings, onChange }: { settings: AgentSettings; onChange: (s: AgentSettings) => void }) {
   const personas = settings.personas ?? [];
-  const setPersona = (i: number, name: string, system: string) =>
-    onChange({ ...settings, personas: personas.map((p, j) => (j === i ? { name, system } : p)) });
+  const setPersona = (i: number, next: Persona) =>
+    onChange({ ...settings, personas: personas.map((p, j) => (j === i ? next : p)) });
+  const profiles = (settings.profiles ?? []).map((p) => p.name).filter(Boolean);
   return (
     <>
       <h3>{t("personas")}</h3>
@@ -461,13 +465,19 @@ function Personas({ settings, onChange }: { settings: AgentSettings; onChange: (
           <input
             placeholder={t("personaName")}
             value={p.name}
-            onInput={(e) => setPersona(i, e.currentTarget.value, p.system)}
+            onInput={(e) => setPersona(i, { ...p, name: e.currentTarget.value })}
           />
           <textarea
             rows={2}
             placeholder={t("systemPrompt")}
             value={p.system}
-            onInput={(e) => setPersona(i, p.name, e.currentTarget.value)}
+            onInput={(e) => setPersona(i, { ...p, system: e.currentTarget.value })}
+          />
+          <ProfileSelect
+            testid="persona-profile"
+            profiles={profiles}
+            value={p.profile}
+            onChange={(profile) => setPersona(i, { ...p, profile })}
           />
           <button
             type="button"
@@ -624,10 +634,6 @@ function ManagedNote() {
       )}
     </p>
   );
-}
-
-function modeLabel(m: Mode): string {
-  return m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits");
 }
 
 /// Every standing permission the person gave — "always" rules and every conversation's grants —

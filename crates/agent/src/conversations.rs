@@ -436,12 +436,26 @@ impl Conversations {
         .map(Option::unwrap_or_default)
     }
 
-    pub fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {
+    fn set_settings(&self, id: &str, settings: &ConversationSettings) -> Result<bool> {
         let json = serde_json::to_string(settings).map_err(err)?;
         self.update(
             id,
             "UPDATE conversations SET settings = ?2 WHERE id = ?1",
             json,
+        )
+    }
+
+    /// The person's choices for a conversation (the window's bar, `cowork chat --model`): what
+    /// was fixed when it was made — a sub-agent's profile and name — stays as it was.
+    pub fn choose_settings(&self, id: &str, chosen: &ConversationSettings) -> Result<bool> {
+        let kept = self.settings(id)?;
+        self.set_settings(
+            id,
+            &ConversationSettings {
+                fixed_profile: kept.fixed_profile,
+                sub_agent: kept.sub_agent,
+                ..chosen.clone()
+            },
         )
     }
 

@@ -89,7 +89,7 @@ fn prepare(
         let mut settings = conversations.settings(&conversation)?;
         settings.model = args.model.clone().or(settings.model);
         settings.profile = args.profile.clone().or(settings.profile);
-        conversations.set_settings(&conversation, &settings)?;
+        conversations.choose_settings(&conversation, &settings)?;
     }
     Ok((agent.with_run_grants(grants), conversation))
 }

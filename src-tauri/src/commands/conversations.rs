@@ -104,7 +104,7 @@ pub fn save_conversation_settings(
     shell.conversations.ensure(&conversation, "New chat")?;
     shell
         .conversations
-        .set_settings(&conversation, &settings)
+        .choose_settings(&conversation, &settings)
         .map(|_| ())
 }
 

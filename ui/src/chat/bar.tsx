@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type ConversationSettings, type FirstRun, type LocalServer } from "../api";
 import { t } from "../i18n";
+import { ProfileSelect } from "../profiles";
 import type { Conversation } from "./conversation";
 
 export type ChatOptions = ReturnType<typeof useChatOptions>;
@@ -12,11 +13,15 @@ export type ChatOptions = ReturnType<typeof useChatOptions>;
 export function useChatOptions(conv: Conversation, setError: (e: string) => void) {
   const [models, setModels] = useState<string[]>([]);
   const [personas, setPersonas] = useState<string[]>([]);
+  const [profiles, setProfiles] = useState<string[]>([]);
   const [systemOpen, setSystemOpen] = useState(false);
   useEffect(() => {
     api
       .getAgentSettings()
-      .then((a) => setPersonas((a?.personas ?? []).map((p) => p.name)))
+      .then((a) => {
+        setPersonas((a?.personas ?? []).map((p) => p.name));
+        setProfiles((a?.profiles ?? []).map((p) => p.name).filter(Boolean));
+      })
       .catch(() => {});
   }, []);
   const openModels = () => {
@@ -33,7 +38,7 @@ export function useChatOptions(conv: Conversation, setError: (e: string) => void
     conv.announce(id);
   };
   const { settings, setSettings } = conv;
-  return { settings, setSettings, saveSettings, models, openModels, personas, systemOpen, setSystemOpen };
+  return { settings, setSettings, saveSettings, models, openModels, personas, profiles, systemOpen, setSystemOpen };
 }
 
 export function ChatBar({
@@ -66,6 +71,12 @@ export function ChatBar({
           </option>
         ))}
       </select>
+      <ProfileSelect
+        testid="chat-profile"
+        profiles={o.profiles}
+        value={settings.profile}
+        onChange={(profile) => saveSettings({ ...settings, profile })}
+      />
       <button
         type="button"
         data-testid="system-prompt"

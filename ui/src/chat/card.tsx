@@ -5,6 +5,7 @@ import { webCard } from "../web";
 import { AppFrame, type Views } from "./appview";
 import { SHOWN_IMAGES } from "./attachments";
 import type { ToolCard } from "./items";
+import { SubAgentWork, subAgentOf } from "./subagent";
 
 /// What a running tool reported: a bar when it knows the total, otherwise the count.
 function ProgressLine({ progress: p }: { progress: Progress }) {
@@ -78,6 +79,7 @@ export function Card({ card, act, views }: { card: ToolCard; act?: Act; views?: 
         </pre>
       )}
       <CardResult card={card} />
+      {card.status === "ok" && <SubAgent card={card} />}
       {card.status === "ok" && card.app && views && <AppFrame card={card} view={card.app} views={views} />}
       <UndoButton card={card} act={act} />
       {card.images
@@ -92,6 +94,12 @@ export function Card({ card, act, views }: { card: ToolCard; act?: Act; views?: 
         ))}
     </div>
   );
+}
+
+/// A sub-agent's work, folded, under its task's result.
+function SubAgent({ card }: { card: ToolCard }) {
+  const task = subAgentOf(card.name, card.structured);
+  return task && <SubAgentWork task={task} />;
 }
 
 /// What the call returned: a refusal in the person's words, a web card, or the tool's text

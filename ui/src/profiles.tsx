@@ -1,0 +1,180 @@
+// Settings → Tool profiles: least privilege the person names (tools, kinds of effect, the
+// widest mode), chosen per conversation, persona, schedule or sub-agent. A profile only narrows.
+import type { AgentSettings, EffectKind, Mode, ToolProfile } from "./api";
+import { getLang, t } from "./i18n";
+
+export function modeLabel(m: Mode): string {
+  return m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits");
+}
+
+/// Every effect kind with its words, English and Chinese: a `Record` over the generated type, so
+/// a kind added in Rust does not compile here until it has its words.
+const KIND_WORDS: Record<EffectKind, [string, string]> = {
+  "fs.read": ["Read files", "读取文件"],
+  "fs.write": ["Write files", "写入文件"],
+  "fs.delete": ["Delete files", "删除文件"],
+  "process.exec": ["Run programs", "运行程序"],
+  "net.fetch": ["Fetch from the web", "从网络获取"],
+  "browser.navigate": ["Open pages in the browser", "在浏览器中打开网页"],
+  "browser.act": ["Act on pages", "操作网页"],
+  "mail.read": ["Read mail", "读取邮件"],
+  "mail.send": ["Send mail", "发送邮件"],
+  "calendar.read": ["Read calendars", "读取日历"],
+  "calendar.write": ["Change calendars", "修改日历"],
+  "vault.read": ["Read memories", "读取记忆"],
+  "vault.write": ["Change memories", "修改记忆"],
+  "tasks.read": ["Read tasks", "读取任务"],
+  "tasks.write": ["Change tasks", "修改任务"],
+  "notes.write": ["Write notes", "写笔记"],
+  "audio.capture": ["Use the microphone", "使用麦克风"],
+  "audio.play": ["Play sound", "播放声音"],
+  "secrets.read": ["Read secrets", "读取密钥"],
+  "system.read": ["Read system information", "读取系统信息"],
+  "ui.ask": ["Ask you", "向你提问"],
+  "service.read": ["Read a service's data", "读取服务数据"],
+  "service.write": ["Change a service's data", "修改服务数据"],
+  "service.delete": ["Delete a service's data", "删除服务数据"],
+  "message.send": ["Send messages", "发送消息"],
+  "data.share": ["Share data", "分享数据"],
+  "money.pay": ["Pay", "付款"],
+  "account.change": ["Change accounts", "修改账户"],
+  "mcp.call": ["Call toolpacks", "调用工具包"],
+  "mcp.unconfined": ["Run toolpacks unconfined", "不受限地运行工具包"],
+  "model.sample": ["Ask a model", "询问模型"],
+};
+const KINDS = Object.keys(KIND_WORDS) as EffectKind[];
+const kindWords = (k: EffectKind) => KIND_WORDS[k][getLang() === "zh-CN" ? 1 : 0];
+
+type Change = (s: AgentSettings) => void;
+
+export function Profiles({ settings, onChange }: { settings: AgentSettings; onChange: Change }) {
+  const profiles = settings.profiles ?? [];
+  const setProfile = (i: number, p: ToolProfile) =>
+    onChange({ ...settings, profiles: profiles.map((q, j) => (j === i ? p : q)) });
+  return (
+    <fieldset data-testid="profiles">
+      <legend>{t("profiles")}</legend>
+      <p class="hint">{t("profilesHint")}</p>
+      {profiles.map((p, i) => (
+        <ProfileRow
+          key={i}
+          profile={p}
+          set={(next) => setProfile(i, next)}
+          remove={() => onChange({ ...settings, profiles: profiles.filter((_, j) => j !== i) })}
+        />
+      ))}
+      <button
+        type="button"
+        data-testid="add-profile"
+        onClick={() => onChange({ ...settings, profiles: [...profiles, { name: "", tools: null, effects: null }] })}
+      >
+        + {t("addProfile")}
+      </button>
+    </fieldset>
+  );
+}
+
+function ProfileRow({
+  profile: p,
+  set,
+  remove,
+}: {
+  profile: ToolProfile;
+  set: (p: ToolProfile) => void;
+  remove: () => void;
+}) {
+  const tools = (p.tools ?? []).join(", ");
+  const toggle = (k: EffectKind, on: boolean) => {
+    const next = new Set(p.effects ?? []);
+    if (on) next.add(k);
+    else next.delete(k);
+    set({ ...p, effects: next.size ? KINDS.filter((x) => next.has(x)) : null });
+  };
+  return (
+    <div class="profile" data-testid="profile">
+      <input
+        placeholder={t("profileName")}
+        value={p.name}
+        onInput={(e) => set({ ...p, name: e.currentTarget.value })}
+      />
+      <label>
+        {t("profileTools")}
+        <input
+          value={tools}
+          onChange={(e) => {
+            const names = e.currentTarget.value
+              .split(",")
+              .map((s) => s.trim())
+              .filter(Boolean);
+            set({ ...p, tools: names.length ? names : null });
+          }}
+        />
+      </label>
+      <details>
+        <summary>
+          {t("profileEffects")}
+          {p.effects?.length ? ` (${p.effects.length})` : ""}
+        </summary>
+        <div class="kinds">
+          {KINDS.map((k) => (
+            <label class="check" key={k} title={k}>
+              <input
+                type="checkbox"
+                checked={p.effects?.includes(k) ?? false}
+                onChange={(e) => toggle(k, e.currentTarget.checked)}
+              />{" "}
+              {kindWords(k)}
+            </label>
+          ))}
+        </div>
+      </details>
+      <label>
+        {t("profileMode")}
+        <select
+          value={p.mode ?? ""}
+          onChange={(e) => set({ ...p, mode: (e.currentTarget.value || null) as Mode | null })}
+        >
+          <option value="">{t("anyMode")}</option>
+          {(["plan", "normal", "accept-edits"] as Mode[]).map((m) => (
+            <option key={m} value={m}>
+              {modeLabel(m)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="button" class="icon" aria-label={t("remove")} onClick={remove}>
+        ×
+      </button>
+    </div>
+  );
+}
+
+/// A choice among the named profiles ("" is the default).
+export function ProfileSelect({
+  profiles,
+  value,
+  onChange,
+  testid,
+}: {
+  profiles: string[];
+  value: string | null | undefined;
+  onChange: (name: string | null) => void;
+  testid: string;
+}) {
+  if (!profiles.length && !value) return null;
+  return (
+    <select
+      data-testid={testid}
+      aria-label={t("profile")}
+      value={value ?? ""}
+      onChange={(e) => onChange(e.currentTarget.value || null)}
+    >
+      <option value="">{t("defaultProfile")}</option>
+      {[...new Set([...(value ? [value] : []), ...profiles])].map((p) => (
+        <option key={p} value={p}>
+          {p}
+        </option>
+      ))}
+    </select>
+  );
+}

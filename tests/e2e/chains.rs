@@ -493,7 +493,10 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
     let bad = schedules.add(
         "typo",
         "0 8 * *",
-        Target::Prompt { prompt: "x".into() },
+        Target::Prompt {
+            prompt: "x".into(),
+            profile: None,
+        },
         Missed::Skip,
         vec![],
         start,
@@ -501,7 +504,7 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
     assert!(bad.unwrap_err().to_string().contains("0 8 * * 1-5"));
     let prompts = Arc::new(AtomicUsize::new(0));
     let counted = prompts.clone();
-    let prompt: cowork_app::chains::PromptRunner = Arc::new(move |_, _, _| {
+    let prompt: cowork_app::chains::PromptRunner = Arc::new(move |_, _, _, _| {
         counted.fetch_add(1, Ordering::SeqCst);
         Box::pin(async {
             Ok(cowork_app::chains::PromptReply {
@@ -549,6 +552,7 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
                 "0 3 * * *",
                 Target::Prompt {
                     prompt: "summarize my night".into(),
+                    profile: None,
                 },
                 Missed::RunOnce,
                 vec![],
@@ -652,6 +656,7 @@ async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_u
             &cron,
             Target::Prompt {
                 prompt: "make my weekly review".into(),
+                profile: None,
             },
             Missed::RunOnce,
             vec![cowork_contract::Effect::TasksWrite],
@@ -712,4 +717,88 @@ async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_u
         "it ran once, when the person said so"
     );
     worker.abort();
+}
+
+/// A scheduled prompt runs under its schedule's tool profile: the model is offered only its
+/// tools, and a call outside it is denied on record (not held for the person).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_prompt_runs_under_its_schedules_tool_profile() {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, ScheduleRunState};
+    use cowork_app::{App, AppOptions};
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": "",
+            "profiles": [{"name": "look only", "tools": ["list_tasks"]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let (approver, asked) = allowing_person();
+    let app = App::open(AppOptions {
+        home: Some(home.clone()),
+        workspace_roots: vec![ws.clone()],
+        approver,
+        scheduler: cowork_core::SchedulerConfig::default(),
+    })
+    .unwrap();
+    server.push(Turn::tools(
+        "",
+        &[("a", "create_task", json!({"title": "Sneak in"}))],
+    ));
+    server.push(Turn::text("I may only look."));
+    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
+    app.schedules()
+        .add_prompt(
+            Some("look"),
+            &cron,
+            "check my tasks",
+            Some("look only"),
+            Missed::RunOnce,
+            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+        )
+        .unwrap();
+    let worker = tokio::spawn(app.schedule_worker());
+    let run = settle(|| {
+        app.schedules()
+            .history(Some("look"), 5)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.state != ScheduleRunState::Running)
+    })
+    .await;
+    worker.abort();
+    assert_eq!(run.state, ScheduleRunState::Completed, "{run:?}");
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "nobody was asked");
+    let offered: Vec<String> = server.requests()[0].2["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+        .collect();
+    assert_eq!(offered, ["list_tasks"]);
+    app.scheduler().flush().unwrap();
+    let rows = app
+        .scheduler()
+        .audit()
+        .list(&cowork_core::AuditFilter {
+            tool: Some("create_task".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        rows.iter().any(|r| r.record.decision == "deny"
+            && r.record
+                .error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("«look only»")),
+        "{rows:?}"
+    );
 }

@@ -182,7 +182,7 @@ export const commands = {
 	 *  A scheduled prompt made in the window: it is granted nothing, so whatever needs an approval
 	 *  waits for the person as a task.
 	 */
-	addPromptSchedule: (name: string | null, cron: string, prompt: string, missed: Missed) => __TAURI_INVOKE<Schedule>("add_prompt_schedule", { name, cron, prompt, missed }),
+	addPromptSchedule: (name: string | null, cron: string, prompt: string, profile: string | null, missed: Missed) => __TAURI_INVOKE<Schedule>("add_prompt_schedule", { name, cron, prompt, profile, missed }),
 	/**
 	 *  Tasks waiting for the person (the banner reads it again on `tool-event` and `task-resumed`,
 	 *  so a resume from the CLI shows too).
@@ -1293,7 +1293,9 @@ export type Suspension = {
 };
 
 /**  What a schedule runs. */
-export type Target = { kind: "chain"; chain: string; inputs?: Value } | { kind: "prompt"; prompt: string };
+export type Target = { kind: "chain"; chain: string; inputs?: Value } | { kind: "prompt"; prompt: string; 
+/**  The named tool profile its runs are held to (the default's when None). */
+profile?: string | null };
 
 /**  A suspended task ran again (by the button or by itself). */
 export type TaskResumed = {

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type ChainEvent, type CronPreview, on, type Schedule, type ScheduleRun } from "./api";
 import { describeCron, formatDate, t, weekdayName } from "./i18n";
+import { ProfileSelect, useProfileNames } from "./profiles";
 
 type StepState = "waiting" | "running" | "done" | "skipped" | "failed";
 interface Run {
@@ -159,12 +160,14 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
   const [prompt, setPrompt] = useState("");
   const [name, setName] = useState("");
   const [runMissed, setRunMissed] = useState(true);
+  const [profile, setProfile] = useState<string | null>(null);
+  const profiles = useProfileNames();
   const when = useWhen();
   const { cron } = when;
   const { preview, error, setError } = usePreview(cron);
   const add = async () => {
     try {
-      await api.addPromptSchedule(name.trim() || null, cron, prompt, runMissed ? "run_once" : "skip");
+      await api.addPromptSchedule(name.trim() || null, cron, prompt, profile, runMissed ? "run_once" : "skip");
       setPrompt("");
       setName("");
       setError("");
@@ -206,6 +209,7 @@ function NewSchedule({ onAdded }: { onAdded: () => void }) {
         {t("scheduleName")}
         <input data-testid="schedule-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
+      <ProfileSelect testid="schedule-profile" profiles={profiles} value={profile} onChange={setProfile} />
       <label class="inline">
         <input type="checkbox" checked={runMissed} onChange={(e) => setRunMissed(e.currentTarget.checked)} />{" "}
         {t("runMissed")}
@@ -309,7 +313,9 @@ function useSchedules() {
 export function SchedulesPanel() {
   const { schedules, runs, status, setStatus, load } = useSchedules();
   const what = (s: Schedule) =>
-    s.target.kind === "chain" ? `${t("chain")}: ${s.target.chain}` : `“${s.target.prompt}”`;
+    s.target.kind === "chain"
+      ? `${t("chain")}: ${s.target.chain}`
+      : `“${s.target.prompt}”${s.target.profile ? ` · ${t("profile")} «${s.target.profile}»` : ""}`;
   return (
     <fieldset data-testid="schedules">
       <legend>{t("schedules")}</legend>

@@ -1,6 +1,7 @@
 // Settings → Tool profiles: least privilege the person names (tools, kinds of effect, the
 // widest mode), chosen per conversation, persona, schedule or sub-agent. A profile only narrows.
-import type { AgentSettings, EffectKind, Mode, ToolProfile } from "./api";
+import { useEffect, useState } from "preact/hooks";
+import { type AgentSettings, api, type EffectKind, type Mode, type ToolProfile } from "./api";
 import { getLang, t } from "./i18n";
 
 export function modeLabel(m: Mode): string {
@@ -147,6 +148,18 @@ function ProfileRow({
       </button>
     </div>
   );
+}
+
+/// The names of the profiles in Settings, read once.
+export function useProfileNames(): string[] {
+  const [names, setNames] = useState<string[]>([]);
+  useEffect(() => {
+    api
+      .getAgentSettings()
+      .then((a) => setNames((a?.profiles ?? []).map((p) => p.name).filter(Boolean)))
+      .catch(() => {});
+  }, []);
+  return names;
 }
 
 /// A choice among the named profiles ("" is the default).

@@ -458,6 +458,29 @@ fn agent_of(
     )))
 }
 
+/// A scheduled prompt's conversation runs under its schedule's profile (the default's when it
+/// names none); a profile that is not defined fails the run, saying so.
+fn hold_to_profile(
+    agent: &cowork_agent::Agent,
+    conversation: &str,
+    profile: Option<String>,
+) -> Result<(), String> {
+    if let Some(name) = &profile {
+        agent.named_profile(name).map_err(|e| e.to_string())?;
+    }
+    let conversations = agent.conversations();
+    conversations.ensure(conversation, conversation)?;
+    let settings = conversations.settings(conversation)?;
+    conversations.choose_settings(
+        conversation,
+        &cowork_agent::ConversationSettings {
+            profile,
+            ..settings
+        },
+    )?;
+    Ok(())
+}
+
 /// `task`: sub-agents run on the agent the settings describe when they start. The scheduler
 /// is held weakly (it holds the registry that holds the tool).
 fn register_sub_agents(registry: &Arc<Registry>, store: &Store, scheduler: &Arc<Scheduler>) {
@@ -678,45 +701,49 @@ impl App {
     /// Shells run it for as long as they live (`cowork schedule serve`, the window).
     pub fn schedule_worker(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let (store, scheduler) = (self.store.clone(), self.scheduler.clone());
-        let prompt: cowork_chains::PromptRunner = Arc::new(move |conversation, text, granted| {
-            let (store, scheduler) = (store.clone(), scheduler.clone());
-            Box::pin(async move {
-                let settings = AgentSettings::load(&store.dir().settings_path())?.ok_or(
+        let prompt: cowork_chains::PromptRunner =
+            Arc::new(move |conversation, text, granted, profile| {
+                let (store, scheduler) = (store.clone(), scheduler.clone());
+                Box::pin(async move {
+                    let settings = AgentSettings::load(&store.dir().settings_path())?.ok_or(
                     "no model provider is configured: Settings → Model, or `cowork provider set`",
                 )?;
-                let mut config = settings.agent_config();
-                config.granted = Some(Arc::from(granted));
-                config.unattended = true;
-                let agent = cowork_agent::Agent::new(
-                    scheduler,
-                    settings.provider()?,
-                    cowork_agent::Conversations::open(&store)?,
-                    config,
-                );
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let turn = agent.send(
-                    &conversation,
-                    &text,
-                    &tx,
-                    tokio_util::sync::CancellationToken::new(),
-                );
-                let result = turn.await.map_err(|e| e.to_string());
-                drop(tx);
-                let mut reply = cowork_chains::PromptReply::default();
-                while let Ok(event) = rx.try_recv() {
-                    match event {
-                        cowork_agent::AgentEvent::TextDelta { text } => reply.text.push_str(&text),
-                        // A call outside the grant: suspended, waiting for the person.
-                        cowork_agent::AgentEvent::ToolCallFinished {
-                            suspended: Some(task),
-                            ..
-                        } => reply.waiting_on.push(task),
-                        _ => {}
+                    let mut config = settings.agent_config();
+                    config.granted = Some(Arc::from(granted));
+                    config.unattended = true;
+                    let agent = cowork_agent::Agent::new(
+                        scheduler,
+                        settings.provider()?,
+                        cowork_agent::Conversations::open(&store)?,
+                        config,
+                    );
+                    hold_to_profile(&agent, &conversation, profile)?;
+                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                    let turn = agent.send(
+                        &conversation,
+                        &text,
+                        &tx,
+                        tokio_util::sync::CancellationToken::new(),
+                    );
+                    let result = turn.await.map_err(|e| e.to_string());
+                    drop(tx);
+                    let mut reply = cowork_chains::PromptReply::default();
+                    while let Ok(event) = rx.try_recv() {
+                        match event {
+                            cowork_agent::AgentEvent::TextDelta { text } => {
+                                reply.text.push_str(&text)
+                            }
+                            // A call outside the grant: suspended, waiting for the person.
+                            cowork_agent::AgentEvent::ToolCallFinished {
+                                suspended: Some(task),
+                                ..
+                            } => reply.waiting_on.push(task),
+                            _ => {}
+                        }
                     }
-                }
-                result.map(|_| reply)
-            })
-        });
+                    result.map(|_| reply)
+                })
+            });
         cowork_chains::serve(
             self.schedules.clone(),
             self.chains.clone(),

@@ -143,7 +143,10 @@ fn main() {
             .add(
                 &format!("s{i}"),
                 &format!("{} {} * * *", i % 60, 3 + i % 2),
-                cowork_chains::Target::Prompt { prompt: "x".into() },
+                cowork_chains::Target::Prompt {
+                    prompt: "x".into(),
+                    profile: None,
+                },
                 cowork_chains::Missed::Skip,
                 vec![],
                 chrono::Utc::now(),
@@ -151,7 +154,7 @@ fn main() {
             .unwrap();
     }
     let prompt: cowork_chains::PromptRunner =
-        Arc::new(|_, _, _| Box::pin(async { Ok(cowork_chains::PromptReply::default()) }));
+        Arc::new(|_, _, _, _| Box::pin(async { Ok(cowork_chains::PromptReply::default()) }));
     let chains = Arc::new(chains);
     let idle_cpu = runtime.block_on(async {
         let worker = tokio::spawn(cowork_chains::serve(

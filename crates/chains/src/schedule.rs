@@ -34,6 +34,9 @@ pub enum Target {
     },
     Prompt {
         prompt: String,
+        /// The named tool profile its runs are held to (the default's when None).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<String>,
     },
 }
 
@@ -295,6 +298,7 @@ fn schedule_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Schedule> {
         cron,
         target: serde_json::from_str(&target).unwrap_or(Target::Prompt {
             prompt: String::new(),
+            profile: None,
         }),
         missed: missed.parse().unwrap_or(Missed::RunOnce),
         granted: serde_json::from_str(&granted).unwrap_or_default(),
@@ -423,6 +427,7 @@ impl Schedules {
         name: Option<&str>,
         cron: &str,
         prompt: &str,
+        profile: Option<&str>,
         missed: Missed,
         now: DateTime<Utc>,
     ) -> Result<Schedule, ScheduleError> {
@@ -435,6 +440,7 @@ impl Schedules {
         };
         let target = Target::Prompt {
             prompt: prompt.trim().to_string(),
+            profile: profile.map(String::from),
         };
         self.add(&name, cron, target, missed, vec![], now)
     }
@@ -643,6 +649,7 @@ pub type PromptRunner = Arc<
             String,
             String,
             Vec<Effect>,
+            Option<String>,
         ) -> Pin<Box<dyn Future<Output = Result<PromptReply, String>> + Send>>
         + Send
         + Sync,
@@ -716,8 +723,12 @@ async fn fire(schedules: &Schedules, chains: &Chains, prompt: &PromptRunner, fir
                 }
             }
         },
-        Target::Prompt { prompt: text } => {
-            match prompt(conversation, text.clone(), firing.schedule.granted.clone()).await {
+        Target::Prompt {
+            prompt: text,
+            profile,
+        } => {
+            let granted = firing.schedule.granted.clone();
+            match prompt(conversation, text.clone(), granted, profile.clone()).await {
                 Ok(reply) if reply.waiting_on.is_empty() => (Completed, Some(reply.text), vec![]),
                 Ok(reply) => (Waiting, Some(reply.text), reply.waiting_on),
                 Err(e) => (Failed, Some(e), vec![]),
@@ -765,10 +776,24 @@ mod tests {
         let (_dir, schedules) = schedules();
         let now = Utc::now();
         let first = schedules
-            .add_prompt(None, "0 8 * * *", "Check the news", Missed::RunOnce, now)
+            .add_prompt(
+                None,
+                "0 8 * * *",
+                "Check the news",
+                None,
+                Missed::RunOnce,
+                now,
+            )
             .unwrap();
         let second = schedules
-            .add_prompt(Some("  "), "0 9 * * *", "check the news", Missed::Skip, now)
+            .add_prompt(
+                Some("  "),
+                "0 9 * * *",
+                "check the news",
+                None,
+                Missed::Skip,
+                now,
+            )
             .unwrap();
         assert_eq!(
             (first.name.as_str(), second.name.as_str()),
@@ -776,7 +801,7 @@ mod tests {
         );
         assert!(second.granted.is_empty(), "a prompt is granted nothing");
         assert!(matches!(
-            schedules.add_prompt(None, "0 8 * * *", "   ", Missed::Skip, now),
+            schedules.add_prompt(None, "0 8 * * *", "   ", None, Missed::Skip, now),
             Err(ScheduleError::EmptyPrompt)
         ));
     }

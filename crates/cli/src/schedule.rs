@@ -16,6 +16,9 @@ pub(crate) enum ScheduleCmd {
         inputs: String,
         #[arg(long)]
         prompt: Option<String>,
+        /// The named tool profile a prompt's runs are held to (Settings → Profiles).
+        #[arg(long, requires = "prompt")]
+        profile: Option<String>,
         /// Its name (default: the chain's, or the prompt's first words).
         #[arg(long)]
         name: Option<String>,
@@ -50,6 +53,7 @@ pub(crate) async fn schedule(
             chain,
             inputs,
             prompt,
+            profile,
             name,
             missed,
         } => {
@@ -64,7 +68,7 @@ pub(crate) async fn schedule(
                     esay!(
                         "A scheduled prompt runs unattended: anything that needs your approval waits for you as a task."
                     );
-                    schedules.add_prompt(name.as_deref(), &cron, &prompt, missed, chrono::Utc::now())
+                    schedules.add_prompt(name.as_deref(), &cron, &prompt, profile.as_deref(), missed, chrono::Utc::now())
                 }
                 (None, None) => return Err("give --chain NAME or --prompt TEXT".into()),
             }

@@ -52,11 +52,19 @@ pub fn add_prompt_schedule(
     name: Option<String>,
     cron: String,
     prompt: String,
+    profile: Option<String>,
     missed: cowork_app::chains::Missed,
 ) -> Res<cowork_app::chains::Schedule> {
     shell
         .app
         .schedules()
-        .add_prompt(name.as_deref(), &cron, &prompt, missed, chrono::Utc::now())
+        .add_prompt(
+            name.as_deref(),
+            &cron,
+            &prompt,
+            profile.as_deref(),
+            missed,
+            chrono::Utc::now(),
+        )
         .map_err(|e| e.to_string())
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, type ConversationSettings, type FirstRun, type LocalServer } from "../api";
 import { t } from "../i18n";
-import { ProfileSelect } from "../profiles";
+import { ProfileSelect, useProfileNames } from "../profiles";
 import type { Conversation } from "./conversation";
 
 export type ChatOptions = ReturnType<typeof useChatOptions>;
@@ -13,15 +13,12 @@ export type ChatOptions = ReturnType<typeof useChatOptions>;
 export function useChatOptions(conv: Conversation, setError: (e: string) => void) {
   const [models, setModels] = useState<string[]>([]);
   const [personas, setPersonas] = useState<string[]>([]);
-  const [profiles, setProfiles] = useState<string[]>([]);
+  const profiles = useProfileNames();
   const [systemOpen, setSystemOpen] = useState(false);
   useEffect(() => {
     api
       .getAgentSettings()
-      .then((a) => {
-        setPersonas((a?.personas ?? []).map((p) => p.name));
-        setProfiles((a?.profiles ?? []).map((p) => p.name).filter(Boolean));
-      })
+      .then((a) => setPersonas((a?.personas ?? []).map((p) => p.name)))
       .catch(() => {});
   }, []);
   const openModels = () => {

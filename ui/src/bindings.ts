@@ -1704,6 +1704,8 @@ export type WorkspaceStatus = {
 	deny: string[],
 	/**  The mode it asks for; it can only lower yours. */
 	mode: Mode | null,
+	/**  Its hooks: commands run at each call or turn's end, only while it is trusted. */
+	hooks: string[],
 	/**
 	 *  Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
 	 *  `read_file(//**)`): shown as warnings before trusting.

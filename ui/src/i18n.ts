@@ -178,6 +178,8 @@ const en = {
   trustNoAllow: "No allow rules.",
   trustMode: "It asks for the mode (it can only lower yours):",
   trustPrograms: "Programs its git repository runs (until trusted: switched off, or asked first)",
+  trustHooks:
+    "Hooks of its own: commands it would run at your calls and turns (sandboxed; a hook can refuse a call, never allow one)",
   trustNarrowing: "Already in force (they only narrow)",
   trustKeep: "Keep untrusted",
   reviewTrust: "What this folder's settings would allow…",
@@ -611,6 +613,7 @@ const zh: Partial<Dict> = {
   trustNoAllow: "没有允许规则。",
   trustMode: "它要求的模式(只能降低你的模式):",
   trustPrograms: "其 git 仓库会运行的程序(信任前:已关闭或先询问)",
+  trustHooks: "它自带的钩子：信任后会在你的调用和回合中运行的命令(在沙箱中运行；钩子只能拒绝调用，不能放行)",
   trustNarrowing: "已经生效(只会收紧)",
   trustKeep: "保持不信任",
   reviewTrust: "此文件夹的设置将允许什么…",

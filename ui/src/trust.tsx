@@ -4,7 +4,10 @@ import { phrase, t } from "./i18n";
 
 /** Whether trusting would change anything: allow rules, a mode, programs its repository runs. */
 function wantsSomething(r: WorkspaceReview): boolean {
-  return r.state !== "trusted" && (r.allow.length > 0 || r.mode !== null || r.repository_programs.length > 0);
+  return (
+    r.state !== "trusted" &&
+    (r.allow.length > 0 || r.mode !== null || r.repository_programs.length > 0 || r.hooks.length > 0)
+  );
 }
 
 // "Keep untrusted" is remembered for the folder as it is now (its settings' digest): the dialog
@@ -126,6 +129,18 @@ function WhatTrustAllows({ review }: { review: WorkspaceReview }) {
             {review.repository_programs.map((p) => (
               <li key={p}>
                 <code>{p}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {review.hooks.length > 0 && (
+        <div class="trust-programs" data-testid="trust-hooks">
+          <h3>⚠ {t("trustHooks")}</h3>
+          <ul class="quoted">
+            {review.hooks.map((h) => (
+              <li key={h}>
+                <code>{h}</code>
               </li>
             ))}
           </ul>

@@ -929,6 +929,7 @@ impl Agent {
             }
             self.append_reply(conversation, &reply, usage.as_ref())?;
             if reply.calls.is_empty() {
+                self.scheduler.turn_ended(conversation).await;
                 let _ = events.send(AgentEvent::Finished { steps: step });
                 return Ok(step);
             }

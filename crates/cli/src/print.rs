@@ -649,6 +649,10 @@ pub fn workspace_reviews(reviews: &[cowork_app::WorkspaceReview], json: bool) {
                 mode.as_str()
             );
         }
+        if !w.hooks.is_empty() {
+            say!("│ trusting would RUN these hooks of its own, at your calls (sandboxed):");
+            list("  hook", &w.hooks);
+        }
         list("already applies: ask ", &w.ask);
         list("already applies: deny", &w.deny);
         if r.repository_programs.is_empty() {

@@ -3,6 +3,7 @@
 
 pub mod approver;
 pub mod audit;
+pub mod hooks;
 mod person_tools;
 pub mod plain;
 pub mod policy;

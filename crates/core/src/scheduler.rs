@@ -9,6 +9,7 @@ use crate::approver::{
     ApprovalChoice, ApprovalRequest, Approver, ElicitationAnswer, ElicitationRequest,
 };
 use crate::audit::{AuditLog, AuditRecord};
+use crate::hooks::{HookEvent, HookVerdict};
 use crate::policy::{
     Action, MatchedRule, PolicyBridge, PolicyError, Review, ReviewRequest, RuleSource,
     grant_rules_for,
@@ -487,6 +488,23 @@ fn declined_reason(
 
 /// Stage approve, its first half: a denial ends the call here (a path outside the workspace is
 /// a security violation, anything else a plain denial).
+/// What a hook reads of a call on its input, in Claude Code's field names; secrets redacted.
+fn hook_input(
+    event: HookEvent,
+    req: &CallRequest,
+    spec: &ToolSpec,
+    env: &EffectEnv,
+) -> serde_json::Value {
+    serde_json::json!({
+        "hook_event_name": event.as_str(),
+        "session_id": req.conversation,
+        "caller": req.caller.as_str(),
+        "cwd": env.workspace_roots.first(),
+        "tool_name": spec.name,
+        "tool_input": redact(&req.args, &spec.secret_args),
+    })
+}
+
 fn refusal(review: &Review) -> Option<ToolError> {
     match review.decision {
         Action::Deny if review.outside_workspace => Some(ToolError::SecurityViolation {
@@ -1079,15 +1097,17 @@ impl Scheduler {
             run_grants: req.run_grants.as_deref().unwrap_or_default(),
         });
         trail.review = Some(review);
+        self.gate_hooks(req, spec, env, trail).await;
         self.approve(req, call_id, spec, trail).await?;
         if let Some(limit) = spec.rate_limit {
             self.check_rate(&spec.name, limit)?;
         }
         self.write_intent(req, call_id, trail).await?;
-        let output = match self
+        let executed = self
             .execute(req, call_id, spec, &prepared, env, trail)
-            .await
-        {
+            .await;
+        self.after_hooks(req, spec, env, &executed).await;
+        let output = match executed {
             Ok(output) => output,
             // A failure's text reaches the model as well: from a tool that reads the outside
             // world (an MCP server's error, a page's error body) it is untrusted too.
@@ -1107,6 +1127,73 @@ impl Scheduler {
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }
         Ok(output)
+    }
+
+    /// The person's `PreToolUse` hooks for a call the review lets through: one that refuses
+    /// turns the decision into a denial, on record, before anyone is asked. Nothing a hook says
+    /// widens the decision.
+    async fn gate_hooks(
+        &self,
+        req: &CallRequest,
+        spec: &ToolSpec,
+        env: &EffectEnv,
+        trail: &mut Trail,
+    ) {
+        let review = trail.review.as_mut().expect("reviewed before the hooks");
+        if review.decision == Action::Deny {
+            return;
+        }
+        let hooks = self.policy.hooks(HookEvent::PreToolUse, &spec.name);
+        if hooks.is_empty() {
+            return;
+        }
+        let input = hook_input(HookEvent::PreToolUse, req, spec, env);
+        for hook in hooks {
+            if let HookVerdict::Refused(why) = hook.run(&input, env).await {
+                review.decision = Action::Deny;
+                review.why = why;
+                review.matched = None;
+                review.can_grant = false;
+                return;
+            }
+        }
+    }
+
+    /// The person's `PostToolUse` hooks, once the call ran (whatever its outcome).
+    async fn after_hooks(
+        &self,
+        req: &CallRequest,
+        spec: &ToolSpec,
+        env: &EffectEnv,
+        executed: &Result<ToolOutput, ToolError>,
+    ) {
+        let hooks = self.policy.hooks(HookEvent::PostToolUse, &spec.name);
+        if hooks.is_empty() {
+            return;
+        }
+        let mut input = hook_input(HookEvent::PostToolUse, req, spec, env);
+        input["tool_response"] = match executed {
+            Ok(output) => {
+                serde_json::json!({"ok": true, "text": output.text_content(), "structured": output.structured})
+            }
+            Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}),
+        };
+        for hook in hooks {
+            hook.run(&input, env).await;
+        }
+    }
+
+    /// The person's `Stop` hooks, at the end of a model's turn in `conversation`.
+    pub async fn turn_ended(&self, conversation: &str) {
+        let env = self.env();
+        let input = serde_json::json!({
+            "hook_event_name": HookEvent::Stop.as_str(),
+            "session_id": conversation,
+            "cwd": env.workspace_roots.first(),
+        });
+        for hook in self.policy.hooks(HookEvent::Stop, "") {
+            hook.run(&input, &env).await;
+        }
     }
 
     /// Stage approve: the review's decision stands, or the person is asked.

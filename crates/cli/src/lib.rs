@@ -30,6 +30,7 @@ mod print;
 mod provider;
 mod schedule;
 mod serve;
+mod skill;
 mod tasks;
 mod toolpack;
 mod tools;
@@ -107,6 +108,9 @@ enum Command {
     /// Install and manage toolpacks (MCP servers with an MCPB manifest).
     #[command(subcommand)]
     Toolpack(ToolpackCmd),
+    /// Agent Skills and Agent Plugins: install (with a review), list, remove.
+    #[command(subcommand)]
+    Skill(skill::SkillCmd),
     /// MCP servers of the enabled toolpacks.
     #[command(subcommand)]
     Mcp(McpCmd),
@@ -260,6 +264,7 @@ async fn dispatch(
         Command::Audit(cmd) => audit(app, cmd, json),
         Command::Provider(cmd) => provider(app, cmd).await,
         Command::Toolpack(cmd) => toolpack(app, cmd, json).await,
+        Command::Skill(cmd) => skill::skill(app, cmd, json).await,
         Command::Mcp(cmd) => mcp(app, cmd, json),
         Command::Changes(cmd) => changes(app, cmd, conversation, json).await,
         Command::Account(cmd) => account(app, cmd, conversation, json).await,

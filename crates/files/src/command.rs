@@ -157,7 +157,9 @@ fn build_command(
         jail = jail.home(home);
     }
     if let Some(data) = &env.cowork_data {
-        jail = jail.hide(data);
+        // Installed skills are readable (their scripts run through this very review), nothing
+        // else of Cowork's own data.
+        jail = jail.hide(data).own(&data.join("skills"), false);
     }
     if !trusted {
         // The repository's own hooks, fsmonitor, pager… stay off until the person trusts it.

@@ -11,6 +11,7 @@
 //! - `sandbox.rs`: bubblewrap around every stdio server; its reach scores the calls.
 //! - `toolpacks.rs`: install (stage → review → commit), pin, verify, enable/disable, remove.
 //! - `import.rs`: `claude_desktop_config.json` → toolpacks.
+//! - `skills.rs`: Agent Skills and Agent Plugins (their skills; their MCP servers as toolpacks).
 //! - `auth.rs`: signing in to remote servers behind OAuth (the MCP authorization spec).
 
 pub mod auth;
@@ -24,6 +25,7 @@ pub mod legacy_sse;
 pub mod manifest;
 pub mod sandbox;
 pub mod server;
+pub mod skills;
 pub mod toolpacks;
 
 pub use gateway::{McpGateway, ViewReach, tool_name};

@@ -428,6 +428,36 @@ impl Toolpacks {
         })
     }
 
+    /// Puts a skill or plugin bundle's files into `staging`: from GitHub, a folder, a `.zip` or
+    /// `.skill` archive, or a `.tgz` (an npm package). Returns the source as it is recorded.
+    pub async fn fetch_bundle(&self, source: &str, staging: &Path) -> Result<String, PackError> {
+        let path = Path::new(source);
+        let named = |ext: &[&str]| ext.iter().any(|e| source.ends_with(e)) && path.is_file();
+        let read = || std::fs::read(path).map_err(io(format!("reading {}", path.display())));
+        if named(&[".tgz", ".tar.gz"]) {
+            untar_gz(&read()?, staging)?;
+        } else if named(&[".zip", ".skill"]) {
+            unzip(&read()?, staging)?;
+        } else {
+            let parsed = Source::parse(source)?;
+            if let Source::Registry { .. } | Source::Mcpb(_) = parsed {
+                return Err(PackError::Invalid(format!(
+                    "{source}: skills come from github:owner/repo, a folder, a .zip/.skill or a .tgz"
+                )));
+            }
+            self.fetch_into(&parsed, staging).await?;
+            if let Source::Folder(dir) = parsed {
+                return Ok(dir.display().to_string());
+            }
+            return Ok(source.to_string());
+        }
+        Ok(path
+            .canonicalize()
+            .unwrap_or(path.to_path_buf())
+            .display()
+            .to_string())
+    }
+
     /// Puts the pack's files into `staging`; for GitHub, the ref asked for and the commit it
     /// resolved to.
     async fn fetch_into(

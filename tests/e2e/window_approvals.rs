@@ -637,3 +637,145 @@ async fn a_sub_agents_ask_names_it_its_work_folds_under_the_task_and_a_profile_i
     d.screenshot(&artifacts().join("settings-profiles.png"))
         .await;
 }
+
+/// Issue 42's whole scenario, from the installed binaries: a conversation started at the
+/// terminal delegates to two sub-agents under narrower profiles, uses an installed skill (one
+/// published on npm), a hook denies one call, it goes on with `cowork chat -c`, and then in the
+/// window. (Two workers: the CLI runs are waited for while the scripted server answers them.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_delegates_uses_a_skill_meets_a_hook_and_goes_on_from_terminal_to_window() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("notes.txt"), "The launch is on Friday.").unwrap();
+    let server = ScriptedLlm::start().await;
+    let refuse_secrets =
+        r#"input=$(cat); case "$input" in *secret*) echo "no secret tasks" >&2; exit 2;; esac"#;
+    std::fs::write(
+        home.path().join("settings.json"),
+        json!({
+            "agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": "",
+                "profiles": [{"name": "reader", "effects": ["fs.read"]},
+                             {"name": "tasks", "tools": ["create_task", "list_tasks"]}]},
+            "hooks": {"PreToolUse": [{"matcher": "create_task", "hooks": [{"type": "command", "command": refuse_secrets}]}]},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let cowork = Path::new(env!("CARGO_BIN_EXE_cowork-desktop")).with_file_name("cowork");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&cowork)
+            .args(args)
+            .env("COWORK_HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{args:?}: {said}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), said)
+    };
+    let skill = std::path::PathBuf::from(std::env::var("HOME").unwrap())
+        .join(".cache/cowork/corpora/skills/ckelsoe-claude-skill-prompt-architect-2.1.4.tgz");
+    run(&["skill", "install", skill.to_str().unwrap(), "--yes"]);
+
+    server.push(Turn::tools(
+        "",
+        &[
+            ("s1", "skill", json!({"name": "prompt-architect"})),
+            ("t1", "task", json!({"name": "reader", "prompt": "When is the launch? See notes.txt.", "profile": "reader"})),
+            ("t2", "task", json!({"name": "planner", "prompt": "Add a task for the launch.", "profile": "tasks"})),
+        ],
+    ));
+    server.push_for(
+        "«reader»",
+        Turn::tools("", &[("r1", "read_file", json!({"path": "notes.txt"}))]),
+    );
+    server.push_for("«reader»", Turn::text("The launch is on Friday."));
+    server.push_for(
+        "«planner»",
+        Turn::tools(
+            "",
+            &[
+                ("p1", "create_task", json!({"title": "secret launch plan"})),
+                ("p2", "create_task", json!({"title": "Prepare the launch"})),
+            ],
+        ),
+    );
+    server.push_for(
+        "«planner»",
+        Turn::text("One task added; a hook refused the other."),
+    );
+    server.push(Turn::text("Friday, and the task is added."));
+    let ws_arg = ws.path().to_str().unwrap();
+    let (_, first) = run(&["--workspace", ws_arg, "chat", "Plan the launch"]);
+    assert!(first.contains("Friday, and the task is added."), "{first}");
+    assert!(first.contains("[task: done]"), "{first}");
+    server.push(Turn::text("Going on from the terminal."));
+    let (_, second) = run(&["--workspace", ws_arg, "chat", "-c", "Anything else?"]);
+    assert!(second.contains("Going on from the terminal."), "{second}");
+
+    // On record: the skill loaded, each sub-agent's calls as its own, the hook's refusal.
+    let (audit, _) = run(&["--json", "audit", "list", "--limit", "200"]);
+    let rows: Vec<Value> = serde_json::from_str(&audit).unwrap_or_else(|e| panic!("{e}: {audit}"));
+    let row = |tool: &str, decision: &str| {
+        rows.iter()
+            .find(|r| r["tool"] == tool && r["decision"] == decision && r["phase"] == "final")
+            .unwrap_or_else(|| panic!("no {decision} row for {tool}: {audit}"))
+            .clone()
+    };
+    assert_eq!(row("skill", "allow")["outcome"], "ok");
+    assert!(
+        row("read_file", "allow")["caller"]
+            .as_str()
+            .unwrap()
+            .ends_with("/reader")
+    );
+    let refused = row("create_task", "deny");
+    assert!(
+        refused["caller"].as_str().unwrap().ends_with("/planner"),
+        "{refused}"
+    );
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("no secret tasks"),
+        "{refused}"
+    );
+    let reader_tools = server
+        .requests()
+        .iter()
+        .find(|(_, _, b)| b.to_string().contains("«reader»"))
+        .map(|(_, _, b)| b["tools"].to_string())
+        .unwrap();
+    assert!(
+        !reader_tools.contains("create_task") && !reader_tools.contains("\"task\""),
+        "{reader_tools}"
+    );
+
+    // The same conversation, in the window: its turns are there and it goes on.
+    server.push(Turn::text("And now in the window."));
+    let (_xvfb, _driver, d) =
+        launch(home.path(), &[("COWORK_WORKSPACE", ws.path().as_os_str())]).await;
+    d.click(&d.wait_for("[data-testid=conversation] button.link").await)
+        .await;
+    d.wait_for_text(".messages", "Going on from the terminal.")
+        .await;
+    d.wait_for("[data-testid=sub-agent-toggle]").await;
+    d.fill("[data-testid=chat-input]", "And in the window?")
+        .await;
+    d.click(&d.wait_for("[data-testid=send]").await).await;
+    d.wait_for_text(".messages", "And now in the window.").await;
+    let last = server.requests().last().unwrap().2.to_string();
+    assert!(
+        last.contains("Plan the launch")
+            && last.contains("Anything else?")
+            && last.contains("And in the window?"),
+        "{last}"
+    );
+    d.screenshot(&artifacts().join("terminal-to-window.png"))
+        .await;
+}

@@ -66,9 +66,6 @@ fn prepare(
     args: &ChatArgs,
     conversation: &str,
 ) -> Result<(cowork_agent::Agent, String), String> {
-    let agent = app.agent()?.ok_or(
-        "no model provider is configured: `cowork provider set …`, or Settings → Model in the window",
-    )?;
     let policy = app.scheduler().policy();
     let grants = args
         .allow
@@ -79,6 +76,9 @@ fn prepare(
                 .map_err(|e| format!("--allow {rule}: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let agent = app.agent()?.ok_or(
+        "no model provider is configured: `cowork provider set …`, or Settings → Model in the window",
+    )?;
     let conversation = conversation_for(app, args.resume, conversation)?;
     if args.model.is_some() || args.profile.is_some() {
         if let Some(name) = &args.profile {

@@ -686,13 +686,44 @@ fn a_plugins_mcp_servers_become_toolpacks_and_its_hooks_are_not_taken() {
     assert!(installed.status.success(), "{said}");
     for shown in [
         "an Agent Plugin: memory-kit",
-        "its MCP servers become toolpacks, each reviewed next: memory",
+        "its MCP servers become toolpacks, each reviewed next: memory_kit_memory",
         "not taken: its hooks",
         "installed skill remember",
-        "installed toolpack memory",
+        "installed toolpack memory_kit_memory",
     ] {
         assert!(said.contains(shown), "{shown:?} not in {said}");
     }
     let packs = json_of(&cowork(&home, &["--json", "toolpack", "list"], None));
-    assert!(packs.to_string().contains("\"memory\""), "{packs}");
+    assert!(
+        packs.to_string().contains("\"memory_kit_memory\""),
+        "{packs}"
+    );
+
+    // A plugin's server never takes over a toolpack installed from elsewhere.
+    let other = work.path().join("other-home");
+    std::fs::create_dir_all(&other).unwrap();
+    let pack = probe_pack(work.path(), "memory_kit_memory", &[], json!({}));
+    let first = cowork(
+        &other,
+        &[
+            "toolpack",
+            "install",
+            pack.to_str().unwrap(),
+            "--yes",
+            "--no-deps",
+        ],
+        None,
+    );
+    assert!(first.status.success(), "{}", text(&first));
+    let taken = cowork(
+        &other,
+        &["skill", "install", plugin.to_str().unwrap(), "--yes"],
+        None,
+    );
+    assert!(!taken.status.success(), "{}", text(&taken));
+    assert!(
+        text(&taken).contains("would replace the toolpack memory_kit_memory"),
+        "{}",
+        text(&taken)
+    );
 }

@@ -47,6 +47,10 @@ async fn a_hook_refuses_a_call_never_lets_one_through_and_runs_confined() {
                 // Says "allow" for a command the review asks about: it changes nothing.
                 {"matcher": "exec_probe", "hooks": command(r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#)},
                 {"matcher": "limited_probe", "hooks": [{"type": "command", "command": "sleep 5", "timeout": 1}]},
+                // Written for Claude Code: its tool name, its argument name.
+                {"matcher": "Bash", "hooks": command(r#"input=$(cat); case "$input" in *'"command":"rm'*) echo "no rm" >&2; exit 2;; esac"#)},
+                // A gate that cannot run refuses rather than waving calls through.
+                {"matcher": "list_tasks", "hooks": command("no-such-program-here")},
             ],
             // Logs what ran, and whether Cowork's own data was in sight.
             "PostToolUse": [{"matcher": "*", "hooks": command(&format!(
@@ -68,6 +72,12 @@ async fn a_hook_refuses_a_call_never_lets_one_through_and_runs_confined() {
         .await
         .unwrap_err();
     assert!(slow.contains("did not finish within 1 s"), "{slow}");
+    let rm = call(&h, "run_command", json!({"command": "rm -rf x"}))
+        .await
+        .unwrap_err();
+    assert!(rm.contains("no rm"), "{rm}");
+    let broken = call(&h, "list_tasks", json!({})).await.unwrap_err();
+    assert!(broken.contains("could not run"), "{broken}");
 
     // The refusal is on record as the hook's; the call that ran is logged by the post hook.
     h.scheduler.flush().unwrap();

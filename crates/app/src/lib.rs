@@ -464,13 +464,15 @@ fn agent_of(
 fn hold_to_profile(
     agent: &cowork_agent::Agent,
     conversation: &str,
+    prompt: &str,
     profile: Option<String>,
 ) -> Result<(), String> {
     if let Some(name) = &profile {
         agent.named_profile(name).map_err(|e| e.to_string())?;
     }
     let conversations = agent.conversations();
-    conversations.ensure(conversation, conversation)?;
+    let title: String = prompt.chars().take(60).collect();
+    conversations.ensure(conversation, &title)?;
     let settings = conversations.settings(conversation)?;
     conversations.choose_settings(
         conversation,
@@ -724,7 +726,7 @@ impl App {
                         cowork_agent::Conversations::open(&store)?,
                         config,
                     );
-                    hold_to_profile(&agent, &conversation, profile)?;
+                    hold_to_profile(&agent, &conversation, &text, profile)?;
                     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                     let turn = agent.send(
                         &conversation,

@@ -119,7 +119,8 @@ fn review(staged: &StagedSkills, json: bool) {
         say!(
             "│   its instructions, in its own words (the model reads them when it uses the skill):"
         );
-        for line in s.doc.instructions.lines().take(400) {
+        // All of them: what the model would read is what the person reads.
+        for line in s.doc.instructions.lines() {
             say!("│   ┆ {}", field(line));
         }
         if !s.files.is_empty() {

@@ -87,12 +87,14 @@ impl Hook {
 
     /// Whether it runs for `tool`. A matcher that is not a valid expression matches every tool
     /// (its file's problem says so): a gate the person set must not silently stop gating.
-    pub fn matches(&self, tool: &str) -> bool {
+    /// `aliases` are the tool's other names (Claude Code's `Bash`, `Write`…): a matcher written
+    /// for Claude Code matches the same tool here.
+    pub fn matches(&self, tool: &str, aliases: &[String]) -> bool {
         if self.matcher.is_empty() || self.matcher == "*" {
             return true;
         }
         match regex::Regex::new(&format!("^(?:{})$", self.matcher)) {
-            Ok(re) => re.is_match(tool),
+            Ok(re) => re.is_match(tool) || aliases.iter().any(|a| re.is_match(a)),
             Err(_) => true,
         }
     }
@@ -147,6 +149,10 @@ impl Hook {
         match ran {
             Err(_) => failed(format!("did not finish within {} s", self.timeout_secs)),
             Ok(Err(e)) => failed(format!("could not run ({e})")),
+            // 126/127: the shell could not run what it names; none: a signal ended it.
+            Ok(Ok((None | Some(126 | 127), _, err))) => {
+                failed(format!("could not run ({})", err.trim()))
+            }
             Ok(Ok((code, out, err))) if gate => verdict(&self.command, code, &out, &err),
             Ok(Ok(_)) => HookVerdict::GoOn,
         }
@@ -162,15 +168,28 @@ impl Hook {
             // A hook that does not read its input must not make this fail.
             let _ = stdin.write_all(input.to_string().as_bytes()).await;
         }
-        let (mut out, mut err) = (String::new(), String::new());
-        if let Some(stdout) = child.stdout.take() {
-            stdout.take(OUTPUT_MAX).read_to_string(&mut out).await?;
-        }
-        if let Some(stderr) = child.stderr.take() {
-            stderr.take(OUTPUT_MAX).read_to_string(&mut err).await?;
-        }
+        // Both at once: a hook that fills one pipe while the other is read must not stall.
+        let read = |pipe: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>| async move {
+            let mut text = String::new();
+            if let Some(pipe) = pipe {
+                // Past the limit the rest is drained, so the hook is never blocked on writing.
+                let mut limited = pipe.take(OUTPUT_MAX);
+                limited.read_to_string(&mut text).await?;
+                tokio::io::copy(&mut limited.into_inner(), &mut tokio::io::sink()).await?;
+            }
+            Ok::<_, std::io::Error>(text)
+        };
+        let stdout = child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Unpin + Send>);
+        let stderr = child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Unpin + Send>);
+        let (out, err) = tokio::join!(read(stdout), read(stderr));
         let status = child.wait().await?;
-        Ok((status.code(), out, err))
+        Ok((status.code(), out?, err?))
     }
 
     /// The command under `bash -c`, confined as `run_command` is; its own group, ended with it.
@@ -285,11 +304,13 @@ mod tests {
     #[test]
     fn a_matcher_is_a_whole_name_expression_and_a_broken_one_matches_everything() {
         let hook = |m: &str| Hook::new(HookEvent::PreToolUse, m, "true", None, Path::new("s"));
-        assert!(hook("write_file|edit_file").matches("edit_file"));
-        assert!(!hook("write_file").matches("write_file_x"));
-        assert!(hook("mcp__github__.*").matches("mcp__github__push"));
-        assert!(hook("").matches("anything") && hook("*").matches("anything"));
-        assert!(hook("(").matches("anything"));
+        let none: &[String] = &[];
+        assert!(hook("write_file|edit_file").matches("edit_file", none));
+        assert!(!hook("write_file").matches("write_file_x", none));
+        assert!(hook("mcp__github__.*").matches("mcp__github__push", none));
+        assert!(hook("Bash").matches("run_command", &["Bash".into()]));
+        assert!(hook("").matches("anything", none) && hook("*").matches("anything", none));
+        assert!(hook("(").matches("anything", none));
         assert!(hook("(").matcher_problem().is_some());
         assert!(hook("*").matcher_problem().is_none());
     }

@@ -495,13 +495,24 @@ fn hook_input(
     spec: &ToolSpec,
     env: &EffectEnv,
 ) -> serde_json::Value {
+    // Claude Code's argument names beside ours (`file_path` for `path`…), so its scripts read
+    // what they expect.
+    let mut input = redact(&req.args, &spec.secret_args);
+    if let Some(object) = input.as_object_mut() {
+        for (theirs, ours) in &spec.arg_aliases {
+            if let Some(value) = object.get(ours).cloned() {
+                object.entry(theirs.clone()).or_insert(value);
+            }
+        }
+    }
     serde_json::json!({
         "hook_event_name": event.as_str(),
         "session_id": req.conversation,
         "caller": req.caller.as_str(),
         "cwd": env.workspace_roots.first(),
         "tool_name": spec.name,
-        "tool_input": redact(&req.args, &spec.secret_args),
+        "tool_aliases": spec.aliases,
+        "tool_input": input,
     })
 }
 
@@ -1143,7 +1154,9 @@ impl Scheduler {
         if review.decision == Action::Deny {
             return;
         }
-        let hooks = self.policy.hooks(HookEvent::PreToolUse, &spec.name);
+        let hooks = self
+            .policy
+            .hooks(HookEvent::PreToolUse, &spec.name, &spec.aliases);
         if hooks.is_empty() {
             return;
         }
@@ -1167,7 +1180,9 @@ impl Scheduler {
         env: &EffectEnv,
         executed: &Result<ToolOutput, ToolError>,
     ) {
-        let hooks = self.policy.hooks(HookEvent::PostToolUse, &spec.name);
+        let hooks = self
+            .policy
+            .hooks(HookEvent::PostToolUse, &spec.name, &spec.aliases);
         if hooks.is_empty() {
             return;
         }
@@ -1191,7 +1206,7 @@ impl Scheduler {
             "session_id": conversation,
             "cwd": env.workspace_roots.first(),
         });
-        for hook in self.policy.hooks(HookEvent::Stop, "") {
+        for hook in self.policy.hooks(HookEvent::Stop, "", &[]) {
             hook.run(&input, &env).await;
         }
     }

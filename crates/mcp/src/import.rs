@@ -79,6 +79,28 @@ pub(crate) fn pack_name(text: &str, fallback: &str) -> String {
 
 /// Writes one folder per server under `out` and returns them (install each as a folder source).
 pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, PackError> {
+    packs_from(config, out, None)
+}
+
+/// An Agent Plugin's `.mcp.json`: one folder per server under `out`, each holding a copy of the
+/// plugin (its `${CLAUDE_PLUGIN_ROOT}` is the pack's own folder) and named `<plugin>_<server>`,
+/// so no plugin can take an installed pack's name. Unlike the person's own Claude Desktop
+/// config, the plugin's arguments grant no folders: its sandbox is the pack's folder and the
+/// network, which its review shows.
+pub fn plugin_servers(
+    mcp_json: &Path,
+    plugin_root: &Path,
+    plugin: &str,
+    out: &Path,
+) -> Result<Vec<PathBuf>, PackError> {
+    packs_from(mcp_json, out, Some((plugin_root, plugin)))
+}
+
+fn packs_from(
+    config: &Path,
+    out: &Path,
+    plugin: Option<(&Path, &str)>,
+) -> Result<Vec<PathBuf>, PackError> {
     let text = std::fs::read_to_string(config).map_err(|source| PackError::Io {
         what: format!("reading {}", config.display()),
         source,
@@ -100,21 +122,40 @@ pub fn claude_desktop_config(config: &Path, out: &Path) -> Result<Vec<PathBuf>, 
     }
     let mut dirs = Vec::new();
     for (name, server) in parsed.mcp_servers {
-        let safe = pack_name(&name, "imported");
+        let (safe, sandbox, args) = match plugin {
+            None => (
+                pack_name(&name, "imported"),
+                sandbox_for(&server.args),
+                server.args,
+            ),
+            Some((_, plugin)) => (
+                pack_name(&format!("{plugin} {name}"), "plugin"),
+                json!({"read": [], "write": [], "network": true}),
+                server
+                    .args
+                    .iter()
+                    .map(|a| a.replace("${CLAUDE_PLUGIN_ROOT}", "${__dirname}"))
+                    .collect(),
+            ),
+        };
         let manifest = json!({
             "manifest_version": "0.3",
             "name": safe,
             "display_name": name,
             "version": "0.0.0",
             "description": format!("Imported from {}", config.display()),
-            "server": {"type": "binary", "entry_point": server.command, "mcp_config": {"command": server.command, "args": server.args, "env": server.env}},
-            "_meta": {"app.cowork": {"sandbox": sandbox_for(&server.args)}},
+            "server": {"type": "binary", "entry_point": server.command, "mcp_config": {"command": server.command, "args": args, "env": server.env}},
+            "_meta": {"app.cowork": {"sandbox": sandbox}},
         });
         let dir = out.join(&safe);
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|source| PackError::Io {
             what: format!("creating {}", dir.display()),
             source,
         })?;
+        if let Some((root, _)) = plugin {
+            crate::toolpacks::copy_tree(root, &dir)?;
+        }
         let bytes = serde_json::to_vec_pretty(&manifest).expect("json");
         std::fs::write(dir.join("manifest.json"), bytes).map_err(|source| PackError::Io {
             what: format!("writing {}", dir.display()),

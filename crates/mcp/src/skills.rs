@@ -220,10 +220,13 @@ impl Skills {
             std::process::id(),
             uuid::Uuid::new_v4()
         ));
-        std::fs::create_dir_all(&staging).map_err(io(format!("creating {}", staging.display())))?;
+        let bundle = staging.join("bundle");
+        std::fs::create_dir_all(&bundle).map_err(io(format!("creating {}", bundle.display())))?;
         let staged = async {
-            let source = packs.fetch_bundle(source, &staging).await?;
-            self.read_staged(&staging, source)
+            let source = packs.fetch_bundle(source, &bundle).await?;
+            let staged = self.read_staged(&staging, source)?;
+            no_takeover(packs, &staged)?;
+            Ok(staged)
         }
         .await;
         if staged.is_err() {
@@ -232,7 +235,9 @@ impl Skills {
         staged
     }
 
-    fn read_staged(&self, dir: &Path, source: String) -> Result<StagedSkills, PackError> {
+    /// `staging/bundle` holds what was fetched; the plugin's servers are written beside it.
+    fn read_staged(&self, staging: &Path, source: String) -> Result<StagedSkills, PackError> {
+        let dir = &staging.join("bundle");
         let plugin = read_plugin(dir)?;
         let installed = self.list()?;
         let skills = skill_dirs(dir)?
@@ -247,9 +252,16 @@ impl Skills {
             })
             .collect::<Result<Vec<_>, PackError>>()?;
         let mcp = dir.join(".mcp.json");
-        let servers = match mcp.is_file() {
-            true => crate::import::claude_desktop_config(&mcp, &dir.join(".servers"))?,
-            false => vec![],
+        let servers = match (mcp.is_file(), &plugin) {
+            (true, Some(plugin)) => {
+                crate::import::plugin_servers(&mcp, dir, &plugin.name, &staging.join("servers"))?
+            }
+            (true, None) => {
+                return Err(PackError::Invalid(format!(
+                    "{source} has a .mcp.json but no .claude-plugin/plugin.json: install its servers as toolpacks, or as a plugin"
+                )));
+            }
+            (false, _) => vec![],
         };
         if skills.is_empty() && servers.is_empty() {
             return Err(PackError::Invalid(format!(
@@ -267,7 +279,7 @@ impl Skills {
                 .iter()
                 .filter_map(|s| s.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .collect(),
-            dir: dir.to_path_buf(),
+            dir: staging.to_path_buf(),
             source,
             plugin,
             skills,
@@ -279,11 +291,27 @@ impl Skills {
     /// The person accepted: each skill's folder goes into place (replacing one of its name),
     /// pinned. Returns the names installed. The staging folder is removed.
     pub fn commit(&self, staged: &StagedSkills) -> Result<Vec<String>, PackError> {
+        let bundle = staged.dir.join("bundle");
+        // What goes into place is what the person was shown.
+        let now = hash_tree(&bundle)?;
+        if now != staged.sha256 {
+            return Err(PackError::Tampered {
+                name: staged.source.clone(),
+                pinned: staged.sha256.clone(),
+                found: now,
+                file: None,
+            });
+        }
         let mut index = self.list()?;
         let mut names = Vec::new();
         std::fs::create_dir_all(&self.root)
             .map_err(io(format!("creating {}", self.root.display())))?;
-        for (review, from) in staged.skills.iter().zip(skill_dirs(&staged.dir)?) {
+        for review in &staged.skills {
+            if let Some(installed) = index.get(&review.doc.name) {
+                same_origin(&review.doc.name, &installed.source, &staged.source)?;
+            }
+        }
+        for (review, from) in staged.skills.iter().zip(skill_dirs(&bundle)?) {
             let name = &review.doc.name;
             let to = self.root.join(name);
             let old = self
@@ -350,6 +378,40 @@ impl Skills {
         }
         Ok(dir)
     }
+}
+
+/// A skill from elsewhere does not replace one installed from another origin (the model would
+/// follow the newcomer's words under the old name); a folder or file the person picked may.
+fn same_origin(name: &str, installed: &str, new: &str) -> Result<(), PackError> {
+    let origin = |s: &str| {
+        s.strip_prefix("github:")
+            .map(|rest| rest.split('@').next().unwrap_or(rest).to_ascii_lowercase())
+    };
+    match origin(new) {
+        Some(new) if origin(installed).as_deref() != Some(new.as_str()) => {
+            Err(PackError::Invalid(format!(
+                "a skill named {name} is already installed from {installed}; github:{new} would replace it — `cowork skill remove {name}` first if that is what you want"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A plugin's server must not take over a toolpack installed from elsewhere (it would inherit
+/// its settings, secrets, sign-in and the person's rules for its tools).
+fn no_takeover(packs: &crate::Toolpacks, staged: &StagedSkills) -> Result<(), PackError> {
+    let installed = packs.list()?;
+    for name in &staged.server_names {
+        if let Some(record) = installed.get(name)
+            && !record.source.contains(".skills-staging")
+        {
+            return Err(PackError::Invalid(format!(
+                "the plugin's server {name} would replace the toolpack {name} installed from {} — `cowork toolpack remove {name}` first if that is what you want",
+                record.source
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The plugin's description, when the bundle is one.

@@ -1278,7 +1278,7 @@ fn collect(
     Ok(())
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<(), PackError> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), PackError> {
     for entry in std::fs::read_dir(from).map_err(io(format!("listing {}", from.display())))? {
         let entry = entry.map_err(io(format!("listing {}", from.display())))?;
         let name = entry.file_name();

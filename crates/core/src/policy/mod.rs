@@ -648,15 +648,20 @@ impl PolicyBridge {
         }
     }
 
-    /// The hooks that run at `event` for `tool` (for `Stop`, every Stop hook).
-    pub fn hooks(&self, event: crate::hooks::HookEvent, tool: &str) -> Vec<crate::hooks::Hook> {
+    /// The hooks that run at `event` for `tool`, known also as `aliases` (for `Stop`, every
+    /// Stop hook).
+    pub fn hooks(
+        &self,
+        event: crate::hooks::HookEvent,
+        tool: &str,
+        aliases: &[String],
+    ) -> Vec<crate::hooks::Hook> {
         let config = self.config.read().unwrap();
+        let stop = event == crate::hooks::HookEvent::Stop;
         config
             .hooks
             .iter()
-            .filter(|h| {
-                h.event == event && (event == crate::hooks::HookEvent::Stop || h.matches(tool))
-            })
+            .filter(|h| h.event == event && (stop || h.matches(tool, aliases)))
             .cloned()
             .collect()
     }

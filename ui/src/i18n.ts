@@ -1511,6 +1511,7 @@ const vocabulary: Record<string, readonly [string, string]> = {
   "action.allow": ["Allowed", "允许"],
   "action.ask": ["Asks first", "先询问"],
   "action.deny": ["Never", "禁止"],
+  "category.agent": ["Assistant", "助手"],
   "category.browser": ["Browser", "浏览器"],
   "category.calendar": ["Calendar", "日历"],
   "category.files": ["Files", "文件"],
@@ -1533,6 +1534,13 @@ export function said(
 ): string {
   const row = vocabulary[`${group}.${id}`];
   return row ? row[lang === "zh-CN" ? 1 : 0] : id;
+}
+
+/** Every effect kind the window has words for (all of them: `tests/e2e/house.rs`), in order. */
+export function effectKinds(): string[] {
+  return Object.keys(vocabulary)
+    .filter((k) => k.startsWith("effect."))
+    .map((k) => k.slice("effect.".length));
 }
 
 /** Where a rule came from, as the person reads it. */

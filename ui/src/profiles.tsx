@@ -2,49 +2,13 @@
 // widest mode), chosen per conversation, persona, schedule or sub-agent. A profile only narrows.
 import { useEffect, useState } from "preact/hooks";
 import { type AgentSettings, api, type EffectKind, type Mode, type ToolProfile } from "./api";
-import { getLang, t } from "./i18n";
+import { effectKinds, said, t } from "./i18n";
 
 export function modeLabel(m: Mode): string {
   return m === "normal" ? t("normal") : m === "plan" ? t("plan") : t("acceptEdits");
 }
 
-/// Every effect kind with its words, English and Chinese: a `Record` over the generated type, so
-/// a kind added in Rust does not compile here until it has its words.
-const KIND_WORDS: Record<EffectKind, [string, string]> = {
-  "fs.read": ["Read files", "读取文件"],
-  "fs.write": ["Write files", "写入文件"],
-  "fs.delete": ["Delete files", "删除文件"],
-  "process.exec": ["Run programs", "运行程序"],
-  "net.fetch": ["Fetch from the web", "从网络获取"],
-  "browser.navigate": ["Open pages in the browser", "在浏览器中打开网页"],
-  "browser.act": ["Act on pages", "操作网页"],
-  "mail.read": ["Read mail", "读取邮件"],
-  "mail.send": ["Send mail", "发送邮件"],
-  "calendar.read": ["Read calendars", "读取日历"],
-  "calendar.write": ["Change calendars", "修改日历"],
-  "vault.read": ["Read memories", "读取记忆"],
-  "vault.write": ["Change memories", "修改记忆"],
-  "tasks.read": ["Read tasks", "读取任务"],
-  "tasks.write": ["Change tasks", "修改任务"],
-  "notes.write": ["Write notes", "写笔记"],
-  "audio.capture": ["Use the microphone", "使用麦克风"],
-  "audio.play": ["Play sound", "播放声音"],
-  "secrets.read": ["Read secrets", "读取密钥"],
-  "system.read": ["Read system information", "读取系统信息"],
-  "ui.ask": ["Ask you", "向你提问"],
-  "service.read": ["Read a service's data", "读取服务数据"],
-  "service.write": ["Change a service's data", "修改服务数据"],
-  "service.delete": ["Delete a service's data", "删除服务数据"],
-  "message.send": ["Send messages", "发送消息"],
-  "data.share": ["Share data", "分享数据"],
-  "money.pay": ["Pay", "付款"],
-  "account.change": ["Change accounts", "修改账户"],
-  "mcp.call": ["Call toolpacks", "调用工具包"],
-  "mcp.unconfined": ["Run toolpacks unconfined", "不受限地运行工具包"],
-  "model.sample": ["Ask a model", "询问模型"],
-};
-const KINDS = Object.keys(KIND_WORDS) as EffectKind[];
-const kindWords = (k: EffectKind) => KIND_WORDS[k][getLang() === "zh-CN" ? 1 : 0];
+const KINDS = effectKinds() as EffectKind[];
 
 type Change = (s: AgentSettings) => void;
 
@@ -124,7 +88,7 @@ function ProfileRow({
                 checked={p.effects?.includes(k) ?? false}
                 onChange={(e) => toggle(k, e.currentTarget.checked)}
               />{" "}
-              {kindWords(k)}
+              {said("effect", k)}
             </label>
           ))}
         </div>

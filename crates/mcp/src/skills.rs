@@ -190,22 +190,11 @@ impl Skills {
     }
 
     pub fn list(&self) -> Result<BTreeMap<String, InstalledSkill>, PackError> {
-        match std::fs::read(&self.index) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                PackError::Invalid(format!(
-                    "{} is not valid ({e}); fix or remove it",
-                    self.index.display()
-                ))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(io(format!("reading {}", self.index.display()))(e)),
-        }
+        crate::toolpacks::read_index(&self.index)
     }
 
     fn save(&self, index: &BTreeMap<String, InstalledSkill>) -> Result<(), PackError> {
-        let bytes = serde_json::to_vec_pretty(index).expect("records serialize");
-        cowork_store::write_atomically(&self.index, &bytes)
-            .map_err(io(format!("writing {}", self.index.display())))
+        crate::toolpacks::write_index(&self.index, index)
     }
 
     /// Fetches `source` (github:owner/repo[@ref], a folder, a `.zip`/`.skill` or a `.tgz`) and

@@ -302,22 +302,11 @@ impl Toolpacks {
     }
 
     pub fn list(&self) -> Result<BTreeMap<String, Record>, PackError> {
-        match std::fs::read(&self.index) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                PackError::Invalid(format!(
-                    "{} is not valid ({e}); fix or remove it",
-                    self.index.display()
-                ))
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-            Err(e) => Err(io(format!("reading {}", self.index.display()))(e)),
-        }
+        read_index(&self.index)
     }
 
     fn save(&self, index: &BTreeMap<String, Record>) -> Result<(), PackError> {
-        let bytes = serde_json::to_vec_pretty(index).expect("records serialize");
-        cowork_store::write_atomically(&self.index, &bytes)
-            .map_err(io(format!("writing {}", self.index.display())))
+        write_index(&self.index, index)
     }
 
     fn edit(&self, name: &str, f: impl FnOnce(&mut Record)) -> Result<Record, PackError> {
@@ -1181,6 +1170,28 @@ fn install_dependencies(dir: &Path, manifest: &Manifest) -> Result<(), PackError
         }
         _ => Ok(()),
     }
+}
+
+/// An index of installed things (`toolpacks.json`, `skills.json`): empty when there is none yet.
+pub(crate) fn read_index<T: serde::de::DeserializeOwned + Default>(
+    path: &Path,
+) -> Result<T, PackError> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            PackError::Invalid(format!(
+                "{} is not valid ({e}); fix or remove it",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
+        Err(e) => Err(io(format!("reading {}", path.display()))(e)),
+    }
+}
+
+/// Writes an index whole, atomically.
+pub(crate) fn write_index<T: Serialize>(path: &Path, index: &T) -> Result<(), PackError> {
+    let bytes = serde_json::to_vec_pretty(index).expect("records serialize");
+    cowork_store::write_atomically(path, &bytes).map_err(io(format!("writing {}", path.display())))
 }
 
 /// sha256 over the pack's files: sorted relative paths and contents, generated folders

@@ -45,19 +45,39 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// What a hook may print that is read: a reason, a decision.
 const OUTPUT_MAX: u64 = 64 * 1024;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug)]
 pub struct Hook {
     pub event: HookEvent,
     /// Which tools, as Claude Code writes it: a regular expression over the whole name
     /// (`write_file|edit_file`, `mcp__github__.*`); empty or `*` is every tool.
     pub matcher: String,
+    /// The matcher read once, when the settings are: the gate asks it at every call.
+    tools: Tools,
     /// A `bash -c` command line.
     pub command: String,
     pub timeout_secs: u64,
     /// The settings file it is written in.
     pub file: PathBuf,
+}
+
+#[derive(Clone, Debug)]
+enum Tools {
+    Every,
+    Matching(regex::Regex),
+    /// Not a valid expression: every tool (a gate must not silently stop gating), and why.
+    Broken(String),
+}
+
+impl Tools {
+    fn read(matcher: &str) -> Tools {
+        if matcher.is_empty() || matcher == "*" {
+            return Tools::Every;
+        }
+        match regex::Regex::new(&format!("^(?:{matcher})$")) {
+            Ok(re) => Tools::Matching(re),
+            Err(e) => Tools::Broken(e.to_string()),
+        }
+    }
 }
 
 /// What a hook said of a call.
@@ -79,6 +99,7 @@ impl Hook {
         Hook {
             event,
             matcher: matcher.to_string(),
+            tools: Tools::read(matcher),
             command: command.to_string(),
             timeout_secs: timeout.unwrap_or(DEFAULT_TIMEOUT.as_secs()).clamp(1, 600),
             file: file.to_path_buf(),
@@ -90,31 +111,27 @@ impl Hook {
     /// `aliases` are the tool's other names (Claude Code's `Bash`, `Write`…): a matcher written
     /// for Claude Code matches the same tool here.
     pub fn matches(&self, tool: &str, aliases: &[String]) -> bool {
-        if self.matcher.is_empty() || self.matcher == "*" {
-            return true;
-        }
-        match regex::Regex::new(&format!("^(?:{})$", self.matcher)) {
-            Ok(re) => re.is_match(tool) || aliases.iter().any(|a| re.is_match(a)),
-            Err(_) => true,
+        match &self.tools {
+            Tools::Every | Tools::Broken(_) => true,
+            Tools::Matching(re) => re.is_match(tool) || aliases.iter().any(|a| re.is_match(a)),
         }
     }
 
     /// Why the matcher cannot be read, if it cannot.
     pub fn matcher_problem(&self) -> Option<String> {
-        let empty = self.matcher.is_empty() || self.matcher == "*";
-        let broken = regex::Regex::new(&format!("^(?:{})$", self.matcher)).err();
-        broken.filter(|_| !empty).map(|e| {
-            format!(
-                "the {} hook's matcher {:?} is not a regular expression ({e}): it runs for every tool until fixed",
-                self.event.as_str(),
-                self.matcher
-            )
-        })
+        let Tools::Broken(e) = &self.tools else {
+            return None;
+        };
+        Some(format!(
+            "the {} hook's matcher {:?} is not a regular expression ({e}): it runs for every tool until fixed",
+            self.event.as_str(),
+            self.matcher
+        ))
     }
 
     /// How the trust review and the settings list name it.
     pub fn describe(&self) -> String {
-        let tools = if self.matcher.is_empty() || self.matcher == "*" {
+        let tools = if matches!(self.tools, Tools::Every) {
             "every tool".to_string()
         } else {
             self.matcher.clone()

@@ -5,7 +5,8 @@
 //! task following is tested against (tests/e2e/mcp.rs).
 //!
 //! `report {seconds}` says "gathering" then "writing" and ends after `seconds` with its text.
-//! A cancelled task is written to stderr (the server's log), for the test to find.
+//! Each call started and each task cancelled is written to stderr (the server's log), for the
+//! test to find.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
@@ -66,6 +67,7 @@ impl ServerHandler for Tasks {
             .and_then(|a| a.get("seconds"))
             .and_then(|s| s.as_f64())
             .unwrap_or(1.0);
+        eprintln!("report started");
         let options = TaskOptions::new()
             .with_poll_interval_ms(100)
             .with_status_message("gathering");

@@ -1629,22 +1629,7 @@ async fn an_mcp_apps_tool_result_names_its_view_and_the_view_is_its_servers_html
 async fn a_long_call_the_server_runs_as_a_task_is_followed_to_its_end_and_cancelled_with_the_call()
 {
     let env = open(None);
-    let pack = env.dir.path().join("pack-tasks");
-    std::fs::create_dir_all(&pack).unwrap();
-    // The binary in the pack, as an install leaves it: its sandbox shows it nothing else.
-    std::fs::copy(
-        env!("CARGO_BIN_EXE_tasks-server"),
-        pack.join("tasks-server"),
-    )
-    .unwrap();
-    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
-        "server": {"type": "binary", "entry_point": "tasks-server",
-            "mcp_config": {"command": "${__dirname}/tasks-server"}},
-        "_meta": {"app.cowork": {"effects": {"report": []}}}});
-    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
-    env.install(&pack, BTreeMap::new()).await;
-    env.settle().await;
-
+    install_tasks_pack(&env).await;
     let scheduler = env.app.scheduler();
     let mut events = scheduler.subscribe();
     let done = env
@@ -1692,4 +1677,108 @@ async fn a_long_call_the_server_runs_as_a_task_is_followed_to_its_end_and_cancel
         }
     })
     .await;
+}
+
+/// The pack whose `report` runs as a task (`tests/bin/tasks_server.rs`), installed and running.
+async fn install_tasks_pack(env: &Env) {
+    let pack = env.dir.path().join("pack-tasks");
+    std::fs::create_dir_all(&pack).unwrap();
+    // The binary in the pack, as an install leaves it: its sandbox shows it nothing else.
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_tasks-server"),
+        pack.join("tasks-server"),
+    )
+    .unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
+        "server": {"type": "binary", "entry_point": "tasks-server",
+            "mcp_config": {"command": "${__dirname}/tasks-server"}},
+        "_meta": {"app.cowork": {"effects": {"report": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    env.install(&pack, BTreeMap::new()).await;
+    env.settle().await;
+}
+
+/// A `report` call given less time than its task needs.
+async fn report_outliving_its_call(env: &Env) -> (cowork_core::CallOutcome, String) {
+    let mut req = CallRequest::new(
+        "mcp__tasks__report",
+        json!({"seconds": 4}),
+        Caller::Cli,
+        "mcp-test",
+    );
+    req.timeout = Some(Duration::from_millis(1_500));
+    let outcome = env.app.scheduler().call(req).await;
+    let id = match &outcome.result {
+        Err(ToolError::Suspended { id, reason }) => {
+            assert!(reason.contains("«tasks» is still working"), "{reason}");
+            id.clone()
+        }
+        other => panic!("the call should wait as a Cowork task: {other:?}"),
+    };
+    (outcome, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_outlives_its_call_waits_as_a_cowork_task_and_goes_on_where_it_stopped() {
+    let env = open(None);
+    install_tasks_pack(&env).await;
+    let scheduler = env.app.scheduler();
+    let (_, id) = report_outliving_its_call(&env).await;
+    let suspensions = scheduler
+        .suspensions()
+        .expect("the app records suspensions");
+    let waiting = suspensions.get(&id).unwrap().expect("the suspension's row");
+    assert_eq!(waiting.state, "suspended");
+    assert_eq!(waiting.resume_when["kind"], "mcp_task");
+    assert_eq!(waiting.resume_when["server"], "tasks");
+    assert!(suspensions.list(false).unwrap().iter().any(|s| s.id == id));
+
+    // It goes on by itself once the server says the task ended, following the same task.
+    let resumed = cowork_tests::wait::until("the task to end and the call to go on", || {
+        let scheduler = scheduler.clone();
+        let id = id.clone();
+        async move {
+            let done = scheduler.resume_ready(Caller::Cli).await;
+            let found = done.into_iter().find(|(s, _)| *s == id).map(|(_, o)| o);
+            found.ok_or_else(|| "still suspended".to_string())
+        }
+    })
+    .await;
+    assert_eq!(
+        resumed.result.expect("the task's result").text_content(),
+        "the report, written"
+    );
+    let settled = suspensions.get(&id).unwrap().unwrap();
+    assert_eq!(
+        (settled.state.as_str(), settled.settled_by.as_deref()),
+        ("resumed", Some("auto"))
+    );
+    let log = std::fs::read_to_string(env.status("tasks").log_file).unwrap();
+    assert_eq!(log.matches("report started").count(), 1, "{log}");
+    assert!(
+        !log.contains("cancelled"),
+        "the task was left to run: {log}"
+    );
+
+    // A server that restarted meanwhile has no such task: the resume says so and what to do.
+    let (_, id) = report_outliving_its_call(&env).await;
+    let before = env.status("tasks").pid.expect("a running server's pid");
+    std::process::Command::new("kill")
+        .args(["-9", &before.to_string()])
+        .status()
+        .unwrap();
+    cowork_tests::wait::until_true("the server to be restarted", || {
+        let now = env.status("tasks");
+        match now.pid {
+            Some(pid) if pid != before && now.state == ServerState::Running => Ok(()),
+            _ => Err(format!("{now:?}")),
+        }
+    })
+    .await;
+    let gone = scheduler.resume(&id, Caller::Cli).await.unwrap();
+    let error = gone.result.expect_err("the task is gone").to_string();
+    assert!(
+        error.contains("no longer has the task") && error.contains("call the tool again"),
+        "{error}"
+    );
 }

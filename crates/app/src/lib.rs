@@ -630,6 +630,7 @@ impl App {
         let browser = opened.browser.ok_or_else(|| missing("browser"))?;
         scheduler.add_resume_probe(browser.resume_probe());
         scheduler.add_resume_probe(Arc::new(signin::SignedInProbe(credentials.clone())));
+        scheduler.add_resume_probe(toolpacks.gateway.task_probe());
         let chains = Arc::new(
             cowork_chains::Chains::open(&store, scheduler.clone(), toolpacks.chain_dirs(&store))
                 .map_err(|e| AppError::Chains(e.to_string()))?,

@@ -287,6 +287,13 @@ pub struct ToolContext {
     /// The person approved this very call (its effects as shown), not a rule: a tool that runs
     /// further calls under that approval (a chain) may pass it on for exactly those effects.
     pub person_approved: bool,
+    /// When the scheduler stops waiting for this call (its timeout). A tool whose work goes on
+    /// elsewhere (an MCP task) suspends before it, instead of being cut off.
+    pub deadline: Option<std::time::Instant>,
+    /// What this call recorded when it suspended (`SuspendRequest::resume_when`), when it runs
+    /// again from that suspension: a tool that can go on where it stopped reads it; any other
+    /// starts over.
+    pub resumed: Option<serde_json::Value>,
 }
 
 impl ToolContext {
@@ -322,6 +329,8 @@ impl ToolContext {
             workspace_trusted: false,
             suspender: None,
             person_approved: false,
+            deadline: None,
+            resumed: None,
         }
     }
 

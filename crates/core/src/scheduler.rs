@@ -142,6 +142,9 @@ pub struct CallRequest {
     /// Nobody is there to ask (a scheduled run): an ask the grant does not cover suspends the
     /// call — a task waiting for the person, who resumes it — instead of waiting or denying.
     pub unattended: bool,
+    /// Set by a Resume: what the suspended call recorded, passed to the tool as
+    /// `ToolContext::resumed` so it can go on where it stopped.
+    pub resumed: Option<serde_json::Value>,
 }
 
 impl CallRequest {
@@ -159,6 +162,7 @@ impl CallRequest {
             caller_ref: None,
             granted: None,
             unattended: false,
+            resumed: None,
         }
     }
 }
@@ -712,6 +716,7 @@ impl Scheduler {
             .unwrap_or(caller);
         let mut request = CallRequest::new(&taken.tool, taken.args, caller, &taken.conversation);
         request.caller_ref = Some(format!("resume:{id}"));
+        request.resumed = Some(taken.resume_when);
         Ok(self.call(request).await)
     }
 
@@ -1351,6 +1356,7 @@ impl Scheduler {
         let mut ctx = ToolContext::new(call_id, &req.conversation, env.clone());
         ctx.cancel = req.cancel.clone();
         ctx.tool = spec.name.clone();
+        ctx.resumed = req.resumed.clone();
         // A tool that suspends only names its request here; the row (with the call's arguments,
         // which are not copied for the calls that never suspend) is written once the call ends.
         let suspended: Option<SuspendSlot> = self.suspensions.get().map(|_| Arc::default());
@@ -1396,7 +1402,9 @@ impl Scheduler {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let run = prepared.run(ctx.clone());
+            let mut ctx = ctx.clone();
+            ctx.deadline = Some(std::time::Instant::now() + timeout);
+            let run = prepared.run(ctx);
             let result = tokio::select! {
                 biased;
                 _ = req.cancel.cancelled() => Err(ToolError::Cancelled),

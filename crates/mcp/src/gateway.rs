@@ -82,13 +82,7 @@ impl McpGateway {
     /// Subscribes to `uri` of `server` (see [`McpServer::subscribe`]): false when the server
     /// offers no subscriptions.
     pub async fn subscribe(&self, server: &str, uri: &str) -> Result<bool, ToolError> {
-        let found = self
-            .servers
-            .read()
-            .unwrap()
-            .get(server)
-            .map(|e| e.server.clone());
-        match found {
+        match self.server(server) {
             Some(server) => server.subscribe(uri).await,
             None => Err(ToolError::failed(format!("no MCP server {server}"))),
         }
@@ -174,6 +168,16 @@ impl McpGateway {
             tools: tools.iter().map(|t| t.name.to_string()).collect(),
             network: server.has_network(),
         })
+    }
+
+    pub fn server(&self, name: &str) -> Option<McpServer> {
+        let servers = self.servers.read().unwrap();
+        servers.get(name).map(|e| e.server.clone())
+    }
+
+    /// Lets suspensions waiting on a server's task go on once it ends (see `tasks`).
+    pub fn task_probe(self: &Arc<Self>) -> Arc<dyn cowork_contract::ResumeProbe> {
+        Arc::new(crate::tasks::TaskEnded(Arc::downgrade(self)))
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {

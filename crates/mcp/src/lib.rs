@@ -26,6 +26,7 @@ pub mod manifest;
 pub mod sandbox;
 pub mod server;
 pub mod skills;
+pub mod tasks;
 pub mod toolpacks;
 
 pub use gateway::{McpGateway, ViewReach, tool_name};

@@ -434,7 +434,7 @@ impl McpServer {
     }
 
     /// The live connection, or an error saying why there is none (and whether to retry).
-    fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    pub(crate) fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
         self.inner.peer.read().unwrap().clone().ok_or_else(|| {
             let s = self.status();
             let why = s.last_error.as_deref().unwrap_or("not started yet");
@@ -534,16 +534,39 @@ impl McpServer {
         Ok(serde_json::to_value(result).unwrap_or_default())
     }
 
-    /// One `tools/call`. Dropping the future (timeout, cancel) sends `notifications/cancelled`.
+    /// One `tools/call`, or, when the call is resumed from a suspension that waited on this
+    /// server's task, that task followed again. Dropping the future (timeout, cancel) sends
+    /// `notifications/cancelled`.
     pub async fn call(
         &self,
         tool: &str,
         args: Value,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
+        self.inner.status.lock().unwrap().last_used = Some(std::time::SystemTime::now());
+        let result = match crate::tasks::resumed_task(ctx, self.name(), tool) {
+            Some(task) => self.follow_again(task, tool, ctx).await,
+            None => self.call_tool(tool, args, ctx).await,
+        };
+        let left = self.inner.look_again(&ctx.env);
+        convert(result?).map(|mut output| {
+            for note in left {
+                output.content.push(Content::Text {
+                    text: format!("[{note}]"),
+                });
+            }
+            output
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        tool: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<rmcp::model::CallToolResult, ToolError> {
         let inner = &self.inner;
         let peer = self.peer()?;
-        inner.status.lock().unwrap().last_used = Some(std::time::SystemTime::now());
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => Default::default(),
@@ -590,94 +613,20 @@ impl McpServer {
         };
         guard.id = None;
         drop(guard);
-        let result = match response {
+        match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(ServerResult::CreateTaskResult(created)) => {
-                self.follow_task(&task_peer, created.task, &ctx.progress)
-                    .await
+                self.follow_task(&task_peer, created.task, tool, ctx).await
             }
             Ok(other) => Err(ToolError::failed(format!(
                 "MCP server {} answered tools/call with an unexpected result: {other:?}",
                 self.name()
             ))),
             Err(e) => Err(self.service_error(e)),
-        };
-        let left = inner.look_again(&ctx.env);
-        convert(result?).map(|mut output| {
-            for note in left {
-                output.content.push(Content::Text {
-                    text: format!("[{note}]"),
-                });
-            }
-            output
-        })
-    }
-
-    /// A call the server runs as a task (MCP Tasks, SEP-2663): polled until it ends, at the
-    /// pace the server asks within bounds, each new status message shown as the call's
-    /// progress. Dropping the call (stop, timeout) cancels the task on the server.
-    async fn follow_task(
-        &self,
-        peer: &Peer<RoleClient>,
-        mut task: rmcp::model::Task,
-        progress: &ProgressSink,
-    ) -> Result<rmcp::model::CallToolResult, ToolError> {
-        use rmcp::model::TaskPayload;
-        let mut guard = TaskGuard {
-            peer: peer.clone(),
-            id: Some(task.task_id.clone()),
-        };
-        let (mut polls, mut said) = (0u32, None);
-        loop {
-            if task.status_message.is_some() && task.status_message != said {
-                said = task.status_message.clone();
-                let message = said.as_deref().map(cowork_contract::text::printable_text);
-                progress(Progress {
-                    progress: f64::from(polls),
-                    total: None,
-                    message: message.map(|m| m.into_owned()),
-                });
-            }
-            let pause = task.poll_interval_ms.unwrap_or(1_000).clamp(50, 5_000);
-            tokio::time::sleep(Duration::from_millis(pause)).await;
-            let params = rmcp::model::GetTaskParams::new(task.task_id.clone());
-            let current = peer
-                .get_task(params)
-                .await
-                .map_err(|e| self.service_error(e))?
-                .task;
-            polls += 1;
-            let ended = |why: String| {
-                ToolError::failed(format!("MCP server {}: its task {why}", self.name()))
-            };
-            match current.payload {
-                TaskPayload::Completed { result } => {
-                    guard.id = None;
-                    return serde_json::from_value(Value::Object(result))
-                        .map_err(|e| ended(format!("ended with a result that is not one ({e})")));
-                }
-                TaskPayload::Failed { error } => {
-                    guard.id = None;
-                    let why = error.get("message").and_then(Value::as_str).unwrap_or("");
-                    return Err(ended(format!("failed: {why}")));
-                }
-                TaskPayload::Cancelled => {
-                    guard.id = None;
-                    return Err(ended("was cancelled by the server".into()));
-                }
-                // Answering a task's own questions (`tasks/update`) is not built: the task is
-                // cancelled (the guard) rather than left waiting.
-                TaskPayload::InputRequired { .. } => {
-                    return Err(ended(
-                        "asks for input while it runs, which Cowork does not answer yet".into(),
-                    ));
-                }
-                _ => task = current.task,
-            }
         }
     }
 
-    fn service_error(&self, e: rmcp::service::ServiceError) -> ToolError {
+    pub(crate) fn service_error(&self, e: rmcp::service::ServiceError) -> ToolError {
         use rmcp::service::ServiceError as E;
         match e {
             E::TransportClosed | E::TransportSend(_) => ToolError::transient(format!(
@@ -725,26 +674,6 @@ fn state_word(state: ServerState) -> &'static str {
 }
 
 /// Cleans up after a call; if the call did not finish (timeout, cancel), tells the server.
-/// A task the call no longer follows (stopped, timed out, or it asked for input): cancelled on
-/// the server, as dropping a plain call cancels its request.
-struct TaskGuard {
-    peer: Peer<RoleClient>,
-    id: Option<String>,
-}
-
-impl Drop for TaskGuard {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let peer = self.peer.clone();
-            tokio::spawn(async move {
-                let _ = peer
-                    .cancel_task(rmcp::model::CancelTaskParams::new(id))
-                    .await;
-            });
-        }
-    }
-}
-
 struct InFlight {
     inner: Arc<Inner>,
     peer: Peer<RoleClient>,

@@ -647,3 +647,105 @@ async fn a_turn_goes_on_after_its_suspended_call_ran_again() {
         );
     }
 }
+
+/// A family that writes down, in order, when it hears a call of its tool is coming and when
+/// the tool runs.
+struct Warming {
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl cowork_contract::ToolProvider for Warming {
+    fn name(&self) -> &str {
+        "warming"
+    }
+    fn tools(&self) -> Vec<Arc<dyn cowork_contract::DynTool>> {
+        ["warm_probe", "hidden_probe"]
+            .into_iter()
+            .map(|name| {
+                Arc::new(LoggedTool {
+                    spec: cowork_contract::ToolSpec::from_meta(
+                        cowork_contract::ToolMeta::new(name, name, "A probe.").category("system"),
+                        json!({"type": "object", "properties": {"note": {"type": "string"}}}),
+                    ),
+                    log: self.log.clone(),
+                }) as Arc<dyn cowork_contract::DynTool>
+            })
+            .collect()
+    }
+    fn warm_up(&self, tool: &str) {
+        self.log.lock().unwrap().push(format!("warm {tool}"));
+    }
+}
+
+struct LoggedTool {
+    spec: cowork_contract::ToolSpec,
+    log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl cowork_contract::DynTool for LoggedTool {
+    fn spec(&self) -> &cowork_contract::ToolSpec {
+        &self.spec
+    }
+    fn prepare(
+        &self,
+        _args: serde_json::Value,
+        _env: &cowork_contract::EffectEnv,
+    ) -> Result<cowork_contract::PreparedCall, cowork_contract::ToolError> {
+        let (log, name) = (self.log.clone(), self.spec.name.clone());
+        Ok(cowork_contract::PreparedCall::new(
+            vec![],
+            Arc::new(move |_ctx| {
+                log.lock().unwrap().push(format!("ran {name}"));
+                Box::pin(async { Ok(cowork_contract::ToolOutput::text("done")) })
+            }),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_family_hears_its_offered_tool_is_coming_while_the_model_still_writes_the_call() {
+    for api in BOTH {
+        let profile = cowork_core::ToolProfile {
+            tools: Some(vec!["warm_probe".into()]),
+            ..cowork_core::ToolProfile::any("probe only")
+        };
+        let s = setup(
+            api,
+            AgentConfig {
+                profile: Some(profile),
+                ..AgentConfig::default()
+            },
+        )
+        .await;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        s.h.scheduler.registry().add_provider(
+            cowork_core::Layer::Builtin,
+            Arc::new(Warming { log: log.clone() }),
+        );
+        let mut turn = Turn::tools(
+            "",
+            &[
+                (
+                    "a",
+                    "warm_probe",
+                    json!({"note": "a long argument ".repeat(20)}),
+                ),
+                ("b", "hidden_probe", json!({})),
+            ],
+        );
+        if let Turn::Reply { chunk_delay, .. } = &mut turn {
+            *chunk_delay = Duration::from_millis(20);
+        }
+        s.server.push(turn);
+        s.server.push(Turn::text("Done."));
+        let (result, _) = send(&s.agent, "conv-warm", "probe it").await;
+        assert!(result.is_ok(), "{api:?}: {result:?}");
+        // Heard once, before the call ran; the tool the profile does not offer is never
+        // warmed (and never runs).
+        assert_eq!(
+            *log.lock().unwrap(),
+            ["warm warm_probe", "ran warm_probe"],
+            "{api:?}"
+        );
+    }
+}

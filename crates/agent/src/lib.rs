@@ -836,7 +836,7 @@ impl Agent {
             match event? {
                 StreamEvent::TextDelta(delta) => summary.push_str(&delta),
                 StreamEvent::Done { .. } => break,
-                StreamEvent::ToolCall { .. } => {}
+                StreamEvent::ToolCall { .. } | StreamEvent::ToolCallStarting { .. } => {}
             }
         }
         let mut compaction = Compaction {
@@ -918,7 +918,14 @@ impl Agent {
                 .open_stream(conversation, turn, system, events, &cancel)
                 .await?;
             let estimated = tokens::request(&request);
-            let (reply, ending) = collect_reply(stream, events).await;
+            let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+            let registry = self.scheduler.registry();
+            let warm_up = |name: &str| {
+                if offered.contains(&name) {
+                    registry.warm_up(name);
+                }
+            };
+            let (reply, ending) = collect_reply(stream, events, warm_up).await;
             let used = match ending {
                 Ok(used) => used,
                 Err(e) => return Err(self.interrupted(conversation, &reply.text, e)),
@@ -1180,11 +1187,13 @@ struct Reply {
     calls: Vec<ToolCall>,
 }
 
-/// Reads one step's stream to its end, passing words and calls on to the window as they come.
-/// The ending is what the step used, or why the stream broke off.
+/// Reads one step's stream to its end, passing words and calls on to the window as they come,
+/// and each call's tool to `warm_up` as soon as it is named. The ending is what the step used,
+/// or why the stream broke off.
 async fn collect_reply(
     mut stream: EventStream,
     events: &mpsc::UnboundedSender<AgentEvent>,
+    warm_up: impl Fn(&str),
 ) -> (Reply, Result<Option<Usage>, ProviderError>) {
     let mut reply = Reply::default();
     while let Some(event) = stream.next().await {
@@ -1193,6 +1202,7 @@ async fn collect_reply(
                 reply.text.push_str(&delta);
                 let _ = events.send(AgentEvent::TextDelta { text: delta });
             }
+            Ok(StreamEvent::ToolCallStarting { name }) => warm_up(&name),
             Ok(StreamEvent::ToolCall { id, name, input }) => {
                 let _ = events.send(AgentEvent::ToolCallRequested {
                     id: id.clone(),

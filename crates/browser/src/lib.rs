@@ -69,6 +69,26 @@ impl ToolProvider for BrowserTools {
     fn tools(&self) -> Vec<Arc<dyn DynTool>> {
         self.browser_tools()
     }
+
+    /// A browser call is coming: the driver and Chromium (about 0.8 s for a first call) start
+    /// while the model is still writing the call's arguments and it is reviewed, not after.
+    /// Starting them opens no page, so nothing takes effect before the review.
+    fn warm_up(&self, tool: &str) {
+        // This family's tools are all named `browser_*` (tools.rs).
+        if !tool.starts_with("browser_") {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let shared = self.shared.clone();
+        runtime.spawn(async move {
+            let mut live = shared.session.lock().await;
+            if let Err(e) = shared.session.ensure(&mut live).await {
+                tracing::debug!("browser: the early start failed ({e}); the call will say why");
+            }
+        });
+    }
 }
 
 /// Whether the person is past a login: judged on the page the headed browser shows. When no

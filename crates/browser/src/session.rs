@@ -192,7 +192,9 @@ impl Session {
         std::fs::create_dir_all(&c.profile_dir).map_err(|e| {
             ToolError::failed(format!("browser profile {}: {e}", c.profile_dir.display()))
         })?;
+        let started = std::time::Instant::now();
         let playwright = driver().await?;
+        let driver_ms = started.elapsed().as_millis();
         let mut args: Vec<String> = [
             "--disable-gpu",
             "--disable-dev-shm-usage",
@@ -233,7 +235,8 @@ impl Session {
             })?;
         context.set_default_timeout(c.action_timeout_ms).await;
         context.set_default_navigation_timeout(30_000.0).await;
-        tracing::info!(headed, profile = %c.profile_dir.display(), "browser started");
+        let chromium_ms = started.elapsed().as_millis() - driver_ms;
+        tracing::info!(headed, driver_ms, chromium_ms, profile = %c.profile_dir.display(), "browser started");
         Ok(Live {
             _playwright: playwright,
             context,

@@ -221,6 +221,10 @@ pub trait ToolProvider: Send + Sync {
     fn why_missing(&self, _name: &str) -> Option<String> {
         None
     }
+    /// The model has begun a call of `tool` (its arguments are still arriving): a family whose
+    /// tools need a slow start (a browser) may begin it now, off the caller's task. Nothing may
+    /// take effect: the call is not reviewed yet, and may never be made.
+    fn warm_up(&self, _tool: &str) {}
 }
 
 /// A rule a family ships ([`ToolProvider::default_rules`]), in the rule syntax of settings.json.

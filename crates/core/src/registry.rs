@@ -366,6 +366,18 @@ impl Registry {
             .collect()
     }
 
+    /// Tells the families that a call of `name` is coming ([`ToolProvider::warm_up`]).
+    pub fn warm_up(&self, name: &str) {
+        let Some(name) = self.canonical_name(name) else {
+            return;
+        };
+        for (_, source) in self.sources.lock().unwrap().iter() {
+            if let Source::Provider(p) = source {
+                p.warm_up(&name);
+            }
+        }
+    }
+
     pub fn not_found(&self, name: &str) -> ToolError {
         let why = self
             .sources

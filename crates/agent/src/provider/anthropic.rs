@@ -120,14 +120,20 @@ impl AnthropicDecoder {
         });
     }
 
-    fn on_tool_use_start(&mut self, data: &Value, index: u64) -> Result<(), ProviderError> {
+    fn on_tool_use_start(
+        &mut self,
+        data: &Value,
+        index: u64,
+    ) -> Result<Vec<StreamEvent>, ProviderError> {
         let block = &data["content_block"];
         let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
             return Err(self.malformed("tool_use block without id or name".into()));
         };
         self.tools
             .insert(index, (id.to_string(), name.to_string(), String::new()));
-        Ok(())
+        Ok(vec![StreamEvent::ToolCallStarting {
+            name: name.to_string(),
+        }])
     }
 
     /// Words, or a piece of a tool call's arguments (kept until its block stops).
@@ -201,8 +207,7 @@ impl Decoder for AnthropicDecoder {
                 Ok(vec![])
             }
             "content_block_start" if data["content_block"]["type"] == "tool_use" => {
-                self.on_tool_use_start(&data, index)?;
-                Ok(vec![])
+                self.on_tool_use_start(&data, index)
             }
             "content_block_delta" => self.on_block_delta(&data, index),
             "content_block_stop" => self.on_block_stop(index),

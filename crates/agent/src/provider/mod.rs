@@ -197,6 +197,10 @@ pub enum StopReason {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// The model has begun a tool call: its name is known, its arguments are still coming.
+    ToolCallStarting {
+        name: String,
+    },
     /// A complete tool call (arguments fully received and parsed).
     ToolCall {
         id: String,

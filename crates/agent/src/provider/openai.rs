@@ -228,6 +228,12 @@ impl Decoder for OpenAiDecoder {
                 entry.1.push_str(name);
             }
             if let Some(args) = call["function"]["arguments"].as_str() {
+                // The name is whole once arguments come (it may arrive in pieces before).
+                if entry.2.is_empty() && !args.is_empty() && !entry.1.is_empty() {
+                    events.push(StreamEvent::ToolCallStarting {
+                        name: entry.1.clone(),
+                    });
+                }
                 entry.2.push_str(args);
             }
         }

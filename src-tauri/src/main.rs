@@ -30,6 +30,13 @@ fn window() {
         // (measured: idle PSS 228 → 166 MB) and some drivers stop showing blank windows.
         // SAFETY: first thing in main, before any thread exists.
         unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+        // Nor does GTK's own GL, then: opening the display, GDK asks GLX for its best visuals,
+        // which loads mesa's llvmpipe (libLLVM, ~45 MB) into a start hidden in the tray that
+        // shows nothing. Only with compositing off: WebKit's GPU path draws through GDK's GL.
+        if std::env::var_os("GDK_GL").is_none() {
+            // SAFETY: as above.
+            unsafe { std::env::set_var("GDK_GL", "disable") };
+        }
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let hidden = args.iter().any(|a| a == "--hidden");

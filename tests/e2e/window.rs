@@ -2065,6 +2065,47 @@ async fn close_with_ctrl_w(d: &Driver) {
     .await;
 }
 
+/// A start hidden in the tray makes no web view and loads no GL: nothing is shown, so neither
+/// WebKit's processes nor mesa's llvmpipe (libLLVM) belong in its memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_hidden_in_the_tray_makes_no_web_view_and_loads_no_gl() {
+    let home = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let bus = cowork_tests::desktop::SessionBus::start(session.path());
+    let tray = cowork_tests::desktop::TrayHost::start(&bus).await;
+    let (_xvfb, display) = cowork_tests::display::start_xvfb();
+    let app = Kill(
+        Command::new(env!("CARGO_BIN_EXE_cowork-desktop"))
+            .arg("--hidden")
+            .env("DISPLAY", &display)
+            .env("COWORK_HOME", home.path())
+            .env("XDG_RUNTIME_DIR", session.path())
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .env_remove("GDK_GL")
+            .env_remove("WEBKIT_DISABLE_COMPOSITING_MODE")
+            .spawn()
+            .unwrap(),
+    );
+    // Up and in the tray: its menu is there to open the window from.
+    assert!(tray.menu().await.iter().any(|e| !e.label.is_empty()));
+    let pid = app.0.id();
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let gl: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|lib| lib.contains("libLLVM") || lib.contains("/dri/"))
+        .collect();
+    assert!(gl.is_empty(), "a hidden start loaded GL: {gl:?}");
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let web: Vec<String> = children
+        .split_whitespace()
+        .filter_map(|c| std::fs::read_to_string(format!("/proc/{c}/comm")).ok())
+        .filter(|comm| comm.starts_with("WebKit"))
+        .collect();
+    assert!(web.is_empty(), "a hidden start made a web view: {web:?}");
+}
+
 /// A desktop with no tray host (GNOME without its extension): closing the window quits Cowork,
 /// since hidden "in the tray" it would be nowhere the person can find it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

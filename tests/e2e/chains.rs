@@ -802,3 +802,132 @@ async fn a_scheduled_prompt_runs_under_its_schedules_tool_profile() {
         "{rows:?}"
     );
 }
+
+/// A toolpack installed by an earlier process (the window, `cowork toolpack install`), whose
+/// server nothing has started in this one: `report` runs as a task and ends with its text.
+fn install_tasks_pack(home: &std::path::Path, ws: &std::path::Path) {
+    let app = open_app(home, ws);
+    let pack = home.join("pack-source");
+    std::fs::create_dir_all(&pack).unwrap();
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_tasks-server"),
+        pack.join("tasks-server"),
+    )
+    .unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
+        "server": {"type": "binary", "entry_point": "tasks-server",
+            "mcp_config": {"command": "${__dirname}/tasks-server"}},
+        "_meta": {"app.cowork": {"effects": {"report": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let runtime = tokio::runtime::Handle::current();
+    let staged = tokio::task::block_in_place(|| {
+        runtime.block_on(app.stage_toolpack(&pack.display().to_string(), None))
+    })
+    .unwrap();
+    app.install_toolpack(staged, Default::default(), false)
+        .unwrap();
+}
+
+fn open_app(home: &std::path::Path, ws: &std::path::Path) -> cowork_app::App {
+    let (approver, _) = allowing_person();
+    cowork_app::App::open(cowork_app::AppOptions {
+        home: Some(home.to_path_buf()),
+        workspace_roots: vec![ws.to_path_buf()],
+        approver,
+        scheduler: cowork_core::SchedulerConfig::default(),
+    })
+    .unwrap()
+}
+
+/// Whether `app`'s toolpack `report` ran to its end, on record.
+fn report_ran(app: &cowork_app::App) -> usize {
+    ran_ok(app.scheduler(), "mcp__tasks__report")
+}
+
+/// In a process that started no toolpack (`cowork schedule serve`, `cowork chains run`), a
+/// scheduled prompt is offered a pack's tool and calls it, and a chain's step calls one: the
+/// servers start for them, through the one function every path uses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_prompt_and_a_chain_reach_a_toolpack_nothing_had_started() {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, RunOptions, RunState, ScheduleRunState};
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let server = ScriptedLlm::start().await;
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+               "permissions": {"allow": ["mcp__tasks__report"]}})
+        .to_string(),
+    )
+    .unwrap();
+    install_tasks_pack(&home, &ws);
+
+    // A scheduled prompt, in a process of its own.
+    let app = open_app(&home, &ws);
+    assert!(app.mcp_servers().is_empty(), "nothing started yet");
+    server.push(Turn::tools(
+        "",
+        &[("a", "mcp__tasks__report", json!({"seconds": 0.2}))],
+    ));
+    server.push(Turn::text("The report is written."));
+    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
+    app.schedules()
+        .add_prompt(
+            Some("report"),
+            &cron,
+            "write the report",
+            None,
+            Missed::RunOnce,
+            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+        )
+        .unwrap();
+    let worker = tokio::spawn(app.schedule_worker());
+    let run = cowork_tests::wait::until("the scheduled prompt to end", || {
+        let runs = app.schedules().history(Some("report"), 5).unwrap();
+        let ended = runs
+            .into_iter()
+            .find(|r| r.state != ScheduleRunState::Running);
+        std::future::ready(ended.ok_or_else(|| "still running".to_string()))
+    })
+    .await;
+    worker.abort();
+    assert_eq!(run.state, ScheduleRunState::Completed, "{run:?}");
+    assert_eq!(report_ran(&app), 1, "the model's call reached the pack");
+    drop(app);
+
+    // A chain, in another.
+    std::fs::create_dir_all(home.join("chains")).unwrap();
+    std::fs::write(
+        home.join("chains/weekly.toml"),
+        r#"
+name = "weekly"
+description = "Write the report"
+
+[[steps]]
+id = "write"
+tool = "mcp__tasks__report"
+args = { seconds = 0.2 }
+"#,
+    )
+    .unwrap();
+    let app = open_app(&home, &ws);
+    assert!(app.mcp_servers().is_empty(), "nothing started yet");
+    let chain = app.chains().get("weekly").unwrap();
+    let options = RunOptions {
+        conversation: "chain-test".into(),
+        granted: None,
+        unattended: true,
+    };
+    let report = app
+        .chains()
+        .run(&chain, &json!({}), &options, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(report.state, RunState::Completed, "{report:?}");
+    assert_eq!(report_ran(&app), 2, "both runs on record");
+}

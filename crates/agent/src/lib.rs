@@ -913,6 +913,8 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<u32, AgentError> {
+        // The tools served from elsewhere (toolpacks) are there before the model is offered any.
+        self.scheduler.find_tools(None).await;
         for step in 1..=self.config.max_steps {
             let (request, stream) = self
                 .open_stream(conversation, turn, system, events, &cancel)

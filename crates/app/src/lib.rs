@@ -77,7 +77,7 @@ pub fn set_web_key(provider: SearchProvider, key: &str) -> Result<(), String> {
 pub fn has_web_key(provider: SearchProvider) -> Result<bool, String> {
     Ok(secrets::get(provider.keyring_account())?.is_some())
 }
-pub use toolpacks::{ResourceUpdated, Started, ToolpackSetting, UpdateCheck};
+pub use toolpacks::{ResourceUpdated, Started, TOOLPACK_SETTLE, ToolpackSetting, UpdateCheck};
 pub use vault::{EmbedderSettings, VaultSettings};
 
 use cowork_contract::EffectEnv;
@@ -171,6 +171,8 @@ pub struct App {
     chains: Arc<cowork_chains::Chains>,
     schedules: Arc<cowork_chains::Schedules>,
     credentials: Arc<signin::AccountCredentials>,
+    /// Starts the toolpacks' servers, once, for whichever path needs them first.
+    packs_starter: Arc<toolpacks::PacksStarter>,
     /// Bumped whenever a toolpack's server or tools change (started, failed, list changed).
     toolpack_changes: tokio::sync::watch::Sender<u64>,
     /// The MCP App views' pages the window shows (see `mcp_apps`).
@@ -631,6 +633,12 @@ impl App {
         scheduler.add_resume_probe(browser.resume_probe());
         scheduler.add_resume_probe(Arc::new(signin::SignedInProbe(credentials.clone())));
         scheduler.add_resume_probe(toolpacks.gateway.task_probe());
+        let packs_starter = toolpacks::PacksStarter::new(
+            toolpacks.packs.clone(),
+            toolpacks.gateway.clone(),
+            credentials.clone(),
+        );
+        scheduler.set_tool_finder(packs_starter.finder(Arc::downgrade(scheduler.registry())));
         let chains = Arc::new(
             cowork_chains::Chains::open(&store, scheduler.clone(), toolpacks.chain_dirs(&store))
                 .map_err(|e| AppError::Chains(e.to_string()))?,
@@ -675,6 +683,7 @@ impl App {
             chains,
             schedules,
             credentials,
+            packs_starter,
             toolpack_changes: toolpacks.changes,
             view_pages: Default::default(),
             resource_updates,

@@ -3,10 +3,174 @@
 //! Sensitive `user_config` values go to the OS keyring (`toolpack/<name>/<key>`).
 
 use crate::App;
-use cowork_mcp::{PackError, Record, ServerState, ServerStatus, Staged};
+use cowork_mcp::{McpGateway, PackError, Record, ServerState, ServerStatus, Staged};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// How long a path waits for toolpack servers: just past a server's own start limit (30 s), so
+/// a server that never answers has failed (and is remembered as broken) when the wait ends.
+pub const TOOLPACK_SETTLE: Duration = Duration::from_secs(31);
+
+/// Starts the enabled toolpacks' servers for every path that calls tools — the window,
+/// `cowork chat`, schedules, chains, `mcp serve` — once per process: a shell may start them
+/// up front, and otherwise the scheduler's tool finder does when a call names a tool that is
+/// not there yet, or an agent's turn is about to offer tools. One function for all, so no path
+/// finds a pack's tool missing because nothing started its server.
+pub(crate) struct PacksStarter {
+    packs: cowork_mcp::Toolpacks,
+    gateway: Arc<McpGateway>,
+    credentials: Arc<crate::signin::AccountCredentials>,
+    started: AtomicBool,
+}
+
+impl PacksStarter {
+    pub(crate) fn new(
+        packs: cowork_mcp::Toolpacks,
+        gateway: Arc<McpGateway>,
+        credentials: Arc<crate::signin::AccountCredentials>,
+    ) -> Arc<PacksStarter> {
+        Arc::new(PacksStarter {
+            packs,
+            gateway,
+            credentials,
+            started: AtomicBool::new(false),
+        })
+    }
+
+    /// Every enabled pack's server, started (again, where one runs).
+    pub(crate) fn start_all(&self) -> Result<Vec<Started>, PackError> {
+        self.started.store(true, Ordering::Release);
+        let mut out = Vec::new();
+        for (name, record) in self.packs.list()? {
+            if record.enabled {
+                out.push(Started {
+                    error: self.start(&name).err().map(|e| e.to_string()),
+                    name,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`PacksStarter::start_all`] the first time; nothing after.
+    pub(crate) fn start_once(&self) -> Result<Vec<Started>, PackError> {
+        match self.started.swap(true, Ordering::AcqRel) {
+            true => Ok(vec![]),
+            false => self.start_all(),
+        }
+    }
+
+    pub(crate) fn start(&self, name: &str) -> Result<(), PackError> {
+        let secret = |key: &str| {
+            crate::secrets::get(&secret_account(name, key))
+                .ok()
+                .flatten()
+        };
+        let (spec, manifest) = self
+            .packs
+            .launch(name, &secret, &|server| self.oauth_store(server))?;
+        let meta = manifest.cowork().map_err(PackError::Invalid)?;
+        self.gateway.add_server(spec, meta);
+        Ok(())
+    }
+
+    pub(crate) fn oauth_store(&self, server: &str) -> cowork_mcp::auth::OauthStore {
+        cowork_mcp::auth::OauthStore::new(self.credentials.secrets(), server)
+    }
+
+    /// See [`App::toolpacks_settled_healthy`].
+    async fn settled_healthy(&self, limit: Duration) -> (Vec<ServerStatus>, Vec<(String, String)>) {
+        let records = self.packs.list().unwrap_or_default();
+        let skipped: Vec<(String, String)> = records
+            .iter()
+            .filter(|(_, r)| r.enabled)
+            .filter_map(|(name, r)| Some((name.clone(), r.last_start_error.clone()?)))
+            .collect();
+        let healthy: Vec<String> = self
+            .gateway
+            .statuses()
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|server| {
+                !skipped
+                    .iter()
+                    .any(|(name, _)| cowork_mcp::manifest::server_name(name) == *server)
+            })
+            .collect();
+        (
+            self.gateway.wait_settled_for(Some(&healthy), limit).await,
+            skipped,
+        )
+    }
+
+    /// Started once, then the servers a call of `name` may need waited for (None: every one
+    /// that came up last time, as before a model is offered tools).
+    async fn ready_for(&self, registry: &cowork_core::Registry, name: Option<&str>) {
+        if let Err(e) = self.start_once() {
+            tracing::warn!("toolpacks: {e}");
+        }
+        match name {
+            Some(name) => {
+                let known = registry
+                    .get(name)
+                    .is_some_and(|t| t.layer != cowork_core::Layer::Mcp);
+                let needed = self.gateway.servers_needed(name, known);
+                self.gateway
+                    .wait_settled_for(needed.as_deref(), TOOLPACK_SETTLE)
+                    .await;
+            }
+            None => {
+                self.settled_healthy(TOOLPACK_SETTLE).await;
+            }
+        }
+    }
+
+    /// Whether a server a call of `name` may need is still coming up.
+    fn still_starting(&self, name: Option<&str>) -> bool {
+        let needed = name.and_then(|n| self.gateway.servers_needed(n, false));
+        self.gateway.statuses().iter().any(|s| {
+            needed.as_ref().is_none_or(|n| n.contains(&s.name))
+                && matches!(
+                    s.state,
+                    ServerState::Configured | ServerState::Starting | ServerState::Restarting
+                )
+        })
+    }
+
+    /// The scheduler's tool finder. Nothing to wait for when the tool is there (every call asks,
+    /// so this is a lookup); nor, once the packs were started, for a turn (it offers what runs)
+    /// or a name no server is still coming up to serve (it fails at once, not after a wait).
+    /// A known builtin does not start the packs (a pack that overrides one is found by the
+    /// paths that start packs up front: the window, `cowork chat`, `tools`, `mcp serve`).
+    pub(crate) fn finder(
+        self: &Arc<Self>,
+        registry: std::sync::Weak<cowork_core::Registry>,
+    ) -> cowork_core::ToolFinder {
+        let starter = self.clone();
+        Arc::new(move |name| {
+            let started = starter.started.load(Ordering::Acquire);
+            let registry = registry.upgrade()?;
+            let there = match name {
+                Some(name) => {
+                    registry.has(name)
+                        || started
+                            && !(name.starts_with("mcp__") && starter.still_starting(Some(name)))
+                }
+                None => started,
+            };
+            if there {
+                return None;
+            }
+            let (starter, name) = (starter.clone(), name.map(String::from));
+            Some(Box::pin(async move {
+                starter.ready_for(&registry, name.as_deref()).await
+            }))
+        })
+    }
+}
 
 fn secret_account(pack: &str, key: &str) -> String {
     format!("toolpack/{pack}/{key}")
@@ -80,37 +244,19 @@ pub struct Started {
 }
 
 impl App {
-    /// Starts every enabled toolpack's server (needs a tokio runtime). A pack that cannot start
-    /// (tampered, misconfigured) is reported and skipped; the others run.
+    /// Starts every enabled toolpack's server once in this process (needs a tokio runtime); a
+    /// later call starts nothing. A pack that cannot start (tampered, misconfigured) is reported
+    /// and skipped; the others run.
     pub fn start_toolpacks(&self) -> Result<Vec<Started>, PackError> {
-        let mut out = Vec::new();
-        for (name, record) in self.toolpacks.list()? {
-            if record.enabled {
-                out.push(Started {
-                    error: self.start_toolpack(&name).err().map(|e| e.to_string()),
-                    name,
-                });
-            }
-        }
-        Ok(out)
+        self.packs_starter.start_once()
     }
 
     fn start_toolpack(&self, name: &str) -> Result<(), PackError> {
-        let secret = |key: &str| {
-            crate::secrets::get(&secret_account(name, key))
-                .ok()
-                .flatten()
-        };
-        let (spec, manifest) = self
-            .toolpacks
-            .launch(name, &secret, &|server| self.oauth_store(server))?;
-        let meta = manifest.cowork().map_err(PackError::Invalid)?;
-        self.gateway.add_server(spec, meta);
-        Ok(())
+        self.packs_starter.start(name)
     }
 
     fn oauth_store(&self, server: &str) -> cowork_mcp::auth::OauthStore {
-        cowork_mcp::auth::OauthStore::new(self.credentials.secrets(), server)
+        self.packs_starter.oauth_store(server)
     }
 
     /// The address and sign-in store of a pack's remote server; a local pack has none. `name`
@@ -177,7 +323,7 @@ impl App {
         for status in self.gateway.statuses() {
             self.gateway.remove_server(&status.name);
         }
-        self.start_toolpacks()
+        self.packs_starter.start_all()
     }
 
     /// Waits until every server has started or given up (the CLI does before a call).
@@ -252,27 +398,7 @@ impl App {
         &self,
         limit: Duration,
     ) -> (Vec<ServerStatus>, Vec<(String, String)>) {
-        let records = self.toolpacks.list().unwrap_or_default();
-        let skipped: Vec<(String, String)> = records
-            .iter()
-            .filter(|(_, r)| r.enabled)
-            .filter_map(|(name, r)| Some((name.clone(), r.last_start_error.clone()?)))
-            .collect();
-        let healthy: Vec<String> = self
-            .gateway
-            .statuses()
-            .into_iter()
-            .map(|s| s.name)
-            .filter(|server| {
-                !skipped
-                    .iter()
-                    .any(|(name, _)| cowork_mcp::manifest::server_name(name) == *server)
-            })
-            .collect();
-        (
-            self.gateway.wait_settled_for(Some(&healthy), limit).await,
-            skipped,
-        )
+        self.packs_starter.settled_healthy(limit).await
     }
 
     /// One page of the MCP Registry's catalog (its cached answer when offline, marked so).

@@ -238,7 +238,12 @@ async fn start_toolpacks_for(app: &App, command: &Command) -> Result<(), String>
             warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);
             warn_not_running(&app.toolpacks_settled_for(name, SETTLE).await);
         }
-        Command::Tools(_) | Command::Chat(_) => start_toolpacks(app).await?,
+        // A chain's plan names its steps' tools before any runs; a schedule's prompt is offered
+        // the packs' tools (its runs would start them anyway, through the same function).
+        Command::Tools(_)
+        | Command::Chat(_)
+        | Command::Chains(ChainsCmd::Run { .. } | ChainsCmd::Explain { .. })
+        | Command::Schedule(ScheduleCmd::Serve) => start_toolpacks(app).await?,
         // `mcp servers` waits for every server, the ones that failed last time included: it is
         // how a pack that was fixed is found healthy again.
         Command::Mcp(_) => {

@@ -97,10 +97,8 @@ pub(crate) enum OnOff {
     Off,
 }
 
-/// How long a command waits for toolpack servers: just past a server's own start limit (30 s),
-/// so a server that never answers has failed (and is remembered as broken) by the time we stop
-/// waiting.
-pub(crate) const SETTLE: std::time::Duration = std::time::Duration::from_secs(31);
+/// How long a command waits for toolpack servers (the app's one wait, for every path).
+pub(crate) const SETTLE: std::time::Duration = cowork_app::TOOLPACK_SETTLE;
 
 pub(crate) async fn start_toolpacks(app: &App) -> Result<(), String> {
     warn_unstarted(app.start_toolpacks().map_err(|e| e.to_string())?);

@@ -31,7 +31,7 @@ pub use policy::{
 pub use registry::{Layer, Registry, SearchHit, ToolInfo};
 pub use scheduler::{
     CallOutcome, CallRequest, Caller, Explanation, PersonAnswer, Scheduler, SchedulerConfig,
-    ToolEvent,
+    ToolEvent, ToolFinder,
 };
 pub use suspend::{SuspendCoordinator, SuspendError, Suspension, SuspensionEvent};
 

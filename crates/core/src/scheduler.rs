@@ -264,6 +264,9 @@ pub struct Scheduler {
     suspensions: std::sync::OnceLock<Arc<crate::suspend::SuspendCoordinator>>,
     /// Families' checks of their own resume conditions, by `resume_when.kind`.
     resume_probes: std::sync::RwLock<Vec<Arc<dyn cowork_contract::ResumeProbe>>>,
+    /// Brings tools that are served from elsewhere before they are looked up (see
+    /// [`Scheduler::set_tool_finder`]).
+    tool_finder: std::sync::OnceLock<ToolFinder>,
     /// The person's "pause all tools" (the tray): while true every call is refused.
     paused: tokio::sync::watch::Sender<bool>,
     /// Cancelled by a pause: every call in flight at that moment stops.
@@ -274,6 +277,14 @@ pub struct Scheduler {
 
 /// Where a tool's `ctx.suspend` leaves its suspension's id and request for the scheduler.
 type SuspendSlot = Arc<Mutex<Option<(String, cowork_contract::SuspendRequest)>>>;
+
+/// Brings the tools a call may need (see [`Scheduler::find_tools`]); None when they are there
+/// already, which must be cheap to tell: it is asked before every call.
+pub type ToolFinder = Arc<
+    dyn Fn(Option<&str>) -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>
+        + Send
+        + Sync,
+>;
 
 /// How far a call got, for the final audit row.
 #[derive(Default)]
@@ -614,6 +625,7 @@ impl Scheduler {
             limiters: Mutex::new(HashMap::new()),
             suspensions: std::sync::OnceLock::new(),
             resume_probes: Default::default(),
+            tool_finder: Default::default(),
             paused: tokio::sync::watch::Sender::new(false),
             pause_epoch: Mutex::new(CancellationToken::new()),
             caught_up: Mutex::new(None),
@@ -718,6 +730,21 @@ impl Scheduler {
         request.caller_ref = Some(format!("resume:{id}"));
         request.resumed = Some(taken.resume_when);
         Ok(self.call(request).await)
+    }
+
+    /// Who brings tools served from elsewhere (the app: toolpack servers, started when first
+    /// needed). Set once.
+    pub fn set_tool_finder(&self, finder: ToolFinder) {
+        let _ = self.tool_finder.set(finder);
+    }
+
+    /// Waits until the tools a call of `name` may need are there (None: every tool, as before a
+    /// model is offered them). Every path that calls tools comes through here — a call, a chain
+    /// step, an agent's turn — so no path finds a served tool missing because nothing started it.
+    pub async fn find_tools(&self, name: Option<&str>) {
+        if let Some(finding) = self.tool_finder.get().and_then(|find| find(name)) {
+            finding.await;
+        }
     }
 
     /// Lets suspensions whose `resume_when.kind` is the probe's go on by themselves.
@@ -1090,7 +1117,10 @@ impl Scheduler {
         // Named by its canonical name from here on, even if preparing it fails (an alias or a
         // tool that is not configured is audited under the tool it is).
         let handler = match target {
-            Target::Named => self.resolve(&req.tool)?,
+            Target::Named => {
+                self.find_tools(Some(&req.tool)).await;
+                self.resolve(&req.tool)?
+            }
             Target::Unlisted(handler) => handler.ok_or_else(|| {
                 ToolError::failed(format!("{}'s input schema does not compile", req.tool))
             })?,

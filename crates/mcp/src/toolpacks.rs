@@ -260,6 +260,7 @@ fn same_origin(name: &str, installed: &str, new: &Source) -> Result<(), PackErro
     )))
 }
 
+#[derive(Clone)]
 pub struct Toolpacks {
     root: PathBuf,
     index: PathBuf,

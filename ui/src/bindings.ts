@@ -734,8 +734,16 @@ attendees?: string[] } | { kind: "vault.read" } | { kind: "vault.write" } | { ki
 amount?: string | null } | 
 /**  Changes how the person's account works: a password, contact details, a standing order. */
 { kind: "account.change"; service: string; what: string } | 
-/**  An MCP tool whose toolpack declared nothing: unknown, and scored as risky. */
-{ kind: "mcp.call"; server: string; tool: string } | 
+/**
+ *  An MCP tool whose toolpack declared nothing, or whose declaration this call's arguments
+ *  could not fill: unknown, and scored as risky.
+ */
+{ kind: "mcp.call"; server: string; tool: string; 
+/**
+ *  The declared field that could not be filled from the arguments (`kind` when the
+ *  declared kind is not one Cowork knows); None when the tool declared nothing.
+ */
+unfilled?: string | null } | 
 /**
  *  A call to an MCP server that runs outside any sandbox (the person turned it off,
  *  bubblewrap cannot run here, or the server is reached over HTTP): whatever its tools

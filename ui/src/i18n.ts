@@ -1182,6 +1182,7 @@ const zhPlain: Record<string, string> = {
   "money.pay": "向 {payee} 支付 {amount}",
   "account.change": "修改你的 {service} 账户的 {what}",
   "mcp.call": "使用工具包 {server} 的 {tool}（它没有说明会做什么）",
+  "mcp.call.unfilled": "使用工具包 {server} 的 {tool}：这次调用填不上它声明的影响（“{field}”），所以不知道它会做什么",
   "mcp.unconfined": "在沙箱之外运行工具包 {server}（{why}）",
   "model.sample": "让工具包 {server} 向你的模型 {model} 提问并读取回答",
   "place.folder": "在文件夹 {folder}（{path}）中",
@@ -1265,6 +1266,7 @@ const zhPlain: Record<string, string> = {
   "risk.money.pay": "向 {payee} 付款",
   "risk.account.change": "修改你在 {service} 的账户：{what}",
   "risk.mcp.undeclared": "{server}/{tool} 没有声明任何影响：未知",
+  "risk.mcp.unfilled": "{server}/{tool} 声明了影响，但这次调用填不上其中的“{field}”：未知",
   "risk.mcp.unconfined": "{server} 在沙箱之外运行（{why}）：没有任何限制",
   "risk.model.sample": "{server} 向你的模型 {model} 提问并取得回答",
 };

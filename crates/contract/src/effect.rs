@@ -96,9 +96,17 @@ pub enum Effect {
     /// Changes how the person's account works: a password, contact details, a standing order.
     #[serde(rename = "account.change")]
     AccountChange { service: String, what: String },
-    /// An MCP tool whose toolpack declared nothing: unknown, and scored as risky.
+    /// An MCP tool whose toolpack declared nothing, or whose declaration this call's arguments
+    /// could not fill: unknown, and scored as risky.
     #[serde(rename = "mcp.call")]
-    McpCall { server: String, tool: String },
+    McpCall {
+        server: String,
+        tool: String,
+        /// The declared field that could not be filled from the arguments (`kind` when the
+        /// declared kind is not one Cowork knows); None when the tool declared nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unfilled: Option<String>,
+    },
     /// A call to an MCP server that runs outside any sandbox (the person turned it off,
     /// bubblewrap cannot run here, or the server is reached over HTTP): whatever its tools
     /// declare, nothing limits what the server does.
@@ -401,7 +409,7 @@ impl fmt::Display for Effect {
             } => {
                 write!(f, "{kind}({account} → {})", recipients.join(", "))
             }
-            Effect::McpCall { server, tool } => write!(f, "{kind}({server}/{tool})"),
+            Effect::McpCall { server, tool, .. } => write!(f, "{kind}({server}/{tool})"),
             Effect::MessageSend {
                 service,
                 recipients,

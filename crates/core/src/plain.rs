@@ -305,10 +305,27 @@ fn pack_words(effect: &Effect) -> Words {
     use Effect::*;
     let s = |v: &String| v.clone();
     match effect {
-        McpCall { server, tool } => words(
+        McpCall {
+            server,
+            tool,
+            unfilled: None,
+        } => words(
             "mcp.call",
             "Use {tool} of the toolpack {server}, which does not say what it does",
             &[("tool", s(tool)), ("server", s(server))],
+        ),
+        McpCall {
+            server,
+            tool,
+            unfilled: Some(field),
+        } => words(
+            "mcp.call.unfilled",
+            "Use {tool} of the toolpack {server}, whose declared effects this call does not fill (“{field}”), so what it does is unknown",
+            &[
+                ("tool", s(tool)),
+                ("server", s(server)),
+                ("field", s(field)),
+            ],
         ),
         McpUnconfined { server, why } => words(
             "mcp.unconfined",

@@ -1703,6 +1703,7 @@ mod stage_tests {
         let unknown = Effect::McpCall {
             server: "s".into(),
             tool: "t".into(),
+            unfilled: None,
         };
         assert!(check_declared(&declared, &[read.clone(), unknown]).is_ok());
         let err = check_declared(&declared, &[read, write]).unwrap_err();

@@ -116,6 +116,7 @@ impl DynTool for ContextTool {
             (Kind::ReadResource, Some(s)) => vec![Effect::McpCall {
                 server: s.clone(),
                 tool: "resources/read".into(),
+                unfilled: None,
             }],
             _ => vec![],
         };

@@ -17,20 +17,21 @@ pub fn effects_of(
     args: &Value,
     env: &EffectEnv,
 ) -> Vec<Effect> {
-    let unknown = || {
+    let unknown = |unfilled: Option<String>| {
         vec![Effect::McpCall {
             server: server.to_string(),
             tool: tool.to_string(),
+            unfilled,
         }]
     };
     let Some(templates) = declared else {
-        return unknown();
+        return unknown(None);
     };
     let mut out = Vec::new();
     for template in templates {
         match fill(template, args, env) {
-            Some(effects) => out.extend(effects),
-            None => return unknown(),
+            Ok(effects) => out.extend(effects),
+            Err(field) => return unknown(Some(shown_field(&field))),
         }
     }
     out.dedup();
@@ -41,8 +42,18 @@ pub fn effects_of(
 /// null argument is nobody (`[]`), a single string one person.
 const LIST_FIELDS: &[&str] = &["recipients", "attendees"];
 
-/// One template → one effect per element of the array argument it names (if any).
-fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<Effect>> {
+/// A field's name as the person is shown it: the pack wrote it, so printable and short.
+fn shown_field(field: &str) -> String {
+    let printable = cowork_contract::text::printable_text(field);
+    match printable.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &printable[..cut]),
+        None => printable.into_owned(),
+    }
+}
+
+/// One template → one effect per element of the array argument it names (if any); the field
+/// that could not be filled, when one cannot (`kind` when the effect is not one Cowork knows).
+fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Result<Vec<Effect>, String> {
     // The first field naming an array argument drives the expansion; list-valued effect fields
     // (recipients) take the whole list instead.
     let spread = template
@@ -50,8 +61,8 @@ fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<
         .filter(|(field, _)| !LIST_FIELDS.contains(&field.as_str()))
         .filter_map(|(_, v)| v.as_str().and_then(placeholder))
         .find(|name| args.get(name).is_some_and(Value::is_array));
-    let rows: Vec<Option<&Value>> = match spread {
-        Some(name) => args[name].as_array()?.iter().map(Some).collect(),
+    let rows: Vec<Option<&Value>> = match spread.and_then(|name| args[name].as_array()) {
+        Some(elements) => elements.iter().map(Some).collect(),
         None => vec![None],
     };
     let mut out = Vec::new();
@@ -60,15 +71,24 @@ fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Option<Vec<
         for (field, value) in template {
             let filled = match value.as_str() {
                 Some(text) if field != "kind" => {
-                    fill_text(field, text, args, spread, element, env)?
+                    fill_text(field, text, args, spread, element, env).ok_or(field.clone())?
                 }
                 _ => value.clone(),
             };
             object.insert(field.clone(), filled);
         }
-        out.push(serde_json::from_value(Value::Object(object)).ok()?);
+        let effect = serde_json::from_value(Value::Object(object)).map_err(|e| {
+            // serde names the field it missed or refused in backquotes; an unknown variant, or
+            // no name, is the kind.
+            let text = e.to_string();
+            match text.starts_with("unknown variant") {
+                true => "kind".to_string(),
+                false => text.split('`').nth(1).unwrap_or("kind").to_string(),
+            }
+        })?;
+        out.push(effect);
     }
-    Some(out)
+    Ok(out)
 }
 
 /// `"{path}"` → `Some("path")`: a field that is exactly one placeholder.
@@ -232,33 +252,48 @@ mod tests {
     }
 
     #[test]
-    fn anything_inexact_is_unknown() {
+    fn anything_inexact_is_unknown_and_names_the_field_it_could_not_fill() {
         let env = EffectEnv::default();
-        let unknown = vec![Effect::McpCall {
-            server: "s".into(),
-            tool: "t".into(),
-        }];
+        let unknown = |unfilled: Option<&str>| {
+            vec![Effect::McpCall {
+                server: "s".into(),
+                tool: "t".into(),
+                unfilled: unfilled.map(String::from),
+            }]
+        };
         let write = templates(json!([{"kind": "fs.write", "path": "{path}"}]));
         assert_eq!(
             effects_of("s", "t", None, &json!({}), &env),
-            unknown,
+            unknown(None),
             "undeclared"
         );
         assert_eq!(
             effects_of("s", "t", Some(&write), &json!({}), &env),
-            unknown,
+            unknown(Some("path")),
             "missing argument"
         );
         assert_eq!(
             effects_of("s", "t", Some(&write), &json!({"path": {"x": 1}}), &env),
-            unknown,
+            unknown(Some("path")),
             "wrong shape"
         );
         let bogus = templates(json!([{"kind": "fs.teleport", "path": "{path}"}]));
         assert_eq!(
             effects_of("s", "t", Some(&bogus), &json!({"path": "/x"}), &env),
-            unknown,
+            unknown(Some("kind")),
             "unknown kind"
+        );
+        let long = "\u{202e}x".repeat(30);
+        let weird = templates(json!([{"kind": "fs.write", long.clone(): "{path}"}]));
+        let Effect::McpCall { unfilled, .. } =
+            &effects_of("s", "t", Some(&weird), &json!({"path": "/x"}), &env)[0]
+        else {
+            panic!("unknown");
+        };
+        let shown = unfilled.as_deref().unwrap();
+        assert!(
+            shown.chars().count() <= 41 && !shown.contains('\u{202e}'),
+            "{shown:?}"
         );
     }
 
@@ -313,7 +348,8 @@ mod tests {
             effects_of("b", "pay", Some(&pay), &json!({"amount": 5000}), &env),
             [Effect::McpCall {
                 server: "b".into(),
-                tool: "pay".into()
+                tool: "pay".into(),
+                unfilled: Some("payee".into())
             }],
             "a payment with no payee is unknown"
         );

@@ -368,12 +368,32 @@ fn pack_base(effect: &Effect) -> (i32, Words) {
                 &[("service", service.clone()), ("what", what.clone())],
             ),
         ),
-        McpCall { server, tool } => (
+        McpCall {
+            server,
+            tool,
+            unfilled: None,
+        } => (
             8,
             said(
                 "mcp.undeclared",
                 "{server}/{tool} declares no effects: unknown",
                 &[("server", server.clone()), ("tool", tool.clone())],
+            ),
+        ),
+        McpCall {
+            server,
+            tool,
+            unfilled: Some(field),
+        } => (
+            8,
+            said(
+                "mcp.unfilled",
+                "{server}/{tool} declares its effects, but their field “{field}” cannot be filled from this call: unknown",
+                &[
+                    ("server", server.clone()),
+                    ("tool", tool.clone()),
+                    ("field", field.clone()),
+                ],
             ),
         ),
         McpUnconfined { server, why } => (

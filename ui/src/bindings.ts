@@ -716,7 +716,13 @@ export type Effect = { kind: "fs.read"; path: string } | { kind: "fs.write"; pat
  */
 workspace_code?: string[] } | { kind: "net.fetch"; origin: string } | { kind: "browser.navigate"; origin: string } | { kind: "browser.act"; origin: string } | { kind: "mail.read"; account: string } | { kind: "mail.send"; account: string; recipients: string[] } | { kind: "calendar.read"; calendar: string } | { kind: "calendar.write"; calendar: string; 
 /**  People the event invites: a server with scheduling mails them, so it is egress. */
-attendees?: string[] } | { kind: "vault.read" } | { kind: "vault.write" } | { kind: "tasks.read" } | { kind: "tasks.write" } | { kind: "notes.write" } | { kind: "audio.capture" } | { kind: "audio.play" } | { kind: "secrets.read"; name: string } | { kind: "system.read" } | { kind: "ui.ask" } | 
+attendees?: string[] } | { kind: "vault.read" } | { kind: "vault.write" } | { kind: "tasks.read" } | { kind: "tasks.write" } | { kind: "notes.write" } | { kind: "audio.capture" } | { kind: "audio.play" } | { kind: "secrets.read"; name: string } | 
+/**
+ *  Data of a kind people keep private ([`Sensitive`]) returned by a read: a stored password,
+ *  a card, a medical record. Asked by default, wherever it comes from; `subject` is what a
+ *  rule names (`mcp__vault__get_item(github)`).
+ */
+{ kind: "sensitive.read"; category: Sensitive; subject: string } | { kind: "system.read" } | { kind: "ui.ask" } | 
 /**
  *  Reads the person's data held by a service (a chat workspace, a bank account, a
  *  booking site): read-only, and what it reads is untrusted.
@@ -759,7 +765,7 @@ unfilled?: string | null } |
 /**  The effect kinds without their arguments: what a [`crate::ToolSpec`] declares up front. */
 export type EffectKind = "fs.read" | "fs.write" | "fs.delete" | "process.exec" | "net.fetch" | "browser.navigate" | "browser.act" | "mail.read" | "mail.send" | "calendar.read" | 
 /**  With attendees it is egress too (`Effect::is_egress`): they are mailed. */
-"calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined" | "model.sample";
+"calendar.write" | "vault.read" | "vault.write" | "tasks.read" | "tasks.write" | "notes.write" | "audio.capture" | "audio.play" | "secrets.read" | "sensitive.read" | "system.read" | "ui.ask" | "service.read" | "service.write" | "service.delete" | "message.send" | "data.share" | "money.pay" | "account.change" | "mcp.call" | "mcp.unconfined" | "model.sample";
 
 /**
  *  The person's answer to an elicitation. Silence, or an approver that cannot show a form,
@@ -1251,6 +1257,22 @@ export type SearchSettings = {
 
 /**  How a connection is protected. `Plain` is refused for anything but loopback (test servers). */
 export type Security = "tls" | "starttls" | "plain";
+
+/**
+ *  What kind of private data a sensitive read returns: a small fixed taxonomy, so a toolpack
+ *  author can say it and the person can read it (docs/mcp.md, "Sensitive reads").
+ */
+export type Sensitive = 
+/**  Passwords, keys, tokens, recovery codes. */
+"secrets" | 
+/**  Card numbers and their codes, bank accounts. */
+"payment" | 
+/**  Medical and health records. */
+"health" | 
+/**  Passport, ID card, social-security and tax numbers. */
+"government_id" | 
+/**  Other people's private messages to the person. */
+"private_messages";
 
 export type ServerState = "configured" | "starting" | "running" | "restarting" | "stopped" | "failed" | 
 /**  A remote server that asks the person to sign in, who has not (or whose sign-in ended). */

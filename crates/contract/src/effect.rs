@@ -60,6 +60,14 @@ pub enum Effect {
     AudioPlay,
     #[serde(rename = "secrets.read")]
     SecretsRead { name: String },
+    /// Data of a kind people keep private ([`Sensitive`]) returned by a read: a stored password,
+    /// a card, a medical record. Asked by default, wherever it comes from; `subject` is what a
+    /// rule names (`mcp__vault__get_item(github)`).
+    #[serde(rename = "sensitive.read")]
+    SensitiveRead {
+        category: Sensitive,
+        subject: String,
+    },
     #[serde(rename = "system.read")]
     SystemRead,
     #[serde(rename = "ui.ask")]
@@ -151,6 +159,45 @@ pub enum Risk {
     High,
 }
 
+/// What kind of private data a sensitive read returns: a small fixed taxonomy, so a toolpack
+/// author can say it and the person can read it (docs/mcp.md, "Sensitive reads").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum Sensitive {
+    /// Passwords, keys, tokens, recovery codes.
+    Secrets,
+    /// Card numbers and their codes, bank accounts.
+    Payment,
+    /// Medical and health records.
+    Health,
+    /// Passport, ID card, social-security and tax numbers.
+    GovernmentId,
+    /// Other people's private messages to the person.
+    PrivateMessages,
+}
+
+impl Sensitive {
+    pub const ALL: [Sensitive; 5] = [
+        Sensitive::Secrets,
+        Sensitive::Payment,
+        Sensitive::Health,
+        Sensitive::GovernmentId,
+        Sensitive::PrivateMessages,
+    ];
+
+    /// Its name on the wire (`government_id`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sensitive::Secrets => "secrets",
+            Sensitive::Payment => "payment",
+            Sensitive::Health => "health",
+            Sensitive::GovernmentId => "government_id",
+            Sensitive::PrivateMessages => "private_messages",
+        }
+    }
+}
+
 /// What a rule's specifier is matched against for this kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Subject {
@@ -237,6 +284,7 @@ effect_kinds! {
     AudioCapture:    "audio.capture",   Acts,  Here, Undoable, Ordinary, Nothing;
     AudioPlay:       "audio.play",      Acts,  Here, Undoable, Ordinary, Nothing;
     SecretsRead:     "secrets.read",    Acts,  Here, Undoable, High,     Secret;
+    SensitiveRead:   "sensitive.read",  Looks, Here, Undoable, High,     Thing;
     SystemRead:      "system.read",     Looks, Here, Undoable, Ordinary, Nothing;
     UiAsk:           "ui.ask",          Looks, Here, Undoable, Ordinary, Nothing;
     ServiceRead:     "service.read",    Looks, Here, Undoable, Ordinary, Service;
@@ -301,6 +349,7 @@ impl Effect {
             AudioCapture => EffectKind::AudioCapture,
             AudioPlay => EffectKind::AudioPlay,
             SecretsRead { .. } => EffectKind::SecretsRead,
+            SensitiveRead { .. } => EffectKind::SensitiveRead,
             SystemRead => EffectKind::SystemRead,
             UiAsk => EffectKind::UiAsk,
             ServiceRead { .. } => EffectKind::ServiceRead,
@@ -381,6 +430,7 @@ impl Effect {
                 .map(String::as_str)
                 .collect(),
             SecretsRead { name } => vec![name],
+            SensitiveRead { subject, .. } => vec![subject],
             ServiceRead { service } => vec![service],
             // A rule names what is changed (`update_file(report.xlsx)`), paid to whom, or
             // reached (`send_channel_message(#general)`).

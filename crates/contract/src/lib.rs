@@ -23,7 +23,7 @@ pub use context::{
     ToolContext,
 };
 pub use credentials::{Credential, CredentialError, Credentials, SIGNED_IN};
-pub use effect::{Access, Effect, EffectKind, KindClass, Reach, Risk, Subject, Undo};
+pub use effect::{Access, Effect, EffectKind, KindClass, Reach, Risk, Sensitive, Subject, Undo};
 pub use error::{ToolError, ToolResult};
 pub use output::{AppView, Content, ToolOutput};
 pub use spec::{Annotations, RateLimit, ToolSpec};

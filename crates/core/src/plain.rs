@@ -245,6 +245,7 @@ fn other_words(effect: &Effect) -> Words {
             "Use the stored secret {name}",
             &[("name", s(name))],
         ),
+        SensitiveRead { category, subject } => sensitive_read(*category, subject),
         SystemRead => words("system.read", "Read information about this computer", &[]),
         UiAsk => words("ui.ask", "Ask you a question", &[]),
         ServiceRead { service } => words(
@@ -298,6 +299,22 @@ fn other_words(effect: &Effect) -> Words {
         ),
         other => pack_words(other),
     }
+}
+
+/// A read of private data, said by its kind.
+fn sensitive_read(category: cowork_contract::Sensitive, subject: &str) -> Words {
+    use cowork_contract::Sensitive::*;
+    let (key, template) = match category {
+        Secrets => ("sensitive.secrets", "Read the stored secret {subject}"),
+        Payment => ("sensitive.payment", "Read payment details: {subject}"),
+        Health => ("sensitive.health", "Read health records: {subject}"),
+        GovernmentId => ("sensitive.government_id", "Read a government ID: {subject}"),
+        PrivateMessages => (
+            "sensitive.private_messages",
+            "Read private messages: {subject}",
+        ),
+    };
+    words(key, template, &[("subject", subject.to_string())])
 }
 
 /// The phrases of Cowork's verdicts on a toolpack's server.

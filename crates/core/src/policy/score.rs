@@ -89,6 +89,7 @@ fn effect_base(effect: &Effect, env: &EffectEnv, data_dir: Option<&Path>) -> (i3
         | Effect::AudioCapture
         | Effect::AudioPlay
         | Effect::SecretsRead { .. }
+        | Effect::SensitiveRead { .. }
         | Effect::SystemRead
         | Effect::UiAsk => other_base(effect),
         Effect::ServiceRead { .. }
@@ -269,9 +270,32 @@ fn other_base(effect: &Effect) -> (i32, Words) {
                 &[("name", name.clone())],
             ),
         ),
+        // As a stored secret: asked by default, whoever reads it, for it goes on to the model.
+        SensitiveRead { category, subject } => {
+            let (key, template) = sensitive_words(*category);
+            (7, said(key, template, &[("subject", subject.clone())]))
+        }
         SystemRead => (1, said("system.read", "reads system information", &[])),
         UiAsk => (1, said("ui.ask", "asks you a question", &[])),
         _ => unreachable!("routed by effect_base"),
+    }
+}
+
+/// How a sensitive read of each category is said (the review's reason).
+fn sensitive_words(category: cowork_contract::Sensitive) -> (&'static str, &'static str) {
+    use cowork_contract::Sensitive::*;
+    match category {
+        Secrets => ("sensitive.secrets", "reads a stored secret: {subject}"),
+        Payment => ("sensitive.payment", "reads payment details: {subject}"),
+        Health => ("sensitive.health", "reads health records: {subject}"),
+        GovernmentId => (
+            "sensitive.government_id",
+            "reads a government ID: {subject}",
+        ),
+        PrivateMessages => (
+            "sensitive.private_messages",
+            "reads private messages: {subject}",
+        ),
     }
 }
 
@@ -611,6 +635,22 @@ mod tests {
         assert_eq!(r.score, 10);
         assert_eq!(r.reasons.iter().map(|r| r.points).sum::<i32>(), 10);
         assert_eq!(score(&[], false, false).score, 1);
+    }
+
+    /// Every category of the taxonomy, whatever the subject a pack fills in, asks by default
+    /// (4–8) and is never refused outright, tainted or not; its reason names the subject.
+    #[test]
+    fn a_sensitive_read_of_every_category_and_subject_asks() {
+        use proptest::prelude::*;
+        let env = EffectEnv::default();
+        proptest!(|(category in proptest::sample::select(cowork_contract::Sensitive::ALL.to_vec()),
+                    subject in "\\PC{0,40}", tainted in any::<bool>())| {
+            let read = Effect::SensitiveRead { category, subject: subject.clone() };
+            let assessed = assess(&spec(false), &[read], &env, tainted, None);
+            prop_assert!((4..=8).contains(&assessed.score), "{category:?}: {}", assessed.score);
+            let said = format!("{:?}", assessed);
+            prop_assert!(said.contains(&format!("sensitive.{}", category.as_str())), "{said}");
+        });
     }
 
     #[test]

@@ -747,7 +747,8 @@ amount?: string | null } |
 { kind: "mcp.call"; server: string; tool: string; 
 /**
  *  The declared field that could not be filled from the arguments (`kind` when the
- *  declared kind is not one Cowork knows); None when the tool declared nothing.
+ *  declared kind is not one Cowork knows); None when the tool declared nothing. Cowork's
+ *  finding, never a pack's word: a declaration may not name this kind at all.
  */
 unfilled?: string | null } | 
 /**

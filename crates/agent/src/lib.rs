@@ -922,8 +922,10 @@ impl Agent {
             let estimated = tokens::request(&request);
             let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
             let registry = self.scheduler.registry();
+            // Nothing starts for a call while every tool is paused (the emergency stop).
+            let paused = *self.scheduler.paused().borrow();
             let warm_up = |name: &str| {
-                if offered.contains(&name) {
+                if offered.contains(&name) && !paused {
                     registry.warm_up(name);
                 }
             };

@@ -7,7 +7,6 @@ use cowork_mcp::{McpGateway, PackError, Record, ServerState, ServerStatus, Stage
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long a path waits for toolpack servers: just past a server's own start limit (30 s), so
@@ -23,7 +22,9 @@ pub(crate) struct PacksStarter {
     packs: cowork_mcp::Toolpacks,
     gateway: Arc<McpGateway>,
     credentials: Arc<crate::signin::AccountCredentials>,
-    started: AtomicBool,
+    /// Held while the servers are being added, so a call that asks meanwhile waits for them
+    /// instead of finding them missing.
+    started: std::sync::Mutex<bool>,
 }
 
 impl PacksStarter {
@@ -36,13 +37,33 @@ impl PacksStarter {
             packs,
             gateway,
             credentials,
-            started: AtomicBool::new(false),
+            started: std::sync::Mutex::new(false),
         })
     }
 
     /// Every enabled pack's server, started (again, where one runs).
     pub(crate) fn start_all(&self) -> Result<Vec<Started>, PackError> {
-        self.started.store(true, Ordering::Release);
+        let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        *started = true;
+        self.start_enabled()
+    }
+
+    /// [`PacksStarter::start_all`] the first time; nothing after.
+    pub(crate) fn start_once(&self) -> Result<Vec<Started>, PackError> {
+        let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        if *started {
+            return Ok(vec![]);
+        }
+        *started = true;
+        self.start_enabled()
+    }
+
+    /// Whether the servers were started (waits while they are being started).
+    fn started(&self) -> bool {
+        *self.started.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn start_enabled(&self) -> Result<Vec<Started>, PackError> {
         let mut out = Vec::new();
         for (name, record) in self.packs.list()? {
             if record.enabled {
@@ -53,14 +74,6 @@ impl PacksStarter {
             }
         }
         Ok(out)
-    }
-
-    /// [`PacksStarter::start_all`] the first time; nothing after.
-    pub(crate) fn start_once(&self) -> Result<Vec<Started>, PackError> {
-        match self.started.swap(true, Ordering::AcqRel) {
-            true => Ok(vec![]),
-            false => self.start_all(),
-        }
     }
 
     pub(crate) fn start(&self, name: &str) -> Result<(), PackError> {
@@ -151,7 +164,7 @@ impl PacksStarter {
     ) -> cowork_core::ToolFinder {
         let starter = self.clone();
         Arc::new(move |name| {
-            let started = starter.started.load(Ordering::Acquire);
+            let started = starter.started();
             let registry = registry.upgrade()?;
             let there = match name {
                 Some(name) => {

@@ -111,7 +111,8 @@ pub enum Effect {
         server: String,
         tool: String,
         /// The declared field that could not be filled from the arguments (`kind` when the
-        /// declared kind is not one Cowork knows); None when the tool declared nothing.
+        /// declared kind is not one Cowork knows); None when the tool declared nothing. Cowork's
+        /// finding, never a pack's word: a declaration may not name this kind at all.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unfilled: Option<String>,
     },
@@ -284,7 +285,7 @@ effect_kinds! {
     AudioCapture:    "audio.capture",   Acts,  Here, Undoable, Ordinary, Nothing;
     AudioPlay:       "audio.play",      Acts,  Here, Undoable, Ordinary, Nothing;
     SecretsRead:     "secrets.read",    Acts,  Here, Undoable, High,     Secret;
-    SensitiveRead:   "sensitive.read",  Looks, Here, Undoable, High,     Thing;
+    SensitiveRead:   "sensitive.read",  Acts,  Here, Undoable, High,     Thing;
     SystemRead:      "system.read",     Looks, Here, Undoable, Ordinary, Nothing;
     UiAsk:           "ui.ask",          Looks, Here, Undoable, Ordinary, Nothing;
     ServiceRead:     "service.read",    Looks, Here, Undoable, Ordinary, Service;
@@ -548,6 +549,8 @@ mod tests {
                 last = name;
             } else if error.contains("expected a sequence") {
                 value[&last] = serde_json::json!(["subject"]);
+            } else if let Some(variant) = field("expected one of `") {
+                value[&last] = serde_json::json!(variant);
             } else {
                 panic!("{kind:?}: {error}");
             }

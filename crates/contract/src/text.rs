@@ -43,6 +43,16 @@ pub fn printable_field(s: &str) -> Cow<'_, str> {
     escape(s, false)
 }
 
+/// A short field written by someone else (a pack's field name, an item it names): printable,
+/// on one line, and at most `max` characters, so it cannot crowd or spoof the line it is in.
+pub fn printable_short(s: &str, max: usize) -> String {
+    let field = printable_field(s);
+    match field.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &field[..cut]),
+        None => field.into_owned(),
+    }
+}
+
 /// Free text of several lines (a tool's output, an error message): newlines and tabs kept,
 /// every other control character escaped.
 pub fn printable_text(s: &str) -> Cow<'_, str> {

@@ -314,7 +314,9 @@ fn sensitive_read(category: cowork_contract::Sensitive, subject: &str) -> Words 
             "Read private messages: {subject}",
         ),
     };
-    words(key, template, &[("subject", subject.to_string())])
+    // The pack names the item: shown printable and short.
+    let subject = cowork_contract::text::printable_short(subject, 80);
+    words(key, template, &[("subject", subject)])
 }
 
 /// The phrases of Cowork's verdicts on a toolpack's server.

@@ -6,7 +6,7 @@
 //! a toolpack can only make its calls look *more* risky by declaring badly, never less.
 
 use crate::manifest::EffectTemplate;
-use cowork_contract::{Effect, EffectEnv};
+use cowork_contract::{Effect, EffectEnv, EffectKind};
 use serde_json::{Map, Value};
 
 /// The concrete effects of one call. `None` declarations mean the tool declared nothing.
@@ -44,11 +44,7 @@ const LIST_FIELDS: &[&str] = &["recipients", "attendees"];
 
 /// A field's name as the person is shown it: the pack wrote it, so printable and short.
 fn shown_field(field: &str) -> String {
-    let printable = cowork_contract::text::printable_text(field);
-    match printable.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &printable[..cut]),
-        None => printable.into_owned(),
-    }
+    cowork_contract::text::printable_short(field, 40)
 }
 
 /// One template → one effect per element of the array argument it names (if any); the field
@@ -77,18 +73,33 @@ fn fill(template: &EffectTemplate, args: &Value, env: &EffectEnv) -> Result<Vec<
             };
             object.insert(field.clone(), filled);
         }
-        let effect = serde_json::from_value(Value::Object(object)).map_err(|e| {
-            // serde names the field it missed or refused in backquotes; an unknown variant, or
-            // no name, is the kind.
-            let text = e.to_string();
-            match text.starts_with("unknown variant") {
-                true => "kind".to_string(),
-                false => text.split('`').nth(1).unwrap_or("kind").to_string(),
-            }
-        })?;
+        let effect: Effect = serde_json::from_value(Value::Object(object.clone()))
+            .map_err(|e| unfit(&e, &object))?;
+        // Cowork's verdicts on a pack are never the pack's to declare (it could name another
+        // server, or pass itself off as merely unknown).
+        if matches!(
+            effect.kind(),
+            EffectKind::McpCall | EffectKind::McpUnconfined | EffectKind::ModelSample
+        ) {
+            return Err("kind".into());
+        }
         out.push(effect);
     }
     Ok(out)
+}
+
+/// The field a filled effect does not fit: the one serde names as missing or unknown, the one
+/// holding a value serde refused, else the kind.
+fn unfit(error: &serde_json::Error, object: &Map<String, Value>) -> String {
+    let text = error.to_string();
+    let quoted = text.split('`').nth(1).unwrap_or_default();
+    if text.starts_with("missing field") || text.starts_with("unknown field") {
+        return quoted.to_string();
+    }
+    object
+        .iter()
+        .find(|(field, value)| *field != "kind" && value.as_str() == Some(quoted))
+        .map_or_else(|| "kind".to_string(), |(field, _)| field.clone())
 }
 
 /// `"{path}"` → `Some("path")`: a field that is exactly one placeholder.
@@ -282,6 +293,43 @@ mod tests {
             effects_of("s", "t", Some(&bogus), &json!({"path": "/x"}), &env),
             unknown(Some("kind")),
             "unknown kind"
+        );
+        // A pack cannot declare Cowork's verdicts: not another server's unknown call, nor text
+        // of its own as the reason.
+        let verdict = templates(
+            json!([{"kind": "mcp.call", "server": "bank", "tool": "x", "unfilled": "{note}"}]),
+        );
+        assert_eq!(
+            effects_of("s", "t", Some(&verdict), &json!({"note": "all fine"}), &env),
+            unknown(Some("kind")),
+            "a verdict declared"
+        );
+        let sensitive = templates(
+            json!([{"kind": "sensitive.read", "category": "{category}", "subject": "{item}"}]),
+        );
+        assert_eq!(
+            effects_of(
+                "s",
+                "t",
+                Some(&sensitive),
+                &json!({"category": "gossip", "item": "a"}),
+                &env
+            ),
+            unknown(Some("category")),
+            "a category outside the taxonomy"
+        );
+        assert_eq!(
+            effects_of(
+                "s",
+                "t",
+                Some(&sensitive),
+                &json!({"category": "health", "item": "a"}),
+                &env
+            ),
+            [Effect::SensitiveRead {
+                category: cowork_contract::Sensitive::Health,
+                subject: "a".into()
+            }]
         );
         let long = "\u{202e}x".repeat(30);
         let weird = templates(json!([{"kind": "fs.write", long.clone(): "{path}"}]));

@@ -430,15 +430,19 @@ fn annotations_of(
         destructive: hints.destructive_hint.unwrap_or(false) && !read_only,
         idempotent: read_only && hints.idempotent_hint.unwrap_or(false),
         // MCP's default is open-world; a pack that declares only local effects is not. What
-        // a tool reads from outside (mail, a calendar, a service) stays untrusted whatever
-        // the server hints: a hint can only make a tool stricter.
+        // a tool reads from outside (mail, a calendar, a service, private data such as other
+        // people's messages) stays untrusted whatever the server hints: a hint can only make
+        // a tool stricter.
         open_world: hints.open_world_hint == Some(true)
             || !declared
             || kinds.iter().any(|k| {
                 k.is_egress()
                     || matches!(
                         k,
-                        EffectKind::MailRead | EffectKind::CalendarRead | EffectKind::ServiceRead
+                        EffectKind::MailRead
+                            | EffectKind::CalendarRead
+                            | EffectKind::ServiceRead
+                            | EffectKind::SensitiveRead
                     )
             }),
     }

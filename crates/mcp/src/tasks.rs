@@ -24,35 +24,61 @@ const DEADLINE_MARGIN: Duration = Duration::from_millis(750);
 const LONGEST_WAIT: Duration = Duration::from_secs(7 * 86_400);
 
 /// The task a resumed call goes on following: the one this server's `tool` recorded.
-pub(crate) fn resumed_task<'a>(ctx: &'a ToolContext, server: &str, tool: &str) -> Option<&'a str> {
+pub(crate) fn resumed_task<'a>(
+    ctx: &'a ToolContext,
+    server: &str,
+    tool: &str,
+) -> Option<RecordedTask<'a>> {
     let recorded = ctx.resumed.as_ref()?;
     let field = |name: &str| recorded.get(name).and_then(Value::as_str);
-    (field("kind")? == TASK_KIND && field("server")? == server && field("tool")? == tool)
-        .then(|| field("task"))
-        .flatten()
+    let ours = field("kind")? == TASK_KIND && field("server")? == server && field("tool")? == tool;
+    ours.then(|| {
+        Some(RecordedTask {
+            id: field("task")?,
+            process: recorded.get("process").and_then(Value::as_u64),
+        })
+    })
+    .flatten()
 }
+
+/// A task as a suspension recorded it: its id, and the server process that runs it (a local
+/// server's pid; None over HTTP, where the server outlives our connections).
+pub(crate) struct RecordedTask<'a> {
+    pub id: &'a str,
+    pub process: Option<u64>,
+}
+
+/// How long one `tasks/get` may take before the server counts as not answering.
+const POLL_LIMIT: Duration = Duration::from_secs(5);
 
 impl McpServer {
     /// A resumed call: the recorded task, asked for again and followed to its end.
     pub(crate) async fn follow_again(
         &self,
-        task_id: &str,
+        task: RecordedTask<'_>,
         tool: &str,
         ctx: &ToolContext,
     ) -> Result<CallToolResult, ToolError> {
+        let gone = |why: String| {
+            ToolError::failed(format!(
+                "MCP server {} no longer has the task this call waited on ({why}) — call the \
+                 tool again",
+                self.name()
+            ))
+        };
+        // Another process of the server (it restarted, or this is another Cowork process's) may
+        // hold another task under the same id: only the one that was asked is followed.
+        let process = self.status().pid.map(u64::from);
+        if task.process.is_some() && task.process != process {
+            return Err(gone("the server has restarted since".into()));
+        }
         let peer = self.peer()?;
-        let current = peer
-            .get_task(GetTaskParams::new(task_id.to_string()))
-            .await
-            .map_err(|e| {
-                ToolError::failed(format!(
-                    "MCP server {} no longer has the task this call waited on ({}): it may have \
-                     restarted or let the task expire — call the tool again",
-                    self.name(),
-                    self.service_error(e)
-                ))
-            })?
-            .task;
+        let asked = peer.get_task(GetTaskParams::new(task.id.to_string()));
+        let current = match tokio::time::timeout(POLL_LIMIT, asked).await {
+            Ok(Ok(current)) => current.task,
+            Ok(Err(e)) => return Err(gone(self.service_error(e).to_string())),
+            Err(_) => return Err(gone("the server did not answer".into())),
+        };
         let guard = TaskGuard::over(&peer, &current);
         match self.ended(current.payload) {
             Some(end) => {
@@ -104,11 +130,24 @@ impl McpServer {
                 return Err(error);
             }
             tokio::time::sleep(pause).await;
-            let current = peer
-                .get_task(GetTaskParams::new(task.task_id.clone()))
-                .await
-                .map_err(|e| self.service_error(e))?
-                .task;
+            // A poll that outlasts the call's time would have the call dropped (and the task
+            // cancelled): the call waits as a Cowork task instead.
+            let limit = ctx.deadline.map_or(POLL_LIMIT, |d| {
+                d.saturating_duration_since(Instant::now())
+                    .saturating_sub(DEADLINE_MARGIN / 2)
+            });
+            let asked = peer.get_task(GetTaskParams::new(task.task_id.clone()));
+            let current = match tokio::time::timeout(limit, asked).await {
+                Ok(answer) => answer.map_err(|e| self.service_error(e))?.task,
+                Err(_) if ctx.deadline.is_some() => {
+                    let error = self.wait_as_cowork_task(&task, tool, ctx);
+                    if matches!(error, ToolError::Suspended { .. }) {
+                        guard.id = None;
+                    }
+                    return Err(error);
+                }
+                Err(_) => continue,
+            };
             polls += 1;
             guard.waiting_for_input = matches!(current.payload, TaskPayload::InputRequired { .. });
             match self.ended(current.payload) {
@@ -161,7 +200,7 @@ impl McpServer {
                 self.name()
             ),
             resume_when: json!({"kind": TASK_KIND, "server": self.name(), "tool": tool,
-                "task": task.task_id}),
+                "task": task.task_id, "process": self.status().pid}),
             timeout: ttl.map_or(LONGEST_WAIT, |t| {
                 t.clamp(Duration::from_secs(60), LONGEST_WAIT)
             }),
@@ -172,7 +211,8 @@ impl McpServer {
     /// task the server no longer knows counts as ended: the resume then says so.
     pub async fn task_ended(&self, task_id: &str) -> Option<bool> {
         let peer = self.peer().ok()?;
-        match peer.get_task(GetTaskParams::new(task_id.to_string())).await {
+        let asked = peer.get_task(GetTaskParams::new(task_id.to_string()));
+        match tokio::time::timeout(POLL_LIMIT, asked).await.ok()? {
             Ok(current) => Some(self.ended(current.task.payload).is_some()),
             Err(rmcp::service::ServiceError::McpError(_)) => Some(true),
             Err(_) => None,

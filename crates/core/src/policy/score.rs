@@ -273,7 +273,8 @@ fn other_base(effect: &Effect) -> (i32, Words) {
         // As a stored secret: asked by default, whoever reads it, for it goes on to the model.
         SensitiveRead { category, subject } => {
             let (key, template) = sensitive_words(*category);
-            (7, said(key, template, &[("subject", subject.clone())]))
+            let subject = cowork_contract::text::printable_short(subject, 80);
+            (7, said(key, template, &[("subject", subject)]))
         }
         SystemRead => (1, said("system.read", "reads system information", &[])),
         UiAsk => (1, said("ui.ask", "asks you a question", &[])),

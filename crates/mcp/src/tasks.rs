@@ -123,11 +123,7 @@ impl McpServer {
             if ctx.deadline.is_some_and(|d| {
                 d.saturating_duration_since(Instant::now()) < pause + DEADLINE_MARGIN
             }) {
-                let error = self.wait_as_cowork_task(&task, tool, ctx);
-                if matches!(error, ToolError::Suspended { .. }) {
-                    guard.id = None;
-                }
-                return Err(error);
+                return Err(self.wait_as_cowork_task(&mut guard, &task, tool, ctx));
             }
             tokio::time::sleep(pause).await;
             // A poll that outlasts the call's time would have the call dropped (and the task
@@ -140,11 +136,7 @@ impl McpServer {
             let current = match tokio::time::timeout(limit, asked).await {
                 Ok(answer) => answer.map_err(|e| self.service_error(e))?.task,
                 Err(_) if ctx.deadline.is_some() => {
-                    let error = self.wait_as_cowork_task(&task, tool, ctx);
-                    if matches!(error, ToolError::Suspended { .. }) {
-                        guard.id = None;
-                    }
-                    return Err(error);
+                    return Err(self.wait_as_cowork_task(&mut guard, &task, tool, ctx));
                 }
                 Err(_) => continue,
             };
@@ -189,11 +181,17 @@ impl McpServer {
     }
 
     /// The call's time is up but the server is still working: the call ends as a Cowork task
-    /// waiting on the server's task (the error to return; a plain failure when this caller
-    /// cannot wait, and then the guard cancels the task).
-    fn wait_as_cowork_task(&self, task: &Task, tool: &str, ctx: &ToolContext) -> ToolError {
+    /// waiting on the server's task, which the guard then leaves running (the error to return;
+    /// a plain failure when this caller cannot wait, and then the guard cancels the task).
+    fn wait_as_cowork_task(
+        &self,
+        guard: &mut TaskGuard,
+        task: &Task,
+        tool: &str,
+        ctx: &ToolContext,
+    ) -> ToolError {
         let ttl = task.ttl_ms.map(Duration::from_millis);
-        ctx.suspend(SuspendRequest {
+        let error = ctx.suspend(SuspendRequest {
             reason: format!(
                 "the toolpack «{}» is still working on this; its result is picked up when it \
                  is done",
@@ -204,7 +202,11 @@ impl McpServer {
             timeout: ttl.map_or(LONGEST_WAIT, |t| {
                 t.clamp(Duration::from_secs(60), LONGEST_WAIT)
             }),
-        })
+        });
+        if matches!(error, ToolError::Suspended { .. }) {
+            guard.id = None;
+        }
+        error
     }
 
     /// Whether the task has ended (None: cannot tell now — the server is not connected). A

@@ -104,17 +104,7 @@ async fn starts(url: &str, runs: usize) -> (f64, f64, f64) {
     let (mut ours, mut node, mut warmed) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..runs {
         warmed.push(warmed_start(url).await);
-        let h = Harness::new(Arc::new(Recorder::default()));
-        let mut config = BrowserConfig::new(h.dir.path().join("profile-ours"));
-        config.can_show_window = false;
-        let browser = Arc::new(BrowserTools::new(config.clone()));
-        h.scheduler
-            .registry()
-            .add_provider(Layer::Builtin, browser.clone());
-        allow_loopback(&h);
-        // The gate's first call (policy, audit writer) is not the browser's to pay; a click
-        // with no page open is refused by its plan, before the browser starts.
-        let _ = h.call("browser_click", json!({"selector": "#add"})).await;
+        let (h, browser, config) = fresh_browser().await;
         let t0 = Instant::now();
         h.ok("browser_navigate", json!({"url": url})).await;
         ours.push(t0.elapsed());
@@ -146,15 +136,7 @@ const CALL_WRITTEN_IN: Duration = Duration::from_millis(300);
 /// (`ToolProvider::warm_up`, as the agent does when a stream names a browser tool).
 async fn warmed_start(url: &str) -> Duration {
     use cowork_contract::ToolProvider;
-    let h = Harness::new(Arc::new(Recorder::default()));
-    let mut config = BrowserConfig::new(h.dir.path().join("profile-warmed"));
-    config.can_show_window = false;
-    let browser = Arc::new(BrowserTools::new(config));
-    h.scheduler
-        .registry()
-        .add_provider(Layer::Builtin, browser.clone());
-    allow_loopback(&h);
-    let _ = h.call("browser_click", json!({"selector": "#add"})).await;
+    let (h, browser, _) = fresh_browser().await;
     browser.warm_up("browser_navigate");
     tokio::time::sleep(CALL_WRITTEN_IN).await;
     let t0 = Instant::now();
@@ -162,6 +144,22 @@ async fn warmed_start(url: &str) -> Duration {
     let took = t0.elapsed();
     browser.close().await;
     took
+}
+
+/// A browser family of its own (profile, gate, rules for the loopback shop), not started: the
+/// gate's first call (policy, audit writer) is made, since it is not the browser's to pay — a
+/// click with no page open is refused by its plan, before the browser starts.
+async fn fresh_browser() -> (Harness, Arc<BrowserTools>, BrowserConfig) {
+    let h = Harness::new(Arc::new(Recorder::default()));
+    let mut config = BrowserConfig::new(h.dir.path().join("profile"));
+    config.can_show_window = false;
+    let browser = Arc::new(BrowserTools::new(config.clone()));
+    h.scheduler
+        .registry()
+        .add_provider(Layer::Builtin, browser.clone());
+    allow_loopback(&h);
+    let _ = h.call("browser_click", json!({"selector": "#add"})).await;
+    (h, browser, config)
 }
 
 fn allow_loopback(h: &Harness) {
@@ -186,14 +184,7 @@ async fn main() {
     let (our_start, node_start, warmed_start) = starts(&url, start_runs).await;
 
     // Ours, through the scheduler.
-    let h = Harness::new(Arc::new(Recorder::default()));
-    let mut config = BrowserConfig::new(h.dir.path().join("profile-ours"));
-    config.can_show_window = false;
-    let browser = Arc::new(BrowserTools::new(config.clone()));
-    h.scheduler
-        .registry()
-        .add_provider(Layer::Builtin, browser.clone());
-    allow_loopback(&h);
+    let (h, browser, config) = fresh_browser().await;
     h.ok("browser_navigate", json!({"url": url})).await;
     for _ in 0..5 {
         h.ok("browser_click", json!({"selector": "#add"})).await;

@@ -807,18 +807,10 @@ async fn a_scheduled_prompt_runs_under_its_schedules_tool_profile() {
 /// server nothing has started in this one: `report` runs as a task and ends with its text.
 fn install_tasks_pack(home: &std::path::Path, ws: &std::path::Path) {
     let app = open_app(home, ws);
-    let pack = home.join("pack-source");
-    std::fs::create_dir_all(&pack).unwrap();
-    std::fs::copy(
-        env!("CARGO_BIN_EXE_tasks-server"),
-        pack.join("tasks-server"),
-    )
-    .unwrap();
-    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
-        "server": {"type": "binary", "entry_point": "tasks-server",
-            "mcp_config": {"command": "${__dirname}/tasks-server"}},
-        "_meta": {"app.cowork": {"effects": {"report": []}}}});
-    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let pack = cowork_tests::mcp::tasks_pack(
+        home,
+        std::path::Path::new(env!("CARGO_BIN_EXE_tasks-server")),
+    );
     let runtime = tokio::runtime::Handle::current();
     let staged = tokio::task::block_in_place(|| {
         runtime.block_on(app.stage_toolpack(&pack.display().to_string(), None))

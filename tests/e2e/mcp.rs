@@ -1681,19 +1681,10 @@ async fn a_long_call_the_server_runs_as_a_task_is_followed_to_its_end_and_cancel
 
 /// The pack whose `report` runs as a task (`tests/bin/tasks_server.rs`), installed and running.
 async fn install_tasks_pack(env: &Env) {
-    let pack = env.dir.path().join("pack-tasks");
-    std::fs::create_dir_all(&pack).unwrap();
-    // The binary in the pack, as an install leaves it: its sandbox shows it nothing else.
-    std::fs::copy(
-        env!("CARGO_BIN_EXE_tasks-server"),
-        pack.join("tasks-server"),
-    )
-    .unwrap();
-    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
-        "server": {"type": "binary", "entry_point": "tasks-server",
-            "mcp_config": {"command": "${__dirname}/tasks-server"}},
-        "_meta": {"app.cowork": {"effects": {"report": []}}}});
-    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    let pack = cowork_tests::mcp::tasks_pack(
+        env.dir.path(),
+        Path::new(env!("CARGO_BIN_EXE_tasks-server")),
+    );
     env.install(&pack, BTreeMap::new()).await;
     env.settle().await;
 }

@@ -10,6 +10,21 @@ pub fn servers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp-servers")
 }
 
+/// A toolpack folder `parent/pack-tasks` around `tests/bin/tasks_server.rs` (`server`: its
+/// binary, `env!("CARGO_BIN_EXE_tasks-server")` in a test), copied in as an install leaves it
+/// (its sandbox shows it nothing else): `report {seconds}` runs as an MCP task.
+pub fn tasks_pack(parent: &Path, server: &Path) -> PathBuf {
+    let pack = parent.join("pack-tasks");
+    std::fs::create_dir_all(&pack).unwrap();
+    std::fs::copy(server, pack.join("tasks-server")).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "tasks", "version": "1.0.0",
+        "server": {"type": "binary", "entry_point": "tasks-server",
+            "mcp_config": {"command": "${__dirname}/tasks-server"}},
+        "_meta": {"app.cowork": {"effects": {"report": []}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    pack
+}
+
 /// A toolpack folder `parent/pack-<name>` around the probe server; `cowork` becomes
 /// `_meta["app.cowork"]`.
 pub fn probe_pack(parent: &Path, name: &str, flags: &[&str], cowork: Value) -> PathBuf {

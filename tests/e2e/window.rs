@@ -2979,10 +2979,14 @@ async fn an_mcp_apps_view_renders_under_its_call_and_what_it_asks_is_its_own() {
     // The tool declares no effects: the model's call asks first.
     d.click(&d.wait_for("button[data-choice=once]:not([disabled])").await)
         .await;
-    // The page is read when the person asks to see it (their click, on record).
-    d.click(&d.wait_for("[data-testid=app-view-show]").await)
+    // The page is read when the person asks to see it (their click, on record). A click that
+    // lands while the reply re-renders the card is lost; showing it again is harmless.
+    let frame = d
+        .click_to(
+            "[data-testid=app-view-show]",
+            "[data-testid=app-view-frame]",
+        )
         .await;
-    let frame = d.wait_for("[data-testid=app-view-frame]").await;
     let element = json!([{"element-6066-11e4-a52e-4f735466cecf": frame}]);
     let attributes = d
         .exec(

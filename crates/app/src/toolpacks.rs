@@ -164,15 +164,15 @@ impl PacksStarter {
     ) -> cowork_core::ToolFinder {
         let starter = self.clone();
         Arc::new(move |name| {
-            let started = starter.started();
             let registry = registry.upgrade()?;
+            // The lookup first: it answers nearly every call without taking the lock.
             let there = match name {
                 Some(name) => {
                     registry.has(name)
-                        || started
+                        || starter.started()
                             && !(name.starts_with("mcp__") && starter.still_starting(Some(name)))
                 }
-                None => started,
+                None => starter.started(),
             };
             if there {
                 return None;

@@ -245,7 +245,7 @@ fn other_words(effect: &Effect) -> Words {
             "Use the stored secret {name}",
             &[("name", s(name))],
         ),
-        SensitiveRead { category, subject } => sensitive_read(*category, subject),
+        SensitiveRead { category, subject } => sensitive_read(*category, subject, false),
         SystemRead => words("system.read", "Read information about this computer", &[]),
         UiAsk => words("ui.ask", "Ask you a question", &[]),
         ServiceRead { service } => words(
@@ -301,22 +301,47 @@ fn other_words(effect: &Effect) -> Words {
     }
 }
 
-/// A read of private data, said by its kind.
-fn sensitive_read(category: cowork_contract::Sensitive, subject: &str) -> Words {
+/// A read of private data, said by its kind: as the action the person approves, or (`reason`)
+/// as the review's reason. One table for both, so no category is said in one and not the other.
+pub(crate) fn sensitive_read(
+    category: cowork_contract::Sensitive,
+    subject: &str,
+    reason: bool,
+) -> Words {
     use cowork_contract::Sensitive::*;
-    let (key, template) = match category {
-        Secrets => ("sensitive.secrets", "Read the stored secret {subject}"),
-        Payment => ("sensitive.payment", "Read payment details: {subject}"),
-        Health => ("sensitive.health", "Read health records: {subject}"),
-        GovernmentId => ("sensitive.government_id", "Read a government ID: {subject}"),
+    let (key, action, why) = match category {
+        Secrets => (
+            "sensitive.secrets",
+            "Read the stored secret {subject}",
+            "reads a stored secret: {subject}",
+        ),
+        Payment => (
+            "sensitive.payment",
+            "Read payment details: {subject}",
+            "reads payment details: {subject}",
+        ),
+        Health => (
+            "sensitive.health",
+            "Read health records: {subject}",
+            "reads health records: {subject}",
+        ),
+        GovernmentId => (
+            "sensitive.government_id",
+            "Read a government ID: {subject}",
+            "reads a government ID: {subject}",
+        ),
         PrivateMessages => (
             "sensitive.private_messages",
             "Read private messages: {subject}",
+            "reads private messages: {subject}",
         ),
     };
     // The pack names the item: shown printable and short.
     let subject = cowork_contract::text::printable_short(subject, 80);
-    words(key, template, &[("subject", subject)])
+    match reason {
+        true => words(&format!("risk.{key}"), why, &[("subject", subject)]),
+        false => words(key, action, &[("subject", subject)]),
+    }
 }
 
 /// The phrases of Cowork's verdicts on a toolpack's server.

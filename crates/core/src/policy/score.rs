@@ -272,31 +272,11 @@ fn other_base(effect: &Effect) -> (i32, Words) {
         ),
         // As a stored secret: asked by default, whoever reads it, for it goes on to the model.
         SensitiveRead { category, subject } => {
-            let (key, template) = sensitive_words(*category);
-            let subject = cowork_contract::text::printable_short(subject, 80);
-            (7, said(key, template, &[("subject", subject)]))
+            (7, crate::plain::sensitive_read(*category, subject, true))
         }
         SystemRead => (1, said("system.read", "reads system information", &[])),
         UiAsk => (1, said("ui.ask", "asks you a question", &[])),
         _ => unreachable!("routed by effect_base"),
-    }
-}
-
-/// How a sensitive read of each category is said (the review's reason).
-fn sensitive_words(category: cowork_contract::Sensitive) -> (&'static str, &'static str) {
-    use cowork_contract::Sensitive::*;
-    match category {
-        Secrets => ("sensitive.secrets", "reads a stored secret: {subject}"),
-        Payment => ("sensitive.payment", "reads payment details: {subject}"),
-        Health => ("sensitive.health", "reads health records: {subject}"),
-        GovernmentId => (
-            "sensitive.government_id",
-            "reads a government ID: {subject}",
-        ),
-        PrivateMessages => (
-            "sensitive.private_messages",
-            "reads private messages: {subject}",
-        ),
     }
 }
 

@@ -15,6 +15,8 @@ const tools = {
     return `wrote ${path}`;
   },
   read: async ({ path }) => fs.readFileSync(path, "utf8"),
+  // A password manager's login item, as JSON (one value per field).
+  item: async ({ item }) => JSON.stringify({ item, username: "bob", password: `hunter2-correct-horse-${item}` }),
   connect: ({ port }) => new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1", () => { socket.end(); resolve("connected"); });
     socket.on("error", (e) => resolve(`no connection: ${e.code}`));

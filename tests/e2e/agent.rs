@@ -37,7 +37,15 @@ struct Setup {
 }
 
 async fn setup(api: Api, config: AgentConfig) -> Setup {
-    let h = Harness::new(Arc::new(DenyApprover));
+    setup_with(api, config, Arc::new(DenyApprover)).await
+}
+
+async fn setup_with(
+    api: Api,
+    config: AgentConfig,
+    approver: Arc<dyn cowork_core::Approver>,
+) -> Setup {
+    let h = Harness::new(approver);
     let server = ScriptedLlm::start().await;
     let conversations = Conversations::open(&h.store).unwrap();
     let agent = Agent::new(
@@ -746,6 +754,150 @@ async fn a_family_hears_its_offered_tool_is_coming_while_the_model_still_writes_
             *log.lock().unwrap(),
             ["warm warm_probe", "ran warm_probe"],
             "{api:?}"
+        );
+    }
+}
+
+/// Approves every ask, remembering each review's reasons as the person read them.
+#[derive(Default)]
+struct ReadingPerson {
+    reasons: std::sync::Mutex<Vec<(String, String)>>,
+}
+
+#[async_trait::async_trait]
+impl cowork_core::Approver for ReadingPerson {
+    fn name(&self) -> &str {
+        "person"
+    }
+    async fn decide(&self, request: &cowork_core::ApprovalRequest) -> cowork_core::ApprovalChoice {
+        let reasons: Vec<String> = request
+            .review
+            .reasons
+            .iter()
+            .map(|r| r.text.clone())
+            .collect();
+        self.reasons
+            .lock()
+            .unwrap()
+            .push((request.tool.clone(), reasons.join("; ")));
+        cowork_core::ApprovalChoice::Once
+    }
+}
+
+/// A password manager's read: declared as a sensitive read of secrets.
+struct PasswordItem(cowork_contract::ToolSpec);
+
+const PASSWORD: &str = "correct-horse-battery-staple-42";
+const TOKEN: &str = "ghp_R2d2C3poBb8Wookie0Falcon9Leia7Han";
+
+impl cowork_contract::DynTool for PasswordItem {
+    fn spec(&self) -> &cowork_contract::ToolSpec {
+        &self.0
+    }
+    fn prepare(
+        &self,
+        args: serde_json::Value,
+        _env: &cowork_contract::EffectEnv,
+    ) -> Result<cowork_contract::PreparedCall, cowork_contract::ToolError> {
+        let item = args["item"].as_str().unwrap_or_default().to_string();
+        let read = cowork_contract::Effect::SensitiveRead {
+            category: cowork_contract::Sensitive::Secrets,
+            subject: item.clone(),
+        };
+        Ok(cowork_contract::PreparedCall::new(
+            vec![read],
+            Arc::new(move |_ctx| {
+                let found = json!({"item": item, "username": "bob", "password": PASSWORD});
+                Box::pin(async move { Ok(cowork_contract::ToolOutput::text(found.to_string())) })
+            }),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_stored_password_and_a_pasted_token_reach_the_model_as_placeholders_and_the_call_gets_the_values()
+ {
+    for api in BOTH {
+        let person = Arc::new(ReadingPerson::default());
+        let s = setup_with(api, AgentConfig::default(), person.clone()).await;
+        let spec = cowork_contract::ToolSpec::from_meta(
+            cowork_contract::ToolMeta::new("password_item", "Password item", "Reads a login.")
+                .category("secrets")
+                .effects(&[cowork_contract::EffectKind::SensitiveRead]),
+            json!({"type": "object", "properties": {"item": {"type": "string"}}}),
+        );
+        s.h.scheduler
+            .registry()
+            .register(cowork_core::Layer::Builtin, Arc::new(PasswordItem(spec)));
+        s.server.push(Turn::tools(
+            "",
+            &[("r", "password_item", json!({"item": "github"}))],
+        ));
+        // The token the person pasted was kept first (their message went out first): «secret:1»;
+        // then the read's values, in order: the user name, the password.
+        let content = "user «secret:2», password «secret:3», key «secret:1»";
+        s.server.push(Turn::tools(
+            "",
+            &[(
+                "w",
+                "write_file",
+                json!({"path": "login.txt", "content": content}),
+            )],
+        ));
+        s.server.push(Turn::text("Saved."));
+        let said = format!("save my github login to login.txt with my key {TOKEN}");
+        let (result, events) = send(&s.agent, "conv-secret", &said).await;
+        assert!(result.is_ok(), "{api:?}: {result:?}");
+
+        // The wire never carried either value; the model saw the placeholders.
+        let requests = s.server.requests();
+        assert_eq!(requests.len(), 3, "{api:?}");
+        for (_, _, body) in &requests {
+            let body = body.to_string();
+            assert!(
+                !body.contains(PASSWORD) && !body.contains(TOKEN),
+                "{api:?}: {body}"
+            );
+        }
+        let second = requests[1].2.to_string();
+        assert!(
+            ["«secret:1»", "«secret:2»", "«secret:3»"]
+                .iter()
+                .all(|p| second.contains(p)),
+            "{api:?}: {second}"
+        );
+        // The call still worked: the file it staged (applied as the person would) holds the
+        // real values.
+        let shadow = cowork_files::shadow::Shadow::open(&s.h.store).unwrap();
+        shadow.apply(1, None).unwrap();
+        let written = std::fs::read_to_string(s.h.workspace.join("login.txt")).unwrap();
+        assert_eq!(
+            written,
+            format!("user bob, password {PASSWORD}, key {TOKEN}"),
+            "{api:?}"
+        );
+        // The audit log holds the placeholders, never the values; the person was told what
+        // the call puts in.
+        let write_id = events
+            .iter()
+            .find_map(|e| match e {
+                AgentEvent::ToolCallFinished { name, call_id, .. } if name == "write_file" => {
+                    Some(call_id.clone())
+                }
+                _ => None,
+            })
+            .unwrap();
+        let logged = format!("{:?}", s.h.audit_rows(&write_id));
+        assert!(
+            logged.contains("«secret:3»") && !logged.contains(PASSWORD),
+            "{api:?}: {logged}"
+        );
+        let asked = person.reasons.lock().unwrap().clone();
+        assert!(
+            asked.iter().any(|(tool, why)| tool == "write_file"
+                && why.contains("a key or token from this conversation")
+                && why.contains("«secret:1», «secret:2», «secret:3»")),
+            "{api:?}: {asked:?}"
         );
     }
 }

@@ -428,14 +428,11 @@ impl cowork_app::chains::Clock for Shared {
     }
 }
 
-async fn settle<T>(mut probe: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..200 {
-        if let Some(v) = probe() {
-            return v;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("nothing happened within 4 s");
+async fn settle<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    cowork_tests::wait::until(what, || {
+        std::future::ready(probe().ok_or_else(|| "not yet".to_string()))
+    })
+    .await
 }
 
 /// Schedules under a clock the test moves: a run at its time (what was granted runs, an
@@ -527,7 +524,7 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
 
     // 8:00: the granted build runs; the mail step, not granted, waits for the person.
     clock.advance(chrono::TimeDelta::seconds(90));
-    let run = settle(|| {
+    let run = settle("the 8:00 run to end", || {
         schedules
             .history(Some("deploy"), 1)
             .unwrap()
@@ -575,7 +572,7 @@ async fn schedules_fire_at_their_time_handle_a_missed_run_and_sleep_between() {
     // The computer sleeps three days: one missed run of `deploy` (not three), `skipper`'s
     // missed run skipped and on record.
     clock.advance(chrono::TimeDelta::days(3));
-    let missed = settle(|| {
+    let missed = settle("the missed run to end", || {
         schedules
             .history(Some("deploy"), 5)
             .unwrap()
@@ -664,7 +661,7 @@ async fn a_scheduled_prompt_runs_unattended_through_the_agent_and_waits_for_an_u
         )
         .unwrap();
     let worker = tokio::spawn(app.schedule_worker());
-    let run = settle(|| {
+    let run = settle("the weekly review's run to end", || {
         app.schedules()
             .history(Some("weekly-review"), 5)
             .unwrap()
@@ -765,7 +762,7 @@ async fn a_scheduled_prompt_runs_under_its_schedules_tool_profile() {
         )
         .unwrap();
     let worker = tokio::spawn(app.schedule_worker());
-    let run = settle(|| {
+    let run = settle("the look schedule's run to end", || {
         app.schedules()
             .history(Some("look"), 5)
             .unwrap()

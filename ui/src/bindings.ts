@@ -409,6 +409,12 @@ export type AgentSettings = {
 	 *  loaded through `tool_search` when needed.
 	 */
 	coreTools?: string[],
+	/**
+	 *  Show the model the values Cowork keeps from it (stored passwords, cards, keys) instead
+	 *  of placeholders. Honoured only for a model server on this computer (a loopback base
+	 *  URL): a remote provider always gets placeholders.
+	 */
+	localModelSeesSecrets?: boolean,
 };
 
 /**  MCP's ToolAnnotations, as plain booleans (unknown = the cautious value). */

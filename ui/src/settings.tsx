@@ -445,6 +445,16 @@ function ChatSettings({ settings, onChange }: { settings: AgentSettings; onChang
         />{" "}
         {t("vision")}
       </label>
+      <label class="inline">
+        <input
+          type="checkbox"
+          data-testid="local-model-sees-secrets"
+          checked={settings.localModelSeesSecrets ?? false}
+          onChange={(e) => onChange({ ...settings, localModelSeesSecrets: e.currentTarget.checked })}
+        />{" "}
+        {t("localModelSeesSecrets")}
+        <span class="hint">{t("localModelSeesSecretsHint")}</span>
+      </label>
       <Personas settings={settings} onChange={onChange} />
       <Prices settings={settings} onChange={onChange} />
       <Profiles settings={settings} onChange={onChange} />

@@ -69,6 +69,10 @@ pub struct AgentConfig {
     /// The tools whose definitions every request carries when tools are deferred (the
     /// default): the rest are listed by name and loaded through `tool_search` when needed.
     pub core_tools: Vec<String>,
+    /// Values kept home (a stored password, a card, a credential-shaped token) reach the model
+    /// only as placeholders (`«secret:1»`; see `cowork_core::placeholders`). Off only for a
+    /// model server on this computer the person chose to show them to.
+    pub keep_secrets_home: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, Serialize)]
@@ -108,6 +112,7 @@ impl Default for AgentConfig {
             prices: Default::default(),
             personas: vec![],
             core_tools: vec![],
+            keep_secrets_home: true,
         }
     }
 }
@@ -768,6 +773,37 @@ impl Agent {
         })
     }
 
+    /// The request as the model may see it — every request to the provider goes through here:
+    /// values kept home become their placeholders, in what tools returned and files hold, and
+    /// credential-shaped tokens wherever they are (the person's and the model's own words are
+    /// not searched for kept values, which they hold only by coincidence: a site's name).
+    fn veiled(&self, conversation: &str, request: &ChatRequest) -> Result<ChatRequest, AgentError> {
+        if !self.config.keep_secrets_home {
+            return Ok(request.clone());
+        }
+        let kept = self.scheduler.policy().placeholders();
+        let store =
+            |e: cowork_core::placeholders::PlaceholderError| AgentError::Store(e.to_string());
+        kept.refresh(conversation).map_err(store)?;
+        let veil = |text: &str, values: bool| kept.veil(conversation, text, values).map_err(store);
+        let mut veiled = request.clone();
+        veiled.system = veil(&request.system, true)?;
+        for message in &mut veiled.messages {
+            for part in &mut message.parts {
+                match part {
+                    Part::Text { text } => *text = veil(text, false)?,
+                    Part::File { text, .. } => *text = veil(text, true)?,
+                    Part::ToolResult { content, .. } => *content = veil(content, true)?,
+                    Part::ToolUse { input, .. } => {
+                        *input = kept.veil_json(conversation, input, false).map_err(store)?
+                    }
+                    Part::Image { .. } => {}
+                }
+            }
+        }
+        Ok(veiled)
+    }
+
     /// The prompt tokens a request will take, corrected by what the provider reported last.
     fn estimate(&self, conversation: &str, request: &ChatRequest) -> usize {
         let ratio = self
@@ -830,6 +866,7 @@ impl Agent {
             tools: vec![],
             max_tokens: summary_tokens,
         };
+        let request = self.veiled(conversation, &request)?;
         let mut stream = self.provider.stream(&request, cancel.clone()).await?;
         let mut summary = String::new();
         while let Some(event) = stream.next().await {
@@ -975,7 +1012,8 @@ impl Agent {
         let mut request = self
             .fitted_request(conversation, turn, system, events, cancel)
             .await?;
-        let stream = match self.provider.stream(&request, cancel.clone()).await {
+        let veiled = self.veiled(conversation, &request)?;
+        let stream = match self.provider.stream(&veiled, cancel.clone()).await {
             Err(overflow @ ProviderError::ContextOverflow { .. }) => {
                 // Our estimate was short of the provider's count: compact what can be,
                 // cut the rest harder, and try once more — if that changed anything.
@@ -994,7 +1032,8 @@ impl Agent {
                 if !compacted && !cut {
                     return Err(overflow.into());
                 }
-                self.provider.stream(&request, cancel.clone()).await?
+                let veiled = self.veiled(conversation, &request)?;
+                self.provider.stream(&veiled, cancel.clone()).await?
             }
             other => other?,
         };

@@ -64,6 +64,11 @@ pub struct AgentSettings {
     /// loaded through `tool_search` when needed.
     #[serde(default = "default_core_tools")]
     pub core_tools: Vec<String>,
+    /// Show the model the values Cowork keeps from it (stored passwords, cards, keys) instead
+    /// of placeholders. Honoured only for a model server on this computer (a loopback base
+    /// URL): a remote provider always gets placeholders.
+    #[serde(default)]
+    pub local_model_sees_secrets: bool,
 }
 
 fn yes() -> bool {
@@ -188,6 +193,12 @@ impl AgentSettings {
         })
     }
 
+    /// The model server runs on this computer: its base URL names a loopback address.
+    pub fn is_local(&self) -> bool {
+        cowork_contract::address::literal_host_kind(&self.base_url)
+            == Some(cowork_contract::address::Kind::Loopback)
+    }
+
     /// The profile a conversation that chooses none runs under. A default named but not
     /// defined allows nothing (and says so in the log): a misspelling must not mean "anything".
     fn default_profile(&self) -> Option<ToolProfile> {
@@ -226,6 +237,7 @@ impl AgentSettings {
             prices: self.prices.clone(),
             personas: self.personas.clone(),
             core_tools: self.core_tools.clone(),
+            keep_secrets_home: !(self.local_model_sees_secrets && self.is_local()),
             ..AgentConfig::default()
         }
     }

@@ -152,8 +152,7 @@ pub async fn examine(
         .unwrap_or_else(|e| Finding::new(Capability::Keyring, Health::Missing, e.to_string()));
     // The key is read from the keyring when no variable is named; a server on this computer
     // (Ollama, llama.cpp) takes none, so only a model elsewhere relies on it.
-    let uses_keyring = matches!(&agent, Ok(Some(a)) if a.api_key_env.is_empty()
-        && cowork_contract::address::literal_host_kind(&a.base_url) != Some(cowork_contract::address::Kind::Loopback));
+    let uses_keyring = matches!(&agent, Ok(Some(a)) if a.api_key_env.is_empty() && !a.is_local());
     Ok(vec![
         data(home),
         model,

@@ -462,7 +462,14 @@ impl ServerHandler for CoworkServer {
         let mut call = CallRequest::new(&request.name, args, Caller::mcp(&name), &conversation);
         call.cancel = context.ct.clone();
         let outcome = self.scheduler.call(call).await;
-        Ok(mcp_result(outcome.result).into())
+        // The client's model is another app's, usually remote: values kept home reach it as
+        // placeholders, which its calls here may use.
+        let kept = self.scheduler.policy().placeholders();
+        let result = outcome.result.and_then(|output| {
+            kept.veil_output(&conversation, output)
+                .map_err(|e| cowork_contract::ToolError::failed(e.to_string()))
+        });
+        Ok(mcp_result(result).into())
     }
 }
 

@@ -197,6 +197,17 @@ impl Sensitive {
             Sensitive::PrivateMessages => "private_messages",
         }
     }
+
+    /// Values of this kind are used, not read: a password is typed into a login, a card number
+    /// into a checkout, so a remote model needs only a placeholder for them (the gate puts the
+    /// value back after review). Health records and private messages are what the person asks
+    /// the assistant to read, so the model sees those (the read asked first; its output taints).
+    pub fn kept_home(self) -> bool {
+        matches!(
+            self,
+            Sensitive::Secrets | Sensitive::Payment | Sensitive::GovernmentId
+        )
+    }
 }
 
 /// What a rule's specifier is matched against for this kind.
@@ -328,6 +339,17 @@ impl EffectKind {
 }
 
 impl Effect {
+    /// The kind of private data this read returns that stays home — reaches a remote model only
+    /// as placeholders (see [`Sensitive::kept_home`]): a sensitive read of such a kind, or a
+    /// read of a stored secret.
+    pub fn kept_home(&self) -> Option<Sensitive> {
+        match self {
+            Effect::SensitiveRead { category, .. } if category.kept_home() => Some(*category),
+            Effect::SecretsRead { .. } => Some(Sensitive::Secrets),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> EffectKind {
         use Effect::*;
         match self {

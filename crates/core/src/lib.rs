@@ -5,6 +5,7 @@ pub mod approver;
 pub mod audit;
 pub mod hooks;
 mod person_tools;
+pub mod placeholders;
 pub mod plain;
 pub mod policy;
 pub mod redact;

@@ -301,6 +301,43 @@ fn other_words(effect: &Effect) -> Words {
     }
 }
 
+/// A call putting in values kept from the model (placeholders): what the first one is, and
+/// every placeholder the model wrote instead of a value.
+pub(crate) fn carried(kept: &[crate::placeholders::Kept]) -> Words {
+    use cowork_contract::Sensitive::*;
+    let first = &kept[0];
+    let placeholder = kept
+        .iter()
+        .map(|k| k.placeholder())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (key, text) = match (first.tool.is_some(), first.category) {
+        (false, _) => (
+            "risk.carries.shaped",
+            "it puts in a key or token from this conversation, which the model saw only as {placeholder}",
+        ),
+        (true, Payment) => (
+            "risk.carries.payment",
+            "it puts in payment details ({subject}), which the model saw only as {placeholder}",
+        ),
+        (true, GovernmentId) => (
+            "risk.carries.government_id",
+            "it puts in a government ID ({subject}), which the model saw only as {placeholder}",
+        ),
+        (true, _) => (
+            "risk.carries.secrets",
+            "it puts in a stored secret ({subject}), which the model saw only as {placeholder}",
+        ),
+    };
+    let subject =
+        cowork_contract::text::printable_short(first.subject.as_deref().unwrap_or(""), 80);
+    words(
+        key,
+        text,
+        &[("subject", subject), ("placeholder", placeholder)],
+    )
+}
+
 /// A read of private data, said by its kind: as the action the person approves, or (`reason`)
 /// as the review's reason. One table for both, so no category is said in one and not the other.
 pub(crate) fn sensitive_read(

@@ -889,6 +889,9 @@ impl Scheduler {
         let default_env = self.env();
         let env = env.unwrap_or(&default_env);
         let (handler, prepared) = self.prepare(name, args, env).map_err(|e| e.stamped(name))?;
+        let carried = self
+            .carried(conversation, args)
+            .map_err(|e| e.stamped(name))?;
         let review = self.policy.review(&ReviewRequest {
             spec: &handler.info.spec,
             args,
@@ -897,6 +900,7 @@ impl Scheduler {
             env,
             profile: None,
             run_grants: &[],
+            carried: &carried,
         });
         Ok(Explanation {
             tool: handler.info.spec.name.clone(),
@@ -1132,6 +1136,7 @@ impl Scheduler {
         trail.overrides = handler.info.overrides.clone();
         trail.effects = std::mem::take(&mut prepared.effects);
         trail.secret_args = spec.secret_args.clone();
+        let carried = self.carried(&req.conversation, &req.args)?;
 
         let review = self.policy.review(&ReviewRequest {
             spec,
@@ -1141,12 +1146,16 @@ impl Scheduler {
             env,
             profile: req.profile.as_deref(),
             run_grants: req.run_grants.as_deref().unwrap_or_default(),
+            carried: &carried,
         });
         trail.review = Some(review);
         self.gate_hooks(req, spec, env, trail).await;
         self.approve(req, call_id, spec, trail).await?;
         if let Some(limit) = spec.rate_limit {
             self.check_rate(&spec.name, limit)?;
+        }
+        if !carried.is_empty() {
+            prepared = self.with_kept_values(&handler, req, env, &carried, &trail.effects)?;
         }
         self.write_intent(req, call_id, trail).await?;
         let executed = self
@@ -1167,12 +1176,86 @@ impl Scheduler {
             }
         };
         check_output(&handler, &output)?;
+        self.keep_home(req, spec, &trail.effects, &output)?;
         if output.untrusted {
             self.policy
                 .mark_tainted(&req.conversation, &spec.name)
                 .map_err(|e| ToolError::failed(e.to_string()))?;
         }
         Ok(output)
+    }
+
+    /// The values a call's placeholders stand for (empty when it uses none); a placeholder the
+    /// conversation does not hold fails the call before its review.
+    fn carried(
+        &self,
+        conversation: &str,
+        args: &serde_json::Value,
+    ) -> Result<Vec<crate::placeholders::Kept>, ToolError> {
+        let used = self.policy.placeholders().used(conversation, args);
+        Ok(used
+            .map_err(|e| ToolError::invalid(e.to_string()))?
+            .unwrap_or_default())
+    }
+
+    /// The reviewed and approved call, prepared again with its placeholders' values: what runs.
+    /// A value may fill what the call carries, never change what was reviewed (where it
+    /// reaches, who receives it): then the effects differ and the call is refused.
+    fn with_kept_values(
+        &self,
+        handler: &Handler,
+        req: &CallRequest,
+        env: &EffectEnv,
+        carried: &[crate::placeholders::Kept],
+        reviewed: &[Effect],
+    ) -> Result<cowork_contract::PreparedCall, ToolError> {
+        let args = crate::placeholders::reveal(&req.args, carried);
+        let prepared = self.prepare_resolved(handler, &args, env)?;
+        if prepared.effects != reviewed {
+            let names: Vec<String> = carried.iter().map(|k| k.placeholder()).collect();
+            return Err(ToolError::SecurityViolation {
+                reason: format!(
+                    "{} would change where this call reaches: a value kept from the model may only fill what a call carries (a text, a field to type into), never an address, a path or a recipient",
+                    names.join(", ")
+                ),
+            });
+        }
+        Ok(prepared)
+    }
+
+    /// What a read of data kept home returned is kept (numbered) before the result goes
+    /// anywhere: from now on the conversation reaches a remote model with placeholders for
+    /// it. A result that could not be kept is not handed out.
+    fn keep_home(
+        &self,
+        req: &CallRequest,
+        spec: &ToolSpec,
+        effects: &[Effect],
+        output: &ToolOutput,
+    ) -> Result<(), ToolError> {
+        for effect in effects {
+            let Some(category) = effect.kept_home() else {
+                continue;
+            };
+            let subject = match effect {
+                Effect::SensitiveRead { subject, .. } | Effect::SecretsRead { name: subject } => {
+                    Some(subject.as_str())
+                }
+                _ => None,
+            };
+            let values = crate::placeholders::values_of(output, &req.args);
+            self.policy
+                .placeholders()
+                .keep(
+                    &req.conversation,
+                    &values,
+                    category,
+                    Some(&spec.name),
+                    subject,
+                )
+                .map_err(|e| ToolError::failed(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// The person's `PreToolUse` hooks for a call the review lets through: one that refuses

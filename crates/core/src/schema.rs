@@ -142,6 +142,23 @@ CREATE TRIGGER policy_words_delete AFTER DELETE ON conversation_words
 BEGIN UPDATE policy_generation SET n = n + 1; END;
 "#,
         ),
+        // core/placeholders: values that reach a remote model only as `«secret:N»`, numbered
+        // once per conversation.
+        Step::new(
+            r#"
+CREATE TABLE kept_values (
+    conversation TEXT NOT NULL,
+    n            INTEGER NOT NULL,
+    value        TEXT NOT NULL,
+    category     TEXT NOT NULL,
+    tool         TEXT,
+    subject      TEXT,
+    kept_at      TEXT NOT NULL,
+    PRIMARY KEY (conversation, n),
+    UNIQUE (conversation, value)
+);
+"#,
+        ),
     ],
 };
 

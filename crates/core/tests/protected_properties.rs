@@ -62,6 +62,7 @@ fn decide(s: &Scene, tool: &str, effects: &[Effect]) -> Action {
             env: &s.env,
             profile: None,
             run_grants: &[],
+            carried: &[],
         })
         .decision
 }

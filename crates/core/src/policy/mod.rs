@@ -221,6 +221,9 @@ pub struct ReviewRequest<'a> {
     /// Allow rules the person gave for this run only (see [`PolicyBridge::run_grant`]): judged
     /// as this conversation's grants are, never kept.
     pub run_grants: &'a [Rule],
+    /// The values kept from the model that the call's placeholders stand for: the gate puts
+    /// them in once the call is approved, so the review says what they are.
+    pub carried: &'a [crate::placeholders::Kept],
 }
 
 #[derive(Default)]
@@ -333,6 +336,8 @@ pub struct PolicyBridge {
     config: RwLock<Arc<Config>>,
     mode_override: RwLock<Option<Mode>>,
     conversations: ConversationStates,
+    /// Values that reach a remote model only as placeholders (see `placeholders.rs`).
+    placeholders: crate::placeholders::Placeholders,
     tool_kinds: RwLock<Option<ToolKinds>>,
     tool_names: RwLock<Option<ToolNames>>,
     /// What a folder's repository configured to run (a family's knowledge, lent to the policy):
@@ -455,6 +460,7 @@ impl PolicyBridge {
             config: RwLock::default(),
             mode_override: RwLock::new(None),
             conversations: ConversationStates::open(store)?,
+            placeholders: crate::placeholders::Placeholders::open(store).map_err(db_err)?,
             tool_kinds: RwLock::new(None),
             tool_names: RwLock::new(None),
             repository_programs: RwLock::new(None),
@@ -1127,14 +1133,20 @@ impl PolicyBridge {
         self.conversations.taint(conversation, by_tool)
     }
 
+    pub fn placeholders(&self) -> &crate::placeholders::Placeholders {
+        &self.placeholders
+    }
+
     pub fn tainted_by(&self, conversation: &str) -> Option<String> {
         self.conversations.tainted_by(conversation)
     }
 
     /// A sub-agent's conversation `child` starts as its parent stands: tainted by what tainted
     /// the parent (delegating never launders content), and knowing the person's words there.
+    /// Its placeholders mean what they mean in the parent (the parent's model hands them on).
     pub fn start_sub_conversation(&self, child: &str, parent: &str) -> Result<(), PolicyError> {
-        self.conversations.inherit(child, parent)
+        self.conversations.inherit(child, parent)?;
+        self.placeholders.inherit(child, parent).map_err(db_err)
     }
 
     /// The person wrote `text` in `conversation`: every shell's path for the person's own turn

@@ -71,6 +71,7 @@ impl<'a> Call<'a> {
             call.unsaid.is_some(),
             Some(&bridge.data_dir),
         );
+        score::carrying(&mut call.risk, req.carried);
         call
     }
 

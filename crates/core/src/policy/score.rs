@@ -533,6 +533,21 @@ pub fn assess(
     }
 }
 
+/// What a call that puts in values kept from the model scores at least: as much as their
+/// read did (see `sensitive.read`), so the person sees where a password or a card goes.
+const CARRYING_FLOOR: i32 = 7;
+
+/// Raises `risk` for a call carrying kept values, with the reason naming them.
+pub fn carrying(risk: &mut Risk, carried: &[crate::placeholders::Kept]) {
+    if carried.is_empty() {
+        return;
+    }
+    let points = (CARRYING_FLOOR - risk.score as i32).max(0);
+    risk.reasons
+        .push(Reason::new(points, crate::plain::carried(carried)));
+    risk.score = (risk.score as i32 + points).clamp(1, 10) as u8;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

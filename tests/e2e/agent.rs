@@ -895,7 +895,7 @@ async fn a_stored_password_and_a_pasted_token_reach_the_model_as_placeholders_an
         let asked = person.reasons.lock().unwrap().clone();
         assert!(
             asked.iter().any(|(tool, why)| tool == "write_file"
-                && why.contains("a key or token from this conversation")
+                && why.contains("a stored secret (github)")
                 && why.contains("«secret:1», «secret:2», «secret:3»")),
             "{api:?}: {asked:?}"
         );

@@ -920,3 +920,111 @@ args = { seconds = 0.2 }
     assert_eq!(report.state, RunState::Completed, "{report:?}");
     assert_eq!(report_ran(&app), 2, "both runs on record");
 }
+
+/// A password manager pack's login item, read by a scheduled prompt's model and used by it: the
+/// provider never receives the password (the model works with «secret:N»), and the pack's own
+/// write gets the real value back from the gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_a_toolpack_returns_reaches_the_model_as_a_placeholder_and_the_pack_gets_it_back()
+ {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, ScheduleRunState};
+    use cowork_tests::llm_server::{ScriptedLlm, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let login = ws.join("login.txt");
+    let server = ScriptedLlm::start().await;
+    // The item's read is allowed whole: the pack's folder grant makes each call also declare
+    // a write there, which a rule naming the item alone would not cover.
+    let allow = [
+        "mcp__vaultpack__item".to_string(),
+        format!("mcp__vaultpack__plant({}/**)", ws.display()),
+    ];
+    std::fs::write(
+        home.join("settings.json"),
+        json!({"agent": {"provider": "openai", "baseUrl": server.openai_base(), "model": "scripted", "apiKeyEnv": ""},
+               "permissions": {"allow": allow}})
+        .to_string(),
+    )
+    .unwrap();
+    // The adversarial suite's scripted server: `item` returns a login as JSON, `plant` writes.
+    let pack = home.join("pack-vault");
+    std::fs::create_dir_all(&pack).unwrap();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("adversarial/hostile-server.js");
+    std::fs::copy(script, pack.join("s.js")).unwrap();
+    let manifest = json!({"manifest_version": "0.3", "name": "vaultpack", "version": "1.0.0",
+        "server": {"type": "node", "entry_point": "s.js",
+            "mcp_config": {"command": "node", "args": ["${__dirname}/s.js"]}},
+        "_meta": {"app.cowork": {
+            "effects": {"item": [{"kind": "sensitive.read", "category": "secrets", "subject": "{item}"}],
+                        "plant": [{"kind": "fs.write", "path": "{path}"}]},
+            "sandbox": {"write": [ws]}}}});
+    std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
+    {
+        let app = open_app(&home, &ws);
+        let runtime = tokio::runtime::Handle::current();
+        let staged = tokio::task::block_in_place(|| {
+            runtime.block_on(app.stage_toolpack(&pack.display().to_string(), None))
+        })
+        .unwrap();
+        app.install_toolpack(staged, Default::default(), false)
+            .unwrap();
+    }
+
+    let app = open_app(&home, &ws);
+    server.push(Turn::tools(
+        "",
+        &[("a", "mcp__vaultpack__item", json!({"item": "github"}))],
+    ));
+    // The login's values, in order: the user name «secret:1», the password «secret:2».
+    server.push(Turn::tools(
+        "",
+        &[(
+            "b",
+            "mcp__vaultpack__plant",
+            json!({"path": login, "text": "«secret:1» «secret:2»"}),
+        )],
+    ));
+    server.push(Turn::text("Saved."));
+    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
+    let prompt = format!("write my github login to {}", login.display());
+    app.schedules()
+        .add_prompt(
+            Some("login"),
+            &cron,
+            &prompt,
+            None,
+            Missed::RunOnce,
+            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+        )
+        .unwrap();
+    let worker = tokio::spawn(app.schedule_worker());
+    let run = cowork_tests::wait::until("the scheduled prompt to end", || {
+        let runs = app.schedules().history(Some("login"), 5).unwrap();
+        let ended = runs
+            .into_iter()
+            .find(|r| r.state != ScheduleRunState::Running);
+        std::future::ready(ended.ok_or_else(|| "still running".to_string()))
+    })
+    .await;
+    worker.abort();
+    app.scheduler().flush().unwrap();
+    let rows = app.scheduler().audit().list(&Default::default()).unwrap();
+    assert_eq!(run.state, ScheduleRunState::Completed, "{run:?} {rows:?}");
+    let password = "hunter2-correct-horse-github";
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    for (_, _, body) in &requests {
+        assert!(!body.to_string().contains(password), "{body}");
+    }
+    assert!(requests[1].2.to_string().contains("«secret:2»"));
+    assert_eq!(
+        std::fs::read_to_string(&login).unwrap(),
+        format!("bob {password}")
+    );
+}

@@ -746,7 +746,8 @@ impl Agent {
     }
 
     /// The request for the next step: the branch shown (from the newest compaction's summary
-    /// on), images as notes for a model without vision, and the tools.
+    /// on), images as notes for a model without vision, and the tools — veiled (values kept
+    /// home as their placeholders) before anything else is done with it (cut, estimated, sent).
     fn request(
         &self,
         conversation: &str,
@@ -764,30 +765,34 @@ impl Agent {
         } else {
             format!("{system}\n\n{index}")
         };
-        Ok(ChatRequest {
-            model: turn.model.clone(),
-            system,
-            messages,
-            tools,
-            max_tokens: self.config.max_tokens,
-        })
+        self.veiled(
+            conversation,
+            ChatRequest {
+                model: turn.model.clone(),
+                system,
+                messages,
+                tools,
+                max_tokens: self.config.max_tokens,
+            },
+        )
     }
 
-    /// The request as the model may see it — every request to the provider goes through here:
+    /// The request as the model may see it — every request to the provider is made by
+    /// `request` or by compaction, both through here:
     /// values kept home become their placeholders, in what tools returned and files hold, and
     /// credential-shaped tokens wherever they are (the person's and the model's own words are
     /// not searched for kept values, which they hold only by coincidence: a site's name).
-    fn veiled(&self, conversation: &str, request: &ChatRequest) -> Result<ChatRequest, AgentError> {
+    fn veiled(&self, conversation: &str, request: ChatRequest) -> Result<ChatRequest, AgentError> {
         if !self.config.keep_secrets_home {
-            return Ok(request.clone());
+            return Ok(request);
         }
         let kept = self.scheduler.policy().placeholders();
         let store =
             |e: cowork_core::placeholders::PlaceholderError| AgentError::Store(e.to_string());
         kept.refresh(conversation).map_err(store)?;
         let veil = |text: &str, values: bool| kept.veil(conversation, text, values).map_err(store);
-        let mut veiled = request.clone();
-        veiled.system = veil(&request.system, true)?;
+        let mut veiled = request;
+        veiled.system = veil(&veiled.system, true)?;
         for message in &mut veiled.messages {
             for part in &mut message.parts {
                 match part {
@@ -859,14 +864,21 @@ impl Agent {
         let room = (self.config.context_window as usize)
             .saturating_sub(summary_tokens as usize + tokens::text(compaction::INSTRUCTIONS) + 64)
             .max(256);
+        // The transcript holds tool results and files: every kept value is hidden in it.
+        let transcript = self
+            .scheduler
+            .policy()
+            .placeholders()
+            .veil(conversation, &plan.transcript(room), true)
+            .map_err(|e| AgentError::Store(e.to_string()))?;
         let request = ChatRequest {
             model: turn.model.clone(),
             system: compaction::INSTRUCTIONS.to_string(),
-            messages: vec![Message::user_text(&plan.transcript(room))],
+            messages: vec![Message::user_text(&transcript)],
             tools: vec![],
             max_tokens: summary_tokens,
         };
-        let request = self.veiled(conversation, &request)?;
+        let request = self.veiled(conversation, request)?;
         let mut stream = self.provider.stream(&request, cancel.clone()).await?;
         let mut summary = String::new();
         while let Some(event) = stream.next().await {
@@ -1012,8 +1024,7 @@ impl Agent {
         let mut request = self
             .fitted_request(conversation, turn, system, events, cancel)
             .await?;
-        let veiled = self.veiled(conversation, &request)?;
-        let stream = match self.provider.stream(&veiled, cancel.clone()).await {
+        let stream = match self.provider.stream(&request, cancel.clone()).await {
             Err(overflow @ ProviderError::ContextOverflow { .. }) => {
                 // Our estimate was short of the provider's count: compact what can be,
                 // cut the rest harder, and try once more — if that changed anything.
@@ -1032,8 +1043,7 @@ impl Agent {
                 if !compacted && !cut {
                     return Err(overflow.into());
                 }
-                let veiled = self.veiled(conversation, &request)?;
-                self.provider.stream(&veiled, cancel.clone()).await?
+                self.provider.stream(&request, cancel.clone()).await?
             }
             other => other?,
         };
@@ -1175,7 +1185,14 @@ impl Agent {
                 .add_loaded_tools(conversation, &output.reveals)
                 .map_err(AgentError::Store)?;
         }
-        let content = truncate(content, self.config.max_tool_result_chars);
+        // Never cut inside a value kept home: its first half would reach the model unhidden.
+        let limit = self
+            .scheduler
+            .policy()
+            .placeholders()
+            .cut_point(conversation, &content, self.config.max_tool_result_chars)
+            .map_err(|e| AgentError::Store(e.to_string()))?;
+        let content = truncate(content, limit);
         let suspended = match &outcome.result {
             Err(cowork_contract::ToolError::Suspended { id, .. }) => Some(id.clone()),
             _ => None,

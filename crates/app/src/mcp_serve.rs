@@ -465,10 +465,20 @@ impl ServerHandler for CoworkServer {
         // The client's model is another app's, usually remote: values kept home reach it as
         // placeholders, which its calls here may use.
         let kept = self.scheduler.policy().placeholders();
-        let result = outcome.result.and_then(|output| {
-            kept.veil_output(&conversation, output)
-                .map_err(|e| cowork_contract::ToolError::failed(e.to_string()))
-        });
+        let failed = |e: cowork_core::placeholders::PlaceholderError| {
+            cowork_contract::ToolError::failed(e.to_string())
+        };
+        let result = match kept
+            .refresh(&conversation)
+            .map_err(failed)
+            .and(outcome.result)
+        {
+            Ok(output) => kept.veil_output(&conversation, output).map_err(failed),
+            // An error's words may echo a value put in for a placeholder.
+            Err(e) => Err(kept
+                .veil(&conversation, &e.to_string(), true)
+                .map_or_else(failed, cowork_contract::ToolError::failed)),
+        };
         Ok(mcp_result(result).into())
     }
 }

@@ -13,9 +13,9 @@ use crate::redact::looks_like_secret;
 use aho_corasick::{AhoCorasick, MatchKind};
 use cowork_contract::Sensitive;
 use cowork_store::Store;
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// Shorter values are not hidden: nothing that short guards anything (a card's code has 3
@@ -50,27 +50,36 @@ pub enum PlaceholderError {
         placeholder(*.0)
     )]
     Unknown(u32),
+    #[error(
+        "{} is written against other letters or digits: a value kept from the model goes in whole, on its own (`pw «secret:1»`, not `pw«secret:1»`)",
+        placeholder(*.0)
+    )]
+    Glued(u32),
     #[error("could not keep a value home: {0}")]
-    Store(String),
+    Store(#[from] rusqlite::Error),
+    #[error("could not keep a value home: {0}")]
+    Open(#[from] cowork_store::StoreError),
 }
 
 /// A conversation's kept values, and the matcher that finds them in text.
 #[derive(Default)]
 struct Table {
     kept: Vec<Kept>,
-    /// Each value and its JSON-escaped form (a tool's text is often JSON), longest first.
-    matcher: Option<(AhoCorasick, Vec<u32>)>,
+    values: HashSet<String>,
+    /// Each value and its JSON-escaped form (a tool's text is often JSON), longest first, with
+    /// the index of its `Kept`.
+    matcher: Option<(AhoCorasick, Vec<usize>)>,
 }
 
 impl Table {
     fn new(kept: Vec<Kept>) -> Table {
-        let mut patterns: Vec<(String, u32)> = Vec::new();
-        for k in &kept {
-            patterns.push((k.value.clone(), k.n));
+        let mut patterns: Vec<(String, usize)> = Vec::new();
+        for (i, k) in kept.iter().enumerate() {
+            patterns.push((k.value.clone(), i));
             let escaped = serde_json::to_string(&k.value).unwrap_or_default();
             let escaped = escaped.trim_matches('"');
             if escaped != k.value {
-                patterns.push((escaped.to_string(), k.n));
+                patterns.push((escaped.to_string(), i));
             }
         }
         let matcher = AhoCorasick::builder()
@@ -78,85 +87,149 @@ impl Table {
             .build(patterns.iter().map(|(p, _)| p))
             .ok()
             .filter(|_| !patterns.is_empty())
-            .map(|ac| (ac, patterns.iter().map(|(_, n)| *n).collect()));
-        Table { kept, matcher }
+            .map(|ac| (ac, patterns.iter().map(|(_, i)| *i).collect()));
+        let values = kept.iter().map(|k| k.value.clone()).collect();
+        Table {
+            kept,
+            values,
+            matcher,
+        }
     }
 
     fn get(&self, n: u32) -> Option<&Kept> {
         self.kept.iter().find(|k| k.n == n)
     }
 
-    fn holds(&self, value: &str) -> bool {
-        self.kept.iter().any(|k| k.value == value)
+    /// Where kept values stand in `text`, whole: a value that begins or ends with a Latin letter
+    /// or digit is not found inside a longer word or number (a code `123` in `41234`); next to
+    /// Chinese text (`密码是hunter2`) it is. A placeholder glued to letters is refused at the
+    /// gate, so a value cannot be put back inside a word and read out again.
+    fn found<'t>(
+        &'t self,
+        text: &'t str,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, &'t Kept)> + 't {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+        self.matcher.iter().flat_map(move |(matcher, index)| {
+            matcher.find_iter(text).filter_map(move |m| {
+                let found = &text[m.range()];
+                let inside = (word(found.chars().next()) && word(text[..m.start()].chars().last()))
+                    || (word(found.chars().last()) && word(text[m.end()..].chars().next()));
+                (!inside).then(|| (m.range(), &self.kept[index[m.pattern().as_usize()]]))
+            })
+        })
     }
 
     /// `text` with every kept value replaced by its placeholder, in one pass (a value can never
-    /// match inside a placeholder put there before). Only whole: a value that begins or ends
-    /// with a Latin letter or digit is not hidden inside a longer word or number (a code `123`
-    /// in `41234`); next to Chinese text (`密码是hunter2`) it is.
+    /// match inside a placeholder put there before).
     fn veil(&self, text: &str) -> String {
-        let Some((matcher, numbers)) = &self.matcher else {
-            return text.to_string();
-        };
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
         let mut out = String::with_capacity(text.len());
         let mut rest = 0;
-        for m in matcher.find_iter(text) {
-            let found = &text[m.range()];
-            let cut_before = word(found.chars().next()) && word(text[..m.start()].chars().last());
-            let cut_after = word(found.chars().last()) && word(text[m.end()..].chars().next());
-            if cut_before || cut_after {
-                continue;
-            }
-            out.push_str(&text[rest..m.start()]);
-            out.push_str(&placeholder(numbers[m.pattern().as_usize()]));
-            rest = m.end();
+        for (range, kept) in self.found(text) {
+            out.push_str(&text[rest..range.start]);
+            out.push_str(&kept.placeholder());
+            rest = range.end;
         }
         out.push_str(&text[rest..]);
         out
     }
+
+    /// A JSON text is veiled value by value and written again: a value its writer escaped
+    /// otherwise (`\u0026`, `\/`, `\u00e4`) is found once parsed. Numbers are caught in the text.
+    fn veil_text_or_json(&self, text: &str) -> String {
+        match serde_json::from_str::<Value>(text) {
+            Ok(parsed) if parsed.is_object() || parsed.is_array() => {
+                let veiled = map_strings(&parsed, &mut |s| Ok::<_, PlaceholderError>(self.veil(s)))
+                    .expect("veiling cannot fail");
+                self.veil(&veiled.to_string())
+            }
+            _ => self.veil(text),
+        }
+    }
 }
 
-/// Where values are kept, per conversation (table `kept_values`), cached in memory.
+/// Where values are kept, per conversation (table `kept_values`; a sub-agent's conversation
+/// numbers with its parent's, `kept_roots`), cached in memory.
 pub struct Placeholders {
     conn: Mutex<Connection>,
+    /// By root conversation.
     tables: Mutex<HashMap<String, Arc<Table>>>,
+    roots: Mutex<HashMap<String, String>>,
+    /// Every value kept in any conversation (and how many rows there were): a value one
+    /// conversation read and saved somewhere (a note, a file) is hidden when another reads it.
+    everywhere: Mutex<(i64, Arc<Table>)>,
 }
 
 impl Placeholders {
     pub fn open(store: &Store) -> Result<Self, PlaceholderError> {
         Ok(Placeholders {
-            conn: Mutex::new(store.connect().map_err(store_err)?),
+            conn: Mutex::new(store.connect()?),
             tables: Mutex::new(HashMap::new()),
+            roots: Mutex::new(HashMap::new()),
+            everywhere: Mutex::new((-1, Arc::default())),
         })
     }
 
-    fn table(&self, conversation: &str) -> Result<Arc<Table>, PlaceholderError> {
-        if let Some(table) = self.tables.lock().unwrap().get(conversation) {
-            return Ok(table.clone());
+    /// The conversation whose numbers `conversation` uses: its own, or its first parent's.
+    fn root(&self, conversation: &str) -> Result<String, PlaceholderError> {
+        if let Some(root) = self.roots.lock().unwrap().get(conversation) {
+            return Ok(root.clone());
         }
-        self.reload(conversation)
+        let root: Option<String> = self
+            .conn
+            .lock()
+            .unwrap()
+            .prepare_cached("SELECT root FROM kept_roots WHERE conversation = ?1")?
+            .query_row([conversation], |r| r.get(0))
+            .optional()?;
+        let root = root.unwrap_or_else(|| conversation.to_string());
+        self.roots
+            .lock()
+            .unwrap()
+            .insert(conversation.to_string(), root.clone());
+        Ok(root)
     }
 
-    fn reload(&self, conversation: &str) -> Result<Arc<Table>, PlaceholderError> {
-        let kept = load(&self.conn.lock().unwrap(), conversation).map_err(store_err)?;
+    fn table(&self, root: &str) -> Result<Arc<Table>, PlaceholderError> {
+        if let Some(table) = self.tables.lock().unwrap().get(root) {
+            return Ok(table.clone());
+        }
+        self.reload(root)
+    }
+
+    fn reload(&self, root: &str) -> Result<Arc<Table>, PlaceholderError> {
+        let kept = load(&self.conn.lock().unwrap(), Some(root))?;
         let table = Arc::new(Table::new(kept));
         self.tables
             .lock()
             .unwrap()
-            .insert(conversation.to_string(), table.clone());
+            .insert(root.to_string(), table.clone());
         Ok(table)
     }
 
-    /// Reads the conversation's values again: another Cowork process may have kept some (a
-    /// call through `cowork mcp serve`); asked once before each request to a model.
+    /// Reads the values again where the store holds more than this process knows (another
+    /// Cowork process kept some: a call through `cowork mcp serve`); asked once before each
+    /// request to a model.
     pub fn refresh(&self, conversation: &str) -> Result<(), PlaceholderError> {
-        self.reload(conversation).map(drop)
+        let root = self.root(conversation)?;
+        let (mine, all): (i64, i64) = self.conn.lock().unwrap().query_row(
+            "SELECT COUNT(*) FILTER (WHERE conversation = ?1), COUNT(*) FROM kept_values",
+            [&root],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if self.table(&root)?.kept.len() as i64 != mine {
+            self.reload(&root)?;
+        }
+        let mut everywhere = self.everywhere.lock().unwrap();
+        if everywhere.0 != all {
+            let kept = load(&self.conn.lock().unwrap(), None)?;
+            *everywhere = (all, Arc::new(Table::new(kept)));
+        }
+        Ok(())
     }
 
     /// The values kept in a conversation, in the order they were numbered.
     pub fn kept(&self, conversation: &str) -> Result<Vec<Kept>, PlaceholderError> {
-        Ok(self.table(conversation)?.kept.clone())
+        Ok(self.table(&self.root(conversation)?)?.kept.clone())
     }
 
     /// Keeps `values` home in `conversation` (those not kept yet get the next numbers).
@@ -168,72 +241,97 @@ impl Placeholders {
         tool: Option<&str>,
         subject: Option<&str>,
     ) -> Result<(), PlaceholderError> {
-        let table = self.table(conversation)?;
-        let fresh: Vec<&String> = values
+        let fresh: Vec<Kept> = values
             .iter()
-            .filter(|v| v.chars().count() >= SHORTEST_KEPT && !table.holds(v))
+            .map(|value| Kept {
+                n: 0,
+                value: value.clone(),
+                category,
+                tool: tool.map(str::to_string),
+                subject: subject.map(str::to_string),
+            })
+            .collect();
+        self.insert(&self.root(conversation)?, fresh)
+    }
+
+    fn insert(&self, root: &str, values: Vec<Kept>) -> Result<(), PlaceholderError> {
+        let table = self.table(root)?;
+        let fresh: Vec<Kept> = values
+            .into_iter()
+            .filter(|k| {
+                k.value.chars().count() >= SHORTEST_KEPT && !table.values.contains(&k.value)
+            })
             .collect();
         if fresh.is_empty() {
             return Ok(());
         }
         {
             let mut conn = self.conn.lock().unwrap();
-            let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(store_err)?;
-            for value in fresh {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for k in fresh {
                 // Numbered under the write lock, so two processes never give one number twice;
                 // a value another process kept meanwhile keeps its number.
                 tx.execute(
                     "INSERT INTO kept_values (conversation, n, value, category, tool, subject, kept_at)
                      SELECT ?1, COALESCE(MAX(n), 0) + 1, ?2, ?3, ?4, ?5, ?6 FROM kept_values WHERE conversation = ?1
                      ON CONFLICT (conversation, value) DO NOTHING",
-                    params![conversation, value, category.as_str(), tool, subject, chrono::Utc::now().to_rfc3339()],
-                )
-                .map_err(store_err)?;
+                    params![root, k.value, k.category.as_str(), k.tool, k.subject, chrono::Utc::now().to_rfc3339()],
+                )?;
             }
-            tx.commit().map_err(store_err)?;
+            tx.commit()?;
         }
-        self.reload(conversation)?;
+        self.reload(root)?;
         Ok(())
     }
 
-    /// A sub-agent's conversation `child` holds its parent's values under the same numbers.
+    /// A sub-agent's conversation `child` numbers with its parent's: a placeholder means the
+    /// same value in both, whichever kept it (the answer it hands back is read by the parent's
+    /// model).
     pub fn inherit(&self, child: &str, parent: &str) -> Result<(), PlaceholderError> {
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
-                "INSERT OR IGNORE INTO kept_values (conversation, n, value, category, tool, subject, kept_at)
-                 SELECT ?1, n, value, category, tool, subject, kept_at FROM kept_values WHERE conversation = ?2",
-                params![child, parent],
-            )
-            .map_err(store_err)?;
-        self.reload(child)?;
+        let root = self.root(parent)?;
+        self.conn.lock().unwrap().execute(
+            "INSERT OR REPLACE INTO kept_roots (conversation, root) VALUES (?1, ?2)",
+            params![child, root],
+        )?;
+        self.roots.lock().unwrap().insert(child.to_string(), root);
         Ok(())
     }
 
     /// `text` as a remote model may see it: credential-shaped tokens are kept first (so they
-    /// have numbers), then every value kept in the conversation is replaced by its placeholder
-    /// — or only the shaped ones, for words the model or the person wrote (`values: false`),
-    /// which hold a kept value only by coincidence (a site's name the person typed).
+    /// have numbers), and values any conversation kept are kept here too; then every value
+    /// kept in the conversation is replaced by its placeholder — or only the shaped ones, for
+    /// words the model or the person wrote (`values: false`), which hold a kept value only by
+    /// coincidence (a site's name the person typed).
     pub fn veil(
         &self,
         conversation: &str,
         text: &str,
         values: bool,
     ) -> Result<String, PlaceholderError> {
+        let root = self.root(conversation)?;
         let shaped = shaped_secrets(text);
         if !shaped.is_empty() {
-            self.keep(conversation, &shaped, Sensitive::Secrets, None, None)?;
+            let found = shaped.iter().map(|value| Kept {
+                n: 0,
+                value: value.clone(),
+                category: Sensitive::Secrets,
+                tool: None,
+                subject: None,
+            });
+            self.insert(&root, found.collect())?;
         }
         if values {
-            return Ok(self.table(conversation)?.veil(text));
+            let everywhere = self.everywhere.lock().unwrap().1.clone();
+            let elsewhere: Vec<Kept> = everywhere.found(text).map(|(_, k)| k.clone()).collect();
+            if !elsewhere.is_empty() {
+                self.insert(&root, elsewhere)?;
+            }
+            return Ok(self.table(&root)?.veil_text_or_json(text));
         }
         if shaped.is_empty() {
             return Ok(text.to_string());
         }
-        let table = self.table(conversation)?;
+        let table = self.table(&root)?;
         let only_shaped = Table::new(
             table
                 .kept
@@ -245,7 +343,7 @@ impl Placeholders {
         Ok(only_shaped.veil(text))
     }
 
-    /// Every string in `value` veiled as [`Placeholders::veil`] does.
+    /// Every string in `value` (keys too) veiled as [`Placeholders::veil`] does.
     pub fn veil_json(
         &self,
         conversation: &str,
@@ -263,6 +361,7 @@ impl Placeholders {
         output: cowork_contract::ToolOutput,
     ) -> Result<cowork_contract::ToolOutput, PlaceholderError> {
         use cowork_contract::Content;
+        self.refresh(conversation)?;
         let content = output
             .content
             .into_iter()
@@ -289,8 +388,33 @@ impl Placeholders {
         })
     }
 
-    /// The placeholders `args` uses, each with its value: None when it uses none. A number
-    /// the conversation does not hold is refused.
+    /// How many of `text`'s first `limit` characters to keep so that no kept value is cut in
+    /// two (its first half would reach the model unhidden): `limit`, or where the value that
+    /// the cut would split begins.
+    pub fn cut_point(
+        &self,
+        conversation: &str,
+        text: &str,
+        limit: usize,
+    ) -> Result<usize, PlaceholderError> {
+        let Some((at, _)) = text.char_indices().nth(limit) else {
+            return Ok(limit);
+        };
+        let table = self.table(&self.root(conversation)?)?;
+        let split = table.matcher.iter().flat_map(|(matcher, _)| {
+            matcher
+                .find_iter(text)
+                .find(|m| m.start() < at && m.end() > at)
+        });
+        Ok(match split.into_iter().next() {
+            Some(m) => text[..m.start()].chars().count(),
+            None => limit,
+        })
+    }
+
+    /// The placeholders `args` uses (in values and keys), each with its value: None when it
+    /// uses none. A number the conversation does not hold is refused, and so is a placeholder
+    /// written against letters or digits.
     pub fn used(
         &self,
         conversation: &str,
@@ -298,7 +422,13 @@ impl Placeholders {
     ) -> Result<Option<Vec<Kept>>, PlaceholderError> {
         let mut numbers = Vec::new();
         map_strings(args, &mut |s| {
-            numbers.extend(placeholders_in(s).into_iter().map(|(_, n)| n));
+            for (range, n) in placeholders_in(s) {
+                let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+                if glued(s[..range.start].chars().last()) || glued(s[range.end..].chars().next()) {
+                    return Err(PlaceholderError::Glued(n));
+                }
+                numbers.push(n);
+            }
             Ok(s.to_string())
         })?;
         if numbers.is_empty() {
@@ -306,10 +436,11 @@ impl Placeholders {
         }
         numbers.sort_unstable();
         numbers.dedup();
-        let mut table = self.table(conversation)?;
+        let root = self.root(conversation)?;
+        let mut table = self.table(&root)?;
         if numbers.iter().any(|n| table.get(*n).is_none()) {
             // Kept by another process since this one last looked.
-            table = self.reload(conversation)?;
+            table = self.reload(&root)?;
         }
         numbers
             .into_iter()
@@ -377,7 +508,8 @@ pub fn shaped_secrets(text: &str) -> Vec<String> {
     found
 }
 
-/// PEM private keys, whole (`-----BEGIN … PRIVATE KEY-----` to its `-----END …-----`).
+/// PEM and PGP private keys, whole (`-----BEGIN … PRIVATE KEY[ BLOCK]-----` to its
+/// `-----END …-----`).
 fn private_key_blocks(text: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut from = 0;
@@ -387,7 +519,7 @@ fn private_key_blocks(text: &str) -> Vec<String> {
         };
         let label = &text[begin + 11..header_end];
         from = header_end + 5;
-        if !label.ends_with("PRIVATE KEY") || label.len() > 40 {
+        if !label.contains("PRIVATE KEY") || label.len() > 40 {
             continue;
         }
         let footer = format!("-----END {label}-----");
@@ -422,7 +554,12 @@ pub fn values_of(output: &cowork_contract::ToolOutput, args: &Value) -> Vec<Stri
             _ => {}
         }
     }
-    values.retain(|v| !v.is_empty() && !asked.contains(v));
+    // A web address in a login is where the secret is used, not the secret: hidden, it would
+    // stop the model from going there (a call whose address is a placeholder is refused).
+    let address = |v: &str| {
+        url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+    };
+    values.retain(|v| !v.is_empty() && !asked.contains(v) && !address(v));
     values.sort();
     values.dedup();
     values
@@ -438,6 +575,7 @@ fn leaves(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// `value` with every string, object keys included, mapped by `f`.
 fn map_strings<E>(
     value: &Value,
     f: &mut impl FnMut(&str) -> Result<String, E>,
@@ -452,16 +590,18 @@ fn map_strings<E>(
         ),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| Ok((k.clone(), map_strings(v, f)?)))
+                .map(|(k, v)| Ok((f(k)?, map_strings(v, f)?)))
                 .collect::<Result<_, E>>()?,
         ),
         other => other.clone(),
     })
 }
 
-fn load(conn: &Connection, conversation: &str) -> rusqlite::Result<Vec<Kept>> {
+/// The values kept in `conversation`, in their order; None: in every conversation.
+fn load(conn: &Connection, conversation: Option<&str>) -> rusqlite::Result<Vec<Kept>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT n, value, category, tool, subject FROM kept_values WHERE conversation = ?1 ORDER BY n",
+        "SELECT n, value, category, tool, subject FROM kept_values
+         WHERE ?1 IS NULL OR conversation = ?1 ORDER BY conversation, n",
     )?;
     let rows = stmt.query_map([conversation], |r| {
         let category: String = r.get(2)?;
@@ -477,10 +617,6 @@ fn load(conn: &Connection, conversation: &str) -> rusqlite::Result<Vec<Kept>> {
         })
     })?;
     rows.collect()
-}
-
-fn store_err(e: impl std::fmt::Display) -> PlaceholderError {
-    PlaceholderError::Store(e.to_string())
 }
 
 #[cfg(test)]
@@ -513,10 +649,14 @@ mod tests {
         )
         .unwrap();
         let veiled = p.veil("c1", output, true).unwrap();
+        // A JSON text is veiled value by value (and written again).
         assert_eq!(
             veiled,
-            r#"{"title":"github","username":"«secret:1»","password":"«secret:2»"}"#
+            r#"{"password":"«secret:2»","title":"github","username":"«secret:1»"}"#
         );
+        // However its writer escaped it (Go writes `"` as \u0022).
+        let go = r#"{"pw":"hunter2-\u0022x"}"#;
+        assert_eq!(p.veil("c1", go, true).unwrap(), r#"{"pw":"«secret:2»"}"#);
         // The person's or the model's words keep what merely coincides with a kept value.
         assert_eq!(
             p.veil("c1", "mail bob@example.com", false).unwrap(),
@@ -537,6 +677,76 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_value_goes_in_whole_and_is_never_cut_in_two() {
+        let (_tmp, p) = open();
+        p.keep(
+            "c",
+            &["hunter2-long".into()],
+            Sensitive::Secrets,
+            Some("get"),
+            None,
+        )
+        .unwrap();
+        // Glued to letters, it could be read back inside a word that no longer matches.
+        assert!(matches!(
+            p.used("c", &json!({"text": "A«secret:1»"})),
+            Err(PlaceholderError::Glued(1))
+        ));
+        assert!(
+            p.used("c", &json!({"text": "pw: «secret:1»."}))
+                .unwrap()
+                .is_some()
+        );
+        // A cut that would split the value keeps everything before it.
+        let text = "0123456789 hunter2-long tail";
+        assert_eq!(p.cut_point("c", text, 14).unwrap(), 11);
+        assert_eq!(p.cut_point("c", text, 8).unwrap(), 8);
+        assert_eq!(p.cut_point("c", text, 99).unwrap(), 99);
+    }
+
+    #[test]
+    fn a_sub_agent_numbers_with_its_parent_and_a_value_saved_elsewhere_stays_hidden() {
+        let (_tmp, p) = open();
+        p.keep(
+            "parent",
+            &["card-4242".into()],
+            Sensitive::Payment,
+            Some("wallet"),
+            None,
+        )
+        .unwrap();
+        p.inherit("child", "parent").unwrap();
+        p.keep(
+            "child",
+            &["token-of-the-child".into()],
+            Sensitive::Secrets,
+            None,
+            None,
+        )
+        .unwrap();
+        // The child's answer names its own value by a number the parent reads the same way.
+        let used = p.used("parent", &json!("«secret:2»")).unwrap().unwrap();
+        assert_eq!(used[0].value, "token-of-the-child");
+        // Another conversation reads a note that holds the card: it is hidden there too.
+        p.refresh("other").unwrap();
+        assert_eq!(
+            p.veil("other", "note: card-4242", true).unwrap(),
+            "note: «secret:1»"
+        );
+        assert_eq!(p.kept("other").unwrap()[0].category, Sensitive::Payment);
+    }
+
+    #[test]
+    fn a_web_address_in_a_login_is_not_kept() {
+        let output = json!({"url": "https://github.com/login", "password": "pw-value"});
+        let values = values_of(
+            &cowork_contract::ToolOutput::text(output.to_string()),
+            &json!({}),
+        );
+        assert_eq!(values, ["pw-value"]);
     }
 
     #[test]
@@ -592,15 +802,19 @@ mod tests {
     #[test]
     fn a_private_key_block_is_kept_whole() {
         let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----";
-        let text =
-            format!("here:\n{key}\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----");
-        assert_eq!(shaped_secrets(&text), [key]);
+        let pgp =
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----";
+        let text = format!(
+            "here:\n{key}\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n{pgp}"
+        );
+        assert_eq!(shaped_secrets(&text), [key, pgp]);
     }
 
     fn token() -> impl Strategy<Value = String> {
         let prefixes = prop::sample::select(vec![
             "sk-ant-",
             "sk-",
+            "sk_live_",
             "ghp_",
             "github_pat_",
             "xoxb-",

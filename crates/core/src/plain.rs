@@ -301,11 +301,12 @@ fn other_words(effect: &Effect) -> Words {
     }
 }
 
-/// A call putting in values kept from the model (placeholders): what the first one is, and
-/// every placeholder the model wrote instead of a value.
+/// A call putting in values kept from the model (placeholders): what the first one a read
+/// returned is (else that it is a key or token), and every placeholder the model wrote
+/// instead of a value.
 pub(crate) fn carried(kept: &[crate::placeholders::Kept]) -> Words {
     use cowork_contract::Sensitive::*;
-    let first = &kept[0];
+    let first = kept.iter().find(|k| k.tool.is_some()).unwrap_or(&kept[0]);
     let placeholder = kept
         .iter()
         .map(|k| k.placeholder())

@@ -31,9 +31,13 @@ fn is_secret_key(key: &str, declared: &[String]) -> bool {
     SECRET_KEY_SUFFIXES.iter().any(|s| normalized.ends_with(s))
 }
 
-/// A well-known token shape (`sk-…`, `ghp_…`, `AKIA…`).
+/// A well-known token shape (`sk-…`, `ghp_…`, `AKIA…`, a JWT). A list, because issuers give
+/// their tokens fixed prefixes precisely so that scanners can find them; what it misses (a
+/// bare password) is caught by what read it (`placeholders`), not by its shape.
 pub fn looks_like_secret(value: &str) -> bool {
     const PREFIXES: &[&str] = &[
+        "sk_live_",
+        "rk_live_",
         "sk-",
         "ghp_",
         "gho_",
@@ -45,7 +49,10 @@ pub fn looks_like_secret(value: &str) -> bool {
         "AKIA",
         "AIza",
     ];
-    value.len() >= 16 && !value.contains(' ') && PREFIXES.iter().any(|p| value.starts_with(p))
+    let jwt = value.starts_with("eyJ") && value.matches('.').count() == 2;
+    value.len() >= 16
+        && !value.contains(' ')
+        && (jwt || PREFIXES.iter().any(|p| value.starts_with(p)))
 }
 
 pub fn redact(value: &Value, declared: &[String]) -> Value {

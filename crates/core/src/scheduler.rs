@@ -298,6 +298,8 @@ struct Trail {
     approved_by: Option<String>,
     /// The person (not a rule) approved the call.
     person_approved: bool,
+    /// It ran with values kept from the model put in for its placeholders.
+    carried: bool,
     secret_args: Vec<String>,
 }
 
@@ -997,7 +999,10 @@ impl Scheduler {
         let duration = started.elapsed();
         let tool = trail.tool.take().unwrap_or(req.tool);
         let mut result = result.map_err(|e| e.stamped(&tool));
-        let error = result.as_ref().err().map(|e| e.to_string());
+        let error = result
+            .as_ref()
+            .err()
+            .map(|e| self.unrevealed(&req.conversation, e.to_string(), trail.carried));
         let review = trail.review.as_ref();
         let read_only = trail.effects.iter().all(Effect::is_read_only);
         let row = Row {
@@ -1155,6 +1160,7 @@ impl Scheduler {
             self.check_rate(&spec.name, limit)?;
         }
         if !carried.is_empty() {
+            trail.carried = true;
             prepared = self.with_kept_values(&handler, req, env, &carried, &trail.effects)?;
         }
         self.write_intent(req, call_id, trail).await?;
@@ -1198,6 +1204,16 @@ impl Scheduler {
             .unwrap_or_default())
     }
 
+    /// A failure's words as the audit row keeps them: a call that ran with kept values may
+    /// have echoed one (`cannot log in as hunter2`); the row holds the placeholder instead.
+    fn unrevealed(&self, conversation: &str, error: String, carried: bool) -> String {
+        if !carried {
+            return error;
+        }
+        let veiled = self.policy.placeholders().veil(conversation, &error, true);
+        veiled.unwrap_or_else(|e| format!("(its error is not shown: {e})"))
+    }
+
     /// The reviewed and approved call, prepared again with its placeholders' values: what runs.
     /// A value may fill what the call carries, never change what was reviewed (where it
     /// reaches, who receives it): then the effects differ and the call is refused.
@@ -1233,17 +1249,22 @@ impl Scheduler {
         effects: &[Effect],
         output: &ToolOutput,
     ) -> Result<(), ToolError> {
-        for effect in effects {
-            let Some(category) = effect.kept_home() else {
-                continue;
-            };
-            let subject = match effect {
-                Effect::SensitiveRead { subject, .. } | Effect::SecretsRead { name: subject } => {
-                    Some(subject.as_str())
-                }
-                _ => None,
-            };
-            let values = crate::placeholders::values_of(output, &req.args);
+        let reads: Vec<(cowork_contract::Sensitive, Option<&str>)> = effects
+            .iter()
+            .filter_map(|effect| {
+                let subject = match effect {
+                    Effect::SensitiveRead { subject, .. }
+                    | Effect::SecretsRead { name: subject } => Some(subject.as_str()),
+                    _ => None,
+                };
+                effect.kept_home().map(|category| (category, subject))
+            })
+            .collect();
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let values = crate::placeholders::values_of(output, &req.args);
+        for (category, subject) in reads {
             self.policy
                 .placeholders()
                 .keep(

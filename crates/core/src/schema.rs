@@ -143,7 +143,7 @@ BEGIN UPDATE policy_generation SET n = n + 1; END;
 "#,
         ),
         // core/placeholders: values that reach a remote model only as `«secret:N»`, numbered
-        // once per conversation.
+        // once per conversation; a sub-agent's conversation numbers with its root's.
         Step::new(
             r#"
 CREATE TABLE kept_values (
@@ -156,6 +156,10 @@ CREATE TABLE kept_values (
     kept_at      TEXT NOT NULL,
     PRIMARY KEY (conversation, n),
     UNIQUE (conversation, value)
+);
+CREATE TABLE kept_roots (
+    conversation TEXT PRIMARY KEY,
+    root         TEXT NOT NULL
 );
 "#,
         ),

@@ -90,6 +90,13 @@ async fn send_waits_for_undo_then_arrives_and_a_reply_threads() {
         read.result.as_ref().unwrap().untrusted,
         "incoming mail is untrusted"
     );
+    // A message's body is someone's private message: reading it asked, naming the account.
+    let (tool, effects) = yes.asked.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(tool, "email_read");
+    assert!(effects.contains(&Effect::SensitiveRead {
+        category: cowork_contract::Sensitive::PrivateMessages,
+        subject: "bob".into()
+    }));
     let message = read.result.unwrap().structured.unwrap();
     assert!(
         message["text"]

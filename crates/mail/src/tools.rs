@@ -527,7 +527,7 @@ impl MailTools {
         self.account_read_plan(input.account.as_deref())
     }
 
-    #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead],
+    #[tool(name = "email_read", title = "Read mail", category = "mail", effects = [MailRead, SensitiveRead],
            read_only, idempotent, open_world, plan = Self::plan_read, text = read_text,
            description = "Read one message: headers, plain text (HTML converted), attachment list.")]
     async fn read(&self, input: &ReadInput, ctx: &ToolContext) -> ToolResult<Message> {
@@ -545,8 +545,19 @@ impl MailTools {
         Ok(message)
     }
 
+    /// A message's body is someone's private message to the person: read as such (asked until
+    /// the person allows this account's mail, `email_read(<account>)`). Headers are not.
     fn plan_read(&self, input: &ReadInput, _: &EffectEnv) -> Result<CallPlan, ToolError> {
-        self.account_read_plan(input.account.as_deref())
+        let account = account_name(&self.shared, input.account.as_deref())?;
+        Ok(CallPlan::new(vec![
+            Effect::MailRead {
+                account: account.clone(),
+            },
+            Effect::SensitiveRead {
+                category: cowork_contract::Sensitive::PrivateMessages,
+                subject: account,
+            },
+        ]))
     }
 
     /// Reading one account's mail: what `email_check` and `email_read` are reviewed as.

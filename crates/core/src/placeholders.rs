@@ -133,14 +133,21 @@ impl Table {
         out
     }
 
-    /// A JSON text is veiled value by value and written again: a value its writer escaped
-    /// otherwise (`\u0026`, `\/`, `\u00e4`) is found once parsed. Numbers are caught in the text.
+    /// A JSON text is veiled value by value and written again when a value was found in it:
+    /// a value its writer escaped otherwise (`\u0026`, `\/`, `\u00e4`) is found once parsed.
+    /// Numbers are caught in the text. A text holding no kept value goes out as it came.
     fn veil_text_or_json(&self, text: &str) -> String {
+        if self.kept.is_empty() {
+            return text.to_string();
+        }
         match serde_json::from_str::<Value>(text) {
             Ok(parsed) if parsed.is_object() || parsed.is_array() => {
                 let veiled = map_strings(&parsed, &mut |s| Ok::<_, PlaceholderError>(self.veil(s)))
                     .expect("veiling cannot fail");
-                self.veil(&veiled.to_string())
+                match veiled == parsed {
+                    true => self.veil(text),
+                    false => self.veil(&veiled.to_string()),
+                }
             }
             _ => self.veil(text),
         }
@@ -747,6 +754,16 @@ mod tests {
             &json!({}),
         );
         assert_eq!(values, ["pw-value"]);
+    }
+
+    #[test]
+    fn a_json_text_holding_no_kept_value_goes_out_as_it_came() {
+        let (_tmp, p) = open();
+        let pretty = "{\"b\": true,\n \"a\": \"x\"}";
+        assert_eq!(p.veil("c", pretty, true).unwrap(), pretty);
+        p.keep("c", &["kept-value".into()], Sensitive::Secrets, None, None)
+            .unwrap();
+        assert_eq!(p.veil("c", pretty, true).unwrap(), pretty);
     }
 
     #[test]

@@ -803,11 +803,16 @@ async fn a_scheduled_prompt_runs_under_its_schedules_tool_profile() {
 /// A toolpack installed by an earlier process (the window, `cowork toolpack install`), whose
 /// server nothing has started in this one: `report` runs as a task and ends with its text.
 fn install_tasks_pack(home: &std::path::Path, ws: &std::path::Path) {
-    let app = open_app(home, ws);
     let pack = cowork_tests::mcp::tasks_pack(
         home,
         std::path::Path::new(env!("CARGO_BIN_EXE_tasks-server")),
     );
+    install_pack(home, ws, &pack);
+}
+
+/// Installs the toolpack folder `pack`, in a process (an app) of its own.
+fn install_pack(home: &std::path::Path, ws: &std::path::Path, pack: &std::path::Path) {
+    let app = open_app(home, ws);
     let runtime = tokio::runtime::Handle::current();
     let staged = tokio::task::block_in_place(|| {
         runtime.block_on(app.stage_toolpack(&pack.display().to_string(), None))
@@ -815,6 +820,40 @@ fn install_tasks_pack(home: &std::path::Path, ws: &std::path::Path) {
     .unwrap();
     app.install_toolpack(staged, Default::default(), false)
         .unwrap();
+}
+
+/// Adds `prompt` as schedule `name` whose run fell due yesterday (missed: run once), runs the
+/// schedule worker until that run ends, and returns it.
+async fn run_missed_prompt(
+    app: &cowork_app::App,
+    name: &str,
+    prompt: &str,
+) -> cowork_app::chains::ScheduleRun {
+    use chrono::Timelike;
+    use cowork_app::chains::{Missed, ScheduleRunState};
+    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
+    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
+    app.schedules()
+        .add_prompt(
+            Some(name),
+            &cron,
+            prompt,
+            None,
+            Missed::RunOnce,
+            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
+        )
+        .unwrap();
+    let worker = tokio::spawn(app.schedule_worker());
+    let run = cowork_tests::wait::until("the scheduled prompt to end", || {
+        let runs = app.schedules().history(Some(name), 5).unwrap();
+        let ended = runs
+            .into_iter()
+            .find(|r| r.state != ScheduleRunState::Running);
+        std::future::ready(ended.ok_or_else(|| "still running".to_string()))
+    })
+    .await;
+    worker.abort();
+    run
 }
 
 fn open_app(home: &std::path::Path, ws: &std::path::Path) -> cowork_app::App {
@@ -838,8 +877,7 @@ fn report_ran(app: &cowork_app::App) -> usize {
 /// servers start for them, through the one function every path uses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scheduled_prompt_and_a_chain_reach_a_toolpack_nothing_had_started() {
-    use chrono::Timelike;
-    use cowork_app::chains::{Missed, RunOptions, RunState, ScheduleRunState};
+    use cowork_app::chains::{RunOptions, RunState, ScheduleRunState};
     use cowork_tests::llm_server::{ScriptedLlm, Turn};
     let dir = tempfile::tempdir().unwrap();
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
@@ -863,28 +901,7 @@ async fn a_scheduled_prompt_and_a_chain_reach_a_toolpack_nothing_had_started() {
         &[("a", "mcp__tasks__report", json!({"seconds": 0.2}))],
     ));
     server.push(Turn::text("The report is written."));
-    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
-    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
-    app.schedules()
-        .add_prompt(
-            Some("report"),
-            &cron,
-            "write the report",
-            None,
-            Missed::RunOnce,
-            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
-        )
-        .unwrap();
-    let worker = tokio::spawn(app.schedule_worker());
-    let run = cowork_tests::wait::until("the scheduled prompt to end", || {
-        let runs = app.schedules().history(Some("report"), 5).unwrap();
-        let ended = runs
-            .into_iter()
-            .find(|r| r.state != ScheduleRunState::Running);
-        std::future::ready(ended.ok_or_else(|| "still running".to_string()))
-    })
-    .await;
-    worker.abort();
+    let run = run_missed_prompt(&app, "report", "write the report").await;
     assert_eq!(run.state, ScheduleRunState::Completed, "{run:?}");
     assert_eq!(report_ran(&app), 1, "the model's call reached the pack");
     drop(app);
@@ -927,8 +944,7 @@ args = { seconds = 0.2 }
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_a_toolpack_returns_reaches_the_model_as_a_placeholder_and_the_pack_gets_it_back()
  {
-    use chrono::Timelike;
-    use cowork_app::chains::{Missed, ScheduleRunState};
+    use cowork_app::chains::ScheduleRunState;
     use cowork_tests::llm_server::{ScriptedLlm, Turn};
     let dir = tempfile::tempdir().unwrap();
     let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
@@ -964,16 +980,7 @@ async fn a_password_a_toolpack_returns_reaches_the_model_as_a_placeholder_and_th
                         "plant": [{"kind": "fs.write", "path": "{path}"}]},
             "sandbox": {"write": [ws]}}}});
     std::fs::write(pack.join("manifest.json"), manifest.to_string()).unwrap();
-    {
-        let app = open_app(&home, &ws);
-        let runtime = tokio::runtime::Handle::current();
-        let staged = tokio::task::block_in_place(|| {
-            runtime.block_on(app.stage_toolpack(&pack.display().to_string(), None))
-        })
-        .unwrap();
-        app.install_toolpack(staged, Default::default(), false)
-            .unwrap();
-    }
+    install_pack(&home, &ws, &pack);
 
     let app = open_app(&home, &ws);
     server.push(Turn::tools(
@@ -990,29 +997,8 @@ async fn a_password_a_toolpack_returns_reaches_the_model_as_a_placeholder_and_th
         )],
     ));
     server.push(Turn::text("Saved."));
-    let yesterday = chrono::Local::now() - chrono::TimeDelta::days(1);
-    let cron = format!("{} {} * * *", yesterday.minute(), yesterday.hour());
     let prompt = format!("write my github login to {}", login.display());
-    app.schedules()
-        .add_prompt(
-            Some("login"),
-            &cron,
-            &prompt,
-            None,
-            Missed::RunOnce,
-            (yesterday - chrono::TimeDelta::minutes(1)).with_timezone(&chrono::Utc),
-        )
-        .unwrap();
-    let worker = tokio::spawn(app.schedule_worker());
-    let run = cowork_tests::wait::until("the scheduled prompt to end", || {
-        let runs = app.schedules().history(Some("login"), 5).unwrap();
-        let ended = runs
-            .into_iter()
-            .find(|r| r.state != ScheduleRunState::Running);
-        std::future::ready(ended.ok_or_else(|| "still running".to_string()))
-    })
-    .await;
-    worker.abort();
+    let run = run_missed_prompt(&app, "login", &prompt).await;
     app.scheduler().flush().unwrap();
     let rows = app.scheduler().audit().list(&Default::default()).unwrap();
     assert_eq!(run.state, ScheduleRunState::Completed, "{run:?} {rows:?}");

@@ -787,13 +787,30 @@ impl Agent {
             return Ok(request);
         }
         let kept = self.scheduler.policy().placeholders();
+        let mut veiled = request;
+        veiled.system = kept
+            .veil(conversation, &veiled.system, true)
+            .map_err(|e| AgentError::Store(e.to_string()))?;
+        self.veil_messages(conversation, veiled.messages.iter_mut())?;
+        Ok(veiled)
+    }
+
+    /// `messages` veiled as [`Agent::veiled`] says (nothing, for a model the person lets see
+    /// the values).
+    fn veil_messages<'m>(
+        &self,
+        conversation: &str,
+        messages: impl Iterator<Item = &'m mut Message>,
+    ) -> Result<(), AgentError> {
+        if !self.config.keep_secrets_home {
+            return Ok(());
+        }
+        let kept = self.scheduler.policy().placeholders();
         let store =
             |e: cowork_core::placeholders::PlaceholderError| AgentError::Store(e.to_string());
         kept.refresh(conversation).map_err(store)?;
         let veil = |text: &str, values: bool| kept.veil(conversation, text, values).map_err(store);
-        let mut veiled = request;
-        veiled.system = veil(&veiled.system, true)?;
-        for message in &mut veiled.messages {
+        for message in messages {
             for part in &mut message.parts {
                 match part {
                     Part::Text { text } => *text = veil(text, false)?,
@@ -806,7 +823,7 @@ impl Agent {
                 }
             }
         }
-        Ok(veiled)
+        Ok(())
     }
 
     /// The prompt tokens a request will take, corrected by what the provider reported last.
@@ -849,7 +866,9 @@ impl Agent {
         events: &mpsc::UnboundedSender<AgentEvent>,
         cancel: CancellationToken,
     ) -> Result<Option<Compaction>, AgentError> {
-        let (path, earlier) = self.branch(conversation)?;
+        let (mut path, earlier) = self.branch(conversation)?;
+        // Veiled before the transcript clips long results: a value cut in two no longer matches.
+        self.veil_messages(conversation, path.iter_mut().map(|(_, m)| m))?;
         let Some(plan) = compaction::plan(&path, &earlier, keep) else {
             return Ok(None);
         };
@@ -864,17 +883,10 @@ impl Agent {
         let room = (self.config.context_window as usize)
             .saturating_sub(summary_tokens as usize + tokens::text(compaction::INSTRUCTIONS) + 64)
             .max(256);
-        // The transcript holds tool results and files: every kept value is hidden in it.
-        let transcript = self
-            .scheduler
-            .policy()
-            .placeholders()
-            .veil(conversation, &plan.transcript(room), true)
-            .map_err(|e| AgentError::Store(e.to_string()))?;
         let request = ChatRequest {
             model: turn.model.clone(),
             system: compaction::INSTRUCTIONS.to_string(),
-            messages: vec![Message::user_text(&transcript)],
+            messages: vec![Message::user_text(&plan.transcript(room))],
             tools: vec![],
             max_tokens: summary_tokens,
         };

@@ -427,8 +427,9 @@ impl Placeholders {
         conversation: &str,
         args: &Value,
     ) -> Result<Option<Vec<Kept>>, PlaceholderError> {
+        // Every call of every caller passes here: the arguments are read, never copied.
         let mut numbers = Vec::new();
-        map_strings(args, &mut |s| {
+        each_string(args, &mut |s| {
             for (range, n) in placeholders_in(s) {
                 let glued = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
                 if glued(s[..range.start].chars().last()) || glued(s[range.end..].chars().next()) {
@@ -436,7 +437,7 @@ impl Placeholders {
                 }
                 numbers.push(n);
             }
-            Ok(s.to_string())
+            Ok(())
         })?;
         if numbers.is_empty() {
             return Ok(None);
@@ -579,6 +580,19 @@ fn leaves(value: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
         Value::Object(map) => map.values().for_each(|v| leaves(v, out)),
         Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// Calls `f` on every string in `value`, object keys included.
+fn each_string<E>(value: &Value, f: &mut impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().try_for_each(|v| each_string(v, f)),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
+            f(k)?;
+            each_string(v, f)
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -31,6 +31,7 @@ fi
 root=$(mktemp -d /tmp/cowork-debroot.XXXXXX)
 xvfb_pid=""
 bus_pid=""
+tray_pid=""
 mirror_pid=""
 page_pid=""
 mirror=$(mktemp -d /tmp/cowork-mirror.XXXXXX)
@@ -40,6 +41,7 @@ cleanup() {
   [ -n "$page_pid" ] && kill "$page_pid" 2>/dev/null || true
   rm -rf "$mirror"
   [ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null || true
+  [ -n "$tray_pid" ] && kill "$tray_pid" 2>/dev/null || true
   for m in tmp/.X11-unix dev/pts dev proc; do umount -l "$root/$m" 2>/dev/null || true; done
   rm -rf "$root"
 }
@@ -112,6 +114,11 @@ echo "$seen" | grep -q "Tomatoes need sun" || { echo "$seen"; echo "deb-install:
 echo "deb-install: browser: opened a loopback page and read its heading"
 as_ada cowork doctor | sed 's/^/deb-install:   doctor (end of the day): /' || true
 
+# A desktop panel's tray host, started from this machine on the root's session bus.
+# The test command's debug build and flags (so nothing else compiles again).
+# shellcheck source=tests/build-env.sh
+(source tests/build-env.sh && cargo build --locked -q -p cowork-tests --bin tray-host)
+tray_host="${CARGO_TARGET_DIR:-$HOME/.cache/cowork/target}/debug/tray-host"
 # Launch under a display of this machine's; the installed app says when it is interactive.
 display=":$((200 + RANDOM % 100))"
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
@@ -121,12 +128,29 @@ for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1
 dbus-daemon --session --nofork --nopidfile --address="unix:path=$root/tmp/session-bus" >/dev/null 2>&1 &
 bus_pid=$!
 for _ in $(seq 50); do [ -e "$root/tmp/session-bus" ] && break; sleep 0.1; done
+# PSS of every process in the root, each with its largest mappings (to see where it goes).
+root_pss_mb() {
+  local pss=0 p kb
+  for p in $(root_pids); do
+    kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+    echo "deb-install:   $(cat "/proc/$p/comm" 2>/dev/null) (pid $p): $((kb / 1024)) MB ($(awk '/^Pss_Anon:/ {a=$2} /^Pss_File:/ {f=$2} END {printf "anonymous %d MB, files %d MB", a/1024, f/1024}' "/proc/$p/smaps_rollup"))" >&2
+    awk '/^[0-9a-f]+-/ {name=$6} /^Pss:/ {p[name]+=$2} END {for (n in p) if (p[n] > 4096) printf "deb-install:     %d MB %s\n", p[n]/1024, (n == "" ? "[anonymous]" : n)}' "/proc/$p/smaps" | sort -t' ' -k4 -rn | head -8 >&2
+    pss=$((pss + kb))
+  done
+  echo $((pss / 1024))
+}
 ready_ms=()
-for run in 1 2 3 4; do
+for run in 1 2 3 4 5; do
   args=""
   # The fourth start is the login one (autostart), measured idle. This bus has no tray host,
-  # so it opens its window (hidden there, it would be nowhere).
-  [ "$run" = 4 ] && args="--hidden"
+  # so it opens its window (hidden there, it would be nowhere). The fifth is the same start
+  # with a desktop panel's tray host on the bus: it stays in the tray, no window made.
+  [ "$run" -ge 4 ] && args="--hidden"
+  if [ "$run" = 5 ]; then
+    "$tray_host" unix:path="$root/tmp/session-bus" > "$root/tmp/tray-host.out" 2>&1 &
+    tray_pid=$!
+    for _ in $(seq 100); do grep -q ready "$root/tmp/tray-host.out" && break; sleep 0.1; done
+  fi
   in_root env DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/session-bus COWORK_REPORT_READY=1 cowork-desktop $args > "$root/tmp/out.$run" 2>&1 &
   pid=$!
   if [ "$run" = 4 ]; then
@@ -138,15 +162,19 @@ for run in 1 2 3 4; do
       exit 1
     fi
     [ -n "$(root_pids)" ] || { cat "$root/tmp/out.$run"; echo "deb-install: Cowork did not keep running" >&2; exit 1; }
-    pss=0
-    for p in $(root_pids); do
-      kb=$(awk '/^Pss:/ {print $2}' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
-      echo "deb-install:   $(cat "/proc/$p/comm" 2>/dev/null) (pid $p): $((kb / 1024)) MB ($(awk '/^Pss_Anon:/ {a=$2} /^Pss_File:/ {f=$2} END {printf "anonymous %d MB, files %d MB", a/1024, f/1024}' "/proc/$p/smaps_rollup"))"
-      # The largest mappings, to see where it goes.
-      awk '/^[0-9a-f]+-/ {name=$6} /^Pss:/ {p[name]+=$2} END {for (n in p) if (p[n] > 4096) printf "deb-install:     %d MB %s\n", p[n]/1024, (n == "" ? "[anonymous]" : n)}' "/proc/$p/smaps" | sort -t' ' -k4 -rn | head -8
-      pss=$((pss + kb))
-    done
-    echo "deb-install: idle PSS 8 s after a --hidden start (no tray host: its window shown; every process of the app): $((pss / 1024)) MB"
+    echo "deb-install: idle PSS 8 s after a --hidden start (no tray host: its window shown; every process of the app): $(root_pss_mb) MB"
+  elif [ "$run" = 5 ]; then
+    for _ in $(seq 300); do grep -q icon "$root/tmp/tray-host.out" && break; sleep 0.1; done
+    grep -q icon "$root/tmp/tray-host.out" || { cat "$root/tmp/out.$run"; echo "deb-install: a --hidden start registered no tray icon" >&2; exit 1; }
+    sleep 8
+    if DISPLAY="$display" xdotool search --onlyvisible --name '^Cowork$' >/dev/null; then
+      echo "deb-install: with a tray host, a --hidden start showed its window" >&2
+      exit 1
+    fi
+    gl=$(for p in $(root_pids); do awk '$6 ~ /libLLVM|\/dri\// {print $6}' "/proc/$p/maps"; done | sort -u)
+    [ -z "$gl" ] || { echo "$gl"; echo "deb-install: a start hidden in the tray loaded GL (mesa's llvmpipe)" >&2; exit 1; }
+    echo "deb-install: idle PSS 8 s after a --hidden start in the tray (no window made, no GL loaded; every process of the app): $(root_pss_mb) MB"
+    kill "$tray_pid" 2>/dev/null || true
   else
     for _ in $(seq 300); do grep -q ready_ms "$root/tmp/out.$run" && break; sleep 0.05; done
     grep -q ready_ms "$root/tmp/out.$run" || { cat "$root/tmp/out.$run"; echo "deb-install: the installed app never became interactive" >&2; exit 1; }

@@ -225,9 +225,14 @@ type Layout = (
 
 impl TrayHost {
     pub async fn start(bus: &SessionBus) -> TrayHost {
+        TrayHost::on(&bus.address).await
+    }
+
+    /// A tray host on the bus at `address` (one started elsewhere: a bench's, a clean root's).
+    pub async fn on(address: &str) -> TrayHost {
         let watcher = Watcher::default();
         let items = watcher.0.clone();
-        let connection = zbus::connection::Builder::address(bus.address.as_str())
+        let connection = zbus::connection::Builder::address(address)
             .unwrap()
             .name("org.kde.StatusNotifierWatcher")
             .unwrap()

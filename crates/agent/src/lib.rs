@@ -782,17 +782,20 @@ impl Agent {
     /// values kept home become their placeholders, in what tools returned and files hold, and
     /// credential-shaped tokens wherever they are (the person's and the model's own words are
     /// not searched for kept values, which they hold only by coincidence: a site's name).
-    fn veiled(&self, conversation: &str, request: ChatRequest) -> Result<ChatRequest, AgentError> {
-        if !self.config.keep_secrets_home {
-            return Ok(request);
+    fn veiled(
+        &self,
+        conversation: &str,
+        mut request: ChatRequest,
+    ) -> Result<ChatRequest, AgentError> {
+        // The messages first: veiling them reloads what other conversations and processes kept
+        // since, which the system prompt (recalled memories) may hold too.
+        self.veil_messages(conversation, request.messages.iter_mut())?;
+        if self.config.keep_secrets_home {
+            request.system = (self.scheduler.policy().placeholders())
+                .veil(conversation, &request.system, true)
+                .map_err(|e| AgentError::Store(e.to_string()))?;
         }
-        let kept = self.scheduler.policy().placeholders();
-        let mut veiled = request;
-        veiled.system = kept
-            .veil(conversation, &veiled.system, true)
-            .map_err(|e| AgentError::Store(e.to_string()))?;
-        self.veil_messages(conversation, veiled.messages.iter_mut())?;
-        Ok(veiled)
+        Ok(request)
     }
 
     /// `messages` veiled as [`Agent::veiled`] says (nothing, for a model the person lets see

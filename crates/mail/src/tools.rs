@@ -560,7 +560,8 @@ impl MailTools {
         ]))
     }
 
-    /// Reading one account's mail: what `email_check` and `email_read` are reviewed as.
+    /// Reading one account's mail headers: what `email_check` is reviewed as (`email_read`
+    /// adds the body, a private message).
     fn account_read_plan(&self, account: Option<&str>) -> Result<CallPlan, ToolError> {
         Ok(CallPlan::new(vec![Effect::MailRead {
             account: account_name(&self.shared, account)?,
